@@ -1,0 +1,1 @@
+"""twinlab analysis package."""

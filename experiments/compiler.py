@@ -1,0 +1,209 @@
+"""Spec + subject id + seed -> TrialSequence (deterministic, hashed, counterbalanced).
+
+Counterbalancing: the versions of an item (grammatical, inner violation, outer violation) are
+rotated across subjects in a Latin square, so subject k sees item i only in version
+(i + k) mod n_versions, and within a session no item is used twice (across blocks too).
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from experiments.spec import Block, Experiment, SpecError
+from experiments.trials import Trial, TrialSequence
+from stimuli.generate import generate_items
+from stimuli.items import Item
+from stimuli.structures import STRUCTURES
+
+VERSION_TO_VIOLATION = {"grammatical": "none", "inner": "inner", "outer": "outer"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    structure: str
+    condition: str
+    violation: str  # none / inner / outer
+    dependency: str  # the critical verb
+
+
+def subject_number(subject_id: str) -> int:
+    """A stable integer for counterbalancing: trailing digits if any (S07 -> 7), else a hash."""
+    m = re.search(r"(\d+)$", subject_id)
+    if m:
+        return int(m.group(1))
+    return int(hashlib.sha256(subject_id.encode()).hexdigest()[:8], 16)
+
+
+def _item_pool(exp: Experiment, structure: str, lexicon: str) -> tuple[Item, ...]:
+    if exp.stimuli.file is not None:
+        return _file_pool(exp.stimuli.file, structure, lexicon)
+    return tuple(generate_items(structure, lexicon, exp.stimuli.items_per_condition, exp.stimuli.seed))
+
+
+@lru_cache(maxsize=16)
+def _file_items(path: str) -> tuple[Item, ...]:
+    from stimuli.files import load_items
+
+    return tuple(load_items(path))
+
+
+def _condition_pool(exp: Experiment, structure: str, lexicon: str, condition: str) -> list[Item]:
+    return [i for i in _item_pool(exp, structure, lexicon) if i.condition == condition]
+
+
+def _file_pool(path: str, structure: str, lexicon: str) -> tuple[Item, ...]:
+    return tuple(i for i in _file_items(path) if i.structure == structure and i.lexicon == lexicon)
+
+
+def block_cells(block: Block) -> list[Cell]:
+    """The crossed design of a block (before sampling `trials` and shuffling)."""
+    cells: list[Cell] = []
+    for sname in block.structures:
+        st = STRUCTURES[sname]
+        conds = st.conditions if block.conditions == "all" else list(block.conditions)
+        wrong = [c for c in conds if c not in st.conditions]
+        if wrong:
+            raise SpecError(
+                f"block {block.name!r}: condition(s) {wrong} do not fit structure {sname!r} "
+                f"(its conditions: {', '.join(st.conditions)})"
+            )
+        for rep in range(block.repetitions):
+            for cond in conds:
+                for version in block.versions:
+                    violation = VERSION_TO_VIOLATION[version]
+                    if violation == "none":
+                        for g in range(block.grammatical_weight):
+                            dep = st.dependencies[(rep + g) % len(st.dependencies)]
+                            cells.append(Cell(sname, cond, "none", dep))
+                    elif violation in st.dependencies:
+                        cells.append(Cell(sname, cond, violation, violation))
+    if not cells:
+        raise SpecError(f"block {block.name!r} has no trials (check its structures and versions)")
+    return cells
+
+
+def _sample_cells(cells: list[Cell], n: int, rng: random.Random) -> list[Cell]:
+    """Take n cells balanced over structures: round-robin over structures, each list shuffled."""
+    by_structure: dict[str, list[Cell]] = {}
+    for c in cells:
+        by_structure.setdefault(c.structure, []).append(c)
+    queues = {}
+    for s, cs in by_structure.items():
+        q = cs[:]
+        rng.shuffle(q)
+        queues[s] = q
+    out: list[Cell] = []
+    refill = {s: list(cs) for s, cs in by_structure.items()}
+    while len(out) < n:
+        for s in by_structure:
+            if len(out) >= n:
+                break
+            if not queues[s]:  # more trials than the design has: start another pass
+                queues[s] = refill[s][:]
+                rng.shuffle(queues[s])
+            out.append(queues[s].pop())
+    return out
+
+
+def _ok(seq: list[Cell], block: Block) -> bool:
+    run_v = run_s = 0
+    for k, c in enumerate(seq):
+        run_v = run_v + 1 if c.violation != "none" else 0
+        run_s = run_s + 1 if k and seq[k - 1].structure == c.structure else 1
+        if block.max_consecutive_violations and run_v > block.max_consecutive_violations:
+            return False
+        if block.max_consecutive_same_structure and run_s > block.max_consecutive_same_structure:
+            return False
+    return True
+
+
+def _constrained_shuffle(cells: list[Cell], block: Block, rng: random.Random) -> list[Cell]:
+    """Random order that respects the run-length constraints (greedy with restarts)."""
+    max_v = block.max_consecutive_violations or len(cells) + 1
+    max_s = block.max_consecutive_same_structure or len(cells) + 1
+    for _ in range(2000):
+        remaining = cells[:]
+        rng.shuffle(remaining)
+        seq: list[Cell] = []
+        run_v = run_s = 0
+        while remaining:
+            last = seq[-1].structure if seq else None
+            choices = [
+                k for k, c in enumerate(remaining)
+                if (c.violation == "none" or run_v < max_v) and (c.structure != last or run_s < max_s)
+            ]
+            if not choices:
+                break
+            c = remaining.pop(rng.choice(choices))
+            run_v = run_v + 1 if c.violation != "none" else 0
+            run_s = run_s + 1 if c.structure == last else 1
+            seq.append(c)
+        if not remaining:
+            assert _ok(seq, block)
+            return seq
+    raise SpecError(
+        f"block {block.name!r}: cannot order {len(cells)} trials under max_consecutive_violations="
+        f"{block.max_consecutive_violations}, max_consecutive_same_structure={block.max_consecutive_same_structure}"
+    )
+
+
+def compile_sequence(exp: Experiment, subject_id: str, seed: int | None = None) -> TrialSequence:
+    """The subject's full trial sequence. Same (spec, subject, seed) -> same bytes and hash."""
+    seed = exp.seed if seed is None else seed
+    rng = random.Random(f"{exp.spec_hash}:{subject_id}:{seed}")
+    rotation = subject_number(subject_id)
+    used: set[str] = set()
+    trials: list[Trial] = []
+    for block in exp.blocks:
+        cells = block_cells(block)
+        if block.trials is not None:
+            cells = _sample_cells(cells, block.trials, rng)
+        if block.shuffle:
+            cells = _constrained_shuffle(cells, block, rng)
+        for k, cell in enumerate(cells):
+            item = _choose_item(exp, block, cell, rotation, used, rng)
+            used.add(item.item_id)
+            trials.append(_make_trial(exp, block, cell, item, len(trials), k))
+    return TrialSequence(
+        experiment=exp.name, subject_id=subject_id, seed=seed, spec_hash=exp.spec_hash, trials=tuple(trials),
+    )
+
+
+def _choose_item(exp: Experiment, block: Block, cell: Cell, rotation: int, used: set[str],
+                 rng: random.Random) -> Item:
+    pool = _condition_pool(exp, cell.structure, block.lexicon, cell.condition)
+    if not pool:
+        raise SpecError(
+            f"block {block.name!r}: no stimulus items for structure {cell.structure!r}, condition "
+            f"{cell.condition!r}, lexicon {block.lexicon!r}"
+        )
+    versions = ["none"] + list(STRUCTURES[cell.structure].dependencies) if exp.stimuli.file is None else None
+    if versions is not None:
+        vi = versions.index(cell.violation)
+        candidates = [it for k, it in enumerate(pool) if (k + rotation) % len(versions) == vi and it.item_id not in used]
+    else:
+        candidates = [it for it in pool if it.item_id not in used]
+    if not candidates:  # small pools: fall back to any unused item, then to any item
+        candidates = [it for it in pool if it.item_id not in used] or pool
+    return rng.choice(candidates)
+
+
+def _make_trial(exp: Experiment, block: Block, cell: Cell, item: Item, index: int, block_index: int) -> Trial:
+    if cell.dependency not in item.verbs:
+        raise SpecError(f"item {item.item_id} has no {cell.dependency!r} verb")
+    idx, correct, flipped = item.verbs[cell.dependency]
+    presented = correct if cell.violation == "none" else flipped
+    words = item.version(cell.violation)
+    return Trial(
+        experiment=exp.name, block=block.name, trial_index=index, block_trial_index=block_index,
+        item_id=item.item_id, structure=item.structure, condition=item.condition,
+        dependency=cell.dependency,  # type: ignore[arg-type]
+        violation_position=cell.violation,  # type: ignore[arg-type]
+        words=words, critical_index=idx, critical_word=presented, correct_form=correct,
+        alternative_word=flipped if presented == correct else correct,
+        correct_response="no_violation" if cell.violation == "none" else "violation",
+        feedback=block.feedback, lexicon=item.lexicon,
+    )

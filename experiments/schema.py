@@ -1,0 +1,73 @@
+"""The one trial-table schema shared by human and model sessions.
+
+Every row has every column (empty where it does not apply), so a human table and a model table
+concatenate without surprises. Runner-specific details that do not deserve a column go in `extra`
+as JSON.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+# (column, pandas dtype, meaning)
+COLUMNS: list[tuple[str, str, str]] = [
+    ("subject_id", "string", "participant id or model-subject id"),
+    ("subject_kind", "string", "human or model"),
+    ("session", "Int64", "session number (1-based)"),
+    ("experiment", "string", "experiment name from the spec"),
+    ("spec_hash", "string", "hash of the validated spec"),
+    ("sequence_hash", "string", "hash of the compiled trial sequence"),
+    ("block", "string", "block name (e.g. training, test)"),
+    ("trial_index", "Int64", "0-based position in the session"),
+    ("block_trial_index", "Int64", "0-based position inside the block"),
+    ("item_id", "string", "stimulus item id"),
+    ("structure", "string", "sentence structure (long_nested, short_nested, ...)"),
+    ("condition", "string", "grammatical number of the nouns, e.g. PSP"),
+    ("dependency", "string", "critical dependency: inner or outer"),
+    ("violation_position", "string", "none, inner or outer"),
+    ("grammatical", "boolean", "True when the sentence has no violation"),
+    ("words", "string", "the sentence as presented"),
+    ("critical_index", "Int64", "0-based index of the critical word"),
+    ("critical_word", "string", "critical word as presented"),
+    ("correct_form", "string", "grammatical form at the critical position"),
+    ("alternative_word", "string", "number-flipped form of the presented critical word"),
+    ("correct_response", "string", "violation or no_violation"),
+    ("lexicon", "string", "lexicon the item was built from"),
+    ("feedback", "boolean", "the block gives feedback after this trial"),
+    ("response", "string", "the subject's response (violation, no_violation, a chosen form, or none)"),
+    ("correct", "boolean", "response matches the correct response"),
+    ("rt_ms", "Float64", "humans: response time from critical-word onset (ms)"),
+    ("rt_sentence_end_ms", "Float64", "humans: response time from sentence end (ms)"),
+    ("word_onsets_ms", "string", "humans: JSON list of word onsets from win.flip() (ms from trial start)"),
+    ("word_durations_ms", "string", "humans: JSON list of measured word durations (ms)"),
+    ("protocol", "string", "models: response protocol"),
+    ("context_mode", "string", "none, fewshot:<set>, running, or human"),
+    ("option_labels", "string", "models: JSON list of the options scored"),
+    ("option_logprobs", "string", "models: JSON list of summed log-probabilities, one per option"),
+    ("margin", "Float64", "models: logP(correct option) - logP(other option)"),
+    ("feedback_shown", "boolean", "feedback was given after this trial"),
+    ("feedback_text", "string", "the feedback text shown"),
+    ("started_at", "string", "ISO time the trial started"),
+    ("ended_at", "string", "ISO time the trial ended"),
+    ("extra", "string", "JSON with runner-specific details"),
+]
+
+COLUMN_NAMES: list[str] = [c for c, _, _ in COLUMNS]
+DTYPES: dict[str, str] = {c: t for c, t, _ in COLUMNS}
+DESCRIPTIONS: dict[str, str] = {c: d for c, _, d in COLUMNS}
+# columns every loader insists on (the rest may be empty)
+REQUIRED: tuple[str, ...] = (
+    "subject_id", "subject_kind", "experiment", "block", "trial_index", "structure", "condition",
+    "dependency", "violation_position", "correct",
+)
+
+
+class SchemaError(ValueError):
+    """A row or table does not fit the trial-table schema."""
+
+
+def check_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Reject unknown columns (typos would otherwise vanish silently); fill missing ones with None."""
+    unknown = sorted(set(row) - set(COLUMN_NAMES))
+    if unknown:
+        raise SchemaError(f"unknown trial-table column(s): {', '.join(unknown)}")
+    return {c: row.get(c) for c in COLUMN_NAMES}

