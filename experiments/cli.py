@@ -1,0 +1,161 @@
+"""The `twinlab` command line (typer).
+
+Runner and analysis commands live beside their packages (`model_subjects/cli.py`,
+`participants/cli.py`, `analysis/cli.py`) and are registered here; those modules import
+nothing heavy (torch, psychopy, R) until a command runs.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from experiments.spec import SpecError, load_spec
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="twinlab: one experiment spec, human and model subjects, one analysis.")
+stimuli_app = typer.Typer(no_args_is_help=True, help="Stimulus sets.")
+app.add_typer(stimuli_app, name="stimuli")
+console = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/bold red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def load_spec_or_exit(spec: str):
+    try:
+        return load_spec(spec)
+    except SpecError as exc:
+        fail(str(exc))
+
+
+@app.command()
+def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec")) -> None:
+    """Validate a spec; print its blocks, trial counts and hash."""
+    from experiments.compiler import block_cells
+
+    exp = load_spec_or_exit(spec)
+    try:
+        for b in exp.blocks:
+            n = b.trials or len(block_cells(b))
+            console.print(f"  block [bold]{b.name}[/bold]: {n} trials, lexicon={b.lexicon}, feedback={b.feedback}, "
+                          f"structures={', '.join(b.structures)}", highlight=False)
+    except SpecError as exc:
+        fail(str(exc))
+    typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash}")
+
+
+@app.command()
+def plan(
+    spec: str = typer.Argument(..., help="experiment spec (YAML) or bundled spec name"),
+    subject: str = typer.Option(..., "--subject", "-s", help="subject id (letters and digits)"),
+    seed: Optional[int] = typer.Option(None, help="override the spec's seed"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the sequence here (.csv or .json); default: print"),
+) -> None:
+    """Compile the trial sequence of one subject and print or save it with its hash."""
+    import pandas as pd
+
+    from experiments.compiler import compile_sequence
+
+    exp = load_spec_or_exit(spec)
+    try:
+        seq = compile_sequence(exp, subject, seed)
+    except SpecError as exc:
+        fail(str(exc))
+    if out is None:
+        df = pd.DataFrame([t.to_row() for t in seq])
+        cols = ["trial_index", "block", "structure", "condition", "violation_position", "dependency", "words"]
+        with pd.option_context("display.max_rows", 60, "display.width", 200, "display.max_colwidth", 90):
+            typer.echo(df[cols].to_string(index=False))
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix.lower() == ".json":
+            out.write_text(seq.to_json(), encoding="utf-8")
+        else:
+            df = pd.DataFrame([t.to_row() for t in seq])
+            df.insert(0, "sequence_hash", seq.sequence_hash)
+            df.insert(0, "spec_hash", seq.spec_hash)
+            df.insert(0, "subject_id", seq.subject_id)
+            df.to_csv(out, index=False)
+        console.print(f"wrote {len(seq)} trials to {out}")
+    typer.echo(f"subject={seq.subject_id} seed={seq.seed} trials={len(seq)} spec_hash={seq.spec_hash} sequence_hash={seq.sequence_hash}")
+
+
+@stimuli_app.command("generate")
+def stimuli_generate(
+    out: Path = typer.Option(..., "--out", "-o", help="output CSV or TSV"),
+    structure: list[str] = typer.Option(["long_nested"], "--structure", help="structure(s); repeat the option"),
+    lexicon: str = typer.Option("test", help="test or training"),
+    per_condition: int = typer.Option(512, help="items per condition"),
+    seed: int = typer.Option(1),
+) -> None:
+    """Generate an agreement stimulus set and write it as CSV/TSV (the format `stimuli.file` reads)."""
+    from stimuli.files import save_items
+    from stimuli.generate import generate_items
+    from stimuli.structures import STRUCTURES
+
+    items = []
+    for s in structure:
+        if s not in STRUCTURES:
+            fail(f"unknown structure {s!r}; known: {', '.join(STRUCTURES)}")
+        try:
+            items += generate_items(s, lexicon, per_condition, seed)
+        except KeyError as exc:
+            fail(str(exc.args[0]))
+    save_items(items, out)
+    typer.echo(f"wrote {len(items)} items to {out}")
+
+
+@stimuli_app.command("prompts")
+def stimuli_prompts(name: Optional[str] = typer.Argument(None, help="a prompt set to print")) -> None:
+    """List the bundled prompt sets (seeds/000), or print one."""
+    from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS
+
+    if name is None:
+        for p in PROMPT_SETS.values():
+            typer.echo(f"{p.name:24s} {p.kind:12s} {p.source:8s} {len(p.lines)} line(s)")
+        typer.echo("groups: " + ", ".join(f"{g} ({', '.join(m)})" for g, m in PROMPT_GROUPS.items()))
+        return
+    if name not in PROMPT_SETS:
+        fail(f"unknown prompt set {name!r}")
+    typer.echo(PROMPT_SETS[name].text)
+
+
+@app.command()
+def doctor() -> None:
+    """Report what is installed and working (Python, torch, model, PsychoPy window, R, lme4, pymer4)."""
+    from experiments.doctor import run_doctor
+
+    ok = run_doctor()
+    raise typer.Exit(0 if ok else 1)
+
+
+def _register(module: str, func: str, name: str) -> None:
+    """Register a command defined beside its package (absent packages are skipped, other errors raise)."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return
+        raise
+    app.command(name)(getattr(mod, func))
+
+
+_register("model_subjects.cli", "run_model", "run-model")
+_register("participants.cli", "run_human", "run-human")
+_register("analysis.cli", "analyze", "analyze")
+_register("analysis.cli", "report", "report")
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())
