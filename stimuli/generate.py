@@ -21,14 +21,19 @@ class _Cycle:
         self.values, self.rng, self.queue = list(values), rng, []
 
     def take(self, avoid: set = frozenset()) -> object:  # type: ignore[assignment]
-        if not self.queue:
-            self.queue = self.values[:]
-            self.rng.shuffle(self.queue)
-        for k, v in enumerate(self.queue):
-            key = v[0] if isinstance(v, tuple) else v
-            if key not in avoid:
-                return self.queue.pop(k)
-        return self.queue.pop(0)  # every remaining value collides: accept (cannot happen with >=5 nouns)
+        for _ in range(2):
+            if not self.queue:
+                self.queue = self.values[:]
+                self.rng.shuffle(self.queue)
+            for k, v in enumerate(self.queue):
+                key = v[0] if isinstance(v, tuple) else v
+                if key not in avoid:
+                    return self.queue.pop(k)
+            # everything left in this pass collides: append the next pass and look again
+            extra = self.values[:]
+            self.rng.shuffle(extra)
+            self.queue += extra
+        raise ValueError("lexicon too small for distinct words in one sentence")
 
 
 def generate_items(structure: str, lexicon: str | Lexicon = "test", n_per_condition: int = 512,
