@@ -1,0 +1,82 @@
+"""A simulated participant for smoke demos and tests: the runner answers itself with key presses.
+
+Its data are NOT human data: the sidecar says so (`autopilot`, `data_kind`), every row's `extra`
+carries the autopilot's plan, and the participant id must start with "autopilot". Presses go
+through `keys.Injector` (the X server where possible), so the keyboard path is the real one.
+
+Plans are drawn from a generator seeded by (seed, trial index), so a resumed session gets the same
+plan for a trial it had not finished.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from experiments.trials import Trial
+from participants.keys import Injector
+
+AUTOPILOT_PREFIX = "autopilot"
+RELEASE_AFTER_S = 0.04
+PAGE_DELAY_S = 0.45
+
+
+@dataclass(frozen=True)
+class AutopilotPlan:
+    intended_response: str  # violation / no_violation
+    intended_correct: bool
+    rt_ms: float | None  # planned press time after critical-word onset (violation responses)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Autopilot:
+    """Decides each answer (right with probability `accuracy`) and presses the key on time."""
+
+    def __init__(self, injector: Injector, *, accuracy: float, seed: str, response_key: str):
+        if not 0.0 <= accuracy <= 1.0:
+            raise ValueError(f"autopilot accuracy must be between 0 and 1, got {accuracy}")
+        self.injector = injector
+        self.accuracy = accuracy
+        self.seed = seed
+        self.response_key = response_key
+        self._due: list[tuple[float, str, bool]] = []  # (monotonic time, key, down?)
+
+    def plan(self, trial: Trial, available_ms: float) -> AutopilotPlan:
+        """The answer for `trial`; a press lands between 250 ms and the end of the response window."""
+        rng = random.Random(f"{self.seed}:{trial.trial_index}")
+        right = rng.random() < self.accuracy
+        wrong = "no_violation" if trial.correct_response == "violation" else "violation"
+        response = trial.correct_response if right else wrong
+        rt = None
+        if response == "violation":
+            hi = max(300.0, min(900.0, available_ms - 150.0))
+            rt = round(rng.uniform(250.0, hi), 1)
+        return AutopilotPlan(response, right, rt)
+
+    def press_in(self, seconds: float, key: str | None = None) -> None:
+        """Schedule a press (and its release) `seconds` from now."""
+        key = key or self.response_key
+        t = time.monotonic() + max(0.0, seconds)
+        self._due += [(t, key, True), (t + RELEASE_AFTER_S, key, False)]
+        self._due.sort()
+
+    def page(self) -> None:
+        """Read a text page for a moment, then press the response key."""
+        self.press_in(PAGE_DELAY_S)
+
+    def tick(self) -> None:
+        """Send whatever is due; called from every polling loop."""
+        now = time.monotonic()
+        while self._due and self._due[0][0] <= now:
+            _, key, down = self._due.pop(0)
+            (self.injector.press if down else self.injector.release)(key)
+
+    def cancel(self) -> None:
+        """Drop pending presses (a trial restarted), releasing any key still down."""
+        for _, key, down in self._due:
+            if not down:
+                self.injector.release(key)
+        self._due.clear()

@@ -1,0 +1,118 @@
+"""`twinlab run-human`: run (or resume) a human session of a spec in PsychoPy.
+
+Imports nothing heavy at module level: PsychoPy is imported when a session starts.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def _parse_info(pairs: list[str]) -> dict[str, str]:
+    from experiments.cli import fail
+
+    info: dict[str, str] = {}
+    for p in pairs:
+        if "=" not in p:
+            fail(f"--info expects FIELD=VALUE, got {p!r}")
+        k, v = p.split("=", 1)
+        info[k.strip()] = v.strip()
+    return info
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    from experiments.cli import fail
+
+    try:
+        w, h = (int(x) for x in text.lower().split("x"))
+        assert w > 0 and h > 0
+        return w, h
+    except (ValueError, AssertionError):
+        fail(f"--window-size expects WIDTHxHEIGHT such as 1024x768, got {text!r}")
+        raise  # unreachable
+
+
+def run_human(
+    spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec"),
+    participant: Optional[str] = typer.Option(
+        None, "--participant", "-p", help="participant id (letters and digits); without it a dialog asks"),
+    session: int = typer.Option(1, "--session", "-n", help="session number"),
+    fullscreen: bool = typer.Option(False, "--fullscreen", help="full-screen window (use this for real data)"),
+    screen: int = typer.Option(0, "--screen", help="screen index for the window"),
+    resume: bool = typer.Option(False, "--resume", help="continue an interrupted session from its next trial"),
+    trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials (set-up check)"),
+    out: Path = typer.Option(Path("out/sessions"), "--out", "-o", help="data folder (Psych-DS dataset root)"),
+    allow_refresh_mismatch: bool = typer.Option(
+        False, "--allow-refresh-mismatch",
+        help="start even when the measured refresh rate (or missing vsync) disagrees with the expected rate"),
+    expected_refresh_hz: Optional[float] = typer.Option(
+        None, "--expected-refresh-hz", help="the monitor's refresh rate (overrides timing.expected_refresh_hz)"),
+    info: list[str] = typer.Option(
+        [], "--info", help="participant field FIELD=VALUE (repeat; e.g. --info age=31); stored in the sidecar"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="override the spec's seed"),
+    window_size: str = typer.Option("1024x768", "--window-size", help="window size when not full screen"),
+    autopilot: bool = typer.Option(
+        False, "--autopilot",
+        help="smoke demo: the runner presses the keys itself (data marked SIMULATED; id must start with 'autopilot')"),
+    autopilot_accuracy: float = typer.Option(0.8, "--autopilot-accuracy", help="share of autopilot answers that are right"),
+    screenshots: Optional[Path] = typer.Option(
+        None, "--screenshots", help="save a PNG of each kind of screen (instructions, fixation, word, ...) here"),
+) -> None:
+    """Run a human session in PsychoPy: instructions, training with feedback, test block(s); crash-safe."""
+    from rich.console import Console
+
+    from experiments.cli import fail, load_spec_or_exit
+    from experiments.spec import SpecError
+    from participants.runner import HumanRunConfig, RunError, run
+
+    console = Console(stderr=True)
+    exp = load_spec_or_exit(spec)
+    fields = _parse_info(info)
+    unknown = sorted(set(fields) - set(exp.participant_fields))
+    if unknown:
+        fail(f"--info field(s) {', '.join(unknown)} are not participant fields of {exp.name} "
+             f"(known: {', '.join(exp.participant_fields) or 'none'})")
+    if participant is None and autopilot:
+        participant = "autopilot"
+    if participant is None:
+        from participants.dialog import ask_participant_info
+
+        answers = ask_participant_info(exp, session=session)
+        if answers is None:
+            fail("cancelled in the participant dialog; nothing was written")
+        participant = str(answers.pop("participant")).strip()
+        try:
+            session = int(answers.pop("session"))
+        except (TypeError, ValueError):
+            fail("the session in the dialog must be a whole number")
+        fields = {k: str(v) for k, v in answers.items()}
+    if not participant:
+        fail("a participant id is required")
+
+    cfg = HumanRunConfig(
+        spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,
+        screen=screen, window_size=_window_size(window_size), resume=resume, trials=trials, seed=seed,
+        expected_refresh_hz=expected_refresh_hz, allow_refresh_mismatch=allow_refresh_mismatch,
+        autopilot=autopilot, autopilot_accuracy=autopilot_accuracy, screenshots=screenshots)
+
+    def log(msg: str) -> None:
+        style = "bold yellow" if msg.startswith("WARNING") else "dim"
+        console.print(msg, style=style, highlight=False, markup=False)
+
+    try:
+        outcome = run(cfg, log)
+    except (RunError, SpecError) as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted (Ctrl-C); every finished trial is saved; continue with --resume", code=130)
+    colour = "green" if outcome.status == "completed" else "yellow"
+    console.print(f"[{colour}]{outcome.status}[/{colour}]: {outcome.n_written} of {outcome.n_planned} trials in "
+                  f"{outcome.csv_path}", highlight=False)
+    if outcome.status == "aborted":
+        console.print(f"continue later with: twinlab run-human {spec} --participant {participant} "
+                      f"--session {session} --resume", highlight=False)
+    for p in outcome.screenshots:
+        console.print(f"screenshot: {p}", highlight=False)
+    typer.echo(f"{outcome.status} {outcome.csv_path}")

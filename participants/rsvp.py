@@ -1,0 +1,291 @@
+"""One trial on screen: fixation, RSVP words, response window, feedback; and text pages.
+
+Every onset is the timestamp `win.flip()` returns for the frame that shows it; a word's duration
+is the time from its flip to the flip that removes it. `Presenter.hold` keeps a screen up either
+for a whole number of frames (display with vsync) or until the clock says so (no vsync), polling
+the keyboard and the quit key all the while.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from experiments.session import now_iso
+from experiments.spec import Experiment
+from experiments.trials import Trial
+from participants.autopilot import Autopilot
+from participants.keys import KeyEvent, Keys
+from participants.screens import Screens, Screenshots, key_label
+from participants.timing import TimingPolicy
+
+PAGE_MIN_S = 0.3  # a text page ignores presses this early (a key held from the previous screen)
+SPIN_S = 0.004  # in clock mode, stop sleeping this close to a deadline and poll continuously
+LATENCY_WINDOW = 25  # flips in the running estimate of flip latency (clock mode)
+
+
+class QuitRequested(Exception):
+    """The participant or experimenter pressed the quit key and confirmed."""
+
+
+class TrialInterrupted(Exception):
+    """The quit prompt was declined during a trial: the trial is shown again from the start."""
+
+
+@dataclass
+class TrialResult:
+    response: str
+    correct: bool
+    rt_ms: float | None
+    rt_sentence_end_ms: float | None
+    word_onsets_ms: list[float]
+    word_durations_ms: list[float]
+    feedback_shown: bool
+    feedback_text: str | None
+    started_at: str
+    ended_at: str
+    iti_onset: float  # flip time of the inter-trial blank (the session holds it)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _ms(x: float) -> float:
+    return round(x * 1000.0, 3)
+
+
+class Presenter:
+    """Flips, holds and polls for one window, under one timing policy."""
+
+    def __init__(self, win: Any, keys: Keys, policy: TimingPolicy, screens: Screens, shots: Screenshots,
+                 exp: Experiment, autopilot: Autopilot | None = None):
+        from psychopy import logging
+
+        self.win, self.keys, self.policy, self.screens, self.shots = win, keys, policy, screens, shots
+        self.exp = exp
+        self.autopilot = autopilot
+        self._clock = logging.defaultClock  # the clock win.flip() timestamps are read from
+        self.response_key = exp.task.response_key
+        self.quit_key = exp.task.quit_key
+        self.quit_prompts: list[dict[str, Any]] = []
+        self._events: list[KeyEvent] = []
+        self._in_trial = False
+        self._latencies: list[float] = []
+
+    # ---- primitives --------------------------------------------------------------------------
+    def now(self) -> float:
+        return float(self._clock.getTime())
+
+    def flip(self, draw: Callable[[], None] | None = None, shot: str | None = None) -> float:
+        called = self.now()
+        if draw is not None:
+            draw()
+        if shot:
+            self.shots.grab(shot)
+        stamp = float(self.win.flip())
+        self._latencies.append(stamp - called)
+        del self._latencies[:-LATENCY_WINDOW]
+        return stamp
+
+    def flip_latency(self) -> float:
+        """Typical time from calling flip() to its timestamp (recent median), in seconds."""
+        if not self._latencies:
+            return 0.0
+        return sorted(self._latencies)[len(self._latencies) // 2]
+
+    def poll(self) -> None:
+        """Send due autopilot presses, collect response-key presses, handle the quit key."""
+        if self.autopilot is not None:
+            self.autopilot.tick()
+        for e in self.keys.poll([self.response_key, self.quit_key]):
+            if e.name == self.quit_key:
+                self._quit_prompt()
+            else:
+                self._events.append(e)
+
+    def hold(self, draw: Callable[[], None] | None, onset: float, ms: float,
+             stop: Callable[[], bool] | None = None) -> None:
+        """Keep the current screen up for `ms` after `onset` (the next flip ends it)."""
+        if self.policy.mode == "frames":
+            for _ in range(self.policy.frames(ms) - 1):
+                self.poll()
+                if stop is not None and stop():
+                    return
+                if draw is not None:
+                    draw()
+                self.win.flip()
+            self.poll()
+            return
+        # aim the *completion* of the next flip (its timestamp) at the deadline
+        deadline = onset + ms / 1000.0 - self.flip_latency()
+        while True:
+            self.poll()
+            if stop is not None and stop():
+                return
+            remaining = deadline - self.now()
+            if remaining <= 0:
+                return
+            if remaining > SPIN_S:
+                time.sleep(0.001)
+
+    # ---- quitting ----------------------------------------------------------------------------
+    def _quit_prompt(self) -> None:
+        """Ask for confirmation; raise QuitRequested on yes, TrialInterrupted on no mid-trial."""
+        if self.autopilot is not None:
+            self.autopilot.cancel()
+        asked = now_iso()
+        self.screens.set_page("Quit the session?",
+                              "Y = quit (everything so far is saved)      N = continue")
+        self.flip(self.screens.draw_page, shot="quit_confirm")
+        answer = None
+        while answer is None:
+            for e in self.keys.poll(["y", "n", self.quit_key]):
+                answer = "n" if e.name == "n" else "y"
+                break
+            time.sleep(0.005)
+        self.quit_prompts.append({"at": asked, "answer": answer, "in_trial": self._in_trial})
+        if answer == "y":
+            raise QuitRequested("quit key pressed and confirmed")
+        self.keys.clear()
+        if self._in_trial:
+            raise TrialInterrupted()
+
+    # ---- text pages --------------------------------------------------------------------------
+    def page(self, text: str, name: str | None = None, hint: str | None = None,
+             timeout_s: float | None = None) -> None:
+        """Show a text page until the response key is pressed (or `timeout_s` passes)."""
+        if hint is None:
+            hint = f"Press {key_label(self.response_key)} to continue"
+        shown = None
+        while True:
+            if shown is None:  # (re)draw: first time, or after a declined quit prompt
+                self.screens.set_page(text, hint)
+                self.keys.clear()
+                self._events = []
+                if self.autopilot is not None:
+                    self.autopilot.page()
+                shown = self.flip(self.screens.draw_page, shot=name)
+            prompts = len(self.quit_prompts)
+            self.poll()
+            if len(self.quit_prompts) != prompts:
+                shown = None
+                continue
+            if self.now() - shown < PAGE_MIN_S:
+                self._events = []  # a key still held from the previous screen
+            elif self._events:
+                return
+            if timeout_s is not None and self.now() - shown >= timeout_s:
+                return
+            time.sleep(0.005)
+
+    # ---- a trial -----------------------------------------------------------------------------
+    def run_trial(self, trial: Trial) -> TrialResult:
+        """Present one trial and return what happened (the caller writes the row)."""
+        self._in_trial = True
+        try:
+            return self._run_trial(trial)
+        finally:
+            self._in_trial = False
+            self.win.recordFrameIntervals = False
+
+    def _run_trial(self, trial: Trial) -> TrialResult:
+        tm, sc = self.exp.timing, self.screens
+        stims = sc.prepare_words(trial.words)
+        self.keys.clear()
+        self._events = []
+        ci = trial.critical_index
+        plan = None
+        if self.autopilot is not None:
+            self.autopilot.cancel()
+            after = (len(trial.words) - ci) * (tm.word_ms + tm.gap_ms) + tm.response_ms
+            plan = self.autopilot.plan(trial, after)
+        frames = self.policy.mode == "frames"
+        dropped_before = self.win.nDroppedFrames
+        self.win.recordFrameIntervals = frames
+
+        self.keys.reset_clock_on_flip(self.win)
+        t0 = self.flip(sc.fixation.draw, shot="fixation")
+        started_at = now_iso()
+        self.hold(sc.fixation.draw, t0, tm.fixation_ms)
+
+        onsets: list[float] = []
+        offsets: list[float] = []
+        for i, stim in enumerate(stims):
+            on = self.flip(stim.draw, shot="word" if i == ci else None)
+            if i == ci and plan is not None and plan.rt_ms is not None:
+                self.autopilot.press_in(plan.rt_ms / 1000.0)  # type: ignore[union-attr]
+            self.hold(stim.draw, on, tm.word_ms)
+            off = self.flip()
+            onsets.append(on)
+            offsets.append(off)
+            if i < len(stims) - 1:
+                self.hold(None, off, tm.gap_ms)
+        crit, sentence_end = onsets[ci], offsets[-1]
+        window_start = onsets[0] if self.exp.task.respond_during_sentence else sentence_end
+
+        def first_valid() -> KeyEvent | None:
+            for e in self._events:
+                if t0 + e.t >= window_start:
+                    return e
+            return None
+
+        # the gap after the last word belongs to the response window
+        self.hold(None, sentence_end, tm.gap_ms, stop=lambda: first_valid() is not None)
+        prompt_on = None
+        if first_valid() is None:
+            prompt_on = self.flip(sc.prompt.draw, shot="response_prompt")
+            self.hold(sc.prompt.draw, prompt_on, tm.response_ms, stop=lambda: first_valid() is not None)
+        press = first_valid()
+        response = "violation" if press is not None else "no_violation"
+        correct = response == trial.correct_response
+
+        fb_text = None
+        fb_on = None
+        if trial.feedback:
+            fb = self.exp.feedback
+            fb_text = fb.correct_text if correct else fb.incorrect_text
+            stim = sc.feedback[correct]
+            fb_on = self.flip(stim.draw, shot="feedback_correct" if correct else "feedback_incorrect")
+            self.hold(stim.draw, fb_on, tm.feedback_ms)
+        self.win.recordFrameIntervals = False
+        iti_on = self.flip()
+        ended_at = now_iso()
+
+        rel = lambda t: _ms(t - t0)  # noqa: E731
+        presses = []
+        for e in self._events:
+            t = t0 + e.t
+            phase = "fixation" if t < onsets[0] else "sentence" if t < sentence_end else "response"
+            word = max((j for j, o in enumerate(onsets) if o <= t), default=None)
+            presses.append({"key": e.name, "t_ms": _ms(e.t), "phase": phase, "word_index": word,
+                            "counted": press is e})
+        extra: dict[str, Any] = {
+            "timing_mode": self.policy.mode,
+            "word_ms_planned": round(self.policy.planned_ms(tm.word_ms), 3),
+            "gap_durations_ms": [_ms(onsets[j + 1] - offsets[j]) for j in range(len(onsets) - 1)],
+            "fixation_ms_measured": _ms(onsets[0] - t0),
+            "critical_onset_ms": rel(crit),
+            "sentence_end_ms": rel(sentence_end),
+            "prompt_onset_ms": rel(prompt_on) if prompt_on is not None else None,
+            "feedback_onset_ms": rel(fb_on) if fb_on is not None else None,
+            "iti_onset_ms": rel(iti_on),
+            "presses": presses,
+            "response_phase": next((p["phase"] for p in presses if p["counted"]), None),
+            "keyboard_backend": self.keys.backend,
+        }
+        if frames:
+            extra["dropped_frames"] = int(self.win.nDroppedFrames - dropped_before)
+        if plan is not None:
+            extra["autopilot"] = plan.to_dict()
+        return TrialResult(
+            response=response,
+            correct=correct,
+            rt_ms=_ms(t0 + press.t - crit) if press else None,
+            rt_sentence_end_ms=_ms(t0 + press.t - sentence_end) if press else None,
+            word_onsets_ms=[rel(o) for o in onsets],
+            word_durations_ms=[_ms(off - on) for on, off in zip(onsets, offsets)],
+            feedback_shown=bool(trial.feedback),
+            feedback_text=fb_text,
+            started_at=started_at,
+            ended_at=ended_at,
+            iti_onset=iti_on,
+            extra=extra,
+        )

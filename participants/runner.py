@@ -1,0 +1,289 @@
+"""A human session from start to end: checks, window, refresh, instructions, blocks, data files.
+
+Order matters for safety: everything that can refuse (existing files, nothing to resume, a wrong
+refresh rate) is checked before a single data file is written; then each trial's row is appended
+and fsync'ed as the trial ends; escape, a crash or a kill never lose a finished trial.
+"""
+from __future__ import annotations
+
+import json
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from experiments.compiler import compile_sequence
+from experiments.session import SessionError, SessionExistsError, SessionWriter, read_rows, session_paths
+from experiments.spec import Experiment
+from experiments.trials import TrialSequence
+from participants.autopilot import AUTOPILOT_PREFIX
+
+RUNNER = "twinlab.participants"
+DEFAULT_WINDOW = (1024, 768)
+
+
+class RunError(RuntimeError):
+    """A session that cannot start or continue; the message says why and what to do."""
+
+
+@dataclass
+class HumanRunConfig:
+    spec: Experiment
+    participant: str
+    session: int = 1
+    out: Path = Path("out/sessions")
+    info: dict[str, str] = field(default_factory=dict)  # participant fields (sidecar only)
+    fullscreen: bool = False
+    screen: int = 0
+    window_size: tuple[int, int] = DEFAULT_WINDOW
+    resume: bool = False
+    trials: int | None = None  # run only the first N trials
+    seed: int | None = None
+    expected_refresh_hz: float | None = None  # overrides spec.timing.expected_refresh_hz
+    allow_refresh_mismatch: bool = False
+    autopilot: bool = False
+    autopilot_accuracy: float = 0.8
+    screenshots: Path | None = None
+
+
+@dataclass
+class RunOutcome:
+    status: str  # completed / aborted / refused
+    csv_path: Path
+    json_path: Path
+    n_written: int
+    n_planned: int
+    warnings: list[str]
+    screenshots: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class Prepared:
+    """What is known before any window opens."""
+
+    seq: TrialSequence
+    n_planned: int
+    csv_path: Path
+    json_path: Path
+    start: int  # first trial to run (0, or the resume point)
+
+
+def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared:
+    """Compile the sequence and check the data files; raises RunError before anything is written."""
+    exp = cfg.spec
+    if exp.task.kind != "violation_detection":
+        raise RunError(f"run-human presents task.kind 'violation_detection'; this spec asks for {exp.task.kind!r}")
+    if cfg.autopilot and not cfg.participant.lower().startswith(AUTOPILOT_PREFIX):
+        raise RunError(
+            f"--autopilot sessions need a participant id starting with '{AUTOPILOT_PREFIX}' (e.g. autopilot1), "
+            f"so that simulated data can never pass for a participant's; got {cfg.participant!r}"
+        )
+    if cfg.session < 1:
+        raise RunError(f"--session must be 1 or more, got {cfg.session}")
+    try:
+        csv_path, json_path = session_paths(cfg.out, exp.name, cfg.participant, cfg.session)
+    except SessionError as exc:
+        raise RunError(str(exc)) from None
+    seq = compile_sequence(exp, cfg.participant, cfg.seed)
+    n = len(seq) if cfg.trials is None else min(cfg.trials, len(seq))
+    if cfg.trials is not None and cfg.trials < 1:
+        raise RunError(f"--trials must be 1 or more, got {cfg.trials}")
+    exists = csv_path.exists() or json_path.exists()
+    if exists and not cfg.resume:
+        existing = csv_path if csv_path.exists() else json_path
+        raise RunError(str(SessionExistsError(
+            f"session file {existing} already exists; use --resume to continue it or choose another "
+            "session number (--session)")))
+    start = 0
+    if cfg.resume:
+        if not exists:
+            raise RunError(f"nothing to resume: {csv_path} does not exist (check --participant, --session, --out)")
+        try:
+            meta = json.loads(json_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise RunError(f"cannot resume: sidecar {json_path} is unreadable ({exc})") from None
+        for key, new in (("spec_hash", seq.spec_hash), ("sequence_hash", seq.sequence_hash)):
+            if meta.get(key) != new:
+                raise RunError(
+                    f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence has "
+                    f"{new} (the spec, participant or seed changed)")
+        rows = read_rows(csv_path) if csv_path.exists() else []
+        start = _check_rows_follow_sequence(rows, seq, csv_path)
+        if start >= n:
+            raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
+    return Prepared(seq=seq, n_planned=n, csv_path=csv_path, json_path=json_path, start=start)
+
+
+def _check_rows_follow_sequence(rows: list[dict[str, str]], seq: TrialSequence, path: Path) -> int:
+    """The rows on disk must be trials 0..k-1 of this sequence, in order; returns k."""
+    for i, r in enumerate(rows):
+        if i >= len(seq) or r.get("trial_index") != str(i) or r.get("item_id") != seq[i].item_id:
+            raise RunError(f"cannot resume: row {i + 1} of {path} is not trial {i} of the compiled sequence")
+    return len(rows)
+
+
+def participant_info(cfg: HumanRunConfig) -> dict[str, Any]:
+    return {"participant": cfg.participant, "session": cfg.session, **cfg.info}
+
+
+def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
+    """Run (or resume) one session. Raises RunError for refusals; marks crashes in the sidecar."""
+    prep = prepare(cfg, log)
+    from participants.display import open_display
+
+    display = open_display(cfg, log)
+    try:
+        if display.policy.refuse:
+            raise RunError(f"refusing to start: {display.policy.refuse}")
+        return _run_open(cfg, prep, display, log)
+    finally:
+        display.close()
+
+
+def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None]) -> RunOutcome:
+    from participants.autopilot import Autopilot
+    from participants.keys import make_injector
+    from participants.rows import PsychopyCsv, trial_row
+    from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
+    from participants.screens import Screens, Screenshots, key_label
+    from participants.timing import duration_errors, frame_quantisation_warnings
+
+    exp, seq, policy = cfg.spec, prep.seq, display.policy
+    tm = exp.timing
+    warnings = list(policy.warnings) + frame_quantisation_warnings(
+        policy, {"fixation_ms": tm.fixation_ms, "word_ms": tm.word_ms, "gap_ms": tm.gap_ms,
+                 "response_ms": tm.response_ms, "feedback_ms": tm.feedback_ms})
+    for w in warnings:
+        log(f"WARNING: {w}")
+
+    autopilot = None
+    if cfg.autopilot:
+        injector = make_injector(display.keys)
+        autopilot = Autopilot(injector, accuracy=cfg.autopilot_accuracy, seed=cfg.participant,
+                              response_key=exp.task.response_key)
+    run_info = {
+        "started_at": datetime.now().astimezone().isoformat(timespec="seconds"),
+        "display": display.info,
+        "refresh": display.measurement.summary(),
+        "timing_policy": policy.to_dict(),
+        "warnings": warnings,
+        "trials_limit": cfg.trials,
+        "autopilot": None if autopilot is None else {
+            "accuracy": cfg.autopilot_accuracy, "injection": autopilot.injector.kind},
+    }
+    timing_summary = {
+        "refresh_rate_hz": policy.refresh_hz if policy.vsync else display.measurement.psychopy_rate_hz,
+        "vsync": policy.vsync,
+        "timing_mode": policy.mode,
+        "no_vsync_warning": None if policy.vsync else policy.warnings[0],
+    }
+    metadata = {
+        "runner": RUNNER,
+        "participant_info": participant_info(cfg),
+        "seed": seq.seed,
+        "n_trials_in_sequence": len(seq),
+        "data_kind": ("SIMULATED (autopilot key presses) - not human data" if autopilot else "human participant"),
+        "autopilot": autopilot is not None,
+        **timing_summary,
+        "dropped_frames": 0 if policy.mode == "frames" else None,
+        "dropped_frames_note": (None if policy.mode == "frames" else
+                                "not counted: without vsync there are no frames to drop; see word_timing"),
+        "runs": [run_info],
+    }
+    try:
+        writer = SessionWriter.create(
+            cfg.out, experiment=exp.name, subject_id=cfg.participant, session=cfg.session, subject_kind="human",
+            spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=prep.n_planned,
+            metadata=metadata, resume=cfg.resume)
+    except SessionError as exc:
+        raise RunError(str(exc)) from None
+    if cfg.resume:  # the sidecar kept its first run's metadata; add this run's
+        writer.meta["resumes"][-1].update(run_info)
+        writer.meta.setdefault("runs", []).append(run_info)
+        writer.meta.update(n_trials_planned=prep.n_planned, **timing_summary)
+        if cfg.autopilot:
+            writer.meta.update(autopilot=True, data_kind=metadata["data_kind"])
+        writer.save_sidecar()
+
+    psy_info = {
+        "participant": cfg.participant, "session": cfg.session, "expName": exp.name,
+        "date": _psychopy_date(writer.meta.get("started_at")), "psychopyVersion": display.info.get("psychopy"),
+        "frameRate": round(display.measurement.psychopy_rate_hz or 0, 3) or "", "response_key": exp.task.response_key,
+    }
+    psy_path = Path(cfg.out) / "psychopy" / f"{cfg.participant}_{exp.name}_session-{cfg.session}.csv"
+    psy_csv = PsychopyCsv(psy_path, psy_info, read_rows(writer.csv_path) if cfg.resume else None)
+    writer.update(psychopy_csv=str(psy_path))
+
+    screens = Screens(display.win, exp)
+    shots = Screenshots(display.win, cfg.screenshots)
+    pres = Presenter(display.win, display.keys, policy, screens, shots, exp, autopilot)
+    word_durations: list[float] = []
+    dropped_total = writer.meta.get("dropped_frames") or 0
+    status, reason = "completed", None
+    try:
+        start, n = prep.start, prep.n_planned
+        if start == 0:
+            for k, text in enumerate(exp.texts.instructions):
+                pres.page(text, name="instructions" if k == 0 else None)
+        else:
+            pres.page(f"Welcome back. The session continues with sentence {start + 1} of {n}.", name="resume")
+        restarts = 0
+        for i in range(start, n):
+            trial = seq[i]
+            block = exp.block(trial.block)
+            if trial.block_trial_index == 0 and block.intro_text:
+                pres.page(block.intro_text, name="block_intro",
+                          hint=f"Press {key_label(exp.task.response_key)} to start")
+            while True:
+                try:
+                    result = pres.run_trial(trial)
+                    break
+                except TrialInterrupted:
+                    restarts += 1
+            extra = {"restarts": restarts} if restarts else {}
+            restarts = 0
+            if autopilot is not None:
+                extra["data_kind"] = "autopilot"
+            row = trial_row(trial, result, seq, subject_id=cfg.participant, session=cfg.session, extra=extra)
+            writer.append(row)
+            psy_csv.append(row)
+            word_durations += result.word_durations_ms
+            if policy.mode == "frames":
+                dropped_total += result.extra.get("dropped_frames", 0)
+            writer.meta["dropped_frames"] = dropped_total if policy.mode == "frames" else None
+            writer.meta["word_timing"] = {"target_ms": round(policy.planned_ms(tm.word_ms), 3),
+                                          **duration_errors(word_durations, policy.planned_ms(tm.word_ms))}
+            writer.save_sidecar()
+            pres.hold(None, result.iti_onset, tm.iti_ms)
+            last_of_block = i + 1 >= len(seq) or seq[i + 1].block != trial.block
+            if last_of_block and block.break_after and i + 1 < n:
+                pres.page(exp.texts.break_text, name="break", hint="")
+    except QuitRequested:
+        status, reason = "aborted", f"quit key '{exp.task.quit_key}' pressed and confirmed"
+    except BaseException as exc:
+        writer.close("crashed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
+                     quit_prompts=pres.quit_prompts)
+        psy_csv.close()
+        raise
+    writer.close(status, **({"abort_reason": reason} if reason else {}), quit_prompts=pres.quit_prompts)
+    psy_csv.close()
+    try:
+        if status == "completed":
+            pres.page(exp.texts.end_text, name="end", hint="", timeout_s=3.0 if cfg.autopilot else 30.0)
+        else:
+            pres.page("The session has ended. Thank you.", hint="", timeout_s=1.5)
+    except QuitRequested:
+        pass
+    saved = shots.save()
+    return RunOutcome(status=status, csv_path=writer.csv_path, json_path=writer.json_path, n_written=writer.n_rows,
+                      n_planned=prep.n_planned, warnings=warnings, screenshots=saved)
+
+
+def _psychopy_date(iso: str | None) -> str:
+    """PsychoPy's date format (2026-11-23_03h41.12.345) in local time."""
+    try:
+        dt = datetime.fromisoformat(iso).astimezone() if iso else datetime.now()
+    except ValueError:
+        dt = datetime.now()
+    return dt.strftime("%Y-%m-%d_%Hh%M.%S.") + f"{dt.microsecond // 1000:03d}"

@@ -1,0 +1,107 @@
+"""What the participant sees: the stimuli of a session, built once, and screenshots of them.
+
+Units are 'height' (1.0 = window height), so the layout is the same on any resolution. Word
+stimuli are pre-built before a trial's fixation: changing a TextStim's text re-renders it, which
+must not happen between two flips that time a word.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from experiments.spec import Experiment
+
+# light grey with near-black text: the usual named feedback colours (CSS 'green' is #008000, 'red'
+# #ff0000) both keep good contrast on it, which they do not on a dark background
+BACKGROUND = (0.75, 0.75, 0.75)
+TEXT_COLOR = (-0.9, -0.9, -0.9)
+HINT_COLOR = (-0.25, -0.25, -0.25)
+WORD_HEIGHT = 0.075
+PAGE_HEIGHT = 0.042
+WRAP = 1.15
+
+
+def key_label(key: str) -> str:
+    """How a key is named on screen ('space' -> 'SPACE')."""
+    return key.upper()
+
+
+class Screens:
+    """The stimuli of a session (fixation, words, prompt, feedback, text pages)."""
+
+    def __init__(self, win: Any, exp: Experiment):
+        from psychopy import visual
+
+        self.win = win
+        self.exp = exp
+        self._visual = visual
+        self.fixation = visual.TextStim(win, text="+", height=WORD_HEIGHT, color=TEXT_COLOR, units="height")
+        self.prompt = visual.TextStim(win, text=exp.task.response_prompt, height=WORD_HEIGHT,
+                                      color=TEXT_COLOR, units="height")
+        fb = exp.feedback
+        self.feedback = {
+            True: visual.TextStim(win, text=fb.correct_text, height=WORD_HEIGHT, color=fb.correct_color,
+                                  units="height", bold=True),
+            False: visual.TextStim(win, text=fb.incorrect_text, height=WORD_HEIGHT, color=fb.incorrect_color,
+                                   units="height", bold=True),
+        }
+        self.page_text = visual.TextStim(win, text="", height=PAGE_HEIGHT, color=TEXT_COLOR, units="height",
+                                         wrapWidth=WRAP, pos=(0, 0.05))
+        self.page_hint = visual.TextStim(win, text="", height=PAGE_HEIGHT * 0.75, color=HINT_COLOR,
+                                         units="height", pos=(0, -0.4))
+        self._words: list[Any] = []
+
+    def prepare_words(self, words: tuple[str, ...]) -> list[Any]:
+        """One TextStim per word, text set now (before the trial's first flip)."""
+        while len(self._words) < len(words):
+            self._words.append(self._visual.TextStim(self.win, text="", height=WORD_HEIGHT, color=TEXT_COLOR,
+                                                     units="height"))
+        stims = self._words[: len(words)]
+        for stim, word in zip(stims, words):
+            stim.text = word
+            stim.draw()  # the first draw of new text is slow: do it now, off screen
+        self.win.clearBuffer()
+        return stims
+
+    def set_page(self, text: str, hint: str = "") -> None:
+        self.page_text.text = " ".join(text.split())  # YAML folded text: one paragraph
+        self.page_hint.text = hint
+
+    def draw_page(self) -> None:
+        self.page_text.draw()
+        if self.page_hint.text:
+            self.page_hint.draw()
+
+
+class Screenshots:
+    """Keeps the first back-buffer image of each named screen, saved as PNG at the end.
+
+    `grab` must be called after drawing and before `win.flip()` (the back buffer holds the frame
+    that is about to be shown). It costs a few milliseconds, so it delays that flip, never the
+    duration of a word already on screen.
+    """
+
+    def __init__(self, win: Any, folder: Path | None):
+        self.win = win
+        self.folder = Path(folder) if folder else None
+        self.images: dict[str, Any] = {}
+
+    def want(self, name: str) -> bool:
+        return self.folder is not None and name not in self.images
+
+    def grab(self, name: str) -> None:
+        if not self.want(name):
+            return
+        self.images[name] = self.win.getMovieFrame(buffer="back")
+        self.win.movieFrames.clear()
+
+    def save(self) -> list[Path]:
+        if self.folder is None:
+            return []
+        self.folder.mkdir(parents=True, exist_ok=True)
+        out = []
+        for name, im in self.images.items():
+            path = self.folder / f"{name}.png"
+            im.save(path)
+            out.append(path)
+        return out
