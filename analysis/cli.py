@@ -1,0 +1,67 @@
+"""`twinlab analyze` and `twinlab report` (registered by experiments/cli.py).
+
+Nothing heavy is imported at module level: pandas/matplotlib load when a command runs, R/pymer4
+only when a mixed model is fitted.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def analyze(
+    data: List[Path] = typer.Argument(..., help="session folders (<root>/data/*_data.csv), session CSVs, or Lakretz et al. (2021) results CSVs"),
+    out: Path = typer.Option(..., "--out", "-o", help="results folder (tables/, figures/, results.json, report.html)"),
+    fmt: str = typer.Option("auto", "--format", help="auto | twinlab | lakretz (auto recognises the Lakretz columns)"),
+    no_mixed: bool = typer.Option(False, "--no-mixed", help="skip the mixed-effects models (no R needed)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the bootstrap resampling"),
+    n_boot: int = typer.Option(2000, "--n-boot", help="bootstrap resamples"),
+    focus: str = typer.Option("long_nested:PSP:inner", "--focus", help="cell of the mixed models: STRUCTURE:CONDITION:inner|outer"),
+    training_block: List[str] = typer.Option([], "--training-block", help="Lakretz format: a block number to treat as training (repeatable)"),
+    keep_outliers: bool = typer.Option(False, "--keep-outliers", help="Lakretz format: keep subjects marked is_outlier"),
+) -> None:
+    """Analyse trial tables: error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
+    from experiments.cli import console, fail
+
+    if fmt not in ("auto", "twinlab", "lakretz"):
+        fail(f"--format must be auto, twinlab or lakretz, not {fmt!r}")
+    from analysis.exposures import Focus
+
+    try:
+        Focus.parse(focus)
+    except ValueError as exc:
+        fail(str(exc))
+    from analysis.load import LoadError
+    from analysis.mixed import MixedModelError
+    from analysis.pipeline import Options, run_analysis
+    from analysis.report import ReportError
+
+    opt = Options(seed=seed, n_boot=n_boot, mixed=not no_mixed, focus=focus, fmt=fmt,
+                  training_blocks=list(training_block), keep_outliers=keep_outliers)
+    t0 = time.time()
+    try:
+        res = run_analysis(data, out, opt, log=lambda s: console.print(s, highlight=False))
+    except (LoadError, MixedModelError, ReportError) as exc:
+        fail(str(exc))
+    for n in res["notes"] + res["skipped"]:
+        console.print(f"[yellow]note:[/yellow] {n}", highlight=False)
+    typer.echo(f"wrote {len(res['tables'])} tables, {len(res['figures'])} figures and {out / 'report.html'} "
+               f"in {time.time() - t0:.1f} s")
+
+
+def report(
+    results: Path = typer.Argument(..., help="a results folder written by `twinlab analyze` (holds results.json)"),
+) -> None:
+    """Re-render report.html from a results folder (no data, no R needed)."""
+    from experiments.cli import fail
+
+    from analysis.report import ReportError, render_report
+
+    try:
+        path = render_report(results)
+    except ReportError as exc:
+        fail(str(exc))
+    typer.echo(f"wrote {path}")

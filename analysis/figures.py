@@ -1,0 +1,253 @@
+"""Figures (matplotlib, Agg): the seeds' layouts, drawn from the analysis tables.
+
+Each function takes tables (never the raw trials), writes one PNG and returns its path, or None
+when there is nothing to draw.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.prepare import condition_order
+
+HUMAN_COLOR = "#222222"
+PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
+DEP_COLOR = {"inner": "#C44E52", "outer": "#4C72B0"}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False,
+                         "font.size": 9})
+    return plt
+
+
+def _save(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
+
+
+def _yerr(t: pd.DataFrame) -> np.ndarray:
+    lo = (t["error_rate"] - t["ci_low"]).clip(lower=0).fillna(0)
+    hi = (t["ci_high"] - t["error_rate"]).clip(lower=0).fillna(0)
+    return np.vstack([lo.to_numpy(float), hi.to_numpy(float)])
+
+
+def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None:
+    """seeds/000 Figure 2: model error rates by condition (bars, bootstrap CIs), humans as dashed lines.
+
+    One panel per model group and dependency; with human data only, the bars are the humans'.
+    """
+    t = er[er["structure"] == structure]
+    if t.empty:
+        return None
+    plt = _plt()
+    groups = [g for g in t["group"].unique() if g != "human"] or ["human"]
+    deps = [d for d in ("inner", "outer") if d in set(t["dependency"])]
+    conds = condition_order(t["condition"])
+    human = t[t["group"] == "human"]
+    fig, axes = plt.subplots(len(deps), len(groups), figsize=(0.45 * len(conds) * len(groups) + 1.8, 2.6 * len(deps)),
+                             squeeze=False, sharey=True)
+    for r, dep in enumerate(deps):
+        for c, g in enumerate(groups):
+            ax = axes[r][c]
+            bars = t[(t["group"] == g) & (t["dependency"] == dep)].set_index("condition").reindex(conds)
+            x = np.arange(len(conds))
+            color = HUMAN_COLOR if g == "human" else PALETTE[c % len(PALETTE)]
+            ax.bar(x, bars["error_rate"].fillna(0), color=color, alpha=0.85 if g != "human" else 0.5, width=0.7)
+            ok = bars["error_rate"].notna()
+            ax.errorbar(x[ok.to_numpy()], bars.loc[ok, "error_rate"], yerr=_yerr(bars[ok]), fmt="none",
+                        ecolor="black", capsize=2, lw=0.8)
+            if g != "human" and not human.empty:
+                h = human[human["dependency"] == dep].set_index("condition").reindex(conds)["error_rate"]
+                for xi, hv in zip(x, h):
+                    if pd.notna(hv):
+                        ax.hlines(hv, xi - 0.42, xi + 0.42, colors=HUMAN_COLOR, linestyles="--", lw=1.3)
+            ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+            ax.set_xticks(x, conds, rotation=0 if len(conds) <= 8 else 90)
+            ax.set_ylim(0, 1)
+            if r == 0:
+                ax.set_title(g if len(g) < 45 else g[:42] + "...", fontsize=8)
+            if c == 0:
+                ax.set_ylabel(f"error rate ({dep})")
+    handles = []
+    from matplotlib.lines import Line2D
+
+    if groups != ["human"] and not human.empty:
+        handles.append(Line2D([], [], color=HUMAN_COLOR, ls="--", label="humans"))
+    handles.append(Line2D([], [], color="grey", ls=":", label="0.5"))
+    fig.legend(handles=handles, loc="upper right", fontsize=8, frameon=False)
+    fig.suptitle(f"Error rates, {structure} (bars: 95% bootstrap CI)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path | None:
+    """seeds/000 Figure 6a: error on the first post-training encounter of each condition, per group."""
+    t = fe[fe["structure"] == structure]
+    if t.empty:
+        return None
+    plt = _plt()
+    positions = [v for v in ("inner", "outer") if v in set(t["violation_position"])]
+    groups = list(t["group"].unique())
+    conds = condition_order(t["condition"])
+    fig, axes = plt.subplots(1, len(positions), figsize=(0.5 * len(conds) * max(1, len(groups)) * 0.8 * len(positions) + 2, 2.8),
+                             squeeze=False, sharey=True)
+    width = 0.8 / len(groups)
+    for c, pos in enumerate(positions):
+        ax = axes[0][c]
+        for k, g in enumerate(groups):
+            d = t[(t["group"] == g) & (t["violation_position"] == pos)].set_index("condition").reindex(conds)
+            x = np.arange(len(conds)) + (k - (len(groups) - 1) / 2) * width
+            color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
+            ax.bar(x, d["error_rate"].fillna(0), width=width, color=color, alpha=0.6 if g == "human" else 0.85,
+                   label=g)
+            ok = d["error_rate"].notna().to_numpy()
+            ax.errorbar(x[ok], d.loc[ok, "error_rate"], yerr=_yerr(d[ok]), fmt="none", ecolor="black", capsize=2, lw=0.8)
+        ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+        ax.set_xticks(np.arange(len(conds)), conds)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{pos} violation")
+        if c == 0:
+            ax.set_ylabel("error rate, first encounter")
+    if len(groups) > 1:
+        axes[0][-1].legend(fontsize=7, frameon=False)
+    fig.suptitle(f"First encounter after training, {structure} (95% bootstrap CI over subjects)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _curve(ax, fit: pd.Series | dict | None, xmax: float, color: str, ls: str = "-", label: str | None = None):
+    if fit is None:
+        return
+    b0, b1 = fit.get("intercept"), fit.get("slope")
+    if b0 is None or b1 is None or pd.isna(b0) or pd.isna(b1):
+        return
+    xs = np.linspace(0, max(xmax, 1), 100)
+    ax.plot(xs, 1 / (1 + np.exp(-(b0 + b1 * xs))), color=color, ls=ls, lw=1.4, label=label)
+
+
+def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure: str, x: str, xlabel: str,
+                 title: str, path: Path) -> Path | None:
+    """Figure C1/C2/C3 layout: rows violation position, columns conditions; points sized by n, logistic curves."""
+    p = points[(points["group"] == group) & (points["structure"] == structure)]
+    if p.empty:
+        return None
+    plt = _plt()
+    positions = [v for v in ("inner", "outer") if v in set(p["violation_position"])]
+    conds = condition_order(p["condition"])
+    f = fits[(fits["group"] == group) & (fits["structure"] == structure)] if not fits.empty else fits
+    xmax = float(p[x].max())
+    fig, axes = plt.subplots(len(positions), len(conds), figsize=(1.55 * len(conds) + 0.8, 1.7 * len(positions) + 0.6),
+                             squeeze=False, sharex=True, sharey=True)
+    nmax = max(1, int(p["n"].max()))
+    for r, pos in enumerate(positions):
+        for c, cond in enumerate(conds):
+            ax = axes[r][c]
+            d = p[(p["violation_position"] == pos) & (p["condition"] == cond)]
+            color = DEP_COLOR.get(pos, "black")
+            ax.scatter(d[x], d["error_rate"], s=8 + 40 * d["n"] / nmax, color=color, alpha=0.55, lw=0)
+            if not f.empty:
+                row = f[(f["violation_position"] == pos) & (f["condition"] == cond)]
+                if len(row):
+                    _curve(ax, row.iloc[0].to_dict(), xmax, color)
+            ax.axhline(0.5, color="grey", lw=0.5, ls=":")
+            ax.set_ylim(-0.05, 1.05)
+            if r == 0:
+                ax.set_title(cond)
+            if c == 0:
+                ax.set_ylabel(f"{pos}\nerror rate")
+            if r == len(positions) - 1:
+                ax.set_xlabel(xlabel)
+    fig.suptitle(f"{title} ({group}, {structure})", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: pd.DataFrame, focus, path: Path) -> Path | None:
+    """seeds/000 Figure 6c: error on the focus cell by exposures; glmer fixed-effect curve per group."""
+    p = points[(points["structure"] == focus.structure) & (points["condition"] == focus.condition)
+               & (points["violation_position"] == focus.violation_position)]
+    if p.empty:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(4.6, 3.2))
+    xmax = float(p["exposures"].max())
+    for k, (g, d) in enumerate(p.groupby("group", sort=False)):
+        color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
+        ax.scatter(d["exposures"], d["error_rate"], s=12 + 60 * d["n"] / max(1, p["n"].max()), color=color, alpha=0.6,
+                   lw=0, label=f"{g} (mean)")
+        fit = group_fits.get(g)
+        if fit and fit.get("base"):
+            coefs = {c["term"]: c["estimate"] for c in fit["base"]["coefficients"]}
+            _curve(ax, {"intercept": coefs["(Intercept)"], "slope": coefs["exposures"]}, xmax, color,
+                   label=f"{g}: glmer fixed effect")
+        else:
+            row = glm_fits[(glm_fits["group"] == g) & (glm_fits["structure"] == focus.structure)
+                           & (glm_fits["condition"] == focus.condition)
+                           & (glm_fits["violation_position"] == focus.violation_position)] if not glm_fits.empty else glm_fits
+            if len(row):
+                _curve(ax, row.iloc[0].to_dict(), xmax, color, ls="--", label=f"{g}: logistic fit")
+    ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("earlier exposures to this condition and violation")
+    ax.set_ylabel("error rate")
+    ax.set_xticks(sorted(p["exposures"].unique()))
+    ax.set_title(f"Learning over exposures: {focus}", fontsize=9)
+    ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
+    if dg.empty:
+        return None
+    plt = _plt()
+    d = dg.reset_index(drop=True)
+    labels = [f"{r.model}\n{r.context_mode}\n{r.low_demand}-{r.high_demand}" for r in d.itertuples()]
+    fig, ax = plt.subplots(figsize=(1.3 * len(d) + 1.5, 3))
+    y = d["demand_gap"].replace([np.inf, -np.inf], np.nan)
+    x = np.arange(len(d))
+    ax.bar(x, y.fillna(0), color=PALETTE[0], alpha=0.85)
+    err = np.vstack([(y - d["ci_low"]).clip(lower=0).fillna(0), (d["ci_high"] - y).clip(lower=0).fillna(0)])
+    ax.errorbar(x, y.fillna(0), yerr=err, fmt="none", ecolor="black", capsize=3, lw=0.8)
+    for xi, v in zip(x, d["demand_gap"]):
+        if np.isinf(v):
+            ax.text(xi, 0, "inf" if v > 0 else "-inf", ha="center", va="bottom")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel("demand gap (log odds, low - high demand)")
+    ax.set_title("Demand gap (seeds/002)", fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def consistency_scatter(pairs: pd.DataFrame, ic: pd.DataFrame, path: Path) -> Path | None:
+    if pairs.empty:
+        return None
+    plt = _plt()
+    keys = list(pairs.groupby(["model_label", "context", "protocol_meta"]).groups)
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3.1), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        d = pairs[(pairs["model_label"] == key[0]) & (pairs["context"] == key[1]) & (pairs["protocol_meta"] == key[2])]
+        ax.scatter(d["direct"], d["meta"], s=8, alpha=0.5, color=PALETTE[0], lw=0)
+        r = ic[(ic["model"] == key[0]) & (ic["context_mode"] == key[1]) & (ic["meta_protocol"] == key[2])]
+        rv = r["pearson_r"].iloc[0] if len(r) else np.nan
+        ax.set_title(f"{key[0]} · {key[1]}\n{key[2]}: r = {rv:.2f} (n={len(d)})", fontsize=8)
+        ax.set_xlabel("direct differential (margin)")
+        ax.set_ylabel("metalinguistic differential")
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.axvline(0, color="grey", lw=0.5)
+    fig.suptitle("Internal consistency (seeds/003)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)

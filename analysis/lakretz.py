@@ -1,0 +1,202 @@
+"""Import the public results table of Lakretz et al. (2021) onto the twinlab trial-table schema.
+
+The CSV (one row per trial, both sessions of the main experiment) is sorted by design cells, not by
+time, so the trial order is rebuilt from `block` and `trial_num`. The mapping and its ambiguities are
+documented in docs/analysis.md; the short version:
+
+- sentence_type -> structure: objrel -> short_nested, objrel_nounpp -> long_nested,
+  embedding_mental_SR -> short_successive, embedding_mental_LR -> long_successive.
+- violation_type V1/V2 is the first/second verb in linear order: in the nested structures V1 is the
+  inner (embedded) verb and V2 the outer (main) verb; in the successive ones V1 is the main verb
+  ("says") = outer and V2 the embedded verb = inner (the CSV's own `violation_position` calls the
+  successive V1 'other'; we map it to 'outer').
+- trial_type Acceptable -> violation_position 'none'; Filler -> 'other' (kept for trial counts and
+  order, never scored).
+- valid_answer CORRECT/WRONG -> correct True/False; REJECTED -> correct missing (excluded, counted).
+- is_outlier subjects are excluded unless keep_outliers=True (as in Lakretz et al. 2021).
+- The public CSV holds no training trials (those went to separate `train_` logs), so every imported
+  trial is post-training unless `training_blocks` names blocks to treat as training.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from analysis.load import LoadError, LoadInfo, _read_raw
+from experiments.schema import COLUMN_NAMES, DTYPES
+
+LAKRETZ_COLUMNS = (
+    "subject", "sentence_type", "trial_type", "violation_type", "violation_position", "congruent_subjects",
+    "congruent_attractor", "congruent_subjects_attractor", "condition", "correct_wrong", "valid_answer",
+    "block", "trial_num", "slide_num_of_viol", "RT", "is_outlier",
+)
+LAKRETZ_REQUIRED = ("subject", "sentence_type", "trial_type", "violation_type", "condition", "valid_answer",
+                    "block", "trial_num")
+STRUCTURE_OF = {
+    "objrel": "short_nested",
+    "objrel_that": "short_nested",
+    "objrel_nounpp": "long_nested",
+    "embedding_mental_SR": "short_successive",
+    "embedding_mental_LR": "long_successive",
+    "embedding_mental": "long_successive",
+}
+NESTED = {"short_nested", "long_nested"}
+EXPERIMENT = "lakretz2021"
+
+
+def _position(structure: str, trial_type: str, violation_type: str) -> str:
+    if trial_type == "acceptable":
+        return "none"
+    if trial_type == "filler":
+        return "other"
+    v = violation_type.upper()
+    if v not in ("V1", "V2"):
+        return "other"
+    if structure in NESTED:
+        return "inner" if v == "V1" else "outer"
+    return "outer" if v == "V1" else "inner"
+
+
+def _num(path: Path, col: str, s: pd.Series) -> pd.Series:
+    out = pd.to_numeric(s.str.strip(), errors="coerce")
+    bad = out.isna()
+    if bad.any():
+        i = bad[bad].index[0]
+        raise LoadError(f"{path}: column {col!r}, line {int(i) + 2}: {s[i]!r} is not a number "
+                        "(the trial order is rebuilt from block and trial_num)")
+    return out
+
+
+def _bool(s: pd.Series) -> pd.Series:
+    return s.str.strip().str.lower().isin(["true", "1", "yes"])
+
+
+def import_lakretz_frame(
+    path: str | Path,
+    training_blocks: Iterable[str] | None = None,
+    keep_outliers: bool = False,
+) -> tuple[pd.DataFrame, LoadInfo]:
+    """Read one Lakretz et al. (2021) results CSV; return schema-typed rows and what was excluded."""
+    path = Path(path)
+    raw = _read_raw(path)
+    info = LoadInfo()
+    missing = [c for c in LAKRETZ_REQUIRED if c not in raw.columns]
+    if missing:
+        raise LoadError(f"{path}: Lakretz results column {missing[0]!r} is missing"
+                        + (f" (also: {', '.join(missing[1:])})" if len(missing) > 1 else ""))
+    unknown_types = set(raw["sentence_type"].str.strip()) - set(STRUCTURE_OF)
+    if unknown_types:
+        raise LoadError(f"{path}: column 'sentence_type' has unknown value(s) {sorted(unknown_types)}; "
+                        f"known: {', '.join(STRUCTURE_OF)}")
+    raw = raw.copy()
+    raw["_subject"] = raw["subject"].str.strip()
+    bad_subj = raw["_subject"] == ""
+    if bad_subj.any():
+        raise LoadError(f"{path}: column 'subject', line {int(bad_subj[bad_subj].index[0]) + 2}: empty subject")
+
+    if "is_outlier" in raw.columns:
+        out = _bool(raw["is_outlier"])
+        n_subj = raw.loc[out, "_subject"].nunique()
+        if keep_outliers:
+            if n_subj:
+                info.notes.append(f"{path.name}: {n_subj} outlier subject(s) kept (--keep-outliers)")
+        else:
+            info.exclude(f"outlier subjects ({n_subj}) in {path.name}", int(out.sum()),
+                         "is_outlier=True (Lakretz et al. 2021 exclusion)")
+            raw = raw[~out]
+
+    session = _num(path, "session", raw["session"]) if "session" in raw.columns else pd.Series(1, index=raw.index)
+    block = _num(path, "block", raw["block"])
+    trial_num = _num(path, "trial_num", raw["trial_num"])
+    raw = raw.assign(_session=session.astype(int), _block=block, _trial=trial_num)
+    dup = raw.duplicated(["_subject", "_session", "_block", "_trial"], keep=False)
+    if dup.any():
+        r = raw[dup].iloc[0]
+        raise LoadError(
+            f"{path}: subject {r['_subject']} has more than one trial at block {r['block']}, trial_num "
+            f"{r['trial_num']}; the trial order cannot be rebuilt (if the two sessions restart their "
+            "block numbers, add a 'session' column)"
+        )
+    raw = raw.sort_values(["_subject", "_session", "_block", "_trial"], kind="stable").reset_index(drop=True)
+
+    train = {str(b) for b in (training_blocks or [])}
+    block_label = raw["block"].str.strip()
+    is_train = block_label.isin(train)
+    if train and not is_train.any():
+        info.notes.append(f"{path.name}: none of the training blocks {sorted(train)} occur in the file")
+
+    structure = raw["sentence_type"].str.strip().map(STRUCTURE_OF)
+    ttype = raw["trial_type"].str.strip().str.lower()
+    bad_tt = ~ttype.isin(["acceptable", "violation", "filler"])
+    if bad_tt.any():
+        i = bad_tt[bad_tt].index[0]
+        raise LoadError(f"{path}: column 'trial_type', line {int(i) + 2}: {raw['trial_type'][i]!r} is not "
+                        "Acceptable, Violation or Filler")
+    vpos = [_position(s, t, v) for s, t, v in zip(structure, ttype, raw["violation_type"].str.strip())]
+    vpos = pd.Series(vpos, index=raw.index)
+    answer = raw["valid_answer"].str.strip().str.upper()
+    bad_ans = ~answer.isin(["CORRECT", "WRONG", "REJECTED"])
+    if bad_ans.any():
+        i = bad_ans[bad_ans].index[0]
+        raise LoadError(f"{path}: column 'valid_answer', line {int(i) + 2}: {raw['valid_answer'][i]!r} is not "
+                        "CORRECT, WRONG or REJECTED")
+    correct = pd.Series(pd.NA, index=raw.index, dtype="boolean")
+    correct[answer == "CORRECT"] = True
+    correct[answer == "WRONG"] = False
+    info.exclude(f"REJECTED answers in {path.name}", int((answer == "REJECTED").sum()),
+                 "valid_answer=REJECTED (response not usable); correct left empty")
+    info.exclude(f"filler trials in {path.name}", int((vpos == "other").sum()),
+                 "Filler (or a violation at a non-target word): kept for trial order, never scored")
+
+    correct_response = np.where(vpos == "none", "no_violation", "violation")
+    said_violation = (correct.fillna(False) & (vpos != "none")) | (~correct.fillna(True) & (vpos == "none"))
+    response = pd.Series(np.where(said_violation, "violation", "no_violation"), index=raw.index).where(correct.notna())
+    rt = pd.to_numeric(raw["RT"].str.strip(), errors="coerce") if "RT" in raw.columns else pd.Series(np.nan, index=raw.index)
+
+    subj_id = raw["_subject"].map(lambda s: "L" + re.sub(r"[^A-Za-z0-9]", "", s))
+    trial_index = raw.groupby(["_subject", "_session"]).cumcount()
+    block_trial_index = raw.groupby(["_subject", "_session", "_block"]).cumcount()
+    block_name = np.where(is_train, "training", "block" + block_label)
+    extra_cols = [c for c in ("violation_type", "violation_position", "correct_wrong", "block", "trial_num",
+                              "slide_num_of_viol", "trial_type") if c in raw.columns]
+    extra = raw[extra_cols].apply(lambda r: r.to_json(), axis=1) if len(raw) else pd.Series(dtype="string")
+
+    data = {
+        "subject_id": subj_id,
+        "subject_kind": "human",
+        "session": raw["_session"],
+        "experiment": EXPERIMENT,
+        "block": block_name,
+        "trial_index": trial_index,
+        "block_trial_index": block_trial_index,
+        "structure": structure,
+        "condition": raw["condition"].str.strip(),
+        "dependency": vpos.where(vpos.isin(["inner", "outer"])),
+        "violation_position": vpos,
+        "grammatical": vpos == "none",
+        "correct_response": correct_response,
+        "feedback": True,
+        "response": response,
+        "correct": correct,
+        "rt_ms": rt,
+        "context_mode": "human",
+        "extra": extra,
+    }
+    df = pd.DataFrame(index=raw.index)
+    for c in COLUMN_NAMES:
+        v = data.get(c, pd.NA)
+        df[c] = pd.Series(v, index=raw.index) if not isinstance(v, pd.Series) else v
+        df[c] = df[c].astype(DTYPES[c]) if DTYPES[c] != "string" else df[c].astype("string")
+    df["source_file"] = pd.Series(str(path), index=df.index, dtype="string")
+    df["session_status"] = pd.Series("completed", index=df.index, dtype="string")
+    df["model"] = pd.Series(pd.NA, index=df.index, dtype="string")
+    info.notes.append(
+        f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), {len(df)} trial(s); "
+        "order rebuilt from (session, block, trial_num)"
+        + ("" if train else "; no training trials in this table (all trials are post-training)")
+    )
+    return df, info

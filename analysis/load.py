@@ -1,0 +1,249 @@
+"""Load trial tables (twinlab sessions or the Lakretz et al. 2021 results CSV) into one tidy frame.
+
+Why a checked loader: a misnamed column or a stray value would otherwise vanish into NaN and bias
+an error rate silently. Every problem is a `LoadError` naming the file, the column and, for bad
+values, the line.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal
+
+import pandas as pd
+
+from experiments.schema import COLUMN_NAMES, DTYPES, REQUIRED
+
+Format = Literal["auto", "twinlab", "lakretz"]
+EXTRA_COLUMNS = ("source_file", "session_status", "model")
+ALLOWED_VALUES: dict[str, set[str]] = {
+    "subject_kind": {"human", "model"},
+    "violation_position": {"none", "inner", "outer"},
+    "dependency": {"inner", "outer"},
+    "correct_response": {"violation", "no_violation"},
+}
+_TRUE = {"true", "1", "yes", "t"}
+_FALSE = {"false", "0", "no", "f"}
+
+
+class LoadError(ValueError):
+    """A data file cannot be read as a trial table; the message names file, column and line."""
+
+
+@dataclass
+class LoadInfo:
+    """What was read: files per format, notes (filled columns, incomplete sessions) and exclusions."""
+
+    files: list[str] = field(default_factory=list)
+    formats: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    exclusions: list[dict] = field(default_factory=list)  # {"what", "rows", "reason"}
+
+    def exclude(self, what: str, rows: int, reason: str) -> None:
+        if rows:
+            self.exclusions.append({"what": what, "rows": int(rows), "reason": reason})
+
+    def merge(self, other: "LoadInfo") -> None:
+        self.files += other.files
+        self.formats.update(other.formats)
+        self.notes += other.notes
+        self.exclusions += other.exclusions
+
+
+# ---- finding files ---------------------------------------------------------------------------
+def find_data_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Session CSVs from files and folders (`<root>/data/*_data.csv`, or any `*_data.csv` below).
+
+    A folder without session files is an error (a typo in a path should not give an empty report).
+    """
+    found: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise LoadError(f"{p}: no such file or folder")
+        if p.is_file():
+            found.append(p)
+            continue
+        files = sorted((p / "data").glob("*_data.csv")) if (p / "data").is_dir() else []
+        files = files or sorted(p.glob("*_data.csv")) or sorted(p.rglob("*_data.csv"))
+        if not files:
+            files = sorted(p.glob("*.csv"))
+        if not files:
+            raise LoadError(f"{p}: folder holds no trial tables (expected {p}/data/*_data.csv)")
+        found += files
+    unique: dict[Path, Path] = {}
+    for f in found:
+        unique.setdefault(f.resolve(), f)
+    return list(unique.values())
+
+
+def _read_raw(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[], encoding="utf-8")
+    except pd.errors.EmptyDataError:
+        raise LoadError(f"{path}: file is empty (no header line)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise LoadError(f"{path}: not a readable CSV ({str(exc).strip()})") from None
+
+
+def sniff_format(path: Path, columns: Iterable[str]) -> str:
+    cols = set(columns)
+    if {"subject", "sentence_type", "valid_answer"} <= cols:
+        return "lakretz"
+    return "twinlab"
+
+
+# ---- twinlab sessions ------------------------------------------------------------------------
+def _check_columns(path: Path, columns: list[str], info: LoadInfo) -> None:
+    unknown = [c for c in columns if c not in COLUMN_NAMES]
+    missing = [c for c in COLUMN_NAMES if c not in columns]
+    if unknown:
+        c = unknown[0]
+        guess = difflib.get_close_matches(c, missing or COLUMN_NAMES, n=1)
+        hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+        raise LoadError(f"{path}: unknown column {c!r}{hint}; a trial table has only the schema's columns")
+    missing_req = [c for c in REQUIRED if c not in columns]
+    if missing_req:
+        raise LoadError(f"{path}: required column {missing_req[0]!r} is missing"
+                        + (f" (also: {', '.join(missing_req[1:])})" if len(missing_req) > 1 else ""))
+    if missing:
+        info.notes.append(f"{path.name}: optional column(s) {', '.join(missing)} missing, left empty")
+
+
+def _bad_value(path: Path, col: str, series: pd.Series, bad: pd.Series, expected: str) -> LoadError:
+    i = bad[bad].index[0]
+    return LoadError(f"{path}: column {col!r}, line {int(i) + 2}: {series[i]!r} is not {expected}")
+
+
+def convert_column(path: Path, col: str, raw: pd.Series) -> pd.Series:
+    """Raw strings -> the schema dtype of `col` ('' is missing); bad values raise LoadError."""
+    dtype = DTYPES.get(col, "string")
+    s = raw.astype("string").str.strip()
+    empty = s.isna() | (s == "")
+    if dtype == "string":
+        out = s.mask(empty)
+    elif dtype in ("Int64", "Float64"):
+        num = pd.to_numeric(s.mask(empty), errors="coerce")
+        bad = num.isna() & ~empty
+        if bad.any():
+            raise _bad_value(path, col, s, bad, "a number")
+        if dtype == "Int64":
+            frac = num.notna() & (num != num.round())
+            if frac.any():
+                raise _bad_value(path, col, s, frac, "a whole number")
+        out = num.astype(dtype)
+    elif dtype == "boolean":
+        low = s.str.lower()
+        bad = ~empty & ~low.isin(_TRUE | _FALSE)
+        if bad.any():
+            raise _bad_value(path, col, s, bad, "True or False")
+        out = pd.Series(pd.NA, index=s.index, dtype="boolean")
+        out[low.isin(_TRUE).fillna(False)] = True
+        out[low.isin(_FALSE).fillna(False)] = False
+    else:  # pragma: no cover - the schema only uses the dtypes above
+        raise LoadError(f"schema dtype {dtype!r} of column {col!r} is not supported")
+    if col in ALLOWED_VALUES:
+        allowed = ALLOWED_VALUES[col]
+        bad = out.notna() & ~out.isin(list(allowed))
+        if bad.any():
+            raise _bad_value(path, col, s, bad.fillna(False), "one of " + ", ".join(sorted(allowed)))
+    return out
+
+
+def typed_frame(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
+    """All schema columns with their schema dtypes (absent optional columns are left empty)."""
+    cols = {}
+    for c in COLUMN_NAMES:
+        if c in raw.columns:
+            cols[c] = convert_column(path, c, raw[c])
+        else:
+            cols[c] = pd.Series(pd.NA, index=raw.index, dtype=DTYPES[c])
+    df = pd.DataFrame(cols)
+    for c in REQUIRED:
+        if c == "correct" or c == "dependency":
+            continue  # a missing answer (no response recorded) or a filler trial is allowed
+        empty = df[c].isna()
+        if empty.any():
+            raise LoadError(f"{path}: column {c!r}, line {int(empty[empty].index[0]) + 2}: value is empty "
+                            "but the column is required")
+    return df
+
+
+def _sidecar(csv_path: Path) -> dict:
+    side = csv_path.with_suffix(".json")
+    if not side.exists():
+        return {}
+    try:
+        return json.loads(side.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise LoadError(f"{side}: sidecar is not valid JSON ({exc})") from None
+
+
+def model_name(meta: dict) -> str | None:
+    """The model's name from a sidecar (`model` as a string or a dict with name/path)."""
+    m = meta.get("model") or meta.get("model_name")
+    if isinstance(m, dict):
+        m = m.get("name") or m.get("path") or m.get("id")
+    return str(m) if m else None
+
+
+def load_twinlab_file(path: Path, info: LoadInfo) -> pd.DataFrame:
+    raw = _read_raw(path)
+    _check_columns(path, list(raw.columns), info)
+    df = typed_frame(path, raw)
+    meta = _sidecar(path)
+    status = meta.get("status")
+    if status and status != "completed":
+        info.notes.append(f"{path.name}: session status is {status!r} ({len(df)} trial(s) kept)")
+    df["source_file"] = pd.Series(str(path), index=df.index, dtype="string")
+    df["session_status"] = pd.Series(status, index=df.index, dtype="string")
+    df["model"] = pd.Series(model_name(meta), index=df.index, dtype="string")
+    return df
+
+
+# ---- everything together ---------------------------------------------------------------------
+def load(paths: Iterable[str | Path], fmt: Format = "auto", **lakretz_options) -> tuple[pd.DataFrame, LoadInfo]:
+    """Read files/folders into one frame (schema columns + source_file, session_status, model).
+
+    `fmt` 'auto' recognises the Lakretz CSV by its columns. Lakretz options (training_blocks,
+    keep_outliers) pass through to `analysis.lakretz.import_lakretz`.
+    """
+    from analysis.lakretz import import_lakretz_frame
+
+    files = find_data_files(paths)
+    info = LoadInfo()
+    frames = []
+    for f in files:
+        raw_cols = list(_read_raw(f).columns)
+        kind = sniff_format(f, raw_cols) if fmt == "auto" else fmt
+        info.files.append(str(f))
+        info.formats[str(f)] = kind
+        if kind == "lakretz":
+            df, sub = import_lakretz_frame(f, **lakretz_options)
+            info.merge(sub)
+        else:
+            df = load_twinlab_file(f, info)
+        frames.append(df)
+    if not frames:
+        raise LoadError("no data files given")
+    df = pd.concat(frames, ignore_index=True)
+    _check_duplicate_sessions(df)
+    return df, info
+
+
+def _check_duplicate_sessions(df: pd.DataFrame) -> None:
+    """Two files holding the same subject's same session would double-count trials."""
+    keys = ["subject_kind", "subject_id", "experiment", "session"]
+    per = df.groupby(keys, dropna=False, observed=True)["source_file"].unique()
+    for key, srcs in per.items():
+        if len(srcs) > 1:
+            raise LoadError(
+                f"subject {key[1]} ({key[0]}), experiment {key[2]}, session {key[3]} appears in two files: "
+                f"{srcs[0]} and {srcs[1]}; pass only one of them"
+            )
+    dup = df.duplicated(["source_file", "trial_index"], keep=False) & df["trial_index"].notna()
+    if dup.any():
+        row = df[dup].iloc[0]
+        raise LoadError(f"{row['source_file']}: trial_index {row['trial_index']} appears twice")

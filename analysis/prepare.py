@@ -1,0 +1,86 @@
+"""Derived columns every analysis shares: error, order, training flag, exposures, groups.
+
+Definitions (seeds/000, appendix C), per subject, in the order (session, trial_index):
+
+- `trials_before`: trials the subject completed before this one, all sessions and blocks
+  (training included) -- the "total trials" predictor of Table C3 and the x axis of Figure C1.
+- `exposures`: earlier *post-training* trials with the same structure, condition and
+  violation position (Figure 6c, Figure C2, Table C2: "the number of times they had previously
+  encountered that violation of that structure"); 0 at the first encounter; missing on
+  training trials.
+- `exposures_structure`: earlier trials with the same structure and condition, any violation
+  or none, training included (Figure C3).
+- `first_encounter`: the trial is the subject's first post-training trial of its
+  structure x condition x violation position (exposures == 0).
+"""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+TRAINING_PATTERN = re.compile(r"train|practi", re.IGNORECASE)
+SCORED_POSITIONS = ("inner", "outer")
+
+
+def is_training_block(block: pd.Series) -> pd.Series:
+    """Blocks named like 'training' or 'practice' are training (the spec's convention)."""
+    return block.fillna("").astype(str).str.contains(TRAINING_PATTERN).astype(bool)
+
+
+def group_label(df: pd.DataFrame) -> pd.Series:
+    """Who a row belongs to in tables and figures: 'human', or 'model · context · protocol'."""
+    def col(c: str) -> list:
+        return df[c].astype("string").fillna("").tolist() if c in df.columns else [""] * len(df)
+
+    labels = []
+    for kind, model, context, protocol in zip(df["subject_kind"].tolist(), col("model"), col("context_mode"),
+                                              col("protocol")):
+        if kind != "model":
+            labels.append("human")
+        else:
+            labels.append(" · ".join(p for p in (model or "model", context, protocol) if p))
+    return pd.Series(labels, index=df.index, dtype="string")
+
+
+def prepare(df: pd.DataFrame) -> pd.DataFrame:
+    """Return a copy with error, order and exposure columns added (input rows unchanged)."""
+    df = df.copy()
+    df["session"] = df["session"].fillna(1).astype("Int64")
+    df["group"] = group_label(df)
+    df["subject_key"] = (df["subject_kind"] + ":" + df["group"] + ":" + df["subject_id"]).astype("string")
+    df["error"] = (1 - df["correct"].astype("Float64")).astype("Float64")
+    df["training"] = is_training_block(df["block"])
+    df["scored"] = df["correct"].notna() & df["violation_position"].isin(SCORED_POSITIONS)
+    df = df.sort_values(["subject_key", "session", "trial_index"], kind="stable").reset_index(drop=True)
+    by_subject = df.groupby("subject_key", sort=False)
+    df["trials_before"] = by_subject.cumcount().astype("Int64")
+
+    post = ~df["training"]
+    cell = ["subject_key", "structure", "condition", "violation_position"]
+    exp = df[post].groupby(cell, sort=False, dropna=False).cumcount()
+    df["exposures"] = pd.Series(pd.NA, index=df.index, dtype="Int64")
+    df.loc[exp.index, "exposures"] = exp.astype("Int64")
+    df["exposures_structure"] = df.groupby(["subject_key", "structure", "condition"], sort=False,
+                                           dropna=False).cumcount().astype("Int64")
+    df["first_encounter"] = (df["exposures"] == 0).fillna(False).astype(bool)
+    return df
+
+
+def scored_rows(df: pd.DataFrame, post_training: bool = True) -> pd.DataFrame:
+    """Violation trials with an answer (the unit of the error analyses), optionally post-training only."""
+    keep = df["scored"]
+    if post_training:
+        keep &= ~df["training"]
+    return df[keep]
+
+
+# Table C1 column order (seeds/000): congruent subjects first, then the harder incongruent ones.
+LAMPINEN_ORDER = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP", "SS", "SP", "PP", "PS")
+
+
+def condition_order(conditions) -> list[str]:
+    """Conditions in the seeds' display order; unknown ones after, alphabetically."""
+    conds = [c for c in dict.fromkeys(conditions) if isinstance(c, str)]
+    known = [c for c in LAMPINEN_ORDER if c in conds]
+    return known + sorted(c for c in conds if c not in known)

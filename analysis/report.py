@@ -1,0 +1,148 @@
+"""Render `report.html` from a results folder (results.json + tables/*.csv + figures/*.png).
+
+The report depends only on what is in the folder, so `twinlab report OUT` can re-render it
+without the data or R.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}h3{font-size:1.05em;margin-top:1.4em}
+table{border-collapse:collapse;font-size:.82em;margin:.5em 0 1em}th,td{border:1px solid #ddd;padding:2px 6px;text-align:right}
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
+figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
+code{background:#f4f4f4;padding:1px 4px;border-radius:3px}.note{color:#7a4b00}.small{font-size:.85em;color:#555}
+details{margin:.3em 0 1em}summary{cursor:pointer;color:#345}
+"""
+MAX_ROWS = 60
+
+
+class ReportError(RuntimeError):
+    pass
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v != 0 and abs(v) < 0.001:
+            return f"{v:.2e}"
+        return f"{v:.3f}"
+    return html.escape(str(v))
+
+
+def _table_html(df: pd.DataFrame, index: bool = False) -> str:
+    if index:
+        df = df.reset_index()
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    body = []
+    for row in df.head(MAX_ROWS).itertuples(index=False):
+        body.append("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>")
+    more = f"<p class=small>{len(df) - MAX_ROWS} more row(s) in the CSV.</p>" if len(df) > MAX_ROWS else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+
+
+def _read_table(out: Path, meta: dict) -> pd.DataFrame:
+    path = out / meta["file"]
+    df = pd.read_csv(path)
+    if meta.get("index"):
+        df = df.set_index(df.columns[0])
+    return df
+
+
+def _fit_html(title: str, fit: dict) -> str:
+    coef = pd.DataFrame(fit["coefficients"])[["term", "estimate", "se", "z", "p", "ci_low", "ci_high"]]
+    rfx = ", ".join(f"{r['term'].replace('sd__', 'SD ').replace('cor__', 'cor ')} = {_fmt(r['estimate'])}"
+                    for r in fit["random_effects"])
+    msgs = "".join(f"<li class=note>{html.escape(m)}</li>" for m in fit.get("messages", []))
+    return (f"<h3>{html.escape(title)}</h3><p><code>{html.escape(fit['formula'])}</code><br>"
+            f"n = {fit['n_obs']} trials, {fit['n_groups']} subjects; AIC = {_fmt(fit['aic'])}, "
+            f"BIC = {_fmt(fit['bic'])}, logLik = {_fmt(fit['loglik'])}, parameters = {fit['n_params']}<br>"
+            f"random effects (subject): {html.escape(rfx)}</p>{_table_html(coef)}"
+            + (f"<ul>{msgs}</ul>" if msgs else ""))
+
+
+def _items_html(items: list[dict]) -> str:
+    parts = []
+    for it in items:
+        if it.get("kind") == "mixed":
+            g = it["group"]
+            if it.get("base"):
+                parts.append(_fit_html(f"{g}: base model (Table C2)", it["base"]))
+            if it.get("extended"):
+                parts.append(_fit_html(f"{g}: extended model (Table C3)", it["extended"]))
+            c = it.get("comparison")
+            if c:
+                parts.append(
+                    f"<p><b>{html.escape(g)}: model comparison.</b> AIC {_fmt(c['aic_small'])} (base) vs "
+                    f"{_fmt(c['aic_big'])} (extended), BIC {_fmt(c['bic_small'])} vs {_fmt(c['bic_big'])}; "
+                    f"likelihood ratio &chi;&sup2;({c['df']}) = {_fmt(c['chi2'])}, p = {_fmt(c['p'])}. "
+                    f"Preferred: {c['preferred_by_aic']} (AIC), {c['preferred_by_bic']} (BIC).</p>")
+        elif it.get("kind") == "joint" and it.get("fit"):
+            parts.append(_fit_html(f"human + {it['model_group']}: joint model", it["fit"]))
+    return "".join(parts)
+
+
+def render_report(out: str | Path) -> Path:
+    """Write OUT/report.html from OUT/results.json and the files it names."""
+    out = Path(out)
+    rpath = out / "results.json"
+    if not rpath.exists():
+        raise ReportError(f"{out} is not a results folder (no results.json); run `twinlab analyze DATA --out {out}` first")
+    try:
+        res = json.loads(rpath.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{rpath}: not valid JSON ({exc})") from None
+    opt = res.get("options", {})
+    h = [f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(res.get('title', 'twinlab'))}</title>"
+         f"<style>{CSS}</style></head><body><h1>{html.escape(res.get('title', 'twinlab analysis'))}</h1>"]
+    h.append(f"<p class=small>Created {html.escape(res.get('created', ''))} in {res.get('runtime_s', '?')} s. "
+             f"Seed {opt.get('seed')}, {opt.get('n_boot')} bootstrap resamples, focus cell "
+             f"<code>{html.escape(str(opt.get('focus')))}</code>, mixed models "
+             f"{'on' if opt.get('mixed') else 'off'}.</p>")
+    files = res.get("inputs", {}).get("files", [])
+    fmts = res.get("inputs", {}).get("formats", {})
+    h.append(f"<details><summary>{len(files)} input file(s)</summary><ul>"
+             + "".join(f"<li><code>{html.escape(f)}</code> ({html.escape(fmts.get(f, ''))})</li>" for f in files)
+             + "</ul></details>")
+    notes = res.get("notes", []) + res.get("skipped", [])
+    if notes:
+        h.append("<h3>Notes</h3><ul>" + "".join(f"<li class=note>{html.escape(n)}</li>" for n in notes) + "</ul>")
+    h.append("<p>Contents: " + " · ".join(f"<a href='#{s['id']}'>{html.escape(s['title'])}</a>"
+                                          for s in res.get("sections", [])) + "</p>")
+    for s in res.get("sections", []):
+        h.append(f"<h2 id='{s['id']}'>{html.escape(s['title'])}</h2><p>{_md(s.get('text', ''))}</p>")
+        for name in s.get("figures", []):
+            f = res["figures"].get(name)
+            if f:
+                h.append(f"<figure><img src='{html.escape(f['file'])}' alt='{html.escape(name)}'>"
+                         f"<figcaption>{html.escape(f['caption'])}</figcaption></figure>")
+        h.append(_items_html(s.get("items", [])))
+        for name in s.get("tables", []):
+            meta = res["tables"].get(name)
+            if not meta:
+                continue
+            if name.startswith("mixed_") and s["id"] == "exposures":
+                continue  # shown with their fits above
+            df = _read_table(out, meta)
+            h.append(f"<h3>{html.escape(meta['title'])}</h3><p class=small><a href='{html.escape(meta['file'])}'>"
+                     f"{html.escape(meta['file'])}</a></p>{_table_html(df, meta.get('index', False))}")
+    h.append("</body></html>")
+    path = out / "report.html"
+    path.write_text("\n".join(h), encoding="utf-8")
+    return path
+
+
+def _md(text: str) -> str:
+    """Escape, then turn `code` spans into <code> (the only markup section texts use)."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
