@@ -167,8 +167,7 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
                 ax.set_title(cond)
             if c == 0:
                 ax.set_ylabel(f"{pos}\nerror rate")
-            if r == len(positions) - 1:
-                ax.set_xlabel(xlabel)
+    fig.supxlabel(xlabel, fontsize=9)
     fig.suptitle(f"{title} ({group}, {structure})", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)

@@ -93,6 +93,7 @@ def import_lakretz_frame(
         raise LoadError(f"{path}: column 'sentence_type' has unknown value(s) {sorted(unknown_types)}; "
                         f"known: {', '.join(STRUCTURE_OF)}")
     raw = raw.copy()
+    raw["_line"] = raw.index + 2  # the CSV line, for messages after sorting
     raw["_subject"] = raw["subject"].str.strip()
     bad_subj = raw["_subject"] == ""
     if bad_subj.any():
@@ -134,7 +135,7 @@ def import_lakretz_frame(
     bad_tt = ~ttype.isin(["acceptable", "violation", "filler"])
     if bad_tt.any():
         i = bad_tt[bad_tt].index[0]
-        raise LoadError(f"{path}: column 'trial_type', line {int(i) + 2}: {raw['trial_type'][i]!r} is not "
+        raise LoadError(f"{path}: column 'trial_type', line {raw['_line'][i]}: {raw['trial_type'][i]!r} is not "
                         "Acceptable, Violation or Filler")
     vpos = [_position(s, t, v) for s, t, v in zip(structure, ttype, raw["violation_type"].str.strip())]
     vpos = pd.Series(vpos, index=raw.index)
@@ -142,7 +143,7 @@ def import_lakretz_frame(
     bad_ans = ~answer.isin(["CORRECT", "WRONG", "REJECTED"])
     if bad_ans.any():
         i = bad_ans[bad_ans].index[0]
-        raise LoadError(f"{path}: column 'valid_answer', line {int(i) + 2}: {raw['valid_answer'][i]!r} is not "
+        raise LoadError(f"{path}: column 'valid_answer', line {raw['_line'][i]}: {raw['valid_answer'][i]!r} is not "
                         "CORRECT, WRONG or REJECTED")
     correct = pd.Series(pd.NA, index=raw.index, dtype="boolean")
     correct[answer == "CORRECT"] = True

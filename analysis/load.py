@@ -243,7 +243,8 @@ def _check_duplicate_sessions(df: pd.DataFrame) -> None:
                 f"subject {key[1]} ({key[0]}), experiment {key[2]}, session {key[3]} appears in two files: "
                 f"{srcs[0]} and {srcs[1]}; pass only one of them"
             )
-    dup = df.duplicated(["source_file", "trial_index"], keep=False) & df["trial_index"].notna()
+    dup = df.duplicated(["source_file", "subject_id", "session", "trial_index"], keep=False) & df["trial_index"].notna()
     if dup.any():
         row = df[dup].iloc[0]
-        raise LoadError(f"{row['source_file']}: trial_index {row['trial_index']} appears twice")
+        raise LoadError(f"{row['source_file']}: subject {row['subject_id']}, session {row['session']}: trial_index "
+                        f"{row['trial_index']} appears twice")

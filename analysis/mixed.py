@@ -99,12 +99,29 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject") -> Mixed
     rfx = [{"group": r["group"], "term": r["term"], "estimate": float(r["estimate"])}
            for r in m.ranef_var.to_dicts()]
     messages = [s.strip() for s in m.r_console if s and s.strip()]
+    status = str(getattr(m, "convergence_status", "") or "")
+    if status and "TRUE" not in status and status.strip() not in messages:
+        messages.append(status.strip())
+    messages += degenerate_warnings(coefs, rfx)
     return MixedFit(
         formula=formula, n_obs=int(stats["nobs"]), n_groups=int(d[group].nunique()) if group in d else 0,
         coefficients=coefs, random_effects=rfx, aic=float(stats["AIC"]), bic=float(stats["BIC"]),
         loglik=float(stats["logLik"]), n_params=int(stats["nobs"] - stats["df_residual"]),
         singular=any("singular" in s for s in messages), messages=messages,
     )
+
+
+def degenerate_warnings(coefs: list[dict], rfx: list[dict]) -> list[str]:
+    """Flag fits that lme4 returns without complaint but that cannot be trusted (quasi-separation)."""
+    out = []
+    big = [c["term"] for c in coefs if abs(c["estimate"]) > 8 or c["se"] > 8]
+    if big:
+        out.append(f"degenerate fit: |estimate| or SE above 8 on the log-odds scale for {', '.join(big)} "
+                   "(quasi-separation: too few trials per subject or an outcome that barely varies)")
+    sds = [r for r in rfx if r["term"].startswith("sd__") and r["estimate"] > 8]
+    if sds:
+        out.append(f"degenerate fit: random-effect SD {sds[0]['estimate']:.1f} (subjects almost perfectly separated)")
+    return out
 
 
 def likelihood_ratio(small: MixedFit, big: MixedFit) -> dict:
