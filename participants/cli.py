@@ -77,9 +77,12 @@ def run_human(
     if participant is None and autopilot:
         participant = "autopilot"
     if participant is None:
-        from participants.dialog import ask_participant_info
+        from participants.dialog import DialogUnavailable, ask_participant_info
 
-        answers = ask_participant_info(exp, session=session)
+        try:
+            answers = ask_participant_info(exp, session=session)
+        except DialogUnavailable as exc:
+            fail(str(exc))
         if answers is None:
             fail("cancelled in the participant dialog; nothing was written")
         participant = str(answers.pop("participant")).strip()
@@ -107,6 +110,13 @@ def run_human(
         fail(str(exc))
     except KeyboardInterrupt:
         fail("interrupted (Ctrl-C); every finished trial is saved; continue with --resume", code=130)
+    except Exception as exc:  # a bug or a broken display: the rows written so far are safe
+        from experiments.session import session_paths
+
+        console.print_exception(max_frames=8)
+        csv_path, json_path = session_paths(out, exp.name, participant, session)
+        fail(f"the session crashed ({type(exc).__name__}: {exc}); every finished trial is in {csv_path} and the "
+             f"sidecar {json_path.name} says 'crashed'; continue with --resume", code=1)
     colour = "green" if outcome.status == "completed" else "yellow"
     console.print(f"[{colour}]{outcome.status}[/{colour}]: {outcome.n_written} of {outcome.n_planned} trials in "
                   f"{outcome.csv_path}", highlight=False)

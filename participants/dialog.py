@@ -1,6 +1,9 @@
 """The participant dialog (PsychoPy's DlgFromDict): id, session and the spec's participant fields."""
 from __future__ import annotations
 
+import ctypes.util
+import os
+import sys
 from typing import Any
 
 from experiments.spec import Experiment
@@ -9,6 +12,28 @@ from experiments.spec import Experiment
 CHOICES: dict[str, list[str]] = {
     "handedness": ["", "right", "left", "ambidextrous"],
 }
+
+
+# Qt's xcb platform plugin (PyQt6 >= 6.5) needs these; without them Qt aborts the process
+QT_XCB_LIBS = {"xcb-cursor": "libxcb-cursor0", "xcb-icccm": "libxcb-icccm4", "xcb-keysyms": "libxcb-keysyms1"}
+
+
+class DialogUnavailable(RuntimeError):
+    """The dialog cannot open here (no display, or Qt's system libraries are missing)."""
+
+
+def check_dialog_possible() -> None:
+    """Fail with a clear message *before* Qt would abort the whole process."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb":
+        return
+    hint = "or give --participant ID (and --info FIELD=VALUE for the participant fields)"
+    if not os.environ.get("DISPLAY"):
+        raise DialogUnavailable(f"the participant dialog needs a display (DISPLAY is not set); {hint}")
+    missing = [pkg for lib, pkg in QT_XCB_LIBS.items() if ctypes.util.find_library(lib) is None]
+    if missing:
+        raise DialogUnavailable(
+            f"the participant dialog (Qt) needs system libraries that are missing: apt-get install "
+            f"{' '.join(missing)}; {hint}")
 
 
 def dialog_fields(exp: Experiment, participant: str = "", session: int = 1) -> dict[str, Any]:
@@ -20,6 +45,7 @@ def dialog_fields(exp: Experiment, participant: str = "", session: int = 1) -> d
 
 def ask_participant_info(exp: Experiment, participant: str = "", session: int = 1) -> dict[str, Any] | None:
     """Show the dialog; returns the answers, or None when the experimenter cancels."""
+    check_dialog_possible()
     from psychopy import gui
 
     info = dialog_fields(exp, participant, session)
