@@ -234,15 +234,24 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", **lakretz_options) -
 
 
 def _check_duplicate_sessions(df: pd.DataFrame) -> None:
-    """Two files holding the same subject's same session would double-count trials."""
-    keys = ["subject_kind", "subject_id", "experiment", "session"]
-    per = df.groupby(keys, dropna=False, observed=True)["source_file"].unique()
-    for key, srcs in per.items():
-        if len(srcs) > 1:
+    """Two files holding the same session of the same subject would double-count trials.
+
+    A session is identified by subject kind and id, experiment, session number, and for models the
+    model, context mode and protocol (one model subject run with two protocols is two sessions).
+    """
+    first = df.groupby(["source_file", "subject_id", "session"], sort=False, dropna=False).agg(
+        subject_kind=("subject_kind", "first"), experiment=("experiment", "first"), model=("model", "first"),
+        context_mode=("context_mode", "first"), protocol=("protocol", "first")).reset_index()
+    keys = ["subject_kind", "subject_id", "experiment", "session", "model", "context_mode", "protocol"]
+    seen: dict[tuple, str] = {}
+    for row in first.to_dict("records"):
+        key = tuple(None if pd.isna(row[k]) else row[k] for k in keys)
+        if key in seen and seen[key] != row["source_file"]:
             raise LoadError(
                 f"subject {key[1]} ({key[0]}), experiment {key[2]}, session {key[3]} appears in two files: "
-                f"{srcs[0]} and {srcs[1]}; pass only one of them"
+                f"{seen[key]} and {row['source_file']}; pass only one of them"
             )
+        seen[key] = row["source_file"]
     dup = df.duplicated(["source_file", "subject_id", "session", "trial_index"], keep=False) & df["trial_index"].notna()
     if dup.any():
         row = df[dup].iloc[0]
