@@ -34,6 +34,7 @@ class Keys:
     def __init__(self, kb: Any):
         self.kb = kb
         self._queued: list[KeyEvent] = []
+        self._seen: list[Any] = []  # recent KeyPress objects already reported
 
     @property
     def backend(self) -> str:
@@ -50,8 +51,13 @@ class Keys:
         return float(self.kb.clock.getTime())
 
     def clear(self) -> None:
+        """Forget every press so far, including keys still held (their release must not count later)."""
         self.kb.clearEvents()
+        still_down = getattr(getattr(self.kb, "device", None), "_keysStillDown", None)
+        if still_down is not None:
+            still_down.clear()
         self._queued.clear()
+        self._seen.clear()
 
     def queue(self, name: str) -> None:
         """In-process injection (no X server): a press of `name` now."""
@@ -59,7 +65,16 @@ class Keys:
 
     def poll(self, names: list[str]) -> list[KeyEvent]:
         """Presses of `names` since the last poll, oldest first (key-down times)."""
-        got = [KeyEvent(str(k.name), float(k.rt)) for k in self.kb.getKeys(keyList=names, waitRelease=False)]
+        # A press still held comes back from waitRelease=False; a quick tap already released by now
+        # only from waitRelease=True. PsychoPy may hand the same press back twice (press, release),
+        # hence the identity check against recent presses.
+        fresh: list[Any] = []
+        for wait_release in (False, True):
+            for k in self.kb.getKeys(keyList=names, waitRelease=wait_release, clear=True):
+                if not any(k is s for s in self._seen) and not any(k is f for f in fresh):
+                    fresh.append(k)
+        self._seen = (self._seen + fresh)[-64:]
+        got = [KeyEvent(str(k.name), float(k.rt)) for k in fresh]
         if self._queued:
             got += [e for e in self._queued if e.name in names]
             self._queued = [e for e in self._queued if e.name not in names]
