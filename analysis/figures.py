@@ -101,11 +101,11 @@ def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path |
     positions = [v for v in ("inner", "outer") if v in set(t["violation_position"])]
     groups = list(t["group"].unique())
     conds = condition_order(t["condition"])
-    fig, axes = plt.subplots(1, len(positions), figsize=(0.5 * len(conds) * max(1, len(groups)) * 0.8 * len(positions) + 2, 2.8),
-                             squeeze=False, sharey=True)
+    fig, axes = plt.subplots(len(positions), 1, figsize=(min(14.0, 1.6 + 0.28 * len(conds) * (len(groups) + 1)),
+                                                         2.4 * len(positions) + 0.4), squeeze=False, sharey=True)
     width = 0.8 / len(groups)
-    for c, pos in enumerate(positions):
-        ax = axes[0][c]
+    for r, pos in enumerate(positions):
+        ax = axes[r][0]
         for k, g in enumerate(groups):
             d = t[(t["group"] == g) & (t["violation_position"] == pos)].set_index("condition").reindex(conds)
             x = np.arange(len(conds)) + (k - (len(groups) - 1) / 2) * width
@@ -117,11 +117,9 @@ def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path |
         ax.axhline(0.5, color="grey", lw=0.8, ls=":")
         ax.set_xticks(np.arange(len(conds)), conds)
         ax.set_ylim(0, 1)
-        ax.set_title(f"{pos} violation")
-        if c == 0:
-            ax.set_ylabel("error rate, first encounter")
+        ax.set_ylabel(f"{pos} violation\nerror, first encounter")
     if len(groups) > 1:
-        axes[0][-1].legend(fontsize=7, frameon=False)
+        axes[0][0].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle(f"First encounter after training, {structure} (95% bootstrap CI over subjects)", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
@@ -149,7 +147,7 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
     f = fits[(fits["group"] == group) & (fits["structure"] == structure)] if not fits.empty else fits
     xmax = float(p[x].max())
     fig, axes = plt.subplots(len(positions), len(conds), figsize=(1.55 * len(conds) + 0.8, 1.7 * len(positions) + 0.6),
-                             squeeze=False, sharex=True, sharey=True)
+                             squeeze=False, sharex=True, sharey=True, layout="constrained")
     nmax = max(1, int(p["n"].max()))
     for r, pos in enumerate(positions):
         for c, cond in enumerate(conds):
@@ -169,7 +167,6 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
                 ax.set_ylabel(f"{pos}\nerror rate")
     fig.supxlabel(xlabel, fontsize=9)
     fig.suptitle(f"{title} ({group}, {structure})", fontsize=10)
-    fig.tight_layout()
     return _save(fig, path)
 
 
@@ -180,14 +177,15 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
     if p.empty:
         return None
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(4.6, 3.2))
+    fig, ax = plt.subplots(figsize=(7.8, 3.4))
     xmax = float(p["exposures"].max())
     for k, (g, d) in enumerate(p.groupby("group", sort=False)):
         color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
         ax.scatter(d["exposures"], d["error_rate"], s=12 + 60 * d["n"] / max(1, p["n"].max()), color=color, alpha=0.6,
                    lw=0, label=f"{g} (mean)")
         fit = group_fits.get(g)
-        if fit and fit.get("base"):
+        degenerate = bool(fit and fit.get("base") and any("degenerate" in m for m in fit["base"].get("messages", [])))
+        if fit and fit.get("base") and not degenerate:
             coefs = {c["term"]: c["estimate"] for c in fit["base"]["coefficients"]}
             _curve(ax, {"intercept": coefs["(Intercept)"], "slope": coefs["exposures"]}, xmax, color,
                    label=f"{g}: glmer fixed effect")
@@ -203,7 +201,7 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
     ax.set_ylabel("error rate")
     ax.set_xticks(sorted(p["exposures"].unique()))
     ax.set_title(f"Learning over exposures: {focus}", fontsize=9)
-    ax.legend(fontsize=7, frameon=False)
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return _save(fig, path)
 
