@@ -36,8 +36,18 @@ def _glmer():
                 f"cannot import pymer4 (R + lme4 are needed for mixed models; run scripts/setup.sh or pass "
                 f"--no-mixed): {type(exc).__name__}: {exc}"
             ) from exc
+        import rpy2.robjects as ro
+
+        ro.r("options(warn = 1)")  # print R warnings as they happen, so each fit captures its own
         _GLMER = glmer
     return _GLMER
+
+
+NOISE = ("the hat matrix may not make sense", "Random effect variances not available", "Warning in ")
+
+
+def _f(v) -> float:
+    return float("nan") if v is None else float(v)
 
 
 @dataclass
@@ -91,17 +101,19 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject") -> Mixed
         raise MixedModelError(f"glmer failed for {formula}: {type(exc).__name__}: {exc}") from exc
     fit = m.result_fit.to_pandas()
     coefs = [
-        {"term": r["term"], "estimate": float(r["estimate"]), "se": float(r["std_error"]), "z": float(r["z_stat"]),
-         "p": float(r["p_value"]), "ci_low": float(r["conf_low"]), "ci_high": float(r["conf_high"])}
+        {"term": r["term"], "estimate": _f(r["estimate"]), "se": _f(r["std_error"]), "z": _f(r["z_stat"]),
+         "p": _f(r["p_value"]), "ci_low": _f(r["conf_low"]), "ci_high": _f(r["conf_high"])}
         for _, r in fit.iterrows()
     ]
     stats = m.result_fit_stats.to_dicts()[0]
-    rfx = [{"group": r["group"], "term": r["term"], "estimate": float(r["estimate"])}
+    rfx = [{"group": r["group"], "term": r["term"], "estimate": _f(r["estimate"])}
            for r in m.ranef_var.to_dicts()]
-    messages = [s.strip() for s in m.r_console if s and s.strip()]
+    messages = list(dict.fromkeys(s.strip() for s in m.r_console
+                                  if s and s.strip() and not any(n in s for n in NOISE)))
     status = str(getattr(m, "convergence_status", "") or "")
-    if status and "TRUE" not in status and status.strip() not in messages:
-        messages.append(status.strip())
+    if status and "TRUE" not in status:
+        messages = [x for x in messages if not x.startswith("Convergence status")]
+        messages.append("lme4 convergence check failed: " + " ".join(status.replace("Convergence status", "").split()))
     messages += degenerate_warnings(coefs, rfx)
     return MixedFit(
         formula=formula, n_obs=int(stats["nobs"]), n_groups=int(d[group].nunique()) if group in d else 0,
