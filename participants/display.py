@@ -10,6 +10,17 @@ from participants.screens import BACKGROUND
 from participants.timing import RefreshMeasurement, TimingPolicy, decide_timing, measure_refresh
 
 
+# Test hook: time by frames at this rate whatever the measurement says, so the frame-counting path
+# (and dropped-frame counting) runs under Xvfb too. Recorded as a warning; never for real data.
+FORCE_FRAMES_ENV = "TWINLAB_TEST_FORCE_FRAMES_HZ"
+
+
+def forced_frames_policy(hz: float, expected: float | None) -> TimingPolicy:
+    return TimingPolicy("frames", True, hz, 1000.0 / hz, expected, warnings=[
+        f"TEST HOOK {FORCE_FRAMES_ENV}={hz:g}: timing by frames at an assumed {hz:g} Hz, not the measured rate; "
+        "these are not valid timings"])
+
+
 @dataclass
 class Display:
     win: Any
@@ -61,6 +72,9 @@ def open_display(cfg: Any, log: Callable[[str], None] = print) -> Display:
         expected = cfg.expected_refresh_hz if cfg.expected_refresh_hz is not None else cfg.spec.timing.expected_refresh_hz
         policy = decide_timing(measurement, expected_hz=expected, tolerance_hz=cfg.spec.timing.refresh_tolerance_hz,
                                allow_mismatch=cfg.allow_refresh_mismatch)
+        forced = os.environ.get(FORCE_FRAMES_ENV)
+        if forced:
+            policy = forced_frames_policy(float(forced), expected)
         if policy.mode == "frames":
             win.refreshThreshold = policy.frame_ms / 1000.0 * 1.5  # a flip later than 1.5 frames = a drop
         info = {

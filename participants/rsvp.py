@@ -285,6 +285,7 @@ class Presenter:
         }
         if frames:
             extra["dropped_frames"] = int(self.win.nDroppedFrames - dropped_before)
+            extra["word_frames"] = self.policy.frames(tm.word_ms)
         if plan is not None:
             extra["autopilot"] = plan.to_dict()
         return TrialResult(

@@ -30,7 +30,8 @@ pytestmark = [pytest.mark.gui, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
 # short but real timings; word_ms is what the 5 ms check is about
 FAST_TIMING = dict(fixation_ms=150, word_ms=50, gap_ms=30, response_ms=500, feedback_ms=150, iti_ms=80)
-SHOTS = ["instructions", "fixation", "word", "response_prompt", "feedback_correct", "feedback_incorrect"]
+TRAIN_TRIALS = 4
+SHOTS = ["block_intro", "break", "instructions", "fixation", "word", "response_prompt", "feedback_correct", "feedback_incorrect"]
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +60,14 @@ def xdisplay():
 
 @pytest.fixture(scope="module")
 def fast_spec(tmp_path_factory) -> Path:
+    """The bundled spec with short timings and short blocks: 4 training trials (feedback), a break,
+    then 6 test trials without feedback (the bundled test block has feedback; here it is off to
+    check that feedback follows the block)."""
     data = yaml.safe_load(bundled_spec_path().read_text())
     data["timing"] = dict(FAST_TIMING)
+    train, test = data["blocks"]
+    train["trials"] = TRAIN_TRIALS
+    test.update(trials=6, feedback=False)
     path = tmp_path_factory.mktemp("spec") / "fast.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -112,7 +119,7 @@ def check_rows_against_sequence(rows, spec_path: Path, participant: str, n: int)
 # ---- a whole short session --------------------------------------------------------------------
 def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_spec, tmp_path):
     out, shots = tmp_path / "data", tmp_path / "shots"
-    n = 6
+    n = 7  # 4 training trials with feedback, the break, 3 test trials without
     res = run_session(xdisplay, str(fast_spec), "--autopilot", "--autopilot-accuracy", "0.7", "--trials", str(n),
                       "--out", str(out), "--screenshots", str(shots))
     assert res.returncode == 0, res.stderr
@@ -125,6 +132,7 @@ def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_s
 
     fb = spec.feedback
     all_durations: list[float] = []
+    soa_errors: list[float] = []
     for r in rows:
         extra = json.loads(r["extra"])
         plan = extra["autopilot"]
@@ -132,9 +140,12 @@ def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_s
         assert r["response"] == plan["intended_response"], r
         assert (r["correct"] == "True") == (r["response"] == r["correct_response"]) == plan["intended_correct"]
         assert r["subject_kind"] == "human" and r["context_mode"] == "human"
-        # feedback: the training block gives it after every trial, with the spec's texts
-        assert r["feedback_shown"] == "True"
-        assert r["feedback_text"] == (fb.correct_text if r["correct"] == "True" else fb.incorrect_text)
+        # feedback after every training trial, with the spec's texts; none in the test block here
+        if r["block"] == "training":
+            assert r["feedback_shown"] == "True" and extra["feedback_onset_ms"] is not None
+            assert r["feedback_text"] == (fb.correct_text if r["correct"] == "True" else fb.incorrect_text)
+        else:
+            assert r["feedback_shown"] == "False" and r["feedback_text"] == "" and extra["feedback_onset_ms"] is None
         # RT from the critical word's onset agrees with when the press was sent
         if r["response"] == "violation":
             assert abs(float(r["rt_ms"]) - plan["rt_ms"]) < 25, (r["rt_ms"], plan)
@@ -149,7 +160,8 @@ def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_s
         assert len(onsets) == len(durations) == len(words)
         all_durations += durations
         soa = FAST_TIMING["word_ms"] + FAST_TIMING["gap_ms"]
-        assert all(abs((b - a) - soa) < 8 for a, b in zip(onsets, onsets[1:])), onsets
+        if r["trial_index"] != "0":  # trial 0's critical word waited for its screenshot (taken before its flip)
+            soa_errors += [abs((b - a) - soa) for a, b in zip(onsets, onsets[1:])]
         assert abs(onsets[0] - FAST_TIMING["fixation_ms"]) < 8
         assert extra["timing_mode"] == "clock"
     # clock-timed word durations within 5 ms of the spec (frame counting here would show ~13 flips of
@@ -157,9 +169,12 @@ def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_s
     errors = sorted(abs(d - FAST_TIMING["word_ms"]) for d in all_durations)
     within = sum(e < 5 for e in errors) / len(errors)
     assert within >= 0.95 and errors[-1] < 15 and statistics.median(errors) < 2, errors[-5:]
-    responses = {r["response"] for r in rows}
-    assert responses == {"violation", "no_violation"}
-    assert {r["correct"] for r in rows} == {"True", "False"}
+    # onset to onset = word + gap, from the flip timestamps
+    assert statistics.median(soa_errors) < 3 and max(soa_errors) < 20, sorted(soa_errors)[-5:]
+    assert [r["block"] for r in rows] == ["training"] * TRAIN_TRIALS + ["test"] * (n - TRAIN_TRIALS)
+    training = rows[:TRAIN_TRIALS]
+    assert {r["response"] for r in rows} == {"violation", "no_violation"}
+    assert {r["correct"] for r in training} == {"True", "False"}  # both feedback screens were shown
 
     meta = json.loads(json_path.read_text())
     assert meta["status"] == "completed" and meta["n_trials_written"] == n and meta["subject_kind"] == "human"
@@ -201,7 +216,7 @@ def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_s
 
 # ---- kill -9 and resume -----------------------------------------------------------------------
 def test_kill_9_then_resume_gives_the_complete_sequence(xdisplay, fast_spec, tmp_path):
-    out, n, pid_name = tmp_path / "data", 7, "autopilot2"
+    out, n, pid_name = tmp_path / "data", 8, "autopilot2"
     spec = load_spec(fast_spec)
     csv_path, json_path = session_paths(out, spec.name, pid_name, 1)
     proc = subprocess.Popen(cli(xdisplay, str(fast_spec), "--autopilot", "--participant", pid_name, "--trials",
@@ -209,12 +224,12 @@ def test_kill_9_then_resume_gives_the_complete_sequence(xdisplay, fast_spec, tmp
                             env=env_for(xdisplay), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
-        wait_for(lambda: n_rows(csv_path) >= 3, 90, "three finished trials", proc)
+        wait_for(lambda: n_rows(csv_path) >= 3, 90, "three finished trials", proc)  # (the block ends at 4)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
     kept = read_rows(csv_path)
-    assert 3 <= len(kept) < n
+    assert 3 <= len(kept) < n - 1
     check_rows_against_sequence(kept, fast_spec, pid_name, len(kept))
     assert json.loads(json_path.read_text())["status"] == "running"  # killed: nobody closed it
 
@@ -245,7 +260,7 @@ def test_escape_asks_for_confirmation_and_aborts_keeping_rows(xdisplay, fast_spe
     out, pid_name = tmp_path / "data", "autopilot3"
     spec = load_spec(fast_spec)
     csv_path, json_path = session_paths(out, spec.name, pid_name, 1)
-    proc = subprocess.Popen(cli(xdisplay, str(fast_spec), "--autopilot", "--participant", pid_name, "--trials", "40",
+    proc = subprocess.Popen(cli(xdisplay, str(fast_spec), "--autopilot", "--participant", pid_name,
                                 "--out", str(out)),
                             env=env_for(xdisplay), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -327,3 +342,25 @@ def test_participant_dialog_collects_id_session_and_spec_fields(xdisplay, monkey
     answers = json.loads(stdout.strip().splitlines()[-1])
     assert answers["participant"] == "P7" and int(answers["session"]) == 2 and answers["age"] == "31"
     assert set(answers) == {"participant", "session", "age", "handedness", "native_language"}
+
+
+# ---- the frame-counting path ------------------------------------------------------------------
+def test_frame_timing_path_counts_frames_and_dropped_frames(xdisplay, fast_spec, tmp_path):
+    """Xvfb has no vsync, so the test hook forces frame timing at an assumed 2000 Hz (0.5 ms frames):
+    every word is then 100 flips, and flips slower than 0.75 ms count as dropped frames."""
+    out = tmp_path / "data"
+    env = {**env_for(xdisplay), "TWINLAB_TEST_FORCE_FRAMES_HZ": "2000"}
+    res = subprocess.run(cli(xdisplay, str(fast_spec), "--autopilot", "--trials", "2", "--out", str(out)), env=env,
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    csv_path, json_path = session_paths(out, load_spec(fast_spec).name, "autopilot", 1)
+    rows = read_rows(csv_path)
+    extras = [json.loads(r["extra"]) for r in rows]
+    assert all(e["timing_mode"] == "frames" and e["word_frames"] == 100 for e in extras)
+    assert all(isinstance(e["dropped_frames"], int) for e in extras)
+    meta = json.loads(json_path.read_text())
+    assert meta["timing_mode"] == "frames" and meta["dropped_frames"] == sum(e["dropped_frames"] for e in extras)
+    assert meta["dropped_frames"] > 0  # real flips here take ~1 ms > 1.5 frames of 0.5 ms
+    assert any("TEST HOOK" in w for w in meta["runs"][0]["warnings"])
+    # a word's 100 frames took at least 100 flips of >= ~0.3 ms each
+    assert all(d > 30 for r in rows for d in json.loads(r["word_durations_ms"]))
