@@ -26,7 +26,7 @@ from analysis import figures as fig
 from analysis import first_encounter as fe_mod
 from analysis import model_measures as mm
 from analysis.exposures import Focus
-from analysis.load import LoadInfo, load
+from analysis.load import load
 from analysis.prepare import prepare, scored_rows
 
 MAX_GROUP_FIGURES = 4
