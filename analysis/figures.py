@@ -56,7 +56,7 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     deps = [d for d in ("inner", "outer") if d in set(t["dependency"])]
     conds = condition_order(t["condition"])
     human = t[t["group"] == "human"]
-    fig, axes = plt.subplots(len(deps), len(groups), figsize=(0.45 * len(conds) * len(groups) + 1.8, 2.6 * len(deps)),
+    fig, axes = plt.subplots(len(deps), len(groups), figsize=(max(0.45 * len(conds), 2.6) * len(groups) + 1.8, 2.6 * len(deps) + 0.4),
                              squeeze=False, sharey=True)
     for r, dep in enumerate(deps):
         for c, g in enumerate(groups):
@@ -77,7 +77,7 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
             ax.set_xticks(x, conds, rotation=0 if len(conds) <= 8 else 90)
             ax.set_ylim(0, 1)
             if r == 0:
-                ax.set_title(g if len(g) < 45 else g[:42] + "...", fontsize=8)
+                ax.set_title(g.replace(" · ", "\n"), fontsize=8)
             if c == 0:
                 ax.set_ylabel(f"error rate ({dep})")
     handles = []
