@@ -1,0 +1,99 @@
+"""`twinlab run-model`: model subjects on a spec. Imports nothing heavy until the command runs."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def run_model(
+    spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec"),
+    model: Optional[str] = typer.Option(None, "--model", "-m",
+                                        help="model: bundled default (SmolLM2-135M-Instruct), a local folder, a "
+                                             ".gguf file, or a Hugging Face id already in the local cache"),
+    subjects: int = typer.Option(1, "--subjects", "-n", help="number of model subjects (m01, m02, ...)"),
+    first_subject: int = typer.Option(1, "--first-subject", help="number of the first subject id"),
+    context: str = typer.Option("none", "--context", "-c",
+                                help="none | fewshot:<set or group> | running | running:<window>"),
+    protocol: Optional[str] = typer.Option(None, "--protocol", "-p",
+                                           help="forced_choice | direct | violation_judgment | "
+                                                "sentence_judgment:<type> | sentence_comparison:<type> | "
+                                                "production[:completion][:lenient]  (default: from the spec's task)"),
+    out: Path = typer.Option(Path("sessions"), "--out", "-o", help="session folder (Psych-DS dataset root)"),
+    trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials of each subject"),
+    session: int = typer.Option(1, "--session", help="session number"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="override the spec's seed"),
+    add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos", help="prepend the BOS token to every sequence"),
+    dtype: str = typer.Option("float32", "--dtype", help="float32 | bfloat16 | float16 | auto"),
+    device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto (device_map='auto')"),
+    batch_size: int = typer.Option(32, "--batch-size", help="sequences per forward pass"),
+    threads: int = typer.Option(1, "--threads", help="CPU threads for torch (1 is fastest on small CPUs; 0 = torch default)"),
+    chat: bool = typer.Option(False, "--chat/--no-chat", help="render contexts with the model's chat template"),
+    kv_cache: bool = typer.Option(True, "--kv-cache/--no-kv-cache",
+                                  help="running context: extend one KV cache (off: re-encode the history each trial)"),
+    question: Optional[str] = typer.Option(None, "--question", help="question text for violation_judgment/production"),
+    max_new_tokens: int = typer.Option(8, "--max-new-tokens", help="production: tokens to generate at most"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+) -> None:
+    """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
+    from experiments.cli import fail
+    from experiments.session import SessionError
+    from experiments.spec import SpecError, load_spec
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.context import ContextError
+    from model_subjects.runner import RunConfig, RunError, Runner
+
+    cfg = RunConfig(spec=spec, model=model, subjects=subjects, first_subject=first_subject, context=context,
+                    protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
+                    dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
+                    kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens)
+    try:
+        exp = load_spec(spec)
+    except SpecError as exc:
+        fail(str(exc))
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    console = Console(stderr=True)
+    try:
+        with console.status(f"loading model {model or 'SmolLM2-135M-Instruct (bundled)'}..."):
+            from model_subjects.backend import load_backend
+
+            backend = load_backend(model, dtype=dtype, device=device, add_bos=add_bos, batch_size=batch_size,
+                                   threads=threads or None)
+    except ModelLoadError as exc:
+        fail(str(exc))
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("trials"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                        console=console, disable=quiet, transient=False)
+    try:
+        runner = Runner(cfg, backend, exp=exp)
+        states = runner.prepare_subjects()
+    except (RunError, ContextError, SpecError) as exc:
+        fail(str(exc))
+    label = f"{backend.name} · {runner.protocol.name} · {cfg.context}"
+    task = progress.add_task(label, total=None)
+
+    def advance(n: int, total: int | None) -> None:
+        if total is not None:
+            progress.update(task, total=total)
+        if n:
+            progress.advance(task, n)
+
+    runner.progress = advance
+    try:
+        with progress:
+            summary = runner.run()
+    except (RunError, ContextError, SessionError, SpecError, ModelLoadError) as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted; finished trials are saved; run the same command again to continue", code=130)
+    del states
+    for s in summary.subjects:
+        acc = f"{s['correct_now']}/{s['run_now']} correct" if s["run_now"] else "nothing left to run"
+        console.print(f"  {s['subject_id']} [{s['context_mode']}] {s['trials']}/{s['planned']} trials "
+                      f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
+    typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
+               f"({runner.protocol.name}, {cfg.context}, model {backend.name})")

@@ -1,0 +1,242 @@
+"""What a model subject reads before each answer: its context, built from the spec.
+
+Modes (the `context_mode` column):
+  none                 the trial's prompt alone
+  fewshot:<set>        a prompt set from stimuli.prompts (one sentence per line), then the prompt;
+                       a group name (twoshot, eightshot, interp, zeroshot) assigns its sets to
+                       subjects in turn (m01 -> first set, m02 -> second, ...)
+  running              the instructions the humans read, each block's intro (and the break text
+                       between blocks), then every earlier trial of this session: its prompt, the
+                       model's own answer and the feedback that answer earned, then the current
+                       prompt; `running:<W>` keeps only the last W trials (instructions stay)
+
+Plain rendering rule (RULE): every page/intro/break text and every finished trial is one segment
+ending in a newline; a finished trial is `prompt + answer_text + "\\n"` followed by
+`feedback_text + "\\n"` when the block gives feedback. So for trial k,
+    context(k) = context(k-1) + exchange(k-1) [+ intro of a new block] , then prompt(k).
+Chat rendering (`chat=True`, instruction-tuned models) puts the same texts into user/assistant
+turns of the model's chat template: the prompt (with whatever precedes it) is a user turn, the
+answer the assistant turn, the feedback opens the next user turn.
+
+Every row stores the SHA-256 of its context text; `rebuild_contexts` rebuilds those texts from
+the trial table and the spec alone, so any trial's context can be recovered and checked.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from experiments.spec import Experiment
+from experiments.trials import Trial
+
+RULE = "twinlab-context-v1"
+ChatRenderer = Callable[[list[dict[str, str]], bool], str]
+
+
+class ContextError(ValueError):
+    """A context mode that cannot be used; the message says what is available."""
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ContextMode:
+    kind: str  # none | fewshot | running
+    prompt_set: str | None = None  # fewshot: the resolved set
+    group: str | None = None  # fewshot: the group or set name the user gave
+    window: int | None = None  # running: keep only the last `window` trials
+
+    @property
+    def label(self) -> str:
+        if self.kind == "fewshot":
+            return f"fewshot:{self.prompt_set}"
+        if self.kind == "running" and self.window:
+            return f"running:{self.window}"
+        return self.kind
+
+
+def parse_context(text: str, subject_index: int = 0) -> ContextMode:
+    """'none' | 'fewshot:<set or group>' | 'running' | 'running:<window>' -> ContextMode."""
+    from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS, resolve_prompt_sets
+
+    t = (text or "none").strip()
+    if t == "none":
+        return ContextMode("none")
+    if t == "running" or t.startswith("running:"):
+        w = t.split(":", 1)[1] if ":" in t else ""
+        if w and (not w.isdigit() or int(w) < 1):
+            raise ContextError(f"context {text!r}: the running window must be a positive number of trials")
+        return ContextMode("running", window=int(w) if w else None)
+    if t.startswith("fewshot:"):
+        name = t.split(":", 1)[1]
+        try:
+            sets = resolve_prompt_sets(name)
+        except KeyError:
+            raise ContextError(
+                f"unknown prompt set {name!r}; sets: {', '.join(PROMPT_SETS)}; groups: {', '.join(PROMPT_GROUPS)}"
+            ) from None
+        chosen = sets[subject_index % len(sets)]
+        return ContextMode("fewshot", prompt_set=chosen.name, group=name)
+    raise ContextError(f"unknown context {text!r}; use none, fewshot:<set>, running or running:<window>")
+
+
+def fewshot_text(mode: ContextMode) -> str:
+    from stimuli.prompts import get_prompt_set
+
+    return get_prompt_set(mode.prompt_set).text + "\n" if mode.prompt_set else ""
+
+
+def preamble_segments(exp: Experiment) -> list[str]:
+    """The instructions as the humans read them, one page per segment."""
+    return [page.strip() + "\n" for page in exp.texts.instructions]
+
+
+def block_start_segments(exp: Experiment, trial: Trial, previous_block: str | None) -> list[str]:
+    """Texts shown when `trial` opens a new block: the break after the previous block, the intro."""
+    if trial.block == previous_block:
+        return []
+    out = []
+    if previous_block is not None:
+        try:
+            if exp.block(previous_block).break_after:
+                out.append(exp.texts.break_text.strip() + "\n")
+        except KeyError:
+            pass
+    try:
+        intro = exp.block(trial.block).intro_text
+    except KeyError:
+        intro = None
+    if intro:
+        out.append(intro.strip() + "\n")
+    return out
+
+
+def feedback_for(exp: Experiment, trial: Trial, correct: bool) -> str | None:
+    """The feedback text the answer earned, or None when the block gives no feedback."""
+    if not trial.feedback:
+        return None
+    return exp.feedback.correct_text if correct else exp.feedback.incorrect_text
+
+
+class History:
+    """A running session's context, segment by segment (see the module doc for the rule).
+
+    `segments` are committed texts; each is tagged with the trial index it belongs to (None for
+    the instructions), so a window can drop old trials while keeping the instructions.
+    """
+
+    def __init__(self, exp: Experiment, chat: ChatRenderer | None = None, window: int | None = None):
+        self.exp = exp
+        self.chat = chat
+        self.window = window
+        self.segments: list[tuple[int | None, str]] = []
+        self._previous_block: str | None = None
+        self._messages: list[dict[str, str]] = []
+        self._pending_user = ""  # chat: text that opens the next user turn
+        if chat is None:
+            for s in preamble_segments(exp):
+                self.segments.append((None, s))
+        else:
+            self._pending_user = "".join(preamble_segments(exp))
+
+    @property
+    def text(self) -> str:
+        return "".join(s for _, s in self.segments)
+
+    def windowed_text(self, trial_index: int) -> str:
+        if not self.window:
+            return self.text
+        first = trial_index - self.window
+        return "".join(s for tag, s in self.segments if tag is None or tag >= first)
+
+    def begin_trial(self, trial: Trial) -> list[str]:
+        """Add the block's break/intro texts if `trial` opens a block; returns new committed segments."""
+        new = block_start_segments(self.exp, trial, self._previous_block)
+        self._previous_block = trial.block
+        if self.chat is not None:
+            self._pending_user += "".join(new)
+            return []
+        for s in new:
+            self.segments.append((trial.trial_index, s))
+        return new
+
+    def trial_context(self, prompt: str) -> str:
+        """Text after the committed segments up to where the answer begins."""
+        if self.chat is None:
+            return prompt
+        full = self.chat(self._messages + [{"role": "user", "content": self._pending_user + prompt}], True)
+        done = self.text
+        if not full.startswith(done):
+            raise ContextError("the chat template does not render the session as a growing text; "
+                               "run without --chat")
+        return full[len(done):]
+
+    def commit(self, trial: Trial, prompt: str, answer_text: str, feedback_text: str | None) -> str:
+        """Record the finished trial; returns the new committed segment."""
+        if self.chat is None:
+            seg = prompt + answer_text + "\n" + (feedback_text + "\n" if feedback_text is not None else "")
+        else:
+            self._messages += [{"role": "user", "content": self._pending_user + prompt},
+                               {"role": "assistant", "content": answer_text.strip()}]
+            self._pending_user = (feedback_text + "\n") if feedback_text is not None else ""
+            full = self.chat(self._messages, False)
+            done = self.text
+            if not full.startswith(done):
+                raise ContextError("the chat template does not render the session as a growing text; "
+                                   "run without --chat")
+            seg = full[len(done):]
+        self.segments.append((trial.trial_index, seg))
+        return seg
+
+
+def static_context(mode: ContextMode, prompt: str, chat: ChatRenderer | None = None) -> str:
+    """Context for `none` and `fewshot` modes (the same for every trial but the prompt)."""
+    pre = fewshot_text(mode) if mode.kind == "fewshot" else ""
+    if chat is None:
+        return pre + prompt
+    return chat([{"role": "user", "content": pre + prompt}], True)
+
+
+def option_text(continuation: str, chat: bool) -> str:
+    """In a chat turn the answer starts the assistant message: no leading space."""
+    return continuation.lstrip(" ") if chat else continuation
+
+
+# ---------------------------------------------------------------------------------- recovery
+def rebuild_contexts(exp: Experiment, rows: Sequence[dict[str, Any]], mode: ContextMode, protocol: Any,
+                     chat: ChatRenderer | None = None) -> list[str]:
+    """The context text (before the first option) of every row of one session, from the table.
+
+    Uses only the rows' trial columns, their `extra.answer_text` and `feedback_text`, the spec
+    and the settings recorded in the sidecar. Compare `sha256(text)` with `extra.context_sha256`.
+    """
+    import json
+
+    out: list[str] = []
+    hist = History(exp, chat=chat, window=mode.window) if mode.kind == "running" else None
+    for row in sorted(rows, key=lambda r: int(r["trial_index"])):
+        trial = Trial.from_dict({**row, "feedback": _as_bool(row["feedback"]),
+                                 "trial_index": int(row["trial_index"]),
+                                 "block_trial_index": int(row["block_trial_index"]),
+                                 "critical_index": int(row["critical_index"])})
+        prompt = protocol.queries(trial)[0].prompt
+        if hist is None:
+            out.append(static_context(mode, prompt, chat))
+            continue
+        hist.begin_trial(trial)
+        out.append(hist.windowed_text(trial.trial_index) + hist.trial_context(prompt))
+        extra = row.get("extra") or "{}"
+        extra = json.loads(extra) if isinstance(extra, str) else extra
+        fb = row.get("feedback_text")
+        fb = None if fb in (None, "") or (isinstance(fb, float) and fb != fb) else str(fb)
+        hist.commit(trial, prompt, extra["answer_text"], fb)
+    return out
+
+
+def _as_bool(v: Any) -> bool:
+    if isinstance(v, str):
+        return v.strip().lower() in ("true", "1", "yes")
+    return bool(v)

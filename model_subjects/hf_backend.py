@@ -1,0 +1,487 @@
+"""Hugging Face transformers backend: exact continuation log-probabilities, fast.
+
+Correctness rules (tested against a plain unbatched forward pass):
+  * a (context, continuation) pair is tokenised as in lm-evaluation-harness: trailing context
+    whitespace moves into the continuation, the whole string is encoded and split at the length
+    of the encoded context;
+  * BOS is an explicit setting (`add_bos`): prepended to every sequence or to none. A sequence
+    whose context is empty still needs something to condition the first token on; as in
+    lm-evaluation-harness it then starts with the BOS token (or EOS if the model has none);
+  * log-probabilities are summed over exactly the continuation's tokens, computed in float32.
+
+Speed:
+  * requests that share a context and whose continuations are prefixes of one another's inputs
+    share one forward pass (single-token alternatives: one pass for both);
+  * sequences sharing a long token prefix (a few-shot prompt) encode it once; its KV cache is
+    reused by every batch;
+  * batches are built from length-sorted sequences, left-padded (explicit positions and mask),
+    and only the logits that are needed are computed (`logits_to_keep`);
+  * a running context (`stream`) extends one growing KV cache trial by trial.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from model_subjects.backend import Backend, ModelLoadError, Progress, Stream
+from model_subjects.loading import ResolvedModel, go_offline, resolve_model
+from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
+
+DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
+          "float16": "float16", "fp16": "float16", "half": "float16", "auto": "auto"}
+
+
+@dataclass
+class _Unit:
+    """One scored continuation: the full token sequence and how many of its last tokens are scored."""
+
+    full: tuple[int, ...]
+    n_cont: int
+
+
+def _lcp(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = min(len(a), len(b), limit)
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+class TransformersBackend(Backend):
+    """A causal LM loaded with `AutoModelForCausalLM` (CPU, CUDA, or `device_map="auto"`)."""
+
+    def __init__(self, model: Any, tokenizer: Any, resolved: ResolvedModel, *, add_bos: bool = False,
+                 device: str = "cpu", dtype: str = "float32", batch_size: int = 32, max_batch_tokens: int = 16384,
+                 min_prefix: int = 16, padding_side: str = "left", threads: int | None = 1):
+        import torch
+
+        if padding_side not in ("left", "right"):
+            raise ValueError(f"padding_side must be 'left' or 'right', not {padding_side!r}")
+        self.torch = torch
+        self.model = model
+        self.tokenizer = tokenizer
+        self.resolved = resolved
+        self.name = resolved.name
+        self.add_bos = bool(add_bos)
+        self.device_setting = device
+        self.dtype_name = dtype
+        self.batch_size = max(1, int(batch_size))
+        self.max_batch_tokens = max(1, int(max_batch_tokens))
+        self.min_prefix = max(1, int(min_prefix))
+        self.padding_side = padding_side
+        self.threads = threads
+        self.input_device = model.device if hasattr(model, "device") else torch.device("cpu")
+        bos = tokenizer.bos_token_id
+        eos = tokenizer.eos_token_id
+        if self.add_bos and bos is None:
+            raise ModelLoadError(f"model {self.name!r} has no BOS token; run it with --no-add-bos")
+        self.bos_id = bos
+        self.start_id = bos if bos is not None else eos  # conditions the first token of an empty context
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos or 0)
+        self.prefix_ids: tuple[int, ...] = (bos,) if self.add_bos else ()
+        self.num_layers = model.config.get_text_config().num_hidden_layers
+        self._enc_cache: dict[str, tuple[int, ...]] = {}
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def load(cls, model: str | None = None, *, dtype: str = "float32", device: str = "cpu", add_bos: bool = False,
+             batch_size: int = 32, threads: int | None = 1, padding_side: str = "left", min_prefix: int = 16,
+             max_batch_tokens: int = 16384) -> "TransformersBackend":
+        go_offline()
+        resolved = resolve_model(model)
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        dname = DTYPES.get(str(dtype).lower())
+        if dname is None:
+            raise ModelLoadError(f"unknown dtype {dtype!r}; use float32, bfloat16 or float16")
+        dev = str(device).lower()
+        if dev.startswith("cuda") and not torch.cuda.is_available():
+            raise ModelLoadError(f"device {device!r} requested but CUDA is not available (torch {torch.__version__})")
+        if dname == "auto":
+            dname = "bfloat16" if dev.startswith("cuda") or dev == "auto" else "float32"
+        torch_dtype = getattr(torch, dname)
+        if threads and (dev == "cpu"):
+            torch.set_num_threads(int(threads))
+        kwargs: dict[str, Any] = {"dtype": torch_dtype, "local_files_only": True}
+        if dev == "auto":
+            kwargs["device_map"] = "auto"
+        try:
+            tok = AutoTokenizer.from_pretrained(resolved.path, local_files_only=True)
+            lm = AutoModelForCausalLM.from_pretrained(resolved.path, **kwargs)
+        except Exception as exc:
+            raise ModelLoadError(
+                f"could not load model {resolved.name!r} from {resolved.path}: {type(exc).__name__}: {exc}"
+            ) from None
+        if dev != "auto":
+            lm.to(dev)
+        lm.eval()
+        return cls(lm, tok, resolved, add_bos=add_bos, device=dev, dtype=dname, batch_size=batch_size,
+                   threads=threads, padding_side=padding_side, min_prefix=min_prefix,
+                   max_batch_tokens=max_batch_tokens)
+
+    def describe(self) -> dict[str, Any]:
+        import transformers
+
+        torch = self.torch
+        info = dict(self.resolved.info)
+        return {
+            "name": self.name,
+            "kind": self.resolved.kind,
+            "path": self.resolved.path,
+            "revision": info.get("weights_sha256") or info.get("snapshot") or info.get("weights_size"),
+            "weights_sha256": info.get("weights_sha256"),
+            "source": {k: v for k, v in info.items() if k != "weights_sha256"},
+            "architecture": type(self.model).__name__,
+            "n_parameters": int(sum(p.numel() for p in self.model.parameters())),
+            "dtype": self.dtype_name,
+            "device": str(self.input_device) if self.device_setting != "auto" else "auto",
+            "device_map": getattr(self.model, "hf_device_map", None),
+            "add_bos": self.add_bos,
+            "bos_token": self.tokenizer.bos_token,
+            "empty_context_token": self.tokenizer.convert_ids_to_tokens(self.start_id) if self.start_id is not None else None,
+            "padding_side": self.padding_side,
+            "batch_size": self.batch_size,
+            "threads": torch.get_num_threads(),
+            "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
+            "tokenisation": "lm-evaluation-harness pair split (whole string encoded, split at context length)",
+            "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
+        }
+
+    # ------------------------------------------------------------------ tokenisation
+    def encode(self, text: str) -> tuple[int, ...]:
+        """Token ids of `text` without special tokens (memoised: contexts repeat a lot)."""
+        ids = self._enc_cache.get(text)
+        if ids is None:
+            ids = tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+            if len(self._enc_cache) > 200_000:
+                self._enc_cache.clear()
+            self._enc_cache[text] = ids
+        return ids
+
+    def _encode_many(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._enc_cache]
+        for start in range(0, len(todo), 2048):
+            chunk = todo[start:start + 2048]
+            for t, ids in zip(chunk, self.tokenizer(chunk, add_special_tokens=False)["input_ids"]):
+                self._enc_cache[t] = tuple(ids)
+        return [self.encode(t) for t in texts]
+
+    @staticmethod
+    def split_pair(context: str, continuation: str) -> tuple[str, str]:
+        """Move trailing whitespace of the context into the continuation (lm-evaluation-harness)."""
+        n = len(context) - len(context.rstrip())
+        if n:
+            continuation = context[-n:] + continuation
+            context = context[:-n]
+        return context, continuation
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(context ids, continuation ids), without the BOS/start token."""
+        context, continuation = self.split_pair(context, continuation)
+        ctx = self.encode(context)
+        whole = self.encode(context + continuation)
+        cont = whole[len(ctx):]
+        if not cont:
+            raise ValueError(f"continuation {continuation!r} encodes to no tokens after context {context[-40:]!r}")
+        return ctx, cont
+
+    def sequence_start(self, ctx: Sequence[int]) -> tuple[int, ...]:
+        """Tokens that precede the context: BOS if add_bos; the start token if there is no context at all."""
+        if self.add_bos:
+            return self.prefix_ids
+        if not ctx:
+            if self.start_id is None:
+                raise ValueError(f"model {self.name!r} has neither BOS nor EOS to condition an empty context on")
+            return (self.start_id,)
+        return ()
+
+    def _units(self, requests: Sequence[LoglikelihoodRequest]) -> list[_Unit]:
+        pairs = [self.split_pair(r.context, r.continuation) for r in requests]
+        ctxs = self._encode_many([c for c, _ in pairs])
+        wholes = self._encode_many([c + k for c, k in pairs])
+        units = []
+        for (c, k), ctx, whole in zip(pairs, ctxs, wholes):
+            cont = whole[len(ctx):]
+            if not cont:
+                raise ValueError(f"continuation {k!r} encodes to no tokens after context {c[-40:]!r}")
+            units.append(_Unit(self.sequence_start(ctx) + ctx + cont, len(cont)))
+        return units
+
+    # ------------------------------------------------------------------ scoring
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
+                      progress: Progress | None = None) -> list[LoglikelihoodResult]:
+        if not requests:
+            return []
+        units = self._units(requests)
+        token_lps = self._score_units(units, progress)
+        out = []
+        for u, (lps, greedy) in zip(units, token_lps):
+            out.append(LoglikelihoodResult(logprob=float(sum(lps)), is_greedy=bool(greedy), n_tokens=u.n_cont,
+                                           token_logprobs=tuple(float(x) for x in lps)))
+        return out
+
+    def _score_units(self, units: list[_Unit], progress: Progress | None) -> list[tuple[list[float], bool]]:
+        # 1. carriers: one input sequence serves every unit whose input is a prefix of it
+        #    (same context; e.g. both single-token alternatives of a forced choice).
+        carriers: list[tuple[int, ...]] = []
+        first_needed: list[int] = []
+        owners: list[list[int]] = []
+        unit_carrier: list[int] = [0] * len(units)
+        by_ctx: dict[tuple[int, ...], list[int]] = {}
+        for i, u in enumerate(units):
+            by_ctx.setdefault(u.full[: len(u.full) - u.n_cont], []).append(i)
+        for ctx, idxs in by_ctx.items():
+            local: list[int] = []  # carrier ids of this context
+            for i in sorted(idxs, key=lambda j: -units[j].n_cont):
+                inp = units[i].full[:-1]
+                for c in local:
+                    if carriers[c][: len(inp)] == inp:
+                        unit_carrier[i] = c
+                        owners[c].append(i)
+                        break
+                else:
+                    carriers.append(inp)
+                    first_needed.append(len(ctx) - 1)
+                    owners.append([i])
+                    unit_carrier[i] = len(carriers) - 1
+                    local.append(len(carriers) - 1)
+        # 2. prefix groups: length-sorted runs of carriers sharing a long token prefix
+        order = sorted(range(len(carriers)), key=lambda c: carriers[c])
+        groups: list[tuple[int, list[int]]] = []
+        cur: list[int] = []
+        lcp = 0
+        for c in order:
+            if not cur:
+                cur, lcp = [c], min(len(carriers[c]) - 1, first_needed[c])
+                continue
+            limit = min(lcp, first_needed[c], len(carriers[c]) - 1)
+            shared = _lcp(carriers[cur[0]], carriers[c], limit)
+            if shared >= self.min_prefix:
+                cur.append(c)
+                lcp = shared
+            else:
+                groups.append((lcp, cur))
+                cur, lcp = [c], min(len(carriers[c]) - 1, first_needed[c])
+        if cur:
+            groups.append((lcp, cur))
+        # 3. forward passes
+        results: list[tuple[list[float], bool] | None] = [None] * len(units)
+        for lcp, members in groups:
+            p = lcp if (lcp >= self.min_prefix and len(members) > 1) else 0
+            self._run_group(carriers, first_needed, members, p, units, owners, results, progress)
+        return results  # type: ignore[return-value]
+
+    def _run_group(self, carriers, first_needed, members, p, units, owners, results, progress) -> None:
+        torch = self.torch
+        from model_subjects.kvcache import snapshot
+
+        prefix = None
+        with torch.inference_mode():
+            if p:
+                ids = torch.tensor([carriers[members[0]][:p]], device=self.input_device)
+                out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
+                prefix = snapshot(out.past_key_values)
+            members = sorted(members, key=lambda c: len(carriers[c]))
+            start = 0
+            while start < len(members):
+                longest = len(carriers[members[min(len(members) - 1, start + self.batch_size - 1)]])
+                rows = min(self.batch_size, max(1, self.max_batch_tokens // max(1, p + longest)))
+                batch = members[start:start + rows]
+                start += rows
+                self._run_batch(carriers, first_needed, batch, p, prefix, units, owners, results)
+                if progress is not None:
+                    progress(sum(len(owners[c]) for c in batch))
+
+    def _run_batch(self, carriers, first_needed, batch, p, prefix, units, owners, results) -> None:
+        torch = self.torch
+        from model_subjects.kvcache import expanded
+
+        suffixes = [carriers[c][p:] for c in batch]
+        t = max(len(s) for s in suffixes)
+        b = len(batch)
+        ids = torch.full((b, t), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((b, p + t), dtype=torch.long)
+        mask[:, :p] = 1
+        left = self.padding_side == "left"
+        for r, s in enumerate(suffixes):
+            if left:
+                ids[r, t - len(s):] = torch.tensor(s)
+                mask[r, p + t - len(s):] = 1
+            else:
+                ids[r, : len(s)] = torch.tensor(s)
+                mask[r, p: p + len(s)] = 1
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)[:, p:]
+        if left:
+            keep = max(len(carriers[c]) - first_needed[c] for c in batch)
+        else:
+            keep = t
+        kwargs: dict[str, Any] = {}
+        if prefix is not None:
+            kwargs["past_key_values"] = expanded(prefix, b)
+        out = self.model(input_ids=ids.to(self.input_device), attention_mask=mask.to(self.input_device),
+                         position_ids=pos.to(self.input_device), use_cache=prefix is not None,
+                         logits_to_keep=keep, **kwargs)
+        logits = out.logits.float()
+        logprobs = torch.log_softmax(logits, dim=-1)
+        argmax = logits.argmax(dim=-1)
+        for r, c in enumerate(batch):
+            n = len(suffixes[r])
+            # column of absolute input position q in the kept logits
+            offset = keep - n - p if left else -p
+            for i in owners[c]:
+                u = units[i]
+                start = len(u.full) - u.n_cont - 1  # position predicting the first continuation token
+                targets = u.full[len(u.full) - u.n_cont:]
+                cols = [start + j + offset for j in range(u.n_cont)]
+                col_t = torch.tensor(cols, device=logprobs.device)
+                tgt = torch.tensor(targets, device=logprobs.device)
+                lps = logprobs[r, col_t, tgt].tolist()
+                greedy = bool((argmax[r, col_t] == tgt).all())
+                results[i] = (lps, greedy)
+
+    # ------------------------------------------------------------------ generation
+    def generate_until(self, requests: Sequence[GenerationRequest],
+                       progress: Progress | None = None) -> list[str]:
+        outs = []
+        for req in requests:
+            ctx = self.encode(req.context.rstrip(" "))
+            ids = list(self.sequence_start(ctx) + ctx)
+            stream = KVStream(self, start=ids)
+            outs.append(stream.generate("", req.until, req.max_new_tokens))
+            if progress is not None:
+                progress(1)
+        return outs
+
+    def stream(self, reuse_cache: bool = True, **kwargs: Any) -> "KVStream":
+        return KVStream(self, reuse_cache=reuse_cache)
+
+    def chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ValueError(f"model {self.name!r} has no chat template")
+        return self.tokenizer.apply_chat_template(messages, tokenize=False,
+                                                  add_generation_prompt=add_generation_prompt)
+
+
+class KVStream(Stream):
+    """A running context on one growing KV cache.
+
+    Committed tokens are the concatenation of the encodings of each `extend` segment (segments
+    end in a newline, so this equals encoding the whole text for byte-level BPE tokenisers; a
+    test checks it for the bundled model). A query encodes its own context after the committed
+    tokens and leaves it in the cache; when the next segment begins with those tokens (the trial
+    just scored, now followed by the answer and feedback), they are kept, so every token of the
+    session is encoded once.
+    """
+
+    def __init__(self, backend: TransformersBackend, reuse_cache: bool = True, start: Sequence[int] | None = None):
+        from model_subjects.kvcache import growing_cache
+
+        self.b = backend
+        self.reuse_cache = reuse_cache
+        self.ids: list[int] = list(backend.prefix_ids if start is None else start)
+        self._segments: list[str] = []
+        self.cache = growing_cache(backend.num_layers)
+        self.n_valid = 0  # committed tokens whose keys/values are in the cache
+        self.tentative: tuple[int, ...] = ()  # query context tokens in the cache after the committed ones
+        self._tentative_lp: Any = None  # next-token log-probs after the tentative context
+        self.tokens_encoded = 0  # tokens run through the model (for the benchmark)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._segments)
+
+    def extend(self, text: str) -> None:
+        seg = self.b.encode(text)
+        if self.tentative and seg[: len(self.tentative)] == self.tentative:
+            self.n_valid += len(self.tentative)
+        self.tentative = ()
+        self._tentative_lp = None
+        self.ids.extend(seg)
+        self._segments.append(text)
+
+    def _forward(self, new: Sequence[int]) -> Any:
+        torch = self.b.torch
+        ids = torch.tensor([list(new)], device=self.b.input_device)
+        self.tokens_encoded += len(new)
+        out = self.b.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        return torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+
+    def _prepare(self, ctx: Sequence[int]) -> Any:
+        """Put committed + ctx into the cache; return log-probs of the next token."""
+        from model_subjects.kvcache import crop_cache
+
+        if not self.reuse_cache:
+            self.n_valid = 0
+        elif self._tentative_lp is not None and tuple(ctx) == self.tentative and self.tentative:
+            return self._tentative_lp
+        full = self.ids + list(ctx)
+        if not full:
+            full = [self.b.start_id]
+            self.ids = full[:]
+        keep = min(self.n_valid, len(full) - 1)  # at least one token must run to get its logits
+        crop_cache(self.cache, keep)
+        lp = self._forward(full[keep:])
+        self.n_valid = min(len(self.ids), len(full))
+        if len(full) > len(self.ids):
+            self.tentative = tuple(full[len(self.ids):])
+        else:
+            self.tentative = ()
+        self._tentative_lp = lp if self.tentative else None
+        return lp
+
+    def loglikelihood(self, context: str, continuations: Sequence[str]) -> list[LoglikelihoodResult]:
+        from model_subjects.kvcache import crop_cache
+
+        torch = self.b.torch
+        pairs = [self.b.encode_pair(context, c) for c in continuations]
+        results: list[LoglikelihoodResult | None] = [None] * len(pairs)
+        with torch.inference_mode():
+            for ctx in dict.fromkeys(ctx for ctx, _ in pairs):
+                lp0 = self._prepare(ctx)
+                base = self.n_valid + len(self.tentative)
+                for i, (c, cont) in enumerate(pairs):
+                    if c != ctx:
+                        continue
+                    lps = [float(lp0[cont[0]])]
+                    greedy = int(lp0.argmax()) == cont[0]
+                    if len(cont) > 1:
+                        ids = torch.tensor([list(cont[:-1])], device=self.b.input_device)
+                        self.tokens_encoded += len(cont) - 1
+                        out = self.b.model(input_ids=ids, past_key_values=self.cache, use_cache=True)
+                        more = torch.log_softmax(out.logits[0].float(), dim=-1)
+                        tgt = torch.tensor(list(cont[1:]), device=more.device)
+                        lps += more[torch.arange(len(cont) - 1, device=more.device), tgt].tolist()
+                        greedy = greedy and bool((more.argmax(-1) == tgt).all())
+                        crop_cache(self.cache, base)
+                    results[i] = LoglikelihoodResult(float(sum(lps)), bool(greedy), len(cont), tuple(lps))
+        return results  # type: ignore[return-value]
+
+    def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16) -> str:
+        from model_subjects.kvcache import crop_cache
+
+        torch = self.b.torch
+        tok = self.b.tokenizer
+        ctx = self.b.encode(context.rstrip(" ")) if context else ()
+        stops = {t for t in (tok.eos_token_id, getattr(self.b.model.generation_config, "eos_token_id", None))
+                 if isinstance(t, int)}
+        new: list[int] = []
+        text = ""
+        with torch.inference_mode():
+            lp = self._prepare(ctx)
+            base = self.n_valid + len(self.tentative)
+            for _ in range(max_new_tokens):
+                nxt = int(lp.argmax())
+                if nxt in stops:
+                    break
+                new.append(nxt)
+                text = tok.decode(new, skip_special_tokens=True)
+                if any(s in text for s in until):
+                    break
+                lp = self._forward([nxt])
+            crop_cache(self.cache, base)
+        cut = min([text.index(s) for s in until if s in text] or [len(text)])
+        return text[:cut]

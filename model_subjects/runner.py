@@ -1,0 +1,326 @@
+"""Run model subjects through compiled trial sequences and write their sessions.
+
+Every subject gets its own compiled TrialSequence (as a human would), runs the training block
+first, and writes one Psych-DS session through `experiments.session.SessionWriter`, row by row.
+`none`/`fewshot` subjects are scored together in batches (across items and subjects, sharing the
+prompt's KV cache); `running` subjects go one at a time, each on one growing KV cache.
+A re-run with the same settings continues unfinished sessions from their next trial (finished
+trials are never recomputed: a running history is rebuilt from the rows already written) and
+skips completed ones; different settings on an existing session are refused.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from experiments.compiler import compile_sequence
+from experiments.session import SessionWriter, now_iso, read_rows, session_paths
+from experiments.spec import Experiment, load_spec
+from experiments.trials import Trial, TrialSequence
+from model_subjects.backend import Backend
+from model_subjects.context import (RULE, ContextMode, History, feedback_for, option_text, parse_context, sha256,
+                                    static_context)
+from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
+from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
+
+RUNNER_VERSION = 1
+
+
+class RunError(RuntimeError):
+    """A run that cannot start or continue; the message says why and what to do."""
+
+
+@dataclass
+class RunConfig:
+    spec: str
+    model: str | None = None
+    subjects: int = 1
+    first_subject: int = 1
+    subject_prefix: str = "m"
+    context: str = "none"
+    protocol: str | None = None
+    out: str | Path = "sessions"
+    trials: int | None = None
+    session: int = 1
+    seed: int | None = None
+    add_bos: bool = False
+    dtype: str = "float32"
+    device: str = "cpu"
+    batch_size: int = 32
+    threads: int | None = 1
+    chat: bool = False
+    kv_cache: bool = True
+    question: str | None = None
+    max_new_tokens: int = 8
+
+
+@dataclass
+class SubjectState:
+    subject_id: str
+    index: int
+    seq: TrialSequence
+    mode: ContextMode
+    planned: int
+    writer: SessionWriter | None = None
+    done: int = 0
+    n_correct: int = 0
+    n_run: int = 0
+
+
+@dataclass
+class RunSummary:
+    subjects: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    trials_run: int = 0
+
+
+def subject_ids(cfg: RunConfig) -> list[str]:
+    if not cfg.subject_prefix.isalnum():
+        raise RunError(f"subject prefix {cfg.subject_prefix!r} must be letters and digits")
+    if cfg.subjects < 1:
+        raise RunError("--subjects must be at least 1")
+    return [f"{cfg.subject_prefix}{k:02d}" for k in range(cfg.first_subject, cfg.first_subject + cfg.subjects)]
+
+
+def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: ContextMode) -> dict[str, Any]:
+    """Settings that must not change within one session (checked when resuming)."""
+    d = backend.describe()
+    return {
+        "model": d.get("name"), "weights": d.get("revision"), "dtype": d.get("dtype"),
+        "protocol": protocol.describe(), "context_mode": mode.label, "add_bos": bool(d.get("add_bos", cfg.add_bos)),
+        "chat": bool(cfg.chat), "context_rule": RULE,
+    }
+
+
+class Runner:
+    """Runs the subjects of one RunConfig with a loaded backend."""
+
+    def __init__(self, cfg: RunConfig, backend: Backend, exp: Experiment | None = None,
+                 progress: Callable[[int, int | None], None] | None = None):
+        self.cfg = cfg
+        self.backend = backend
+        self.exp = exp or load_spec(cfg.spec)
+        try:
+            self.protocol = get_protocol(cfg.protocol or default_protocol(self.exp.task.kind),
+                                         question=cfg.question, max_new_tokens=cfg.max_new_tokens)
+        except ProtocolError as exc:
+            raise RunError(str(exc)) from None
+        self.progress = progress or (lambda n, total: None)  # (trials done now, new total or None)
+        self.chat = None
+        if cfg.chat:
+            if not self.protocol.chat_ok:
+                raise RunError(f"--chat puts each prompt in a user turn; protocol {self.protocol.name!r} scores "
+                               "a sentence continuation and cannot be asked that way (use a question protocol)")
+            self.chat = backend.chat_template
+        self.out = Path(cfg.out)
+
+    # ------------------------------------------------------------------ sessions
+    def prepare_subjects(self) -> list[SubjectState]:
+        states = []
+        for k, sid in enumerate(subject_ids(self.cfg)):
+            mode = parse_context(self.cfg.context, k + self.cfg.first_subject - 1)
+            if mode.kind == "running" and mode.window and self.chat:
+                raise RunError("a running window with --chat is not supported")
+            seq = compile_sequence(self.exp, sid, self.cfg.seed)
+            planned = len(seq) if self.cfg.trials is None else min(len(seq), max(0, int(self.cfg.trials)))
+            states.append(SubjectState(sid, k, seq, mode, planned))
+        return states
+
+    def _metadata(self, st: SubjectState) -> dict[str, Any]:
+        cfg = self.cfg
+        return {
+            "runner": {"name": "model_subjects", "version": RUNNER_VERSION},
+            "model": self.backend.describe(),
+            "protocol": self.protocol.name,
+            "protocol_settings": self.protocol.describe(),
+            "context_mode": st.mode.label,
+            "context": {"given": cfg.context, "kind": st.mode.kind, "prompt_set": st.mode.prompt_set,
+                        "group": st.mode.group, "window": st.mode.window, "chat": bool(cfg.chat), "rule": RULE},
+            "add_bos": bool(getattr(self.backend, "add_bos", cfg.add_bos)),
+            "kv_cache": bool(cfg.kv_cache),
+            "seed": st.seq.seed,
+            "trials_limit": cfg.trials,
+            "identity": identity(cfg, self.backend, self.protocol, st.mode),
+        }
+
+    def open_session(self, st: SubjectState) -> SessionWriter | None:
+        """Create, or continue an unfinished session of the same settings; None when nothing is left."""
+        csv_path, json_path = session_paths(self.out, self.exp.name, st.subject_id, self.cfg.session)
+        ident = identity(self.cfg, self.backend, self.protocol, st.mode)
+        if json_path.exists() or csv_path.exists():
+            try:
+                old = json.loads(json_path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                old = {}
+            prev = old.get("identity")
+            if prev is not None and json.loads(json.dumps(prev)) != json.loads(json.dumps(ident)):
+                diffs = [k for k in sorted(set(prev) | set(ident)) if prev.get(k) != ident.get(k)]
+                raise RunError(
+                    f"{json_path} was written with other settings ({', '.join(diffs)} differ); "
+                    "use another --out or --session to keep both"
+                )
+            if old.get("status") == "completed" and int(old.get("n_trials_written", 0)) >= st.planned:
+                st.done = int(old.get("n_trials_written", 0))
+                return None
+        writer = SessionWriter.create(
+            self.out, experiment=self.exp.name, subject_id=st.subject_id, session=self.cfg.session,
+            subject_kind="model", spec_hash=st.seq.spec_hash, sequence_hash=st.seq.sequence_hash,
+            n_trials=st.planned, metadata=self._metadata(st), resume=True,
+        )
+        if writer.n_rows >= st.planned:
+            st.done = writer.n_rows
+            writer.close("completed")
+            return None
+        if writer.meta.get("n_trials_planned") != st.planned:
+            writer.update(n_trials_planned=st.planned)
+        st.done = writer.n_rows
+        return writer
+
+    # ------------------------------------------------------------------ rows
+    def make_row(self, st: SubjectState, trial: Trial, d: Decision, context_text: str, feedback_text: str | None,
+                 started: str, prompt: str) -> dict[str, Any]:
+        row = trial.to_row()
+        extra = {"context_sha256": sha256(context_text), "context_chars": len(context_text), "context_rule": RULE,
+                 "prompt": prompt, "answer_text": d.answer_text, **d.extra}
+        if st.mode.prompt_set:
+            extra["prompt_set"] = st.mode.prompt_set
+        row.update({
+            "subject_id": st.subject_id, "subject_kind": "model", "session": self.cfg.session,
+            "spec_hash": st.seq.spec_hash, "sequence_hash": st.seq.sequence_hash,
+            "response": d.response, "correct": bool(d.correct), "protocol": self.protocol.name,
+            "context_mode": st.mode.label, "option_labels": json.dumps(d.option_labels),
+            "option_logprobs": json.dumps([round(float(x), 6) for x in d.option_logprobs]),
+            "margin": None if d.margin is None else round(float(d.margin), 6),
+            "feedback_shown": feedback_text is not None, "feedback_text": feedback_text,
+            "started_at": started, "ended_at": now_iso(), "extra": json.dumps(extra, sort_keys=True),
+        })
+        return row
+
+    def _write(self, st: SubjectState, row: dict[str, Any]) -> None:
+        assert st.writer is not None
+        st.writer.append(row)
+        st.done += 1
+        st.n_run += 1
+        st.n_correct += int(bool(row["correct"]))
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> RunSummary:
+        t0 = time.perf_counter()
+        states = self.prepare_subjects()
+        summary = RunSummary()
+        try:
+            for st in states:
+                st.writer = self.open_session(st)
+            todo = [st for st in states if st.writer is not None]
+            total = sum(st.planned - st.done for st in todo)
+            self.progress(0, total)
+            running = [st for st in todo if st.mode.kind == "running"]
+            batched = [st for st in todo if st.mode.kind != "running"]
+            if batched:
+                self._run_batched(batched)
+            for st in running:
+                self._run_running(st)
+        finally:
+            for st in states:
+                if st.writer is not None and st.writer._fh is not None:
+                    st.writer.close("completed" if st.done >= st.planned else "aborted")
+        for st in states:
+            summary.subjects.append({"subject_id": st.subject_id, "context_mode": st.mode.label,
+                                     "trials": st.done, "planned": st.planned, "run_now": st.n_run,
+                                     "correct_now": st.n_correct,
+                                     "csv": str(session_paths(self.out, self.exp.name, st.subject_id,
+                                                              self.cfg.session)[0])})
+            summary.trials_run += st.n_run
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    def _run_batched(self, states: list[SubjectState]) -> None:
+        """Score all pending trials of `none`/`fewshot` subjects together, in chunks (rows in order)."""
+        pending = [(st, st.seq.trials[i]) for st in states for i in range(st.done, st.planned)]
+        chunk = max(64, 4 * self.cfg.batch_size)
+        proto = self.protocol
+        for start in range(0, len(pending), chunk):
+            part = pending[start:start + chunk]
+            started = now_iso()
+            reqs: list[LoglikelihoodRequest] = []
+            plan = []  # per trial: (query prompts, contexts, [(start, n_options)])
+            gens: list[GenerationRequest] = []
+            for st, trial in part:
+                qs = proto.queries(trial)
+                ctxs = [static_context(st.mode, q.prompt, self.chat) for q in qs]
+                spans = []
+                for q, ctx in zip(qs, ctxs):
+                    spans.append((len(reqs), len(q.options)))
+                    reqs += [LoglikelihoodRequest(ctx, option_text(o.continuation, self.chat)) for o in q.options]
+                if proto.generates:
+                    gens.append(GenerationRequest(ctxs[0], proto.until, proto.max_new_tokens))  # type: ignore[attr-defined]
+                plan.append((qs, ctxs, spans))
+            results = self.backend.loglikelihood(reqs)
+            texts = self.backend.generate_until(gens) if gens else []
+            for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan)):
+                scores = [[results[a + i].logprob for i in range(n)] for a, n in spans]
+                d = proto.decide(trial, scores, texts[j]) if proto.generates else proto.decide(trial, scores)  # type: ignore[call-arg]
+                self._write(st, self.make_row(st, trial, d, ctxs[0], None, started, qs[0].prompt))
+            self.progress(len(part), None)
+
+    def _run_running(self, st: SubjectState) -> None:
+        """One subject, trial by trial, on one growing context (its own answers and feedback)."""
+        proto = self.protocol
+        exp = self.exp
+        hist = History(exp, chat=self.chat, window=st.mode.window)
+        windowed = bool(st.mode.window)
+        stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
+        for _, seg in hist.segments:
+            stream.extend(seg)
+        # rebuild the history of trials already written (no scoring: their answers are in the table)
+        if st.done:
+            csv_path = session_paths(self.out, exp.name, st.subject_id, self.cfg.session)[0]
+            rows = read_rows(csv_path)[: st.done]
+            for row in rows:
+                trial = st.seq.trials[int(row["trial_index"])]
+                for seg in hist.begin_trial(trial):
+                    stream.extend(seg)
+                extra = json.loads(row.get("extra") or "{}")
+                fb = row.get("feedback_text") or None
+                seg = hist.commit(trial, proto.queries(trial)[0].prompt, extra["answer_text"], fb)
+                stream.extend(seg)
+        for i in range(st.done, st.planned):
+            trial = st.seq.trials[i]
+            started = now_iso()
+            for seg in hist.begin_trial(trial):
+                stream.extend(seg)
+            if windowed:
+                stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
+                stream.extend(hist.windowed_text(trial.trial_index))
+            qs = proto.queries(trial)
+            tctx = [hist.trial_context(q.prompt) for q in qs]
+            scores: list[list[float]] = [[] for _ in qs]
+            # last query first: the first query's prompt is what the history shows, so its tokens
+            # stay in the cache for the commit below
+            for qi in reversed(range(len(qs))):
+                res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
+                scores[qi] = [r.logprob for r in res]
+            if proto.generates:
+                text = stream.generate(tctx[0], proto.until, proto.max_new_tokens)  # type: ignore[attr-defined]
+                d = proto.decide(trial, scores, text)  # type: ignore[call-arg]
+            else:
+                d = proto.decide(trial, scores)
+            fb = feedback_for(exp, trial, d.correct)
+            context_text = hist.windowed_text(trial.trial_index) + tctx[0]
+            self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[0].prompt))
+            stream.extend(hist.commit(trial, qs[0].prompt, d.answer_text, fb))
+            self.progress(1, None)
+
+
+def run_models(cfg: RunConfig, backend: Backend | None = None,
+               progress: Callable[[int, int | None], None] | None = None) -> RunSummary:
+    """Load the model (unless given) and run every subject of `cfg`."""
+    if backend is None:
+        from model_subjects.backend import load_backend
+
+        backend = load_backend(cfg.model, dtype=cfg.dtype, device=cfg.device, add_bos=cfg.add_bos,
+                               batch_size=cfg.batch_size, threads=cfg.threads)
+    return Runner(cfg, backend, progress=progress).run()
