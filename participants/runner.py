@@ -218,7 +218,10 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
     screens = Screens(display.win, exp)
     shots = Screenshots(display.win, cfg.screenshots)
     pres = Presenter(display.win, display.keys, policy, screens, shots, exp, autopilot)
-    word_durations: list[float] = []
+    word_durations: list[float] = []  # all words of the session (a resumed run starts with the saved ones)
+    if cfg.resume:
+        for r in read_rows(writer.csv_path):
+            word_durations += json.loads(r.get("word_durations_ms") or "[]")
     dropped_total = writer.meta.get("dropped_frames") or 0
     status, reason = "completed", None
     try:
@@ -261,6 +264,10 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
                 pres.page(exp.texts.break_text, name="break", hint="")
     except QuitRequested:
         status, reason = "aborted", f"quit key '{exp.task.quit_key}' pressed and confirmed"
+    except KeyboardInterrupt:
+        writer.close("aborted", abort_reason="interrupted (Ctrl-C in the terminal)", quit_prompts=pres.quit_prompts)
+        psy_csv.close()
+        raise
     except BaseException as exc:
         writer.close("crashed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
                      quit_prompts=pres.quit_prompts)

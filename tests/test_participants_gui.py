@@ -249,6 +249,7 @@ def test_kill_9_then_resume_gives_the_complete_sequence(xdisplay, fast_spec, tmp
     (resume,) = meta["resumes"]
     assert resume["from_trial"] == len(kept) and resume["previous_status"] == "running"
     assert len(meta["runs"]) == 2 and resume["refresh"]["n_intervals"] >= 100
+    assert meta["word_timing"]["n"] == sum(len(r["words"].split(" ")) for r in rows)  # both runs' words
     psy = read_rows(Path(meta["psychopy_csv"]))
     assert [int(p["trials.thisN"]) for p in psy] == list(range(n))
 
