@@ -211,7 +211,7 @@ def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
         return None
     plt = _plt()
     d = dg.reset_index(drop=True)
-    labels = [f"{r.model}\n{r.context_mode}\n{r.low_demand}-{r.high_demand}" for r in d.itertuples()]
+    labels = [f"{r.model}\n{r.context_mode}\n{r.low_demand}\nvs {r.high_demand}" for r in d.itertuples()]
     fig, ax = plt.subplots(figsize=(1.3 * len(d) + 1.5, 3))
     y = d["demand_gap"].replace([np.inf, -np.inf], np.nan)
     x = np.arange(len(d))
@@ -233,15 +233,21 @@ def consistency_scatter(pairs: pd.DataFrame, ic: pd.DataFrame, path: Path) -> Pa
     if pairs.empty:
         return None
     plt = _plt()
-    keys = list(pairs.groupby(["model_label", "context", "protocol_meta"]).groups)
-    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3.1), squeeze=False)
-    for ax, key in zip(axes[0], keys):
-        d = pairs[(pairs["model_label"] == key[0]) & (pairs["context"] == key[1]) & (pairs["protocol_meta"] == key[2])]
+    keys = list(pairs.groupby(["model_label", "context", "protocol_direct", "protocol_meta"]).groups)[:12]
+    ncol = min(4, len(keys))
+    nrow = (len(keys) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 3.1 * nrow), squeeze=False)
+    for ax in axes.flat[len(keys):]:
+        ax.set_visible(False)
+    for ax, key in zip(axes.flat, keys):
+        d = pairs[(pairs["model_label"] == key[0]) & (pairs["context"] == key[1]) & (pairs["protocol_direct"] == key[2])
+                  & (pairs["protocol_meta"] == key[3])]
         ax.scatter(d["direct"], d["meta"], s=8, alpha=0.5, color=PALETTE[0], lw=0)
-        r = ic[(ic["model"] == key[0]) & (ic["context_mode"] == key[1]) & (ic["meta_protocol"] == key[2])]
+        r = ic[(ic["model"] == key[0]) & (ic["context_mode"] == key[1]) & (ic["direct_protocol"] == key[2])
+               & (ic["meta_protocol"] == key[3])]
         rv = r["pearson_r"].iloc[0] if len(r) else np.nan
-        ax.set_title(f"{key[0]} · {key[1]}\n{key[2]}: r = {rv:.2f} (n={len(d)})", fontsize=8)
-        ax.set_xlabel("direct differential (margin)")
+        ax.set_title(f"{key[0]} · {key[1]}\n{key[3]}: r = {rv:.2f} (n={len(d)})", fontsize=8)
+        ax.set_xlabel(f"direct differential ({key[2]})")
         ax.set_ylabel("metalinguistic differential")
         ax.axhline(0, color="grey", lw=0.5)
         ax.axvline(0, color="grey", lw=0.5)

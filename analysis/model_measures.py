@@ -3,15 +3,18 @@
 Both compare evaluation methods of the same model on the same items. A row's method comes from
 its `protocol` (see `evaluation_method`).
 
-- Demand gap (Hu & Frank): logit(accuracy of the low-demand method) - logit(accuracy of the
-  high-demand method), i.e. direct - metalinguistic, and forced choice - production. Infinite when
-  an accuracy is 0 or 1 (as in seeds/002); a 95% percentile bootstrap CI resamples trials within
-  each method.
+- Demand gap (Hu & Frank): logit(accuracy of the low-demand protocol) - logit(accuracy of the
+  high-demand protocol): each metalinguistic or production protocol against its direct partner of the
+  same task family (`task_family`; e.g. sentence_judgment:MetaInstruct vs sentence_judgment:Direct,
+  violation_judgment vs direct, production vs forced_choice), falling back to forced_choice.
+  Infinite when an accuracy is 0 or 1 (as in seeds/002); a 95% percentile bootstrap CI resamples
+  trials within each protocol.
 - Internal consistency (Hu & Levy): Pearson r between item-level differentials of the direct and
   the metalinguistic method. A row's differential is its `margin` = logP(correct option) -
   logP(other option): for the direct method logP(grammatical form) - logP(ungrammatical form),
   for a metalinguistic prompt the log-probability advantage of the right answer. Items are matched
-  on (item_id, dependency, violation_position) within model and context.
+  on (item_id, dependency, violation_position) within model and context, each metalinguistic
+  protocol with the same direct partner as for the demand gap.
 """
 from __future__ import annotations
 
@@ -20,17 +23,14 @@ import math
 import numpy as np
 import pandas as pd
 
-LOW_HIGH = (("direct", "metalinguistic"), ("direct", "production"))
-
-
 def evaluation_method(protocol: str | None) -> str:
     """direct | metalinguistic | production | other, from a protocol name.
 
-    forced_choice, direct, violation_judgment:direct and Hu & Levy 'Direct' are direct;
-    names with 'meta' and plain violation_judgment are metalinguistic; 'production'/'generate'
-    are production.
+    forced_choice, direct and Hu & Levy's Direct prompt type (sentence_judgment:Direct, ...) are
+    direct; names with 'meta' (MetaQuestionSimple, MetaInstruct, ...) and plain violation_judgment
+    are metalinguistic; production (any scoring) is production.
     """
-    if protocol is None or (isinstance(protocol, float) and math.isnan(protocol)) or protocol is pd.NA:
+    if protocol is None or protocol is pd.NA or (isinstance(protocol, float) and math.isnan(protocol)):
         return "other"
     p = str(protocol).lower()
     if "meta" in p:
@@ -44,9 +44,29 @@ def evaluation_method(protocol: str | None) -> str:
     return "other"
 
 
+def task_family(protocol: str | None) -> str:
+    """Protocols that pose the same task at different demands share a family.
+
+    sentence_judgment:<PromptType> and sentence_comparison:<PromptType> (Hu & Levy) are families of
+    their own; direct and violation_judgment (the human's question) form 'violation_judgment';
+    forced_choice and production form 'forced_choice' (Hu & Frank).
+    """
+    p = "" if protocol is None or protocol is pd.NA else str(protocol)
+    head = p.split(":")[0].lower()
+    if head in ("sentence_judgment", "sentence_comparison"):
+        return head
+    if head in ("direct", "violation_judgment"):
+        return "violation_judgment"
+    if head in ("forced_choice", "forced-choice") or "production" in head or "generat" in head:
+        return "forced_choice"
+    return head or "other"
+
+
 def _model_rows(df: pd.DataFrame) -> pd.DataFrame:
     m = df[(df["subject_kind"] == "model") & df["correct"].notna()].copy()
     m["method"] = [evaluation_method(p) for p in m["protocol"].tolist()]
+    m["family"] = [task_family(p) for p in m["protocol"].tolist()]
+    m["protocol"] = m["protocol"].fillna("").astype(str)
     m["model_label"] = m["model"].fillna("model").astype(str)
     m["context"] = m["context_mode"].fillna("").astype(str)
     return m
@@ -60,31 +80,46 @@ def _log_odds(acc: float) -> float:
     return math.log(acc / (1.0 - acc))
 
 
+def low_demand_partner(protocols: list[tuple[str, str, str]], family: str) -> str | None:
+    """The direct protocol to compare with: the same family's, else forced_choice, else any direct one."""
+    direct = [p for p, meth, fam in protocols if meth == "direct"]
+    same = [p for p, meth, fam in protocols if meth == "direct" and fam == family]
+    if same:
+        return sorted(same)[0]
+    if "forced_choice" in direct:
+        return "forced_choice"
+    return sorted(direct)[0] if direct else None
+
+
 def demand_gap(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
-    """One row per model x context x (low, high) method pair present in the data."""
+    """One row per model x context x high-demand protocol, against its low-demand (direct) partner."""
     m = _model_rows(df)
     rng = np.random.default_rng(seed)
     out = []
     for (model, context), g in m.groupby(["model_label", "context"], sort=True):
-        for low, high in LOW_HIGH:
-            a = g.loc[g["method"] == low, "correct"].astype(float).to_numpy()
-            b = g.loc[g["method"] == high, "correct"].astype(float).to_numpy()
-            if len(a) == 0 or len(b) == 0:
+        protos = sorted(set(zip(g["protocol"], g["method"], g["family"])))
+        for high, meth, fam in protos:
+            if meth not in ("metalinguistic", "production"):
                 continue
+            low = low_demand_partner(protos, fam)
+            if low is None:
+                continue
+            a = g.loc[g["protocol"] == low, "correct"].astype(float).to_numpy()
+            b = g.loc[g["protocol"] == high, "correct"].astype(float).to_numpy()
             acc_a, acc_b = a.mean(), b.mean()
             gap = _log_odds(acc_a) - _log_odds(acc_b)
             ba = a[rng.integers(0, len(a), (n_boot, len(a)))].mean(axis=1)
             bb = b[rng.integers(0, len(b), (n_boot, len(b)))].mean(axis=1)
-            with np.errstate(divide="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore"):
                 boots = np.log(ba / (1 - ba)) - np.log(bb / (1 - bb))
             boots = boots[~np.isnan(boots)]
             lo, hi = (np.quantile(boots, [0.025, 0.975]) if len(boots) else (np.nan, np.nan))
             out.append({"model": model, "context_mode": context, "low_demand": low, "high_demand": high,
-                        "n_low": len(a), "n_high": len(b), "accuracy_low": acc_a, "accuracy_high": acc_b,
-                        "log_odds_low": _log_odds(acc_a), "log_odds_high": _log_odds(acc_b),
+                        "high_method": meth, "n_low": len(a), "n_high": len(b), "accuracy_low": acc_a,
+                        "accuracy_high": acc_b, "log_odds_low": _log_odds(acc_a), "log_odds_high": _log_odds(acc_b),
                         "demand_gap": gap, "ci_low": float(lo), "ci_high": float(hi)})
-    return pd.DataFrame(out, columns=["model", "context_mode", "low_demand", "high_demand", "n_low", "n_high",
-                                      "accuracy_low", "accuracy_high", "log_odds_low", "log_odds_high",
+    return pd.DataFrame(out, columns=["model", "context_mode", "low_demand", "high_demand", "high_method", "n_low",
+                                      "n_high", "accuracy_low", "accuracy_high", "log_odds_low", "log_odds_high",
                                       "demand_gap", "ci_low", "ci_high"])
 
 
@@ -92,17 +127,27 @@ ITEM_KEYS = ["item_id", "dependency", "violation_position"]
 
 
 def paired_differentials(df: pd.DataFrame) -> pd.DataFrame:
-    """Item-level margins of direct and metalinguistic rows side by side (mean over repeats)."""
+    """Item-level margins of each metalinguistic protocol beside its direct partner's (mean over repeats)."""
+    cols = ["model_label", "context", "protocol_direct", "protocol_meta"] + ITEM_KEYS + ["direct", "meta"]
     m = _model_rows(df)
     m = m[m["method"].isin(["direct", "metalinguistic"]) & m["margin"].notna() & m["item_id"].notna()]
     if m.empty:
-        return pd.DataFrame(columns=["model_label", "context", "protocol_meta"] + ITEM_KEYS + ["direct", "meta"])
-    m["margin"] = m["margin"].astype(float)
-    keys = ["model_label", "context"] + ITEM_KEYS
-    direct = m[m["method"] == "direct"].groupby(keys, dropna=False)["margin"].mean().rename("direct")
-    meta = (m[m["method"] == "metalinguistic"].groupby(keys + ["protocol"], dropna=False)["margin"].mean()
-            .rename("meta").reset_index().rename(columns={"protocol": "protocol_meta"}))
-    return meta.merge(direct.reset_index(), on=keys, how="inner")
+        return pd.DataFrame(columns=cols)
+    m = m.assign(margin=m["margin"].astype(float))
+    parts = []
+    for (model, context), g in m.groupby(["model_label", "context"], sort=True):
+        protos = sorted(set(zip(g["protocol"], g["method"], g["family"])))
+        for meta, meth, fam in protos:
+            if meth != "metalinguistic":
+                continue
+            low = low_demand_partner(protos, fam)
+            if low is None:
+                continue
+            d = g[g["protocol"] == low].groupby(ITEM_KEYS, dropna=False)["margin"].mean().rename("direct")
+            x = g[g["protocol"] == meta].groupby(ITEM_KEYS, dropna=False)["margin"].mean().rename("meta")
+            pair = pd.concat([d, x], axis=1, join="inner").reset_index()
+            parts.append(pair.assign(model_label=model, context=context, protocol_direct=low, protocol_meta=meta))
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
 
 def internal_consistency(df: pd.DataFrame) -> pd.DataFrame:
@@ -111,8 +156,9 @@ def internal_consistency(df: pd.DataFrame) -> pd.DataFrame:
 
     pairs = paired_differentials(df)
     out = []
-    for (model, context, proto), g in pairs.groupby(["model_label", "context", "protocol_meta"], sort=True):
-        row = {"model": model, "context_mode": context, "meta_protocol": proto, "n_items": len(g),
+    for (model, context, low, proto), g in pairs.groupby(["model_label", "context", "protocol_direct", "protocol_meta"],
+                                                         sort=True):
+        row = {"model": model, "context_mode": context, "direct_protocol": low, "meta_protocol": proto, "n_items": len(g),
                "pearson_r": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan}
         if len(g) >= 3 and g["direct"].std() > 0 and g["meta"].std() > 0:
             res = pearsonr(g["direct"], g["meta"])
@@ -120,5 +166,5 @@ def internal_consistency(df: pd.DataFrame) -> pd.DataFrame:
             row.update(pearson_r=float(res.statistic), p=float(res.pvalue),
                        ci_low=float(ci.low) if ci else np.nan, ci_high=float(ci.high) if ci else np.nan)
         out.append(row)
-    return pd.DataFrame(out, columns=["model", "context_mode", "meta_protocol", "n_items", "pearson_r", "ci_low",
-                                      "ci_high", "p"])
+    return pd.DataFrame(out, columns=["model", "context_mode", "direct_protocol", "meta_protocol", "n_items",
+                                      "pearson_r", "ci_low", "ci_high", "p"])

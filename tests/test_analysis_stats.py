@@ -10,7 +10,7 @@ import pytest
 from analysis.bootstrap import bootstrap_mean, error_rate_ci
 from analysis.error_rates import error_rates
 from analysis.first_encounter import first_encounter_fits, first_encounter_table, table_c1
-from analysis.model_measures import demand_gap, evaluation_method, internal_consistency
+from analysis.model_measures import demand_gap, evaluation_method, internal_consistency, task_family
 from analysis.prepare import prepare
 from experiments.schema import COLUMN_NAMES, DTYPES
 
@@ -139,6 +139,11 @@ def test_protocol_methods():
     assert evaluation_method("MetaQuestionSimple") == "metalinguistic"
     assert evaluation_method("production") == "production"
     assert evaluation_method(None) == "other"
+    assert evaluation_method("sentence_judgment:Direct") == "direct"
+    assert evaluation_method("sentence_comparison:MetaInstruct") == "metalinguistic"
+    assert evaluation_method("production:completion:lenient") == "production"
+    assert task_family("sentence_judgment:MetaInstruct") == task_family("sentence_judgment:Direct")
+    assert task_family("direct") == task_family("violation_judgment") != task_family("forced_choice")
 
 
 def _model_rows(protocol: str, corrects, margins, items) -> list[dict]:
@@ -155,7 +160,8 @@ def test_demand_gap_is_the_log_odds_difference():
         r["subject_id"] = "M2"
     dg = demand_gap(prepare(frame(direct + meta)), seed=0, n_boot=500)
     row = dg.iloc[0]
-    assert (row["low_demand"], row["high_demand"]) == ("direct", "metalinguistic")
+    assert (row["low_demand"], row["high_demand"], row["high_method"]) == ("forced_choice", "violation_judgment",
+                                                                         "metalinguistic")
     assert row["demand_gap"] == pytest.approx(math.log(9) - math.log(1.5))
     assert row["ci_low"] < row["demand_gap"] < row["ci_high"]
 
@@ -172,5 +178,28 @@ def test_internal_consistency_recovers_a_known_correlation():
     ic = internal_consistency(prepare(frame(direct + meta)))
     row = ic.iloc[0]
     assert row["n_items"] == n and row["meta_protocol"] == "MetaQuestionSimple"
+    assert row["direct_protocol"] == "forced_choice"
     assert row["pearson_r"] == pytest.approx(np.corrcoef(z[:, 0], z[:, 1])[0, 1])
     assert row["ci_low"] < rho < row["ci_high"]
+
+
+def test_metalinguistic_protocols_pair_with_the_direct_protocol_of_their_task():
+    rng = np.random.default_rng(1)
+    n = 200
+    items = [f"i{k}" for k in range(n)]
+    z = rng.normal(size=(n, 3))
+    rows = []
+    for sid, proto, col, acc in (("M1", "forced_choice", 0, 0.95), ("M2", "sentence_judgment:Direct", 1, 0.8),
+                                 ("M3", "sentence_judgment:MetaInstruct", 1, 0.6), ("M4", "production", 2, 0.5)):
+        margins = z[:, col] + (0.1 if "Meta" in proto else 0.0) * rng.normal(size=n)
+        corrects = rng.random(n) < acc
+        for r in _model_rows(proto, corrects, margins, items):
+            rows.append(r | {"subject_id": sid})
+    d = prepare(frame(rows))
+    dg = demand_gap(d, n_boot=200).set_index("high_demand")
+    assert dg.loc["sentence_judgment:MetaInstruct", "low_demand"] == "sentence_judgment:Direct"
+    assert dg.loc["production", "low_demand"] == "forced_choice"
+    assert dg.loc["production", "high_method"] == "production"
+    ic = internal_consistency(d)
+    assert list(ic["direct_protocol"]) == ["sentence_judgment:Direct"]
+    assert ic["pearson_r"].iloc[0] > 0.98  # same underlying differentials (+ small noise), not forced_choice's
