@@ -1,0 +1,1 @@
+"""Benchmark scripts (run as modules: python -m benchmarks.bench_model_forced_choice)."""
