@@ -43,7 +43,7 @@ def run_human(
     screen: int = typer.Option(0, "--screen", help="screen index for the window"),
     resume: bool = typer.Option(False, "--resume", help="continue an interrupted session from its next trial"),
     trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials (set-up check)"),
-    out: Path = typer.Option(Path("out/sessions"), "--out", "-o", help="data folder (Psych-DS dataset root)"),
+    out: Path = typer.Option(Path("sessions"), "--out", "-o", help="data folder (Psych-DS dataset root)"),
     allow_refresh_mismatch: bool = typer.Option(
         False, "--allow-refresh-mismatch",
         help="start even when the measured refresh rate (or missing vsync) disagrees with the expected rate"),

@@ -32,7 +32,7 @@ class HumanRunConfig:
     spec: Experiment
     participant: str
     session: int = 1
-    out: Path = Path("out/sessions")
+    out: Path = Path("sessions")
     info: dict[str, str] = field(default_factory=dict)  # participant fields (sidecar only)
     fullscreen: bool = False
     screen: int = 0
