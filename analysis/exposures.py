@@ -122,7 +122,7 @@ def fit_exposure_models(df: pd.DataFrame, focus: Focus, group: str, extended: bo
         base = fit_glmer(data, BASE_FORMULA)
         res.base = base.to_dict()
     except MixedModelError as exc:
-        res.skipped.append(str(exc))
+        res.skipped.append(f"{group}: {exc}")
         return res
     if extended:
         try:
@@ -130,7 +130,7 @@ def fit_exposure_models(df: pd.DataFrame, focus: Focus, group: str, extended: bo
             res.extended = ext.to_dict()
             res.comparison = likelihood_ratio(base, ext)
         except MixedModelError as exc:
-            res.skipped.append(str(exc))
+            res.skipped.append(f"{group}: {exc}")
     return res
 
 

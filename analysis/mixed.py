@@ -98,7 +98,8 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject") -> Mixed
         m = glmer(formula, data=pl.from_pandas(d), family="binomial")
         m.fit(verbose=False)
     except Exception as exc:
-        raise MixedModelError(f"glmer failed for {formula}: {type(exc).__name__}: {exc}") from exc
+        detail = " ".join(str(exc).split())
+        raise MixedModelError(f"glmer failed for {formula}: {detail}") from exc
     fit = m.result_fit.to_pandas()
     coefs = [
         {"term": r["term"], "estimate": _f(r["estimate"]), "se": _f(r["std_error"]), "z": _f(r["z_stat"]),
