@@ -152,7 +152,8 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
     res.section("error_rates", "Error rates by condition x dependency",
                 "Post-training violation trials with an answer; an error is a missed violation (humans) or the "
                 f"wrong choice (models). 95% percentile bootstrap CIs, {opt.n_boot} resamples of subjects, seed "
-                f"{opt.seed} (a group with one subject resamples its trials; see ci_unit).",
+                f"{opt.seed} (a group with one subject resamples its trials; see ci_unit). A subject that reports a "
+                "violation on every trial makes no errors here: check the false alarms on grammatical trials.",
                 [res.table("error_rates", er, "Error rates"),
                  res.table("false_alarms", fa, "False alarms on grammatical trials") if len(fa) else None], figs)
 
