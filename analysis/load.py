@@ -189,11 +189,15 @@ def model_name(meta: dict) -> str | None:
     return str(m) if m else None
 
 
-def load_twinlab_file(path: Path, info: LoadInfo) -> pd.DataFrame:
+def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False) -> pd.DataFrame:
     raw = _read_raw(path)
     _check_columns(path, list(raw.columns), info)
     df = typed_frame(path, raw)
     meta = _sidecar(path)
+    if meta.get("autopilot") and not include_simulated:
+        # the PsychoPy runner answering itself: real timing, simulated responses, never human data
+        info.exclude(path.name, len(df), "autopilot session (simulated responses, not human data)")
+        df = df.iloc[0:0]
     status = meta.get("status")
     if status and status != "completed":
         info.notes.append(f"{path.name}: session status is {status!r} ({len(df)} trial(s) kept)")
@@ -204,11 +208,13 @@ def load_twinlab_file(path: Path, info: LoadInfo) -> pd.DataFrame:
 
 
 # ---- everything together ---------------------------------------------------------------------
-def load(paths: Iterable[str | Path], fmt: Format = "auto", **lakretz_options) -> tuple[pd.DataFrame, LoadInfo]:
+def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: bool = False,
+         **lakretz_options) -> tuple[pd.DataFrame, LoadInfo]:
     """Read files/folders into one frame (schema columns + source_file, session_status, model).
 
     `fmt` 'auto' recognises the Lakretz CSV by its columns. Lakretz options (training_blocks,
-    keep_outliers) pass through to `analysis.lakretz.import_lakretz`.
+    keep_outliers) pass through to `analysis.lakretz.import_lakretz`. Autopilot sessions of the
+    human runner (sidecar `"autopilot": true`) are excluded unless `include_simulated`.
     """
     from analysis.lakretz import import_lakretz_frame
 
@@ -224,7 +230,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", **lakretz_options) -
             df, sub = import_lakretz_frame(f, **lakretz_options)
             info.merge(sub)
         else:
-            df = load_twinlab_file(f, info)
+            df = load_twinlab_file(f, info, include_simulated)
         frames.append(df)
     if not frames:
         raise LoadError("no data files given")

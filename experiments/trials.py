@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
+from functools import cached_property
 from typing import Any, Iterator, Literal
 
 Dependency = Literal["inner", "outer"]
@@ -98,7 +99,7 @@ class TrialSequence:
         }
         return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    @property
+    @cached_property
     def sequence_hash(self) -> str:
         return hashlib.sha256(self.to_json().encode("utf-8")).hexdigest()[:16]
 
