@@ -14,6 +14,7 @@ def run_model(
                                              ".gguf file, or a Hugging Face id already in the local cache"),
     subjects: int = typer.Option(1, "--subjects", "-n", help="number of model subjects (m01, m02, ...)"),
     first_subject: int = typer.Option(1, "--first-subject", help="number of the first subject id"),
+    subject_prefix: str = typer.Option("m", "--subject-prefix", help="letters of the subject ids (m -> m01, m02, ...)"),
     context: str = typer.Option("none", "--context", "-c",
                                 help="none | fewshot:<set or group> | running | running:<window>"),
     protocol: Optional[str] = typer.Option(None, "--protocol", "-p",
@@ -44,7 +45,8 @@ def run_model(
     from model_subjects.context import ContextError
     from model_subjects.runner import RunConfig, RunError, Runner
 
-    cfg = RunConfig(spec=spec, model=model, subjects=subjects, first_subject=first_subject, context=context,
+    cfg = RunConfig(spec=spec, model=model, subjects=subjects, first_subject=first_subject,
+                    subject_prefix=subject_prefix, context=context,
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens)

@@ -2,8 +2,8 @@
 
 Correctness rules (tested against a plain unbatched forward pass):
   * a (context, continuation) pair is tokenised as in lm-evaluation-harness: trailing context
-    whitespace moves into the continuation, the whole string is encoded and split at the length
-    of the encoded context;
+    spaces move into the continuation, the whole string is encoded and split at the length of
+    the encoded context;
   * BOS is an explicit setting (`add_bos`): prepended to every sequence or to none. A sequence
     whose context is empty still needs something to condition the first token on; as in
     lm-evaluation-harness it then starts with the BOS token (or EOS if the model has none);
@@ -172,8 +172,13 @@ class TransformersBackend(Backend):
 
     @staticmethod
     def split_pair(context: str, continuation: str) -> tuple[str, str]:
-        """Move trailing whitespace of the context into the continuation (lm-evaluation-harness)."""
-        n = len(context) - len(context.rstrip())
+        """Move trailing spaces of the context into the continuation (as lm-evaluation-harness does).
+
+        Only spaces move: byte-level BPE attaches a space to the word after it, so ' is' must be
+        scored as one token. A trailing newline stays in the context (lm-evaluation-harness moves it
+        too), so a sentence that starts a new line is scored without the newline's probability.
+        """
+        n = len(context) - len(context.rstrip(" "))
         if n:
             continuation = context[-n:] + continuation
             context = context[:-n]

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 class LoglikelihoodRequest:
     """log P(continuation | context), summed over exactly the continuation's tokens.
 
-    Tokenisation follows lm-evaluation-harness: trailing whitespace of `context` moves into the
+    Tokenisation follows lm-evaluation-harness: trailing spaces of `context` move into the
     continuation, `context + continuation` is encoded as a whole and split at the length of the
     encoded context, so word-boundary tokens are the ones the model saw in training.
     """

@@ -26,7 +26,7 @@ def reference(b, context: str, continuation: str, add_bos: bool) -> list[float]:
 
     Tokenisation written out independently: trailing spaces of the context go to the
     continuation; the whole string is encoded and split at the encoded context's length."""
-    n_sp = len(context) - len(context.rstrip())
+    n_sp = len(context) - len(context.rstrip(" "))
     if n_sp:
         context, continuation = context[:-n_sp], context[-n_sp:] + continuation
     tok = b.tokenizer
@@ -50,6 +50,7 @@ REQUESTS = [
     R(PROMPT + "The keys to the cabinet ", "is"),  # trailing context space moves into the continuation
     R("The cat", " sat on the mat."),  # short, unshared context
     R("", "The dogs eat meat."),  # empty context: conditioned on the start token
+    R(PROMPT, "The dogs eat meat."),  # a sentence on a new line (the newline stays in the context)
     R("Answer:", " Yes"),
     R("Here are two English sentences: 1) A. 2) B. Answer:", " 1"),  # ' 1' is two tokens here
 ]

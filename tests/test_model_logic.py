@@ -164,7 +164,8 @@ def test_running_history_is_previous_context_plus_trial_and_its_feedback(exp, se
 
 def test_lm_eval_pair_split_moves_trailing_spaces():
     assert TransformersBackend.split_pair("Answer: ", "Yes") == ("Answer:", " Yes")
-    assert TransformersBackend.split_pair("a b\n", "c") == ("a b", "\nc")
+    assert TransformersBackend.split_pair("a b  ", "c") == ("a b", "  c")
+    assert TransformersBackend.split_pair("a b.\n", "The") == ("a b.\n", "The")  # newlines stay
     assert TransformersBackend.split_pair("ab", " c") == ("ab", " c")
 
 
