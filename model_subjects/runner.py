@@ -155,6 +155,9 @@ class Runner:
                 old = json.loads(json_path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):
                 old = {}
+            if old.get("subject_kind") not in (None, "model"):
+                raise RunError(f"{json_path} is a {old.get('subject_kind')} session; choose another --out, "
+                               "--session or --subject-prefix")
             prev = old.get("identity")
             if prev is not None and json.loads(json.dumps(prev)) != json.loads(json.dumps(ident)):
                 diffs = [k for k in sorted(set(prev) | set(ident)) if prev.get(k) != ident.get(k)]
