@@ -32,7 +32,8 @@ class Stream(ABC):
     def loglikelihood(self, context: str, continuations: Sequence[str]) -> list[LoglikelihoodResult]: ...
 
     @abstractmethod
-    def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16) -> str: ...
+    def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
+                 skip_leading_whitespace: bool = False) -> str: ...
 
     @property
     @abstractmethod
@@ -58,8 +59,10 @@ class TextStream(Stream):
         ctx = self.text + context
         return self.backend.loglikelihood([LoglikelihoodRequest(ctx, c) for c in continuations])
 
-    def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16) -> str:
-        return self.backend.generate_until([GenerationRequest(self.text + context, tuple(until), max_new_tokens)])[0]
+    def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
+                 skip_leading_whitespace: bool = False) -> str:
+        req = GenerationRequest(self.text + context, tuple(until), max_new_tokens, skip_leading_whitespace)
+        return self.backend.generate_until([req])[0]
 
 
 class Backend(ABC):

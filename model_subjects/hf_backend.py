@@ -361,7 +361,7 @@ class TransformersBackend(Backend):
             ctx = self.encode(req.context.rstrip(" "))
             ids = list(self.sequence_start(ctx) + ctx)
             stream = KVStream(self, start=ids)
-            outs.append(stream.generate("", req.until, req.max_new_tokens))
+            outs.append(stream.generate("", req.until, req.max_new_tokens, req.skip_leading_whitespace))
             if progress is not None:
                 progress(1)
         return outs
@@ -470,7 +470,9 @@ class KVStream(Stream):
                     results[i] = LoglikelihoodResult(float(sum(lps)), bool(greedy), len(cont), tuple(lps))
         return results  # type: ignore[return-value]
 
-    def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16) -> str:
+    def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
+                 skip_leading_whitespace: bool = False) -> str:
+        """Greedy continuation, cut before the first stop string (after leading whitespace if asked)."""
         from model_subjects.kvcache import crop_cache
 
         torch = self.b.torch
@@ -478,6 +480,10 @@ class KVStream(Stream):
         ctx = self.b.encode(context.rstrip(" ")) if context else ()
         stops = {t for t in (tok.eos_token_id, getattr(self.b.model.generation_config, "eos_token_id", None))
                  if isinstance(t, int)}
+
+        def body_start(text: str) -> int:
+            return len(text) - len(text.lstrip()) if skip_leading_whitespace else 0
+
         new: list[int] = []
         text = ""
         with torch.inference_mode():
@@ -489,9 +495,10 @@ class KVStream(Stream):
                     break
                 new.append(nxt)
                 text = tok.decode(new, skip_special_tokens=True)
-                if any(s in text for s in until):
+                if any(s in text[body_start(text):] for s in until):
                     break
                 lp = self._forward([nxt])
             crop_cache(self.cache, base)
-        cut = min([text.index(s) for s in until if s in text] or [len(text)])
+        b0 = body_start(text)
+        cut = min([text.index(s, b0) for s in until if s in text[b0:]] or [len(text)])
         return text[:cut]

@@ -331,14 +331,16 @@ class Production(Protocol):
             margin = a - b
         else:
             margin = (a - b) if trial.correct_response == "violation" else (b - a)
+        answer = text.strip().split("\n")[0]
         return Decision(response=response, correct=correct, option_labels=labels, option_logprobs=[a, b],
-                        margin=margin, answer_text=text.split("\n")[0],
+                        margin=margin, answer_text=(" " + answer) if answer else "",
                         extra={"generation": text, "response_strict": r_strict, "correct_strict": c_strict,
                                "response_lenient": r_len, "correct_lenient": c_len, "scoring": self.scoring})
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "mode": self.mode, "scoring": self.scoring, "question": self.question,
-                "decoding": "greedy", "max_new_tokens": self.max_new_tokens, "until": list(self.until)}
+                "decoding": "greedy", "max_new_tokens": self.max_new_tokens, "until": list(self.until),
+                "skip_leading_whitespace": True}
 
 
 # ---------------------------------------------------------------------------------- registry

@@ -45,3 +45,4 @@ class GenerationRequest:
     context: str
     until: tuple[str, ...] = ("\n",)
     max_new_tokens: int = 16
+    skip_leading_whitespace: bool = False  # stop strings count only once the answer has begun

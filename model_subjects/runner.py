@@ -259,7 +259,8 @@ class Runner:
                     spans.append((len(reqs), len(q.options)))
                     reqs += [LoglikelihoodRequest(ctx, option_text(o.continuation, self.chat)) for o in q.options]
                 if proto.generates:
-                    gens.append(GenerationRequest(ctxs[0], proto.until, proto.max_new_tokens))  # type: ignore[attr-defined]
+                    gens.append(GenerationRequest(ctxs[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
+                                                  skip_leading_whitespace=True))
                 plan.append((qs, ctxs, spans))
             results = self.backend.loglikelihood(reqs)
             texts = self.backend.generate_until(gens) if gens else []
@@ -307,7 +308,8 @@ class Runner:
                 res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
                 scores[qi] = [r.logprob for r in res]
             if proto.generates:
-                text = stream.generate(tctx[0], proto.until, proto.max_new_tokens)  # type: ignore[attr-defined]
+                text = stream.generate(tctx[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
+                                       skip_leading_whitespace=True)
                 d = proto.decide(trial, scores, text)  # type: ignore[call-arg]
             else:
                 d = proto.decide(trial, scores)
