@@ -211,6 +211,12 @@ def test_chat_template_running_and_window(backend, exp, tmp_path):
     assert texts[-1].endswith("<|im_start|>assistant\n") and texts[-1].count("<|im_start|>assistant") == 4
     with pytest.raises(RunError, match="chat"):
         run(backend, tmp_path / "chat2", subjects=1, protocol="forced_choice", trials=2, chat=True)
+    # production in the assistant turn: the instruct model answers in words; lenient parsing finds it
+    run(backend, tmp_path / "prod", subjects=1, protocol="production", trials=2, chat=True)
+    for r in rows_of(tmp_path / "prod", "m01", exp):
+        extra = json.loads(r["extra"])
+        assert extra["generation"].strip() and "\n" not in extra["generation"].strip()
+        assert extra["response_lenient"] in ("violation", "no_violation")
     run(backend, tmp_path / "w", subjects=1, context="running:2", trials=6)
     rows, texts = check_recoverable(tmp_path / "w", "m01", exp, "running:2", "violation_judgment")
     last = texts[-1]
