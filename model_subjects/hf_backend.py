@@ -82,6 +82,7 @@ class TransformersBackend(Backend):
         self.prefix_ids: tuple[int, ...] = (bos,) if self.add_bos else ()
         self.num_layers = model.config.get_text_config().num_hidden_layers
         self._enc_cache: dict[str, tuple[int, ...]] = {}
+        self.oom_backoffs = 0  # batches halved after an out-of-memory error
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -278,10 +279,14 @@ class TransformersBackend(Backend):
                 cur, lcp = [c], min(len(carriers[c]) - 1, first_needed[c])
         if cur:
             groups.append((lcp, cur))
+        # sequences without a long shared prefix are batched together, without a prefix cache
+        shared = [(lcp, m) for lcp, m in groups if lcp >= self.min_prefix and len(m) > 1]
+        pool = [c for lcp, m in groups if not (lcp >= self.min_prefix and len(m) > 1) for c in m]
+        if pool:
+            shared.append((0, pool))
         # 3. forward passes
         results: list[tuple[list[float], bool] | None] = [None] * len(units)
-        for lcp, members in groups:
-            p = lcp if (lcp >= self.min_prefix and len(members) > 1) else 0
+        for p, members in shared:
             self._run_group(carriers, first_needed, members, p, units, owners, results, progress)
         return results  # type: ignore[return-value]
 
@@ -297,12 +302,22 @@ class TransformersBackend(Backend):
                 prefix = snapshot(out.past_key_values)
             members = sorted(members, key=lambda c: len(carriers[c]))
             start = 0
+            limit = self.batch_size
             while start < len(members):
-                longest = len(carriers[members[min(len(members) - 1, start + self.batch_size - 1)]])
-                rows = min(self.batch_size, max(1, self.max_batch_tokens // max(1, p + longest)))
+                longest = len(carriers[members[min(len(members) - 1, start + limit - 1)]])
+                rows = min(limit, max(1, self.max_batch_tokens // max(1, p + longest)))
                 batch = members[start:start + rows]
+                try:
+                    self._run_batch(carriers, first_needed, batch, p, prefix, units, owners, results)
+                except RuntimeError as exc:  # torch.OutOfMemoryError is a RuntimeError
+                    if "out of memory" not in str(exc).lower() or rows == 1:
+                        raise
+                    limit = max(1, rows // 2)  # back off and retry the same rows in smaller batches
+                    self.oom_backoffs += 1
+                    if torch.cuda.is_available():
+                        torch.cuda.empty_cache()
+                    continue
                 start += rows
-                self._run_batch(carriers, first_needed, batch, p, prefix, units, owners, results)
                 if progress is not None:
                     progress(sum(len(owners[c]) for c in batch))
 

@@ -92,19 +92,31 @@ def test_single_token_alternatives_share_one_forward_pass_and_prompt_is_encoded_
     prefixes = ["The boy that the farmers", "The girls near the house", "The doctor behind the chairs",
                 "The friends of the actor", "The mothers that the girl"]
     reqs = [R(PROMPT + p, w) for p in prefixes for w in (" is", " are")]
+    saved = backend.batch_size
     h = backend.model.register_forward_pre_hook(hook, with_kwargs=True)
     try:
-        saved = backend.batch_size
         backend.batch_size = 32
         res = backend.loglikelihood(reqs)
     finally:
         backend.batch_size = saved
         h.remove()
+    prompt_calls = list(calls)
+    # sequences without a shared prompt are batched together too (one pass, no prefix cache)
+    calls.clear()
+    h = backend.model.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        backend.batch_size = 32
+        res2 = backend.loglikelihood([R(p, w) for p in prefixes for w in (" is", " are")])
+    finally:
+        backend.batch_size = saved
+        h.remove()
+    assert len(calls) == 1 and calls[0][0] == len(prefixes), calls
+    assert abs(res2[3].logprob - sum(reference(backend, prefixes[1], " are", False))) < TOL
     n_prompt = len(backend.encode(PROMPT.rstrip()))
     # one pass over the shared prompt (batch 1), one batch holding one row per prefix (not per option)
-    assert len(calls) == 2, calls
-    assert calls[0][0] == 1 and calls[0][1] >= n_prompt
-    assert calls[1][0] == len(prefixes) and calls[1][1] < 12
+    assert len(prompt_calls) == 2, prompt_calls
+    assert prompt_calls[0][0] == 1 and prompt_calls[0][1] >= n_prompt
+    assert prompt_calls[1][0] == len(prefixes) and prompt_calls[1][1] < 12
     for r, q in zip(res, reqs):
         assert abs(r.logprob - sum(reference(backend, q.context, q.continuation, False))) < TOL
 
