@@ -100,7 +100,7 @@ def resolve_model(model: str | None) -> ResolvedModel:
             f"model folder {str(p)!r} has no config.json (and {len(ggufs)} .gguf files); "
             "it is not a saved transformers model"
         )
-    if text.startswith((".", "/", "~")) or os.sep in text.rstrip("/").split("/", 1)[-1] or text.count("/") > 1:
+    if text.startswith((".", "/", "~")) or text.count("/") > 1:  # a path, not an org/name hub id
         raise ModelLoadError(f"model path {text!r} does not exist")
     # a hub id: only if it is already in the local Hugging Face cache
     try:
