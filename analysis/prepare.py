@@ -28,6 +28,23 @@ def is_training_block(block: pd.Series) -> pd.Series:
     return block.fillna("").astype(str).str.contains(TRAINING_PATTERN).astype(bool)
 
 
+def context_family(context: str) -> str:
+    """Pool the prompts of one prompt group, as seeds/000 pools its three prompts per condition.
+
+    The model runner gives a group's prompts to subjects in turn and records the prompt used
+    (`fewshot:eightshot_b`); subjects of one group are one condition of the study
+    (`fewshot:eightshot`), each prompt a different subject.
+    """
+    from stimuli.prompts import PROMPT_GROUPS
+
+    if context.startswith("fewshot:"):
+        name = context.split(":", 1)[1]
+        for group, members in PROMPT_GROUPS.items():
+            if name in members:
+                return f"fewshot:{group}"
+    return context
+
+
 def group_label(df: pd.DataFrame) -> pd.Series:
     """Who a row belongs to in tables and figures: 'human', or 'model · context · protocol'."""
     def col(c: str) -> list:
@@ -39,7 +56,7 @@ def group_label(df: pd.DataFrame) -> pd.Series:
         if kind != "model":
             labels.append("human")
         else:
-            labels.append(" · ".join(p for p in (model or "model", context, protocol) if p))
+            labels.append(" · ".join(p for p in (model or "model", context_family(context), protocol) if p))
     return pd.Series(labels, index=df.index, dtype="string")
 
 

@@ -1,18 +1,50 @@
 #!/usr/bin/env bash
-# The main job: generate stimuli, compile the bundled spec for a few subjects, run model subjects
-# with the bundled model in several contexts, and write the report comparing them.
+# The main job: a small matched study on the bundled spec.
+#   stimuli -> compiled sequences -> model subjects (bundled SmolLM2-135M-Instruct) in the three
+#   contexts (none, the eight-shot prompts of seeds/000, and `running`: the humans' instructions,
+#   training block and trial-by-trial feedback) with two response protocols -> a human-runner smoke
+#   session in a real PsychoPy window -> the report.
+# Re-running continues finished work instead of redoing it (sessions resume; complete ones are skipped).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export R_LIBS_USER="$ROOT/.rlib" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 OUT="${TWINLAB_DEMO_OUT:-demo_out}"
+SUBJECTS="${TWINLAB_DEMO_SUBJECTS:-3}"
+RUNNING_SUBJECTS="${TWINLAB_DEMO_RUNNING_SUBJECTS:-2}"
 TL=.venv/bin/twinlab
+SPEC=lakretz2021_nested
 mkdir -p "$OUT"
-echo "== 1. stimuli: the 4096 long-nested test items (seeds/000 design)"
+SECONDS=0
+
+echo "== 1. stimuli: the 4096 long-nested test items (8 conditions x 512, seeds/000 design)"
 $TL stimuli generate --structure long_nested --lexicon test --per-condition 512 --out "$OUT/stimuli/long_nested_test.csv"
-echo "== 2. the bundled spec, compiled for three subjects"
-$TL validate lakretz2021_nested
+
+echo "== 2. the bundled spec, validated and compiled for the first subjects"
+$TL validate $SPEC
 for s in S01 S02 S03; do
-  $TL plan lakretz2021_nested --subject "$s" --out "$OUT/plans/$s.csv"
+  $TL plan $SPEC --subject "$s" --out "$OUT/plans/$s.csv"
 done
-echo "demo finished: outputs in $OUT/"
+
+echo "== 3. model subjects: forced choice (log P of the correct vs the number-flipped verb) in three contexts"
+$TL run-model $SPEC --protocol forced_choice --context none              --subjects "$SUBJECTS" --out "$OUT/sessions/forced_choice-none"
+$TL run-model $SPEC --protocol forced_choice --context fewshot:eightshot --subjects "$SUBJECTS" --out "$OUT/sessions/forced_choice-eightshot"
+$TL run-model $SPEC --protocol forced_choice --context running           --subjects "$RUNNING_SUBJECTS" --out "$OUT/sessions/forced_choice-running"
+
+echo "== 4. model subjects: the humans' violation-detection task put as a question, in the same three contexts"
+$TL run-model $SPEC --protocol violation_judgment --context none              --subjects "$SUBJECTS" --out "$OUT/sessions/violation_judgment-none"
+$TL run-model $SPEC --protocol violation_judgment --context fewshot:eightshot --subjects "$SUBJECTS" --out "$OUT/sessions/violation_judgment-eightshot"
+$TL run-model $SPEC --protocol violation_judgment --context running           --subjects "$RUNNING_SUBJECTS" --out "$OUT/sessions/violation_judgment-running"
+
+echo "== 5. the human runner: a 3-trial autopilot session in a real PsychoPy window under Xvfb"
+echo "   (simulated key presses: marked as such in the sidecar and excluded from the human analyses)"
+rm -rf "$OUT/human_smoke"
+xvfb-run -a -s "-screen 0 1280x1024x24" $TL run-human $SPEC --autopilot --participant autopilot1 --trials 3 --out "$OUT/human_smoke"
+
+echo "== 6. the report: error rates, first encounter, exposures (glmer), humans beside models"
+$TL analyze "$OUT/sessions" --out "$OUT/report"
+
+echo
+echo "demo finished in ${SECONDS}s: open $OUT/report/report.html"
+echo "(to put human data beside the models, add human session folders or the Lakretz et al. 2021 results CSV:"
+echo "   $TL analyze $OUT/sessions path/to/human/sessions --out $OUT/report)"

@@ -36,3 +36,19 @@ def test_sequence_rows_round_trip_through_the_loader(tmp_path):
     assert df["words"].tolist() == [t.sentence for t in seq.trials[:40]]
     assert df["trial_index"].tolist() == list(range(40))
     assert str(df["grammatical"].dtype) == "boolean"
+
+
+def test_subjects_of_one_prompt_group_form_one_analysis_group():
+    import pandas as pd
+
+    from analysis.prepare import group_label
+
+    df = pd.DataFrame({
+        "subject_kind": ["model"] * 4 + ["human"],
+        "model": ["M"] * 4 + [None],
+        "context_mode": ["fewshot:eightshot_a", "fewshot:eightshot_c", "fewshot:simple", "running", None],
+        "protocol": ["forced_choice"] * 4 + [None],
+    })
+    assert group_label(df).tolist() == [
+        "M · fewshot:eightshot · forced_choice", "M · fewshot:eightshot · forced_choice",
+        "M · fewshot:simple · forced_choice", "M · running · forced_choice", "human"]
