@@ -29,7 +29,7 @@ from analysis.exposures import Focus
 from analysis.load import load
 from analysis.prepare import prepare, scored_rows
 
-MAX_GROUP_FIGURES = 4
+MAX_GROUP_FIGURES = 8
 
 
 @dataclass

@@ -42,6 +42,7 @@ rm -rf "$OUT/human_smoke"
 xvfb-run -a -s "-screen 0 1280x1024x24" $TL run-human $SPEC --autopilot --participant autopilot1 --trials 3 --out "$OUT/human_smoke"
 
 echo "== 6. the report: error rates, first encounter, exposures (glmer), humans beside models"
+rm -rf "$OUT/report"
 $TL analyze "$OUT/sessions" --out "$OUT/report"
 
 echo
