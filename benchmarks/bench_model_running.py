@@ -59,15 +59,17 @@ def main(argv: list[str] | None = None) -> dict:
     cfg = RunConfig(spec="lakretz2021_nested", subjects=1, context="running", protocol=args.protocol,
                     out=out_dir, trials=args.trials)
     stamps: list[float] = []
+    start: list[float] = []
 
     def tick(n: int, total: int | None) -> None:
+        if total is not None:  # sessions are open; the first trial starts now
+            start.append(time.perf_counter())
         if n:
             stamps.append(time.perf_counter())
 
     runner = Runner(cfg, backend, exp=exp, progress=tick)
-    t0 = time.perf_counter()
     runner.run()
-    per = [b - a for a, b in zip([t0] + stamps[:-1], stamps)]
+    per = [b - a for a, b in zip(start[:1] + stamps[:-1], stamps)]
     w = args.window
     first, last = per[:w], per[-w:]
     ratio = statistics.mean(last) / statistics.mean(first)
