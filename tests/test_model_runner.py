@@ -168,23 +168,24 @@ def test_resume_continues_without_recomputing_finished_trials(backend, exp, tmp_
 
 def test_killed_cli_run_resumes(backend, exp, tmp_path):
     args = [sys.executable, "-c", "from experiments.cli import app; app()", "run-model", SPEC, "--context",
-            "running", "--trials", "10", "--out", str(tmp_path), "--quiet"]
+            "running", "--trials", "40", "--out", str(tmp_path), "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     csv_path = session_paths(tmp_path, exp.name, "m01", 1)[0]
-    deadline = time.time() + 120
+    deadline = time.time() + 300  # a loaded CI machine can take long to import torch
     while time.time() < deadline and proc.poll() is None:
         if csv_path.exists() and len(csv_path.read_text().splitlines()) >= 4:  # header + 3 trials
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    _, err = proc.communicate()
+    assert csv_path.exists(), f"the CLI wrote no session (exit {proc.returncode}): {err.decode()[-2000:]}"
     done = len(read_rows(csv_path))
-    assert 3 <= done < 10, done
+    assert 3 <= done < 40, done
     kept = csv_path.read_bytes()
-    run(backend, tmp_path, subjects=1, context="running", trials=10)
+    run(backend, tmp_path, subjects=1, context="running", trials=40)
     rows = read_rows(csv_path)
-    assert [int(r["trial_index"]) for r in rows] == list(range(10))
+    assert [int(r["trial_index"]) for r in rows] == list(range(40))
     assert csv_path.read_bytes().startswith(kept[: kept.rfind(b"\n") + 1])
     meta = sidecar(tmp_path, "m01", exp)
     assert meta["status"] == "completed" and meta["resumes"][0]["previous_status"] == "running"
