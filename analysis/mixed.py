@@ -29,6 +29,11 @@ def _glmer():
         rlib = REPO / ".rlib"
         if rlib.is_dir():
             os.environ.setdefault("R_LIBS_USER", str(rlib))
+        # rpy2 rewrites LD_LIBRARY_PATH (and a few R variables) when it starts R; a Python child
+        # process started later would then load system libraries into this Python and fail
+        # (seen: `import ssl` -> undefined symbol). The running process is unaffected by the
+        # variable once started, so restore it for children.
+        saved = os.environ.get("LD_LIBRARY_PATH")
         try:
             from pymer4.models import glmer
         except Exception as exc:  # ImportError, R not found, R package missing
@@ -36,6 +41,11 @@ def _glmer():
                 f"cannot import pymer4 (R + lme4 are needed for mixed models; run scripts/setup.sh or pass "
                 f"--no-mixed): {type(exc).__name__}: {exc}"
             ) from exc
+        finally:
+            if saved is None:
+                os.environ.pop("LD_LIBRARY_PATH", None)
+            else:
+                os.environ["LD_LIBRARY_PATH"] = saved
         import rpy2.robjects as ro
 
         ro.r("options(warn = 1)")  # print R warnings as they happen, so each fit captures its own
