@@ -48,6 +48,15 @@ NESTED = {"short_nested", "long_nested"}
 EXPERIMENT = "lakretz2021"
 
 
+def _require_values(path, raw: pd.DataFrame, column: str, normalised: pd.Series, allowed: list[str],
+                    shown: str) -> None:
+    """The first value outside `allowed` is an error naming the file, column and line."""
+    bad = ~normalised.isin(allowed)
+    if bad.any():
+        i = bad[bad].index[0]
+        raise LoadError(f"{path}: column {column!r}, line {raw['_line'][i]}: {raw[column][i]!r} is not {shown}")
+
+
 def _position(structure: str, trial_type: str, violation_type: str) -> str:
     if trial_type == "acceptable":
         return "none"
@@ -132,19 +141,12 @@ def import_lakretz_frame(
 
     structure = raw["sentence_type"].str.strip().map(STRUCTURE_OF)
     ttype = raw["trial_type"].str.strip().str.lower()
-    bad_tt = ~ttype.isin(["acceptable", "violation", "filler"])
-    if bad_tt.any():
-        i = bad_tt[bad_tt].index[0]
-        raise LoadError(f"{path}: column 'trial_type', line {raw['_line'][i]}: {raw['trial_type'][i]!r} is not "
-                        "Acceptable, Violation or Filler")
+    _require_values(path, raw, "trial_type", ttype, ["acceptable", "violation", "filler"],
+                    "Acceptable, Violation or Filler")
     vpos = [_position(s, t, v) for s, t, v in zip(structure, ttype, raw["violation_type"].str.strip())]
     vpos = pd.Series(vpos, index=raw.index)
     answer = raw["valid_answer"].str.strip().str.upper()
-    bad_ans = ~answer.isin(["CORRECT", "WRONG", "REJECTED"])
-    if bad_ans.any():
-        i = bad_ans[bad_ans].index[0]
-        raise LoadError(f"{path}: column 'valid_answer', line {raw['_line'][i]}: {raw['valid_answer'][i]!r} is not "
-                        "CORRECT, WRONG or REJECTED")
+    _require_values(path, raw, "valid_answer", answer, ["CORRECT", "WRONG", "REJECTED"], "CORRECT, WRONG or REJECTED")
     correct = pd.Series(pd.NA, index=raw.index, dtype="boolean")
     correct[answer == "CORRECT"] = True
     correct[answer == "WRONG"] = False
