@@ -266,6 +266,21 @@ class TransformersBackend(Backend):
                                            token_logprobs=tuple(float(x) for x in lps)))
         return out
 
+    def loglikelihood_alone(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        """One plain forward pass per request: batch 1, no padding, no cache (batch-invariant)."""
+        torch = self.torch
+        out = []
+        with torch.inference_mode():
+            for u in self._units(requests):
+                ids = torch.tensor([list(u.full[:-1])], device=self.input_device)
+                logits = self.model(input_ids=ids, logits_to_keep=u.n_cont).logits[0].float()
+                tgt = torch.tensor(u.full[-u.n_cont:], device=logits.device)
+                lp = torch.log_softmax(logits, -1)[torch.arange(u.n_cont, device=logits.device), tgt]
+                greedy = bool((logits.argmax(-1) == tgt).all())
+                lps = tuple(float(x) for x in lp.double().cpu().tolist())
+                out.append(LoglikelihoodResult(float(sum(lps)), greedy, u.n_cont, lps))
+        return out
+
     def _score_units(self, units: list[_Unit], progress: Progress | None) -> list[tuple[list[float], bool]]:
         if self.prefix_sharing == "tree":
             from model_subjects.prefix_tree import TreeScorer
