@@ -20,7 +20,7 @@ Format = Literal["auto", "twinlab", "lakretz"]
 EXTRA_COLUMNS = ("source_file", "session_status", "model")
 ALLOWED_VALUES: dict[str, set[str]] = {
     "subject_kind": {"human", "model"},
-    "violation_position": {"none", "inner", "outer"},
+    "violation_position": {"none", "inner", "outer", "other"},  # other: a filler (violation elsewhere, never scored)
     "dependency": {"inner", "outer"},
     "correct_response": {"violation", "no_violation"},
 }

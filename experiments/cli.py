@@ -153,6 +153,23 @@ _register("analysis.cli", "analyze", "analyze")
 _register("analysis.cli", "report", "report")
 
 
+def _register_importers() -> None:
+    """`twinlab import <format>`: one command per importer of the registry in analysis/importers."""
+    try:
+        from analysis.importers import REGISTRY
+    except ModuleNotFoundError as exc:
+        if exc.name in ("analysis", "analysis.importers"):
+            return
+        raise
+    import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
+    for imp in REGISTRY.values():
+        import_app.command(imp.name, help=imp.description)(imp.load_command())
+    app.add_typer(import_app, name="import")
+
+
+_register_importers()
+
+
 def main() -> None:  # pragma: no cover
     app()
 
