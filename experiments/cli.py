@@ -133,6 +133,40 @@ def stimuli_prompts(name: Optional[str] = typer.Argument(None, help="a prompt se
     typer.echo(PROMPT_SETS[name].text)
 
 
+import_app = typer.Typer(no_args_is_help=True, help="Import stimulus sets in published formats.")
+stimuli_app.add_typer(import_app, name="import")
+
+
+@import_app.command("lakretz-text")
+def stimuli_import_lakretz_text(
+    text: Path = typer.Argument(..., help="the .text file: one sentence per line, words separated by single spaces"),
+    gold: Path = typer.Option(..., "--gold", help="the line-aligned .gold file: verb index, correct form, flipped form, (ignored)"),
+    out: Path = typer.Option(..., "--out", "-o", help="output stimulus file (CSV or TSV), as `stimuli.file` reads it"),
+    id_prefix: Optional[str] = typer.Option(None, "--id-prefix", help="item id prefix (default: the .text file's name)"),
+    force: bool = typer.Option(False, "--force", help="overwrite an existing output file"),
+) -> None:
+    """Import Lakretz et al.'s released English nested-agreement stimuli (.text + .gold) as a stimulus file."""
+    from collections import Counter
+
+    from stimuli.files import StimulusFileError, load_items, save_items
+    from stimuli.lakretz_text import import_lakretz_text
+
+    if out.exists() and not force:
+        fail(f"{out} exists; choose another --out or pass --force to overwrite it")
+    try:
+        items = import_lakretz_text(text, gold, id_prefix=id_prefix)
+    except StimulusFileError as exc:
+        fail(str(exc))
+    tmp = out.with_name(out.name + ".part")
+    save_items(items, tmp)
+    load_items(tmp)  # what specs and run-model will read
+    tmp.replace(out)
+    cells = Counter((i.structure, next(iter(i.verbs)), i.condition) for i in items)
+    for (structure, dep, cond), n in sorted(cells.items()):
+        console.print(f"  {structure} {dep} {cond}: {n}", highlight=False)
+    typer.echo(f"wrote {len(items)} items to {out}")
+
+
 @app.command()
 def doctor() -> None:
     """Report what is installed and working (Python, torch, model, PsychoPy window, R, lme4, pymer4)."""
