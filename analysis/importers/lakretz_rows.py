@@ -130,7 +130,7 @@ def log_rows(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame | No
             "subject_kind": "human",
             "session": lf.session,
             "experiment": EXPERIMENT,
-            "block": "training" if lf.training else "test",
+            "block": "training" if lf.training else "main",
             "structure": STRUCTURE_OF_TYPE[tr.stype],
             "condition": tr.condition,
             "dependency": position if position in ("inner", "outer") else None,
@@ -184,7 +184,7 @@ def table_rows(table: pd.DataFrame, match: str = "table_only") -> pd.DataFrame:
         }
         rows.append({
             "subject_id": subject_id(r.subject), "subject_kind": "human", "session": None,
-            "experiment": EXPERIMENT, "block": "test", "structure": r.structure, "condition": r.condition,
+            "experiment": EXPERIMENT, "block": "main", "structure": r.structure, "condition": r.condition,
             "dependency": position if position in ("inner", "outer") else None, "violation_position": position,
             "grammatical": r.trial_type == "Acceptable", "correct_response": truth, "feedback": True,
             "response": (truth if c else flip) if c is not None else "none", "correct": c,
