@@ -47,6 +47,12 @@ def _none(x):
     return x
 
 
+def _plain(x):
+    """numpy/pandas scalars -> Python ones (for JSON)."""
+    x = _none(x)
+    return x.item() if hasattr(x, "item") else x
+
+
 def _positions(stype: pd.Series, trial_type: pd.Series, vtype: pd.Series) -> pd.Series:
     dep = pd.Series([dependency_of(s, v) for s, v in zip(stype, vtype)], index=stype.index, dtype=object)
     return pd.Series(np.where(trial_type == "Acceptable", "none", np.where(trial_type == "Violation", dep, "other")),
@@ -102,9 +108,9 @@ def log_rows(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame | No
             "trial_type": ttype,
             "violation_type": tr.vtype,
             "slide_num_of_viol": int(tr.vslide),
-            "outcome": _none(tr.outcome),
+            "outcome": _plain(tr.outcome),
             "valid_answer": VALID_ANSWER_OF_OUTCOME.get(tr.outcome) if finished else None,
-            "release_rt_s": _none(tr.release_rt_s),
+            "release_rt_s": _plain(tr.release_rt_s),
             "is_outlier": outlier_of.get(lf.subject),
             "log_file": lf.path.name,
             "log_line": int(tr.line),
@@ -113,14 +119,14 @@ def log_rows(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame | No
             "table_line": int(table.at[table_idx, "line"]) if table_idx is not None else None,
             "key_presses": int(tr.n_keys),
             "key_presses_total": int(tr.n_keys_total),
-            "early_response_phase": _none(tr.key_phase),
+            "early_response_phase": _plain(tr.key_phase),
             "panel_on_ms": _ms(tr.t_panel_on - t0),
             "feedback_on_ms": _ms(tr.t_feedback_on - t0),
             "feedback_off_ms": _ms(tr.t_feedback_off - t0),
         }
         if tr.match == "answer_mismatch":
-            extra["table_outcome"] = _none(table.at[table_idx, "outcome"])
-            extra["table_release_rt_s"] = _none(table.at[table_idx, "release_rt_s"])
+            extra["table_outcome"] = _plain(table.at[table_idx, "outcome"])
+            extra["table_release_rt_s"] = _plain(table.at[table_idx, "release_rt_s"])
         if not finished:
             extra["unfinished"] = True
         t_end = next((t for t in (tr.t_feedback_off, tr.t_feedback_on, tr.t_panel_on,
@@ -178,8 +184,8 @@ def table_rows(table: pd.DataFrame, match: str = "table_only") -> pd.DataFrame:
         flip = "violation" if truth == "no_violation" else "no_violation"
         extra = {
             "source": "table", "match": match, "order": "unknown", "trial_type": r.trial_type,
-            "violation_type": r.vtype, "slide_num_of_viol": _none(r.vslide), "outcome": _none(r.outcome),
-            "valid_answer": r.valid_answer, "release_rt_s": _none(r.release_rt_s), "is_outlier": _none(r.is_outlier),
+            "violation_type": r.vtype, "slide_num_of_viol": _plain(r.vslide), "outcome": _plain(r.outcome),
+            "valid_answer": r.valid_answer, "release_rt_s": _plain(r.release_rt_s), "is_outlier": _plain(r.is_outlier),
             "table_line": int(r.line), "table_trial_num": int(r.trial_num),
         }
         rows.append({
