@@ -345,6 +345,6 @@ def fixture_plans() -> list[SubjectPlan]:
 def release_plans(n_subjects: int = 55, n_log_only: int = 6, n_training: int = 4) -> list[SubjectPlan]:
     """A release-sized set: 55 table subjects x 2 sessions, a few log-only subjects, pilot training logs."""
     plans = [SubjectPlan(20 + i, outlier=(i == 3)) for i in range(n_subjects)]
-    plans += [SubjectPlan(200 + i, sessions=(1, 2) if i % 2 else (2,), in_table=False) for i in range(n_log_only)]
+    plans += [SubjectPlan(200 + i, sessions=(1 + i % 2,), in_table=False) for i in range(n_log_only)]
     plans += [SubjectPlan(6 + i, training_only=True) for i in range(n_training)]
     return plans
