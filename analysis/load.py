@@ -20,9 +20,10 @@ Format = Literal["auto", "twinlab", "lakretz"]
 EXTRA_COLUMNS = ("source_file", "session_status", "model")
 ALLOWED_VALUES: dict[str, set[str]] = {
     "subject_kind": {"human", "model"},
-    "violation_position": {"none", "inner", "outer"},
+    "violation_position": {"none", "inner", "outer", "other"},  # other: a filler
     "dependency": {"inner", "outer"},
     "correct_response": {"violation", "no_violation"},
+    "response_mode": {"key", "panel"},
 }
 _TRUE = {"true", "1", "yes", "t"}
 _FALSE = {"false", "0", "no", "f"}

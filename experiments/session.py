@@ -56,11 +56,16 @@ def check_subject_id(subject_id: str) -> str:
     return subject_id
 
 
-def session_stem(experiment: str, subject_id: str, session: int) -> str:
-    return f"study-{keyword_value(experiment)}_subject-{check_subject_id(subject_id)}_session-{int(session)}"
+def session_label(session: int | None) -> str:
+    """The session keyword value: its number, or `unknown` for imported trials whose session is not known."""
+    return "unknown" if session is None else str(int(session))
 
 
-def session_paths(root: str | Path, experiment: str, subject_id: str, session: int) -> tuple[Path, Path]:
+def session_stem(experiment: str, subject_id: str, session: int | None) -> str:
+    return f"study-{keyword_value(experiment)}_subject-{check_subject_id(subject_id)}_session-{session_label(session)}"
+
+
+def session_paths(root: str | Path, experiment: str, subject_id: str, session: int | None) -> tuple[Path, Path]:
     stem = session_stem(experiment, subject_id, session)
     data = Path(root) / "data"
     return data / f"{stem}_data.csv", data / f"{stem}_data.json"
@@ -145,7 +150,7 @@ class SessionWriter:
         *,
         experiment: str,
         subject_id: str,
-        session: int,
+        session: int | None,
         subject_kind: str,
         spec_hash: str,
         sequence_hash: str,
@@ -174,7 +179,7 @@ class SessionWriter:
             "experiment": experiment,
             "subject_id": subject_id,
             "subject_kind": subject_kind,
-            "session": int(session),
+            "session": None if session is None else int(session),
             "spec_hash": spec_hash,
             "sequence_hash": sequence_hash,
             "n_trials_planned": int(n_trials),
@@ -245,6 +250,25 @@ class SessionWriter:
         checked = check_row(row)
         self._write_line([checked[c] for c in COLUMN_NAMES])
         self.n_rows += 1
+
+    def append_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Write many finished trials at once, flushed and fsync'ed once (importers of finished data).
+
+        The rows are checked first, so a bad row leaves the file as it was.
+        """
+        checked = [check_row(r) for r in rows]
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        for r in checked:
+            w.writerow([_format_cell(r[c]) for c in COLUMN_NAMES])
+        assert self._fh is not None, "session is closed"
+        try:
+            self._fh.write(buf.getvalue())
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise SessionError(f"could not write to {self.csv_path}: {exc.strerror or exc}") from exc
+        self.n_rows += len(checked)
 
     @property
     def next_trial_index(self) -> int:
