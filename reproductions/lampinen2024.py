@@ -174,7 +174,7 @@ def plan_subtasks(opt: Options) -> list[Subtask]:
                     if opt.dependency in (None, dep):
                         groups.setdefault((it.structure, dep), []).append(dataclasses.replace(it, lexicon="test"))
         if not groups:
-            raise ReproError(f"no items with a {opt.dependency} verb in {', '.join(map(str, opt.items))}")
+            raise ReproError(f"no items with an {opt.dependency} verb in {', '.join(map(str, opt.items))}")
     else:
         n = opt.items_per_condition or GENERATED_PER_CONDITION
         for name, (structure, dep) in SUBTASKS.items():
@@ -364,6 +364,8 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
 
     def with_humans(t: pd.DataFrame, structure: str) -> pd.DataFrame:
         h = human_for(human, structure)
+        if not h.empty:
+            h = h[h["dependency"].isin(set(t["dependency"]))]  # no empty panels for a dependency not run
         return pd.concat([t, h.assign(group="human")], ignore_index=True) if not h.empty else t
 
     figs = out / "figures"
