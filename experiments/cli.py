@@ -187,10 +187,22 @@ def _register(module: str, func: str, name: str) -> None:
     app.command(name)(getattr(mod, func))
 
 
+def _register_app(module: str, attr: str, name: str) -> None:
+    """Register a typer sub-app defined beside its package (`twinlab reproduce ...`); absent packages are skipped."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return
+        raise
+    app.add_typer(getattr(mod, attr), name=name)
+
+
 _register("model_subjects.cli", "run_model", "run-model")
 _register("participants.cli", "run_human", "run-human")
 _register("analysis.cli", "analyze", "analyze")
 _register("analysis.cli", "report", "report")
+_register_app("reproductions.cli", "app", "reproduce")
 
 
 def _register_importers() -> None:
