@@ -187,10 +187,39 @@ def _register(module: str, func: str, name: str) -> None:
     app.command(name)(getattr(mod, func))
 
 
+def _register_app(module: str, attr: str, name: str) -> None:
+    """Register a typer sub-app defined beside its package (`twinlab reproduce ...`); absent packages are skipped."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return
+        raise
+    app.add_typer(getattr(mod, attr), name=name)
+
+
 _register("model_subjects.cli", "run_model", "run-model")
 _register("participants.cli", "run_human", "run-human")
 _register("analysis.cli", "analyze", "analyze")
 _register("analysis.cli", "report", "report")
+_register_app("reproductions.cli", "app", "reproduce")
+
+
+def _register_importers() -> None:
+    """`twinlab import <format>`: one command per importer of the registry in analysis/importers."""
+    try:
+        from analysis.importers import REGISTRY
+    except ModuleNotFoundError as exc:
+        if exc.name in ("analysis", "analysis.importers"):
+            return
+        raise
+    import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
+    for imp in REGISTRY.values():
+        import_app.command(imp.name, help=imp.description)(imp.load_command())
+    app.add_typer(import_app, name="import")
+
+
+_register_importers()
 
 
 def main() -> None:  # pragma: no cover

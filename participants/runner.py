@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from experiments.compiler import compile_sequence
-from experiments.session import SessionError, SessionExistsError, SessionWriter, read_rows, session_paths
+from experiments.session import (SessionError, SessionExistsError, SessionWriter, read_rows, scan_table,
+                                 session_paths)
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
 from participants.autopilot import AUTOPILOT_PREFIX
@@ -111,7 +112,10 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
                 raise RunError(
                     f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence has "
                     f"{new} (the spec, participant or seed changed)")
-        rows = read_rows(csv_path) if csv_path.exists() else []
+        scan = scan_table(csv_path) if csv_path.exists() else None
+        rows = scan.rows if scan is not None else []
+        if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
+            log(f"WARNING: {scan.note()}")
         start = _check_rows_follow_sequence(rows, seq, csv_path)
         if start >= n:
             raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
@@ -202,6 +206,10 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             metadata=metadata, resume=cfg.resume)
     except SessionError as exc:
         raise RunError(str(exc)) from None
+    if cfg.resume and writer.n_rows != prep.start:  # the file changed between the check and the reopen
+        writer.close("aborted", abort_reason="rows on disk changed before the resume started")
+        raise RunError(f"cannot resume {writer.csv_path}: it held {prep.start} complete trial(s) when checked but "
+                       f"{writer.n_rows} when reopened; nothing was run, try again")
     if cfg.resume:  # the sidecar kept its first run's metadata; add this run's
         writer.meta["resumes"][-1].update(run_info)
         writer.meta.setdefault("runs", []).append(run_info)
