@@ -111,6 +111,8 @@ def scored_rows(df: pd.DataFrame, post_training: bool = True) -> pd.DataFrame:
 
 # Table C1 column order (seeds/000): congruent subjects first, then the harder incongruent ones.
 LAMPINEN_ORDER = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP", "SS", "SP", "PP", "PS")
+# the deeper variant (seeds/000 appendix A) puts its fixed plural prefix before the same order
+LAMPINEN_ORDER += tuple("P" + c for c in LAMPINEN_ORDER[:8])
 
 
 def condition_order(conditions) -> list[str]:

@@ -16,17 +16,21 @@ Speed:
     reused by every batch;
   * batches are built from length-sorted sequences, left-padded (explicit positions and mask),
     and only the logits that are needed are computed (`logits_to_keep`);
-  * a running context (`stream`) extends one growing KV cache trial by trial.
+  * a running context (`stream`) extends one growing KV cache trial by trial
+    (`model_subjects.kv_stream.KVStream`).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from model_subjects.backend import Backend, ModelLoadError, Progress, Stream
+from model_subjects.backend import Backend, ModelLoadError, Progress
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
+
+if TYPE_CHECKING:
+    from model_subjects.kv_stream import KVStream
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float16": "float16", "fp16": "float16", "half": "float16", "auto": "auto"}
@@ -371,6 +375,8 @@ class TransformersBackend(Backend):
     # ------------------------------------------------------------------ generation
     def generate_until(self, requests: Sequence[GenerationRequest],
                        progress: Progress | None = None) -> list[str]:
+        from model_subjects.kv_stream import KVStream
+
         outs = []
         for req in requests:
             ctx = self.encode(req.context.rstrip(" "))
@@ -382,6 +388,8 @@ class TransformersBackend(Backend):
         return outs
 
     def stream(self, reuse_cache: bool = True, **kwargs: Any) -> "KVStream":
+        from model_subjects.kv_stream import KVStream
+
         return KVStream(self, reuse_cache=reuse_cache)
 
     def chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
@@ -391,129 +399,10 @@ class TransformersBackend(Backend):
                                                   add_generation_prompt=add_generation_prompt)
 
 
-class KVStream(Stream):
-    """A running context on one growing KV cache.
+def __getattr__(name: str) -> Any:
+    """`hf_backend.KVStream` still works (the stream moved to `model_subjects.kv_stream`)."""
+    if name == "KVStream":
+        from model_subjects.kv_stream import KVStream
 
-    Committed tokens are the concatenation of the encodings of each `extend` segment (segments
-    end in a newline, so this equals encoding the whole text for byte-level BPE tokenisers; a
-    test checks it for the bundled model). A query encodes its own context after the committed
-    tokens and leaves it in the cache; when the next segment begins with those tokens (the trial
-    just scored, now followed by the answer and feedback), they are kept, so every token of the
-    session is encoded once.
-    """
-
-    def __init__(self, backend: TransformersBackend, reuse_cache: bool = True, start: Sequence[int] | None = None):
-        from model_subjects.kvcache import growing_cache
-
-        self.b = backend
-        self.reuse_cache = reuse_cache
-        self.ids: list[int] = list(backend.prefix_ids if start is None else start)
-        self._segments: list[str] = []
-        self.cache = growing_cache(backend.num_layers)
-        self.n_valid = 0  # committed tokens whose keys/values are in the cache
-        self.tentative: tuple[int, ...] = ()  # query context tokens in the cache after the committed ones
-        self._tentative_lp: Any = None  # next-token log-probs after the tentative context
-        self.tokens_encoded = 0  # tokens run through the model (for the benchmark)
-
-    @property
-    def text(self) -> str:
-        return "".join(self._segments)
-
-    def extend(self, text: str) -> None:
-        seg = self.b.encode(text)
-        if self.tentative and seg[: len(self.tentative)] == self.tentative:
-            self.n_valid += len(self.tentative)
-        self.tentative = ()
-        self._tentative_lp = None
-        self.ids.extend(seg)
-        self._segments.append(text)
-
-    def _forward(self, new: Sequence[int]) -> Any:
-        torch = self.b.torch
-        ids = torch.tensor([list(new)], device=self.b.input_device)
-        self.tokens_encoded += len(new)
-        out = self.b.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=1)
-        return torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-
-    def _prepare(self, ctx: Sequence[int]) -> Any:
-        """Put committed + ctx into the cache; return log-probs of the next token."""
-        from model_subjects.kvcache import crop_cache
-
-        if not self.reuse_cache:
-            self.n_valid = 0
-        elif self._tentative_lp is not None and tuple(ctx) == self.tentative and self.tentative:
-            return self._tentative_lp
-        full = self.ids + list(ctx)
-        if not full:
-            full = [self.b.start_id]
-            self.ids = full[:]
-        keep = min(self.n_valid, len(full) - 1)  # at least one token must run to get its logits
-        crop_cache(self.cache, keep)
-        lp = self._forward(full[keep:])
-        self.n_valid = min(len(self.ids), len(full))
-        if len(full) > len(self.ids):
-            self.tentative = tuple(full[len(self.ids):])
-        else:
-            self.tentative = ()
-        self._tentative_lp = lp if self.tentative else None
-        return lp
-
-    def loglikelihood(self, context: str, continuations: Sequence[str]) -> list[LoglikelihoodResult]:
-        from model_subjects.kvcache import crop_cache
-
-        torch = self.b.torch
-        pairs = [self.b.encode_pair(context, c) for c in continuations]
-        results: list[LoglikelihoodResult | None] = [None] * len(pairs)
-        with torch.inference_mode():
-            for ctx in dict.fromkeys(ctx for ctx, _ in pairs):
-                lp0 = self._prepare(ctx)
-                base = self.n_valid + len(self.tentative)
-                for i, (c, cont) in enumerate(pairs):
-                    if c != ctx:
-                        continue
-                    lps = [float(lp0[cont[0]])]
-                    greedy = int(lp0.argmax()) == cont[0]
-                    if len(cont) > 1:
-                        ids = torch.tensor([list(cont[:-1])], device=self.b.input_device)
-                        self.tokens_encoded += len(cont) - 1
-                        out = self.b.model(input_ids=ids, past_key_values=self.cache, use_cache=True)
-                        more = torch.log_softmax(out.logits[0].float(), dim=-1)
-                        tgt = torch.tensor(list(cont[1:]), device=more.device)
-                        lps += more[torch.arange(len(cont) - 1, device=more.device), tgt].tolist()
-                        greedy = greedy and bool((more.argmax(-1) == tgt).all())
-                        crop_cache(self.cache, base)
-                    results[i] = LoglikelihoodResult(float(sum(lps)), bool(greedy), len(cont), tuple(lps))
-        return results  # type: ignore[return-value]
-
-    def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
-                 skip_leading_whitespace: bool = False) -> str:
-        """Greedy continuation, cut before the first stop string (after leading whitespace if asked)."""
-        from model_subjects.kvcache import crop_cache
-
-        torch = self.b.torch
-        tok = self.b.tokenizer
-        ctx = self.b.encode(context.rstrip(" ")) if context else ()
-        stops = {t for t in (tok.eos_token_id, getattr(self.b.model.generation_config, "eos_token_id", None))
-                 if isinstance(t, int)}
-
-        def body_start(text: str) -> int:
-            return len(text) - len(text.lstrip()) if skip_leading_whitespace else 0
-
-        new: list[int] = []
-        text = ""
-        with torch.inference_mode():
-            lp = self._prepare(ctx)
-            base = self.n_valid + len(self.tentative)
-            for _ in range(max_new_tokens):
-                nxt = int(lp.argmax())
-                if nxt in stops:
-                    break
-                new.append(nxt)
-                text = tok.decode(new, skip_special_tokens=True)
-                if any(s in text[body_start(text):] for s in until):
-                    break
-                lp = self._forward([nxt])
-            crop_cache(self.cache, base)
-        b0 = body_start(text)
-        cut = min([text.index(s, b0) for s in until if s in text[b0:]] or [len(text)])
-        return text[:cut]
+        return KVStream
+    raise AttributeError(name)

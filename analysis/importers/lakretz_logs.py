@@ -1,0 +1,340 @@
+"""Read the raw session logs of Lakretz et al. (2021) into one row per trial (see lakretz_format).
+
+Why vectorised: the full release is ~120 logs of ~6,000 event lines each. Each file is checked
+line by line with pandas (the C parser), every problem naming the file and line; then all events
+of all files are assembled into trials at once with group-bys, not per-line Python.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.importers import ImportDataError
+from analysis.importers.lakretz_format import (
+    CONDITIONS_OF_TYPE, KNOWN_EVENTS, LOG_FIELDS, LOG_GLOB, LOG_HEADER, LOG_NAME, SESSION_EVENTS, SINGLE_EVENTS,
+    TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES,
+)
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """One session log, with what its name says (subject, session, training or main, start time)."""
+
+    path: Path
+    subject: int
+    session: int
+    training: bool
+    started: datetime  # local time of the lab, from the file name
+
+    @property
+    def kind(self) -> str:
+        return "training_log" if self.training else "session_log"
+
+
+@dataclass
+class LogNotes:
+    """What was read and what was set aside, for the summary (never dropped silently)."""
+
+    notes: list[str] = field(default_factory=list)
+    ignored_files: list[str] = field(default_factory=list)
+    truncated_lines: int = 0
+    unknown_events: dict[str, int] = field(default_factory=dict)
+    blank_lines: int = 0
+    event_lines: int = 0
+
+
+def _parse_name(path: Path) -> LogFile | None:
+    m = LOG_NAME.match(path.name)
+    if not m:
+        return None
+    try:
+        started = datetime.strptime(m["date"] + m["time"], "%Y%b%d%H%M%S")
+    except ValueError:
+        return None
+    return LogFile(path=path, subject=int(m["subject"]), session=int(m["session"]), training=bool(m["train"]),
+                   started=started)
+
+
+def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
+    """The session logs in `folder` (not recursive), in a stable order; other files are noted, not read.
+
+    Two logs of the same subject, session and kind cannot both be right: that is an error naming both.
+    """
+    folder = Path(folder)
+    if not folder.exists():
+        raise ImportDataError(f"{folder}: no such folder (--logs)")
+    if not folder.is_dir():
+        raise ImportDataError(f"{folder}: --logs must be a folder of session logs")
+    logs: list[LogFile] = []
+    for p in sorted(folder.iterdir()):
+        if not p.is_file() or p.name.startswith("."):
+            continue
+        lf = _parse_name(p)
+        if lf is None:
+            notes.ignored_files.append(p.name)
+        else:
+            logs.append(lf)
+    if not logs:
+        what = f"; it holds {len(notes.ignored_files)} other file(s)" if notes.ignored_files else " (it is empty)"
+        raise ImportDataError(f"{folder}: no session logs named like {LOG_GLOB} "
+                              f"(logLocalGlobalParadigm_<date>_<time>_Subj_<n>_sess_<k>.csv){what}")
+    if notes.ignored_files:
+        notes.notes.append(f"{folder}: {len(notes.ignored_files)} file(s) not named like a session log were not "
+                           f"read: {', '.join(notes.ignored_files[:5])}" + (" ..." if len(notes.ignored_files) > 5 else ""))
+    seen: dict[tuple, LogFile] = {}
+    for lf in logs:
+        key = (lf.subject, lf.session, lf.training)
+        if key in seen:
+            raise ImportDataError(
+                f"two {'training ' if lf.training else ''}logs for subject {lf.subject}, session {lf.session}: "
+                f"{seen[key].path} and {lf.path}; keep the right one and move the other out of {folder}")
+        seen[key] = lf
+    return sorted(logs, key=lambda f: (f.subject, f.session, not f.training, f.started))
+
+
+def _decode(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ImportDataError(f"{path}: line {line}: byte 0x{data[exc.start]:02x} is not UTF-8 text "
+                              "(the release's logs are plain ASCII; is this file damaged?)") from None
+
+
+def _first_bad(paths: list[Path], frame: pd.DataFrame, bad: pd.Series, what: str, column: str) -> ImportDataError:
+    i = bad[bad].index[0]
+    return ImportDataError(f"{paths[int(frame.at[i, 'file'])]}: line {int(frame.at[i, 'line'])}: {column} "
+                           f"{frame.at[i, column]!r} {what}")
+
+
+def _to_int(paths: list[Path], frame: pd.DataFrame, column: str, rows: pd.Series) -> pd.Series:
+    out = pd.Series(pd.NA, index=frame.index, dtype="Int64")
+    sub = frame.loc[rows, column]
+    try:  # fast path: clean integers
+        out[rows] = sub.to_numpy().astype(np.int64)
+        return out
+    except (ValueError, TypeError):
+        pass
+    num = pd.to_numeric(sub, errors="coerce")
+    bad = num.isna() | (num != num.round())
+    if bad.any():
+        raise _first_bad(paths, frame, bad.reindex(frame.index, fill_value=False), "is not a whole number", column)
+    out[rows] = num.astype("int64").to_numpy()
+    return out
+
+
+def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
+    """The event lines of one log as strings, with their line numbers (typed by `check_events`).
+
+    A last line cut short (the file ends inside it, as when a session is killed) is set aside with a
+    note; any other malformed line is an error naming the file and line.
+    """
+    path = lf.path
+    text = _decode(path)
+    if not text.strip():
+        raise ImportDataError(f"{path}: file is empty (expected the header line {chr(9).join(LOG_HEADER)!r})")
+    first_end = text.find("\n")
+    header = (text if first_end < 0 else text[:first_end]).rstrip("\r").rstrip("\t").split("\t")
+    if tuple(h.strip() for h in header) != LOG_HEADER:
+        raise ImportDataError(f"{path}: line 1: header {header!r} is not the session-log header "
+                              f"({', '.join(LOG_HEADER)})")
+    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if not text.endswith("\n"):
+        cut = text.rfind("\n") + 1
+        last = text[cut:]
+        if last.rstrip("\r").endswith("\t") and last.split("\t", 1)[0] in KNOWN_EVENTS:
+            text += "\n"  # a complete record that only lacks its line end
+        else:
+            notes.truncated_lines += 1
+            notes.notes.append(f"{path.name}: line {n_lines} is truncated (the file ends inside it: {last[:40]!r}); "
+                               "set aside, its trial is imported as unfinished")
+            text = text[:cut]
+    try:
+        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), dtype=object,
+                          keep_default_na=False, quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c")
+    except pd.errors.ParserError as exc:
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if m:
+            raise ImportDataError(f"{path}: line {m[2]}: {m[3]} tab-separated fields, at most {m[1]} expected") from None
+        raise ImportDataError(f"{path}: not a readable session log ({str(exc).strip()})") from None
+    except pd.errors.EmptyDataError:
+        raw = pd.DataFrame(columns=list(LOG_FIELDS), dtype=object)
+    raw["line"] = np.arange(2, len(raw) + 2)
+    no_event = raw["Event"] == ""
+    if no_event.any():  # a blank line (every field empty) is skipped; anything else is an unknown event
+        blank = no_event & (raw.loc[no_event, list(LOG_HEADER)] == "").all(axis=1).reindex(raw.index, fill_value=False)
+        notes.blank_lines += int(blank.sum())
+        raw = raw[~blank]
+    unknown = ~raw["Event"].isin(KNOWN_EVENTS)
+    if unknown.any():
+        counts = raw.loc[unknown, "Event"].value_counts()
+        for ev, n in counts.items():
+            notes.unknown_events[ev] = notes.unknown_events.get(ev, 0) + int(n)
+        first = raw.loc[unknown].iloc[0]
+        notes.notes.append(f"{path.name}: {int(unknown.sum())} line(s) with unknown event name(s) "
+                           f"{', '.join(repr(e) for e in counts.index)} set aside (first at line {int(first['line'])})")
+        raw = raw[~unknown]
+    notes.event_lines += len(raw)
+    return raw
+
+
+def _stripped(s: pd.Series, known: list[str]) -> pd.Series:
+    """Strip surrounding spaces, only on the values that are not already known ones (fast on clean logs)."""
+    odd = ~s.isin(known)
+    if odd.any():
+        s = s.copy()
+        s[odd] = s[odd].str.strip()
+    return s
+
+
+_VALID_CELLS = [f"{t}|{c}" for t, conds in CONDITIONS_OF_TYPE.items() for c in conds]
+
+
+def check_events(logs: list[LogFile], raw: pd.DataFrame) -> pd.DataFrame:
+    """Type and check the events of all logs at once (`raw` has a `file` column indexing `logs`)."""
+    paths = [lf.path for lf in logs]
+    raw = raw.reset_index(drop=True)
+    trial_ev = raw["Event"].isin(TRIAL_EVENTS)
+    everything = pd.Series(True, index=raw.index)
+    block = _to_int(paths, raw, "Block", everything)
+    trial = _to_int(paths, raw, "Trial", everything)
+    try:  # fast path: every Time a number
+        time = pd.Series(raw["Time"].to_numpy().astype(np.float64), index=raw.index)
+    except (ValueError, TypeError):
+        time = pd.to_numeric(raw["Time"], errors="coerce")
+    bad = time.isna()
+    if bad.any():
+        raise _first_bad(paths, raw, bad, "is not a time in seconds (a line cut short?)", "Time")
+    stype_log = _stripped(raw["Sentence_type"], list(TABLE_TYPE_OF_LOG))
+    bad = trial_ev & ~stype_log.isin(list(TABLE_TYPE_OF_LOG))
+    if bad.any():
+        raise _first_bad(paths, raw, bad, f"is not a known sentence type ({', '.join(TABLE_TYPE_OF_LOG)})",
+                         "Sentence_type")
+    stype = stype_log.map(TABLE_TYPE_OF_LOG)
+    cond = _stripped(raw["Condition"], sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}))
+    bad = trial_ev & ~(stype.fillna("") + "|" + cond).isin(_VALID_CELLS)
+    if bad.any():
+        raise _first_bad(paths, raw, bad, "is not a condition of its sentence type", "Condition")
+    vslide = _to_int(paths, raw, "Viol_on_slide", trial_ev)
+    slide = _to_int(paths, raw, "SlideNum", raw["Event"].isin(["WORD_ON", "WORD_OFF", "KEY_PRESS"]))
+    vtype = _stripped(raw["Violation_type"], list(VIOLATION_TYPES) + ["NaN", ""]).replace({"NaN": "None"})
+    bad = raw["Event"].isin(["WORD_ON", "END_TRIAL"]) & ~vtype.isin(list(VIOLATION_TYPES))
+    if bad.any():
+        raise _first_bad(paths, raw, bad, f"is not a violation type ({', '.join(VIOLATION_TYPES)}, NaN)",
+                         "Violation_type")
+    return pd.DataFrame({
+        "file": raw["file"].astype("int64"),
+        "line": raw["line"].astype("int64"), "event": raw["Event"], "block": block, "trial": trial, "slide": slide,
+        "word": raw["WordStr"], "time": time.astype("float64"), "stype": stype, "condition": cond,
+        "vslide": vslide, "vtype": vtype,
+    })
+
+
+def assemble_trials(logs: list[LogFile], ev: pd.DataFrame) -> pd.DataFrame:
+    """One row per trial (FIX_ON) of every log, in file then line order, with its timings and answers.
+
+    Columns: file (index into `logs`), block, trial, line (of FIX_ON), stype, condition, vslide,
+    vtype, units/onsets/durations (lists; seconds), t_fix, t_fix2panel, t_panel_on, t_last_off,
+    panel_word, panel_rt_s, t_feedback_on, t_feedback_off, outcome, release_rt_s, finished,
+    n_keys (before the panel), n_keys_total, key_time, key_slide, key_word, key_phase
+    (sentence or fixation), t_grand_start (the log's first GrandStart/BlockStart time).
+    """
+    key = ["file", "block", "trial"]
+    starts = ev[ev["event"].isin(SESSION_EVENTS)].groupby("file")["time"].min()
+    fix = ev[ev["event"] == "FIX_ON"]
+    dup = fix.duplicated(key, keep="first")
+    if dup.any():
+        r = fix[dup].iloc[0]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: trial {int(r['trial'])} of block "
+                              f"{int(r['block'])} starts a second time (FIX_ON)")
+    trials = fix[key + ["line", "stype", "condition", "vslide", "time"]].rename(columns={"time": "t_fix"})
+    tev = ev[ev["event"].isin(TRIAL_EVENTS) & (ev["event"] != "FIX_ON")]
+    tev = tev.merge(trials[key + ["line"]].rename(columns={"line": "fix_line"}), on=key, how="left")
+    orphan = tev["fix_line"].isna() | (tev["line"] < tev["fix_line"])
+    if orphan.any():
+        r = tev[orphan].iloc[0]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: {r['event']} of trial "
+                              f"{int(r['trial'])} comes before that trial's FIX_ON")
+    for name in SINGLE_EVENTS[1:]:
+        one = tev[tev["event"] == name]
+        dup = one.duplicated(key, keep="first")
+        if dup.any():
+            r = one[dup].iloc[0]
+            raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: a second {name} in trial "
+                                  f"{int(r['trial'])}")
+        cols = {"time": f"t_{name}", "word": f"w_{name}", "line": f"l_{name}", "vtype": f"v_{name}"}
+        trials = trials.merge(one[key + list(cols)].rename(columns=cols), on=key, how="left")
+    # RSVP units: WORD_ON in line order, WORD_OFF paired by slide
+    on = tev[tev["event"] == "WORD_ON"].sort_values(["file", "line"])
+    off = tev[tev["event"] == "WORD_OFF"][key + ["slide", "time"]].drop_duplicates(key + ["slide"])
+    on = on.merge(off.rename(columns={"time": "t_off"}), on=key + ["slide"], how="left")
+    trials = trials.reset_index(drop=True)
+    tid = on.merge(trials[key].assign(_tid=np.arange(len(trials))), on=key, how="left")["_tid"].to_numpy()
+    cut = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1]]) if len(tid) else np.array([], dtype=int)
+    if len(np.unique(tid[cut])) != len(cut):
+        dup = pd.Series(tid[cut]).duplicated()
+        r = on.iloc[cut[int(np.flatnonzero(dup.to_numpy())[0])]]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: WORD_ON of trial {int(r['trial'])} "
+                              "after another trial's events (the trials' lines are interleaved)")
+    units = [list(a) for a in np.split(on["word"].to_numpy(dtype=object), cut[1:])] if len(tid) else []
+    onsets = np.split(on["time"].to_numpy(dtype="float64"), cut[1:]) if len(tid) else []
+    offs = np.split(on["t_off"].to_numpy(dtype="float64"), cut[1:]) if len(tid) else []
+    for name, vals in (("units", units), ("onsets", onsets), ("offs", offs)):
+        col = np.empty(len(trials), dtype=object)
+        col[:] = None
+        for t, v in zip(tid[cut], vals):
+            col[t] = v
+        trials[name] = col
+    first_on = on.iloc[cut] if len(tid) else on
+    trials["vtype_word"] = pd.Series(first_on["vtype"].to_numpy(), index=tid[cut]).reindex(trials.index)
+    last = np.r_[cut[1:] - 1, len(tid) - 1] if len(tid) else cut
+    trials["t_last_off"] = pd.Series(on["t_off"].to_numpy()[last], index=tid[cut]).reindex(trials.index)
+    # key presses before the panel: the early answer
+    keys = tev[tev["event"] == "KEY_PRESS"].merge(trials[key + ["l_PanelOn", "l_FIX2PANEL_ON"]], on=key, how="left")
+    early = keys[keys["l_PanelOn"].isna() | (keys["line"] < keys["l_PanelOn"])].sort_values(["file", "line"])
+    first = early.groupby(key, sort=False).agg(n_keys=("line", "size"), key_time=("time", "first"),
+                                                key_slide=("slide", "first"), key_line=("line", "first"),
+                                                key_word=("word", "first"),
+                                                key_after_sentence=("l_FIX2PANEL_ON", "first"))
+    first["key_phase"] = np.where(first["key_after_sentence"].notna() & (first["key_line"] > first["key_after_sentence"]),
+                                  "fixation", "sentence")
+    all_keys = keys.groupby(key, sort=False).size().rename("n_keys_total")
+    trials = trials.merge(first.drop(columns=["key_after_sentence"]).reset_index(), on=key, how="left")
+    trials = trials.merge(all_keys.reset_index(), on=key, how="left")
+    trials["n_keys"] = trials["n_keys"].fillna(0).astype(int)
+    trials["n_keys_total"] = trials["n_keys_total"].fillna(0).astype(int)
+    trials["vtype"] = trials["v_END_TRIAL"].fillna(trials["vtype_word"]).fillna(trials["v_FIX2PANEL_ON"])
+    trials["finished"] = trials["t_END_TRIAL"].notna()
+    trials["t_grand_start"] = trials["file"].map(starts)
+    trials = trials.sort_values(["file", "line"]).reset_index(drop=True)
+    return trials.rename(columns={
+        "t_FIX2PANEL_ON": "t_fix2panel", "t_PanelOn": "t_panel_on", "w_PanelResp": "panel_word",
+        "t_PanelResp": "panel_rt_s", "t_FeedbackOn": "t_feedback_on", "t_FeedbackOff": "t_feedback_off",
+        "w_END_TRIAL": "outcome", "t_END_TRIAL": "release_rt_s"})
+
+
+def read_logs(folder: str | Path, notes: LogNotes, progress=None) -> tuple[list[LogFile], pd.DataFrame]:
+    """Scan, read and check every log of `folder`; return the files and their trials."""
+    logs = scan_logs(folder, notes)
+    raws = []
+    for i, lf in enumerate(logs):
+        raws.append(read_log(lf, notes).assign(file=i))
+        if progress is not None:
+            progress()
+    events = check_events(logs, pd.concat(raws, ignore_index=True))
+    trials = assemble_trials(logs, events)
+    bad = trials["outcome"].notna() & ~trials["outcome"].isin(
+        ["CORRECT", "CORRECT_INC", "CORRECT_DDC", "WRONG", "WRONG_INC", "WRONG_DDC"])
+    if bad.any():
+        r = trials[bad].iloc[0]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['l_END_TRIAL'])}: END_TRIAL outcome "
+                              f"{r['outcome']!r} is not one of CORRECT, WRONG (with _INC/_DDC)")
+    return logs, trials
