@@ -210,6 +210,7 @@ def import_lakretz_frame(
     df["session_status"] = pd.Series("completed", index=df.index, dtype="string")
     df["model"] = pd.Series(pd.NA, index=df.index, dtype="string")
     df["order_known"] = pd.Series(order_known, index=df.index, dtype="boolean")
+    df["in_results_table"] = pd.Series(True, index=df.index, dtype="boolean")
     if order_known:
         info.notes.append(
             f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), {len(df)} trial(s); "

@@ -18,7 +18,7 @@ import pandas as pd
 from experiments.schema import COLUMN_NAMES, DTYPES, REQUIRED
 
 Format = Literal["auto", "twinlab", "lakretz"]
-EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known")
+EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table")
 ALLOWED_VALUES: dict[str, set[str]] = {
     "subject_kind": {"human", "model"},
     "violation_position": {"none", "inner", "outer", "other"},  # other: a filler
@@ -45,8 +45,14 @@ class LoadInfo:
     outliers: dict = field(default_factory=lambda: {"policy": "exclude", "kept": [], "excluded": []})
 
     def exclude(self, what: str, rows: int, reason: str) -> None:
-        if rows:
-            self.exclusions.append({"what": what, "rows": int(rows), "reason": reason})
+        """Count excluded rows; the same what and reason (e.g. one subject's two sessions) add up."""
+        if not rows:
+            return
+        for e in self.exclusions:
+            if e["what"] == what and e["reason"] == reason:
+                e["rows"] += int(rows)
+                return
+        self.exclusions.append({"what": what, "rows": int(rows), "reason": reason})
 
     def outlier(self, subjects: list[str], keep: bool, rows: int, source: str) -> None:
         """Record subjects flagged as outliers by the data's authors, kept or excluded per `keep`."""
@@ -56,7 +62,7 @@ class LoadInfo:
         self.outliers["kept" if keep else "excluded"] += [s for s in subjects
                                                           if s not in self.outliers["kept" if keep else "excluded"]]
         if not keep:
-            self.exclude(f"outlier subject(s) {', '.join(subjects)} ({source})", rows,
+            self.exclude(f"outlier subject(s) {', '.join(subjects)}", rows,
                          "flagged is_outlier by the data's authors (Lakretz et al. 2021 exclude them); "
                          "--keep-outliers keeps them")
 
@@ -252,6 +258,18 @@ def sidecar_outlier(meta: dict) -> bool:
     return False
 
 
+def sidecar_in_results_table(meta: dict) -> bool:
+    """An imported release: is this subject among those the release analysed (its results table)?
+
+    `twinlab import lakretz2021` writes `in_results_table`, and `is_outlier` as the table's flag for
+    the subject, null when the subject has no row in the table; a null flag in a session imported
+    together with the table therefore also means "not in the table" (e.g. a training-only pilot)."""
+    if meta.get("in_results_table", True) is False:
+        return False
+    with_table = any(isinstance(s, dict) and s.get("kind") == "results_table" for s in meta.get("source_files") or [])
+    return not (with_table and "is_outlier" in meta and meta["is_outlier"] is None)
+
+
 def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False,
                       keep_outliers: bool = False) -> pd.DataFrame:
     raw = _read_session_csv(path, info)
@@ -274,6 +292,7 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     df["session_status"] = pd.Series(status, index=df.index, dtype="string")
     df["model"] = pd.Series(model_name(meta), index=df.index, dtype="string")
     df["order_known"] = pd.Series(sidecar_order_known(meta), index=df.index, dtype="boolean")
+    df["in_results_table"] = pd.Series(sidecar_in_results_table(meta), index=df.index, dtype="boolean")
     return df
 
 

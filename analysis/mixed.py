@@ -157,7 +157,7 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject") -> Mixed
             continue
         rfx.append({"group": g, "term": f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}", "estimate": _f(sd)})
     singular = bool(get["singular"][0])
-    messages = [" ".join(str(m).split()) for m in get["messages"]]
+    messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
     if singular and not any("singular" in m for m in messages):
         messages.append("boundary (singular) fit: see help('isSingular')")
     messages += degenerate_warnings(coefs, rfx)

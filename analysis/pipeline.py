@@ -195,6 +195,26 @@ def wide_table_c1(beside: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _drawable(slopes: pd.DataFrame) -> pd.DataFrame:
+    """Slopes as figure curves; degenerate fits (quasi-separation) get no curve."""
+    c = slopes.rename(columns={"estimate": "slope", "violation_type": "violation_position"}).copy()
+    bad = c["note"].fillna("").str.contains("degenerate")
+    c.loc[bad, ["slope", "intercept"]] = float("nan")
+    return c
+
+
+def wide_training(c4: pd.DataFrame) -> pd.DataFrame:
+    """Figure C4 as a table: rows structure, columns the violation position, cells 'rate (k/n)'."""
+    rows = []
+    for st, x in c4.groupby("structure", sort=False):
+        row = {"group": x["group"].iloc[0], "structure": st}
+        x = x.set_index("violation_type")
+        for v in ("none", "inner", "outer", "other"):
+            row[v] = f"{x.loc[v, 'error_rate']:.3f} ({x.loc[v, 'n_errors']}/{x.loc[v, 'n_trials']})" if v in x.index else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def _p(v: float) -> str:
     return "" if pd.isna(v) else ("<0.001" if v < 0.001 else f"{v:.3f}")
 
@@ -217,6 +237,8 @@ def wide_slopes(sl: pd.DataFrame) -> pd.DataFrame:
                 r = x.loc[c]
                 if col is None:
                     row[c] = f"{r['n_trials']} / {r['n_subjects']}"
+                elif pd.isna(r["estimate"]) and str(r["note"]).startswith("not fitted"):
+                    row[c] = "not fitted" if col == "estimate" else ""
                 elif col == "p":
                     row[c] = _p(r[col])
                 else:
@@ -238,7 +260,17 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
     out = Path(out)
     focus = Focus.parse(opt.focus)
     df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks)
-    d = prepare(df)
+    d_all = prepare(df)
+    # Imported release: subjects with logs but no row in the results table (pilots with training logs
+    # only, an incomplete participant) are not among the analysed subjects; only Figure C4 (training)
+    # uses their training trials.
+    outside = ~d_all["in_results_table"].fillna(True).astype(bool)
+    if outside.any():
+        ids = sorted(set(d_all.loc[outside, "subject_id"]))
+        info.exclude(f"subject(s) {', '.join(ids)}: logs but no row in the results table", int(outside.sum()),
+                     "not among the subjects the release analysed; left out of every analysis except the training "
+                     "figure (C4)")
+    d = d_all[~outside].reset_index(drop=True)
     od = order_known_rows(d)
     has_order = bool(scored_rows(od).shape[0])
     res = Results(out)
@@ -361,8 +393,7 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         figs = []
         for s in _structures(od)[:1]:
             for g in _groups(pts[pts["structure"] == s])[:MAX_GROUP_FIGURES]:
-                curves = slopes.rename(columns={"estimate": "slope", "violation_type": "violation_position"}) \
-                    if (g == "human" and not slopes.empty) else glm
+                curves = _drawable(slopes) if (g == "human" and not slopes.empty) else glm
                 kind = "glmer fixed effects (subject effect 0)" if curves is not glm else "plain logistic regression"
                 figs.append(res.figure(f"exposures_grid_{_slug(g)}_{s}",
                                        fig.grid_by_cell(pts, curves, g, s, "exposures", "earlier exposures to the same violation",
@@ -384,8 +415,8 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         skipped += _exposure_models(res, od, focus, opt, group_fits, log, out)
 
     # ---- training: Figures C3, C4 ------------------------------------------------------------
-    if has_order or d["training"].any():
-        _training_section(res, d, od, opt, out, notes)
+    if has_order or d_all["training"].any():
+        _training_section(res, d, od, order_known_rows(d_all), opt, out, notes)
 
     # ---- model-side measures ------------------------------------------------------------------
     if (d["subject_kind"] == "model").any():
@@ -517,13 +548,14 @@ def _exposure_models(res: Results, od: pd.DataFrame, focus: Focus, opt: Options,
     return skipped
 
 
-def _training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, opt: Options, out: Path, notes: list[str]) -> None:
+def _training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd.DataFrame, opt: Options, out: Path,
+                      notes: list[str]) -> None:
     """Figure C3 (encounters including training) and Figure C4 (errors during training), or why not."""
     tr = od[od["training"]]
     with_training = set(tr["subject_key"])
     with_test = set(scored_rows(od)["subject_key"])
     both = with_training & with_test
-    texts, tabs, figs = [], [], []
+    texts, tabs, figs = ["Definition: " + ac.DEFINITIONS["exposures_structure"]], [], []
     if both:
         sub = od[od["subject_key"].isin(both)]
         pts_s = ex_mod.exposure_points(sub, "structure")
@@ -546,19 +578,23 @@ def _training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, opt: Opti
         texts.append("Figure C3 is not drawn: it counts encounters including the training phase, so it needs the "
                      f"training logs of the analysed subjects, and here {why}. (The public Lakretz et al. release has "
                      "training logs only for pilot subjects 06-09, none for the 55 analysed subjects.)")
-    c4 = ac.training_error_rates(od, seed=opt.seed, n_boot=opt.n_boot)
+    c4 = ac.training_error_rates(od_all, seed=opt.seed, n_boot=opt.n_boot)
+    pilots = sorted(set(od_all.loc[od_all["training"] & ~od_all["in_results_table"].fillna(True).astype(bool), "subject_id"]))
     if len(c4):
-        tabs.append(res.table("training_error_rates", c4, "Figure C4: error rates during training (session 1)"))
+        tabs.append(res.table("training_error_rates_wide", wide_training(c4[c4["group"] == _groups(c4)[0]]),
+                              "Figure C4: error rates during training (session 1), rate (errors/trials)"))
+        tabs.append(res.table("training_error_rates", c4, "Figure C4 (long format)", show=False))
         g4 = _groups(c4)[0]
         figs.append(res.figure("training_error_rates", fig.training_bars(c4[c4["group"] == g4], out / "figures" / "training_error_rates.png"),
                                f"{g4}: error rates on the training trials of the first session by structure and violation "
                                f"(none: errors are false alarms), {c4['n_subjects'].max()} subject(s) at most per bar; "
                                "95% bootstrap CIs (seeds/000 Fig. C4)."))
         texts.append("Figure C4: error rates on the training trials of session 1, by structure and violation position "
-                     "(none = no violation; an error there is a false alarm, hard to interpret as seeds/000 notes).")
+                     "(none = no violation; an error there is a false alarm, hard to interpret as seeds/000 notes)"
+                     + (f"; from subject(s) {', '.join(pilots)}, who have a training log but no row in the results "
+                        "table (pilot subjects in the public release), not from the analysed subjects." if pilots else "."))
     else:
         texts.append("Figure C4 is not drawn: no training trials with answers in session 1 (it needs training logs).")
-    texts.append("Definition: " + ac.DEFINITIONS["exposures_structure"])
     res.section("training", "Training (Figures C3, C4)", " ".join(texts), tabs, figs)
 
 

@@ -22,7 +22,7 @@ code{background:#f4f4f4;padding:1px 4px;border-radius:3px}.note{color:#7a4b00}.s
 details{margin:.3em 0 1em}summary{cursor:pointer;color:#345}
 .callout{background:#fff7e0;border-left:4px solid #e0a800;padding:.6em .9em}.paper{background:#eef4fb;border-left:4px solid #4C72B0;padding:.4em .8em}
 table{display:block;overflow-x:auto;max-width:100%}td .ci{display:block;font-size:.85em;color:#666;white-space:nowrap}
-td.num{white-space:nowrap}
+td.num{white-space:nowrap}td.txt{text-align:left}
 """
 MAX_ROWS = 60
 
@@ -50,7 +50,7 @@ def _cell(v) -> str:
         return f"<td class=num>{html.escape(main)}<span class=ci>[{html.escape(ci)}</span></td>"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"<td class=num>{_fmt(v)}</td>"
-    return f"<td>{_fmt(v)}</td>"
+    return f"<td class=txt>{_fmt(v)}</td>"
 
 
 def _table_html(df: pd.DataFrame, index: bool = False, transpose: bool = False) -> str:

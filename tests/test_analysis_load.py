@@ -137,7 +137,7 @@ def test_lakretz_synthetic_file_maps_onto_the_schema():
     # exclusions are counted, not silently dropped
     ex = {e["what"].split(" in ")[0]: e["rows"] for e in info.exclusions}
     assert ex["REJECTED answers"] == int((kept["valid_answer"] == "REJECTED").sum())
-    assert ex["outlier subject(s) L6 (lakretz_synthetic.csv)"] == int(raw["is_outlier"].sum())
+    assert ex["outlier subject(s) L6"] == int(raw["is_outlier"].sum())
     assert info.outliers == {"policy": "exclude", "kept": [], "excluded": ["L6"]}
     assert df["correct"].isna().sum() == ex["REJECTED answers"]
     # structure from sentence_type; V1/V2 = first/second verb in linear order
