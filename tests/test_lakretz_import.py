@@ -146,6 +146,7 @@ def test_results_alone_marks_the_order_unknown(tmp_path):
     df, _ = load([tmp_path / "o"])
     x = df["extra"].map(json.loads)
     assert len(df) == 131 and set(x.map(lambda e: e["order"])) == {"unknown"}
+    assert set(x.map(lambda e: e["match"])) == {"no_logs"}
     assert df["session"].isna().all()
     files = sorted(p.name for p in (tmp_path / "o" / "data").glob("*.csv"))
     assert files == [f"study-lakretz2021_subject-L{s}_session-unknown_data.csv" for s in (101, 102, 103)]

@@ -167,9 +167,12 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
             summary.unmatched["lines with an unknown event set aside"] = sum(notes.unknown_events.values())
     if table is not None:
         leftover = table[table["trial_idx"].isna()] if "trial_idx" in table.columns else table
-        summary.unmatched["table rows without a log trial (order unknown)"] = len(leftover)
+        if logs is None:
+            summary.unmatched["table rows (no --logs given: order unknown)"] = len(leftover)
+        else:
+            summary.unmatched["table rows without a log trial (order unknown)"] = len(leftover)
         if len(leftover):
-            r, k = table_rows(leftover)
+            r, k = table_rows(leftover, match="table_only" if logs is not None else "no_logs")
             rows += r
             keys += k
             if logs is None:
@@ -248,6 +251,7 @@ def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: 
             "response_mode": "panel",
             "blocks": list(dict.fromkeys(r["block"] for r, _ in g)),
             "matches": {str(a): int(b) for a, b in matches.items()},
+            "session_started_local": sources[0].get("started_local") if files else None,
             "source_files": sources,
         }
         seq_hash = hashlib.sha256("".join(s["sha256"] for s in sources).encode()).hexdigest()[:16]

@@ -305,7 +305,7 @@ def assemble_trials(logs: list[LogFile], ev: pd.DataFrame) -> pd.DataFrame:
                                                 key_word=("word", "first"),
                                                 key_after_sentence=("l_FIX2PANEL_ON", "first"))
     first["key_phase"] = np.where(first["key_after_sentence"].notna() & (first["key_line"] > first["key_after_sentence"]),
-                                  "fixation", "sentence")
+                                  "panel_delay", "sentence")
     all_keys = keys.groupby(key, sort=False).size().rename("n_keys_total")
     trials = trials.merge(first.drop(columns=["key_after_sentence"]).reset_index(), on=key, how="left")
     trials = trials.merge(all_keys.reset_index(), on=key, how="left")

@@ -6,16 +6,21 @@ whose order is unknown (session `unknown`, `extra.order = "unknown"`).
 
 `extra` (JSON) of every imported row holds:
   source        "log+table" | "log" | "table"
-  match         exact | answer_mismatch | log_only | subject_not_in_table | no_table | training |
-                unfinished | table_only
+  match         exact (table row matched to its log trial) | answer_mismatch (matched on the stimulus,
+                answers differ) | log_only (no table row; subject in the table) | subject_not_in_table |
+                no_table (no --results given) | training (train_ log) | unfinished (log ends inside
+                it) | table_only (table row without a log trial) | no_logs (no --logs given)
   order         "log" (chronological, from the session log) | "unknown" (table only)
   trial_type    Acceptable | Violation | Filler (the release's; Filler rows have violation_position other)
   violation_type, slide_num_of_viol, outcome (END_TRIAL / correct_wrong code), valid_answer,
   release_rt_s  the release's RT: first key press minus the onset of slide |Viol_on_slide| (0: none)
   is_outlier    the table's flag for the subject (null when the subject is not in the table)
   log_file, log_line (FIX_ON), log_block, log_trial; table_line (when matched)
-  key_presses   early key presses before the panel (key_presses_total: all), early_response_phase
-  panel_on_ms, feedback_on_ms, feedback_off_ms (from the trial's FIX_ON)
+  key_presses   early key presses before the panel (key_presses_total: all); early_response_phase:
+                sentence (during the RSVP) or panel_delay (the fixation between sentence and panel)
+  sentence_end_ms (last unit's offset), panel_fixation_onset_ms (FIX2PANEL_ON), panel_onset_ms,
+                feedback_onset_ms, feedback_offset_ms: ms from the trial's FIX_ON (the names the
+                PsychoPy runner uses in its own `extra`)
   table_outcome, table_release_rt_s   (answer_mismatch only: the table's values)
 """
 from __future__ import annotations
@@ -129,7 +134,7 @@ def log_rows(trials: pd.DataFrame, logs: list[LogFile],
     started_at = _local_iso(started, trials["t_fix"] - trials["t_grand_start"])
     ended_at = _local_iso(started, t_end - trials["t_grand_start"])
     rel = {c: (trials[c] - trials["t_fix"]).to_numpy(dtype="float64") * 1000.0
-           for c in ("t_panel_on", "t_feedback_on", "t_feedback_off")}
+           for c in ("t_last_off", "t_fix2panel", "t_panel_on", "t_feedback_on", "t_feedback_off")}
     rt_end = ((trials["t_panel_on"] + trials["panel_rt_s"] - trials["t_last_off"]) * 1000.0).to_numpy(dtype="float64")
     c = {name: _array(trials, name) for name in (
         "file", "units", "onsets", "offs", "panel_word", "finished", "stype", "vtype", "table_idx", "match",
@@ -173,9 +178,11 @@ def log_rows(trials: pd.DataFrame, logs: list[LogFile],
             "key_presses": n_keys,
             "key_presses_total": int(c["n_keys_total"][i]),
             "early_response_phase": c["key_phase"][i],
-            "panel_on_ms": _ms3(rel["t_panel_on"][i]),
-            "feedback_on_ms": _ms3(rel["t_feedback_on"][i]),
-            "feedback_off_ms": _ms3(rel["t_feedback_off"][i]),
+            "sentence_end_ms": _ms3(rel["t_last_off"][i]),
+            "panel_fixation_onset_ms": _ms3(rel["t_fix2panel"][i]),
+            "panel_onset_ms": _ms3(rel["t_panel_on"][i]),
+            "feedback_onset_ms": _ms3(rel["t_feedback_on"][i]),
+            "feedback_offset_ms": _ms3(rel["t_feedback_off"][i]),
         }
         if extra["match"] == "answer_mismatch":
             extra["table_outcome"] = _plain(table.at[table_idx, "outcome"])

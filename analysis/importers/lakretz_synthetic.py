@@ -146,8 +146,8 @@ def simulate_session(rng: np.random.Generator, subject: int, session: int, cells
                                           ("VIOLATION" if truth == "ACCEPTABLE" else "ACCEPTABLE"))
         key = rng.random() < (p_key * (3 if truth == "VIOLATION" else 1))
         key_slide = int(rng.integers(abs(vslide) if vslide else 2, len(units) + 1)) if key else None
-        key_phase = (("fixation" if rng.random() < 0.7 else "sentence") if key else None)
-        if key and key_phase == "fixation":
+        key_phase = (("panel_delay" if rng.random() < 0.7 else "sentence") if key else None)
+        if key and key_phase == "panel_delay":
             key_slide = len(units)
         trials.append(SynthTrial(subject=subject, session=session, training=training, trial=k, stype=stype,
                                  condition=cond, trial_type=ttype, vtype=vtype, vslide=vslide, units=units,
@@ -196,7 +196,7 @@ def render_log(trials: list[SynthTrial], start_clock: float, training: bool, cut
                 tr.finished = False
                 return "".join(out)
         out.append(_line("FIX2PANEL_ON", block, tr.trial, "-", "-", "+", num2str(round(t, 4)), *cell, vt))
-        if tr.key_phase == "fixation":
+        if tr.key_phase == "panel_delay":
             tr.key_time = round(t + 0.35, 4)
             out.append(_line("KEY_PRESS", block, tr.trial, 0, len(tr.units), "VIOLATION", num2str(tr.key_time), *cell))
         t += 1.5124
