@@ -63,7 +63,7 @@ def _parse_name(path: Path) -> LogFile | None:
 
 
 def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
-    """The session logs in `folder` (not recursive), in a stable order; other files are noted, not read.
+    """The session logs in `folder` and its sub-folders, in a stable order; other files are noted, not read.
 
     Two logs of the same subject, session and kind cannot both be right: that is an error naming both.
     """
@@ -73,12 +73,12 @@ def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
     if not folder.is_dir():
         raise ImportDataError(f"{folder}: --logs must be a folder of session logs")
     logs: list[LogFile] = []
-    for p in sorted(folder.iterdir()):
-        if not p.is_file() or p.name.startswith("."):
+    for p in sorted(folder.rglob("*")):  # a release may keep its logs in sub-folders (per subject)
+        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(folder).parts):
             continue
         lf = _parse_name(p)
         if lf is None:
-            notes.ignored_files.append(p.name)
+            notes.ignored_files.append(str(p.relative_to(folder)))
         else:
             logs.append(lf)
     if not logs:
