@@ -349,3 +349,29 @@ def test_logs_in_sub_folders_are_found_and_other_files_noted(copy, tmp_path):
     assert flat("1 file(s) not named like a session log were not read: README.txt") in flat(r.output)
     summary = json.loads((tmp_path / "o" / "import_lakretz2021.json").read_text())
     assert summary["matched"]["exact"] == 131 and summary["files_read"]["session_logs"] == 7
+
+
+def test_an_empty_log_is_noted_and_the_rest_imported(copy, tmp_path):
+    p = _log(copy, 104, 2)
+    p.write_bytes(b"")
+    r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    assert flat(f"{p.name}: empty log (0 events), nothing imported from it") in flat(r.output)
+    df, _ = load([tmp_path / "o"])
+    assert "L104" not in set(df["subject_id"]) and len(df) == 168 - 24
+
+
+def test_a_training_log_comes_before_the_main_session_of_its_subject(tmp_path):
+    from analysis.importers.lakretz_synthetic import SubjectPlan, write_release
+
+    rel = write_release(tmp_path / "rel", [SubjectPlan(9, training_only=True), SubjectPlan(9, sessions=(1,))],
+                        per_session=10, training_trials=6)
+    r = run("--results", str(rel.table), "--logs", str(rel.logs), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    df, _ = load([tmp_path / "o"])
+    assert df["block"].tolist() == ["training"] * 6 + ["main"] * 10
+    assert df["trial_index"].tolist() == list(range(16))
+    assert df["block_trial_index"].tolist() == list(range(6)) + list(range(10))
+    assert df["started_at"].is_monotonic_increasing
+    x = df["extra"].map(json.loads)
+    assert x.map(lambda e: e["match"]).tolist() == ["training"] * 6 + ["exact"] * 10

@@ -48,6 +48,7 @@ class LogNotes:
     unknown_events: dict[str, int] = field(default_factory=dict)
     blank_lines: int = 0
     event_lines: int = 0
+    empty_logs: int = 0
 
 
 def _parse_name(path: Path) -> LogFile | None:
@@ -139,8 +140,10 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
     """
     path = lf.path
     text = _decode(path)
-    if not text.strip():
-        raise ImportDataError(f"{path}: file is empty (expected the header line {chr(9).join(LOG_HEADER)!r})")
+    if not text.strip():  # a session that never started: nothing to import, said so
+        notes.notes.append(f"{path.name}: empty log (0 events), nothing imported from it")
+        notes.empty_logs += 1
+        return pd.DataFrame(columns=list(LOG_FIELDS) + ["line"], dtype=object)
     first_end = text.find("\n")
     header = (text if first_end < 0 else text[:first_end]).rstrip("\r").rstrip("\t").split("\t")
     if tuple(h.strip() for h in header) != LOG_HEADER:
