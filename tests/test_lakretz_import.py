@@ -298,3 +298,80 @@ def test_an_unknown_sentence_type_in_a_log(copy, tmp_path):
 def test_neither_results_nor_logs():
     r = run("--out", "x")
     assert r.exit_code == 2 and flat("give --results") in flat(r.output)
+
+
+def test_a_table_row_whose_answer_differs_from_its_log_is_matched_and_flagged(copy, tmp_path):
+    t = copy / TABLE.name
+    lines = t.read_text().splitlines(keepends=True)
+    k = next(i for i, line in enumerate(lines) if ",CORRECT_INC,CORRECT," in line)
+    lines[k] = lines[k].replace(",CORRECT_INC,CORRECT,", ",WRONG_INC,WRONG,")
+    t.write_text("".join(lines))
+    r = run("--results", str(t), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    df, _ = load([tmp_path / "o"])
+    x = df["extra"].map(json.loads)
+    hit = df[x.map(lambda e: e["match"] == "answer_mismatch")]
+    assert len(hit) == 1
+    e = json.loads(hit["extra"].iloc[0])
+    assert e["table_line"] == k + 1 and e["table_outcome"] == "WRONG_INC" and e["outcome"] == "CORRECT_INC"
+    assert bool(hit["correct"].iloc[0]) is True  # the log's answer
+    assert (x.map(lambda e: e["match"]) == "exact").sum() == 130
+    assert flat("1 table row(s) match their log trial's stimulus but not its answer") in flat(r.output)
+
+
+def test_a_log_trial_without_its_table_row_is_kept_as_log_only(copy, tmp_path):
+    t = copy / TABLE.name
+    lines = t.read_text().splitlines(keepends=True)
+    removed = lines.pop(40)
+    t.write_text("".join(lines))
+    r = run("--results", str(t), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    df, _ = load([tmp_path / "o"])
+    x = df["extra"].map(json.loads)
+    only = x[x.map(lambda e: e["match"] == "log_only")]
+    assert len(only) == 1
+    subject, _, _, vtype = removed.split(",")[:4]
+    assert df.loc[only.index[0], "subject_id"] == f"L{subject}" and only.iloc[0]["violation_type"] == vtype
+    summary = json.loads((tmp_path / "o" / "import_lakretz2021.json").read_text())
+    assert summary["unmatched"]["log trials without a table row (subject in table)"] == 1
+    assert len(df) == 168
+
+
+def test_logs_in_sub_folders_are_found_and_other_files_noted(copy, tmp_path):
+    logs = copy / "logs"
+    for p in list(logs.glob("*Subj_10[12]_*.csv")):
+        sub = logs / p.name.split("_Subj_")[1][:3]
+        sub.mkdir(exist_ok=True)
+        p.rename(sub / p.name)
+    (logs / "README.txt").write_text("notes\n")
+    r = run("--results", str(copy / TABLE.name), "--logs", str(logs), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    assert flat("1 file(s) not named like a session log were not read: README.txt") in flat(r.output)
+    summary = json.loads((tmp_path / "o" / "import_lakretz2021.json").read_text())
+    assert summary["matched"]["exact"] == 131 and summary["files_read"]["session_logs"] == 7
+
+
+def test_an_empty_log_is_noted_and_the_rest_imported(copy, tmp_path):
+    p = _log(copy, 104, 2)
+    p.write_bytes(b"")
+    r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    assert flat(f"{p.name}: empty log (0 events), nothing imported from it") in flat(r.output)
+    df, _ = load([tmp_path / "o"])
+    assert "L104" not in set(df["subject_id"]) and len(df) == 168 - 24
+
+
+def test_a_training_log_comes_before_the_main_session_of_its_subject(tmp_path):
+    from analysis.importers.lakretz_synthetic import SubjectPlan, write_release
+
+    rel = write_release(tmp_path / "rel", [SubjectPlan(9, training_only=True), SubjectPlan(9, sessions=(1,))],
+                        per_session=10, training_trials=6)
+    r = run("--results", str(rel.table), "--logs", str(rel.logs), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    df, _ = load([tmp_path / "o"])
+    assert df["block"].tolist() == ["training"] * 6 + ["main"] * 10
+    assert df["trial_index"].tolist() == list(range(16))
+    assert df["block_trial_index"].tolist() == list(range(6)) + list(range(10))
+    assert df["started_at"].is_monotonic_increasing
+    x = df["extra"].map(json.loads)
+    assert x.map(lambda e: e["match"]).tolist() == ["training"] * 6 + ["exact"] * 10

@@ -163,6 +163,8 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
             summary.unmatched = {"log trials (no results table given)": int(labels.get("no_table", 0))}
         if notes.truncated_lines:
             summary.unmatched["truncated last lines set aside"] = notes.truncated_lines
+        if notes.empty_logs:
+            summary.unmatched["empty logs (no events)"] = notes.empty_logs
         if notes.unknown_events:
             summary.unmatched["lines with an unknown event set aside"] = sum(notes.unknown_events.values())
     if table is not None:

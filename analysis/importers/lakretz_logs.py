@@ -48,6 +48,7 @@ class LogNotes:
     unknown_events: dict[str, int] = field(default_factory=dict)
     blank_lines: int = 0
     event_lines: int = 0
+    empty_logs: int = 0
 
 
 def _parse_name(path: Path) -> LogFile | None:
@@ -63,7 +64,7 @@ def _parse_name(path: Path) -> LogFile | None:
 
 
 def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
-    """The session logs in `folder` (not recursive), in a stable order; other files are noted, not read.
+    """The session logs in `folder` and its sub-folders, in a stable order; other files are noted, not read.
 
     Two logs of the same subject, session and kind cannot both be right: that is an error naming both.
     """
@@ -73,12 +74,12 @@ def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
     if not folder.is_dir():
         raise ImportDataError(f"{folder}: --logs must be a folder of session logs")
     logs: list[LogFile] = []
-    for p in sorted(folder.iterdir()):
-        if not p.is_file() or p.name.startswith("."):
+    for p in sorted(folder.rglob("*")):  # a release may keep its logs in sub-folders (per subject)
+        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(folder).parts):
             continue
         lf = _parse_name(p)
         if lf is None:
-            notes.ignored_files.append(p.name)
+            notes.ignored_files.append(str(p.relative_to(folder)))
         else:
             logs.append(lf)
     if not logs:
@@ -139,8 +140,10 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
     """
     path = lf.path
     text = _decode(path)
-    if not text.strip():
-        raise ImportDataError(f"{path}: file is empty (expected the header line {chr(9).join(LOG_HEADER)!r})")
+    if not text.strip():  # a session that never started: nothing to import, said so
+        notes.notes.append(f"{path.name}: empty log (0 events), nothing imported from it")
+        notes.empty_logs += 1
+        return pd.DataFrame(columns=list(LOG_FIELDS) + ["line"], dtype=object)
     first_end = text.find("\n")
     header = (text if first_end < 0 else text[:first_end]).rstrip("\r").rstrip("\t").split("\t")
     if tuple(h.strip() for h in header) != LOG_HEADER:
