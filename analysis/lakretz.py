@@ -165,7 +165,7 @@ def import_lakretz_frame(
     block_trial_index = raw.groupby(["_subject", "_session", "_block"]).cumcount()
     block_name = np.where(is_train, "training", "block" + block_label)
     extra_cols = [c for c in ("violation_type", "violation_position", "correct_wrong", "block", "trial_num",
-                              "slide_num_of_viol", "trial_type") if c in raw.columns]
+                              "slide_num_of_viol", "trial_type", "RT") if c in raw.columns]
     extra = raw[extra_cols].apply(lambda r: r.to_json(), axis=1) if len(raw) else pd.Series(dtype="string")
 
     data = {
@@ -185,7 +185,10 @@ def import_lakretz_frame(
         "feedback": True,
         "response": response,
         "correct": correct,
-        "rt_ms": rt,
+        # the release's RT is the early key press minus the onset of slide |slide_num_of_viol| (0 without a
+        # press), not the panel answer's response time: kept in extra, rt_ms left empty (the logs have it)
+        "rt_ms": pd.Series(np.nan, index=raw.index) if len(rt) else rt,
+        "response_mode": "panel",
         "context_mode": "human",
         "extra": extra,
     }

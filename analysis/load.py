@@ -7,6 +7,7 @@ values, the line.
 from __future__ import annotations
 
 import difflib
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,13 +81,30 @@ def find_data_files(paths: Iterable[str | Path]) -> list[Path]:
     return list(unique.values())
 
 
-def _read_raw(path: Path) -> pd.DataFrame:
+def _read_raw(path: Path | io.BytesIO, name: Path | None = None) -> pd.DataFrame:
+    path_name = name or path
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[], encoding="utf-8")
     except pd.errors.EmptyDataError:
-        raise LoadError(f"{path}: file is empty (no header line)") from None
+        raise LoadError(f"{path_name}: file is empty (no header line)") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise LoadError(f"{path}: not a readable CSV ({str(exc).strip()})") from None
+        raise LoadError(f"{path_name}: not a readable CSV ({str(exc).strip()})") from None
+    except OSError as exc:
+        raise LoadError(f"{path_name}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _read_session_csv(path: Path, info: LoadInfo) -> pd.DataFrame:
+    """A twinlab session CSV without its torn last row, if a kill left one (noted, never counted)."""
+    from experiments.session import SessionError, scan_table
+
+    try:
+        scan = scan_table(path)
+    except SessionError as exc:
+        raise LoadError(str(exc)) from None
+    if not scan.torn or not scan.keep_bytes:  # intact, or not even a header (reported as empty)
+        return _read_raw(path)
+    info.notes.append(scan.note())
+    return _read_raw(io.BytesIO(path.read_bytes()[: scan.keep_bytes]), name=path)
 
 
 def sniff_format(path: Path, columns: Iterable[str]) -> str:
@@ -191,7 +209,7 @@ def model_name(meta: dict) -> str | None:
 
 
 def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False) -> pd.DataFrame:
-    raw = _read_raw(path)
+    raw = _read_session_csv(path, info)
     _check_columns(path, list(raw.columns), info)
     df = typed_frame(path, raw)
     meta = _sidecar(path)

@@ -24,7 +24,7 @@ console = Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/bold red] {message}", highlight=False)
+    console.print(f"[bold red]error:[/bold red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

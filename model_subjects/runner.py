@@ -268,7 +268,19 @@ class Runner:
                 scores = [[results[a + i].logprob for i in range(n)] for a, n in spans]
                 d = proto.decide(trial, scores, texts[j]) if proto.generates else proto.decide(trial, scores)  # type: ignore[call-arg]
                 self._write(st, self.make_row(st, trial, d, ctxs[0], None, started, qs[0].prompt))
+            for sid in dict.fromkeys(id(st) for st, _ in part):  # the sidecar's n_trials_written follows the rows
+                next(st for st, _ in part if id(st) == sid).writer.save_sidecar()  # type: ignore[union-attr]
             self.progress(len(part), None)
+
+    def _replay(self, stream: Any, hist: History, trial: Trial) -> None:
+        """The stream calls `_run_running` made for a finished trial, in the same order, scores unused."""
+        qs = self.protocol.queries(trial)
+        tctx = [hist.trial_context(q.prompt) for q in qs]
+        for qi in reversed(range(len(qs))):
+            stream.replay(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
+        if self.protocol.generates:
+            stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,  # type: ignore[attr-defined]
+                                   skip_leading_whitespace=True)
 
     def _run_running(self, st: SubjectState) -> None:
         """One subject, trial by trial, on one growing context (its own answers and feedback)."""
@@ -279,7 +291,9 @@ class Runner:
         stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
         for _, seg in hist.segments:
             stream.extend(seg)
-        # rebuild the history of trials already written (no scoring: their answers are in the table)
+        # rebuild the history of trials already written (their answers are in the table); the
+        # cache is rebuilt with the same forward passes the uninterrupted run made (`replay`), so
+        # the scores of the trials still to run are bit-identical to an uninterrupted session's
         if st.done:
             csv_path = session_paths(self.out, exp.name, st.subject_id, self.cfg.session)[0]
             rows = read_rows(csv_path)[: st.done]
@@ -287,6 +301,8 @@ class Runner:
                 trial = st.seq.trials[int(row["trial_index"])]
                 for seg in hist.begin_trial(trial):
                     stream.extend(seg)
+                if not windowed:
+                    self._replay(stream, hist, trial)
                 extra = json.loads(row.get("extra") or "{}")
                 fb = row.get("feedback_text") or None
                 seg = hist.commit(trial, proto.queries(trial)[0].prompt, extra["answer_text"], fb)
@@ -316,6 +332,7 @@ class Runner:
             fb = feedback_for(exp, trial, d.correct)
             context_text = hist.windowed_text(trial.trial_index) + tctx[0]
             self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[0].prompt))
+            st.writer.save_sidecar()  # type: ignore[union-attr]
             stream.extend(hist.commit(trial, qs[0].prompt, d.answer_text, fb))
             self.progress(1, None)
 
