@@ -104,6 +104,8 @@ def test_italian_file_units_and_rows():
         units = json.loads(row["rsvp_units"])
         assert units == list(tr.words) and row["words"] == " ".join(units)
         assert len(row["words"].split(" ")) > len(units)  # "l' uomo", "il cuoco": more words than units
+        # the table's critical_index counts words (as the release importer's rows do), units are separate
+        assert row["words"].split(" ")[row["critical_index"]] == tr.critical_word.split(" ")[0]
         back = Trial.from_dict({**row, "dependency": row["dependency"] or ""})
         assert back == tr
     assert {tr.violation_position for tr in seq} >= {"none", "inner", "other"}
