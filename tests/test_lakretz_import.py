@@ -40,7 +40,7 @@ def imported(tmp_path_factory):
     out = tmp_path_factory.mktemp("imp") / "out"
     r = run("--results", str(TABLE), "--logs", str(FIX / "logs"), "--out", str(out))
     assert r.exit_code == 0, r.output
-    df, info = load([out])
+    df, info = load([out], keep_outliers=True)
     df["x"] = df["extra"].map(json.loads)
     return out, df, info, r.output
 
@@ -143,7 +143,7 @@ def test_error_rates_equal_a_plain_pandas_computation_on_the_table(imported):
 def test_results_alone_marks_the_order_unknown(tmp_path):
     r = run("--results", str(TABLE), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     assert len(df) == 131 and set(x.map(lambda e: e["order"])) == {"unknown"}
     assert set(x.map(lambda e: e["match"])) == {"no_logs"}
@@ -160,7 +160,7 @@ def test_results_alone_marks_the_order_unknown(tmp_path):
 def test_logs_alone_imports_every_trial(tmp_path):
     r = run("--logs", str(FIX / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     assert len(df) == 168
     assert x.map(lambda e: e["match"]).value_counts().to_dict() == {"no_table": 155, "training": 12, "unfinished": 1}
@@ -209,7 +209,7 @@ def test_a_truncated_last_line_is_set_aside_with_a_note(copy, tmp_path):
     text = flat(r.output)
     n_lines = data.count(b"\n")
     assert flat(f"{p.name}: line {n_lines} is truncated") in text
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     last = x[(df["subject_id"] == "L101") & (df["session"] == 2)].iloc[-1]
     assert last["match"] == "unfinished"
