@@ -40,7 +40,7 @@ def imported(tmp_path_factory):
     out = tmp_path_factory.mktemp("imp") / "out"
     r = run("--results", str(TABLE), "--logs", str(FIX / "logs"), "--out", str(out))
     assert r.exit_code == 0, r.output
-    df, info = load([out])
+    df, info = load([out], keep_outliers=True)
     df["x"] = df["extra"].map(json.loads)
     return out, df, info, r.output
 
@@ -143,7 +143,7 @@ def test_error_rates_equal_a_plain_pandas_computation_on_the_table(imported):
 def test_results_alone_marks_the_order_unknown(tmp_path):
     r = run("--results", str(TABLE), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     assert len(df) == 131 and set(x.map(lambda e: e["order"])) == {"unknown"}
     assert set(x.map(lambda e: e["match"])) == {"no_logs"}
@@ -160,7 +160,7 @@ def test_results_alone_marks_the_order_unknown(tmp_path):
 def test_logs_alone_imports_every_trial(tmp_path):
     r = run("--logs", str(FIX / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     assert len(df) == 168
     assert x.map(lambda e: e["match"]).value_counts().to_dict() == {"no_table": 155, "training": 12, "unfinished": 1}
@@ -209,7 +209,7 @@ def test_a_truncated_last_line_is_set_aside_with_a_note(copy, tmp_path):
     text = flat(r.output)
     n_lines = data.count(b"\n")
     assert flat(f"{p.name}: line {n_lines} is truncated") in text
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     last = x[(df["subject_id"] == "L101") & (df["session"] == 2)].iloc[-1]
     assert last["match"] == "unfinished"
@@ -308,7 +308,7 @@ def test_a_table_row_whose_answer_differs_from_its_log_is_matched_and_flagged(co
     t.write_text("".join(lines))
     r = run("--results", str(t), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     hit = df[x.map(lambda e: e["match"] == "answer_mismatch")]
     assert len(hit) == 1
@@ -326,7 +326,7 @@ def test_a_log_trial_without_its_table_row_is_kept_as_log_only(copy, tmp_path):
     t.write_text("".join(lines))
     r = run("--results", str(t), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     only = x[x.map(lambda e: e["match"] == "log_only")]
     assert len(only) == 1
@@ -357,7 +357,7 @@ def test_an_empty_log_is_noted_and_the_rest_imported(copy, tmp_path):
     r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
     assert flat(f"{p.name}: empty log (0 events), nothing imported from it") in flat(r.output)
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     assert "L104" not in set(df["subject_id"]) and len(df) == 168 - 24
 
 
@@ -368,7 +368,7 @@ def test_a_training_log_comes_before_the_main_session_of_its_subject(tmp_path):
                         per_session=10, training_trials=6)
     r = run("--results", str(rel.table), "--logs", str(rel.logs), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     assert df["block"].tolist() == ["training"] * 6 + ["main"] * 10
     assert df["trial_index"].tolist() == list(range(16))
     assert df["block_trial_index"].tolist() == list(range(6)) + list(range(10))

@@ -28,7 +28,7 @@ def imported(tmp_path_factory):
     res = CliRunner().invoke(app, ["import", "lakretz2021", "--results", str(TABLE), "--logs", str(SAMPLE / "logs"),
                                    "--out", str(out)])
     assert res.exit_code == 0, res.output
-    df, _ = load([out])
+    df, _ = load([out], keep_outliers=True)
     df["x"] = df["extra"].map(json.loads)
     return out, df, res.output
 
