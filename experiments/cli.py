@@ -24,7 +24,7 @@ console = Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/bold red] {message}", highlight=False)
+    console.print(f"[bold red]error:[/bold red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -43,12 +43,17 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
     exp = load_spec_or_exit(spec)
     try:
         for b in exp.blocks:
-            n = b.trials or len(block_cells(b))
-            console.print(f"  block [bold]{b.name}[/bold]: {n} trials, lexicon={b.lexicon}, feedback={b.feedback}, "
-                          f"structures={', '.join(b.structures)}", highlight=False)
+            sessions = exp.block_sessions(b)
+            n = b.trials or len(block_cells(b, exp.stimuli.file))
+            per = (f"{n} trials over sessions {', '.join(map(str, sessions))} (dealt out)"
+                   if b.across_sessions and len(sessions) > 1 and not b.trials
+                   else f"{n} trials" + (f" in session(s) {', '.join(map(str, sessions))}" if exp.sessions > 1 else ""))
+            console.print(f"  block [bold]{b.name}[/bold]: {per}, lexicon={b.lexicon}, feedback={b.feedback}, "
+                          f"structures={', '.join(b.structure_names())}", highlight=False)
     except SpecError as exc:
         fail(str(exc))
-    typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash}")
+    typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash} sessions={exp.sessions} response={exp.task.response} "
+               f"language={exp.language}")
 
 
 @app.command()
@@ -56,6 +61,7 @@ def plan(
     spec: str = typer.Argument(..., help="experiment spec (YAML) or bundled spec name"),
     subject: str = typer.Option(..., "--subject", "-s", help="subject id (letters and digits)"),
     seed: Optional[int] = typer.Option(None, help="override the spec's seed"),
+    session: int = typer.Option(1, "--session", "-n", help="session number (multi-session specs)"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the sequence here (.csv or .json); default: print"),
 ) -> None:
     """Compile the trial sequence of one subject and print or save it with its hash."""
@@ -65,7 +71,7 @@ def plan(
 
     exp = load_spec_or_exit(spec)
     try:
-        seq = compile_sequence(exp, subject, seed)
+        seq = compile_sequence(exp, subject, seed, session=session)
     except SpecError as exc:
         fail(str(exc))
     if out is None:
@@ -84,7 +90,7 @@ def plan(
             df.insert(0, "subject_id", seq.subject_id)
             df.to_csv(out, index=False)
         console.print(f"wrote {len(seq)} trials to {out}")
-    typer.echo(f"subject={seq.subject_id} seed={seq.seed} trials={len(seq)} spec_hash={seq.spec_hash} sequence_hash={seq.sequence_hash}")
+    typer.echo(f"subject={seq.subject_id} session={seq.session} seed={seq.seed} trials={len(seq)} spec_hash={seq.spec_hash} sequence_hash={seq.sequence_hash}")
 
 
 @stimuli_app.command("generate")
@@ -181,10 +187,39 @@ def _register(module: str, func: str, name: str) -> None:
     app.command(name)(getattr(mod, func))
 
 
+def _register_app(module: str, attr: str, name: str) -> None:
+    """Register a typer sub-app defined beside its package (`twinlab reproduce ...`); absent packages are skipped."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return
+        raise
+    app.add_typer(getattr(mod, attr), name=name)
+
+
 _register("model_subjects.cli", "run_model", "run-model")
 _register("participants.cli", "run_human", "run-human")
 _register("analysis.cli", "analyze", "analyze")
 _register("analysis.cli", "report", "report")
+_register_app("reproductions.cli", "app", "reproduce")
+
+
+def _register_importers() -> None:
+    """`twinlab import <format>`: one command per importer of the registry in analysis/importers."""
+    try:
+        from analysis.importers import REGISTRY
+    except ModuleNotFoundError as exc:
+        if exc.name in ("analysis", "analysis.importers"):
+            return
+        raise
+    import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
+    for imp in REGISTRY.values():
+        import_app.command(imp.name, help=imp.description)(imp.load_command())
+    app.add_typer(import_app, name="import")
+
+
+_register_importers()
 
 
 def main() -> None:  # pragma: no cover

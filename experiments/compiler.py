@@ -1,8 +1,12 @@
-"""Spec + subject id + seed -> TrialSequence (deterministic, hashed, counterbalanced).
+"""Spec + subject id + seed (+ session) -> TrialSequence (deterministic, hashed, counterbalanced).
 
 Counterbalancing: the versions of an item (grammatical, inner violation, outer violation) are
 rotated across subjects in a Latin square, so subject k sees item i only in version
-(i + k) mod n_versions, and within a session no item is used twice (across blocks too).
+(i + k) mod n_versions, and no item is used twice by one subject: not within a session (across
+blocks too), and not across the sessions of a multi-session spec. All of a subject's sessions
+are compiled together (in order), so session k continues the counterbalancing of sessions
+1..k-1; a block with `across_sessions` has its design drawn once for all its sessions and dealt
+out in order (balanced over the sessions together, as in Lakretz et al. 2021).
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import random
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from experiments.spec import Block, Experiment, SpecError
 from experiments.trials import Trial, TrialSequence
@@ -18,15 +23,25 @@ from stimuli.generate import generate_items
 from stimuli.items import Item
 from stimuli.structures import STRUCTURES
 
-VERSION_TO_VIOLATION = {"grammatical": "none", "inner": "inner", "outer": "outer"}
+VERSION_TO_VIOLATION = {"grammatical": "none", "inner": "inner", "outer": "outer", "filler": "other"}
 
 
 @dataclass(frozen=True)
 class Cell:
     structure: str
     condition: str
-    violation: str  # none / inner / outer
-    dependency: str  # the critical verb
+    violation: str  # none / inner / outer / other (filler)
+    dependency: str | None  # the critical verb (None for fillers)
+
+
+@dataclass(frozen=True)
+class StructureInfo:
+    """What a block can ask of a structure: its conditions and dependencies, and whether it has fillers."""
+
+    name: str
+    conditions: list[str]
+    dependencies: tuple[str, ...]
+    fillers: bool
 
 
 def subject_number(subject_id: str) -> int:
@@ -58,28 +73,64 @@ def _file_pool(path: str, structure: str, lexicon: str) -> tuple[Item, ...]:
     return tuple(i for i in _file_items(path) if i.structure == structure and i.lexicon == lexicon)
 
 
-def block_cells(block: Block) -> list[Cell]:
+def structure_info(name: str, stimulus_file: str | None = None) -> StructureInfo:
+    """The generator's structure, or what the stimulus file's items of that structure offer."""
+    if stimulus_file is None:
+        st = STRUCTURES[name]
+        return StructureInfo(name, st.conditions, st.dependencies, name in _GENERATOR_FILLERS)
+    items = [i for i in _file_items(stimulus_file) if i.structure == name]
+    if not items:
+        raise SpecError(f"stimulus file {stimulus_file}: no items of structure {name!r}")
+    conds = list(dict.fromkeys(i.condition for i in items))
+    deps = tuple(d for d in ("inner", "outer") if any(d in i.verbs for i in items))
+    return StructureInfo(name, conds, deps, any(i.filler is not None for i in items))
+
+
+_GENERATOR_FILLERS = {"long_nested", "long_nested_more_distractors", "short_nested", "short_successive",
+                      "long_successive", "single"}
+
+
+def _entries(block: Block) -> list[tuple[str, Any, list[tuple[str, int]], int]]:
+    """(structure, conditions, [(version, weight)], repetitions) per structure of the block."""
+    if block.design is not None:
+        return [(d.structure, d.conditions, list(d.versions.items()), d.repetitions) for d in block.design]
+    weights = [(v, block.grammatical_weight if v == "grammatical" else 1) for v in block.versions]
+    return [(s, block.conditions, weights, block.repetitions) for s in block.structures or []]
+
+
+def block_cells(block: Block, stimulus_file: str | None = None) -> list[Cell]:
     """The crossed design of a block (before sampling `trials` and shuffling)."""
     cells: list[Cell] = []
-    for sname in block.structures:
-        st = STRUCTURES[sname]
-        conds = st.conditions if block.conditions == "all" else list(block.conditions)
+    for k, (sname, conditions, weights, repetitions) in enumerate(_entries(block)):
+        st = structure_info(sname, stimulus_file)
+        conds = st.conditions if conditions == "all" else list(conditions)
         wrong = [c for c in conds if c not in st.conditions]
         if wrong:
             raise SpecError(
                 f"block {block.name!r}: condition(s) {wrong} do not fit structure {sname!r} "
                 f"(its conditions: {', '.join(st.conditions)})"
             )
-        for rep in range(block.repetitions):
+        if block.design is not None:  # an explicit design may not ask for what the structure lacks
+            for version, w in weights:
+                v = VERSION_TO_VIOLATION[version]
+                lacks = (v == "other" and not st.fillers) or (v in ("inner", "outer") and v not in st.dependencies)
+                if w and lacks:
+                    raise SpecError(f"block {block.name!r}, design entry {k} ({sname}): version {version!r} is not "
+                                    f"available for this structure (its dependencies: {', '.join(st.dependencies)}; "
+                                    f"fillers: {'yes' if st.fillers else 'no'})")
+        for rep in range(repetitions):
             for cond in conds:
-                for version in block.versions:
+                for version, weight in weights:
                     violation = VERSION_TO_VIOLATION[version]
                     if violation == "none":
-                        for g in range(block.grammatical_weight):
+                        for g in range(weight):
                             dep = st.dependencies[(rep + g) % len(st.dependencies)]
                             cells.append(Cell(sname, cond, "none", dep))
+                    elif violation == "other":
+                        if st.fillers:
+                            cells += [Cell(sname, cond, "other", None)] * weight
                     elif violation in st.dependencies:
-                        cells.append(Cell(sname, cond, violation, violation))
+                        cells += [Cell(sname, cond, violation, violation)] * weight
     if not cells:
         raise SpecError(f"block {block.name!r} has no trials (check its structures and versions)")
     return cells
@@ -150,26 +201,61 @@ def _constrained_shuffle(cells: list[Cell], block: Block, rng: random.Random) ->
     )
 
 
-def compile_sequence(exp: Experiment, subject_id: str, seed: int | None = None) -> TrialSequence:
-    """The subject's full trial sequence. Same (spec, subject, seed) -> same bytes and hash."""
+def compile_sequence(exp: Experiment, subject_id: str, seed: int | None = None, session: int = 1) -> TrialSequence:
+    """One session's trial sequence. Same (spec, subject, seed, session) -> same bytes and hash."""
+    if not 1 <= session <= exp.sessions:
+        raise SpecError(f"session {session}: {exp.name} has {exp.sessions} session(s) per subject "
+                        f"(spec field `sessions`)")
+    return compile_sessions(exp, subject_id, seed)[session - 1]
+
+
+def _deal(cells: list[Cell], n: int) -> list[list[Cell]]:
+    """Split an ordered list into n consecutive, nearly equal parts (earlier parts get the extra)."""
+    size, extra = divmod(len(cells), n)
+    out, start = [], 0
+    for k in range(n):
+        end = start + size + (1 if k < extra else 0)
+        out.append(cells[start:end])
+        start = end
+    return out
+
+
+def _block_parts(exp: Experiment, block: Block, sessions: list[int], rng: random.Random) -> list[list[Cell]]:
+    """The block's ordered cells for each of its sessions."""
+    def draw(n_sessions: int) -> list[Cell]:
+        cells = block_cells(block, exp.stimuli.file)
+        if block.trials is not None:
+            cells = _sample_cells(cells, block.trials * n_sessions, rng)
+        if block.shuffle:
+            cells = _constrained_shuffle(cells, block, rng)
+        return cells
+
+    if block.across_sessions and len(sessions) > 1:
+        return _deal(draw(len(sessions)), len(sessions))
+    return [draw(1) for _ in sessions]
+
+
+def compile_sessions(exp: Experiment, subject_id: str, seed: int | None = None) -> list[TrialSequence]:
+    """All sessions of one subject, in order (item use and counterbalancing run across them)."""
     seed = exp.seed if seed is None else seed
     rng = random.Random(f"{exp.spec_hash}:{subject_id}:{seed}")
     rotation = subject_number(subject_id)
     used: set[str] = set()
-    trials: list[Trial] = []
+    per_session: list[list[Trial]] = [[] for _ in range(exp.sessions)]
     for block in exp.blocks:
-        cells = block_cells(block)
-        if block.trials is not None:
-            cells = _sample_cells(cells, block.trials, rng)
-        if block.shuffle:
-            cells = _constrained_shuffle(cells, block, rng)
-        for k, cell in enumerate(cells):
-            item = _choose_item(exp, block, cell, rotation, used, rng)
-            used.add(item.item_id)
-            trials.append(_make_trial(exp, block, cell, item, len(trials), k))
-    return TrialSequence(
-        experiment=exp.name, subject_id=subject_id, seed=seed, spec_hash=exp.spec_hash, trials=tuple(trials),
-    )
+        sessions = exp.block_sessions(block)
+        for s, cells in zip(sessions, _block_parts(exp, block, sessions, rng)):
+            trials = per_session[s - 1]
+            for k, cell in enumerate(cells):
+                item = _choose_item(exp, block, cell, rotation, used, rng)
+                used.add(item.item_id)
+                trials.append(_make_trial(exp, block, cell, item, len(trials), k))
+    for s, trials in enumerate(per_session, start=1):
+        if not trials:
+            raise SpecError(f"{exp.name}: session {s} has no blocks (check the blocks' `sessions`)")
+    return [TrialSequence(experiment=exp.name, subject_id=subject_id, seed=seed, spec_hash=exp.spec_hash,
+                          trials=tuple(trials), session=s)
+            for s, trials in enumerate(per_session, start=1)]
 
 
 def _choose_item(exp: Experiment, block: Block, cell: Cell, rotation: int, used: set[str],
@@ -180,18 +266,34 @@ def _choose_item(exp: Experiment, block: Block, cell: Cell, rotation: int, used:
             f"block {block.name!r}: no stimulus items for structure {cell.structure!r}, condition "
             f"{cell.condition!r}, lexicon {block.lexicon!r}"
         )
+    if cell.violation == "other":
+        pool = [it for it in pool if it.filler is not None]
     versions = ["none"] + list(STRUCTURES[cell.structure].dependencies) if exp.stimuli.file is None else None
-    if versions is not None:
+    if versions is not None and cell.violation != "other":
         vi = versions.index(cell.violation)
         candidates = [it for k, it in enumerate(pool) if (k + rotation) % len(versions) == vi and it.item_id not in used]
     else:
         candidates = [it for it in pool if it.item_id not in used]
     if not candidates:  # small pools: fall back to any unused item, then to any item
         candidates = [it for it in pool if it.item_id not in used] or pool
+    if not candidates:
+        raise SpecError(f"block {block.name!r}: no filler items for structure {cell.structure!r}, condition "
+                        f"{cell.condition!r} (give filler_index/filler_word in the stimulus file)")
     return rng.choice(candidates)
 
 
 def _make_trial(exp: Experiment, block: Block, cell: Cell, item: Item, index: int, block_index: int) -> Trial:
+    if cell.violation == "other":
+        assert item.filler is not None
+        idx, word, _kind = item.filler
+        original = item.words[idx].rstrip(".")
+        return Trial(
+            experiment=exp.name, block=block.name, trial_index=index, block_trial_index=block_index,
+            item_id=item.item_id, structure=item.structure, condition=item.condition, dependency=None,
+            violation_position="other", words=item.version("other"), critical_index=idx, critical_word=word,
+            correct_form=original, alternative_word=original, correct_response="violation",
+            feedback=block.feedback, lexicon=item.lexicon,
+        )
     if cell.dependency not in item.verbs:
         raise SpecError(f"item {item.item_id} has no {cell.dependency!r} verb")
     idx, correct, flipped = item.verbs[cell.dependency]

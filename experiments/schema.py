@@ -23,7 +23,7 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("structure", "string", "sentence structure (long_nested, short_nested, ...)"),
     ("condition", "string", "grammatical number of the nouns, e.g. PSP"),
     ("dependency", "string", "critical dependency: inner or outer"),
-    ("violation_position", "string", "none, inner or outer"),
+    ("violation_position", "string", "none, inner or outer (other: an imported filler with a violation elsewhere, never scored)"),
     ("grammatical", "boolean", "True when the sentence has no violation"),
     ("words", "string", "the sentence as presented"),
     ("critical_index", "Int64", "0-based index of the critical word"),

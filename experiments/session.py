@@ -22,9 +22,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from experiments.schema import COLUMN_NAMES, COLUMNS, check_row
+from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row
 
 SCHEMA_VERSION = 1
+_COLUMN_SET = frozenset(COLUMN_NAMES)
+_PLAIN = (int, bool)  # cells whose str() is their CSV text
 _KEYWORD_VALUE = re.compile(r"^[A-Za-z0-9]+$")
 
 
@@ -56,11 +58,16 @@ def check_subject_id(subject_id: str) -> str:
     return subject_id
 
 
-def session_stem(experiment: str, subject_id: str, session: int) -> str:
-    return f"study-{keyword_value(experiment)}_subject-{check_subject_id(subject_id)}_session-{int(session)}"
+def session_label(session: int | None) -> str:
+    """The session keyword value: its number, or `unknown` for imported trials whose session is not known."""
+    return "unknown" if session is None else str(int(session))
 
 
-def session_paths(root: str | Path, experiment: str, subject_id: str, session: int) -> tuple[Path, Path]:
+def session_stem(experiment: str, subject_id: str, session: int | None) -> str:
+    return f"study-{keyword_value(experiment)}_subject-{check_subject_id(subject_id)}_session-{session_label(session)}"
+
+
+def session_paths(root: str | Path, experiment: str, subject_id: str, session: int | None) -> tuple[Path, Path]:
     stem = session_stem(experiment, subject_id, session)
     data = Path(root) / "data"
     return data / f"{stem}_data.csv", data / f"{stem}_data.json"
@@ -104,14 +111,15 @@ def write_dataset_description(root: str | Path, name: str = "twinlab sessions") 
     return path
 
 
-def _atomic_write_json(path: Path, obj: Any) -> None:
+def _atomic_write_json(path: Path, obj: Any, durable: bool = True) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(obj, fh, indent=2, sort_keys=False, default=str)
             fh.write("\n")
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         raise SessionError(f"could not write {path}: {exc.strerror or exc}") from exc
@@ -136,6 +144,7 @@ class SessionWriter:
     meta: dict[str, Any]
     n_rows: int = 0
     _fh: io.TextIOWrapper | None = None
+    durable: bool = True  # fsync every write; importers of finished data (re-runnable) may turn it off
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -145,13 +154,14 @@ class SessionWriter:
         *,
         experiment: str,
         subject_id: str,
-        session: int,
+        session: int | None,
         subject_kind: str,
         spec_hash: str,
         sequence_hash: str,
         n_trials: int,
         metadata: dict[str, Any] | None = None,
         resume: bool = False,
+        durable: bool = True,
     ) -> "SessionWriter":
         """Start a new session, or with `resume=True` continue an existing one of the same sequence.
 
@@ -174,7 +184,7 @@ class SessionWriter:
             "experiment": experiment,
             "subject_id": subject_id,
             "subject_kind": subject_kind,
-            "session": int(session),
+            "session": None if session is None else int(session),
             "spec_hash": spec_hash,
             "sequence_hash": sequence_hash,
             "n_trials_planned": int(n_trials),
@@ -186,7 +196,7 @@ class SessionWriter:
             "software": software_versions(),
             **(metadata or {}),
         }
-        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta)
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, durable=durable)
         try:
             fh = open(csv_path, "x", encoding="utf-8", newline="")
         except FileExistsError as exc:  # lost a race with another process
@@ -212,16 +222,27 @@ class SessionWriter:
                     f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence "
                     f"has {new} (the spec, subject or seed changed)"
                 )
-        repaired = _truncate_partial_line(csv_path)
-        n_rows = _count_rows(csv_path)
-        meta.setdefault("resumes", []).append(
-            {"at": now_iso(), "from_trial": n_rows, "previous_status": meta.get("status"),
-             "dropped_partial_line": repaired}
-        )
+        # truncate, record, then count: one scan decides which rows are complete
+        scan = recover_table(csv_path) if csv_path.exists() else None
+        if scan is not None and scan.header and scan.header != COLUMN_NAMES:
+            raise SessionError(f"cannot resume {csv_path}: its header is not this version's trial-table schema "
+                               "(written by another twinlab version); start a new session number")
+        n_rows = scan.n_rows if scan is not None else 0
+        resume = {"at": now_iso(), "from_trial": n_rows, "previous_status": meta.get("status"),
+                  "dropped_partial_line": bool(scan and scan.torn)}
+        if scan is not None and scan.torn:
+            resume["dropped_bytes"] = len(scan.dropped)
+            resume["dropped_text"] = scan.dropped[:4000].decode("utf-8", errors="replace")
+        meta.setdefault("resumes", []).append(resume)
         meta["status"] = "running"
         meta["ended_at"] = None
         writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows)
-        writer._fh = open(csv_path, "a", encoding="utf-8", newline="")
+        try:
+            writer._fh = open(csv_path, "a", encoding="utf-8", newline="")
+        except OSError as exc:
+            raise SessionError(f"cannot resume: {csv_path} cannot be opened ({exc.strerror or exc})") from exc
+        if scan is None or not scan.header:  # the kill came before the header was complete
+            writer._write_line(COLUMN_NAMES)
         writer.save_sidecar()
         return writer
 
@@ -233,7 +254,8 @@ class SessionWriter:
         try:
             self._fh.write(buf.getvalue())
             self._fh.flush()
-            os.fsync(self._fh.fileno())
+            if self.durable:
+                os.fsync(self._fh.fileno())
         except OSError as exc:
             raise SessionError(
                 f"could not write to {self.csv_path}: {exc.strerror or exc}; "
@@ -246,13 +268,38 @@ class SessionWriter:
         self._write_line([checked[c] for c in COLUMN_NAMES])
         self.n_rows += 1
 
+    def append_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Write many finished trials at once, flushed (and fsync'ed if durable) once: for importers.
+
+        Every row is checked against the schema before anything is written, so a bad row leaves the
+        file as it was.
+        """
+        known = _COLUMN_SET
+        for r in rows:
+            if not known.issuperset(r):
+                raise SchemaError(f"unknown trial-table column(s): {', '.join(sorted(set(r) - known))}")
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        # strings and None are most cells: skip the general formatter for them
+        w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else _format_cell(v)
+                      for v in map(r.get, COLUMN_NAMES)] for r in rows])
+        assert self._fh is not None, "session is closed"
+        try:
+            self._fh.write(buf.getvalue())
+            self._fh.flush()
+            if self.durable:
+                os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise SessionError(f"could not write to {self.csv_path}: {exc.strerror or exc}") from exc
+        self.n_rows += len(rows)
+
     @property
     def next_trial_index(self) -> int:
         return self.n_rows
 
     def save_sidecar(self) -> None:
         self.meta["n_trials_written"] = self.n_rows
-        _atomic_write_json(self.json_path, self.meta)
+        _atomic_write_json(self.json_path, self.meta, self.durable)
 
     def update(self, **fields: Any) -> None:
         self.meta.update(fields)
@@ -282,27 +329,103 @@ class SessionWriter:
             self.close("crashed", error=f"{exc_type.__name__}: {exc}")
 
 
-def _truncate_partial_line(path: Path) -> bool:
-    """A kill during a write can leave half a line; drop it (that trial had not finished)."""
-    if not path.exists() or path.stat().st_size == 0:
-        return False
-    with open(path, "rb+") as fh:
-        data = fh.read()
-        if data.endswith(b"\n"):
-            return False
-        cut = data.rfind(b"\n") + 1
-        fh.truncate(cut)
-        return True
+@dataclass(frozen=True)
+class TableScan:
+    """What a session CSV holds: its complete rows, and the torn tail a kill or power cut left.
+
+    `keep_bytes` is the length of the file up to the end of the last complete row; `dropped` is
+    everything after it (a row cut mid-write: no line end, fewer cells than the header, or an open
+    quote). Counting rows and cutting the file both come from this one scan, so a resume can never
+    count a torn row that the writer then removes.
+    """
+
+    path: Path
+    header: list[str]
+    rows: list[dict[str, str]]
+    keep_bytes: int
+    dropped: bytes
+    header_complete: bool = True
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+    @property
+    def torn(self) -> bool:
+        return bool(self.dropped)
+
+    def note(self) -> str:
+        """One line for logs and reports saying what was dropped and why."""
+        if not self.dropped:
+            return ""
+        what = "a partly written header" if not self.header_complete else f"a partly written row {self.n_rows + 1}"
+        return (f"{self.path.name}: dropped {what} ({len(self.dropped)} bytes after the last complete row; "
+                f"a trial cut off while being written had not finished); {self.n_rows} complete row(s) kept")
 
 
-def _count_rows(path: Path) -> int:
-    if not path.exists():
-        return 0
-    with open(path, encoding="utf-8", newline="") as fh:
-        n = sum(1 for _ in csv.reader(fh))
-    return max(0, n - 1)
+def scan_table(path: str | Path) -> TableScan:
+    """Read a session CSV without changing it; a torn last row is set aside, not counted.
+
+    A row is complete when it ends with a line end outside quotes and has as many cells as the
+    header. Only the tail can be torn (rows are appended and fsync'ed one at a time); a bad row
+    followed by good ones is not a torn tail and is left for the loaders to report.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    consumed = 0
+
+    def lines():
+        nonlocal consumed
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end + 1
+            chunk = data[start:end]
+            consumed = end
+            start = end
+            yield chunk.decode("utf-8", errors="replace")
+
+    records: list[tuple[int, list[str]]] = []  # (end offset, cells) of records ending in a line end
+    reader = csv.reader(lines(), strict=True)
+    try:
+        for cells in reader:
+            if data[consumed - 1:consumed] == b"\n":
+                records.append((consumed, cells))
+            else:
+                break  # the last record has no line end: torn
+    except csv.Error:
+        pass  # an open quote at the end of the data: the last record is torn
+    if not records:
+        return TableScan(path, [], [], 0, data, header_complete=not data)
+    (hdr_end, header), body = records[0], records[1:]
+    keep = hdr_end
+    rows: list[dict[str, str]] = []
+    for k, (end, cells) in enumerate(body):
+        if len(cells) != len(header) and k == len(body) - 1:
+            break  # the last line is short: a torn row that happened to end at a line end inside a cell
+        rows.append(dict(zip(header, cells)))
+        keep = end
+    return TableScan(path, header, rows, keep, data[keep:])
+
+
+def recover_table(path: str | Path) -> TableScan:
+    """Truncate a torn last row (it belongs to a trial that never finished) and return the scan.
+
+    Used by both runners when they resume. The dropped bytes are returned in the scan so the caller
+    records them in the sidecar before counting.
+    """
+    scan = scan_table(path)
+    if scan.torn:
+        with open(scan.path, "rb+") as fh:
+            fh.truncate(scan.keep_bytes)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return scan
 
 
 def read_rows(csv_path: str | Path) -> list[dict[str, str]]:
-    with open(csv_path, encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
+    """The complete rows of a session CSV (a torn last row is not a row; see `scan_table`)."""
+    return scan_table(csv_path).rows

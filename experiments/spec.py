@@ -40,15 +40,62 @@ class StimulusSource(_Strict):
         return self
 
 
+Version = Literal["grammatical", "inner", "outer", "filler"]
+
+
+def _check_conditions(v: Any) -> Any:
+    if isinstance(v, list):
+        for c in v:
+            if not c or set(c) - CONDITION_LETTERS:
+                raise ValueError(f"condition {c!r} must be a string of S and P, e.g. 'PSP'")
+    return v
+
+
+class DesignEntry(_Strict):
+    """One structure of a mixed block, with how many trials of each version per condition.
+
+    `versions` weights: per condition and repetition, `grammatical: 2, inner: 1, outer: 1, filler: 2`
+    gives 2 grammatical trials, one violation at each verb and 2 fillers (a violation of another
+    kind, e.g. a non-finite verb or an inanimate subject; see docs/spec.md).
+    """
+
+    structure: str
+    conditions: Literal["all"] | list[str] = "all"
+    versions: dict[Version, Annotated[int, Field(ge=0)]] = {"grammatical": 1, "inner": 1, "outer": 1}
+    repetitions: Annotated[int, Field(ge=1)] = 1
+
+    @field_validator("conditions")
+    @classmethod
+    def _conditions_are_numbers(cls, v: Any) -> Any:
+        return _check_conditions(v)
+
+    @field_validator("versions")
+    @classmethod
+    def _some_trials(cls, v: dict[str, int]) -> dict[str, int]:
+        if not any(v.values()):
+            raise ValueError("every version weight is 0: the entry has no trials")
+        return v
+
+
 class Block(_Strict):
-    """A block of trials drawn from the crossed design structure x condition x version."""
+    """A block of trials drawn from a crossed design: structure x condition x version.
+
+    Either `structures` (every structure crossed with `conditions` and `versions`) or `design`
+    (one entry per structure with its own version weights, mixed in one block).
+    """
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$")]
-    lexicon: Literal["test", "training"] = "test"
-    structures: list[str] = Field(min_length=1)
+    lexicon: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$")] = "test"
+    structures: list[str] | None = Field(default=None, min_length=1)
+    design: list[DesignEntry] | None = Field(default=None, min_length=1)
     conditions: Literal["all"] | list[str] = "all"
-    versions: list[Literal["grammatical", "inner", "outer"]] = ["grammatical", "inner", "outer"]
+    versions: list[Version] = ["grammatical", "inner", "outer"]
     repetitions: Annotated[int, Field(ge=1)] = 1
+    # sessions this block runs in ("all", or e.g. [1] for a training block in the first session only)
+    sessions: Literal["all"] | list[Annotated[int, Field(ge=1)]] = "all"
+    # draw the block's trials of all its sessions together and deal them out in order, so the
+    # design is balanced over the sessions together (Lakretz et al. 2021), not within each one
+    across_sessions: bool = False
     # per structure x condition cell, how many grammatical trials per violation trial of each position
     grammatical_weight: Annotated[int, Field(ge=0)] = 1
     trials: Annotated[int, Field(ge=1)] | None = None  # take this many from the balanced design
@@ -62,21 +109,18 @@ class Block(_Strict):
     @field_validator("conditions")
     @classmethod
     def _conditions_are_numbers(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            for c in v:
-                if not c or set(c) - CONDITION_LETTERS:
-                    raise ValueError(f"condition {c!r} must be a string of S and P, e.g. 'PSP'")
-        return v
+        return _check_conditions(v)
 
-    @field_validator("structures")
-    @classmethod
-    def _known_structures(cls, v: list[str]) -> list[str]:
-        from stimuli.structures import STRUCTURES
+    @model_validator(mode="after")
+    def _structures_or_design(self) -> "Block":
+        if (self.structures is None) == (self.design is None):
+            raise ValueError("give either `structures` or `design` (not both, not neither)")
+        return self
 
-        for s in v:
-            if s not in STRUCTURES:
-                raise ValueError(f"unknown structure {s!r}; known: {', '.join(sorted(STRUCTURES))}")
-        return v
+    def structure_names(self) -> list[str]:
+        if self.design is not None:
+            return [d.structure for d in self.design]
+        return list(self.structures or [])
 
 
 class Timing(_Strict):
@@ -88,16 +132,63 @@ class Timing(_Strict):
     response_ms: Annotated[float, Field(gt=0, le=60_000)] = 1500
     feedback_ms: Annotated[float, Field(ge=0, le=10_000)] = 500
     iti_ms: Annotated[float, Field(ge=0, le=10_000)] = 300
+    # panel mode: the fixation between the sentence's end and the panel (Lakretz et al.: 1500 ms);
+    # response_ms is then the panel's time limit
+    panel_delay_ms: Annotated[float, Field(ge=0, le=10_000)] = 1500
     expected_refresh_hz: Annotated[float, Field(gt=0, le=1000)] | None = None
     refresh_tolerance_hz: Annotated[float, Field(gt=0)] = 3.0
 
 
+Answer = Literal["violation", "no_violation"]
+
+
+class Panel(_Strict):
+    """The two-option response panel shown after the sentence (Lakretz et al. 2021).
+
+    `labels` are the texts on the panel (and the two answer options a model subject is given),
+    `keys` choose them from the keyboard, a mouse click on a label chooses it too. `left` says
+    which answer is on the left. `question` (optional) is shown above the panel and asked to
+    model subjects before the labels.
+    """
+
+    labels: dict[Answer, Annotated[str, Field(min_length=1)]]
+    keys: dict[Answer, Annotated[str, Field(min_length=1)]] = {"violation": "f", "no_violation": "j"}
+    left: Answer = "violation"
+    mouse: bool = True
+    question: str = ""
+
+    @field_validator("labels", "keys")
+    @classmethod
+    def _both_answers(cls, v: dict[str, str]) -> dict[str, str]:
+        missing = [a for a in ("violation", "no_violation") if a not in v]
+        if missing:
+            raise ValueError(f"needs an entry for both answers, violation and no_violation; missing: {', '.join(missing)}")
+        if v["violation"] == v["no_violation"]:
+            raise ValueError(f"the two answers need different entries, both are {v['violation']!r}")
+        return v
+
+
 class Task(_Strict):
     kind: Literal["violation_detection", "forced_choice"] = "violation_detection"
+    # key: go/no-go, press `response_key` on noticing an error; panel: answer on a two-option
+    # panel after every sentence (presses during the sentence are recorded as early responses)
+    response: Literal["key", "panel"] = "key"
+    panel: Panel | None = None
     response_key: str = "space"
     quit_key: str = "escape"
     respond_during_sentence: bool = True
     response_prompt: str = "?"
+
+    @model_validator(mode="after")
+    def _panel_needs_labels(self) -> "Task":
+        if self.response == "panel":
+            if self.panel is None:
+                raise ValueError("response: panel needs `panel:` with `labels` for violation and no_violation "
+                                 "(e.g. labels: {violation: VIOLATION, no_violation: ACCEPTABLE})")
+            clash = {self.quit_key, self.response_key} & set(self.panel.keys.values())
+            if clash:
+                raise ValueError(f"panel key(s) {', '.join(sorted(clash))} are also the quit or continue key")
+        return self
 
 
 class Feedback(_Strict):
@@ -105,6 +196,7 @@ class Feedback(_Strict):
     incorrect_text: str = "Wrong!"
     correct_color: str = "green"
     incorrect_color: str = "red"
+    no_response_text: str = "Too slow!"  # panel mode: no answer within timing.response_ms
 
 
 class Texts(_Strict):
@@ -118,8 +210,12 @@ class Experiment(_Strict):
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$")]
     description: str = ""
-    language: Literal["en"] = "en"
+    # the materials' language (a BCP 47 tag such as en, it, de-CH); the generator writes English,
+    # other languages come from a stimulus file (UTF-8)
+    language: Annotated[str, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")] = "en"
     stimuli: StimulusSource = StimulusSource()
+    # sessions per subject; session k continues the subject's counterbalancing (no item repeats)
+    sessions: Annotated[int, Field(ge=1, le=100)] = 1
     blocks: list[Block] = Field(min_length=1)
     timing: Timing = Timing()
     task: Task = Task()
@@ -135,10 +231,30 @@ class Experiment(_Strict):
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise ValueError(f"block names must be unique; repeated: {', '.join(sorted(dup))}")
+        for b in self.blocks:
+            if b.sessions != "all":
+                late = [k for k in b.sessions if k > self.sessions]
+                if late:
+                    raise ValueError(f"block {b.name!r}: sessions {late} but the spec has sessions: {self.sessions}")
+        if self.stimuli.file is None and self.language != "en":
+            raise ValueError(f"language {self.language!r}: the nested_agreement generator writes English; "
+                             "give the materials as stimuli.file")
         return self
 
+    def block_sessions(self, block: Block) -> list[int]:
+        """The sessions (1-based) in which `block` runs."""
+        return list(range(1, self.sessions + 1)) if block.sessions == "all" else sorted(set(block.sessions))
+
     def canonical_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """The hashed form. Fields added after the first release are left out while they hold
+        their defaults, so a spec that does not use them keeps its hash (and its sessions resumable)."""
+        data = self.model_dump(mode="json")
+        _prune(data, _LATER_DEFAULTS[None])
+        for block in data["blocks"]:
+            _prune(block, _LATER_DEFAULTS["blocks"])
+        for part in ("timing", "task", "feedback"):
+            _prune(data[part], _LATER_DEFAULTS[part])
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @property
     def spec_hash(self) -> str:
@@ -149,6 +265,22 @@ class Experiment(_Strict):
             if b.name == name:
                 return b
         raise KeyError(name)
+
+
+# fields added with the panel / sessions / any-language paradigm, and their defaults
+_LATER_DEFAULTS: dict[str | None, dict[str, Any]] = {
+    None: {"sessions": 1},
+    "blocks": {"design": None, "sessions": "all", "across_sessions": False},
+    "timing": {"panel_delay_ms": 1500},
+    "task": {"response": "key", "panel": None},
+    "feedback": {"no_response_text": "Too slow!"},
+}
+
+
+def _prune(d: dict[str, Any], defaults: dict[str, Any]) -> None:
+    for key, default in defaults.items():
+        if key in d and d[key] == default:
+            del d[key]
 
 
 def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
@@ -178,7 +310,39 @@ def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -
         if not f.exists():
             raise SpecError(f"{where}: stimuli.file: stimulus file {str(f)!r} does not exist")
         exp = exp.model_copy(update={"stimuli": exp.stimuli.model_copy(update={"file": str(f)})})
+    _check_structures(exp, where)
     return exp
+
+
+def _check_structures(exp: Experiment, where: str) -> None:
+    """Block structures exist in the stimulus source (the generator's, or the file's)."""
+    if exp.stimuli.file is None:
+        from stimuli.structures import STRUCTURES
+
+        from stimuli.lexicon import LEXICONS
+
+        known = set(STRUCTURES)
+        lexicons = set(LEXICONS)
+        source = "the generator"
+    else:
+        from stimuli.files import StimulusFileError, load_items
+
+        try:
+            items = load_items(exp.stimuli.file)
+        except StimulusFileError as exc:
+            raise SpecError(f"{where}: stimuli.file: {exc}") from None
+        known = {i.structure for i in items}
+        lexicons = {i.lexicon for i in items}
+        source = f"stimulus file {exp.stimuli.file}"
+    for k, b in enumerate(exp.blocks):
+        if b.lexicon not in lexicons:
+            raise SpecError(f"{where}: blocks.{k}.lexicon: unknown lexicon {b.lexicon!r} in {source}; "
+                            f"known: {', '.join(sorted(lexicons))}")
+        field = "design" if b.design is not None else "structures"
+        for j, s in enumerate(b.structure_names()):
+            if s not in known:
+                loc = f"blocks.{k}.design.{j}.structure" if field == "design" else f"blocks.{k}.structures"
+                raise SpecError(f"{where}: {loc}: unknown structure {s!r} in {source}; known: {', '.join(sorted(known))}")
 
 
 def load_spec(path: str | Path) -> Experiment:

@@ -8,17 +8,19 @@ from functools import cached_property
 from typing import Any, Iterator, Literal
 
 Dependency = Literal["inner", "outer"]
-ViolationPosition = Literal["none", "inner", "outer"]
+ViolationPosition = Literal["none", "inner", "outer", "other"]  # other: a filler (a violation of another kind)
 
 
 @dataclass(frozen=True)
 class Trial:
     """One trial as every runner sees it.
 
-    `words` is the sentence as presented (a violation trial shows the wrong verb form at
-    `critical_index`). `correct_form` is the grammatical word at that position and
-    `alternative_word` the number-flipped form of the *presented* word, so for forced choice the
-    two options are always {correct_form, its flip}.
+    `words` are the RSVP units as presented (a violation trial shows the wrong verb form at
+    `critical_index`; a unit may hold several words, e.g. Italian "l' uomo"). `correct_form` is
+    the grammatical word at that position and `alternative_word` the number-flipped form of the
+    *presented* word, so for forced choice the two options are always {correct_form, its flip}.
+    A filler (`violation_position` "other") has no critical dependency: its critical unit is the
+    replaced word and `alternative_word` the original one.
     """
 
     experiment: str
@@ -28,7 +30,7 @@ class Trial:
     item_id: str
     structure: str  # long_nested, short_nested, single, successive..., harder variants
     condition: str  # number of the nouns, e.g. "PSP" (outer, inner, distractor)
-    dependency: Dependency  # which verb is critical
+    dependency: Dependency | None  # which verb is critical (None for fillers)
     violation_position: ViolationPosition  # "none" for grammatical trials
     words: tuple[str, ...]
     critical_index: int
@@ -48,6 +50,10 @@ class Trial:
         return " ".join(self.words)
 
     @property
+    def multiword_units(self) -> bool:
+        return any(" " in w for w in self.words)
+
+    @property
     def prefix_words(self) -> tuple[str, ...]:
         """Words before the critical word (the forced-choice context)."""
         return self.words[: self.critical_index]
@@ -56,15 +62,28 @@ class Trial:
         """The trial's own columns of the trial table."""
         d = asdict(self)
         d["words"] = self.sentence
+        d["rsvp_units"] = json.dumps(list(self.words), ensure_ascii=False) if self.multiword_units else None
+        # the table's critical_index counts words of `words`; inside a Trial it counts RSVP units
+        d["critical_index"] = sum(len(u.split(" ")) for u in self.words[: self.critical_index])
         d["grammatical"] = self.grammatical
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Trial":
+        """From `asdict` output or a trial-table row (strings; `rsvp_units` wins over `words`)."""
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
+        units = d.get("rsvp_units")
         w = kw["words"]
-        kw["words"] = tuple(w.split(" ") if isinstance(w, str) else w)
+        if isinstance(units, str) and units.strip():
+            kw["words"] = tuple(json.loads(units))
+            if isinstance(w, str):  # a table row: its critical_index counts words; find that word's unit
+                starts = [sum(len(u.split(" ")) for u in kw["words"][:k]) for k in range(len(kw["words"]))]
+                kw["critical_index"] = starts.index(int(kw["critical_index"]))
+        else:
+            kw["words"] = tuple(w.split(" ") if isinstance(w, str) else w)
+        if kw.get("dependency") in ("", None) or kw.get("dependency") != kw.get("dependency"):
+            kw["dependency"] = None
         return cls(**kw)
 
 
@@ -78,6 +97,7 @@ class TrialSequence:
     spec_hash: str
     trials: tuple[Trial, ...]
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    session: int = 1  # which of the subject's sessions (multi-session specs)
 
     def __len__(self) -> int:
         return len(self.trials)
@@ -97,6 +117,8 @@ class TrialSequence:
             "spec_hash": self.spec_hash,
             "trials": [asdict(t) for t in self.trials],
         }
+        if self.session != 1:  # (session 1 hashes as before sessions existed)
+            body["session"] = self.session
         return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     @cached_property
@@ -109,6 +131,7 @@ class TrialSequence:
         return cls(
             experiment=d["experiment"], subject_id=d["subject_id"], seed=d["seed"],
             spec_hash=d["spec_hash"], trials=tuple(Trial.from_dict(t) for t in d["trials"]),
+            session=int(d.get("session", 1)),
         )
 
     def blocks(self) -> list[str]:

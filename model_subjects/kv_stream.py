@@ -110,6 +110,19 @@ class KVStream(Stream):
                     results[i] = LoglikelihoodResult(float(sum(lps)), bool(greedy), len(cont), tuple(lps))
         return results  # type: ignore[return-value]
 
+    def replay(self, context: str, continuations: Sequence[str]) -> None:
+        """A finished trial's scoring again, for the cache only: same forward passes, same chunks.
+
+        Why not one pass over the whole history: keys and values computed in other chunk shapes
+        differ in the last float bits (other matmul shapes, other summation order), which moved a
+        resumed session's scores by up to 2e-5 from an uninterrupted run's.
+        """
+        KVStream.loglikelihood(self, context, continuations)
+
+    def replay_generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
+                        skip_leading_whitespace: bool = False) -> None:
+        KVStream.generate(self, context, until, max_new_tokens, skip_leading_whitespace)
+
     def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
                  skip_leading_whitespace: bool = False) -> str:
         """Greedy continuation, cut before the first stop string (after leading whitespace if asked)."""

@@ -106,8 +106,9 @@ class Runner:
         self.backend = backend
         self.exp = exp or load_spec(cfg.spec)
         try:
-            self.protocol = get_protocol(cfg.protocol or default_protocol(self.exp.task.kind),
-                                         question=cfg.question, max_new_tokens=cfg.max_new_tokens)
+            self.protocol = get_protocol(cfg.protocol or default_protocol(self.exp.task.kind, self.exp.task.response),
+                                         question=cfg.question, max_new_tokens=cfg.max_new_tokens,
+                                         panel=self.exp.task.panel)
         except ProtocolError as exc:
             raise RunError(str(exc)) from None
         self.progress = progress or (lambda n, total: None)  # (trials done now, new total or None)
@@ -127,7 +128,7 @@ class Runner:
             mode = parse_context(self.cfg.context, k + self.cfg.first_subject - 1)
             if mode.kind == "running" and mode.window and self.chat:
                 raise RunError("a running window with --chat is not supported")
-            seq = compile_sequence(self.exp, sid, self.cfg.seed)
+            seq = compile_sequence(self.exp, sid, self.cfg.seed, session=self.cfg.session)
             planned = len(seq) if self.cfg.trials is None else min(len(seq), max(0, int(self.cfg.trials)))
             states.append(SubjectState(sid, k, seq, mode, planned))
         return states
@@ -200,6 +201,7 @@ class Runner:
             "subject_id": st.subject_id, "subject_kind": "model", "session": self.cfg.session,
             "spec_hash": st.seq.spec_hash, "sequence_hash": st.seq.sequence_hash,
             "response": d.response, "correct": bool(d.correct), "protocol": self.protocol.name,
+            "response_mode": "panel" if self.protocol.name == "panel_judgment" else None,
             "context_mode": st.mode.label, "option_labels": json.dumps(d.option_labels),
             "option_logprobs": json.dumps([round(float(x), 6) for x in d.option_logprobs]),
             "margin": None if d.margin is None else round(float(d.margin), 6),
@@ -279,6 +281,8 @@ class Runner:
                 if j in alone:
                     d.extra["rescored_alone"] = True
                 self._write(st, self.make_row(st, trial, d, ctxs[0], None, started, qs[0].prompt))
+            for sid in dict.fromkeys(id(st) for st, _ in part):  # the sidecar's n_trials_written follows the rows
+                next(st for st, _ in part if id(st) == sid).writer.save_sidecar()  # type: ignore[union-attr]
             self.progress(len(part), None)
 
     def _rescore_near_ties(self, reqs: list[LoglikelihoodRequest], plan: list, all_scores: list) -> set[int]:
@@ -294,6 +298,16 @@ class Runner:
             all_scores[j] = [[by[a + i].logprob for i in range(n)] for a, n in plan[j][2]]
         return set(near)
 
+    def _replay(self, stream: Any, hist: History, trial: Trial) -> None:
+        """The stream calls `_run_running` made for a finished trial, in the same order, scores unused."""
+        qs = self.protocol.queries(trial)
+        tctx = [hist.trial_context(q.prompt) for q in qs]
+        for qi in reversed(range(len(qs))):
+            stream.replay(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
+        if self.protocol.generates:
+            stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,  # type: ignore[attr-defined]
+                                   skip_leading_whitespace=True)
+
     def _run_running(self, st: SubjectState) -> None:
         """One subject, trial by trial, on one growing context (its own answers and feedback)."""
         proto = self.protocol
@@ -303,7 +317,9 @@ class Runner:
         stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
         for _, seg in hist.segments:
             stream.extend(seg)
-        # rebuild the history of trials already written (no scoring: their answers are in the table)
+        # rebuild the history of trials already written (their answers are in the table); the
+        # cache is rebuilt with the same forward passes the uninterrupted run made (`replay`), so
+        # the scores of the trials still to run are bit-identical to an uninterrupted session's
         if st.done:
             csv_path = session_paths(self.out, exp.name, st.subject_id, self.cfg.session)[0]
             rows = read_rows(csv_path)[: st.done]
@@ -311,6 +327,8 @@ class Runner:
                 trial = st.seq.trials[int(row["trial_index"])]
                 for seg in hist.begin_trial(trial):
                     stream.extend(seg)
+                if not windowed:
+                    self._replay(stream, hist, trial)
                 extra = json.loads(row.get("extra") or "{}")
                 fb = row.get("feedback_text") or None
                 seg = hist.commit(trial, proto.queries(trial)[0].prompt, extra["answer_text"], fb)
@@ -340,6 +358,7 @@ class Runner:
             fb = feedback_for(exp, trial, d.correct)
             context_text = hist.windowed_text(trial.trial_index) + tctx[0]
             self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[0].prompt))
+            st.writer.save_sidecar()  # type: ignore[union-attr]
             stream.extend(hist.commit(trial, qs[0].prompt, d.answer_text, fb))
             self.progress(1, None)
 

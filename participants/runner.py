@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from experiments.compiler import compile_sequence
-from experiments.session import SessionError, SessionExistsError, SessionWriter, read_rows, session_paths
+from experiments.session import (SessionError, SessionExistsError, SessionWriter, read_rows, scan_table,
+                                 session_paths)
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
 from participants.autopilot import AUTOPILOT_PREFIX
@@ -85,7 +86,10 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
         csv_path, json_path = session_paths(cfg.out, exp.name, cfg.participant, cfg.session)
     except SessionError as exc:
         raise RunError(str(exc)) from None
-    seq = compile_sequence(exp, cfg.participant, cfg.seed)
+    if cfg.session > exp.sessions:
+        raise RunError(f"--session {cfg.session}: {exp.name} has {exp.sessions} session(s) per participant "
+                       "(spec field `sessions`)")
+    seq = compile_sequence(exp, cfg.participant, cfg.seed, session=cfg.session)
     n = len(seq) if cfg.trials is None else min(cfg.trials, len(seq))
     if cfg.trials is not None and cfg.trials < 1:
         raise RunError(f"--trials must be 1 or more, got {cfg.trials}")
@@ -108,7 +112,10 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
                 raise RunError(
                     f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence has "
                     f"{new} (the spec, participant or seed changed)")
-        rows = read_rows(csv_path) if csv_path.exists() else []
+        scan = scan_table(csv_path) if csv_path.exists() else None
+        rows = scan.rows if scan is not None else []
+        if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
+            log(f"WARNING: {scan.note()}")
         start = _check_rows_follow_sequence(rows, seq, csv_path)
         if start >= n:
             raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
@@ -143,6 +150,7 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
 
 def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None]) -> RunOutcome:
     from participants.autopilot import Autopilot
+    from participants.eventlog import EventLog
     from participants.keys import make_injector
     from participants.rows import PsychopyCsv, trial_row
     from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
@@ -198,6 +206,10 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             metadata=metadata, resume=cfg.resume)
     except SessionError as exc:
         raise RunError(str(exc)) from None
+    if cfg.resume and writer.n_rows != prep.start:  # the file changed between the check and the reopen
+        writer.close("aborted", abort_reason="rows on disk changed before the resume started")
+        raise RunError(f"cannot resume {writer.csv_path}: it held {prep.start} complete trial(s) when checked but "
+                       f"{writer.n_rows} when reopened; nothing was run, try again")
     if cfg.resume:  # the sidecar kept its first run's metadata; add this run's
         writer.meta["resumes"][-1].update(run_info)
         writer.meta.setdefault("runs", []).append(run_info)
@@ -210,14 +222,17 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         "participant": cfg.participant, "session": cfg.session, "expName": exp.name,
         "date": _psychopy_date(writer.meta.get("started_at")), "psychopyVersion": display.info.get("psychopy"),
         "frameRate": round(display.measurement.psychopy_rate_hz or 0, 3) or "", "response_key": exp.task.response_key,
+        "panel_keys": dict(exp.task.panel.keys) if exp.task.panel is not None else {},
     }
     psy_path = Path(cfg.out) / "psychopy" / f"{cfg.participant}_{exp.name}_session-{cfg.session}.csv"
     psy_csv = PsychopyCsv(psy_path, psy_info, read_rows(writer.csv_path) if cfg.resume else None)
-    writer.update(psychopy_csv=str(psy_path))
+    events = EventLog(Path(cfg.out) / "events" / writer.csv_path.name.replace("_data.csv", "_events.tsv"))
+    writer.update(psychopy_csv=str(psy_path), event_log=str(events.path), response_mode=exp.task.response)
 
     screens = Screens(display.win, exp)
     shots = Screenshots(display.win, cfg.screenshots)
     pres = Presenter(display.win, display.keys, policy, screens, shots, exp, autopilot)
+    pres.event_log = events
     word_durations: list[float] = []  # all words of the session (a resumed run starts with the saved ones)
     if cfg.resume:
         for r in read_rows(writer.csv_path):
@@ -275,6 +290,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         raise
     writer.close(status, **({"abort_reason": reason} if reason else {}), quit_prompts=pres.quit_prompts)
     psy_csv.close()
+    events.close()
     try:
         if status == "completed":
             pres.page(exp.texts.end_text, name="end", hint="", timeout_s=3.0 if cfg.autopilot else 30.0)

@@ -1,8 +1,14 @@
 """Load a stimulus set from a CSV/TSV file with named columns (one error line per bad row).
 
-Columns: item_id, structure, condition, lexicon, sentence (the grammatical sentence, words
-separated by single spaces) and, for each dependency the item has, `<dep>_index` (0-based word
-index of its verb) and `<dep>_alternative` (the number-flipped verb form), dep in inner/outer.
+The file is UTF-8 in any language. Columns: item_id, structure, condition, lexicon, sentence
+(the grammatical sentence) and, for each dependency the item has, `<dep>_index` (0-based index
+of its verb's RSVP unit) and `<dep>_alternative` (the number-flipped verb form), dep in
+inner/outer. Optional: `filler_index`, `filler_word`, `filler_kind` (the item's filler version:
+the unit at filler_index replaced by filler_word, a violation of another kind).
+
+RSVP units: the sentence's words separated by spaces are one unit each; when the sentence holds
+the unit separator `|`, the units are the `|`-separated parts instead, so a unit can hold
+several words ("l' attore|che|l' uomo|accanto|al ragazzo|ignora|conosce|l' amico").
 """
 from __future__ import annotations
 
@@ -12,6 +18,22 @@ from pathlib import Path
 from stimuli.items import Item
 
 REQUIRED_COLUMNS = ("item_id", "structure", "condition", "lexicon", "sentence")
+FILLER_COLUMNS = ("filler_index", "filler_word", "filler_kind")
+UNIT_SEPARATOR = "|"
+
+
+def split_units(sentence: str) -> tuple[str, ...]:
+    """RSVP units of a sentence cell: `|`-separated parts when present, else whitespace-separated words."""
+    if UNIT_SEPARATOR in sentence:
+        return tuple(" ".join(u.split()) for u in sentence.split(UNIT_SEPARATOR))
+    return tuple(sentence.split())
+
+
+def join_units(words: tuple[str, ...]) -> str:
+    """The sentence cell for `words` (inverse of `split_units`)."""
+    if any(" " in w for w in words):
+        return UNIT_SEPARATOR.join(words)
+    return " ".join(words)
 
 
 class StimulusFileError(ValueError):
@@ -55,9 +77,9 @@ def _row_to_item(row: dict[str, str], seen: set[str]) -> Item:
     cond = (row.get("condition") or "").strip()
     if not cond or set(cond) - {"S", "P"}:
         raise ValueError(f"condition {cond!r} must be S/P letters such as PSP")
-    words = tuple((row.get("sentence") or "").split())
-    if not words:
-        raise ValueError("sentence is empty")
+    words = split_units(row.get("sentence") or "")
+    if not words or any(not w for w in words):
+        raise ValueError("sentence is empty" if not words else f"sentence has an empty RSVP unit (check the '{UNIT_SEPARATOR}'s)")
     verbs: dict[str, tuple[int, str, str]] = {}
     for dep in ("inner", "outer"):
         raw_idx = (row.get(f"{dep}_index") or "").strip()
@@ -69,14 +91,34 @@ def _row_to_item(row: dict[str, str], seen: set[str]) -> Item:
         except ValueError:
             raise ValueError(f"{dep}_index {raw_idx!r} is not an integer") from None
         if not 0 <= idx < len(words):
-            raise ValueError(f"{dep}_index {idx} is outside the sentence ({len(words)} words)")
+            raise ValueError(f"{dep}_index {idx} is outside the sentence ({len(words)} units, 0 to {len(words) - 1})")
         if not alt:
             raise ValueError(f"{dep}_alternative is empty but {dep}_index is set")
         verbs[dep] = (idx, words[idx].rstrip("."), alt)
     if not verbs:
         raise ValueError("no inner_index/outer_index given: the item has no critical verb")
-    return Item(item_id=item_id, structure=(row.get("structure") or "").strip(), condition=cond,
-                lexicon=(row.get("lexicon") or "").strip() or "test", words=words, verbs=verbs)
+    structure = (row.get("structure") or "").strip()
+    if not structure:
+        raise ValueError("structure is empty")
+    return Item(item_id=item_id, structure=structure, condition=cond,
+                lexicon=(row.get("lexicon") or "").strip() or "test", words=words, verbs=verbs,
+                filler=_filler(row, words))
+
+
+def _filler(row: dict[str, str], words: tuple[str, ...]) -> tuple[int, str, str] | None:
+    raw_idx = (row.get("filler_index") or "").strip()
+    word = (row.get("filler_word") or "").strip()
+    if not raw_idx and not word:
+        return None
+    try:
+        idx = int(raw_idx)
+    except ValueError:
+        raise ValueError(f"filler_index {raw_idx!r} is not an integer") from None
+    if not 0 <= idx < len(words):
+        raise ValueError(f"filler_index {idx} is outside the sentence ({len(words)} units, 0 to {len(words) - 1})")
+    if not word:
+        raise ValueError("filler_word is empty but filler_index is set")
+    return idx, word, (row.get("filler_kind") or "").strip() or "other"
 
 
 def save_items(items: list[Item], path: str | Path) -> Path:
@@ -85,15 +127,20 @@ def save_items(items: list[Item], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
     cols = list(REQUIRED_COLUMNS) + ["inner_index", "inner_alternative", "outer_index", "outer_alternative"]
+    fillers = any(it.filler is not None for it in items)
+    if fillers:
+        cols += list(FILLER_COLUMNS)
     with open(path, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh, delimiter=delimiter)
         w.writerow(cols)
         for it in items:
-            row = [it.item_id, it.structure, it.condition, it.lexicon, it.sentence]
+            row = [it.item_id, it.structure, it.condition, it.lexicon, join_units(it.words)]
             for dep in ("inner", "outer"):
                 if dep in it.verbs:
                     row += [it.verbs[dep][0], it.verbs[dep][2]]
                 else:
                     row += ["", ""]
+            if fillers:
+                row += list(it.filler) if it.filler is not None else ["", "", ""]
             w.writerow(row)
     return path

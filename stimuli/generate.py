@@ -82,5 +82,41 @@ def _generate(structure: str, lex_key, n: int, seed: int, conditions: tuple[str,
             items.append(Item(
                 item_id=f"{structure}-{lex.name}-{cond}-{k:04d}", structure=structure, condition=cond,
                 lexicon=lex.name, words=built.words, verbs=built.verbs,
+                filler=make_filler(structure, built.words, built.verbs, lex, k),
             ))
     return tuple(items)
+
+
+# Filler kinds cycled over a structure's items, in about the proportions of Lakretz et al. (2021)
+# (nested: 4 verb : 1 noun fillers at each position; successive: the embedded verb, or the subject).
+FILLER_KINDS: dict[str, tuple[str, ...]] = {
+    "nested": ("verb_inner", "verb_outer") * 4 + ("noun_outer", "noun_inner"),
+    "successive": ("verb_inner",) * 4 + ("noun_outer",),
+    "single": ("verb_outer",) * 4 + ("noun_outer",),
+}
+# unit index of the subject nouns (after "the") per structure
+SUBJECT_INDEX: dict[str, dict[str, int]] = {
+    "long_nested": {"noun_outer": 1, "noun_inner": 4},
+    "long_nested_more_distractors": {"noun_outer": 1, "noun_inner": 4},
+    "short_nested": {"noun_outer": 1, "noun_inner": 4},
+    "short_successive": {"noun_outer": 1},
+    "long_successive": {"noun_outer": 1},
+    "single": {"noun_outer": 1},
+}
+
+
+def make_filler(structure: str, words: tuple[str, ...], verbs: dict[str, tuple[int, str, str]], lex: Lexicon,
+                k: int) -> tuple[int, str, str] | None:
+    """The item's filler: a verb in its -ing form, or a subject noun made inanimate (same number)."""
+    if structure not in SUBJECT_INDEX or not lex.inanimate:
+        return None
+    family = "nested" if "nested" in structure else "successive" if "successive" in structure else "single"
+    kind = FILLER_KINDS[family][k % len(FILLER_KINDS[family])]
+    if kind.startswith("verb_"):
+        idx, correct, _ = verbs[kind[5:]]
+        return idx, lex.gerund(correct), kind
+    idx = SUBJECT_INDEX[structure][kind]
+    noun = words[idx].rstrip(".")
+    plural = any(noun == pl for _, pl in lex.nouns)
+    sg, pl = lex.inanimate[(k // len(FILLER_KINDS[family])) % len(lex.inanimate)]
+    return idx, pl if plural else sg, kind

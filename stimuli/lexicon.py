@@ -20,6 +20,16 @@ class Lexicon:
     verbs: tuple[Pair, ...]  # transitive verbs
     prepositions: tuple[str, ...]
     complement_verbs: tuple[Pair, ...]  # take a that-clause (successive structures)
+    inanimate: tuple[Pair, ...] = ()  # filler subjects: an inanimate noun cannot know or greet
+
+    def gerund(self, verb: str) -> str:
+        """The -ing form of an inflected verb of the lexicon (fillers: a non-finite verb form)."""
+        for sg, pl in self.verbs + self.complement_verbs:
+            if verb in (sg, pl):
+                if pl == "stop":
+                    return "stopping"
+                return (pl[:-1] if pl.endswith("e") and not pl.endswith("ee") else pl) + "ing"
+        raise KeyError(f"{verb!r} is not a verb of lexicon {self.name!r}")
 
     def form(self, pair: Pair, number: str) -> str:
         return pair[0] if number == "S" else pair[1]
@@ -73,6 +83,7 @@ TEST = Lexicon(
     ),
     prepositions=("behind", "before", "beside", "near"),
     complement_verbs=_verbs("think believe"),
+    inanimate=_nouns("pen table chair bottle lamp"),
 )
 
 TRAINING = Lexicon(
@@ -83,6 +94,7 @@ TRAINING = Lexicon(
     verbs=_verbs("help call follow praise thank admire trust warn hire push/pushes chase invite"),
     prepositions=("with", "from", "among", "opposite"),
     complement_verbs=_verbs("hope claim"),
+    inanimate=_nouns("cup spoon brick basket kettle"),
 )
 
 LEXICONS: dict[str, Lexicon] = {"test": TEST, "training": TRAINING}

@@ -116,7 +116,41 @@ _SETS: list[PromptSet] = [
         "You are about to take part in a study, created by researchers at MIT to investigate language "
         "comprehension, which requires you to complete these sentences carefully and with correct grammar.",
     ), "paper"),
-] + [PromptSet(f"interp_{n}", "fewshot", interpolated_shots(n), "paper") for n in range(9)]
+] + [PromptSet(f"interp_{n}", "fewshot", interpolated_shots(n), "paper") for n in range(9)] + [
+    # seeds/000 appendix B ("Performance on Recombined Prompts"): three eight-shot prompts made by randomly
+    # shuffling together the sentences of the three hand-written ones. The paper prints its own only as a
+    # graphic, so these are drawn the same way: random.Random(2024).shuffle of eightshot_a+b+c, cut in eights.
+    PromptSet("recombined_d", "fewshot", (
+        "The horses chew hay.",
+        "The astronomer photographs comets.",
+        "The doctors that the bicyclists by the tree visit are old.",
+        "The sailors that the captains on the ship command are brave.",
+        "The computer that the children build is fancy.",
+        "The scientist researches neuroscience.",
+        "The letters that the author writes are long.",
+        "The wizard that the historian studies is legendary.",
+    ), "twinlab"),
+    PromptSet("recombined_e", "fewshot", (
+        "The chairs that the professor buys are uncomfortable.",
+        "The dancer that the choreographers talk to is talented.",
+        "The songs that the pianist composes are beautiful.",
+        "The novelist that the editors publish is rich.",
+        "The soup that the chefs prepare is spicy.",
+        "The king that the knights serve is wise.",
+        "The detective that the reporter questions is clever.",
+        "The potters that the weaver teaches are skilled.",
+    ), "twinlab"),
+    PromptSet("recombined_f", "fewshot", (
+        "The singers that the violinist accompanies are popular.",
+        "The gardener waters roses.",
+        "The cats drink milk.",
+        "The magician that the journalist interviews is mysterious.",
+        "The bridge that the engineers design is sturdy.",
+        "The runners that the coaches at the stadium train are fast.",
+        "The dogs eat meat.",
+        "The drummers that the guitarist joins are loud.",
+    ), "twinlab"),
+]
 
 PROMPT_SETS: dict[str, PromptSet] = {p.name: p for p in _SETS}
 # groups a context may name, e.g. fewshot:twoshot runs the three two-shot prompts
@@ -124,6 +158,7 @@ PROMPT_GROUPS: dict[str, tuple[str, ...]] = {
     "twoshot": ("twoshot_a", "twoshot_b", "twoshot_c"),
     "eightshot": ("eightshot_a", "eightshot_b", "eightshot_c"),
     "interp": tuple(f"interp_{n}" for n in range(9)),
+    "recombined": ("recombined_d", "recombined_e", "recombined_f"),
     "zeroshot": ("zeroshot_study", "zeroshot_linguist", "zeroshot_study_matched"),
 }
 

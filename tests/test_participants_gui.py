@@ -365,3 +365,32 @@ def test_frame_timing_path_counts_frames_and_dropped_frames(xdisplay, fast_spec,
     assert any("TEST HOOK" in w for w in meta["runs"][0]["warnings"])
     # a word's 100 frames took at least 100 flips of >= ~0.3 ms each
     assert all(d > 30 for r in rows for d in json.loads(r["word_durations_ms"]))
+
+
+# ---- a torn last row --------------------------------------------------------------------------
+@pytest.mark.parametrize("cut", ["half", 60])
+def test_torn_last_row_is_run_again_once_on_resume(xdisplay, fast_spec, tmp_path, cut):
+    """A power cut in the middle of writing row 4: resume runs trial 3 again, and every trial is there once."""
+    out, pid_name, first, n = tmp_path / "data", "autopilot3", 4, 6
+    spec = load_spec(fast_spec)
+    csv_path, json_path = session_paths(out, spec.name, pid_name, 1)
+    res = run_session(xdisplay, str(fast_spec), "--autopilot", "--participant", pid_name, "--trials", str(first),
+                      "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    data = csv_path.read_bytes()
+    last = data.rstrip(b"\n").rfind(b"\n") + 1
+    keep = (len(data) - last) // 2 if cut == "half" else cut
+    csv_path.write_bytes(data[: last + keep])
+    res = run_session(xdisplay, str(fast_spec), "--autopilot", "--participant", pid_name, "--trials", str(n),
+                      "--out", str(out), "--resume")
+    assert res.returncode == 0, res.stderr
+    assert "dropped a partly written row 4" in " ".join(res.stderr.split())
+    rows = read_rows(csv_path)
+    check_rows_against_sequence(rows, fast_spec, pid_name, n)  # trial 3 once, nothing missing
+    assert csv_path.read_bytes().startswith(data[:last])
+    meta = json.loads(json_path.read_text())
+    assert meta["status"] == "completed" and meta["n_trials_written"] == n
+    (resume,) = meta["resumes"]
+    assert resume["from_trial"] == first - 1 and resume["dropped_bytes"] == keep
+    psy = read_rows(Path(meta["psychopy_csv"]))
+    assert [int(p["trials.thisN"]) for p in psy] == list(range(n))

@@ -136,3 +136,13 @@ def test_prompt_shapes_and_interpolation():
         lines = PROMPT_SETS[n].lines
         plural = sum(l.split()[1].endswith("s") or l.split()[1] == "children" for l in lines)
         assert abs(plural - len(lines) / 2) <= 1, n
+
+
+def test_recombined_prompts_reshuffle_the_three_handwritten_eightshot_prompts():
+    import random
+
+    pool = [l for n in PROMPT_GROUPS["eightshot"] for l in PROMPT_SETS[n].lines]
+    rec = [l for n in PROMPT_GROUPS["recombined"] for l in PROMPT_SETS[n].lines]
+    assert sorted(rec) == sorted(pool) and len(PROMPT_GROUPS["recombined"]) == 3
+    random.Random(2024).shuffle(pool)  # the documented recipe
+    assert rec == pool

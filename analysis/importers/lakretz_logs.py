@@ -1,0 +1,381 @@
+"""Read the raw session logs of Lakretz et al. (2021) into one row per trial (see lakretz_format).
+
+Why vectorised: the full release is ~120 logs of ~6,000 event lines each. Each file is checked
+line by line with pandas (the C parser), every problem naming the file and line; then all events
+of all files are assembled into trials at once with group-bys, not per-line Python.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.importers import ImportDataError
+from analysis.importers.lakretz_format import (
+    CONDITIONS_OF_TYPE, KNOWN_EVENTS, LOG_FIELDS, LOG_GLOB, LOG_HEADER, LOG_NAME, SESSION_EVENTS, SINGLE_EVENTS,
+    TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES,
+)
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """One session log, with what its name says (subject, session, training or main, start time)."""
+
+    path: Path
+    subject: int
+    session: int
+    training: bool
+    started: datetime  # local time of the lab, from the file name
+
+    @property
+    def kind(self) -> str:
+        return "training_log" if self.training else "session_log"
+
+
+@dataclass
+class LogNotes:
+    """What was read and what was set aside, for the summary (never dropped silently)."""
+
+    notes: list[str] = field(default_factory=list)
+    ignored_files: list[str] = field(default_factory=list)
+    truncated_lines: int = 0
+    unknown_events: dict[str, int] = field(default_factory=dict)
+    blank_lines: int = 0
+    event_lines: int = 0
+    empty_logs: int = 0
+
+
+def _parse_name(path: Path) -> LogFile | None:
+    m = LOG_NAME.match(path.name)
+    if not m:
+        return None
+    try:
+        started = datetime.strptime(m["date"] + m["time"], "%Y%b%d%H%M%S")
+    except ValueError:
+        return None
+    return LogFile(path=path, subject=int(m["subject"]), session=int(m["session"]), training=bool(m["train"]),
+                   started=started)
+
+
+def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
+    """The session logs in `folder` and its sub-folders, in a stable order; other files are noted, not read.
+
+    Two logs of the same subject, session and kind cannot both be right: that is an error naming both.
+    """
+    folder = Path(folder)
+    if not folder.exists():
+        raise ImportDataError(f"{folder}: no such folder (--logs)")
+    if not folder.is_dir():
+        raise ImportDataError(f"{folder}: --logs must be a folder of session logs")
+    logs: list[LogFile] = []
+    for p in sorted(folder.rglob("*")):  # a release may keep its logs in sub-folders (per subject)
+        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(folder).parts):
+            continue
+        lf = _parse_name(p)
+        if lf is None:
+            notes.ignored_files.append(str(p.relative_to(folder)))
+        else:
+            logs.append(lf)
+    if not logs:
+        what = f"; it holds {len(notes.ignored_files)} other file(s)" if notes.ignored_files else " (it is empty)"
+        raise ImportDataError(f"{folder}: no session logs named like {LOG_GLOB} "
+                              f"(logLocalGlobalParadigm_<date>_<time>_Subj_<n>_sess_<k>.csv){what}")
+    if notes.ignored_files:
+        notes.notes.append(f"{folder}: {len(notes.ignored_files)} file(s) not named like a session log were not "
+                           f"read: {', '.join(notes.ignored_files[:5])}" + (" ..." if len(notes.ignored_files) > 5 else ""))
+    seen: dict[tuple, LogFile] = {}
+    for lf in logs:
+        key = (lf.subject, lf.session, lf.training)
+        if key in seen:
+            raise ImportDataError(
+                f"two {'training ' if lf.training else ''}logs for subject {lf.subject}, session {lf.session}: "
+                f"{seen[key].path} and {lf.path}; keep the right one and move the other out of {folder}")
+        seen[key] = lf
+    return sorted(logs, key=lambda f: (f.subject, f.session, not f.training, f.started))
+
+
+def _decode(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ImportDataError(f"{path}: line {line}: byte 0x{data[exc.start]:02x} is not UTF-8 text "
+                              "(the release's logs are plain ASCII; is this file damaged?)") from None
+
+
+def _first_bad(paths: list[Path], frame: pd.DataFrame, bad: pd.Series, what: str, column: str) -> ImportDataError:
+    i = bad[bad].index[0]
+    return ImportDataError(f"{paths[int(frame.at[i, 'file'])]}: line {int(frame.at[i, 'line'])}: {column} "
+                           f"{frame.at[i, column]!r} {what}")
+
+
+def _to_int(paths: list[Path], frame: pd.DataFrame, column: str, rows: pd.Series) -> pd.Series:
+    out = pd.Series(pd.NA, index=frame.index, dtype="Int64")
+    sub = frame.loc[rows, column]
+    try:  # fast path: clean integers
+        out[rows] = sub.to_numpy().astype(np.int64)
+        return out
+    except (ValueError, TypeError):
+        pass
+    num = pd.to_numeric(sub, errors="coerce")
+    bad = num.isna() | (num != num.round())
+    if bad.any():
+        raise _first_bad(paths, frame, bad.reindex(frame.index, fill_value=False), "is not a whole number", column)
+    out[rows] = num.astype("int64").to_numpy()
+    return out
+
+
+def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
+    """The event lines of one log as strings, with their line numbers (typed by `check_events`).
+
+    A last line cut short (the file ends inside it, as when a session is killed) is set aside with a
+    note; any other malformed line is an error naming the file and line.
+    """
+    path = lf.path
+    text = _decode(path)
+    if not text.strip():  # a session that never started: nothing to import, said so
+        notes.notes.append(f"{path.name}: empty log (0 events), nothing imported from it")
+        notes.empty_logs += 1
+        return pd.DataFrame(columns=list(LOG_FIELDS) + ["line"], dtype=object)
+    first_end = text.find("\n")
+    header = (text if first_end < 0 else text[:first_end]).rstrip("\r").rstrip("\t").split("\t")
+    if tuple(h.strip() for h in header) != LOG_HEADER:
+        raise ImportDataError(f"{path}: line 1: header {header!r} is not the session-log header "
+                              f"({', '.join(LOG_HEADER)})")
+    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if not text.endswith("\n"):
+        cut = text.rfind("\n") + 1
+        last = text[cut:]
+        if last.rstrip("\r").endswith("\t") and last.split("\t", 1)[0] in KNOWN_EVENTS:
+            text += "\n"  # a complete record that only lacks its line end
+        else:
+            notes.truncated_lines += 1
+            notes.notes.append(f"{path.name}: line {n_lines} is truncated (the file ends inside it: {last[:40]!r}); "
+                               "set aside, its trial is imported as unfinished")
+            text = text[:cut]
+    try:
+        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), dtype=object,
+                          keep_default_na=False, quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c")
+    except pd.errors.ParserError as exc:
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if m:
+            raise ImportDataError(f"{path}: line {m[2]}: {m[3]} tab-separated fields, at most {m[1]} expected") from None
+        raise ImportDataError(f"{path}: not a readable session log ({str(exc).strip()})") from None
+    except pd.errors.EmptyDataError:
+        raw = pd.DataFrame(columns=list(LOG_FIELDS), dtype=object)
+    raw["line"] = np.arange(2, len(raw) + 2)
+    known = raw["Event"].isin(KNOWN_EVENTS)
+    if not known.all():
+        no_event = ~known & (raw["Event"] == "")
+        # a blank line (every field empty) is skipped; anything else is an unknown event
+        blank = no_event & (raw[list(LOG_HEADER)] == "").all(axis=1)
+        notes.blank_lines += int(blank.sum())
+        raw = raw[~blank]
+        unknown = ~raw["Event"].isin(KNOWN_EVENTS)
+        if unknown.any():
+            counts = raw.loc[unknown, "Event"].value_counts()
+            for ev, n in counts.items():
+                notes.unknown_events[ev] = notes.unknown_events.get(ev, 0) + int(n)
+            first = raw.loc[unknown].iloc[0]
+            notes.notes.append(f"{path.name}: {int(unknown.sum())} line(s) with unknown event name(s) "
+                               f"{', '.join(repr(e) for e in counts.index)} set aside (first at line {int(first['line'])})")
+            raw = raw[~unknown]
+        raw = raw.reset_index(drop=True)
+    notes.event_lines += len(raw)
+    return raw
+
+
+def _stripped(s: pd.Series, known: list[str]) -> pd.Series:
+    """Strip surrounding spaces, only on the values that are not already known ones (fast on clean logs)."""
+    odd = ~s.isin(known)
+    if odd.any():
+        s = s.copy()
+        s[odd] = s[odd].str.strip()
+    return s
+
+
+_VALID_CELLS = [f"{t}|{c}" for t, conds in CONDITIONS_OF_TYPE.items() for c in conds]
+
+
+def check_events(logs: list[LogFile], raw: pd.DataFrame) -> pd.DataFrame:
+    """Type and check the events of all logs at once (`raw` has a `file` column indexing `logs`)."""
+    paths = [lf.path for lf in logs]
+    raw = raw.reset_index(drop=True)
+    everything = pd.Series(True, index=raw.index)
+    block = _to_int(paths, raw, "Block", everything)
+    trial = _to_int(paths, raw, "Trial", everything)
+    try:  # fast path: every Time a number
+        time = pd.Series(raw["Time"].to_numpy().astype(np.float64), index=raw.index)
+    except (ValueError, TypeError):
+        time = pd.to_numeric(raw["Time"], errors="coerce")
+    bad = time.isna()
+    if bad.any():
+        raise _first_bad(paths, raw, bad, "is not a time in seconds (a line cut short?)", "Time")
+    # the trial's cell is read from its FIX_ON line (the other lines repeat it and are not used)
+    fix = raw["Event"] == "FIX_ON"
+    stype_log = _stripped(raw["Sentence_type"].where(fix, ""), list(TABLE_TYPE_OF_LOG) + [""])
+    bad = fix & ~stype_log.isin(list(TABLE_TYPE_OF_LOG))
+    if bad.any():
+        raise _first_bad(paths, raw, bad, f"is not a known sentence type ({', '.join(TABLE_TYPE_OF_LOG)})",
+                         "Sentence_type")
+    stype = stype_log.map(TABLE_TYPE_OF_LOG)
+    cond = _stripped(raw["Condition"].where(fix, ""), sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}))
+    bad = (~(stype[fix].fillna("") + "|" + cond[fix]).isin(_VALID_CELLS)).reindex(raw.index, fill_value=False)
+    if bad.any():
+        raise _first_bad(paths, raw, bad, "is not a condition of its sentence type", "Condition")
+    vslide = _to_int(paths, raw, "Viol_on_slide", fix)
+    slide = _to_int(paths, raw, "SlideNum", raw["Event"].isin(["WORD_ON", "WORD_OFF", "KEY_PRESS"]))
+    vtype = _stripped(raw["Violation_type"], list(VIOLATION_TYPES) + ["NaN", ""]).replace({"NaN": "None"})
+    bad = raw["Event"].isin(["WORD_ON", "END_TRIAL"]) & ~vtype.isin(list(VIOLATION_TYPES))
+    if bad.any():
+        raise _first_bad(paths, raw, bad, f"is not a violation type ({', '.join(VIOLATION_TYPES)}, NaN)",
+                         "Violation_type")
+    return pd.DataFrame({
+        "file": raw["file"].astype("int64"),
+        "line": raw["line"].astype("int64"), "event": raw["Event"], "block": block, "trial": trial, "slide": slide,
+        "word": raw["WordStr"], "time": time.astype("float64"), "stype": stype, "condition": cond,
+        "vslide": vslide, "vtype": vtype,
+    })
+
+
+def _trial_code(file: np.ndarray, block: np.ndarray, trial: np.ndarray) -> np.ndarray:
+    """One integer per (file, block, trial), for hash look-ups instead of merges."""
+    return (file.astype(np.int64) << 42) + (block.astype(np.int64) << 21) + trial.astype(np.int64)
+
+
+def assemble_trials(logs: list[LogFile], ev: pd.DataFrame) -> pd.DataFrame:
+    """One row per trial (FIX_ON) of every log, in file then line order, with its timings and answers.
+
+    `ev` is in file then line order (as read). Columns: file (index into `logs`), block, trial, line
+    (of FIX_ON), stype, condition, vslide, vtype, units/onsets/offs (per trial: list of units, arrays
+    of seconds), t_fix, t_fix2panel, t_panel_on, t_last_off, panel_word, panel_rt_s, t_feedback_on,
+    t_feedback_off, outcome, release_rt_s, finished, n_keys (before the panel), n_keys_total,
+    key_time, key_slide, key_word, key_phase (sentence or panel_delay), t_grand_start (the log's
+    first GrandStart/BlockStart time).
+    """
+    starts = ev[ev["event"].isin(SESSION_EVENTS)].groupby("file")["time"].min()
+    fix = ev[ev["event"] == "FIX_ON"]
+    bad_num = (fix["block"] < 0) | (fix["block"] >= 2 ** 20) | (fix["trial"] < 0) | (fix["trial"] >= 2 ** 20)
+    if bad_num.any():
+        r = fix[bad_num].iloc[0]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: block {r['block']} / trial "
+                              f"{r['trial']} out of range")
+    code = _trial_code(fix["file"].to_numpy(), fix["block"].to_numpy(), fix["trial"].to_numpy())
+    dup = pd.Series(code).duplicated().to_numpy()
+    if dup.any():
+        r = fix.iloc[int(np.flatnonzero(dup)[0])]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: trial {int(r['trial'])} of block "
+                              f"{int(r['block'])} starts a second time (FIX_ON)")
+    trials = fix[["file", "block", "trial", "line", "stype", "condition", "vslide", "time"]].rename(
+        columns={"time": "t_fix"}).reset_index(drop=True)
+    n = len(trials)
+    index = pd.Index(code)
+    tev = ev[ev["event"].isin(TRIAL_EVENTS) & (ev["event"] != "FIX_ON")]
+    tid = index.get_indexer(_trial_code(tev["file"].to_numpy(), tev["block"].to_numpy().astype(np.int64),
+                                        tev["trial"].to_numpy().astype(np.int64)))
+    fix_line = trials["line"].to_numpy()
+    line = tev["line"].to_numpy()
+    orphan = (tid < 0) | (line < fix_line[np.maximum(tid, 0)])
+    if orphan.any():
+        r = tev.iloc[int(np.flatnonzero(orphan)[0])]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: {r['event']} of trial "
+                              f"{int(r['trial'])} comes before that trial's FIX_ON")
+    event = tev["event"].to_numpy()
+    time = tev["time"].to_numpy(dtype="float64")
+    word = tev["word"].to_numpy(dtype=object)
+    vtype = tev["vtype"].to_numpy(dtype=object)
+    slide = tev["slide"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+
+    def column(values: np.ndarray, at: np.ndarray, fill) -> np.ndarray:
+        out = np.full(n, fill, dtype=values.dtype if fill is not None else object)
+        out[at] = values
+        return out
+
+    for name in SINGLE_EVENTS[1:]:
+        sel = np.flatnonzero(event == name)
+        t_sel = tid[sel]
+        dup = pd.Series(t_sel).duplicated().to_numpy()
+        if dup.any():
+            r = tev.iloc[int(sel[np.flatnonzero(dup)[0]])]
+            raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: a second {name} in trial "
+                                  f"{int(r['trial'])}")
+        trials[f"t_{name}"] = column(time[sel], t_sel, np.nan)
+        trials[f"l_{name}"] = column(line[sel].astype("float64"), t_sel, np.nan)
+        trials[f"w_{name}"] = column(word[sel], t_sel, None)
+        trials[f"v_{name}"] = column(vtype[sel], t_sel, None)
+    # RSVP units: WORD_ON in line order, WORD_OFF paired by slide
+    on = np.flatnonzero(event == "WORD_ON")
+    off = np.flatnonzero(event == "WORD_OFF")
+    off_code = pd.Series(tid[off] * 4096 + np.nan_to_num(slide[off], nan=-1).astype(np.int64))
+    keep = ~off_code.duplicated().to_numpy()
+    on_code = tid[on] * 4096 + np.nan_to_num(slide[on], nan=-1).astype(np.int64)
+    pos = pd.Index(off_code[keep].to_numpy()).get_indexer(on_code)
+    t_off = np.where(pos >= 0, time[off[keep]][np.maximum(pos, 0)] if keep.any() else np.nan, np.nan)
+    t_on = tid[on]
+    cut = np.flatnonzero(np.r_[True, t_on[1:] != t_on[:-1]]) if len(on) else np.array([], dtype=int)
+    if len(np.unique(t_on[cut])) != len(cut):
+        dup = pd.Series(t_on[cut]).duplicated().to_numpy()
+        r = tev.iloc[int(on[cut[int(np.flatnonzero(dup)[0])]])]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: WORD_ON of trial {int(r['trial'])} "
+                              "after another trial's events (the trials' lines are interleaved)")
+    owners = t_on[cut]
+    for name, vals in (("units", [list(a) for a in np.split(word[on], cut[1:])] if len(on) else []),
+                       ("onsets", np.split(time[on], cut[1:]) if len(on) else []),
+                       ("offs", np.split(t_off, cut[1:]) if len(on) else [])):
+        col = np.empty(n, dtype=object)
+        col[:] = None
+        for t, v in zip(owners, vals):
+            col[t] = v
+        trials[name] = col
+    last = np.r_[cut[1:] - 1, len(on) - 1] if len(on) else cut
+    trials["vtype_word"] = column(vtype[on][cut], owners, None) if len(on) else None
+    trials["t_last_off"] = column(t_off[last], owners, np.nan) if len(on) else np.nan
+    # key presses before the panel: the early answer (the first one, its unit, its phase)
+    kp = np.flatnonzero(event == "KEY_PRESS")
+    t_kp = tid[kp]
+    panel_line = trials["l_PanelOn"].to_numpy()[t_kp]
+    early = kp[np.isnan(panel_line) | (line[kp] < panel_line)]
+    t_early = tid[early]
+    first_of, first_at = np.unique(t_early, return_index=True)
+    k1 = early[first_at]
+    trials["n_keys"] = np.bincount(t_early, minlength=n)[:n] if len(t_early) else 0
+    trials["n_keys_total"] = np.bincount(t_kp, minlength=n)[:n] if len(t_kp) else 0
+    trials["key_time"] = column(time[k1], first_of, np.nan)
+    trials["key_slide"] = pd.array(column(slide[k1], first_of, np.nan), dtype="Float64").astype("Int64")
+    trials["key_word"] = column(word[k1], first_of, None)
+    f2p = trials["l_FIX2PANEL_ON"].to_numpy()[first_of]
+    phase = np.where(~np.isnan(f2p) & (line[k1] > f2p), "panel_delay", "sentence").astype(object)
+    trials["key_phase"] = column(phase, first_of, None)
+    trials["vtype"] = trials["v_END_TRIAL"].fillna(trials["vtype_word"]).fillna(trials["v_FIX2PANEL_ON"])
+    trials["finished"] = trials["t_END_TRIAL"].notna()
+    trials["t_grand_start"] = trials["file"].map(starts)
+    return trials.rename(columns={
+        "t_FIX2PANEL_ON": "t_fix2panel", "t_PanelOn": "t_panel_on", "w_PanelResp": "panel_word",
+        "t_PanelResp": "panel_rt_s", "t_FeedbackOn": "t_feedback_on", "t_FeedbackOff": "t_feedback_off",
+        "w_END_TRIAL": "outcome", "t_END_TRIAL": "release_rt_s"})
+
+
+def read_logs(folder: str | Path, notes: LogNotes, progress=None) -> tuple[list[LogFile], pd.DataFrame]:
+    """Scan, read and check every log of `folder`; return the files and their trials."""
+    logs = scan_logs(folder, notes)
+    raws = []
+    for i, lf in enumerate(logs):
+        raws.append(read_log(lf, notes).assign(file=i))
+        if progress is not None:
+            progress()
+    events = check_events(logs, pd.concat(raws, ignore_index=True))
+    trials = assemble_trials(logs, events)
+    bad = trials["outcome"].notna() & ~trials["outcome"].isin(
+        ["CORRECT", "CORRECT_INC", "CORRECT_DDC", "WRONG", "WRONG_INC", "WRONG_DDC"])
+    if bad.any():
+        r = trials[bad].iloc[0]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['l_END_TRIAL'])}: END_TRIAL outcome "
+                              f"{r['outcome']!r} is not one of CORRECT, WRONG (with _INC/_DDC)")
+    return logs, trials

@@ -1,0 +1,110 @@
+"""`reproduce lampinen2024` on the bundled model against a plain per-item transformers forward pass.
+
+The stimuli are the published-format fixtures (tests/data/lakretz_text), imported as an analyst
+would (`stimuli import lakretz-text`); the reference scores every item on its own, with its own
+tokenisation and no batching, cache or padding.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+torch = pytest.importorskip("torch")
+
+from model_subjects.loading import resolve_model  # noqa: E402
+from reproductions.lampinen2024 import Options, reproduce  # noqa: E402
+from stimuli.files import save_items  # noqa: E402
+from stimuli.lakretz_text import import_lakretz_text  # noqa: E402
+
+DATA = Path(__file__).parent / "data" / "lakretz_text"
+
+
+def reference_logprob(model, tok, context: str, continuation: str) -> float:
+    """log P(continuation | context): encode the whole string, split at the encoded context's length."""
+    ctx = tok(context, add_special_tokens=False)["input_ids"]
+    whole = tok(context + continuation, add_special_tokens=False)["input_ids"]
+    assert whole[: len(ctx)] == ctx
+    ids = torch.tensor([whole])
+    with torch.no_grad():
+        lp = torch.log_softmax(model(input_ids=ids).logits[0].double(), -1)
+    return sum(lp[len(ctx) - 1 + j, t].item() for j, t in enumerate(whole[len(ctx):]))
+
+
+def test_zero_shot_forced_choice_on_imported_fixture_matches_plain_forward_pass(tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    files = []
+    for dep in ("inner", "outer"):
+        items = import_lakretz_text(DATA / f"long_nested_{dep}_english.text", DATA / f"long_nested_{dep}_english.gold")
+        files.append(save_items(items, tmp_path / f"{dep}.csv"))
+    out = tmp_path / "repro"
+    opt = Options(models=[None], out=out, items=files, prompts=["none"], n_boot=200, quiet=True)
+    reproduce(opt)
+    got = pd.read_csv(out / "tables" / "table_b1_long.csv")
+
+    path = resolve_model(None).path
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).eval()
+    rows = []
+    for f, subtask in zip(files, ("long_nested_inner_english", "long_nested_outer_english")):
+        for it in pd.read_csv(f).itertuples():
+            dep = "inner" if pd.notna(it.inner_index) else "outer"
+            idx = int(getattr(it, f"{dep}_index"))
+            words = it.sentence.split(" ")
+            prefix = " ".join(words[:idx])
+            lc = reference_logprob(model, tok, prefix, " " + words[idx])
+            lo = reference_logprob(model, tok, prefix, " " + getattr(it, f"{dep}_alternative"))
+            rows.append({"subtask": subtask, "condition": it.condition, "error": float(not lc > lo)})
+    ref = pd.DataFrame(rows).groupby(["subtask", "condition"])["error"].mean()
+    mine = got.set_index(["subtask", "condition"])["error_rate"]
+    assert len(ref) == 16 and set(ref.index) == set(mine.index)
+    for key, value in ref.items():
+        assert abs(mine[key] - value) < 1e-3, (key, mine[key], value)
+    assert 0 < ref.mean() < 1  # the fixture separates the conditions (not all right or all wrong)
+
+    # the same command again reuses every finished session and computes nothing
+    reproduce(opt)
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["arms"] and all(a["trials_run_now"] == 0 for a in prov["arms"])
+    assert prov["models"][0]["weights_sha256"] and prov["models"][0]["add_bos"] is False
+    assert (out / "report.html").exists() and (out / "figures" / "figure2_long_nested.png").exists()
+
+
+def test_hu_levy_on_blimp_fixture_matches_plain_forward_passes(tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from model_subjects.protocols import JUDGMENT_TEMPLATES
+    from reproductions import hu_levy2023 as hl
+
+    blimp = Path(__file__).parent / "data" / "blimp" / "anaphor_gender_agreement.jsonl"
+    out = tmp_path / "hl"
+    opt = hl.Options(models=[None], out=out, pairs=[blimp], no_agreement=True, n_boot=200, quiet=True)
+    hl.reproduce(opt)
+    acc = pd.read_csv(out / "tables" / "accuracy_long.csv").set_index(["task", "prompt_type"])
+
+    path = resolve_model(None).path
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).eval()
+
+    def sentence_lp(s: str) -> float:  # an empty context is conditioned on the BOS token
+        ids = [tok.bos_token_id] + tok(s, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            lp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].double(), -1)
+        return sum(lp[j - 1, ids[j]].item() for j in range(1, len(ids)))
+
+    pairs = [json.loads(line) for line in blimp.read_text().splitlines()]
+    direct = np.mean([sentence_lp(p["sentence_good"]) > sentence_lp(p["sentence_bad"]) for p in pairs])
+    t = JUDGMENT_TEMPLATES["MetaQuestionSimple"]
+    yes = lambda s: reference_logprob(model, tok, t.format(s=s), " Yes") > reference_logprob(model, tok, t.format(s=s), " No")  # noqa: E731
+    tpr = np.mean([yes(p["sentence_good"]) for p in pairs])
+    tnr = np.mean([not yes(p["sentence_bad"]) for p in pairs])
+    assert abs(acc.loc[("judgment", "Direct"), "estimate"] - direct) < 1e-3
+    assert abs(acc.loc[("comparison", "Direct"), "estimate"] - direct) < 1e-3
+    assert abs(acc.loc[("judgment", "MetaQuestionSimple"), "estimate"] - (tpr + tnr) / 2) < 1e-3
+    hl.reproduce(opt)  # the re-run scores nothing: every request is in the cache
+    assert json.loads((out / "provenance.json").read_text())["timings"][0]["requests_computed_now"] == 0
