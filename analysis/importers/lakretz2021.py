@@ -22,7 +22,7 @@ import pandas as pd
 
 from analysis.importers import ImportDataError
 from analysis.importers.lakretz_logs import LogFile, LogNotes, read_logs
-from analysis.importers.lakretz_match import MatchCounts, match_rows
+from analysis.importers.lakretz_match import match_rows
 from analysis.importers.lakretz_rows import EXPERIMENT, RowKey, log_rows, table_rows
 from analysis.importers.lakretz_table import read_table
 from experiments.session import SessionError, SessionWriter, session_paths, write_dataset_description
