@@ -51,6 +51,9 @@ class LogNotes:
     empty_logs: int = 0
 
 
+_USED = [f for f in LOG_FIELDS if f not in ("StimNum", "_trailing")]  # the rest is never read
+
+
 def _parse_name(path: Path) -> LogFile | None:
     m = LOG_NAME.match(path.name)
     if not m:
@@ -143,7 +146,7 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
     if not text.strip():  # a session that never started: nothing to import, said so
         notes.notes.append(f"{path.name}: empty log (0 events), nothing imported from it")
         notes.empty_logs += 1
-        return pd.DataFrame(columns=list(LOG_FIELDS) + ["line"], dtype=object)
+        return pd.DataFrame(columns=_USED + ["line"], dtype=object)
     first_end = text.find("\n")
     header = (text if first_end < 0 else text[:first_end]).rstrip("\r").rstrip("\t").split("\t")
     if tuple(h.strip() for h in header) != LOG_HEADER:
@@ -161,7 +164,7 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
                                "set aside, its trial is imported as unfinished")
             text = text[:cut]
     try:
-        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), dtype=object,
+        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), usecols=_USED, dtype=object,
                           keep_default_na=False, quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c")
     except pd.errors.ParserError as exc:
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
@@ -169,13 +172,13 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
             raise ImportDataError(f"{path}: line {m[2]}: {m[3]} tab-separated fields, at most {m[1]} expected") from None
         raise ImportDataError(f"{path}: not a readable session log ({str(exc).strip()})") from None
     except pd.errors.EmptyDataError:
-        raw = pd.DataFrame(columns=list(LOG_FIELDS), dtype=object)
+        raw = pd.DataFrame(columns=_USED, dtype=object)
     raw["line"] = np.arange(2, len(raw) + 2)
     known = raw["Event"].isin(KNOWN_EVENTS)
     if not known.all():
         no_event = ~known & (raw["Event"] == "")
         # a blank line (every field empty) is skipped; anything else is an unknown event
-        blank = no_event & (raw[list(LOG_HEADER)] == "").all(axis=1)
+        blank = no_event & (raw[_USED] == "").all(axis=1)
         notes.blank_lines += int(blank.sum())
         raw = raw[~blank]
         unknown = ~raw["Event"].isin(KNOWN_EVENTS)
