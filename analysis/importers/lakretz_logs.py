@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -365,14 +366,15 @@ def assemble_trials(logs: list[LogFile], ev: pd.DataFrame) -> pd.DataFrame:
         "w_END_TRIAL": "outcome", "t_END_TRIAL": "release_rt_s"})
 
 
-def read_logs(folder: str | Path, notes: LogNotes, progress=None) -> tuple[list[LogFile], pd.DataFrame]:
+def read_logs(folder: str | Path, notes: LogNotes,
+              progress: Callable[[int, int], None] | None = None) -> tuple[list[LogFile], pd.DataFrame]:
     """Scan, read and check every log of `folder`; return the files and their trials."""
     logs = scan_logs(folder, notes)
     raws = []
     for i, lf in enumerate(logs):
         raws.append(read_log(lf, notes).assign(file=i))
         if progress is not None:
-            progress()
+            progress(i + 1, len(logs))
     events = check_events(logs, pd.concat(raws, ignore_index=True))
     trials = assemble_trials(logs, events)
     bad = trials["outcome"].notna() & ~trials["outcome"].isin(
