@@ -7,6 +7,7 @@ the YAML does not change the hash but any change of content does.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, fiel
 
 CONDITION_LETTERS = {"S", "P"}
 # bounds that keep `plan` fast and memory small; a block beyond them is a typo, not an experiment
-MAX_BLOCK_TRIALS = 10_000
+MAX_BLOCK_TRIALS = 5_000
 MAX_REPETITIONS = 1_000
 MAX_WEIGHT = 100
 
@@ -464,7 +465,9 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
     """YAML with unique keys; any problem is `error` naming the file and line."""
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        stream = io.StringIO(text)
+        stream.name = str(path)  # type: ignore[misc]  # YAML's messages name the file, not "<unicode string>"
+        return yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise error(f"{path}: not valid YAML: {exc}") from None
     except RecursionError:
