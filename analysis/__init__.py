@@ -1,10 +1,11 @@
 """twinlab analysis: trial tables in, the seeds' analyses out (tables, figures, report.html).
 
-Modules, each with one job (nothing heavy is imported here; R/pymer4 only in `mixed` when a model is fitted):
+Modules, each with one job (nothing heavy is imported here; R (lme4 through rpy2) only in `mixed` when a model is fitted):
 
 - `load`: session CSVs/folders and Lakretz et al. (2021) results (`lakretz`) -> one schema-typed frame
 - `prepare`: error, training flag, trials_before, exposures, first encounters, groups
 - `error_rates`, `first_encounter`, `exposures` (+ `mixed`), `model_measures`: the analyses
+- `appendix_c`: seeds/000 Appendix C: the paper's printed numbers and definitions, Figure C2 slopes, Figure C4
 - `figures`, `report`, `pipeline` (run everything, write OUT/), `cli` (`twinlab analyze`, `twinlab report`)
 - `simulate`: subjects with known parameters, for tests and dry runs
 """

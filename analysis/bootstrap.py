@@ -41,13 +41,32 @@ def bootstrap_mean(values: np.ndarray, rng: np.random.Generator, n_boot: int = N
     return CI(est, float(lo), float(hi), n, unit)
 
 
+def bootstrap_ratio(errors: np.ndarray, trials: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT,
+                    level: float = 0.95, unit: str = "subject") -> CI:
+    """sum(errors) / sum(trials) with a percentile bootstrap CI resampling the units (clusters)."""
+    e = np.asarray(errors, dtype=float)
+    t = np.asarray(trials, dtype=float)
+    n = len(t)
+    if n == 0 or t.sum() == 0:
+        return CI(float("nan"), float("nan"), float("nan"), n, unit)
+    est = float(e.sum() / t.sum())
+    if n == 1:
+        return CI(est, float("nan"), float("nan"), 1, unit)
+    idx = rng.integers(0, n, size=(n_boot, n))
+    ratios = e[idx].sum(axis=1) / t[idx].sum(axis=1)
+    a = (1.0 - level) / 2.0
+    lo, hi = np.quantile(ratios, [a, 1.0 - a])
+    return CI(est, float(lo), float(hi), n, unit)
+
+
 def error_rate_ci(rows: pd.DataFrame, rng: np.random.Generator, n_boot: int = N_BOOT,
                   subject_col: str = "subject_key", value_col: str = "error") -> CI:
-    """Mean of per-subject error rates, CI over subjects; one subject only -> CI over its trials."""
+    """Pooled error rate errors / trials (WRONG / (CORRECT + WRONG)), CI resampling subjects with
+    all their trials (a cluster bootstrap); one subject only -> CI over its trials."""
     vals = rows[value_col].astype(float)
     if rows[subject_col].nunique() >= 2:
-        per_subject = vals.groupby(rows[subject_col]).mean().to_numpy()
-        return bootstrap_mean(per_subject, rng, n_boot, unit="subject")
+        g = vals.groupby(rows[subject_col])
+        return bootstrap_ratio(g.sum().to_numpy(), g.size().to_numpy(), rng, n_boot, unit="subject")
     return bootstrap_mean(vals.to_numpy(), rng, n_boot, unit="trial")
 
 

@@ -1,6 +1,6 @@
 """`twinlab analyze` and `twinlab report` (registered by experiments/cli.py).
 
-Nothing heavy is imported at module level: pandas/matplotlib load when a command runs, R/pymer4
+Nothing heavy is imported at module level: pandas/matplotlib load when a command runs, R (lme4 via rpy2)
 only when a mixed model is fitted.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ def analyze(
     n_boot: int = typer.Option(2000, "--n-boot", help="bootstrap resamples"),
     focus: str = typer.Option("long_nested:PSP:inner", "--focus", help="cell of the mixed models: STRUCTURE:CONDITION:inner|outer"),
     training_block: List[str] = typer.Option([], "--training-block", help="Lakretz format: a block number to treat as training (repeatable)"),
-    keep_outliers: bool = typer.Option(False, "--keep-outliers", help="Lakretz format: keep subjects marked is_outlier"),
+    keep_outliers: bool = typer.Option(False, "--keep-outliers", help="keep subjects the data's authors flag as outliers (Lakretz is_outlier; excluded by default, as Lakretz et al. did; seeds/000 kept them)"),
 ) -> None:
     """Analyse trial tables: error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
     from experiments.cli import console, fail
@@ -48,6 +48,8 @@ def analyze(
         fail(str(exc))
     for n in res["notes"] + res["skipped"]:
         console.print(f"[yellow]note:[/yellow] {n}", highlight=False)
+    if res.get("order_statement"):
+        console.print(f"[yellow]trial order:[/yellow] {res['order_statement']}", highlight=False)
     typer.echo(f"wrote {len(res['tables'])} tables, {len(res['figures'])} figures and {out / 'report.html'} "
                f"in {time.time() - t0:.1f} s")
 

@@ -1,8 +1,11 @@
 """Error rates by condition x dependency with 95% bootstrap CIs over subjects (seeds/000 Fig. 2).
 
-Unit: post-training violation trials with an answer (a miss is an error). The rate of a group is
-the mean of its subjects' error rates; the CI resamples subjects (a single subject, e.g. one
-deterministic model subject, falls back to resampling its trials; `ci_unit` says which).
+Unit: post-training violation trials with an answer (a miss is an error). The rate of a cell is
+errors / trials over all its subjects (for the Lakretz data WRONG / (CORRECT + WRONG) on violation
+trials); `mean_subject_rate` beside it is the mean of the subjects' own rates (they differ when
+subjects contribute different numbers of trials). The CI resamples subjects with all their
+trials (a single subject, e.g. one deterministic model subject, falls back to resampling its
+trials; `ci_unit` says which).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ def error_rates(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, show_prog
             out.append(dict(zip(keys, key)) | {
                 "n_subjects": g["subject_key"].nunique(), "n_trials": len(g), "n_errors": int(g["error"].sum()),
                 "error_rate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "ci_unit": ci.unit,
+                "mean_subject_rate": float(g["error"].astype(float).groupby(g["subject_key"]).mean().mean()),
             })
             if prog:
                 prog.advance(task)
@@ -40,7 +44,7 @@ def error_rates(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, show_prog
         if prog:
             prog.stop()
     table = pd.DataFrame(out, columns=keys + ["n_subjects", "n_trials", "n_errors", "error_rate", "ci_low",
-                                              "ci_high", "ci_unit"])
+                                              "ci_high", "ci_unit", "mean_subject_rate"])
     return sort_conditions(table)
 
 

@@ -23,8 +23,8 @@ def _plt():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False,
-                         "font.size": 9})
+    plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "axes.spines.top": False,
+                         "axes.spines.right": False, "font.size": 10})
     return plt
 
 
@@ -92,6 +92,42 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     return _save(fig, path)
 
 
+STRUCTURE_ORDER = ("long_nested", "short_nested", "long_successive", "short_successive")
+
+
+def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: str, path: Path) -> Path | None:
+    """One group (e.g. the humans): one panel per structure, conditions on x, inner and outer bars
+    side by side with 95% CIs. Compact: the whole design in one row at page width."""
+    if t.empty:
+        return None
+    plt = _plt()
+    structures = [s for s in STRUCTURE_ORDER if s in set(t["structure"])] + sorted(
+        s for s in set(t["structure"]) if s not in STRUCTURE_ORDER)
+    widths = [len(set(t.loc[t["structure"] == s, "condition"])) for s in structures]
+    fig, axes = plt.subplots(1, len(structures), figsize=(0.44 * sum(widths) + 1.2, 3.4), squeeze=False, sharey=True,
+                             gridspec_kw={"width_ratios": widths}, layout="constrained")
+    for ax, st in zip(axes[0], structures):
+        x_t = t[t["structure"] == st]
+        conds = condition_order(x_t["condition"])
+        x = np.arange(len(conds))
+        for k, pos in enumerate(("inner", "outer")):
+            d = x_t[x_t[position_col] == pos].set_index("condition").reindex(conds)
+            if d["error_rate"].isna().all():
+                continue
+            xs = x + (k - 0.5) * 0.4
+            ax.bar(xs, d["error_rate"].fillna(0), width=0.4, color=DEP_COLOR[pos], alpha=0.8, label=pos)
+            ok = d["error_rate"].notna().to_numpy()
+            ax.errorbar(xs[ok], d.loc[ok, "error_rate"], yerr=_yerr(d[ok]), fmt="none", ecolor="black", capsize=1.5, lw=0.7)
+        ax.axhline(0.5, color="grey", lw=0.7, ls=":")
+        ax.set_xticks(x, conds, rotation=90, fontsize=9)
+        ax.set_ylim(0, 1)
+        ax.set_title(st.replace("_", " "), fontsize=10)
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][-1].legend(title="violation", fontsize=9, frameon=False, loc="upper right")
+    fig.suptitle(title, fontsize=11)
+    return _save(fig, path)
+
+
 def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path | None:
     """seeds/000 Figure 6a: error on the first post-training encounter of each condition, per group."""
     t = fe[fe["structure"] == structure]
@@ -136,7 +172,7 @@ def _curve(ax, fit: pd.Series | dict | None, xmax: float, color: str, ls: str = 
 
 
 def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure: str, x: str, xlabel: str,
-                 title: str, path: Path) -> Path | None:
+                 title: str, path: Path, annotate: bool = False) -> Path | None:
     """Figure C1/C2/C3 layout: rows violation position, columns conditions; points sized by n, logistic curves."""
     p = points[(points["group"] == group) & (points["structure"] == structure)]
     if p.empty:
@@ -146,7 +182,7 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
     conds = condition_order(p["condition"])
     f = fits[(fits["group"] == group) & (fits["structure"] == structure)] if not fits.empty else fits
     xmax = float(p[x].max())
-    fig, axes = plt.subplots(len(positions), len(conds), figsize=(1.55 * len(conds) + 0.8, 1.7 * len(positions) + 0.6),
+    fig, axes = plt.subplots(len(positions), len(conds), figsize=(1.35 * len(conds) + 0.9, 2.1 * len(positions) + 0.8),
                              squeeze=False, sharex=True, sharey=True, layout="constrained")
     nmax = max(1, int(p["n"].max()))
     for r, pos in enumerate(positions):
@@ -159,14 +195,19 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
                 row = f[(f["violation_position"] == pos) & (f["condition"] == cond)]
                 if len(row):
                     _curve(ax, row.iloc[0].to_dict(), xmax, color)
+                    if annotate and pd.notna(row.iloc[0].get("slope")):
+                        ax.text(0.97, 0.96, f"β={row.iloc[0]['slope']:.2f}\np={row.iloc[0]['p']:.2f}",
+                                transform=ax.transAxes, ha="right", va="top", fontsize=8, color="#333")
             ax.axhline(0.5, color="grey", lw=0.5, ls=":")
             ax.set_ylim(-0.05, 1.05)
+            ax.set_yticks([0, 0.5, 1], ["0", ".5", "1"])
+            ax.tick_params(labelsize=9)
             if r == 0:
-                ax.set_title(cond)
+                ax.set_title(cond, fontsize=11, fontweight="bold")
             if c == 0:
                 ax.set_ylabel(f"{pos}\nerror rate")
-    fig.supxlabel(xlabel, fontsize=9)
-    fig.suptitle(f"{title} ({group}, {structure})", fontsize=10)
+    fig.supxlabel(xlabel, fontsize=10)
+    fig.suptitle(f"{title} ({group}, {structure})", fontsize=11)
     return _save(fig, path)
 
 
@@ -252,5 +293,32 @@ def consistency_scatter(pairs: pd.DataFrame, ic: pd.DataFrame, path: Path) -> Pa
         ax.axhline(0, color="grey", lw=0.5)
         ax.axvline(0, color="grey", lw=0.5)
     fig.suptitle("Internal consistency (seeds/003)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def training_bars(c4: pd.DataFrame, path: Path) -> Path | None:
+    """seeds/000 Figure C4: error rates during training by structure (panels) and violation (bars)."""
+    if c4.empty:
+        return None
+    plt = _plt()
+    structures = list(dict.fromkeys(c4["structure"]))
+    order = ["none", "inner", "outer", "other"]
+    fig, axes = plt.subplots(1, len(structures), figsize=(2.3 * len(structures) + 1.0, 3.0), squeeze=False, sharey=True)
+    for ax, st in zip(axes[0], structures):
+        t = c4[c4["structure"] == st].set_index("violation_type")
+        vs = [v for v in order if v in t.index] + sorted(v for v in t.index if v not in order)
+        t = t.reindex(vs)
+        x = np.arange(len(vs))
+        ax.bar(x, t["error_rate"].fillna(0), color=[DEP_COLOR.get(v, "#8C8C8C") for v in vs], alpha=0.8, width=0.7)
+        ax.errorbar(x, t["error_rate"].fillna(0), yerr=_yerr(t), fmt="none", ecolor="black", capsize=2, lw=0.8)
+        for xi, n in zip(x, t["n_trials"]):
+            ax.text(xi, 0.98, f"n={int(n)}", ha="center", va="top", fontsize=7, color="#555")
+        ax.set_xticks(x, vs)
+        ax.set_ylim(0, 1)
+        ax.set_title(st, fontsize=9)
+        ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+    axes[0][0].set_ylabel("error rate in training")
+    fig.suptitle("Errors during training, session 1 (seeds/000 Fig. C4)", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)

@@ -48,6 +48,11 @@ NESTED = {"short_nested", "long_nested"}
 EXPERIMENT = "lakretz2021"
 
 
+def subject_id(subject: str) -> str:
+    """The release's subject number as a twinlab subject id (21 -> 'L21')."""
+    return "L" + re.sub(r"[^A-Za-z0-9]", "", str(subject).strip())
+
+
 def _require_values(path, raw: pd.DataFrame, column: str, normalised: pd.Series, allowed: list[str],
                     shown: str) -> None:
     """The first value outside `allowed` is an error naming the file, column and line."""
@@ -110,27 +115,34 @@ def import_lakretz_frame(
 
     if "is_outlier" in raw.columns:
         out = _bool(raw["is_outlier"])
-        n_subj = raw.loc[out, "_subject"].nunique()
-        if keep_outliers:
-            if n_subj:
-                info.notes.append(f"{path.name}: {n_subj} outlier subject(s) kept (--keep-outliers)")
-        else:
-            info.exclude(f"outlier subjects ({n_subj}) in {path.name}", int(out.sum()),
-                         "is_outlier=True (Lakretz et al. 2021 exclusion)")
+        ids = sorted(set(raw.loc[out, "_subject"].map(subject_id)))
+        info.outlier(ids, keep_outliers, int(out.sum()), path.name)
+        if not keep_outliers:
             raw = raw[~out]
 
-    session = _num(path, "session", raw["session"]) if "session" in raw.columns else pd.Series(1, index=raw.index)
+    has_session = "session" in raw.columns
+    session = _num(path, "session", raw["session"]) if has_session else pd.Series(1, index=raw.index)
     block = _num(path, "block", raw["block"])
     trial_num = _num(path, "trial_num", raw["trial_num"])
     raw = raw.assign(_session=session.astype(int), _block=block, _trial=trial_num)
     dup = raw.duplicated(["_subject", "_session", "_block", "_trial"], keep=False)
+    order_known = True
     if dup.any():
         r = raw[dup].iloc[0]
-        raise LoadError(
-            f"{path}: subject {r['_subject']} has more than one trial at block {r['block']}, trial_num "
-            f"{r['trial_num']}; the trial order cannot be rebuilt (if the two sessions restart their "
-            "block numbers, add a 'session' column)"
-        )
+        if has_session:
+            raise LoadError(
+                f"{path}: subject {r['_subject']}, session {r['session']} has more than one trial at block "
+                f"{r['block']}, trial_num {r['trial_num']}; the trial order cannot be rebuilt"
+            )
+        # The public release merges two sessions per subject without saying which row belongs to
+        # which, and trial_num restarts in each: the order is unknown for the whole file. Keep the
+        # rows (everything that needs no order still runs) and mark them.
+        order_known = False
+        n_dup = raw.loc[dup, "_subject"].nunique()
+        info.notes.append(
+            f"{path.name}: no session column, and trial_num repeats within {n_dup} subject(s) (e.g. subject "
+            f"{r['_subject']}, block {r['block']}, trial_num {r['trial_num']}): the file merges sessions, so the "
+            "trial order of this file is unknown")
     raw = raw.sort_values(["_subject", "_session", "_block", "_trial"], kind="stable").reset_index(drop=True)
 
     train = {str(b) for b in (training_blocks or [])}
@@ -160,18 +172,18 @@ def import_lakretz_frame(
     response = pd.Series(np.where(said_violation, "violation", "no_violation"), index=raw.index).where(correct.notna())
     rt = pd.to_numeric(raw["RT"].str.strip(), errors="coerce") if "RT" in raw.columns else pd.Series(np.nan, index=raw.index)
 
-    subj_id = raw["_subject"].map(lambda s: "L" + re.sub(r"[^A-Za-z0-9]", "", s))
+    subj_id = raw["_subject"].map(subject_id)
     trial_index = raw.groupby(["_subject", "_session"]).cumcount()
     block_trial_index = raw.groupby(["_subject", "_session", "_block"]).cumcount()
     block_name = np.where(is_train, "training", "block" + block_label)
     extra_cols = [c for c in ("violation_type", "violation_position", "correct_wrong", "block", "trial_num",
-                              "slide_num_of_viol", "trial_type") if c in raw.columns]
+                              "slide_num_of_viol", "trial_type", "RT") if c in raw.columns]
     extra = raw[extra_cols].apply(lambda r: r.to_json(), axis=1) if len(raw) else pd.Series(dtype="string")
 
     data = {
         "subject_id": subj_id,
         "subject_kind": "human",
-        "session": raw["_session"],
+        "session": raw["_session"] if order_known else pd.Series(pd.NA, index=raw.index, dtype="Int64"),
         "experiment": EXPERIMENT,
         "block": block_name,
         "trial_index": trial_index,
@@ -185,7 +197,10 @@ def import_lakretz_frame(
         "feedback": True,
         "response": response,
         "correct": correct,
-        "rt_ms": rt,
+        # the release's RT is the early key press minus the onset of slide |slide_num_of_viol| (0 without a
+        # press), not the panel answer's response time: kept in extra, rt_ms left empty (the logs have it)
+        "rt_ms": pd.Series(np.nan, index=raw.index) if len(rt) else rt,
+        "response_mode": "panel",
         "context_mode": "human",
         "extra": extra,
     }
@@ -197,9 +212,15 @@ def import_lakretz_frame(
     df["source_file"] = pd.Series(str(path), index=df.index, dtype="string")
     df["session_status"] = pd.Series("completed", index=df.index, dtype="string")
     df["model"] = pd.Series(pd.NA, index=df.index, dtype="string")
-    info.notes.append(
-        f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), {len(df)} trial(s); "
-        "order rebuilt from (session, block, trial_num)"
-        + ("" if train else "; no training trials in this table (all trials are post-training)")
-    )
+    df["order_known"] = pd.Series(order_known, index=df.index, dtype="boolean")
+    df["in_results_table"] = pd.Series(True, index=df.index, dtype="boolean")
+    if order_known:
+        info.notes.append(
+            f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), {len(df)} trial(s); "
+            "order rebuilt from (session, block, trial_num)"
+            + ("" if train else "; no training trials in this table (all trials are post-training)")
+        )
+    else:
+        info.notes.append(f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), "
+                          f"{len(df)} trial(s); trial_index is the row's rank in the file, not its time order")
     return df, info

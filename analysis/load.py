@@ -18,7 +18,7 @@ import pandas as pd
 from experiments.schema import COLUMN_NAMES, DTYPES, REQUIRED
 
 Format = Literal["auto", "twinlab", "lakretz"]
-EXTRA_COLUMNS = ("source_file", "session_status", "model")
+EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table")
 ALLOWED_VALUES: dict[str, set[str]] = {
     "subject_kind": {"human", "model"},
     "violation_position": {"none", "inner", "outer", "other"},  # other: a filler
@@ -42,16 +42,38 @@ class LoadInfo:
     formats: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     exclusions: list[dict] = field(default_factory=list)  # {"what", "rows", "reason"}
+    outliers: dict = field(default_factory=lambda: {"policy": "exclude", "kept": [], "excluded": []})
 
     def exclude(self, what: str, rows: int, reason: str) -> None:
-        if rows:
-            self.exclusions.append({"what": what, "rows": int(rows), "reason": reason})
+        """Count excluded rows; the same what and reason (e.g. one subject's two sessions) add up."""
+        if not rows:
+            return
+        for e in self.exclusions:
+            if e["what"] == what and e["reason"] == reason:
+                e["rows"] += int(rows)
+                return
+        self.exclusions.append({"what": what, "rows": int(rows), "reason": reason})
+
+    def outlier(self, subjects: list[str], keep: bool, rows: int, source: str) -> None:
+        """Record subjects flagged as outliers by the data's authors, kept or excluded per `keep`."""
+        self.outliers["policy"] = "keep" if keep else "exclude"
+        if not subjects:
+            return
+        self.outliers["kept" if keep else "excluded"] += [s for s in subjects
+                                                          if s not in self.outliers["kept" if keep else "excluded"]]
+        if not keep:
+            self.exclude(f"outlier subject(s) {', '.join(subjects)}", rows,
+                         "flagged is_outlier by the data's authors (Lakretz et al. 2021 exclude them); "
+                         "--keep-outliers keeps them")
 
     def merge(self, other: "LoadInfo") -> None:
         self.files += other.files
         self.formats.update(other.formats)
         self.notes += other.notes
         self.exclusions += other.exclusions
+        self.outliers["policy"] = other.outliers["policy"]
+        for k in ("kept", "excluded"):
+            self.outliers[k] += [s for s in other.outliers[k] if s not in self.outliers[k]]
 
 
 # ---- finding files ---------------------------------------------------------------------------
@@ -222,7 +244,48 @@ def model_name(meta: dict) -> str | None:
     return str(m) if m else None
 
 
-def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False) -> pd.DataFrame:
+def sidecar_order_known(meta: dict) -> bool:
+    """False when the writer says the rows' time order is unknown (e.g. `twinlab import lakretz2021`
+    given the results table without the session logs)."""
+    for key in ("order_known", "trial_order_known"):
+        if key in meta:
+            return bool(meta[key])
+    for key in ("order", "trial_order"):
+        v = meta.get(key)
+        if isinstance(v, str) and v.strip().lower() in ("unknown", "none", "lost"):
+            return False
+        if isinstance(v, dict) and "known" in v:
+            return bool(v["known"])
+    return True
+
+
+def sidecar_outlier(meta: dict) -> bool:
+    """True when the data's authors flagged the participant as an outlier (sidecar or its participant info)."""
+    for d in (meta, meta.get("participant") or {}, meta.get("source") or {}):
+        if isinstance(d, dict):
+            for key in ("is_outlier", "outlier"):
+                v = d.get(key)
+                if isinstance(v, str):
+                    v = v.strip().lower() in _TRUE
+                if v:
+                    return True
+    return False
+
+
+def sidecar_in_results_table(meta: dict) -> bool:
+    """An imported release: is this subject among those the release analysed (its results table)?
+
+    `twinlab import lakretz2021` writes `in_results_table`, and `is_outlier` as the table's flag for
+    the subject, null when the subject has no row in the table; a null flag in a session imported
+    together with the table therefore also means "not in the table" (e.g. a training-only pilot)."""
+    if meta.get("in_results_table", True) is False:
+        return False
+    with_table = any(isinstance(s, dict) and s.get("kind") == "results_table" for s in meta.get("source_files") or [])
+    return not (with_table and "is_outlier" in meta and meta["is_outlier"] is None)
+
+
+def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False,
+                      keep_outliers: bool = False) -> pd.DataFrame:
     raw = _read_session_csv(path, info)
     _check_columns(path, list(raw.columns), info)
     df = typed_frame(path, raw)
@@ -231,28 +294,37 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
         # the PsychoPy runner answering itself: real timing, simulated responses, never human data
         info.exclude(path.name, len(df), "autopilot session (simulated responses, not human data)")
         df = df.iloc[0:0]
+    if sidecar_outlier(meta):
+        ids = sorted(set(df["subject_id"].dropna()))
+        info.outlier(ids, keep_outliers, len(df), path.name)
+        if not keep_outliers:
+            df = df.iloc[0:0]
     status = meta.get("status")
     if status and status != "completed":
         info.notes.append(f"{path.name}: session status is {status!r} ({len(df)} trial(s) kept)")
     df["source_file"] = pd.Series(str(path), index=df.index, dtype="string")
     df["session_status"] = pd.Series(status, index=df.index, dtype="string")
     df["model"] = pd.Series(model_name(meta), index=df.index, dtype="string")
+    df["order_known"] = pd.Series(sidecar_order_known(meta), index=df.index, dtype="boolean")
+    df["in_results_table"] = pd.Series(sidecar_in_results_table(meta), index=df.index, dtype="boolean")
     return df
 
 
 # ---- everything together ---------------------------------------------------------------------
 def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: bool = False,
-         **lakretz_options) -> tuple[pd.DataFrame, LoadInfo]:
+         keep_outliers: bool = False, training_blocks: Iterable[str] | None = None) -> tuple[pd.DataFrame, LoadInfo]:
     """Read files/folders into one frame (schema columns + source_file, session_status, model).
 
-    `fmt` 'auto' recognises the Lakretz CSV by its columns. Lakretz options (training_blocks,
-    keep_outliers) pass through to `analysis.lakretz.import_lakretz`. Autopilot sessions of the
-    human runner (sidecar `"autopilot": true`) are excluded unless `include_simulated`.
+    `fmt` 'auto' recognises the Lakretz CSV by its columns; `training_blocks` applies to it.
+    Subjects flagged as outliers (the Lakretz `is_outlier` column, or `is_outlier` in a session
+    sidecar) are excluded unless `keep_outliers`. Autopilot sessions of the human runner (sidecar
+    `"autopilot": true`) are excluded unless `include_simulated`.
     """
     from analysis.lakretz import import_lakretz_frame
 
     files = find_data_files(paths)
     info = LoadInfo()
+    info.outliers["policy"] = "keep" if keep_outliers else "exclude"
     frames = []
     for f in files:
         empty = _empty_session(f)
@@ -265,10 +337,10 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
         info.files.append(str(f))
         info.formats[str(f)] = kind
         if kind == "lakretz":
-            df, sub = import_lakretz_frame(f, **lakretz_options)
+            df, sub = import_lakretz_frame(f, training_blocks=training_blocks, keep_outliers=keep_outliers)
             info.merge(sub)
         else:
-            df = load_twinlab_file(f, info, include_simulated)
+            df = load_twinlab_file(f, info, include_simulated, keep_outliers)
             if df.empty and not any(e["what"] == f.name for e in info.exclusions):
                 reason = "holds no complete trial (header only: the session ended before its first trial ended, " \
                          "e.g. during the instructions)"

@@ -1,8 +1,15 @@
-"""Mixed-effects logistic regressions through pymer4 (R lme4::glmer, Laplace approximation).
+"""Mixed-effects logistic regressions: R's lme4::glmer (Laplace approximation) called through rpy2.
 
-pymer4 starts R on import (~20-30 s), so it is imported here, lazily, and only when a model is
-fitted. `R_LIBS_USER` points at the repository's `.rlib` (pymer4 imports an R package installed
-there) unless the caller set it already.
+Why rpy2 and lme4 directly rather than through pymer4's model classes: pymer4 0.9 loads the
+easystats packages when it starts (~20-35 s on this machine) and computes tidy summaries, fitted
+values and residuals on every fit (~2.5 s a fit); the same glmer fit called directly takes ~0.1 s
+after a ~2 s start of R with lme4 alone. The Appendix C reanalysis fits ~20 models, so this is
+the difference between ~80 s and ~5 s. The numbers are lme4's own (`summary()` Wald z tests,
+`logLik`, `AIC`, `BIC`, `VarCorr`, `isSingular`), checked in tests/test_analysis_mixed.py against
+an independent Laplace implementation and against lme4 run by Rscript.
+
+R is started lazily, only when a model is fitted. `R_LIBS_USER` points at the repository's `.rlib`
+unless the caller set it already.
 """
 from __future__ import annotations
 
@@ -16,16 +23,36 @@ import numpy as np
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
-_GLMER = None
+_R = None
+
+R_FIT = r"""
+function(formula, d) {
+  msgs <- character(0)
+  m <- withCallingHandlers(
+    lme4::glmer(stats::as.formula(formula), data = d, family = stats::binomial),
+    warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
+    message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") })
+  cf <- stats::coef(summary(m))
+  vc <- as.data.frame(lme4::VarCorr(m))
+  ll <- stats::logLik(m)
+  conv <- m@optinfo$conv$lme4$messages
+  list(term = rownames(cf), estimate = unname(cf[, 1]), se = unname(cf[, 2]), z = unname(cf[, 3]),
+       p = unname(cf[, 4]), vc_group = as.character(vc$grp), vc_var1 = as.character(vc$var1),
+       vc_var2 = ifelse(is.na(vc$var2), "", as.character(vc$var2)), vc_sdcor = vc$sdcor, aic = stats::AIC(m), bic = stats::BIC(m),
+       loglik = as.numeric(ll), df = as.integer(attr(ll, "df")), nobs = as.integer(stats::nobs(m)),
+       singular = lme4::isSingular(m), messages = unique(c(msgs, if (is.null(conv)) character(0) else conv)))
+}
+"""
 
 
 class MixedModelError(RuntimeError):
-    """R/pymer4 missing or a model could not be fitted; the message says which and why."""
+    """R/lme4 missing or a model could not be fitted; the message says which and why."""
 
 
-def _glmer():
-    global _GLMER
-    if _GLMER is None:
+def _r():
+    """Start R with lme4 once; returns the R fitting function."""
+    global _R
+    if _R is None:
         rlib = REPO / ".rlib"
         if rlib.is_dir():
             os.environ.setdefault("R_LIBS_USER", str(rlib))
@@ -35,25 +62,25 @@ def _glmer():
         # variable once started, so restore it for children.
         saved = os.environ.get("LD_LIBRARY_PATH")
         try:
-            from pymer4.models import glmer
-        except Exception as exc:  # ImportError, R not found, R package missing
+            import rpy2.robjects as ro
+
+            ro.r("suppressPackageStartupMessages(library(lme4))")
+            fit = ro.r(R_FIT)
+        except Exception as exc:  # ImportError, R not found, lme4 missing
             raise MixedModelError(
-                f"cannot import pymer4 (R + lme4 are needed for mixed models; run scripts/setup.sh or pass "
-                f"--no-mixed): {type(exc).__name__}: {exc}"
+                f"cannot start R with lme4 (needed for mixed models; run scripts/setup.sh or pass --no-mixed): "
+                f"{type(exc).__name__}: {' '.join(str(exc).split())}"
             ) from exc
         finally:
             if saved is None:
                 os.environ.pop("LD_LIBRARY_PATH", None)
             else:
                 os.environ["LD_LIBRARY_PATH"] = saved
-        import rpy2.robjects as ro
-
-        ro.r("options(warn = 1)")  # print R warnings as they happen, so each fit captures its own
-        _GLMER = glmer
-    return _GLMER
+        _R = fit
+    return _R
 
 
-NOISE = ("the hat matrix may not make sense", "Random effect variances not available", "Warning in ")
+_glmer = _r  # the name earlier callers (tests, doctor) use to start R once
 
 
 def _f(v) -> float:
@@ -68,7 +95,7 @@ class MixedFit:
     n_obs: int
     n_groups: int
     coefficients: list[dict]  # term, estimate, se, z, p, ci_low, ci_high (Wald)
-    random_effects: list[dict]  # group, term, estimate (SD or correlation)
+    random_effects: list[dict]  # group, term (sd__X or cor__X.Y), estimate (SD or correlation)
     aic: float
     bic: float
     loglik: float
@@ -89,48 +116,55 @@ class MixedFit:
         return pd.DataFrame(self.coefficients)
 
 
+def _r_frame(data: pd.DataFrame):
+    """A pandas frame as an R data.frame: numbers as doubles, everything else as character."""
+    import rpy2.robjects as ro
+
+    cols = {}
+    for c in data.columns:
+        s = data[c]
+        if pd.api.types.is_bool_dtype(s) or str(s.dtype) == "boolean":
+            cols[c] = ro.FloatVector(s.astype(int).astype(float).tolist())
+        elif pd.api.types.is_numeric_dtype(s):
+            cols[c] = ro.FloatVector(s.astype(float).tolist())
+        else:
+            cols[c] = ro.StrVector(s.astype(str).tolist())
+    return ro.DataFrame(cols)
+
+
 def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject") -> MixedFit:
     """Fit a binomial glmer; raise MixedModelError with R's message when it fails."""
-    import polars as pl
+    from scipy.stats import norm
 
-    glmer = _glmer()
+    fit_r = _r()
     tokens = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", formula))
-    cols = [c for c in data.columns if c in tokens]
-    d = data[cols].copy()
-    for c in d.columns:
-        if pd.api.types.is_bool_dtype(d[c]) or str(d[c].dtype) == "boolean":
-            d[c] = d[c].astype(int)
-        elif str(d[c].dtype) in ("Int64", "Float64"):
-            d[c] = d[c].astype(float)
-        elif not pd.api.types.is_numeric_dtype(d[c]):
-            d[c] = d[c].astype(str)
+    d = data[[c for c in data.columns if c in tokens]]
+    if d.isna().any().any():
+        d = d.dropna()
     try:
-        m = glmer(formula, data=pl.from_pandas(d), family="binomial")
-        m.fit(verbose=False)
+        r = fit_r(formula, _r_frame(d))
     except Exception as exc:
         detail = " ".join(str(exc).split())
         raise MixedModelError(f"glmer failed for {formula}: {detail}") from exc
-    fit = m.result_fit.to_pandas()
-    coefs = [
-        {"term": r["term"], "estimate": _f(r["estimate"]), "se": _f(r["std_error"]), "z": _f(r["z_stat"]),
-         "p": _f(r["p_value"]), "ci_low": _f(r["conf_low"]), "ci_high": _f(r["conf_high"])}
-        for _, r in fit.iterrows()
-    ]
-    stats = m.result_fit_stats.to_dicts()[0]
-    rfx = [{"group": r["group"], "term": r["term"], "estimate": _f(r["estimate"])}
-           for r in m.ranef_var.to_dicts()]
-    messages = list(dict.fromkeys(s.strip() for s in m.r_console
-                                  if s and s.strip() and not any(n in s for n in NOISE)))
-    status = str(getattr(m, "convergence_status", "") or "")
-    if status and "TRUE" not in status:
-        messages = [x for x in messages if not x.startswith("Convergence status")]
-        messages.append("lme4 convergence check failed: " + " ".join(status.replace("Convergence status", "").split()))
+    get = {k: list(r.rx2(k)) for k in r.names}
+    zq = norm.ppf(0.975)
+    coefs = [{"term": t, "estimate": _f(e), "se": _f(se), "z": _f(z), "p": _f(p),
+              "ci_low": _f(e) - zq * _f(se), "ci_high": _f(e) + zq * _f(se)}
+             for t, e, se, z, p in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"])]
+    rfx = []
+    for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"]):
+        if g == "Residual":
+            continue
+        rfx.append({"group": g, "term": f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}", "estimate": _f(sd)})
+    singular = bool(get["singular"][0])
+    messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
+    if singular and not any("singular" in m for m in messages):
+        messages.append("boundary (singular) fit: see help('isSingular')")
     messages += degenerate_warnings(coefs, rfx)
     return MixedFit(
-        formula=formula, n_obs=int(stats["nobs"]), n_groups=int(d[group].nunique()) if group in d else 0,
-        coefficients=coefs, random_effects=rfx, aic=float(stats["AIC"]), bic=float(stats["BIC"]),
-        loglik=float(stats["logLik"]), n_params=int(stats["nobs"] - stats["df_residual"]),
-        singular=any("singular" in s for s in messages), messages=messages,
+        formula=formula, n_obs=int(get["nobs"][0]), n_groups=int(d[group].nunique()) if group in d else 0,
+        coefficients=coefs, random_effects=rfx, aic=float(get["aic"][0]), bic=float(get["bic"][0]),
+        loglik=float(get["loglik"][0]), n_params=int(get["df"][0]), singular=singular, messages=messages,
     )
 
 

@@ -27,7 +27,8 @@ from analysis import first_encounter as fe_mod
 from analysis import model_measures as mm
 from analysis.exposures import Focus
 from analysis.load import load
-from analysis.prepare import prepare, scored_rows
+from analysis import appendix_c as ac
+from analysis.prepare import condition_order, order_known_rows, prepare, scored_rows
 
 MAX_GROUP_FIGURES = 8
 
@@ -55,10 +56,14 @@ class Results:
         (out / "tables").mkdir(parents=True, exist_ok=True)
         (out / "figures").mkdir(parents=True, exist_ok=True)
 
-    def table(self, name: str, df: pd.DataFrame, title: str, index: bool = False) -> str:
+    def table(self, name: str, df: pd.DataFrame, title: str, index: bool = False, show: bool = True,
+              transpose: bool = False) -> str:
+        """Write tables/NAME.csv; `show` False lists it as a CSV link only (long tables); `transpose`
+        shows the CSV's rows as columns (a few groups with many measures)."""
         f = f"tables/{name}.csv"
         df.to_csv(self.out / f, index=index)
-        self.tables[name] = {"file": f, "title": title, "rows": int(len(df)), "index": index}
+        self.tables[name] = {"file": f, "title": title, "rows": int(len(df)), "index": index, "show": show,
+                             "transpose": transpose}
         return name
 
     def figure(self, name: str, path: Path | None, caption: str) -> str | None:
@@ -113,7 +118,7 @@ def drop_training_only_sessions(d: pd.DataFrame, info) -> pd.DataFrame:
             info.notes.append(f"{what}: skipped, it holds only training trials ({len(g)}); nothing is scored "
                               "before the training block ends")
             info.exclude(what, len(g), "training trials only (session ended during training)")
-        d = d[~only].copy()
+        d = d[~only].reset_index(drop=True)
     if d.empty:
         raise LoadError("no trials to analyse: " + "; ".join(info.notes))
     return d
@@ -123,15 +128,145 @@ def sample_sizes(d: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for g, x in d.groupby("group", sort=True):
         post = x[~x["training"]]
+        known = x["order_known"]
         rows.append({
             "group": g, "subject_kind": x["subject_kind"].iloc[0], "subjects": x["subject_key"].nunique(),
-            "sessions": x[["subject_key", "session"]].drop_duplicates().shape[0], "trials": len(x),
+            "subjects_with_trial_order": x.loc[known, "subject_key"].nunique(),
+            "sessions": x.loc[known, ["subject_key", "session"]].drop_duplicates().shape[0], "trials": len(x),
             "training_trials": int(x["training"].sum()),
             "post_training_violation_trials_scored": int(scored_rows(x).shape[0]),
             "post_training_grammatical_trials": int((post["violation_position"] == "none").sum()),
             "other_or_filler_trials": int((x["violation_position"] == "other").sum()),
             "trials_without_answer": int(x["correct"].isna().sum()),
         })
+    return pd.DataFrame(rows)
+
+
+ORDER_ANALYSES = ("first-encounter error rates (Table C1, Figure 6a)",
+                  "first encounter against trial number (Figure C1, 6b)",
+                  "learning over exposures (Figure 6c, Figure C2 with its glmer slopes)",
+                  "the exposure models `error ~ exposures + (1|subject)` and the extended model (Tables C2, C3)",
+                  "Figures C3 and C4 (these also need training logs)")
+HOW_TO_ORDER = ("`twinlab import lakretz2021 --results dataframe_results_all_trials.csv --logs LOG_FOLDER --out "
+                "imported`, then `twinlab analyze imported --out REPORT`")
+
+
+def order_statement(d: pd.DataFrame, info_files: list[str]) -> str | None:
+    """The one paragraph that says what could not run without the trial order, and how to get it."""
+    unknown = d.loc[~d["order_known"], "subject_key"].unique()
+    if len(unknown) == 0:
+        return None
+    n_all = d["subject_key"].nunique()
+    files = sorted(set(d.loc[~d["order_known"], "source_file"].map(lambda f: Path(str(f)).name)))
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    ran = ("They were not run." if len(unknown) == n_all else
+           f"They were run on the {n_all - len(unknown)} subject(s) whose order is known; the other "
+           f"{len(unknown)} are left out of them.")
+    return (f"The trial order is unknown for {len(unknown)} of {n_all} subject(s) ({shown}): a results table "
+            "without session logs (the public Lakretz et al. 2021 table merges each subject's two sessions and "
+            "restarts trial_num in each), or sessions imported from the table alone. Error rates, false alarms "
+            "and the model-side measures need no order and are reported below. These analyses need each "
+            "subject's trials in time order, which only the raw session logs hold: " + "; ".join(ORDER_ANALYSES)
+            + ". " + ran + " To supply the order, import the table together with the logs: " + HOW_TO_ORDER + ".")
+
+
+def _fmt_rate(v: float) -> str:
+    return "" if pd.isna(v) else f"{v:.3f}"
+
+
+def _rate_ci(r: pd.Series) -> str:
+    if pd.isna(r["error_rate"]):
+        return ""
+    ci = "" if pd.isna(r["ci_low"]) else f" [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+    return f"{r['error_rate']:.3f}{ci}"
+
+
+def wide_error_rates(er: pd.DataFrame, structure: str) -> pd.DataFrame:
+    """Paper layout: rows group x dependency, columns the conditions; cells 'rate [CI]'."""
+    t = er[er["structure"] == structure]
+    conds = condition_order(t["condition"])
+    rows = []
+    for g in _groups(t):
+        for dep in ("inner", "outer"):
+            x = t[(t["group"] == g) & (t["dependency"] == dep)].set_index("condition")
+            if x.empty:
+                continue
+            row = {"group": g, "dependency": dep}
+            for c in conds:
+                row[c] = _rate_ci(x.loc[c]) if c in x.index else ""
+            row["trials"] = int(x["n_trials"].sum())
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def wide_table_c1(beside: pd.DataFrame) -> pd.DataFrame:
+    """Table C1 as printed (rows violation_type, conditions as columns) with the paper's rows beside."""
+    rows = []
+    for pos in ("inner", "outer"):
+        x = beside[beside["violation_type"] == pos].set_index("condition")
+        ours = {"violation_type": pos, "source": "this data (k/n)"}
+        paper = {"violation_type": pos, "source": "seeds/000 Table C1"}
+        for c in ac.LONG_NESTED_ORDER:
+            r = x.loc[c]
+            ours[c] = "" if r["n_subjects"] == 0 else f"{r['error_rate']:.3f} ({r['n_errors']}/{r['n_subjects']})"
+            paper[c] = f"{r['paper_error_rate']:.3f}"
+        rows += [ours, paper]
+    return pd.DataFrame(rows)
+
+
+def _drawable(slopes: pd.DataFrame) -> pd.DataFrame:
+    """Slopes as figure curves; degenerate fits (quasi-separation) get no curve."""
+    c = slopes.rename(columns={"estimate": "slope", "violation_type": "violation_position"}).copy()
+    bad = c["note"].fillna("").str.contains("degenerate")
+    c.loc[bad, ["slope", "intercept"]] = float("nan")
+    return c
+
+
+def wide_training(c4: pd.DataFrame) -> pd.DataFrame:
+    """Figure C4 as a table: rows structure, columns the violation position, cells 'rate (k/n)'."""
+    rows = []
+    for st, x in c4.groupby("structure", sort=False):
+        row = {"group": x["group"].iloc[0], "structure": st}
+        x = x.set_index("violation_type")
+        for v in ("none", "inner", "outer", "other"):
+            row[v] = f"{x.loc[v, 'error_rate']:.3f} ({x.loc[v, 'n_errors']}/{x.loc[v, 'n_trials']})" if v in x.index else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _p(v: float) -> str:
+    return "" if pd.isna(v) else ("<0.001" if v < 0.001 else f"{v:.3f}")
+
+
+def wide_slopes(sl: pd.DataFrame) -> pd.DataFrame:
+    """Figure C2 slopes: rows violation_type x statistic, columns the conditions (and 'all' pooled);
+    the paper's PSP inner values in a column beside PSP."""
+    conds = [c for c in dict.fromkeys(sl["condition"])]
+    pp = ac.PSP_SLOPE_PAPER
+    paper_col = "PSP, seeds/000"
+    rows = []
+    for pos in ("inner", "outer"):
+        x = sl[sl["violation_type"] == pos].set_index("condition")
+        if x.empty:
+            continue
+        for stat, col in (("beta (exposures)", "estimate"), ("SE", "se"), ("z", "z"), ("p", "p"),
+                          ("trials / subjects", None)):
+            row = {"violation_type": pos, "statistic": stat}
+            for c in conds:
+                r = x.loc[c]
+                if col is None:
+                    row[c] = f"{r['n_trials']} / {r['n_subjects']}"
+                elif pd.isna(r["estimate"]) and str(r["note"]).startswith("not fitted"):
+                    row[c] = "not fitted" if col == "estimate" else ""
+                elif col == "p":
+                    row[c] = _p(r[col])
+                else:
+                    row[c] = "" if pd.isna(r[col]) else f"{r[col]:.2f}"
+                if c == "PSP":
+                    paper = {"estimate": f"{pp['estimate']:.2f}", "z": f"{pp['z']:.2f}", "p": f"{pp['p']:.3f}",
+                             None: "- / 55"}.get(col, "")
+                    row[paper_col] = paper if pos == "inner" else ""
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -143,11 +278,23 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
     t0 = time.time()
     out = Path(out)
     focus = Focus.parse(opt.focus)
-    lak = {"training_blocks": opt.training_blocks, "keep_outliers": opt.keep_outliers}
-    df, info = load(data, opt.fmt, **lak)
-    d = drop_training_only_sessions(prepare(df), info)
+    df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks)
+    d_all = prepare(df)
+    # Imported release: subjects with logs but no row in the results table (pilots with training logs
+    # only, an incomplete participant) are not among the analysed subjects; only Figure C4 (training)
+    # uses their training trials.
+    outside = ~d_all["in_results_table"].fillna(True).astype(bool)
+    if outside.any():
+        ids = sorted(set(d_all.loc[outside, "subject_id"]))
+        info.exclude(f"subject(s) {', '.join(ids)}: logs but no row in the results table", int(outside.sum()),
+                     "not among the subjects the release analysed; left out of every analysis except the training "
+                     "figure (C4)")
+    d = drop_training_only_sessions(d_all[~outside].reset_index(drop=True), info)
+    od = order_known_rows(d)
+    has_order = bool(scored_rows(od).shape[0])
     res = Results(out)
     notes = list(info.notes)
+    skipped: list[str] = []
     if not d["training"].any():
         notes.append("no training block in the data: every trial counts as post-training")
 
@@ -156,135 +303,139 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
     ss = sample_sizes(d)
     excl = pd.DataFrame(info.exclusions, columns=["what", "rows", "reason"])
     res.section("data", "Data", "Sample sizes per group (a group is 'human', or one model with its context mode "
-                "and protocol) and what was excluded before the analyses.",
-                [res.table("sample_sizes", ss, "Sample sizes"),
+                "and protocol) and what was excluded before the analyses. " + outlier_text(info.outliers),
+                [res.table("sample_sizes", ss, "Sample sizes", transpose=len(ss) <= 6),
                  res.table("exclusions", excl, "Exclusions") if len(excl) else None])
+    statement = order_statement(d, info.files)
+    if statement:
+        res.section("trial_order", "Trial order: what needs the session logs", statement)
 
     # ---- error rates -------------------------------------------------------------------------
     er = er_mod.error_rates(d, seed=opt.seed, n_boot=opt.n_boot, show_progress=opt.show_progress)
-    figs = []
+    figs, tabs = [], [res.table("error_rates", er, "Error rates, all cells (long format)", show=False)]
+    one_group = er["group"].nunique() == 1
     for s in _structures(d):
-        figs.append(res.figure(f"error_rates_{s}", fig.error_rate_bars(er, s, out / "figures" / f"error_rates_{s}.png"),
-                               f"Error rates by condition and dependency, {s}. Bars: error rate (mean of subjects' "
-                               "rates) with 95% bootstrap CIs over subjects; dashed lines: humans (seeds/000 Fig. 2)."))
+        tabs.append(res.table(f"error_rates_wide_{s}", wide_error_rates(er, s),
+                              f"Error rates, {s}: error rate [95% CI] by condition"))
+        if not one_group:
+            figs.append(res.figure(f"error_rates_{s}", fig.error_rate_bars(er, s, out / "figures" / f"error_rates_{s}.png"),
+                                   f"Error rates by condition and dependency, {s}. Bars: errors / trials with 95% bootstrap "
+                                   "CIs over subjects; dashed lines: humans (seeds/000 Fig. 2)."))
+    if one_group:
+        g1 = er["group"].iloc[0]
+        figs.append(res.figure("error_rates", fig.rates_by_structure(
+            er, "dependency", f"Error rates, {g1} (95% bootstrap CI over subjects)", "error rate",
+            out / "figures" / "error_rates.png"),
+            f"{g1}: error rates (errors / trials) by structure, condition and violated dependency (red: inner = "
+            "embedded verb, blue: outer = main verb), 95% bootstrap CIs over subjects; dotted line 0.5."))
     fa = er_mod.false_alarms(d)
+    if len(fa):
+        tabs.append(res.table("false_alarms", fa, "False alarms on grammatical trials", show=False))
     res.section("error_rates", "Error rates by condition x dependency",
-                "Post-training violation trials with an answer; an error is a missed violation (humans) or the "
-                f"wrong choice (models). 95% percentile bootstrap CIs, {opt.n_boot} resamples of subjects, seed "
+                "Definition: " + ac.DEFINITIONS["error"] + " Models: an error is the wrong choice. The rate of a cell is "
+                "errors / trials over all its subjects (`mean_subject_rate` in the CSV is the mean of the subjects' own "
+                f"rates). 95% percentile bootstrap CIs, {opt.n_boot} resamples of subjects with all their trials, seed "
                 f"{opt.seed} (a group with one subject resamples its trials; see ci_unit). A subject that reports a "
-                "violation on every trial makes no errors here: check the false alarms on grammatical trials.",
-                [res.table("error_rates", er, "Error rates"),
-                 res.table("false_alarms", fa, "False alarms on grammatical trials") if len(fa) else None], figs)
+                "violation on every trial makes no errors here: check the false alarms on grammatical trials. "
+                "These need no trial order.", tabs, figs)
 
     # ---- first encounter ---------------------------------------------------------------------
-    fe = fe_mod.first_encounter_table(d, seed=opt.seed, n_boot=opt.n_boot)
-    fe_fits = fe_mod.first_encounter_fits(d)
-    fe_pts = fe_mod.first_encounter_points(d)
-    tabs = [res.table("first_encounter", fe, "First-encounter error rates (long format)"),
-            res.table("first_encounter_fits", fe_fits, "Logistic fits: first-encounter error ~ trial number")]
-    figs = []
-    for s in _structures(d):
-        for g in _groups(fe[fe["structure"] == s]):
-            c1 = fe_mod.table_c1(fe, g, s)
-            if not c1.empty:
-                tabs.append(res.table(f"table_c1_{_slug(g)}_{s}", c1, f"Table C1 layout: {g}, {s}", index=True))
-        figs.append(res.figure(f"first_encounter_{s}", fig.first_encounter_bars(fe, s, out / "figures" / f"first_encounter_{s}.png"),
-                               f"Error on the first post-training encounter of each condition, {s} (seeds/000 Fig. 6a); "
-                               "95% bootstrap CIs over subjects; dotted line 0.5."))
-    for s in _structures(d)[:1]:  # Figure C1 is about the long-nested sentences
-        for g in _groups(fe_pts[fe_pts["structure"] == s])[:MAX_GROUP_FIGURES]:
-            figs.append(res.figure(
-                f"first_encounter_trial_{_slug(g)}_{s}",
-                fig.grid_by_cell(fe_pts, fe_fits, g, s, "trials_before", "trial number of first encounter",
-                                 "First encounter vs trial number",
-                                 out / "figures" / f"first_encounter_trial_{_slug(g)}_{s}.png"),
-                f"{g}: first-encounter error against the trial number at which it happened, {s} (seeds/000 Fig. C1/6b). "
-                "Points: mean of the subjects who first met the cell at that trial (size: n); curves: logistic regression."))
-    res.section("first_encounter", "First encounter after training",
-                "For each subject, the first post-training trial of each structure x condition x violation position. "
-                "Trial number = trials completed before it (training included).", tabs, figs)
+    fe = fe_mod.first_encounter_table(od, seed=opt.seed, n_boot=opt.n_boot)
+    if has_order:
+        fe_fits = fe_mod.first_encounter_fits(od)
+        fe_pts = fe_mod.first_encounter_points(od)
+        tabs, figs = [], []
+        if "human" in set(fe["group"]) and (fe["structure"] == "long_nested").any():
+            beside = ac.table_c1_beside_paper(fe, "human")
+            tabs.append(res.table("table_c1", wide_table_c1(beside),
+                                  "Table C1: error on the first post-training encounter, humans, long-nested"))
+            tabs.append(res.table("table_c1_long", beside, "Table C1 beside the paper (long format)", show=False))
+        for s in _structures(od):
+            for g in _groups(fe[fe["structure"] == s]):
+                if g == "human" and s == "long_nested":
+                    continue
+                c1 = fe_mod.table_c1(fe, g, s)
+                if not c1.empty:
+                    tabs.append(res.table(f"table_c1_{_slug(g)}_{s}", c1.map(_fmt_rate).reset_index(),
+                                          f"First-encounter error rates: {g}, {s}"))
+            if fe["group"].nunique() > 1:
+                figs.append(res.figure(f"first_encounter_{s}", fig.first_encounter_bars(fe, s, out / "figures" / f"first_encounter_{s}.png"),
+                                       f"Error on the first post-training encounter of each condition, {s} (seeds/000 Fig. 6a); "
+                                       "95% bootstrap CIs over subjects; dotted line: chance (0.5)."))
+        if fe["group"].nunique() == 1:
+            g1 = fe["group"].iloc[0]
+            figs.insert(0, res.figure("first_encounter", fig.rates_by_structure(
+                fe, "violation_position", f"First encounter after training, {g1} (95% bootstrap CI over subjects)",
+                "error on first encounter", out / "figures" / "first_encounter.png"),
+                f"{g1}: error on the first post-training encounter of each condition and violation (seeds/000 Fig. 6a "
+                "shows the inner row; red: inner, blue: outer); 95% bootstrap CIs over subjects; dotted line: chance."))
+        tabs += [res.table("first_encounter", fe, "First-encounter error rates, all cells (long format)", show=False),
+                 res.table("first_encounter_fits", fe_fits, "Logistic fits: first-encounter error ~ trial number", show=False)]
+        for s in _structures(od)[:1]:  # Figure C1 is about the long-nested sentences
+            for g in _groups(fe_pts[fe_pts["structure"] == s])[:MAX_GROUP_FIGURES]:
+                figs.append(res.figure(
+                    f"first_encounter_trial_{_slug(g)}_{s}",
+                    fig.grid_by_cell(fe_pts, fe_fits, g, s, "trials_before", "trial number of the first encounter",
+                                     "First encounter vs trial number",
+                                     out / "figures" / f"first_encounter_trial_{_slug(g)}_{s}.png"),
+                    f"{g}: first-encounter error against the trial number at which it happened, {s} (seeds/000 "
+                    "Fig. C1/6b). Points: mean of the subjects who first met the cell at that trial (size: n); curves: "
+                    "logistic regression (error ~ trial number)."))
+        res.section("first_encounter", "First encounter after training (Table C1, Figures 6a and C1)",
+                    "Definition: " + ac.DEFINITIONS["first_encounter"] + " " + ac.DEFINITIONS["trial_number"]
+                    + " The paper's Table C1 has 55 subjects (Lakretz et al.'s outlier kept: .618 = 34/55); its "
+                    "PSP inner cell .537 = 29/54 suggests one subject without a usable first answer there.",
+                    tabs, figs)
 
-    # ---- exposures -------------------------------------------------------------------------------
-    pts = ex_mod.exposure_points(d, "cell")
-    glm = ex_mod.exposure_fits(d, "cell")
-    pts_s = ex_mod.exposure_points(d, "structure")
-    glm_s = ex_mod.exposure_fits(d, "structure")
-    tabs = [res.table("exposure_points", pts, "Error by exposures (same structure, condition and violation)"),
-            res.table("exposure_fits", glm, "Logistic fits per cell: error ~ exposures (no random effects)"),
-            res.table("exposure_points_structure", pts_s, "Error by exposures to the structure (any violation, training included)")]
+    # ---- exposures (Figure C2 and its slopes) ------------------------------------------------
     group_fits: dict[str, dict] = {}
-    items: list[dict] = []
-    skipped: list[str] = []
-    joint: list[dict] = []
-    if opt.mixed:
-        fgroups = _groups(ex_mod.focus_rows(d, focus))
-        todo = len(fgroups) + (len([g for g in fgroups if g != "human"]) if "human" in fgroups else 0)
-        log(f"fitting mixed models on {focus} for {len(fgroups)} group(s) (R start-up takes ~20 s)")
-        from analysis.bootstrap import make_progress
+    if has_order:
+        pts = ex_mod.exposure_points(od, "cell")
+        glm = ex_mod.exposure_fits(od, "cell")
+        slopes = pd.DataFrame()
+        tabs = []
+        if opt.mixed and "human" in set(scored_rows(od)["group"]) and (scored_rows(od)["structure"] == "long_nested").any():
+            log("fitting the Figure C2 slopes: error ~ exposures + (1|subject) per condition x violation "
+                "(R with lme4 starts in a few seconds)")
+            slopes = _with_progress(opt, "glmer slopes (Figure C2)", 18,
+                                    lambda adv: ac.fit_cell_slopes(od, "human", "long_nested", progress=adv)[0])
+            tabs.append(res.table("exposure_slopes", wide_slopes(slopes),
+                                  "Figure C2 slopes (humans, long-nested): error ~ exposures + (1|subject) per cell"))
+            tabs.append(res.table("exposure_slopes_long", slopes, "Figure C2 slopes (long format)", show=False))
+            for r in slopes.itertuples():
+                if r.note and "not fitted" not in r.note and ("degenerate" in r.note or "converge" in r.note):
+                    skipped.append(f"Figure C2 slope {r.violation_type} {r.condition}: {r.note}")
+        elif not opt.mixed:
+            skipped.append("mixed models not fitted (--no-mixed)")
+        tabs += [res.table("exposure_points", pts, "Error by exposures (long format)", show=False),
+                 res.table("exposure_fits", glm, "Plain logistic fits per cell: error ~ exposures", show=False)]
+        figs = []
+        for s in _structures(od)[:1]:
+            for g in _groups(pts[pts["structure"] == s])[:MAX_GROUP_FIGURES]:
+                curves = _drawable(slopes) if (g == "human" and not slopes.empty) else glm
+                kind = "glmer fixed effects (subject effect 0)" if curves is not glm else "plain logistic regression"
+                figs.append(res.figure(f"exposures_grid_{_slug(g)}_{s}",
+                                       fig.grid_by_cell(pts, curves, g, s, "exposures", "earlier exposures to the same violation",
+                                                        "Error by exposures",
+                                                        out / "figures" / f"exposures_grid_{_slug(g)}_{s}.png",
+                                                        annotate=curves is not glm),
+                                       f"{g}: error by earlier post-training encounters of the same violation in the same "
+                                       f"structure and condition, {s} (seeds/000 Fig. C2). Points: mean over subjects (size: n); "
+                                       f"curves: {kind}."))
+        res.section("exposures", "Learning over exposures (Figure C2)",
+                    "Definition: " + ac.DEFINITIONS["exposures"] + " Slopes: binomial glmer (lme4, Laplace) "
+                    "`error ~ exposures + (1|subject)` fitted separately in every long-nested condition x violation "
+                    "position on its answered post-training trials; 'all' pools the 8 conditions of a violation "
+                    "position. The PSP inner slope is the paper's Table C2 / Figure 6c model; its printed values "
+                    "are beside it.", tabs, figs)
 
-        prog = make_progress() if opt.show_progress else None
-        task = prog.add_task("glmer fits", total=max(1, todo)) if prog else None
-        if prog:
-            prog.start()
-        try:
-            for g in fgroups:
-                m = ex_mod.fit_exposure_models(d, focus, g)
-                group_fits[g] = asdict(m)
-                skipped += m.skipped
-                if prog:
-                    prog.advance(task)
-            if "human" in fgroups:
-                for g in [g for g in fgroups if g != "human"]:
-                    j = ex_mod.fit_joint_model(d, focus, g)
-                    joint.append(j)
-                    if "skipped" in j:
-                        skipped.append(f"joint model human + {g}: {j['skipped']}")
-                    if prog:
-                        prog.advance(task)
-        finally:
-            if prog:
-                prog.stop()
-        for g, m in group_fits.items():
-            for kind in ("base", "extended"):
-                if m.get(kind) and any("degenerate" in x for x in m[kind]["messages"]):
-                    skipped.append(f"{g}: the {kind} mixed model is degenerate (see its warnings); do not interpret it")
-                if m.get(kind):
-                    name = f"mixed_{kind}_{_slug(g)}"
-                    tabs.append(res.table(name, pd.DataFrame(m[kind]["coefficients"]),
-                                          f"{g}: {m[kind]['formula']}"))
-            if m.get("comparison"):
-                tabs.append(res.table(f"mixed_comparison_{_slug(g)}", pd.DataFrame([m["comparison"]]),
-                                      f"{g}: base vs extended model (AIC, BIC, likelihood ratio)"))
-        for j in joint:
-            if j.get("fit"):
-                tabs.append(res.table(f"mixed_joint_{_slug(j['model_group'])}", pd.DataFrame(j["fit"]["coefficients"]),
-                                      f"human + {j['model_group']}: {j['formula']}"))
-        items = [{"kind": "mixed", "group": g, **{k: m.get(k) for k in ("base", "extended", "comparison", "n_rows",
-                                                                       "n_subjects", "focus")}}
-                 for g, m in group_fits.items()] + [{"kind": "joint", **j} for j in joint]
-    else:
-        skipped.append("mixed models not fitted (--no-mixed)")
-    figs = [res.figure("exposures_focus", fig.exposure_focus(pts, group_fits, glm, focus, out / "figures" / "exposures_focus.png"),
-                       f"Error on {focus} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean over "
-                       "subjects (size: n); solid: glmer fixed-effect prediction; dashed: plain logistic fit.")]
-    for s in _structures(d)[:1]:
-        for g in _groups(pts[pts["structure"] == s])[:MAX_GROUP_FIGURES]:
-            figs.append(res.figure(f"exposures_grid_{_slug(g)}_{s}",
-                                   fig.grid_by_cell(pts, glm, g, s, "exposures", "earlier exposures", "Error by exposures",
-                                                    out / "figures" / f"exposures_grid_{_slug(g)}_{s}.png"),
-                                   f"{g}: error by earlier post-training exposures to the same condition and violation, {s} (seeds/000 Fig. C2)."))
-            figs.append(res.figure(f"exposures_structure_{_slug(g)}_{s}",
-                                   fig.grid_by_cell(pts_s, glm_s, g, s, "exposures", "earlier encounters (any violation, incl. training)",
-                                                    "Error by encounters with the structure",
-                                                    out / "figures" / f"exposures_structure_{_slug(g)}_{s}.png"),
-                                   f"{g}: error by earlier encounters with the structure and condition, any violation, training included, {s} (seeds/000 Fig. C3)."))
-    res.section("exposures", "Learning over exposures",
-                f"Focus cell {focus}. exposures = earlier post-training trials of the same structure, condition and "
-                "violation position (0 at the first encounter). Base model (Table C2): "
-                f"`{ex_mod.BASE_FORMULA}`; extended model (Table C3): `error ~ exposures + session + total_trials + "
-                "(1 + exposures|subject)` (total_trials = trials before / 100; session dropped when there is only one). "
-                "Binomial glmer (lme4, Laplace) through pymer4; Wald CIs. Joint models add subject_kind "
-                "(human vs one model group) and its interaction with exposures.", tabs, figs, items)
+    # ---- exposure models on the focus cell (Tables C2, C3) -----------------------------------
+    if has_order:
+        skipped += _exposure_models(res, od, focus, opt, group_fits, log, out)
+
+    # ---- training: Figures C3, C4 ------------------------------------------------------------
+    if has_order or d_all["training"].any():
+        _training_section(res, d, od, order_known_rows(d_all), opt, out, notes)
 
     # ---- model-side measures ------------------------------------------------------------------
     if (d["subject_kind"] == "model").any():
@@ -313,6 +464,8 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         "runtime_s": round(time.time() - t0, 1),
         "options": asdict(opt),
         "inputs": {"files": info.files, "formats": info.formats},
+        "outliers": info.outliers,
+        "order_statement": statement,
         "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
         "tables": res.tables, "figures": res.figures, "sections": res.sections,
     }
@@ -321,6 +474,147 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
 
     render_report(out)
     return results
+
+
+def outlier_text(outliers: dict) -> str:
+    """Outlier handling as the report records it (seeds/000 kept what Lakretz et al. excluded)."""
+    base = ("Outliers: Lakretz et al. (2021) exclude the subject they flag as an outlier (subject 68 of the "
+            "release); seeds/000's Table C1 kept it (its denominators are 55, e.g. .618 = 34/55). ")
+    if outliers.get("excluded"):
+        return base + (f"Excluded here (the default, as the data's authors did): {', '.join(outliers['excluded'])}; "
+                       "run with --keep-outliers to analyse all subjects as seeds/000 did.")
+    if outliers.get("kept"):
+        return base + f"Kept here (--keep-outliers, as seeds/000 did): {', '.join(outliers['kept'])}."
+    policy = "kept (--keep-outliers)" if outliers.get("policy") == "keep" else "excluded (the default)"
+    return f"Outliers: no subject in the data is flagged as an outlier (flagged subjects would be {policy})."
+
+
+def _with_progress(opt: Options, label: str, total: int, work: Callable[[Callable[[], None]], object]):
+    from analysis.bootstrap import make_progress
+
+    prog = make_progress() if opt.show_progress else None
+    task = prog.add_task(label, total=total) if prog else None
+    if prog:
+        prog.start()
+    try:
+        return work((lambda: prog.advance(task)) if prog else (lambda: None))
+    finally:
+        if prog:
+            prog.stop()
+
+
+def _exposure_models(res: Results, od: pd.DataFrame, focus: Focus, opt: Options, group_fits: dict, log, out: Path) -> list[str]:
+    """Tables C2/C3 on the focus cell per group, the LR test, joint human + model fits; Figure 6c."""
+    skipped: list[str] = []
+    pts = ex_mod.exposure_points(od, "cell")
+    glm = ex_mod.exposure_fits(od, "cell")
+    tabs: list[str | None] = []
+    joint: list[dict] = []
+    items: list[dict] = []
+    if opt.mixed:
+        fgroups = _groups(ex_mod.focus_rows(od, focus))
+        todo = len(fgroups) + (len([g for g in fgroups if g != "human"]) if "human" in fgroups else 0)
+        log(f"fitting the exposure models on {focus} for {len(fgroups)} group(s)")
+
+        def work(advance):
+            for g in fgroups:
+                m = ex_mod.fit_exposure_models(od, focus, g)
+                group_fits[g] = asdict(m)
+                skipped.extend(m.skipped)
+                advance()
+            if "human" in fgroups:
+                for g in [g for g in fgroups if g != "human"]:
+                    j = ex_mod.fit_joint_model(od, focus, g)
+                    joint.append(j)
+                    if "skipped" in j:
+                        skipped.append(f"joint model human + {g}: {j['skipped']}")
+                    advance()
+
+        _with_progress(opt, "glmer fits (Tables C2, C3)", max(1, todo), work)
+        for g, m in group_fits.items():
+            for kind in ("base", "extended"):
+                if m.get(kind) and any("degenerate" in x for x in m[kind]["messages"]):
+                    skipped.append(f"{g}: the {kind} mixed model is degenerate (see its warnings); do not interpret it")
+                if m.get(kind):
+                    tabs.append(res.table(f"mixed_{kind}_{_slug(g)}", pd.DataFrame(m[kind]["coefficients"]),
+                                          f"{g}: {m[kind]['formula']}", show=False))
+            if m.get("comparison"):
+                tabs.append(res.table(f"mixed_comparison_{_slug(g)}", pd.DataFrame([m["comparison"]]),
+                                      f"{g}: base vs extended model (AIC, BIC, likelihood ratio)", show=False))
+        for j in joint:
+            if j.get("fit"):
+                tabs.append(res.table(f"mixed_joint_{_slug(j['model_group'])}", pd.DataFrame(j["fit"]["coefficients"]),
+                                      f"human + {j['model_group']}: {j['formula']}", show=False))
+        items = [{"kind": "mixed", "group": g, **{k: m.get(k) for k in ("base", "extended", "comparison", "n_rows",
+                                                                       "n_subjects", "focus")}}
+                 for g, m in group_fits.items()] + [{"kind": "joint", **j} for j in joint]
+        if "human" in group_fits and str(focus) == "long_nested:PSP:inner":
+            items.insert(0, {"kind": "paper", "text": "seeds/000 Table C2 / Figure 6c (55 subjects): exposures "
+                             f"beta = {ac.PSP_SLOPE_PAPER['estimate']}, z = {ac.PSP_SLOPE_PAPER['z']}, "
+                             f"p = {ac.PSP_SLOPE_PAPER['p']}; the paper reports that AIC and BIC favour this base "
+                             "model over the extended one (Table C3)."})
+    figs = [res.figure("exposures_focus", fig.exposure_focus(pts, group_fits, glm, focus, out / "figures" / "exposures_focus.png"),
+                       f"Error on {focus} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean over "
+                       "subjects (size: n); solid: glmer fixed-effect prediction; dashed: plain logistic fit.")]
+    res.section("exposure_models", f"Exposure models on {focus} (Tables C2, C3)",
+                "Definition: " + ac.DEFINITIONS["exposures"] + f" Rows: the answered post-training trials of {focus}. "
+                f"Base model (Table C2): `{ex_mod.BASE_FORMULA}`; extended model (Table C3): `error ~ exposures + "
+                "session + total_trials + (1 + exposures|subject)` (total_trials = trials completed before it, all "
+                "sessions, / 100; session dropped when there is only one). Both binomial glmer (lme4, Laplace) through "
+                "rpy2 on the same rows, compared by AIC, BIC and a likelihood-ratio test (chi-square, df = the extra "
+                "parameters); Wald CIs. Joint models add subject_kind (human vs one model group) and its interaction "
+                "with exposures.", tabs, figs, items)
+    return skipped
+
+
+def _training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd.DataFrame, opt: Options, out: Path,
+                      notes: list[str]) -> None:
+    """Figure C3 (encounters including training) and Figure C4 (errors during training), or why not."""
+    tr = od[od["training"]]
+    with_training = set(tr["subject_key"])
+    with_test = set(scored_rows(od)["subject_key"])
+    both = with_training & with_test
+    texts, tabs, figs = ["Definition: " + ac.DEFINITIONS["exposures_structure"]], [], []
+    if both:
+        sub = od[od["subject_key"].isin(both)]
+        pts_s = ex_mod.exposure_points(sub, "structure")
+        glm_s = ex_mod.exposure_fits(sub, "structure")
+        tabs.append(res.table("exposure_points_structure", pts_s, "Figure C3 points (long format)", show=False))
+        for s in _structures(sub)[:1]:
+            for g in _groups(pts_s[pts_s["structure"] == s])[:MAX_GROUP_FIGURES]:
+                figs.append(res.figure(f"exposures_structure_{_slug(g)}_{s}",
+                                       fig.grid_by_cell(pts_s, glm_s, g, s, "exposures",
+                                                        "earlier encounters with the structure (any violation, incl. training)",
+                                                        "Error by encounters with the structure",
+                                                        out / "figures" / f"exposures_structure_{_slug(g)}_{s}.png"),
+                                       f"{g}: error by earlier encounters with the structure and condition, any violation or "
+                                       f"none, training included, {s} (seeds/000 Fig. C3); {len(both)} subject(s) with "
+                                       "training and test trials."))
+        texts.append(f"Figure C3 uses the {len(both)} subject(s) that have both a training block and test trials.")
+    else:
+        why = (f"{len(with_training)} subject(s) have training trials but none of them has test trials"
+               if with_training else "no subject has training trials")
+        texts.append("Figure C3 is not drawn: it counts encounters including the training phase, so it needs the "
+                     f"training logs of the analysed subjects, and here {why}. (The public Lakretz et al. release has "
+                     "training logs only for pilot subjects 06-09, none for the 55 analysed subjects.)")
+    c4 = ac.training_error_rates(od_all, seed=opt.seed, n_boot=opt.n_boot)
+    pilots = sorted(set(od_all.loc[od_all["training"] & ~od_all["in_results_table"].fillna(True).astype(bool), "subject_id"]))
+    if len(c4):
+        tabs.append(res.table("training_error_rates_wide", wide_training(c4[c4["group"] == _groups(c4)[0]]),
+                              "Figure C4: error rates during training (session 1), rate (errors/trials)"))
+        tabs.append(res.table("training_error_rates", c4, "Figure C4 (long format)", show=False))
+        g4 = _groups(c4)[0]
+        figs.append(res.figure("training_error_rates", fig.training_bars(c4[c4["group"] == g4], out / "figures" / "training_error_rates.png"),
+                               f"{g4}: error rates on the training trials of the first session by structure and violation "
+                               f"(none: errors are false alarms), {c4['n_subjects'].max()} subject(s) at most per bar; "
+                               "95% bootstrap CIs (seeds/000 Fig. C4)."))
+        texts.append("Figure C4: error rates on the training trials of session 1, by structure and violation position "
+                     "(none = no violation; an error there is a false alarm, hard to interpret as seeds/000 notes)"
+                     + (f"; from subject(s) {', '.join(pilots)}, who have a training log but no row in the results "
+                        "table (pilot subjects in the public release), not from the analysed subjects." if pilots else "."))
+    else:
+        texts.append("Figure C4 is not drawn: no training trials with answers in session 1 (it needs training logs).")
+    res.section("training", "Training (Figures C3, C4)", " ".join(texts), tabs, figs)
 
 
 def _structures(d: pd.DataFrame) -> list[str]:

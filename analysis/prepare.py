@@ -12,6 +12,8 @@ Definitions (seeds/000, appendix C), per subject, in the order (session, trial_i
   or none, training included (Figure C3).
 - `first_encounter`: the trial is the subject's first post-training trial of its
   structure x condition x violation position (exposures == 0).
+
+None of these exist for rows whose order is unknown (`order_known` False).
 """
 from __future__ import annotations
 
@@ -61,27 +63,42 @@ def group_label(df: pd.DataFrame) -> pd.Series:
 
 
 def prepare(df: pd.DataFrame) -> pd.DataFrame:
-    """Return a copy with error, order and exposure columns added (input rows unchanged)."""
+    """Return a copy with error, order and exposure columns added (input rows unchanged).
+
+    Rows whose time order is unknown (`order_known` False: a results table without its session
+    logs) get no order columns (trials_before, exposures, exposures_structure: missing;
+    first_encounter: False) and keep their session missing; everything else applies to them.
+    """
     df = df.copy()
-    df["session"] = df["session"].fillna(1).astype("Int64")
+    if "order_known" not in df.columns:
+        df["order_known"] = True
+    df["order_known"] = df["order_known"].fillna(True).astype(bool)
+    known = df["order_known"]
+    df["session"] = df["session"].astype("Int64").mask(known & df["session"].isna(), 1)
     df["group"] = group_label(df)
     df["subject_key"] = (df["subject_kind"] + ":" + df["group"] + ":" + df["subject_id"]).astype("string")
     df["error"] = (1 - df["correct"].astype("Float64")).astype("Float64")
     df["training"] = is_training_block(df["block"])
     df["scored"] = df["correct"].notna() & df["violation_position"].isin(SCORED_POSITIONS)
     df = df.sort_values(["subject_key", "session", "trial_index"], kind="stable").reset_index(drop=True)
-    by_subject = df.groupby("subject_key", sort=False)
-    df["trials_before"] = by_subject.cumcount().astype("Int64")
-
-    post = ~df["training"]
+    known = df["order_known"]
+    for c in ("trials_before", "exposures", "exposures_structure"):
+        df[c] = pd.Series(pd.NA, index=df.index, dtype="Int64")
+    k = df[known]
+    df.loc[k.index, "trials_before"] = k.groupby("subject_key", sort=False).cumcount().astype("Int64")
+    post = k[~k["training"]]
     cell = ["subject_key", "structure", "condition", "violation_position"]
-    exp = df[post].groupby(cell, sort=False, dropna=False).cumcount()
-    df["exposures"] = pd.Series(pd.NA, index=df.index, dtype="Int64")
+    exp = post.groupby(cell, sort=False, dropna=False).cumcount()
     df.loc[exp.index, "exposures"] = exp.astype("Int64")
-    df["exposures_structure"] = df.groupby(["subject_key", "structure", "condition"], sort=False,
-                                           dropna=False).cumcount().astype("Int64")
+    exs = k.groupby(["subject_key", "structure", "condition"], sort=False, dropna=False).cumcount()
+    df.loc[exs.index, "exposures_structure"] = exs.astype("Int64")
     df["first_encounter"] = (df["exposures"] == 0).fillna(False).astype(bool)
     return df
+
+
+def order_known_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose chronological order is known (what the first-encounter and exposure analyses need)."""
+    return df[df["order_known"]] if "order_known" in df.columns else df
 
 
 def scored_rows(df: pd.DataFrame, post_training: bool = True) -> pd.DataFrame:

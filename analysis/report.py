@@ -20,6 +20,9 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
 code{background:#f4f4f4;padding:1px 4px;border-radius:3px}.note{color:#7a4b00}.small{font-size:.85em;color:#555}
 details{margin:.3em 0 1em}summary{cursor:pointer;color:#345}
+.callout{background:#fff7e0;border-left:4px solid #e0a800;padding:.6em .9em}.paper{background:#eef4fb;border-left:4px solid #4C72B0;padding:.4em .8em}
+table{display:block;overflow-x:auto;max-width:100%}td .ci{display:block;font-size:.85em;color:#666;white-space:nowrap}
+td.num{white-space:nowrap}td.txt{text-align:left}
 """
 MAX_ROWS = 60
 
@@ -40,13 +43,26 @@ def _fmt(v) -> str:
     return html.escape(str(v))
 
 
-def _table_html(df: pd.DataFrame, index: bool = False) -> str:
+def _cell(v) -> str:
+    """A table cell; 'rate [lo, hi]' strings put the interval on a second, smaller line."""
+    if isinstance(v, str) and " [" in v and v.endswith("]"):
+        main, ci = v.split(" [", 1)
+        return f"<td class=num>{html.escape(main)}<span class=ci>[{html.escape(ci)}</span></td>"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"<td class=num>{_fmt(v)}</td>"
+    return f"<td class=txt>{_fmt(v)}</td>"
+
+
+def _table_html(df: pd.DataFrame, index: bool = False, transpose: bool = False) -> str:
     if index:
         df = df.reset_index()
+    if transpose:  # few rows, many columns (sample sizes): one column per row of the CSV
+        first = df.columns[0]
+        df = df.set_index(first).T.reset_index().rename(columns={"index": first})
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     body = []
     for row in df.head(MAX_ROWS).itertuples(index=False):
-        body.append("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>")
+        body.append("<tr>" + "".join(_cell(v) for v in row) + "</tr>")
     more = f"<p class=small>{len(df) - MAX_ROWS} more row(s) in the CSV.</p>" if len(df) > MAX_ROWS else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
 
@@ -87,6 +103,8 @@ def _items_html(items: list[dict]) -> str:
                     f"{_fmt(c['aic_big'])} (extended), BIC {_fmt(c['bic_small'])} vs {_fmt(c['bic_big'])}; "
                     f"likelihood ratio &chi;&sup2;({c['df']}) = {_fmt(c['chi2'])}, p = {_fmt(c['p'])}. "
                     f"Preferred: {c['preferred_by_aic']} (AIC), {c['preferred_by_bic']} (BIC).</p>")
+        elif it.get("kind") == "paper":
+            parts.append(f"<p class=paper><b>Paper:</b> {html.escape(it['text'])}</p>")
         elif it.get("kind") == "joint" and it.get("fit"):
             parts.append(_fit_html(f"human + {it['model_group']}: joint model", it["fit"]))
     return "".join(parts)
@@ -120,22 +138,30 @@ def render_report(out: str | Path) -> Path:
     h.append("<p>Contents: " + " · ".join(f"<a href='#{s['id']}'>{html.escape(s['title'])}</a>"
                                           for s in res.get("sections", [])) + "</p>")
     for s in res.get("sections", []):
-        h.append(f"<h2 id='{s['id']}'>{html.escape(s['title'])}</h2><p>{_md(s.get('text', ''))}</p>")
+        cls = " class=callout" if s["id"] == "trial_order" else ""
+        h.append(f"<h2 id='{s['id']}'>{html.escape(s['title'])}</h2><p{cls}>{_md(s.get('text', ''))}</p>")
+        shown, linked = [], []
+        for name in s.get("tables", []):
+            meta = res["tables"].get(name)
+            if not meta or (name.startswith("mixed_") and s["id"] in ("exposures", "exposure_models")):
+                if meta:
+                    linked.append(meta)  # shown with their fits
+                continue
+            (shown if meta.get("show", True) else linked).append(meta)
+        for meta in shown:
+            df = _read_table(out, meta)
+            h.append(f"<h3>{html.escape(meta['title'])}</h3>{_table_html(df, meta.get('index', False), meta.get('transpose', False))}"
+                     f"<p class=small>CSV: <a href='{html.escape(meta['file'])}'>{html.escape(meta['file'])}</a></p>")
+        h.append(_items_html(s.get("items", [])))
         for name in s.get("figures", []):
             f = res["figures"].get(name)
             if f:
-                h.append(f"<figure><img src='{html.escape(f['file'])}' alt='{html.escape(name)}'>"
-                         f"<figcaption>{html.escape(f['caption'])}</figcaption></figure>")
-        h.append(_items_html(s.get("items", [])))
-        for name in s.get("tables", []):
-            meta = res["tables"].get(name)
-            if not meta:
-                continue
-            if name.startswith("mixed_") and s["id"] == "exposures":
-                continue  # shown with their fits above
-            df = _read_table(out, meta)
-            h.append(f"<h3>{html.escape(meta['title'])}</h3><p class=small><a href='{html.escape(meta['file'])}'>"
-                     f"{html.escape(meta['file'])}</a></p>{_table_html(df, meta.get('index', False))}")
+                h.append(f"<figure><a href='{html.escape(f['file'])}'><img src='{html.escape(f['file'])}' "
+                         f"alt='{html.escape(name)}'></a><figcaption>{html.escape(f['caption'])}</figcaption></figure>")
+        if linked:
+            h.append("<p class=small>Tables as CSV: " + " · ".join(
+                f"<a href='{html.escape(m['file'])}'>{html.escape(m['title'])}</a> ({m.get('rows', '?')} rows)"
+                for m in linked) + "</p>")
     h.append("</body></html>")
     path = out / "report.html"
     path.write_text("\n".join(h), encoding="utf-8")

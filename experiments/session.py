@@ -22,9 +22,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from experiments.schema import COLUMN_NAMES, COLUMNS, check_row
+from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row
 
 SCHEMA_VERSION = 1
+_COLUMN_SET = frozenset(COLUMN_NAMES)
+_PLAIN = (int, bool)  # cells whose str() is their CSV text
 _KEYWORD_VALUE = re.compile(r"^[A-Za-z0-9]+$")
 
 
@@ -109,14 +111,15 @@ def write_dataset_description(root: str | Path, name: str = "twinlab sessions") 
     return path
 
 
-def _atomic_write_json(path: Path, obj: Any) -> None:
+def _atomic_write_json(path: Path, obj: Any, durable: bool = True) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(obj, fh, indent=2, sort_keys=False, default=str)
             fh.write("\n")
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         raise SessionError(f"could not write {path}: {exc.strerror or exc}") from exc
@@ -141,6 +144,7 @@ class SessionWriter:
     meta: dict[str, Any]
     n_rows: int = 0
     _fh: io.TextIOWrapper | None = None
+    durable: bool = True  # fsync every write; importers of finished data (re-runnable) may turn it off
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -157,6 +161,7 @@ class SessionWriter:
         n_trials: int,
         metadata: dict[str, Any] | None = None,
         resume: bool = False,
+        durable: bool = True,
     ) -> "SessionWriter":
         """Start a new session, or with `resume=True` continue an existing one of the same sequence.
 
@@ -191,7 +196,7 @@ class SessionWriter:
             "software": software_versions(),
             **(metadata or {}),
         }
-        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta)
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, durable=durable)
         try:
             fh = open(csv_path, "x", encoding="utf-8", newline="")
         except FileExistsError as exc:  # lost a race with another process
@@ -249,7 +254,8 @@ class SessionWriter:
         try:
             self._fh.write(buf.getvalue())
             self._fh.flush()
-            os.fsync(self._fh.fileno())
+            if self.durable:
+                os.fsync(self._fh.fileno())
         except OSError as exc:
             raise SessionError(
                 f"could not write to {self.csv_path}: {exc.strerror or exc}; "
@@ -263,23 +269,29 @@ class SessionWriter:
         self.n_rows += 1
 
     def append_rows(self, rows: list[dict[str, Any]]) -> None:
-        """Write many finished trials at once, flushed and fsync'ed once (importers of finished data).
+        """Write many finished trials at once, flushed (and fsync'ed if durable) once: for importers.
 
-        The rows are checked first, so a bad row leaves the file as it was.
+        Every row is checked against the schema before anything is written, so a bad row leaves the
+        file as it was.
         """
-        checked = [check_row(r) for r in rows]
+        known = _COLUMN_SET
+        for r in rows:
+            if not known.issuperset(r):
+                raise SchemaError(f"unknown trial-table column(s): {', '.join(sorted(set(r) - known))}")
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        for r in checked:
-            w.writerow([_format_cell(r[c]) for c in COLUMN_NAMES])
+        # strings and None are most cells: skip the general formatter for them
+        w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else _format_cell(v)
+                      for v in map(r.get, COLUMN_NAMES)] for r in rows])
         assert self._fh is not None, "session is closed"
         try:
             self._fh.write(buf.getvalue())
             self._fh.flush()
-            os.fsync(self._fh.fileno())
+            if self.durable:
+                os.fsync(self._fh.fileno())
         except OSError as exc:
             raise SessionError(f"could not write to {self.csv_path}: {exc.strerror or exc}") from exc
-        self.n_rows += len(checked)
+        self.n_rows += len(rows)
 
     @property
     def next_trial_index(self) -> int:
@@ -287,7 +299,7 @@ class SessionWriter:
 
     def save_sidecar(self) -> None:
         self.meta["n_trials_written"] = self.n_rows
-        _atomic_write_json(self.json_path, self.meta)
+        _atomic_write_json(self.json_path, self.meta, self.durable)
 
     def update(self, **fields: Any) -> None:
         self.meta.update(fields)

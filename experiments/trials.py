@@ -63,6 +63,8 @@ class Trial:
         d = asdict(self)
         d["words"] = self.sentence
         d["rsvp_units"] = json.dumps(list(self.words), ensure_ascii=False) if self.multiword_units else None
+        # the table's critical_index counts words of `words`; inside a Trial it counts RSVP units
+        d["critical_index"] = sum(len(u.split(" ")) for u in self.words[: self.critical_index])
         d["grammatical"] = self.grammatical
         return d
 
@@ -75,6 +77,9 @@ class Trial:
         w = kw["words"]
         if isinstance(units, str) and units.strip():
             kw["words"] = tuple(json.loads(units))
+            if isinstance(w, str):  # a table row: its critical_index counts words; find that word's unit
+                starts = [sum(len(u.split(" ")) for u in kw["words"][:k]) for k in range(len(kw["words"]))]
+                kw["critical_index"] = starts.index(int(kw["critical_index"]))
         else:
             kw["words"] = tuple(w.split(" ") if isinstance(w, str) else w)
         if kw.get("dependency") in ("", None) or kw.get("dependency") != kw.get("dependency"):

@@ -58,6 +58,8 @@ def run_model(
         check_sizes(exp)
     except SpecError as exc:
         fail(str(exc))
+    if not 1 <= session <= exp.sessions:
+        fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
     check_protocol_and_context(cfg, exp)
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,

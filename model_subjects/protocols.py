@@ -10,6 +10,8 @@ Names (the `protocol` column):
   forced_choice                      log P(correct form) vs log P(number-flipped form) after the prefix
   direct                             violation reported if the presented word is less probable than its flip
   violation_judgment                 the human's question after the sentence; Yes/No by log-probability
+  panel_judgment                     the response panel's question with its two labels as the answer options
+                                     (the default for specs with task.response: panel)
   sentence_judgment:<PromptType>     Hu & Levy sentence judgment (Direct, MetaQuestionSimple, MetaInstruct,
                                      MetaQuestionComplex)
   sentence_comparison:<PromptType>   Hu & Levy sentence comparison (meta prompts in both answer orders)
@@ -193,6 +195,40 @@ class ViolationJudgment(Protocol):
         return {**super().describe(), "question": self.question}
 
 
+class PanelJudgment(Protocol):
+    """What a human saw on a panel trial: the sentence, the panel's question, its two labels in
+    screen order; the answer is the label with the higher log-probability (Lakretz et al. 2021)."""
+
+    name = "panel_judgment"
+
+    def __init__(self, panel: Any):
+        self.panel = panel
+        other = "no_violation" if panel.left == "violation" else "violation"
+        self.order = (panel.left, other)  # answers left to right, as on screen
+
+    def prompt(self, trial: Trial) -> str:
+        labels = self.panel.labels
+        question = f"{self.panel.question}\n" if self.panel.question else ""
+        return f"{trial.sentence}\n{question}{labels[self.order[0]]} / {labels[self.order[1]]}:"
+
+    def queries(self, trial: Trial) -> list[Query]:
+        labels = self.panel.labels
+        return [Query(self.prompt(trial), tuple(Option(labels[a], " " + labels[a]) for a in ("violation", "no_violation")))]
+
+    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+        lv, ln = scores[0]
+        response = "violation" if lv > ln else "no_violation"
+        margin = (lv - ln) if trial.correct_response == "violation" else (ln - lv)
+        label = self.panel.labels[response]
+        return Decision(response=response, correct=response == trial.correct_response,
+                        option_labels=[self.panel.labels["violation"], self.panel.labels["no_violation"]],
+                        option_logprobs=[lv, ln], margin=margin, answer_text=" " + label)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "question": self.panel.question, "labels": dict(self.panel.labels),
+                "screen_order": list(self.order)}
+
+
 class SentenceJudgment(Protocol):
     """Hu & Levy experiment 3a on the presented sentence. Direct compares the presented sentence
     with its minimal-pair counterpart; Meta* prompts ask Yes/No ('good sentence of English')."""
@@ -352,14 +388,27 @@ PROTOCOL_NAMES = (
 )
 
 
-def default_protocol(task_kind: str) -> str:
-    """The spec's task, put to a model: violation detection -> the question; forced choice -> forced choice."""
-    return "forced_choice" if task_kind == "forced_choice" else "violation_judgment"
+PANEL_PROTOCOL = "panel_judgment"  # needs the spec's panel, so not in PROTOCOL_NAMES
 
 
-def get_protocol(name: str, *, question: str | None = None, max_new_tokens: int = 8) -> Protocol:
+def default_protocol(task_kind: str, response: str = "key") -> str:
+    """The spec's task, put to a model: forced choice -> forced choice; violation detection -> the
+    panel's question and labels (panel specs) or the question with Yes/No (go/no-go specs)."""
+    if task_kind == "forced_choice":
+        return "forced_choice"
+    return PANEL_PROTOCOL if response == "panel" else "violation_judgment"
+
+
+def get_protocol(name: str, *, question: str | None = None, max_new_tokens: int = 8, panel: Any = None) -> Protocol:
     q = question or QUESTION
     key = name.strip()
+    if key == PANEL_PROTOCOL:
+        if panel is None:
+            raise ProtocolError(f"protocol {PANEL_PROTOCOL!r} asks the spec's response panel; this spec has none "
+                                "(task.response: panel with task.panel.labels)")
+        if question:
+            panel = panel.model_copy(update={"question": question})
+        return PanelJudgment(panel)
     if key == "forced_choice":
         return ForcedChoice()
     if key == "direct":
@@ -381,4 +430,4 @@ def get_protocol(name: str, *, question: str | None = None, max_new_tokens: int 
             raise ProtocolError(f"unknown production variant {name!r}; known: "
                                 + ", ".join(p for p in PROTOCOL_NAMES if p.startswith("production")))
         return Production(mode, scoring, q, max_new_tokens)
-    raise ProtocolError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOL_NAMES)}")
+    raise ProtocolError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOL_NAMES)}, {PANEL_PROTOCOL} (panel specs)")

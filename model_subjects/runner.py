@@ -104,8 +104,9 @@ class Runner:
         self.backend = backend
         self.exp = exp or load_spec(cfg.spec)
         try:
-            self.protocol = get_protocol(cfg.protocol or default_protocol(self.exp.task.kind),
-                                         question=cfg.question, max_new_tokens=cfg.max_new_tokens)
+            self.protocol = get_protocol(cfg.protocol or default_protocol(self.exp.task.kind, self.exp.task.response),
+                                         question=cfg.question, max_new_tokens=cfg.max_new_tokens,
+                                         panel=self.exp.task.panel)
         except ProtocolError as exc:
             raise RunError(str(exc)) from None
         self.progress = progress or (lambda n, total: None)  # (trials done now, new total or None)
@@ -124,7 +125,7 @@ class Runner:
             mode = parse_context(self.cfg.context, k + self.cfg.first_subject - 1)
             if mode.kind == "running" and mode.window and self.chat:
                 raise RunError("a running window with --chat is not supported")
-            seq = compile_sequence(self.exp, sid, self.cfg.seed)
+            seq = compile_sequence(self.exp, sid, self.cfg.seed, session=self.cfg.session)
             planned = len(seq) if self.cfg.trials is None else min(len(seq), max(0, int(self.cfg.trials)))
             states.append(SubjectState(sid, k, seq, mode, planned))
         return states
@@ -194,6 +195,7 @@ class Runner:
             "subject_id": st.subject_id, "subject_kind": "model", "session": self.cfg.session,
             "spec_hash": st.seq.spec_hash, "sequence_hash": st.seq.sequence_hash,
             "response": d.response, "correct": bool(d.correct), "protocol": self.protocol.name,
+            "response_mode": "panel" if self.protocol.name == "panel_judgment" else None,
             "context_mode": st.mode.label, "option_labels": json.dumps(d.option_labels),
             "option_logprobs": json.dumps([round(float(x), 6) for x in d.option_logprobs]),
             "margin": None if d.margin is None else round(float(d.margin), 6),

@@ -26,7 +26,8 @@ PAGE_DELAY_S = 0.45
 class AutopilotPlan:
     intended_response: str  # violation / no_violation
     intended_correct: bool
-    rt_ms: float | None  # planned press time after critical-word onset (violation responses)
+    rt_ms: float | None  # planned press time after critical-word onset (violation responses); panel: after panel onset
+    early_ms: float | None = None  # panel: an early press of the violation key, after critical-unit onset
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,6 +56,17 @@ class Autopilot:
             hi = max(300.0, min(900.0, available_ms - 150.0))
             rt = round(rng.uniform(250.0, hi), 1)
         return AutopilotPlan(response, right, rt)
+
+    def plan_panel(self, trial: Trial, response_ms: float) -> AutopilotPlan:
+        """A panel answer (right with probability `accuracy`) pressed 250-900 ms after panel onset; on
+        some violation answers also an early press of the violation key during the sentence."""
+        rng = random.Random(f"{self.seed}:panel:{trial.trial_index}")
+        right = rng.random() < self.accuracy
+        wrong = "no_violation" if trial.correct_response == "violation" else "violation"
+        response = trial.correct_response if right else wrong
+        rt = round(rng.uniform(250.0, max(300.0, min(900.0, response_ms - 200.0))), 1)
+        early = round(rng.uniform(100.0, 400.0), 1) if response == "violation" and rng.random() < 0.5 else None
+        return AutopilotPlan(response, right, rt, early)
 
     def press_in(self, seconds: float, key: str | None = None) -> None:
         """Schedule a press (and its release) `seconds` from now."""

@@ -37,6 +37,10 @@ def trial_row(trial: Trial, result: TrialResult, seq: TrialSequence, *, subject_
         sequence_hash=seq.sequence_hash,
         response=result.response,
         correct=result.correct,
+        response_mode=result.response_mode,
+        early_response=result.early_response,
+        early_response_unit=result.early_response_unit,
+        early_response_ms=result.early_response_ms,
         rt_ms=result.rt_ms,
         rt_sentence_end_ms=result.rt_sentence_end_ms,
         word_onsets_ms=json.dumps(result.word_onsets_ms),
@@ -64,6 +68,21 @@ def _truthy(x: Any) -> bool:
     return x is True or str(x).strip().lower() in ("true", "1")
 
 
+def _key_of(row: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+    """The key that gave the answer, as PsychoPy's key_resp.keys would show it ('None' without one)."""
+    if row.get("response_mode") == "panel":
+        keys = info.get("panel_keys") or {}
+        extra = row.get("extra")
+        try:
+            by = (json.loads(extra) if isinstance(extra, str) and extra else extra or {}).get("answered_by") or ""
+        except json.JSONDecodeError:
+            by = ""
+        if by == "mouse":
+            return "mouse"
+        return keys.get(row.get("response"), "None")
+    return info.get("response_key", "") if row.get("response") == "violation" else "None"
+
+
 def psychopy_row(row: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
     """A trial-table row (typed, or as read back from CSV) in PsychoPy's naming, seconds for times."""
     rt = _float(row.get("rt_ms"))
@@ -86,7 +105,7 @@ def psychopy_row(row: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, A
         "sentence": row.get("words"),
         "critical_word": row.get("critical_word"),
         "correct_response": row.get("correct_response"),
-        "key_resp.keys": info.get("response_key", "") if row.get("response") == "violation" else "None",
+        "key_resp.keys": _key_of(row, info),
         "key_resp.rt": "" if rt is None else round(rt / 1000.0, 6),
         "key_resp.corr": 1 if _truthy(row.get("correct")) else 0,
         "response": row.get("response"),

@@ -50,6 +50,10 @@ class TrialResult:
     ended_at: str
     iti_onset: float  # flip time of the inter-trial blank (the session holds it)
     extra: dict[str, Any] = field(default_factory=dict)
+    response_mode: str = "key"
+    early_response: str | None = None  # panel mode: answer of the first press before the panel
+    early_response_unit: int | None = None  # the RSVP unit on screen (or last shown) at that press
+    early_response_ms: float | None = None  # that press, from the first unit's onset
 
 
 def _ms(x: float) -> float:
@@ -69,6 +73,13 @@ class Presenter:
         self._clock = logging.defaultClock  # the clock win.flip() timestamps are read from
         self.response_key = exp.task.response_key
         self.quit_key = exp.task.quit_key
+        self.panel = exp.task.panel if exp.task.response == "panel" else None
+        # panel key -> answer; the keys polled on every screen
+        self.answer_of: dict[str, str] = {k: a for a, k in self.panel.keys.items()} if self.panel else {}
+        self.poll_keys = [self.response_key, self.quit_key] + list(self.answer_of)
+        self.event_log: Any = None  # participants.eventlog.EventLog, set by the session
+        self._mouse: Any = None
+        self._mouse_reset_at = 0.0
         self.quit_prompts: list[dict[str, Any]] = []
         self._events: list[KeyEvent] = []
         self._in_trial = False
@@ -101,7 +112,7 @@ class Presenter:
         """Send due autopilot presses, collect response-key presses, handle the quit key."""
         if self.autopilot is not None:
             self.autopilot.tick()
-        for e in self.keys.poll([self.response_key, self.quit_key]):
+        for e in self.keys.poll(self.poll_keys):
             if e.name == self.quit_key:
                 self._quit_prompt()
             else:
@@ -181,22 +192,28 @@ class Presenter:
                 continue
             if self.now() - shown < PAGE_MIN_S:
                 self._events = []  # a key still held from the previous screen
-            elif self._events:
+            elif any(e.name == self.response_key for e in self._events):
                 return
             if timeout_s is not None and self.now() - shown >= timeout_s:
                 return
             time.sleep(0.005)
 
     # ---- a trial -----------------------------------------------------------------------------
+    def log(self, event: str, trial: Trial, unit: Any = "", text: str = "", t: float | None = None) -> None:
+        if self.event_log is not None:
+            self.event_log.write(event, trial.block, trial.trial_index, unit, text, t)
+
     def run_trial(self, trial: Trial) -> TrialResult:
         """Present one trial and return what happened (the caller writes the row)."""
         self.drain()  # a quit key pressed in the inter-trial interval is honoured, not lost
         self._in_trial = True
         try:
-            return self._run_trial(trial)
+            return self._run_panel_trial(trial) if self.panel is not None else self._run_trial(trial)
         finally:
             self._in_trial = False
             self.win.recordFrameIntervals = False
+            if self._mouse is not None:
+                self.win.mouseVisible = False
 
     def _run_trial(self, trial: Trial) -> TrialResult:
         tm, sc = self.exp.timing, self.screens
@@ -215,16 +232,19 @@ class Presenter:
         self.keys.reset_clock_on_flip(self.win)
         t0 = self.flip(sc.fixation.draw, shot="fixation")
         started_at = now_iso()
+        self.log("FIX_ON", trial, "", "+", t0)
         self.hold(sc.fixation.draw, t0, tm.fixation_ms)
 
         onsets: list[float] = []
         offsets: list[float] = []
         for i, stim in enumerate(stims):
             on = self.flip(stim.draw, shot="word" if i == ci else None)
+            self.log("WORD_ON", trial, i, trial.words[i], on)
             if i == ci and plan is not None and plan.rt_ms is not None:
                 self.autopilot.press_in(plan.rt_ms / 1000.0)  # type: ignore[union-attr]
             self.hold(stim.draw, on, tm.word_ms)
             off = self.flip()
+            self.log("WORD_OFF", trial, i, "", off)
             onsets.append(on)
             offsets.append(off)
             if i < len(stims) - 1:
@@ -259,6 +279,7 @@ class Presenter:
         self.win.recordFrameIntervals = False
         iti_on = self.flip()
         ended_at = now_iso()
+        self.log("END_TRIAL", trial, "", "CORRECT" if correct else "WRONG", None)
 
         rel = lambda t: _ms(t - t0)  # noqa: E731
         presses = []
@@ -301,4 +322,176 @@ class Presenter:
             ended_at=ended_at,
             iti_onset=iti_on,
             extra=extra,
+        )
+
+    # ---- a panel trial -----------------------------------------------------------------------
+    def _mouse_click(self) -> tuple[str, float] | None:
+        """(answer, time) of a left click on an answer box since the panel appeared, else None.
+
+        A click is detected from its press time (PsychoPy records it as the press event is
+        dispatched), so a quick click released before the next poll still counts.
+        """
+        if self._mouse is None:
+            return None
+        _, times = self._mouse.getPressed(getTime=True)
+        if not times[0]:
+            return None
+        answer = self.screens.panel.answer_at(self._mouse)  # type: ignore[union-attr]
+        if answer is None:  # a click outside the boxes: wait for the next one
+            self._mouse.clickReset()
+            self._mouse_reset_at = self.now()
+            return None
+        return answer, self._mouse_reset_at + float(times[0])
+
+    def _run_panel_trial(self, trial: Trial) -> TrialResult:
+        """Lakretz et al. (2021): fixation, RSVP units (presses recorded as early responses), blank,
+        fixation, then the two-option panel until an answer (key or click) or `response_ms`, feedback."""
+        tm, sc, panel = self.exp.timing, self.screens, self.panel
+        assert panel is not None and sc.panel is not None
+        stims = sc.prepare_words(trial.words)
+        self.drain()
+        ci = trial.critical_index
+        plan = None
+        if self.autopilot is not None:
+            self.autopilot.cancel()
+            plan = self.autopilot.plan_panel(trial, tm.response_ms)
+        frames = self.policy.mode == "frames"
+        dropped_before = self.win.nDroppedFrames
+        self.win.recordFrameIntervals = frames
+
+        self.keys.reset_clock_on_flip(self.win)
+        t0 = self.flip(sc.fixation.draw, shot="fixation")
+        started_at = now_iso()
+        self.log("FIX_ON", trial, "", "+", t0)
+        self.hold(sc.fixation.draw, t0, tm.fixation_ms)
+        onsets: list[float] = []
+        offsets: list[float] = []
+        for i, stim in enumerate(stims):
+            shot = "word" if i == ci else "multiword_unit" if " " in trial.words[i] else None
+            on = self.flip(stim.draw, shot=shot)
+            self.log("WORD_ON", trial, i, trial.words[i], on)
+            if i == ci and plan is not None and plan.early_ms is not None:
+                self.autopilot.press_in(plan.early_ms / 1000.0, self.panel.keys["violation"])  # type: ignore[union-attr]
+            self.hold(stim.draw, on, tm.word_ms)
+            off = self.flip()
+            self.log("WORD_OFF", trial, i, "", off)
+            onsets.append(on)
+            offsets.append(off)
+            if i < len(stims) - 1:
+                self.hold(None, off, tm.gap_ms)
+        sentence_end = offsets[-1]
+        self.hold(None, sentence_end, tm.gap_ms)
+        fix2 = self.flip(sc.fixation.draw, shot="panel_fixation")
+        self.log("FIX2PANEL_ON", trial, "", "+", fix2)
+        self.hold(sc.fixation.draw, fix2, tm.panel_delay_ms)
+
+        if panel.mouse:
+            if self._mouse is None:
+                from psychopy import event
+
+                self._mouse = event.Mouse(win=self.win)
+            self.win.mouseVisible = True
+        clicked: list[tuple[str, float]] = []
+
+        def answered() -> bool:
+            if clicked:
+                return True
+            c = self._mouse_click() if panel.mouse else None
+            if c is not None:
+                clicked.append(c)
+                return True
+            return any(t0 + e.t >= panel_on and e.name in self.answer_of for e in self._events)
+
+        panel_on = self.flip(sc.panel.draw, shot="response_panel")
+        if panel.mouse:
+            self._mouse.clickReset()
+            self._mouse_reset_at = self.now()
+        self.log("PanelOn", trial, "", "", panel_on)
+        if plan is not None and plan.rt_ms is not None:
+            self.autopilot.press_in(plan.rt_ms / 1000.0, panel.keys[plan.intended_response])  # type: ignore[union-attr]
+        self.hold(sc.panel.draw, panel_on, tm.response_ms, stop=answered)
+        answered()
+        key_answer = next(((self.answer_of[e.name], t0 + e.t, e.name) for e in self._events
+                           if t0 + e.t >= panel_on and e.name in self.answer_of), None)
+        choice = None
+        if key_answer is not None and (not clicked or key_answer[1] <= clicked[0][1]):
+            choice = (key_answer[0], key_answer[1], "key:" + key_answer[2])
+        elif clicked:
+            choice = (clicked[0][0], clicked[0][1], "mouse")
+        if self._mouse is not None:
+            self.win.mouseVisible = False
+        response = choice[0] if choice else "none"
+        correct: bool | None = (response == trial.correct_response) if choice else None
+        rt = _ms(choice[1] - panel_on) if choice else None
+        self.log("PanelResp", trial, "", response.upper() if choice else "", None if rt is None else rt / 1000.0)
+
+        fb_text = fb_on = None
+        if trial.feedback:
+            fb = self.exp.feedback
+            fb_text = fb.correct_text if correct else fb.incorrect_text if correct is False else fb.no_response_text
+            stim = sc.feedback[bool(correct)] if correct is not None else sc.no_response
+            fb_on = self.flip(stim.draw, shot="feedback_correct" if correct else "feedback_incorrect"
+                              if correct is False else "feedback_no_response")
+            self.log("FeedbackOn", trial, "", fb_text, fb_on)
+            self.hold(stim.draw, fb_on, tm.feedback_ms)
+        self.win.recordFrameIntervals = False
+        iti_on = self.flip()
+        if fb_on is not None:
+            self.log("FeedbackOff", trial, "", "", iti_on)
+        ended_at = now_iso()
+
+        rel = lambda t: _ms(t - t0)  # noqa: E731
+        presses = []
+        early = None
+        for e in self._events:
+            t = t0 + e.t
+            phase = ("fixation" if t < onsets[0] else "sentence" if t < sentence_end else
+                     "panel_delay" if t < panel_on else "panel")
+            unit = max((j for j, o in enumerate(onsets) if o <= t), default=None)
+            answer = self.answer_of.get(e.name)
+            presses.append({"key": e.name, "t_ms": _ms(e.t), "phase": phase, "unit": unit, "answer": answer})
+            if phase in ("sentence", "panel_delay"):
+                self.log("KEY_PRESS", trial, unit, (answer or e.name).upper(), t)
+                if early is None and answer is not None:
+                    early = (answer, unit, _ms(t - onsets[0]))
+        self.log("END_TRIAL", trial, "", "CORRECT" if correct else "WRONG" if correct is False else "NO_RESPONSE", None)
+        extra: dict[str, Any] = {
+            "timing_mode": self.policy.mode,
+            "word_ms_planned": round(self.policy.planned_ms(tm.word_ms), 3),
+            "gap_durations_ms": [_ms(onsets[j + 1] - offsets[j]) for j in range(len(onsets) - 1)],
+            "fixation_ms_measured": _ms(onsets[0] - t0),
+            "critical_onset_ms": rel(onsets[ci]),
+            "sentence_end_ms": rel(sentence_end),
+            "panel_fixation_onset_ms": rel(fix2),
+            "panel_onset_ms": rel(panel_on),
+            "panel_delay_ms_measured": _ms(panel_on - fix2),
+            "answered_by": choice[2] if choice else None,
+            "feedback_onset_ms": rel(fb_on) if fb_on is not None else None,
+            "iti_onset_ms": rel(iti_on),
+            "presses": presses,
+            "keyboard_backend": self.keys.backend,
+            "flip_latency_ms": _ms(self.flip_latency()),
+        }
+        if frames:
+            extra["dropped_frames"] = int(self.win.nDroppedFrames - dropped_before)
+            extra["word_frames"] = self.policy.frames(tm.word_ms)
+        if plan is not None:
+            extra["autopilot"] = plan.to_dict()
+        return TrialResult(
+            response=response,
+            correct=correct,  # type: ignore[arg-type]
+            rt_ms=rt,
+            rt_sentence_end_ms=_ms(choice[1] - sentence_end) if choice else None,
+            word_onsets_ms=[rel(o) for o in onsets],
+            word_durations_ms=[_ms(off - on) for on, off in zip(onsets, offsets)],
+            feedback_shown=bool(trial.feedback),
+            feedback_text=fb_text,
+            started_at=started_at,
+            ended_at=ended_at,
+            iti_onset=iti_on,
+            extra=extra,
+            response_mode="panel",
+            early_response=early[0] if early else None,
+            early_response_unit=early[1] if early else None,
+            early_response_ms=early[2] if early else None,
         )

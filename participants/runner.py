@@ -86,7 +86,10 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
         csv_path, json_path = session_paths(cfg.out, exp.name, cfg.participant, cfg.session)
     except SessionError as exc:
         raise RunError(str(exc)) from None
-    seq = compile_sequence(exp, cfg.participant, cfg.seed)
+    if cfg.session > exp.sessions:
+        raise RunError(f"--session {cfg.session}: {exp.name} has {exp.sessions} session(s) per participant "
+                       "(spec field `sessions`)")
+    seq = compile_sequence(exp, cfg.participant, cfg.seed, session=cfg.session)
     n = len(seq) if cfg.trials is None else min(cfg.trials, len(seq))
     if cfg.trials is not None and cfg.trials < 1:
         raise RunError(f"--trials must be 1 or more, got {cfg.trials}")
@@ -147,6 +150,7 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
 
 def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None]) -> RunOutcome:
     from participants.autopilot import Autopilot
+    from participants.eventlog import EventLog
     from participants.keys import make_injector
     from participants.rows import PsychopyCsv, trial_row
     from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
@@ -218,14 +222,17 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         "participant": cfg.participant, "session": cfg.session, "expName": exp.name,
         "date": _psychopy_date(writer.meta.get("started_at")), "psychopyVersion": display.info.get("psychopy"),
         "frameRate": round(display.measurement.psychopy_rate_hz or 0, 3) or "", "response_key": exp.task.response_key,
+        "panel_keys": dict(exp.task.panel.keys) if exp.task.panel is not None else {},
     }
     psy_path = Path(cfg.out) / "psychopy" / f"{cfg.participant}_{exp.name}_session-{cfg.session}.csv"
     psy_csv = PsychopyCsv(psy_path, psy_info, read_rows(writer.csv_path) if cfg.resume else None)
-    writer.update(psychopy_csv=str(psy_path))
+    events = EventLog(Path(cfg.out) / "events" / writer.csv_path.name.replace("_data.csv", "_events.tsv"))
+    writer.update(psychopy_csv=str(psy_path), event_log=str(events.path), response_mode=exp.task.response)
 
     screens = Screens(display.win, exp)
     shots = Screenshots(display.win, cfg.screenshots)
     pres = Presenter(display.win, display.keys, policy, screens, shots, exp, autopilot)
+    pres.event_log = events
     word_durations: list[float] = []  # all words of the session (a resumed run starts with the saved ones)
     if cfg.resume:
         for r in read_rows(writer.csv_path):
@@ -283,6 +290,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         raise
     writer.close(status, **({"abort_reason": reason} if reason else {}), quit_prompts=pres.quit_prompts)
     psy_csv.close()
+    events.close()
     try:
         if status == "completed":
             pres.page(exp.texts.end_text, name="end", hint="", timeout_s=3.0 if cfg.autopilot else 30.0)

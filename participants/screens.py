@@ -45,6 +45,9 @@ class Screens:
             False: visual.TextStim(win, text=fb.incorrect_text, height=WORD_HEIGHT, color=fb.incorrect_color,
                                    units="height", bold=True),
         }
+        self.no_response = visual.TextStim(win, text=fb.no_response_text, height=WORD_HEIGHT,
+                                           color=fb.incorrect_color, units="height", bold=True)
+        self.panel = PanelScreen(win, exp) if exp.task.response == "panel" else None
         self.page_text = visual.TextStim(win, text="", height=PAGE_HEIGHT, color=TEXT_COLOR, units="height",
                                          wrapWidth=WRAP, pos=(0, 0.05))
         self.page_hint = visual.TextStim(win, text="", height=PAGE_HEIGHT * 0.75, color=HINT_COLOR,
@@ -71,6 +74,50 @@ class Screens:
         self.page_text.draw()
         if self.page_hint.text:
             self.page_hint.draw()
+
+
+PANEL_BOX = (0.5, 0.16)  # width, height of one answer box (height units)
+PANEL_X = 0.33  # centre of each box, left and right of the middle
+
+
+class PanelScreen:
+    """The two-option response panel: an answer box left and right, each with its label and key.
+
+    Boxes are also the mouse targets (`answer_at`).
+    """
+
+    def __init__(self, win: Any, exp: Experiment):
+        from psychopy import visual
+
+        panel = exp.task.panel
+        assert panel is not None
+        self.panel = panel
+        order = [panel.left, "no_violation" if panel.left == "violation" else "violation"]
+        self.boxes: dict[str, Any] = {}
+        self.stims: list[Any] = []
+        for answer, x in zip(order, (-PANEL_X, PANEL_X)):
+            box = visual.Rect(win, width=PANEL_BOX[0], height=PANEL_BOX[1], pos=(x, 0), units="height",
+                              lineColor=TEXT_COLOR, fillColor=(0.9, 0.9, 0.9), lineWidth=3)
+            label = visual.TextStim(win, text=panel.labels[answer], height=WORD_HEIGHT * 0.7, color=TEXT_COLOR,
+                                    units="height", pos=(x, 0), bold=True)
+            hint = visual.TextStim(win, text=key_label(panel.keys[answer]), height=PAGE_HEIGHT * 0.8,
+                                   color=HINT_COLOR, units="height", pos=(x, -PANEL_BOX[1] / 2 - 0.05))
+            self.boxes[answer] = box
+            self.stims += [box, label, hint]
+        if panel.question:
+            self.stims.append(visual.TextStim(win, text=panel.question, height=PAGE_HEIGHT, color=TEXT_COLOR,
+                                              units="height", pos=(0, 0.2), wrapWidth=WRAP))
+
+    def draw(self) -> None:
+        for s in self.stims:
+            s.draw()
+
+    def answer_at(self, mouse: Any) -> str | None:
+        """The answer whose box the mouse is in, or None."""
+        for answer, box in self.boxes.items():
+            if box.contains(mouse):
+                return answer
+        return None
 
 
 class Screenshots:

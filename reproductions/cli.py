@@ -64,3 +64,84 @@ def lampinen2024(
     except KeyboardInterrupt:
         _fail("interrupted; finished sessions are saved; run the same command again to continue", code=130)
     typer.echo(f"wrote {report}")
+
+
+@app.command("hu-levy2023")
+def hu_levy2023(
+    out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses every scored request)"),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="model(s); repeat for several; default: the bundled SmolLM2-135M-Instruct"),
+    pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="minimal-pair file(s) in the BLiMP JSONL format (sentence_good, sentence_bad)"),
+    items: Optional[list[Path]] = typer.Option(None, "--items", help="agreement stimulus file(s) instead of the generated long-nested items"),
+    items_per_condition: int = typer.Option(16, "--items-per-condition", "-n", help="agreement items per condition"),
+    no_agreement: bool = typer.Option(False, "--no-agreement", help="only the --pairs files"),
+    dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: agreement pairs of that verb only"),
+    seed: int = typer.Option(1, "--seed"),
+    n_boot: int = typer.Option(2000, "--n-boot"),
+    add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos"),
+    dtype: str = typer.Option("float32", "--dtype"),
+    device: str = typer.Option("cpu", "--device"),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """seeds/003: Direct vs MetaQuestionSimple, MetaInstruct, MetaQuestionComplex; sentence judgment and comparison."""
+    from reproductions.common import ReproError
+    from reproductions.hu_levy2023 import Options, reproduce
+
+    _check_out(out)
+    if dependency is not None and dependency not in ("inner", "outer"):
+        _fail(f"--dependency must be inner or outer, not {dependency!r}")
+    if n_boot < 100:
+        _fail("--n-boot must be at least 100")
+    opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
+                  items_per_condition=items_per_condition, no_agreement=no_agreement, dependency=dependency, seed=seed,
+                  n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
+                  threads=threads or None, quiet=quiet)
+    try:
+        report = reproduce(opt)
+    except ReproError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        _fail("interrupted; scored requests are cached; run the same command again to continue", code=130)
+    typer.echo(f"wrote {report}")
+
+
+@app.command("hu-frank2024")
+def hu_frank2024(
+    out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses finished work)"),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="models of different sizes: repeat --model A --model B ...; default: the bundled SmolLM2-135M-Instruct"),
+    pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="minimal-pair file(s) in the BLiMP JSONL format (sentence_good, sentence_bad)"),
+    items: Optional[list[Path]] = typer.Option(None, "--items", help="agreement stimulus file(s) instead of the generated long-nested items"),
+    items_per_condition: int = typer.Option(8, "--items-per-condition", "-n", help="agreement items per condition"),
+    dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: agreement items of that verb only"),
+    mixed: bool = typer.Option(True, "--mixed/--no-mixed", help="fit the glmer of correctness on method x log size (R)"),
+    seed: int = typer.Option(1, "--seed"),
+    n_boot: int = typer.Option(2000, "--n-boot"),
+    add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos"),
+    dtype: str = typer.Option("float32", "--dtype"),
+    device: str = typer.Option("cpu", "--device"),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
+    max_new_tokens: int = typer.Option(4, "--max-new-tokens", help="production: tokens to generate at most"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size."""
+    from reproductions.common import ReproError
+    from reproductions.hu_frank2024 import Options, reproduce
+
+    _check_out(out)
+    if dependency is not None and dependency not in ("inner", "outer"):
+        _fail(f"--dependency must be inner or outer, not {dependency!r}")
+    if n_boot < 100:
+        _fail("--n-boot must be at least 100")
+    opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
+                  items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
+                  mixed=mixed, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
+                  threads=threads or None, max_new_tokens=max_new_tokens, quiet=quiet)
+    try:
+        report = reproduce(opt)
+    except ReproError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        _fail("interrupted; finished sessions and scores are saved; run the same command again to continue", code=130)
+    typer.echo(f"wrote {report}")

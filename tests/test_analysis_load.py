@@ -137,7 +137,8 @@ def test_lakretz_synthetic_file_maps_onto_the_schema():
     # exclusions are counted, not silently dropped
     ex = {e["what"].split(" in ")[0]: e["rows"] for e in info.exclusions}
     assert ex["REJECTED answers"] == int((kept["valid_answer"] == "REJECTED").sum())
-    assert ex["outlier subjects (1)"] == int(raw["is_outlier"].sum())
+    assert ex["outlier subject(s) L6"] == int(raw["is_outlier"].sum())
+    assert info.outliers == {"policy": "exclude", "kept": [], "excluded": ["L6"]}
     assert df["correct"].isna().sum() == ex["REJECTED answers"]
     # structure from sentence_type; V1/V2 = first/second verb in linear order
     merged = df.assign(vt=[json.loads(e)["violation_type"] for e in df["extra"]])
@@ -175,10 +176,23 @@ def test_lakretz_sessions_and_duplicate_positions(tmp_path):
     d = prepare(df.assign(source_file="x", session_status="completed", model=pd.NA))
     # trials_before runs across the two sessions
     assert d.groupby("subject_key")["trials_before"].max().eq(d.groupby("subject_key").size() - 1).all()
-    no_session = pd.read_csv(DATA / "lakretz_synthetic_sessions.csv").drop(columns="session")
+    # as in the public release: no session column, trial_num restarts -> order unknown, rows kept
+    with_session = pd.read_csv(DATA / "lakretz_synthetic_sessions.csv")
+    no_session = with_session.drop(columns="session")
     p = tmp_path / "nosession.csv"
     no_session.to_csv(p, index=False)
-    with pytest.raises(LoadError, match=r"more than one trial at block .* add a 'session' column"):
+    df2, info2 = import_lakretz_frame(p)
+    assert len(df2) == len(no_session) and not df2["order_known"].any() and df2["session"].isna().all()
+    assert any("order of this file is unknown" in n for n in info2.notes)
+    d2 = prepare(df2.assign(source_file="x", session_status="completed", model=pd.NA))
+    assert d2[["trials_before", "exposures", "exposures_structure"]].isna().all().all()
+    assert not d2["first_encounter"].any() and d2["session"].isna().all()
+    assert d2["scored"].sum() == d["scored"].sum()  # every scored trial is still scored
+    # with a session column, a repeated position is an error (the order is then really broken)
+    with_session.loc[1, ["block", "trial_num"]] = with_session.loc[0, ["block", "trial_num"]].to_numpy()
+    with_session.loc[1, ["subject", "session"]] = with_session.loc[0, ["subject", "session"]].to_numpy()
+    with_session.to_csv(p, index=False)
+    with pytest.raises(LoadError, match=r"nosession\.csv: subject \d+, session \d+ has more than one trial"):
         import_lakretz_frame(p)
 
 

@@ -156,7 +156,7 @@ def test_analyze_cli_end_to_end(mixed, study, tmp_path):
     terms = {c["term"] for c in joint[0]["fit"]["coefficients"]}
     assert {"subject_kindmodel", "exposures:subject_kindmodel"} <= terms
     # tables, figures and the report
-    for name in ("error_rates", "first_encounter", "table_c1_human_long_nested", "demand_gap", "internal_consistency",
+    for name in ("error_rates", "first_encounter", "table_c1", "table_c1_long", "demand_gap", "internal_consistency",
                  "mixed_base_human", "mixed_comparison_human"):
         assert (out / "tables" / f"{name}.csv").exists(), name
     for f in res["figures"].values():

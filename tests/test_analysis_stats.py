@@ -115,16 +115,22 @@ def test_first_encounter_recovers_known_rates_and_trial_slope():
     assert c1.loc["inner", "SSS"] == pytest.approx(sss["error_rate"])
 
 
-def test_error_rates_are_means_of_subject_rates_and_seeded():
+def test_error_rates_are_pooled_rates_and_seeded():
     d = _cells_frame(40, np.random.default_rng(3))
+    # subjects contribute different numbers of trials: drop some, so pooled != mean of subject rates
+    d = d.drop(d[(~d["training"]) & (d["subject_id"].isin([f"S{k}" for k in range(10)]))
+                 & (d["condition"] == "SSS")].index[:25])
     er = error_rates(d, seed=5, n_boot=500, show_progress=False)
     post = d[~d["training"]]
     for cond in ("PSP", "SSS"):
-        by_subject = post[post["condition"] == cond].groupby("subject_id")["error"].mean()
+        c = post[post["condition"] == cond]
         row = er[er["condition"] == cond].iloc[0]
-        assert row["error_rate"] == pytest.approx(float(by_subject.mean()))
-        assert row["n_subjects"] == 40 and row["n_trials"] == 120
+        assert row["error_rate"] == pytest.approx(float(c["error"].sum() / len(c)))
+        assert row["mean_subject_rate"] == pytest.approx(float(c.groupby("subject_id")["error"].mean().mean()))
+        assert row["n_subjects"] == c["subject_id"].nunique() and row["n_trials"] == len(c)
         assert row["ci_low"] <= row["error_rate"] <= row["ci_high"]
+    assert not np.isclose(er.loc[er["condition"] == "SSS", "error_rate"].iloc[0],
+                          er.loc[er["condition"] == "SSS", "mean_subject_rate"].iloc[0])
     again = error_rates(d, seed=5, n_boot=500, show_progress=False)
     other = error_rates(d, seed=6, n_boot=500, show_progress=False)
     pd.testing.assert_frame_equal(er, again)

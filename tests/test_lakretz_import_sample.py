@@ -28,7 +28,7 @@ def imported(tmp_path_factory):
     res = CliRunner().invoke(app, ["import", "lakretz2021", "--results", str(TABLE), "--logs", str(SAMPLE / "logs"),
                                    "--out", str(out)])
     assert res.exit_code == 0, res.output
-    df, _ = load([out])
+    df, _ = load([out], keep_outliers=True)
     df["x"] = df["extra"].map(json.loads)
     return out, df, res.output
 
@@ -78,3 +78,31 @@ def test_error_rates_equal_a_plain_pandas_computation_on_the_table(imported):
     mine = (1 - d["correct"].astype(float)).groupby([d["dependency"], d["condition"]]).mean()
     assert len(ref) == 16
     assert mine.to_dict() == pytest.approx(ref.to_dict(), abs=1e-12)
+
+
+def _field_shapes(folder: Path) -> dict[str, set[int]]:
+    shapes: dict[str, set[int]] = {}
+    for p in sorted(folder.glob("*.csv")):
+        with open(p, newline="", encoding="utf-8") as fh:
+            for r in list(csv.reader(fh, delimiter="\t"))[1:]:
+                shapes.setdefault(r[0], set()).add(len(r))
+    return shapes
+
+
+def test_the_fixtures_copy_the_real_format():
+    """Same header, line ends, events with the same field counts, num2str precision, table header."""
+    from analysis.importers.lakretz_format import num2str
+
+    fix = Path(__file__).parent / "fixtures" / "lakretz2021"
+    real_log = next((SAMPLE / "logs").glob("logLocal*.csv")).read_bytes()
+    fix_log = next((fix / "logs").glob("logLocal*.csv")).read_bytes()
+    assert fix_log.split(b"\r\n")[0] == real_log.split(b"\r\n")[0]
+    assert fix_log.count(b"\r\n") == fix_log.count(b"\n")
+    assert _field_shapes(fix / "logs") == _field_shapes(SAMPLE / "logs")
+    assert TABLE.read_bytes().split(b"\n")[0] == (fix / "dataframe_results_all_trials.csv").read_bytes().split(b"\n")[0]
+    # every time the release prints is reproduced by num2str from its value
+    with open(SAMPLE / "logs" / "logLocalGlobalParadigm_2019Oct23_143202_Subj_21_sess_1.csv", newline="") as fh:
+        times = [r[6] for r in list(csv.reader(fh, delimiter="\t"))[1:]]
+    assert len(times) > 5000 and all(num2str(float(t)) == t for t in times)
+    rts = pd.read_csv(TABLE, dtype=str)["RT"]
+    assert all(num2str(float(t)) == t for t in rts)

@@ -23,9 +23,8 @@ import pandas as pd
 from analysis.importers import ImportDataError
 from analysis.importers.lakretz_logs import LogFile, LogNotes, read_logs
 from analysis.importers.lakretz_match import MatchCounts, match_rows
-from analysis.importers.lakretz_rows import EXPERIMENT, log_rows, subject_id, table_rows
+from analysis.importers.lakretz_rows import EXPERIMENT, RowKey, log_rows, table_rows
 from analysis.importers.lakretz_table import read_table
-from experiments.schema import COLUMN_NAMES
 from experiments.session import SessionError, SessionWriter, session_paths, write_dataset_description
 
 RUNNER = "twinlab import lakretz2021"
@@ -94,18 +93,25 @@ def _label_trials(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame
     return trials
 
 
-def _order(rows: pd.DataFrame) -> pd.DataFrame:
-    """trial_index and block_trial_index: 0-based, in the order the rows already stand (chronological)."""
-    by_session = rows["_session"].astype("string").fillna("unknown")
-    rows["trial_index"] = rows.groupby([rows["subject_id"], by_session], sort=False).cumcount()
-    rows["block_trial_index"] = rows.groupby([rows["subject_id"], by_session, rows["block"]], sort=False).cumcount()
-    return rows
+Session = list[tuple[dict, RowKey]]
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
-    cols = [c for c in COLUMN_NAMES if c in frame.columns]
-    sub = frame[cols].astype(object).where(frame[cols].notna(), None)
-    return sub.to_dict("records")
+def _sessions(rows: list[dict], keys: list[RowKey]) -> dict[tuple[str, int | None], Session]:
+    """Rows grouped into sessions (subject id, session or None), each numbered in the order it stands.
+
+    The rows arrive chronologically (files in subject/session/training-first order, lines in order),
+    so trial_index and block_trial_index are positions in that order, 0-based.
+    """
+    sessions: dict[tuple[str, int | None], Session] = {}
+    for r, k in zip(rows, keys):
+        sessions.setdefault((r["subject_id"], k.session), []).append((r, k))
+    for g in sessions.values():
+        per_block: dict[str, int] = {}
+        for i, (r, _) in enumerate(g):
+            r["trial_index"] = i
+            r["block_trial_index"] = per_block.get(r["block"], 0)
+            per_block[r["block"]] = r["block_trial_index"] + 1
+    return sessions
 
 
 def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out: str | Path,
@@ -125,7 +131,8 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
         tick("results table", 1, 1)
     log_files: list[LogFile] = []
     notes = LogNotes()
-    rows = []
+    rows: list[dict] = []
+    keys: list[RowKey] = []
     if logs is not None:
         n_total = [0]
 
@@ -144,7 +151,9 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
         summary.training_trials = int(trials["training"].sum())
         summary.unfinished_trials = int((~trials["finished"]).sum())
         tick("matching", 1, 1)
-        rows.append(log_rows(trials, log_files, table))
+        r, k = log_rows(trials, log_files, table)
+        rows += r
+        keys += k
         labels = trials["match"].value_counts().to_dict()
         summary.unmatched = {
             "log trials without a table row (subject in table)": int(labels.get("log_only", 0)),
@@ -154,63 +163,70 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
             summary.unmatched = {"log trials (no results table given)": int(labels.get("no_table", 0))}
         if notes.truncated_lines:
             summary.unmatched["truncated last lines set aside"] = notes.truncated_lines
+        if notes.empty_logs:
+            summary.unmatched["empty logs (no events)"] = notes.empty_logs
         if notes.unknown_events:
             summary.unmatched["lines with an unknown event set aside"] = sum(notes.unknown_events.values())
     if table is not None:
         leftover = table[table["trial_idx"].isna()] if "trial_idx" in table.columns else table
-        summary.unmatched["table rows without a log trial (order unknown)"] = len(leftover)
+        if logs is None:
+            summary.unmatched["table rows (no --logs given: order unknown)"] = len(leftover)
+        else:
+            summary.unmatched["table rows without a log trial (order unknown)"] = len(leftover)
         if len(leftover):
-            rows.append(table_rows(leftover))
+            r, k = table_rows(leftover, match="table_only" if logs is not None else "no_logs")
+            rows += r
+            keys += k
             if logs is None:
                 summary.notes.append("no --logs: the table holds no session or trial order; every row is written to "
                                      "a session-unknown file with extra.order = unknown")
-    all_rows = pd.concat([r for r in rows if len(r)], ignore_index=True) if rows else pd.DataFrame()
-    if all_rows.empty:
+    if not rows:
         raise ImportDataError("nothing to import: the inputs hold no trials")
-    all_rows = _order(all_rows)
-    _count_not_scored(all_rows, summary)
-    _write_sessions(all_rows, log_files, results, out, summary, skip_existing, tick)
+    sessions = _sessions(rows, keys)
+    _count_not_scored(rows, keys, summary)
+    _write_sessions(sessions, log_files, results, out, summary, skip_existing, tick)
     _write_summary(out, summary)
     return summary
 
 
-def _count_not_scored(rows: pd.DataFrame, summary: ImportSummary) -> None:
-    extra = rows["extra"].map(json.loads)
-    outlier = extra.map(lambda e: e.get("is_outlier") is True)
+def _count_not_scored(rows: list[dict], keys: list[RowKey], summary: ImportSummary) -> None:
+    n = {"other": 0, "no_answer": 0, "unfinished": 0, "training": 0, "outlier": 0}
+    for r, k in zip(rows, keys):
+        n["other"] += r["violation_position"] == "other"
+        n["no_answer"] += r["correct"] is None and r["response"] == "none"
+        n["unfinished"] += k.unfinished
+        n["training"] += r["block"] == "training"
+        n["outlier"] += k.outlier is True
     summary.not_scored = {
-        "filler trials (violation elsewhere; violation_position other)": int((rows["violation_position"] == "other").sum()),
-        "no valid answer (panel timeout, REJECTED / _DDC)": int((rows["correct"].isna() & (rows["response"] == "none")).sum()),
-        "unfinished trials (log ends inside them)": int((extra.map(lambda e: e.get("unfinished", False))).sum()),
-        "training trials": int((rows["block"] == "training").sum()),
-        "rows of outlier subjects (is_outlier; kept, flagged)": int(outlier.sum()),
+        "filler trials (violation elsewhere; violation_position other)": n["other"],
+        "no valid answer (panel timeout, REJECTED / _DDC)": n["no_answer"],
+        "unfinished trials (log ends inside them)": n["unfinished"],
+        "training trials": n["training"],
+        "rows of outlier subjects (is_outlier; kept, flagged)": n["outlier"],
     }
 
 
-def _write_sessions(rows: pd.DataFrame, log_files: list[LogFile], results, out: Path, summary: ImportSummary,
-                    skip_existing: bool, tick: Tick) -> None:
-    groups = list(rows.groupby([rows["subject_id"], rows["_session"].astype("string").fillna("unknown")], sort=False))
+def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: list[LogFile], results,
+                    out: Path, summary: ImportSummary, skip_existing: bool, tick: Tick) -> None:
     planned = []
-    for (sid, sess), g in groups:
-        session = None if sess == "unknown" else int(sess)
-        csv_path, json_path = session_paths(out, EXPERIMENT, sid, session)
-        exists = csv_path.exists() or json_path.exists()
-        if exists and not skip_existing:
-            n = sum(session_paths(out, EXPERIMENT, s, None if x == "unknown" else int(x))[0].exists()
-                    for (s, x), _ in groups)
-            raise ImportDataError(f"{csv_path} already exists ({n} of the {len(groups)} sessions are in {out}); "
-                                  "nothing was written. Import into a new --out, or pass --skip-existing")
-        planned.append((sid, session, g, exists))
+    existing = [key for key in sessions if any(p.exists() for p in session_paths(out, EXPERIMENT, *key))]
+    if existing and not skip_existing:
+        csv_path = session_paths(out, EXPERIMENT, *existing[0])[0]
+        raise ImportDataError(f"{csv_path} already exists ({len(existing)} of the {len(sessions)} sessions are in "
+                              f"{out}); nothing was written. Import into a new --out, or pass --skip-existing")
+    for (sid, session), g in sessions.items():
+        planned.append((sid, session, g, (sid, session) in existing))
     table_meta = None
     if results is not None:
         rp = Path(results)
         table_meta = {"path": str(rp), "kind": "results_table", "sha256": _sha256(rp)}
     sha_of: dict[int, str] = {}
     write_dataset_description(out, name="Lakretz et al. (2021) public release, imported by twinlab")
-    for k, (sid, session, g, exists) in enumerate(planned):
+    for n_done, (sid, session, g, exists) in enumerate(planned):
         if exists:
             summary.sessions_skipped += 1
             continue
-        files = sorted({int(f) for f in g["_file"].dropna()})
+        files = sorted({int(k.file) for _, k in g if k.file is not None})
         for f in files:
             if f not in sha_of:
                 sha_of[f] = _sha256(log_files[f].path)
@@ -218,33 +234,36 @@ def _write_sessions(rows: pd.DataFrame, log_files: list[LogFile], results, out: 
                     "started_local": log_files[f].started.isoformat()} for f in files]
         if table_meta is not None:
             sources.append(table_meta)
-        extra = g["extra"].map(json.loads)
-        matches = extra.map(lambda e: e["match"]).value_counts().to_dict()
-        outlier = next((e.get("is_outlier") for e in extra), None)
+        matches: dict[str, int] = {}
+        for _, k in g:
+            matches[k.match] = matches.get(k.match, 0) + 1
+        outlier = g[0][1].outlier
         unfinished = int(matches.get("unfinished", 0))
         order_known = session is not None
         meta = {
             "runner": RUNNER,
             "data_kind": "human participant (imported from the Lakretz et al. 2021 public release)",
             "source": "Lakretz, Hupkes, Vergallito, Marelli, Baroni & Dehaene (2021), Cognition: public data",
-            "subject_number": int(g["_subject"].iloc[0]),
+            "subject_number": int(g[0][1].subject),
             "in_results_table": bool(table_meta is not None and matches.get("subject_not_in_table", 0) == 0),
             "is_outlier": outlier,
             "order_known": order_known,
             "order": ("chronological, from the session log" if order_known else
                       "unknown: results-table rows without a log trial, in the table's order"),
             "response_mode": "panel",
-            "blocks": sorted(set(g["block"])),
+            "blocks": list(dict.fromkeys(r["block"] for r, _ in g)),
             "matches": {str(a): int(b) for a, b in matches.items()},
+            "session_started_local": sources[0].get("started_local") if files else None,
             "source_files": sources,
         }
         seq_hash = hashlib.sha256("".join(s["sha256"] for s in sources).encode()).hexdigest()[:16]
         try:
             w = SessionWriter.create(out, experiment=EXPERIMENT, subject_id=sid, session=session, subject_kind="human",
-                                     spec_hash="", sequence_hash=seq_hash, n_trials=len(g), metadata=meta)
-            w.append_rows(_records(g))
+                                     spec_hash="", sequence_hash=seq_hash, n_trials=len(g), metadata=meta,
+                                     durable=False)  # re-runnable from the sources: no fsync per file
+            w.append_rows([r for r, _ in g])
             w.close("incomplete" if unfinished else "completed",
-                    **({"incomplete_reason": f"the log ends inside trial {len(g)} (unfinished trial kept, flagged)"}
+                    **({"incomplete_reason": "the log ends inside its last trial (kept, with extra.unfinished = true)"}
                        if unfinished else {}))
         except SessionError as exc:
             raise ImportDataError(f"{exc} ({summary.sessions_written} session(s) written before it are complete)") from None
@@ -252,7 +271,7 @@ def _write_sessions(rows: pd.DataFrame, log_files: list[LogFile], results, out: 
         summary.rows_written += len(g)
         summary.sessions.append({"file": w.csv_path.name, "subject": sid, "session": session, "rows": len(g),
                                  "status": w.meta["status"]})
-        tick("writing sessions", k + 1, len(planned))
+        tick("writing sessions", n_done + 1, len(planned))
 
 
 def _write_summary(out: Path, summary: ImportSummary) -> None:

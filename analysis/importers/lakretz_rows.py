@@ -6,22 +6,27 @@ whose order is unknown (session `unknown`, `extra.order = "unknown"`).
 
 `extra` (JSON) of every imported row holds:
   source        "log+table" | "log" | "table"
-  match         exact | answer_mismatch | log_only | subject_not_in_table | no_table | training |
-                unfinished | table_only
+  match         exact (table row matched to its log trial) | answer_mismatch (matched on the stimulus,
+                answers differ) | log_only (no table row; subject in the table) | subject_not_in_table |
+                no_table (no --results given) | training (train_ log) | unfinished (log ends inside
+                it) | table_only (table row without a log trial) | no_logs (no --logs given)
   order         "log" (chronological, from the session log) | "unknown" (table only)
   trial_type    Acceptable | Violation | Filler (the release's; Filler rows have violation_position other)
   violation_type, slide_num_of_viol, outcome (END_TRIAL / correct_wrong code), valid_answer,
   release_rt_s  the release's RT: first key press minus the onset of slide |Viol_on_slide| (0: none)
   is_outlier    the table's flag for the subject (null when the subject is not in the table)
   log_file, log_line (FIX_ON), log_block, log_trial; table_line (when matched)
-  key_presses   early key presses before the panel (key_presses_total: all), early_response_phase
-  panel_on_ms, feedback_on_ms, feedback_off_ms (from the trial's FIX_ON)
+  key_presses   early key presses before the panel (key_presses_total: all); early_response_phase:
+                sentence (during the RSVP) or panel_delay (the fixation between sentence and panel)
+  sentence_end_ms (last unit's offset), panel_fixation_onset_ms (FIX2PANEL_ON), panel_onset_ms,
+                feedback_onset_ms, feedback_offset_ms: ms from the trial's FIX_ON (the names the
+                PsychoPy runner uses in its own `extra`)
   table_outcome, table_release_rt_s   (answer_mismatch only: the table's values)
 """
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -32,6 +37,17 @@ from analysis.importers.lakretz_format import (
 from analysis.importers.lakretz_logs import LogFile
 
 EXPERIMENT = "lakretz2021"
+
+
+class RowKey(NamedTuple):
+    """What the writer needs to know of a row besides its columns: where it goes and how to count it."""
+
+    subject: int
+    session: int | None  # None: order unknown
+    file: int | None  # index of its log
+    match: str
+    outlier: bool | None
+    unfinished: bool
 
 
 def subject_id(number: int) -> str:
@@ -47,6 +63,12 @@ def _none(x):
     return x
 
 
+def _plain(x):
+    """numpy/pandas scalars -> Python ones (for JSON)."""
+    x = _none(x)
+    return x.item() if hasattr(x, "item") else x
+
+
 def _positions(stype: pd.Series, trial_type: pd.Series, vtype: pd.Series) -> pd.Series:
     dep = pd.Series([dependency_of(s, v) for s, v in zip(stype, vtype)], index=stype.index, dtype=object)
     return pd.Series(np.where(trial_type == "Acceptable", "none", np.where(trial_type == "Violation", dep, "other")),
@@ -58,81 +80,124 @@ def _correct_of_outcome(outcome: pd.Series) -> list:
     return [True if a == "CORRECT" else (False if a == "WRONG" else None) for a in va]
 
 
-def _iso(start, seconds: float | None) -> str | None:
-    if seconds is None or seconds != seconds:
-        return None
-    return (start + timedelta(seconds=float(seconds))).isoformat(timespec="milliseconds")
-
-
 def _ms(x: float) -> float | None:
+    """Seconds -> ms (3 decimals), None when missing."""
     return None if x is None or x != x else round(float(x) * 1000.0, 3)
 
 
-def log_rows(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame | None) -> pd.DataFrame:
-    """Trial-table rows for every log trial, with `extra`; `trials` carries `table_idx` and `match`.
+def _ms3(x: float) -> float | None:
+    """ms -> ms (3 decimals), None when missing."""
+    return None if x is None or x != x else round(float(x), 3)
 
-    Returns a frame of row dicts' values (schema columns) plus `_subject`, `_session`, `_file`.
+
+def _json_floats(values: list[float]) -> str:
+    """A JSON list of floats (NaN -> null), as json.dumps writes it, without the encoder's overhead."""
+    return "[" + ", ".join("null" if v != v else repr(v) for v in values) + "]"
+
+
+def _array(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A column as a numpy object array with None for missing values (fast to index in a loop)."""
+    s = frame[column]
+    out = np.array(s.astype(object).to_numpy(), dtype=object)  # a writable copy
+    out[s.isna().to_numpy()] = None
+    return out
+
+
+def _local_iso(started: pd.Series, seconds: pd.Series) -> np.ndarray:
+    """Local ISO times (ms) = the log's start time (from its name) + seconds on the PsychoPy clock."""
+    t = pd.to_datetime(started) + pd.to_timedelta(seconds, unit="s")
+    return _array(pd.DataFrame({"t": t.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").str[:-3]}), "t")
+
+
+def log_rows(trials: pd.DataFrame, logs: list[LogFile],
+             table: pd.DataFrame | None) -> tuple[list[dict], list[RowKey]]:
+    """Trial-table rows (dicts) for every log trial, with `extra`, and each row's RowKey.
+
+    `trials` carries `table_idx` and `match` (lakretz2021._label_trials).
     """
-    lf_of = {i: lf for i, lf in enumerate(logs)}
+    n = len(trials)
     tt = trials["vslide"].astype(int).map(trial_type_of_slide)
-    vpos = _positions(trials["stype"], tt, trials["vtype"].fillna("None"))
-    rows = []
-    outlier_of = {}
+    vpos = _positions(trials["stype"], tt, trials["vtype"].fillna("None")).to_numpy(dtype=object)
+    tt = tt.to_numpy(dtype=object)
+    outlier_of: dict = {}
     if table is not None and len(table):
-        outlier_of = table.groupby("subject")["is_outlier"].agg(lambda s: bool(s.fillna(False).any()) if s.notna().any() else None).to_dict()
+        flags = table.groupby("subject")["is_outlier"]
+        outlier_of = {k: (bool(v.fillna(False).any()) if v.notna().any() else None) for k, v in flags}
     correct = _correct_of_outcome(trials["outcome"])
-    for i, tr in enumerate(trials.itertuples(index=False)):
-        lf = lf_of[tr.file]
-        units = list(tr.units) if isinstance(tr.units, list) else []
-        onsets = list(tr.onsets) if isinstance(tr.onsets, list) else []
-        offs = list(tr.offs) if isinstance(tr.offs, list) else []
-        t0 = tr.t_fix
-        answered = isinstance(tr.panel_word, str) and tr.panel_word != ""
-        finished = bool(tr.finished)
-        ttype = tt.iat[i]
-        position = vpos.iat[i]
-        crit_unit = CRITICAL_UNIT.get((tr.stype, tr.vtype)) if ttype != "Acceptable" else None
+    tidx = trials["table_idx"]
+    table_line = np.full(n, None, dtype=object)
+    if table is not None and tidx.notna().any():
+        has = tidx.notna().to_numpy()
+        table_line[has] = table["line"].to_numpy()[tidx[has].astype("int64").to_numpy()]
+    started = trials["file"].map(lambda f: logs[f].started)
+    t_end = trials["t_feedback_off"].fillna(trials["t_feedback_on"]).fillna(trials["t_panel_on"]).fillna(trials["t_last_off"])
+    started_at = _local_iso(started, trials["t_fix"] - trials["t_grand_start"])
+    ended_at = _local_iso(started, t_end - trials["t_grand_start"])
+    rel = {c: (trials[c] - trials["t_fix"]).to_numpy(dtype="float64") * 1000.0
+           for c in ("t_last_off", "t_fix2panel", "t_panel_on", "t_feedback_on", "t_feedback_off")}
+    rt_end = ((trials["t_panel_on"] + trials["panel_rt_s"] - trials["t_last_off"]) * 1000.0).to_numpy(dtype="float64")
+    c = {name: _array(trials, name) for name in (
+        "file", "units", "onsets", "offs", "panel_word", "finished", "stype", "vtype", "table_idx", "match",
+        "vslide", "outcome", "release_rt_s", "line", "block", "trial", "n_keys", "n_keys_total", "key_phase",
+        "key_word", "key_slide", "key_time", "panel_rt_s", "t_fix", "t_feedback_on", "condition")}
+    rows: list[dict] = []
+    keys: list[RowKey] = []
+    for i in range(n):
+        lf = logs[c["file"][i]]
+        units = c["units"][i] or []
+        onsets = c["onsets"][i] if c["onsets"][i] is not None else np.empty(0)
+        offs = c["offs"][i] if c["offs"][i] is not None else np.empty(0)
+        t0 = c["t_fix"][i]
+        panel = c["panel_word"][i]
+        answered = bool(panel)
+        finished = bool(c["finished"][i])
+        ttype = tt[i]
+        position = vpos[i]
+        stype, vtype, outcome = c["stype"][i], c["vtype"][i], c["outcome"][i]
+        crit_unit = CRITICAL_UNIT.get((stype, vtype)) if ttype != "Acceptable" else None
         if crit_unit is not None and crit_unit >= len(units):
             crit_unit = None
-        table_idx = _none(tr.table_idx)
+        table_idx = c["table_idx"][i]
+        n_keys = int(c["n_keys"][i])
         extra = {
             "source": "log+table" if table_idx is not None else "log",
-            "match": tr.match,
+            "match": c["match"][i],
             "order": "log",
             "trial_type": ttype,
-            "violation_type": tr.vtype,
-            "slide_num_of_viol": int(tr.vslide),
-            "outcome": _none(tr.outcome),
-            "valid_answer": VALID_ANSWER_OF_OUTCOME.get(tr.outcome) if finished else None,
-            "release_rt_s": _none(tr.release_rt_s),
+            "violation_type": vtype,
+            "slide_num_of_viol": int(c["vslide"][i]),
+            "outcome": outcome,
+            "valid_answer": VALID_ANSWER_OF_OUTCOME.get(outcome) if finished else None,
+            "release_rt_s": c["release_rt_s"][i],
             "is_outlier": outlier_of.get(lf.subject),
             "log_file": lf.path.name,
-            "log_line": int(tr.line),
-            "log_block": int(tr.block),
-            "log_trial": int(tr.trial),
-            "table_line": int(table.at[table_idx, "line"]) if table_idx is not None else None,
-            "key_presses": int(tr.n_keys),
-            "key_presses_total": int(tr.n_keys_total),
-            "early_response_phase": _none(tr.key_phase),
-            "panel_on_ms": _ms(tr.t_panel_on - t0),
-            "feedback_on_ms": _ms(tr.t_feedback_on - t0),
-            "feedback_off_ms": _ms(tr.t_feedback_off - t0),
+            "log_line": int(c["line"][i]),
+            "log_block": int(c["block"][i]),
+            "log_trial": int(c["trial"][i]),
+            "table_line": None if table_line[i] is None else int(table_line[i]),
+            "key_presses": n_keys,
+            "key_presses_total": int(c["n_keys_total"][i]),
+            "early_response_phase": c["key_phase"][i],
+            "sentence_end_ms": _ms3(rel["t_last_off"][i]),
+            "panel_fixation_onset_ms": _ms3(rel["t_fix2panel"][i]),
+            "panel_onset_ms": _ms3(rel["t_panel_on"][i]),
+            "feedback_onset_ms": _ms3(rel["t_feedback_on"][i]),
+            "feedback_offset_ms": _ms3(rel["t_feedback_off"][i]),
         }
-        if tr.match == "answer_mismatch":
-            extra["table_outcome"] = _none(table.at[table_idx, "outcome"])
-            extra["table_release_rt_s"] = _none(table.at[table_idx, "release_rt_s"])
+        if extra["match"] == "answer_mismatch":
+            extra["table_outcome"] = _plain(table.at[table_idx, "outcome"])
+            extra["table_release_rt_s"] = _plain(table.at[table_idx, "release_rt_s"])
         if not finished:
             extra["unfinished"] = True
-        t_end = next((t for t in (tr.t_feedback_off, tr.t_feedback_on, tr.t_panel_on,
-                                  offs[-1] if offs else None) if t is not None and t == t), None)
+        key_slide = c["key_slide"][i]
         rows.append({
             "subject_id": subject_id(lf.subject),
             "subject_kind": "human",
             "session": lf.session,
             "experiment": EXPERIMENT,
             "block": "training" if lf.training else "main",
-            "structure": STRUCTURE_OF_TYPE[tr.stype],
-            "condition": tr.condition,
+            "structure": STRUCTURE_OF_TYPE[stype],
+            "condition": c["condition"][i],
             "dependency": position if position in ("inner", "outer") else None,
             "violation_position": position,
             "grammatical": ttype == "Acceptable",
@@ -142,35 +207,33 @@ def log_rows(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame | No
             "critical_word": units[crit_unit] if crit_unit is not None else None,
             "correct_response": "no_violation" if ttype == "Acceptable" else "violation",
             "feedback": True,
-            "response": (PANEL_RESPONSE.get(tr.panel_word if answered else "", "none") if finished else None),
+            "response": (PANEL_RESPONSE.get(panel or "", "none") if finished else None),
             "correct": correct[i] if finished else None,
             "response_mode": "panel",
-            "rt_ms": _ms(tr.panel_rt_s) if answered else None,
-            "rt_sentence_end_ms": _ms(tr.t_panel_on + tr.panel_rt_s - tr.t_last_off) if answered else None,
-            "early_response": (PANEL_RESPONSE.get(tr.key_word, str(tr.key_word).lower()) if tr.n_keys else None),
-            "early_response_unit": int(tr.key_slide) - 1 if tr.n_keys and _none(tr.key_slide) is not None else None,
-            "early_response_ms": _ms(tr.key_time - onsets[0]) if tr.n_keys and onsets else None,
-            "word_onsets_ms": json.dumps([round((t - t0) * 1000.0, 1) for t in onsets]),
-            "word_durations_ms": json.dumps([round((b - a) * 1000.0, 1) if b == b else None for a, b in zip(onsets, offs)]),
+            "rt_ms": _ms(c["panel_rt_s"][i]) if answered else None,
+            "rt_sentence_end_ms": _ms3(rt_end[i]) if answered else None,
+            "early_response": (PANEL_RESPONSE.get(c["key_word"][i], str(c["key_word"][i]).lower()) if n_keys else None),
+            "early_response_unit": int(key_slide) - 1 if n_keys and key_slide is not None else None,
+            "early_response_ms": _ms(c["key_time"][i] - onsets[0]) if n_keys and len(onsets) else None,
+            "word_onsets_ms": _json_floats(np.round((onsets - t0) * 1000.0, 1).tolist()),
+            "word_durations_ms": _json_floats(np.round((offs - onsets) * 1000.0, 1).tolist()),
             "context_mode": "human",
-            "feedback_shown": bool(tr.t_feedback_on == tr.t_feedback_on),
-            "started_at": _iso(lf.started, t0 - tr.t_grand_start) if tr.t_grand_start == tr.t_grand_start else None,
-            "ended_at": (_iso(lf.started, t_end - tr.t_grand_start)
-                         if t_end is not None and tr.t_grand_start == tr.t_grand_start else None),
+            "feedback_shown": c["t_feedback_on"][i] is not None,
+            "started_at": started_at[i],
+            "ended_at": ended_at[i],
             "extra": json.dumps(extra, separators=(",", ":"), ensure_ascii=False),
-            "_subject": lf.subject,
-            "_session": lf.session,
-            "_file": tr.file,
         })
-    return pd.DataFrame(rows)
+        keys.append(RowKey(lf.subject, lf.session, c["file"][i], extra["match"], extra["is_outlier"], not finished))
+    return rows, keys
 
 
-def table_rows(table: pd.DataFrame, match: str = "table_only") -> pd.DataFrame:
+def table_rows(table: pd.DataFrame, match: str = "table_only") -> tuple[list[dict], list[RowKey]]:
     """Rows from results-table rows alone: no words or timings, order unknown (session `unknown`)."""
     tt = table["trial_type"]
     vpos = _positions(table["stype"], tt, table["vtype"])
     correct = table["valid_answer"].map({"CORRECT": True, "WRONG": False})
-    rows = []
+    rows: list[dict] = []
+    keys: list[RowKey] = []
     for i, r in enumerate(table.itertuples(index=False)):
         position = vpos.iat[i]
         c = _none(correct.iat[i])
@@ -178,8 +241,8 @@ def table_rows(table: pd.DataFrame, match: str = "table_only") -> pd.DataFrame:
         flip = "violation" if truth == "no_violation" else "no_violation"
         extra = {
             "source": "table", "match": match, "order": "unknown", "trial_type": r.trial_type,
-            "violation_type": r.vtype, "slide_num_of_viol": _none(r.vslide), "outcome": _none(r.outcome),
-            "valid_answer": r.valid_answer, "release_rt_s": _none(r.release_rt_s), "is_outlier": _none(r.is_outlier),
+            "violation_type": r.vtype, "slide_num_of_viol": _plain(r.vslide), "outcome": _plain(r.outcome),
+            "valid_answer": r.valid_answer, "release_rt_s": _plain(r.release_rt_s), "is_outlier": _plain(r.is_outlier),
             "table_line": int(r.line), "table_trial_num": int(r.trial_num),
         }
         rows.append({
@@ -190,6 +253,6 @@ def table_rows(table: pd.DataFrame, match: str = "table_only") -> pd.DataFrame:
             "response": (truth if c else flip) if c is not None else "none", "correct": c,
             "response_mode": "panel", "context_mode": "human", "feedback_shown": True,
             "extra": json.dumps(extra, separators=(",", ":"), ensure_ascii=False),
-            "_subject": int(r.subject), "_session": None, "_file": None,
         })
-    return pd.DataFrame(rows)
+        keys.append(RowKey(int(r.subject), None, None, match, extra["is_outlier"], False))
+    return rows, keys

@@ -63,7 +63,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     import io
 
     try:
-        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False)
+        raw = pd.read_csv(io.StringIO(text), dtype=object, keep_default_na=False, skip_blank_lines=False)
     except pd.errors.ParserError as exc:
         raise ImportDataError(f"{path}: not a readable CSV ({str(exc).strip()})") from None
     raw.columns = [c.strip() for c in raw.columns]

@@ -1,0 +1,134 @@
+"""seeds/000 (Lampinen) Appendix C on human data: the paper's printed numbers, its definitions,
+and the tables that put this data's results beside them.
+
+The printed numbers are copied from the paper's text, not tuned to: Table C1 (first-encounter
+error rates, 55 subjects, the outlier kept: .618 = 34/55) and the Table C2 / Figure 6c exposure
+slope on the long-nested PSP inner violation (beta -0.23, z -1.86, p .063).
+
+Table C1's header in the paper reads `SSS SSP SPP SPS PPP PPS PSS PSP` (the printed text is the
+concatenation `SSSSSPSPPSPSPPPPPSPSSPSP`, which splits into three-letter conditions one way only),
+so its inner row is PSS .618 and PSP .537. The tables here use that column order.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.prepare import scored_rows
+
+LONG_NESTED_ORDER = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP")
+TABLE_C1_PAPER = {
+    "inner": dict(zip(LONG_NESTED_ORDER, (0.145, 0.327, 0.400, 0.273, 0.109, 0.200, 0.618, 0.537))),
+    "outer": dict(zip(LONG_NESTED_ORDER, (0.236, 0.327, 0.291, 0.255, 0.255, 0.345, 0.182, 0.345))),
+}
+TABLE_C1_PAPER_N = 55
+PSP_SLOPE_PAPER = {"estimate": -0.23, "z": -1.86, "p": 0.063}
+PAPER = "seeds/000 (Lampinen)"
+
+DEFINITIONS = {
+    "error": "error = WRONG / (CORRECT + WRONG) over violation trials: a missed violation (the subject "
+             "answered 'acceptable'). REJECTED answers (no usable response) are left out; grammatical "
+             "trials (false alarms) and fillers are not scored, as in Lakretz et al. (2021).",
+    "first_encounter": "first encounter: for each subject, the first trial after training (counting across "
+                       "session 1 then session 2) with a violation at that position (inner = the embedded verb, "
+                       "outer = the main verb) in that long-nested condition. The cell's error rate is the share of "
+                       "subjects who missed that violation; k/n = errors / subjects. A subject whose first such trial "
+                       "has no usable answer (REJECTED) is left out of the cell; the next trial is not promoted.",
+    "trial_number": "trial number: the trials the subject had completed before it, training included where "
+                    "the training log exists, across session 1 then session 2 (0 = the first trial).",
+    "exposures": "exposures: the number of times the subject had previously encountered that violation of "
+                 "that structure after training: earlier post-training trials with the same structure, "
+                 "condition and violation position, across session 1 then session 2 (0 at the first encounter). "
+                 "A trial without a usable answer still counts as an exposure.",
+    "exposures_structure": "encounters with the structure (Figure C3): earlier trials with the same structure and "
+                           "condition, with any violation or none, training included.",
+}
+
+
+def table_c1_beside_paper(fe: pd.DataFrame, group: str = "human") -> pd.DataFrame:
+    """Long table: for inner/outer x the 8 long-nested conditions, this data's first-encounter
+    rate with k/n, the paper's printed rate, and the difference."""
+    t = fe[(fe["group"] == group) & (fe["structure"] == "long_nested")]
+    rows = []
+    for pos in ("inner", "outer"):
+        for cond in LONG_NESTED_ORDER:
+            r = t[(t["violation_position"] == pos) & (t["condition"] == cond)]
+            rate = float(r["error_rate"].iloc[0]) if len(r) else float("nan")
+            k = int(r["n_errors"].iloc[0]) if len(r) else 0
+            n = int(r["n_subjects"].iloc[0]) if len(r) else 0
+            paper = TABLE_C1_PAPER[pos][cond]
+            rows.append({"violation_type": pos, "condition": cond, "error_rate": rate, "n_errors": k,
+                         "n_subjects": n, "paper_error_rate": paper,
+                         "paper_n_errors_if_55": round(paper * TABLE_C1_PAPER_N),
+                         "difference": rate - paper})
+    return pd.DataFrame(rows)
+
+
+def cell_rows(df: pd.DataFrame, group: str, structure: str, condition: str | None, position: str) -> pd.DataFrame:
+    """Model data for one cell (condition None = all conditions of the structure pooled)."""
+    r = scored_rows(df)
+    r = r[(r["group"] == group) & (r["structure"] == structure) & (r["violation_position"] == position)
+          & r["exposures"].notna()]
+    if condition is not None:
+        r = r[r["condition"] == condition]
+    return pd.DataFrame({
+        "error": r["error"].astype(float).astype(int),
+        "exposures": r["exposures"].astype(float),
+        "subject": r["subject_key"].astype(str),
+        "condition": r["condition"].astype(str),
+    }).reset_index(drop=True)
+
+
+def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "long_nested",
+                    progress=None) -> tuple[pd.DataFrame, list[str]]:
+    """Figure C2 slopes: `error ~ exposures + (1|subject)` per condition x violation position, and
+    pooled over the conditions of each position (condition 'all'). Returns the table and notes."""
+    from analysis.exposures import BASE_FORMULA, _usable
+    from analysis.mixed import MixedModelError, fit_glmer
+
+    conds = [c for c in LONG_NESTED_ORDER if c in set(df.loc[df["structure"] == structure, "condition"])] \
+        if structure == "long_nested" else sorted(set(df.loc[df["structure"] == structure, "condition"].dropna()))
+    rows, notes = [], []
+    for pos in ("inner", "outer"):
+        for cond in conds + ["all"]:
+            data = cell_rows(df, group, structure, None if cond == "all" else cond, pos)
+            row = {"group": group, "structure": structure, "violation_type": pos, "condition": cond,
+                   "formula": BASE_FORMULA, "n_trials": len(data), "n_subjects": data["subject"].nunique(),
+                   "estimate": float("nan"), "se": float("nan"), "z": float("nan"), "p": float("nan"),
+                   "ci_low": float("nan"), "ci_high": float("nan"), "intercept": float("nan"), "note": ""}
+            why = _usable(data)
+            if why:
+                row["note"] = f"not fitted: {why}"
+            else:
+                try:
+                    fit = fit_glmer(data, BASE_FORMULA)
+                    c = fit.coef("exposures")
+                    row.update(estimate=c["estimate"], se=c["se"], z=c["z"], p=c["p"], ci_low=c["ci_low"],
+                               ci_high=c["ci_high"], intercept=fit.coef("(Intercept)")["estimate"],
+                               note="; ".join(fit.messages))
+                except MixedModelError as exc:
+                    row["note"] = str(exc)
+            rows.append(row)
+            if progress:
+                progress()
+    return pd.DataFrame(rows), notes
+
+
+def training_error_rates(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """Figure C4: error rates on the training trials of the first session, by structure and violation
+    (none = grammatical: an error is a false alarm), mean of subjects' rates with bootstrap CIs."""
+    import numpy as np
+
+    from analysis.bootstrap import error_rate_ci
+
+    t = df[df["training"] & df["correct"].notna() & (df["session"] == 1)]
+    if "order_known" in t.columns:
+        t = t[t["order_known"]]
+    rng = np.random.default_rng(seed)
+    out = []
+    for (g, s, v), x in t.groupby(["group", "structure", "violation_position"], sort=True, observed=True):
+        ci = error_rate_ci(x, rng, n_boot)
+        out.append({"group": g, "structure": s, "violation_type": v, "n_subjects": x["subject_key"].nunique(),
+                    "n_trials": len(x), "n_errors": int(x["error"].sum()), "error_rate": ci.estimate,
+                    "ci_low": ci.low, "ci_high": ci.high, "ci_unit": ci.unit})
+    return pd.DataFrame(out, columns=["group", "structure", "violation_type", "n_subjects", "n_trials", "n_errors",
+                                      "error_rate", "ci_low", "ci_high", "ci_unit"])

@@ -1,0 +1,273 @@
+"""seeds/002 (Hu & Frank 2024): auxiliary task demands across model sizes; the demand gap.
+
+Two contrasts per model, each a low-demand against a high-demand evaluation of the same items:
+
+  production vs forced choice (agreement items, as sessions through model_subjects.Runner):
+      forced_choice           log P(correct verb form) vs log P(flipped form) after the sentence prefix
+      production:completion   the model writes the word at the critical position (greedy); strict
+                              parsing against the two forms (lenient parsing is stored beside it)
+  metalinguistic judgment vs direct (agreement pairs as sessions; --pairs BLiMP JSONL files scored
+  through the same protocols):
+      sentence_comparison:Direct               log P(grammatical sentence) vs log P(ungrammatical one)
+      sentence_comparison:MetaQuestionSimple   "Which sentence is a better English sentence? 1) .. 2) .."
+                              in both answer orders (the closest of the existing prompts to the paper's
+                              prompt (2), "Which of the following two sentences is more grammatically
+                              correct in English?"; the exact template is in provenance.json)
+
+Demand gap (analysis.model_measures.demand_gap): logit(accuracy, low demand) - logit(accuracy, high
+demand), per model, contrast and dataset, with a bootstrap CI. Mixed model (analysis.mixed.fit_glmer,
+R lme4): correct ~ high_demand * log10_size + (1 | item), per contrast, over all models (the paper:
+`correct ~ size * evalMethod + (size * evalMethod | modelFamily)`; with one model family here, items
+are the grouping factor). Sizes are read from the models (parameter count), never typed in.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+import numpy as np
+import pandas as pd
+
+from reproductions.common import (Arm, ReproError, Report, load_arms, progress_bar, sha256_text, slug,
+                                  write_provenance, write_spec)
+
+PAPER = "seeds/002: Hu & Frank (2024), Auxiliary task demands mask the capabilities of smaller language models"
+CONTRASTS = {
+    "production vs forced choice": ("forced_choice", "production:completion"),
+    "metalinguistic vs direct": ("sentence_comparison:Direct", "sentence_comparison:MetaQuestionSimple"),
+}
+PAPER_NUMBERS = (
+    ("analogical reasoning", "size x method interaction", "z = 2.631, p = 0.009"),
+    ("grammaticality judgment", "size x method interaction", "z = 1.995, p = 0.0461"),
+    ("word prediction", "size x method interaction", "t = 7.654, p = 0.005"),
+    ("reflective reasoning", "size x method interaction", "not significant"),
+)
+
+
+@dataclass
+class Options:
+    models: list[str | None]
+    out: Path
+    items: list[Path] = field(default_factory=list)
+    pairs: list[Path] = field(default_factory=list)
+    items_per_condition: int = 8
+    dependency: str | None = None
+    seed: int = 1
+    n_boot: int = 2000
+    mixed: bool = True
+    add_bos: bool = False
+    dtype: str = "float32"
+    device: str = "cpu"
+    batch_size: int = 32
+    threads: int | None = 1
+    max_new_tokens: int = 4
+    quiet: bool = False
+
+
+def _subtasks(opt: Options, out: Path):
+    from reproductions import lampinen2024 as lp
+
+    lopt = lp.Options(models=opt.models, out=out, items=opt.items, items_per_condition=opt.items_per_condition,
+                      prompts=["none"], dependency=opt.dependency, seed=opt.seed)
+    subs = lp.plan_subtasks(lopt)
+    if not opt.items:  # the generated set: the paper's long-nested agreement, both verbs
+        subs = [s for s in subs if s.structure == "long_nested"]
+    return subs, lp.spec_for
+
+
+def run_model(opt: Options, model: str | None, subtasks, spec_for, pairs, prog) -> tuple[pd.DataFrame, dict, list]:
+    from model_subjects import ModelLoadError, get_protocol, load_backend
+    from reproductions.common import run_arm
+    from reproductions.pairs import ScoreCache, pair_trials, score_protocols
+
+    try:
+        backend = load_backend(model, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
+                               batch_size=opt.batch_size, threads=opt.threads)
+    except ModelLoadError as exc:
+        raise ReproError(str(exc)) from None
+    desc = backend.describe()
+    mslug = slug(desc.get("name") or model or "model")
+    arms, results = [], []
+    run_opts = {"model": model, "add_bos": opt.add_bos, "dtype": opt.dtype, "device": opt.device,
+                "batch_size": opt.batch_size, "threads": opt.threads, "max_new_tokens": opt.max_new_tokens}
+    for st in subtasks:
+        spec = write_spec(opt.out / "specs" / f"{st.name}.yaml", spec_for(st, opt.seed))
+        for low, high in CONTRASTS.values():
+            for proto in (low, high):
+                arm = Arm(f"{mslug}/{st.name}/{proto}", spec, "none", proto, 1,
+                          opt.out / "sessions" / mslug / st.name / st.sha256[:12] / proto.replace(":", "-"),
+                          {"subtask": st.name, "dataset": "agreement"})
+                task = prog.add_task(arm.name, total=None)
+
+                def advance(n: int, total: int | None, task=task) -> None:
+                    if total is not None:
+                        prog.update(task, total=max(total, 1))
+                    if n:
+                        prog.advance(task, n)
+
+                results.append(run_arm(arm, backend, run_opts, advance))
+                arms.append(arm)
+    df = load_arms(arms)
+    df["item"] = df["item_id"].astype(str) + ":" + df["dependency"].astype(str)
+    frames = [df[["model", "protocol", "correct", "item", "dataset", "subtask"]]]
+    if pairs:
+        ident = sha256_text(repr((desc.get("name"), desc.get("revision"), desc.get("dtype"), desc.get("add_bos"))))[:12]
+        cache = ScoreCache(opt.out / "cache" / f"{mslug}-{ident}.jsonl")
+        protos = [CONTRASTS["metalinguistic vs direct"][0], CONTRASTS["metalinguistic vs direct"][1]]
+        jobs, meta = [], []
+        for p in pairs:
+            g, _ = pair_trials(p)
+            for name in protos:
+                jobs.append((g, get_protocol(name)))
+                meta.append((p, name))
+        task = prog.add_task(f"{mslug}: {len(pairs)} pairs", total=None)
+        try:
+            decisions, _ = score_protocols(backend, cache, jobs, progress=lambda n, t: (
+                prog.update(task, total=max(t, 1)) if t is not None else None, prog.advance(task, n)))
+        finally:
+            cache.close()
+        frames.append(pd.DataFrame([{"model": desc.get("name"), "protocol": name, "correct": bool(d.correct),
+                                     "item": p.pair_id, "dataset": p.dataset, "subtask": p.category}
+                                    for (p, name), d in zip(meta, decisions)]))
+    del backend
+    out = pd.concat(frames, ignore_index=True)
+    out["n_parameters"] = int(desc.get("n_parameters") or 0)
+    return out, desc, results
+
+
+def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
+    """analysis.model_measures.demand_gap per dataset, restricted to the two contrasts."""
+    from analysis.model_measures import demand_gap
+
+    import warnings
+
+    df = rows.assign(subject_kind="model", context_mode=rows["dataset"])
+    with warnings.catch_warnings():  # accuracies of 0 or 1 give infinite log odds (kept, as in seeds/002)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        g = demand_gap(df, seed=seed, n_boot=n_boot)
+    keep = {(lo, hi): name for name, (lo, hi) in CONTRASTS.items()}
+    g["contrast"] = [keep.get((lo, hi)) for lo, hi in zip(g["low_demand"], g["high_demand"])]
+    g = g[g["contrast"].notna()].rename(columns={"context_mode": "dataset"})
+    sizes = rows.groupby("model")["n_parameters"].first()
+    g.insert(1, "n_parameters", g["model"].map(sizes))
+    return g.reset_index(drop=True)
+
+
+def accuracies(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
+    from analysis.bootstrap import bootstrap_mean
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for (model, dataset, proto), g in rows.groupby(["model", "dataset", "protocol"], sort=False):
+        ci = bootstrap_mean(g["correct"].astype(float).to_numpy(), rng, n_boot, unit="item")
+        contrast = next((n for n, ps in CONTRASTS.items() if proto in ps), "")
+        out.append({"model": model, "n_parameters": int(g["n_parameters"].iloc[0]), "dataset": dataset,
+                    "contrast": contrast, "method": "high demand" if proto in [h for _, h in CONTRASTS.values()]
+                    else "low demand", "protocol": proto, "n_items": len(g), "accuracy": ci.estimate,
+                    "ci_low": ci.low, "ci_high": ci.high})
+    return pd.DataFrame(out)
+
+
+def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """correct ~ high_demand * log10_size + (1 | item) per contrast (needs two or more model sizes)."""
+    notes: list[str] = []
+    sizes = rows["n_parameters"].unique()
+    if len(sizes) < 2:
+        return pd.DataFrame(), [f"mixed model skipped: it needs models of at least two sizes (got {len(sizes)}: "
+                                + ", ".join(f"{int(s):,}" for s in sizes) + " parameters)"]
+    from analysis.mixed import MixedModelError, fit_glmer
+
+    out = []
+    for name, (low, high) in CONTRASTS.items():
+        d = rows[rows["protocol"].isin([low, high])].copy()
+        if d.empty:
+            continue
+        d["high_demand"] = (d["protocol"] == high).astype(int)
+        d["log10_size"] = np.log10(d["n_parameters"].astype(float))
+        d["log10_size"] -= d["log10_size"].mean()
+        d["correct"] = d["correct"].astype(int)
+        formula = "correct ~ high_demand * log10_size + (1 | item)"
+        try:
+            fit = fit_glmer(d, formula, group="item")
+        except MixedModelError as exc:
+            notes.append(f"{name}: {exc}")
+            continue
+        for c in fit.coefficients:
+            out.append({"contrast": name, "formula": formula, "n_obs": fit.n_obs, "n_items": fit.n_groups, **c})
+        notes += [f"{name}: {m}" for m in fit.messages]
+    return pd.DataFrame(out), notes
+
+
+def reproduce(opt: Options) -> Path:
+    from analysis.figures import demand_gap_plot
+    from reproductions.figures import accuracy_bars
+    from reproductions.hu_levy2023 import Options as HLOptions, collect_pairs
+
+    started = time.time()
+    opt.out.mkdir(parents=True, exist_ok=True)
+    if opt.items_per_condition < 1:
+        raise ReproError("--items-per-condition must be at least 1")
+    subtasks, spec_for = _subtasks(opt, opt.out)
+    pairs = collect_pairs(HLOptions(models=[], out=opt.out, pairs=opt.pairs, no_agreement=True)) if opt.pairs else []
+    frames, models, results = [], [], []
+    with progress_bar(opt.quiet) as prog:
+        for model in opt.models:
+            rows, desc, res = run_model(opt, model, subtasks, spec_for, pairs, prog)
+            frames.append(rows)
+            models.append(desc)
+            results += res
+    rows = pd.concat(frames, ignore_index=True)
+    rep = Report(opt.out, "Reproduction of seeds/002 (Hu & Frank 2024): the demand gap")
+    names = rows.groupby("model")["n_parameters"].first().sort_values()
+    rep.text("Model(s), smallest first: " + ", ".join(f"{m} ({int(n):,} parameters)" for m, n in names.items())
+             + f". Agreement items: {', '.join(f'`{s.name}` {s.n_per_condition} per condition' for s in subtasks)}"
+             + (f"; {len(pairs)} minimal pairs from {', '.join(str(p) for p in opt.pairs)}" if pairs else "") + ".")
+    if any("SmolLM2-135M" in m for m in names.index):
+        rep.note("SmolLM2-135M-Instruct is a 135M-parameter model; the paper's models are 1B to 70B (Pythia, OLMo, "
+                 "Gemma, Llama-2, Mistral). With one model there is no size effect to estimate.")
+    rep.text(__doc__.split("Two contrasts per model,", 1)[1].split("Demand gap", 1)[0].strip())
+    acc = accuracies(rows, opt.n_boot, opt.seed)
+    rep.heading("Accuracy by evaluation method (Figures 2A/C, 3C)", anchor="accuracy")
+    rep.table("accuracy", acc, "Accuracy per model, dataset and protocol (95% bootstrap CI over items)")
+    for contrast in CONTRASTS:
+        t = acc[acc["contrast"] == contrast]
+        if t.empty:
+            continue
+        t = t.assign(x=[f"{m} · {d}" for m, d in zip(t["model"], t["dataset"])], estimate=t["accuracy"])
+        rep.figure(accuracy_bars(t, "x", "method", opt.out / "figures" / f"accuracy_{slug(contrast)}.png", contrast),
+                   f"{contrast}: accuracy of the low- and high-demand method per model (smallest model first)")
+    gaps = demand_gaps(rows, opt.n_boot, opt.seed)
+    rep.heading("Demand gap (Figures 2B/D, 3D)", anchor="demand-gap")
+    rep.table("demand_gap", gaps, "logit(low-demand accuracy) - logit(high-demand accuracy), 95% bootstrap CI")
+    rep.figure(demand_gap_plot(gaps.rename(columns={"dataset": "context_mode"}), opt.out / "figures" / "demand_gap.png"),
+               "Demand gap per model, contrast and dataset (inf when an accuracy is 0 or 1, as in seeds/002)")
+    rep.heading("Mixed model: does the gap shrink with size?", anchor="mixed")
+    if opt.mixed:
+        coefs, notes = mixed_models(rows)
+        for n in notes:
+            rep.note(n)
+        if not coefs.empty:
+            rep.table("mixed_model", coefs, "glmer coefficients (Wald CIs); the interaction is high_demand:log10_size")
+    else:
+        rep.note("mixed model not fitted (--no-mixed)")
+    rep.table("paper_numbers", pd.DataFrame(PAPER_NUMBERS, columns=["domain", "test", "paper (seeds/002)"]),
+              "The paper's printed interaction tests (its models, 1B-70B)")
+    from model_subjects.protocols import COMPARISON_TEMPLATES
+
+    templates = {"sentence_comparison:MetaQuestionSimple": COMPARISON_TEMPLATES["MetaQuestionSimple"],
+                 "paper prompt (2)": "Which of the following two sentences is more grammatically correct in English? "
+                                     "Respond with 1 or 2 as your answer.\nSentence 1: [sentence1]\nSentence 2: "
+                                     "[sentence2]\nAnswer:",
+                 "production:completion": "<sentence words before the critical verb>; greedy, "
+                                          f"{opt.max_new_tokens} new tokens at most, first word parsed"}
+    rep.heading("Provenance", anchor="provenance")
+    rep.table("arms", pd.DataFrame([{"arm": r.arm.name, "trials": r.trials_total, "computed now": r.trials_run,
+                                     "seconds": round(r.seconds, 1)} for r in results]), "Sessions run (agreement items)")
+    opts = {k: (str(v) if isinstance(v, Path) else [str(x) for x in v] if isinstance(v, list) else v)
+            for k, v in dataclasses.asdict(opt).items()}
+    write_provenance(opt.out, PAPER, opts, models, {}, templates,
+                     {s.name: s.items_path for s in subtasks} | {f"pairs:{Path(f).name}": Path(f) for f in opt.pairs},
+                     results, started)
+    return rep.write()
+

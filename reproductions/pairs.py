@@ -1,0 +1,155 @@
+"""Minimal pairs for the Hu & Levy / Hu & Frank reproductions, scored by the model_subjects protocols.
+
+A pair is a grammatical and an ungrammatical sentence: from the agreement items (the sentence and
+its version with the critical verb flipped) or from a BLiMP-format JSONL file (`sentence_good`,
+`sentence_bad`; `UID`/`linguistics_term`/`field` name the phenomenon when present).
+
+Why a one-word trial: the sentence_judgment / sentence_comparison protocols build their prompts
+from a Trial and its number-flipped form (`with_form`). A pair becomes a Trial whose only "word" is
+the whole sentence, with the other sentence as its alternative, so the protocols put a BLiMP pair
+(which may differ in any number of words) exactly as they put an agreement pair. Requests go to
+`Backend.loglikelihood` in batches; a request-level cache (keyed by model, settings and the
+request's hash, as lm-evaluation-harness caches) makes a re-run reuse every finished score.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from experiments.trials import Trial
+from reproductions.common import ReproError
+
+
+@dataclass(frozen=True)
+class Pair:
+    pair_id: str
+    dataset: str  # "agreement" or the JSONL file's name
+    category: str  # structure:dependency, or the BLiMP phenomenon
+    good: str
+    bad: str
+
+
+def load_blimp_jsonl(path: Path) -> list[Pair]:
+    """BLiMP JSONL: one JSON object per line with `sentence_good` and `sentence_bad`; errors name the line."""
+    path = Path(path)
+    if not path.exists():
+        raise ReproError(f"--pairs {path}: no such file")
+    pairs, errors = [], []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(f"  line {lineno}: not JSON ({exc.msg})")
+            continue
+        if not isinstance(d, dict):
+            errors.append(f"  line {lineno}: expected a JSON object")
+            continue
+        good, bad = d.get("sentence_good"), d.get("sentence_bad")
+        missing = [k for k, v in (("sentence_good", good), ("sentence_bad", bad)) if not isinstance(v, str) or not v.strip()]
+        if missing:
+            errors.append(f"  line {lineno}: missing or empty {', '.join(missing)}")
+            continue
+        if good.strip() == bad.strip():
+            errors.append(f"  line {lineno}: sentence_good and sentence_bad are the same")
+            continue
+        category = str(d.get("UID") or d.get("linguistics_term") or d.get("field") or path.stem)
+        pid = str(d.get("pairID", lineno))
+        pairs.append(Pair(f"{path.stem}-{pid}", path.name, category, " ".join(good.split()), " ".join(bad.split())))
+    if errors:
+        shown = errors[:20] + ([f"  ... and {len(errors) - 20} more"] if len(errors) > 20 else [])
+        raise ReproError(f"--pairs {path}: {len(errors)} bad line(s)\n" + "\n".join(shown))
+    if not pairs:
+        raise ReproError(f"--pairs {path}: no pairs")
+    return pairs
+
+
+def pairs_from_items(items: list, dependency: str | None = None) -> list[Pair]:
+    """Agreement pairs: each item's sentence and its version with the critical verb flipped."""
+    out = []
+    for it in items:
+        for dep in it.verbs:
+            if dependency in (None, dep):
+                out.append(Pair(f"{it.item_id}-{dep}", "agreement", f"{it.structure}:{dep}", it.sentence,
+                                " ".join(it.version(dep))))
+    return out
+
+
+def pair_trials(p: Pair) -> tuple[Trial, Trial]:
+    """(grammatical, ungrammatical) one-word trials of a pair (see the module doc)."""
+    common = dict(experiment="pairs", block="test", trial_index=0, block_trial_index=0, item_id=p.pair_id,
+                  structure=p.category, condition="", dependency="outer", critical_index=0, correct_form=p.good,
+                  feedback=False, lexicon=p.dataset)
+    g = Trial(**common, violation_position="none", words=(p.good,), critical_word=p.good, alternative_word=p.bad,
+              correct_response="no_violation")
+    b = Trial(**common, violation_position="outer", words=(p.bad,), critical_word=p.bad, alternative_word=p.good,
+              correct_response="violation")
+    return g, b
+
+
+class ScoreCache:
+    """log-probabilities of requests already scored, one JSON line each (append-only, flushed)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.scores: dict[str, float] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    k, v = json.loads(line)
+                    self.scores[k] = float(v)
+                except (ValueError, TypeError):
+                    continue  # a half-written last line after a kill
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "a", encoding="utf-8")
+
+    def add(self, key: str, value: float) -> None:
+        self.scores[key] = value
+        self._fh.write(json.dumps([key, value]) + "\n")
+
+    def flush(self) -> None:
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any]], chunk: int = 256,
+                    progress: Callable[[int, int | None], None] | None = None) -> tuple[list[Any], int]:
+    """Decisions of (trial, protocol) jobs; requests missing from the cache are scored in chunks.
+
+    Returns the decisions (in job order) and the number of requests computed now.
+    """
+    from model_subjects.requests import LoglikelihoodRequest
+
+    plans = []
+    reqs: dict[str, LoglikelihoodRequest] = {}
+    for trial, proto in jobs:
+        spans = []
+        for q in proto.queries(trial):
+            keys = []
+            for o in q.options:
+                r = LoglikelihoodRequest(q.prompt, o.continuation)
+                k = r.key()
+                keys.append(k)
+                if k not in cache.scores:
+                    reqs[k] = r
+            spans.append(keys)
+        plans.append(spans)
+    todo = list(reqs.items())
+    if progress:
+        progress(0, len(todo))
+    for start in range(0, len(todo), chunk):
+        part = todo[start:start + chunk]
+        res = backend.loglikelihood([r for _, r in part])
+        for (k, _), r in zip(part, res):
+            cache.add(k, r.logprob)
+        cache.flush()
+        if progress:
+            progress(len(part), None)
+    decisions = [proto.decide(trial, [[cache.scores[k] for k in keys] for keys in spans])
+                 for (trial, proto), spans in zip(jobs, plans)]
+    return decisions, len(todo)
