@@ -123,7 +123,10 @@ def test_every_table_row_matches_and_unmatched_log_trials_are_flagged(imported):
     side = json.loads((out / "data" / "study-lakretz2021_subject-L103_session-2_data.json").read_text())
     assert side["status"] == "incomplete" and side["order_known"] is True and side["is_outlier"] is False
     side = json.loads((out / "data" / "study-lakretz2021_subject-L101_session-1_data.json").read_text())
-    assert side["is_outlier"] is True and side["response_mode"] == "panel"
+    assert side["is_outlier"] is True and side["response_mode"] == "panel" and side["in_results_table"] is True
+    for pilot in ("L7_session-1", "L104_session-2"):
+        s = json.loads((out / "data" / f"study-lakretz2021_subject-{pilot}_data.json").read_text())
+        assert s["in_results_table"] is False and s["is_outlier"] is None
     assert {s["kind"] for s in side["source_files"]} == {"session_log", "results_table"}
     assert all(len(s["sha256"]) == 64 for s in side["source_files"])
 
