@@ -123,7 +123,8 @@ def check_options(cfg) -> None:
         o.subject_id("--subject-prefix", cfg.subject_prefix)
         o.trials_limit(cfg.trials)
         o.session_number(cfg.session)
-        o.at_least("--batch-size", cfg.batch_size, 1, 65_536)
+        if cfg.batch_size != "auto":
+            o.at_least("--batch-size", cfg.batch_size, 1, 65_536)
         o.at_least("--threads", cfg.threads, 0, 1024)
         o.at_least("--max-new-tokens", cfg.max_new_tokens, 1, 4096)
         o.dtype(cfg.dtype)
