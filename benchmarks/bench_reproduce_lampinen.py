@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,7 +46,7 @@ def main() -> None:
         sys.exit("no arm was computed in that run (all reused); time a fresh folder")
     by_kind: dict[str, list] = defaultdict(list)
     for x in arms:
-        kind = x["arm"].split("/")[-1].rstrip("abcdef").rstrip("_0123456789") or x["arm"]
+        kind = re.sub(r"_([a-f]|\d)$", "", x["arm"].split("/")[-1])  # twoshot_b -> twoshot, interp_3 -> interp
         by_kind[f"{x['subtask']} · {kind}"].append(x)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU(s); "
           f"load average at the end {os.getloadavg()[0]:.1f}; device {prov['models'][0].get('device')}, "
@@ -55,14 +56,20 @@ def main() -> None:
     per_cond = prov["options"].get("items_per_condition")
     print(f"measured: {trials_now} trials in {total_now:.1f} s of arm time ({trials_now / total_now:.1f} trials/s), "
           f"{per_cond} items per condition, whole command {prov['seconds']} s")
-    print(f"{'arm kind':70s} {'trials':>7s} {'s':>7s} {'trials/s':>9s}")
-    full = 0.0
+    cpu_known = all("cpu_seconds" in x for x in arms)
+    print(f"{'arm kind':70s} {'trials':>7s} {'wall s':>7s} {'trials/s':>9s}" + (f" {'CPU s':>7s}" if cpu_known else ""))
+    full = full_cpu = 0.0
     for kind, xs in by_kind.items():
         n, s = sum(x["trials_run_now"] for x in xs), sum(x["seconds"] for x in xs)
-        print(f"{kind:70s} {n:7d} {s:7.1f} {n / s:9.1f}")
+        c = sum(x.get("cpu_seconds", 0.0) for x in xs)
+        print(f"{kind:70s} {n:7d} {s:7.1f} {n / s:9.1f}" + (f" {c:7.1f}" if cpu_known else ""))
         full += s / n * (FULL_PER_CONDITION * 8 * len(xs))
-    print(f"full grid ({FULL_PER_CONDITION} items per condition, {len(arms)} arms, "
-          f"{FULL_PER_CONDITION * 8 * len(arms)} trials) at these rates: {full / 60:.0f} min ({full / 3600:.1f} h)")
+        full_cpu += c / n * (FULL_PER_CONDITION * 8 * len(xs))
+    grid = f"full grid ({FULL_PER_CONDITION} items per condition, {len(arms)} arms, {FULL_PER_CONDITION * 8 * len(arms)} trials)"
+    print(f"{grid} at these wall-clock rates: {full / 60:.0f} min ({full / 3600:.1f} h)")
+    if cpu_known:
+        print(f"{grid} in CPU time at these rates: {full_cpu / 60:.0f} CPU-min (the wall time on an otherwise idle "
+              f"machine with these threads)")
 
 
 if __name__ == "__main__":
