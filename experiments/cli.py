@@ -47,7 +47,7 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
             n = b.trials or len(block_cells(b, exp.stimuli.file))
             per = (f"{n} trials over sessions {', '.join(map(str, sessions))} (dealt out)"
                    if b.across_sessions and len(sessions) > 1 and not b.trials
-                   else f"{n} trials" + (f" in each of sessions {', '.join(map(str, sessions))}" if exp.sessions > 1 else ""))
+                   else f"{n} trials" + (f" in session(s) {', '.join(map(str, sessions))}" if exp.sessions > 1 else ""))
             console.print(f"  block [bold]{b.name}[/bold]: {per}, lexicon={b.lexicon}, feedback={b.feedback}, "
                           f"structures={', '.join(b.structure_names())}", highlight=False)
     except SpecError as exc:

@@ -28,7 +28,8 @@ def run_model(
     add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos", help="prepend the BOS token to every sequence"),
     dtype: str = typer.Option("float32", "--dtype", help="float32 | bfloat16 | float16 | auto"),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto (device_map='auto')"),
-    batch_size: int = typer.Option(32, "--batch-size", help="sequences per forward pass"),
+    batch_size: str = typer.Option("auto", "--batch-size",
+                                   help="rows per forward pass, or auto (a token budget for the device)"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (1 is fastest on small CPUs; 0 = torch default)"),
     chat: bool = typer.Option(False, "--chat/--no-chat", help="render contexts with the model's chat template"),
     kv_cache: bool = typer.Option(True, "--kv-cache/--no-kv-cache",
@@ -45,6 +46,9 @@ def run_model(
     from model_subjects.context import ContextError
     from model_subjects.runner import RunConfig, RunError, Runner
 
+    if batch_size.lower() != "auto" and not (batch_size.isdigit() and int(batch_size) > 0):
+        fail(f"--batch-size must be a positive whole number or 'auto', not {batch_size!r}")
+    batch_size = batch_size.lower() if batch_size.lower() == "auto" else int(batch_size)  # type: ignore[assignment]
     cfg = RunConfig(spec=spec, model=model, subjects=subjects, first_subject=first_subject,
                     subject_prefix=subject_prefix, context=context,
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
@@ -54,6 +58,8 @@ def run_model(
         exp = load_spec(spec)
     except SpecError as exc:
         fail(str(exc))
+    if not 1 <= session <= exp.sessions:
+        fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)

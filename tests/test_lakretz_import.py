@@ -123,7 +123,10 @@ def test_every_table_row_matches_and_unmatched_log_trials_are_flagged(imported):
     side = json.loads((out / "data" / "study-lakretz2021_subject-L103_session-2_data.json").read_text())
     assert side["status"] == "incomplete" and side["order_known"] is True and side["is_outlier"] is False
     side = json.loads((out / "data" / "study-lakretz2021_subject-L101_session-1_data.json").read_text())
-    assert side["is_outlier"] is True and side["response_mode"] == "panel"
+    assert side["is_outlier"] is True and side["response_mode"] == "panel" and side["in_results_table"] is True
+    for pilot in ("L7_session-1", "L104_session-2"):
+        s = json.loads((out / "data" / f"study-lakretz2021_subject-{pilot}_data.json").read_text())
+        assert s["in_results_table"] is False and s["is_outlier"] is None
     assert {s["kind"] for s in side["source_files"]} == {"session_log", "results_table"}
     assert all(len(s["sha256"]) == 64 for s in side["source_files"])
 
@@ -308,7 +311,7 @@ def test_a_table_row_whose_answer_differs_from_its_log_is_matched_and_flagged(co
     t.write_text("".join(lines))
     r = run("--results", str(t), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     hit = df[x.map(lambda e: e["match"] == "answer_mismatch")]
     assert len(hit) == 1
@@ -326,7 +329,7 @@ def test_a_log_trial_without_its_table_row_is_kept_as_log_only(copy, tmp_path):
     t.write_text("".join(lines))
     r = run("--results", str(t), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     x = df["extra"].map(json.loads)
     only = x[x.map(lambda e: e["match"] == "log_only")]
     assert len(only) == 1
@@ -357,7 +360,7 @@ def test_an_empty_log_is_noted_and_the_rest_imported(copy, tmp_path):
     r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
     assert flat(f"{p.name}: empty log (0 events), nothing imported from it") in flat(r.output)
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     assert "L104" not in set(df["subject_id"]) and len(df) == 168 - 24
 
 
@@ -368,7 +371,7 @@ def test_a_training_log_comes_before_the_main_session_of_its_subject(tmp_path):
                         per_session=10, training_trials=6)
     r = run("--results", str(rel.table), "--logs", str(rel.logs), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
-    df, _ = load([tmp_path / "o"])
+    df, _ = load([tmp_path / "o"], keep_outliers=True)
     assert df["block"].tolist() == ["training"] * 6 + ["main"] * 10
     assert df["trial_index"].tolist() == list(range(16))
     assert df["block_trial_index"].tolist() == list(range(6)) + list(range(10))

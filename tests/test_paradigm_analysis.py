@@ -55,7 +55,7 @@ def folders(tmp_path_factory):
 
 
 def test_release_and_replication_sessions_load_as_one_table(folders):
-    df, info = load(list(folders[:2]))
+    df, info = load(list(folders[:2]), keep_outliers=True)
     assert set(df["experiment"]) == {"lakretz2021", "lakretz2021_replication"}
     assert set(df["subject_kind"]) == {"human"} and set(df["response_mode"]) == {"panel"}
     by_source = {e: set(g["structure"]) for e, g in df.groupby("experiment")}
@@ -85,16 +85,25 @@ def test_one_report_for_both(folders, tmp_path):
 
     imported, replication, summary = folders
     out = tmp_path / "report"
-    run_analysis([imported, replication], out, Options(n_boot=50, mixed=False), log=lambda s: None)
+    run_analysis([imported, replication], out, Options(n_boot=50, mixed=False, keep_outliers=True), log=lambda s: None)
     assert (out / "report.html").exists()
     results = json.loads((out / "results.json").read_text())
     assert {Path(f).parent.parent for f in results["inputs"]["files"]} == {imported, replication}
-    # one human group pooling both sources: the importer's subjects and sessions plus the replication's
+    # one human group pooling both sources: the importer's subjects and sessions plus the replication's;
+    # imported subjects without a row in the results table (a training-only pilot, a session-2-only
+    # subject) are not among the analysed subjects and are counted as excluded
+    from analysis.load import sidecar_in_results_table
+
+    outside = [s for s in summary.sessions
+               if not sidecar_in_results_table(json.loads((imported / "data" / s["file"]).with_suffix(".json").read_text()))]
+    assert outside, "the fixture has subjects outside the results table"
     sizes = pd.read_csv(out / "tables" / "sample_sizes.csv")
     (human,) = sizes.to_dict("records")
-    n_imported_subjects = len({s["subject"] for s in summary.sessions})
+    n_imported_subjects = len({s["subject"] for s in summary.sessions} - {s["subject"] for s in outside})
     assert human["group"] == "human"
     assert human["subjects"] == n_imported_subjects + 1
-    assert human["sessions"] == summary.sessions_written + 2
-    assert human["trials"] == summary.rows_written + 62
-    assert human["training_trials"] == summary.training_trials + 40
+    assert human["sessions"] == summary.sessions_written - len(outside) + 2
+    assert human["trials"] == summary.rows_written - sum(s["rows"] for s in outside) + 62
+    assert human["training_trials"] == 40  # the replication's; the imported training log is a pilot's (outside)
+    excluded = pd.read_csv(out / "tables" / "exclusions.csv")
+    assert excluded["what"].str.contains("no row in the results table").any()

@@ -182,3 +182,21 @@ def test_design_version_the_structure_lacks_is_named(tmp_path):
     exp = load_spec(_write(tmp_path, data))
     with pytest.raises(SpecError, match="design entry 3 \\(single\\).*'inner' is not available"):
         compile_sequence(exp, "P1")
+
+
+def test_cli_plan_session_2_and_refuse_session_3(tmp_path):
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["plan", "lakretz2021_replication", "--subject", "P07", "--session", "2",
+                              "--out", str(tmp_path / "s2.json")])
+    assert res.exit_code == 0, res.output
+    seq = TrialSequence.from_json((tmp_path / "s2.json").read_text(encoding="utf-8"))
+    assert seq.session == 2 and seq.to_json() == compile_sequence(load_spec(REPLICATION), "P07", session=2).to_json()
+    for cmd in (["plan", "lakretz2021_replication", "-s", "P07", "--session", "3"],
+                ["run-model", "lakretz2021_replication", "--session", "3", "--out", str(tmp_path / "m")]):
+        res = runner.invoke(app, cmd)
+        assert res.exit_code == 2 and "session 3" in res.output and "2 session(s)" in res.output, res.output
+    assert not (tmp_path / "m").exists()  # refused before a model is loaded or a file written

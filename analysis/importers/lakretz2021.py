@@ -184,7 +184,8 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
         raise ImportDataError("nothing to import: the inputs hold no trials")
     sessions = _sessions(rows, keys)
     _count_not_scored(rows, keys, summary)
-    _write_sessions(sessions, log_files, results, out, summary, skip_existing, tick)
+    table_subjects = set(table["subject"]) if table is not None else None
+    _write_sessions(sessions, log_files, results, table_subjects, out, summary, skip_existing, tick)
     _write_summary(out, summary)
     return summary
 
@@ -207,6 +208,7 @@ def _count_not_scored(rows: list[dict], keys: list[RowKey], summary: ImportSumma
 
 
 def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: list[LogFile], results,
+                    table_subjects: set[int] | None,
                     out: Path, summary: ImportSummary, skip_existing: bool, tick: Tick) -> None:
     planned = []
     existing = [key for key in sessions if any(p.exists() for p in session_paths(out, EXPERIMENT, *key))]
@@ -245,7 +247,8 @@ def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: 
             "data_kind": "human participant (imported from the Lakretz et al. 2021 public release)",
             "source": "Lakretz, Hupkes, Vergallito, Marelli, Baroni & Dehaene (2021), Cognition: public data",
             "subject_number": int(g[0][1].subject),
-            "in_results_table": bool(table_meta is not None and matches.get("subject_not_in_table", 0) == 0),
+            # None: no results table given
+            "in_results_table": None if table_subjects is None else int(g[0][1].subject) in table_subjects,
             "is_outlier": outlier,
             "order_known": order_known,
             "order": ("chronological, from the session log" if order_known else
