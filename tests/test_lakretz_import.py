@@ -225,6 +225,7 @@ def test_an_unknown_event_is_set_aside_with_a_count(copy, tmp_path):
     lines = p.read_bytes().split(b"\r\n")
     lines.insert(10, b"EYELINK_SYNC\t1\t1\t0\t-\t \t123.4\tobjrel_that\tSS\t0\t")
     lines.insert(30, b"EYELINK_SYNC\t1\t2\t0\t-\t \t125.4\tobjrel_that\tSS\t0\t")
+    lines.insert(50, b"")  # a blank line is skipped silently (it holds no event)
     p.write_bytes(b"\r\n".join(lines))
     r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
