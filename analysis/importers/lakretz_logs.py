@@ -230,7 +230,7 @@ def check_events(logs: list[LogFile], raw: pd.DataFrame) -> pd.DataFrame:
         raise _first_bad(paths, raw, bad, f"is not a known sentence type ({', '.join(TABLE_TYPE_OF_LOG)})",
                          "Sentence_type")
     stype = stype_log.map(TABLE_TYPE_OF_LOG)
-    cond = _stripped(raw["Condition"].where(fix, ""), sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}))
+    cond = _stripped(raw["Condition"].where(fix, ""), sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}) + [""])
     bad = (~(stype[fix].fillna("") + "|" + cond[fix]).isin(_VALID_CELLS)).reindex(raw.index, fill_value=False)
     if bad.any():
         raise _first_bad(paths, raw, bad, "is not a condition of its sentence type", "Condition")

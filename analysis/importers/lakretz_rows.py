@@ -81,8 +81,8 @@ def _correct_of_outcome(outcome: pd.Series) -> list:
 
 
 def _ms(x: float) -> float | None:
-    """Seconds -> ms (3 decimals), None when missing."""
-    return None if x is None or x != x else round(float(x) * 1000.0, 3)
+    """Seconds -> ms, None when missing (rounded to 1e-6 ms: float noise only, the release's digits kept)."""
+    return None if x is None or x != x else round(float(x) * 1000.0, 6)
 
 
 def _ms3(x: float) -> float | None:
