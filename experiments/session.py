@@ -26,6 +26,7 @@ from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row
 
 SCHEMA_VERSION = 1
 _COLUMN_SET = frozenset(COLUMN_NAMES)
+_PLAIN = (int, bool)  # cells whose str() is their CSV text
 _KEYWORD_VALUE = re.compile(r"^[A-Za-z0-9]+$")
 
 
@@ -280,8 +281,8 @@ class SessionWriter:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         # strings and None are most cells: skip the general formatter for them
-        w.writerows([[v if type(v) is str else ("" if v is None else _format_cell(v))
-                      for v in (r.get(c) for c in COLUMN_NAMES)] for r in rows])
+        w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else _format_cell(v)
+                      for v in map(r.get, COLUMN_NAMES)] for r in rows])
         assert self._fh is not None, "session is closed"
         try:
             self._fh.write(buf.getvalue())

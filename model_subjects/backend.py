@@ -91,6 +91,17 @@ class Backend(ABC):
                        progress: Progress | None = None) -> list[str]:
         """Greedy generations (text after the context, cut before the first stop string)."""
 
+    def loglikelihood_alone(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        """Each request scored on its own (one sequence per forward pass, no padding, no shared cache).
+
+        The result does not depend on what else is being scored: near-tie choices are re-scored
+        this way so that they never depend on batch size or composition.
+        """
+        out: list[LoglikelihoodResult] = []
+        for r in requests:
+            out += self.loglikelihood([r])
+        return out
+
     def stream(self, **kwargs: Any) -> Stream:
         """A growing context; engines with a KV cache override this to extend it instead of re-encoding."""
         return TextStream(self)

@@ -9,7 +9,11 @@ Correctness rules (tested against a plain unbatched forward pass):
     lm-evaluation-harness it then starts with the BOS token (or EOS if the model has none);
   * log-probabilities are summed over exactly the continuation's tokens, computed in float32.
 
-Speed:
+Speed (default `prefix_sharing="tree"`, see `model_subjects.prefix_tree`):
+  * all input sequences go into a prefix tree; every shared token prefix (a few-shot prompt, the
+    templated opening of a sentence) is encoded once and its keys/values are reused below it;
+  * batch sizes come from a token budget for the device (`model_subjects.batching`).
+The earlier scheme (`prefix_sharing="prompt"`, kept as an ablation):
   * requests that share a context and whose continuations are prefixes of one another's inputs
     share one forward pass (single-token alternatives: one pass for both);
   * sequences sharing a long token prefix (a few-shot prompt) encode it once; its KV cache is
@@ -31,6 +35,7 @@ from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, Log
 
 if TYPE_CHECKING:
     from model_subjects.kv_stream import KVStream
+    from model_subjects.stream_group import StreamGroup
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float16": "float16", "fp16": "float16", "half": "float16", "auto": "auto"}
@@ -56,8 +61,9 @@ class TransformersBackend(Backend):
     """A causal LM loaded with `AutoModelForCausalLM` (CPU, CUDA, or `device_map="auto"`)."""
 
     def __init__(self, model: Any, tokenizer: Any, resolved: ResolvedModel, *, add_bos: bool = False,
-                 device: str = "cpu", dtype: str = "float32", batch_size: int = 32, max_batch_tokens: int = 16384,
-                 min_prefix: int = 16, padding_side: str = "left", threads: int | None = 1):
+                 device: str = "cpu", dtype: str = "float32", batch_size: int | str = "auto",
+                 max_batch_tokens: int | None = None, min_prefix: int = 16, padding_side: str = "left",
+                 threads: int | None = 1, prefix_sharing: str = "tree"):
         import torch
 
         if padding_side not in ("left", "right"):
@@ -70,8 +76,11 @@ class TransformersBackend(Backend):
         self.add_bos = bool(add_bos)
         self.device_setting = device
         self.dtype_name = dtype
-        self.batch_size = max(1, int(batch_size))
-        self.max_batch_tokens = max(1, int(max_batch_tokens))
+        if prefix_sharing not in ("tree", "prompt"):
+            raise ValueError(f"prefix_sharing must be 'tree' or 'prompt', not {prefix_sharing!r}")
+        self.prefix_sharing = prefix_sharing
+        self._max_batch_tokens = max_batch_tokens
+        self.max_batch_tokens = max(1, int(max_batch_tokens or 16384))
         self.min_prefix = max(1, int(min_prefix))
         self.padding_side = padding_side
         self.threads = threads
@@ -86,13 +95,30 @@ class TransformersBackend(Backend):
         self.prefix_ids: tuple[int, ...] = (bos,) if self.add_bos else ()
         self.num_layers = model.config.get_text_config().num_hidden_layers
         self._enc_cache: dict[str, tuple[int, ...]] = {}
-        self.oom_backoffs = 0  # batches halved after an out-of-memory error
+        self.oom_backoffs = 0  # batches halved after an out-of-memory error (prompt path)
+        self.batch_size = batch_size  # builds the batch policy (self.sizer)
+        self.last_tree_tokens = 0  # tokens the last prefix-tree call ran through the model
+        self.last_forward_calls = 0
+
+    @property
+    def batch_size(self) -> int | str:
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int | str) -> None:
+        """A row limit or "auto"; setting it rebuilds the batch policy for this model and device."""
+        from model_subjects.batching import sizer_for
+
+        auto = str(value).lower() == "auto"
+        self._batch_size = "auto" if auto else max(1, int(value))
+        self.sizer = sizer_for(self.model, self.device_setting, self._batch_size, self._max_batch_tokens)
 
     # ------------------------------------------------------------------ loading
     @classmethod
     def load(cls, model: str | None = None, *, dtype: str = "float32", device: str = "cpu", add_bos: bool = False,
-             batch_size: int = 32, threads: int | None = 1, padding_side: str = "left", min_prefix: int = 16,
-             max_batch_tokens: int = 16384) -> "TransformersBackend":
+             batch_size: int | str = "auto", threads: int | None = 1, padding_side: str = "left",
+             min_prefix: int = 16, max_batch_tokens: int | None = None,
+             prefix_sharing: str = "tree") -> "TransformersBackend":
         go_offline()
         resolved = resolve_model(model)
         import torch
@@ -130,7 +156,7 @@ class TransformersBackend(Backend):
         lm.eval()
         return cls(lm, tok, resolved, add_bos=add_bos, device=dev, dtype=dname, batch_size=batch_size,
                    threads=threads, padding_side=padding_side, min_prefix=min_prefix,
-                   max_batch_tokens=max_batch_tokens)
+                   max_batch_tokens=max_batch_tokens, prefix_sharing=prefix_sharing)
 
     def describe(self) -> dict[str, Any]:
         import transformers
@@ -154,6 +180,8 @@ class TransformersBackend(Backend):
             "empty_context_token": self.tokenizer.convert_ids_to_tokens(self.start_id) if self.start_id is not None else None,
             "padding_side": self.padding_side,
             "batch_size": self.batch_size,
+            "batching": self.sizer.describe(),
+            "prefix_sharing": self.prefix_sharing,
             "threads": torch.get_num_threads(),
             "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
             "sdpa_force_gqa": os.environ.get("TRANSFORMERS_SDPA_FORCE_GQA") == "1",
@@ -239,7 +267,33 @@ class TransformersBackend(Backend):
                                            token_logprobs=tuple(float(x) for x in lps)))
         return out
 
+    def loglikelihood_alone(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        """One plain forward pass per request: batch 1, no padding, no cache (batch-invariant)."""
+        torch = self.torch
+        out = []
+        with torch.inference_mode():
+            for u in self._units(requests):
+                ids = torch.tensor([list(u.full[:-1])], device=self.input_device)
+                logits = self.model(input_ids=ids, logits_to_keep=u.n_cont).logits[0].float()
+                tgt = torch.tensor(u.full[-u.n_cont:], device=logits.device)
+                lp = torch.log_softmax(logits, -1)[torch.arange(u.n_cont, device=logits.device), tgt]
+                greedy = bool((logits.argmax(-1) == tgt).all())
+                lps = tuple(float(x) for x in lp.double().cpu().tolist())
+                out.append(LoglikelihoodResult(float(sum(lps)), greedy, u.n_cont, lps))
+        return out
+
     def _score_units(self, units: list[_Unit], progress: Progress | None) -> list[tuple[list[float], bool]]:
+        if self.prefix_sharing == "tree":
+            from model_subjects.prefix_tree import TreeScorer
+
+            scorer = TreeScorer(self, self.sizer)
+            out = scorer.score_units([u.full for u in units], [u.n_cont for u in units], progress)
+            self.last_tree_tokens, self.last_forward_calls = scorer.tokens_run, scorer.forward_calls
+            return out
+        return self._score_units_prompt(units, progress)
+
+    def _score_units_prompt(self, units: list[_Unit], progress: Progress | None) -> list[tuple[list[float], bool]]:
+        """The earlier scheme (kept as an ablation): one long shared prompt cached, the rest batched flat."""
         # 1. carriers: one input sequence serves every unit whose input is a prefix of it
         #    (same context; e.g. both single-token alternatives of a forced choice).
         carriers: list[tuple[int, ...]] = []
@@ -306,7 +360,7 @@ class TransformersBackend(Backend):
                 prefix = snapshot(out.past_key_values)
             members = sorted(members, key=lambda c: len(carriers[c]))
             start = 0
-            limit = self.batch_size
+            limit = self.sizer.max_rows
             while start < len(members):
                 longest = len(carriers[members[min(len(members) - 1, start + limit - 1)]])
                 rows = min(limit, max(1, self.max_batch_tokens // max(1, p + longest)))
@@ -391,6 +445,12 @@ class TransformersBackend(Backend):
         from model_subjects.kv_stream import KVStream
 
         return KVStream(self, reuse_cache=reuse_cache)
+
+    def stream_group(self, n: int) -> "StreamGroup":
+        """N running contexts advanced together (one forward pass per step for all of them)."""
+        from model_subjects.stream_group import StreamGroup
+
+        return StreamGroup(self, n)
 
     def chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
         if not getattr(self.tokenizer, "chat_template", None):

@@ -23,6 +23,7 @@ from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
 from model_subjects.context import (RULE, ContextMode, History, feedback_for, option_text, parse_context, sha256,
                                     static_context)
+from model_subjects.invariance import closest_gap, tie_margin_for
 from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
 
@@ -49,12 +50,14 @@ class RunConfig:
     add_bos: bool = False
     dtype: str = "float32"
     device: str = "cpu"
-    batch_size: int = 32
+    batch_size: int | str = "auto"
     threads: int | None = 1
     chat: bool = False
     kv_cache: bool = True
     question: str | None = None
     max_new_tokens: int = 8
+    parallel_running: bool = True  # running subjects advance together (one forward pass per step)
+    tie_margin: float | None = None  # re-score choices this close alone (None: by dtype; 0: never)
 
 
 @dataclass
@@ -117,6 +120,7 @@ class Runner:
                                "a sentence continuation and cannot be asked that way (use a question protocol)")
             self.chat = backend.chat_template
         self.out = Path(cfg.out)
+        self.tie_margin = tie_margin_for(backend, cfg.tie_margin)
 
     # ------------------------------------------------------------------ sessions
     def prepare_subjects(self) -> list[SubjectState]:
@@ -142,6 +146,9 @@ class Runner:
                         "group": st.mode.group, "window": st.mode.window, "chat": bool(cfg.chat), "rule": RULE},
             "add_bos": bool(getattr(self.backend, "add_bos", cfg.add_bos)),
             "kv_cache": bool(cfg.kv_cache),
+            "batch_invariance": {"tie_margin": self.tie_margin,
+                                 "rule": "trials with a best-vs-second option gap <= tie_margin are re-scored "
+                                         "with each request alone (extra.rescored_alone)"},
             "seed": st.seq.seed,
             "trials_limit": cfg.trials,
             "identity": identity(cfg, self.backend, self.protocol, st.mode),
@@ -226,8 +233,12 @@ class Runner:
             batched = [st for st in todo if st.mode.kind != "running"]
             if batched:
                 self._run_batched(batched)
+            together = [st for st in running if self._can_run_together(st)]
+            if len(together) > 1:
+                self._run_running_together(together)
             for st in running:
-                self._run_running(st)
+                if not (len(together) > 1 and st in together):
+                    self._run_running(st)
         finally:
             for st in states:
                 if st.writer is not None and st.writer._fh is not None:
@@ -245,7 +256,8 @@ class Runner:
     def _run_batched(self, states: list[SubjectState]) -> None:
         """Score all pending trials of `none`/`fewshot` subjects together, in chunks (rows in order)."""
         pending = [(st, st.seq.trials[i]) for st in states for i in range(st.done, st.planned)]
-        chunk = max(64, 4 * self.cfg.batch_size)
+        bs = self.cfg.batch_size
+        chunk = 2048 if str(bs).lower() == "auto" else max(64, 4 * int(bs))
         proto = self.protocol
         for start in range(0, len(pending), chunk):
             part = pending[start:start + chunk]
@@ -266,13 +278,30 @@ class Runner:
                 plan.append((qs, ctxs, spans))
             results = self.backend.loglikelihood(reqs)
             texts = self.backend.generate_until(gens) if gens else []
+            all_scores = [[[results[a + i].logprob for i in range(n)] for a, n in spans] for _, _, spans in plan]
+            alone = self._rescore_near_ties(reqs, plan, all_scores)
             for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan)):
-                scores = [[results[a + i].logprob for i in range(n)] for a, n in spans]
+                scores = all_scores[j]
                 d = proto.decide(trial, scores, texts[j]) if proto.generates else proto.decide(trial, scores)  # type: ignore[call-arg]
+                if j in alone:
+                    d.extra["rescored_alone"] = True
                 self._write(st, self.make_row(st, trial, d, ctxs[0], None, started, qs[0].prompt))
             for sid in dict.fromkeys(id(st) for st, _ in part):  # the sidecar's n_trials_written follows the rows
                 next(st for st, _ in part if id(st) == sid).writer.save_sidecar()  # type: ignore[union-attr]
             self.progress(len(part), None)
+
+    def _rescore_near_ties(self, reqs: list[LoglikelihoodRequest], plan: list, all_scores: list) -> set[int]:
+        """Trials whose margin is within the batch noise are scored again, each request alone (in place)."""
+        eps = self.tie_margin
+        near = [j for j, sc in enumerate(all_scores) if eps > 0 and closest_gap(sc) <= eps]
+        if not near:
+            return set()
+        idx = [a + i for j in near for a, n in plan[j][2] for i in range(n)]
+        res = self.backend.loglikelihood_alone([reqs[k] for k in idx])
+        by = dict(zip(idx, res))
+        for j in near:
+            all_scores[j] = [[by[a + i].logprob for i in range(n)] for a, n in plan[j][2]]
+        return set(near)
 
     def _replay(self, stream: Any, hist: History, trial: Trial) -> None:
         """The stream calls `_run_running` made for a finished trial, in the same order, scores unused."""
@@ -283,6 +312,50 @@ class Runner:
         if self.protocol.generates:
             stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,  # type: ignore[attr-defined]
                                    skip_leading_whitespace=True)
+
+    def _can_run_together(self, st: SubjectState) -> bool:
+        """Fresh, unwindowed running subjects of a scoring protocol share one batched cache."""
+        return (self.cfg.parallel_running and self.cfg.kv_cache and st.done == 0 and not st.mode.window
+                and not self.protocol.generates and hasattr(self.backend, "stream_group"))
+
+    def _run_running_together(self, states: list[SubjectState]) -> None:
+        """Running subjects advance trial by trial together: one forward pass per step for all.
+
+        Each subject still sees only its own history: its answers and the feedback they earned
+        (one row of the batched cache per subject). Scores equal one-at-a-time runs (float32: 1e-4).
+        """
+        proto = self.protocol
+        exp = self.exp
+        group = self.backend.stream_group(len(states))  # type: ignore[attr-defined]
+        hists = [History(exp, chat=self.chat, window=None) for _ in states]
+        for k, hist in enumerate(hists):
+            for _, seg in hist.segments:
+                group.extend(k, seg)
+        for _ in range(max(st.planned - st.done for st in states)):
+            live = [k for k, st in enumerate(states) if st.done < st.planned]
+            started = now_iso()
+            trials = {k: states[k].seq.trials[states[k].done] for k in live}
+            qs = {k: proto.queries(trials[k]) for k in live}
+            for k in live:
+                for seg in hists[k].begin_trial(trials[k]):
+                    group.extend(k, seg)
+            tctx = {k: [hists[k].trial_context(q.prompt) for q in qs[k]] for k in live}
+            scores = {k: [[] for _ in qs[k]] for k in live}
+            # last query first (as in one-at-a-time runs): the first query's prompt stays cached
+            for qi in reversed(range(max(len(qs[k]) for k in live))):
+                ask = {k: (tctx[k][qi], [option_text(o.continuation, self.chat) for o in qs[k][qi].options])
+                       for k in live if qi < len(qs[k])}
+                for k, res in group.loglikelihood(ask).items():
+                    scores[k][qi] = [r.logprob for r in res]
+            for k in live:
+                st, trial, hist = states[k], trials[k], hists[k]
+                d = proto.decide(trial, scores[k])
+                fb = feedback_for(exp, trial, d.correct)
+                context_text = hist.windowed_text(trial.trial_index) + tctx[k][0]
+                self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[k][0].prompt))
+                st.writer.save_sidecar()  # type: ignore[union-attr]
+                group.extend(k, hist.commit(trial, qs[k][0].prompt, d.answer_text, fb))
+            self.progress(len(live), None)
 
     def _run_running(self, st: SubjectState) -> None:
         """One subject, trial by trial, on one growing context (its own answers and feedback)."""

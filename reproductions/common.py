@@ -71,6 +71,7 @@ class ArmResult:
     seconds: float
     trials_run: int
     trials_total: int
+    cpu_seconds: float = 0.0  # CPU time of this process (all threads) during the arm
 
 
 def write_spec(path: Path, spec: dict[str, Any]) -> Path:
@@ -88,7 +89,7 @@ def run_arm(arm: Arm, backend: Any, run_options: dict[str, Any],
     from model_subjects import RunConfig, Runner
     from model_subjects.runner import RunError
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         exp = load_spec(arm.spec_path)
         cfg = RunConfig(spec=str(arm.spec_path), model=run_options.get("model"), subjects=arm.subjects,
@@ -101,7 +102,7 @@ def run_arm(arm: Arm, backend: Any, run_options: dict[str, Any],
     except (SpecError, RunError) as exc:
         raise ReproError(f"arm {arm.name}: {exc}") from None
     total = sum(int(s["trials"]) for s in summary.subjects)
-    return ArmResult(arm, time.perf_counter() - t0, summary.trials_run, total)
+    return ArmResult(arm, time.perf_counter() - t0, summary.trials_run, total, time.process_time() - c0)
 
 
 def load_arms(arms: list[Arm]) -> pd.DataFrame:
@@ -170,7 +171,8 @@ def write_provenance(out: Path, paper: str, options: dict[str, Any], models: lis
         "files": {k: {"path": str(p), "sha256": sha256_file(p)} for k, p in files.items()},
         "arms": [{"arm": r.arm.name, **r.arm.labels, "context": r.arm.context, "protocol": r.arm.protocol,
                   "subjects": r.arm.subjects, "sessions": str(r.arm.out), "trials": r.trials_total,
-                  "trials_run_now": r.trials_run, "seconds": round(r.seconds, 2)} for r in arms],
+                  "trials_run_now": r.trials_run, "seconds": round(r.seconds, 2),
+                  "cpu_seconds": round(r.cpu_seconds, 2)} for r in arms],
         "packages": package_versions(),
         "git_commit": git_commit(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
@@ -193,8 +195,11 @@ class Report:
     files: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        (self.out / "tables").mkdir(parents=True, exist_ok=True)
-        (self.out / "figures").mkdir(parents=True, exist_ok=True)
+        # tables and figures are rebuilt on every run: drop the previous run's (a figure no longer drawn must go)
+        for sub, pattern in (("tables", "*.csv"), ("figures", "*.png")):
+            (self.out / sub).mkdir(parents=True, exist_ok=True)
+            for old in (self.out / sub).glob(pattern):
+                old.unlink()
 
     def heading(self, text: str, level: int = 2, anchor: str | None = None) -> None:
         a = f" id='{html.escape(anchor)}'" if anchor else ""

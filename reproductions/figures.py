@@ -9,6 +9,8 @@ import pandas as pd
 from analysis.figures import HUMAN_COLOR, PALETTE, _plt, _save
 from analysis.prepare import condition_order
 
+PSP_COLOR = "#C44E52"  # the key condition of seeds/000, drawn thick
+
 
 def interpolation_lines(t: pd.DataFrame, human: pd.DataFrame | None, path: Path, title: str) -> Path | None:
     """seeds/000 Figure 5: error rate by the number of nested examples in the eight-shot prompt.
@@ -21,13 +23,15 @@ def interpolation_lines(t: pd.DataFrame, human: pd.DataFrame | None, path: Path,
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     conds = condition_order(t["condition"])
+    others = [c for c in PALETTE if c != PSP_COLOR]
     for k, cond in enumerate(conds):
         d = t[t["condition"] == cond].sort_values("n_nested")
         key = cond == "PSP"
+        color = PSP_COLOR if key else others[k % len(others)]
         err = np.vstack([(d["error_rate"] - d["ci_low"]).clip(lower=0).fillna(0),
                          (d["ci_high"] - d["error_rate"]).clip(lower=0).fillna(0)])
         ax.errorbar(d["n_nested"], d["error_rate"], yerr=err if key else None, marker="o", ms=3 if key else 2,
-                    lw=2.2 if key else 0.9, alpha=1.0 if key else 0.55, color=PALETTE[k % len(PALETTE)],
+                    lw=2.2 if key else 0.9, alpha=1.0 if key else 0.55, color=color,
                     capsize=2, label=cond)
     if human is not None and not human.empty:
         h = human[human["condition"] == "PSP"]["error_rate"]

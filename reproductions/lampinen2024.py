@@ -370,7 +370,8 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
 
     figs = out / "figures"
     rep.heading("Figure 2 and B3: error rates by prompt (long nested, inner and outer dependency)", anchor="figure-2")
-    t = bars(b1[b1["structure"] == "long_nested"], "prompt_label")
+    t = bars(b1[(b1["structure"] == "long_nested") & b1["prompt"].isin(["none", "twoshot", "eightshot"])
+                & b1["subtask"].isin(list(SUBTASKS))], "prompt_label")
     rep.figure(error_rate_bars(with_humans(t, "long_nested"), "long_nested", figs / "figure2_long_nested.png"),
                "Error rate by condition, one panel per prompt group (rows: inner, outer dependency); bars: 95% "
                "bootstrap CI over items and prompts" + ("; dashed: human error rates" if human is not None else ""))
@@ -394,10 +395,10 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
         rep.table("per_prompt", wide(per, ["model", "subtask", "prompt_set"], with_ci=False),
                   "Per prompt set (every subtask)", shown=wide(per, ["model", "subtask", "prompt_set"], with_ci=True))
         inner = per[(per["subtask"] == "long_nested_inner_english")]
-        for fig_name, prompts_, cap in (("figureB1_per_prompt", ("twoshot", "eightshot"), "Figure B1: two-shot and "
-                                         "eight-shot prompts, one panel each"),
-                                        ("figureB2_recombined", ("recombined",), "Figure B2: the recombined "
-                                         "eight-shot prompts")):
+        for fig_name, prompts_, cap in (("figureB1a_twoshot", ("twoshot",), "Figure B1a: each two-shot prompt"),
+                                        ("figureB1b_eightshot", ("eightshot",), "Figure B1b: each eight-shot prompt"),
+                                        ("figureB2_recombined", ("recombined",), "Figure B2: each recombined "
+                                         "eight-shot prompt")):
             t = inner[inner["prompt"].isin(prompts_)]
             if t.empty:
                 continue
@@ -433,7 +434,8 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
     prompts = prompt_provenance(used_sets)
     rep.heading("Provenance", anchor="provenance")
     arm_table = pd.DataFrame([{"arm": r.arm.name, "context": r.arm.context, "subjects": r.arm.subjects,
-                               "trials": r.trials_total, "computed now": r.trials_run, "seconds": round(r.seconds, 1)}
+                               "trials": r.trials_total, "computed now": r.trials_run, "seconds": round(r.seconds, 1),
+                               "CPU seconds": round(r.cpu_seconds, 1)}
                               for r in results])
     rep.table("arms", arm_table, "Arms (one model_subjects run each; sessions under sessions/)")
     rep.details(f"{len(prompts)} prompt text(s) with SHA-256", "".join(

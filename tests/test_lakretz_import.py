@@ -123,7 +123,10 @@ def test_every_table_row_matches_and_unmatched_log_trials_are_flagged(imported):
     side = json.loads((out / "data" / "study-lakretz2021_subject-L103_session-2_data.json").read_text())
     assert side["status"] == "incomplete" and side["order_known"] is True and side["is_outlier"] is False
     side = json.loads((out / "data" / "study-lakretz2021_subject-L101_session-1_data.json").read_text())
-    assert side["is_outlier"] is True and side["response_mode"] == "panel"
+    assert side["is_outlier"] is True and side["response_mode"] == "panel" and side["in_results_table"] is True
+    for pilot in ("L7_session-1", "L104_session-2"):
+        s = json.loads((out / "data" / f"study-lakretz2021_subject-{pilot}_data.json").read_text())
+        assert s["in_results_table"] is False and s["is_outlier"] is None
     assert {s["kind"] for s in side["source_files"]} == {"session_log", "results_table"}
     assert all(len(s["sha256"]) == 64 for s in side["source_files"])
 
@@ -222,6 +225,7 @@ def test_an_unknown_event_is_set_aside_with_a_count(copy, tmp_path):
     lines = p.read_bytes().split(b"\r\n")
     lines.insert(10, b"EYELINK_SYNC\t1\t1\t0\t-\t \t123.4\tobjrel_that\tSS\t0\t")
     lines.insert(30, b"EYELINK_SYNC\t1\t2\t0\t-\t \t125.4\tobjrel_that\tSS\t0\t")
+    lines.insert(50, b"")  # a blank line is skipped silently (it holds no event)
     p.write_bytes(b"\r\n".join(lines))
     r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output

@@ -59,21 +59,27 @@ REQUESTS = [
 @pytest.mark.parametrize("add_bos", [False, True])
 def test_loglikelihood_matches_unbatched_reference_for_any_batch_and_padding(backend, add_bos):
     refs = [reference(backend, r.context, r.continuation, add_bos) for r in REQUESTS]
-    saved = (backend.add_bos, backend.prefix_ids, backend.batch_size, backend.padding_side, backend.min_prefix)
+    saved = (backend.add_bos, backend.prefix_ids, backend.batch_size, backend.padding_side, backend.min_prefix,
+             backend.prefix_sharing)
     try:
         backend.add_bos = add_bos
         backend.prefix_ids = (backend.bos_id,) if add_bos else ()
-        # batch sizes x padding sides x with/without the shared-prompt KV cache (min_prefix 4 / never)
-        for batch_size, side, min_prefix in ((1, "left", 10**6), (3, "left", 4), (3, "right", 4),
-                                             (32, "left", 4), (32, "right", 10**6)):
-            backend.batch_size, backend.padding_side, backend.min_prefix = batch_size, side, min_prefix
+        # the prefix tree at several batch sizes; the prompt-only scheme: padding sides x with/without
+        # the shared-prompt KV cache (min_prefix 4 / never)
+        for sharing, batch_size, side, min_prefix in (
+                ("tree", 1, "left", 16), ("tree", 3, "left", 16), ("tree", "auto", "left", 16),
+                ("prompt", 1, "left", 10**6), ("prompt", 3, "left", 4), ("prompt", 3, "right", 4),
+                ("prompt", 32, "left", 4), ("prompt", 32, "right", 10**6)):
+            backend.prefix_sharing, backend.batch_size = sharing, batch_size
+            backend.padding_side, backend.min_prefix = side, min_prefix
             res = backend.loglikelihood(REQUESTS)
             for req, r, ref in zip(REQUESTS, res, refs):
                 assert r.n_tokens == len(ref), req
-                assert abs(r.logprob - sum(ref)) < TOL, (batch_size, side, min_prefix, req, r.logprob, sum(ref))
+                assert abs(r.logprob - sum(ref)) < TOL, (sharing, batch_size, side, min_prefix, req, r.logprob)
                 assert max(abs(a - b) for a, b in zip(r.token_logprobs, ref)) < TOL
     finally:
-        (backend.add_bos, backend.prefix_ids, backend.batch_size, backend.padding_side, backend.min_prefix) = saved
+        (backend.add_bos, backend.prefix_ids, backend.batch_size, backend.padding_side, backend.min_prefix,
+         backend.prefix_sharing) = saved
 
 
 def test_bos_setting_changes_scores(backend):
@@ -83,7 +89,8 @@ def test_bos_setting_changes_scores(backend):
     assert abs(no - yes) > 1e-3
 
 
-def test_single_token_alternatives_share_one_forward_pass_and_prompt_is_encoded_once(backend):
+def test_prompt_scheme_shares_one_pass_for_alternatives_and_encodes_prompt_once(backend):
+    """The ablation scheme (prefix_sharing="prompt"): one pass over the prompt, one batch of prefixes."""
     calls = []
 
     def hook(module, args, kwargs):
@@ -92,33 +99,72 @@ def test_single_token_alternatives_share_one_forward_pass_and_prompt_is_encoded_
     prefixes = ["The boy that the farmers", "The girls near the house", "The doctor behind the chairs",
                 "The friends of the actor", "The mothers that the girl"]
     reqs = [R(PROMPT + p, w) for p in prefixes for w in (" is", " are")]
-    saved = backend.batch_size
+    saved = backend.batch_size, backend.prefix_sharing
     h = backend.model.register_forward_pre_hook(hook, with_kwargs=True)
     try:
-        backend.batch_size = 32
+        backend.batch_size, backend.prefix_sharing = 32, "prompt"
         res = backend.loglikelihood(reqs)
     finally:
-        backend.batch_size = saved
+        backend.batch_size, backend.prefix_sharing = saved
         h.remove()
-    prompt_calls = list(calls)
-    # sequences without a shared prompt are batched together too (one pass, no prefix cache)
-    calls.clear()
-    h = backend.model.register_forward_pre_hook(hook, with_kwargs=True)
-    try:
-        backend.batch_size = 32
-        res2 = backend.loglikelihood([R(p, w) for p in prefixes for w in (" is", " are")])
-    finally:
-        backend.batch_size = saved
-        h.remove()
-    assert len(calls) == 1 and calls[0][0] == len(prefixes), calls
-    assert abs(res2[3].logprob - sum(reference(backend, prefixes[1], " are", False))) < TOL
     n_prompt = len(backend.encode(PROMPT.rstrip()))
-    # one pass over the shared prompt (batch 1), one batch holding one row per prefix (not per option)
-    assert len(prompt_calls) == 2, prompt_calls
-    assert prompt_calls[0][0] == 1 and prompt_calls[0][1] >= n_prompt
-    assert prompt_calls[1][0] == len(prefixes) and prompt_calls[1][1] < 12
+    assert len(calls) == 2, calls
+    assert calls[0][0] == 1 and calls[0][1] >= n_prompt
+    assert calls[1][0] == len(prefixes) and calls[1][1] < 12
     for r, q in zip(res, reqs):
         assert abs(r.logprob - sum(reference(backend, q.context, q.continuation, False))) < TOL
+
+
+def test_prefix_tree_encodes_each_shared_opening_once_and_equals_plain_passes(backend):
+    """Templated stimuli share openings; the tree runs every distinct prefix once (and no more)."""
+    from model_subjects.prefix_tree import build_tree
+
+    openings = ["The actor that the boys near the", "The actor that the girls near the",
+                "The actor that the boys behind the", "The actress that the boys near the", "The dogs"]
+    nouns = [" house", " cabinets"]
+    ctxs = [o + n for o in openings for n in nouns] + [PROMPT + "The boy that the farmers"]
+    reqs = [R(c, w) for c in ctxs for w in (" is", " are", " are not")]  # ' are not': two tokens
+    seen = []
+
+    def hook(module, args, kwargs):
+        seen.append(kwargs["input_ids"].shape[0])
+
+    saved = backend.batch_size, backend.prefix_sharing
+    h = backend.model.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        backend.batch_size, backend.prefix_sharing = "auto", "tree"
+        res = backend.loglikelihood(reqs)
+    finally:
+        backend.batch_size, backend.prefix_sharing = saved
+        h.remove()
+    for r, q in zip(res, reqs):
+        assert abs(r.logprob - sum(reference(backend, q.context, q.continuation, False))) < TOL, q
+    # tokens run = distinct prefixes of all inputs (inputs: context + all but the last scored token)
+    inputs = {backend.encode(c) + backend.encode_pair(c, w)[1][:-1] for c in ctxs for w in (" is", " are not")}
+    distinct = {s[:i] for s in inputs for i in range(1, len(s) + 1)}
+    assert backend.last_tree_tokens == len(distinct) < sum(len(s) for s in inputs) // 2
+    assert backend.last_forward_calls == len(seen) <= 6
+    tree = build_tree(sorted(inputs))
+    assert tree.n_tokens == len(distinct)
+
+
+def test_build_tree_small_cases():
+    from model_subjects.prefix_tree import build_tree
+
+    seqs = [(1, 2), (1, 2, 3, 4), (1, 2, 3, 5), (1, 6), (7,)]
+    t = build_tree(seqs)
+    assert t.n_tokens == len({s[:i] for s in seqs for i in range(1, len(s) + 1)}) == 7
+    for s, seq in enumerate(seqs):
+        # walking up from a sequence's end node covers exactly its tokens
+        toks, k = [], t.terminal[s]
+        while k >= 0:
+            n = t.nodes[k]
+            toks = list(t.seqs[n.seq][n.start:n.end]) + toks
+            k = n.parent
+        assert tuple(toks[: len(seq)]) == seq
+        assert t.nodes[t.node_at(s, len(seq) - 1)].end >= len(seq)
+    with pytest.raises(ValueError):
+        build_tree([(2,), (1,)])
 
 
 def test_kv_stream_equals_reencoding_and_encodes_each_token_once(backend):

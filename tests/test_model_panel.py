@@ -15,7 +15,10 @@ from experiments.spec import load_spec  # noqa: E402
 from model_subjects.context import parse_context, rebuild_contexts, sha256  # noqa: E402
 from model_subjects.protocols import get_protocol  # noqa: E402
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
-from tests.test_model_runner import backend, plain_logprob  # noqa: E402,F401 (fixture)
+try:  # shared helpers and fixtures (the repository root, or tests/, is on sys.path)
+    from tests.test_model_runner import backend, plain_logprob  # noqa: E402,F401
+except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path
+    from test_model_runner import backend, plain_logprob  # noqa: E402,F401
 
 SPEC = "lakretz2021_replication"
 

@@ -22,7 +22,10 @@ import yaml
 from experiments.compiler import compile_sequence
 from experiments.session import read_rows, session_paths
 from experiments.spec import bundled_spec_path, load_spec
-from tests.test_participants_gui import ROOT, env_for, n_rows, wait_for, xdisplay  # noqa: F401 (fixture)
+try:  # shared helpers and fixtures (the repository root, or tests/, is on sys.path)
+    from tests.test_participants_gui import ROOT, env_for, n_rows, wait_for, xdisplay  # noqa: E402,F401
+except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path
+    from test_participants_gui import ROOT, env_for, n_rows, wait_for, xdisplay  # noqa: E402,F401
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 

@@ -49,7 +49,7 @@ def test_zero_shot_forced_choice_on_imported_fixture_matches_plain_forward_pass(
 
     path = resolve_model(None).path
     tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
     rows = []
     for f, subtask in zip(files, ("long_nested_inner_english", "long_nested_outer_english")):
         for it in pd.read_csv(f).itertuples():
@@ -89,7 +89,7 @@ def test_hu_levy_on_blimp_fixture_matches_plain_forward_passes(tmp_path):
 
     path = resolve_model(None).path
     tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
 
     def sentence_lp(s: str) -> float:  # an empty context is conditioned on the BOS token
         ids = [tok.bos_token_id] + tok(s, add_special_tokens=False)["input_ids"]

@@ -22,7 +22,7 @@ import pandas as pd
 
 from analysis.importers import ImportDataError
 from analysis.importers.lakretz_logs import LogFile, LogNotes, read_logs
-from analysis.importers.lakretz_match import MatchCounts, match_rows
+from analysis.importers.lakretz_match import match_rows
 from analysis.importers.lakretz_rows import EXPERIMENT, RowKey, log_rows, table_rows
 from analysis.importers.lakretz_table import read_table
 from experiments.session import SessionError, SessionWriter, session_paths, write_dataset_description
@@ -134,13 +134,7 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
     rows: list[dict] = []
     keys: list[RowKey] = []
     if logs is not None:
-        n_total = [0]
-
-        def _progress():
-            n_total[0] += 1
-            tick("session logs", n_total[0], -1)
-
-        log_files, trials = read_logs(logs, notes, progress=_progress)
+        log_files, trials = read_logs(logs, notes, progress=lambda done, total: tick("session logs", done, total))
         summary.files_read["session_logs"] = sum(not f.training for f in log_files)
         summary.files_read["training_logs"] = sum(f.training for f in log_files)
         if notes.ignored_files:
@@ -152,6 +146,7 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
         summary.unfinished_trials = int((~trials["finished"]).sum())
         tick("matching", 1, 1)
         r, k = log_rows(trials, log_files, table)
+        tick("trial rows", 1, 1)
         rows += r
         keys += k
         labels = trials["match"].value_counts().to_dict()
@@ -184,7 +179,8 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
         raise ImportDataError("nothing to import: the inputs hold no trials")
     sessions = _sessions(rows, keys)
     _count_not_scored(rows, keys, summary)
-    _write_sessions(sessions, log_files, results, out, summary, skip_existing, tick)
+    table_subjects = set(table["subject"]) if table is not None else None
+    _write_sessions(sessions, log_files, results, table_subjects, out, summary, skip_existing, tick)
     _write_summary(out, summary)
     return summary
 
@@ -207,6 +203,7 @@ def _count_not_scored(rows: list[dict], keys: list[RowKey], summary: ImportSumma
 
 
 def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: list[LogFile], results,
+                    table_subjects: set[int] | None,
                     out: Path, summary: ImportSummary, skip_existing: bool, tick: Tick) -> None:
     planned = []
     existing = [key for key in sessions if any(p.exists() for p in session_paths(out, EXPERIMENT, *key))]
@@ -245,7 +242,8 @@ def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: 
             "data_kind": "human participant (imported from the Lakretz et al. 2021 public release)",
             "source": "Lakretz, Hupkes, Vergallito, Marelli, Baroni & Dehaene (2021), Cognition: public data",
             "subject_number": int(g[0][1].subject),
-            "in_results_table": bool(table_meta is not None and matches.get("subject_not_in_table", 0) == 0),
+            # None: no results table given
+            "in_results_table": None if table_subjects is None else int(g[0][1].subject) in table_subjects,
             "is_outlier": outlier,
             "order_known": order_known,
             "order": ("chronological, from the session log" if order_known else

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,9 @@ class LogNotes:
     blank_lines: int = 0
     event_lines: int = 0
     empty_logs: int = 0
+
+
+_USED = [f for f in LOG_FIELDS if f not in ("StimNum", "_trailing")]  # the rest is never read
 
 
 def _parse_name(path: Path) -> LogFile | None:
@@ -143,7 +147,7 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
     if not text.strip():  # a session that never started: nothing to import, said so
         notes.notes.append(f"{path.name}: empty log (0 events), nothing imported from it")
         notes.empty_logs += 1
-        return pd.DataFrame(columns=list(LOG_FIELDS) + ["line"], dtype=object)
+        return pd.DataFrame(columns=_USED + ["line"], dtype=object)
     first_end = text.find("\n")
     header = (text if first_end < 0 else text[:first_end]).rstrip("\r").rstrip("\t").split("\t")
     if tuple(h.strip() for h in header) != LOG_HEADER:
@@ -161,7 +165,7 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
                                "set aside, its trial is imported as unfinished")
             text = text[:cut]
     try:
-        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), dtype=object,
+        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), usecols=_USED, dtype=object,
                           keep_default_na=False, quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c")
     except pd.errors.ParserError as exc:
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
@@ -169,22 +173,25 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
             raise ImportDataError(f"{path}: line {m[2]}: {m[3]} tab-separated fields, at most {m[1]} expected") from None
         raise ImportDataError(f"{path}: not a readable session log ({str(exc).strip()})") from None
     except pd.errors.EmptyDataError:
-        raw = pd.DataFrame(columns=list(LOG_FIELDS), dtype=object)
+        raw = pd.DataFrame(columns=_USED, dtype=object)
     raw["line"] = np.arange(2, len(raw) + 2)
-    no_event = raw["Event"] == ""
-    if no_event.any():  # a blank line (every field empty) is skipped; anything else is an unknown event
-        blank = no_event & (raw.loc[no_event, list(LOG_HEADER)] == "").all(axis=1).reindex(raw.index, fill_value=False)
+    known = raw["Event"].isin(KNOWN_EVENTS)
+    if not known.all():
+        no_event = ~known & (raw["Event"] == "")
+        # a blank line (every field empty) is skipped; anything else is an unknown event
+        blank = no_event & (raw[_USED] == "").all(axis=1)
         notes.blank_lines += int(blank.sum())
         raw = raw[~blank]
-    unknown = ~raw["Event"].isin(KNOWN_EVENTS)
-    if unknown.any():
-        counts = raw.loc[unknown, "Event"].value_counts()
-        for ev, n in counts.items():
-            notes.unknown_events[ev] = notes.unknown_events.get(ev, 0) + int(n)
-        first = raw.loc[unknown].iloc[0]
-        notes.notes.append(f"{path.name}: {int(unknown.sum())} line(s) with unknown event name(s) "
-                           f"{', '.join(repr(e) for e in counts.index)} set aside (first at line {int(first['line'])})")
-        raw = raw[~unknown]
+        unknown = ~raw["Event"].isin(KNOWN_EVENTS)
+        if unknown.any():
+            counts = raw.loc[unknown, "Event"].value_counts()
+            for ev, n in counts.items():
+                notes.unknown_events[ev] = notes.unknown_events.get(ev, 0) + int(n)
+            first = raw.loc[unknown].iloc[0]
+            notes.notes.append(f"{path.name}: {int(unknown.sum())} line(s) with unknown event name(s) "
+                               f"{', '.join(repr(e) for e in counts.index)} set aside (first at line {int(first['line'])})")
+            raw = raw[~unknown]
+        raw = raw.reset_index(drop=True)
     notes.event_lines += len(raw)
     return raw
 
@@ -205,7 +212,6 @@ def check_events(logs: list[LogFile], raw: pd.DataFrame) -> pd.DataFrame:
     """Type and check the events of all logs at once (`raw` has a `file` column indexing `logs`)."""
     paths = [lf.path for lf in logs]
     raw = raw.reset_index(drop=True)
-    trial_ev = raw["Event"].isin(TRIAL_EVENTS)
     everything = pd.Series(True, index=raw.index)
     block = _to_int(paths, raw, "Block", everything)
     trial = _to_int(paths, raw, "Trial", everything)
@@ -216,17 +222,19 @@ def check_events(logs: list[LogFile], raw: pd.DataFrame) -> pd.DataFrame:
     bad = time.isna()
     if bad.any():
         raise _first_bad(paths, raw, bad, "is not a time in seconds (a line cut short?)", "Time")
-    stype_log = _stripped(raw["Sentence_type"], list(TABLE_TYPE_OF_LOG))
-    bad = trial_ev & ~stype_log.isin(list(TABLE_TYPE_OF_LOG))
+    # the trial's cell is read from its FIX_ON line (the other lines repeat it and are not used)
+    fix = raw["Event"] == "FIX_ON"
+    stype_log = _stripped(raw["Sentence_type"].where(fix, ""), list(TABLE_TYPE_OF_LOG) + [""])
+    bad = fix & ~stype_log.isin(list(TABLE_TYPE_OF_LOG))
     if bad.any():
         raise _first_bad(paths, raw, bad, f"is not a known sentence type ({', '.join(TABLE_TYPE_OF_LOG)})",
                          "Sentence_type")
     stype = stype_log.map(TABLE_TYPE_OF_LOG)
-    cond = _stripped(raw["Condition"], sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}))
-    bad = trial_ev & ~(stype.fillna("") + "|" + cond).isin(_VALID_CELLS)
+    cond = _stripped(raw["Condition"].where(fix, ""), sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}) + [""])
+    bad = (~(stype[fix].fillna("") + "|" + cond[fix]).isin(_VALID_CELLS)).reindex(raw.index, fill_value=False)
     if bad.any():
         raise _first_bad(paths, raw, bad, "is not a condition of its sentence type", "Condition")
-    vslide = _to_int(paths, raw, "Viol_on_slide", trial_ev)
+    vslide = _to_int(paths, raw, "Viol_on_slide", fix)
     slide = _to_int(paths, raw, "SlideNum", raw["Event"].isin(["WORD_ON", "WORD_OFF", "KEY_PRESS"]))
     vtype = _stripped(raw["Violation_type"], list(VIOLATION_TYPES) + ["NaN", ""]).replace({"NaN": "None"})
     bad = raw["Event"].isin(["WORD_ON", "END_TRIAL"]) & ~vtype.isin(list(VIOLATION_TYPES))
@@ -241,97 +249,132 @@ def check_events(logs: list[LogFile], raw: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def _trial_code(file: np.ndarray, block: np.ndarray, trial: np.ndarray) -> np.ndarray:
+    """One integer per (file, block, trial), for hash look-ups instead of merges."""
+    return (file.astype(np.int64) << 42) + (block.astype(np.int64) << 21) + trial.astype(np.int64)
+
+
 def assemble_trials(logs: list[LogFile], ev: pd.DataFrame) -> pd.DataFrame:
     """One row per trial (FIX_ON) of every log, in file then line order, with its timings and answers.
 
-    Columns: file (index into `logs`), block, trial, line (of FIX_ON), stype, condition, vslide,
-    vtype, units/onsets/durations (lists; seconds), t_fix, t_fix2panel, t_panel_on, t_last_off,
-    panel_word, panel_rt_s, t_feedback_on, t_feedback_off, outcome, release_rt_s, finished,
-    n_keys (before the panel), n_keys_total, key_time, key_slide, key_word, key_phase
-    (sentence or fixation), t_grand_start (the log's first GrandStart/BlockStart time).
+    `ev` is in file then line order (as read). Columns: file (index into `logs`), block, trial, line
+    (of FIX_ON), stype, condition, vslide, vtype, units/onsets/offs (per trial: list of units, arrays
+    of seconds), t_fix, t_fix2panel, t_panel_on, t_last_off, panel_word, panel_rt_s, t_feedback_on,
+    t_feedback_off, outcome, release_rt_s, finished, n_keys (before the panel), n_keys_total,
+    key_time, key_slide, key_word, key_phase (sentence or panel_delay), t_grand_start (the log's
+    first GrandStart/BlockStart time).
     """
-    key = ["file", "block", "trial"]
     starts = ev[ev["event"].isin(SESSION_EVENTS)].groupby("file")["time"].min()
     fix = ev[ev["event"] == "FIX_ON"]
-    dup = fix.duplicated(key, keep="first")
+    bad_num = (fix["block"] < 0) | (fix["block"] >= 2 ** 20) | (fix["trial"] < 0) | (fix["trial"] >= 2 ** 20)
+    if bad_num.any():
+        r = fix[bad_num].iloc[0]
+        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: block {r['block']} / trial "
+                              f"{r['trial']} out of range")
+    code = _trial_code(fix["file"].to_numpy(), fix["block"].to_numpy(), fix["trial"].to_numpy())
+    dup = pd.Series(code).duplicated().to_numpy()
     if dup.any():
-        r = fix[dup].iloc[0]
+        r = fix.iloc[int(np.flatnonzero(dup)[0])]
         raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: trial {int(r['trial'])} of block "
                               f"{int(r['block'])} starts a second time (FIX_ON)")
-    trials = fix[key + ["line", "stype", "condition", "vslide", "time"]].rename(columns={"time": "t_fix"})
+    trials = fix[["file", "block", "trial", "line", "stype", "condition", "vslide", "time"]].rename(
+        columns={"time": "t_fix"}).reset_index(drop=True)
+    n = len(trials)
+    index = pd.Index(code)
     tev = ev[ev["event"].isin(TRIAL_EVENTS) & (ev["event"] != "FIX_ON")]
-    tev = tev.merge(trials[key + ["line"]].rename(columns={"line": "fix_line"}), on=key, how="left")
-    orphan = tev["fix_line"].isna() | (tev["line"] < tev["fix_line"])
+    tid = index.get_indexer(_trial_code(tev["file"].to_numpy(), tev["block"].to_numpy().astype(np.int64),
+                                        tev["trial"].to_numpy().astype(np.int64)))
+    fix_line = trials["line"].to_numpy()
+    line = tev["line"].to_numpy()
+    orphan = (tid < 0) | (line < fix_line[np.maximum(tid, 0)])
     if orphan.any():
-        r = tev[orphan].iloc[0]
+        r = tev.iloc[int(np.flatnonzero(orphan)[0])]
         raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: {r['event']} of trial "
                               f"{int(r['trial'])} comes before that trial's FIX_ON")
+    event = tev["event"].to_numpy()
+    time = tev["time"].to_numpy(dtype="float64")
+    word = tev["word"].to_numpy(dtype=object)
+    vtype = tev["vtype"].to_numpy(dtype=object)
+    slide = tev["slide"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+
+    def column(values: np.ndarray, at: np.ndarray, fill) -> np.ndarray:
+        out = np.full(n, fill, dtype=values.dtype if fill is not None else object)
+        out[at] = values
+        return out
+
     for name in SINGLE_EVENTS[1:]:
-        one = tev[tev["event"] == name]
-        dup = one.duplicated(key, keep="first")
+        sel = np.flatnonzero(event == name)
+        t_sel = tid[sel]
+        dup = pd.Series(t_sel).duplicated().to_numpy()
         if dup.any():
-            r = one[dup].iloc[0]
+            r = tev.iloc[int(sel[np.flatnonzero(dup)[0]])]
             raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: a second {name} in trial "
                                   f"{int(r['trial'])}")
-        cols = {"time": f"t_{name}", "word": f"w_{name}", "line": f"l_{name}", "vtype": f"v_{name}"}
-        trials = trials.merge(one[key + list(cols)].rename(columns=cols), on=key, how="left")
+        trials[f"t_{name}"] = column(time[sel], t_sel, np.nan)
+        trials[f"l_{name}"] = column(line[sel].astype("float64"), t_sel, np.nan)
+        trials[f"w_{name}"] = column(word[sel], t_sel, None)
+        trials[f"v_{name}"] = column(vtype[sel], t_sel, None)
     # RSVP units: WORD_ON in line order, WORD_OFF paired by slide
-    on = tev[tev["event"] == "WORD_ON"].sort_values(["file", "line"])
-    off = tev[tev["event"] == "WORD_OFF"][key + ["slide", "time"]].drop_duplicates(key + ["slide"])
-    on = on.merge(off.rename(columns={"time": "t_off"}), on=key + ["slide"], how="left")
-    trials = trials.reset_index(drop=True)
-    tid = on.merge(trials[key].assign(_tid=np.arange(len(trials))), on=key, how="left")["_tid"].to_numpy()
-    cut = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1]]) if len(tid) else np.array([], dtype=int)
-    if len(np.unique(tid[cut])) != len(cut):
-        dup = pd.Series(tid[cut]).duplicated()
-        r = on.iloc[cut[int(np.flatnonzero(dup.to_numpy())[0])]]
+    on = np.flatnonzero(event == "WORD_ON")
+    off = np.flatnonzero(event == "WORD_OFF")
+    off_code = pd.Series(tid[off] * 4096 + np.nan_to_num(slide[off], nan=-1).astype(np.int64))
+    keep = ~off_code.duplicated().to_numpy()
+    on_code = tid[on] * 4096 + np.nan_to_num(slide[on], nan=-1).astype(np.int64)
+    pos = pd.Index(off_code[keep].to_numpy()).get_indexer(on_code)
+    t_off = np.where(pos >= 0, time[off[keep]][np.maximum(pos, 0)] if keep.any() else np.nan, np.nan)
+    t_on = tid[on]
+    cut = np.flatnonzero(np.r_[True, t_on[1:] != t_on[:-1]]) if len(on) else np.array([], dtype=int)
+    if len(np.unique(t_on[cut])) != len(cut):
+        dup = pd.Series(t_on[cut]).duplicated().to_numpy()
+        r = tev.iloc[int(on[cut[int(np.flatnonzero(dup)[0])]])]
         raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: WORD_ON of trial {int(r['trial'])} "
                               "after another trial's events (the trials' lines are interleaved)")
-    units = [list(a) for a in np.split(on["word"].to_numpy(dtype=object), cut[1:])] if len(tid) else []
-    onsets = np.split(on["time"].to_numpy(dtype="float64"), cut[1:]) if len(tid) else []
-    offs = np.split(on["t_off"].to_numpy(dtype="float64"), cut[1:]) if len(tid) else []
-    for name, vals in (("units", units), ("onsets", onsets), ("offs", offs)):
-        col = np.empty(len(trials), dtype=object)
+    owners = t_on[cut]
+    for name, vals in (("units", [list(a) for a in np.split(word[on], cut[1:])] if len(on) else []),
+                       ("onsets", np.split(time[on], cut[1:]) if len(on) else []),
+                       ("offs", np.split(t_off, cut[1:]) if len(on) else [])):
+        col = np.empty(n, dtype=object)
         col[:] = None
-        for t, v in zip(tid[cut], vals):
+        for t, v in zip(owners, vals):
             col[t] = v
         trials[name] = col
-    first_on = on.iloc[cut] if len(tid) else on
-    trials["vtype_word"] = pd.Series(first_on["vtype"].to_numpy(), index=tid[cut]).reindex(trials.index)
-    last = np.r_[cut[1:] - 1, len(tid) - 1] if len(tid) else cut
-    trials["t_last_off"] = pd.Series(on["t_off"].to_numpy()[last], index=tid[cut]).reindex(trials.index)
-    # key presses before the panel: the early answer
-    keys = tev[tev["event"] == "KEY_PRESS"].merge(trials[key + ["l_PanelOn", "l_FIX2PANEL_ON"]], on=key, how="left")
-    early = keys[keys["l_PanelOn"].isna() | (keys["line"] < keys["l_PanelOn"])].sort_values(["file", "line"])
-    first = early.groupby(key, sort=False).agg(n_keys=("line", "size"), key_time=("time", "first"),
-                                                key_slide=("slide", "first"), key_line=("line", "first"),
-                                                key_word=("word", "first"),
-                                                key_after_sentence=("l_FIX2PANEL_ON", "first"))
-    first["key_phase"] = np.where(first["key_after_sentence"].notna() & (first["key_line"] > first["key_after_sentence"]),
-                                  "panel_delay", "sentence")
-    all_keys = keys.groupby(key, sort=False).size().rename("n_keys_total")
-    trials = trials.merge(first.drop(columns=["key_after_sentence"]).reset_index(), on=key, how="left")
-    trials = trials.merge(all_keys.reset_index(), on=key, how="left")
-    trials["n_keys"] = trials["n_keys"].fillna(0).astype(int)
-    trials["n_keys_total"] = trials["n_keys_total"].fillna(0).astype(int)
+    last = np.r_[cut[1:] - 1, len(on) - 1] if len(on) else cut
+    trials["vtype_word"] = column(vtype[on][cut], owners, None) if len(on) else None
+    trials["t_last_off"] = column(t_off[last], owners, np.nan) if len(on) else np.nan
+    # key presses before the panel: the early answer (the first one, its unit, its phase)
+    kp = np.flatnonzero(event == "KEY_PRESS")
+    t_kp = tid[kp]
+    panel_line = trials["l_PanelOn"].to_numpy()[t_kp]
+    early = kp[np.isnan(panel_line) | (line[kp] < panel_line)]
+    t_early = tid[early]
+    first_of, first_at = np.unique(t_early, return_index=True)
+    k1 = early[first_at]
+    trials["n_keys"] = np.bincount(t_early, minlength=n)[:n] if len(t_early) else 0
+    trials["n_keys_total"] = np.bincount(t_kp, minlength=n)[:n] if len(t_kp) else 0
+    trials["key_time"] = column(time[k1], first_of, np.nan)
+    trials["key_slide"] = pd.array(column(slide[k1], first_of, np.nan), dtype="Float64").astype("Int64")
+    trials["key_word"] = column(word[k1], first_of, None)
+    f2p = trials["l_FIX2PANEL_ON"].to_numpy()[first_of]
+    phase = np.where(~np.isnan(f2p) & (line[k1] > f2p), "panel_delay", "sentence").astype(object)
+    trials["key_phase"] = column(phase, first_of, None)
     trials["vtype"] = trials["v_END_TRIAL"].fillna(trials["vtype_word"]).fillna(trials["v_FIX2PANEL_ON"])
     trials["finished"] = trials["t_END_TRIAL"].notna()
     trials["t_grand_start"] = trials["file"].map(starts)
-    trials = trials.sort_values(["file", "line"]).reset_index(drop=True)
     return trials.rename(columns={
         "t_FIX2PANEL_ON": "t_fix2panel", "t_PanelOn": "t_panel_on", "w_PanelResp": "panel_word",
         "t_PanelResp": "panel_rt_s", "t_FeedbackOn": "t_feedback_on", "t_FeedbackOff": "t_feedback_off",
         "w_END_TRIAL": "outcome", "t_END_TRIAL": "release_rt_s"})
 
 
-def read_logs(folder: str | Path, notes: LogNotes, progress=None) -> tuple[list[LogFile], pd.DataFrame]:
+def read_logs(folder: str | Path, notes: LogNotes,
+              progress: Callable[[int, int], None] | None = None) -> tuple[list[LogFile], pd.DataFrame]:
     """Scan, read and check every log of `folder`; return the files and their trials."""
     logs = scan_logs(folder, notes)
     raws = []
     for i, lf in enumerate(logs):
         raws.append(read_log(lf, notes).assign(file=i))
         if progress is not None:
-            progress()
+            progress(i + 1, len(logs))
     events = check_events(logs, pd.concat(raws, ignore_index=True))
     trials = assemble_trials(logs, events)
     bad = trials["outcome"].notna() & ~trials["outcome"].isin(

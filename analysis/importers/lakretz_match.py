@@ -31,11 +31,21 @@ class MatchCounts:
     log_unmatched: int = 0
 
 
+_NUMERIC = {"subject": -1, "trial_num": -1, "vslide": -9999}
+
+
 def _keys(frame: pd.DataFrame, cols: tuple[str, ...]) -> pd.DataFrame:
-    out = frame[list(cols)].copy()
+    """The key columns with missing values replaced by sentinels, in dtypes both sides share."""
+    out = {}
     for c in cols:
-        out[c] = out[c].astype("string").fillna("<NA>")
-    return out
+        s = frame[c]
+        if c in _NUMERIC:
+            out[c] = s.astype("Float64").fillna(_NUMERIC[c]).astype("int64").to_numpy()
+        elif c == "rt_key":
+            out[c] = s.astype("float64").fillna(-1.0).to_numpy()
+        else:
+            out[c] = np.array(s.astype(object).where(s.notna(), "<NA>").to_numpy(), dtype=object)
+    return pd.DataFrame(out, index=frame.index)
 
 
 def _pair(table: pd.DataFrame, trials: pd.DataFrame, cols: tuple[str, ...]) -> pd.DataFrame:
@@ -73,7 +83,7 @@ def match_rows(table: pd.DataFrame, trials: pd.DataFrame) -> tuple[pd.Series, pd
         multi = pairs1["table_idx"][sizes.loc[pairs1["table_idx"]].to_numpy() > 1]
         if len(multi):
             other = [c for c in t.columns if c not in full and c not in ("line",)]
-            grp = _keys(t.loc[multi], full).astype(str).agg("|".join, axis=1)
+            grp = _keys(t.loc[multi], full).astype(str).agg("|".join, axis=1)  # few rows: twins only
             same = t.loc[multi, other].astype("string").fillna("<NA>").groupby(grp.to_numpy()).nunique().max(axis=1) <= 1
             n_same = grp.map(same).fillna(False).astype(bool)
             counts.interchangeable = int(n_same.sum())
