@@ -225,7 +225,8 @@ def reproduce(opt: Options) -> Path:
              + (f"; {len(pairs)} minimal pairs from {', '.join(str(p) for p in opt.pairs)}" if pairs else "") + ".")
     if any("SmolLM2-135M" in m for m in names.index):
         rep.note("SmolLM2-135M-Instruct is a 135M-parameter model; the paper's models are 1B to 70B (Pythia, OLMo, "
-                 "Gemma, Llama-2, Mistral). With one model there is no size effect to estimate.")
+                 "Gemma, Llama-2, Mistral)." + (" With one model there is no size effect to estimate."
+                                                if len(names) == 1 else ""))
     rep.text("Contrasts (low vs high demand, same items): production vs forced choice = `forced_choice` (log P of "
              "the correct vs the flipped verb form after the prefix) vs `production:completion` (the model writes the "
              "word at the critical position, greedy, strict parsing); metalinguistic vs direct = "
