@@ -115,6 +115,20 @@ def _read_raw(path: Path | io.BytesIO, name: Path | None = None) -> pd.DataFrame
         raise LoadError(f"{path_name}: cannot be read ({exc.strerror or exc})") from None
 
 
+def _empty_session(path: Path) -> str | None:
+    """Why a file holds no table at all (empty, or a header cut off mid-write), else None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not head.strip():
+        return "the file is empty (no header line: the session was stopped before it started)"
+    if b"\n" not in head and len(head) < 65536 and head.startswith(b"subject_id,"):
+        return "its header line is cut off (the session was stopped while the file was being created)"
+    return None
+
+
 def _read_session_csv(path: Path, info: LoadInfo) -> pd.DataFrame:
     """A twinlab session CSV without its torn last row, if a kill left one (noted, never counted)."""
     from experiments.session import SessionError, scan_table
@@ -313,6 +327,11 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
     info.outliers["policy"] = "keep" if keep_outliers else "exclude"
     frames = []
     for f in files:
+        empty = _empty_session(f)
+        if empty:
+            info.notes.append(f"{f.name}: skipped, {empty}")
+            info.exclude(f.name, 0, f"skipped: {empty}")
+            continue
         raw_cols = list(_read_raw(f).columns)
         kind = sniff_format(f, raw_cols) if fmt == "auto" else fmt
         info.files.append(str(f))
@@ -322,9 +341,15 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
             info.merge(sub)
         else:
             df = load_twinlab_file(f, info, include_simulated, keep_outliers)
+            if df.empty and not any(e["what"] == f.name for e in info.exclusions):
+                reason = "holds no complete trial (header only: the session ended before its first trial ended, " \
+                         "e.g. during the instructions)"
+                info.notes.append(f"{f.name}: skipped, {reason}")
+                continue
         frames.append(df)
     if not frames:
-        raise LoadError("no data files given")
+        why = "; ".join(info.notes) or "no data files given"
+        raise LoadError(f"no trials to analyse: {why}")
     df = pd.concat(frames, ignore_index=True)
     _check_duplicate_sessions(df)
     return df, info

@@ -105,6 +105,25 @@ def _clean(o):
     return o
 
 
+def drop_training_only_sessions(d: pd.DataFrame, info) -> pd.DataFrame:
+    """Sessions that never got past training (a set-up check such as `run-human --trials 5`) have nothing
+    to score; they are skipped with a note, and the rest is analysed. None left: a LoadError."""
+    from analysis.load import LoadError
+
+    keys = ["source_file", "subject_key", "session"]
+    only = d.groupby(keys, dropna=False, sort=False)["training"].transform("all")
+    if only.any():
+        for (src, subj, sess), g in d[only].groupby(keys, dropna=False, sort=False):
+            what = f"{Path(str(src)).name} (subject {g['subject_id'].iloc[0]}, session {sess})"
+            info.notes.append(f"{what}: skipped, it holds only training trials ({len(g)}); nothing is scored "
+                              "before the training block ends")
+            info.exclude(what, len(g), "training trials only (session ended during training)")
+        d = d[~only].reset_index(drop=True)
+    if d.empty:
+        raise LoadError("no trials to analyse: " + "; ".join(info.notes))
+    return d
+
+
 def sample_sizes(d: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for g, x in d.groupby("group", sort=True):
@@ -270,7 +289,7 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         info.exclude(f"subject(s) {', '.join(ids)}: logs but no row in the results table", int(outside.sum()),
                      "not among the subjects the release analysed; left out of every analysis except the training "
                      "figure (C4)")
-    d = d_all[~outside].reset_index(drop=True)
+    d = drop_training_only_sessions(d_all[~outside].reset_index(drop=True), info)
     od = order_known_rows(d)
     has_order = bool(scored_rows(od).shape[0])
     res = Results(out)

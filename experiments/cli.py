@@ -38,13 +38,14 @@ def load_spec_or_exit(spec: str):
 @app.command()
 def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec")) -> None:
     """Validate a spec; print its blocks, trial counts and hash."""
-    from experiments.compiler import block_cells
+    from experiments.compiler import check_sizes
 
     exp = load_spec_or_exit(spec)
     try:
+        sizes = dict(check_sizes(exp))  # the design and the stimulus pool can supply every block
         for b in exp.blocks:
             sessions = exp.block_sessions(b)
-            n = b.trials or len(block_cells(b, exp.stimuli.file))
+            n = sizes[b.name]
             per = (f"{n} trials over sessions {', '.join(map(str, sessions))} (dealt out)"
                    if b.across_sessions and len(sessions) > 1 and not b.trials
                    else f"{n} trials" + (f" in session(s) {', '.join(map(str, sessions))}" if exp.sessions > 1 else ""))
@@ -69,6 +70,15 @@ def plan(
 
     from experiments.compiler import compile_sequence
 
+    from experiments.options import OptionError, session_number, subject_id
+
+    try:
+        subject_id("--subject", subject)
+        session_number(session)
+    except OptionError as exc:
+        fail(str(exc))
+    if out is not None and out.is_dir():
+        fail(f"--out {out} is a folder; give a file name ending in .csv or .json")
     exp = load_spec_or_exit(spec)
     try:
         seq = compile_sequence(exp, subject, seed, session=session)
@@ -80,15 +90,18 @@ def plan(
         with pd.option_context("display.max_rows", 60, "display.width", 200, "display.max_colwidth", 90):
             typer.echo(df[cols].to_string(index=False))
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if out.suffix.lower() == ".json":
-            out.write_text(seq.to_json(), encoding="utf-8")
-        else:
-            df = pd.DataFrame([t.to_row() for t in seq])
-            df.insert(0, "sequence_hash", seq.sequence_hash)
-            df.insert(0, "spec_hash", seq.spec_hash)
-            df.insert(0, "subject_id", seq.subject_id)
-            df.to_csv(out, index=False)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if out.suffix.lower() == ".json":
+                out.write_text(seq.to_json(), encoding="utf-8")
+            else:
+                df = pd.DataFrame([t.to_row() for t in seq])
+                df.insert(0, "sequence_hash", seq.sequence_hash)
+                df.insert(0, "spec_hash", seq.spec_hash)
+                df.insert(0, "subject_id", seq.subject_id)
+                df.to_csv(out, index=False)
+        except OSError as exc:
+            fail(f"--out {out}: cannot write ({exc.strerror or exc})")
         console.print(f"wrote {len(seq)} trials to {out}")
     typer.echo(f"subject={seq.subject_id} session={seq.session} seed={seq.seed} trials={len(seq)} spec_hash={seq.spec_hash} sequence_hash={seq.sequence_hash}")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from experiments.spec import Block, Experiment, SpecError
+from experiments.spec import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
 from experiments.trials import Trial, TrialSequence
 from stimuli.generate import generate_items
 from stimuli.items import Item
@@ -136,6 +136,65 @@ def block_cells(block: Block, stimulus_file: str | None = None) -> list[Cell]:
     return cells
 
 
+def design_size(block: Block, stimulus_file: str | None = None) -> int:
+    """How many cells `block_cells` would build, counted without building them."""
+    total = 0
+    for sname, conditions, weights, repetitions in _entries(block):
+        st = structure_info(sname, stimulus_file)
+        n_conds = len(st.conditions) if conditions == "all" else len(conditions)
+        per_cond = 0
+        for version, weight in weights:
+            v = VERSION_TO_VIOLATION[version]
+            if v == "none" or (v == "other" and st.fillers) or v in st.dependencies:
+                per_cond += weight
+        total += repetitions * n_conds * per_cond
+    return total
+
+
+def block_pool_size(exp: Experiment, block: Block) -> int:
+    """Distinct stimulus items a block can draw on (its structures and conditions, in its lexicon)."""
+    ids: set[str] = set()
+    for sname, conditions, _, _ in _entries(block):
+        for it in _item_pool(exp, sname, block.lexicon):
+            if conditions == "all" or it.condition in conditions:
+                ids.add(it.item_id)
+    return len(ids)
+
+
+def check_sizes(exp: Experiment) -> list[tuple[str, int]]:
+    """Each block's trials per session, after checking that the design and the pool can supply them.
+
+    Runs before anything is built, so an impossible size is one SpecError naming the block and the
+    numbers, never a long wait or a memory blow-up (specs are also bounded field by field).
+    """
+    sizes = []
+    for b in exp.blocks:
+        design = design_size(b, exp.stimuli.file)
+        if design == 0:
+            raise SpecError(f"block {b.name!r} has no trials (check its structures and versions)")
+        if design > MAX_BLOCK_TRIALS:
+            raise SpecError(f"block {b.name!r}: its design holds {design} trials (structures x conditions x versions "
+                            f"x repetitions); at most {MAX_BLOCK_TRIALS} per block; lower repetitions or weights, "
+                            "or set `trials`")
+        n_sessions = len(exp.block_sessions(b))
+        per_session = b.trials if b.trials is not None else design
+        needed = per_session * n_sessions
+        if b.trials is not None and b.across_sessions and needed > MAX_BLOCK_TRIALS:
+            raise SpecError(f"block {b.name!r}: {b.trials} trials x {n_sessions} sessions = {needed} trials drawn "
+                            f"together; at most {MAX_BLOCK_TRIALS}")
+        pool = block_pool_size(exp, b)
+        if needed > pool:
+            src = f"stimulus file {exp.stimuli.file}" if exp.stimuli.file else \
+                f"the generator (stimuli.items_per_condition: {exp.stimuli.items_per_condition})"
+            raise SpecError(f"block {b.name!r}: needs {needed} items ({per_session} trials"
+                            + (f" x {n_sessions} sessions" if n_sessions > 1 else "")
+                            + f") but {src} holds only {pool} items of its structures and conditions in lexicon "
+                            f"{b.lexicon!r}; an item is shown at most once per subject, so lower `trials`"
+                            + (" or raise stimuli.items_per_condition" if not exp.stimuli.file else " or add items"))
+        sizes.append((b.name, per_session))
+    return sizes
+
+
 def _sample_cells(cells: list[Cell], n: int, rng: random.Random) -> list[Cell]:
     """Take n cells balanced over structures: round-robin over structures, each list shuffled."""
     by_structure: dict[str, list[Cell]] = {}
@@ -171,11 +230,24 @@ def _ok(seq: list[Cell], block: Block) -> bool:
     return True
 
 
+# the plain greedy's restarts stop after this many cell checks (~ 2000 restarts of a 144-trial
+# block, the bundled spec's largest), then the feasibility-guided greedy takes over
+SHUFFLE_WORK = 2000 * 144 * 145 // 2
+
+
 def _constrained_shuffle(cells: list[Cell], block: Block, rng: random.Random) -> list[Cell]:
-    """Random order that respects the run-length constraints (greedy with restarts)."""
+    """Random order that respects the run-length constraints (greedy with restarts).
+
+    The plain greedy (uniform among the allowed cells) is kept as it was, so existing specs compile
+    to the same sequences; it rarely finishes a long block, so after a bounded amount of work a
+    greedy that also keeps the rest of the block orderable takes over (`_guided_shuffle`).
+    """
     max_v = block.max_consecutive_violations or len(cells) + 1
     max_s = block.max_consecutive_same_structure or len(cells) + 1
-    for _ in range(2000):
+    _check_orderable(cells, block, max_v, max_s)
+    n = len(cells)
+    attempts = max(1, min(2000, SHUFFLE_WORK // max(1, n * (n + 1) // 2)))
+    for _ in range(attempts):
         remaining = cells[:]
         rng.shuffle(remaining)
         seq: list[Cell] = []
@@ -195,10 +267,83 @@ def _constrained_shuffle(cells: list[Cell], block: Block, rng: random.Random) ->
         if not remaining:
             assert _ok(seq, block)
             return seq
+    for _ in range(50):
+        seq = _guided_shuffle(cells, max_v, max_s, rng)
+        if seq is not None:
+            assert _ok(seq, block)
+            return seq
     raise SpecError(
         f"block {block.name!r}: cannot order {len(cells)} trials under max_consecutive_violations="
         f"{block.max_consecutive_violations}, max_consecutive_same_structure={block.max_consecutive_same_structure}"
     )
+
+
+def _check_orderable(cells: list[Cell], block: Block, max_v: int, max_s: int) -> None:
+    """Counting arguments that make an order impossible, said plainly (before any search)."""
+    n_viol = sum(c.violation != "none" for c in cells)
+    n_gram = len(cells) - n_viol
+    if n_viol > max_v * (n_gram + 1):
+        raise SpecError(f"block {block.name!r}: {n_viol} violation trials and {n_gram} grammatical ones cannot be "
+                        f"ordered with at most {max_v} violations in a row (that needs at least "
+                        f"{-(-n_viol // max_v) - 1} grammatical trials); raise max_consecutive_violations or the "
+                        "grammatical weight")
+    counts: dict[str, int] = {}
+    for c in cells:
+        counts[c.structure] = counts.get(c.structure, 0) + 1
+    top, m = max(counts.items(), key=lambda kv: kv[1])
+    if m > max_s * (len(cells) - m + 1):
+        raise SpecError(f"block {block.name!r}: {m} of its {len(cells)} trials are {top}, too many for at most "
+                        f"{max_s} of one structure in a row; raise max_consecutive_same_structure")
+
+
+def _guided_shuffle(cells: list[Cell], max_v: int, max_s: int, rng: random.Random) -> list[Cell] | None:
+    """One greedy pass choosing, uniformly among the allowed cells, only those after which the counting
+    bounds of `_check_orderable` still hold for the rest; O(n x kinds of cell). None on a dead end."""
+    groups: dict[tuple[bool, str], list[Cell]] = {}
+    for c in cells:
+        groups.setdefault((c.violation != "none", c.structure), []).append(c)
+    for g in groups.values():
+        rng.shuffle(g)
+    by_structure: dict[str, int] = {}
+    for (_, st), g in groups.items():
+        by_structure[st] = by_structure.get(st, 0) + len(g)
+    n_viol = sum(len(g) for (v, _), g in groups.items() if v)
+    remaining = len(cells)
+    seq: list[Cell] = []
+    run_v = run_s = 0
+    last: str | None = None
+    while remaining:
+        options = []
+        for (viol, st), g in groups.items():
+            if not g or (viol and run_v >= max_v) or (st == last and run_s >= max_s):
+                continue
+            rv = run_v + 1 if viol else 0
+            rs = run_s + 1 if st == last else 1
+            nv, rest = n_viol - viol, remaining - 1
+            if nv > (max_v - rv) + (rest - nv) * max_v:  # violations left must still fit between grammatical ones
+                continue
+            counts = dict(by_structure)
+            counts[st] -= 1
+            if any(k > (max_s - rs if s == st else max_s) + (rest - k) * max_s for s, k in counts.items()):
+                continue
+            options.append(((viol, st), len(g)))
+        if not options:
+            return None
+        pick = rng.randrange(sum(w for _, w in options))
+        for key, w in options:
+            if pick < w:
+                break
+            pick -= w
+        c = groups[key].pop()
+        viol, st = key
+        run_v = run_v + 1 if viol else 0
+        run_s = run_s + 1 if st == last else 1
+        last = st
+        n_viol -= viol
+        by_structure[st] -= 1
+        remaining -= 1
+        seq.append(c)
+    return seq
 
 
 def compile_sequence(exp: Experiment, subject_id: str, seed: int | None = None, session: int = 1) -> TrialSequence:
@@ -237,6 +382,7 @@ def _block_parts(exp: Experiment, block: Block, sessions: list[int], rng: random
 
 def compile_sessions(exp: Experiment, subject_id: str, seed: int | None = None) -> list[TrialSequence]:
     """All sessions of one subject, in order (item use and counterbalancing run across them)."""
+    check_sizes(exp)
     seed = exp.seed if seed is None else seed
     rng = random.Random(f"{exp.spec_hash}:{subject_id}:{seed}")
     rotation = subject_number(subject_id)

@@ -7,14 +7,19 @@ the YAML does not change the hash but any change of content does.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
 CONDITION_LETTERS = {"S", "P"}
+# bounds that keep `plan` fast and memory small; a block beyond them is a typo, not an experiment
+MAX_BLOCK_TRIALS = 5_000
+MAX_REPETITIONS = 1_000
+MAX_WEIGHT = 100
 
 
 class SpecError(ValueError):
@@ -22,7 +27,7 @@ class SpecError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class StimulusSource(_Strict):
@@ -30,8 +35,8 @@ class StimulusSource(_Strict):
 
     generator: Literal["nested_agreement"] | None = "nested_agreement"
     file: str | None = None
-    items_per_condition: Annotated[int, Field(ge=1, le=100_000)] = 512
-    seed: int = 1
+    items_per_condition: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 512
+    seed: Annotated[int, Strict()] = 1
 
     @model_validator(mode="after")
     def _one_source(self) -> "StimulusSource":
@@ -61,8 +66,8 @@ class DesignEntry(_Strict):
 
     structure: str
     conditions: Literal["all"] | list[str] = "all"
-    versions: dict[Version, Annotated[int, Field(ge=0)]] = {"grammatical": 1, "inner": 1, "outer": 1}
-    repetitions: Annotated[int, Field(ge=1)] = 1
+    versions: dict[Version, Annotated[int, Strict(), Field(ge=0, le=MAX_WEIGHT)]] = {"grammatical": 1, "inner": 1, "outer": 1}
+    repetitions: Annotated[int, Strict(), Field(ge=1, le=MAX_REPETITIONS)] = 1
 
     @field_validator("conditions")
     @classmethod
@@ -90,19 +95,19 @@ class Block(_Strict):
     design: list[DesignEntry] | None = Field(default=None, min_length=1)
     conditions: Literal["all"] | list[str] = "all"
     versions: list[Version] = ["grammatical", "inner", "outer"]
-    repetitions: Annotated[int, Field(ge=1)] = 1
+    repetitions: Annotated[int, Strict(), Field(ge=1, le=MAX_REPETITIONS)] = 1
     # sessions this block runs in ("all", or e.g. [1] for a training block in the first session only)
-    sessions: Literal["all"] | list[Annotated[int, Field(ge=1)]] = "all"
+    sessions: Literal["all"] | list[Annotated[int, Strict(), Field(ge=1)]] = "all"
     # draw the block's trials of all its sessions together and deal them out in order, so the
     # design is balanced over the sessions together (Lakretz et al. 2021), not within each one
     across_sessions: bool = False
     # per structure x condition cell, how many grammatical trials per violation trial of each position
-    grammatical_weight: Annotated[int, Field(ge=0)] = 1
-    trials: Annotated[int, Field(ge=1)] | None = None  # take this many from the balanced design
+    grammatical_weight: Annotated[int, Strict(), Field(ge=0, le=MAX_WEIGHT)] = 1
+    trials: Annotated[int, Strict(), Field(ge=1, le=MAX_BLOCK_TRIALS)] | None = None  # take this many from the balanced design
     feedback: bool = True
     shuffle: bool = True
-    max_consecutive_violations: Annotated[int, Field(ge=1)] | None = 3
-    max_consecutive_same_structure: Annotated[int, Field(ge=1)] | None = None
+    max_consecutive_violations: Annotated[int, Strict(), Field(ge=1)] | None = 3
+    max_consecutive_same_structure: Annotated[int, Strict(), Field(ge=1)] | None = None
     break_after: bool = True  # a pause screen after the block (humans)
     intro_text: str | None = None
 
@@ -126,17 +131,17 @@ class Block(_Strict):
 class Timing(_Strict):
     """Trial timing in milliseconds (RSVP)."""
 
-    fixation_ms: Annotated[float, Field(gt=0, le=10_000)] = 600
-    word_ms: Annotated[float, Field(gt=0, le=5_000)] = 250
-    gap_ms: Annotated[float, Field(ge=0, le=5_000)] = 250
-    response_ms: Annotated[float, Field(gt=0, le=60_000)] = 1500
-    feedback_ms: Annotated[float, Field(ge=0, le=10_000)] = 500
-    iti_ms: Annotated[float, Field(ge=0, le=10_000)] = 300
+    fixation_ms: Annotated[float, Strict(), Field(gt=0, le=10_000)] = 600
+    word_ms: Annotated[float, Strict(), Field(gt=0, le=5_000)] = 250
+    gap_ms: Annotated[float, Strict(), Field(ge=0, le=5_000)] = 250
+    response_ms: Annotated[float, Strict(), Field(gt=0, le=60_000)] = 1500
+    feedback_ms: Annotated[float, Strict(), Field(ge=0, le=10_000)] = 500
+    iti_ms: Annotated[float, Strict(), Field(ge=0, le=10_000)] = 300
     # panel mode: the fixation between the sentence's end and the panel (Lakretz et al.: 1500 ms);
     # response_ms is then the panel's time limit
-    panel_delay_ms: Annotated[float, Field(ge=0, le=10_000)] = 1500
-    expected_refresh_hz: Annotated[float, Field(gt=0, le=1000)] | None = None
-    refresh_tolerance_hz: Annotated[float, Field(gt=0)] = 3.0
+    panel_delay_ms: Annotated[float, Strict(), Field(ge=0, le=10_000)] = 1500
+    expected_refresh_hz: Annotated[float, Strict(), Field(gt=0, le=1000)] | None = None
+    refresh_tolerance_hz: Annotated[float, Strict(), Field(gt=0)] = 3.0
 
 
 Answer = Literal["violation", "no_violation"]
@@ -167,6 +172,17 @@ class Panel(_Strict):
             raise ValueError(f"the two answers need different entries, both are {v['violation']!r}")
         return v
 
+    @field_validator("keys")
+    @classmethod
+    def _psychopy_keys(cls, v: dict[str, str]) -> dict[str, str]:
+        from experiments.psychopy_names import check_key
+
+        for answer, key in v.items():
+            problem = check_key(key)
+            if problem:
+                raise ValueError(f"{answer}: {problem}")
+        return v
+
 
 class Task(_Strict):
     kind: Literal["violation_detection", "forced_choice"] = "violation_detection"
@@ -178,6 +194,23 @@ class Task(_Strict):
     quit_key: str = "escape"
     respond_during_sentence: bool = True
     response_prompt: str = "?"
+
+    @field_validator("response_key", "quit_key")
+    @classmethod
+    def _psychopy_key(cls, v: str) -> str:
+        from experiments.psychopy_names import check_key
+
+        problem = check_key(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @model_validator(mode="after")
+    def _keys_differ(self) -> "Task":
+        if self.response_key == self.quit_key:
+            raise ValueError(f"response_key and quit_key are both {self.quit_key!r}: every answer would end the "
+                             "session; choose two different keys")
+        return self
 
     @model_validator(mode="after")
     def _panel_needs_labels(self) -> "Task":
@@ -198,6 +231,16 @@ class Feedback(_Strict):
     incorrect_color: str = "red"
     no_response_text: str = "Too slow!"  # panel mode: no answer within timing.response_ms
 
+    @field_validator("correct_color", "incorrect_color")
+    @classmethod
+    def _psychopy_color(cls, v: str) -> str:
+        from experiments.psychopy_names import check_color
+
+        problem = check_color(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
 
 class Texts(_Strict):
     instructions: list[str] = Field(min_length=1)
@@ -215,15 +258,28 @@ class Experiment(_Strict):
     language: Annotated[str, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")] = "en"
     stimuli: StimulusSource = StimulusSource()
     # sessions per subject; session k continues the subject's counterbalancing (no item repeats)
-    sessions: Annotated[int, Field(ge=1, le=100)] = 1
+    sessions: Annotated[int, Strict(), Field(ge=1, le=100)] = 1
     blocks: list[Block] = Field(min_length=1)
     timing: Timing = Timing()
     task: Task = Task()
     feedback: Feedback = Feedback()
     texts: Texts
     participant_fields: list[str] = ["age", "handedness"]
-    seed: int = 0
+    seed: Annotated[int, Strict()] = 0
     source_path: str | None = Field(default=None, exclude=True)
+
+    @field_validator("participant_fields")
+    @classmethod
+    def _field_names(cls, v: list[str]) -> list[str]:
+        for f in v:
+            if not f or not f.replace("_", "a").isalnum() or not f[0].isalpha():
+                raise ValueError(f"participant field {f!r} must be a name: a letter, then letters, digits or _")
+            if f in ("participant", "session"):
+                raise ValueError(f"participant field {f!r} is asked anyway (the dialog's id and session)")
+        dup = sorted({f for f in v if v.count(f) > 1})
+        if dup:
+            raise ValueError(f"participant fields repeated: {', '.join(dup)}")
+        return v
 
     @model_validator(mode="after")
     def _unique_block_names(self) -> "Experiment":
@@ -328,7 +384,7 @@ def _check_structures(exp: Experiment, where: str) -> None:
         from stimuli.files import StimulusFileError, load_items
 
         try:
-            items = load_items(exp.stimuli.file)
+            items = load_items(exp.stimuli.file, language=exp.language)
         except StimulusFileError as exc:
             raise SpecError(f"{where}: stimuli.file: {exc}") from None
         known = {i.structure for i in items}
@@ -357,11 +413,65 @@ def load_spec(path: str | Path) -> Experiment:
                 break
         else:
             raise SpecError(f"spec file {str(path)!r} does not exist")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML: {exc}") from None
+    data = yaml_load(read_text_file(path, SpecError, "spec"), path, SpecError)
     return parse_spec(data, where=str(path), base_dir=path.parent)
+
+
+def read_text_file(path: Path, error: type[Exception], what: str, max_bytes: int = 10_000_000) -> str:
+    """The UTF-8 text of a file, or `error` naming the file and why (folder, binary, bad byte, size)."""
+    if path.is_dir():
+        raise error(f"{path}: is a folder, not a {what} file")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise error(f"{path}: {size} bytes is too large for a {what} file (at most {max_bytes})")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in data:
+        raise error(f"{path}: is a binary file (it holds NUL bytes), not a {what} file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise error(f"{path}: line {line}, column {col}: byte 0x{data[exc.start]:02x} is not UTF-8 text "
+                    f"(save the file as UTF-8)") from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (plain YAML keeps the last silently)."""
+
+
+def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        try:
+            key = loader.construct_object(key_node, deep=True)
+            hash(key)
+        except TypeError:
+            continue  # an unhashable key: let the normal constructor report it
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice in one mapping (first on line {seen[key]}); "
+                "the second would silently replace the first", key_node.start_mark)
+        seen[key] = key_node.start_mark.line + 1
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
+    """YAML with unique keys; any problem is `error` naming the file and line."""
+    try:
+        stream = io.StringIO(text)
+        stream.name = str(path)  # type: ignore[misc]  # YAML's messages name the file, not "<unicode string>"
+        return yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {exc}") from None
+    except RecursionError:
+        raise error(f"{path}: nested too deeply to be an experiment spec") from None
 
 
 def bundled_spec_path(name: str = "lakretz2021_nested") -> Path:

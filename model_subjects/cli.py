@@ -54,12 +54,17 @@ def run_model(
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens)
+    check_options(cfg)
     try:
         exp = load_spec(spec)
+        from experiments.compiler import check_sizes
+
+        check_sizes(exp)
     except SpecError as exc:
         fail(str(exc))
     if not 1 <= session <= exp.sessions:
         fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
+    check_protocol_and_context(cfg, exp)
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
@@ -105,3 +110,40 @@ def run_model(
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
                f"({runner.protocol.name}, {cfg.context}, model {backend.name})")
+
+
+def check_options(cfg) -> None:
+    """The options, with the rules `run-human` uses for the ones they share; exit 2 before the model loads."""
+    from experiments import options as o
+    from experiments.cli import fail
+
+    try:
+        o.at_least("--subjects", cfg.subjects, 1, 10_000)
+        o.at_least("--first-subject", cfg.first_subject, 0, 1_000_000)
+        o.subject_id("--subject-prefix", cfg.subject_prefix)
+        o.trials_limit(cfg.trials)
+        o.session_number(cfg.session)
+        if cfg.batch_size != "auto":
+            o.at_least("--batch-size", cfg.batch_size, 1, 65_536)
+        o.at_least("--threads", cfg.threads, 0, 1024)
+        o.at_least("--max-new-tokens", cfg.max_new_tokens, 1, 4096)
+        o.dtype(cfg.dtype)
+        o.device(cfg.device)
+        o.output_folder("--out", Path(cfg.out))
+    except o.OptionError as exc:
+        fail(str(exc))
+
+
+def check_protocol_and_context(cfg, exp) -> None:
+    """--protocol, --question and --context for every subject, checked before the model loads."""
+    from experiments.cli import fail
+    from model_subjects.context import ContextError, parse_context
+    from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
+
+    try:
+        get_protocol(cfg.protocol or default_protocol(exp.task.kind), question=cfg.question,
+                     max_new_tokens=cfg.max_new_tokens)
+        for k in range(cfg.subjects):
+            parse_context(cfg.context, k + cfg.first_subject - 1)
+    except (ProtocolError, ContextError) as exc:
+        fail(str(exc))

@@ -100,6 +100,9 @@ def resolve_model(model: str | None) -> ResolvedModel:
             f"model folder {str(p)!r} has no config.json (and {len(ggufs)} .gguf files); "
             "it is not a saved transformers model"
         )
+    if p.is_file():
+        raise ModelLoadError(f"model path {text!r} is a file but not a .gguf model; give a .gguf file, a saved "
+                             "transformers folder (with config.json) or a Hugging Face id in the local cache")
     if text.startswith((".", "/", "~")) or text.count("/") > 1:  # a path, not an org/name hub id
         raise ModelLoadError(f"model path {text!r} does not exist")
     # a hub id: only if it is already in the local Hugging Face cache

@@ -27,11 +27,34 @@ def _window_size(text: str) -> tuple[int, int]:
 
     try:
         w, h = (int(x) for x in text.lower().split("x"))
-        assert w > 0 and h > 0
+        assert 0 < w <= 16384 and 0 < h <= 16384
         return w, h
     except (ValueError, AssertionError):
         fail(f"--window-size expects WIDTHxHEIGHT such as 1024x768, got {text!r}")
         raise  # unreachable
+
+
+def _check_options(session: int, trials: int | None, out: Path, screen: int, accuracy: float,
+                   refresh_hz: float | None, participant: str | None) -> None:
+    """The options, with the rules `run-model` uses for the ones they share; exit 2 before a window opens."""
+    import math
+
+    from experiments import options as o
+    from experiments.cli import fail
+
+    try:
+        o.session_number(session)
+        o.trials_limit(trials)
+        o.output_folder("--out", out)
+        o.at_least("--screen", screen, 0, 64)
+        if participant is not None:
+            o.subject_id("--participant", participant)
+        if not (0.0 <= accuracy <= 1.0):
+            raise o.OptionError(f"--autopilot-accuracy must be from 0 to 1, got {accuracy}")
+        if refresh_hz is not None and not (0 < refresh_hz <= 1000 and math.isfinite(refresh_hz)):
+            raise o.OptionError(f"--expected-refresh-hz must be above 0 and at most 1000, got {refresh_hz}")
+    except o.OptionError as exc:
+        fail(str(exc))
 
 
 def run_human(
@@ -68,7 +91,14 @@ def run_human(
     from participants.runner import HumanRunConfig, RunError, run
 
     console = Console(stderr=True)
+    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant)
     exp = load_spec_or_exit(spec)
+    try:
+        from experiments.compiler import check_sizes
+
+        check_sizes(exp)
+    except SpecError as exc:
+        fail(str(exc))
     fields = _parse_info(info)
     unknown = sorted(set(fields) - set(exp.participant_fields))
     if unknown:
@@ -93,6 +123,7 @@ def run_human(
         fields = {k: str(v) for k, v in answers.items()}
     if not participant:
         fail("a participant id is required")
+    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant)
 
     cfg = HumanRunConfig(
         spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,

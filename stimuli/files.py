@@ -13,6 +13,7 @@ several words ("l' attore|che|l' uomo|accanto|al ragazzo|ignora|conosce|l' amico
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 from stimuli.items import Item
@@ -40,34 +41,90 @@ class StimulusFileError(ValueError):
     """The file cannot be used; the message names the file, the row and the column."""
 
 
-def load_items(path: str | Path) -> list[Item]:
+# words that are never the agreeing verb of an English item (a critical index on one is off by one)
+ENGLISH_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "every", "each"})
+MAX_FILE_BYTES = 200_000_000
+SHOWN_ERRORS = 20
+
+
+def load_items(path: str | Path, language: str | None = None) -> list[Item]:
+    """Every row of the file as an Item; a StimulusFileError names every bad row (file, line, column).
+
+    `language` (the spec's) enables its checks of the critical word: for English, a critical index
+    on a determiner is an error.
+    """
     path = Path(path)
     if not path.exists():
         raise StimulusFileError(f"stimulus file {str(path)!r} does not exist")
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter=delimiter)
+    text = _read_text(path)
+    try:
+        csv.field_size_limit(max(csv.field_size_limit(), 10_000_000))
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
         header = reader.fieldnames or []
         missing = [c for c in REQUIRED_COLUMNS if c not in header]
         if missing:
             raise StimulusFileError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(header)})")
         items: list[Item] = []
-        errors: list[str] = []
+        errors: list[tuple[int, str]] = []
         seen: set[str] = set()
-        for lineno, row in enumerate(reader, start=2):
+        english = bool(language) and str(language).split("-")[0] == "en"
+        for row in reader:
+            lineno = reader.line_num
             try:
-                items.append(_row_to_item(row, seen))
+                if None in row:  # more cells than the header (a stray delimiter?)
+                    raise ValueError(f"has {len(header) + len(row[None])} cells but the header has "  # type: ignore[index]
+                                     f"{len(header)} (a stray {'tab' if delimiter == chr(9) else 'comma'}?)")
+                items.append(_row_to_item(row, seen, english))
             except ValueError as exc:
-                errors.append(f"  line {lineno}: {exc}")
+                errors.append((lineno, str(exc)))
+    except csv.Error as exc:
+        raise StimulusFileError(f"{path}: line {reader.line_num}: not readable as CSV/TSV ({exc})") from None
     if errors:
-        shown = errors[:20] + ([f"  ... and {len(errors) - 20} more"] if len(errors) > 20 else [])
+        shown = [f"  line {n}: {e}" for n, e in errors[:SHOWN_ERRORS]]
+        if len(errors) > SHOWN_ERRORS:
+            shown.append(f"  ... and {len(errors) - SHOWN_ERRORS} more, on line(s) "
+                         + _ranges([n for n, _ in errors[SHOWN_ERRORS:]]))
         raise StimulusFileError(f"{path}: {len(errors)} bad row(s)\n" + "\n".join(shown))
     if not items:
         raise StimulusFileError(f"{path}: no stimulus rows")
     return items
 
 
-def _row_to_item(row: dict[str, str], seen: set[str]) -> Item:
+def _read_text(path: Path) -> str:
+    if path.is_dir():
+        raise StimulusFileError(f"{path}: is a folder, not a stimulus file")
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise StimulusFileError(f"{path}: larger than {MAX_FILE_BYTES} bytes; is this a stimulus file?")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StimulusFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in data:
+        raise StimulusFileError(f"{path}: is a binary file (it holds NUL bytes), not a CSV/TSV stimulus file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise StimulusFileError(f"{path}: line {line}: byte 0x{data[exc.start]:02x} is not UTF-8 text "
+                                "(save the file as UTF-8)") from None
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[3, 4, 5, 9] -> '3-5, 9' (every bad line named, compactly)."""
+    out: list[str] = []
+    start = prev = numbers[0]
+    for n in numbers[1:] + [None]:  # type: ignore[list-item]
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(out)
+
+
+def _row_to_item(row: dict[str, str], seen: set[str], english: bool = False) -> Item:
     item_id = (row.get("item_id") or "").strip()
     if not item_id:
         raise ValueError("item_id is empty")
@@ -94,9 +151,17 @@ def _row_to_item(row: dict[str, str], seen: set[str]) -> Item:
             raise ValueError(f"{dep}_index {idx} is outside the sentence ({len(words)} units, 0 to {len(words) - 1})")
         if not alt:
             raise ValueError(f"{dep}_alternative is empty but {dep}_index is set")
-        verbs[dep] = (idx, words[idx].rstrip("."), alt)
+        word = words[idx].rstrip(".")
+        if alt.rstrip(".").casefold() == word.casefold():
+            raise ValueError(f"{dep}_alternative {alt!r} is the word at {dep}_index {idx} itself: the violation "
+                             "version would not differ from the grammatical sentence")
+        if english and word.casefold() in ENGLISH_DETERMINERS:
+            raise ValueError(f"{dep}_index {idx} points at the determiner {word!r}, not at a verb (off by one?)")
+        verbs[dep] = (idx, word, alt)
     if not verbs:
         raise ValueError("no inner_index/outer_index given: the item has no critical verb")
+    if len(verbs) == 2 and verbs["inner"][0] == verbs["outer"][0]:
+        raise ValueError(f"inner_index and outer_index are both {verbs['inner'][0]}: two dependencies need two verbs")
     structure = (row.get("structure") or "").strip()
     if not structure:
         raise ValueError("structure is empty")

@@ -98,7 +98,7 @@ def test_empty_and_missing_inputs(tmp_path):
         load([tmp_path / "empty"])
     e = tmp_path / "x_data.csv"
     e.write_text("", encoding="utf-8")
-    with pytest.raises(LoadError, match="x_data.csv: file is empty"):
+    with pytest.raises(LoadError, match="no trials to analyse: x_data.csv: skipped, the file is empty"):
         load([e])
 
 
