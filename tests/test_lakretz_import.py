@@ -379,3 +379,15 @@ def test_a_training_log_comes_before_the_main_session_of_its_subject(tmp_path):
     assert df["started_at"].is_monotonic_increasing
     x = df["extra"].map(json.loads)
     assert x.map(lambda e: e["match"]).tolist() == ["training"] * 6 + ["exact"] * 10
+
+
+def test_a_table_subject_without_logs_is_written_with_the_order_unknown(copy, tmp_path):
+    for p in (copy / "logs").glob("*_Subj_103_*.csv"):
+        p.unlink()
+    r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    t = pd.read_csv(TABLE)
+    n103 = int((t.subject == 103).sum())
+    assert flat(f"subject(s) 103 of the results table have no log: their {n103} row(s)") in flat(r.output)
+    side = json.loads((tmp_path / "o" / "data" / "study-lakretz2021_subject-L103_session-unknown_data.json").read_text())
+    assert side["order_known"] is False and side["n_trials_written"] == n103

@@ -80,7 +80,12 @@ def _label_trials(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame
         missing = sorted(set(trials.loc[~in_table, "subject"]))
         if missing:
             summary.notes.append(f"subject(s) {', '.join(map(str, missing))} have logs but no row in the results "
-                                 "table: imported, extra.match = subject_not_in_table")
+                                 "table: imported, extra.match = subject_not_in_table (training in a train_ log)")
+        no_logs = sorted(set(table["subject"]) - set(trials["subject"]))
+        if no_logs:
+            summary.notes.append(f"subject(s) {', '.join(map(str, no_logs))} of the results table have no log: their "
+                                 f"{int(table['subject'].isin(no_logs).sum())} row(s) are written with the order unknown "
+                                 "(session-unknown, extra.match = table_only)")
         if counts.ambiguous:
             summary.notes.append(f"{counts.ambiguous} table row(s) matched inside groups of rows that share the key "
                                  "but differ elsewhere; paired in order (extra.match = exact)")
