@@ -85,3 +85,27 @@ def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol)
             assert max(abs(x - y) for x, y in zip(la, lb)) < 1e-4
     # the subjects' sequences differ, so their histories do
     assert par[0][1]["item_id"] != par[1][1]["item_id"] or par[0][1]["extra"] != par[1][1]["extra"]
+
+
+def test_out_of_memory_backs_off_and_loses_nothing(fp32):
+    """A batch that runs out of memory is retried in halves; scores equal each request scored alone."""
+    from model_subjects.requests import LoglikelihoodRequest as R
+
+    reqs = [R(f"The {n} that the {m} near the house", w) for n in ("boy", "girls", "actor", "doctors")
+            for m in ("farmer", "teachers", "cat") for w in (" is", " are")]
+
+    def hook(module, args, kwargs):
+        if kwargs["input_ids"].shape[0] > 3:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated by a test hook)")
+
+    fp32.batch_size = 16
+    h = fp32.model.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        res = fp32.loglikelihood(reqs)
+        backoffs = fp32.sizer.oom_backoffs
+    finally:
+        h.remove()
+        fp32.batch_size = "auto"
+    assert backoffs >= 1
+    alone = fp32.loglikelihood_alone(reqs)
+    assert max(abs(a.logprob - b.logprob) for a, b in zip(res, alone)) < 1e-4
