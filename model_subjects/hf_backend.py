@@ -35,6 +35,7 @@ from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, Log
 
 if TYPE_CHECKING:
     from model_subjects.kv_stream import KVStream
+    from model_subjects.stream_group import StreamGroup
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float16": "float16", "fp16": "float16", "half": "float16", "auto": "auto"}
@@ -444,6 +445,12 @@ class TransformersBackend(Backend):
         from model_subjects.kv_stream import KVStream
 
         return KVStream(self, reuse_cache=reuse_cache)
+
+    def stream_group(self, n: int) -> "StreamGroup":
+        """N running contexts advanced together (one forward pass per step for all of them)."""
+        from model_subjects.stream_group import StreamGroup
+
+        return StreamGroup(self, n)
 
     def chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
         if not getattr(self.tokenizer, "chat_template", None):

@@ -56,6 +56,7 @@ class RunConfig:
     kv_cache: bool = True
     question: str | None = None
     max_new_tokens: int = 8
+    parallel_running: bool = True  # running subjects advance together (one forward pass per step)
     tie_margin: float | None = None  # re-score choices this close alone (None: by dtype; 0: never)
 
 
@@ -232,8 +233,12 @@ class Runner:
             batched = [st for st in todo if st.mode.kind != "running"]
             if batched:
                 self._run_batched(batched)
+            together = [st for st in running if self._can_run_together(st)]
+            if len(together) > 1:
+                self._run_running_together(together)
             for st in running:
-                self._run_running(st)
+                if not (len(together) > 1 and st in together):
+                    self._run_running(st)
         finally:
             for st in states:
                 if st.writer is not None and st.writer._fh is not None:
@@ -307,6 +312,50 @@ class Runner:
         if self.protocol.generates:
             stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,  # type: ignore[attr-defined]
                                    skip_leading_whitespace=True)
+
+    def _can_run_together(self, st: SubjectState) -> bool:
+        """Fresh, unwindowed running subjects of a scoring protocol share one batched cache."""
+        return (self.cfg.parallel_running and self.cfg.kv_cache and st.done == 0 and not st.mode.window
+                and not self.protocol.generates and hasattr(self.backend, "stream_group"))
+
+    def _run_running_together(self, states: list[SubjectState]) -> None:
+        """Running subjects advance trial by trial together: one forward pass per step for all.
+
+        Each subject still sees only its own history: its answers and the feedback they earned
+        (one row of the batched cache per subject). Scores equal one-at-a-time runs (float32: 1e-4).
+        """
+        proto = self.protocol
+        exp = self.exp
+        group = self.backend.stream_group(len(states))  # type: ignore[attr-defined]
+        hists = [History(exp, chat=self.chat, window=None) for _ in states]
+        for k, hist in enumerate(hists):
+            for _, seg in hist.segments:
+                group.extend(k, seg)
+        for _ in range(max(st.planned - st.done for st in states)):
+            live = [k for k, st in enumerate(states) if st.done < st.planned]
+            started = now_iso()
+            trials = {k: states[k].seq.trials[states[k].done] for k in live}
+            qs = {k: proto.queries(trials[k]) for k in live}
+            for k in live:
+                for seg in hists[k].begin_trial(trials[k]):
+                    group.extend(k, seg)
+            tctx = {k: [hists[k].trial_context(q.prompt) for q in qs[k]] for k in live}
+            scores = {k: [[] for _ in qs[k]] for k in live}
+            # last query first (as in one-at-a-time runs): the first query's prompt stays cached
+            for qi in reversed(range(max(len(qs[k]) for k in live))):
+                ask = {k: (tctx[k][qi], [option_text(o.continuation, self.chat) for o in qs[k][qi].options])
+                       for k in live if qi < len(qs[k])}
+                for k, res in group.loglikelihood(ask).items():
+                    scores[k][qi] = [r.logprob for r in res]
+            for k in live:
+                st, trial, hist = states[k], trials[k], hists[k]
+                d = proto.decide(trial, scores[k])
+                fb = feedback_for(exp, trial, d.correct)
+                context_text = hist.windowed_text(trial.trial_index) + tctx[k][0]
+                self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[k][0].prompt))
+                st.writer.save_sidecar()  # type: ignore[union-attr]
+                group.extend(k, hist.commit(trial, qs[k][0].prompt, d.answer_text, fb))
+            self.progress(len(live), None)
 
     def _run_running(self, st: SubjectState) -> None:
         """One subject, trial by trial, on one growing context (its own answers and feedback)."""

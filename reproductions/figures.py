@@ -61,7 +61,7 @@ def accuracy_bars(t: pd.DataFrame, x: str, hue: str, path: Path, title: str, yla
     xs = list(dict.fromkeys(t[x]))
     hues = list(dict.fromkeys(t[hue]))
     width = 0.8 / max(1, len(hues))
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(xs) * max(1, len(hues)) ** 0.5 + 2.5), 3.4))
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.6 * len(xs) + 2.5), 3.6))
     for k, h in enumerate(hues):
         d = t[t[hue] == h].set_index(x).reindex(xs)
         pos = np.arange(len(xs)) + (k - (len(hues) - 1) / 2) * width
@@ -72,7 +72,7 @@ def accuracy_bars(t: pd.DataFrame, x: str, hue: str, path: Path, title: str, yla
         ax.errorbar(pos, est.fillna(0), yerr=err, fmt="none", ecolor="black", capsize=2, lw=0.8)
     if chance is not None:
         ax.axhline(chance, color="grey", lw=0.6, ls=":")
-    ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs], fontsize=7, rotation=15 if len(xs) > 4 else 0)
+    ax.set_xticks(np.arange(len(xs)), [str(v).replace(" · ", "\n") for v in xs], fontsize=7)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))

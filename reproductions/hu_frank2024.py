@@ -225,8 +225,14 @@ def reproduce(opt: Options) -> Path:
              + (f"; {len(pairs)} minimal pairs from {', '.join(str(p) for p in opt.pairs)}" if pairs else "") + ".")
     if any("SmolLM2-135M" in m for m in names.index):
         rep.note("SmolLM2-135M-Instruct is a 135M-parameter model; the paper's models are 1B to 70B (Pythia, OLMo, "
-                 "Gemma, Llama-2, Mistral). With one model there is no size effect to estimate.")
-    rep.text(__doc__.split("Two contrasts per model,", 1)[1].split("Demand gap", 1)[0].strip())
+                 "Gemma, Llama-2, Mistral)." + (" With one model there is no size effect to estimate."
+                                                if len(names) == 1 else ""))
+    rep.text("Contrasts (low vs high demand, same items): production vs forced choice = `forced_choice` (log P of "
+             "the correct vs the flipped verb form after the prefix) vs `production:completion` (the model writes the "
+             "word at the critical position, greedy, strict parsing); metalinguistic vs direct = "
+             "`sentence_comparison:Direct` (log P of the two sentences) vs `sentence_comparison:MetaQuestionSimple` "
+             "(which sentence is better, both answer orders). Demand gap = logit(low-demand accuracy) - "
+             "logit(high-demand accuracy). Sizes are the models' parameter counts.")
     acc = accuracies(rows, opt.n_boot, opt.seed)
     rep.heading("Accuracy by evaluation method (Figures 2A/C, 3C)", anchor="accuracy")
     rep.table("accuracy", acc, "Accuracy per model, dataset and protocol (95% bootstrap CI over items)")

@@ -33,6 +33,16 @@ from reproductions.pairs import Pair, ScoreCache, load_blimp_jsonl, pair_trials,
 PAPER = "seeds/003: Hu & Levy (2023), Prompting is not a substitute for probability measurements in LLMs"
 PROMPT_TYPES = ("Direct", "MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex")
 META = PROMPT_TYPES[1:]
+DEFINITIONS = (
+    "Accuracy, Direct (3a and 3b): share of pairs whose grammatical sentence gets the higher log-probability. "
+    "Meta judgment (3a): balanced accuracy, the mean of the true positive rate (P(Yes) > P(No) for the grammatical "
+    "sentence) and the true negative rate (P(No) > P(Yes) for the ungrammatical one). Meta comparison (3b): share of "
+    "pairs whose grammatical sentence's answer option (1 or 2) gets the higher log-probability, averaged over the two "
+    "answer orders. Internal consistency: Pearson r over pairs between the direct differential (log P(grammatical) - "
+    "log P(ungrammatical)) and the metalinguistic one (3a: log P(Yes | grammatical prompt) - log P(Yes | ungrammatical "
+    "prompt); 3b: log P(grammatical's option) - log P(other option), mean of both orders). CIs: 95% percentile "
+    "bootstrap over pairs (accuracy), Fisher z (r)."
+)
 PAPER_RESULTS = (
     "Result 1: metalinguistic judgments are not the same as direct measurements (Figure 2).",
     "Result 2: direct measurements generally perform better than or as well as metalinguistic prompting (Figure 2).",
@@ -252,7 +262,7 @@ def reproduce(opt: Options) -> Path:
                                for t in timings) + " (the rest reused from the score cache).")
     if any("SmolLM2-135M" in n for n in names):
         rep.note("SmolLM2-135M-Instruct is a 135M-parameter model, not one of the paper's models (Flan-T5, GPT-3/3.5).")
-    rep.text(__doc__.split("Definitions (as in the paper):", 1)[1].strip().replace("\n      ", " "))
+    rep.text(DEFINITIONS)
     rows.to_csv(opt.out / "tables" / "trials.csv", index=False)
     acc = accuracy(rows, opt.n_boot, opt.seed)
     rep.heading("Task performance (Figure 2c: sentence judgment, 2d: sentence comparison)", anchor="accuracy")

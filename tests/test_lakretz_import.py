@@ -225,6 +225,7 @@ def test_an_unknown_event_is_set_aside_with_a_count(copy, tmp_path):
     lines = p.read_bytes().split(b"\r\n")
     lines.insert(10, b"EYELINK_SYNC\t1\t1\t0\t-\t \t123.4\tobjrel_that\tSS\t0\t")
     lines.insert(30, b"EYELINK_SYNC\t1\t2\t0\t-\t \t125.4\tobjrel_that\tSS\t0\t")
+    lines.insert(50, b"")  # a blank line is skipped silently (it holds no event)
     p.write_bytes(b"\r\n".join(lines))
     r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 0, r.output
@@ -378,3 +379,15 @@ def test_a_training_log_comes_before_the_main_session_of_its_subject(tmp_path):
     assert df["started_at"].is_monotonic_increasing
     x = df["extra"].map(json.loads)
     assert x.map(lambda e: e["match"]).tolist() == ["training"] * 6 + ["exact"] * 10
+
+
+def test_a_table_subject_without_logs_is_written_with_the_order_unknown(copy, tmp_path):
+    for p in (copy / "logs").glob("*_Subj_103_*.csv"):
+        p.unlink()
+    r = run("--results", str(copy / TABLE.name), "--logs", str(copy / "logs"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 0, r.output
+    t = pd.read_csv(TABLE)
+    n103 = int((t.subject == 103).sum())
+    assert flat(f"subject(s) 103 of the results table have no log: their {n103} row(s)") in flat(r.output)
+    side = json.loads((tmp_path / "o" / "data" / "study-lakretz2021_subject-L103_session-unknown_data.json").read_text())
+    assert side["order_known"] is False and side["n_trials_written"] == n103

@@ -106,3 +106,44 @@ def test_the_fixtures_copy_the_real_format():
     assert len(times) > 5000 and all(num2str(float(t)) == t for t in times)
     rts = pd.read_csv(TABLE, dtype=str)["RT"]
     assert all(num2str(float(t)) == t for t in rts)
+
+
+def test_answers_rts_and_early_presses_equal_the_raw_log_lines(imported):
+    """Row by row against a plain csv reading of one real log (independent of the importer's parser)."""
+    _, df, _ = imported
+    log = SAMPLE / "logs" / "logLocalGlobalParadigm_2019Nov07_110058_Subj_43_sess_1.csv"
+    with open(log, newline="", encoding="utf-8") as fh:
+        lines = list(csv.reader(fh, delimiter="\t"))[1:]
+    per_trial: dict[str, dict] = {}
+    for r in lines:
+        if r[0] in ("GrandStart", "BlockStart"):
+            continue
+        t = per_trial.setdefault(r[2], {"words": [], "keys": []})
+        if r[0] == "FIX_ON":
+            t["fix"] = float(r[6])
+        elif r[0] == "WORD_ON":
+            t["words"].append((r[5], float(r[6])))
+        elif r[0] == "KEY_PRESS" and "panel" not in t:
+            t["keys"].append((int(r[4]), float(r[6])))
+        elif r[0] == "PanelOn":
+            t["panel"] = True
+        elif r[0] == "PanelResp":
+            t["answer"], t["rt"] = r[5], float(r[6])
+    rows = df[(df["subject_id"] == "L43") & (df["session"] == 1)]
+    assert len(rows) == len(per_trial) == 270
+    n_keys = 0
+    for (trial, t), row in zip(per_trial.items(), rows.itertuples()):
+        assert row.x["log_trial"] == int(trial)
+        assert row.words == " ".join(w for w, _ in t["words"])
+        assert row.response == {"VIOLATION": "violation", "ACCEPTABLE": "no_violation", "": "none"}[t["answer"]]
+        if t["answer"]:
+            assert row.rt_ms == pytest.approx(t["rt"] * 1000, abs=1e-6)
+        assert json.loads(row.word_onsets_ms) == pytest.approx([(o - t["fix"]) * 1000 for _, o in t["words"]], abs=0.051)
+        if t["keys"]:
+            n_keys += 1
+            slide, at = t["keys"][0]
+            assert row.early_response == "violation" and row.early_response_unit == slide - 1
+            assert row.early_response_ms == pytest.approx((at - t["words"][0][1]) * 1000, abs=1e-6)
+        else:
+            assert pd.isna(row.early_response)
+    assert n_keys > 10

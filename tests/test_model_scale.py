@@ -49,3 +49,39 @@ def test_choices_identical_at_batch_1_32_512_in_bfloat16(bf16, tmp_path):
                 assert closest_gap([json.loads(r["option_logprobs"])]) > eps
     meta = json.loads(session_paths(tmp_path / "b32", "lakretz2021_nested", "m01", 1)[1].read_text())
     assert meta["batch_invariance"]["tie_margin"] == eps
+
+
+@pytest.fixture(scope="module")
+def fp32():
+    return load_backend(None, threads=1)
+
+
+@pytest.mark.parametrize("protocol", ["violation_judgment", "sentence_comparison:MetaQuestionSimple"])
+def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol):
+    exp = load_spec(SPEC)
+    calls = []
+    h = fp32.model.register_forward_pre_hook(lambda mod, a, kw: calls.append(kw["input_ids"].shape[0]),
+                                             with_kwargs=True)
+    try:
+        out = {}
+        for together in (True, False):
+            calls.clear()
+            cfg = RunConfig(spec=SPEC, out=tmp_path / str(together), protocol=protocol, context="running",
+                            trials=4, subjects=3, parallel_running=together)
+            Runner(cfg, fp32).run()
+            out[together] = ([read_rows(session_paths(cfg.out, exp.name, f"m0{k}", 1)[0]) for k in (1, 2, 3)],
+                             list(calls))
+    finally:
+        h.remove()
+    (par, par_calls), (seq, seq_calls) = out[True], out[False]
+    assert set(par_calls) == {3} and set(seq_calls) == {1}  # one pass per step for all three subjects
+    assert len(par_calls) * 3 >= len(seq_calls) >= 2 * len(par_calls)
+    for rows_p, rows_s in zip(par, seq):
+        assert [r["response"] for r in rows_p] == [r["response"] for r in rows_s]
+        for a, b in zip(rows_p, rows_s):
+            ea, eb = json.loads(a["extra"]), json.loads(b["extra"])
+            assert ea["context_sha256"] == eb["context_sha256"]  # each subject saw only its own history
+            la, lb = json.loads(a["option_logprobs"]), json.loads(b["option_logprobs"])
+            assert max(abs(x - y) for x, y in zip(la, lb)) < 1e-4
+    # the subjects' sequences differ, so their histories do
+    assert par[0][1]["item_id"] != par[1][1]["item_id"] or par[0][1]["extra"] != par[1][1]["extra"]

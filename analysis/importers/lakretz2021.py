@@ -22,7 +22,7 @@ import pandas as pd
 
 from analysis.importers import ImportDataError
 from analysis.importers.lakretz_logs import LogFile, LogNotes, read_logs
-from analysis.importers.lakretz_match import MatchCounts, match_rows
+from analysis.importers.lakretz_match import match_rows
 from analysis.importers.lakretz_rows import EXPERIMENT, RowKey, log_rows, table_rows
 from analysis.importers.lakretz_table import read_table
 from experiments.session import SessionError, SessionWriter, session_paths, write_dataset_description
@@ -80,7 +80,12 @@ def _label_trials(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame
         missing = sorted(set(trials.loc[~in_table, "subject"]))
         if missing:
             summary.notes.append(f"subject(s) {', '.join(map(str, missing))} have logs but no row in the results "
-                                 "table: imported, extra.match = subject_not_in_table")
+                                 "table: imported, extra.match = subject_not_in_table (training in a train_ log)")
+        no_logs = sorted(set(table["subject"]) - set(trials["subject"]))
+        if no_logs:
+            summary.notes.append(f"subject(s) {', '.join(map(str, no_logs))} of the results table have no log: their "
+                                 f"{int(table['subject'].isin(no_logs).sum())} row(s) are written with the order unknown "
+                                 "(session-unknown, extra.match = table_only)")
         if counts.ambiguous:
             summary.notes.append(f"{counts.ambiguous} table row(s) matched inside groups of rows that share the key "
                                  "but differ elsewhere; paired in order (extra.match = exact)")
@@ -134,13 +139,7 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
     rows: list[dict] = []
     keys: list[RowKey] = []
     if logs is not None:
-        n_total = [0]
-
-        def _progress():
-            n_total[0] += 1
-            tick("session logs", n_total[0], -1)
-
-        log_files, trials = read_logs(logs, notes, progress=_progress)
+        log_files, trials = read_logs(logs, notes, progress=lambda done, total: tick("session logs", done, total))
         summary.files_read["session_logs"] = sum(not f.training for f in log_files)
         summary.files_read["training_logs"] = sum(f.training for f in log_files)
         if notes.ignored_files:
@@ -152,6 +151,7 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
         summary.unfinished_trials = int((~trials["finished"]).sum())
         tick("matching", 1, 1)
         r, k = log_rows(trials, log_files, table)
+        tick("trial rows", 1, 1)
         rows += r
         keys += k
         labels = trials["match"].value_counts().to_dict()

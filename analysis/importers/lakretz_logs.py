@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,9 @@ class LogNotes:
     blank_lines: int = 0
     event_lines: int = 0
     empty_logs: int = 0
+
+
+_USED = [f for f in LOG_FIELDS if f not in ("StimNum", "_trailing")]  # the rest is never read
 
 
 def _parse_name(path: Path) -> LogFile | None:
@@ -143,7 +147,7 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
     if not text.strip():  # a session that never started: nothing to import, said so
         notes.notes.append(f"{path.name}: empty log (0 events), nothing imported from it")
         notes.empty_logs += 1
-        return pd.DataFrame(columns=list(LOG_FIELDS) + ["line"], dtype=object)
+        return pd.DataFrame(columns=_USED + ["line"], dtype=object)
     first_end = text.find("\n")
     header = (text if first_end < 0 else text[:first_end]).rstrip("\r").rstrip("\t").split("\t")
     if tuple(h.strip() for h in header) != LOG_HEADER:
@@ -161,7 +165,7 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
                                "set aside, its trial is imported as unfinished")
             text = text[:cut]
     try:
-        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), dtype=object,
+        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), usecols=_USED, dtype=object,
                           keep_default_na=False, quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c")
     except pd.errors.ParserError as exc:
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
@@ -169,13 +173,13 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
             raise ImportDataError(f"{path}: line {m[2]}: {m[3]} tab-separated fields, at most {m[1]} expected") from None
         raise ImportDataError(f"{path}: not a readable session log ({str(exc).strip()})") from None
     except pd.errors.EmptyDataError:
-        raw = pd.DataFrame(columns=list(LOG_FIELDS), dtype=object)
+        raw = pd.DataFrame(columns=_USED, dtype=object)
     raw["line"] = np.arange(2, len(raw) + 2)
     known = raw["Event"].isin(KNOWN_EVENTS)
     if not known.all():
         no_event = ~known & (raw["Event"] == "")
         # a blank line (every field empty) is skipped; anything else is an unknown event
-        blank = no_event & (raw[list(LOG_HEADER)] == "").all(axis=1)
+        blank = no_event & (raw[_USED] == "").all(axis=1)
         notes.blank_lines += int(blank.sum())
         raw = raw[~blank]
         unknown = ~raw["Event"].isin(KNOWN_EVENTS)
@@ -226,7 +230,7 @@ def check_events(logs: list[LogFile], raw: pd.DataFrame) -> pd.DataFrame:
         raise _first_bad(paths, raw, bad, f"is not a known sentence type ({', '.join(TABLE_TYPE_OF_LOG)})",
                          "Sentence_type")
     stype = stype_log.map(TABLE_TYPE_OF_LOG)
-    cond = _stripped(raw["Condition"].where(fix, ""), sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}))
+    cond = _stripped(raw["Condition"].where(fix, ""), sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}) + [""])
     bad = (~(stype[fix].fillna("") + "|" + cond[fix]).isin(_VALID_CELLS)).reindex(raw.index, fill_value=False)
     if bad.any():
         raise _first_bad(paths, raw, bad, "is not a condition of its sentence type", "Condition")
@@ -362,14 +366,15 @@ def assemble_trials(logs: list[LogFile], ev: pd.DataFrame) -> pd.DataFrame:
         "w_END_TRIAL": "outcome", "t_END_TRIAL": "release_rt_s"})
 
 
-def read_logs(folder: str | Path, notes: LogNotes, progress=None) -> tuple[list[LogFile], pd.DataFrame]:
+def read_logs(folder: str | Path, notes: LogNotes,
+              progress: Callable[[int, int], None] | None = None) -> tuple[list[LogFile], pd.DataFrame]:
     """Scan, read and check every log of `folder`; return the files and their trials."""
     logs = scan_logs(folder, notes)
     raws = []
     for i, lf in enumerate(logs):
         raws.append(read_log(lf, notes).assign(file=i))
         if progress is not None:
-            progress()
+            progress(i + 1, len(logs))
     events = check_events(logs, pd.concat(raws, ignore_index=True))
     trials = assemble_trials(logs, events)
     bad = trials["outcome"].notna() & ~trials["outcome"].isin(

@@ -81,8 +81,8 @@ def _correct_of_outcome(outcome: pd.Series) -> list:
 
 
 def _ms(x: float) -> float | None:
-    """Seconds -> ms (3 decimals), None when missing."""
-    return None if x is None or x != x else round(float(x) * 1000.0, 3)
+    """Seconds -> ms, None when missing (rounded to 1e-6 ms: float noise only, the release's digits kept)."""
+    return None if x is None or x != x else round(float(x) * 1000.0, 6)
 
 
 def _ms3(x: float) -> float | None:
@@ -133,10 +133,12 @@ def log_rows(trials: pd.DataFrame, logs: list[LogFile],
     t_end = trials["t_feedback_off"].fillna(trials["t_feedback_on"]).fillna(trials["t_panel_on"]).fillna(trials["t_last_off"])
     started_at = _local_iso(started, trials["t_fix"] - trials["t_grand_start"])
     ended_at = _local_iso(started, t_end - trials["t_grand_start"])
-    rel = {c: (trials[c] - trials["t_fix"]).to_numpy(dtype="float64") * 1000.0
+    # plain Python lists: indexing them in the loop below is much cheaper than indexing numpy arrays
+    rel = {c: ((trials[c] - trials["t_fix"]).to_numpy(dtype="float64") * 1000.0).tolist()
            for c in ("t_last_off", "t_fix2panel", "t_panel_on", "t_feedback_on", "t_feedback_off")}
-    rt_end = ((trials["t_panel_on"] + trials["panel_rt_s"] - trials["t_last_off"]) * 1000.0).to_numpy(dtype="float64")
-    c = {name: _array(trials, name) for name in (
+    rt_end = ((trials["t_panel_on"] + trials["panel_rt_s"] - trials["t_last_off"]) * 1000.0).to_numpy(dtype="float64").tolist()
+    started_at, ended_at, table_line, vpos, tt = (a.tolist() for a in (started_at, ended_at, table_line, vpos, tt))
+    c = {name: _array(trials, name).tolist() for name in (
         "file", "units", "onsets", "offs", "panel_word", "finished", "stype", "vtype", "table_idx", "match",
         "vslide", "outcome", "release_rt_s", "line", "block", "trial", "n_keys", "n_keys_total", "key_phase",
         "key_word", "key_slide", "key_time", "panel_rt_s", "t_fix", "t_feedback_on", "condition")}
