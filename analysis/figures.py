@@ -123,7 +123,11 @@ def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: s
         ax.set_ylim(0, 1)
         ax.set_title(st.replace("_", " "), fontsize=10)
     axes[0][0].set_ylabel(ylabel)
-    axes[0][-1].legend(title="violation", fontsize=9, frameon=False, loc="upper right")
+    from matplotlib.patches import Patch
+
+    present = [v for v in ("inner", "outer") if v in set(t[position_col])]
+    axes[0][-1].legend(handles=[Patch(color=DEP_COLOR[v], alpha=0.8, label=v) for v in present], title="violation",
+                       fontsize=9, frameon=False, loc="upper right")
     fig.suptitle(title, fontsize=11)
     return _save(fig, path)
 

@@ -102,7 +102,11 @@ def _items_html(items: list[dict]) -> str:
                     f"<p><b>{html.escape(g)}: model comparison.</b> AIC {_fmt(c['aic_small'])} (base) vs "
                     f"{_fmt(c['aic_big'])} (extended), BIC {_fmt(c['bic_small'])} vs {_fmt(c['bic_big'])}; "
                     f"likelihood ratio &chi;&sup2;({c['df']}) = {_fmt(c['chi2'])}, p = {_fmt(c['p'])}. "
-                    f"Preferred: {c['preferred_by_aic']} (AIC), {c['preferred_by_bic']} (BIC).</p>")
+                    f"Preferred: {c['preferred_by_aic']} (AIC), {c['preferred_by_bic']} (BIC)."
+                    + ("".join(f" <span class=note>The {k} fit is degenerate: do not interpret this comparison.</span>"
+                               for k in ("base", "extended")
+                               if any("degenerate" in m for m in (it.get(k) or {}).get("messages", []))))
+                    + "</p>")
         elif it.get("kind") == "paper":
             parts.append(f"<p class=paper><b>Paper:</b> {html.escape(it['text'])}</p>")
         elif it.get("kind") == "joint" and it.get("fit"):

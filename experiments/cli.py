@@ -212,6 +212,7 @@ def _register_app(module: str, attr: str, name: str) -> None:
 
 
 _register("model_subjects.cli", "run_model", "run-model")
+_register("model_subjects.sweep", "sweep_command", "sweep")
 _register("participants.cli", "run_human", "run-human")
 _register("analysis.cli", "analyze", "analyze")
 _register("analysis.cli", "report", "report")

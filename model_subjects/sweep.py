@@ -1,0 +1,250 @@
+"""Sweeps: models x contexts x protocols x subjects from one YAML file, resumable, local or on Slurm.
+
+    # sweep.yaml
+    spec: lakretz2021_nested
+    out: sweeps/lakretz                 # relative to the YAML file's folder
+    models:
+      - smollm2                          # a model name, or a mapping with settings:
+      - {model: ~/models/llama-70b, dtype: bfloat16, device: auto}   # device auto: accelerate's device map
+    contexts: [none, "fewshot:eightshot", running]
+    protocols: [forced_choice, violation_judgment]
+    subjects: 4                          # or {count: 4, first: 1, prefix: m}
+    trials: 40                           # optional: first N trials of each subject
+    slurm: {timeout_min: 120, gpus_per_node: 1, slurm_partition: gpu}   # submitit parameters
+
+Each (model, context, protocol) cell writes its sessions to `<out>/<model>/<context>/<protocol>/`.
+Running the same sweep again skips every cell whose sessions are all completed (without loading
+the model) and continues unfinished sessions from their next trial. `--executor slurm` submits one
+job per model through submitit (`--executor submitit-local` runs the same jobs as local processes).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import typer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+class SweepError(ValueError):
+    """A sweep file that cannot be run; the message names the file and the field."""
+
+
+class ModelEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: Optional[str] = None  # None: the bundled default
+    dtype: str = "float32"
+    device: str = "cpu"
+    batch_size: Union[int, str] = "auto"
+    add_bos: bool = False
+    threads: Optional[int] = 1
+    label: Optional[str] = None  # folder name (default: from the model name)
+
+    @field_validator("batch_size")
+    @classmethod
+    def _batch(cls, v: Union[int, str]) -> Union[int, str]:
+        if isinstance(v, str) and v.lower() != "auto" or isinstance(v, int) and v < 1:
+            raise ValueError("must be a positive whole number or 'auto'")
+        return v
+
+    @property
+    def folder(self) -> str:
+        """Folder name: the label, a local model's folder/file name, or the model id."""
+        if self.label:
+            return _slug(self.label)
+        if not self.model:
+            return "smollm2"
+        local = Path(self.model).expanduser()
+        return _slug(local.name if local.exists() else self.model)
+
+
+class Subjects(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(1, ge=1)
+    first: int = Field(1, ge=1)
+    prefix: str = "m"
+
+
+class Sweep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str
+    out: str = "sweep_out"
+    models: list[Union[str, ModelEntry]] = Field(min_length=1)
+    contexts: list[str] = Field(default_factory=lambda: ["none"], min_length=1)
+    protocols: list[Optional[str]] = Field(default_factory=lambda: [None], min_length=1)
+    subjects: Union[int, Subjects] = 1
+    trials: Optional[int] = Field(None, ge=1)
+    session: int = Field(1, ge=1)
+    seed: Optional[int] = None
+    slurm: dict[str, Any] = Field(default_factory=dict)
+
+    def model_entries(self) -> list[ModelEntry]:
+        return [m if isinstance(m, ModelEntry) else ModelEntry(model=m) for m in self.models]
+
+    def subject_settings(self) -> Subjects:
+        return self.subjects if isinstance(self.subjects, Subjects) else Subjects(count=self.subjects)
+
+
+@dataclass(frozen=True)
+class Cell:
+    model_index: int
+    context: str
+    protocol: Optional[str]
+    out: Path
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "default"
+
+
+def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
+    """The validated sweep and its output root (relative paths are taken from the YAML's folder)."""
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise SweepError(f"{p}: no such sweep file")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SweepError(f"{p}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise SweepError(f"{p}: a sweep is a mapping with spec, models, contexts, protocols, subjects")
+    try:
+        sweep = Sweep.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise SweepError(f"{p}: field '{where}': {err['msg']}") from None
+    out = Path(sweep.out).expanduser()
+    if not out.is_absolute():
+        out = p.resolve().parent / out
+    return sweep, out
+
+
+def cells(sweep: Sweep, out: Path) -> list[Cell]:
+    """Every (model, context, protocol) combination with its own session folder."""
+    res = []
+    for k, m in enumerate(sweep.model_entries()):
+        for c in sweep.contexts:
+            for pr in sweep.protocols:
+                res.append(Cell(k, c, pr, out / m.folder / _slug(c) / _slug(pr or "default")))
+    return res
+
+
+def run_config(sweep: Sweep, cell: Cell):
+    from model_subjects.runner import RunConfig
+
+    m = sweep.model_entries()[cell.model_index]
+    s = sweep.subject_settings()
+    return RunConfig(spec=sweep.spec, model=m.model, subjects=s.count, first_subject=s.first,
+                     subject_prefix=s.prefix, context=cell.context, protocol=cell.protocol, out=cell.out,
+                     trials=sweep.trials, session=sweep.session, seed=sweep.seed, add_bos=m.add_bos,
+                     dtype=m.dtype, device=m.device, batch_size=m.batch_size, threads=m.threads)
+
+
+def cell_done(sweep: Sweep, cell: Cell) -> bool:
+    """All sessions of the cell are completed (read from the sidecars; no model needed)."""
+    from experiments.compiler import compile_sequence
+    from experiments.session import session_paths
+    from experiments.spec import load_spec
+    from model_subjects.runner import subject_ids
+
+    cfg = run_config(sweep, cell)
+    exp = load_spec(sweep.spec)
+    for sid in subject_ids(cfg):
+        side = session_paths(cell.out, exp.name, sid, cfg.session)[1]
+        if not side.exists():
+            return False
+        try:
+            meta = json.loads(side.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return False
+        planned = len(compile_sequence(exp, sid, cfg.seed))
+        if cfg.trials is not None:
+            planned = min(planned, cfg.trials)
+        if meta.get("status") != "completed" or int(meta.get("n_trials_written", 0)) < planned:
+            return False
+    return True
+
+
+def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
+    """Every unfinished cell of one model, with the model loaded once (the unit of a Slurm job)."""
+    from model_subjects.backend import load_backend
+    from model_subjects.runner import Runner
+
+    sweep, out = load_sweep(sweep_path)
+    todo = [c for c in cells(sweep, out) if c.model_index == model_index]
+    pending = [c for c in todo if not cell_done(sweep, c)]
+    report: dict[str, Any] = {"model_index": model_index, "skipped": len(todo) - len(pending), "ran": [],
+                              "trials_run": 0}
+    if not pending:
+        return report
+    m = sweep.model_entries()[model_index]
+    backend = load_backend(m.model, dtype=m.dtype, device=m.device, add_bos=m.add_bos, batch_size=m.batch_size,
+                           threads=m.threads)
+    for c in pending:
+        summary = Runner(run_config(sweep, c), backend).run()
+        report["ran"].append(str(c.out))
+        report["trials_run"] += summary.trials_run
+    return report
+
+
+def run_sweep(sweep_path: str | Path, executor: str = "local") -> list[dict[str, Any]]:
+    """Run a sweep here (`local`) or as one submitit job per model (`slurm`, `submitit-local`)."""
+    sweep, out = load_sweep(sweep_path)
+    path = str(Path(sweep_path).resolve())
+    n = len(sweep.model_entries())
+    if executor == "local":
+        return [run_model_cells(path, k) for k in range(n)]
+    if executor not in ("slurm", "submitit-local"):
+        raise SweepError(f"unknown executor {executor!r}; use local, slurm or submitit-local")
+    import submitit
+
+    ex = submitit.AutoExecutor(folder=out / "submitit", cluster="slurm" if executor == "slurm" else "local")
+    params = dict(sweep.slurm)
+    if executor != "slurm":  # slurm-only parameters mean nothing to the local executor
+        params = {k: v for k, v in params.items() if not k.startswith("slurm_")}
+    if params:
+        ex.update_parameters(**params)
+    jobs = [ex.submit(run_model_cells, path, k) for k in range(n)]
+    return [j.result() for j in jobs]
+
+
+def sweep_command(
+    file: Path = typer.Argument(..., help="sweep YAML (models x contexts x protocols x subjects)"),
+    executor: str = typer.Option("local", "--executor", help="local | slurm | submitit-local (one job per model)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="list the cells and whether they are done; run nothing"),
+) -> None:
+    """Run a sweep of model subjects; finished sessions are skipped, unfinished ones continue."""
+    from experiments.cli import fail
+    from experiments.session import SessionError
+    from experiments.spec import SpecError
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.context import ContextError
+    from model_subjects.runner import RunError
+
+    try:
+        sweep, out = load_sweep(file)
+        from experiments.spec import load_spec
+
+        load_spec(sweep.spec)
+        all_cells = cells(sweep, out)
+        if dry_run:
+            for c in all_cells:
+                typer.echo(f"{'done   ' if cell_done(sweep, c) else 'pending'} {c.out}")
+            return
+        reports = run_sweep(file, executor)
+    except (SweepError, SpecError, RunError, ContextError, SessionError, ModelLoadError) as exc:
+        fail(str(exc))
+    ran = sum(len(r["ran"]) for r in reports)
+    skipped = sum(r["skipped"] for r in reports)
+    trials = sum(r["trials_run"] for r in reports)
+    typer.echo(f"sweep {file}: {len(all_cells)} cell(s): ran {ran}, skipped {skipped} (done); "
+               f"{trials} trial(s) run -> {out}")
