@@ -115,7 +115,7 @@ def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "lo
 
 def training_error_rates(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
     """Figure C4: error rates on the training trials of the first session, by structure and violation
-    (none = grammatical: an error is a false alarm), mean of subjects' rates with bootstrap CIs."""
+    (none = grammatical: an error is a false alarm), errors / trials with bootstrap CIs."""
     import numpy as np
 
     from analysis.bootstrap import error_rate_ci

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import warnings
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,15 @@ def find_data_files(paths: Iterable[str | Path]) -> list[Path]:
 def _read_raw(path: Path | io.BytesIO, name: Path | None = None) -> pd.DataFrame:
     path_name = name or path
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[], encoding="utf-8")
+        with warnings.catch_warnings():
+            # rows longer than the header: pandas would quietly make the first column the index
+            # (shifting every value one column) or drop cells; both are a broken table
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[], encoding="utf-8",
+                               index_col=False)
+    except pd.errors.ParserWarning:
+        raise LoadError(f"{path_name}: its rows have more cells than the header has column names (a column "
+                        "name missing, or a stray comma)") from None
     except pd.errors.EmptyDataError:
         raise LoadError(f"{path_name}: file is empty (no header line)") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:

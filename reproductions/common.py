@@ -162,7 +162,10 @@ def write_provenance(out: Path, paper: str, options: dict[str, Any], models: lis
                      arms: list[ArmResult], started: float, extra: dict[str, Any] | None = None) -> Path:
     doc = {
         "paper": paper,
-        "command_line": [Path(sys.argv[0]).name] + sys.argv[1:],
+        "command_line": (["twinlab"] if Path(sys.argv[0]).name in ("twinlab", "cli.py", "__main__.py")
+                         else [Path(sys.argv[0]).name]) + sys.argv[1:],
+        "argv": sys.argv,
+        "working_directory": str(Path.cwd()),
         "options": options,
         "seeds": {k: v for k, v in options.items() if "seed" in k},
         "models": models,

@@ -139,7 +139,8 @@ def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any
                     reqs[k] = r
             spans.append(keys)
         plans.append(spans)
-    todo = list(reqs.items())
+    # sorted by context: a chunk then holds one prompt template, whose shared prefix the backend caches
+    todo = sorted(reqs.items(), key=lambda kv: (kv[1].context, kv[1].continuation))
     if progress:
         progress(0, len(todo))
     for start in range(0, len(todo), chunk):

@@ -35,6 +35,13 @@ def test_lampinen_bad_arguments_exit_2_without_loading_a_model(tmp_path, args, e
     assert loaded or "torch" not in sys.modules
 
 
+@pytest.mark.parametrize("paper", ["lampinen2024", "hu-levy2023", "hu-frank2024"])
+def test_a_missing_model_is_one_clean_error(tmp_path, paper):
+    res = CliRunner().invoke(app, ["reproduce", paper, "--out", str(tmp_path / "o"), "-n", "1", "-q",
+                                   "--model", str(tmp_path / "no_such_model")])
+    assert res.exit_code == 2 and "no_such_model' does not exist" in flat(res) and "Traceback" not in res.output
+
+
 def test_out_must_be_a_folder(tmp_path):
     f = tmp_path / "file"
     f.write_text("x")

@@ -108,3 +108,30 @@ def test_hu_levy_on_blimp_fixture_matches_plain_forward_passes(tmp_path):
     assert abs(acc.loc[("judgment", "MetaQuestionSimple"), "estimate"] - (tpr + tnr) / 2) < 1e-3
     hl.reproduce(opt)  # the re-run scores nothing: every request is in the cache
     assert json.loads((out / "provenance.json").read_text())["timings"][0]["requests_computed_now"] == 0
+
+
+def test_hu_frank_cli_end_to_end_tables_agree_with_sessions(tmp_path):
+    """The command runs both contrasts as sessions; its demand gap is the logit difference of its accuracies."""
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    out = tmp_path / "hf"
+    res = CliRunner().invoke(app, ["reproduce", "hu-frank2024", "--out", str(out), "-n", "1", "--dependency", "inner",
+                                   "--no-mixed", "--n-boot", "200", "-q"])
+    assert res.exit_code == 0, res.output
+    acc = pd.read_csv(out / "tables" / "accuracy.csv").set_index("protocol")
+    assert set(acc.index) == {"forced_choice", "production:completion", "sentence_comparison:Direct",
+                              "sentence_comparison:MetaQuestionSimple"} and (acc["n_items"] == 8).all()
+    # the accuracy is the share of correct rows in the sessions the command wrote
+    from analysis.load import load
+
+    df, _ = load([out / "sessions"])
+    for proto, g in df.groupby("protocol"):
+        assert abs(acc.loc[proto, "accuracy"] - g["correct"].astype(float).mean()) < 1e-9
+    gap = pd.read_csv(out / "tables" / "demand_gap.csv").set_index("high_demand")
+    lo, hi = acc.loc["sentence_comparison:Direct", "accuracy"], acc.loc["sentence_comparison:MetaQuestionSimple", "accuracy"]
+    if 0 < lo < 1 and 0 < hi < 1:
+        expected = np.log(lo / (1 - lo)) - np.log(hi / (1 - hi))
+        assert abs(gap.loc["sentence_comparison:MetaQuestionSimple", "demand_gap"] - expected) < 1e-9
+    assert "mixed model not fitted" in (out / "report.html").read_text()
