@@ -153,21 +153,33 @@ HOW_TO_ORDER = ("`twinlab import lakretz2021 --results dataframe_results_all_tri
 
 def order_statement(d: pd.DataFrame, info_files: list[str]) -> str | None:
     """The one paragraph that says what could not run without the trial order, and how to get it."""
-    unknown = d.loc[~d["order_known"], "subject_key"].unique()
-    if len(unknown) == 0:
+    unknown_rows = ~d["order_known"]
+    if not unknown_rows.any():
         return None
+    by_subject = d.groupby("subject_key")["order_known"].agg(["any", "all"])
+    none_known = by_subject.index[~by_subject["any"]]
+    partly = by_subject.index[by_subject["any"] & ~by_subject["all"]]
     n_all = d["subject_key"].nunique()
-    files = sorted(set(d.loc[~d["order_known"], "source_file"].map(lambda f: Path(str(f)).name)))
+    files = sorted(set(d.loc[unknown_rows, "source_file"].map(lambda f: Path(str(f)).name)))
     shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-    ran = ("They were not run." if len(unknown) == n_all else
-           f"They were run on the {n_all - len(unknown)} subject(s) whose order is known; the other "
-           f"{len(unknown)} are left out of them.")
-    return (f"The trial order is unknown for {len(unknown)} of {n_all} subject(s) ({shown}): a results table "
-            "without session logs (the public Lakretz et al. 2021 table merges each subject's two sessions and "
-            "restarts trial_num in each), or sessions imported from the table alone. Error rates, false alarms "
-            "and the model-side measures need no order and are reported below. These analyses need each "
-            "subject's trials in time order, which only the raw session logs hold: " + "; ".join(ORDER_ANALYSES)
-            + ". " + ran + " To supply the order, import the table together with the logs: " + HOW_TO_ORDER + ".")
+    if len(none_known) == n_all:
+        what, ran = f"for all {n_all} subject(s)", "They were not run."
+    else:
+        parts = []
+        if len(none_known):
+            parts.append(f"for {len(none_known)} of {n_all} subject(s)")
+        if len(partly):
+            parts.append(f"for some rows of {len(partly)} more subject(s) (rows without a log trial)")
+        what = " and ".join(parts)
+        ran = (f"They were run on the {int((~unknown_rows).sum())} row(s) whose order is known; the "
+               f"{int(unknown_rows.sum())} row(s) of unknown order are left out of them (and of the trial and "
+               "exposure counts).")
+    return (f"The trial order is unknown {what} ({shown}): a results table without session logs (the public "
+            "Lakretz et al. 2021 table merges each subject's two sessions and restarts trial_num in each), or "
+            "rows imported from the table alone. Error rates, false alarms and the model-side measures need no "
+            "order and are reported below. These analyses need each subject's trials in time order, which only "
+            "the raw session logs hold: " + "; ".join(ORDER_ANALYSES) + ". " + ran + " To supply the order, "
+            "import the table together with the logs: " + HOW_TO_ORDER + ".")
 
 
 def _fmt_rate(v: float) -> str:

@@ -354,3 +354,16 @@ def test_shared_sample_import_then_analyze(tmp_path):
     excl = pd.read_csv(tmp_path / "rep" / "tables" / "exclusions.csv")
     assert excl["what"].str.contains("L57").any() and excl["what"].str.contains("L6").any()
     assert "training_error_rates" in res["figures"]
+
+
+def test_analyze_cli_on_the_table_alone_runs_and_says_it_once(release, tmp_path):
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    r = CliRunner().invoke(app, ["analyze", str(release["table_path"]), "--out", str(tmp_path / "o"), "--no-mixed",
+                                 "--n-boot", "50"])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())  # rich wraps long lines
+    assert out.count("To supply the order") == 1 and "Traceback" not in out
+    assert (tmp_path / "o" / "tables" / "error_rates_wide_long_nested.csv").exists()
