@@ -274,6 +274,8 @@ def human_rates(paths: list[Path], n_boot: int, seed: int) -> pd.DataFrame:
         df, _ = load(paths)
     except LoadError as exc:
         raise ReproError(f"--humans: {exc}") from None
+    # an imported release: only the subjects of its results table (not log-only or pilot subjects)
+    df = df[df["in_results_table"].fillna(True).astype(bool)]
     er = error_rates(prepare(df), seed=seed, n_boot=n_boot, show_progress=False)
     h = er[er["group"] == "human"]
     if h.empty:

@@ -76,6 +76,23 @@ def test_torn_last_row_is_run_again_once_and_scores_match_an_uninterrupted_run(b
         assert max(diffs) < 1e-4
 
 
+def test_running_subjects_run_together_resume_within_the_batching_tolerance(backend, exp, tmp_path):
+    """Several fresh running subjects advance together in one batched cache; a resumed session goes on
+    alone (its partners are at other trials), so bit-identity cannot hold: batch composition moves
+    scores in the last float bits. Same choices, scores within 1e-4."""
+    run(backend, tmp_path / "a", context="running", subjects=2, trials=4)
+    run(backend, tmp_path / "a", context="running", subjects=2, trials=8)
+    run(backend, tmp_path / "b", context="running", subjects=2, trials=8)
+    for sid in ("m01", "m02"):
+        resumed = read_rows(session_paths(tmp_path / "a", exp.name, sid, 1)[0])
+        straight = read_rows(session_paths(tmp_path / "b", exp.name, sid, 1)[0])
+        assert [int(r["trial_index"]) for r in resumed] == list(range(8))
+        assert [r["response"] for r in resumed] == [r["response"] for r in straight]
+        diffs = [abs(a - b) for r, s in zip(resumed, straight)
+                 for a, b in zip(json.loads(r["option_logprobs"]), json.loads(s["option_logprobs"]))]
+        assert max(diffs) < 1e-4
+
+
 def test_replayed_cache_gives_exactly_the_uninterrupted_logprobs(backend, exp):
     """Unrounded: the stream's log-probabilities after a replayed history equal the live ones bit for bit."""
     from model_subjects.context import History, option_text
