@@ -316,3 +316,23 @@ def test_analyze_skips_sessions_without_trials_and_reports_the_rest(sessions, tm
                                          ("empty", "the file is empty")])
 def test_analyze_with_nothing_left_is_one_clear_error(sessions, tmp_path, which, match):
     refused("analyze", str(sessions[which]), "-o", str(tmp_path / "o"), "--no-mixed", match=match)
+
+
+@pytest.mark.parametrize("args,match", [
+    (["stimuli", "generate", "--per-condition", "-1"], "--per-condition must be from 1 to 100000"),
+    (["stimuli", "generate", "--per-condition", "1000000000"], "--per-condition must be from 1 to 100000"),
+    (["analyze", "DATA", "--n-boot", "-5"], "--n-boot must be from 1 to 100000"),
+    (["analyze", "DATA", "--n-boot", "1000000000"], "--n-boot must be from 1 to 100000"),
+])
+def test_sizes_of_other_commands_are_bounded(tmp_path, args, match):
+    """A negative count used to write an empty file; a huge one ran for minutes (bootstrap) or forever."""
+    args = [str(tmp_path) if a == "DATA" else a for a in args]
+    refused(*args, "-o", str(tmp_path / "out.csv"), match=match)
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_out_of_stimuli_generate_and_analyze_checked(tmp_path):
+    refused("stimuli", "generate", "-o", str(tmp_path), "--per-condition", "2", match="is a folder; give a file name")
+    f = tmp_path / "f.csv"
+    f.write_text("x")
+    refused("analyze", str(f), "-o", str(f), match="is a file, not a folder")
