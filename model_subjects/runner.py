@@ -313,6 +313,15 @@ class Runner:
             stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,  # type: ignore[attr-defined]
                                    skip_leading_whitespace=True)
 
+    def _rescore_running(self, committed: str, tctx: list[str], qs: list, scores: list[list[float]]) -> bool:
+        """A running trial's near tie: score it again with the whole context, each request alone (in place)."""
+        if self.tie_margin <= 0 or closest_gap(scores) > self.tie_margin:
+            return False
+        for qi, q in enumerate(qs):
+            reqs = [LoglikelihoodRequest(committed + tctx[qi], option_text(o.continuation, self.chat)) for o in q.options]
+            scores[qi] = [r.logprob for r in self.backend.loglikelihood_alone(reqs)]
+        return True
+
     def _can_run_together(self, st: SubjectState) -> bool:
         """Fresh, unwindowed running subjects of a scoring protocol share one batched cache."""
         return (self.cfg.parallel_running and self.cfg.kv_cache and st.done == 0 and not st.mode.window
@@ -349,7 +358,10 @@ class Runner:
                     scores[k][qi] = [r.logprob for r in res]
             for k in live:
                 st, trial, hist = states[k], trials[k], hists[k]
+                alone = self._rescore_running(group.text(k), tctx[k], qs[k], scores[k])
                 d = proto.decide(trial, scores[k])
+                if alone:
+                    d.extra["rescored_alone"] = True
                 fb = feedback_for(exp, trial, d.correct)
                 context_text = hist.windowed_text(trial.trial_index) + tctx[k][0]
                 self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[k][0].prompt))
@@ -398,12 +410,15 @@ class Runner:
             for qi in reversed(range(len(qs))):
                 res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
                 scores[qi] = [r.logprob for r in res]
+            alone = self._rescore_running(stream.text, tctx, qs, scores)
             if proto.generates:
                 text = stream.generate(tctx[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
                                        skip_leading_whitespace=True)
                 d = proto.decide(trial, scores, text)  # type: ignore[call-arg]
             else:
                 d = proto.decide(trial, scores)
+            if alone:
+                d.extra["rescored_alone"] = True
             fb = feedback_for(exp, trial, d.correct)
             context_text = hist.windowed_text(trial.trial_index) + tctx[0]
             self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[0].prompt))

@@ -67,21 +67,52 @@ def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol)
         for together in (True, False):
             calls.clear()
             cfg = RunConfig(spec=SPEC, out=tmp_path / str(together), protocol=protocol, context="running",
-                            trials=4, subjects=3, parallel_running=together)
+                            trials=4, subjects=3, parallel_running=together, tie_margin=0.5)
             Runner(cfg, fp32).run()
             out[together] = ([read_rows(session_paths(cfg.out, exp.name, f"m0{k}", 1)[0]) for k in (1, 2, 3)],
                              list(calls))
     finally:
         h.remove()
     (par, par_calls), (seq, seq_calls) = out[True], out[False]
-    assert set(par_calls) == {3} and set(seq_calls) == {1}  # one pass per step for all three subjects
-    assert len(par_calls) * 3 >= len(seq_calls) >= 2 * len(par_calls)
+    n_alone = sum(len(json.loads(r["option_logprobs"])) for rows in par for r in rows
+                  if json.loads(r["extra"]).get("rescored_alone"))
+    group = [c for c in par_calls if c == 3]  # one pass per step for all three subjects
+    assert set(par_calls) <= {1, 3} and set(seq_calls) == {1}
+    assert par_calls.count(1) == n_alone  # the only single-row passes: near ties scored alone
+    assert len(group) * 3 >= len(seq_calls) - n_alone >= 2 * len(group)
     for rows_p, rows_s in zip(par, seq):
         assert [r["response"] for r in rows_p] == [r["response"] for r in rows_s]
         for a, b in zip(rows_p, rows_s):
             ea, eb = json.loads(a["extra"]), json.loads(b["extra"])
+            assert ea.get("rescored_alone") == eb.get("rescored_alone")  # near ties: re-scored alone in both
             assert ea["context_sha256"] == eb["context_sha256"]  # each subject saw only its own history
             la, lb = json.loads(a["option_logprobs"]), json.loads(b["option_logprobs"])
             assert max(abs(x - y) for x, y in zip(la, lb)) < 1e-4
+    flags = [json.loads(r["extra"]).get("rescored_alone", False) for rows in par for r in rows]
+    assert any(flags) and not all(flags)
     # the subjects' sequences differ, so their histories do
     assert par[0][1]["item_id"] != par[1][1]["item_id"] or par[0][1]["extra"] != par[1][1]["extra"]
+
+
+def test_out_of_memory_backs_off_and_loses_nothing(fp32):
+    """A batch that runs out of memory is retried in halves; scores equal each request scored alone."""
+    from model_subjects.requests import LoglikelihoodRequest as R
+
+    reqs = [R(f"The {n} that the {m} near the house", w) for n in ("boy", "girls", "actor", "doctors")
+            for m in ("farmer", "teachers", "cat") for w in (" is", " are")]
+
+    def hook(module, args, kwargs):
+        if kwargs["input_ids"].shape[0] > 3:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated by a test hook)")
+
+    fp32.batch_size = 16
+    h = fp32.model.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        res = fp32.loglikelihood(reqs)
+        backoffs = fp32.sizer.oom_backoffs
+    finally:
+        h.remove()
+        fp32.batch_size = "auto"
+    assert backoffs >= 1
+    alone = fp32.loglikelihood_alone(reqs)
+    assert max(abs(a.logprob - b.logprob) for a, b in zip(res, alone)) < 1e-4
