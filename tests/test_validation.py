@@ -135,6 +135,7 @@ def test_long_block_compiles_quickly_and_in_order(tmp_path):
 def test_unorderable_block_explains_the_count(tmp_path):
     spec = spec_with(tmp_path, "v", lambda d: d["blocks"][1].update(max_consecutive_violations=1, grammatical_weight=0,
                                                                      versions=["grammatical", "inner", "outer"]))
+    refused("validate", spec, match="cannot be ordered with at most 1 violations in a row")
     refused("plan", spec, "-s", "S1", match="cannot be ordered with at most 1 violations in a row")
 
 
