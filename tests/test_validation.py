@@ -337,3 +337,12 @@ def test_out_of_stimuli_generate_and_analyze_checked(tmp_path):
     f = tmp_path / "f.csv"
     f.write_text("x")
     refused("analyze", str(f), "-o", str(f), match="is a file, not a folder")
+
+
+def test_sweep_file_read_like_a_spec(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"spec: lakretz2021_nested\n\xff\n")
+    refused("sweep", str(bad), "--dry-run", match="line 2, column 1: byte 0xff is not UTF-8")
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("spec: lakretz2021_nested\nmodels: [a]\nmodels: [b]\n", encoding="utf-8")
+    refused("sweep", str(dup), "--dry-run", match="key 'models' appears twice")
