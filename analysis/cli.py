@@ -28,6 +28,13 @@ def analyze(
 
     if fmt not in ("auto", "twinlab", "lakretz"):
         fail(f"--format must be auto, twinlab or lakretz, not {fmt!r}")
+    from experiments.options import OptionError, at_least, output_folder
+
+    try:
+        at_least("--n-boot", n_boot, 1, 100_000)
+        output_folder("--out", out)
+    except OptionError as exc:
+        fail(str(exc))
     from analysis.exposures import Focus
 
     try:

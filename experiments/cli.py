@@ -119,6 +119,13 @@ def stimuli_generate(
     from stimuli.generate import generate_items
     from stimuli.structures import STRUCTURES
 
+    from experiments.options import OptionError, at_least, output_file
+
+    try:
+        at_least("--per-condition", per_condition, 1, 100_000)  # the spec's items_per_condition bound
+        output_file("--out", out)
+    except OptionError as exc:
+        fail(str(exc))
     items = []
     for s in structure:
         if s not in STRUCTURES:
@@ -127,7 +134,10 @@ def stimuli_generate(
             items += generate_items(s, lexicon, per_condition, seed)
         except KeyError as exc:
             fail(str(exc.args[0]))
-    save_items(items, out)
+    try:
+        save_items(items, out)
+    except OSError as exc:
+        fail(f"--out {out}: cannot write ({exc.strerror or exc})")
     typer.echo(f"wrote {len(items)} items to {out}")
 
 

@@ -191,6 +191,10 @@ def check_sizes(exp: Experiment) -> list[tuple[str, int]]:
                             + f") but {src} holds only {pool} items of its structures and conditions in lexicon "
                             f"{b.lexicon!r}; an item is shown at most once per subject, so lower `trials`"
                             + (" or raise stimuli.items_per_condition" if not exp.stimuli.file else " or add items"))
+        if b.shuffle and b.trials is None:  # the whole design is ordered: the counting bounds apply now
+            cells = block_cells(b, exp.stimuli.file)
+            _check_orderable(cells, b, b.max_consecutive_violations or len(cells) + 1,
+                             b.max_consecutive_same_structure or len(cells) + 1)
         sizes.append((b.name, per_session))
     return sizes
 

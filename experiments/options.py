@@ -61,3 +61,13 @@ def output_folder(name: str, path: Path) -> Path:
         if parent.exists() and not parent.is_dir():
             raise OptionError(f"{name} {path}: {parent} is a file, not a folder")
     return path
+
+
+def output_file(name: str, path: Path) -> Path:
+    """A file to write: not a folder, and its folder not a file."""
+    if path.is_dir():
+        raise OptionError(f"{name} {path} is a folder; give a file name")
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise OptionError(f"{name} {path}: {parent} is a file, not a folder")
+    return path

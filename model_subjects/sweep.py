@@ -105,15 +105,13 @@ def _slug(text: str) -> str:
 
 def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
     """The validated sweep and its output root (relative paths are taken from the YAML's folder)."""
-    import yaml
-
     p = Path(path)
     if not p.is_file():
         raise SweepError(f"{p}: no such sweep file")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise SweepError(f"{p}: not valid YAML ({exc})") from None
+    from experiments.spec import read_text_file, yaml_load
+
+    # the spec's reader: UTF-8 text only (line named), no key twice, no binary files
+    data = yaml_load(read_text_file(p, SweepError, "sweep"), p, SweepError)
     if not isinstance(data, dict):
         raise SweepError(f"{p}: a sweep is a mapping with spec, models, contexts, protocols, subjects")
     try:

@@ -367,18 +367,20 @@ def mutated_tables(draw) -> bytes:
     cols = rows[0]
     for _ in range(draw(st.integers(1, 3))):
         kind = draw(st.sampled_from(["cell", "cell", "cell", "drop_rows", "dup_row", "header", "drop_col"]))
-        i = draw(st.integers(1, len(rows) - 1))
+        if len(rows) < 2:  # only the header is left
+            kind = "header"
+        i = draw(st.integers(1, max(1, len(rows) - 1)))
         j = draw(st.integers(0, len(cols) - 1))
-        if kind == "cell" and j < len(rows[i]):
+        if kind == "cell" and i < len(rows) and j < len(rows[i]):
             rows[i][j] = draw(st.one_of(st.text(max_size=8), st.sampled_from(
                 ["", "True", "maybe", "-1", "1e309", "nan", "none", "inner", "other", "training", "human", "model",
                  "99999999999999999999", "PSP", "3.5"])))
         elif kind == "drop_rows":
             keep = draw(st.integers(0, len(rows) - 1))
             rows = rows[: keep + 1]
-        elif kind == "dup_row":
+        elif kind == "dup_row" and i < len(rows):
             rows.insert(i, rows[i][:])
-        elif kind == "header":
+        elif kind == "header" and j < len(rows[0]):
             rows[0][j] = draw(st.sampled_from(["", "subjectid", "correct", "block"]))
         elif kind == "drop_col":
             rows = [r[:j] + r[j + 1:] for r in rows]

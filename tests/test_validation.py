@@ -135,6 +135,7 @@ def test_long_block_compiles_quickly_and_in_order(tmp_path):
 def test_unorderable_block_explains_the_count(tmp_path):
     spec = spec_with(tmp_path, "v", lambda d: d["blocks"][1].update(max_consecutive_violations=1, grammatical_weight=0,
                                                                      versions=["grammatical", "inner", "outer"]))
+    refused("validate", spec, match="cannot be ordered with at most 1 violations in a row")
     refused("plan", spec, "-s", "S1", match="cannot be ordered with at most 1 violations in a row")
 
 
@@ -316,3 +317,32 @@ def test_analyze_skips_sessions_without_trials_and_reports_the_rest(sessions, tm
                                          ("empty", "the file is empty")])
 def test_analyze_with_nothing_left_is_one_clear_error(sessions, tmp_path, which, match):
     refused("analyze", str(sessions[which]), "-o", str(tmp_path / "o"), "--no-mixed", match=match)
+
+
+@pytest.mark.parametrize("args,match", [
+    (["stimuli", "generate", "--per-condition", "-1"], "--per-condition must be from 1 to 100000"),
+    (["stimuli", "generate", "--per-condition", "1000000000"], "--per-condition must be from 1 to 100000"),
+    (["analyze", "DATA", "--n-boot", "-5"], "--n-boot must be from 1 to 100000"),
+    (["analyze", "DATA", "--n-boot", "1000000000"], "--n-boot must be from 1 to 100000"),
+])
+def test_sizes_of_other_commands_are_bounded(tmp_path, args, match):
+    """A negative count used to write an empty file; a huge one ran for minutes (bootstrap) or forever."""
+    args = [str(tmp_path) if a == "DATA" else a for a in args]
+    refused(*args, "-o", str(tmp_path / "out.csv"), match=match)
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_out_of_stimuli_generate_and_analyze_checked(tmp_path):
+    refused("stimuli", "generate", "-o", str(tmp_path), "--per-condition", "2", match="is a folder; give a file name")
+    f = tmp_path / "f.csv"
+    f.write_text("x")
+    refused("analyze", str(f), "-o", str(f), match="is a file, not a folder")
+
+
+def test_sweep_file_read_like_a_spec(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"spec: lakretz2021_nested\n\xff\n")
+    refused("sweep", str(bad), "--dry-run", match="line 2, column 1: byte 0xff is not UTF-8")
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("spec: lakretz2021_nested\nmodels: [a]\nmodels: [b]\n", encoding="utf-8")
+    refused("sweep", str(dup), "--dry-run", match="key 'models' appears twice")
