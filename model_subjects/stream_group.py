@@ -103,8 +103,7 @@ class StreamGroup:
                            past_key_values=self.cache, use_cache=True, logits_to_keep=1)
         self.tokens_run += self.n * T
         self.forward_calls += 1
-        lp = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
-        return {i: lp[i] for i, toks in new.items() if toks}
+        return torch.log_softmax(out.logits[:, -1].float(), dim=-1)  # (members, vocab), on the device
 
     # ------------------------------------------------------------------ queries
     def loglikelihood(self, queries: dict[int, tuple[str, Sequence[str]]]) -> dict[int, list[LoglikelihoodResult]]:
@@ -131,14 +130,15 @@ class StreamGroup:
                 lp0 = self._step(new)
                 bases = {i: len(self.members[i].cols) for i in active}
                 multi: list[tuple[int, int, tuple[int, ...]]] = []
-                for i, ctx in active.items():
-                    for j, (c, cont) in enumerate(plans[i]):
-                        if c != ctx:
-                            continue
-                        lp = lp0[i]
-                        results[i][j] = ([float(lp[cont[0]])], int(lp.argmax()) == cont[0])
-                        if len(cont) > 1:
-                            multi.append((i, j, cont))
+                wanted = [(i, j, cont) for i, ctx in active.items() for j, (c, cont) in enumerate(plans[i]) if c == ctx]
+                rows = torch.tensor([i for i, _, _ in wanted], device=lp0.device)
+                firsts = torch.tensor([cont[0] for _, _, cont in wanted], device=lp0.device)
+                # one device->host transfer for the step: first-token log-probs and argmax flags
+                vals = torch.stack([lp0[rows, firsts].double(), (lp0[rows].argmax(-1) == firsts).double()], 1)
+                for (i, j, cont), (v, hit) in zip(wanted, vals.cpu().tolist()):
+                    results[i][j] = ([v], bool(hit))
+                    if len(cont) > 1:
+                        multi.append((i, j, cont))
                 # multi-token continuations: round k extends each member by its k-th such option
                 while multi:
                     taken: dict[int, tuple[int, tuple[int, ...]]] = {}
