@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 CPU_BATCH_TOKENS = 8192  # rows x (past + new tokens) per forward pass on CPU (~0.75 GB peak, bundled model)
 CPU_AUTO_ROWS = 256  # "auto" on CPU: rows are bounded by the token budget; fewer passes, less fixed cost
 CPU_POOL_TOKENS = 8192  # prefix-tree keys/values kept at once on CPU
-CPU_PASS_COST_TOKENS = 24  # one forward pass costs about as much as this many tokens (measured, bundled model)
+CPU_PASS_COST_TOKENS = 40  # one forward pass costs about as much as this many tokens (bundled model: 70-150 ms)
 GPU_PASS_COST_TOKENS = 512  # kernel launches dominate small batches on a GPU
 AUTO_START_ROWS = 32
 AUTO_MAX_ROWS = 4096

@@ -247,9 +247,12 @@ class TreeScorer:
         if progress is not None:
             for local, s in enumerate(chunk):
                 finishing[tree.terminal[local]] = finishing.get(tree.terminal[local], 0) + len(by_seq[s])
+        # inner nodes level by level (a node needs its parent's keys/values); leaves need nothing after
+        # them, so all of them wait for one last phase, batched by length across levels (fewer passes)
         levels: dict[int, list[int]] = {}
+        last = 1 + max((n.level for n in nodes if n.children), default=-1)
         for k, n in enumerate(nodes):
-            levels.setdefault(n.level, []).append(k)
+            levels.setdefault(n.level if n.children else last, []).append(k)
         with torch.inference_mode():
             for lev in sorted(levels):
                 todo = sorted(levels[lev], key=lambda k: (nodes[k].end - nodes[k].start, nodes[k].start))
