@@ -120,9 +120,10 @@ def stimuli_generate(
     from stimuli.structures import STRUCTURES
 
     from experiments.options import OptionError, at_least, output_file
+    from experiments.spec import MAX_ITEMS_PER_CONDITION
 
     try:
-        at_least("--per-condition", per_condition, 1, 100_000)  # the spec's items_per_condition bound
+        at_least("--per-condition", per_condition, 1, MAX_ITEMS_PER_CONDITION)  # the spec's bound
         output_file("--out", out)
     except OptionError as exc:
         fail(str(exc))

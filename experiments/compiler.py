@@ -152,7 +152,16 @@ def design_size(block: Block, stimulus_file: str | None = None) -> int:
 
 
 def block_pool_size(exp: Experiment, block: Block) -> int:
-    """Distinct stimulus items a block can draw on (its structures and conditions, in its lexicon)."""
+    """Distinct stimulus items a block can draw on (its structures and conditions, in its lexicon).
+
+    The generator writes `items_per_condition` distinct items per structure and condition, so its
+    pool is counted without generating it (`validate` stays fast for large pools)."""
+    if exp.stimuli.file is None:
+        total = 0
+        for sname, conditions, _, _ in _entries(block):
+            n_conds = len(structure_info(sname).conditions) if conditions == "all" else len(conditions)
+            total += exp.stimuli.items_per_condition * n_conds
+        return total
     ids: set[str] = set()
     for sname, conditions, _, _ in _entries(block):
         for it in _item_pool(exp, sname, block.lexicon):

@@ -20,6 +20,7 @@ CONDITION_LETTERS = {"S", "P"}
 MAX_BLOCK_TRIALS = 5_000
 MAX_REPETITIONS = 1_000
 MAX_WEIGHT = 100
+MAX_ITEMS_PER_CONDITION = 10_000  # the generator takes ~1.5 s per 10,000 x conditions of one structure
 
 
 class SpecError(ValueError):
@@ -35,7 +36,7 @@ class StimulusSource(_Strict):
 
     generator: Literal["nested_agreement"] | None = "nested_agreement"
     file: str | None = None
-    items_per_condition: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 512
+    items_per_condition: Annotated[int, Strict(), Field(ge=1, le=MAX_ITEMS_PER_CONDITION)] = 512
     seed: Annotated[int, Strict()] = 1
 
     @model_validator(mode="after")

@@ -320,8 +320,8 @@ def test_analyze_with_nothing_left_is_one_clear_error(sessions, tmp_path, which,
 
 
 @pytest.mark.parametrize("args,match", [
-    (["stimuli", "generate", "--per-condition", "-1"], "--per-condition must be from 1 to 100000"),
-    (["stimuli", "generate", "--per-condition", "1000000000"], "--per-condition must be from 1 to 100000"),
+    (["stimuli", "generate", "--per-condition", "-1"], "--per-condition must be from 1 to 10000"),
+    (["stimuli", "generate", "--per-condition", "1000000000"], "--per-condition must be from 1 to 10000"),
     (["analyze", "DATA", "--n-boot", "-5"], "--n-boot must be from 1 to 100000"),
     (["analyze", "DATA", "--n-boot", "1000000000"], "--n-boot must be from 1 to 100000"),
 ])
