@@ -303,11 +303,13 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
         # the PsychoPy runner answering itself: real timing, simulated responses, never human data
         info.exclude(path.name, len(df), "autopilot session (simulated responses, not human data)")
         df = df.iloc[0:0]
+    excluded = bool(meta.get("autopilot") and not include_simulated)
     if sidecar_outlier(meta):
         ids = sorted(set(df["subject_id"].dropna()))
         info.outlier(ids, keep_outliers, len(df), path.name)
         if not keep_outliers:
             df = df.iloc[0:0]
+            excluded = True
     status = meta.get("status")
     if status and status != "completed":
         info.notes.append(f"{path.name}: session status is {status!r} ({len(df)} trial(s) kept)")
@@ -316,6 +318,7 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     df["model"] = pd.Series(model_name(meta), index=df.index, dtype="string")
     df["order_known"] = pd.Series(sidecar_order_known(meta), index=df.index, dtype="boolean")
     df["in_results_table"] = pd.Series(sidecar_in_results_table(meta), index=df.index, dtype="boolean")
+    df.attrs["excluded"] = excluded  # emptied on purpose (outlier, autopilot): not a header-only file
     return df
 
 
@@ -350,7 +353,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
             info.merge(sub)
         else:
             df = load_twinlab_file(f, info, include_simulated, keep_outliers)
-            if df.empty and not any(e["what"] == f.name for e in info.exclusions):
+            if df.empty and not df.attrs.get("excluded") and not any(e["what"] == f.name for e in info.exclusions):
                 reason = "holds no complete trial (header only: the session ended before its first trial ended, " \
                          "e.g. during the instructions)"
                 info.notes.append(f"{f.name}: skipped, {reason}")

@@ -41,9 +41,29 @@ echo "   (simulated key presses: marked as such in the sidecar and excluded from
 rm -rf "$OUT/human_smoke"
 xvfb-run -a -s "-screen 0 1280x1024x24" $TL run-human $SPEC --autopilot --participant autopilot1 --trials 3 --out "$OUT/human_smoke"
 
-echo "== 6. the report: error rates, first encounter, exposures (glmer), humans beside models"
+echo "== 6. real human data: the public Lakretz et al. (2021) release imported as twinlab sessions"
+# The release (results table + raw session logs) is not bundled: point TWINLAB_LAKRETZ_RESULTS and
+# TWINLAB_LAKRETZ_LOGS at it, or keep the development sample in ../shared/data/lakretz2021_sample/.
+SAMPLE="$ROOT/../shared/data/lakretz2021_sample"
+LK_RESULTS="${TWINLAB_LAKRETZ_RESULTS:-}"
+LK_LOGS="${TWINLAB_LAKRETZ_LOGS:-}"
+if [ -z "$LK_RESULTS$LK_LOGS" ] && [ -d "$SAMPLE" ]; then
+  LK_RESULTS="$SAMPLE/dataframe_results_all_trials_sample.csv"; LK_LOGS="$SAMPLE/logs"
+fi
+HUMANS=()
+if [ -n "$LK_RESULTS$LK_LOGS" ]; then
+  IMPORT_ARGS=(--out "$OUT/humans" --skip-existing)
+  [ -n "$LK_RESULTS" ] && IMPORT_ARGS+=(--results "$LK_RESULTS")
+  [ -n "$LK_LOGS" ] && IMPORT_ARGS+=(--logs "$LK_LOGS")
+  $TL import lakretz2021 "${IMPORT_ARGS[@]}"
+  HUMANS=("$OUT/humans")
+else
+  echo "   no release found (set TWINLAB_LAKRETZ_RESULTS / TWINLAB_LAKRETZ_LOGS): the report shows models only"
+fi
+
+echo "== 7. the report: error rates, first encounter (Table C1), exposures (glmer), humans beside models"
 rm -rf "$OUT/report"
-$TL analyze "$OUT/sessions" --out "$OUT/report"
+$TL analyze "$OUT/sessions" "${HUMANS[@]}" --out "$OUT/report"
 
 echo
 echo "demo finished in ${SECONDS}s: open $OUT/report/report.html"

@@ -391,3 +391,12 @@ def test_a_table_subject_without_logs_is_written_with_the_order_unknown(copy, tm
     assert flat(f"subject(s) 103 of the results table have no log: their {n103} row(s)") in flat(r.output)
     side = json.loads((tmp_path / "o" / "data" / "study-lakretz2021_subject-L103_session-unknown_data.json").read_text())
     assert side["order_known"] is False and side["n_trials_written"] == n103
+
+
+def test_an_excluded_outlier_is_reported_as_an_outlier_not_as_an_empty_session(imported):
+    """Regression: the outlier's emptied frame was once reported as a header-only session."""
+    out = imported[0]
+    df, info = load([out])  # default: the flagged subject (101) is excluded
+    assert "L101" not in set(df["subject_id"])
+    assert not [n for n in info.notes if "no complete trial" in n], info.notes
+    assert any("101" in str(info.outliers.get(k, "")) for k in info.outliers) or "L101" in str(info.outliers)
