@@ -56,11 +56,19 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     deps = [d for d in ("inner", "outer") if d in set(t["dependency"])]
     conds = condition_order(t["condition"])
     human = t[t["group"] == "human"]
-    fig, axes = plt.subplots(len(deps), len(groups), figsize=(max(0.45 * len(conds), 2.6) * len(groups) + 1.8, 2.6 * len(deps) + 0.4),
+    # wrap the groups into rows of at most `ncol` panels so the figure stays legible at page width
+    ncol = min(len(groups), 3 if len(conds) > 4 else 4)
+    grows = -(-len(groups) // ncol)
+    fig, axes = plt.subplots(grows * len(deps), ncol,
+                             figsize=(max(0.5 * len(conds), 2.6) * ncol + 1.4, 2.5 * len(deps) * grows + 0.6),
                              squeeze=False, sharey=True)
-    for r, dep in enumerate(deps):
-        for c, g in enumerate(groups):
-            ax = axes[r][c]
+    for ax in axes.flat:
+        ax.set_visible(False)
+    for i, g in enumerate(groups):
+        for r, dep in enumerate(deps):
+            ax = axes[(i // ncol) * len(deps) + r][i % ncol]
+            ax.set_visible(True)
+            c = i
             bars = t[(t["group"] == g) & (t["dependency"] == dep)].set_index("condition").reindex(conds)
             x = np.arange(len(conds))
             color = HUMAN_COLOR if g == "human" else PALETTE[c % len(PALETTE)]
@@ -74,11 +82,11 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
                     if pd.notna(hv):
                         ax.hlines(hv, xi - 0.42, xi + 0.42, colors=HUMAN_COLOR, linestyles="--", lw=1.3)
             ax.axhline(0.5, color="grey", lw=0.6, ls=":")
-            ax.set_xticks(x, conds, rotation=0 if len(conds) <= 8 else 90)
+            ax.set_xticks(x, conds, rotation=0 if len(conds) <= 8 else 90, fontsize=8)
             ax.set_ylim(0, 1)
             if r == 0:
                 ax.set_title(g.replace(" · ", "\n"), fontsize=8)
-            if c == 0:
+            if i % ncol == 0:
                 ax.set_ylabel(f"error rate ({dep})")
     handles = []
     from matplotlib.lines import Line2D
