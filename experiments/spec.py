@@ -6,6 +6,7 @@ the YAML does not change the hash but any change of content does.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -311,6 +312,10 @@ class Experiment(_Strict):
             _prune(block, _LATER_DEFAULTS["blocks"])
         for part in ("timing", "task", "feedback"):
             _prune(data[part], _LATER_DEFAULTS[part])
+        if data["stimuli"].get("file"):
+            # the file's content, not where it lies: a moved data folder stays resumable, an edited
+            # stimulus file does not pass for the old one
+            data["stimuli"]["file"] = {"sha256": _file_sha256(data["stimuli"]["file"])}
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @property
@@ -322,6 +327,21 @@ class Experiment(_Strict):
             if b.name == name:
                 return b
         raise KeyError(name)
+
+
+def _file_sha256(path: str) -> str:
+    """SHA-256 of a stimulus file's bytes (cached by path, size and modification time)."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError:
+        return "missing"
+    return _file_sha256_cached(str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _file_sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 # fields added with the panel / sessions / any-language paradigm, and their defaults
