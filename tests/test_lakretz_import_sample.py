@@ -16,8 +16,8 @@ from analysis.load import load
 from experiments.cli import app
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "lakretz2021_sample"
-if not SAMPLE.exists():  # a checkout beside /work/shared (worktrees live one level deeper)
-    SAMPLE = Path("/work/shared/data/lakretz2021_sample")
+if not SAMPLE.exists():  # a worktree one level deeper than the main checkout
+    SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "lakretz2021_sample"
 pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason="the shared Lakretz et al. (2021) sample is not here")
 TABLE = SAMPLE / "dataframe_results_all_trials_sample.csv"
 
