@@ -67,5 +67,5 @@ $TL analyze "$OUT/sessions" "${HUMANS[@]}" --out "$OUT/report"
 
 echo
 echo "demo finished in ${SECONDS}s: open $OUT/report/report.html"
-echo "(to put human data beside the models, add human session folders or the Lakretz et al. 2021 results CSV:"
-echo "   $TL analyze $OUT/sessions path/to/human/sessions --out $OUT/report)"
+echo "(more human data: import the full release with TWINLAB_LAKRETZ_RESULTS / TWINLAB_LAKRETZ_LOGS set, or add"
+echo "   human session folders: $TL analyze $OUT/sessions path/to/human/sessions --out $OUT/report)"
