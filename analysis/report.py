@@ -59,7 +59,8 @@ def _table_html(df: pd.DataFrame, index: bool = False, transpose: bool = False) 
     if transpose:  # few rows, many columns (sample sizes): one column per row of the CSV
         first = df.columns[0]
         df = df.set_index(first).T.reset_index().rename(columns={"index": first})
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    # break long snake_case headers after their underscores so wide tables fit the page
+    head = "".join(f"<th>{html.escape(str(c)).replace('_', '_<wbr>')}</th>" for c in df.columns)
     body = []
     for row in df.head(MAX_ROWS).itertuples(index=False):
         body.append("<tr>" + "".join(_cell(v) for v in row) + "</tr>")
