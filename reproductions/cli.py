@@ -21,9 +21,36 @@ def _split(values: Optional[list[str]]) -> Optional[list[str]]:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        _fail(f"--out {out} is a file; give a folder")
+def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str, device: str, batch_size: int,
+                   threads: int, max_new_tokens: int = 1) -> None:
+    """The options every reproduction shares, by the rules `run-model` uses; exit 2 before a model loads."""
+    from experiments import options as o
+
+    try:
+        o.output_folder("--out", out)
+        if dependency is not None and dependency not in ("inner", "outer"):
+            raise o.OptionError(f"--dependency must be inner or outer, not {dependency!r}")
+        o.at_least("--n-boot", n_boot, 100, 100_000)
+        o.dtype(dtype)
+        o.device(device)
+        o.at_least("--batch-size", batch_size, 1, 65_536)
+        o.at_least("--threads", threads, 0, 1024)
+        o.at_least("--max-new-tokens", max_new_tokens, 1, 4096)
+    except o.OptionError as exc:
+        _fail(str(exc))
+
+
+def _run(reproduce, opt, interrupted: str) -> None:
+    """Run one reproduction; its errors and Ctrl-C become one line (finished work stays saved)."""
+    from reproductions.common import ReproError
+
+    try:
+        report = reproduce(opt)
+    except ReproError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        _fail(f"interrupted; {interrupted}; run the same command again to continue", code=130)
+    typer.echo(f"wrote {report}")
 
 
 @app.command("lampinen2024")
@@ -45,25 +72,14 @@ def lampinen2024(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars"),
 ) -> None:
     """seeds/000: Table B1 grid, harder variants, recombined prompts, Figure 5 and Figure B1 for any local model."""
-    from reproductions.common import ReproError
     from reproductions.lampinen2024 import Options, reproduce
 
-    _check_out(out)
-    if dependency is not None and dependency not in ("inner", "outer"):
-        _fail(f"--dependency must be inner or outer, not {dependency!r}")
-    if n_boot < 100:
-        _fail("--n-boot must be at least 100")
+    _check_options(out, dependency, n_boot, dtype, device, batch_size, threads)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []),
                   humans=list(humans or []), items_per_condition=items_per_condition, prompts=_split(prompts),
                   dependency=dependency, seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
                   batch_size=batch_size, threads=threads or None, quiet=quiet)
-    try:
-        report = reproduce(opt)
-    except ReproError as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        _fail("interrupted; finished sessions are saved; run the same command again to continue", code=130)
-    typer.echo(f"wrote {report}")
+    _run(reproduce, opt, "finished sessions are saved")
 
 
 @app.command("hu-levy2023")
@@ -85,25 +101,14 @@ def hu_levy2023(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """seeds/003: Direct vs MetaQuestionSimple, MetaInstruct, MetaQuestionComplex; sentence judgment and comparison."""
-    from reproductions.common import ReproError
     from reproductions.hu_levy2023 import Options, reproduce
 
-    _check_out(out)
-    if dependency is not None and dependency not in ("inner", "outer"):
-        _fail(f"--dependency must be inner or outer, not {dependency!r}")
-    if n_boot < 100:
-        _fail("--n-boot must be at least 100")
+    _check_options(out, dependency, n_boot, dtype, device, batch_size, threads)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
                   items_per_condition=items_per_condition, no_agreement=no_agreement, dependency=dependency, seed=seed,
                   n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
                   threads=threads or None, quiet=quiet)
-    try:
-        report = reproduce(opt)
-    except ReproError as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        _fail("interrupted; scored requests are cached; run the same command again to continue", code=130)
-    typer.echo(f"wrote {report}")
+    _run(reproduce, opt, "scored requests are cached")
 
 
 @app.command("hu-frank2024")
@@ -126,22 +131,11 @@ def hu_frank2024(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size."""
-    from reproductions.common import ReproError
     from reproductions.hu_frank2024 import Options, reproduce
 
-    _check_out(out)
-    if dependency is not None and dependency not in ("inner", "outer"):
-        _fail(f"--dependency must be inner or outer, not {dependency!r}")
-    if n_boot < 100:
-        _fail("--n-boot must be at least 100")
+    _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
                   items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
                   mixed=mixed, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
                   threads=threads or None, max_new_tokens=max_new_tokens, quiet=quiet)
-    try:
-        report = reproduce(opt)
-    except ReproError as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        _fail("interrupted; finished sessions and scores are saved; run the same command again to continue", code=130)
-    typer.echo(f"wrote {report}")
+    _run(reproduce, opt, "finished sessions and scores are saved")

@@ -76,3 +76,18 @@ def test_items_files_give_subtasks_by_their_critical_verb_and_equal_conditions(t
     assert subtasks[0].notes and "using 1 per condition" in subtasks[0].notes[0]
     with pytest.raises(ReproError, match="no items with an outer verb"):
         plan_subtasks(Options(models=[None], out=tmp_path / "p", items=[f], dependency="outer"))
+
+
+@pytest.mark.parametrize("paper", ["lampinen2024", "hu-levy2023", "hu-frank2024"])
+@pytest.mark.parametrize("args,expected", [
+    (["--threads", "-1"], "--threads must be from 0 to 1024"),
+    (["--device", "tpu"], "--device must be cpu, cuda"),
+    (["--dtype", "int8"], "--dtype must be one of"),
+    (["--batch-size", "0"], "--batch-size must be from 1"),
+])
+def test_runner_options_follow_run_models_rules_before_any_model_loads(tmp_path, paper, args, expected):
+    """The same rules as `run-model` (experiments/options.py), checked before a model is loaded."""
+    res = CliRunner().invoke(app, ["reproduce", paper, "--out", str(tmp_path / "o"), "-q",
+                                   "--model", str(tmp_path / "no_such_model")] + args)
+    assert res.exit_code == 2 and expected in flat(res) and "Traceback" not in res.output
+    assert not (tmp_path / "o").exists()
