@@ -215,6 +215,41 @@ class Presenter:
             if self._mouse is not None:
                 self.win.mouseVisible = False
 
+    def _present_sentence(self, trial: Trial, stims: list, press_at: tuple[float, str | None] | None,
+                          multiword_shots: bool = False) -> tuple[bool, int, float, str, list[float], list[float]]:
+        """Fixation then the RSVP units, timed by the policy: the part both response modes share.
+
+        `press_at` (seconds after the critical unit's onset, key or None for the response key) is the
+        autopilot's planned press. Returns (frames mode, dropped frames so far, fixation onset t0,
+        start time, unit onsets, unit offsets); the caller stops frame recording when its trial ends.
+        """
+        tm, sc, ci = self.exp.timing, self.screens, trial.critical_index
+        frames = self.policy.mode == "frames"
+        dropped_before = self.win.nDroppedFrames
+        self.win.recordFrameIntervals = frames
+
+        self.keys.reset_clock_on_flip(self.win)
+        t0 = self.flip(sc.fixation.draw, shot="fixation")
+        started_at = now_iso()
+        self.log("FIX_ON", trial, "", "+", t0)
+        self.hold(sc.fixation.draw, t0, tm.fixation_ms)
+        onsets: list[float] = []
+        offsets: list[float] = []
+        for i, stim in enumerate(stims):
+            multiword = multiword_shots and " " in trial.words[i]
+            on = self.flip(stim.draw, shot="word" if i == ci else "multiword_unit" if multiword else None)
+            self.log("WORD_ON", trial, i, trial.words[i], on)
+            if i == ci and press_at is not None:
+                self.autopilot.press_in(*press_at)  # type: ignore[union-attr]
+            self.hold(stim.draw, on, tm.word_ms)
+            off = self.flip()
+            self.log("WORD_OFF", trial, i, "", off)
+            onsets.append(on)
+            offsets.append(off)
+            if i < len(stims) - 1:
+                self.hold(None, off, tm.gap_ms)
+        return frames, dropped_before, t0, started_at, onsets, offsets
+
     def _run_trial(self, trial: Trial) -> TrialResult:
         tm, sc = self.exp.timing, self.screens
         stims = sc.prepare_words(trial.words)
@@ -225,30 +260,8 @@ class Presenter:
             self.autopilot.cancel()
             after = (len(trial.words) - ci) * (tm.word_ms + tm.gap_ms) + tm.response_ms
             plan = self.autopilot.plan(trial, after)
-        frames = self.policy.mode == "frames"
-        dropped_before = self.win.nDroppedFrames
-        self.win.recordFrameIntervals = frames
-
-        self.keys.reset_clock_on_flip(self.win)
-        t0 = self.flip(sc.fixation.draw, shot="fixation")
-        started_at = now_iso()
-        self.log("FIX_ON", trial, "", "+", t0)
-        self.hold(sc.fixation.draw, t0, tm.fixation_ms)
-
-        onsets: list[float] = []
-        offsets: list[float] = []
-        for i, stim in enumerate(stims):
-            on = self.flip(stim.draw, shot="word" if i == ci else None)
-            self.log("WORD_ON", trial, i, trial.words[i], on)
-            if i == ci and plan is not None and plan.rt_ms is not None:
-                self.autopilot.press_in(plan.rt_ms / 1000.0)  # type: ignore[union-attr]
-            self.hold(stim.draw, on, tm.word_ms)
-            off = self.flip()
-            self.log("WORD_OFF", trial, i, "", off)
-            onsets.append(on)
-            offsets.append(off)
-            if i < len(stims) - 1:
-                self.hold(None, off, tm.gap_ms)
+        press_at = (plan.rt_ms / 1000.0, None) if plan is not None and plan.rt_ms is not None else None
+        frames, dropped_before, t0, started_at, onsets, offsets = self._present_sentence(trial, stims, press_at)
         crit, sentence_end = onsets[ci], offsets[-1]
         window_start = onsets[0] if self.exp.task.respond_during_sentence else sentence_end
 
@@ -355,30 +368,10 @@ class Presenter:
         if self.autopilot is not None:
             self.autopilot.cancel()
             plan = self.autopilot.plan_panel(trial, tm.response_ms)
-        frames = self.policy.mode == "frames"
-        dropped_before = self.win.nDroppedFrames
-        self.win.recordFrameIntervals = frames
-
-        self.keys.reset_clock_on_flip(self.win)
-        t0 = self.flip(sc.fixation.draw, shot="fixation")
-        started_at = now_iso()
-        self.log("FIX_ON", trial, "", "+", t0)
-        self.hold(sc.fixation.draw, t0, tm.fixation_ms)
-        onsets: list[float] = []
-        offsets: list[float] = []
-        for i, stim in enumerate(stims):
-            shot = "word" if i == ci else "multiword_unit" if " " in trial.words[i] else None
-            on = self.flip(stim.draw, shot=shot)
-            self.log("WORD_ON", trial, i, trial.words[i], on)
-            if i == ci and plan is not None and plan.early_ms is not None:
-                self.autopilot.press_in(plan.early_ms / 1000.0, self.panel.keys["violation"])  # type: ignore[union-attr]
-            self.hold(stim.draw, on, tm.word_ms)
-            off = self.flip()
-            self.log("WORD_OFF", trial, i, "", off)
-            onsets.append(on)
-            offsets.append(off)
-            if i < len(stims) - 1:
-                self.hold(None, off, tm.gap_ms)
+        press_at = ((plan.early_ms / 1000.0, panel.keys["violation"])
+                    if plan is not None and plan.early_ms is not None else None)
+        frames, dropped_before, t0, started_at, onsets, offsets = self._present_sentence(
+            trial, stims, press_at, multiword_shots=True)
         sentence_end = offsets[-1]
         self.hold(None, sentence_end, tm.gap_ms)
         fix2 = self.flip(sc.fixation.draw, shot="panel_fixation")
