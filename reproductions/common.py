@@ -37,6 +37,32 @@ class ReproError(RuntimeError):
     """A reproduction that cannot run; the message names the option, file or value."""
 
 
+@dataclass
+class RunOptions:
+    """What every reproduction takes: the models, the items, seeds and how the models run."""
+
+    models: list[str | None]
+    out: Path
+    items: list[Path] = field(default_factory=list)
+    items_per_condition: int | None = None
+    dependency: str | None = None
+    seed: int = 1
+    n_boot: int = 2000
+    add_bos: bool = False
+    dtype: str = "float32"
+    device: str = "cpu"
+    batch_size: int = 32
+    threads: int | None = 1
+    quiet: bool = False
+
+    def check_selection(self) -> None:
+        """The item selection can work (the CLI checks these too; this guards the Python API)."""
+        if self.dependency not in (None, "inner", "outer"):
+            raise ReproError(f"--dependency must be inner or outer, not {self.dependency!r}")
+        if self.items_per_condition is not None and self.items_per_condition < 1:
+            raise ReproError("--items-per-condition must be at least 1")
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reproductions.common import (Arm, ReproError, Report, load_arms, progress_bar, sha256_text, slug,
+from reproductions.common import (Arm, ReproError, Report, RunOptions, load_arms, progress_bar, sha256_text, slug,
                                   write_provenance, write_spec)
 
 PAPER = "seeds/002: Hu & Frank (2024), Auxiliary task demands mask the capabilities of smaller language models"
@@ -46,23 +46,11 @@ PAPER_NUMBERS = (
 
 
 @dataclass
-class Options:
-    models: list[str | None]
-    out: Path
-    items: list[Path] = field(default_factory=list)
+class Options(RunOptions):
+    items_per_condition: int | None = 8
     pairs: list[Path] = field(default_factory=list)
-    items_per_condition: int = 8
-    dependency: str | None = None
-    seed: int = 1
-    n_boot: int = 2000
     mixed: bool = True
-    add_bos: bool = False
-    dtype: str = "float32"
-    device: str = "cpu"
-    batch_size: int = 32
-    threads: int | None = 1
     max_new_tokens: int = 4
-    quiet: bool = False
 
 
 def _subtasks(opt: Options, out: Path):
@@ -206,8 +194,7 @@ def reproduce(opt: Options) -> Path:
 
     started = time.time()
     opt.out.mkdir(parents=True, exist_ok=True)
-    if opt.items_per_condition < 1:
-        raise ReproError("--items-per-condition must be at least 1")
+    opt.check_selection()
     subtasks, spec_for = _subtasks(opt, opt.out)
     pairs = collect_pairs(HLOptions(models=[], out=opt.out, pairs=opt.pairs, no_agreement=True)) if opt.pairs else []
     frames, models, results = [], [], []

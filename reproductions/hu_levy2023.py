@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reproductions.common import ReproError, Report, progress_bar, sha256_text, slug, write_provenance
+from reproductions.common import ReproError, Report, RunOptions, progress_bar, sha256_text, slug, write_provenance
 from reproductions.pairs import Pair, ScoreCache, load_blimp_jsonl, pair_trials, pairs_from_items, score_protocols
 
 PAPER = "seeds/003: Hu & Levy (2023), Prompting is not a substitute for probability measurements in LLMs"
@@ -54,22 +54,10 @@ PAPER_RESULTS = (
 
 
 @dataclass
-class Options:
-    models: list[str | None]
-    out: Path
-    items: list[Path] = field(default_factory=list)
+class Options(RunOptions):
+    items_per_condition: int | None = 16
     pairs: list[Path] = field(default_factory=list)
-    items_per_condition: int = 16
     no_agreement: bool = False
-    dependency: str | None = None
-    seed: int = 1
-    n_boot: int = 2000
-    add_bos: bool = False
-    dtype: str = "float32"
-    device: str = "cpu"
-    batch_size: int = 32
-    threads: int | None = 1
-    quiet: bool = False
 
 
 def collect_pairs(opt: Options) -> list[Pair]:
@@ -77,10 +65,7 @@ def collect_pairs(opt: Options) -> list[Pair]:
     from stimuli.files import StimulusFileError, load_items
     from stimuli.generate import generate_items
 
-    if opt.dependency not in (None, "inner", "outer"):
-        raise ReproError(f"--dependency must be inner or outer, not {opt.dependency!r}")
-    if opt.items_per_condition < 1:
-        raise ReproError("--items-per-condition must be at least 1")
+    opt.check_selection()
     pairs: list[Pair] = []
     if not opt.no_agreement:
         if opt.items:

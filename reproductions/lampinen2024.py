@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reproductions.common import (Arm, ArmResult, ReproError, Report, load_arms, progress_bar, prompt_provenance,
+from reproductions.common import (Arm, ArmResult, ReproError, Report, RunOptions, load_arms, progress_bar, prompt_provenance,
                                   run_arm, sha256_file, slug, write_provenance, write_spec)
 
 PAPER = "seeds/000: Lampinen (2024), Can language models handle recursively nested grammatical structures?"
@@ -73,22 +73,11 @@ PAPER_MODELS = {"7B": "paper: Chinchilla-family 7B", "70B": "paper: Chinchilla 7
 
 
 @dataclass
-class Options:
-    models: list[str | None]
-    out: Path
-    items: list[Path] = field(default_factory=list)
+class Options(RunOptions):
+    """items_per_condition None: 512 generated, or all of an --items file."""
+
     humans: list[Path] = field(default_factory=list)
-    items_per_condition: int | None = None  # default: 512 generated; all of an --items file
     prompts: list[str] | None = None  # None: the paper's plan per subtask
-    dependency: str | None = None
-    seed: int = 1
-    n_boot: int = 2000
-    add_bos: bool = False
-    dtype: str = "float32"
-    device: str = "cpu"
-    batch_size: int = 32
-    threads: int | None = 1
-    quiet: bool = False
 
 
 @dataclass
@@ -153,11 +142,8 @@ def plan_subtasks(opt: Options) -> list[Subtask]:
     from stimuli.files import StimulusFileError, load_items, save_items
     from stimuli.generate import generate_items
 
-    if opt.dependency not in (None, "inner", "outer"):
-        raise ReproError(f"--dependency must be inner or outer, not {opt.dependency!r}")
+    opt.check_selection()
     prompts = check_prompts(opt.prompts) if opt.prompts is not None else None
-    if opt.items_per_condition is not None and opt.items_per_condition < 1:
-        raise ReproError("--items-per-condition must be at least 1")
     groups: dict[tuple[str, str], list] = {}
     if opt.items:
         seen: dict[str, Path] = {}
