@@ -17,6 +17,7 @@ import io
 from pathlib import Path
 
 from stimuli.items import Item
+from stimuli.textfile import read_text_file
 
 REQUIRED_COLUMNS = ("item_id", "structure", "condition", "lexicon", "sentence")
 FILLER_COLUMNS = ("filler_index", "filler_word", "filler_kind")
@@ -92,22 +93,7 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
 
 
 def _read_text(path: Path) -> str:
-    if path.is_dir():
-        raise StimulusFileError(f"{path}: is a folder, not a stimulus file")
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise StimulusFileError(f"{path}: larger than {MAX_FILE_BYTES} bytes; is this a stimulus file?")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise StimulusFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if b"\x00" in data:
-        raise StimulusFileError(f"{path}: is a binary file (it holds NUL bytes), not a CSV/TSV stimulus file")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise StimulusFileError(f"{path}: line {line}: byte 0x{data[exc.start]:02x} is not UTF-8 text "
-                                "(save the file as UTF-8)") from None
+    return read_text_file(path, StimulusFileError, "CSV/TSV stimulus", MAX_FILE_BYTES)
 
 
 def _ranges(numbers: list[int]) -> str:
