@@ -200,26 +200,19 @@ def doctor() -> None:
     raise typer.Exit(0 if ok else 1)
 
 
-def _register(module: str, func: str, name: str) -> None:
-    """Register a command defined beside its package (absent packages are skipped, other errors raise)."""
+def _register(module: str, attr: str, name: str, sub_app: bool = False) -> None:
+    """Register a command (or, with `sub_app`, a typer sub-app such as `twinlab reproduce ...`) defined
+    beside its package; an absent package is skipped, any other import error raises."""
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name == module:
             return
         raise
-    app.command(name)(getattr(mod, func))
-
-
-def _register_app(module: str, attr: str, name: str) -> None:
-    """Register a typer sub-app defined beside its package (`twinlab reproduce ...`); absent packages are skipped."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return
-        raise
-    app.add_typer(getattr(mod, attr), name=name)
+    if sub_app:
+        app.add_typer(getattr(mod, attr), name=name)
+    else:
+        app.command(name)(getattr(mod, attr))
 
 
 _register("model_subjects.cli", "run_model", "run-model")
@@ -227,7 +220,7 @@ _register("model_subjects.sweep", "sweep_command", "sweep")
 _register("participants.cli", "run_human", "run-human")
 _register("analysis.cli", "analyze", "analyze")
 _register("analysis.cli", "report", "report")
-_register_app("reproductions.cli", "app", "reproduce")
+_register("reproductions.cli", "app", "reproduce", sub_app=True)
 
 
 def _register_importers() -> None:
