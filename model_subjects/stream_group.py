@@ -77,16 +77,21 @@ class StreamGroup:
             crop_cache(self.cache, used)
             self.ncols = used
 
+    def _reserve_mask(self, cols: int) -> None:
+        """Grow the shared attention mask (doubling) so it holds at least `cols` columns."""
+        if cols > self.mask.shape[1]:
+            grown = self.torch.zeros((self.n, max(2 * self.mask.shape[1], cols)), dtype=self.torch.long,
+                                     device=self.b.input_device)
+            grown[:, :self.ncols] = self.mask[:, :self.ncols]
+            self.mask = grown
+
     def _step(self, new: dict[int, Sequence[int]]) -> dict[int, Any]:
         """One forward pass over every member's new tokens; the next-token log-probs of each given member."""
         torch = self.torch
         dev = self.b.input_device
         T = max(len(t) for t in new.values())
         C = self.ncols
-        if C + T > self.mask.shape[1]:
-            grown = torch.zeros((self.n, max(2 * self.mask.shape[1], C + T)), dtype=torch.long, device=dev)
-            grown[:, :C] = self.mask[:, :C]
-            self.mask = grown
+        self._reserve_mask(C + T)
         ids = torch.full((self.n, T), self.b.pad_id, dtype=torch.long)
         pos = torch.zeros((self.n, T), dtype=torch.long)
         for i, toks in new.items():
@@ -163,10 +168,7 @@ class StreamGroup:
         dev = self.b.input_device
         T = max(len(cont) - 1 for _, cont in taken.values())
         C = self.ncols
-        if C + T > self.mask.shape[1]:
-            grown = torch.zeros((self.n, max(2 * self.mask.shape[1], C + T)), dtype=torch.long, device=dev)
-            grown[:, :C] = self.mask[:, :C]
-            self.mask = grown
+        self._reserve_mask(C + T)
         ids = torch.full((self.n, T), self.b.pad_id, dtype=torch.long)
         pos = torch.zeros((self.n, T), dtype=torch.long)
         for i, (_, cont) in taken.items():

@@ -250,6 +250,14 @@ class Presenter:
                 self.hold(None, off, tm.gap_ms)
         return frames, dropped_before, t0, started_at, onsets, offsets
 
+    def _add_timing_extra(self, extra: dict[str, Any], frames: bool, dropped_before: int, plan: Any) -> None:
+        """Dropped frames (frame-timed displays) and the autopilot's plan, in both response modes."""
+        if frames:
+            extra["dropped_frames"] = int(self.win.nDroppedFrames - dropped_before)
+            extra["word_frames"] = self.policy.frames(self.exp.timing.word_ms)
+        if plan is not None:
+            extra["autopilot"] = plan.to_dict()
+
     def _run_trial(self, trial: Trial) -> TrialResult:
         tm, sc = self.exp.timing, self.screens
         stims = sc.prepare_words(trial.words)
@@ -317,11 +325,7 @@ class Presenter:
             "keyboard_backend": self.keys.backend,
             "flip_latency_ms": _ms(self.flip_latency()),
         }
-        if frames:
-            extra["dropped_frames"] = int(self.win.nDroppedFrames - dropped_before)
-            extra["word_frames"] = self.policy.frames(tm.word_ms)
-        if plan is not None:
-            extra["autopilot"] = plan.to_dict()
+        self._add_timing_extra(extra, frames, dropped_before, plan)
         return TrialResult(
             response=response,
             correct=correct,
@@ -465,11 +469,7 @@ class Presenter:
             "keyboard_backend": self.keys.backend,
             "flip_latency_ms": _ms(self.flip_latency()),
         }
-        if frames:
-            extra["dropped_frames"] = int(self.win.nDroppedFrames - dropped_before)
-            extra["word_frames"] = self.policy.frames(tm.word_ms)
-        if plan is not None:
-            extra["autopilot"] = plan.to_dict()
+        self._add_timing_extra(extra, frames, dropped_before, plan)
         return TrialResult(
             response=response,
             correct=correct,  # type: ignore[arg-type]
