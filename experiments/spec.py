@@ -252,6 +252,27 @@ class Texts(_Strict):
     end_text: str = "Thank you! The session is over."
 
 
+class Online(_Strict):
+    """What an online participant gets at the end (Prolific, JATOS, SONA...): a completion code
+    and/or a URL to return to, shown on the browser runner's completion screen."""
+
+    completion_code: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")] | None = None
+    completion_url: Annotated[str, Field(max_length=2000)] | None = None
+
+    @field_validator("completion_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(v)
+        if parts.scheme not in ("https", "http") or not parts.netloc or any(c.isspace() for c in v):
+            raise ValueError(f"must be an http(s) URL such as https://app.prolific.com/submissions/complete?cc=CODE, "
+                             f"got {v!r}")
+        return v
+
+
 class Experiment(_Strict):
     """A validated experiment specification."""
 
@@ -269,6 +290,7 @@ class Experiment(_Strict):
     feedback: Feedback = Feedback()
     texts: Texts
     participant_fields: list[str] = ["age", "handedness"]
+    online: Online | None = None  # the browser runner's completion code / return URL
     seed: Annotated[int, Strict()] = 0
     source_path: str | None = Field(default=None, exclude=True)
 
@@ -348,7 +370,7 @@ def _file_sha256_cached(path: str, size: int, mtime_ns: int) -> str:
 
 # fields added with the panel / sessions / any-language paradigm, and their defaults
 _LATER_DEFAULTS: dict[str | None, dict[str, Any]] = {
-    None: {"sessions": 1},
+    None: {"sessions": 1, "online": None},
     "blocks": {"design": None, "sessions": "all", "across_sessions": False},
     "timing": {"panel_delay_ms": 1500},
     "task": {"response": "key", "panel": None},

@@ -1,0 +1,218 @@
+/* twinlab-rsvp: one jsPsych 8 plugin for one whole twinlab trial.
+ *
+ * Fixation, the RSVP units, the response (two-option panel or go/no-go key), feedback and the
+ * inter-trial blank are painted from ONE requestAnimationFrame loop. Every screen change has an
+ * intended frame (a whole number of frames from the fixation's frame); each callback works out how
+ * many frames have elapsed from its own timestamp and paints what is due, so there is no timer
+ * between words and a missed callback delays nothing after it. Onsets are the timestamps of the
+ * rAF callbacks that painted them; key presses and clicks carry the events' own timeStamp (the
+ * same clock as performance.now()). The plugin reports raw times; twinlab's server turns them
+ * into the trial-table row with the same code for every session (participants/web/results.py).
+ */
+var jsPsychTwinlabRsvp = (function (jspsych) {
+  "use strict";
+
+  const info = {
+    name: "twinlab-rsvp",
+    version: "1.0.0",
+    parameters: {
+      /** the compiled trial (twinlab's compiler), as participants/web/payload.py writes it */
+      trial: { type: jspsych.ParameterType.OBJECT, default: undefined },
+      /** timing, keys, texts and colours of the spec, and the measured frame period */
+      config: { type: jspsych.ParameterType.OBJECT, default: undefined },
+      /** async function(result): saves the trial (awaited during the inter-trial blank) */
+      save: { type: jspsych.ParameterType.FUNCTION, default: null },
+    },
+    data: { twinlab: { type: jspsych.ParameterType.OBJECT } },
+  };
+
+  /** PsychoPy's name of a browser key ("f", "space", "escape", ...). */
+  function keyName(e) {
+    const k = e.key;
+    if (k === " " || k === "Spacebar") return "space";
+    const named = { Escape: "escape", Enter: "return", ArrowLeft: "left", ArrowRight: "right",
+                    ArrowUp: "up", ArrowDown: "down", Backspace: "backspace", Tab: "tab" };
+    return named[k] || String(k).toLowerCase();
+  }
+
+  function el(tag, cls, text) {
+    const n = document.createElement(tag);
+    if (cls) n.className = cls;
+    if (text !== undefined && text !== null) n.textContent = text;
+    return n;
+  }
+
+  class TwinlabRsvpPlugin {
+    constructor(jsPsych) { this.jsPsych = jsPsych; }
+
+    trial(display, par) {
+      const T = par.trial, C = par.config, F = C.frame_ms, tm = C.timing;
+      const frames = (ms) => (ms <= 0 ? 0 : Math.max(1, Math.round(ms / F)));
+      const panelMode = C.response === "panel";
+      const stage = el("div", "tl-stage");
+      display.replaceChildren(stage);
+      const show = (node) => stage.replaceChildren(...(node ? [node] : []));
+
+      // --- the fixed part of the trial: fixation then units, in frames from the fixation frame ---
+      const wf = frames(tm.word_ms), gf = frames(tm.gap_ms);
+      const schedule = [{ frame: 0, what: "fixation" }];
+      let f = frames(tm.fixation_ms);
+      T.units.forEach((u, i) => {
+        schedule.push({ frame: f, what: "unit", i });
+        f += wf;
+        if (gf > 0 || i === T.units.length - 1) schedule.push({ frame: f, what: "blank", i });
+        f += gf;
+      });
+      // after the last unit's blank (gap_ms): panel mode shows a fixation then the panel; key mode the prompt
+      const endFrame = f - gf;  // the last unit's offset frame
+      const respFrames = frames(tm.response_ms);
+      if (panelMode) {
+        schedule.push({ frame: endFrame + gf, what: "panel_fixation" });
+        schedule.push({ frame: endFrame + gf + frames(tm.panel_delay_ms), what: "panel" });
+      } else {
+        schedule.push({ frame: endFrame + gf, what: "prompt" });
+      }
+
+      const fixation = el("div", "tl-word", "+");
+      const unitNodes = T.units.map((u) => el("div", "tl-word", u));
+      const boxes = {};
+      let panelNode = null;
+      if (panelMode) {
+        panelNode = el("div", "tl-panel");
+        if (C.texts.panel_question) panelNode.appendChild(el("div", "tl-question", C.texts.panel_question));
+        const row = el("div", "tl-panel-row");
+        const order = [C.panel.left, C.panel.left === "violation" ? "no_violation" : "violation"];
+        order.forEach((answer) => {
+          const box = el("div", "tl-box");
+          box.dataset.answer = answer;
+          box.appendChild(el("div", "tl-box-label", C.texts["panel_label_" + answer]));
+          box.appendChild(el("div", "tl-box-key", C.texts["panel_key_" + answer]));
+          boxes[answer] = box;
+          row.appendChild(box);
+        });
+        panelNode.appendChild(row);
+      }
+      const prompt = el("div", "tl-word", C.texts.response_prompt);
+
+      // --- input: every key press and every pointer press on an answer box, with its own time ---
+      const presses = [], pointers = [];
+      const answerOfKey = {};
+      if (panelMode) Object.keys(C.panel.keys).forEach((a) => { answerOfKey[C.panel.keys[a]] = a; });
+      let phase = "fixation", unitShown = null, panelOn = null, promptOn = null;
+      const onKey = (e) => {
+        if (e.repeat || presses.length >= 200) return;
+        presses.push({ key: keyName(e), t: e.timeStamp });
+        if (panelMode && answerOfKey[keyName(e)] !== undefined) e.preventDefault();
+        if (!panelMode && keyName(e) === C.keys.response) e.preventDefault();
+      };
+      const onPointer = (e) => {
+        const box = e.target.closest && e.target.closest(".tl-box");
+        if (!box || phase !== "panel" || pointers.length >= 200) return;
+        e.preventDefault();
+        pointers.push({ type: e.pointerType || "mouse", t: e.timeStamp, answer: box.dataset.answer });
+      };
+      document.addEventListener("keydown", onKey, true);
+      stage.addEventListener("pointerdown", onPointer);
+
+      const t = { onsets: [], offsets: [], intended_onset_frames: [], onset_frames: [] };
+      let answer = null;  // {response, t, by}
+      const firstAnswer = () => {
+        if (panelMode) {
+          if (panelOn === null) return null;
+          const k = presses.find((p) => p.t >= panelOn && answerOfKey[p.key] !== undefined);
+          const c = pointers.find((p) => p.t >= panelOn);
+          const byKey = k ? { response: answerOfKey[k.key], t: k.t, by: "key:" + k.key } : null;
+          const byPtr = c ? { response: c.answer, t: c.t, by: c.type } : null;
+          if (byKey && byPtr) return byKey.t <= byPtr.t ? byKey : byPtr;
+          return byKey || byPtr;
+        }
+        if (t.onsets.length === 0) return null;
+        const from = C.respond_during_sentence ? t.onsets[0] : t.sentence_end;
+        if (from === undefined) return null;
+        const k = presses.find((p) => p.t >= from && p.key === C.keys.response);
+        return k ? { response: "violation", t: k.t, by: "key:" + k.key } : null;
+      };
+
+      return new Promise((resolve) => {
+        let t0 = null, last = null, k = 0, dropped = 0, after = null, fbOn = null, itiOn = null, endTs = null;
+        const started_at = new Date().toISOString();
+        let feedbackText = null, correct = null;
+        const paint = (item, ts) => {
+          if (item.what === "fixation") { show(fixation); t.fixation = ts; phase = "fixation"; }
+          else if (item.what === "unit") {
+            show(unitNodes[item.i]); t.onsets.push(ts); unitShown = item.i; phase = "sentence";
+            t.intended_onset_frames.push(item.frame);
+            t.onset_frames.push(Math.round((ts - t0) / F));
+          } else if (item.what === "blank") {
+            show(null); t.offsets.push(ts);
+            if (item.i === T.units.length - 1) { t.sentence_end = ts; phase = panelMode ? "panel_delay" : "response"; }
+          } else if (item.what === "panel_fixation") { show(fixation); t.panel_fixation = ts; }
+          else if (item.what === "panel") { show(panelNode); panelOn = ts; phase = "panel"; stage.classList.add("tl-cursor"); }
+          else if (item.what === "prompt") { show(prompt); promptOn = ts; }
+        };
+        const finish = async () => {
+          document.removeEventListener("keydown", onKey, true);
+          stage.removeEventListener("pointerdown", onPointer);
+          const result = {
+            trial_index: T.trial_index, item_id: T.item_id, frame_ms: F, unit_frames: wf, gap_frames: gf,
+            fixation_onset: t.fixation, unit_onsets: t.onsets, unit_offsets: t.offsets,
+            intended_onset_frames: t.intended_onset_frames, onset_frames: t.onset_frames,
+            panel_fixation_onset: t.panel_fixation === undefined ? null : t.panel_fixation,
+            panel_onset: panelOn, prompt_onset: promptOn, feedback_onset: fbOn, iti_onset: itiOn, end: endTs,
+            response: answer ? answer.response : (panelMode ? "none" : "no_violation"),
+            answer_time: answer ? answer.t : null, answered_by: answer ? answer.by : null,
+            feedback_text: feedbackText, presses: presses, pointers: pointers, dropped_frames: dropped,
+            started_at: started_at, ended_at: new Date().toISOString(),
+          };
+          if (par.save) await par.save(result);
+          resolve({ twinlab: result });
+        };
+        const tick = (ts) => {
+          if (t0 === null) t0 = ts;
+          if (last !== null && ts - last > 1.5 * F) dropped += Math.round((ts - last) / F) - 1;
+          last = ts;
+          const n = Math.round((ts - t0) / F);  // frames elapsed since the fixation's frame
+          if (after === null) {
+            // paint what is due; after a stall several entries are due at once: each is recorded at
+            // this frame (a unit missed entirely gets onset = offset), only the last stays on screen
+            while (k < schedule.length && schedule[k].frame <= n) paint(schedule[k++], ts);
+            const a = answer || firstAnswer();
+            const ended = t.sentence_end !== undefined;
+            // the sentence always runs to its end; then an answer (or the deadline) ends the response phase
+            const deadline = panelOn !== null ? panelOn : promptOn;
+            const late = deadline !== null && Math.round((ts - deadline) / F) >= respFrames;
+            if (ended && ((a && (panelMode ? panelOn !== null : true)) || late)) {
+              answer = a && (!late || a.t < deadline + respFrames * F) ? a : null;
+              stage.classList.remove("tl-cursor");
+              phase = "feedback";
+              const response = answer ? answer.response : (panelMode ? "none" : "no_violation");
+              correct = panelMode && !answer ? null : response === T.correct_response;
+              if (T.feedback) {
+                const key = correct === null ? "no_response_text" : correct ? "correct_text" : "incorrect_text";
+                feedbackText = C.texts[key];
+                const fb = el("div", "tl-word tl-feedback", feedbackText);
+                fb.style.color = correct ? C.colors.correct : C.colors.incorrect;
+                show(fb);
+                fbOn = ts;
+                after = { frame: n, fb: frames(tm.feedback_ms) };
+              } else {
+                after = { frame: n, fb: 0 };
+              }
+              if (after.fb === 0) { show(null); itiOn = ts; after.iti = true; }
+            }
+          } else if (!after.iti && n - after.frame >= after.fb) {
+            show(null); itiOn = ts; after.iti = true; after.frame = n;
+          }
+          if (after !== null && after.iti && itiOn !== null) {
+            const itiFrames = frames(tm.iti_ms);
+            if (Math.round((ts - itiOn) / F) >= itiFrames) { endTs = ts; finish(); return; }
+          }
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      });
+    }
+  }
+  TwinlabRsvpPlugin.info = info;
+  return TwinlabRsvpPlugin;
+})(jsPsychModule);
