@@ -221,6 +221,7 @@ _register("participants.cli", "run_human", "run-human")
 _register("analysis.cli", "analyze", "analyze")
 _register("analysis.cli", "report", "report")
 _register("reproductions.cli", "app", "reproduce", sub_app=True)
+_register("participants.web.cli", "app", "web", sub_app=True)
 
 
 def _register_importers() -> None:

@@ -1,0 +1,94 @@
+"""`twinlab web build SPEC --out SITE` and `twinlab web serve SPEC --out DATA`: the browser runner.
+
+Imports nothing heavy at module level (the server stack is imported when `serve` runs).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, help="Browser sessions (jsPsych): a static site, or a local server saving every trial.")
+
+
+def _spec(spec: str):
+    from experiments.cli import fail, load_spec_or_exit
+    from experiments.compiler import check_sizes
+    from experiments.spec import SpecError
+
+    exp = load_spec_or_exit(spec)
+    try:
+        check_sizes(exp)
+    except SpecError as exc:
+        fail(str(exc))
+    if exp.task.kind != "violation_detection":
+        fail(f"the browser runner presents task.kind 'violation_detection'; {exp.name} asks for {exp.task.kind!r}")
+    return exp
+
+
+@app.command("build")
+def build(
+    spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec"),
+    out: Path = typer.Option(..., "--out", "-o", help="folder to write the site into (must not exist)"),
+    slots: int = typer.Option(20, "--slots", help="participant slots: precompiled sequences web001..webNNN"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="override the spec's seed"),
+    force: bool = typer.Option(False, "--force", help="replace an existing --out folder"),
+) -> None:
+    """Write a self-contained static site (any static host, JATOS, Pavlovia); runs with no network."""
+    from experiments.cli import fail
+    from participants.web.site import MAX_SLOTS, SiteError, build_site
+
+    if not 1 <= slots <= MAX_SLOTS:
+        fail(f"--slots must be from 1 to {MAX_SLOTS}, got {slots}")
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} is a file; give a folder")
+    exp = _spec(spec)
+    try:
+        summary = build_site(exp, out, slots=slots, seed=seed, force=force)
+    except SiteError as exc:
+        fail(str(exc))
+    typer.echo(f"wrote {out}/index.html: {exp.name} spec_hash={exp.spec_hash}, {slots} slot(s) x "
+               f"{exp.sessions} session(s), trials per session {summary['trials_per_slot']}")
+    typer.echo(f"open it as {out}/index.html?participant=P01&session=1 (or with PROLIFIC_PID=...); "
+               "slot = the `slot` URL parameter, else a stable hash of the participant id")
+
+
+@app.command("serve")
+def serve(
+    spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec"),
+    out: Path = typer.Option(Path("sessions"), "--out", "-o", help="data folder (Psych-DS dataset root)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (default: this machine only)"),
+    port: int = typer.Option(8000, "--port", help="port to listen on"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="override the spec's seed"),
+    trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials of each session"),
+) -> None:
+    """Serve the experiment and write each trial as it arrives (fsync'ed, one writer per session)."""
+    from experiments import options as o
+    from experiments.cli import fail
+
+    try:
+        o.output_folder("--out", out)
+        o.trials_limit(trials)
+        o.at_least("--port", port, 1, 65535)
+    except o.OptionError as exc:
+        fail(str(exc))
+    exp = _spec(spec)
+    import uvicorn
+
+    from participants.web.server import create_app
+    from participants.web.site import SiteError
+
+    try:
+        application = create_app(exp, out, seed=seed, trials=trials)
+    except SiteError as exc:
+        fail(str(exc))
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    typer.echo(f"serving {exp.name} (spec_hash={exp.spec_hash}) at http://{shown}:{port}/?participant=P01&session=1 "
+               f"(or ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=...); data in {out}", err=True)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"WARNING: listening on {host}: other machines can reach this server; put it behind HTTPS", err=True)
+    try:
+        uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")

@@ -1,0 +1,235 @@
+/* twinlab's browser session: measure the display, get the compiled trials, run them, save each one.
+ *
+ * Serve mode: the twinlab server compiles this participant's sequence, hands back a per-session
+ * token (kept in localStorage so a reload resumes) and saves every trial as it ends.
+ * Static mode (`twinlab web build`): the sequences are precompiled per slot in sequences.js; each
+ * trial is kept in localStorage (a reload resumes) and appended to JATOS's result data when the
+ * page runs inside JATOS; elsewhere the data are offered as a file at the end.
+ * Nothing here builds, orders or scores a sequence beyond showing feedback: the server recomputes.
+ */
+(function () {
+  "use strict";
+  const C = JSON.parse(document.getElementById("twinlab-config").textContent);
+  const params = new URLSearchParams(location.search);
+  const X = C.texts;
+  const fill = (text, vals) => String(text).replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
+    (m, k) => (Object.prototype.hasOwnProperty.call(vals, k) ? String(vals[k]) : m));
+  const BROWSER_KEYS = { space: " ", return: "Enter", escape: "Escape", left: "ArrowLeft", right: "ArrowRight",
+                         up: "ArrowUp", down: "ArrowDown", tab: "Tab", backspace: "Backspace" };
+  const touch = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
+
+  function node(tag, cls, text) {
+    const n = document.createElement(tag);
+    if (cls) n.className = cls;
+    if (text !== undefined && text !== null) n.textContent = text;
+    return n;
+  }
+  function message(text, extra) {
+    const page = node("div", "tl-page", text);
+    document.body.replaceChildren(page);
+    if (extra) page.appendChild(extra);
+    document.body.dataset.screen = "message";
+  }
+
+  /** 121 rAF timestamps: median interval, spread, and whether to refuse (spec's expected rate). */
+  function measureRefresh(n) {
+    return new Promise((resolve) => {
+      const ts = [];
+      const f = (t) => { ts.push(t); if (ts.length <= n) requestAnimationFrame(f); else done(); };
+      const done = () => {
+        const iv = ts.slice(1).map((t, i) => t - ts[i]).sort((a, b) => a - b);
+        const median = iv[Math.floor(iv.length / 2)];
+        const mean = iv.reduce((a, b) => a + b, 0) / iv.length;
+        const sd = Math.sqrt(iv.reduce((a, b) => a + (b - mean) * (b - mean), 0) / iv.length);
+        resolve({ n_intervals: iv.length, frame_ms: median, hz: 1000 / median, interval_ms_min: iv[0],
+                  interval_ms_max: iv[iv.length - 1], interval_cv: sd / mean,
+                  timestamp_resolution_us: window.crossOriginIsolated ? 5 : 100 });
+      };
+      requestAnimationFrame(f);
+    });
+  }
+  function refreshPolicy(m) {
+    const exp = C.timing.expected_refresh_hz, tol = C.timing.refresh_tolerance_hz;
+    const warnings = [];
+    if (m.interval_cv > 0.15) warnings.push("frame intervals are irregular (cv " + m.interval_cv.toFixed(2) + ")");
+    if (exp !== null && Math.abs(m.hz - exp) > tol) {
+      return { refuse: fill(X.refresh_refused_text, { measured: m.hz.toFixed(1), expected: exp }), warnings };
+    }
+    return { refuse: null, warnings };
+  }
+
+  function participantId() {
+    return params.get("PROLIFIC_PID") || params.get("participant") || params.get("workerId") || "";
+  }
+  function urlInfo() {
+    const out = {};
+    ["PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId"].forEach((k) => {
+      if (params.has(k)) out[k] = params.get(k).slice(0, 128);
+    });
+    return out;
+  }
+
+  // ---- serve mode: the twinlab server ---------------------------------------------------------
+  function serverBackend(pid, session) {
+    const store = "twinlab:" + C.experiment + ":" + pid + ":" + session;
+    let token = localStorage.getItem(store);
+    const post = async (path, body) => {
+      const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+                                    body: JSON.stringify(body), cache: "no-store" });
+      let data = null;
+      try { data = await r.json(); } catch (e) { data = { error: "bad response" }; }
+      return { status: r.status, data };
+    };
+    return {
+      async start(client) {
+        const { status, data } = await post("api/start", { participant: pid, session, token, info: urlInfo(), client });
+        if (status !== 200) return { error: data.error || ("HTTP " + status) };
+        if (data.token) { token = data.token; localStorage.setItem(store, token); }
+        return data;
+      },
+      async save(result) {
+        for (let attempt = 0; ; attempt++) {
+          let r;
+          try { r = await post("api/trial", { participant: pid, session, token, result }); } catch (e) { r = null; }
+          if (r && r.status === 200) { document.body.classList.remove("tl-saving-error"); return r.data; }
+          if (r && r.status === 409 && r.data.next > result.trial_index) return r.data;  // saved by an earlier try
+          if (r && r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429) {
+            message(r.data.error || ("HTTP " + r.status));
+            throw new Error("trial refused: " + (r.data.error || r.status));
+          }
+          if (attempt === 0 || attempt % 10 === 0) { document.body.classList.add("tl-saving-error"); }
+          if (attempt >= 2) message(X.save_error_text);
+          await new Promise((res) => setTimeout(res, Math.min(5000, 250 * (attempt + 1))));
+        }
+      },
+      async finish() { return null; },
+    };
+  }
+
+  // ---- static mode: precompiled slots, localStorage, JATOS when present -------------------------
+  function fnv1a(s) {
+    let h = 0x811c9dc5;
+    for (const ch of new TextEncoder().encode(s)) { h ^= ch; h = Math.imul(h, 0x01000193) >>> 0; }
+    return h >>> 0;
+  }
+  function staticBackend(pid, session) {
+    const slots = C.slots;
+    const asked = parseInt(params.get("slot") || "", 10);
+    const slot = asked >= 1 && asked <= slots.length ? slots[asked - 1] : slots[fnv1a(pid) % slots.length];
+    const store = "twinlab:" + C.experiment + ":" + pid + ":" + session + ":results";
+    const seqs = window.TWINLAB_SEQUENCES[slot] || {};
+    const seq = seqs[String(session)];
+    const saved = JSON.parse(localStorage.getItem(store) || "[]");
+    let meta = null;
+    return {
+      async start(client) {
+        if (!seq) return { error: "session " + session + " is not part of this study" };
+        meta = { twinlab_web: 1, experiment: C.experiment, spec_hash: seq.spec_hash, sequence_hash: seq.sequence_hash,
+                 slot_subject_id: slot, participant: pid, session, info: urlInfo(), client };
+        const start = saved.length;
+        const status = start >= seq.n_trials ? "finished" : "run";
+        return { status, start, n_trials: seq.n_trials, trials: seq.trials.slice(start), spec_hash: seq.spec_hash,
+                 sequence_hash: seq.sequence_hash, subject_id: slot };
+      },
+      async save(result) {
+        const record = Object.assign({}, meta, { result });
+        saved.push(record);
+        localStorage.setItem(store, JSON.stringify(saved));
+        if (window.jatos && jatos.appendResultData) await jatos.appendResultData(JSON.stringify(record) + "\n");
+        return { next: saved.length };
+      },
+      async finish() {
+        if (window.jatos && jatos.endStudy) return null;
+        const blob = new Blob([saved.map((r) => JSON.stringify(r)).join("\n") + "\n"], { type: "application/json" });
+        const a = node("a", "tl-download", "data.jsonl");
+        a.href = URL.createObjectURL(blob);
+        a.download = "twinlab_" + C.experiment + "_" + pid + "_session-" + session + ".jsonl";
+        return a;
+      },
+    };
+  }
+
+  // ---- the timeline -----------------------------------------------------------------------------
+  function page(jsPsych, text, hint, name) {
+    return {
+      type: jsPsychHtmlKeyboardResponse,
+      stimulus: "", choices: [BROWSER_KEYS[C.keys.continue] || C.keys.continue],
+      on_load: () => {
+        const el = jsPsych.getDisplayElement();
+        const stim = el.querySelector("#jspsych-html-keyboard-response-stimulus");
+        stim.replaceChildren(node("div", "tl-page", text));
+        const h = touch ? X.tap_continue_hint : hint;
+        if (h) stim.appendChild(node("div", "tl-hint", h));
+        document.body.dataset.screen = name;
+        if (touch) el.addEventListener("pointerdown", () => jsPsych.finishTrial({ tapped: true }), { once: true });
+      },
+      data: { twinlab_screen: name },
+    };
+  }
+
+  function completion(backendExtra) {
+    const box = node("div", "tl-completion");
+    if (C.sessions > 1 && SESSION < C.sessions) box.appendChild(node("div", "tl-hint",
+      fill(X.next_session_text, { next: SESSION + 1, sessions: C.sessions })));
+    if (C.completion.code) {
+      const [before, after] = fill(X.completion_code_text, { code: "\u0000" }).split("\u0000");
+      const p = node("div", "tl-hint", before);
+      p.appendChild(node("span", "tl-code", C.completion.code));
+      p.appendChild(document.createTextNode(after || ""));
+      box.appendChild(p);
+    }
+    if (C.completion.url) {
+      const a = node("a", "tl-return", X.redirect_text);
+      a.href = C.completion.url;
+      a.rel = "noreferrer";
+      box.appendChild(node("div", "tl-hint")).appendChild(a);
+    }
+    if (backendExtra) box.appendChild(node("div", "tl-hint")).appendChild(backendExtra);
+    return box;
+  }
+
+  let SESSION = 1;
+  async function main() {
+    message(X.loading_text);
+    const pid = participantId();
+    SESSION = parseInt(params.get("session") || "1", 10);
+    if (!/^[A-Za-z0-9]{1,64}$/.test(pid)) {
+      message("The link is missing a valid participant id (PROLIFIC_PID or participant: letters and digits).");
+      return;
+    }
+    if (!(SESSION >= 1 && SESSION <= C.sessions)) { message("This study has no session " + params.get("session") + "."); return; }
+    const refresh = await measureRefresh(120);
+    const policy = refreshPolicy(refresh);
+    if (policy.refuse) { message(policy.refuse); document.body.dataset.screen = "refused"; return; }
+    const client = { user_agent: navigator.userAgent.slice(0, 300), refresh, warnings: policy.warnings,
+                     screen: [screen.width, screen.height], window: [innerWidth, innerHeight],
+                     device_pixel_ratio: devicePixelRatio, touch, language: navigator.language };
+    const backend = C.mode === "serve" ? serverBackend(pid, SESSION) : staticBackend(pid, SESSION);
+    const s = await backend.start(client);
+    if (s.error) { message(s.error); document.body.dataset.screen = "error"; return; }
+    if (s.status === "finished") {
+      message(X.already_done_text, completion(null));
+      document.body.dataset.screen = "already_done";
+      return;
+    }
+    const jsPsych = initJsPsych({});
+    const cfg = Object.assign({}, C, { frame_ms: refresh.frame_ms });
+    const timeline = [];
+    const hint = fill(X.continue_hint, {});
+    if (s.start === 0) C.instructions.forEach((text, i) => timeline.push(page(jsPsych, text, hint, "instructions_" + (i + 1))));
+    else timeline.push(page(jsPsych, fill(X.resume_text, { trial: s.start + 1, total: s.n_trials }), hint, "resume"));
+    s.trials.forEach((trial, j) => {
+      const intro = C.block_intros[trial.block];
+      if (trial.block_trial_index === 0 && intro) timeline.push(page(jsPsych, intro, X.block_start_hint, "block_intro"));
+      timeline.push({ type: jsPsychTwinlabRsvp, trial, config: cfg, save: (r) => backend.save(r),
+                      on_start: () => { document.body.dataset.screen = "trial"; document.body.dataset.trial = trial.trial_index; } });
+      const next = s.trials[j + 1];
+      if (next && next.block !== trial.block && C.break_after[trial.block]) timeline.push(page(jsPsych, X.break_text, "", "break"));
+    });
+    await jsPsych.run(timeline);
+    const extra = await backend.finish();
+    message(X.end_text, completion(extra));
+    document.body.dataset.screen = "end";
+  }
+  main().catch((e) => { console.error(e); if (!document.body.dataset.screen) message(String(e)); });
+})();

@@ -1,0 +1,308 @@
+"""`twinlab web serve`: the experiment page, and every trial written as it arrives through the one session writer.
+
+Starlette (ASGI) behind uvicorn. Routes: `/` the page, `/static/<name>` a fixed table of files,
+`POST /api/start` (open, resume or report a finished session), `POST /api/trial` (one trial).
+
+Safety: participant ids are letters and digits (a Psych-DS keyword, never a path); a session is
+bound to a random token handed out when it starts (only its SHA-256 is kept, in the sidecar, so a
+restarted server still knows it) and kept by the page in localStorage: without the token nobody
+reads or writes that session, not even with its participant id. Every trial is checked against
+the schema and the compiled sequence (participants/web/results.py) and refused with a status
+naming the problem: 400 malformed, 403 wrong token, 404 unknown session, 409 out of order or
+finished, 413 too large, 415 not JSON, 422 does not fit the trial. A trial is acknowledged only
+after its row is fsync'ed, so a closed tab or a killed server loses at most the trial in flight.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from experiments.compiler import compile_sequence
+from experiments.session import SessionError, SessionWriter, session_paths
+from experiments.spec import Experiment
+from experiments.trials import TrialSequence
+from participants.web.payload import page_config, sequence_payload
+from participants.web.results import ResultError, web_row
+from participants.web.site import assets, index_html
+
+RUNNER = "twinlab.participants.web"
+MAX_BODY = 256 * 1024  # a trial report is a few kB; 200 presses and clicks stay far below this
+MAX_INFO_VALUE = 128
+INFO_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId")
+PARTICIPANT_ID = re.compile(r"^[A-Za-z0-9]{1,64}$")
+SECURITY_HEADERS = {
+    # cross-origin isolation gives the page 5 us timestamps instead of 100 us
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; "
+                               "base-uri 'none'; frame-ancestors 'none'",
+}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, **extra: Any):
+        super().__init__(message)
+        self.status, self.message, self.extra = status, message, extra
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Live:
+    """One open session: its writer, compiled sequence and lock (one trial at a time)."""
+
+    seq: TrialSequence
+    n_planned: int
+    writer: SessionWriter | None
+    token_sha256: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class WebSessions:
+    """The sessions this server writes: opened, resumed and closed here, one writer each."""
+
+    def __init__(self, exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None):
+        self.exp, self.out, self.seed, self.trials = exp, Path(out), seed, trials
+        self._lock = threading.Lock()
+        self._keys: dict[tuple[str, int], threading.Lock] = {}
+        self._live: dict[tuple[str, int], Live] = {}
+
+    # ---- checks --------------------------------------------------------------------------------
+    def _ids(self, body: dict[str, Any]) -> tuple[str, int]:
+        pid, session = body.get("participant"), body.get("session")
+        if not isinstance(pid, str) or not PARTICIPANT_ID.match(pid):
+            raise ApiError(400, "participant: an id of 1 to 64 letters and digits is required")
+        if isinstance(session, bool) or not isinstance(session, int) or not 1 <= session <= self.exp.sessions:
+            raise ApiError(400, f"session: {self.exp.name} has sessions 1 to {self.exp.sessions}")
+        return pid, session
+
+    def _key_lock(self, key: tuple[str, int]) -> threading.Lock:
+        with self._lock:
+            return self._keys.setdefault(key, threading.Lock())
+
+    def _sequence(self, pid: str, session: int) -> tuple[TrialSequence, int]:
+        seq = compile_sequence(self.exp, pid, self.seed, session=session)
+        n = len(seq) if self.trials is None else min(self.trials, len(seq))
+        return seq, n
+
+    @staticmethod
+    def _token_ok(token: Any, token_sha256: str | None) -> bool:
+        return (isinstance(token, str) and 0 < len(token) <= 200 and token_sha256 is not None
+                and hmac.compare_digest(_token_hash(token), token_sha256))
+
+    def _open(self, pid: str, session: int, token: Any) -> Live | None:
+        """The live session (reopened from disk after a server restart); None when none exists."""
+        key = (pid, session)
+        live = self._live.get(key)
+        if live is not None:
+            if not self._token_ok(token, live.token_sha256):
+                raise ApiError(403, "this session belongs to another browser (wrong or missing session token)")
+            return live
+        csv_path, json_path = session_paths(self.out, self.exp.name, pid, session)
+        if not (csv_path.exists() or json_path.exists()):
+            return None
+        try:
+            meta = json.loads(json_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            raise ApiError(409, "this session's files exist but its sidecar is unreadable; ask the researcher") from None
+        web = meta.get("web") or {}
+        if meta.get("runner") != RUNNER or not web.get("token_sha256"):
+            raise ApiError(409, "this session exists and was not started in the browser; ask the researcher")
+        if not self._token_ok(token, web["token_sha256"]):
+            raise ApiError(403, "this session belongs to another browser (wrong or missing session token)")
+        seq, n = self._sequence(pid, session)
+        live = Live(seq=seq, n_planned=int(meta.get("n_trials_planned", n)), writer=None,
+                    token_sha256=web["token_sha256"])
+        if meta.get("status") == "completed":
+            return live  # finished: never reopened for writing
+        try:
+            live.writer = SessionWriter.create(
+                self.out, experiment=self.exp.name, subject_id=pid, session=session, subject_kind="human",
+                spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=live.n_planned, resume=True)
+        except SessionError as exc:
+            raise ApiError(409, f"cannot continue this session: {exc}") from None
+        if live.writer.n_rows >= live.n_planned:
+            live.writer.close("completed")
+            live.writer = None
+            return live
+        self._live[key] = live
+        return live
+
+    # ---- the two calls ---------------------------------------------------------------------------
+    def start(self, body: dict[str, Any]) -> dict[str, Any]:
+        pid, session = self._ids(body)
+        info = body.get("info") or {}
+        if not isinstance(info, dict) or not all(k in INFO_KEYS and isinstance(v, str) and len(v) <= MAX_INFO_VALUE
+                                                 for k, v in info.items()):
+            raise ApiError(400, f"info: only {', '.join(INFO_KEYS)} (texts of at most {MAX_INFO_VALUE} characters)")
+        client = body.get("client") or {}
+        if not isinstance(client, dict) or len(json.dumps(client)) > 8192:
+            raise ApiError(400, "client: a JSON object of at most 8 kB")
+        run = {"started_at": datetime.now().astimezone().isoformat(timespec="seconds"), "client": client,
+               "url_info": info}
+        with self._key_lock((pid, session)):
+            live = self._open(pid, session, body.get("token"))
+            token = None
+            if live is None:
+                seq, n = self._sequence(pid, session)
+                token = secrets.token_urlsafe(32)
+                live = Live(seq=seq, n_planned=n, writer=None, token_sha256=_token_hash(token))
+                refresh = client.get("refresh") if isinstance(client.get("refresh"), dict) else {}
+                meta = {
+                    "runner": RUNNER, "participant_info": {"participant": pid, "session": session, **info},
+                    "seed": seq.seed, "n_trials_in_sequence": len(seq), "data_kind": "human participant (browser)",
+                    "autopilot": False, "timing_mode": "frames", "refresh_rate_hz": refresh.get("hz"),
+                    "vsync": None, "trials_limit": self.trials,
+                    "web": {"token_sha256": live.token_sha256, "mode": "serve"}, "runs": [run],
+                }
+                try:
+                    live.writer = SessionWriter.create(
+                        self.out, experiment=self.exp.name, subject_id=pid, session=session, subject_kind="human",
+                        spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=n, metadata=meta)
+                except SessionError as exc:
+                    raise ApiError(409, f"cannot start this session: {exc}") from None
+                self._live[(pid, session)] = live
+            elif live.writer is not None:
+                w = live.writer
+                if w.meta.get("resumes") and "client" not in w.meta["resumes"][-1]:
+                    w.meta["resumes"][-1].update(run)
+                else:
+                    w.meta.setdefault("resumes", []).append({"at": run["started_at"], "from_trial": w.n_rows,
+                                                             "reload": True, **run})
+                w.meta.setdefault("runs", []).append(run)
+                w.save_sidecar()
+            if live.writer is None:
+                return {"status": "finished", "n_trials": live.n_planned}
+            out = {"status": "run", **sequence_payload(live.seq, live.writer.n_rows, live.n_planned)}
+            if token is not None:
+                out["token"] = token
+            return out
+
+    def trial(self, body: dict[str, Any]) -> dict[str, Any]:
+        pid, session = self._ids(body)
+        result = body.get("result")
+        with self._key_lock((pid, session)):
+            live = self._open(pid, session, body.get("token"))
+            if live is None:
+                raise ApiError(404, "no such session; start it first")
+            if live.writer is None:
+                raise ApiError(409, "this session is finished", next=live.n_planned)
+            w = live.writer
+            i = w.n_rows
+            got = result.get("trial_index") if isinstance(result, dict) else None
+            if got != i:
+                raise ApiError(409, f"trial_index: the session expects trial {i}, got {str(got)[:20]}", next=i)
+            try:
+                row = web_row(result, live.seq[i], live.seq, self.exp, subject_id=pid, session=session)
+            except ResultError as exc:
+                raise ApiError(422, str(exc)) from None
+            try:
+                w.append(row)
+                finished = w.n_rows >= live.n_planned
+                if finished:
+                    w.close("completed")
+                    live.writer = None
+                    with self._lock:
+                        self._live.pop((pid, session), None)
+                else:
+                    w.save_sidecar()
+            except SessionError as exc:
+                raise ApiError(503, f"the trial could not be saved: {exc}") from None
+            return {"saved": i, "next": i + 1, "finished": finished}
+
+    def close_all(self, status: str = "aborted") -> None:
+        """Server shutdown: close open sessions (they stay resumable; the sidecar says why)."""
+        with self._lock:
+            for live in self._live.values():
+                if live.writer is not None:
+                    live.writer.close(status, abort_reason="the server stopped; the participant can reload to continue")
+            self._live.clear()
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise ApiError(415, "send JSON (Content-Type: application/json)")
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        raise ApiError(413, f"the request is larger than {MAX_BODY} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise ApiError(413, f"the request is larger than {MAX_BODY} bytes")
+        chunks.append(chunk)
+    try:
+        body = json.loads(b"".join(chunks), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    except (ValueError, RecursionError):
+        raise ApiError(400, "the request is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request must be a JSON object")
+    return body
+
+
+def _lifespan(sessions: WebSessions):
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        yield
+        sessions.close_all()
+    return lifespan
+
+
+def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None) -> Starlette:
+    """The ASGI app serving `exp` and writing sessions under `out` (a Psych-DS root)."""
+    sessions = WebSessions(exp, out, seed=seed, trials=trials)
+    files = assets()
+    page = index_html(exp, page_config(exp, "serve"))
+
+    def secure(resp: Response, cache: bool = False) -> Response:
+        resp.headers.update(SECURITY_HEADERS)
+        resp.headers["Cache-Control"] = "no-cache" if cache else "no-store"
+        return resp
+
+    async def index(request: Request) -> Response:
+        return secure(HTMLResponse(page))
+
+    async def static(request: Request) -> Response:
+        path = files.get(request.path_params["name"])
+        if path is None:
+            return secure(JSONResponse({"error": "not found"}, status_code=404))
+        return secure(FileResponse(path), cache=True)
+
+    def api(method):
+        async def endpoint(request: Request) -> Response:
+            try:
+                body = await _json_body(request)
+                data = await run_in_threadpool(method, body)
+                return secure(JSONResponse(data))
+            except ApiError as exc:
+                return secure(JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status))
+        return endpoint
+
+    app = Starlette(routes=[
+        Route("/", index, methods=["GET"]),
+        Route("/static/{name}", static, methods=["GET"]),
+        Route("/api/start", api(sessions.start), methods=["POST"]),
+        Route("/api/trial", api(sessions.trial), methods=["POST"]),
+    ], lifespan=_lifespan(sessions))
+    app.state.sessions = sessions
+    return app

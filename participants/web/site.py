@@ -1,0 +1,107 @@
+"""The experiment page and its files: one HTML page, the pinned jsPsych build, twinlab's two scripts.
+
+`assets()` names every file the page loads (served from a fixed table, never from a path taken from
+a request). `build_site` writes them with precompiled sequences into a folder any static host serves.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from experiments.compiler import compile_sequence
+from experiments.spec import Experiment
+from participants.web.payload import page_config, sequence_payload, slot_subject
+
+JS_DIR = Path(__file__).parent / "js"
+NODE_MODULES = JS_DIR / "node_modules"
+# page name -> file in this package (own scripts) or node_modules (npm, pinned in package-lock.json)
+_ASSETS = {
+    "jspsych.js": NODE_MODULES / "jspsych" / "dist" / "index.browser.min.js",
+    "jspsych.css": NODE_MODULES / "jspsych" / "css" / "jspsych.css",
+    "plugin-html-keyboard-response.js":
+        NODE_MODULES / "@jspsych" / "plugin-html-keyboard-response" / "dist" / "index.browser.min.js",
+    "twinlab-rsvp.js": JS_DIR / "twinlab-rsvp.js",
+    "twinlab-experiment.js": JS_DIR / "twinlab-experiment.js",
+    "twinlab.css": JS_DIR / "twinlab.css",
+}
+MAX_SLOTS = 1000
+
+
+class SiteError(RuntimeError):
+    """The site cannot be built (missing npm packages, an existing output folder...)."""
+
+
+def assets() -> dict[str, Path]:
+    """The page's static files; refuses when the npm packages are not installed."""
+    missing = [str(p) for p in _ASSETS.values() if not p.is_file()]
+    if missing:
+        raise SiteError(f"missing JavaScript file(s) {', '.join(missing)}; install them with "
+                        f"`npm ci` in {JS_DIR} (scripts/setup.sh does it)")
+    return dict(_ASSETS)
+
+
+def index_html(exp: Experiment, config: dict[str, Any], with_sequences: bool = False) -> str:
+    """The page: config as inline JSON (never as markup), scripts from static/."""
+    blob = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
+    title = exp.name.replace("<", "").replace("&", "")
+    seq = '  <script src="sequences.js"></script>\n' if with_sequences else ""
+    return f"""<!doctype html>
+<html lang="{config['language']}">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>{title}</title>
+  <link rel="stylesheet" href="static/jspsych.css">
+  <link rel="stylesheet" href="static/twinlab.css">
+  <script src="static/jspsych.js"></script>
+  <script src="static/plugin-html-keyboard-response.js"></script>
+  <script src="static/twinlab-rsvp.js"></script>
+  <script id="twinlab-config" type="application/json">{blob}</script>
+{seq}  <script src="static/twinlab-experiment.js" defer></script>
+</head>
+<body></body>
+</html>
+"""
+
+
+def build_site(exp: Experiment, out: Path, *, slots: int, seed: int | None = None, force: bool = False) -> dict[str, Any]:
+    """Write the static site into `out` (a new folder, or with `force` a replaced one); returns a summary.
+
+    Slot k (1..slots) runs the sequences twinlab compiles for subject id `web<k:03d>`, every session
+    of the spec; the page picks the slot from the `slot` URL parameter, else from a stable hash of
+    the participant id (participants/web/js/twinlab-experiment.js).
+    """
+    files = assets()
+    if not 1 <= slots <= MAX_SLOTS:
+        raise SiteError(f"--slots must be from 1 to {MAX_SLOTS}, got {slots}")
+    if out.exists() and not force:
+        raise SiteError(f"{out} exists; choose another --out or pass --force to replace it")
+    sequences: dict[str, Any] = {}
+    for k in range(1, slots + 1):
+        sid = slot_subject(k)
+        sequences[sid] = {str(s): sequence_payload(compile_sequence(exp, sid, seed, session=s))
+                          for s in range(1, exp.sessions + 1)}
+    config = page_config(exp, "static")
+    config["slots"] = [slot_subject(k) for k in range(1, slots + 1)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        (tmp / "static").mkdir()
+        for name, src in files.items():
+            shutil.copyfile(src, tmp / "static" / name)
+        (tmp / "index.html").write_text(index_html(exp, config, with_sequences=True), encoding="utf-8")
+        blob = json.dumps(sequences, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+        (tmp / "sequences.js").write_text(f"window.TWINLAB_SEQUENCES = {blob};\n", encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {"out": str(out), "slots": slots, "sessions": exp.sessions, "spec_hash": exp.spec_hash,
+            "trials_per_slot": {s: len(v[s]["trials"]) for v in list(sequences.values())[:1] for s in v}}
