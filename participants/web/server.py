@@ -52,7 +52,7 @@ SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
-    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; "
+    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; "
                                "base-uri 'none'; frame-ancestors 'none'",
 }
 
@@ -300,6 +300,7 @@ def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: i
 
     app = Starlette(routes=[
         Route("/", index, methods=["GET"]),
+        Route("/favicon.ico", lambda request: secure(Response(status_code=204)), methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
         Route("/api/start", api(sessions.start), methods=["POST"]),
         Route("/api/trial", api(sessions.trial), methods=["POST"]),

@@ -212,6 +212,7 @@
       document.body.dataset.screen = "already_done";
       return;
     }
+    document.body.replaceChildren();
     const jsPsych = initJsPsych({});
     const cfg = Object.assign({}, C, { frame_ms: refresh.frame_ms });
     const timeline = [];

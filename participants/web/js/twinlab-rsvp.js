@@ -138,6 +138,8 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
         const started_at = new Date().toISOString();
         let feedbackText = null, correct = null;
         const paint = (item, ts) => {
+          stage.dataset.screen = item.what;  // for tests and screenshots: what is on screen
+          if (item.what === "unit") stage.dataset.unit = item.i;
           if (item.what === "fixation") { show(fixation); t.fixation = ts; phase = "fixation"; }
           else if (item.what === "unit") {
             show(unitNodes[item.i]); t.onsets.push(ts); unitShown = item.i; phase = "sentence";
@@ -193,6 +195,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
                 const fb = el("div", "tl-word tl-feedback", feedbackText);
                 fb.style.color = correct ? C.colors.correct : C.colors.incorrect;
                 show(fb);
+                stage.dataset.screen = "feedback";
                 fbOn = ts;
                 after = { frame: n, fb: frames(tm.feedback_ms) };
               } else {
