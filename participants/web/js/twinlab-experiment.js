@@ -24,11 +24,11 @@
     if (text !== undefined && text !== null) n.textContent = text;
     return n;
   }
-  function message(text, extra) {
+  function message(text, extra, name) {
     const page = node("div", "tl-page", text);
     document.body.replaceChildren(page);
     if (extra) page.appendChild(extra);
-    document.body.dataset.screen = "message";
+    document.body.dataset.screen = name || "message";
   }
 
   /** 121 rAF timestamps: median interval, spread, and whether to refuse (spec's expected rate). */
@@ -190,7 +190,7 @@
 
   let SESSION = 1;
   async function main() {
-    message(X.loading_text);
+    message(X.loading_text, null, "loading");
     const pid = participantId();
     SESSION = parseInt(params.get("session") || "1", 10);
     if (!/^[A-Za-z0-9]{1,64}$/.test(pid)) {

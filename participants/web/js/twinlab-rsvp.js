@@ -50,6 +50,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
       const frames = (ms) => (ms <= 0 ? 0 : Math.max(1, Math.round(ms / F)));
       const panelMode = C.response === "panel";
       const stage = el("div", "tl-stage");
+      stage.dataset.trial = T.trial_index;  // (with dataset.k, the step on screen: for tests and screenshots)
       display.replaceChildren(stage);
       const show = (node) => stage.replaceChildren(...(node ? [node] : []));
 
@@ -177,7 +178,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
           if (after === null) {
             // paint what is due; after a stall several entries are due at once: each is recorded at
             // this frame (a unit missed entirely gets onset = offset), only the last stays on screen
-            while (k < schedule.length && schedule[k].frame <= n) paint(schedule[k++], ts);
+            while (k < schedule.length && schedule[k].frame <= n) { paint(schedule[k], ts); stage.dataset.k = k++; }
             const a = answer || firstAnswer();
             const ended = t.sentence_end !== undefined;
             // the sentence always runs to its end; then an answer (or the deadline) ends the response phase
@@ -196,15 +197,17 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
                 fb.style.color = correct ? C.colors.correct : C.colors.incorrect;
                 show(fb);
                 stage.dataset.screen = "feedback";
+                stage.dataset.k = schedule.length;
                 fbOn = ts;
                 after = { frame: n, fb: frames(tm.feedback_ms) };
               } else {
                 after = { frame: n, fb: 0 };
               }
-              if (after.fb === 0) { show(null); itiOn = ts; after.iti = true; }
+              if (after.fb === 0) { show(null); itiOn = ts; after.iti = true; stage.dataset.screen = "iti"; stage.dataset.k = schedule.length + 1; }
             }
           } else if (!after.iti && n - after.frame >= after.fb) {
             show(null); itiOn = ts; after.iti = true; after.frame = n;
+            stage.dataset.screen = "iti"; stage.dataset.k = schedule.length + 1;
           }
           if (after !== null && after.iti && itiOn !== null) {
             const itiFrames = frames(tm.iti_ms);

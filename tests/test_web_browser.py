@@ -1,0 +1,292 @@
+"""The browser runner in Debian's Chromium (headless, Playwright): whole sessions as a participant does them.
+
+Each test starts the real server (`twinlab web serve`) or a plain static file server in its own
+process and drives real pages: key presses and mouse clicks through Chromium's input pipeline,
+a reload in the middle of a session, a timeout, early presses. Screenshots of every screen are
+saved (into TWINLAB_WEB_SCREENSHOTS when set, e.g. docs/screenshots/web).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from experiments.compiler import compile_sequence
+from experiments.schema import COLUMN_NAMES
+from experiments.session import read_rows, session_paths
+from experiments.spec import load_spec
+
+try:  # the repository root, or tests/, is on sys.path
+    from tests.web_support import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, italian_spec, key_spec, start_server, stop
+except ModuleNotFoundError:
+    from web_support import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, italian_spec, key_spec, start_server, stop
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"Debian's chromium is not installed ({CHROMIUM}); scripts/setup.sh installs it",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+PAGES = ("instructions", "block_intro", "break", "resume")
+
+
+@pytest.fixture()
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Shots:
+    def __init__(self, page, folder: Path):
+        self.page, self.folder, self.taken = page, folder, {}
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, name: str) -> None:
+        if name not in self.taken:
+            path = self.folder / f"{name}.png"
+            self.page.screenshot(path=str(path))
+            self.taken[name] = path
+
+    def publish(self) -> None:
+        target = os.environ.get("TWINLAB_WEB_SCREENSHOTS")
+        if target:
+            Path(target).mkdir(parents=True, exist_ok=True)
+            for path in self.taken.values():
+                shutil.copyfile(path, Path(target) / path.name)
+
+
+def screen(page) -> str:
+    return page.evaluate("() => document.body.dataset.screen || ''")
+
+
+def advance_pages(page, shots: Shots | None = None, timeout: float = 15_000) -> str:
+    """Press SPACE through text pages until a trial (or the end) is on screen; returns that screen."""
+    while True:
+        page.wait_for_function("() => ['trial','end','already_done','message','refused','error'].includes("
+                               "document.body.dataset.screen) || /^(instructions|block_intro|break|resume)/.test("
+                               "document.body.dataset.screen || '')", timeout=timeout)
+        s = screen(page)
+        if not s.startswith(PAGES):
+            return s
+        if shots is not None:
+            shots(s.split("_")[0] if s.startswith("instructions") else s)
+        page.wait_for_timeout(350)  # a participant reads; presses right at onset are not what we test
+        page.keyboard.press(" ")
+        page.wait_for_function(f"() => document.body.dataset.screen !== {json.dumps(s)}", timeout=timeout)
+
+
+def reach(page, trial: int, step: int, timeout: float = 15_000) -> None:
+    """Wait until trial `trial` is at or past `step` (the plugin's screen counter: 0 fixation, 1 + 2j unit j,
+    2 + 2j the blank after it, then panel fixation, panel (or the go/no-go prompt), feedback, blank)."""
+    page.wait_for_function(f"() => {{ const s = document.querySelector('.tl-stage'); return !!s && "
+                           f"+s.dataset.trial === {trial} && +s.dataset.k >= {step}; }}", timeout=timeout)
+
+
+def unit_step(j: int) -> int:
+    return 1 + 2 * j
+
+
+def after_units(n: int, k: int) -> int:
+    """The k-th screen after the last of n units' blank (0: panel fixation or prompt, 1: panel, ...)."""
+    return 1 + 2 * n + k
+
+
+def colour_share(path: Path, rgb: tuple[int, int, int]) -> float:
+    im = np.asarray(Image.open(path).convert("RGB")).astype(int)
+    return float((np.abs(im - np.array(rgb)).sum(axis=2) < 60).mean())
+
+
+def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_reload(browser, tmp_path):
+    spec = italian_spec(tmp_path, trials=6, instructions=2, fixation_ms=400, word_ms=300, gap_ms=150,
+                        panel_delay_ms=400, response_ms=2000, feedback_ms=600, iti_ms=100)
+    exp = load_spec(spec)
+    out = tmp_path / "data"
+    proc, url = start_server(spec, out)
+    ctx = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = ctx.new_page()
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    shots = Shots(page, tmp_path / "shots")
+    link = f"{url}/?PROLIFIC_PID=P07&STUDY_ID=st1&SESSION_ID=se1"
+    seq = compile_sequence(exp, "P07", None, session=1)
+    # (panel answer, how, early press at unit)
+    plan = {0: ("violation", "key", 2), 1: ("no_violation", "mouse", None), 2: (None, None, None),
+            3: ("no_violation", "key", None), 4: ("violation", "mouse", None), 5: ("violation", "key", None)}
+    try:
+        page.goto(link)
+        for i in range(6):
+            if i == 4:  # a reload between trials: the session continues at trial 4 with the resume page
+                reach(page, 4, 0)
+                page.reload()
+                assert advance_pages(page, shots) == "trial"
+            else:
+                assert advance_pages(page, shots) == "trial"
+            answer, how, early = plan[i]
+            ci, n = seq[i].critical_index, len(seq[i].words)
+            reach(page, i, 0)
+            shots("fixation")
+            if early is not None:
+                reach(page, i, unit_step(early))
+                page.keyboard.press("f")
+            reach(page, i, unit_step(ci))
+            shots("word")
+            reach(page, i, after_units(n, 0))
+            shots("panel_fixation")
+            reach(page, i, after_units(n, 1))
+            shots("response_panel")
+            page.wait_for_timeout(150)
+            if how == "key":
+                page.keyboard.press("f" if answer == "violation" else "j")
+            elif how == "mouse":
+                page.click(f".tl-box[data-answer={answer}]")
+            reach(page, i, after_units(n, 2), timeout=5000)
+            correct = None if answer is None else answer == seq[i].correct_response
+            shots("feedback_" + ("no_response" if correct is None else "correct" if correct else "incorrect"))
+        page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=15_000)
+        shots("end")
+        assert page.get_attribute("a.tl-return", "href") == "https://example.org/complete?cc=C0DE42"
+        assert "C0DE42" in page.inner_text("body")
+        page.reload()  # a finished session is not restarted
+        page.wait_for_function("() => document.body.dataset.screen === 'already_done'", timeout=15_000)
+        shots("already_done")
+        assert "già stata completata" in page.inner_text("body")
+    finally:
+        stop(proc)
+        shots.publish()
+    assert not [c for c in console if "Content Security Policy" in c or "Uncaught" in c]
+    rows = read_rows(session_paths(out, exp.name, "P07", 1)[0])
+    assert list(rows[0]) == COLUMN_NAMES
+    assert [int(r["trial_index"]) for r in rows] == list(range(6))  # once each, across the reload
+    for i, row in enumerate(rows):
+        assert {k: row[k] for k in seq[i].to_row()} == {k: "" if v is None else str(v) for k, v in seq[i].to_row().items()}
+        answer, how, early = plan[i]
+        extra = json.loads(row["extra"])
+        assert row["response"] == (answer or "none")
+        assert extra["answered_by"] == (None if how is None else "key:" + ("f" if answer == "violation" else "j")
+                                        if how == "key" else "mouse")
+        if answer is None:
+            assert row["correct"] == "" and row["rt_ms"] == "" and row["feedback_text"] == "Troppo lento!"
+        else:
+            assert row["correct"] == str(answer == seq[i].correct_response)
+            assert row["feedback_text"] == ("Corretto!" if answer == seq[i].correct_response else "Sbagliato!")
+            assert 150 <= float(row["rt_ms"]) < 2000  # we waited 150 ms after the panel was seen
+        if early is not None:
+            assert row["early_response"] == "violation" and int(row["early_response_unit"]) in (early, early + 1)
+            onsets = json.loads(row["word_onsets_ms"])
+            assert onsets[early] - onsets[0] <= float(row["early_response_ms"]) <= onsets[-1] - onsets[0] + 300
+        else:
+            assert row["early_response"] == ""
+        # frames: each unit 18 frames (300 ms), each onset on its intended frame in a quiet headless run
+        assert extra["word_frames"] == 18 and abs(extra["frame_ms"] - 1000 / 60) < 0.5
+        errors = extra["onset_frame_errors"]
+        assert len(errors) == len(seq[i].words) and min(errors) >= 0
+        durations = json.loads(row["word_durations_ms"])
+        assert sum(abs(d - 300) < 9 for d in durations) >= 0.8 * len(durations)
+    all_errors = [e for r in rows for e in json.loads(r["extra"])["onset_frame_errors"]]
+    assert sum(e == 0 for e in all_errors) >= 0.9 * len(all_errors)
+    meta = json.loads(session_paths(out, exp.name, "P07", 1)[1].read_text())
+    assert meta["status"] == "completed" and meta["participant_info"]["STUDY_ID"] == "st1"
+    assert any(r.get("reload") for r in meta["resumes"]) and abs(meta["runs"][0]["client"]["refresh"]["hz"] - 60) < 2
+    # screenshots: what the participant saw
+    assert colour_share(shots.taken["feedback_correct"], (0, 128, 0)) > 0.001
+    assert colour_share(shots.taken["feedback_correct"], (255, 0, 0)) == 0
+    assert colour_share(shots.taken["feedback_incorrect"], (255, 0, 0)) > 0.001
+    assert colour_share(shots.taken["response_panel"], (242, 242, 242)) > 0.05  # the two answer boxes
+
+
+def test_go_no_go_keys_in_chromium(browser, tmp_path):
+    spec = key_spec(tmp_path, word_ms=200, gap_ms=100, response_ms=900, feedback_ms=300)
+    exp = load_spec(spec)
+    out = tmp_path / "data"
+    proc, url = start_server(spec, out, "--trials", "3")
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    shots = Shots(page, tmp_path / "shots_key")
+    seq = compile_sequence(exp, "K01", None, session=1)
+    try:
+        page.goto(f"{url}/?participant=K01")
+        for i in range(3):
+            assert advance_pages(page, shots) == "trial"
+            ci, n = seq[i].critical_index, len(seq[i].words)
+            if i == 0:  # a press on the critical word, during the sentence
+                reach(page, i, unit_step(ci))
+                page.keyboard.press(" ")
+            elif i == 2:  # a press at the prompt
+                reach(page, i, after_units(n, 0))
+                shots("key_prompt")
+                page.keyboard.press(" ")
+            reach(page, i, after_units(n, 1), timeout=6000)
+        page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=15_000)
+    finally:
+        stop(proc)
+        shots.publish()
+    rows = read_rows(session_paths(out, exp.name, "K01", 1)[0])
+    assert [r["response"] for r in rows] == ["violation", "no_violation", "violation"]
+    assert [r["response_mode"] for r in rows] == ["key"] * 3
+    phases = [json.loads(r["extra"])["response_phase"] for r in rows]
+    assert phases == ["sentence", None, "response"]
+    assert 0 <= float(rows[0]["rt_ms"]) < 300 and float(rows[0]["rt_sentence_end_ms"]) < 0
+    assert float(rows[2]["rt_sentence_end_ms"]) > 100
+    for r, t in zip(rows, seq):
+        assert r["correct"] == str(r["response"] == t.correct_response)
+
+
+def test_the_built_site_runs_from_a_plain_static_server_with_no_network(browser, tmp_path):
+    spec = italian_spec(tmp_path, trials=2)
+    exp = load_spec(spec)
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "experiments.cli", "web", "build", str(spec), "--out", str(site),
+                    "--slots", "4"], check=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                   capture_output=True)
+    port = free_port()
+    http = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=site,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    page = browser.new_page()
+    outside: list[str] = []
+
+    def only_local(route):
+        if route.request.url.startswith(f"http://127.0.0.1:{port}/"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    try:
+        import httpx
+
+        for _ in range(50):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.HTTPError:
+                page.wait_for_timeout(100)
+        page.goto(f"http://127.0.0.1:{port}/index.html?PROLIFIC_PID=P05&slot=2")
+        for i in range(2):
+            assert advance_pages(page) == "trial"
+            n = len(compile_sequence(exp, "web002", None, session=1)[i].words)
+            reach(page, i, after_units(n, 1))
+            page.keyboard.press("j")
+            reach(page, i, after_units(n, 2))
+        page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=15_000)
+        records = page.evaluate("() => JSON.parse(localStorage.getItem('twinlab:' + "
+                                f"{json.dumps(exp.name)} + ':P05:1:results'))")
+        assert page.get_attribute("a.tl-download", "download").endswith("_P05_session-1.jsonl")
+    finally:
+        http.terminate()
+        http.wait()
+    assert outside == []
+    ref = compile_sequence(exp, "web002", None, session=1)
+    assert [r["sequence_hash"] for r in records] == [ref.sequence_hash] * 2
+    assert [r["slot_subject_id"] for r in records] == ["web002"] * 2
+    assert [r["result"]["item_id"] for r in records] == [t.item_id for t in ref.trials[:2]]
+    assert [r["result"]["response"] for r in records] == ["no_violation"] * 2
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
