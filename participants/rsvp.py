@@ -16,7 +16,8 @@ from experiments.spec import Experiment
 from experiments.trials import Trial
 from participants.autopilot import Autopilot
 from participants.keys import KeyEvent, Keys
-from participants.screens import Screens, Screenshots, key_label
+from experiments.screen_texts import confirm_keys
+from participants.screens import Screens, Screenshots
 from participants.timing import TimingPolicy
 
 PAGE_MIN_S = 0.3  # a text page ignores presses this early (a key held from the previous screen)
@@ -73,6 +74,8 @@ class Presenter:
         self._clock = logging.defaultClock  # the clock win.flip() timestamps are read from
         self.response_key = exp.task.response_key
         self.quit_key = exp.task.quit_key
+        self.texts = screens.texts
+        self.confirm_yes, self.confirm_no = confirm_keys(exp.language)  # the quit prompt's keys
         self.panel = exp.task.panel if exp.task.response == "panel" else None
         # panel key -> answer; the keys polled on every screen
         self.answer_of: dict[str, str] = {k: a for a, k in self.panel.keys.items()} if self.panel else {}
@@ -155,13 +158,12 @@ class Presenter:
         if self.autopilot is not None:
             self.autopilot.cancel()
         asked = now_iso()
-        self.screens.set_page("Quit the session?",
-                              "Y = quit (everything so far is saved)      N = continue")
+        self.screens.set_page(self.texts["quit_prompt"], self.texts["quit_hint"])
         self.flip(self.screens.draw_page, shot="quit_confirm")
         answer = None
-        while answer is None:
-            for e in self.keys.poll(["y", "n", self.quit_key]):
-                answer = "n" if e.name == "n" else "y"
+        while answer is None:  # the quit key again also means yes
+            for e in self.keys.poll([self.confirm_yes, self.confirm_no, self.quit_key]):
+                answer = "n" if e.name == self.confirm_no else "y"
                 break
             time.sleep(0.005)
         self.quit_prompts.append({"at": asked, "answer": answer, "in_trial": self._in_trial})
@@ -176,7 +178,7 @@ class Presenter:
              timeout_s: float | None = None) -> None:
         """Show a text page until the response key is pressed (or `timeout_s` passes)."""
         if hint is None:
-            hint = f"Press {key_label(self.response_key)} to continue"
+            hint = self.texts["continue_hint"]
         shown = None
         while True:
             if shown is None:  # (re)draw: first time, or after a declined quit prompt
