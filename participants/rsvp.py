@@ -83,6 +83,7 @@ class Presenter:
         self.event_log: Any = None  # participants.eventlog.EventLog, set by the session
         self._mouse: Any = None
         self._mouse_reset_at = 0.0
+        self._clicks: list[tuple[float, str | None]] = []  # this panel's clicks: (time, answer box or None)
         self.quit_prompts: list[dict[str, Any]] = []
         self._events: list[KeyEvent] = []
         self._in_trial = False
@@ -348,19 +349,22 @@ class Presenter:
         """(answer, time) of a left click on an answer box since the panel appeared, else None.
 
         A click is detected from its press time (PsychoPy records it as the press event is
-        dispatched), so a quick click released before the next poll still counts.
+        dispatched), so a quick click released before the next poll still counts. Every click,
+        inside a box or not, is kept in `_clicks` for the trial's list of presses.
         """
         if self._mouse is None:
             return None
         _, times = self._mouse.getPressed(getTime=True)
         if not times[0]:
             return None
+        t = self._mouse_reset_at + float(times[0])
         answer = self.screens.panel.answer_at(self._mouse)  # type: ignore[union-attr]
+        self._clicks.append((t, answer))
         if answer is None:  # a click outside the boxes: wait for the next one
             self._mouse.clickReset()
             self._mouse_reset_at = self.now()
             return None
-        return answer, self._mouse_reset_at + float(times[0])
+        return answer, t
 
     def _run_panel_trial(self, trial: Trial) -> TrialResult:
         """Lakretz et al. (2021): fixation, RSVP units (presses recorded as early responses), blank,
@@ -391,6 +395,7 @@ class Presenter:
                 self._mouse = event.Mouse(win=self.win)
             self.win.mouseVisible = True
         clicked: list[tuple[str, float]] = []
+        self._clicks = []
 
         def answered() -> bool:
             if clicked:
@@ -453,6 +458,10 @@ class Presenter:
                 self.log("KEY_PRESS", trial, unit, (answer or e.name).upper(), t)
                 if early is None and answer is not None:
                     early = (answer, unit, _ms(t - onsets[0]))
+        # mouse clicks on the panel, listed as presses are ("key": "mouse"; answer None: outside the boxes)
+        presses += [{"key": "mouse", "t_ms": rel(t), "phase": "panel", "unit": len(onsets) - 1, "answer": answer}
+                    for t, answer in self._clicks]
+        presses.sort(key=lambda p: p["t_ms"])
         self.log("END_TRIAL", trial, "", "CORRECT" if correct else "WRONG" if correct is False else "NO_RESPONSE", None)
         extra: dict[str, Any] = {
             "timing_mode": self.policy.mode,
