@@ -183,3 +183,18 @@ def test_no_participant_facing_english_literal_is_left_in_participants():
         for s in _string_constants(path):
             found += [(path.name, f) for f in fragments if f in s]
     assert found == []
+
+
+def test_model_subjects_read_the_break_text_the_humans_see():
+    """A model subject's running context shows the break page as drawn ({key} filled in)."""
+    from experiments.compiler import compile_sequence
+    from model_subjects.context import block_start_segments
+
+    data = _spec("lakretz2021_italian_example")
+    del data["texts"]["break_text"]
+    first = data["blocks"][0]
+    first.update(trials=2, break_after=True)
+    data["blocks"].append({**first, "name": "second"})
+    exp = _parse(data)
+    seq = compile_sequence(exp, "P1")
+    assert block_start_segments(exp, seq[2], seq[1].block) == ["Fai una breve pausa. Premi SPAZIO per continuare.\n"]
