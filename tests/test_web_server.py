@@ -79,9 +79,9 @@ def test_a_served_session_writes_each_trial_through_the_session_writer(served):
     assert [float(r["rt_ms"]) for r in rows if r["rt_ms"]] == [321.5] * 3
     assert [json.loads(r["extra"])["answered_by"] for r in rows] == ["key:f", "mouse", None, "touch"]
     assert rows[1]["early_response"] == "violation" and rows[1]["early_response_unit"] == "2"
-    clicks = [p for p in json.loads(rows[1]["extra"])["presses"] if p.get("pointer")]
+    clicks = [p for p in json.loads(rows[1]["extra"])["presses"] if p["key"] == "mouse"]
     assert clicks == [{"key": "mouse", "t_ms": clicks[0]["t_ms"], "phase": "panel", "unit": len(seq[1].words) - 1,
-                       "answer": "no_violation", "pointer": True}]
+                       "answer": "no_violation"}]
     meta = json.loads(json_path.read_text())
     assert meta["status"] == "completed" and meta["n_trials_written"] == 4 and meta["runner"] == "twinlab.participants.web"
     assert meta["participant_info"] == {"participant": "P01", "session": 1, "PROLIFIC_PID": "P01", "STUDY_ID": "S1",
@@ -131,7 +131,6 @@ def test_hostile_and_malformed_posts_are_refused_with_a_clear_status(served):
         "a start with a bad id": (_start(client, pid="a/b"), 400),
         "a start with unknown URL fields": (client.post("/api/start", json={"participant": "P03", "session": 1,
                                                                            "info": {"cookie": "x"}}), 400),
-        "a resume without its token": (_start(client, pid="P01"), 403),
     }
     wrong = {name: (r.status_code, expected, r.text[:200]) for name, (r, expected) in cases.items()
              if r.status_code != expected}
@@ -145,6 +144,12 @@ def test_hostile_and_malformed_posts_are_refused_with_a_clear_status(served):
     dup = post()  # a retry of a trial already saved: 409 with where the session stands
     assert dup.status_code == 409 and dup.json()["next"] == 1
     assert len(read_rows(session_paths(out, exp.name, "P01", 1)[0])) == 1
+    assert _start(client, pid="P01").status_code == 403  # a session with a trial in it needs its token
+    # a session with no trial yet gets a new token (its first answer may have been lost); the old one dies
+    fresh = _start(client, pid="P02")
+    assert fresh.status_code == 200 and fresh.json()["token"] != other["token"]
+    assert _post(client, "P02", other["token"], page_report(compile_sequence(exp, "P02", None)[0], exp,
+                                                            answer=None)).status_code == 403
 
 
 def test_a_reload_and_a_restarted_server_continue_at_the_next_trial(tmp_path):
@@ -254,3 +259,18 @@ def test_twenty_participants_at_once_lose_and_duplicate_nothing_even_when_the_se
         assert [r["item_id"] for r in rows] == [t.item_id for t in seqs[p].trials[:12]]
         assert acked[p] <= set(range(12))
         assert json.loads(session_paths(out, exp.name, p, 1)[1].read_text())["status"] == "completed"
+
+
+def test_a_table_left_without_its_sidecar_by_a_kill_is_set_aside_only_when_it_holds_no_trial(served):
+    exp, out, client = served
+    csv_path, json_path = session_paths(out, exp.name, "P04", 1)
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    csv_path.write_text(",".join(COLUMN_NAMES) + "\n")  # a kill between the table's header and its sidecar
+    r = _start(client, pid="P04")
+    assert r.status_code == 200 and r.json()["start"] == 0
+    assert [p.name for p in csv_path.parent.glob("*.orphan-*")] and json_path.exists()
+    csv5, _ = session_paths(out, exp.name, "P05", 1)
+    csv5.write_text(",".join(COLUMN_NAMES) + "\n" + ",".join("x" * len(COLUMN_NAMES)) + "\n")
+    r = _start(client, pid="P05")
+    assert r.status_code == 409 and "no sidecar" in r.json()["error"]
+    assert csv5.read_text().count("\n") == 2  # untouched

@@ -221,9 +221,7 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
         counted = answered and t == at and (r["answered_by"] == f"key:{name}" or r["answered_by"] == name)
         if panel:
             answer = clicked if clicked is not None else answer_of.get(name)
-            entry.update(unit=unit(t), answer=answer)
-            if clicked is not None:
-                entry["pointer"] = True
+            entry.update(unit=unit(t), answer=answer)  # a click is listed as PsychoPy lists it: key 'mouse'
             if early is None and answer is not None and entry["phase"] in ("sentence", "panel_delay"):
                 early = (answer, unit(t), _ms(t - on[0]))
         else:

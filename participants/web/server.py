@@ -18,10 +18,12 @@ import contextlib
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import threading
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,7 +35,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Route
 
 from experiments.compiler import compile_sequence
-from experiments.session import SessionError, SessionWriter, session_paths
+from experiments.session import SessionError, SessionWriter, scan_table, session_paths
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
 from participants.web.payload import page_config, sequence_payload
@@ -75,7 +77,7 @@ class Live:
     n_planned: int
     writer: SessionWriter | None
     token_sha256: str
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    reissue: bool = False  # a start without the token of a session that holds no trial yet
 
 
 class WebSessions:
@@ -84,6 +86,7 @@ class WebSessions:
     def __init__(self, exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None):
         self.exp, self.out, self.seed, self.trials = exp, Path(out), seed, trials
         self._lock = threading.Lock()
+        self._create = threading.Lock()  # session files are created one at a time (see below)
         self._keys: dict[tuple[str, int], threading.Lock] = {}
         self._live: dict[tuple[str, int], Live] = {}
 
@@ -110,26 +113,44 @@ class WebSessions:
         return (isinstance(token, str) and 0 < len(token) <= 200 and token_sha256 is not None
                 and hmac.compare_digest(_token_hash(token), token_sha256))
 
-    def _open(self, pid: str, session: int, token: Any) -> Live | None:
-        """The live session (reopened from disk after a server restart); None when none exists."""
+    def _open(self, pid: str, session: int, token: Any, *, start: bool = False) -> Live | None:
+        """The live session (reopened from disk after a server restart); None when none exists.
+
+        A wrong or missing token is refused (403), except on `start` for a session that holds no trial
+        yet: its first start's answer (with the token) may have been lost to a crash or a dropped
+        connection, and there is nothing in it to protect, so the caller hands out a new token.
+        """
         key = (pid, session)
         live = self._live.get(key)
-        if live is not None:
-            if not self._token_ok(token, live.token_sha256):
+        if live is None:
+            live = self._reopen(pid, session)
+            if live is None:
+                return None
+        if not self._token_ok(token, live.token_sha256):
+            empty = live.writer is not None and live.writer.n_rows == 0
+            if not (start and empty):
                 raise ApiError(403, "this session belongs to another browser (wrong or missing session token)")
-            return live
+            live.reissue = True
+        return live
+
+    def _reopen(self, pid: str, session: int) -> Live | None:
         csv_path, json_path = session_paths(self.out, self.exp.name, pid, session)
         if not (csv_path.exists() or json_path.exists()):
+            return None
+        if not json_path.exists():
+            # killed between creating the table and its sidecar: a header and no trial. Set it aside
+            # (renamed, never deleted) and start afresh; anything more is left for the researcher
+            if scan_table(csv_path).n_rows:
+                raise ApiError(409, f"{csv_path.name} has trials but no sidecar; ask the researcher")
+            os.replace(csv_path, csv_path.with_name(f"{csv_path.name}.orphan-{int(time.time())}"))
             return None
         try:
             meta = json.loads(json_path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
-            raise ApiError(409, "this session's files exist but its sidecar is unreadable; ask the researcher") from None
+            raise ApiError(409, "this session's sidecar is unreadable; ask the researcher") from None
         web = meta.get("web") or {}
         if meta.get("runner") != RUNNER or not web.get("token_sha256"):
             raise ApiError(409, "this session exists and was not started in the browser; ask the researcher")
-        if not self._token_ok(token, web["token_sha256"]):
-            raise ApiError(403, "this session belongs to another browser (wrong or missing session token)")
         seq, n = self._sequence(pid, session)
         live = Live(seq=seq, n_planned=int(meta.get("n_trials_planned", n)), writer=None,
                     token_sha256=web["token_sha256"])
@@ -145,7 +166,8 @@ class WebSessions:
             live.writer.close("completed")
             live.writer = None
             return live
-        self._live[key] = live
+        with self._lock:
+            self._live[(pid, session)] = live
         return live
 
     # ---- the two calls ---------------------------------------------------------------------------
@@ -161,8 +183,13 @@ class WebSessions:
         run = {"started_at": datetime.now().astimezone().isoformat(timespec="seconds"), "client": client,
                "url_info": info}
         with self._key_lock((pid, session)):
-            live = self._open(pid, session, body.get("token"))
+            live = self._open(pid, session, body.get("token"), start=True)
             token = None
+            if live is not None and live.reissue and live.writer is not None:
+                token = secrets.token_urlsafe(32)
+                live.token_sha256, live.reissue = _token_hash(token), False
+                live.writer.meta["web"]["token_sha256"] = live.token_sha256
+                live.writer.meta["web"]["tokens_reissued"] = live.writer.meta["web"].get("tokens_reissued", 0) + 1
             if live is None:
                 seq, n = self._sequence(pid, session)
                 token = secrets.token_urlsafe(32)
@@ -176,9 +203,13 @@ class WebSessions:
                     "web": {"token_sha256": live.token_sha256, "mode": "serve"}, "runs": [run],
                 }
                 try:
-                    live.writer = SessionWriter.create(
-                        self.out, experiment=self.exp.name, subject_id=pid, session=session, subject_kind="human",
-                        spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=n, metadata=meta)
+                    # one at a time: SessionWriter.create writes the dataset's dataset_description.json
+                    # through one fixed temporary name, which two threads must not share
+                    with self._create:
+                        live.writer = SessionWriter.create(
+                            self.out, experiment=self.exp.name, subject_id=pid, session=session,
+                            subject_kind="human", spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash,
+                            n_trials=n, metadata=meta)
                 except SessionError as exc:
                     raise ApiError(409, f"cannot start this session: {exc}") from None
                 self._live[(pid, session)] = live
