@@ -135,9 +135,9 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
       };
 
       return new Promise((resolve) => {
-        let t0 = null, last = null, k = 0, dropped = 0, after = null, fbOn = null, itiOn = null, endTs = null;
+        let t0 = null, last = null, n = 0, k = 0, dropped = 0, after = null, fbOn = null, itiOn = null, endTs = null;
         const started_at = new Date().toISOString();
-        let feedbackText = null, correct = null;
+        let feedbackText = null, correct = null, deadlineFrame = null, itiFrame = null;
         const paint = (item, ts) => {
           stage.dataset.screen = item.what;  // for tests and screenshots: what is on screen
           if (item.what === "unit") stage.dataset.unit = item.i;
@@ -145,13 +145,13 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
           else if (item.what === "unit") {
             show(unitNodes[item.i]); t.onsets.push(ts); unitShown = item.i; phase = "sentence";
             t.intended_onset_frames.push(item.frame);
-            t.onset_frames.push(Math.round((ts - t0) / F));
+            t.onset_frames.push(n);
           } else if (item.what === "blank") {
             show(null); t.offsets.push(ts);
             if (item.i === T.units.length - 1) { t.sentence_end = ts; phase = panelMode ? "panel_delay" : "response"; }
           } else if (item.what === "panel_fixation") { show(fixation); t.panel_fixation = ts; }
-          else if (item.what === "panel") { show(panelNode); panelOn = ts; phase = "panel"; stage.classList.add("tl-cursor"); }
-          else if (item.what === "prompt") { show(prompt); promptOn = ts; }
+          else if (item.what === "panel") { show(panelNode); panelOn = ts; deadlineFrame = n; phase = "panel"; stage.classList.add("tl-cursor"); }
+          else if (item.what === "prompt") { show(prompt); promptOn = ts; deadlineFrame = n; }
         };
         const finish = async () => {
           document.removeEventListener("keydown", onKey, true);
@@ -171,10 +171,17 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
           resolve({ twinlab: result });
         };
         const tick = (ts) => {
-          if (t0 === null) t0 = ts;
-          if (last !== null && ts - last > 1.5 * F) dropped += Math.round((ts - last) / F) - 1;
+          // frames elapsed since the fixation's frame, counted callback by callback: each callback
+          // is one frame, or more when frames were missed (then dropped counts them). Counting beats
+          // dividing the elapsed time by the frame period: a period measured 0.2 % off (timestamps
+          // come in 0.1 ms steps on plain hosts) would put a word 4 s in one frame late.
+          if (t0 === null) { t0 = ts; n = 0; }
+          else {
+            const step = Math.max(1, Math.round((ts - last) / F));
+            dropped += step - 1;
+            n += step;
+          }
           last = ts;
-          const n = Math.round((ts - t0) / F);  // frames elapsed since the fixation's frame
           if (after === null) {
             // paint what is due; after a stall several entries are due at once: each is recorded at
             // this frame (a unit missed entirely gets onset = offset), only the last stays on screen
@@ -183,7 +190,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
             const ended = t.sentence_end !== undefined;
             // the sentence always runs to its end; then an answer (or the deadline) ends the response phase
             const deadline = panelOn !== null ? panelOn : promptOn;
-            const late = deadline !== null && Math.round((ts - deadline) / F) >= respFrames;
+            const late = deadline !== null && n - deadlineFrame >= respFrames;
             if (ended && ((a && (panelMode ? panelOn !== null : true)) || late)) {
               answer = a && (!late || a.t < deadline + respFrames * F) ? a : null;
               stage.classList.remove("tl-cursor");
@@ -211,7 +218,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
           }
           if (after !== null && after.iti && itiOn !== null) {
             const itiFrames = frames(tm.iti_ms);
-            if (Math.round((ts - itiOn) / F) >= itiFrames) { endTs = ts; finish(); return; }
+            if (n - after.frame >= itiFrames) { endTs = ts; finish(); return; }
           }
           requestAnimationFrame(tick);
         };
