@@ -280,6 +280,8 @@ def test_the_built_site_runs_from_a_plain_static_server_with_no_network(browser,
         records = page.evaluate("() => JSON.parse(localStorage.getItem('twinlab:' + "
                                 f"{json.dumps(exp.name)} + ':P05:1:results'))")
         assert page.get_attribute("a.tl-download", "download").endswith("_P05_session-1.jsonl")
+        exports = {"csv": page.evaluate("() => twinlabJsPsych.data.get().csv()"),
+                   "json": page.evaluate("() => twinlabJsPsych.data.get().json()")}
     finally:
         http.terminate()
         http.wait()
@@ -289,4 +291,23 @@ def test_the_built_site_runs_from_a_plain_static_server_with_no_network(browser,
     assert [r["slot_subject_id"] for r in records] == ["web002"] * 2
     assert [r["result"]["item_id"] for r in records] == [t.item_id for t in ref.trials[:2]]
     assert [r["result"]["response"] for r in records] == ["no_violation"] * 2
-    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    # what the hosts save, imported: the page's JSON lines (JATOS result data / the download) and
+    # jsPsych's own CSV and JSON exports (Pavlovia, JATOS) give the same verified session
+    (tmp_path / "jatos.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (tmp_path / "pavlovia.csv").write_text(exports["csv"])
+    (tmp_path / "jspsych.json").write_text(exports["json"])
+    tables = {}
+    for name in ("jatos.jsonl", "pavlovia.csv", "jspsych.json"):
+        dest = tmp_path / f"imported_{name.split('.')[0]}"
+        r = subprocess.run([sys.executable, "-m", "experiments.cli", "import", "web", str(tmp_path / name), "--spec",
+                            str(spec), "--out", str(dest)], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        rows = read_rows(session_paths(dest, exp.name, "P05", 1)[0])
+        tables[name] = [{k: v for k, v in row.items() if k != "extra"} for row in rows]
+    assert tables["jatos.jsonl"] == tables["pavlovia.csv"] == tables["jspsych.json"]
+    rows = tables["jatos.jsonl"]
+    assert [r["item_id"] for r in rows] == [t.item_id for t in ref.trials[:2]]
+    assert [r["response"] for r in rows] == ["no_violation"] * 2 and rows[0]["subject_id"] == "P05"
+    meta = json.loads(session_paths(tmp_path / "imported_jatos", exp.name, "P05", 1)[1].read_text())
+    assert meta["status"] == "completed" and meta["slot_subject_id"] == "web002"

@@ -54,3 +54,10 @@ register(Importer(
     module="analysis.importers.lakretz_cli",
     command="import_lakretz2021",
 ))
+
+register(Importer(
+    name="web",
+    description="browser sessions saved by a `twinlab web build` site (JATOS, Pavlovia, a download) -> twinlab sessions",
+    module="participants.web.import_cli",  # the browser runner's own checks and row builder
+    command="import_web",
+))

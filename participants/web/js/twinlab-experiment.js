@@ -219,6 +219,11 @@
     }
     document.body.replaceChildren();
     const jsPsych = initJsPsych({});
+    window.twinlabJsPsych = jsPsych;  // hosts save jsPsych's own data (e.g. jsPsych.data.get().csv() for Pavlovia)
+    // every row of jsPsych's own data (what JATOS or Pavlovia save as JSON or CSV) says whose trial it is
+    jsPsych.data.addProperties({ twinlab_experiment: C.experiment, twinlab_participant: pid, twinlab_session: SESSION,
+                                 twinlab_subject_id: s.subject_id, twinlab_spec_hash: s.spec_hash,
+                                 twinlab_sequence_hash: s.sequence_hash });
     const cfg = Object.assign({}, C, { frame_ms: refresh.frame_ms });
     const timeline = [];
     const hint = fill(X.continue_hint, {});
