@@ -311,3 +311,55 @@ def test_the_built_site_runs_from_a_plain_static_server_with_no_network(browser,
     assert [r["response"] for r in rows] == ["no_violation"] * 2 and rows[0]["subject_id"] == "P05"
     meta = json.loads(session_paths(tmp_path / "imported_jatos", exp.name, "P05", 1)[1].read_text())
     assert meta["status"] == "completed" and meta["slot_subject_id"] == "web002"
+
+
+def test_three_real_pages_and_seventeen_http_participants_at_once(browser, tmp_path):
+    """20 participants on one server for a bounded time: 3 in Chromium (own contexts), 17 as HTTP clients."""
+    import threading
+
+    try:
+        from tests.web_support import http_participant
+    except ModuleNotFoundError:
+        from web_support import http_participant
+
+    spec = italian_spec(tmp_path, trials=5, response_ms=20_000)  # each panel waits for its answer
+    exp = load_spec(spec)
+    out = tmp_path / "data"
+    proc, url = start_server(spec, out)
+    state = {"url": url}
+    pids = [f"H{k:02d}" for k in range(17)]
+    seqs = {p: compile_sequence(exp, p, None) for p in pids + ["B0", "B1", "B2"]}
+    acked: dict[str, set] = {p: set() for p in pids}
+    errors: list[str] = []
+    threads = [threading.Thread(target=http_participant, args=(state, p, seqs[p], exp, acked[p], errors, 90))
+               for p in pids]
+    pages = []
+    try:
+        for k in range(3):
+            page = browser.new_context().new_page()
+            page.goto(f"{url}/?participant=B{k}")
+            pages.append(page)
+        for t in threads:
+            t.start()
+        # the pages answer in turn; each trial waits for its panel, so they run side by side
+        done = [0, 0, 0]
+        for _ in range(5):
+            for k, page in enumerate(pages):
+                assert advance_pages(page) == "trial"
+                n = len(seqs[f"B{k}"][done[k]].words)
+                reach(page, done[k], after_units(n, 1), timeout=30_000)
+                page.keyboard.press("f" if k % 2 else "j")
+                reach(page, done[k], after_units(n, 2), timeout=10_000)
+                done[k] += 1
+        for page in pages:
+            page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=30_000)
+        for t in threads:
+            t.join(90)
+    finally:
+        stop(proc)
+    assert not errors
+    for p in pids + ["B0", "B1", "B2"]:
+        rows = read_rows(session_paths(out, exp.name, p, 1)[0])
+        assert [int(r["trial_index"]) for r in rows] == list(range(5)), p
+        assert [r["item_id"] for r in rows] == [t.item_id for t in seqs[p].trials[:5]], p
+    assert [r["response"] for r in read_rows(session_paths(out, exp.name, "B1", 1)[0])] == ["violation"] * 5

@@ -22,9 +22,9 @@ from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec
 
 try:  # the repository root, or tests/, is on sys.path
-    from tests.web_support import italian_spec, page_report, start_server, stop
+    from tests.web_support import http_participant, italian_spec, page_report, start_server, stop
 except ModuleNotFoundError:
-    from web_support import italian_spec, page_report, start_server, stop
+    from web_support import http_participant, italian_spec, page_report, start_server, stop
 
 from participants.web.server import create_app
 from participants.web.site import build_site
@@ -199,47 +199,17 @@ def test_web_build_writes_a_self_contained_site_with_the_compilers_sequences(tmp
 
 def test_twenty_participants_at_once_lose_and_duplicate_nothing_even_when_the_server_is_killed(tmp_path):
     """20 HTTP participants against a real server process; the server is killed (-9) mid-run and restarted."""
-    import httpx
-
     spec = italian_spec(tmp_path, trials=12)
     exp = load_spec(spec)
     out = tmp_path / "data"
     proc, url = start_server(spec, out)
     pids = [f"C{k:02d}" for k in range(20)]
     seqs = {p: compile_sequence(exp, p, None, session=1) for p in pids}
-    tokens: dict[str, str] = {}
     acked: dict[str, set[int]] = {p: set() for p in pids}
     errors: list[str] = []
     state = {"url": url}
-
-    def participant(pid: str) -> None:
-        deadline = time.monotonic() + 60
-        with httpx.Client(timeout=5.0) as http:
-            while time.monotonic() < deadline:
-                try:
-                    r = http.post(state["url"] + "/api/start", json={"participant": pid, "session": 1,
-                                                                     "token": tokens.get(pid), "client": {}})
-                    if r.status_code != 200:
-                        errors.append(f"{pid} start {r.status_code} {r.text}")
-                        return
-                    s = r.json()
-                    tokens.setdefault(pid, s.get("token"))
-                    if s["status"] == "finished":
-                        return
-                    for t in s["trials"]:
-                        i = t["trial_index"]
-                        rep = page_report(seqs[pid][i], exp, answer="violation" if i % 2 else None)
-                        r = http.post(state["url"] + "/api/trial", json={"participant": pid, "session": 1,
-                                                                         "token": tokens[pid], "result": rep})
-                        if r.status_code == 200:
-                            acked[pid].add(i)
-                        elif r.status_code != 409:
-                            errors.append(f"{pid} trial {i}: {r.status_code} {r.text}")
-                            return
-                except httpx.HTTPError:
-                    time.sleep(0.3)  # the server is down: try again, as the page does
-
-    threads = [threading.Thread(target=participant, args=(p,)) for p in pids]
+    threads = [threading.Thread(target=http_participant, args=(state, p, seqs[p], exp, acked[p], errors, 90))
+               for p in pids]
     for t in threads:
         t.start()
     try:

@@ -154,3 +154,37 @@ def stop(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def http_participant(state: dict, pid: str, seq, exp: Experiment, acked: set, errors: list, seconds: float = 60.0) -> None:
+    """A participant as plain HTTP calls (what the page sends): start, then every trial; retries while the
+    server is down, resumes with its token, stops when the session is finished."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    token = None
+    with httpx.Client(timeout=5.0) as http:
+        while time.monotonic() < deadline:
+            try:
+                r = http.post(state["url"] + "/api/start", json={"participant": pid, "session": 1, "token": token,
+                                                                 "client": {}})
+                if r.status_code != 200:
+                    errors.append(f"{pid} start {r.status_code} {r.text}")
+                    return
+                s = r.json()
+                token = s.get("token") or token
+                if s["status"] == "finished":
+                    return
+                for t in s["trials"]:
+                    i = t["trial_index"]
+                    rep = page_report(seq[i], exp, answer="violation" if i % 2 else None)
+                    r = http.post(state["url"] + "/api/trial", json={"participant": pid, "session": 1,
+                                                                     "token": token, "result": rep})
+                    if r.status_code == 200:
+                        acked.add(i)
+                    elif r.status_code != 409:
+                        errors.append(f"{pid} trial {i}: {r.status_code} {r.text}")
+                        return
+            except httpx.HTTPError:
+                time.sleep(0.3)  # the server is down: try again, as the page does
+        errors.append(f"{pid}: not finished within {seconds:g} s")
