@@ -26,7 +26,9 @@
   }
   function message(text, extra, name) {
     const page = node("div", "tl-page", text);
-    document.body.replaceChildren(page);
+    const centre = node("div", "tl-centre");
+    centre.appendChild(page);
+    document.body.replaceChildren(centre);
     if (extra) page.appendChild(extra);
     document.body.dataset.screen = name || "message";
   }
