@@ -363,3 +363,65 @@ def test_three_real_pages_and_seventeen_http_participants_at_once(browser, tmp_p
         assert [int(r["trial_index"]) for r in rows] == list(range(5)), p
         assert [r["item_id"] for r in rows] == [t.item_id for t in seqs[p].trials[:5]], p
     assert [r["response"] for r in read_rows(session_paths(out, exp.name, "B1", 1)[0])] == ["violation"] * 5
+
+
+@pytest.mark.gui
+def test_rows_match_a_psychopy_session_of_the_same_participant_and_seed(browser, tmp_path):
+    """The same participant id and seed in PsychoPy (autopilot, Xvfb) and in Chromium: same sequence, same
+    columns filled, the same `extra` fields (besides each runner's own)."""
+    try:
+        from tests.test_participants_gui import run_session
+    except ModuleNotFoundError:
+        from test_participants_gui import run_session
+
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed")
+    spec = italian_spec(tmp_path, trials=3)
+    exp = load_spec(spec)
+    pid = "autopilot1"
+    # PsychoPy, on a private Xvfb display
+    import select
+    import time as _time
+
+    r_fd, w_fd = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w_fd), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+                            pass_fds=(w_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w_fd)
+    buf, t0 = b"", _time.monotonic()
+    while b"\n" not in buf and _time.monotonic() - t0 < 20:
+        if select.select([r_fd], [], [], 0.2)[0]:
+            buf += os.read(r_fd, 64)
+    os.close(r_fd)
+    try:
+        done = run_session(":" + buf.decode().strip(), str(spec), "--autopilot", "-p", pid, "--trials", "3",
+                           "--out", str(tmp_path / "psychopy"))
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        xvfb.terminate()
+        xvfb.wait(10)
+    # the browser
+    proc, url = start_server(spec, tmp_path / "web")
+    page = browser.new_page()
+    seq = compile_sequence(exp, pid, None)
+    try:
+        page.goto(f"{url}/?participant={pid}")
+        for i in range(3):
+            assert advance_pages(page) == "trial"
+            reach(page, i, after_units(len(seq[i].words), 1))
+            page.keyboard.press("f" if seq[i].correct_response == "violation" else "j")
+            reach(page, i, after_units(len(seq[i].words), 2))
+        page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=15_000)
+    finally:
+        stop(proc)
+    psy = read_rows(session_paths(tmp_path / "psychopy", exp.name, pid, 1)[0])
+    web = read_rows(session_paths(tmp_path / "web", exp.name, pid, 1)[0])
+    assert list(psy[0]) == list(web[0]) == COLUMN_NAMES
+    same = list(seq[0].to_row()) + ["subject_id", "subject_kind", "session", "experiment", "spec_hash",
+                                    "sequence_hash", "context_mode", "response_mode", "feedback_shown"]
+    assert [{k: r[k] for k in same} for r in psy] == [{k: r[k] for k in same} for r in web]
+    filled = lambda rows: {c for c in COLUMN_NAMES if all(r[c] != "" for r in rows)}  # noqa: E731
+    assert filled(psy) - {"early_response", "early_response_unit", "early_response_ms"} == \
+        filled(web) - {"early_response", "early_response_unit", "early_response_ms"}
+    psy_extra = set().union(*(json.loads(r["extra"]) for r in psy))
+    web_extra = set().union(*(json.loads(r["extra"]) for r in web))
+    assert psy_extra - {"flip_latency_ms", "autopilot", "data_kind"} <= web_extra

@@ -11,7 +11,6 @@ import re
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient

@@ -9,7 +9,6 @@ beyond bounds, an answer no press or click gave) is refused with `ResultError`, 
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from datetime import datetime
@@ -270,7 +269,3 @@ def web_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *, subj
     checked = check_result(raw, trial, exp)
     return trial_row(trial, trial_result(checked, trial, exp), seq, subject_id=subject_id, session=session,
                      extra=extra)
-
-
-def row_json_size(row: dict[str, Any]) -> int:
-    return len(json.dumps(row, default=str))
