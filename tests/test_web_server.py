@@ -243,3 +243,15 @@ def test_a_table_left_without_its_sidecar_by_a_kill_is_set_aside_only_when_it_ho
     r = _start(client, pid="P05")
     assert r.status_code == 409 and "no sidecar" in r.json()["error"]
     assert csv5.read_text().count("\n") == 2  # untouched
+
+
+def test_multi_session_specs_serve_each_session_its_own_sequence(tmp_path):
+    exp = load_spec("lakretz2021_replication")
+    with TestClient(create_app(exp, tmp_path / "data", trials=2)) as client:
+        one = _start(client, session=1).json()
+        two = _start(client, session=2).json()
+        assert _start(client, session=3).status_code == 400
+    s1, s2 = compile_sequence(exp, "P01", None, session=1), compile_sequence(exp, "P01", None, session=2)
+    assert (one["sequence_hash"], two["sequence_hash"]) == (s1.sequence_hash, s2.sequence_hash)
+    assert [t["block"] for t in one["trials"]] == ["training"] * 2 and [t["block"] for t in two["trials"]] == ["main"] * 2
+    assert one["token"] != two["token"] and one["n_trials"] == two["n_trials"] == 2
