@@ -425,3 +425,23 @@ def test_rows_match_a_psychopy_session_of_the_same_participant_and_seed(browser,
     psy_extra = set().union(*(json.loads(r["extra"]) for r in psy))
     web_extra = set().union(*(json.loads(r["extra"]) for r in web))
     assert psy_extra - {"flip_latency_ms", "autopilot", "data_kind"} <= web_extra
+
+
+def test_a_display_off_the_expected_refresh_rate_is_refused_before_anything_is_written(browser, tmp_path):
+    spec = italian_spec(tmp_path, trials=2)
+    import yaml
+
+    data = yaml.safe_load(spec.read_text())
+    data["timing"]["expected_refresh_hz"] = 144.0  # headless Chromium paints at 60 Hz
+    spec.write_text(yaml.safe_dump(data, allow_unicode=True))
+    exp = load_spec(spec)
+    proc, url = start_server(spec, tmp_path / "data")
+    page = browser.new_page()
+    try:
+        page.goto(f"{url}/?participant=P09")
+        page.wait_for_function("() => document.body.dataset.screen === 'refused'", timeout=15_000)
+        text = page.inner_text("body")
+    finally:
+        stop(proc)
+    assert "144" in text and "60." in text and "Il tuo schermo" in text
+    assert not session_paths(tmp_path / "data", exp.name, "P09", 1)[0].exists()
