@@ -445,3 +445,30 @@ def test_a_display_off_the_expected_refresh_rate_is_refused_before_anything_is_w
         stop(proc)
     assert "144" in text and "60." in text and "Il tuo schermo" in text
     assert not session_paths(tmp_path / "data", exp.name, "P09", 1)[0].exists()
+
+
+def test_touch_taps_answer_the_panel_and_turn_the_pages(browser, tmp_path):
+    spec = italian_spec(tmp_path, trials=2)
+    exp = load_spec(spec)
+    proc, url = start_server(spec, tmp_path / "data")
+    ctx = browser.new_context(has_touch=True, is_mobile=True, viewport={"width": 900, "height": 600})
+    page = ctx.new_page()
+    seq = compile_sequence(exp, "T01", None)
+    try:
+        page.goto(f"{url}/?participant=T01")
+        for i in range(2):
+            page.wait_for_function("() => /^instructions/.test(document.body.dataset.screen || '') || "
+                                   "document.body.dataset.screen === 'trial'", timeout=15_000)
+            if screen(page) != "trial":
+                assert "Tocca lo schermo per continuare" in page.inner_text("body")
+                page.tap("body")
+            reach(page, i, after_units(len(seq[i].words), 1))
+            page.tap(".tl-box[data-answer=violation]")
+            reach(page, i, after_units(len(seq[i].words), 2))
+        page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=15_000)
+    finally:
+        stop(proc)
+    rows = read_rows(session_paths(tmp_path / "data", exp.name, "T01", 1)[0])
+    assert [json.loads(r["extra"])["answered_by"] for r in rows] == ["touch", "touch"]
+    assert [r["response"] for r in rows] == ["violation", "violation"]
+    assert [p["key"] for r in rows for p in json.loads(r["extra"])["presses"]] == ["touch", "touch"]
