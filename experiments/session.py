@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row
+from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
+from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
 
 SCHEMA_VERSION = 1
 _COLUMN_SET = frozenset(COLUMN_NAMES)
@@ -30,12 +32,6 @@ _PLAIN = (int, bool)  # cells whose str() is their CSV text
 _KEYWORD_VALUE = re.compile(r"^[A-Za-z0-9]+$")
 
 
-class SessionError(RuntimeError):
-    """A session cannot be created, resumed or written; the message names the file."""
-
-
-class SessionExistsError(SessionError):
-    pass
 
 
 def now_iso() -> str:
@@ -145,6 +141,7 @@ class SessionWriter:
     n_rows: int = 0
     _fh: io.TextIOWrapper | None = None
     durable: bool = True  # fsync every write; importers of finished data (re-runnable) may turn it off
+    lock: SessionLock | None = None  # this session's one-writer lock, released by close()
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -162,13 +159,38 @@ class SessionWriter:
         metadata: dict[str, Any] | None = None,
         resume: bool = False,
         durable: bool = True,
+        lock: SessionLock | None = None,
+        sequence: Any = None,
     ) -> "SessionWriter":
         """Start a new session, or with `resume=True` continue an existing one of the same sequence.
 
-        Refuses to touch an existing session unless resuming, and refuses to resume a session
-        whose spec or sequence hash differs (that would splice two different experiments).
+        Takes the session's lock first (or the `lock` the caller already holds for this session; the
+        writer owns it from here and releases it on close or on a refusal), so a second writer is
+        refused at once with SessionLockedError naming the holder. Refuses to touch an existing
+        session unless resuming, and refuses to resume a session whose spec or sequence hash differs
+        (that would splice two different experiments); with `sequence` (the compiled TrialSequence)
+        the rows kept on resume must be its first trials, in order (see `check_rows_follow`).
         """
         csv_path, json_path = session_paths(root, experiment, subject_id, session)
+        if lock is None:
+            lock = acquire_session_lock(csv_path)
+        elif not lock.held or lock.path != lock_path_for(csv_path):
+            raise SessionError(f"internal error: the lock {lock.path} given for {csv_path.name} is not held for it")
+        try:
+            writer = cls._open(root, csv_path, json_path, experiment=experiment, subject_id=subject_id,
+                               session=session, subject_kind=subject_kind, spec_hash=spec_hash,
+                               sequence_hash=sequence_hash, n_trials=n_trials, metadata=metadata, resume=resume,
+                               durable=durable, sequence=sequence)
+        except BaseException:
+            lock.release()
+            raise
+        writer.lock = lock
+        return writer
+
+    @classmethod
+    def _open(cls, root: str | Path, csv_path: Path, json_path: Path, *, experiment: str, subject_id: str,
+              session: int | None, subject_kind: str, spec_hash: str, sequence_hash: str, n_trials: int,
+              metadata: dict[str, Any] | None, resume: bool, durable: bool, sequence: Any) -> "SessionWriter":
         exists = csv_path.exists() or json_path.exists()
         if exists and not resume:
             raise SessionExistsError(
@@ -176,7 +198,7 @@ class SessionWriter:
                 "use --resume to continue it or choose another session number"
             )
         if resume and exists:
-            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash)
+            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash, sequence)
         write_dataset_description(root)
         csv_path.parent.mkdir(parents=True, exist_ok=True)
         meta = {
@@ -209,7 +231,8 @@ class SessionWriter:
         return writer
 
     @classmethod
-    def _reopen(cls, csv_path: Path, json_path: Path, spec_hash: str, sequence_hash: str) -> "SessionWriter":
+    def _reopen(cls, csv_path: Path, json_path: Path, spec_hash: str, sequence_hash: str,
+                sequence: Any = None) -> "SessionWriter":
         if not json_path.exists():
             raise SessionError(f"cannot resume: sidecar {json_path} is missing")
         try:
@@ -222,11 +245,15 @@ class SessionWriter:
                     f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence "
                     f"has {new} (the spec, subject or seed changed)"
                 )
-        # truncate, record, then count: one scan decides which rows are complete
-        scan = recover_table(csv_path) if csv_path.exists() else None
+        # check, truncate, record, then count: one scan decides which rows are complete
+        scan = scan_table(csv_path) if csv_path.exists() else None
         if scan is not None and scan.header and scan.header != COLUMN_NAMES:
             raise SessionError(f"cannot resume {csv_path}: its header is not this version's trial-table schema "
                                "(written by another twinlab version); start a new session number")
+        if scan is not None and sequence is not None:
+            check_rows_follow(scan, sequence)
+        if scan is not None:
+            truncate_torn(scan)
         n_rows = scan.n_rows if scan is not None else 0
         resume = {"at": now_iso(), "from_trial": n_rows, "previous_status": meta.get("status"),
                   "dropped_partial_line": bool(scan and scan.torn)}
@@ -310,10 +337,14 @@ class SessionWriter:
         self.meta.update(fields)
         self.meta["status"] = status
         self.meta["ended_at"] = now_iso()
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-        self.save_sidecar()
+        try:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
+            self.save_sidecar()
+        finally:
+            if self.lock is not None:  # only after the last word is on disk
+                self.lock.release()
 
     def __enter__(self) -> "SessionWriter":
         return self
@@ -345,6 +376,7 @@ class TableScan:
     keep_bytes: int
     dropped: bytes
     header_complete: bool = True
+    lines: tuple[int, ...] = ()  # the 1-based line of the file where each row starts
 
     @property
     def n_rows(self) -> int:
@@ -403,12 +435,52 @@ def scan_table(path: str | Path) -> TableScan:
     (hdr_end, header), body = records[0], records[1:]
     keep = hdr_end
     rows: list[dict[str, str]] = []
+    lines: list[int] = []
+    line = data.count(b"\n", 0, hdr_end) + 1  # where the next record starts
     for k, (end, cells) in enumerate(body):
         if len(cells) != len(header) and k == len(body) - 1:
             break  # the last line is short: a torn row that happened to end at a line end inside a cell
         rows.append(dict(zip(header, cells)))
+        lines.append(line)
+        line += data.count(b"\n", keep, end)
         keep = end
-    return TableScan(path, header, rows, keep, data[keep:])
+    return TableScan(path, header, rows, keep, data[keep:], lines=tuple(lines))
+
+
+# the columns a kept row must share with its trial of the compiled sequence (its identity)
+_IDENTITY = ("trial_index", "block", "item_id", "words", "critical_word", "correct_response")
+
+
+def check_rows_follow(scan: TableScan, sequence: Any) -> None:
+    """The complete rows of a table being resumed must be trials 0..k-1 of `sequence`, in order.
+
+    Checked per row: the hash columns (spec_hash, sequence_hash), the subject, and the trial's identity
+    columns (index, block, item, words, critical word, correct response). The first row that differs is
+    named by file and line, so a table edited, spliced or written by another sequence is refused
+    before a single new trial is appended to it.
+    """
+    want_hash = {"spec_hash": sequence.spec_hash, "sequence_hash": sequence.sequence_hash,
+                 "subject_id": sequence.subject_id}
+    for i, row in enumerate(scan.rows):
+        where = f"{scan.path} line {scan.lines[i] if i < len(scan.lines) else '?'} (row {i + 1})"
+        if i >= len(sequence):
+            raise SessionError(f"cannot resume: {where} is beyond the {len(sequence)} trials of the compiled sequence")
+        expected = {**want_hash, **{k: v for k, v in sequence[i].to_row().items() if k in _IDENTITY}}
+        for col, want in expected.items():
+            got = row.get(col)
+            if got != ("" if want is None else str(want)):
+                raise SessionError(
+                    f"cannot resume: {where}: {col} is {got!r} but trial {i} of the compiled sequence has "
+                    f"{want!r}; the table does not belong to this sequence (edited, or another spec/seed)")
+
+
+def truncate_torn(scan: TableScan) -> None:
+    """Cut a torn last row off the file (it belongs to a trial that never finished)."""
+    if scan.torn:
+        with open(scan.path, "rb+") as fh:
+            fh.truncate(scan.keep_bytes)
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 def recover_table(path: str | Path) -> TableScan:
@@ -418,11 +490,7 @@ def recover_table(path: str | Path) -> TableScan:
     records them in the sidecar before counting.
     """
     scan = scan_table(path)
-    if scan.torn:
-        with open(scan.path, "rb+") as fh:
-            fh.truncate(scan.keep_bytes)
-            fh.flush()
-            os.fsync(fh.fileno())
+    truncate_torn(scan)
     return scan
 
 
