@@ -96,9 +96,11 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
     exists = csv_path.exists() or json_path.exists()
     if exists and not cfg.resume:
         existing = csv_path if csv_path.exists() else json_path
+        diffs = _differences(_read_sidecar(json_path), seq)
         raise RunError(str(SessionExistsError(
-            f"session file {existing} already exists; use --resume to continue it or choose another "
-            "session number (--session)")))
+            f"session file {existing} already exists" + (f" (written with other settings: {'; '.join(diffs)})"
+                                                         if diffs else "")
+            + "; use --resume to continue it or choose another session number (--session)")))
     start = 0
     if cfg.resume:
         if not exists:
@@ -107,11 +109,10 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
             meta = json.loads(json_path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise RunError(f"cannot resume: sidecar {json_path} is unreadable ({exc})") from None
-        for key, new in (("spec_hash", seq.spec_hash), ("sequence_hash", seq.sequence_hash)):
-            if meta.get(key) != new:
-                raise RunError(
-                    f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence has "
-                    f"{new} (the spec, participant or seed changed)")
+        diffs = _differences(meta, seq)
+        if diffs:
+            raise RunError(f"cannot resume {csv_path.name}: it was written with other settings ({'; '.join(diffs)}): "
+                           "the spec, participant or seed changed")
         scan = scan_table(csv_path) if csv_path.exists() else None
         if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
             log(f"WARNING: {scan.note()}")
@@ -124,6 +125,20 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
         if start >= n:
             raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
     return Prepared(seq=seq, n_planned=n, csv_path=csv_path, json_path=json_path, start=start)
+
+
+def _read_sidecar(json_path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _differences(meta: dict[str, Any], seq: TrialSequence) -> list[str]:
+    """Settings of an existing session (its sidecar) that differ from this run's compiled sequence."""
+    return [f"{key} {meta.get(key)!r} there, {now!r} now"
+            for key, now in (("seed", seq.seed), ("spec_hash", seq.spec_hash), ("sequence_hash", seq.sequence_hash))
+            if key in meta and meta.get(key) != now]
 
 
 def participant_info(cfg: HumanRunConfig) -> dict[str, Any]:
