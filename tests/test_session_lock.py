@@ -21,6 +21,11 @@ from experiments.session import (SessionLockedError, SessionWriter, acquire_sess
 from experiments.session_lock import lock_path_for
 from experiments.spec import load_spec
 
+try:  # the GUI tests' private Xvfb display and short-timing spec
+    from tests.test_participants_gui import fast_spec, xdisplay  # noqa: F401
+except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path
+    from test_participants_gui import fast_spec, xdisplay  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = "lakretz2021_nested"
 HOLD = ("import sys, time; from experiments.session_lock import acquire_session_lock; "
@@ -194,3 +199,41 @@ def test_two_sweeps_over_one_folder(tmp_path):
     assert [int(r["trial_index"]) for r in rows] == list(range(len(rows))) and len(rows) >= n_before
     meta = json.loads(csv_path.with_name(csv_path.name.replace("_data.csv", "_data.json")).read_text())
     assert meta["status"] == "running"  # killed mid-run: never "completed"
+
+
+@pytest.mark.slow
+@pytest.mark.gui
+def test_two_run_human_resume_on_one_session(xdisplay, fast_spec, tmp_path):
+    """Two `run-human --resume` on the same participant and session: the second exits 2 naming the first
+    (before its window opens); after kill -9 of the first, a third --resume completes the session."""
+    pytest.importorskip("psychopy")
+    out, pid, n = tmp_path / "data", "autopilot5", 10
+    csv_path = session_paths(out, load_spec(fast_spec).name, pid, 1)[0]
+    env = {**_env(), "DISPLAY": xdisplay}
+    base = ["run-human", str(fast_spec), "--autopilot", "--participant", pid, "--out", str(out)]
+    r = subprocess.run(_cli(*base, "--trials", "1"), cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    first = subprocess.Popen(_cli(*base, "--trials", str(n), "--resume"), cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and first.poll() is None and len(read_rows(csv_path)) < 3:
+            time.sleep(0.05)
+        assert first.poll() is None, first.stderr.read()[-2000:]
+        second = subprocess.run(_cli(*base, "--trials", str(n), "--resume"), cwd=ROOT, env=env,
+                                capture_output=True, text=True, timeout=180)
+        still_running = first.poll() is None
+        assert second.returncode == 2, second.stderr[-2000:]
+        squashed = "".join(second.stderr.split())
+        assert f"pid{first.pid}" in squashed and "run-human" in squashed and "Traceback" not in second.stderr
+        assert still_running
+    finally:
+        kill9(first)
+    kept = read_rows(csv_path)
+    assert 3 <= len(kept) < n
+    third = subprocess.run(_cli(*base, "--trials", str(len(kept) + 2), "--resume"), cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=180)
+    assert third.returncode == 0, third.stderr[-2000:]
+    rows = read_rows(csv_path)
+    assert [int(r["trial_index"]) for r in rows] == list(range(len(kept) + 2))  # none twice, none lost
+    assert rows[: len(kept)] == kept
