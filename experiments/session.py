@@ -11,6 +11,7 @@ Each row is written, flushed and fsync'ed as its trial ends; the sidecar is repl
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -121,6 +122,48 @@ def _atomic_write_json(path: Path, obj: Any, durable: bool = True) -> None:
         raise SessionError(f"could not write {path}: {exc.strerror or exc}") from exc
 
 
+def staging_path(path: Path) -> Path:
+    """Where a staged session file is written before it is verified and renamed (no loader reads it)."""
+    return path.with_name(f".{path.name}.tmp")
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def verified_session_problem(csv_path: Path, json_path: Path) -> str | None:
+    """None when a published session is whole (its sidecar's `verified` record matches the table);
+    otherwise why not, in a few words (for `--skip-existing`)."""
+    if not json_path.exists():
+        return "its sidecar is missing (an interrupted write)"
+    if not csv_path.exists():
+        return "its table is missing"
+    try:
+        meta = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return "its sidecar is not readable JSON"
+    rec = meta.get("verified")
+    if not isinstance(rec, dict):
+        return "its sidecar has no verification record (written by an older twinlab or interrupted)"
+    try:
+        data = csv_path.read_bytes()
+    except OSError as exc:
+        return f"its table cannot be read ({exc.strerror or exc})"
+    if hashlib.sha256(data).hexdigest() != rec.get("sha256"):
+        rows = scan_table(csv_path).n_rows
+        return f"its table changed since it was written ({rows} rows now, {rec.get('rows')} recorded; SHA-256 differs)"
+    return None
+
+
 def _format_cell(value: Any) -> str:
     if value is None:
         return ""
@@ -142,6 +185,8 @@ class SessionWriter:
     _fh: io.TextIOWrapper | None = None
     durable: bool = True  # fsync every write; importers of finished data (re-runnable) may turn it off
     lock: SessionLock | None = None  # this session's one-writer lock, released by close()
+    staged: bool = False  # written under temporary names, published by close() once verified (imports)
+    _sha: Any = None  # sha256 of every byte this writer meant to write (staged sessions)
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -161,6 +206,7 @@ class SessionWriter:
         durable: bool = True,
         lock: SessionLock | None = None,
         sequence: Any = None,
+        staged: bool = False,
     ) -> "SessionWriter":
         """Start a new session, or with `resume=True` continue an existing one of the same sequence.
 
@@ -170,6 +216,12 @@ class SessionWriter:
         session unless resuming, and refuses to resume a session whose spec or sequence hash differs
         (that would splice two different experiments); with `sequence` (the compiled TrialSequence)
         the rows kept on resume must be its first trials, in order (see `check_rows_follow`).
+
+        `staged=True` (imports of finished data) writes the table and sidecar under temporary names
+        (`.<name>.tmp`, which no loader reads) and `close()` publishes them by renaming, after checking
+        the row count and the SHA-256 of the bytes on disk against what was written; the sidecar's
+        `verified` record lets a later `--skip-existing` trust the session. An interrupted staged
+        session (kill, full disk, an exception) leaves no session file behind.
         """
         csv_path, json_path = session_paths(root, experiment, subject_id, session)
         if lock is None:
@@ -180,7 +232,7 @@ class SessionWriter:
             writer = cls._open(root, csv_path, json_path, experiment=experiment, subject_id=subject_id,
                                session=session, subject_kind=subject_kind, spec_hash=spec_hash,
                                sequence_hash=sequence_hash, n_trials=n_trials, metadata=metadata, resume=resume,
-                               durable=durable, sequence=sequence)
+                               durable=durable, sequence=sequence, staged=staged)
         except BaseException:
             lock.release()
             raise
@@ -190,7 +242,8 @@ class SessionWriter:
     @classmethod
     def _open(cls, root: str | Path, csv_path: Path, json_path: Path, *, experiment: str, subject_id: str,
               session: int | None, subject_kind: str, spec_hash: str, sequence_hash: str, n_trials: int,
-              metadata: dict[str, Any] | None, resume: bool, durable: bool, sequence: Any) -> "SessionWriter":
+              metadata: dict[str, Any] | None, resume: bool, durable: bool, sequence: Any,
+              staged: bool = False) -> "SessionWriter":
         exists = csv_path.exists() or json_path.exists()
         if exists and not resume:
             raise SessionExistsError(
@@ -218,9 +271,11 @@ class SessionWriter:
             "software": software_versions(),
             **(metadata or {}),
         }
-        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, durable=durable)
-        try:
-            fh = open(csv_path, "x", encoding="utf-8", newline="")
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, durable=durable and not staged,
+                     staged=staged, _sha=hashlib.sha256() if staged else None)
+        try:  # a staging file left by a killed import is ours to replace (we hold the session's lock)
+            fh = (open(staging_path(csv_path), "w", encoding="utf-8", newline="") if staged
+                  else open(csv_path, "x", encoding="utf-8", newline=""))
         except FileExistsError as exc:  # lost a race with another process
             raise SessionExistsError(f"session file {csv_path} already exists") from exc
         except OSError as exc:
@@ -278,6 +333,8 @@ class SessionWriter:
         assert self._fh is not None, "session is closed"
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([_format_cell(c) for c in cells])
+        if self._sha is not None:
+            self._sha.update(buf.getvalue().encode("utf-8"))
         try:
             self._fh.write(buf.getvalue())
             self._fh.flush()
@@ -311,8 +368,11 @@ class SessionWriter:
         w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else _format_cell(v)
                       for v in map(r.get, COLUMN_NAMES)] for r in rows])
         assert self._fh is not None, "session is closed"
+        text = buf.getvalue()
+        if self._sha is not None:
+            self._sha.update(text.encode("utf-8"))
         try:
-            self._fh.write(buf.getvalue())
+            self._fh.write(text)
             self._fh.flush()
             if self.durable:
                 os.fsync(self._fh.fileno())
@@ -326,7 +386,7 @@ class SessionWriter:
 
     def save_sidecar(self) -> None:
         self.meta["n_trials_written"] = self.n_rows
-        _atomic_write_json(self.json_path, self.meta, self.durable)
+        _atomic_write_json(staging_path(self.json_path) if self.staged else self.json_path, self.meta, self.durable)
 
     def update(self, **fields: Any) -> None:
         self.meta.update(fields)
@@ -341,10 +401,43 @@ class SessionWriter:
             if self._fh is not None:
                 self._fh.close()
                 self._fh = None
-            self.save_sidecar()
+            if self.staged:
+                self._publish(status)
+            else:
+                self.save_sidecar()
         finally:
             if self.lock is not None:  # only after the last word is on disk
                 self.lock.release()
+
+    def _publish(self, status: str) -> None:
+        """Staged sessions: verify the bytes on disk, then rename table and sidecar into place.
+
+        Only a completed or incomplete (finished reading its source) session is published; an
+        aborted or crashed one is removed, so no partial session ever carries the final name.
+        """
+        tmp_csv, tmp_json = staging_path(self.csv_path), staging_path(self.json_path)
+        if status not in ("completed", "incomplete"):
+            for p in (tmp_csv, tmp_json):
+                p.unlink(missing_ok=True)
+            return
+        try:
+            data = tmp_csv.read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            scan = scan_table(tmp_csv)
+            if digest != self._sha.hexdigest() or scan.n_rows != self.n_rows or scan.torn:
+                raise SessionError(f"{tmp_csv} does not hold what was written ({scan.n_rows} complete rows of "
+                                   f"{self.n_rows}, sha256 {digest[:12]} vs {self._sha.hexdigest()[:12]}); "
+                                   "not published")
+            self.meta["verified"] = {"rows": self.n_rows, "bytes": len(data), "sha256": digest}
+            with open(tmp_csv, "rb") as fh:
+                os.fsync(fh.fileno())
+            self.meta["n_trials_written"] = self.n_rows
+            _atomic_write_json(tmp_json, self.meta, durable=True)
+            os.replace(tmp_csv, self.csv_path)  # the table first: without its sidecar it is not trusted
+            os.replace(tmp_json, self.json_path)
+            _fsync_dir(self.csv_path.parent)
+        except OSError as exc:
+            raise SessionError(f"could not publish {self.csv_path}: {exc.strerror or exc}") from exc
 
     def __enter__(self) -> "SessionWriter":
         return self
