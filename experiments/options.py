@@ -27,6 +27,17 @@ def at_least(name: str, value: int | None, low: int = 1, high: int | None = None
     return value
 
 
+def batch_size(value: str | int) -> int | str:
+    """--batch-size for every command that loads a model: a positive whole number, or `auto` (a token
+    budget for the device)."""
+    text = str(value).strip().lower()
+    if text == "auto":
+        return "auto"
+    if not text.isdigit():
+        raise OptionError(f"--batch-size must be a positive whole number or 'auto', not {value!r}")
+    return at_least("--batch-size", int(text), 1, 65_536)  # type: ignore[return-value]
+
+
 def session_number(value: int) -> int:
     return at_least("--session", value, 1, MAX_SESSION)  # type: ignore[return-value]
 

@@ -46,9 +46,12 @@ def run_model(
     from model_subjects.context import ContextError
     from model_subjects.runner import RunConfig, RunError, Runner
 
-    if batch_size.lower() != "auto" and not (batch_size.isdigit() and int(batch_size) > 0):
-        fail(f"--batch-size must be a positive whole number or 'auto', not {batch_size!r}")
-    batch_size = batch_size.lower() if batch_size.lower() == "auto" else int(batch_size)  # type: ignore[assignment]
+    from experiments import options as o
+
+    try:
+        batch_size = o.batch_size(batch_size)  # type: ignore[assignment]
+    except o.OptionError as exc:
+        fail(str(exc))
     cfg = RunConfig(spec=spec, model=model, subjects=subjects, first_subject=first_subject,
                     subject_prefix=subject_prefix, context=context,
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
@@ -129,8 +132,7 @@ def check_options(cfg) -> None:
         o.subject_id("--subject-prefix", cfg.subject_prefix)
         o.trials_limit(cfg.trials)
         o.session_number(cfg.session)
-        if cfg.batch_size != "auto":
-            o.at_least("--batch-size", cfg.batch_size, 1, 65_536)
+        o.batch_size(cfg.batch_size)
         o.at_least("--threads", cfg.threads, 0, 1024)
         o.at_least("--max-new-tokens", cfg.max_new_tokens, 1, 4096)
         o.dtype(cfg.dtype)
