@@ -113,6 +113,7 @@ def write_spec(path: Path, spec: dict[str, Any]) -> Path:
 def run_arm(arm: Arm, backend: Any, run_options: dict[str, Any],
             progress: Callable[[int, int | None], None] | None = None) -> ArmResult:
     """Run (or resume, or skip when finished) one arm through the model_subjects runner."""
+    from experiments.session import SessionError
     from experiments.spec import SpecError, load_spec
     from model_subjects import RunConfig, Runner
     from model_subjects.runner import RunError
@@ -127,7 +128,7 @@ def run_arm(arm: Arm, backend: Any, run_options: dict[str, Any],
                         threads=run_options.get("threads"), max_new_tokens=run_options.get("max_new_tokens", 8))
         runner = Runner(cfg, backend, exp=exp, progress=progress)
         summary = runner.run()
-    except (SpecError, RunError) as exc:
+    except (SpecError, RunError, SessionError) as exc:  # SessionLockedError: another writer holds a session
         raise ReproError(f"arm {arm.name}: {exc}") from None
     total = sum(int(s["trials"]) for s in summary.subjects)
     return ArmResult(arm, time.perf_counter() - t0, summary.trials_run, total, time.process_time() - c0)
