@@ -23,7 +23,7 @@ def flat(res) -> str:
 @pytest.mark.parametrize("args,expected", [
     (["--prompts", "none,fivehot"], "--prompts: unknown 'fivehot'"),
     (["--dependency", "middle"], "--dependency must be inner or outer"),
-    (["--items", "nowhere.csv"], "nowhere.csv' does not exist"),
+    (["--items", "nowhere.csv"], "nowhere.csv: does not exist"),
     (["--items-per-condition", "0"], "--items-per-condition must be at least 1"),
     (["--humans", "no_humans_here"], "--humans: no_humans_here: no such file or folder"),
 ])
