@@ -99,9 +99,9 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
             if answer is None:
                 sent.append(float("nan"))
                 continue
-            time.sleep(delay)
-            sent.append(time.monotonic() - seen_at)
             if how == "key":
+                time.sleep(delay)
+                sent.append(time.monotonic() - seen_at)
                 xdo(xdisplay, "key", spec.task.panel.keys[answer])
             else:  # a click between the boxes (no answer), then on ACCEPTABLE: on the right, vertically centred
                 win = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", f"^twinlab: {spec.name}$"],
@@ -109,9 +109,10 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
                 assert len(win) == 1, win  # the session's window, not pyglet's hidden helper
                 xdo(xdisplay, "mousemove", "--window", win[0], str(WINDOW[0] // 2), str(WINDOW[1] // 2))
                 xdo(xdisplay, "click", "1")
-                time.sleep(0.1)
                 x = int(WINDOW[0] / 2 + 0.33 * WINDOW[1])
                 xdo(xdisplay, "mousemove", "--window", win[0], str(x), str(WINDOW[1] // 2))
+                time.sleep(max(0.1, delay - (time.monotonic() - seen_at)))
+                sent.append(time.monotonic() - seen_at)
                 xdo(xdisplay, "click", "1")
         stdout, stderr = proc.communicate(timeout=60)
     finally:
