@@ -17,7 +17,8 @@ import yaml
 from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, ValidationInfo, field_validator,
                       model_validator)
 
-from experiments.screen_texts import FEEDBACK_KEYS, SPEC_TEXT_KEYS, default_text, placeholder_problem
+from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
+                                     placeholder_problem)
 from stimuli.textfile import read_text_file
 
 CONDITION_LETTERS = {"S", "P"}
@@ -344,6 +345,14 @@ class Experiment(_Strict):
         if self.stimuli.file is None and self.language != "en":
             raise ValueError(f"language {self.language!r}: the nested_agreement generator writes English; "
                              "give the materials as stimuli.file")
+        return self
+
+    @model_validator(mode="after")
+    def _quit_key_is_not_an_answer_to_its_prompt(self) -> "Experiment":
+        yes, no = confirm_keys(self.language)
+        if self.task.quit_key in (yes, no):
+            raise ValueError(f"task.quit_key {self.task.quit_key!r} is also an answer to the quit prompt in language "
+                             f"{self.language!r} ({yes} = quit, {no} = continue); choose another quit key")
         return self
 
     @model_validator(mode="after")
