@@ -600,7 +600,10 @@ def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
     expanded; any problem is `error` naming the file and line."""
     stream = io.StringIO(text)
     stream.name = str(path)  # type: ignore[misc]  # YAML's messages name the file, not "<unicode string>"
-    loader = _UniqueKeyLoader(stream)  # noqa: S506 - a SafeLoader subclass
+    try:  # the reader checks the first characters as it is built: a control character raises here
+        loader = _UniqueKeyLoader(stream)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {exc}") from None
     try:
         node = loader.get_single_node()
         if node is None:
