@@ -174,12 +174,12 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
 
 def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None],
               lock: SessionLock) -> RunOutcome:
+    from experiments.screen_texts import base_language, fill, screen_texts, untranslated
     from participants.autopilot import Autopilot
     from participants.eventlog import EventLog
     from participants.keys import make_injector
     from participants.rows import PsychopyCsv, trial_row
     from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
-    from experiments.screen_texts import base_language, fill, screen_texts, untranslated
     from participants.screens import Screens, Screenshots
     from participants.timing import duration_errors, frame_quantisation_warnings
 
