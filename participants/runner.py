@@ -174,12 +174,13 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
 
 def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None],
               lock: SessionLock) -> RunOutcome:
+    from experiments.screen_texts import base_language, fill, screen_texts, untranslated
     from participants.autopilot import Autopilot
     from participants.eventlog import EventLog
     from participants.keys import make_injector
     from participants.rows import PsychopyCsv, trial_row
     from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
-    from participants.screens import Screens, Screenshots, key_label
+    from participants.screens import Screens, Screenshots
     from participants.timing import duration_errors, frame_quantisation_warnings
 
     exp, seq, policy = cfg.spec, prep.seq, display.policy
@@ -187,6 +188,11 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
     warnings = list(policy.warnings) + frame_quantisation_warnings(
         policy, {"fixation_ms": tm.fixation_ms, "word_ms": tm.word_ms, "gap_ms": tm.gap_ms,
                  "response_ms": tm.response_ms, "feedback_ms": tm.feedback_ms})
+    texts = screen_texts(exp)
+    missing_texts = untranslated(exp)
+    if missing_texts:
+        warnings.append(f"language {exp.language!r} has no built-in screen texts: {len(missing_texts)} text(s) are "
+                        f"shown in English ({', '.join(missing_texts)}); give them under texts: / feedback: in the spec")
     for w in warnings:
         log(f"WARNING: {w}")
 
@@ -202,6 +208,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         "timing_policy": policy.to_dict(),
         "warnings": warnings,
         "trials_limit": cfg.trials,
+        # what this run shows (the spec's texts, else its language's built-in set)
+        "screen_texts": {"language": exp.language, "set": base_language(exp.language), "texts": texts},
         "autopilot": None if autopilot is None else {
             "accuracy": cfg.autopilot_accuracy, "injection": autopilot.injector.kind},
     }
@@ -270,14 +278,13 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             for k, text in enumerate(exp.texts.instructions):
                 pres.page(text, name="instructions" if k == 0 else None)
         else:
-            pres.page(f"Welcome back. The session continues with sentence {start + 1} of {n}.", name="resume")
+            pres.page(fill(texts["resume_text"], trial=start + 1, total=n), name="resume")
         restarts = 0
         for i in range(start, n):
             trial = seq[i]
             block = exp.block(trial.block)
             if trial.block_trial_index == 0 and block.intro_text:
-                pres.page(block.intro_text, name="block_intro",
-                          hint=f"Press {key_label(exp.task.response_key)} to start")
+                pres.page(block.intro_text, name="block_intro", hint=texts["block_start_hint"])
             while True:
                 try:
                     result = pres.run_trial(trial)
@@ -301,7 +308,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             pres.hold(None, result.iti_onset, tm.iti_ms)
             last_of_block = i + 1 >= len(seq) or seq[i + 1].block != trial.block
             if last_of_block and block.break_after and i + 1 < n:
-                pres.page(exp.texts.break_text, name="break", hint="")
+                pres.page(texts["break_text"], name="break", hint="")
     except QuitRequested:
         status, reason = "aborted", f"quit key '{exp.task.quit_key}' pressed and confirmed"
     except KeyboardInterrupt:
@@ -318,9 +325,11 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
     events.close()
     try:
         if status == "completed":
-            pres.page(exp.texts.end_text, name="end", hint="", timeout_s=3.0 if cfg.autopilot else 30.0)
+            following = (fill(texts["next_session_text"], next=cfg.session + 1, sessions=exp.sessions)
+                         if cfg.session < exp.sessions else "")
+            pres.page(texts["end_text"], name="end", hint=following, timeout_s=3.0 if cfg.autopilot else 30.0)
         else:
-            pres.page("The session has ended. Thank you.", hint="", timeout_s=1.5)
+            pres.page(texts["aborted_text"], name="aborted", hint="", timeout_s=1.5)
     except QuitRequested:
         pass
     saved = shots.save()

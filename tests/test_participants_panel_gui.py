@@ -110,14 +110,18 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
             if answer is None:
                 sent.append(float("nan"))
                 continue
-            time.sleep(delay)
-            sent.append(time.monotonic() - seen_at)
             if how == "key":
+                time.sleep(delay)
+                sent.append(time.monotonic() - seen_at)
                 xdo(xdisplay, "key", spec.task.panel.keys[answer])
-            else:  # click the answer's box: ACCEPTABLE is on the right, vertically centred
+            else:  # a click between the boxes (no answer), then on ACCEPTABLE: on the right, vertically centred
                 win = window_id(xdisplay, f"twinlab: {spec.name}")
+                xdo(xdisplay, "mousemove", "--window", win, str(WINDOW[0] // 2), str(WINDOW[1] // 2))
+                xdo(xdisplay, "click", "1")
                 x = int(WINDOW[0] / 2 + 0.33 * WINDOW[1])
                 xdo(xdisplay, "mousemove", "--window", win, str(x), str(WINDOW[1] // 2))
+                time.sleep(max(0.1, delay - (time.monotonic() - seen_at)))
+                sent.append(time.monotonic() - seen_at)
                 xdo(xdisplay, "click", "1")
         stdout, stderr = proc.communicate(timeout=60)
     finally:
@@ -140,6 +144,19 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
         # RT from panel onset: at least the wait after the panel appeared in the log, plus a little latency
         assert lag * 1000 - 5 <= float(r["rt_ms"]) <= lag * 1000 + 400, (r["rt_ms"], lag)
         assert r["feedback_text"] == (spec.feedback.correct_text if r["correct"] == "True" else spec.feedback.incorrect_text)
+        # every panel press is listed, mouse clicks as key presses are: time from fixation onset, unit, answer
+        panel_presses = [p for p in extra["presses"] if p["phase"] == "panel"]
+        assert all(p["t_ms"] >= extra["panel_onset_ms"] and p["unit"] == len(json.loads(r["word_onsets_ms"])) - 1
+                   for p in panel_presses), panel_presses
+        if how == "mouse":
+            assert [(p["key"], p["answer"]) for p in panel_presses] == [("mouse", None), ("mouse", answer)]
+            first, clicked = (p["t_ms"] - extra["panel_onset_ms"] for p in panel_presses)
+            assert abs(clicked - float(r["rt_ms"])) < 0.01  # the answering click is the RT
+            assert 50 <= clicked - first <= 1000, (first, clicked)  # the miss came 0.1 s before it
+        else:
+            key = spec.task.panel.keys[answer]
+            assert [(p["key"], p["answer"]) for p in panel_presses] == [(key, answer)]
+            assert abs(panel_presses[0]["t_ms"] - extra["panel_onset_ms"] - float(r["rt_ms"])) < 0.01
         if early:
             assert r["early_response"] == "violation"
             unit = int(r["early_response_unit"])
