@@ -168,9 +168,9 @@ def render_report(out: str | Path) -> Path:
                 f"<a href='{html.escape(m['file'])}'>{html.escape(m['title'])}</a> ({m.get('rows', '?')} rows)"
                 for m in linked) + "</p>")
     h.append("</body></html>")
-    path = out / "report.html"
-    path.write_text("\n".join(h), encoding="utf-8")
-    return path
+    from experiments.atomic import atomic_write_text
+
+    return atomic_write_text(out / "report.html", "\n".join(h))
 
 
 def _md(text: str) -> str:

@@ -11,12 +11,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from experiments.screen_texts import confirm_keys
 from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial
 from participants.autopilot import Autopilot
 from participants.keys import KeyEvent, Keys
-from experiments.screen_texts import confirm_keys
 from participants.screens import Screens, Screenshots
 from participants.timing import TimingPolicy
 

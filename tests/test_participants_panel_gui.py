@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,6 +31,16 @@ except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
 WINDOW = (1024, 768)
+
+
+def window_id(display: str, title: str) -> str:
+    """The one visible window with exactly this title (pyglet keeps a hidden helper window, and the
+    checkout path can contain the project's name: a substring search may find either)."""
+    r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", f"^{re.escape(title)}$"],
+                       env=env_for(display), capture_output=True, text=True)
+    ids = r.stdout.split()
+    assert len(ids) == 1, f"expected one visible window titled {title!r}, found {ids} ({r.stderr.strip()})"
+    return ids[0]
 
 
 def panel_spec(tmp_path: Path, **timing) -> Path:
@@ -99,19 +110,18 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
             if answer is None:
                 sent.append(float("nan"))
                 continue
-            time.sleep(delay)
-            sent.append(time.monotonic() - seen_at)
             if how == "key":
+                time.sleep(delay)
+                sent.append(time.monotonic() - seen_at)
                 xdo(xdisplay, "key", spec.task.panel.keys[answer])
             else:  # a click between the boxes (no answer), then on ACCEPTABLE: on the right, vertically centred
-                win = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", f"^twinlab: {spec.name}$"],
-                                     env=env_for(xdisplay), capture_output=True, text=True).stdout.split()
-                assert len(win) == 1, win  # the session's window, not pyglet's hidden helper
-                xdo(xdisplay, "mousemove", "--window", win[0], str(WINDOW[0] // 2), str(WINDOW[1] // 2))
+                win = window_id(xdisplay, f"twinlab: {spec.name}")
+                xdo(xdisplay, "mousemove", "--window", win, str(WINDOW[0] // 2), str(WINDOW[1] // 2))
                 xdo(xdisplay, "click", "1")
-                time.sleep(0.1)
                 x = int(WINDOW[0] / 2 + 0.33 * WINDOW[1])
-                xdo(xdisplay, "mousemove", "--window", win[0], str(x), str(WINDOW[1] // 2))
+                xdo(xdisplay, "mousemove", "--window", win, str(x), str(WINDOW[1] // 2))
+                time.sleep(max(0.1, delay - (time.monotonic() - seen_at)))
+                sent.append(time.monotonic() - seen_at)
                 xdo(xdisplay, "click", "1")
         stdout, stderr = proc.communicate(timeout=60)
     finally:

@@ -48,10 +48,12 @@ app()
 
 
 def italian_spec(tmp_path: Path) -> Path:
-    """The bundled Italian example with short timings, split in two blocks (an intro and a break)."""
+    """The bundled Italian example with short timings, split in two blocks (an intro and a break), and
+    two sessions (the end page of session 1 announces the next)."""
     bundled = bundled_spec_path("lakretz2021_italian_example")
     data = yaml.safe_load(bundled.read_text(encoding="utf-8"))
     data["stimuli"]["file"] = str(load_spec(bundled).stimuli.file)
+    data["sessions"] = 2
     data["timing"] = dict(fixation_ms=150, word_ms=120, gap_ms=80, panel_delay_ms=150, response_ms=1500,
                           feedback_ms=250, iti_ms=50)
     first = data["blocks"][0]
@@ -196,7 +198,8 @@ def test_italian_spec_draws_only_italian_screen_texts(xdisplay, tmp_path):
         "S = esci (quanto fatto finora è salvato)      N = continua", "La sessione è terminata. Grazie.",
         "Fai una breve pausa. Premi SPAZIO per continuare.", "Troppo lento!", "VIOLAZIONE", "ACCETTABILE",
         "La frase conteneva una violazione grammaticale?", "Bentornato/a. La sessione riprende dalla frase 3 di 4.",
-        "Grazie! La sessione è finita.", " ".join(spec.texts.instructions[0].split()),
+        "Grazie! La sessione è finita.", "La prossima sessione: sessione 2 di 2.",
+        " ".join(spec.texts.instructions[0].split()),
     }
     assert expected <= seen, expected - seen
     assert seen & {"Corretto!", "Sbagliato!"}

@@ -126,6 +126,17 @@ def test_bad_texts_are_errors_naming_the_key(where, value, expected):
     assert msg.startswith("study.yaml") and all(e in msg for e in expected), msg
 
 
+def test_a_quit_key_that_answers_its_own_prompt_is_refused():
+    data = _spec("lakretz2021_italian_example")
+    data["task"]["quit_key"] = "s"  # the Italian "si"
+    with pytest.raises(SpecError) as err:
+        _parse(data)
+    assert "task.quit_key 's'" in str(err.value) and "'it'" in str(err.value)
+    data = _spec()
+    data["task"]["quit_key"] = "s"  # fine in English
+    assert parse_spec(data).task.quit_key == "s"
+
+
 def test_validate_command_refuses_an_unknown_text_key_with_exit_2(tmp_path):
     data = _spec()
     data["texts"]["welcome_back"] = "Hi again"
