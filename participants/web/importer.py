@@ -7,17 +7,15 @@ Reads the browser runner's trial records wherever a host put them:
     `jsPsych.data.get().csv()`), whose twinlab trials carry the page's `twinlab_*` properties.
 Every record is checked as the server checks a posted trial (participants/web/results.py) against
 the sequence twinlab compiles for its slot, and becomes a row through the same row builder.
-All input is read and checked before anything is written; each session is written to a
-temporary folder and renamed into place; an existing session is never overwritten.
+All input is read and checked before anything is written; each session is written under
+temporary names with its lock held, verified and renamed into place (`SessionWriter(staged=True)`);
+an existing session is never overwritten.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
-import shutil
-import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -216,21 +214,19 @@ def import_web(paths: list[Path], exp: Experiment, out: Path, *, seed: int | Non
 
 def _write_session(out: Path, exp: Experiment, pid: str, session: int, seq: TrialSequence,
                    rows: list[dict[str, Any]], meta: dict[str, Any], complete: bool) -> None:
-    """Write into a temporary dataset beside `out`, then rename the two files into place."""
-    tmp = Path(tempfile.mkdtemp(prefix=".import-web-", dir=out))
+    """Staged: written under temporary names with the session's lock held, verified, then renamed."""
     try:
-        w = SessionWriter.create(tmp, experiment=exp.name, subject_id=pid, session=session, subject_kind="human",
+        w = SessionWriter.create(out, experiment=exp.name, subject_id=pid, session=session, subject_kind="human",
                                  spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=len(seq),
-                                 metadata=meta)
-        w.append_rows(rows)
+                                 metadata=meta, staged=True)
+        try:
+            w.append_rows(rows)
+        except BaseException:
+            w.close("crashed")
+            raise
         w.close("completed" if complete else "incomplete")
-        src_csv, src_json = session_paths(tmp, exp.name, pid, session)
-        dst_csv, dst_json = session_paths(out, exp.name, pid, session)
-        dst_csv.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src_csv, dst_csv)
-        os.replace(src_json, dst_json)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except SessionError as exc:
+        raise WebImportError(str(exc)) from None
 
 
 def count_table(summary: WebImportSummary) -> Counter:

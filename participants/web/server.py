@@ -159,7 +159,8 @@ class WebSessions:
         try:
             live.writer = SessionWriter.create(
                 self.out, experiment=self.exp.name, subject_id=pid, session=session, subject_kind="human",
-                spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=live.n_planned, resume=True)
+                spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=live.n_planned, resume=True,
+                sequence=seq)  # the rows kept must be this sequence's first trials
         except SessionError as exc:
             raise ApiError(409, f"cannot continue this session: {exc}") from None
         if live.writer.n_rows >= live.n_planned:
