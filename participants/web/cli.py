@@ -83,6 +83,14 @@ def serve(
         application = create_app(exp, out, seed=seed, trials=trials)
     except SiteError as exc:
         fail(str(exc))
+    import socket
+
+    try:  # a busy port or a wrong address is one clear line, before uvicorn starts
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     typer.echo(f"serving {exp.name} (spec_hash={exp.spec_hash}) at http://{shown}:{port}/?participant=P01&session=1 "
                f"(or ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=...); data in {out}", err=True)
