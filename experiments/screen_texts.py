@@ -49,6 +49,7 @@ TEXT_KEYS: dict[str, frozenset[str]] = {
     "redirect_text": frozenset(),
     "already_done_text": frozenset(),
     "save_error_text": frozenset(),
+    "link_error_text": frozenset(),  # a link without a usable participant id or session, or a refused start
     # feedback (spec section `feedback:`)
     "correct_text": frozenset(),
     "incorrect_text": frozenset(),
@@ -80,6 +81,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "completion_code_text": "Your completion code is {code}.",
         "redirect_text": "You will now be taken back to the study site.",
         "already_done_text": "This session is already complete. Thank you!",
+        "link_error_text": "This link cannot start the study. Please contact the researcher.",
         "save_error_text": ("Your answers could not be saved. Please check your internet connection; "
                             "the experiment will try again."),
         "correct_text": "Correct!",
@@ -106,6 +108,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "completion_code_text": "Il tuo codice di completamento è {code}.",
         "redirect_text": "Ora verrai riportato/a al sito dello studio.",
         "already_done_text": "Questa sessione è già stata completata. Grazie!",
+        "link_error_text": "Questo link non può avviare lo studio. Contatta chi conduce la ricerca.",
         "save_error_text": ("Non è stato possibile salvare le tue risposte. Controlla la connessione a internet; "
                             "l'esperimento riproverà."),
         "correct_text": "Corretto!",

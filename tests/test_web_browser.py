@@ -472,3 +472,20 @@ def test_touch_taps_answer_the_panel_and_turn_the_pages(browser, tmp_path):
     assert [json.loads(r["extra"])["answered_by"] for r in rows] == ["touch", "touch"]
     assert [r["response"] for r in rows] == ["violation", "violation"]
     assert [p["key"] for r in rows for p in json.loads(r["extra"])["presses"]] == ["touch", "touch"]
+
+
+def test_a_bad_link_shows_the_spec_language_text_and_writes_nothing(browser, tmp_path):
+    spec = italian_spec(tmp_path, trials=2)
+    proc, url = start_server(spec, tmp_path / "data")
+    page = browser.new_page()
+    texts = []
+    try:
+        for query in ("participant=a-b", "participant=P01&session=3", ""):
+            page.goto(f"{url}/?{query}")
+            page.wait_for_function("() => document.body.dataset.screen === 'error'", timeout=15_000)
+            texts.append(page.inner_text("body"))
+    finally:
+        stop(proc)
+    assert all(t.startswith("Questo link non può avviare lo studio.") for t in texts)
+    assert "letters and digits" in texts[0] and "sessions 1 to 1" in texts[1]
+    assert not (tmp_path / "data" / "data").exists() or not list((tmp_path / "data" / "data").iterdir())

@@ -101,7 +101,7 @@
           if (r && r.status === 200) { document.body.classList.remove("tl-saving-error"); return r.data; }
           if (r && r.status === 409 && r.data.next > result.trial_index) return r.data;  // saved by an earlier try
           if (r && r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429) {
-            message(r.data.error || ("HTTP " + r.status));
+            message(X.save_error_text, node("div", "tl-hint", r.data.error || ("HTTP " + r.status)), "error");
             throw new Error("trial refused: " + (r.data.error || r.status));
           }
           if (attempt === 0 || attempt % 10 === 0) { document.body.classList.add("tl-saving-error"); }
@@ -200,11 +200,16 @@
     message(X.loading_text, null, "loading");
     const pid = participantId();
     SESSION = parseInt(params.get("session") || "1", 10);
+    // for the researcher, under the participant's text: what exactly is wrong
+    const detail = (why) => node("div", "tl-hint", why);
     if (!/^[A-Za-z0-9]{1,64}$/.test(pid)) {
-      message("The link is missing a valid participant id (PROLIFIC_PID or participant: letters and digits).");
+      message(X.link_error_text, detail("participant id (PROLIFIC_PID or participant): 1 to 64 letters and digits"), "error");
       return;
     }
-    if (!(SESSION >= 1 && SESSION <= C.sessions)) { message("This study has no session " + params.get("session") + "."); return; }
+    if (!(SESSION >= 1 && SESSION <= C.sessions)) {
+      message(X.link_error_text, detail("session " + params.get("session") + ": this study has sessions 1 to " + C.sessions), "error");
+      return;
+    }
     const refresh = await measureRefresh(120);
     const policy = refreshPolicy(refresh);
     if (policy.refuse) { message(policy.refuse); document.body.dataset.screen = "refused"; return; }
@@ -213,7 +218,7 @@
                      device_pixel_ratio: devicePixelRatio, touch, language: navigator.language };
     const backend = C.mode === "serve" ? serverBackend(pid, SESSION) : staticBackend(pid, SESSION);
     const s = await backend.start(client);
-    if (s.error) { message(s.error); document.body.dataset.screen = "error"; return; }
+    if (s.error) { message(X.link_error_text, detail(s.error), "error"); return; }
     if (s.status === "finished") {
       message(X.already_done_text, completion(null));
       document.body.dataset.screen = "already_done";
