@@ -196,6 +196,7 @@ def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_
     meta = json.loads(session_paths(out, exp.name, "P07", 1)[1].read_text())
     assert meta["status"] == "completed" and meta["participant_info"]["STUDY_ID"] == "st1"
     assert any(r.get("reload") for r in meta["resumes"]) and abs(meta["runs"][0]["client"]["refresh"]["hz"] - 60) < 2
+    assert meta["runs"][0]["client"]["warnings"] == []  # every duration here is a whole number of frames at 60 Hz
     # screenshots: what the participant saw
     assert colour_share(shots.taken["feedback_correct"], (0, 128, 0)) > 0.001
     assert colour_share(shots.taken["feedback_correct"], (255, 0, 0)) == 0
@@ -448,7 +449,7 @@ def test_a_display_off_the_expected_refresh_rate_is_refused_before_anything_is_w
 
 
 def test_touch_taps_answer_the_panel_and_turn_the_pages(browser, tmp_path):
-    spec = italian_spec(tmp_path, trials=2)
+    spec = italian_spec(tmp_path, trials=2, word_ms=246)  # the release's 246 ms: 15 frames = 250 ms at 60 Hz
     exp = load_spec(spec)
     proc, url = start_server(spec, tmp_path / "data")
     ctx = browser.new_context(has_touch=True, is_mobile=True, viewport={"width": 900, "height": 600})
@@ -472,6 +473,8 @@ def test_touch_taps_answer_the_panel_and_turn_the_pages(browser, tmp_path):
     assert [json.loads(r["extra"])["answered_by"] for r in rows] == ["touch", "touch"]
     assert [r["response"] for r in rows] == ["violation", "violation"]
     assert [p["key"] for r in rows for p in json.loads(r["extra"])["presses"]] == ["touch", "touch"]
+    warnings = json.loads(session_paths(tmp_path / "data", exp.name, "T01", 1)[1].read_text())["runs"][0]["client"]["warnings"]
+    assert [w.split(" ms is ")[0] for w in warnings] == ["word_ms=246"] and "15 frames" in warnings[0]
 
 
 def test_a_bad_link_shows_the_spec_language_text_and_writes_nothing(browser, tmp_path):

@@ -62,6 +62,12 @@
     if (exp !== null && Math.abs(m.hz - exp) > tol) {
       return { refuse: fill(X.refresh_refused_text, { measured: m.hz.toFixed(1), expected: exp }), warnings };
     }
+    // as the PsychoPy runner warns: a duration that is not a whole number of frames is rounded
+    ["fixation_ms", "word_ms", "gap_ms", "response_ms", "feedback_ms", "panel_delay_ms", "iti_ms"].forEach((k) => {
+      const ms = C.timing[k], n = Math.max(1, Math.round(ms / m.frame_ms));
+      if (ms > 0 && Math.abs(n * m.frame_ms - ms) > 0.5)
+        warnings.push(k + "=" + ms + " ms is " + n + " frames = " + (n * m.frame_ms).toFixed(1) + " ms at " + m.hz.toFixed(2) + " Hz");
+    });
     return { refuse: null, warnings };
   }
 
