@@ -196,7 +196,9 @@ def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_
     meta = json.loads(session_paths(out, exp.name, "P07", 1)[1].read_text())
     assert meta["status"] == "completed" and meta["participant_info"]["STUDY_ID"] == "st1"
     assert any(r.get("reload") for r in meta["resumes"]) and abs(meta["runs"][0]["client"]["refresh"]["hz"] - 60) < 2
-    assert meta["runs"][0]["client"]["warnings"] == []  # every duration here is a whole number of frames at 60 Hz
+    # every duration here is a whole number of frames at 60 Hz: no rounding warning (a loaded machine
+    # may add "frame intervals are irregular")
+    assert not [w for w in meta["runs"][0]["client"]["warnings"] if " frames = " in w]
     # screenshots: what the participant saw
     assert colour_share(shots.taken["feedback_correct"], (0, 128, 0)) > 0.001
     assert colour_share(shots.taken["feedback_correct"], (255, 0, 0)) == 0
