@@ -226,7 +226,7 @@ class SessionWriter:
         csv_path, json_path = session_paths(root, experiment, subject_id, session)
         if lock is None:
             lock = acquire_session_lock(csv_path)
-        elif not lock.held or lock.path != lock_path_for(csv_path):
+        elif not lock.held or lock.path.resolve() != lock_path_for(csv_path).resolve():
             raise SessionError(f"internal error: the lock {lock.path} given for {csv_path.name} is not held for it")
         try:
             writer = cls._open(root, csv_path, json_path, experiment=experiment, subject_id=subject_id,
