@@ -81,13 +81,13 @@ def label(name: str, value: str) -> str:
     return value
 
 
-def unique_labels(name: str, labels: list[str]) -> None:
+def unique_labels(name: str, labels: list[str], hint: str = "give each its own label") -> None:
     """Labels that become sibling folders must differ (else two runs would share one folder)."""
     seen: dict[str, int] = {}
     for k, lab in enumerate(labels):
         key = lab.casefold()  # case-insensitive file systems would merge them
         if key in seen:
-            raise OptionError(f"{name}: entries {seen[key]} and {k} both write to {lab!r}; give each its own label")
+            raise OptionError(f"{name}: entries {seen[key]} and {k} both write to {lab!r}; {hint}")
         seen[key] = k
 
 
@@ -126,7 +126,7 @@ def model_path(name: str, value: str | None) -> str | None:
         raise OptionError(f"{name} {text}: is a file but not a .gguf model; give a .gguf file, a saved "
                           "transformers folder or a Hugging Face id in the local cache")
     if text.startswith((".", "/", "~")) or text.count("/") > 1:
-        raise OptionError(f"{name} {text}: no such model file or folder")
+        raise OptionError(f"{name}: model path '{text}' does not exist")
     return value
 
 

@@ -172,7 +172,7 @@ SWEEP = "spec: lakretz2021_nested\nout: out\nmodels: [smollm2]\ncontexts: [none]
     (("[smollm2]", "[smollm2, {model: smollm2}]"), "entries 0 and 1 both write to 'smollm2'"),
     (("[smollm2]", "[{model: smollm2, label: ..}]"), "field 'models.0.label' '..' must be one folder name"),
     (("[smollm2]", "[{model: smollm2, label: a/b}]"), "field 'models.0.label' 'a/b' must be one folder name"),
-    (("[smollm2]", "[smollm2, ./no_such_model]"), "field 'models.1.model' ./no_such_model: no such model"),
+    (("[smollm2]", "[smollm2, ./no_such_model]"), "field 'models.1.model': model path './no_such_model' does not exist"),
     (("contexts: [none]", "contexts: [none, 'fewshot:nope']"), "unknown prompt set 'nope'"),
     (("contexts: [none]", "contexts: [none, none]"), "field 'contexts': entries 0 and 1 both write to 'none'"),
     (("spec: lakretz2021_nested", "spec: ./missing.yaml"), "field 'spec': spec file './missing.yaml' does not exist"),
@@ -219,3 +219,34 @@ def test_sweep_executor_slurm_without_slurm_or_with_a_bad_parameter(tmp_path):
 def test_run_model_applies_the_same_rules(tmp_path, opts, match):
     refused("run-model", "lakretz2021_nested", "--out", str(tmp_path / "o"), *opts, match=match)
     assert not (tmp_path / "o").exists()
+
+
+# ---- reproduce: inputs checked before anything is written ---------------------------------------
+def test_reproduce_refuses_bad_inputs_before_writing(tmp_path):
+    out = tmp_path / "repro"
+    latin1 = tmp_path / "pairs.jsonl"
+    latin1.write_bytes('{"sentence_good": "The cat sleeps .", "sentence_bad": "The cat sle\u00e9p ."}\n'.encode("latin-1"))
+    refused("reproduce", "hu-levy2023", "--out", str(out), "--pairs", str(latin1), "--no-agreement",
+            match=["--pairs", "pairs.jsonl", "line 1, column 67: byte 0xe9 is not UTF-8"])
+    refused("reproduce", "hu-levy2023", "--out", str(out), "--pairs", str(tmp_path), "--no-agreement",
+            match=["--pairs", str(tmp_path), "is a folder"])
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    refused("reproduce", "hu-frank2024", "--out", str(out), "--pairs", str(fifo), match="is a pipe (FIFO)", timeout=20)
+    refused("reproduce", "lampinen2024", "--out", str(out), "--items", str(tmp_path / "missing.csv"),
+            match=["--items", "missing.csv' does not exist"])
+    broken = items_file(tmp_path, lambda rows: rows[2].__setitem__(col(rows, "inner_index"), "0_3"))
+    refused("reproduce", "lampinen2024", "--out", str(out), "--items", str(broken), match=["items.csv", "line 3"])
+    refused("reproduce", "lampinen2024", "--out", str(out), "--humans", str(tmp_path / "nobody"),
+            match="--humans")
+    refused("reproduce", "hu-frank2024", "--out", str(out), "--model", "smollm2", "--model", "smollm2",
+            match="both write to 'smollm2'")
+    refused("reproduce", "hu-levy2023", "--out", str(out), "--threads", "-5", match="--threads must be from 0 to 1024")
+    assert not out.exists()
+
+
+def test_reproduce_huge_items_per_condition_is_refused_at_once(tmp_path):
+    t0 = time.monotonic()
+    refused("reproduce", "lampinen2024", "--out", str(tmp_path / "r"), "--items-per-condition", "1000000000",
+            match="--items-per-condition must be from 1 to 10000", timeout=30)
+    assert time.monotonic() - t0 < 30 and not (tmp_path / "r").exists()
