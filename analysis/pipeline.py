@@ -60,8 +60,10 @@ class Results:
               transpose: bool = False) -> str:
         """Write tables/NAME.csv; `show` False lists it as a CSV link only (long tables); `transpose`
         shows the CSV's rows as columns (a few groups with many measures)."""
+        from experiments.outputs import write_atomically
+
         f = f"tables/{name}.csv"
-        df.to_csv(self.out / f, index=index)
+        write_atomically(self.out / f, lambda tmp: df.to_csv(tmp, index=index))
         self.tables[name] = {"file": f, "title": title, "rows": int(len(df)), "index": index, "show": show,
                              "transpose": transpose}
         return name
@@ -481,7 +483,10 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
         "tables": res.tables, "figures": res.figures, "sections": res.sections,
     }
-    (out / "results.json").write_text(json.dumps(_clean(results), indent=1, default=_json_default), encoding="utf-8")
+    from experiments.outputs import write_atomically
+
+    text = json.dumps(_clean(results), indent=1, default=_json_default)
+    write_atomically(out / "results.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
     from analysis.report import render_report
 
     render_report(out)

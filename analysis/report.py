@@ -169,7 +169,10 @@ def render_report(out: str | Path) -> Path:
                 for m in linked) + "</p>")
     h.append("</body></html>")
     path = out / "report.html"
-    path.write_text("\n".join(h), encoding="utf-8")
+    from experiments.outputs import write_atomically
+
+    page = "\n".join(h)
+    write_atomically(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
     return path
 
 

@@ -93,3 +93,61 @@ def test_write_atomically_leaves_the_old_file_when_the_writer_fails(tmp_path):
     assert out.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["report.csv"]
     write_atomically(out, lambda tmp: tmp.write_text("new\n"))
     assert out.read_text() == "new\n" and (out.stat().st_mode & 0o777) != 0o600
+
+
+# ---- analyze ---------------------------------------------------------------------------------
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_DIR = REPO.parent / "shared" / "data" / "lakretz2021_sample"
+if not SAMPLE_DIR.exists():  # a worktree one level deeper than the main checkout
+    SAMPLE_DIR = REPO.parent.parent / "shared" / "data" / "lakretz2021_sample"
+SAMPLE = SAMPLE_DIR / "dataframe_results_all_trials_sample.csv"
+
+
+def test_analyze_replaces_earlier_results_only_with_force_and_never_among_its_data(tmp_path):
+    out = tmp_path / "results"
+    args = ("analyze", str(SAMPLE), "--out", str(out), "--no-mixed", "--n-boot", "20")
+    r = twinlab(*args)
+    assert r.returncode == 0, r.stderr
+    first = tree(out)
+    assert "results.json" in first and not [n for n in first if ".part" in n]
+    refused(*args, match=["--out", "holds the results of an earlier analysis", "--force"])
+    assert tree(out) == first
+    r = twinlab(*args, "--force")
+    assert r.returncode == 0, r.stderr
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(SAMPLE, data / SAMPLE.name)
+    before = tree(data)
+    refused("analyze", str(data / SAMPLE.name), "--out", str(data), "--no-mixed", "--force",
+            match="holds the data analysed")
+    refused("analyze", str(data), "--out", str(data), "--no-mixed", "--force", match="holds the data analysed")
+    assert tree(data) == before
+
+
+def test_analyze_on_a_full_disk_is_one_line(tmp_path, monkeypatch):
+    """A full disk cannot be made here (no tmpfs to mount), so the write fails in-process; the real
+    writes are exercised by the test above."""
+    import errno
+
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    def full(self, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(a[0]) if a else None)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    out = tmp_path / "results"
+    r = CliRunner().invoke(app, ["analyze", str(SAMPLE), "--out", str(out), "--no-mixed", "--n-boot", "20"])
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+    text = " ".join(r.output.split())
+    assert "cannot write" in text and "No space left on device" in text and "Traceback" not in r.output
+    assert not [p for p in out.rglob("*") if p.is_file()]  # no half-written table left behind
+
+
+def test_analyze_header_only_results_file(tmp_path):
+    f = tmp_path / "results.csv"
+    f.write_text(SAMPLE.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    refused("analyze", str(f), "--out", str(tmp_path / "o"), "--no-mixed", match=["no trials to analyse", "results.csv"])
+    assert not (tmp_path / "o" / "results.json").exists()
