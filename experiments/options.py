@@ -131,22 +131,41 @@ def model_path(name: str, value: str | None) -> str | None:
 
 
 def output_folder(name: str, path: Path) -> Path:
-    """A folder to write into: it may not exist yet, but it may not be a file."""
+    """A folder to write into: it may not exist yet, but it may not be a file, and it (or the
+    nearest folder that exists above it) must be writable."""
+    path = Path(path)
     if path.exists() and not path.is_dir():
         raise OptionError(f"{name} {path} is a file, not a folder")
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             raise OptionError(f"{name} {path}: {parent} is a file, not a folder")
+    _writable(name, path)
     return path
 
 
+def _writable(name: str, path: Path, shown: Path | None = None) -> None:
+    """The folder `path` (or the nearest existing folder above it, where it would be created) can
+    be written: checked before work starts, not found out at the first row."""
+    import os
+
+    here = Path(os.path.abspath(path))
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if here.is_dir() and not os.access(here, os.W_OK | os.X_OK):
+        shown = shown or path
+        where = " " if here == Path(os.path.abspath(shown)) else f": {here} "
+        raise OptionError(f"{name} {shown}{where}is not writable (read-only folder or file system)")
+
+
 def output_file(name: str, path: Path) -> Path:
-    """A file to write: not a folder, and its folder not a file."""
+    """A file to write: not a folder, its folder not a file, and that folder writable."""
+    path = Path(path)
     if path.is_dir():
         raise OptionError(f"{name} {path} is a folder; give a file name")
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             raise OptionError(f"{name} {path}: {parent} is a file, not a folder")
+    _writable(name, path.parent, shown=path)
     return path
 
 

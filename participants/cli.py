@@ -34,8 +34,28 @@ def _window_size(text: str) -> tuple[int, int]:
         raise  # unreachable
 
 
+def display_problem() -> str | None:
+    """Why no window can open here (no X/Wayland display, or an X display nobody serves), or None.
+
+    Checked before anything else so a missing display is one line and never leaves a session behind."""
+    import os
+    import re
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    x, wayland = os.environ.get("DISPLAY", ""), os.environ.get("WAYLAND_DISPLAY", "")
+    if not x and not wayland:
+        return ("no display: DISPLAY is not set (run it on the lab computer's desktop, or for a test under "
+                "xvfb-run -a -s \"-screen 0 1280x1024x24\")")
+    m = re.fullmatch(r":(\d+)(\.\d+)?", x)
+    if x and not wayland and m and not Path(f"/tmp/.X11-unix/X{m.group(1)}").exists():
+        return f"no display: nothing serves DISPLAY={x} (no X server socket /tmp/.X11-unix/X{m.group(1)})"
+    return None
+
+
 def _check_options(session: int, trials: int | None, out: Path, screen: int, accuracy: float,
-                   refresh_hz: float | None, participant: str | None) -> None:
+                   refresh_hz: float | None, participant: str | None, screenshots: Path | None = None) -> None:
     """The options, with the rules `run-model` uses for the ones they share; exit 2 before a window opens."""
     import math
 
@@ -46,6 +66,8 @@ def _check_options(session: int, trials: int | None, out: Path, screen: int, acc
         o.session_number(session)
         o.trials_limit(trials)
         o.output_folder("--out", out)
+        if screenshots is not None:
+            o.output_folder("--screenshots", screenshots)
         o.at_least("--screen", screen, 0, 64)
         if participant is not None:
             o.subject_id("--participant", participant)
@@ -91,7 +113,7 @@ def run_human(
     from participants.runner import HumanRunConfig, RunError, run
 
     console = Console(stderr=True)
-    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant)
+    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
     exp = load_spec_or_exit(spec)
     try:
         from experiments.compiler import check_sizes
@@ -104,6 +126,9 @@ def run_human(
     if unknown:
         fail(f"--info field(s) {', '.join(unknown)} are not participant fields of {exp.name} "
              f"(known: {', '.join(exp.participant_fields) or 'none'})")
+    problem = display_problem()
+    if problem:
+        fail(f"{problem}; nothing was written")
     if participant is None and autopilot:
         participant = "autopilot"
     if participant is None:
@@ -123,7 +148,7 @@ def run_human(
         fields = {k: str(v) for k, v in answers.items()}
     if not participant:
         fail("a participant id is required")
-    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant)
+    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
 
     cfg = HumanRunConfig(
         spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,

@@ -250,3 +250,70 @@ def test_reproduce_huge_items_per_condition_is_refused_at_once(tmp_path):
     refused("reproduce", "lampinen2024", "--out", str(tmp_path / "r"), "--items-per-condition", "1000000000",
             match="--items-per-condition must be from 1 to 10000", timeout=30)
     assert time.monotonic() - t0 < 30 and not (tmp_path / "r").exists()
+
+
+# ---- output folders and the display -------------------------------------------------------------
+def test_read_only_out_is_refused_before_work(tmp_path):
+    """Root may write anywhere, so the commands run as the unprivileged user `nobody` (a real
+    read-only folder, not a simulated one)."""
+    import pwd
+    import subprocess
+    import sys
+    import tempfile
+
+    from cli_refusal import ROOT
+
+    import shutil
+
+    as_nobody: list[str] = []
+    if os.geteuid() == 0:  # else: already unprivileged, the read-only folder is read-only for us
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv (util-linux) to drop privileges")
+        uid = pwd.getpwnam("nobody").pw_uid
+        as_nobody = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    base = Path(tempfile.mkdtemp(prefix="twinlab-ro-"))
+    try:
+        base.chmod(0o755)
+        ro = base / "ro"
+        ro.mkdir(mode=0o555)
+        ro.chmod(0o555)
+        cases = [(["run-model", "lakretz2021_nested", "--out", str(ro / "sessions")], "is not writable"),
+                 (["plan", "lakretz2021_nested", "-s", "S1", "--out", str(ro / "p.csv")], f"--out {ro / 'p.csv'}: {ro} is not writable"),
+                 (["stimuli", "generate", "--out", str(ro / "i.csv"), "--per-condition", "2"], "is not writable"),
+                 (["analyze", str(ro), "--out", str(ro / "results"), "--no-mixed"], "is not writable")]
+        for args, match in cases:
+            r = subprocess.run([*as_nobody, sys.executable, "-c", "from experiments.cli import app; app()", *args],
+                               cwd=base, env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(base), "COLUMNS": "400"},
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+            assert match in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_out_or_screenshots_that_is_a_file(tmp_path):
+    f = tmp_path / "a_file"
+    f.write_text("x")
+    refused("run-model", "lakretz2021_nested", "--out", str(f), match=f"--out {f} is a file, not a folder")
+    refused("run-human", "lakretz2021_nested", "--participant", "autopilot1", "--autopilot", "--trials", "1",
+            "--out", str(tmp_path / "o"), "--screenshots", str(f), match=f"--screenshots {f} is a file, not a folder")
+    refused("plan", "lakretz2021_nested", "-s", "S1", "--out", str(f / "p.csv"), match=f"{f} is a file, not a folder")
+    assert not (tmp_path / "o").exists() and f.read_text() == "x"
+
+
+def test_run_human_without_a_display_leaves_no_session(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    import subprocess
+    import sys
+
+    from cli_refusal import ROOT
+    for display in (None, ":987"):
+        e = dict(env, PYTHONPATH=str(ROOT), COLUMNS="400", **({"DISPLAY": display} if display else {}))
+        r = subprocess.run([sys.executable, "-c", "from experiments.cli import app; app()", "run-human",
+                            "lakretz2021_nested", "--participant", "P1", "--out", str(tmp_path / "o")],
+                           env=e, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert "no display" in r.stderr and "nothing was written" in r.stderr
+        assert not (tmp_path / "o").exists()  # no session, so none marked crashed
