@@ -317,3 +317,17 @@ def test_run_human_without_a_display_leaves_no_session(tmp_path):
         assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
         assert "no display" in r.stderr and "nothing was written" in r.stderr
         assert not (tmp_path / "o").exists()  # no session, so none marked crashed
+
+
+def test_fifo_or_device_as_data_or_lakretz_text_input(tmp_path):
+    fifo = tmp_path / "results.csv"
+    os.mkfifo(fifo)
+    refused("analyze", str(fifo), "--out", str(tmp_path / "o"), "--no-mixed", match=[str(fifo), "is a pipe (FIFO)"], timeout=20)
+    refused("analyze", "/dev/zero", "--out", str(tmp_path / "o"), "--no-mixed", match="/dev/zero: is a device", timeout=20)
+    gold = tmp_path / "x.gold"
+    gold.write_text("8\tare\tis\tx\n")
+    refused("stimuli", "import", "lakretz-text", str(fifo), "--gold", str(gold), "--out", str(tmp_path / "i.csv"),
+            match="is a pipe (FIFO)", timeout=20)
+    refused("stimuli", "import", "lakretz-text", str(tmp_path), "--gold", str(gold), "--out", str(tmp_path / "i.csv"),
+            match=f"{tmp_path}: is a folder", timeout=20)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "x.gold"]
