@@ -529,8 +529,9 @@ def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
     expanded; any problem is `error` naming the file and line."""
     stream = io.StringIO(text)
     stream.name = str(path)  # type: ignore[misc]  # YAML's messages name the file, not "<unicode string>"
-    loader = _UniqueKeyLoader(stream)  # noqa: S506 - a SafeLoader subclass
+    loader = None
     try:
+        loader = _UniqueKeyLoader(stream)  # noqa: S506 - a SafeLoader subclass (its reader checks characters)
         node = loader.get_single_node()
         if node is None:
             return None
@@ -543,7 +544,8 @@ def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
     except RecursionError:
         raise error(f"{path}: nested too deeply to be an experiment spec") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def bundled_spec_path(name: str = "lakretz2021_nested") -> Path:
