@@ -81,6 +81,14 @@ def label(name: str, value: str) -> str:
     return value
 
 
+def path_component(name: str, value: str) -> str:
+    """A name derived from another (a model's folder name) that becomes one path component: it
+    may hold any of its characters but no folder separator and may not be `.` or `..`."""
+    if not value or "/" in value or "\\" in value or "\0" in value or value in (".", ".."):
+        raise OptionError(f"{name} {value!r} cannot be a folder name (it would write outside the output folder)")
+    return value
+
+
 def unique_labels(name: str, labels: list[str], hint: str = "give each its own label") -> None:
     """Labels that become sibling folders must differ (else two runs would share one folder)."""
     seen: dict[str, int] = {}

@@ -51,7 +51,7 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
             o.model_path("--model", m)
         names = [slug(m or "SmolLM2-135M-Instruct") for m in models or []]
         for n in names:
-            o.label("--model (as a folder name)", n)
+            o.path_component("--model (as a folder name)", n)
         o.unique_labels("--model", names, "give each model once")
         for f in items or []:
             problem = regular_file_problem(f, "stimulus")

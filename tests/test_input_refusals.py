@@ -242,6 +242,12 @@ def test_reproduce_refuses_bad_inputs_before_writing(tmp_path):
     refused("reproduce", "hu-frank2024", "--out", str(out), "--model", "smollm2", "--model", "smollm2",
             match="both write to 'smollm2'")
     refused("reproduce", "hu-levy2023", "--out", str(out), "--threads", "-5", match="--threads must be from 0 to 1024")
+    # a model given as ./folder is fine (its folder name '._mdl' stays inside --out): the next check speaks
+    (tmp_path / "mdl").mkdir()
+    (tmp_path / "mdl" / "config.json").write_text("{}")
+    (tmp_path / "mdl" / "model.safetensors").write_bytes(b"")
+    refused("reproduce", "lampinen2024", "--out", str(out), "--model", "./mdl", "--items", "missing.csv",
+            cwd=tmp_path, match="missing.csv' does not exist")
     assert not out.exists()
 
 
