@@ -54,6 +54,15 @@ def display_problem() -> str | None:
     return None
 
 
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """(size, mtime) of a sidecar, None if absent: did the run touch the session at all?"""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
 def _check_options(session: int, trials: int | None, out: Path, screen: int, accuracy: float,
                    refresh_hz: float | None, participant: str | None, screenshots: Path | None = None) -> None:
     """The options, with the rules `run-model` uses for the ones they share; exit 2 before a window opens."""
@@ -160,6 +169,10 @@ def run_human(
         style = "bold yellow" if msg.startswith("WARNING") else "dim"
         console.print(msg, style=style, highlight=False, markup=False)
 
+    from experiments.session import session_paths
+
+    csv_path, json_path = session_paths(out, exp.name, participant, session)
+    before = _stamp(json_path)
     try:
         outcome = run(cfg, log)
     except (RunError, SpecError) as exc:
@@ -167,10 +180,9 @@ def run_human(
     except KeyboardInterrupt:
         fail("interrupted (Ctrl-C); every finished trial is saved; continue with --resume", code=130)
     except Exception as exc:  # a bug or a broken display: the rows written so far are safe
-        from experiments.session import session_paths
-
+        if _stamp(json_path) == before:  # failed before the session was opened (e.g. the window)
+            fail(f"could not start the session ({type(exc).__name__}: {exc}); nothing was written", code=1)
         console.print_exception(max_frames=8)
-        csv_path, json_path = session_paths(out, exp.name, participant, session)
         fail(f"the session crashed ({type(exc).__name__}: {exc}); every finished trial is in {csv_path} and the "
              f"sidecar {json_path.name} says 'crashed'; continue with --resume", code=1)
     colour = "green" if outcome.status == "completed" else "yellow"

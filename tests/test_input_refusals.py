@@ -337,3 +337,49 @@ def test_fifo_or_device_as_data_or_lakretz_text_input(tmp_path):
     refused("stimuli", "import", "lakretz-text", str(tmp_path), "--gold", str(gold), "--out", str(tmp_path / "i.csv"),
             match=f"{tmp_path}: is a folder", timeout=20)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "x.gold"]
+
+
+def test_run_human_whose_window_cannot_open_says_nothing_was_written(tmp_path):
+    """A display that exists but answers nothing (a socket that closes every connection): the
+    window fails before the session is created, so no session is claimed to have crashed."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    from cli_refusal import ROOT
+
+    xdir = Path("/tmp/.X11-unix")
+    if not xdir.is_dir():
+        pytest.skip("no /tmp/.X11-unix")
+    number = next(n for n in range(4242, 4342) if not (xdir / f"X{n}").exists())
+    path = xdir / f"X{number}"
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(8)
+    stop = threading.Event()
+
+    def refuse_all() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                srv.accept()[0].close()
+            except OSError:
+                continue
+
+    t = threading.Thread(target=refuse_all, daemon=True)
+    t.start()
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}
+        env.update(DISPLAY=f":{number}", PYTHONPATH=str(ROOT), COLUMNS="400")
+        r = subprocess.run([sys.executable, "-c", "from experiments.cli import app; app()", "run-human",
+                            "lakretz2021_nested", "--participant", "P1", "--out", str(tmp_path / "o")],
+                           env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        stop.set()
+        t.join()
+        srv.close()
+        path.unlink()
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "could not start the session" in r.stderr and "nothing was written" in r.stderr
+    assert "crashed" not in r.stderr and not list((tmp_path / "o").rglob("*_data.*"))
