@@ -251,6 +251,16 @@ def test_reproduce_refuses_bad_inputs_before_writing(tmp_path):
     assert not out.exists()
 
 
+def test_reproduce_header_only_human_results_refused_before_writing(tmp_path):
+    from test_never_overwrite import SAMPLE
+
+    f = tmp_path / "results.csv"
+    f.write_text(SAMPLE.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    refused("reproduce", "lampinen2024", "--out", str(tmp_path / "r"), "--humans", str(f), "-n", "1", "-q",
+            match=["--humans", "results.csv"])
+    assert not (tmp_path / "r").exists()  # no stimuli written before the refusal
+
+
 def test_reproduce_huge_items_per_condition_is_refused_at_once(tmp_path):
     t0 = time.monotonic()
     refused("reproduce", "lampinen2024", "--out", str(tmp_path / "r"), "--items-per-condition", "1000000000",
