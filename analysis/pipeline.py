@@ -29,6 +29,7 @@ from analysis.exposures import Focus
 from analysis.load import load
 from analysis import appendix_c as ac
 from analysis.prepare import condition_order, order_known_rows, prepare, scored_rows
+from experiments.atomic import atomic_write_text
 
 MAX_GROUP_FIGURES = 8
 
@@ -60,10 +61,8 @@ class Results:
               transpose: bool = False) -> str:
         """Write tables/NAME.csv; `show` False lists it as a CSV link only (long tables); `transpose`
         shows the CSV's rows as columns (a few groups with many measures)."""
-        from experiments.outputs import write_atomically
-
         f = f"tables/{name}.csv"
-        write_atomically(self.out / f, lambda tmp: df.to_csv(tmp, index=index))
+        atomic_write_text(self.out / f, df.to_csv(index=index))
         self.tables[name] = {"file": f, "title": title, "rows": int(len(df)), "index": index, "show": show,
                              "transpose": transpose}
         return name
@@ -483,10 +482,7 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
         "tables": res.tables, "figures": res.figures, "sections": res.sections,
     }
-    from experiments.outputs import write_atomically
-
-    text = json.dumps(_clean(results), indent=1, default=_json_default)
-    write_atomically(out / "results.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    atomic_write_text(out / "results.json", json.dumps(_clean(results), indent=1, default=_json_default))
     from analysis.report import render_report
 
     render_report(out)

@@ -172,12 +172,9 @@ def render_report(out: str | Path) -> Path:
                 f"<a href='{html.escape(m['file'])}'>{html.escape(m['title'])}</a> ({m.get('rows', '?')} rows)"
                 for m in linked) + "</p>")
     h.append("</body></html>")
-    path = out / "report.html"
-    from experiments.outputs import write_atomically
+    from experiments.atomic import atomic_write_text
 
-    page = "\n".join(h)
-    write_atomically(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
-    return path
+    return atomic_write_text(out / "report.html", "\n".join(h))
 
 
 def _md(text: str) -> str:

@@ -53,6 +53,15 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
                           f"structures={', '.join(b.structure_names())}", highlight=False)
     except SpecError as exc:
         fail(str(exc))
+    from experiments.screen_texts import base_language, untranslated
+
+    missing = untranslated(exp)
+    if missing:  # valid, but participants would read English: say which texts the spec should give
+        console.print(f"  WARNING: language {exp.language!r} has no built-in screen texts; {len(missing)} are English "
+                      f"unless given under texts:/feedback: {', '.join(missing)}", highlight=False)
+    else:
+        console.print(f"  screen texts: the spec's, else the built-in {base_language(exp.language)!r} set",
+                      highlight=False)
     typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash} sessions={exp.sessions} response={exp.task.response} "
                f"language={exp.language}")
 

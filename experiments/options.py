@@ -59,7 +59,7 @@ def batch_size(value: int | str, name: str = "--batch-size") -> int | str:
         return "auto"
     if isinstance(value, str) and value.isascii() and value.isdigit():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int):
         raise OptionError(f"{name} must be a positive whole number or 'auto', not {value!r}")
     return at_least(name, value, 1, 65_536)  # type: ignore[return-value]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
+from experiments.atomic import write_atomically  # noqa: F401 - the writer of derived files, re-exported
 from experiments.options import OptionError
 
 # Psych-DS data files of a session (experiments/session.py names them so)
@@ -53,26 +53,4 @@ def check_output_file(name: str, path: Path, force: bool, inputs: Iterable[tuple
                               "even with --force")
         if not force:
             raise OptionError(f"{name} {path} exists; choose another file or pass --force to replace it")
-    return path
-
-
-def write_atomically(path: Path, write: Callable[[Path], None]) -> Path:
-    """Call `write(tmp)` on a temporary file beside `path`, fsync it and rename it over `path`, so
-    a reader (or a crash) sees the old file or the whole new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # hidden, marked as a part, and ending in the target's suffix (writers pick the format by it)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".part{path.suffix}", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # the mode a plain open() would give, not mkstemp's 0600
-        write(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return path

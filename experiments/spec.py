@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
+from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
+                                     placeholder_problem)
 from stimuli.textfile import read_text_file
 
 CONDITION_LETTERS = {"S", "P"}
@@ -229,11 +232,13 @@ class Task(_Strict):
 
 
 class Feedback(_Strict):
-    correct_text: str = "Correct!"
-    incorrect_text: str = "Wrong!"
+    """Feedback words and colours; a text left out is the spec language's (experiments.screen_texts)."""
+
+    correct_text: str | None = None
+    incorrect_text: str | None = None
     correct_color: str = "green"
     incorrect_color: str = "red"
-    no_response_text: str = "Too slow!"  # panel mode: no answer within timing.response_ms
+    no_response_text: str | None = None  # panel mode: no answer within timing.response_ms
 
     @field_validator("correct_color", "incorrect_color")
     @classmethod
@@ -245,11 +250,52 @@ class Feedback(_Strict):
             raise ValueError(problem)
         return v
 
+    @field_validator(*FEEDBACK_KEYS)
+    @classmethod
+    def _placeholders(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return _check_placeholders(v, info)
+
+
+def _check_placeholders(text: str | None, info: ValidationInfo) -> str | None:
+    """A screen text may use only its own placeholders (a typo such as {trail} is an error)."""
+    problem = placeholder_problem(str(info.field_name), text) if text is not None else None
+    if problem:
+        raise ValueError(problem)
+    return text
+
 
 class Texts(_Strict):
+    """The instruction pages, and every other screen text (experiments.screen_texts.TEXT_KEYS).
+
+    A text left out is the one of the spec's language (English, Italian); `{key}`-style
+    placeholders are checked against the ones each text may use.
+    """
+
     instructions: list[str] = Field(min_length=1)
-    break_text: str = "Take a short break. Press the response key to continue."
-    end_text: str = "Thank you! The session is over."
+    break_text: str | None = None
+    end_text: str | None = None
+    next_session_text: str | None = None
+    resume_text: str | None = None
+    aborted_text: str | None = None
+    continue_hint: str | None = None
+    block_start_hint: str | None = None
+    quit_prompt: str | None = None
+    quit_hint: str | None = None
+    start_button: str | None = None
+    continue_button: str | None = None
+    tap_continue_hint: str | None = None
+    fullscreen_text: str | None = None
+    loading_text: str | None = None
+    refresh_refused_text: str | None = None
+    completion_code_text: str | None = None
+    redirect_text: str | None = None
+    already_done_text: str | None = None
+    save_error_text: str | None = None
+
+    @field_validator(*SPEC_TEXT_KEYS)
+    @classmethod
+    def _placeholders(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return _check_placeholders(v, info)
 
 
 class Experiment(_Strict):
@@ -301,6 +347,24 @@ class Experiment(_Strict):
                              "give the materials as stimuli.file")
         return self
 
+    @model_validator(mode="after")
+    def _quit_key_is_not_an_answer_to_its_prompt(self) -> "Experiment":
+        yes, no = confirm_keys(self.language)
+        if self.task.quit_key in (yes, no):
+            raise ValueError(f"task.quit_key {self.task.quit_key!r} is also an answer to the quit prompt in language "
+                             f"{self.language!r} ({yes} = quit, {no} = continue); choose another quit key")
+        return self
+
+    @model_validator(mode="after")
+    def _language_texts(self) -> "Experiment":
+        """Fill the screen texts the spec leaves out with its language's (what the participant sees)."""
+        for part, keys in (("texts", SPEC_TEXT_KEYS), ("feedback", FEEDBACK_KEYS)):
+            model = getattr(self, part)
+            missing = {k: default_text(self.language, k) for k in keys if getattr(model, k) is None}
+            if missing:
+                object.__setattr__(self, part, model.model_copy(update=missing))
+        return self
+
     def block_sessions(self, block: Block) -> list[int]:
         """The sessions (1-based) in which `block` runs."""
         return list(range(1, self.sessions + 1)) if block.sessions == "all" else sorted(set(block.sessions))
@@ -314,6 +378,9 @@ class Experiment(_Strict):
             _prune(block, _LATER_DEFAULTS["blocks"])
         for part in ("timing", "task", "feedback"):
             _prune(data[part], _LATER_DEFAULTS[part])
+        # screen texts added with the shared screen-text module: hashed only where the spec changes them
+        _prune(data["texts"], {k: default_text(self.language, k) for k in SPEC_TEXT_KEYS
+                               if k not in ("break_text", "end_text")})
         if data["stimuli"].get("file"):
             # the file's content, not where it lies: a moved data folder stays resumable, an edited
             # stimulus file does not pass for the old one
@@ -369,6 +436,10 @@ def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling)"
+            if len(err["loc"]) == 2 and err["loc"][0] in ("texts", "feedback"):
+                known = ["instructions", *SPEC_TEXT_KEYS] if err["loc"][0] == "texts" else list(
+                    Feedback.model_fields)
+                msg += f"; known {err['loc'][0]} fields: {', '.join(known)}"
         value = err.get("input")
         shown = "" if err["type"] in ("missing",) or isinstance(value, dict) else f" (value: {value!r})"
         lines.append(f"  - {loc}: {msg}{shown}")
@@ -529,9 +600,11 @@ def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
     expanded; any problem is `error` naming the file and line."""
     stream = io.StringIO(text)
     stream.name = str(path)  # type: ignore[misc]  # YAML's messages name the file, not "<unicode string>"
-    loader = None
+    try:  # the reader checks the first characters as it is built: a control character raises here
+        loader = _UniqueKeyLoader(stream)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {exc}") from None
     try:
-        loader = _UniqueKeyLoader(stream)  # noqa: S506 - a SafeLoader subclass (its reader checks characters)
         node = loader.get_single_node()
         if node is None:
             return None
@@ -544,8 +617,7 @@ def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
     except RecursionError:
         raise error(f"{path}: nested too deeply to be an experiment spec") from None
     finally:
-        if loader is not None:
-            loader.dispose()
+        loader.dispose()
 
 
 def bundled_spec_path(name: str = "lakretz2021_nested") -> Path:

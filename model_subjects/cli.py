@@ -68,6 +68,12 @@ def run_model(
     if not 1 <= session <= exp.sessions:
         fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
     check_protocol_and_context(cfg, exp)
+    from model_subjects.runner import lock_sessions, subject_ids
+
+    try:  # one writer per session: a second run on these sessions stops here, before the model loads
+        locks = lock_sessions(out, exp.name, subject_ids(cfg), session)
+    except (SessionError, RunError) as exc:
+        fail(str(exc))
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
@@ -101,7 +107,7 @@ def run_model(
     runner.progress = advance
     try:
         with progress:
-            summary = runner.run()
+            summary = runner.run(locks)
     except (RunError, ContextError, SessionError, SpecError, ModelLoadError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:

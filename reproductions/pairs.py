@@ -106,10 +106,21 @@ class ScoreCache:
     """log-probabilities of requests already scored, one JSON line each (append-only, flushed)."""
 
     def __init__(self, path: Path):
+        from experiments.session import SessionError, acquire_session_lock
+
         self.path = path
         self.scores: dict[str, float] = {}
+        try:  # one writer, as for session tables: a second reproduction on this folder is refused at once
+            self._lock = acquire_session_lock(path)
+        except SessionError as exc:
+            from reproductions.common import ReproError
+
+            raise ReproError(str(exc)) from None
+        torn = False
         if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
+            text = path.read_text(encoding="utf-8")
+            torn = bool(text) and not text.endswith("\n")
+            for line in text.splitlines():
                 try:
                     k, v = json.loads(line)
                     self.scores[k] = float(v)
@@ -117,6 +128,8 @@ class ScoreCache:
                     continue  # a half-written last line after a kill
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(path, "a", encoding="utf-8")
+        if torn:  # end the torn line, so that the next entry starts a line of its own
+            self._fh.write("\n")
 
     def add(self, key: str, value: float) -> None:
         self.scores[key] = value
@@ -127,6 +140,7 @@ class ScoreCache:
 
     def close(self) -> None:
         self._fh.close()
+        self._lock.release()
 
 
 def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any]], chunk: int = 256,

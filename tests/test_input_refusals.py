@@ -234,7 +234,7 @@ def test_reproduce_refuses_bad_inputs_before_writing(tmp_path):
     os.mkfifo(fifo)
     refused("reproduce", "hu-frank2024", "--out", str(out), "--pairs", str(fifo), match="is a pipe (FIFO)", timeout=20)
     refused("reproduce", "lampinen2024", "--out", str(out), "--items", str(tmp_path / "missing.csv"),
-            match=["--items", "missing.csv' does not exist"])
+            match="--items " + str(tmp_path / "missing.csv") + ": does not exist")
     broken = items_file(tmp_path, lambda rows: rows[2].__setitem__(col(rows, "inner_index"), "0_3"))
     refused("reproduce", "lampinen2024", "--out", str(out), "--items", str(broken), match=["items.csv", "line 3"])
     refused("reproduce", "lampinen2024", "--out", str(out), "--humans", str(tmp_path / "nobody"),
@@ -247,7 +247,7 @@ def test_reproduce_refuses_bad_inputs_before_writing(tmp_path):
     (tmp_path / "mdl" / "config.json").write_text("{}")
     (tmp_path / "mdl" / "model.safetensors").write_bytes(b"")
     refused("reproduce", "lampinen2024", "--out", str(out), "--model", "./mdl", "--items", "missing.csv",
-            cwd=tmp_path, match="missing.csv' does not exist")
+            cwd=tmp_path, match="--items missing.csv: does not exist")
     assert not out.exists()
 
 

@@ -84,3 +84,27 @@ def test_demand_gap_and_mixed_model_need_two_sizes():
     assert set(accuracies(rows, 200, 0)["method"]) == {"low demand", "high demand"}
     coefs, notes = mixed_models(rows)
     assert coefs.empty and "at least two sizes" in notes[0]
+
+
+def test_score_cache_has_one_writer_and_mends_a_torn_line(tmp_path):
+    import os
+
+    from reproductions.common import ReproError
+    from reproductions.pairs import ScoreCache
+
+    path = tmp_path / "cache" / "m.jsonl"
+    c = ScoreCache(path)
+    c.add("a", -1.5)
+    c.flush()
+    with pytest.raises(ReproError, match=f"pid {os.getpid()}"):
+        ScoreCache(path)
+    c.close()
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('["b", -2.')  # a kill in the middle of an entry
+    c = ScoreCache(path)
+    assert c.scores == {"a": -1.5}
+    c.add("c", -3.0)
+    c.close()
+    again = ScoreCache(path)
+    assert again.scores == {"a": -1.5, "c": -3.0}  # the next entry was not glued to the torn one
+    again.close()
