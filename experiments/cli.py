@@ -110,7 +110,7 @@ def plan(
         with pd.option_context("display.max_rows", 60, "display.width", 200, "display.max_colwidth", 90):
             typer.echo(df[cols].to_string(index=False))
     else:
-        from experiments.outputs import write_atomically
+        from experiments.atomic import write_atomically
 
         try:
             if out.suffix.lower() == ".json":
@@ -142,7 +142,8 @@ def stimuli_generate(
     from stimuli.structures import STRUCTURES
 
     from experiments.options import OptionError, at_least
-    from experiments.outputs import check_output_file, write_atomically
+    from experiments.atomic import write_atomically
+    from experiments.outputs import check_output_file
     from experiments.spec import MAX_ITEMS_PER_CONDITION
 
     unknown = [s for s in structure if s not in STRUCTURES]
@@ -200,7 +201,8 @@ def stimuli_import_lakretz_text(
     from stimuli.lakretz_text import import_lakretz_text
 
     from experiments.options import OptionError
-    from experiments.outputs import check_output_file, write_atomically
+    from experiments.atomic import write_atomically
+    from experiments.outputs import check_output_file
 
     try:
         check_output_file("--out", out, force, [("the .text file", text), ("the --gold file", gold)])

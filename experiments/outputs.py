@@ -2,7 +2,8 @@
 input of the same command or a recorded session, and always whole (a temporary name, renamed).
 
 The session tables themselves are append-only and written by `experiments/session.py`; this is
-for everything a command derives (a compiled plan, a generated or imported stimulus file).
+for everything a command derives (a compiled plan, a generated or imported stimulus file); they are
+written whole by `experiments/atomic.py`.
 """
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from experiments.atomic import write_atomically  # noqa: F401 - the writer of derived files, re-exported
 from experiments.options import OptionError
 
 # Psych-DS data files of a session (experiments/session.py names them so)

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from cli_refusal import refused, tree, twinlab
-from experiments.outputs import write_atomically
+from experiments.atomic import write_atomically
 from experiments.spec import bundled_spec_path
 
 DATA = Path(__file__).parent / "data" / "lakretz_text"
