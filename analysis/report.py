@@ -121,10 +121,14 @@ def render_report(out: str | Path) -> Path:
     rpath = out / "results.json"
     if not rpath.exists():
         raise ReportError(f"{out} is not a results folder (no results.json); run `twinlab analyze DATA --out {out}` first")
+    from stimuli.textfile import read_text_file
+
     try:
-        res = json.loads(rpath.read_text(encoding="utf-8"))
+        res = json.loads(read_text_file(rpath, ReportError, "results.json", 200_000_000))
     except json.JSONDecodeError as exc:
         raise ReportError(f"{rpath}: not valid JSON ({exc})") from None
+    if not isinstance(res, dict):
+        raise ReportError(f"{rpath}: not a results file (a JSON object is expected)")
     opt = res.get("options", {})
     h = [f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(res.get('title', 'twinlab'))}</title>"
          f"<style>{CSS}</style></head><body><h1>{html.escape(res.get('title', 'twinlab analysis'))}</h1>"]

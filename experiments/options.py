@@ -81,13 +81,21 @@ def label(name: str, value: str) -> str:
     return value
 
 
-def unique_labels(name: str, labels: list[str]) -> None:
+def path_component(name: str, value: str) -> str:
+    """A name derived from another (a model's folder name) that becomes one path component: it
+    may hold any of its characters but no folder separator and may not be `.` or `..`."""
+    if not value or "/" in value or "\\" in value or "\0" in value or value in (".", ".."):
+        raise OptionError(f"{name} {value!r} cannot be a folder name (it would write outside the output folder)")
+    return value
+
+
+def unique_labels(name: str, labels: list[str], hint: str = "give each its own label") -> None:
     """Labels that become sibling folders must differ (else two runs would share one folder)."""
     seen: dict[str, int] = {}
     for k, lab in enumerate(labels):
         key = lab.casefold()  # case-insensitive file systems would merge them
         if key in seen:
-            raise OptionError(f"{name}: entries {seen[key]} and {k} both write to {lab!r}; give each its own label")
+            raise OptionError(f"{name}: entries {seen[key]} and {k} both write to {lab!r}; {hint}")
         seen[key] = k
 
 
@@ -126,27 +134,46 @@ def model_path(name: str, value: str | None) -> str | None:
         raise OptionError(f"{name} {text}: is a file but not a .gguf model; give a .gguf file, a saved "
                           "transformers folder or a Hugging Face id in the local cache")
     if text.startswith((".", "/", "~")) or text.count("/") > 1:
-        raise OptionError(f"{name} {text}: no such model file or folder")
+        raise OptionError(f"{name}: model path '{text}' does not exist")
     return value
 
 
 def output_folder(name: str, path: Path) -> Path:
-    """A folder to write into: it may not exist yet, but it may not be a file."""
+    """A folder to write into: it may not exist yet, but it may not be a file, and it (or the
+    nearest folder that exists above it) must be writable."""
+    path = Path(path)
     if path.exists() and not path.is_dir():
         raise OptionError(f"{name} {path} is a file, not a folder")
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             raise OptionError(f"{name} {path}: {parent} is a file, not a folder")
+    _writable(name, path)
     return path
 
 
+def _writable(name: str, path: Path, shown: Path | None = None) -> None:
+    """The folder `path` (or the nearest existing folder above it, where it would be created) can
+    be written: checked before work starts, not found out at the first row."""
+    import os
+
+    here = Path(os.path.abspath(path))
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if here.is_dir() and not os.access(here, os.W_OK | os.X_OK):
+        shown = shown or path
+        where = " " if here == Path(os.path.abspath(shown)) else f": {here} "
+        raise OptionError(f"{name} {shown}{where}is not writable (read-only folder or file system)")
+
+
 def output_file(name: str, path: Path) -> Path:
-    """A file to write: not a folder, and its folder not a file."""
+    """A file to write: not a folder, its folder not a file, and that folder writable."""
+    path = Path(path)
     if path.is_dir():
         raise OptionError(f"{name} {path} is a folder; give a file name")
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             raise OptionError(f"{name} {path}: {parent} is a file, not a folder")
+    _writable(name, path.parent, shown=path)
     return path
 
 

@@ -7,6 +7,9 @@ Layout (a Psych-DS dataset)::
     <root>/data/study-<exp>_subject-<id>_session-<n>_data.json  sidecar: metadata and status
 
 Each row is written, flushed and fsync'ed as its trial ends; the sidecar is replaced atomically.
+One writer per session: the writer holds the session's OS lock (`session_lock.py`,
+`<stem>.lock` beside the table) from creation to close. Imports write staged sessions, renamed into
+place only once their rows and SHA-256 check out (docs/guarantees.md).
 """
 from __future__ import annotations
 
@@ -31,8 +34,6 @@ SCHEMA_VERSION = 1
 _COLUMN_SET = frozenset(COLUMN_NAMES)
 _PLAIN = (int, bool)  # cells whose str() is their CSV text
 _KEYWORD_VALUE = re.compile(r"^[A-Za-z0-9]+$")
-
-
 
 
 def now_iso() -> str:
@@ -226,7 +227,7 @@ class SessionWriter:
         csv_path, json_path = session_paths(root, experiment, subject_id, session)
         if lock is None:
             lock = acquire_session_lock(csv_path)
-        elif not lock.held or lock.path != lock_path_for(csv_path):
+        elif not lock.held or lock.path.resolve() != lock_path_for(csv_path).resolve():
             raise SessionError(f"internal error: the lock {lock.path} given for {csv_path.name} is not held for it")
         try:
             writer = cls._open(root, csv_path, json_path, experiment=experiment, subject_id=subject_id,

@@ -52,7 +52,7 @@ class SessionLock:
     path: Path
     fd: int | None
     holder: dict = field(default_factory=dict)
-    created_dirs: list[Path] = field(default_factory=list)  # folders made for the lock, deepest first
+    made_dirs: list[Path] = field(default_factory=list)  # folders created for the lock (removed if left empty)
 
     @property
     def held(self) -> bool:
@@ -67,11 +67,11 @@ class SessionLock:
         except OSError:
             pass
         os.close(fd)  # closing the last descriptor releases the flock
-        for folder in self.created_dirs:  # a refused or empty session leaves no folders behind
+        for d in reversed(self.made_dirs):  # a refused or empty run leaves no folder behind
             try:
-                folder.rmdir()  # only when empty: a session file or another writer's lock keeps it
+                d.rmdir()
             except OSError:
-                break
+                break  # not empty (a session was written) or already gone
 
     def __enter__(self) -> "SessionLock":
         return self
@@ -96,20 +96,29 @@ def _read_holder(fd: int) -> dict:
         return {}
 
 
+def _make_folders(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents; return the ones created here (outermost first)."""
+    missing = []
+    p = folder
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SessionError(f"cannot create the folder {folder}: {exc.strerror or exc}") from exc
+    return list(reversed(missing))
+
+
 def acquire_session_lock(csv_path: str | Path, command: str | None = None) -> SessionLock:
     """Take the session's lock now or raise SessionLockedError naming the holder (never waits)."""
     path = lock_path_for(csv_path)
-    created: list[Path] = []
+    made: list[Path] = []
     for _ in range(100):  # only a holder releasing at this very moment makes us go round again
-        missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SessionError(f"cannot create the folder {path.parent}: {exc.strerror or exc}") from exc
-        created = created or missing  # deepest first
+        made += _make_folders(path.parent)
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except FileNotFoundError:  # another process's release removed the empty folder just now
+        except FileNotFoundError:  # a releasing holder removed the empty folder just now
             continue
         except OSError as exc:
             raise SessionError(f"cannot open the session lock {path}: {exc.strerror or exc}") from exc
@@ -140,5 +149,5 @@ def acquire_session_lock(csv_path: str | Path, command: str | None = None) -> Se
             os.pwrite(fd, (json.dumps(holder) + "\n").encode("utf-8"), 0)
         except OSError:
             pass  # the lock holds without the note; a refused writer then says "no holder recorded"
-        return SessionLock(path, fd, holder, created)
+        return SessionLock(path, fd, holder, made_dirs=made)
     raise SessionError(f"could not take the session lock {path} (it kept being replaced)")

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from experiments.compiler import compile_sequence
-from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, now_iso, read_rows,
-                                 session_paths)
+from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, check_rows_follow,
+                                 now_iso, read_rows, scan_table, session_paths)
 from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
@@ -184,34 +184,45 @@ class Runner:
                 diffs.append(f"{key}: {old.get(key)!r} there, {now!r} now")
         return diffs
 
+    def check_existing(self, st: SubjectState) -> bool:
+        """Read an existing session (under its lock) without changing it; True when it is finished.
+
+        Refuses, naming each difference, a session written with other settings (model, protocol,
+        context, seed, spec and sequence hash) or whose rows are not this sequence's first trials.
+        Every subject is checked before any session is opened, so a refusal changes no file.
+        """
+        csv_path, json_path = session_paths(self.out, self.exp.name, st.subject_id, self.cfg.session)
+        if not (json_path.exists() or csv_path.exists()):
+            return False
+        try:
+            old = json.loads(json_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            old = {}
+        if old.get("subject_kind") not in (None, "model"):
+            raise RunError(f"{json_path} is a {old.get('subject_kind')} session; choose another --out, "
+                           "--session or --subject-prefix")
+        diffs = self.settings_differences(st, old)
+        if diffs:
+            raise RunError(f"{json_path} was written with other settings ({'; '.join(diffs)}); "
+                           "use another --out or --session to keep both")
+        if old.get("status") == "completed" and int(old.get("n_trials_written", 0)) >= st.planned:
+            st.done = int(old.get("n_trials_written", 0))
+            return True
+        if csv_path.exists():
+            check_rows_follow(scan_table(csv_path), st.seq)
+        return False
+
     def open_session(self, st: SubjectState, lock: SessionLock | None = None) -> SessionWriter | None:
         """Create, or continue an unfinished session of the same settings; None when nothing is left.
 
-        Runs under the session's lock (taken here unless given); a finished session is skipped only
-        when its settings (model, protocol, context, seed, spec and sequence hash) are this run's,
-        and refused naming each difference otherwise.
+        Runs under the session's lock (taken here unless given); see `check_existing`.
         """
-        csv_path, json_path = session_paths(self.out, self.exp.name, st.subject_id, self.cfg.session)
+        csv_path = session_paths(self.out, self.exp.name, st.subject_id, self.cfg.session)[0]
         lock = lock or acquire_session_lock(csv_path)
         try:
-            if json_path.exists() or csv_path.exists():
-                try:
-                    old = json.loads(json_path.read_text(encoding="utf-8"))
-                except (OSError, json.JSONDecodeError):
-                    old = {}
-                if old.get("subject_kind") not in (None, "model"):
-                    raise RunError(f"{json_path} is a {old.get('subject_kind')} session; choose another --out, "
-                                   "--session or --subject-prefix")
-                diffs = self.settings_differences(st, old)
-                if diffs:
-                    raise RunError(
-                        f"{json_path} was written with other settings ({'; '.join(diffs)}); "
-                        "use another --out or --session to keep both"
-                    )
-                if old.get("status") == "completed" and int(old.get("n_trials_written", 0)) >= st.planned:
-                    st.done = int(old.get("n_trials_written", 0))
-                    lock.release()
-                    return None
+            if self.check_existing(st):
+                lock.release()
+                return None
         except BaseException:
             lock.release()
             raise
@@ -266,6 +277,8 @@ class Runner:
         locks = dict(locks) if locks is not None else lock_sessions(self.out, self.exp.name,
                                                                    [st.subject_id for st in states], self.cfg.session)
         try:
+            for st in states:  # every subject checked before any session is opened
+                self.check_existing(st)
             for st in states:
                 st.writer = self.open_session(st, locks.pop(st.subject_id))
             todo = [st for st in states if st.writer is not None]

@@ -159,6 +159,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
         for k, m in enumerate(entries):
             if m.label is not None:
                 o.label(f"field 'models.{k}.label'", m.label)
+            o.path_component(f"field 'models.{k}' (its folder name)", m.folder)
             for c in sweep.contexts:
                 for pr in sweep.protocols:
                     cfg = run_config(sweep, Cell(k, c, pr, out))
@@ -264,10 +265,12 @@ def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
     return report
 
 
-def run_sweep(sweep_path: str | Path, executor: str = "local") -> list[dict[str, Any]]:
-    """Run a sweep here (`local`) or as one submitit job per model (`slurm`, `submitit-local`)."""
+def run_sweep(sweep_path: str | Path, executor: str = "local", validated: bool = False) -> list[dict[str, Any]]:
+    """Run a sweep here (`local`) or as one submitit job per model (`slurm`, `submitit-local`);
+    every job is validated first unless the caller just did (`validated`)."""
     sweep, out = load_sweep(sweep_path)
-    validate_sweep(sweep, out, Path(sweep_path), executor)
+    if not validated:
+        validate_sweep(sweep, out, Path(sweep_path), executor)
     path = str(Path(sweep_path).resolve())
     n = len(sweep.model_entries())
     if executor == "local":
@@ -305,7 +308,7 @@ def sweep_command(
             for c in all_cells:
                 typer.echo(f"{'done   ' if cell_done(sweep, c) else 'pending'} {c.out}")
             return
-        reports = run_sweep(file, executor)
+        reports = run_sweep(file, executor, validated=True)
     except (SweepError, SpecError, RunError, ContextError, SessionError, ModelLoadError) as exc:
         fail(str(exc))
     ran = sum(len(r["ran"]) for r in reports)

@@ -31,13 +31,25 @@ class Pair:
     bad: str
 
 
+MAX_PAIRS_BYTES = 500_000_000  # BLiMP's 67 files together are ~30 MB
+
+
+class _PairsFileError(ReproError):
+    def __init__(self, message: str) -> None:
+        super().__init__(f"--pairs {message}")
+
+
 def load_blimp_jsonl(path: Path) -> list[Pair]:
     """BLiMP JSONL: one JSON object per line with `sentence_good` and `sentence_bad`; errors name the line."""
+    from stimuli.textfile import read_text_file
+
     path = Path(path)
     if not path.exists():
         raise ReproError(f"--pairs {path}: no such file")
+    # a regular file, UTF-8 (a bad byte named by line and column), at most MAX_PAIRS_BYTES
+    text = read_text_file(path, _PairsFileError, "BLiMP JSONL pairs", MAX_PAIRS_BYTES)
     pairs, errors = [], []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

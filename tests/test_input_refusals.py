@@ -172,7 +172,7 @@ SWEEP = "spec: lakretz2021_nested\nout: out\nmodels: [smollm2]\ncontexts: [none]
     (("[smollm2]", "[smollm2, {model: smollm2}]"), "entries 0 and 1 both write to 'smollm2'"),
     (("[smollm2]", "[{model: smollm2, label: ..}]"), "field 'models.0.label' '..' must be one folder name"),
     (("[smollm2]", "[{model: smollm2, label: a/b}]"), "field 'models.0.label' 'a/b' must be one folder name"),
-    (("[smollm2]", "[smollm2, ./no_such_model]"), "field 'models.1.model' ./no_such_model: no such model"),
+    (("[smollm2]", "[smollm2, ./no_such_model]"), "field 'models.1.model': model path './no_such_model' does not exist"),
     (("contexts: [none]", "contexts: [none, 'fewshot:nope']"), "unknown prompt set 'nope'"),
     (("contexts: [none]", "contexts: [none, none]"), "field 'contexts': entries 0 and 1 both write to 'none'"),
     (("spec: lakretz2021_nested", "spec: ./missing.yaml"), "field 'spec': spec file './missing.yaml' does not exist"),
@@ -219,3 +219,177 @@ def test_sweep_executor_slurm_without_slurm_or_with_a_bad_parameter(tmp_path):
 def test_run_model_applies_the_same_rules(tmp_path, opts, match):
     refused("run-model", "lakretz2021_nested", "--out", str(tmp_path / "o"), *opts, match=match)
     assert not (tmp_path / "o").exists()
+
+
+# ---- reproduce: inputs checked before anything is written ---------------------------------------
+def test_reproduce_refuses_bad_inputs_before_writing(tmp_path):
+    out = tmp_path / "repro"
+    latin1 = tmp_path / "pairs.jsonl"
+    latin1.write_bytes('{"sentence_good": "The cat sleeps .", "sentence_bad": "The cat sle\u00e9p ."}\n'.encode("latin-1"))
+    refused("reproduce", "hu-levy2023", "--out", str(out), "--pairs", str(latin1), "--no-agreement",
+            match=["--pairs", "pairs.jsonl", "line 1, column 67: byte 0xe9 is not UTF-8"])
+    refused("reproduce", "hu-levy2023", "--out", str(out), "--pairs", str(tmp_path), "--no-agreement",
+            match=["--pairs", str(tmp_path), "is a folder"])
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    refused("reproduce", "hu-frank2024", "--out", str(out), "--pairs", str(fifo), match="is a pipe (FIFO)", timeout=20)
+    refused("reproduce", "lampinen2024", "--out", str(out), "--items", str(tmp_path / "missing.csv"),
+            match="--items " + str(tmp_path / "missing.csv") + ": does not exist")
+    broken = items_file(tmp_path, lambda rows: rows[2].__setitem__(col(rows, "inner_index"), "0_3"))
+    refused("reproduce", "lampinen2024", "--out", str(out), "--items", str(broken), match=["items.csv", "line 3"])
+    refused("reproduce", "lampinen2024", "--out", str(out), "--humans", str(tmp_path / "nobody"),
+            match="--humans")
+    refused("reproduce", "hu-frank2024", "--out", str(out), "--model", "smollm2", "--model", "smollm2",
+            match="both write to 'smollm2'")
+    refused("reproduce", "hu-levy2023", "--out", str(out), "--threads", "-5", match="--threads must be from 0 to 1024")
+    # a model given as ./folder is fine (its folder name '._mdl' stays inside --out): the next check speaks
+    (tmp_path / "mdl").mkdir()
+    (tmp_path / "mdl" / "config.json").write_text("{}")
+    (tmp_path / "mdl" / "model.safetensors").write_bytes(b"")
+    refused("reproduce", "lampinen2024", "--out", str(out), "--model", "./mdl", "--items", "missing.csv",
+            cwd=tmp_path, match="--items missing.csv: does not exist")
+    assert not out.exists()
+
+
+def test_reproduce_header_only_human_results_refused_before_writing(tmp_path):
+    from test_never_overwrite import SAMPLE
+
+    f = tmp_path / "results.csv"
+    f.write_text(SAMPLE.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    refused("reproduce", "lampinen2024", "--out", str(tmp_path / "r"), "--humans", str(f), "-n", "1", "-q",
+            match=["--humans", "results.csv"])
+    assert not (tmp_path / "r").exists()  # no stimuli written before the refusal
+
+
+def test_reproduce_huge_items_per_condition_is_refused_at_once(tmp_path):
+    t0 = time.monotonic()
+    refused("reproduce", "lampinen2024", "--out", str(tmp_path / "r"), "--items-per-condition", "1000000000",
+            match="--items-per-condition must be from 1 to 10000", timeout=30)
+    assert time.monotonic() - t0 < 30 and not (tmp_path / "r").exists()
+
+
+# ---- output folders and the display -------------------------------------------------------------
+def test_read_only_out_is_refused_before_work(tmp_path):
+    """Root may write anywhere, so the commands run as the unprivileged user `nobody` (a real
+    read-only folder, not a simulated one)."""
+    import pwd
+    import subprocess
+    import sys
+    import tempfile
+
+    from cli_refusal import ROOT
+
+    import shutil
+
+    as_nobody: list[str] = []
+    if os.geteuid() == 0:  # else: already unprivileged, the read-only folder is read-only for us
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv (util-linux) to drop privileges")
+        uid = pwd.getpwnam("nobody").pw_uid
+        as_nobody = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    base = Path(tempfile.mkdtemp(prefix="twinlab-ro-"))
+    try:
+        base.chmod(0o755)
+        ro = base / "ro"
+        ro.mkdir(mode=0o555)
+        ro.chmod(0o555)
+        cases = [(["run-model", "lakretz2021_nested", "--out", str(ro / "sessions")], "is not writable"),
+                 (["plan", "lakretz2021_nested", "-s", "S1", "--out", str(ro / "p.csv")], f"--out {ro / 'p.csv'}: {ro} is not writable"),
+                 (["stimuli", "generate", "--out", str(ro / "i.csv"), "--per-condition", "2"], "is not writable"),
+                 (["analyze", str(ro), "--out", str(ro / "results"), "--no-mixed"], "is not writable")]
+        for args, match in cases:
+            r = subprocess.run([*as_nobody, sys.executable, "-c", "from experiments.cli import app; app()", *args],
+                               cwd=base, env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(base), "COLUMNS": "400"},
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+            assert match in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_out_or_screenshots_that_is_a_file(tmp_path):
+    f = tmp_path / "a_file"
+    f.write_text("x")
+    refused("run-model", "lakretz2021_nested", "--out", str(f), match=f"--out {f} is a file, not a folder")
+    refused("run-human", "lakretz2021_nested", "--participant", "autopilot1", "--autopilot", "--trials", "1",
+            "--out", str(tmp_path / "o"), "--screenshots", str(f), match=f"--screenshots {f} is a file, not a folder")
+    refused("plan", "lakretz2021_nested", "-s", "S1", "--out", str(f / "p.csv"), match=f"{f} is a file, not a folder")
+    assert not (tmp_path / "o").exists() and f.read_text() == "x"
+
+
+def test_run_human_without_a_display_leaves_no_session(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    import subprocess
+    import sys
+
+    from cli_refusal import ROOT
+    for display in (None, ":987"):
+        e = dict(env, PYTHONPATH=str(ROOT), COLUMNS="400", **({"DISPLAY": display} if display else {}))
+        r = subprocess.run([sys.executable, "-c", "from experiments.cli import app; app()", "run-human",
+                            "lakretz2021_nested", "--participant", "P1", "--out", str(tmp_path / "o")],
+                           env=e, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert "no display" in r.stderr and "nothing was written" in r.stderr
+        assert not (tmp_path / "o").exists()  # no session, so none marked crashed
+
+
+def test_fifo_or_device_as_data_or_lakretz_text_input(tmp_path):
+    fifo = tmp_path / "results.csv"
+    os.mkfifo(fifo)
+    refused("analyze", str(fifo), "--out", str(tmp_path / "o"), "--no-mixed", match=[str(fifo), "is a pipe (FIFO)"], timeout=20)
+    refused("analyze", "/dev/zero", "--out", str(tmp_path / "o"), "--no-mixed", match="/dev/zero: is a device", timeout=20)
+    gold = tmp_path / "x.gold"
+    gold.write_text("8\tare\tis\tx\n")
+    refused("stimuli", "import", "lakretz-text", str(fifo), "--gold", str(gold), "--out", str(tmp_path / "i.csv"),
+            match="is a pipe (FIFO)", timeout=20)
+    refused("stimuli", "import", "lakretz-text", str(tmp_path), "--gold", str(gold), "--out", str(tmp_path / "i.csv"),
+            match=f"{tmp_path}: is a folder", timeout=20)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "x.gold"]
+
+
+def test_run_human_whose_window_cannot_open_says_nothing_was_written(tmp_path):
+    """A display that exists but answers nothing (a socket that closes every connection): the
+    window fails before the session is created, so no session is claimed to have crashed."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    from cli_refusal import ROOT
+
+    xdir = Path("/tmp/.X11-unix")
+    if not xdir.is_dir():
+        pytest.skip("no /tmp/.X11-unix")
+    number = next(n for n in range(4242, 4342) if not (xdir / f"X{n}").exists())
+    path = xdir / f"X{number}"
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(8)
+    stop = threading.Event()
+
+    def refuse_all() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                srv.accept()[0].close()
+            except OSError:
+                continue
+
+    t = threading.Thread(target=refuse_all, daemon=True)
+    t.start()
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}
+        env.update(DISPLAY=f":{number}", PYTHONPATH=str(ROOT), COLUMNS="400")
+        r = subprocess.run([sys.executable, "-c", "from experiments.cli import app; app()", "run-human",
+                            "lakretz2021_nested", "--participant", "P1", "--out", str(tmp_path / "o")],
+                           env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        stop.set()
+        t.join()
+        srv.close()
+        path.unlink()
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "could not start the session" in r.stderr and "nothing was written" in r.stderr
+    assert "crashed" not in r.stderr and not list((tmp_path / "o").rglob("*_data.*"))

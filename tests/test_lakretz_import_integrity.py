@@ -219,3 +219,27 @@ def test_kill_9_mid_import_leaves_only_whole_sessions(tmp_path, reference):
         assert r.exit_code == 0, r.output
         assert tables(out) == tables(reference)
     assert seen_partial >= 1  # at least one kill landed mid-import
+
+
+def test_a_full_disk_mid_import_publishes_no_partial_session(tmp_path, reference):
+    """A real import process whose files may not grow past 20 kB (RLIMIT_FSIZE, as a full disk): the
+    first session larger than that fails to write; it leaves neither a table nor a staging file, the
+    sessions before it are whole, and `--skip-existing` then completes the import exactly."""
+    out = tmp_path / "out"
+    code = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000)); from experiments.cli import app; "
+            "sys.argv = ['twinlab'] + sys.argv[1:]; app()")
+    r = subprocess.run([sys.executable, "-c", code, "import", "lakretz2021", "--results", str(TABLE),
+                        "--logs", str(FIX / "logs"), "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300)
+    assert r.returncode == 2 and "Filetoolarge" in flat(r.stderr + r.stdout)  # one line naming the file
+    assert "Traceback" not in r.stderr
+    names = os.listdir(out / "data")
+    published = [n for n in names if n.endswith("_data.csv")]
+    assert published == ["study-lakretz2021_subject-L7_session-1_data.csv"]  # the only one under 20 kB before
+    assert not [n for n in names if n.endswith(".tmp")]  # the failed session's staging files are gone
+    p = out / "data" / published[0]
+    assert verified_session_problem(p, p.with_name(p.name.replace(".csv", ".json"))) is None
+    r = run("--results", str(TABLE), "--logs", str(FIX / "logs"), "--out", str(out), "--skip-existing")
+    assert r.exit_code == 0, r.output
+    assert tables(out) == tables(reference)

@@ -64,3 +64,17 @@ def test_resume_refuses_a_table_whose_rows_are_not_the_sequence(backend, tmp_pat
     assert csv_path.read_bytes() == before
     assert json.loads(json_path.read_text())["status"] == "completed"  # the refusal left the sidecar alone
     assert len(read_rows(csv_path)) == 3
+
+
+def test_a_refusal_for_one_subject_changes_no_other_subjects_session(backend, tmp_path):
+    run(backend, tmp_path, subjects=2, trials=2, protocol="forced_choice")
+    exp = load_spec(SPEC)
+    files = [p for sid in ("m01", "m02") for p in session_paths(tmp_path, exp.name, sid, 1)]
+    side2 = files[3]
+    meta = json.loads(side2.read_text())
+    meta["seed"] = 99  # subject 2 was written with another seed
+    side2.write_text(json.dumps(meta))
+    before = [p.read_bytes() for p in files]
+    with pytest.raises(RunError, match="seed: 99 there"):
+        run(backend, tmp_path, subjects=2, trials=4, protocol="forced_choice")  # m01 would continue
+    assert [p.read_bytes() for p in files] == before  # m01's sidecar not reopened, nothing appended
