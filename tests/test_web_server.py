@@ -255,3 +255,17 @@ def test_multi_session_specs_serve_each_session_its_own_sequence(tmp_path):
     assert (one["sequence_hash"], two["sequence_hash"]) == (s1.sequence_hash, s2.sequence_hash)
     assert [t["block"] for t in one["trials"]] == ["training"] * 2 and [t["block"] for t in two["trials"]] == ["main"] * 2
     assert one["token"] != two["token"] and one["n_trials"] == two["n_trials"] == 2
+
+
+def test_a_second_server_on_the_same_folder_cannot_write_an_open_session(tmp_path):
+    exp = load_spec(italian_spec(tmp_path, trials=4))
+    out = tmp_path / "data"
+    seq = compile_sequence(exp, "P01", None)
+    with TestClient(create_app(exp, out)) as first, TestClient(create_app(exp, out)) as second:
+        tok = _start(first).json()["token"]
+        assert _post(first, "P01", tok, page_report(seq[0], exp, answer=None)).status_code == 200
+        r = _start(second, token=tok)
+        assert r.status_code == 409 and "is being written by" in r.json()["error"], r.text
+        assert _post(second, "P01", tok, page_report(seq[1], exp, answer=None)).status_code == 409
+        assert _post(first, "P01", tok, page_report(seq[1], exp, answer=None)).status_code == 200
+    assert [r["trial_index"] for r in read_rows(session_paths(out, exp.name, "P01", 1)[0])] == ["0", "1"]
