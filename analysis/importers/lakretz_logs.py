@@ -80,7 +80,12 @@ def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
         raise ImportDataError(f"{folder}: --logs must be a folder of session logs")
     logs: list[LogFile] = []
     for p in sorted(folder.rglob("*")):  # a release may keep its logs in sub-folders (per subject)
-        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(folder).parts):
+        if p.is_dir() or any(part.startswith(".") for part in p.relative_to(folder).parts):
+            continue
+        if not p.is_file():  # a FIFO, socket or device: reading it would block or never end
+            if _parse_name(p) is not None:
+                raise ImportDataError(f"{p}: is named like a session log but is not a regular file")
+            notes.ignored_files.append(str(p.relative_to(folder)))
             continue
         lf = _parse_name(p)
         if lf is None:
@@ -106,7 +111,9 @@ def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
 
 
 def _decode(path: Path) -> str:
-    data = path.read_bytes()
+    from stimuli.textfile import read_bytes_bounded
+
+    data = read_bytes_bounded(path, ImportDataError, "session log", 500_000_000)  # FIFOs and devices refused
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -20,10 +20,10 @@ _FALSE = {"false", "0", "no", ""}
 
 
 def _decode(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ImportDataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    from stimuli.textfile import read_bytes_bounded
+
+    # a FIFO or a device (/dev/zero) is refused before it is opened; a table over 2 GB is not the release's
+    data = read_bytes_bounded(path, ImportDataError, "results table", 2_000_000_000)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
