@@ -21,6 +21,7 @@ import os
 import platform
 import re
 import sys
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -110,7 +111,9 @@ def write_dataset_description(root: str | Path, name: str = "twinlab sessions") 
 
 
 def _atomic_write_json(path: Path, obj: Any, durable: bool = True) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    # a name of this writer's own: sessions of one dataset created at once (a web server, a sweep) each
+    # write dataset_description.json, and a shared temporary name let one rename another's half file
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(obj, fh, indent=2, sort_keys=False, default=str)
@@ -120,6 +123,10 @@ def _atomic_write_json(path: Path, obj: Any, durable: bool = True) -> None:
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
         raise SessionError(f"could not write {path}: {exc.strerror or exc}") from exc
 
 
