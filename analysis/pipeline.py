@@ -27,7 +27,9 @@ from analysis import first_encounter as fe_mod
 from analysis import model_measures as mm
 from analysis.exposures import Focus
 from analysis.load import load
+from analysis.mixed import significance_mark, status_of
 from analysis import appendix_c as ac
+from analysis import scoring
 from analysis.prepare import condition_order, order_known_rows, prepare, scored_rows
 
 MAX_GROUP_FIGURES = 8
@@ -42,6 +44,7 @@ class Options:
     fmt: str = "auto"
     training_blocks: list[str] = field(default_factory=list)
     keep_outliers: bool = False
+    rejected_rule: str = "paper"  # analysis/scoring.py: how REJECTED trials count in first encounters and exposures
     show_progress: bool = True
 
 
@@ -211,25 +214,48 @@ def wide_error_rates(er: pd.DataFrame, structure: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def wide_table_c1(beside: pd.DataFrame) -> pd.DataFrame:
-    """Table C1 as printed (rows violation_type, conditions as columns) with the paper's rows beside."""
+def wide_table_c1(beside: pd.DataFrame, rule: str = "paper", other_rule: str = "strict") -> pd.DataFrame:
+    """Table C1 as printed (rows violation_type, conditions as columns): this data under the chosen
+    rule, its difference from the paper, the other rule's values, and the paper's printed row."""
+    def kn(rate, k, n) -> str:
+        return "" if n == 0 else f"{rate:.3f} ({int(k)}/{int(n)})"
+
     rows = []
     for pos in ("inner", "outer"):
         x = beside[beside["violation_type"] == pos].set_index("condition")
-        ours = {"violation_type": pos, "source": "this data (k/n)"}
+        ours = {"violation_type": pos, "source": f"this data, {rule} rule (k/n)"}
+        diff = {"violation_type": pos, "source": "difference (this data - paper)"}
+        other = {"violation_type": pos, "source": f"this data, {other_rule} rule (k/n)"}
         paper = {"violation_type": pos, "source": "seeds/000 Table C1"}
         for c in ac.LONG_NESTED_ORDER:
             r = x.loc[c]
-            ours[c] = "" if r["n_subjects"] == 0 else f"{r['error_rate']:.3f} ({r['n_errors']}/{r['n_subjects']})"
+            ours[c] = kn(r["error_rate"], r["n_errors"], r["n_subjects"])
+            diff[c] = "" if r["n_subjects"] == 0 else f"{r['difference']:+.3f}"
+            if "other_error_rate" in r:
+                other[c] = kn(r["other_error_rate"], r["other_n_errors"], r["other_n_subjects"])
             paper[c] = f"{r['paper_error_rate']:.3f}"
-        rows += [ours, paper]
+        rows += [ours, diff] + ([other] if "other_error_rate" in x.columns else []) + [paper]
     return pd.DataFrame(rows)
 
 
+def rule_text(diff: dict | None, rule: str, other_rule: str) -> str:
+    """One sentence: how many trials and Table C1 cells the choice of rule changes."""
+    if diff is None:
+        return ""
+    cells = ", ".join(f"{c['group']} {c['structure']} {c['violation_position']} {c['condition']}"
+                      for c in diff["cells"]) or "none"
+    return (f"The rules differ on {diff['trials_scored_from_code']} post-training violation trial(s) without an "
+            f"answer that carry a release code ({diff['first_encounter_trials_scored_from_code']} of them first "
+            f"encounters); first-encounter cells whose k/n differ between the {rule} and the {other_rule} rule: "
+            f"{diff['first_encounter_cells_that_differ']} ({cells}), {diff['table_c1_cells_that_differ']} of them "
+            "in Table C1 (humans, long-nested).")
+
+
 def _drawable(slopes: pd.DataFrame) -> pd.DataFrame:
-    """Slopes as figure curves; degenerate fits (quasi-separation) get no curve."""
+    """Slopes as figure curves; a fit that is not interpretable (not converged, singular, degenerate)
+    gets no curve and carries its status, which the figure writes into the panel instead."""
     c = slopes.rename(columns={"estimate": "slope", "violation_type": "violation_position"}).copy()
-    bad = c["note"].fillna("").str.contains("degenerate")
+    bad = c["status"].fillna("").ne("ok")
     c.loc[bad, ["slope", "intercept"]] = float("nan")
     return c
 
@@ -262,21 +288,25 @@ def wide_slopes(sl: pd.DataFrame) -> pd.DataFrame:
         if x.empty:
             continue
         for stat, col in (("beta (exposures)", "estimate"), ("SE", "se"), ("z", "z"), ("p", "p"),
-                          ("trials / subjects", None)):
+                          ("trials / subjects", None), ("fit", "status")):
             row = {"violation_type": pos, "statistic": stat}
             for c in conds:
                 r = x.loc[c]
                 if col is None:
                     row[c] = f"{r['n_trials']} / {r['n_subjects']}"
+                elif col == "status":
+                    row[c] = "" if pd.isna(r.get("status")) else str(r.get("status"))
                 elif pd.isna(r["estimate"]) and str(r["note"]).startswith("not fitted"):
                     row[c] = "not fitted" if col == "estimate" else ""
+                elif r.get("status") not in ("ok", None, "") and col == "estimate":
+                    row[c] = f"{r[col]:.2f} ({r['status']})"
                 elif col == "p":
-                    row[c] = _p(r[col])
+                    row[c] = _p(r[col]) + significance_mark(r[col], r.get("status", "ok"))
                 else:
                     row[c] = "" if pd.isna(r[col]) else f"{r[col]:.2f}"
                 if c == "PSP":
                     paper = {"estimate": f"{pp['estimate']:.2f}", "z": f"{pp['z']:.2f}", "p": f"{pp['p']:.3f}",
-                             None: "- / 55"}.get(col, "")
+                             None: "- / 55", "status": "as printed"}.get(col, "")
                     row[paper_col] = paper if pos == "inner" else ""
             rows.append(row)
     return pd.DataFrame(rows)
@@ -302,8 +332,12 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
                      "not among the subjects the release analysed; left out of every analysis except the training "
                      "figure (C4)")
     d = drop_training_only_sessions(d_all[~outside].reset_index(drop=True), info)
-    od = order_known_rows(d)
-    has_order = bool(scored_rows(od).shape[0])
+    od_strict = order_known_rows(d)
+    has_order = bool(scored_rows(od_strict).shape[0])
+    # first encounters and exposures score REJECTED trials by the chosen rule; error rates never do
+    od = scoring.apply_rule(od_strict, opt.rejected_rule)
+    other_rule = next(r for r in scoring.RULES if r != opt.rejected_rule)
+    od_other = scoring.apply_rule(od_strict, other_rule)
     res = Results(out)
     notes = list(info.notes)
     skipped: list[str] = []
@@ -353,14 +387,19 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
 
     # ---- first encounter ---------------------------------------------------------------------
     fe = fe_mod.first_encounter_table(od, seed=opt.seed, n_boot=opt.n_boot)
+    rule_diff = None
     if has_order:
         fe_fits = fe_mod.first_encounter_fits(od)
         fe_pts = fe_mod.first_encounter_points(od)
         tabs, figs = [], []
         if "human" in set(fe["group"]) and (fe["structure"] == "long_nested").any():
-            beside = ac.table_c1_beside_paper(fe, "human")
-            tabs.append(res.table("table_c1", wide_table_c1(beside),
-                                  "Table C1: error on the first post-training encounter, humans, long-nested"))
+            fe_other = fe_mod.first_encounter_table(od_other, seed=opt.seed, n_boot=opt.n_boot)
+            rule_diff = scoring.rule_differences(od_strict, {opt.rejected_rule: fe, other_rule: fe_other})
+            beside = ac.table_c1_beside_paper(fe, "human", other=fe_other, rule=opt.rejected_rule,
+                                              other_rule=other_rule)
+            tabs.append(res.table("table_c1", wide_table_c1(beside, opt.rejected_rule, other_rule),
+                                  f"Table C1: error on the first post-training encounter, humans, long-nested "
+                                  f"({opt.rejected_rule} rule; the {other_rule} rule beside)"))
             tabs.append(res.table("table_c1_long", beside, "Table C1 beside the paper (long format)", show=False))
         for s in _structures(od):
             for g in _groups(fe[fe["structure"] == s]):
@@ -395,8 +434,10 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
                     "logistic regression (error ~ trial number)."))
         res.section("first_encounter", "First encounter after training (Table C1, Figures 6a and C1)",
                     "Definition: " + ac.DEFINITIONS["first_encounter"] + " " + ac.DEFINITIONS["trial_number"]
-                    + " The paper's Table C1 has 55 subjects (Lakretz et al.'s outlier kept: .618 = 34/55); its "
-                    "PSP inner cell .537 = 29/54 suggests one subject without a usable first answer there.",
+                    + " Scoring: " + scoring.RULE_TEXT[opt.rejected_rule] + " (`--rejected-rule "
+                    + opt.rejected_rule + "`; the other rule's values are in the table beside it). "
+                    + rule_text(rule_diff, opt.rejected_rule, other_rule)
+                    + " The paper's Table C1 has 55 subjects (Lakretz et al.'s outlier kept: .618 = 34/55).",
                     tabs, figs)
 
     # ---- exposures (Figure C2 and its slopes) ------------------------------------------------
@@ -415,8 +456,8 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
                                   "Figure C2 slopes (humans, long-nested): error ~ exposures + (1|subject) per cell"))
             tabs.append(res.table("exposure_slopes_long", slopes, "Figure C2 slopes (long format)", show=False))
             for r in slopes.itertuples():
-                if r.note and "not fitted" not in r.note and ("degenerate" in r.note or "converge" in r.note):
-                    skipped.append(f"Figure C2 slope {r.violation_type} {r.condition}: {r.note}")
+                if r.status not in ("ok", "") and not str(r.note).startswith("not fitted"):
+                    skipped.append(f"Figure C2 slope {r.violation_type} {r.condition}: {r.status} ({r.note})")
         elif not opt.mixed:
             skipped.append("mixed models not fitted (--no-mixed)")
         tabs += [res.table("exposure_points", pts, "Error by exposures (long format)", show=False),
@@ -443,7 +484,7 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
 
     # ---- exposure models on the focus cell (Tables C2, C3) -----------------------------------
     if has_order:
-        skipped += _exposure_models(res, od, focus, opt, group_fits, log, out)
+        skipped += _exposure_models(res, od, focus, opt, group_fits, log, out, od_other, other_rule)
 
     # ---- training: Figures C3, C4 ------------------------------------------------------------
     if has_order or d_all["training"].any():
@@ -478,6 +519,8 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         "inputs": {"files": info.files, "formats": info.formats},
         "outliers": info.outliers,
         "order_statement": statement,
+        "rejected_rule": {"rule": opt.rejected_rule, "text": scoring.RULE_TEXT[opt.rejected_rule],
+                          "differences": rule_diff if has_order else None},
         "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
         "tables": res.tables, "figures": res.figures, "sections": res.sections,
     }
@@ -515,7 +558,8 @@ def _with_progress(opt: Options, label: str, total: int, work: Callable[[Callabl
             prog.stop()
 
 
-def _exposure_models(res: Results, od: pd.DataFrame, focus: Focus, opt: Options, group_fits: dict, log, out: Path) -> list[str]:
+def _exposure_models(res: Results, od: pd.DataFrame, focus: Focus, opt: Options, group_fits: dict, log, out: Path,
+                     od_other: pd.DataFrame | None = None, other_rule: str = "strict") -> list[str]:
     """Tables C2/C3 on the focus cell per group, the LR test, joint human + model fits; Figure 6c."""
     skipped: list[str] = []
     pts = ex_mod.exposure_points(od, "cell")
@@ -545,8 +589,8 @@ def _exposure_models(res: Results, od: pd.DataFrame, focus: Focus, opt: Options,
         _with_progress(opt, "glmer fits (Tables C2, C3)", max(1, todo), work)
         for g, m in group_fits.items():
             for kind in ("base", "extended"):
-                if m.get(kind) and any("degenerate" in x for x in m[kind]["messages"]):
-                    skipped.append(f"{g}: the {kind} mixed model is degenerate (see its warnings); do not interpret it")
+                if m.get(kind) and status_of(m[kind]) != "ok":
+                    skipped.append(f"{g}: the {kind} mixed model is {status_of(m[kind])} (see its warnings)")
                 if m.get(kind):
                     tabs.append(res.table(f"mixed_{kind}_{_slug(g)}", pd.DataFrame(m[kind]["coefficients"]),
                                           f"{g}: {m[kind]['formula']}", show=False))
@@ -564,7 +608,9 @@ def _exposure_models(res: Results, od: pd.DataFrame, focus: Focus, opt: Options,
             items.insert(0, {"kind": "paper", "text": "seeds/000 Table C2 / Figure 6c (55 subjects): exposures "
                              f"beta = {ac.PSP_SLOPE_PAPER['estimate']}, z = {ac.PSP_SLOPE_PAPER['z']}, "
                              f"p = {ac.PSP_SLOPE_PAPER['p']}; the paper reports that AIC and BIC favour this base "
-                             "model over the extended one (Table C3)."})
+                             "model over the extended one (Table C3). This data: "
+                             + _slope_text(group_fits["human"].get("base"), opt.rejected_rule) + "; "
+                             + _slope_text(_other_rule_fit(od_other, focus), other_rule) + "."})
     figs = [res.figure("exposures_focus", fig.exposure_focus(pts, group_fits, glm, focus, out / "figures" / "exposures_focus.png"),
                        f"Error on {focus} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean over "
                        "subjects (size: n); solid: glmer fixed-effect prediction; dashed: plain logistic fit.")]
@@ -577,6 +623,22 @@ def _exposure_models(res: Results, od: pd.DataFrame, focus: Focus, opt: Options,
                 "parameters); Wald CIs. Joint models add subject_kind (human vs one model group) and its interaction "
                 "with exposures.", tabs, figs, items)
     return skipped
+
+
+def _other_rule_fit(od_other: pd.DataFrame | None, focus: Focus) -> dict | None:
+    """The humans' base model under the other scoring rule (shown beside the paper's slope)."""
+    if od_other is None:
+        return None
+    return ex_mod.fit_exposure_models(od_other, focus, "human", extended=False).base
+
+
+def _slope_text(fit: dict | None, rule: str) -> str:
+    if not fit:
+        return f"{rule} rule: not fitted"
+    c = next(c for c in fit["coefficients"] if c["term"] == "exposures")
+    status = status_of(fit)
+    return (f"{rule} rule beta = {c['estimate']:.3f}, z = {c['z']:.2f}, p = {c['p']:.3f} "
+            f"({fit['n_obs']} trials, {fit['n_groups']} subjects{'' if status == 'ok' else '; ' + status})")
 
 
 def _training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd.DataFrame, opt: Options, out: Path,
