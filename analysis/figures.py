@@ -207,8 +207,14 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
                 row = f[(f["violation_position"] == pos) & (f["condition"] == cond)]
                 if len(row):
                     _curve(ax, row.iloc[0].to_dict(), xmax, color)
-                    if annotate and pd.notna(row.iloc[0].get("slope")):
-                        ax.text(0.97, 0.96, f"β={row.iloc[0]['slope']:.2f}\np={row.iloc[0]['p']:.2f}",
+                    status = row.iloc[0].get("status")
+                    if annotate and isinstance(status, str) and status not in ("ok", ""):
+                        ax.text(0.97, 0.96, status.replace(", ", ",\n"), transform=ax.transAxes, ha="right",
+                                va="top", fontsize=7, color="#b00020")
+                    elif annotate and pd.notna(row.iloc[0].get("slope")):
+                        p_ = row.iloc[0]["p"]
+                        star = "*" if p_ < 0.05 else ""
+                        ax.text(0.97, 0.96, f"β={row.iloc[0]['slope']:.2f}\np={p_:.2f}{star}",
                                 transform=ax.transAxes, ha="right", va="top", fontsize=8, color="#333")
             ax.axhline(0.5, color="grey", lw=0.5, ls=":")
             ax.set_ylim(-0.05, 1.05)
@@ -237,8 +243,10 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
         ax.scatter(d["exposures"], d["error_rate"], s=12 + 60 * d["n"] / max(1, p["n"].max()), color=color, alpha=0.6,
                    lw=0, label=f"{g} (mean)")
         fit = group_fits.get(g)
-        degenerate = bool(fit and fit.get("base") and any("degenerate" in m for m in fit["base"].get("messages", [])))
-        if fit and fit.get("base") and not degenerate:
+        from analysis.mixed import status_of
+
+        status = status_of(fit.get("base")) if fit else ""
+        if fit and fit.get("base") and status == "ok":
             coefs = {c["term"]: c["estimate"] for c in fit["base"]["coefficients"]}
             _curve(ax, {"intercept": coefs["(Intercept)"], "slope": coefs["exposures"]}, xmax, color,
                    label=f"{g}: glmer fixed effect")
@@ -246,8 +254,11 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
             row = glm_fits[(glm_fits["group"] == g) & (glm_fits["structure"] == focus.structure)
                            & (glm_fits["condition"] == focus.condition)
                            & (glm_fits["violation_position"] == focus.violation_position)] if not glm_fits.empty else glm_fits
+            why = f" (glmer {status})" if status and status != "ok" else ""
             if len(row):
-                _curve(ax, row.iloc[0].to_dict(), xmax, color, ls="--", label=f"{g}: logistic fit")
+                _curve(ax, row.iloc[0].to_dict(), xmax, color, ls="--", label=f"{g}: logistic fit{why}")
+            elif why:
+                ax.plot([], [], color=color, ls="--", label=f"{g}: glmer {status}")
     ax.axhline(0.5, color="grey", lw=0.6, ls=":")
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel("earlier exposures to this condition and violation")

@@ -164,7 +164,7 @@ def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if len(sizes) < 2:
         return pd.DataFrame(), [f"mixed model skipped: it needs models of at least two sizes (got {len(sizes)}: "
                                 + ", ".join(f"{int(s):,}" for s in sizes) + " parameters)"]
-    from analysis.mixed import MixedModelError, fit_glmer
+    from analysis.mixed import MixedModelError, fit_glmer, significance_mark
 
     out = []
     for name, (low, high) in CONTRASTS.items():
@@ -182,7 +182,12 @@ def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             notes.append(f"{name}: {exc}")
             continue
         for c in fit.coefficients:
-            out.append({"contrast": name, "formula": formula, "n_obs": fit.n_obs, "n_items": fit.n_groups, **c})
+            out.append({"contrast": name, "formula": formula, "n_obs": fit.n_obs, "n_items": fit.n_groups, **c,
+                        "signif": significance_mark(c["p"], fit.status), "status": fit.status,
+                        "converged": fit.converged, "singular": fit.singular, "fallback": fit.fallback,
+                        "optimizer_warnings": "; ".join(fit.optimizer_warnings)})
+        if fit.status != "ok":
+            notes.append(f"{name}: the mixed model is {fit.status}")
         notes += [f"{name}: {m}" for m in fit.messages]
     return pd.DataFrame(out), notes
 
