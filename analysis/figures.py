@@ -345,3 +345,50 @@ def training_bars(c4: pd.DataFrame, path: Path) -> Path | None:
     fig.suptitle("Errors during training, session 1 (seeds/000 Fig. C4)", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4) -> Path | None:
+    """Sensitivity against bias at a glance: d' (y) against the criterion c (x), one point per group and
+    violated dependency (conditions pooled), 95% bootstrap CIs as bars; one panel per structure.
+    c < 0: the subject leans to answering 'violation'; c > 0: to 'no violation'."""
+    if det.empty:
+        return None
+    plt = _plt()
+    structures = [s for s in ("long_nested", "short_nested", "long_successive", "short_successive")
+                  if s in set(det["structure"])] + sorted(set(det["structure"]) - {"long_nested", "short_nested",
+                                                                                   "long_successive", "short_successive"})
+    structures = structures[:max_structures]
+    groups = (["human"] if "human" in set(det["group"]) else []) + sorted(g for g in set(det["group"]) if g != "human")
+    ncol = min(2, len(structures))
+    nrow = -(-len(structures) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol + 2.6, 3.1 * nrow + 0.5), squeeze=False,
+                             sharey=True, sharex=True)
+    for ax in axes.flat[len(structures):]:
+        ax.set_visible(False)
+    lim = max(2.5, float(np.nanmax(np.abs(det[["criterion_c", "c_ci_low", "c_ci_high"]].to_numpy(float)))) + 0.2)
+    for ax, st in zip(axes.flat, structures):
+        t = det[det["structure"] == st]
+        for k, g in enumerate(groups):
+            color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
+            for dep, marker in (("inner", "o"), ("outer", "s")):
+                r = t[(t["group"] == g) & (t["dependency"] == dep)]
+                if r.empty:
+                    continue
+                r = r.iloc[0]
+                xerr = [[max(0, r["criterion_c"] - r["c_ci_low"])], [max(0, r["c_ci_high"] - r["criterion_c"])]]
+                yerr = [[max(0, r["dprime"] - r["dprime_ci_low"])], [max(0, r["dprime_ci_high"] - r["dprime"])]]
+                ax.errorbar(r["criterion_c"], r["dprime"], xerr=xerr, yerr=yerr, fmt=marker, color=color, ms=6,
+                            capsize=2, lw=0.8, mfc=color if dep == "inner" else "white",
+                            label=f"{g} · {dep}" if st == structures[0] else None)
+        ax.axvline(0, color="grey", lw=0.6, ls=":")
+        ax.axhline(0, color="grey", lw=0.6)
+        ax.set_xlim(-lim, lim)
+        ax.set_title(st, fontsize=10)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("d' (sensitivity)")
+    for ax in axes[-1]:
+        ax.set_xlabel("criterion c\n\u2190 'violation' more  |  'no violation' more \u2192", fontsize=8)
+    fig.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 0.93))
+    fig.suptitle("Violation detection: d' and criterion c (conditions pooled, 95% bootstrap CIs)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)

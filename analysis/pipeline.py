@@ -385,6 +385,8 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
                 "violation on every trial makes no errors here: check the false alarms on grammatical trials. "
                 "These need no trial order.", tabs, figs)
 
+    _detection_section(res, d, er, opt, out)
+
     # ---- first encounter ---------------------------------------------------------------------
     fe = fe_mod.first_encounter_table(od, seed=opt.seed, n_boot=opt.n_boot)
     rule_diff = None
@@ -623,6 +625,52 @@ def _exposure_models(res: Results, od: pd.DataFrame, focus: Focus, opt: Options,
                 "parameters); Wald CIs. Joint models add subject_kind (human vs one model group) and its interaction "
                 "with exposures.", tabs, figs, items)
     return skipped
+
+
+def wide_detection(pooled: pd.DataFrame) -> pd.DataFrame:
+    """The shown signal-detection table: per group x structure x dependency (conditions pooled), the
+    counts, the miss rate (the error rate) beside d' and c with their CIs, and the bias in words."""
+    from analysis.detection import bias_label
+
+    rows = []
+    for r in pooled.itertuples():
+        rows.append({"group": r.group, "structure": r.structure, "dependency": r.dependency,
+                     "subjects": r.n_subjects, "hits / signal": f"{r.hits}/{r.signal_trials}",
+                     "false alarms / noise": f"{r.false_alarms}/{r.noise_trials}",
+                     "miss rate (= error rate)": f"{r.miss_rate:.3f}",
+                     "false-alarm rate": f"{r.false_alarm_rate:.3f}",
+                     "d'": f"{r.dprime:.2f} [{r.dprime_ci_low:.2f}, {r.dprime_ci_high:.2f}]",
+                     "c": f"{r.criterion_c:.2f} [{r.c_ci_low:.2f}, {r.c_ci_high:.2f}]",
+                     "bias": bias_label(r.criterion_c, r.c_ci_low, r.c_ci_high)})
+    return pd.DataFrame(rows)
+
+
+def _detection_section(res: Results, d: pd.DataFrame, er: pd.DataFrame, opt: Options, out: Path) -> None:
+    """Hits, false alarms, d' and c for every group that answered violation / no violation."""
+    from analysis import detection as det_mod
+
+    pooled = det_mod.detection_table(d, seed=opt.seed, n_boot=opt.n_boot, pooled=True)
+    if pooled.empty:
+        return
+    per_cell = det_mod.detection_table(d, seed=opt.seed, n_boot=opt.n_boot)
+    res.section("detection", "Violation detection as signal detection (hits, false alarms, d', c)",
+                "Every group that answered 'violation' / 'no violation' (humans; model protocols such as "
+                "violation_judgment or direct; forced choice is not a detection task). Signal trials: post-training "
+                "trials with a violation at the dependency (a hit = 'violation'); noise trials: the grammatical "
+                "post-training trials of the same structure and condition (a false alarm = 'violation'); unanswered "
+                "trials are left out. Rates with the " + det_mod.CORRECTION + "; d' = z(H) - z(F), c = -(z(H) + "
+                "z(F)) / 2 (c < 0: leans to answering 'violation', c > 0: to 'no violation'). Counts pooled over "
+                f"subjects; 95% percentile bootstrap CIs, {opt.n_boot} resamples of subjects with all their trials "
+                "(one subject: its trials). The miss rate is the error rate of the section above: read it beside the "
+                "false alarms, d' and c. Per condition: the CSV.",
+                [res.table("detection", wide_detection(pooled), "Signal detection, conditions pooled"),
+                 res.table("detection_pooled", pooled, "Signal detection, conditions pooled (long format)", show=False),
+                 res.table("detection_by_condition", per_cell, "Signal detection per condition (long format)",
+                           show=False)],
+                [res.figure("detection", fig.dprime_criterion_plot(pooled, out / "figures" / "detection.png"),
+                            "d' against the criterion c per group and violated dependency (filled: inner, open: outer), "
+                            "conditions pooled; bars: 95% bootstrap CIs. A subject answering 'violation' to everything "
+                            "sits far left at d' near 0; one answering 'no violation' to everything far right.")])
 
 
 def _other_rule_fit(od_other: pd.DataFrame | None, focus: Focus) -> dict | None:

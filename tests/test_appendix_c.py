@@ -230,6 +230,29 @@ def test_first_encounter_rates_equal_the_definition_computed_from_the_logs(relea
     assert tuple(float(paper[c]) for c in ("PSS", "PSP", "PPP")) == (0.618, 0.537, 0.109)
 
 
+def test_signal_detection_counts_equal_the_results_table(release, analysed):
+    """Hits, false alarms, d' and c of the humans (long-nested, conditions pooled) from the table with
+    pandas: a hit = a Violation trial answered CORRECT, a false alarm = an Acceptable trial answered WRONG."""
+    from scipy.stats import norm
+
+    t = release["table"]
+    t = t[(t["sentence_type"] == "objrel_nounpp") & (t["is_outlier"].astype(str) != "True")
+          & (t["valid_answer"] != "REJECTED")]
+    noise = t[t["trial_type"] == "Acceptable"]
+    fa, n_noise = int((noise["valid_answer"] == "WRONG").sum()), len(noise)
+    det = pd.read_csv(analysed["imported"][0] / "tables" / "detection_pooled.csv")
+    det = det[(det["group"] == "human") & (det["structure"] == "long_nested")].set_index("dependency")
+    for vt, dep in (("V1", "inner"), ("V2", "outer")):
+        sig = t[(t["trial_type"] == "Violation") & (t["violation_type"] == vt)]
+        hits = int((sig["valid_answer"] == "CORRECT").sum())
+        r = det.loc[dep]
+        assert (r["hits"], r["signal_trials"], r["false_alarms"], r["noise_trials"]) == (hits, len(sig), fa, n_noise)
+        h, f = (hits + 0.5) / (len(sig) + 1), (fa + 0.5) / (n_noise + 1)
+        assert r["dprime"] == pytest.approx(norm.ppf(h) - norm.ppf(f), abs=1e-12)
+        assert r["criterion_c"] == pytest.approx(-(norm.ppf(h) + norm.ppf(f)) / 2, abs=1e-12)
+    assert "detection" in analysed["imported"][1]["figures"]
+
+
 def test_the_strict_rule_is_an_option_and_leaves_rejected_first_trials_out(release, tmp_path):
     from analysis.pipeline import Options, run_analysis
 
