@@ -271,24 +271,42 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
 
 
 def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
+    """Demand gap per model, context and contrast as horizontal bars (labels stay legible at page
+    width); a flagged gap (a method never or always right) is hatched and says so at its bar."""
     if dg.empty:
         return None
+    import textwrap
+
     plt = _plt()
     d = dg.reset_index(drop=True)
-    labels = [f"{r.model}\n{r.context_mode}\n{r.low_demand}\nvs {r.high_demand}" for r in d.itertuples()]
-    fig, ax = plt.subplots(figsize=(1.3 * len(d) + 1.5, 3))
-    y = d["demand_gap"].replace([np.inf, -np.inf], np.nan)
-    x = np.arange(len(d))
-    ax.bar(x, y.fillna(0), color=PALETTE[0], alpha=0.85)
-    err = np.vstack([(y - d["ci_low"]).clip(lower=0).fillna(0), (d["ci_high"] - y).clip(lower=0).fillna(0)])
-    ax.errorbar(x, y.fillna(0), yerr=err, fmt="none", ecolor="black", capsize=3, lw=0.8)
-    for xi, v in zip(x, d["demand_gap"]):
-        if np.isinf(v):
-            ax.text(xi, 0, "inf" if v > 0 else "-inf", ha="center", va="bottom")
-    ax.axhline(0, color="black", lw=0.6)
-    ax.set_xticks(x, labels, fontsize=7)
-    ax.set_ylabel("demand gap (log odds, low - high demand)")
-    ax.set_title("Demand gap (seeds/002)", fontsize=9)
+    flags = d["flag"].fillna("") if "flag" in d.columns else pd.Series([""] * len(d))
+
+    def short(name: str) -> str:
+        return str(name).replace("sentence_comparison:", "comparison:").replace("sentence_judgment:", "judgment:")
+
+    labels = ["\n".join(textwrap.wrap(f"{Path(str(r.model)).name} · {r.context_mode}", 34))
+              + f"\n{short(r.low_demand)} vs {short(r.high_demand)}" for r in d.itertuples()]
+    fig, ax = plt.subplots(figsize=(8.6, 0.62 * len(d) + 1.3))
+    y = np.arange(len(d))[::-1]
+    gap = d["demand_gap"].astype(float).to_numpy()
+    colors = ["#BBBBBB" if f else PALETTE[0] for f in flags]
+    ax.barh(y, gap, color=colors, hatch=None, height=0.6)
+    for yi, g, f in zip(y, gap, flags):
+        if f:
+            ax.barh(yi, g, color="none", edgecolor="#666666", hatch="///", height=0.6, lw=0)
+    err = np.vstack([(gap - d["ci_low"].astype(float)).clip(lower=0), (d["ci_high"].astype(float) - gap).clip(lower=0)])
+    ax.errorbar(gap, y, xerr=err, fmt="none", ecolor="black", capsize=3, lw=0.8)
+    ax.axvline(0, color="black", lw=0.6)
+    ax.set_yticks(y, labels, fontsize=7.5)
+    xmin, xmax = min(0.0, float(np.nanmin(d["ci_low"]))), max(0.0, float(np.nanmax(d["ci_high"])))
+    pad = 0.05 * (xmax - xmin or 1)
+    ax.set_xlim(xmin - pad, xmax + pad)
+    for yi, f in zip(y, flags):
+        if f:
+            ax.text(xmin, yi - 0.42, f.split(":")[0] + " (not a result)", fontsize=7, color="#b00020", va="center")
+    ax.set_xlabel("demand gap: log odds (low-demand) - log odds (high-demand), accuracy smoothed (k+0.5)/(n+1)",
+                  fontsize=8)
+    ax.set_title("Demand gap (seeds/002); hatched: a method never (or always) right", fontsize=9)
     fig.tight_layout()
     return _save(fig, path)
 
