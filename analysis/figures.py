@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.prepare import condition_order
+from analysis.prepare import condition_order, is_human_group
 
 HUMAN_COLOR = "#222222"
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
@@ -52,10 +52,13 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     if t.empty:
         return None
     plt = _plt()
-    groups = [g for g in t["group"].unique() if g != "human"] or ["human"]
+    humans = [g for g in ("human", "human (simulated)") if g in set(t["group"])]
+    groups = [g for g in t["group"].unique() if not is_human_group(g)] or humans[:1]
     deps = [d for d in ("inner", "outer") if d in set(t["dependency"])]
     conds = condition_order(t["condition"])
-    human = t[t["group"] == "human"]
+    human_label = {"human": "humans", "human (simulated)": "simulated humans (not data)"}.get(humans[0] if humans
+                                                                                             else "", "humans")
+    human = t[t["group"] == humans[0]] if humans and groups != humans[:1] else t.iloc[0:0]
     # wrap the groups into rows of at most `ncol` panels so the figure stays legible at page width
     ncol = min(len(groups), 3 if len(conds) > 4 else 4)
     grows = -(-len(groups) // ncol)
@@ -71,12 +74,13 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
             c = i
             bars = t[(t["group"] == g) & (t["dependency"] == dep)].set_index("condition").reindex(conds)
             x = np.arange(len(conds))
-            color = HUMAN_COLOR if g == "human" else PALETTE[c % len(PALETTE)]
-            ax.bar(x, bars["error_rate"].fillna(0), color=color, alpha=0.85 if g != "human" else 0.5, width=0.7)
+            color = HUMAN_COLOR if is_human_group(g) else PALETTE[c % len(PALETTE)]
+            ax.bar(x, bars["error_rate"].fillna(0), color=color, alpha=0.85 if not is_human_group(g) else 0.5,
+                   width=0.7)
             ok = bars["error_rate"].notna()
             ax.errorbar(x[ok.to_numpy()], bars.loc[ok, "error_rate"], yerr=_yerr(bars[ok]), fmt="none",
                         ecolor="black", capsize=2, lw=0.8)
-            if g != "human" and not human.empty:
+            if not is_human_group(g) and not human.empty:
                 h = human[human["dependency"] == dep].set_index("condition").reindex(conds)["error_rate"]
                 for xi, hv in zip(x, h):
                     if pd.notna(hv):
@@ -91,8 +95,8 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     handles = []
     from matplotlib.lines import Line2D
 
-    if groups != ["human"] and not human.empty:
-        handles.append(Line2D([], [], color=HUMAN_COLOR, ls="--", label="humans"))
+    if not human.empty:
+        handles.append(Line2D([], [], color=HUMAN_COLOR, ls="--", label=human_label))
     handles.append(Line2D([], [], color="grey", ls=":", label="0.5"))
     fig.legend(handles=handles, loc="upper right", fontsize=8, frameon=False)
     fig.suptitle(f"Error rates, {structure} (bars: 95% bootstrap CI)", fontsize=10)
@@ -157,8 +161,8 @@ def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path |
         for k, g in enumerate(groups):
             d = t[(t["group"] == g) & (t["violation_position"] == pos)].set_index("condition").reindex(conds)
             x = np.arange(len(conds)) + (k - (len(groups) - 1) / 2) * width
-            color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
-            ax.bar(x, d["error_rate"].fillna(0), width=width, color=color, alpha=0.6 if g == "human" else 0.85,
+            color = HUMAN_COLOR if is_human_group(g) else PALETTE[k % len(PALETTE)]
+            ax.bar(x, d["error_rate"].fillna(0), width=width, color=color, alpha=0.6 if is_human_group(g) else 0.85,
                    label=g)
             ok = d["error_rate"].notna().to_numpy()
             ax.errorbar(x[ok], d.loc[ok, "error_rate"], yerr=_yerr(d[ok]), fmt="none", ecolor="black", capsize=2, lw=0.8)
@@ -239,7 +243,7 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
     fig, ax = plt.subplots(figsize=(7.8, 3.4))
     xmax = float(p["exposures"].max())
     for k, (g, d) in enumerate(p.groupby("group", sort=False)):
-        color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
+        color = HUMAN_COLOR if is_human_group(g) else PALETTE[k % len(PALETTE)]
         ax.scatter(d["exposures"], d["error_rate"], s=12 + 60 * d["n"] / max(1, p["n"].max()), color=color, alpha=0.6,
                    lw=0, label=f"{g} (mean)")
         fit = group_fits.get(g)
@@ -376,7 +380,7 @@ def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4
                   if s in set(det["structure"])] + sorted(set(det["structure"]) - {"long_nested", "short_nested",
                                                                                    "long_successive", "short_successive"})
     structures = structures[:max_structures]
-    groups = (["human"] if "human" in set(det["group"]) else []) + sorted(g for g in set(det["group"]) if g != "human")
+    groups = sorted((g for g in set(det["group"])), key=lambda g: (not is_human_group(g), g))
     ncol = min(2, len(structures))
     nrow = -(-len(structures) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol + 2.6, 3.1 * nrow + 0.5), squeeze=False,
@@ -387,7 +391,7 @@ def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4
     for ax, st in zip(axes.flat, structures):
         t = det[det["structure"] == st]
         for k, g in enumerate(groups):
-            color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
+            color = HUMAN_COLOR if is_human_group(g) else PALETTE[k % len(PALETTE)]
             for dep, marker in (("inner", "o"), ("outer", "s")):
                 r = t[(t["group"] == g) & (t["dependency"] == dep)]
                 if r.empty:

@@ -268,6 +268,14 @@ def sidecar_order_known(meta: dict) -> bool:
     return True
 
 
+def sidecar_simulated(meta: dict) -> bool:
+    """Sessions whose answers were generated, not given by a person (analysis/simulate.py writes
+    `participant.simulated: true`): analysed as their own group, "human (simulated)", never pooled
+    with real participants."""
+    part = meta.get("participant")
+    return bool(meta.get("simulated") or (isinstance(part, dict) and part.get("simulated")))
+
+
 def sidecar_outlier(meta: dict) -> bool:
     """True when the data's authors flagged the participant as an outlier (sidecar or its participant info)."""
     for d in (meta, meta.get("participant") or {}, meta.get("source") or {}):
@@ -318,6 +326,7 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     df["model"] = pd.Series(model_name(meta), index=df.index, dtype="string")
     df["order_known"] = pd.Series(sidecar_order_known(meta), index=df.index, dtype="boolean")
     df["in_results_table"] = pd.Series(sidecar_in_results_table(meta), index=df.index, dtype="boolean")
+    df["simulated"] = pd.Series(sidecar_simulated(meta), index=df.index, dtype="boolean")
     df.attrs["excluded"] = excluded  # emptied on purpose (outlier, autopilot): not a header-only file
     return df
 

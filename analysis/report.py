@@ -131,6 +131,8 @@ def _items_html(items: list[dict]) -> str:
                                "interpret this comparison.</span>"
                                for k in ("base", "extended") if it.get(k) and status_of(it.get(k)) != "ok"))
                     + "</p>")
+        elif it.get("kind") == "text":
+            parts.append(f"<p class=small>{html.escape(it['text'])}</p>")
         elif it.get("kind") == "paper":
             parts.append(f"<p class=paper><b>Paper:</b> {html.escape(it['text'])}</p>")
         elif it.get("kind") == "joint" and it.get("fit"):

@@ -125,7 +125,8 @@ def study(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("study")
     humans = ErrorModel(default_logit=logit(0.3), slope=TRUE_SLOPE, subject_sd=0.5,
                         base={("long_nested", "PSP", "inner"): logit(0.75)})
-    simulate_sessions(root / "humans", 16, error_model=humans, seed=2, sessions=2)
+    # standing in for real participants (unmarked) to exercise the analyses only real humans get
+    simulate_sessions(root / "humans", 16, error_model=humans, seed=2, sessions=2, mark_simulated=False)
     models = ErrorModel(default_logit=logit(0.15), slope=0.0, subject_sd=0.3)
     for proto, sub in (("forced_choice", "direct"), ("violation_judgment", "meta")):
         simulate_sessions(root / sub, 4, error_model=models, seed=3, subject_kind="model", prefix="M",
@@ -239,3 +240,17 @@ def test_a_singular_fit_is_marked_and_never_starred(mixed):
     assert mixed.significance_mark(fit.coef("exposures")["p"], fit.status) == ""
     html = _fit_html("singular", fit.to_dict())
     assert "singular, do not interpret" in html and "*" not in html.split("<table>", 1)[1].split("</table>")[0]
+
+
+def test_simulated_humans_are_their_own_group_and_labelled(mixed, study, tmp_path):
+    """Sessions marked simulated are analysed as 'human (simulated)', never pooled with real humans."""
+    from analysis.pipeline import Options, run_analysis
+
+    simulate_sessions(tmp_path / "sim", 6, seed=9, sessions=1, prefix="sim")
+    res = run_analysis([study / "humans", tmp_path / "sim"], tmp_path / "out", Options(n_boot=50, mixed=False,
+                                                                                        show_progress=False))
+    ss = pd.read_csv(tmp_path / "out" / "tables" / "sample_sizes.csv").set_index("group")
+    assert ss.loc["human", "subjects"] == 16 and ss.loc["human (simulated)", "subjects"] == 6
+    assert res["notes"][0].startswith("SIMULATED HUMANS: the group 'human (simulated)' (6 subjects)")
+    c1 = pd.read_csv(tmp_path / "out" / "tables" / "table_c1_long.csv")
+    assert c1["n_subjects"].max() <= 16  # Table C1 beside the paper: real humans only
