@@ -80,3 +80,16 @@ def report(
     except ReportError as exc:
         fail(str(exc))
     typer.echo(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml):
+    `analyze`, `report`, and `import <format>` (one command per importer in analysis/importers)."""
+    from analysis.importers import REGISTRY
+
+    app.command("analyze")(analyze)
+    app.command("report")(report)
+    import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
+    for imp in REGISTRY.values():
+        import_app.command(imp.name, help=imp.description)(imp.load_command())
+    app.add_typer(import_app, name="import")

@@ -147,3 +147,11 @@ def check_protocol_and_context(cfg, exp) -> None:
             parse_context(cfg.context, k + cfg.first_subject - 1)
     except (ProtocolError, ContextError) as exc:
         fail(str(exc))
+
+
+def register(app: typer.Typer) -> None:
+    """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml)."""
+    from model_subjects.sweep import sweep_command
+
+    app.command("run-model")(run_model)
+    app.command("sweep")(sweep_command)
