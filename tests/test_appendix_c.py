@@ -1,6 +1,6 @@
 """seeds/000 Appendix C on the Lakretz et al. (2021) release format, cross-checked independently.
 
-A small release in the exact public format (analysis/importers/lakretz_synthetic.py: raw session
+A small release in the exact public format (tests/support/lakretz_synthetic.py: raw session
 logs + results table, invented words and answers) is imported with `twinlab import lakretz2021`
 and analysed with `twinlab analyze`. The tests recompute what the report shows without the
 project's loaders or definitions:
@@ -95,7 +95,7 @@ def table_subjects(table: pd.DataFrame, keep_outliers: bool = False) -> set[int]
 def make_release(root: Path, n_subjects: int, scale: float) -> dict:
     """A release of n subjects (the 4th an outlier) + a log-only subject + a pilot training log, imported."""
     from analysis.importers.lakretz2021 import import_lakretz2021
-    from analysis.importers.lakretz_synthetic import release_plans, write_release
+    from tests.support.lakretz_synthetic import release_plans, write_release
 
     rel = write_release(root / "release", release_plans(n_subjects, n_log_only=1, n_training=1), seed=11, scale=scale)
     import_lakretz2021(rel.table, rel.logs, root / "imported")
