@@ -184,10 +184,10 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
                     "logistic regression (error ~ trial number)."))
         res.section("first_encounter", "First encounter after training (Table C1, Figures 6a and C1)",
                     "Definition: " + ac.DEFINITIONS["first_encounter"] + " " + ac.DEFINITIONS["trial_number"]
-                    + " Scoring: " + scoring.RULE_TEXT[opt.rejected_rule] + " (`--rejected-rule "
-                    + opt.rejected_rule + "`; the other rule's values are in the table beside it). "
-                    + rule_text(rule_diff, opt.rejected_rule, other_rule)
-                    + " The paper's Table C1 has 55 subjects (Lakretz et al.'s outlier kept: .618 = 34/55).",
+                    + f" Rule used here: `--rejected-rule {opt.rejected_rule}`."
+                    + ("" if rule_diff is None else " The other rule's values are in Table C1 beside it. "
+                       + rule_text(rule_diff, opt.rejected_rule, other_rule)
+                       + " The paper's Table C1 has 55 subjects (Lakretz et al.'s outlier kept: .618 = 34/55)."),
                     tabs, figs)
 
     # ---- exposures (Figure C2 and its slopes) ------------------------------------------------
@@ -247,7 +247,8 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         pairs = mm.paired_differentials(d)
         res.section("model_measures", "Model-side measures",
                     "Demand gap (seeds/002): logit(accuracy, low-demand method) - logit(accuracy, high-demand method), "
-                    "95% bootstrap CI over trials. Internal consistency (seeds/003): Pearson r between item-level "
+                    "95% bootstrap CI over trials; " + mm.SMOOTHING + ". A method never (or always) right is flagged in "
+                    "the `flag` column as a task failure (or ceiling): its gap is not a result. Internal consistency (seeds/003): Pearson r between item-level "
                     "differentials (margins) of the direct method and each metalinguistic protocol, 95% CI by Fisher z. "
                     "Methods from the protocol: " + method_summary(d),
                     [res.table("demand_gap", dg, "Demand gap") if len(dg) else None,

@@ -105,8 +105,11 @@ def exposure_models_section(res: Results, od: pd.DataFrame, focus: Focus, opt: O
     res.section("exposure_models", f"Exposure models on {focus} (Tables C2, C3)",
                 "Definition: " + ac.DEFINITIONS["exposures"] + f" Rows: the answered post-training trials of {focus}. "
                 f"Base model (Table C2): `{ex_mod.BASE_FORMULA}`; extended model (Table C3): `error ~ exposures + "
-                "session + total_trials + (1 + exposures|subject)` (total_trials = trials completed before it, all "
-                "sessions, / 100; session dropped when there is only one). Both binomial glmer (lme4, Laplace) through "
+                "factor(session) + total_trials + (1 + exposures|subject)` (total_trials = trials completed before it, "
+                "all sessions, / 100; session a factor with session 1 as reference -- as the number 1/2 the fit on the "
+                "full release did not converge -- and dropped when there is only one). Every fit shows its diagnostics "
+                "(converged, singular, optimiser, fallback refit); a fit that is not interpretable is marked so and "
+                "gets no significance stars. Both binomial glmer (lme4, Laplace) through "
                 "rpy2 on the same rows, compared by AIC, BIC and a likelihood-ratio test (chi-square, df = the extra "
                 "parameters); Wald CIs. Joint models add subject_kind (human vs one model group) and its interaction "
                 "with exposures.", tabs, figs, items)
