@@ -23,6 +23,7 @@ def analyze(
     training_block: List[str] = typer.Option([], "--training-block", help="Lakretz format: a block number to treat as training (repeatable)"),
     rejected_rule: str = typer.Option("paper", "--rejected-rule", help="how a REJECTED trial (no answer) counts in the first-encounter and exposure analyses: paper = scored by the prefix of its release code (WRONG_DDC an error, CORRECT_DDC correct; seeds/000's Table C1), strict = left out (the subject leaves that first-encounter cell). Error rates leave REJECTED trials out under either rule"),
     keep_outliers: bool = typer.Option(False, "--keep-outliers", help="keep subjects the data's authors flag as outliers (Lakretz is_outlier; excluded by default, as Lakretz et al. did; seeds/000 kept them)"),
+    force: bool = typer.Option(False, "--force", help="replace the results of an earlier analysis in --out (never the data analysed)"),
 ) -> None:
     """Analyse trial tables: error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
     from experiments.cli import console, fail
@@ -34,6 +35,7 @@ def analyze(
     try:
         at_least("--n-boot", n_boot, 1, 100_000)
         output_folder("--out", out)
+        check_results_folder(out, data, force)
     except OptionError as exc:
         fail(str(exc))
     from analysis.scoring import RULES
@@ -59,12 +61,30 @@ def analyze(
         res = run_analysis(data, out, opt, log=lambda s: console.print(s, highlight=False))
     except (LoadError, MixedModelError, ReportError) as exc:
         fail(str(exc))
+    except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole
+        fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc}); "
+             "free space or choose another --out, then run the analysis again")
     for n in res["notes"] + res["skipped"]:
         console.print(f"[yellow]note:[/yellow] {n}", highlight=False)
     if res.get("order_statement"):
         console.print(f"[yellow]trial order:[/yellow] {res['order_statement']}", highlight=False)
     typer.echo(f"wrote {len(res['tables'])} tables, {len(res['figures'])} figures and {out / 'report.html'} "
                f"in {time.time() - t0:.1f} s")
+
+
+def check_results_folder(out: Path, data: List[Path], force: bool) -> None:
+    """--out may hold an earlier analysis only with --force, and never the data being analysed."""
+    from experiments.options import OptionError
+    from experiments.outputs import same_file
+
+    for d in data:
+        dr = d.resolve()
+        if same_file(dr, out) or out.resolve() in dr.parents:
+            raise OptionError(f"--out {out} holds the data analysed ({d}); results are never written among "
+                              "their inputs, even with --force: choose another --out")
+    if (out / "results.json").exists() and not force:
+        raise OptionError(f"--out {out} holds the results of an earlier analysis; pass --force to replace "
+                          "them or choose another folder")
 
 
 def report(

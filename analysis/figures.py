@@ -29,8 +29,14 @@ def _plt():
 
 
 def _save(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, bbox_inches="tight")
+    """Save a figure whole or not at all (rendered in memory, then written to a temporary file and renamed)."""
+    import io
+
+    from experiments.atomic import atomic_write_bytes
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=path.suffix.lstrip(".") or "png", bbox_inches="tight")
+    atomic_write_bytes(path, buf.getvalue())
     import matplotlib.pyplot as plt
 
     plt.close(fig)

@@ -41,7 +41,12 @@ def find_data_files(paths: Iterable[str | Path]) -> list[Path]:
         p = Path(p)
         if not p.exists():
             raise LoadError(f"{p}: no such file or folder")
-        if p.is_file():
+        if not p.is_dir():
+            from stimuli.textfile import regular_file_problem
+
+            problem = regular_file_problem(p, "trial table")  # a FIFO would hang, /dev/zero never end
+            if problem:
+                raise LoadError(f"{p}: {problem}")
             found.append(p)
             continue
         files = sorted((p / "data").glob("*_data.csv")) if (p / "data").is_dir() else []

@@ -37,6 +37,7 @@ from analysis.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored
 from analysis.report_tables import (ordered_groups, ordered_structures, rule_text, slug, wide_error_rates,  # noqa: F401
                                     wide_slopes, wide_table_c1, _drawable, _fmt_rate)
 from analysis.results_folder import Results, clean_json, json_default
+from experiments.atomic import atomic_write_text
 from analysis.sections import (MAX_GROUP_FIGURES, detection_section, exposure_models_section, training_section,
                                method_summary, with_progress)
 
@@ -275,7 +276,7 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
         "tables": res.tables, "figures": res.figures, "sections": res.sections,
     }
-    (out / "results.json").write_text(json.dumps(clean_json(results), indent=1, default=json_default), encoding="utf-8")
+    atomic_write_text(out / "results.json", json.dumps(clean_json(results), indent=1, default=json_default))
     from analysis.report import render_report
 
     render_report(out)

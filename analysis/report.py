@@ -146,10 +146,14 @@ def render_report(out: str | Path) -> Path:
     rpath = out / "results.json"
     if not rpath.exists():
         raise ReportError(f"{out} is not a results folder (no results.json); run `twinlab analyze DATA --out {out}` first")
+    from stimuli.textfile import read_text_file
+
     try:
-        res = json.loads(rpath.read_text(encoding="utf-8"))
+        res = json.loads(read_text_file(rpath, ReportError, "results.json", 200_000_000))
     except json.JSONDecodeError as exc:
         raise ReportError(f"{rpath}: not valid JSON ({exc})") from None
+    if not isinstance(res, dict):
+        raise ReportError(f"{rpath}: not a results file (a JSON object is expected)")
     opt = res.get("options", {})
     h = [f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(res.get('title', 'twinlab'))}</title>"
          f"<style>{CSS}</style></head><body><h1>{html.escape(res.get('title', 'twinlab analysis'))}</h1>"]
@@ -193,9 +197,9 @@ def render_report(out: str | Path) -> Path:
                 f"<a href='{html.escape(m['file'])}'>{html.escape(m['title'])}</a> ({m.get('rows', '?')} rows)"
                 for m in linked) + "</p>")
     h.append("</body></html>")
-    path = out / "report.html"
-    path.write_text("\n".join(h), encoding="utf-8")
-    return path
+    from experiments.atomic import atomic_write_text
+
+    return atomic_write_text(out / "report.html", "\n".join(h))
 
 
 def _md(text: str) -> str:

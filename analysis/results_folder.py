@@ -9,6 +9,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from experiments.atomic import atomic_write_text
+
 
 class Results:
     """Collects tables, figures and sections while the analysis runs, then writes results.json."""
@@ -26,7 +28,7 @@ class Results:
         """Write tables/NAME.csv; `show` False lists it as a CSV link only (long tables); `transpose`
         shows the CSV's rows as columns (a few groups with many measures)."""
         f = f"tables/{name}.csv"
-        df.to_csv(self.out / f, index=index)
+        atomic_write_text(self.out / f, df.to_csv(index=index))
         self.tables[name] = {"file": f, "title": title, "rows": int(len(df)), "index": index, "show": show,
                              "transpose": transpose}
         return name

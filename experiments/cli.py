@@ -55,6 +55,15 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
                           f"structures={', '.join(b.structure_names())}", highlight=False)
     except SpecError as exc:
         fail(str(exc))
+    from experiments.screen_texts import base_language, untranslated
+
+    missing = untranslated(exp)
+    if missing:  # valid, but participants would read English: say which texts the spec should give
+        console.print(f"  WARNING: language {exp.language!r} has no built-in screen texts; {len(missing)} are English "
+                      f"unless given under texts:/feedback: {', '.join(missing)}", highlight=False)
+    else:
+        console.print(f"  screen texts: the spec's, else the built-in {base_language(exp.language)!r} set",
+                      highlight=False)
     typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash} sessions={exp.sessions} response={exp.task.response} "
                f"language={exp.language}")
 
@@ -66,6 +75,7 @@ def plan(
     seed: Optional[int] = typer.Option(None, help="override the spec's seed"),
     session: int = typer.Option(1, "--session", "-n", help="session number (multi-session specs)"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the sequence here (.csv or .json); default: print"),
+    force: bool = typer.Option(False, "--force", help="replace an existing --out file (never a session's data or the spec itself)"),
 ) -> None:
     """Compile the trial sequence of one subject and print or save it with its hash."""
     import pandas as pd
@@ -82,6 +92,16 @@ def plan(
     if out is not None and out.is_dir():
         fail(f"--out {out} is a folder; give a file name ending in .csv or .json")
     exp = load_spec_or_exit(spec)
+    if out is not None:
+        from experiments.outputs import check_output_file
+
+        inputs = [("the spec", Path(exp.source_path or spec))]
+        if exp.stimuli.file:
+            inputs.append(("the stimulus file", Path(exp.stimuli.file)))
+        try:
+            check_output_file("--out", out, force, inputs)
+        except OptionError as exc:
+            fail(str(exc))
     try:
         seq = compile_sequence(exp, subject, seed, session=session)
     except SpecError as exc:
@@ -92,16 +112,17 @@ def plan(
         with pd.option_context("display.max_rows", 60, "display.width", 200, "display.max_colwidth", 90):
             typer.echo(df[cols].to_string(index=False))
     else:
+        from experiments.atomic import write_atomically
+
         try:
-            out.parent.mkdir(parents=True, exist_ok=True)
             if out.suffix.lower() == ".json":
-                out.write_text(seq.to_json(), encoding="utf-8")
+                write_atomically(out, lambda tmp: tmp.write_text(seq.to_json(), encoding="utf-8"))
             else:
                 df = pd.DataFrame([t.to_row() for t in seq])
                 df.insert(0, "sequence_hash", seq.sequence_hash)
                 df.insert(0, "spec_hash", seq.spec_hash)
                 df.insert(0, "subject_id", seq.subject_id)
-                df.to_csv(out, index=False)
+                write_atomically(out, lambda tmp: df.to_csv(tmp, index=False))
         except OSError as exc:
             fail(f"--out {out}: cannot write ({exc.strerror or exc})")
         console.print(f"wrote {len(seq)} trials to {out}")
@@ -115,30 +136,34 @@ def stimuli_generate(
     lexicon: str = typer.Option("test", help="test or training"),
     per_condition: int = typer.Option(512, help="items per condition"),
     seed: int = typer.Option(1),
+    force: bool = typer.Option(False, "--force", help="replace an existing --out file"),
 ) -> None:
     """Generate an agreement stimulus set and write it as CSV/TSV (the format `stimuli.file` reads)."""
     from stimuli.files import save_items
     from stimuli.generate import generate_items
     from stimuli.structures import STRUCTURES
 
-    from experiments.options import OptionError, at_least, output_file
+    from experiments.options import OptionError, at_least
+    from experiments.atomic import write_atomically
+    from experiments.outputs import check_output_file
     from experiments.spec import MAX_ITEMS_PER_CONDITION
 
+    unknown = [s for s in structure if s not in STRUCTURES]
+    if unknown:
+        fail(f"unknown structure {unknown[0]!r}; known: {', '.join(STRUCTURES)}")
     try:
         at_least("--per-condition", per_condition, 1, MAX_ITEMS_PER_CONDITION)  # the spec's bound
-        output_file("--out", out)
+        check_output_file("--out", out, force)
     except OptionError as exc:
         fail(str(exc))
     items = []
     for s in structure:
-        if s not in STRUCTURES:
-            fail(f"unknown structure {s!r}; known: {', '.join(STRUCTURES)}")
         try:
             items += generate_items(s, lexicon, per_condition, seed)
         except KeyError as exc:
             fail(str(exc.args[0]))
     try:
-        save_items(items, out)
+        write_atomically(out, lambda tmp: save_items(items, tmp))
     except OSError as exc:
         fail(f"--out {out}: cannot write ({exc.strerror or exc})")
     typer.echo(f"wrote {len(items)} items to {out}")
@@ -177,16 +202,27 @@ def stimuli_import_lakretz_text(
     from stimuli.files import StimulusFileError, load_items, save_items
     from stimuli.lakretz_text import import_lakretz_text
 
-    if out.exists() and not force:
-        fail(f"{out} exists; choose another --out or pass --force to overwrite it")
+    from experiments.options import OptionError
+    from experiments.atomic import write_atomically
+    from experiments.outputs import check_output_file
+
+    try:
+        check_output_file("--out", out, force, [("the .text file", text), ("the --gold file", gold)])
+    except OptionError as exc:
+        fail(str(exc))
     try:
         items = import_lakretz_text(text, gold, id_prefix=id_prefix)
     except StimulusFileError as exc:
         fail(str(exc))
-    tmp = out.with_name(out.name + ".part")
-    save_items(items, tmp)
-    load_items(tmp)  # what specs and run-model will read
-    tmp.replace(out)
+
+    def write(tmp: Path) -> None:
+        save_items(items, tmp)
+        load_items(tmp)  # what specs and run-model will read
+
+    try:
+        write_atomically(out, write)
+    except OSError as exc:
+        fail(f"--out {out}: cannot write ({exc.strerror or exc})")
     cells = Counter((i.structure, next(iter(i.verbs)), i.condition) for i in items)
     for (structure, dep, cond), n in sorted(cells.items()):
         console.print(f"  {structure} {dep} {cond}: {n}", highlight=False)

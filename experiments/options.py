@@ -41,33 +41,159 @@ def subject_id(name: str, value: str) -> str:
     return value
 
 
-def device(value: str) -> str:
-    if not _DEVICE.match(value):
-        raise OptionError(f"--device must be cpu, cuda, cuda:N, mps or auto, got {value!r}")
+def device(value: str, name: str = "--device") -> str:
+    if not isinstance(value, str) or not _DEVICE.match(value):
+        raise OptionError(f"{name} must be cpu, cuda, cuda:N, mps or auto, got {value!r}")
     return value
 
 
-def dtype(value: str) -> str:
+def dtype(value: str, name: str = "--dtype") -> str:
     if value not in DTYPES:
-        raise OptionError(f"--dtype must be one of {', '.join(DTYPES)}, got {value!r}")
+        raise OptionError(f"{name} must be one of {', '.join(DTYPES)}, got {value!r}")
+    return value
+
+
+def batch_size(value: int | str, name: str = "--batch-size") -> int | str:
+    """A positive whole number of rows per forward pass, or 'auto' (a token budget for the device)."""
+    if isinstance(value, str) and value.lower() == "auto":
+        return "auto"
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionError(f"{name} must be a positive whole number or 'auto', not {value!r}")
+    return at_least(name, value, 1, 65_536)  # type: ignore[return-value]
+
+
+def threads(value: int | None, name: str = "--threads") -> int | None:
+    """CPU threads for torch; 0 or None: torch's default."""
+    return at_least(name, value, 0, 1024)
+
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def label(name: str, value: str) -> str:
+    """A name that becomes one path component (a sweep's model folder, a reproduction's arm):
+    no folder separators, no `..`, not empty, not hidden."""
+    if not isinstance(value, str) or not _LABEL.match(value) or ".." in value:
+        raise OptionError(f"{name} {value!r} must be one folder name: letters, digits, '.', '_' or '-', "
+                          "starting with a letter or digit, without '/' or '..'")
+    return value
+
+
+def path_component(name: str, value: str) -> str:
+    """A name derived from another (a model's folder name) that becomes one path component: it
+    may hold any of its characters but no folder separator and may not be `.` or `..`."""
+    if not value or "/" in value or "\\" in value or "\0" in value or value in (".", ".."):
+        raise OptionError(f"{name} {value!r} cannot be a folder name (it would write outside the output folder)")
+    return value
+
+
+def unique_labels(name: str, labels: list[str], hint: str = "give each its own label") -> None:
+    """Labels that become sibling folders must differ (else two runs would share one folder)."""
+    seen: dict[str, int] = {}
+    for k, lab in enumerate(labels):
+        key = lab.casefold()  # case-insensitive file systems would merge them
+        if key in seen:
+            raise OptionError(f"{name}: entries {seen[key]} and {k} both write to {lab!r}; {hint}")
+        seen[key] = k
+
+
+_WEIGHTS = ("*.safetensors", "*.bin", "*.gguf", "*.safetensors.index.json", "*.bin.index.json", "*.pt", "*.pth")
+
+
+def model_path(name: str, value: str | None) -> str | None:
+    """A model that can be found without loading it: the bundled default, a .gguf file, a folder
+    with config.json *and* weights, or a hub id (left to the loader, which looks in the local cache).
+
+    Checked before any work so a model folder without weights says so, instead of a tokenizer
+    error deep inside transformers, and a sweep's second model fails before the first one runs.
+    """
+    from stimuli.textfile import regular_file_problem
+
+    text = (value or "").strip()
+    if text.lower() in ("", "default", "smollm2", "smollm2-135m", "smollm2-135m-instruct", "smollm2-135m-instruct"):
+        return value
+    p = Path(text).expanduser()
+    if p.suffix.lower() == ".gguf":
+        problem = regular_file_problem(p, "model")
+        if problem:
+            raise OptionError(f"{name} {text}: {problem}")
+        return value
+    if p.is_dir():
+        if not (p / "config.json").is_file():
+            if len(list(p.glob("*.gguf"))) == 1:
+                return value
+            raise OptionError(f"{name} {text}: the folder has no config.json; it is not a saved transformers model "
+                              "(give the folder that holds config.json and the weights, or a .gguf file)")
+        if not any(any(p.glob(pattern)) for pattern in _WEIGHTS):
+            raise OptionError(f"{name} {text}: the folder has config.json but no weights (*.safetensors or *.bin); "
+                              "was the model saved completely?")
+        return value
+    if p.exists():
+        raise OptionError(f"{name} {text}: is a file but not a .gguf model; give a .gguf file, a saved "
+                          "transformers folder or a Hugging Face id in the local cache")
+    if text.startswith((".", "/", "~")) or text.count("/") > 1:
+        raise OptionError(f"{name}: model path '{text}' does not exist")
     return value
 
 
 def output_folder(name: str, path: Path) -> Path:
-    """A folder to write into: it may not exist yet, but it may not be a file."""
+    """A folder to write into: it may not exist yet, but it may not be a file, and it (or the
+    nearest folder that exists above it) must be writable."""
+    path = Path(path)
     if path.exists() and not path.is_dir():
         raise OptionError(f"{name} {path} is a file, not a folder")
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             raise OptionError(f"{name} {path}: {parent} is a file, not a folder")
+    _writable(name, path)
     return path
 
 
+def _writable(name: str, path: Path, shown: Path | None = None) -> None:
+    """The folder `path` (or the nearest existing folder above it, where it would be created) can
+    be written: checked before work starts, not found out at the first row."""
+    import os
+
+    here = Path(os.path.abspath(path))
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if here.is_dir() and not os.access(here, os.W_OK | os.X_OK):
+        shown = shown or path
+        where = " " if here == Path(os.path.abspath(shown)) else f": {here} "
+        raise OptionError(f"{name} {shown}{where}is not writable (read-only folder or file system)")
+
+
 def output_file(name: str, path: Path) -> Path:
-    """A file to write: not a folder, and its folder not a file."""
+    """A file to write: not a folder, its folder not a file, and that folder writable."""
+    path = Path(path)
     if path.is_dir():
         raise OptionError(f"{name} {path} is a folder; give a file name")
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             raise OptionError(f"{name} {path}: {parent} is a file, not a folder")
+    _writable(name, path.parent, shown=path)
     return path
+
+
+def cli_name(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def run_options(cfg, name=cli_name) -> None:
+    """Every option of a model run (a `RunConfig`): the one set of rules `run-model`, each job of a
+    `sweep` and `reproduce` apply before any model loads. `name(field)` says how the message
+    names a field (`--threads` on the command line, `models.1.threads` in a sweep file)."""
+    at_least(name("subjects"), cfg.subjects, 1, 10_000)
+    at_least(name("first_subject"), cfg.first_subject, 0, 1_000_000)
+    subject_id(name("subject_prefix"), cfg.subject_prefix)
+    at_least(name("trials"), cfg.trials, 1)
+    at_least(name("session"), cfg.session, 1, MAX_SESSION)
+    batch_size(cfg.batch_size, name("batch_size"))
+    threads(cfg.threads, name("threads"))
+    at_least(name("max_new_tokens"), cfg.max_new_tokens, 1, 4096)
+    dtype(cfg.dtype, name("dtype"))
+    device(cfg.device, name("device"))
+    output_folder(name("out"), Path(cfg.out))
+    model_path(name("model"), cfg.model)

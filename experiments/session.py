@@ -7,10 +7,14 @@ Layout (a Psych-DS dataset)::
     <root>/data/study-<exp>_subject-<id>_session-<n>_data.json  sidecar: metadata and status
 
 Each row is written, flushed and fsync'ed as its trial ends; the sidecar is replaced atomically.
+One writer per session: the writer holds the session's OS lock (`session_lock.py`,
+`<stem>.lock` beside the table) from creation to close. Imports write staged sessions, renamed into
+place only once their rows and SHA-256 check out (docs/guarantees.md).
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -23,19 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row
+from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
+from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
 
 SCHEMA_VERSION = 1
 _COLUMN_SET = frozenset(COLUMN_NAMES)
 _PLAIN = (int, bool)  # cells whose str() is their CSV text
 _KEYWORD_VALUE = re.compile(r"^[A-Za-z0-9]+$")
-
-
-class SessionError(RuntimeError):
-    """A session cannot be created, resumed or written; the message names the file."""
-
-
-class SessionExistsError(SessionError):
-    pass
 
 
 def now_iso() -> str:
@@ -125,6 +123,48 @@ def _atomic_write_json(path: Path, obj: Any, durable: bool = True) -> None:
         raise SessionError(f"could not write {path}: {exc.strerror or exc}") from exc
 
 
+def staging_path(path: Path) -> Path:
+    """Where a staged session file is written before it is verified and renamed (no loader reads it)."""
+    return path.with_name(f".{path.name}.tmp")
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def verified_session_problem(csv_path: Path, json_path: Path) -> str | None:
+    """None when a published session is whole (its sidecar's `verified` record matches the table);
+    otherwise why not, in a few words (for `--skip-existing`)."""
+    if not json_path.exists():
+        return "its sidecar is missing (an interrupted write)"
+    if not csv_path.exists():
+        return "its table is missing"
+    try:
+        meta = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return "its sidecar is not readable JSON"
+    rec = meta.get("verified")
+    if not isinstance(rec, dict):
+        return "its sidecar has no verification record (written by an older twinlab or interrupted)"
+    try:
+        data = csv_path.read_bytes()
+    except OSError as exc:
+        return f"its table cannot be read ({exc.strerror or exc})"
+    if hashlib.sha256(data).hexdigest() != rec.get("sha256"):
+        rows = scan_table(csv_path).n_rows
+        return f"its table changed since it was written ({rows} rows now, {rec.get('rows')} recorded; SHA-256 differs)"
+    return None
+
+
 def _format_cell(value: Any) -> str:
     if value is None:
         return ""
@@ -145,6 +185,9 @@ class SessionWriter:
     n_rows: int = 0
     _fh: io.TextIOWrapper | None = None
     durable: bool = True  # fsync every write; importers of finished data (re-runnable) may turn it off
+    lock: SessionLock | None = None  # this session's one-writer lock, released by close()
+    staged: bool = False  # written under temporary names, published by close() once verified (imports)
+    _sha: Any = None  # sha256 of every byte this writer meant to write (staged sessions)
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -162,13 +205,46 @@ class SessionWriter:
         metadata: dict[str, Any] | None = None,
         resume: bool = False,
         durable: bool = True,
+        lock: SessionLock | None = None,
+        sequence: Any = None,
+        staged: bool = False,
     ) -> "SessionWriter":
         """Start a new session, or with `resume=True` continue an existing one of the same sequence.
 
-        Refuses to touch an existing session unless resuming, and refuses to resume a session
-        whose spec or sequence hash differs (that would splice two different experiments).
+        Takes the session's lock first (or the `lock` the caller already holds for this session; the
+        writer owns it from here and releases it on close or on a refusal), so a second writer is
+        refused at once with SessionLockedError naming the holder. Refuses to touch an existing
+        session unless resuming, and refuses to resume a session whose spec or sequence hash differs
+        (that would splice two different experiments); with `sequence` (the compiled TrialSequence)
+        the rows kept on resume must be its first trials, in order (see `check_rows_follow`).
+
+        `staged=True` (imports of finished data) writes the table and sidecar under temporary names
+        (`.<name>.tmp`, which no loader reads) and `close()` publishes them by renaming, after checking
+        the row count and the SHA-256 of the bytes on disk against what was written; the sidecar's
+        `verified` record lets a later `--skip-existing` trust the session. An interrupted staged
+        session (kill, full disk, an exception) leaves no session file behind.
         """
         csv_path, json_path = session_paths(root, experiment, subject_id, session)
+        if lock is None:
+            lock = acquire_session_lock(csv_path)
+        elif not lock.held or lock.path.resolve() != lock_path_for(csv_path).resolve():
+            raise SessionError(f"internal error: the lock {lock.path} given for {csv_path.name} is not held for it")
+        try:
+            writer = cls._open(root, csv_path, json_path, experiment=experiment, subject_id=subject_id,
+                               session=session, subject_kind=subject_kind, spec_hash=spec_hash,
+                               sequence_hash=sequence_hash, n_trials=n_trials, metadata=metadata, resume=resume,
+                               durable=durable, sequence=sequence, staged=staged)
+        except BaseException:
+            lock.release()
+            raise
+        writer.lock = lock
+        return writer
+
+    @classmethod
+    def _open(cls, root: str | Path, csv_path: Path, json_path: Path, *, experiment: str, subject_id: str,
+              session: int | None, subject_kind: str, spec_hash: str, sequence_hash: str, n_trials: int,
+              metadata: dict[str, Any] | None, resume: bool, durable: bool, sequence: Any,
+              staged: bool = False) -> "SessionWriter":
         exists = csv_path.exists() or json_path.exists()
         if exists and not resume:
             raise SessionExistsError(
@@ -176,7 +252,7 @@ class SessionWriter:
                 "use --resume to continue it or choose another session number"
             )
         if resume and exists:
-            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash)
+            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash, sequence)
         write_dataset_description(root)
         csv_path.parent.mkdir(parents=True, exist_ok=True)
         meta = {
@@ -196,9 +272,11 @@ class SessionWriter:
             "software": software_versions(),
             **(metadata or {}),
         }
-        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, durable=durable)
-        try:
-            fh = open(csv_path, "x", encoding="utf-8", newline="")
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, durable=durable and not staged,
+                     staged=staged, _sha=hashlib.sha256() if staged else None)
+        try:  # a staging file left by a killed import is ours to replace (we hold the session's lock)
+            fh = (open(staging_path(csv_path), "w", encoding="utf-8", newline="") if staged
+                  else open(csv_path, "x", encoding="utf-8", newline=""))
         except FileExistsError as exc:  # lost a race with another process
             raise SessionExistsError(f"session file {csv_path} already exists") from exc
         except OSError as exc:
@@ -209,7 +287,8 @@ class SessionWriter:
         return writer
 
     @classmethod
-    def _reopen(cls, csv_path: Path, json_path: Path, spec_hash: str, sequence_hash: str) -> "SessionWriter":
+    def _reopen(cls, csv_path: Path, json_path: Path, spec_hash: str, sequence_hash: str,
+                sequence: Any = None) -> "SessionWriter":
         if not json_path.exists():
             raise SessionError(f"cannot resume: sidecar {json_path} is missing")
         try:
@@ -222,11 +301,15 @@ class SessionWriter:
                     f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence "
                     f"has {new} (the spec, subject or seed changed)"
                 )
-        # truncate, record, then count: one scan decides which rows are complete
-        scan = recover_table(csv_path) if csv_path.exists() else None
+        # check, truncate, record, then count: one scan decides which rows are complete
+        scan = scan_table(csv_path) if csv_path.exists() else None
         if scan is not None and scan.header and scan.header != COLUMN_NAMES:
             raise SessionError(f"cannot resume {csv_path}: its header is not this version's trial-table schema "
                                "(written by another twinlab version); start a new session number")
+        if scan is not None and sequence is not None:
+            check_rows_follow(scan, sequence)
+        if scan is not None:
+            truncate_torn(scan)
         n_rows = scan.n_rows if scan is not None else 0
         resume = {"at": now_iso(), "from_trial": n_rows, "previous_status": meta.get("status"),
                   "dropped_partial_line": bool(scan and scan.torn)}
@@ -251,6 +334,8 @@ class SessionWriter:
         assert self._fh is not None, "session is closed"
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([_format_cell(c) for c in cells])
+        if self._sha is not None:
+            self._sha.update(buf.getvalue().encode("utf-8"))
         try:
             self._fh.write(buf.getvalue())
             self._fh.flush()
@@ -284,8 +369,11 @@ class SessionWriter:
         w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else _format_cell(v)
                       for v in map(r.get, COLUMN_NAMES)] for r in rows])
         assert self._fh is not None, "session is closed"
+        text = buf.getvalue()
+        if self._sha is not None:
+            self._sha.update(text.encode("utf-8"))
         try:
-            self._fh.write(buf.getvalue())
+            self._fh.write(text)
             self._fh.flush()
             if self.durable:
                 os.fsync(self._fh.fileno())
@@ -299,7 +387,7 @@ class SessionWriter:
 
     def save_sidecar(self) -> None:
         self.meta["n_trials_written"] = self.n_rows
-        _atomic_write_json(self.json_path, self.meta, self.durable)
+        _atomic_write_json(staging_path(self.json_path) if self.staged else self.json_path, self.meta, self.durable)
 
     def update(self, **fields: Any) -> None:
         self.meta.update(fields)
@@ -310,10 +398,47 @@ class SessionWriter:
         self.meta.update(fields)
         self.meta["status"] = status
         self.meta["ended_at"] = now_iso()
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-        self.save_sidecar()
+        try:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
+            if self.staged:
+                self._publish(status)
+            else:
+                self.save_sidecar()
+        finally:
+            if self.lock is not None:  # only after the last word is on disk
+                self.lock.release()
+
+    def _publish(self, status: str) -> None:
+        """Staged sessions: verify the bytes on disk, then rename table and sidecar into place.
+
+        Only a completed or incomplete (finished reading its source) session is published; an
+        aborted or crashed one is removed, so no partial session ever carries the final name.
+        """
+        tmp_csv, tmp_json = staging_path(self.csv_path), staging_path(self.json_path)
+        if status not in ("completed", "incomplete"):
+            for p in (tmp_csv, tmp_json):
+                p.unlink(missing_ok=True)
+            return
+        try:
+            data = tmp_csv.read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            scan = scan_table(tmp_csv)
+            if digest != self._sha.hexdigest() or scan.n_rows != self.n_rows or scan.torn:
+                raise SessionError(f"{tmp_csv} does not hold what was written ({scan.n_rows} complete rows of "
+                                   f"{self.n_rows}, sha256 {digest[:12]} vs {self._sha.hexdigest()[:12]}); "
+                                   "not published")
+            self.meta["verified"] = {"rows": self.n_rows, "bytes": len(data), "sha256": digest}
+            with open(tmp_csv, "rb") as fh:
+                os.fsync(fh.fileno())
+            self.meta["n_trials_written"] = self.n_rows
+            _atomic_write_json(tmp_json, self.meta, durable=True)
+            os.replace(tmp_csv, self.csv_path)  # the table first: without its sidecar it is not trusted
+            os.replace(tmp_json, self.json_path)
+            _fsync_dir(self.csv_path.parent)
+        except OSError as exc:
+            raise SessionError(f"could not publish {self.csv_path}: {exc.strerror or exc}") from exc
 
     def __enter__(self) -> "SessionWriter":
         return self
@@ -345,6 +470,7 @@ class TableScan:
     keep_bytes: int
     dropped: bytes
     header_complete: bool = True
+    lines: tuple[int, ...] = ()  # the 1-based line of the file where each row starts
 
     @property
     def n_rows(self) -> int:
@@ -403,12 +529,52 @@ def scan_table(path: str | Path) -> TableScan:
     (hdr_end, header), body = records[0], records[1:]
     keep = hdr_end
     rows: list[dict[str, str]] = []
+    lines: list[int] = []
+    line = data.count(b"\n", 0, hdr_end) + 1  # where the next record starts
     for k, (end, cells) in enumerate(body):
         if len(cells) != len(header) and k == len(body) - 1:
             break  # the last line is short: a torn row that happened to end at a line end inside a cell
         rows.append(dict(zip(header, cells)))
+        lines.append(line)
+        line += data.count(b"\n", keep, end)
         keep = end
-    return TableScan(path, header, rows, keep, data[keep:])
+    return TableScan(path, header, rows, keep, data[keep:], lines=tuple(lines))
+
+
+# the columns a kept row must share with its trial of the compiled sequence (its identity)
+_IDENTITY = ("trial_index", "block", "item_id", "words", "critical_word", "correct_response")
+
+
+def check_rows_follow(scan: TableScan, sequence: Any) -> None:
+    """The complete rows of a table being resumed must be trials 0..k-1 of `sequence`, in order.
+
+    Checked per row: the hash columns (spec_hash, sequence_hash), the subject, and the trial's identity
+    columns (index, block, item, words, critical word, correct response). The first row that differs is
+    named by file and line, so a table edited, spliced or written by another sequence is refused
+    before a single new trial is appended to it.
+    """
+    want_hash = {"spec_hash": sequence.spec_hash, "sequence_hash": sequence.sequence_hash,
+                 "subject_id": sequence.subject_id}
+    for i, row in enumerate(scan.rows):
+        where = f"{scan.path} line {scan.lines[i] if i < len(scan.lines) else '?'} (row {i + 1})"
+        if i >= len(sequence):
+            raise SessionError(f"cannot resume: {where} is beyond the {len(sequence)} trials of the compiled sequence")
+        expected = {**want_hash, **{k: v for k, v in sequence[i].to_row().items() if k in _IDENTITY}}
+        for col, want in expected.items():
+            got = row.get(col)
+            if got != ("" if want is None else str(want)):
+                raise SessionError(
+                    f"cannot resume: {where}: {col} is {got!r} but trial {i} of the compiled sequence has "
+                    f"{want!r}; the table does not belong to this sequence (edited, or another spec/seed)")
+
+
+def truncate_torn(scan: TableScan) -> None:
+    """Cut a torn last row off the file (it belongs to a trial that never finished)."""
+    if scan.torn:
+        with open(scan.path, "rb+") as fh:
+            fh.truncate(scan.keep_bytes)
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 def recover_table(path: str | Path) -> TableScan:
@@ -418,11 +584,7 @@ def recover_table(path: str | Path) -> TableScan:
     records them in the sidecar before counting.
     """
     scan = scan_table(path)
-    if scan.torn:
-        with open(scan.path, "rb+") as fh:
-            fh.truncate(scan.keep_bytes)
-            fh.flush()
-            os.fsync(fh.fileno())
+    truncate_torn(scan)
     return scan
 
 

@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
+from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
+                                     placeholder_problem)
 from stimuli.textfile import read_text_file
 
 CONDITION_LETTERS = {"S", "P"}
@@ -229,11 +232,13 @@ class Task(_Strict):
 
 
 class Feedback(_Strict):
-    correct_text: str = "Correct!"
-    incorrect_text: str = "Wrong!"
+    """Feedback words and colours; a text left out is the spec language's (experiments.screen_texts)."""
+
+    correct_text: str | None = None
+    incorrect_text: str | None = None
     correct_color: str = "green"
     incorrect_color: str = "red"
-    no_response_text: str = "Too slow!"  # panel mode: no answer within timing.response_ms
+    no_response_text: str | None = None  # panel mode: no answer within timing.response_ms
 
     @field_validator("correct_color", "incorrect_color")
     @classmethod
@@ -245,11 +250,52 @@ class Feedback(_Strict):
             raise ValueError(problem)
         return v
 
+    @field_validator(*FEEDBACK_KEYS)
+    @classmethod
+    def _placeholders(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return _check_placeholders(v, info)
+
+
+def _check_placeholders(text: str | None, info: ValidationInfo) -> str | None:
+    """A screen text may use only its own placeholders (a typo such as {trail} is an error)."""
+    problem = placeholder_problem(str(info.field_name), text) if text is not None else None
+    if problem:
+        raise ValueError(problem)
+    return text
+
 
 class Texts(_Strict):
+    """The instruction pages, and every other screen text (experiments.screen_texts.TEXT_KEYS).
+
+    A text left out is the one of the spec's language (English, Italian); `{key}`-style
+    placeholders are checked against the ones each text may use.
+    """
+
     instructions: list[str] = Field(min_length=1)
-    break_text: str = "Take a short break. Press the response key to continue."
-    end_text: str = "Thank you! The session is over."
+    break_text: str | None = None
+    end_text: str | None = None
+    next_session_text: str | None = None
+    resume_text: str | None = None
+    aborted_text: str | None = None
+    continue_hint: str | None = None
+    block_start_hint: str | None = None
+    quit_prompt: str | None = None
+    quit_hint: str | None = None
+    start_button: str | None = None
+    continue_button: str | None = None
+    tap_continue_hint: str | None = None
+    fullscreen_text: str | None = None
+    loading_text: str | None = None
+    refresh_refused_text: str | None = None
+    completion_code_text: str | None = None
+    redirect_text: str | None = None
+    already_done_text: str | None = None
+    save_error_text: str | None = None
+
+    @field_validator(*SPEC_TEXT_KEYS)
+    @classmethod
+    def _placeholders(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return _check_placeholders(v, info)
 
 
 class Experiment(_Strict):
@@ -301,6 +347,24 @@ class Experiment(_Strict):
                              "give the materials as stimuli.file")
         return self
 
+    @model_validator(mode="after")
+    def _quit_key_is_not_an_answer_to_its_prompt(self) -> "Experiment":
+        yes, no = confirm_keys(self.language)
+        if self.task.quit_key in (yes, no):
+            raise ValueError(f"task.quit_key {self.task.quit_key!r} is also an answer to the quit prompt in language "
+                             f"{self.language!r} ({yes} = quit, {no} = continue); choose another quit key")
+        return self
+
+    @model_validator(mode="after")
+    def _language_texts(self) -> "Experiment":
+        """Fill the screen texts the spec leaves out with its language's (what the participant sees)."""
+        for part, keys in (("texts", SPEC_TEXT_KEYS), ("feedback", FEEDBACK_KEYS)):
+            model = getattr(self, part)
+            missing = {k: default_text(self.language, k) for k in keys if getattr(model, k) is None}
+            if missing:
+                object.__setattr__(self, part, model.model_copy(update=missing))
+        return self
+
     def block_sessions(self, block: Block) -> list[int]:
         """The sessions (1-based) in which `block` runs."""
         return list(range(1, self.sessions + 1)) if block.sessions == "all" else sorted(set(block.sessions))
@@ -314,6 +378,9 @@ class Experiment(_Strict):
             _prune(block, _LATER_DEFAULTS["blocks"])
         for part in ("timing", "task", "feedback"):
             _prune(data[part], _LATER_DEFAULTS[part])
+        # screen texts added with the shared screen-text module: hashed only where the spec changes them
+        _prune(data["texts"], {k: default_text(self.language, k) for k in SPEC_TEXT_KEYS
+                               if k not in ("break_text", "end_text")})
         if data["stimuli"].get("file"):
             # the file's content, not where it lies: a moved data folder stays resumable, an edited
             # stimulus file does not pass for the old one
@@ -369,6 +436,10 @@ def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling)"
+            if len(err["loc"]) == 2 and err["loc"][0] in ("texts", "feedback"):
+                known = ["instructions", *SPEC_TEXT_KEYS] if err["loc"][0] == "texts" else list(
+                    Feedback.model_fields)
+                msg += f"; known {err['loc'][0]} fields: {', '.join(known)}"
         value = err.get("input")
         shown = "" if err["type"] in ("missing",) or isinstance(value, dict) else f" (value: {value!r})"
         lines.append(f"  - {loc}: {msg}{shown}")
@@ -424,18 +495,41 @@ def _check_structures(exp: Experiment, where: str) -> None:
                 raise SpecError(f"{where}: {loc}: unknown structure {s!r} in {source}; known: {', '.join(sorted(known))}")
 
 
+BUNDLED_SPECS = Path(__file__).parent / "specs"
+
+
+def resolve_spec_path(spec: str | Path) -> Path:
+    """The file a spec argument names, by one rule and without fallbacks.
+
+    A *bare name* (no folder separator, no .yaml/.yml suffix, such as `lakretz2021_nested`) names
+    a bundled spec; anything else is a path, which must exist. A path that does not exist is an
+    error, never a bundled spec of the same name. A bare name that is also a file here is refused
+    as ambiguous (write `./name` for the file).
+    """
+    text = str(spec)
+    bare = "/" not in text and "\\" not in text and not text.lower().endswith((".yaml", ".yml")) and text not in ("", ".", "..")
+    if not bare:
+        path = Path(text).expanduser()
+        if not path.exists():
+            raise SpecError(f"spec file {text!r} does not exist")
+        return path
+    bundled = BUNDLED_SPECS / f"{text}.yaml"
+    local = Path(text)
+    if bundled.is_file():
+        if local.exists():
+            raise SpecError(f"spec {text!r} is both a bundled spec and a file in the current folder; "
+                            f"write ./{text} for the file")
+        return bundled
+    if local.exists():
+        return local
+    known = ", ".join(sorted(p.stem for p in BUNDLED_SPECS.glob("*.yaml")))
+    raise SpecError(f"spec {text!r}: no such file and no bundled spec of that name (bundled: {known}); "
+                    "a spec file is given by a path such as ./my_spec.yaml")
+
+
 def load_spec(path: str | Path) -> Experiment:
-    """Read and validate a spec file; raises SpecError with a readable message."""
-    path = Path(path)
-    if not path.exists():
-        bundled = Path(__file__).parent / "specs" / f"{path.name}"
-        bundled_yaml = Path(__file__).parent / "specs" / f"{path.name}.yaml"
-        for cand in (bundled, bundled_yaml):
-            if cand.exists():
-                path = cand
-                break
-        else:
-            raise SpecError(f"spec file {str(path)!r} does not exist")
+    """Read and validate a spec file (or a bundled spec by bare name); raises SpecError with a readable message."""
+    path = resolve_spec_path(path)
     data = yaml_load(read_text_file(path, SpecError, "spec"), path, SpecError)
     return parse_spec(data, where=str(path), base_dir=path.parent)
 
@@ -444,9 +538,16 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """SafeLoader that refuses a key given twice in one mapping (plain YAML keeps the last silently)."""
 
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+# a spec or sweep has hundreds of nodes; an alias bomb ("billion laughs") expands to billions
+MAX_YAML_NODES = 100_000
+
+
 def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue  # `<<: *anchor` (standard YAML merge): its keys may be overridden here
         try:
             key = loader.construct_object(key_node, deep=True)
             hash(key)
@@ -463,16 +564,60 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
+class _TooLarge(Exception):
+    pass
+
+
+def _expanded_size(root: yaml.Node, limit: int) -> int:
+    """How many nodes the document has with every alias expanded (linear time: sizes are memoised
+    per node, so an alias bomb is measured, not expanded); _TooLarge past `limit`."""
+    size: dict[int, int] = {}
+    active: set[int] = set()
+
+    def walk(node: yaml.Node) -> int:
+        key = id(node)
+        if key in size:
+            return size[key]
+        if key in active:
+            raise _TooLarge(f"an alias refers to itself (line {node.start_mark.line + 1})")
+        active.add(key)
+        n = 1
+        if isinstance(node, yaml.SequenceNode):
+            n += sum(walk(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n += sum(walk(k) + walk(v) for k, v in node.value)
+        active.discard(key)
+        if n > limit:
+            raise _TooLarge(f"more than {limit} YAML nodes once its aliases are expanded (an alias bomb?)")
+        size[key] = n
+        return n
+
+    return walk(root)
+
+
 def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
-    """YAML with unique keys; any problem is `error` naming the file and line."""
-    try:
-        stream = io.StringIO(text)
-        stream.name = str(path)  # type: ignore[misc]  # YAML's messages name the file, not "<unicode string>"
-        return yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    """YAML with unique keys, merge keys (`<<:`) and a bound on the document's size with aliases
+    expanded; any problem is `error` naming the file and line."""
+    stream = io.StringIO(text)
+    stream.name = str(path)  # type: ignore[misc]  # YAML's messages name the file, not "<unicode string>"
+    try:  # the reader checks the first characters as it is built: a control character raises here
+        loader = _UniqueKeyLoader(stream)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise error(f"{path}: not valid YAML: {exc}") from None
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, MAX_YAML_NODES)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {exc}") from None
+    except _TooLarge as exc:
+        raise error(f"{path}: {exc}") from None
     except RecursionError:
         raise error(f"{path}: nested too deeply to be an experiment spec") from None
+    finally:
+        loader.dispose()
 
 
 def bundled_spec_path(name: str = "lakretz2021_nested") -> Path:

@@ -46,9 +46,12 @@ def run_model(
     from model_subjects.context import ContextError
     from model_subjects.runner import RunConfig, RunError, Runner
 
-    if batch_size.lower() != "auto" and not (batch_size.isdigit() and int(batch_size) > 0):
-        fail(f"--batch-size must be a positive whole number or 'auto', not {batch_size!r}")
-    batch_size = batch_size.lower() if batch_size.lower() == "auto" else int(batch_size)  # type: ignore[assignment]
+    from experiments.options import OptionError, batch_size as check_batch_size
+
+    try:
+        batch_size = check_batch_size(batch_size)  # type: ignore[assignment]
+    except OptionError as exc:
+        fail(str(exc))
     cfg = RunConfig(spec=spec, model=model, subjects=subjects, first_subject=first_subject,
                     subject_prefix=subject_prefix, context=context,
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
@@ -65,6 +68,12 @@ def run_model(
     if not 1 <= session <= exp.sessions:
         fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
     check_protocol_and_context(cfg, exp)
+    from model_subjects.runner import lock_sessions, subject_ids
+
+    try:  # one writer per session: a second run on these sessions stops here, before the model loads
+        locks = lock_sessions(out, exp.name, subject_ids(cfg), session)
+    except (SessionError, RunError) as exc:
+        fail(str(exc))
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
@@ -98,7 +107,7 @@ def run_model(
     runner.progress = advance
     try:
         with progress:
-            summary = runner.run()
+            summary = runner.run(locks)
     except (RunError, ContextError, SessionError, SpecError, ModelLoadError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
@@ -113,30 +122,20 @@ def run_model(
 
 
 def check_options(cfg) -> None:
-    """The options, with the rules `run-human` uses for the ones they share; exit 2 before the model loads."""
+    """The options, by the rules (experiments/options.py) `sweep`, `reproduce` and `run-human` share;
+    exit 2 before the model loads."""
     from experiments import options as o
     from experiments.cli import fail
 
     try:
-        o.at_least("--subjects", cfg.subjects, 1, 10_000)
-        o.at_least("--first-subject", cfg.first_subject, 0, 1_000_000)
-        o.subject_id("--subject-prefix", cfg.subject_prefix)
-        o.trials_limit(cfg.trials)
-        o.session_number(cfg.session)
-        if cfg.batch_size != "auto":
-            o.at_least("--batch-size", cfg.batch_size, 1, 65_536)
-        o.at_least("--threads", cfg.threads, 0, 1024)
-        o.at_least("--max-new-tokens", cfg.max_new_tokens, 1, 4096)
-        o.dtype(cfg.dtype)
-        o.device(cfg.device)
-        o.output_folder("--out", Path(cfg.out))
+        o.run_options(cfg)
     except o.OptionError as exc:
         fail(str(exc))
 
 
-def check_protocol_and_context(cfg, exp) -> None:
-    """--protocol, --question and --context for every subject, checked before the model loads."""
-    from experiments.cli import fail
+def protocol_and_context(cfg, exp) -> None:
+    """--protocol, --question and --context for every subject; OptionError naming the problem."""
+    from experiments.options import OptionError
     from model_subjects.context import ContextError, parse_context
     from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
 
@@ -146,6 +145,17 @@ def check_protocol_and_context(cfg, exp) -> None:
         for k in range(cfg.subjects):
             parse_context(cfg.context, k + cfg.first_subject - 1)
     except (ProtocolError, ContextError) as exc:
+        raise OptionError(str(exc)) from None
+
+
+def check_protocol_and_context(cfg, exp) -> None:
+    """--protocol, --question and --context for every subject, checked before the model loads."""
+    from experiments.cli import fail
+    from experiments.options import OptionError
+
+    try:
+        protocol_and_context(cfg, exp)
+    except OptionError as exc:
         fail(str(exc))
 
 

@@ -101,8 +101,10 @@ def block_start_segments(exp: Experiment, trial: Trial, previous_block: str | No
     out = []
     if previous_block is not None:
         try:
-            if exp.block(previous_block).break_after:
-                out.append(exp.texts.break_text.strip() + "\n")
+            if exp.block(previous_block).break_after:  # as the humans read it ({key} filled in)
+                from experiments.screen_texts import screen_texts
+
+                out.append(screen_texts(exp)["break_text"].strip() + "\n")
         except KeyError:
             pass
     try:

@@ -133,6 +133,58 @@ def _folder_info(p: Path) -> dict[str, Any]:
     return info
 
 
+STAMPS = ".twinlab_verified.json"  # the file state at which each SHA-256 was last checked
+
+
+def _stat_key(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _save_stamps(target: Path, stamps: dict[str, Any]) -> None:
+    tmp = target / f"{STAMPS}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(stamps))
+        os.replace(tmp, target / STAMPS)
+    except OSError:
+        pass  # a read-only cache is still verified, only on every load
+
+
+def cache_problem(target: Path, files: dict[str, tuple[Path, str | None]]) -> str | None:
+    """None when each file's SHA-256 is the one recorded at conversion; otherwise what is wrong.
+
+    A file is hashed again whenever its inode, size, mtime or ctime differ from those of its last
+    successful check (any write through the file system changes the ctime), so an unchanged cache
+    costs a few stat calls and a changed one is always re-hashed.
+    """
+    try:
+        stamps = json.loads((target / STAMPS).read_text())
+    except (OSError, json.JSONDecodeError):
+        stamps = {}
+    changed = False
+    for key, (path, want) in files.items():
+        if not want:
+            return f"no SHA-256 of {path.name} was recorded at conversion"
+        if not path.is_file():
+            return f"{path} is missing"
+        k = _stat_key(path)
+        if stamps.get(key) == {"stat": k, "sha256": want}:
+            continue
+        got = sha256_file(path)
+        if got != want:
+            return f"{path.name} has SHA-256 {got[:16]}..., not the {want[:16]}... recorded at conversion"
+        stamps[key] = {"stat": k, "sha256": want}
+        changed = True
+    if changed:
+        _save_stamps(target, stamps)
+    return None
+
+
+def _cache_files(gguf: Path, target: Path, meta: dict[str, Any]) -> dict[str, tuple[Path, str | None]]:
+    return {"source": (gguf, meta.get("source_sha256")),
+            "weights": (target / "model.safetensors", meta.get("weights_sha256"))}
+
+
 def _converted(gguf: Path, name: str, kind: str) -> ResolvedModel:
     target = cache_root() / "models" / name
     marker = target / MARKER
@@ -144,7 +196,13 @@ def _converted(gguf: Path, name: str, kind: str) -> ResolvedModel:
             meta = {}
         if (meta.get("source_size") == stat.st_size and meta.get("conversion_version") == CONVERSION_VERSION
                 and (target / "config.json").exists()):
-            return ResolvedModel(name=name, path=str(target), kind=kind, info=meta)
+            problem = cache_problem(target, _cache_files(gguf, target, meta))
+            if problem is None:
+                return ResolvedModel(name=name, path=str(target), kind=kind, info=meta)
+            from rich.console import Console
+
+            Console(stderr=True).print(f"[yellow]the converted model in {target} failed its check ({problem}); "
+                                       "converting it again[/yellow]", highlight=False)
     meta = convert_gguf(gguf, target)
     return ResolvedModel(name=name, path=str(target), kind=kind, info=meta)
 
@@ -198,6 +256,10 @@ def convert_gguf(gguf: Path, target: Path) -> dict[str, Any]:
         if not (target / MARKER).exists():
             raise
         meta = json.loads((target / MARKER).read_text())
+        return meta
+    # the hashes were just taken from these very files: record the state they were taken at
+    _save_stamps(target, {k: {"stat": _stat_key(p), "sha256": h}
+                          for k, (p, h) in _cache_files(gguf, target, meta).items() if h and p.is_file()})
     return meta
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from experiments.compiler import compile_sequence
-from experiments.session import SessionWriter, now_iso, read_rows, session_paths
+from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, check_rows_follow,
+                                 now_iso, read_rows, scan_table, session_paths)
 from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
@@ -98,6 +99,22 @@ def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: Context
     }
 
 
+def lock_sessions(out: str | Path, experiment: str, ids: list[str], session: int) -> dict[str, SessionLock]:
+    """Every subject's session lock, all or none: a second writer is refused before any file changes.
+
+    Taken before the model loads (`run-model`) so that a refused run stops at once.
+    """
+    locks: dict[str, SessionLock] = {}
+    try:
+        for sid in ids:
+            locks[sid] = acquire_session_lock(session_paths(out, experiment, sid, session)[0])
+    except SessionError:
+        for lock in locks.values():
+            lock.release()
+        raise
+    return locks
+
+
 class Runner:
     """Runs the subjects of one RunConfig with a loaded backend."""
 
@@ -154,32 +171,65 @@ class Runner:
             "identity": identity(cfg, self.backend, self.protocol, st.mode),
         }
 
-    def open_session(self, st: SubjectState) -> SessionWriter | None:
-        """Create, or continue an unfinished session of the same settings; None when nothing is left."""
-        csv_path, json_path = session_paths(self.out, self.exp.name, st.subject_id, self.cfg.session)
+    def settings_differences(self, st: SubjectState, old: dict[str, Any]) -> list[str]:
+        """What differs between an existing session's sidecar and this run (empty: the same settings)."""
         ident = identity(self.cfg, self.backend, self.protocol, st.mode)
-        if json_path.exists() or csv_path.exists():
-            try:
-                old = json.loads(json_path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                old = {}
-            if old.get("subject_kind") not in (None, "model"):
-                raise RunError(f"{json_path} is a {old.get('subject_kind')} session; choose another --out, "
-                               "--session or --subject-prefix")
-            prev = old.get("identity")
-            if prev is not None and json.loads(json.dumps(prev)) != json.loads(json.dumps(ident)):
-                diffs = [k for k in sorted(set(prev) | set(ident)) if prev.get(k) != ident.get(k)]
-                raise RunError(
-                    f"{json_path} was written with other settings ({', '.join(diffs)} differ); "
-                    "use another --out or --session to keep both"
-                )
-            if old.get("status") == "completed" and int(old.get("n_trials_written", 0)) >= st.planned:
-                st.done = int(old.get("n_trials_written", 0))
+        ident = json.loads(json.dumps(ident))
+        prev = old.get("identity")
+        diffs = [] if prev is None else [f"{k}: {prev.get(k)!r} there, {ident.get(k)!r} now"
+                                         for k in sorted(set(prev) | set(ident)) if prev.get(k) != ident.get(k)]
+        for key, now in (("seed", st.seq.seed), ("spec_hash", st.seq.spec_hash),
+                         ("sequence_hash", st.seq.sequence_hash)):
+            if key in old and old.get(key) != now:
+                diffs.append(f"{key}: {old.get(key)!r} there, {now!r} now")
+        return diffs
+
+    def check_existing(self, st: SubjectState) -> bool:
+        """Read an existing session (under its lock) without changing it; True when it is finished.
+
+        Refuses, naming each difference, a session written with other settings (model, protocol,
+        context, seed, spec and sequence hash) or whose rows are not this sequence's first trials.
+        Every subject is checked before any session is opened, so a refusal changes no file.
+        """
+        csv_path, json_path = session_paths(self.out, self.exp.name, st.subject_id, self.cfg.session)
+        if not (json_path.exists() or csv_path.exists()):
+            return False
+        try:
+            old = json.loads(json_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            old = {}
+        if old.get("subject_kind") not in (None, "model"):
+            raise RunError(f"{json_path} is a {old.get('subject_kind')} session; choose another --out, "
+                           "--session or --subject-prefix")
+        diffs = self.settings_differences(st, old)
+        if diffs:
+            raise RunError(f"{json_path} was written with other settings ({'; '.join(diffs)}); "
+                           "use another --out or --session to keep both")
+        if old.get("status") == "completed" and int(old.get("n_trials_written", 0)) >= st.planned:
+            st.done = int(old.get("n_trials_written", 0))
+            return True
+        if csv_path.exists():
+            check_rows_follow(scan_table(csv_path), st.seq)
+        return False
+
+    def open_session(self, st: SubjectState, lock: SessionLock | None = None) -> SessionWriter | None:
+        """Create, or continue an unfinished session of the same settings; None when nothing is left.
+
+        Runs under the session's lock (taken here unless given); see `check_existing`.
+        """
+        csv_path = session_paths(self.out, self.exp.name, st.subject_id, self.cfg.session)[0]
+        lock = lock or acquire_session_lock(csv_path)
+        try:
+            if self.check_existing(st):
+                lock.release()
                 return None
+        except BaseException:
+            lock.release()
+            raise
         writer = SessionWriter.create(
             self.out, experiment=self.exp.name, subject_id=st.subject_id, session=self.cfg.session,
             subject_kind="model", spec_hash=st.seq.spec_hash, sequence_hash=st.seq.sequence_hash,
-            n_trials=st.planned, metadata=self._metadata(st), resume=True,
+            n_trials=st.planned, metadata=self._metadata(st), resume=True, lock=lock, sequence=st.seq,
         )
         if writer.n_rows >= st.planned:
             st.done = writer.n_rows
@@ -219,13 +269,18 @@ class Runner:
         st.n_correct += int(bool(row["correct"]))
 
     # ------------------------------------------------------------------ running
-    def run(self) -> RunSummary:
+    def run(self, locks: dict[str, SessionLock] | None = None) -> RunSummary:
+        """Run every subject; `locks` (from `lock_sessions`, taken earlier) or the sessions are locked here."""
         t0 = time.perf_counter()
         states = self.prepare_subjects()
         summary = RunSummary()
+        locks = dict(locks) if locks is not None else lock_sessions(self.out, self.exp.name,
+                                                                   [st.subject_id for st in states], self.cfg.session)
         try:
+            for st in states:  # every subject checked before any session is opened
+                self.check_existing(st)
             for st in states:
-                st.writer = self.open_session(st)
+                st.writer = self.open_session(st, locks.pop(st.subject_id))
             todo = [st for st in states if st.writer is not None]
             total = sum(st.planned - st.done for st in todo)
             self.progress(0, total)
@@ -240,6 +295,8 @@ class Runner:
                 if not (len(together) > 1 and st in together):
                     self._run_running(st)
         finally:
+            for lock in locks.values():  # sessions never opened (a refusal stopped the loop)
+                lock.release()
             for st in states:
                 if st.writer is not None and st.writer._fh is not None:
                     st.writer.close("completed" if st.done >= st.planned else "aborted")
@@ -430,9 +487,15 @@ class Runner:
 def run_models(cfg: RunConfig, backend: Backend | None = None,
                progress: Callable[[int, int | None], None] | None = None) -> RunSummary:
     """Load the model (unless given) and run every subject of `cfg`."""
-    if backend is None:
-        from model_subjects.backend import load_backend
+    exp = load_spec(cfg.spec)
+    locks = lock_sessions(cfg.out, exp.name, subject_ids(cfg), cfg.session)  # refused before the model loads
+    try:
+        if backend is None:
+            from model_subjects.backend import load_backend
 
-        backend = load_backend(cfg.model, dtype=cfg.dtype, device=cfg.device, add_bos=cfg.add_bos,
-                               batch_size=cfg.batch_size, threads=cfg.threads)
-    return Runner(cfg, backend, progress=progress).run()
+            backend = load_backend(cfg.model, dtype=cfg.dtype, device=cfg.device, add_bos=cfg.add_bos,
+                                   batch_size=cfg.batch_size, threads=cfg.threads)
+        return Runner(cfg, backend, exp=exp, progress=progress).run(locks)
+    finally:
+        for lock in locks.values():  # released by the writers already, unless the run stopped early
+            lock.release()

@@ -53,9 +53,9 @@ class ModelEntry(BaseModel):
 
     @property
     def folder(self) -> str:
-        """Folder name: the label, a local model's folder/file name, or the model id."""
+        """Folder name: the label (checked by `validate_sweep`), a local model's folder/file name, or the model id."""
         if self.label:
-            return _slug(self.label)
+            return self.label
         if not self.model:
             return "smollm2"
         local = Path(self.model).expanduser()
@@ -65,8 +65,8 @@ class ModelEntry(BaseModel):
 class Subjects(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    count: int = Field(1, ge=1)
-    first: int = Field(1, ge=1)
+    count: int = 1  # the bounds are run-model's (experiments/options.py), checked by validate_sweep
+    first: int = 1
     prefix: str = "m"
 
 
@@ -80,7 +80,7 @@ class Sweep(BaseModel):
     protocols: list[Optional[str]] = Field(default_factory=lambda: [None], min_length=1)
     subjects: Union[int, Subjects] = 1
     trials: Optional[int] = Field(None, ge=1)
-    session: int = Field(1, ge=1)
+    session: int = 1
     seed: Optional[int] = None
     slurm: dict[str, Any] = Field(default_factory=dict)
 
@@ -106,7 +106,7 @@ def _slug(text: str) -> str:
 def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
     """The validated sweep and its output root (relative paths are taken from the YAML's folder)."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise SweepError(f"{p}: no such sweep file")
     from experiments.spec import read_text_file, yaml_load
 
@@ -134,6 +134,77 @@ def cells(sweep: Sweep, out: Path) -> list[Cell]:
             for pr in sweep.protocols:
                 res.append(Cell(k, c, pr, out / m.folder / _slug(c) / _slug(pr or "default")))
     return res
+
+
+def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local") -> None:
+    """Every job of the sweep, by run-model's rules, before the first runs: the spec, each model
+    (path, weights, dtype, device, threads, batch size), labels, contexts and protocols for every
+    subject, the executor and its Slurm parameters. SweepError naming the file and field."""
+    from experiments import options as o
+    from experiments.compiler import check_sizes
+    from experiments.spec import SpecError, load_spec
+    from model_subjects.cli import protocol_and_context
+
+    try:
+        exp = load_spec(sweep.spec)
+        check_sizes(exp)
+    except SpecError as exc:
+        raise SweepError(f"{where}: field 'spec': {exc}") from None
+    if not 1 <= sweep.session <= exp.sessions:
+        raise SweepError(f"{where}: field 'session': {exp.name} has {exp.sessions} session(s), got {sweep.session}")
+    entries = sweep.model_entries()
+    subj = "subjects.count" if isinstance(sweep.subjects, Subjects) else "subjects"
+    names = {"subjects": subj, "first_subject": "subjects.first", "subject_prefix": "subjects.prefix"}
+    try:
+        for k, m in enumerate(entries):
+            if m.label is not None:
+                o.label(f"field 'models.{k}.label'", m.label)
+            o.path_component(f"field 'models.{k}' (its folder name)", m.folder)
+            for c in sweep.contexts:
+                for pr in sweep.protocols:
+                    cfg = run_config(sweep, Cell(k, c, pr, out))
+                    o.run_options(cfg, lambda f, k=k: f"field '{names.get(f) or (f if f in ('trials', 'out') else f'models.{k}.{f}')}'")
+                    try:
+                        protocol_and_context(cfg, exp)
+                    except o.OptionError as exc:
+                        raise o.OptionError(f"contexts/protocols ({c!r}, {pr!r}): {exc}") from None
+        o.unique_labels("field 'models'", [m.folder for m in entries])
+        for field, values in (("contexts", [_slug(c) for c in sweep.contexts]),
+                              ("protocols", [_slug(p or "default") for p in sweep.protocols])):
+            o.unique_labels(f"field '{field}'", values)
+        check_executor(executor, sweep.slurm)
+    except o.OptionError as exc:
+        raise SweepError(f"{where}: {exc}") from None
+
+
+def check_executor(executor: str, slurm: dict[str, Any]) -> None:
+    """The executor exists here and every Slurm parameter is one submitit knows, with a sane value."""
+    import importlib.util
+    import shutil
+
+    from experiments.options import OptionError
+
+    if executor not in ("local", "slurm", "submitit-local"):
+        raise OptionError(f"--executor must be local, slurm or submitit-local, not {executor!r}")
+    if executor == "local":
+        return
+    if importlib.util.find_spec("submitit") is None:
+        raise OptionError(f"--executor {executor} needs the submitit package, which is not installed")
+    from submitit import AutoExecutor
+    from submitit.slurm.slurm import SlurmExecutor
+
+    known = set(AutoExecutor._valid_parameters()) | {f"slurm_{p}" for p in SlurmExecutor._valid_parameters()}
+    for key, value in slurm.items():
+        if key not in known:
+            raise OptionError(f"field 'slurm.{key}': not a submitit/Slurm parameter (known: "
+                              f"{', '.join(sorted(AutoExecutor._valid_parameters()))}, or slurm_<sbatch option>)")
+        if key in ("timeout_min", "nodes", "cpus_per_task", "tasks_per_node", "mem_gb", "slurm_array_parallelism") or \
+                key.startswith(("gpus_", "slurm_gpus_", "slurm_cpus_")):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < (0 if "gpus" in key else 1):
+                raise OptionError(f"field 'slurm.{key}': must be a positive number, got {value!r}")
+    if executor == "slurm" and shutil.which("sbatch") is None:
+        raise OptionError("--executor slurm: Slurm is not available here (no sbatch on PATH); "
+                          "use --executor local or submitit-local, or run on the cluster's login node")
 
 
 def run_config(sweep: Sweep, cell: Cell):
@@ -194,15 +265,16 @@ def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
     return report
 
 
-def run_sweep(sweep_path: str | Path, executor: str = "local") -> list[dict[str, Any]]:
-    """Run a sweep here (`local`) or as one submitit job per model (`slurm`, `submitit-local`)."""
+def run_sweep(sweep_path: str | Path, executor: str = "local", validated: bool = False) -> list[dict[str, Any]]:
+    """Run a sweep here (`local`) or as one submitit job per model (`slurm`, `submitit-local`);
+    every job is validated first unless the caller just did (`validated`)."""
     sweep, out = load_sweep(sweep_path)
+    if not validated:
+        validate_sweep(sweep, out, Path(sweep_path), executor)
     path = str(Path(sweep_path).resolve())
     n = len(sweep.model_entries())
     if executor == "local":
         return [run_model_cells(path, k) for k in range(n)]
-    if executor not in ("slurm", "submitit-local"):
-        raise SweepError(f"unknown executor {executor!r}; use local, slurm or submitit-local")
     import submitit
 
     ex = submitit.AutoExecutor(folder=out / "submitit", cluster="slurm" if executor == "slurm" else "local")
@@ -230,15 +302,13 @@ def sweep_command(
 
     try:
         sweep, out = load_sweep(file)
-        from experiments.spec import load_spec
-
-        load_spec(sweep.spec)
+        validate_sweep(sweep, out, file, "local" if dry_run else executor)
         all_cells = cells(sweep, out)
         if dry_run:
             for c in all_cells:
                 typer.echo(f"{'done   ' if cell_done(sweep, c) else 'pending'} {c.out}")
             return
-        reports = run_sweep(file, executor)
+        reports = run_sweep(file, executor, validated=True)
     except (SweepError, SpecError, RunError, ContextError, SessionError, ModelLoadError) as exc:
         fail(str(exc))
     ran = sum(len(r["ran"]) for r in reports)

@@ -34,8 +34,37 @@ def _window_size(text: str) -> tuple[int, int]:
         raise  # unreachable
 
 
+def display_problem() -> str | None:
+    """Why no window can open here (no X/Wayland display, or an X display nobody serves), or None.
+
+    Checked before anything else so a missing display is one line and never leaves a session behind."""
+    import os
+    import re
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    x, wayland = os.environ.get("DISPLAY", ""), os.environ.get("WAYLAND_DISPLAY", "")
+    if not x and not wayland:
+        return ("no display: DISPLAY is not set (run it on the lab computer's desktop, or for a test under "
+                "xvfb-run -a -s \"-screen 0 1280x1024x24\")")
+    m = re.fullmatch(r":(\d+)(\.\d+)?", x)
+    if x and not wayland and m and not Path(f"/tmp/.X11-unix/X{m.group(1)}").exists():
+        return f"no display: nothing serves DISPLAY={x} (no X server socket /tmp/.X11-unix/X{m.group(1)})"
+    return None
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """(size, mtime) of a sidecar, None if absent: did the run touch the session at all?"""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
 def _check_options(session: int, trials: int | None, out: Path, screen: int, accuracy: float,
-                   refresh_hz: float | None, participant: str | None) -> None:
+                   refresh_hz: float | None, participant: str | None, screenshots: Path | None = None) -> None:
     """The options, with the rules `run-model` uses for the ones they share; exit 2 before a window opens."""
     import math
 
@@ -46,6 +75,8 @@ def _check_options(session: int, trials: int | None, out: Path, screen: int, acc
         o.session_number(session)
         o.trials_limit(trials)
         o.output_folder("--out", out)
+        if screenshots is not None:
+            o.output_folder("--screenshots", screenshots)
         o.at_least("--screen", screen, 0, 64)
         if participant is not None:
             o.subject_id("--participant", participant)
@@ -91,7 +122,7 @@ def run_human(
     from participants.runner import HumanRunConfig, RunError, run
 
     console = Console(stderr=True)
-    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant)
+    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
     exp = load_spec_or_exit(spec)
     try:
         from experiments.compiler import check_sizes
@@ -104,6 +135,9 @@ def run_human(
     if unknown:
         fail(f"--info field(s) {', '.join(unknown)} are not participant fields of {exp.name} "
              f"(known: {', '.join(exp.participant_fields) or 'none'})")
+    problem = display_problem()
+    if problem:
+        fail(f"{problem}; nothing was written")
     if participant is None and autopilot:
         participant = "autopilot"
     if participant is None:
@@ -123,7 +157,7 @@ def run_human(
         fields = {k: str(v) for k, v in answers.items()}
     if not participant:
         fail("a participant id is required")
-    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant)
+    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
 
     cfg = HumanRunConfig(
         spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,
@@ -135,6 +169,10 @@ def run_human(
         style = "bold yellow" if msg.startswith("WARNING") else "dim"
         console.print(msg, style=style, highlight=False, markup=False)
 
+    from experiments.session import session_paths
+
+    csv_path, json_path = session_paths(out, exp.name, participant, session)
+    before = _stamp(json_path)
     try:
         outcome = run(cfg, log)
     except (RunError, SpecError) as exc:
@@ -142,10 +180,9 @@ def run_human(
     except KeyboardInterrupt:
         fail("interrupted (Ctrl-C); every finished trial is saved; continue with --resume", code=130)
     except Exception as exc:  # a bug or a broken display: the rows written so far are safe
-        from experiments.session import session_paths
-
+        if _stamp(json_path) == before:  # failed before the session was opened (e.g. the window)
+            fail(f"could not start the session ({type(exc).__name__}: {exc}); nothing was written", code=1)
         console.print_exception(max_frames=8)
-        csv_path, json_path = session_paths(out, exp.name, participant, session)
         fail(f"the session crashed ({type(exc).__name__}: {exc}); every finished trial is in {csv_path} and the "
              f"sidecar {json_path.name} says 'crashed'; continue with --resume", code=1)
     colour = "green" if outcome.status == "completed" else "yellow"

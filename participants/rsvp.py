@@ -11,12 +11,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from experiments.screen_texts import confirm_keys
 from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial
 from participants.autopilot import Autopilot
 from participants.keys import KeyEvent, Keys
-from participants.screens import Screens, Screenshots, key_label
+from participants.screens import Screens, Screenshots
 from participants.timing import TimingPolicy
 
 PAGE_MIN_S = 0.3  # a text page ignores presses this early (a key held from the previous screen)
@@ -73,6 +74,8 @@ class Presenter:
         self._clock = logging.defaultClock  # the clock win.flip() timestamps are read from
         self.response_key = exp.task.response_key
         self.quit_key = exp.task.quit_key
+        self.texts = screens.texts
+        self.confirm_yes, self.confirm_no = confirm_keys(exp.language)  # the quit prompt's keys
         self.panel = exp.task.panel if exp.task.response == "panel" else None
         # panel key -> answer; the keys polled on every screen
         self.answer_of: dict[str, str] = {k: a for a, k in self.panel.keys.items()} if self.panel else {}
@@ -80,6 +83,7 @@ class Presenter:
         self.event_log: Any = None  # participants.eventlog.EventLog, set by the session
         self._mouse: Any = None
         self._mouse_reset_at = 0.0
+        self._clicks: list[tuple[float, str | None]] = []  # this panel's clicks: (time, answer box or None)
         self.quit_prompts: list[dict[str, Any]] = []
         self._events: list[KeyEvent] = []
         self._in_trial = False
@@ -155,13 +159,12 @@ class Presenter:
         if self.autopilot is not None:
             self.autopilot.cancel()
         asked = now_iso()
-        self.screens.set_page("Quit the session?",
-                              "Y = quit (everything so far is saved)      N = continue")
+        self.screens.set_page(self.texts["quit_prompt"], self.texts["quit_hint"])
         self.flip(self.screens.draw_page, shot="quit_confirm")
         answer = None
-        while answer is None:
-            for e in self.keys.poll(["y", "n", self.quit_key]):
-                answer = "n" if e.name == "n" else "y"
+        while answer is None:  # the quit key again also means yes
+            for e in self.keys.poll([self.confirm_yes, self.confirm_no, self.quit_key]):
+                answer = "n" if e.name == self.confirm_no else "y"
                 break
             time.sleep(0.005)
         self.quit_prompts.append({"at": asked, "answer": answer, "in_trial": self._in_trial})
@@ -176,7 +179,7 @@ class Presenter:
              timeout_s: float | None = None) -> None:
         """Show a text page until the response key is pressed (or `timeout_s` passes)."""
         if hint is None:
-            hint = f"Press {key_label(self.response_key)} to continue"
+            hint = self.texts["continue_hint"]
         shown = None
         while True:
             if shown is None:  # (re)draw: first time, or after a declined quit prompt
@@ -346,19 +349,22 @@ class Presenter:
         """(answer, time) of a left click on an answer box since the panel appeared, else None.
 
         A click is detected from its press time (PsychoPy records it as the press event is
-        dispatched), so a quick click released before the next poll still counts.
+        dispatched), so a quick click released before the next poll still counts. Every click,
+        inside a box or not, is kept in `_clicks` for the trial's list of presses.
         """
         if self._mouse is None:
             return None
         _, times = self._mouse.getPressed(getTime=True)
         if not times[0]:
             return None
+        t = self._mouse_reset_at + float(times[0])
         answer = self.screens.panel.answer_at(self._mouse)  # type: ignore[union-attr]
+        self._clicks.append((t, answer))
         if answer is None:  # a click outside the boxes: wait for the next one
             self._mouse.clickReset()
             self._mouse_reset_at = self.now()
             return None
-        return answer, self._mouse_reset_at + float(times[0])
+        return answer, t
 
     def _run_panel_trial(self, trial: Trial) -> TrialResult:
         """Lakretz et al. (2021): fixation, RSVP units (presses recorded as early responses), blank,
@@ -389,6 +395,7 @@ class Presenter:
                 self._mouse = event.Mouse(win=self.win)
             self.win.mouseVisible = True
         clicked: list[tuple[str, float]] = []
+        self._clicks = []
 
         def answered() -> bool:
             if clicked:
@@ -451,6 +458,10 @@ class Presenter:
                 self.log("KEY_PRESS", trial, unit, (answer or e.name).upper(), t)
                 if early is None and answer is not None:
                     early = (answer, unit, _ms(t - onsets[0]))
+        # mouse clicks on the panel, listed as presses are ("key": "mouse"; answer None: outside the boxes)
+        presses += [{"key": "mouse", "t_ms": rel(t), "phase": "panel", "unit": len(onsets) - 1, "answer": answer}
+                    for t, answer in self._clicks]
+        presses.sort(key=lambda p: p["t_ms"])
         self.log("END_TRIAL", trial, "", "CORRECT" if correct else "WRONG" if correct is False else "NO_RESPONSE", None)
         extra: dict[str, Any] = {
             "timing_mode": self.policy.mode,

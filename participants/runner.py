@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from experiments.compiler import compile_sequence
-from experiments.session import (SessionError, SessionExistsError, SessionWriter, read_rows, scan_table,
-                                 session_paths)
+from experiments.session import (SessionError, SessionExistsError, SessionLock, SessionWriter, acquire_session_lock,
+                                 check_rows_follow, read_rows, scan_table, session_paths)
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
 from participants.autopilot import AUTOPILOT_PREFIX
@@ -96,9 +96,11 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
     exists = csv_path.exists() or json_path.exists()
     if exists and not cfg.resume:
         existing = csv_path if csv_path.exists() else json_path
+        diffs = _differences(_read_sidecar(json_path), seq)
         raise RunError(str(SessionExistsError(
-            f"session file {existing} already exists; use --resume to continue it or choose another "
-            "session number (--session)")))
+            f"session file {existing} already exists" + (f" (written with other settings: {'; '.join(diffs)})"
+                                                         if diffs else "")
+            + "; use --resume to continue it or choose another session number (--session)")))
     start = 0
     if cfg.resume:
         if not exists:
@@ -107,27 +109,36 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
             meta = json.loads(json_path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise RunError(f"cannot resume: sidecar {json_path} is unreadable ({exc})") from None
-        for key, new in (("spec_hash", seq.spec_hash), ("sequence_hash", seq.sequence_hash)):
-            if meta.get(key) != new:
-                raise RunError(
-                    f"cannot resume {csv_path.name}: its {key} is {meta.get(key)} but the compiled sequence has "
-                    f"{new} (the spec, participant or seed changed)")
+        diffs = _differences(meta, seq)
+        if diffs:
+            raise RunError(f"cannot resume {csv_path.name}: it was written with other settings ({'; '.join(diffs)}): "
+                           "the spec, participant or seed changed")
         scan = scan_table(csv_path) if csv_path.exists() else None
-        rows = scan.rows if scan is not None else []
         if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
             log(f"WARNING: {scan.note()}")
-        start = _check_rows_follow_sequence(rows, seq, csv_path)
+        if scan is not None:
+            try:
+                check_rows_follow(scan, seq)
+            except SessionError as exc:
+                raise RunError(str(exc)) from None
+        start = scan.n_rows if scan is not None else 0
         if start >= n:
             raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
     return Prepared(seq=seq, n_planned=n, csv_path=csv_path, json_path=json_path, start=start)
 
 
-def _check_rows_follow_sequence(rows: list[dict[str, str]], seq: TrialSequence, path: Path) -> int:
-    """The rows on disk must be trials 0..k-1 of this sequence, in order; returns k."""
-    for i, r in enumerate(rows):
-        if i >= len(seq) or r.get("trial_index") != str(i) or r.get("item_id") != seq[i].item_id:
-            raise RunError(f"cannot resume: row {i + 1} of {path} is not trial {i} of the compiled sequence")
-    return len(rows)
+def _read_sidecar(json_path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _differences(meta: dict[str, Any], seq: TrialSequence) -> list[str]:
+    """Settings of an existing session (its sidecar) that differ from this run's compiled sequence."""
+    return [f"{key} {meta.get(key)!r} there, {now!r} now"
+            for key, now in (("seed", seq.seed), ("spec_hash", seq.spec_hash), ("sequence_hash", seq.sequence_hash))
+            if key in meta and meta.get(key) != now]
 
 
 def participant_info(cfg: HumanRunConfig) -> dict[str, Any]:
@@ -135,26 +146,41 @@ def participant_info(cfg: HumanRunConfig) -> dict[str, Any]:
 
 
 def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
-    """Run (or resume) one session. Raises RunError for refusals; marks crashes in the sidecar."""
+    """Run (or resume) one session. Raises RunError for refusals; marks crashes in the sidecar.
+
+    The session's one-writer lock is taken after the first checks and before the window opens (a
+    second `run-human` on the same participant and session is refused at once, naming the holder);
+    the checks are then made again under the lock, which the session writer keeps until it closes.
+    """
     prep = prepare(cfg, log)
-    from participants.display import open_display
-
-    display = open_display(cfg, log)
     try:
-        if display.policy.refuse:
-            raise RunError(f"refusing to start: {display.policy.refuse}")
-        return _run_open(cfg, prep, display, log)
+        lock = acquire_session_lock(prep.csv_path)
+    except SessionError as exc:
+        raise RunError(str(exc)) from None
+    try:
+        prep = prepare(cfg, lambda msg: None)  # again, now that no one else can write the session
+        from participants.display import open_display
+
+        display = open_display(cfg, log)
+        try:
+            if display.policy.refuse:
+                raise RunError(f"refusing to start: {display.policy.refuse}")
+            return _run_open(cfg, prep, display, log, lock)
+        finally:
+            display.close()
     finally:
-        display.close()
+        lock.release()  # a no-op once the writer has closed (it releases the lock it was given)
 
 
-def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None]) -> RunOutcome:
+def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None],
+              lock: SessionLock) -> RunOutcome:
+    from experiments.screen_texts import base_language, fill, screen_texts, untranslated
     from participants.autopilot import Autopilot
     from participants.eventlog import EventLog
     from participants.keys import make_injector
     from participants.rows import PsychopyCsv, trial_row
     from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
-    from participants.screens import Screens, Screenshots, key_label
+    from participants.screens import Screens, Screenshots
     from participants.timing import duration_errors, frame_quantisation_warnings
 
     exp, seq, policy = cfg.spec, prep.seq, display.policy
@@ -162,6 +188,11 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
     warnings = list(policy.warnings) + frame_quantisation_warnings(
         policy, {"fixation_ms": tm.fixation_ms, "word_ms": tm.word_ms, "gap_ms": tm.gap_ms,
                  "response_ms": tm.response_ms, "feedback_ms": tm.feedback_ms})
+    texts = screen_texts(exp)
+    missing_texts = untranslated(exp)
+    if missing_texts:
+        warnings.append(f"language {exp.language!r} has no built-in screen texts: {len(missing_texts)} text(s) are "
+                        f"shown in English ({', '.join(missing_texts)}); give them under texts: / feedback: in the spec")
     for w in warnings:
         log(f"WARNING: {w}")
 
@@ -177,6 +208,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         "timing_policy": policy.to_dict(),
         "warnings": warnings,
         "trials_limit": cfg.trials,
+        # what this run shows (the spec's texts, else its language's built-in set)
+        "screen_texts": {"language": exp.language, "set": base_language(exp.language), "texts": texts},
         "autopilot": None if autopilot is None else {
             "accuracy": cfg.autopilot_accuracy, "injection": autopilot.injector.kind},
     }
@@ -203,7 +236,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         writer = SessionWriter.create(
             cfg.out, experiment=exp.name, subject_id=cfg.participant, session=cfg.session, subject_kind="human",
             spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=prep.n_planned,
-            metadata=metadata, resume=cfg.resume)
+            metadata=metadata, resume=cfg.resume, lock=lock, sequence=seq)
     except SessionError as exc:
         raise RunError(str(exc)) from None
     if cfg.resume and writer.n_rows != prep.start:  # the file changed between the check and the reopen
@@ -245,14 +278,13 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             for k, text in enumerate(exp.texts.instructions):
                 pres.page(text, name="instructions" if k == 0 else None)
         else:
-            pres.page(f"Welcome back. The session continues with sentence {start + 1} of {n}.", name="resume")
+            pres.page(fill(texts["resume_text"], trial=start + 1, total=n), name="resume")
         restarts = 0
         for i in range(start, n):
             trial = seq[i]
             block = exp.block(trial.block)
             if trial.block_trial_index == 0 and block.intro_text:
-                pres.page(block.intro_text, name="block_intro",
-                          hint=f"Press {key_label(exp.task.response_key)} to start")
+                pres.page(block.intro_text, name="block_intro", hint=texts["block_start_hint"])
             while True:
                 try:
                     result = pres.run_trial(trial)
@@ -276,7 +308,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             pres.hold(None, result.iti_onset, tm.iti_ms)
             last_of_block = i + 1 >= len(seq) or seq[i + 1].block != trial.block
             if last_of_block and block.break_after and i + 1 < n:
-                pres.page(exp.texts.break_text, name="break", hint="")
+                pres.page(texts["break_text"], name="break", hint="")
     except QuitRequested:
         status, reason = "aborted", f"quit key '{exp.task.quit_key}' pressed and confirmed"
     except KeyboardInterrupt:
@@ -293,9 +325,11 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
     events.close()
     try:
         if status == "completed":
-            pres.page(exp.texts.end_text, name="end", hint="", timeout_s=3.0 if cfg.autopilot else 30.0)
+            following = (fill(texts["next_session_text"], next=cfg.session + 1, sessions=exp.sessions)
+                         if cfg.session < exp.sessions else "")
+            pres.page(texts["end_text"], name="end", hint=following, timeout_s=3.0 if cfg.autopilot else 30.0)
         else:
-            pres.page("The session has ended. Thank you.", hint="", timeout_s=1.5)
+            pres.page(texts["aborted_text"], name="aborted", hint="", timeout_s=1.5)
     except QuitRequested:
         pass
     saved = shots.save()

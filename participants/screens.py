@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from experiments.screen_texts import screen_texts
 from experiments.spec import Experiment
 
 # light grey with near-black text: the usual named feedback colours (CSS 'green' is #008000, 'red'
@@ -21,33 +22,32 @@ PAGE_HEIGHT = 0.042
 WRAP = 1.15
 
 
-def key_label(key: str) -> str:
-    """How a key is named on screen ('space' -> 'SPACE')."""
-    return key.upper()
-
-
 class Screens:
-    """The stimuli of a session (fixation, words, prompt, feedback, text pages)."""
+    """The stimuli of a session (fixation, words, prompt, feedback, text pages).
+
+    Every text comes from `texts` (experiments.screen_texts: the spec's, else its language's).
+    """
 
     def __init__(self, win: Any, exp: Experiment):
         from psychopy import visual
 
         self.win = win
         self.exp = exp
+        self.texts = screen_texts(exp)
         self._visual = visual
         self.fixation = visual.TextStim(win, text="+", height=WORD_HEIGHT, color=TEXT_COLOR, units="height")
-        self.prompt = visual.TextStim(win, text=exp.task.response_prompt, height=WORD_HEIGHT,
+        self.prompt = visual.TextStim(win, text=self.texts["response_prompt"], height=WORD_HEIGHT,
                                       color=TEXT_COLOR, units="height")
         fb = exp.feedback
         self.feedback = {
-            True: visual.TextStim(win, text=fb.correct_text, height=WORD_HEIGHT, color=fb.correct_color,
+            True: visual.TextStim(win, text=self.texts["correct_text"], height=WORD_HEIGHT, color=fb.correct_color,
                                   units="height", bold=True),
-            False: visual.TextStim(win, text=fb.incorrect_text, height=WORD_HEIGHT, color=fb.incorrect_color,
-                                   units="height", bold=True),
+            False: visual.TextStim(win, text=self.texts["incorrect_text"], height=WORD_HEIGHT,
+                                   color=fb.incorrect_color, units="height", bold=True),
         }
-        self.no_response = visual.TextStim(win, text=fb.no_response_text, height=WORD_HEIGHT,
+        self.no_response = visual.TextStim(win, text=self.texts["no_response_text"], height=WORD_HEIGHT,
                                            color=fb.incorrect_color, units="height", bold=True)
-        self.panel = PanelScreen(win, exp) if exp.task.response == "panel" else None
+        self.panel = PanelScreen(win, exp, self.texts) if exp.task.response == "panel" else None
         self.page_text = visual.TextStim(win, text="", height=PAGE_HEIGHT, color=TEXT_COLOR, units="height",
                                          wrapWidth=WRAP, pos=(0, 0.05))
         self.page_hint = visual.TextStim(win, text="", height=PAGE_HEIGHT * 0.75, color=HINT_COLOR,
@@ -86,7 +86,7 @@ class PanelScreen:
     Boxes are also the mouse targets (`answer_at`).
     """
 
-    def __init__(self, win: Any, exp: Experiment):
+    def __init__(self, win: Any, exp: Experiment, texts: dict[str, str]):
         from psychopy import visual
 
         panel = exp.task.panel
@@ -98,14 +98,14 @@ class PanelScreen:
         for answer, x in zip(order, (-PANEL_X, PANEL_X)):
             box = visual.Rect(win, width=PANEL_BOX[0], height=PANEL_BOX[1], pos=(x, 0), units="height",
                               lineColor=TEXT_COLOR, fillColor=(0.9, 0.9, 0.9), lineWidth=3)
-            label = visual.TextStim(win, text=panel.labels[answer], height=WORD_HEIGHT * 0.7, color=TEXT_COLOR,
-                                    units="height", pos=(x, 0), bold=True)
-            hint = visual.TextStim(win, text=key_label(panel.keys[answer]), height=PAGE_HEIGHT * 0.8,
+            label = visual.TextStim(win, text=texts[f"panel_label_{answer}"], height=WORD_HEIGHT * 0.7,
+                                    color=TEXT_COLOR, units="height", pos=(x, 0), bold=True)
+            hint = visual.TextStim(win, text=texts[f"panel_key_{answer}"], height=PAGE_HEIGHT * 0.8,
                                    color=HINT_COLOR, units="height", pos=(x, -PANEL_BOX[1] / 2 - 0.05))
             self.boxes[answer] = box
             self.stims += [box, label, hint]
-        if panel.question:
-            self.stims.append(visual.TextStim(win, text=panel.question, height=PAGE_HEIGHT, color=TEXT_COLOR,
+        if texts["panel_question"]:
+            self.stims.append(visual.TextStim(win, text=texts["panel_question"], height=PAGE_HEIGHT, color=TEXT_COLOR,
                                               units="height", pos=(0, 0.2), wrapWidth=WRAP))
 
     def draw(self) -> None:

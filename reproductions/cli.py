@@ -21,10 +21,18 @@ def _split(values: Optional[list[str]]) -> Optional[list[str]]:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
-def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str, device: str, batch_size: int,
-                   threads: int, max_new_tokens: int = 1) -> None:
-    """The options every reproduction shares, by the rules `run-model` uses; exit 2 before a model loads."""
+def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str, device: str, batch_size: str,
+                   threads: int, max_new_tokens: int = 1, *, models: Optional[list[str]] = None,
+                   items: Optional[list[Path]] = None, pairs: Optional[list[Path]] = None,
+                   humans: Optional[list[Path]] = None, items_per_condition: Optional[int] = None) -> int | str:
+    """The options and inputs of a reproduction, by the rules `run-model` uses (experiments/options.py):
+    every model, stimulus file, pair file and human data path is checked, and read where cheap,
+    before anything is written (not even the --out folder); exit 2 with one message.
+
+    Returns the batch size (a whole number or 'auto', as `run-model` takes it)."""
     from experiments import options as o
+    from experiments.spec import MAX_ITEMS_PER_CONDITION
+    from stimuli.textfile import regular_file_problem
 
     try:
         o.output_folder("--out", out)
@@ -33,11 +41,53 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
         o.at_least("--n-boot", n_boot, 100, 100_000)
         o.dtype(dtype)
         o.device(device)
-        o.at_least("--batch-size", batch_size, 1, 65_536)
-        o.at_least("--threads", threads, 0, 1024)
+        batch = o.batch_size(batch_size)
+        o.threads(threads)
         o.at_least("--max-new-tokens", max_new_tokens, 1, 4096)
+        if items_per_condition is not None and items_per_condition < 1:
+            raise o.OptionError("--items-per-condition must be at least 1")
+        o.at_least("--items-per-condition", items_per_condition, 1, MAX_ITEMS_PER_CONDITION)
+        from reproductions.common import slug
+
+        for m in models or []:
+            o.model_path("--model", m)
+        names = [slug(m or "SmolLM2-135M-Instruct") for m in models or []]
+        for n in names:
+            o.path_component("--model (as a folder name)", n)
+        o.unique_labels("--model", names, "give each model once")
+        for f in items or []:
+            problem = regular_file_problem(f, "stimulus")
+            if problem:
+                raise o.OptionError(f"--items {f}: {problem}")
+        for f in pairs or []:
+            problem = regular_file_problem(f, "pairs")
+            if problem:
+                raise o.OptionError(f"--pairs {f}: {problem}")
+        for h in humans or []:
+            if not h.exists():
+                raise o.OptionError(f"--humans: {h}: no such file or folder")
+            if not h.is_dir():
+                problem = regular_file_problem(h, "results")
+                if problem:
+                    raise o.OptionError(f"--humans {h}: {problem}")
     except o.OptionError as exc:
         _fail(str(exc))
+    # the contents: a broken stimulus or pair file is refused before the run writes anything
+    from reproductions.common import ReproError
+    from reproductions.pairs import load_blimp_jsonl
+    from stimuli.files import StimulusFileError, load_items
+
+    for f in items or []:
+        try:
+            load_items(f)
+        except StimulusFileError as exc:
+            _fail(f"--items {exc}")
+    for f in pairs or []:
+        try:
+            load_blimp_jsonl(f)
+        except ReproError as exc:
+            _fail(str(exc))
+    return batch
 
 
 def _run(reproduce, opt, interrupted: str) -> None:
@@ -67,14 +117,15 @@ def lampinen2024(
     add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos", help="prepend the BOS token to every context"),
     dtype: str = typer.Option("float32", "--dtype", help="float32 | bfloat16 | float16"),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto"),
-    batch_size: int = typer.Option(32, "--batch-size", help="sequences per forward pass"),
+    batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto (a token budget for the device)"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars"),
 ) -> None:
     """seeds/000: Table B1 grid, harder variants, recombined prompts, Figure 5 and Figure B1 for any local model."""
     from reproductions.lampinen2024 import Options, reproduce
 
-    _check_options(out, dependency, n_boot, dtype, device, batch_size, threads)
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=model, items=items,
+                                humans=humans, items_per_condition=items_per_condition)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []),
                   humans=list(humans or []), items_per_condition=items_per_condition, prompts=_split(prompts),
                   dependency=dependency, seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
@@ -96,14 +147,15 @@ def hu_levy2023(
     add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos"),
     dtype: str = typer.Option("float32", "--dtype"),
     device: str = typer.Option("cpu", "--device"),
-    batch_size: int = typer.Option(32, "--batch-size"),
+    batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """seeds/003: Direct vs MetaQuestionSimple, MetaInstruct, MetaQuestionComplex; sentence judgment and comparison."""
     from reproductions.hu_levy2023 import Options, reproduce
 
-    _check_options(out, dependency, n_boot, dtype, device, batch_size, threads)
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=model, items=items,
+                                pairs=pairs, items_per_condition=items_per_condition)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
                   items_per_condition=items_per_condition, no_agreement=no_agreement, dependency=dependency, seed=seed,
                   n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
@@ -125,7 +177,7 @@ def hu_frank2024(
     add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos"),
     dtype: str = typer.Option("float32", "--dtype"),
     device: str = typer.Option("cpu", "--device"),
-    batch_size: int = typer.Option(32, "--batch-size"),
+    batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
     max_new_tokens: int = typer.Option(4, "--max-new-tokens", help="production: tokens to generate at most"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -133,7 +185,8 @@ def hu_frank2024(
     """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size."""
     from reproductions.hu_frank2024 import Options, reproduce
 
-    _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens)
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=model,
+                                items=items, pairs=pairs, items_per_condition=items_per_condition)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
                   items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
                   mixed=mixed, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,

@@ -51,7 +51,7 @@ class RunOptions:
     add_bos: bool = False
     dtype: str = "float32"
     device: str = "cpu"
-    batch_size: int = 32
+    batch_size: int | str = 32  # or "auto"
     threads: int | None = 1
     quiet: bool = False
 
@@ -104,13 +104,16 @@ def write_spec(path: Path, spec: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
     if not path.exists() or path.read_text(encoding="utf-8") != text:
-        path.write_text(text, encoding="utf-8")
+        from experiments.atomic import atomic_write_text
+
+        atomic_write_text(path, text)
     return path
 
 
 def run_arm(arm: Arm, backend: Any, run_options: dict[str, Any],
             progress: Callable[[int, int | None], None] | None = None) -> ArmResult:
     """Run (or resume, or skip when finished) one arm through the model_subjects runner."""
+    from experiments.session import SessionError
     from experiments.spec import SpecError, load_spec
     from model_subjects import RunConfig, Runner
     from model_subjects.runner import RunError
@@ -125,7 +128,7 @@ def run_arm(arm: Arm, backend: Any, run_options: dict[str, Any],
                         threads=run_options.get("threads"), max_new_tokens=run_options.get("max_new_tokens", 8))
         runner = Runner(cfg, backend, exp=exp, progress=progress)
         summary = runner.run()
-    except (SpecError, RunError) as exc:
+    except (SpecError, RunError, SessionError) as exc:  # SessionLockedError: another writer holds a session
         raise ReproError(f"arm {arm.name}: {exc}") from None
     total = sum(int(s["trials"]) for s in summary.subjects)
     return ArmResult(arm, time.perf_counter() - t0, summary.trials_run, total, time.process_time() - c0)
@@ -183,9 +186,53 @@ def prompt_provenance(names: list[str]) -> dict[str, dict[str, str]]:
     return out
 
 
+def input_hashes(options: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """SHA-256 of every input the options name (--items, --pairs, --humans): a file's bytes, or for a
+    folder the hash of its files' relative paths and hashes (sorted), with the number of files."""
+    out: dict[str, dict[str, Any]] = {}
+    for key in ("items", "pairs", "humans"):
+        for given in options.get(key) or []:
+            p = Path(given)
+            if p.is_file():
+                out[f"{key}:{given}"] = {"path": str(p.resolve()), "sha256": sha256_file(p), "bytes": p.stat().st_size}
+            elif p.is_dir():
+                files = sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith("."))
+                h = hashlib.sha256()
+                for f in files:
+                    h.update(f"{f.relative_to(p)}\0{sha256_file(f)}\n".encode("utf-8"))
+                out[f"{key}:{given}"] = {"path": str(p.resolve()), "sha256": h.hexdigest(), "files": len(files)}
+    return out
+
+
+def _previous_runs(path: Path) -> list[dict[str, Any]]:
+    """The runs an existing provenance.json records (an older single-run file counts as one run)."""
+    if not path.exists():
+        return []
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        bad = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+        path.replace(bad)  # kept, never silently dropped
+        return [{"note": f"an unreadable provenance.json was moved to {bad.name}"}]
+    if isinstance(old.get("runs"), list):
+        return old["runs"]
+    return [{k: old[k] for k in _RUN_KEYS if k in old}]
+
+
+_RUN_KEYS = ("command_line", "working_directory", "options", "models", "arms", "inputs", "files", "packages",
+             "git_commit", "started", "seconds")
+
+
 def write_provenance(out: Path, paper: str, options: dict[str, Any], models: list[dict[str, Any]],
                      prompts: dict[str, dict[str, str]], templates: dict[str, str], files: dict[str, Path],
                      arms: list[ArmResult], started: float, extra: dict[str, Any] | None = None) -> Path:
+    """Write provenance.json: this run's record at the top level, and every run so far in `runs`.
+
+    A re-run appends its arms, timings, inputs' hashes and versions to the runs of earlier
+    invocations instead of replacing them; the file is replaced atomically (temporary file, rename).
+    """
+    from experiments.atomic import atomic_write_text
+
     doc = {
         "paper": paper,
         "command_line": (["twinlab"] if Path(sys.argv[0]).name in ("twinlab", "cli.py", "__main__.py")
@@ -197,6 +244,7 @@ def write_provenance(out: Path, paper: str, options: dict[str, Any], models: lis
         "models": models,
         "prompts": prompts,
         "templates": {k: {"text": v, "sha256": sha256_text(v)} for k, v in templates.items()},
+        "inputs": input_hashes(options),
         "files": {k: {"path": str(p), "sha256": sha256_file(p)} for k, p in files.items()},
         "arms": [{"arm": r.arm.name, **r.arm.labels, "context": r.arm.context, "protocol": r.arm.protocol,
                   "subjects": r.arm.subjects, "sessions": str(r.arm.out), "trials": r.trials_total,
@@ -209,7 +257,9 @@ def write_provenance(out: Path, paper: str, options: dict[str, Any], models: lis
         **(extra or {}),
     }
     path = out / "provenance.json"
-    path.write_text(json.dumps(doc, indent=2, default=str), encoding="utf-8")
+    run = {k: doc[k] for k in _RUN_KEYS if k in doc} | {k: v for k, v in (extra or {}).items() if k == "timings"}
+    doc["runs"] = _previous_runs(path) + [run]
+    atomic_write_text(path, json.dumps(doc, indent=2, default=str))
     return path
 
 
@@ -245,7 +295,9 @@ class Report:
               show: bool = True) -> Path:
         """Write tables/<name>.csv and show `shown` (default: the same frame) in the report (or only link it)."""
         path = self.out / "tables" / f"{name}.csv"
-        df.to_csv(path, index=False)
+        from experiments.atomic import atomic_write_text
+
+        atomic_write_text(path, df.to_csv(index=False))
         self.files.append(str(path.relative_to(self.out)))
         body = _table_html(df if shown is None else shown) if show else ""
         self.blocks.append(f"<h3>{html.escape(title)}</h3><p class=small><a href='tables/{name}.csv'>tables/{name}.csv"
@@ -268,9 +320,9 @@ class Report:
         page = (f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(self.title)}</title>"
                 f"<style>{CSS}</style></head><body><h1>{html.escape(self.title)}</h1>"
                 + "\n".join(self.blocks) + "</body></html>")
-        path = self.out / "report.html"
-        path.write_text(page, encoding="utf-8")
-        return path
+        from experiments.atomic import atomic_write_text
+
+        return atomic_write_text(self.out / "report.html", page)
 
 
 def progress_bar(disable: bool = False):

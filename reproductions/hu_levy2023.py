@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from experiments.atomic import atomic_write_text
 from reproductions.common import ReproError, Report, RunOptions, progress_bar, sha256_text, slug, write_provenance
 from reproductions.pairs import Pair, ScoreCache, load_blimp_jsonl, pair_trials, pairs_from_items, score_protocols
 
@@ -129,7 +130,8 @@ def run_model(opt: Options, model: str | None, pairs: list[Pair], prog) -> tuple
             prog.advance(task, n)
 
     try:
-        decisions, n_now = score_protocols(backend, cache, jobs, chunk=max(64, 8 * opt.batch_size), progress=advance)
+        chunk = 2048 if opt.batch_size == "auto" else max(64, 8 * int(opt.batch_size))
+        decisions, n_now = score_protocols(backend, cache, jobs, chunk=chunk, progress=advance)
     finally:
         cache.close()
     rows = []
@@ -248,7 +250,7 @@ def reproduce(opt: Options) -> Path:
     if any("SmolLM2-135M" in n for n in names):
         rep.note("SmolLM2-135M-Instruct is a 135M-parameter model, not one of the paper's models (Flan-T5, GPT-3/3.5).")
     rep.text(DEFINITIONS)
-    rows.to_csv(opt.out / "tables" / "trials.csv", index=False)
+    atomic_write_text(opt.out / "tables" / "trials.csv", rows.to_csv(index=False))
     acc = accuracy(rows, opt.n_boot, opt.seed)
     rep.heading("Task performance (Figure 2c: sentence judgment, 2d: sentence comparison)", anchor="accuracy")
     num, txt = layout(acc, list(PROMPT_TYPES), "estimate")
@@ -266,7 +268,7 @@ def reproduce(opt: Options) -> Path:
     num, txt = layout(ic, list(META), "pearson_r")
     rep.table("internal_consistency", num, "Pearson r between direct and metalinguistic differentials", shown=txt)
     rep.table("internal_consistency_long", ic, "With n, CI and p", show=False)
-    diffs.to_csv(opt.out / "tables" / "differentials.csv", index=False)
+    atomic_write_text(opt.out / "tables" / "differentials.csv", diffs.to_csv(index=False))
     sc = diffs.rename(columns={"model": "model_label"}).assign(context=diffs["task"] + " · " + diffs["dataset"],
                                                                 protocol_direct="Direct", protocol_meta=diffs["prompt_type"])
     icf = ic.rename(columns={"prompt_type": "meta_protocol"}).assign(

@@ -457,10 +457,10 @@ def reproduce(opt: Options, log=print) -> Path:
     from model_subjects import ModelLoadError, load_backend
 
     started = time.time()
+    if opt.humans:  # bad human data fails before hours of model runs, and before anything is written
+        human_rates(opt.humans, 10, opt.seed)
     opt.out.mkdir(parents=True, exist_ok=True)
     subtasks = plan_subtasks(opt)
-    if opt.humans:
-        human_rates(opt.humans, 10, opt.seed)  # fail on bad human data before hours of model runs
     all_arms: list[Arm] = []
     results: list[ArmResult] = []
     models: list[dict[str, Any]] = []

@@ -31,13 +31,25 @@ class Pair:
     bad: str
 
 
+MAX_PAIRS_BYTES = 500_000_000  # BLiMP's 67 files together are ~30 MB
+
+
+class _PairsFileError(ReproError):
+    def __init__(self, message: str) -> None:
+        super().__init__(f"--pairs {message}")
+
+
 def load_blimp_jsonl(path: Path) -> list[Pair]:
     """BLiMP JSONL: one JSON object per line with `sentence_good` and `sentence_bad`; errors name the line."""
+    from stimuli.textfile import read_text_file
+
     path = Path(path)
     if not path.exists():
         raise ReproError(f"--pairs {path}: no such file")
+    # a regular file, UTF-8 (a bad byte named by line and column), at most MAX_PAIRS_BYTES
+    text = read_text_file(path, _PairsFileError, "BLiMP JSONL pairs", MAX_PAIRS_BYTES)
     pairs, errors = [], []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -94,10 +106,21 @@ class ScoreCache:
     """log-probabilities of requests already scored, one JSON line each (append-only, flushed)."""
 
     def __init__(self, path: Path):
+        from experiments.session import SessionError, acquire_session_lock
+
         self.path = path
         self.scores: dict[str, float] = {}
+        try:  # one writer, as for session tables: a second reproduction on this folder is refused at once
+            self._lock = acquire_session_lock(path)
+        except SessionError as exc:
+            from reproductions.common import ReproError
+
+            raise ReproError(str(exc)) from None
+        torn = False
         if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
+            text = path.read_text(encoding="utf-8")
+            torn = bool(text) and not text.endswith("\n")
+            for line in text.splitlines():
                 try:
                     k, v = json.loads(line)
                     self.scores[k] = float(v)
@@ -105,6 +128,8 @@ class ScoreCache:
                     continue  # a half-written last line after a kill
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(path, "a", encoding="utf-8")
+        if torn:  # end the torn line, so that the next entry starts a line of its own
+            self._fh.write("\n")
 
     def add(self, key: str, value: float) -> None:
         self.scores[key] = value
@@ -115,6 +140,7 @@ class ScoreCache:
 
     def close(self) -> None:
         self._fh.close()
+        self._lock.release()
 
 
 def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any]], chunk: int = 256,

@@ -22,12 +22,13 @@ mkdir -p "$OUT"
 SECONDS=0
 
 echo "== 1. stimuli: the 4096 long-nested test items (8 conditions x 512, seeds/000 design)"
-$TL stimuli generate --structure long_nested --lexicon test --per-condition 512 --out "$OUT/stimuli/long_nested_test.csv"
+# --force: a re-run replaces the derived files with the same (deterministic) content
+$TL stimuli generate --structure long_nested --lexicon test --per-condition 512 --out "$OUT/stimuli/long_nested_test.csv" --force
 
 echo "== 2. the demo spec, validated and compiled for the first subjects"
 $TL validate $SPEC
 for s in m01 m02 m03; do
-  $TL plan $SPEC --subject "$s" --out "$OUT/plans/$s.csv"
+  $TL plan $SPEC --subject "$s" --out "$OUT/plans/$s.csv" --force
 done
 
 echo "== 3. model subjects: forced choice (log P of the correct vs the number-flipped verb), no context and eight-shot"

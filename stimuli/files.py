@@ -55,18 +55,20 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
     on a determiner is an error.
     """
     path = Path(path)
-    if not path.exists():
-        raise StimulusFileError(f"stimulus file {str(path)!r} does not exist")
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
     text = _read_text(path)
     try:
         csv.field_size_limit(max(csv.field_size_limit(), 10_000_000))
         reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
         header = reader.fieldnames or []
+        doubled = sorted({c for c in header if header.count(c) > 1})
+        if doubled:  # DictReader would keep the last of the two silently
+            raise StimulusFileError(f"{path}: line 1: column(s) {', '.join(map(repr, doubled))} appear twice in the header")
         missing = [c for c in REQUIRED_COLUMNS if c not in header]
         if missing:
             raise StimulusFileError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(header)})")
         items: list[Item] = []
+        lines: list[int] = []
         errors: list[tuple[int, str]] = []
         seen: set[str] = set()
         english = bool(language) and str(language).split("-")[0] == "en"
@@ -77,11 +79,14 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
                     raise ValueError(f"has {len(header) + len(row[None])} cells but the header has "  # type: ignore[index]
                                      f"{len(header)} (a stray {'tab' if delimiter == chr(9) else 'comma'}?)")
                 items.append(_row_to_item(row, seen, english))
+                lines.append(lineno)
             except ValueError as exc:
                 errors.append((lineno, str(exc)))
     except csv.Error as exc:
         raise StimulusFileError(f"{path}: line {reader.line_num}: not readable as CSV/TSV ({exc})") from None
+    errors += _design_errors(items, lines)
     if errors:
+        errors.sort()
         shown = [f"  line {n}: {e}" for n, e in errors[:SHOWN_ERRORS]]
         if len(errors) > SHOWN_ERRORS:
             shown.append(f"  ... and {len(errors) - SHOWN_ERRORS} more, on line(s) "
@@ -90,6 +95,51 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
     if not items:
         raise StimulusFileError(f"{path}: no stimulus rows")
     return items
+
+
+def _design_errors(items: list[Item], lines: list[int]) -> list[tuple[int, str]]:
+    """Items that do not fit their structure: a condition string of another length than the
+    structure's (the generator's structures have a fixed number of nouns), or fewer critical
+    verbs than the structure's other items have (the compiler would pick it for a dependency it
+    lacks)."""
+    from stimuli.structures import STRUCTURES
+
+    first: dict[str, tuple[int, Item]] = {}
+    deps: dict[str, set[str]] = {}
+    for line, it in zip(lines, items):
+        first.setdefault(it.structure, (line, it))
+        deps.setdefault(it.structure, set()).update(it.verbs)
+    errors: list[tuple[int, str]] = []
+    for line, it in zip(lines, items):
+        known = STRUCTURES.get(it.structure)
+        if known is not None and len(it.condition) != len(known.letters):
+            errors.append((line, f"condition {it.condition!r} has {len(it.condition)} letter(s) but structure "
+                                 f"{it.structure!r} has {len(known.letters)} nouns ({', '.join(known.letters)})"))
+        elif known is not None and set(it.verbs) - set(known.dependencies):
+            extra = sorted(set(it.verbs) - set(known.dependencies))
+            errors.append((line, f"{extra[0]}_index: structure {it.structure!r} has no {extra[0]} dependency "
+                                 f"(its dependencies: {', '.join(known.dependencies)})"))
+        elif known is None and len(it.condition) != len(first[it.structure][1].condition):
+            fl, fi = first[it.structure]
+            errors.append((line, f"condition {it.condition!r} has {len(it.condition)} letter(s) but structure "
+                                 f"{it.structure!r} has {len(fi.condition)} on line {fl} ({fi.condition!r})"))
+        lacking = sorted(deps[it.structure] - set(it.verbs))
+        if lacking:
+            d = lacking[0]
+            errors.append((line, f"{d}_index is empty but other items of structure {it.structure!r} have a {d} "
+                                 f"verb: every item of a structure needs the same dependencies"))
+    return errors
+
+
+def _index(row: dict[str, str], field: str, n_words: int) -> int:
+    """A 0-based unit index written as plain digits (int() would read '0_3' as 3 and ' +3' as 3)."""
+    raw = (row.get(field) or "").strip()
+    if not raw.isascii() or not raw.isdigit():
+        raise ValueError(f"{field} {raw!r} is not an integer (digits only, 0-based)")
+    idx = int(raw)
+    if not 0 <= idx < n_words:
+        raise ValueError(f"{field} {idx} is outside the sentence ({n_words} units, 0 to {n_words - 1})")
+    return idx
 
 
 def _read_text(path: Path) -> str:
@@ -129,12 +179,7 @@ def _row_to_item(row: dict[str, str], seen: set[str], english: bool = False) -> 
         alt = (row.get(f"{dep}_alternative") or "").strip()
         if not raw_idx and not alt:
             continue
-        try:
-            idx = int(raw_idx)
-        except ValueError:
-            raise ValueError(f"{dep}_index {raw_idx!r} is not an integer") from None
-        if not 0 <= idx < len(words):
-            raise ValueError(f"{dep}_index {idx} is outside the sentence ({len(words)} units, 0 to {len(words) - 1})")
+        idx = _index(row, f"{dep}_index", len(words))
         if not alt:
             raise ValueError(f"{dep}_alternative is empty but {dep}_index is set")
         word = words[idx].rstrip(".")
@@ -161,14 +206,12 @@ def _filler(row: dict[str, str], words: tuple[str, ...]) -> tuple[int, str, str]
     word = (row.get("filler_word") or "").strip()
     if not raw_idx and not word:
         return None
-    try:
-        idx = int(raw_idx)
-    except ValueError:
-        raise ValueError(f"filler_index {raw_idx!r} is not an integer") from None
-    if not 0 <= idx < len(words):
-        raise ValueError(f"filler_index {idx} is outside the sentence ({len(words)} units, 0 to {len(words) - 1})")
+    idx = _index(row, "filler_index", len(words))
     if not word:
         raise ValueError("filler_word is empty but filler_index is set")
+    if word.rstrip(".").casefold() == words[idx].rstrip(".").casefold():
+        raise ValueError(f"filler_word {word!r} is the word at filler_index {idx} itself: the filler version "
+                         "would not differ from the grammatical sentence")
     return idx, word, (row.get("filler_kind") or "").strip() or "other"
 
 

@@ -194,13 +194,16 @@ def parse_gold(line: str) -> tuple[int, str, str]:
     return index, correct, flipped
 
 
+MAX_TEXT_BYTES = 100_000_000  # the released files are a few hundred kB
+
+
 def read_lines(path: Path) -> list[str]:
+    """The file's lines: a regular UTF-8 file (FIFO, device, folder, bad byte refused by name)."""
+    from stimuli.textfile import read_text_file
+
     if not path.exists():
         raise StimulusFileError(f"{path}: no such file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise StimulusFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = read_text_file(path, StimulusFileError, "Lakretz .text/.gold", MAX_TEXT_BYTES)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines = lines[:-1]  # the final newline

@@ -324,7 +324,10 @@ def test_participant_dialog_collects_id_session_and_spec_fields(xdisplay, monkey
                             stderr=subprocess.PIPE, text=True)
     try:
         def dialog_open() -> bool:
-            r = subprocess.run(["xdotool", "search", "--name", "twinlab"], env=env_for(xdisplay),
+            # visible windows with exactly the dialog's title: pyglet's hidden helper window can match a
+            # substring (its name may contain the checkout path)
+            r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^twinlab: lakretz2021_nested$"],
+                               env=env_for(xdisplay),
                                capture_output=True, text=True)
             return bool(r.stdout.strip())
 

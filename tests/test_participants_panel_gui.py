@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,6 +31,16 @@ except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
 WINDOW = (1024, 768)
+
+
+def window_id(display: str, title: str) -> str:
+    """The one visible window with exactly this title (pyglet keeps a hidden helper window, and the
+    checkout path can contain the project's name: a substring search may find either)."""
+    r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", f"^{re.escape(title)}$"],
+                       env=env_for(display), capture_output=True, text=True)
+    ids = r.stdout.split()
+    assert len(ids) == 1, f"expected one visible window titled {title!r}, found {ids} ({r.stderr.strip()})"
+    return ids[0]
 
 
 def panel_spec(tmp_path: Path, **timing) -> Path:
@@ -99,15 +110,18 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
             if answer is None:
                 sent.append(float("nan"))
                 continue
-            time.sleep(delay)
-            sent.append(time.monotonic() - seen_at)
             if how == "key":
+                time.sleep(delay)
+                sent.append(time.monotonic() - seen_at)
                 xdo(xdisplay, "key", spec.task.panel.keys[answer])
-            else:  # click the answer's box: ACCEPTABLE is on the right, vertically centred
-                win = subprocess.run(["xdotool", "search", "--name", "twinlab"], env=env_for(xdisplay),
-                                     capture_output=True, text=True).stdout.split()[0]
+            else:  # a click between the boxes (no answer), then on ACCEPTABLE: on the right, vertically centred
+                win = window_id(xdisplay, f"twinlab: {spec.name}")
+                xdo(xdisplay, "mousemove", "--window", win, str(WINDOW[0] // 2), str(WINDOW[1] // 2))
+                xdo(xdisplay, "click", "1")
                 x = int(WINDOW[0] / 2 + 0.33 * WINDOW[1])
                 xdo(xdisplay, "mousemove", "--window", win, str(x), str(WINDOW[1] // 2))
+                time.sleep(max(0.1, delay - (time.monotonic() - seen_at)))
+                sent.append(time.monotonic() - seen_at)
                 xdo(xdisplay, "click", "1")
         stdout, stderr = proc.communicate(timeout=60)
     finally:
@@ -130,6 +144,19 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
         # RT from panel onset: at least the wait after the panel appeared in the log, plus a little latency
         assert lag * 1000 - 5 <= float(r["rt_ms"]) <= lag * 1000 + 400, (r["rt_ms"], lag)
         assert r["feedback_text"] == (spec.feedback.correct_text if r["correct"] == "True" else spec.feedback.incorrect_text)
+        # every panel press is listed, mouse clicks as key presses are: time from fixation onset, unit, answer
+        panel_presses = [p for p in extra["presses"] if p["phase"] == "panel"]
+        assert all(p["t_ms"] >= extra["panel_onset_ms"] and p["unit"] == len(json.loads(r["word_onsets_ms"])) - 1
+                   for p in panel_presses), panel_presses
+        if how == "mouse":
+            assert [(p["key"], p["answer"]) for p in panel_presses] == [("mouse", None), ("mouse", answer)]
+            first, clicked = (p["t_ms"] - extra["panel_onset_ms"] for p in panel_presses)
+            assert abs(clicked - float(r["rt_ms"])) < 0.01  # the answering click is the RT
+            assert 50 <= clicked - first <= 1000, (first, clicked)  # the miss came 0.1 s before it
+        else:
+            key = spec.task.panel.keys[answer]
+            assert [(p["key"], p["answer"]) for p in panel_presses] == [(key, answer)]
+            assert abs(panel_presses[0]["t_ms"] - extra["panel_onset_ms"] - float(r["rt_ms"])) < 0.01
         if early:
             assert r["early_response"] == "violation"
             unit = int(r["early_response_unit"])

@@ -151,6 +151,48 @@ def test_resume_point_and_complete_session(tmp_path, spec):
         prepare(HumanRunConfig(spec=spec, participant="P4", out=tmp_path, resume=True, trials=3))
 
 
+def _three_trials(tmp_path, spec, pid, seed=None):
+    seq = compile_sequence(spec, pid, seed)
+    w = SessionWriter.create(tmp_path, experiment=spec.name, subject_id=pid, session=1, subject_kind="human",
+                             spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=3,
+                             metadata={"seed": seq.seed})
+    for t in seq.trials[:3]:
+        w.append(trial_row(t, _result(t), seq, subject_id=pid, session=1))
+    w.close("aborted")
+    return session_paths(tmp_path, spec.name, pid, 1)
+
+
+@pytest.mark.parametrize("column, value", [("words", "la frase cambiata"), ("sequence_hash", "0" * 16),
+                                           ("item_id", "other-item"), ("spec_hash", "abc")])
+def test_resume_refuses_rows_that_are_not_the_sequence_naming_the_line(tmp_path, spec, column, value):
+    csv_path, _ = _three_trials(tmp_path, spec, "P6")
+    lines = csv_path.read_text().splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split(",")
+    import csv as _csv
+    import io
+    row = next(_csv.reader(io.StringIO(lines[2])))
+    row[header.index(column)] = value
+    buf = io.StringIO()
+    _csv.writer(buf, lineterminator="\n").writerow(row)
+    lines[2] = buf.getvalue()
+    csv_path.write_text("".join(lines))
+    before = csv_path.read_bytes()
+    with pytest.raises(RunError) as err:
+        prepare(HumanRunConfig(spec=spec, participant="P6", out=tmp_path, resume=True, trials=6))
+    msg = str(err.value)
+    assert f"{csv_path} line 3 (row 2)" in msg and column in msg
+    assert csv_path.read_bytes() == before
+
+
+def test_rerun_with_another_seed_names_the_difference(tmp_path, spec):
+    _three_trials(tmp_path, spec, "P7", seed=5)
+    with pytest.raises(RunError, match="seed 5 there, 1 now|seed 5 there"):
+        prepare(HumanRunConfig(spec=spec, participant="P7", out=tmp_path, resume=True, trials=6))
+    with pytest.raises(RunError, match="already exists .*written with other settings: seed 5 there"):
+        prepare(HumanRunConfig(spec=spec, participant="P7", out=tmp_path))
+    assert prepare(HumanRunConfig(spec=spec, participant="P7", out=tmp_path, resume=True, trials=6, seed=5)).start == 3
+
+
 # ---- rows -------------------------------------------------------------------------------------
 def _result(trial, response="violation", rt=412.5):
     return TrialResult(response=response, correct=response == trial.correct_response, rt_ms=rt,

@@ -23,7 +23,7 @@ def flat(res) -> str:
 @pytest.mark.parametrize("args,expected", [
     (["--prompts", "none,fivehot"], "--prompts: unknown 'fivehot'"),
     (["--dependency", "middle"], "--dependency must be inner or outer"),
-    (["--items", "nowhere.csv"], "nowhere.csv' does not exist"),
+    (["--items", "nowhere.csv"], "nowhere.csv: does not exist"),
     (["--items-per-condition", "0"], "--items-per-condition must be at least 1"),
     (["--humans", "no_humans_here"], "--humans: no_humans_here: no such file or folder"),
 ])
@@ -36,9 +36,11 @@ def test_lampinen_bad_arguments_exit_2_without_loading_a_model(tmp_path, args, e
 
 
 @pytest.mark.parametrize("paper", ["lampinen2024", "hu-levy2023", "hu-frank2024"])
-def test_a_missing_model_is_one_clean_error(tmp_path, paper):
+@pytest.mark.parametrize("batch", [[], ["--batch-size", "auto"], ["--batch-size", "AUTO"], ["--batch-size", "8"]])
+def test_a_missing_model_is_one_clean_error(tmp_path, paper, batch):
+    """Every batch size run-model takes (a number or auto) passes the options: the model is what fails."""
     res = CliRunner().invoke(app, ["reproduce", paper, "--out", str(tmp_path / "o"), "-n", "1", "-q",
-                                   "--model", str(tmp_path / "no_such_model")])
+                                   "--model", str(tmp_path / "no_such_model")] + batch)
     assert res.exit_code == 2 and "no_such_model' does not exist" in flat(res) and "Traceback" not in res.output
 
 
@@ -84,6 +86,7 @@ def test_items_files_give_subtasks_by_their_critical_verb_and_equal_conditions(t
     (["--device", "tpu"], "--device must be cpu, cuda"),
     (["--dtype", "int8"], "--dtype must be one of"),
     (["--batch-size", "0"], "--batch-size must be from 1"),
+    (["--batch-size", "many"], "--batch-size must be a positive whole number or 'auto'"),
 ])
 def test_runner_options_follow_run_models_rules_before_any_model_loads(tmp_path, paper, args, expected):
     """The same rules as `run-model` (experiments/options.py), checked before a model is loaded."""

@@ -6,6 +6,7 @@ tokenisation and no batching, cache or padding.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -68,9 +69,18 @@ def test_zero_shot_forced_choice_on_imported_fixture_matches_plain_forward_pass(
     assert 0 < ref.mean() < 1  # the fixture separates the conditions (not all right or all wrong)
 
     # the same command again reuses every finished session and computes nothing
+    first = json.loads((out / "provenance.json").read_text())
     reproduce(opt)
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["arms"] and all(a["trials_run_now"] == 0 for a in prov["arms"])
+    # provenance accumulates: the first run's arms and timings are kept beside the second's
+    assert len(prov["runs"]) == 2 and prov["runs"][0] == first["runs"][0]
+    assert sum(a["trials_run_now"] for a in prov["runs"][0]["arms"]) > 0
+    assert [a["arm"] for a in prov["runs"][1]["arms"]] == [a["arm"] for a in prov["arms"]]
+    for f in files:  # the input items, by content
+        rec = prov["inputs"][f"items:{f}"]
+        assert rec["sha256"] == hashlib.sha256(Path(f).read_bytes()).hexdigest()
+        assert prov["runs"][0]["inputs"][f"items:{f}"] == rec
     assert prov["models"][0]["weights_sha256"] and prov["models"][0]["add_bos"] is False
     assert (out / "report.html").exists() and (out / "figures" / "figure2_long_nested.png").exists()
 
@@ -107,7 +117,10 @@ def test_hu_levy_on_blimp_fixture_matches_plain_forward_passes(tmp_path):
     assert abs(acc.loc[("comparison", "Direct"), "estimate"] - direct) < 1e-3
     assert abs(acc.loc[("judgment", "MetaQuestionSimple"), "estimate"] - (tpr + tnr) / 2) < 1e-3
     hl.reproduce(opt)  # the re-run scores nothing: every request is in the cache
-    assert json.loads((out / "provenance.json").read_text())["timings"][0]["requests_computed_now"] == 0
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["timings"][0]["requests_computed_now"] == 0
+    assert [r["timings"][0]["requests_computed_now"] > 0 for r in prov["runs"]] == [True, False]
+    assert prov["inputs"][f"pairs:{blimp}"]["sha256"] == hashlib.sha256(blimp.read_bytes()).hexdigest()
 
 
 def test_hu_frank_cli_end_to_end_tables_agree_with_sessions(tmp_path):

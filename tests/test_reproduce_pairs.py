@@ -96,3 +96,27 @@ def test_the_same_model_given_twice_is_run_once_with_a_note(tmp_path):
                                    "org/name"])
     assert models == [None, str(tmp_path / "m"), "org/name"]
     assert len(notes) == 3 and "given more than once" in notes[0]
+
+
+def test_score_cache_has_one_writer_and_mends_a_torn_line(tmp_path):
+    import os
+
+    from reproductions.common import ReproError
+    from reproductions.pairs import ScoreCache
+
+    path = tmp_path / "cache" / "m.jsonl"
+    c = ScoreCache(path)
+    c.add("a", -1.5)
+    c.flush()
+    with pytest.raises(ReproError, match=f"pid {os.getpid()}"):
+        ScoreCache(path)
+    c.close()
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('["b", -2.')  # a kill in the middle of an entry
+    c = ScoreCache(path)
+    assert c.scores == {"a": -1.5}
+    c.add("c", -3.0)
+    c.close()
+    again = ScoreCache(path)
+    assert again.scores == {"a": -1.5, "c": -3.0}  # the next entry was not glued to the torn one
+    again.close()

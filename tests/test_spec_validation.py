@@ -53,6 +53,9 @@ def test_missing_spec_file_and_bad_yaml(tmp_path):
     p.write_text("- a list\n")
     with pytest.raises(SpecError, match="mapping"):
         load_spec(p)
+    p.write_text("\x01name: x\n")  # a control character in the first bytes the YAML reader checks
+    with pytest.raises(SpecError, match="not valid YAML.*#x0001"):
+        load_spec(p)
 
 
 def test_bundled_spec_by_name():

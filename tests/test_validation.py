@@ -198,7 +198,8 @@ def test_row_with_a_stray_delimiter(tmp_path):
 @pytest.mark.parametrize("opts,match", [
     (["--trials", "-1"], "--trials must be 1 or more"),
     (["--trials", "0"], "--trials must be 1 or more"),
-    (["--batch-size", "0"], "--batch-size must be a positive whole number"),
+    (["--batch-size", "0"], "--batch-size must be from 1 to 65536, got 0"),
+    (["--batch-size", "many"], "--batch-size must be a positive whole number or 'auto'"),
     (["--batch-size", "100000"], "--batch-size must be from 1 to 65536"),
     (["--session", "-1"], "--session must be from 1"),
     (["--max-new-tokens", "0"], "--max-new-tokens must be from 1"),

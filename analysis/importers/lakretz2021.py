@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -25,7 +26,9 @@ from analysis.importers.lakretz_logs import LogFile, LogNotes, read_logs
 from analysis.importers.lakretz_match import match_rows
 from analysis.importers.lakretz_rows import EXPERIMENT, RowKey, log_rows, table_rows
 from analysis.importers.lakretz_table import read_table
-from experiments.session import SessionError, SessionWriter, session_paths, write_dataset_description
+from experiments.atomic import atomic_write_text
+from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, session_paths,
+                                 verified_session_problem, write_dataset_description)
 
 RUNNER = "twinlab import lakretz2021"
 Tick = Callable[[str, int, int], None]
@@ -44,7 +47,10 @@ class ImportSummary:
     unfinished_trials: int = 0
     sessions_written: int = 0
     sessions_skipped: int = 0
+    sessions_reimported: int = 0
     rows_written: int = 0
+    logs_without_trials: dict[str, str] = field(default_factory=dict)  # log file -> why no session came of it
+    rows_set_aside: dict[str, int] = field(default_factory=dict)  # log lines not imported, by reason
     matched: dict[str, int] = field(default_factory=dict)
     unmatched: dict[str, int] = field(default_factory=dict)
     not_scored: dict[str, int] = field(default_factory=dict)
@@ -167,6 +173,12 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
             summary.unmatched["empty logs (no events)"] = notes.empty_logs
         if notes.unknown_events:
             summary.unmatched["lines with an unknown event set aside"] = sum(notes.unknown_events.values())
+        summary.logs_without_trials = dict(notes.no_trials)
+        summary.rows_set_aside = {
+            "truncated last lines (the file ends inside them)": notes.truncated_lines,
+            "lines with an unknown event": sum(notes.unknown_events.values()),
+            "blank lines": notes.blank_lines,
+        }
     if table is not None:
         leftover = table[table["trial_idx"].isna()] if "trial_idx" in table.columns else table
         if logs is None:
@@ -207,17 +219,75 @@ def _count_not_scored(rows: list[dict], keys: list[RowKey], summary: ImportSumma
     }
 
 
-def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: list[LogFile], results,
-                    table_subjects: set[int] | None,
-                    out: Path, summary: ImportSummary, skip_existing: bool, tick: Tick) -> None:
-    planned = []
+def _existing(sessions: dict, out: Path, skip_existing: bool, summary: ImportSummary) -> tuple[set, set]:
+    """Sessions already in `out`: (whole ones to skip, partial ones of an earlier import to write again).
+
+    Without --skip-existing any existing session refuses the import before anything is written. With
+    it, only a session whose sidecar's verification record matches its table is trusted; a partial one
+    left by an interrupted import is moved aside (`<name>.unverified-<n>`, never deleted) and imported
+    again; a session written by something else than this importer is refused.
+    """
     existing = [key for key in sessions if any(p.exists() for p in session_paths(out, EXPERIMENT, *key))]
     if existing and not skip_existing:
         csv_path = session_paths(out, EXPERIMENT, *existing[0])[0]
         raise ImportDataError(f"{csv_path} already exists ({len(existing)} of the {len(sessions)} sessions are in "
                               f"{out}); nothing was written. Import into a new --out, or pass --skip-existing")
-    for (sid, session), g in sessions.items():
-        planned.append((sid, session, g, (sid, session) in existing))
+    whole, partial = set(), set()
+    for key in existing:
+        csv_path, json_path = session_paths(out, EXPERIMENT, *key)
+        problem = verified_session_problem(csv_path, json_path)
+        if problem is None:
+            whole.add(key)
+            continue
+        try:
+            runner = json.loads(json_path.read_text(encoding="utf-8")).get("runner") if json_path.exists() else RUNNER
+        except (OSError, json.JSONDecodeError):
+            runner = RUNNER
+        if runner != RUNNER:
+            raise ImportDataError(f"{csv_path}: {problem}, and it was not written by this import (runner "
+                                  f"{runner!r}); move it out of {out} or import into a new --out")
+        partial.add(key)
+        summary.notes.append(f"{csv_path.name}: {problem}; moved aside and imported again")
+    return whole, partial
+
+
+def _move_aside(csv_path: Path, json_path: Path) -> None:
+    n = 1
+    while any(p.with_name(f"{p.name}.unverified-{n}").exists() for p in (csv_path, json_path)):
+        n += 1
+    for p in (csv_path, json_path):
+        if p.exists():
+            os.replace(p, p.with_name(f"{p.name}.unverified-{n}"))
+
+
+def _lock_all(keys: list, out: Path) -> dict:
+    """Every session this import writes, locked before the first is written (all or none)."""
+    locks: dict[tuple, SessionLock] = {}
+    try:
+        for key in keys:
+            locks[key] = acquire_session_lock(session_paths(out, EXPERIMENT, *key)[0])
+    except SessionError as exc:
+        for lock in locks.values():
+            lock.release()
+        raise ImportDataError(f"{exc}; nothing was written") from None
+    return locks
+
+
+def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: list[LogFile], results,
+                    table_subjects: set[int] | None,
+                    out: Path, summary: ImportSummary, skip_existing: bool, tick: Tick) -> None:
+    whole, partial = _existing(sessions, out, skip_existing, summary)
+    planned = [(sid, session, g, (sid, session) in whole) for (sid, session), g in sessions.items()]
+    locks = _lock_all([(sid, session) for sid, session, _, skip in planned if not skip], out)
+    try:
+        _write_locked(planned, partial, locks, log_files, results, table_subjects, out, summary, tick)
+    finally:
+        for lock in locks.values():
+            lock.release()
+
+
+def _write_locked(planned: list, partial: set, locks: dict, log_files: list[LogFile], results,
+                  table_subjects: set[int] | None, out: Path, summary: ImportSummary, tick: Tick) -> None:
     table_meta = None
     if results is not None:
         rp = Path(results)
@@ -228,6 +298,9 @@ def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: 
         if exists:
             summary.sessions_skipped += 1
             continue
+        if (sid, session) in partial:
+            _move_aside(*session_paths(out, EXPERIMENT, sid, session))
+            summary.sessions_reimported += 1
         files = sorted({int(k.file) for _, k in g if k.file is not None})
         for f in files:
             if f not in sha_of:
@@ -261,10 +334,15 @@ def _write_sessions(sessions: dict[tuple[str, int | None], Session], log_files: 
         }
         seq_hash = hashlib.sha256("".join(s["sha256"] for s in sources).encode()).hexdigest()[:16]
         try:
+            # staged: written under a temporary name, renamed once its row count and SHA-256 are checked
             w = SessionWriter.create(out, experiment=EXPERIMENT, subject_id=sid, session=session, subject_kind="human",
                                      spec_hash="", sequence_hash=seq_hash, n_trials=len(g), metadata=meta,
-                                     durable=False)  # re-runnable from the sources: no fsync per file
-            w.append_rows([r for r, _ in g])
+                                     staged=True, lock=locks.pop((sid, session)))
+            try:
+                w.append_rows([r for r, _ in g])
+            except BaseException as exc:  # nothing is published: the staged files are removed
+                w.close("crashed", error=f"{type(exc).__name__}: {exc}")
+                raise
             w.close("incomplete" if unfinished else "completed",
                     **({"incomplete_reason": "the log ends inside its last trial (kept, with extra.unfinished = true)"}
                        if unfinished else {}))
@@ -283,4 +361,4 @@ def _write_summary(out: Path, summary: ImportSummary) -> None:
     while path.exists():
         path = out / f"import_lakretz2021_{n}.json"
         n += 1
-    path.write_text(json.dumps(summary.to_dict(), indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(summary.to_dict(), indent=2) + "\n")

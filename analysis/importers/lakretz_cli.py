@@ -66,10 +66,25 @@ def print_summary(summary, seconds: float) -> None:
         table.add_row("  log trials (main sessions)", str(summary.log_trials))
         table.add_row("  log trials (training)", str(summary.training_trials))
         table.add_row("  of which unfinished (log ends inside)", str(summary.unfinished_trials))
+    if summary.logs_without_trials:
+        section("logs that gave no session (counted, not fatal)")
+        reasons: dict[str, int] = {}
+        for why in summary.logs_without_trials.values():
+            key = why.split(":")[0].split(",")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+        for k, v in reasons.items():
+            table.add_row(f"  {k}", str(v))
+    if any(summary.rows_set_aside.values()):
+        section("log lines set aside (not imported), by reason")
+        for k, v in summary.rows_set_aside.items():
+            if v:
+                table.add_row(f"  {k}", str(v))
     section("written")
-    table.add_row("  sessions written", str(summary.sessions_written))
+    table.add_row("  sessions written (verified, then renamed into place)", str(summary.sessions_written))
     if summary.sessions_skipped:
-        table.add_row("  sessions skipped (already in --out)", str(summary.sessions_skipped))
+        table.add_row("  sessions skipped (already in --out, verified)", str(summary.sessions_skipped))
+    if summary.sessions_reimported:
+        table.add_row("  partial sessions moved aside and imported again", str(summary.sessions_reimported))
     table.add_row("  rows written", str(summary.rows_written))
     if summary.matched:
         section("table rows matched to log trials")

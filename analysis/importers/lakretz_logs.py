@@ -20,7 +20,7 @@ import pandas as pd
 from analysis.importers import ImportDataError
 from analysis.importers.lakretz_format import (
     CONDITIONS_OF_TYPE, KNOWN_EVENTS, LOG_FIELDS, LOG_GLOB, LOG_HEADER, LOG_NAME, SESSION_EVENTS, SINGLE_EVENTS,
-    TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES,
+    TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES, WIDE_EVENTS,
 )
 
 
@@ -50,6 +50,7 @@ class LogNotes:
     blank_lines: int = 0
     event_lines: int = 0
     empty_logs: int = 0
+    no_trials: dict[str, str] = field(default_factory=dict)  # log file name -> why it gave no session
 
 
 _USED = [f for f in LOG_FIELDS if f not in ("StimNum", "_trailing")]  # the rest is never read
@@ -147,6 +148,7 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
     if not text.strip():  # a session that never started: nothing to import, said so
         notes.notes.append(f"{path.name}: empty log (0 events), nothing imported from it")
         notes.empty_logs += 1
+        notes.no_trials[path.name] = "empty file"
         return pd.DataFrame(columns=_USED + ["line"], dtype=object)
     first_end = text.find("\n")
     header = (text if first_end < 0 else text[:first_end]).rstrip("\r").rstrip("\t").split("\t")
@@ -157,7 +159,7 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
     if not text.endswith("\n"):
         cut = text.rfind("\n") + 1
         last = text[cut:]
-        if last.rstrip("\r").endswith("\t") and last.split("\t", 1)[0] in KNOWN_EVENTS:
+        if _complete_record(last):
             text += "\n"  # a complete record that only lacks its line end
         else:
             notes.truncated_lines += 1
@@ -165,14 +167,13 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
                                "set aside, its trial is imported as unfinished")
             text = text[:cut]
     try:
-        raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), usecols=_USED, dtype=object,
-                          keep_default_na=False, quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c")
+        raw = _read_events(text)
     except pd.errors.ParserError as exc:
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if m:
             raise ImportDataError(f"{path}: line {m[2]}: {m[3]} tab-separated fields, at most {m[1]} expected") from None
         raise ImportDataError(f"{path}: not a readable session log ({str(exc).strip()})") from None
-    except pd.errors.EmptyDataError:
+    except pd.errors.EmptyDataError:  # the header and nothing else: a session that was never started
         raw = pd.DataFrame(columns=_USED, dtype=object)
     raw["line"] = np.arange(2, len(raw) + 2)
     known = raw["Event"].isin(KNOWN_EVENTS)
@@ -194,6 +195,38 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
         raw = raw.reset_index(drop=True)
     notes.event_lines += len(raw)
     return raw
+
+
+def _read_events(text: str) -> pd.DataFrame:
+    """The event lines (after the header) as strings, the unused columns dropped.
+
+    A log whose lines all have fewer fields than the header names (a session started and never run:
+    one GrandStart line of 8 fields) makes pandas refuse `usecols`; it is read whole and cut then.
+    """
+    kw = dict(sep="\t", header=None, skiprows=1, names=list(LOG_FIELDS), dtype=object, keep_default_na=False,
+              quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c")
+    try:
+        return pd.read_csv(io.StringIO(text), usecols=_USED, **kw)
+    except ValueError as exc:
+        if "Too many columns specified" not in str(exc):
+            raise
+    raw = pd.read_csv(io.StringIO(text), **kw)
+    return raw[_USED].fillna("")
+
+
+def _complete_record(line: str) -> bool:
+    """A last line without its line end is a whole record when it ends with the trailing tab and has
+    every field its event writes (a line cut right after an inner tab does not)."""
+    line = line.rstrip("\r")
+    event = line.split("\t", 1)[0]
+    if not line.endswith("\t") or event not in KNOWN_EVENTS:
+        return False
+    n_fields = len(line.split("\t")) - 1  # the last split part is the empty one after the trailing tab
+    return n_fields >= _FIELDS_OF_EVENT.get(event, len(LOG_HEADER) - 1)
+
+
+# fields (before the trailing tab) each event writes, as checked on the release's logs
+_FIELDS_OF_EVENT = {**{e: 7 for e in SESSION_EVENTS}, **{e: 11 for e in WIDE_EVENTS}}
 
 
 def _stripped(s: pd.Series, known: list[str]) -> pd.Series:
@@ -377,6 +410,15 @@ def read_logs(folder: str | Path, notes: LogNotes,
             progress(i + 1, len(logs))
     events = check_events(logs, pd.concat(raws, ignore_index=True))
     trials = assemble_trials(logs, events)
+    with_trials = set(trials["file"].tolist())
+    for i, (lf, raw) in enumerate(zip(logs, raws)):
+        if i in with_trials or lf.path.name in notes.no_trials:
+            continue
+        why = ("header only, no events (a session that was never started)" if raw.empty else
+               f"no trials: {len(raw)} event line(s) ({', '.join(sorted(set(raw['Event'])))}), no FIX_ON "
+               "(a session started and never run)")
+        notes.no_trials[lf.path.name] = why
+        notes.notes.append(f"{lf.path.name}: {why}; no session imported from it")
     bad = trials["outcome"].notna() & ~trials["outcome"].isin(
         ["CORRECT", "CORRECT_INC", "CORRECT_DDC", "WRONG", "WRONG_INC", "WRONG_DDC"])
     if bad.any():
