@@ -47,20 +47,21 @@ rm -rf "$OUT/human_smoke"
 xvfb-run -a -s "-screen 0 1280x1024x24" $TL run-human $SPEC --autopilot --participant autopilot1 --trials 3 --out "$OUT/human_smoke"
 
 echo "== 6. humans"
-# Real data first: the public Lakretz et al. (2021) release (results table + raw session logs; README:
-# "Human data") with TWINLAB_LAKRETZ_RESULTS and TWINLAB_LAKRETZ_LOGS, else the 5-subject development
-# sample in ../shared/data/lakretz2021_sample/ when it exists, else SIMULATED humans (analysis/simulate.py).
+# Real data when it is there: the public Lakretz et al. (2021) release (results table + raw session logs;
+# README: "Human data") with TWINLAB_LAKRETZ_RESULTS and TWINLAB_LAKRETZ_LOGS; else SIMULATED humans
+# (analysis/simulate.py), 40 subjects, enough for the mixed models to converge. The 5-subject development
+# sample in ../shared/data/lakretz2021_sample/ only on request (TWINLAB_DEMO_HUMANS=sample): on 4-5
+# subjects the mixed models are singular and the report says "do not interpret" 15 times.
 # TWINLAB_DEMO_HUMANS=release|sample|simulated|none forces one.
 SAMPLE="$ROOT/../shared/data/lakretz2021_sample"
 LK_RESULTS="${TWINLAB_LAKRETZ_RESULTS:-}"
 LK_LOGS="${TWINLAB_LAKRETZ_LOGS:-}"
 HUMAN_SOURCE="${TWINLAB_DEMO_HUMANS:-}"
 if [ -z "$HUMAN_SOURCE" ]; then
-  if [ -n "$LK_RESULTS$LK_LOGS" ]; then HUMAN_SOURCE=release
-  elif [ -d "$SAMPLE" ]; then HUMAN_SOURCE=sample
-  else HUMAN_SOURCE=simulated; fi
+  if [ -n "$LK_RESULTS$LK_LOGS" ]; then HUMAN_SOURCE=release; else HUMAN_SOURCE=simulated; fi
 fi
 if [ "$HUMAN_SOURCE" = sample ]; then
+  [ -d "$SAMPLE" ] || { echo "TWINLAB_DEMO_HUMANS=sample: $SAMPLE does not exist" >&2; exit 2; }
   LK_RESULTS="$SAMPLE/dataframe_results_all_trials_sample.csv"; LK_LOGS="$SAMPLE/logs"
 fi
 HUMANS=()
