@@ -6,6 +6,10 @@ Modules, each with one job (nothing heavy is imported here; R (lme4 through rpy2
 - `prepare`: error, training flag, trials_before, exposures, first encounters, groups
 - `error_rates`, `first_encounter`, `exposures` (+ `mixed`), `model_measures`: the analyses
 - `appendix_c`: seeds/000 Appendix C: the paper's printed numbers and definitions, Figure C2 slopes, Figure C4
-- `figures`, `report`, `pipeline` (run everything, write OUT/), `cli` (`twinlab analyze`, `twinlab report`)
-- `simulate`: subjects with known parameters, for tests and dry runs
+- `scoring` (REJECTED trials: the paper and strict rules), `detection` (hits, false alarms, d', c)
+- `figures`, `report`, `pipeline` (run everything, write OUT/) with `results_folder`, `data_section`,
+  `report_tables`, `sections`; `cli` (`twinlab analyze`, `twinlab report`, `twinlab import`)
+- `load_base` (what the readers share; `load` -> `lakretz` -> `load_base`, one way)
+- `simulate`: subjects with known parameters, for tests, dry runs and the demo's simulated humans
+  (labelled 'human (simulated)')
 """

@@ -31,8 +31,10 @@ DEFINITIONS = {
     "first_encounter": "first encounter: for each subject, the first trial after training (counting across "
                        "session 1 then session 2) with a violation at that position (inner = the embedded verb, "
                        "outer = the main verb) in that long-nested condition. The cell's error rate is the share of "
-                       "subjects who missed that violation; k/n = errors / subjects. A subject whose first such trial "
-                       "has no usable answer (REJECTED) is left out of the cell; the next trial is not promoted.",
+                       "subjects who missed that violation; k/n = errors / subjects. A first trial without a usable answer "
+                       "(REJECTED) is scored by the chosen rule: the paper rule scores it by the prefix of its release "
+                       "code (WRONG_DDC an error, CORRECT_DDC correct), the strict rule leaves the subject out of that "
+                       "cell; under either rule the next trial is never promoted to 'first'. Fillers are left out.",
     "trial_number": "trial number: the trials the subject had completed before it, training included where "
                     "the training log exists, across session 1 then session 2 (0 = the first trial).",
     "exposures": "exposures: the number of times the subject had previously encountered that violation of "
@@ -44,22 +46,34 @@ DEFINITIONS = {
 }
 
 
-def table_c1_beside_paper(fe: pd.DataFrame, group: str = "human") -> pd.DataFrame:
+def table_c1_beside_paper(fe: pd.DataFrame, group: str = "human", other: pd.DataFrame | None = None,
+                          rule: str = "paper", other_rule: str = "strict") -> pd.DataFrame:
     """Long table: for inner/outer x the 8 long-nested conditions, this data's first-encounter
-    rate with k/n, the paper's printed rate, and the difference."""
-    t = fe[(fe["group"] == group) & (fe["structure"] == "long_nested")]
+    rate with k/n under `rule`, the paper's printed rate, the difference, and (with `other`) the
+    same cell under the other scoring rule (analysis/scoring.py)."""
+    def cell(t: pd.DataFrame, pos: str, cond: str) -> tuple[float, int, int]:
+        if t is None:
+            return float("nan"), 0, 0
+        t = t[(t["group"] == group) & (t["structure"] == "long_nested") & (t["violation_position"] == pos)
+              & (t["condition"] == cond)]
+        if t.empty:
+            return float("nan"), 0, 0
+        return float(t["error_rate"].iloc[0]), int(t["n_errors"].iloc[0]), int(t["n_subjects"].iloc[0])
+
     rows = []
     for pos in ("inner", "outer"):
         for cond in LONG_NESTED_ORDER:
-            r = t[(t["violation_position"] == pos) & (t["condition"] == cond)]
-            rate = float(r["error_rate"].iloc[0]) if len(r) else float("nan")
-            k = int(r["n_errors"].iloc[0]) if len(r) else 0
-            n = int(r["n_subjects"].iloc[0]) if len(r) else 0
+            rate, k, n = cell(fe, pos, cond)
             paper = TABLE_C1_PAPER[pos][cond]
-            rows.append({"violation_type": pos, "condition": cond, "error_rate": rate, "n_errors": k,
-                         "n_subjects": n, "paper_error_rate": paper,
-                         "paper_n_errors_if_55": round(paper * TABLE_C1_PAPER_N),
-                         "difference": rate - paper})
+            row = {"violation_type": pos, "condition": cond, "rule": rule, "error_rate": rate, "n_errors": k,
+                   "n_subjects": n, "paper_error_rate": paper,
+                   "paper_n_errors_if_55": round(paper * TABLE_C1_PAPER_N),
+                   "difference": rate - paper, "equal_to_paper_3dp": bool(n) and round(rate, 3) == paper}
+            if other is not None:
+                o_rate, o_k, o_n = cell(other, pos, cond)
+                row |= {"other_rule": other_rule, "other_error_rate": o_rate, "other_n_errors": o_k,
+                        "other_n_subjects": o_n, "other_difference": o_rate - paper}
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -83,7 +97,7 @@ def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "lo
     """Figure C2 slopes: `error ~ exposures + (1|subject)` per condition x violation position, and
     pooled over the conditions of each position (condition 'all'). Returns the table and notes."""
     from analysis.exposures import BASE_FORMULA, _usable
-    from analysis.mixed import MixedModelError, fit_glmer
+    from analysis.mixed import MixedModelError, fit_glmer, significance_mark
 
     conds = [c for c in LONG_NESTED_ORDER if c in set(df.loc[df["structure"] == structure, "condition"])] \
         if structure == "long_nested" else sorted(set(df.loc[df["structure"] == structure, "condition"].dropna()))
@@ -94,7 +108,9 @@ def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "lo
             row = {"group": group, "structure": structure, "violation_type": pos, "condition": cond,
                    "formula": BASE_FORMULA, "n_trials": len(data), "n_subjects": data["subject"].nunique(),
                    "estimate": float("nan"), "se": float("nan"), "z": float("nan"), "p": float("nan"),
-                   "ci_low": float("nan"), "ci_high": float("nan"), "intercept": float("nan"), "note": ""}
+                   "ci_low": float("nan"), "ci_high": float("nan"), "intercept": float("nan"), "status": "",
+                   "signif": "", "converged": None, "singular": None, "optimizer": "", "fallback": "",
+                   "optimizer_warnings": "", "note": ""}
             why = _usable(data)
             if why:
                 row["note"] = f"not fitted: {why}"
@@ -104,8 +120,12 @@ def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "lo
                     c = fit.coef("exposures")
                     row.update(estimate=c["estimate"], se=c["se"], z=c["z"], p=c["p"], ci_low=c["ci_low"],
                                ci_high=c["ci_high"], intercept=fit.coef("(Intercept)")["estimate"],
+                               status=fit.status, signif=significance_mark(c["p"], fit.status),
+                               converged=fit.converged, singular=fit.singular, optimizer=fit.optimizer,
+                               fallback=fit.fallback, optimizer_warnings="; ".join(fit.optimizer_warnings),
                                note="; ".join(fit.messages))
                 except MixedModelError as exc:
+                    row["status"] = "failed"
                     row["note"] = str(exc)
             rows.append(row)
             if progress:

@@ -21,6 +21,7 @@ def analyze(
     n_boot: int = typer.Option(2000, "--n-boot", help="bootstrap resamples"),
     focus: str = typer.Option("long_nested:PSP:inner", "--focus", help="cell of the mixed models: STRUCTURE:CONDITION:inner|outer"),
     training_block: List[str] = typer.Option([], "--training-block", help="Lakretz format: a block number to treat as training (repeatable)"),
+    rejected_rule: str = typer.Option("paper", "--rejected-rule", help="how a REJECTED trial (no answer) counts in the first-encounter and exposure analyses: paper = scored by the prefix of its release code (WRONG_DDC an error, CORRECT_DDC correct; seeds/000's Table C1), strict = left out (the subject leaves that first-encounter cell). Error rates leave REJECTED trials out under either rule"),
     keep_outliers: bool = typer.Option(False, "--keep-outliers", help="keep subjects the data's authors flag as outliers (Lakretz is_outlier; excluded by default, as Lakretz et al. did; seeds/000 kept them)"),
     force: bool = typer.Option(False, "--force", help="replace the results of an earlier analysis in --out (never the data analysed)"),
 ) -> None:
@@ -37,6 +38,10 @@ def analyze(
         check_results_folder(out, data, force)
     except OptionError as exc:
         fail(str(exc))
+    from analysis.scoring import RULES
+
+    if rejected_rule not in RULES:
+        fail(f"--rejected-rule must be {' or '.join(RULES)}, not {rejected_rule!r}")
     from analysis.exposures import Focus
 
     try:
@@ -49,7 +54,8 @@ def analyze(
     from analysis.report import ReportError
 
     opt = Options(seed=seed, n_boot=n_boot, mixed=not no_mixed, focus=focus, fmt=fmt,
-                  training_blocks=list(training_block), keep_outliers=keep_outliers)
+                  training_blocks=list(training_block), keep_outliers=keep_outliers,
+                  rejected_rule=rejected_rule)
     t0 = time.time()
     try:
         res = run_analysis(data, out, opt, log=lambda s: console.print(s, highlight=False))
@@ -94,3 +100,15 @@ def report(
     except ReportError as exc:
         fail(str(exc))
     typer.echo(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml):
+    `analyze`, `report`, and `import <format>` (one command per importer in analysis/importers)."""
+    from analysis.importers import REGISTRY
+    from experiments.cli import import_app
+
+    app.command("analyze")(analyze)
+    app.command("report")(report)
+    for imp in REGISTRY.values():
+        import_app.command(imp.name, help=imp.description)(imp.load_command())

@@ -1,9 +1,12 @@
 """Learning over exposures (seeds/000 Figure 6c, Figure C2/C3, Tables C2/C3).
 
 Base model (Table C2):      error ~ exposures + (1 | subject)
-Extended model (Table C3):  error ~ exposures + session + total_trials + (1 + exposures | subject)
+Extended model (Table C3):  error ~ exposures + factor(session) + total_trials + (1 + exposures | subject)
 (`total_trials` = trials completed before this one / 100, so its coefficient is per 100 trials;
-`session` is dropped when the data hold a single session.) Both are fitted on the same rows --
+session is a factor with session 1 as the reference, dropped when the data hold a single session.
+With session as a number (1, 2) the intercept sits at an impossible session 0, far from the data,
+and on the full Lakretz release that fit does not converge (z = 297); as a factor it is the same
+model, centred on session 1, and converges.) Both are fitted on the same rows --
 the focus cell's post-training violation trials with an answer -- and compared by AIC, BIC and a
 likelihood-ratio test. `exposures` is defined in analysis/prepare.py.
 """
@@ -58,7 +61,7 @@ def focus_rows(df: pd.DataFrame, focus: Focus, groups: list[str] | None = None) 
 
 
 def extended_formula(data: pd.DataFrame) -> str:
-    terms = ["exposures"] + (["session"] if data["session"].nunique() > 1 else []) + ["total_trials"]
+    terms = ["exposures"] + (["factor(session)"] if data["session"].nunique() > 1 else []) + ["total_trials"]
     return "error ~ " + " + ".join(terms) + " + (1 + exposures|subject)"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.prepare import condition_order
+from analysis.prepare import condition_order, is_human_group
 
 HUMAN_COLOR = "#222222"
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
@@ -58,10 +58,13 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     if t.empty:
         return None
     plt = _plt()
-    groups = [g for g in t["group"].unique() if g != "human"] or ["human"]
+    humans = [g for g in ("human", "human (simulated)") if g in set(t["group"])]
+    groups = [g for g in t["group"].unique() if not is_human_group(g)] or humans[:1]
     deps = [d for d in ("inner", "outer") if d in set(t["dependency"])]
     conds = condition_order(t["condition"])
-    human = t[t["group"] == "human"]
+    human_label = {"human": "humans", "human (simulated)": "simulated humans (not data)"}.get(humans[0] if humans
+                                                                                             else "", "humans")
+    human = t[t["group"] == humans[0]] if humans and groups != humans[:1] else t.iloc[0:0]
     # wrap the groups into rows of at most `ncol` panels so the figure stays legible at page width
     ncol = min(len(groups), 3 if len(conds) > 4 else 4)
     grows = -(-len(groups) // ncol)
@@ -77,12 +80,13 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
             c = i
             bars = t[(t["group"] == g) & (t["dependency"] == dep)].set_index("condition").reindex(conds)
             x = np.arange(len(conds))
-            color = HUMAN_COLOR if g == "human" else PALETTE[c % len(PALETTE)]
-            ax.bar(x, bars["error_rate"].fillna(0), color=color, alpha=0.85 if g != "human" else 0.5, width=0.7)
+            color = HUMAN_COLOR if is_human_group(g) else PALETTE[c % len(PALETTE)]
+            ax.bar(x, bars["error_rate"].fillna(0), color=color, alpha=0.85 if not is_human_group(g) else 0.5,
+                   width=0.7)
             ok = bars["error_rate"].notna()
             ax.errorbar(x[ok.to_numpy()], bars.loc[ok, "error_rate"], yerr=_yerr(bars[ok]), fmt="none",
                         ecolor="black", capsize=2, lw=0.8)
-            if g != "human" and not human.empty:
+            if not is_human_group(g) and not human.empty:
                 h = human[human["dependency"] == dep].set_index("condition").reindex(conds)["error_rate"]
                 for xi, hv in zip(x, h):
                     if pd.notna(hv):
@@ -97,8 +101,8 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     handles = []
     from matplotlib.lines import Line2D
 
-    if groups != ["human"] and not human.empty:
-        handles.append(Line2D([], [], color=HUMAN_COLOR, ls="--", label="humans"))
+    if not human.empty:
+        handles.append(Line2D([], [], color=HUMAN_COLOR, ls="--", label=human_label))
     handles.append(Line2D([], [], color="grey", ls=":", label="0.5"))
     fig.legend(handles=handles, loc="upper right", fontsize=8, frameon=False)
     fig.suptitle(f"Error rates, {structure} (bars: 95% bootstrap CI)", fontsize=10)
@@ -163,8 +167,8 @@ def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path |
         for k, g in enumerate(groups):
             d = t[(t["group"] == g) & (t["violation_position"] == pos)].set_index("condition").reindex(conds)
             x = np.arange(len(conds)) + (k - (len(groups) - 1) / 2) * width
-            color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
-            ax.bar(x, d["error_rate"].fillna(0), width=width, color=color, alpha=0.6 if g == "human" else 0.85,
+            color = HUMAN_COLOR if is_human_group(g) else PALETTE[k % len(PALETTE)]
+            ax.bar(x, d["error_rate"].fillna(0), width=width, color=color, alpha=0.6 if is_human_group(g) else 0.85,
                    label=g)
             ok = d["error_rate"].notna().to_numpy()
             ax.errorbar(x[ok], d.loc[ok, "error_rate"], yerr=_yerr(d[ok]), fmt="none", ecolor="black", capsize=2, lw=0.8)
@@ -213,8 +217,14 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
                 row = f[(f["violation_position"] == pos) & (f["condition"] == cond)]
                 if len(row):
                     _curve(ax, row.iloc[0].to_dict(), xmax, color)
-                    if annotate and pd.notna(row.iloc[0].get("slope")):
-                        ax.text(0.97, 0.96, f"β={row.iloc[0]['slope']:.2f}\np={row.iloc[0]['p']:.2f}",
+                    status = row.iloc[0].get("status")
+                    if annotate and isinstance(status, str) and status not in ("ok", ""):
+                        ax.text(0.97, 0.96, status.replace(", ", ",\n"), transform=ax.transAxes, ha="right",
+                                va="top", fontsize=7, color="#b00020")
+                    elif annotate and pd.notna(row.iloc[0].get("slope")):
+                        p_ = row.iloc[0]["p"]
+                        star = "*" if p_ < 0.05 else ""
+                        ax.text(0.97, 0.96, f"β={row.iloc[0]['slope']:.2f}\np={p_:.2f}{star}",
                                 transform=ax.transAxes, ha="right", va="top", fontsize=8, color="#333")
             ax.axhline(0.5, color="grey", lw=0.5, ls=":")
             ax.set_ylim(-0.05, 1.05)
@@ -239,12 +249,14 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
     fig, ax = plt.subplots(figsize=(7.8, 3.4))
     xmax = float(p["exposures"].max())
     for k, (g, d) in enumerate(p.groupby("group", sort=False)):
-        color = HUMAN_COLOR if g == "human" else PALETTE[k % len(PALETTE)]
+        color = HUMAN_COLOR if is_human_group(g) else PALETTE[k % len(PALETTE)]
         ax.scatter(d["exposures"], d["error_rate"], s=12 + 60 * d["n"] / max(1, p["n"].max()), color=color, alpha=0.6,
                    lw=0, label=f"{g} (mean)")
         fit = group_fits.get(g)
-        degenerate = bool(fit and fit.get("base") and any("degenerate" in m for m in fit["base"].get("messages", [])))
-        if fit and fit.get("base") and not degenerate:
+        from analysis.mixed import status_of
+
+        status = status_of(fit.get("base")) if fit else ""
+        if fit and fit.get("base") and status == "ok":
             coefs = {c["term"]: c["estimate"] for c in fit["base"]["coefficients"]}
             _curve(ax, {"intercept": coefs["(Intercept)"], "slope": coefs["exposures"]}, xmax, color,
                    label=f"{g}: glmer fixed effect")
@@ -252,8 +264,11 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
             row = glm_fits[(glm_fits["group"] == g) & (glm_fits["structure"] == focus.structure)
                            & (glm_fits["condition"] == focus.condition)
                            & (glm_fits["violation_position"] == focus.violation_position)] if not glm_fits.empty else glm_fits
+            why = f" (glmer {status})" if status and status != "ok" else ""
             if len(row):
-                _curve(ax, row.iloc[0].to_dict(), xmax, color, ls="--", label=f"{g}: logistic fit")
+                _curve(ax, row.iloc[0].to_dict(), xmax, color, ls="--", label=f"{g}: logistic fit{why}")
+            elif why:
+                ax.plot([], [], color=color, ls="--", label=f"{g}: glmer {status}")
     ax.axhline(0.5, color="grey", lw=0.6, ls=":")
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel("earlier exposures to this condition and violation")
@@ -266,24 +281,42 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
 
 
 def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
+    """Demand gap per model, context and contrast as horizontal bars (labels stay legible at page
+    width); a flagged gap (a method never or always right) is hatched and says so at its bar."""
     if dg.empty:
         return None
+    import textwrap
+
     plt = _plt()
     d = dg.reset_index(drop=True)
-    labels = [f"{r.model}\n{r.context_mode}\n{r.low_demand}\nvs {r.high_demand}" for r in d.itertuples()]
-    fig, ax = plt.subplots(figsize=(1.3 * len(d) + 1.5, 3))
-    y = d["demand_gap"].replace([np.inf, -np.inf], np.nan)
-    x = np.arange(len(d))
-    ax.bar(x, y.fillna(0), color=PALETTE[0], alpha=0.85)
-    err = np.vstack([(y - d["ci_low"]).clip(lower=0).fillna(0), (d["ci_high"] - y).clip(lower=0).fillna(0)])
-    ax.errorbar(x, y.fillna(0), yerr=err, fmt="none", ecolor="black", capsize=3, lw=0.8)
-    for xi, v in zip(x, d["demand_gap"]):
-        if np.isinf(v):
-            ax.text(xi, 0, "inf" if v > 0 else "-inf", ha="center", va="bottom")
-    ax.axhline(0, color="black", lw=0.6)
-    ax.set_xticks(x, labels, fontsize=7)
-    ax.set_ylabel("demand gap (log odds, low - high demand)")
-    ax.set_title("Demand gap (seeds/002)", fontsize=9)
+    flags = d["flag"].fillna("") if "flag" in d.columns else pd.Series([""] * len(d))
+
+    def short(name: str) -> str:
+        return str(name).replace("sentence_comparison:", "comparison:").replace("sentence_judgment:", "judgment:")
+
+    labels = ["\n".join(textwrap.wrap(f"{Path(str(r.model)).name} · {r.context_mode}", 34))
+              + f"\n{short(r.low_demand)} vs {short(r.high_demand)}" for r in d.itertuples()]
+    fig, ax = plt.subplots(figsize=(8.6, 0.62 * len(d) + 1.3))
+    y = np.arange(len(d))[::-1]
+    gap = d["demand_gap"].astype(float).to_numpy()
+    colors = ["#BBBBBB" if f else PALETTE[0] for f in flags]
+    ax.barh(y, gap, color=colors, hatch=None, height=0.6)
+    for yi, g, f in zip(y, gap, flags):
+        if f:
+            ax.barh(yi, g, color="none", edgecolor="#666666", hatch="///", height=0.6, lw=0)
+    err = np.vstack([(gap - d["ci_low"].astype(float)).clip(lower=0), (d["ci_high"].astype(float) - gap).clip(lower=0)])
+    ax.errorbar(gap, y, xerr=err, fmt="none", ecolor="black", capsize=3, lw=0.8)
+    ax.axvline(0, color="black", lw=0.6)
+    ax.set_yticks(y, labels, fontsize=7.5)
+    xmin, xmax = min(0.0, float(np.nanmin(d["ci_low"]))), max(0.0, float(np.nanmax(d["ci_high"])))
+    pad = 0.05 * (xmax - xmin or 1)
+    ax.set_xlim(xmin - pad, xmax + pad)
+    for yi, f in zip(y, flags):
+        if f:
+            ax.text(xmin, yi - 0.42, f.split(":")[0] + " (not a result)", fontsize=7, color="#b00020", va="center")
+    ax.set_xlabel("demand gap: log odds (low-demand) - log odds (high-demand), accuracy smoothed (k+0.5)/(n+1)",
+                  fontsize=8)
+    ax.set_title("Demand gap (seeds/002); hatched: a method never (or always) right", fontsize=9)
     fig.tight_layout()
     return _save(fig, path)
 
@@ -338,5 +371,52 @@ def training_bars(c4: pd.DataFrame, path: Path) -> Path | None:
         ax.axhline(0.5, color="grey", lw=0.6, ls=":")
     axes[0][0].set_ylabel("error rate in training")
     fig.suptitle("Errors during training, session 1 (seeds/000 Fig. C4)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4) -> Path | None:
+    """Sensitivity against bias at a glance: d' (y) against the criterion c (x), one point per group and
+    violated dependency (conditions pooled), 95% bootstrap CIs as bars; one panel per structure.
+    c < 0: the subject leans to answering 'violation'; c > 0: to 'no violation'."""
+    if det.empty:
+        return None
+    plt = _plt()
+    structures = [s for s in ("long_nested", "short_nested", "long_successive", "short_successive")
+                  if s in set(det["structure"])] + sorted(set(det["structure"]) - {"long_nested", "short_nested",
+                                                                                   "long_successive", "short_successive"})
+    structures = structures[:max_structures]
+    groups = sorted((g for g in set(det["group"])), key=lambda g: (not is_human_group(g), g))
+    ncol = min(2, len(structures))
+    nrow = -(-len(structures) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol + 2.6, 3.1 * nrow + 0.5), squeeze=False,
+                             sharey=True, sharex=True)
+    for ax in axes.flat[len(structures):]:
+        ax.set_visible(False)
+    lim = max(2.5, float(np.nanmax(np.abs(det[["criterion_c", "c_ci_low", "c_ci_high"]].to_numpy(float)))) + 0.2)
+    for ax, st in zip(axes.flat, structures):
+        t = det[det["structure"] == st]
+        for k, g in enumerate(groups):
+            color = HUMAN_COLOR if is_human_group(g) else PALETTE[k % len(PALETTE)]
+            for dep, marker in (("inner", "o"), ("outer", "s")):
+                r = t[(t["group"] == g) & (t["dependency"] == dep)]
+                if r.empty:
+                    continue
+                r = r.iloc[0]
+                xerr = [[max(0, r["criterion_c"] - r["c_ci_low"])], [max(0, r["c_ci_high"] - r["criterion_c"])]]
+                yerr = [[max(0, r["dprime"] - r["dprime_ci_low"])], [max(0, r["dprime_ci_high"] - r["dprime"])]]
+                ax.errorbar(r["criterion_c"], r["dprime"], xerr=xerr, yerr=yerr, fmt=marker, color=color, ms=6,
+                            capsize=2, lw=0.8, mfc=color if dep == "inner" else "white",
+                            label=f"{g} · {dep}" if st == structures[0] else None)
+        ax.axvline(0, color="grey", lw=0.6, ls=":")
+        ax.axhline(0, color="grey", lw=0.6)
+        ax.set_xlim(-lim, lim)
+        ax.set_title(st, fontsize=10)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("d' (sensitivity)")
+    for ax in axes[-1]:
+        ax.set_xlabel("criterion c\n\u2190 'violation' more  |  'no violation' more \u2192", fontsize=8)
+    fig.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 0.93))
+    fig.suptitle("Violation detection: d' and criterion c (conditions pooled, 95% bootstrap CIs)", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)

@@ -58,7 +58,8 @@ def logistic_fit(x: np.ndarray, y: np.ndarray) -> dict:
 
     x = np.asarray(x, float)
     y = np.asarray(y, float)
-    res = {"n": int(len(y)), "intercept": np.nan, "slope": np.nan, "slope_se": np.nan, "slope_p": np.nan, "note": ""}
+    res = {"n": int(len(y)), "intercept": np.nan, "slope": np.nan, "slope_se": np.nan, "slope_p": np.nan,
+           "status": "not fitted", "note": ""}
     if len(y) < 5:
         res["note"] = "fewer than 5 trials"
     elif y.min() == y.max():
@@ -71,9 +72,11 @@ def logistic_fit(x: np.ndarray, y: np.ndarray) -> dict:
             try:
                 fit = sm.GLM(y, sm.add_constant(x), family=sm.families.Binomial()).fit()
                 res.update(intercept=float(fit.params[0]), slope=float(fit.params[1]),
-                           slope_se=float(fit.bse[1]), slope_p=float(fit.pvalues[1]))
-            except Exception as exc:  # perfect separation, no convergence
-                res["note"] = f"no fit ({type(exc).__name__})"
+                           slope_se=float(fit.bse[1]), slope_p=float(fit.pvalues[1]),
+                           status="ok" if fit.converged else "not converged, do not interpret")
+            except Exception as exc:  # perfect separation, no convergence (warnings are errors here)
+                res["note"] = f"no fit ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+                res["status"] = "not converged, do not interpret"
     return res
 
 
@@ -84,7 +87,7 @@ def first_encounter_fits(df: pd.DataFrame, x: str = "trials_before") -> pd.DataF
     for key, g in rows.groupby(KEYS, sort=True, observed=True):
         out.append(dict(zip(KEYS, key)) | {"x": x} | logistic_fit(g[x].astype(float), g["error"].astype(float)))
     return sort_conditions(pd.DataFrame(out, columns=KEYS + ["x", "n", "intercept", "slope", "slope_se", "slope_p",
-                                                             "note"]))
+                                                             "status", "note"]))
 
 
 def first_encounter_points(df: pd.DataFrame, x: str = "trials_before") -> pd.DataFrame:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import difflib
 import io
-import warnings
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal
 
 import pandas as pd
 
+from analysis.load_base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
 from experiments.schema import COLUMN_NAMES, DTYPES, REQUIRED
 
 Format = Literal["auto", "twinlab", "lakretz"]
@@ -29,52 +28,6 @@ ALLOWED_VALUES: dict[str, set[str]] = {
 }
 _TRUE = {"true", "1", "yes", "t"}
 _FALSE = {"false", "0", "no", "f"}
-
-
-class LoadError(ValueError):
-    """A data file cannot be read as a trial table; the message names file, column and line."""
-
-
-@dataclass
-class LoadInfo:
-    """What was read: files per format, notes (filled columns, incomplete sessions) and exclusions."""
-
-    files: list[str] = field(default_factory=list)
-    formats: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    exclusions: list[dict] = field(default_factory=list)  # {"what", "rows", "reason"}
-    outliers: dict = field(default_factory=lambda: {"policy": "exclude", "kept": [], "excluded": []})
-
-    def exclude(self, what: str, rows: int, reason: str) -> None:
-        """Count excluded rows; the same what and reason (e.g. one subject's two sessions) add up."""
-        if not rows:
-            return
-        for e in self.exclusions:
-            if e["what"] == what and e["reason"] == reason:
-                e["rows"] += int(rows)
-                return
-        self.exclusions.append({"what": what, "rows": int(rows), "reason": reason})
-
-    def outlier(self, subjects: list[str], keep: bool, rows: int, source: str) -> None:
-        """Record subjects flagged as outliers by the data's authors, kept or excluded per `keep`."""
-        self.outliers["policy"] = "keep" if keep else "exclude"
-        if not subjects:
-            return
-        self.outliers["kept" if keep else "excluded"] += [s for s in subjects
-                                                          if s not in self.outliers["kept" if keep else "excluded"]]
-        if not keep:
-            self.exclude(f"outlier subject(s) {', '.join(subjects)}", rows,
-                         "flagged is_outlier by the data's authors (Lakretz et al. 2021 exclude them); "
-                         "--keep-outliers keeps them")
-
-    def merge(self, other: "LoadInfo") -> None:
-        self.files += other.files
-        self.formats.update(other.formats)
-        self.notes += other.notes
-        self.exclusions += other.exclusions
-        self.outliers["policy"] = other.outliers["policy"]
-        for k in ("kept", "excluded"):
-            self.outliers[k] += [s for s in other.outliers[k] if s not in self.outliers[k]]
 
 
 # ---- finding files ---------------------------------------------------------------------------
@@ -107,26 +60,6 @@ def find_data_files(paths: Iterable[str | Path]) -> list[Path]:
     for f in found:
         unique.setdefault(f.resolve(), f)
     return list(unique.values())
-
-
-def _read_raw(path: Path | io.BytesIO, name: Path | None = None) -> pd.DataFrame:
-    path_name = name or path
-    try:
-        with warnings.catch_warnings():
-            # rows longer than the header: pandas would quietly make the first column the index
-            # (shifting every value one column) or drop cells; both are a broken table
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[], encoding="utf-8",
-                               index_col=False)
-    except pd.errors.ParserWarning:
-        raise LoadError(f"{path_name}: its rows have more cells than the header has column names (a column "
-                        "name missing, or a stray comma)") from None
-    except pd.errors.EmptyDataError:
-        raise LoadError(f"{path_name}: file is empty (no header line)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise LoadError(f"{path_name}: not a readable CSV ({str(exc).strip()})") from None
-    except OSError as exc:
-        raise LoadError(f"{path_name}: cannot be read ({exc.strerror or exc})") from None
 
 
 def _empty_session(path: Path) -> str | None:
@@ -273,6 +206,14 @@ def sidecar_order_known(meta: dict) -> bool:
     return True
 
 
+def sidecar_simulated(meta: dict) -> bool:
+    """Sessions whose answers were generated, not given by a person (analysis/simulate.py writes
+    `participant.simulated: true`): analysed as their own group, "human (simulated)", never pooled
+    with real participants."""
+    part = meta.get("participant")
+    return bool(meta.get("simulated") or (isinstance(part, dict) and part.get("simulated")))
+
+
 def sidecar_outlier(meta: dict) -> bool:
     """True when the data's authors flagged the participant as an outlier (sidecar or its participant info)."""
     for d in (meta, meta.get("participant") or {}, meta.get("source") or {}):
@@ -323,6 +264,7 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     df["model"] = pd.Series(model_name(meta), index=df.index, dtype="string")
     df["order_known"] = pd.Series(sidecar_order_known(meta), index=df.index, dtype="boolean")
     df["in_results_table"] = pd.Series(sidecar_in_results_table(meta), index=df.index, dtype="boolean")
+    df["simulated"] = pd.Series(sidecar_simulated(meta), index=df.index, dtype="boolean")
     df.attrs["excluded"] = excluded  # emptied on purpose (outlier, autopilot): not a header-only file
     return df
 

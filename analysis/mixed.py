@@ -26,13 +26,16 @@ REPO = Path(__file__).resolve().parents[1]
 _R = None
 
 R_FIT = r"""
-function(formula, d) {
+function(formula, d, optimizer, maxfun) {
   msgs <- character(0)
+  ctrl <- if (optimizer == "default") lme4::glmerControl() else
+    lme4::glmerControl(optimizer = optimizer, optCtrl = list(maxfun = maxfun))
   m <- withCallingHandlers(
-    lme4::glmer(stats::as.formula(formula), data = d, family = stats::binomial),
+    lme4::glmer(stats::as.formula(formula), data = d, family = stats::binomial, control = ctrl),
     warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
     message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") })
-  cf <- stats::coef(summary(m))
+  cf <- withCallingHandlers(stats::coef(summary(m)),  # summary() warns when it falls back to another vcov
+    warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") })
   vc <- as.data.frame(lme4::VarCorr(m))
   ll <- stats::logLik(m)
   conv <- m@optinfo$conv$lme4$messages
@@ -40,7 +43,9 @@ function(formula, d) {
        p = unname(cf[, 4]), vc_group = as.character(vc$grp), vc_var1 = as.character(vc$var1),
        vc_var2 = ifelse(is.na(vc$var2), "", as.character(vc$var2)), vc_sdcor = vc$sdcor, aic = stats::AIC(m), bic = stats::BIC(m),
        loglik = as.numeric(ll), df = as.integer(attr(ll, "df")), nobs = as.integer(stats::nobs(m)),
-       singular = lme4::isSingular(m), messages = unique(c(msgs, if (is.null(conv)) character(0) else conv)))
+       singular = lme4::isSingular(m), messages = unique(c(msgs, if (is.null(conv)) character(0) else conv)),
+       opt_code = as.integer(m@optinfo$conv$opt), check_messages = if (is.null(conv)) character(0) else conv,
+       opt_warnings = as.character(unlist(m@optinfo$warnings)), optimizer = paste(m@optinfo$optimizer, collapse = "+"))
 }
 """
 
@@ -102,6 +107,15 @@ class MixedFit:
     n_params: int
     singular: bool
     messages: list[str] = field(default_factory=list)
+    converged: bool = True  # optimiser code 0 and no lme4 convergence-check message (singular aside)
+    optimizer: str = ""  # lme4's optimiser(s) of the fit that is reported
+    optimizer_warnings: list[str] = field(default_factory=list)
+    fallback: str = ""  # what was refitted and why ("" = the first fit was kept)
+    status: str = "ok"  # ok | not converged, do not interpret | singular, ... | degenerate, ...
+
+    @property
+    def interpretable(self) -> bool:
+        return self.status == "ok"
 
     def coef(self, term: str) -> dict:
         for c in self.coefficients:
@@ -132,8 +146,35 @@ def _r_frame(data: pd.DataFrame):
     return ro.DataFrame(cols)
 
 
-def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject") -> MixedFit:
-    """Fit a binomial glmer; raise MixedModelError with R's message when it fails."""
+NOT_CONVERGED = "not converged, do not interpret"
+SINGULAR = "singular, do not interpret"
+DEGENERATE = "degenerate, do not interpret"
+# lme4's default optimiser for glmer is bobyqa then Nelder-Mead; a fit that fails its convergence
+# checks is refitted once with bobyqa alone and a larger evaluation budget (the usual first remedy,
+# lme4's ?convergence); the report says which fit it shows.
+FALLBACK = ("bobyqa", 100_000)
+
+
+def fit_status(converged: bool, singular: bool, degenerate: bool) -> str:
+    """One label per fit; anything but 'ok' is shown without significance marks."""
+    if not converged:
+        return NOT_CONVERGED
+    if singular:
+        return SINGULAR
+    if degenerate:
+        return DEGENERATE
+    return "ok"
+
+
+def _converged(get: dict) -> bool:
+    checks = [m for m in get["check_messages"] if "singular" not in str(m)]
+    return int(get["opt_code"][0]) == 0 and not checks
+
+
+def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimizer: str = "default",
+              maxfun: int = 10_000, fallback: bool = True) -> MixedFit:
+    """Fit a binomial glmer and record its diagnostics (converged, singular, optimiser warnings, the
+    fallback refit if one was needed); raise MixedModelError with R's message when it fails."""
     from scipy.stats import norm
 
     fit_r = _r()
@@ -141,12 +182,29 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject") -> Mixed
     d = data[[c for c in data.columns if c in tokens]]
     if d.isna().any().any():
         d = d.dropna()
-    try:
-        r = fit_r(formula, _r_frame(d))
-    except Exception as exc:
-        detail = " ".join(str(exc).split())
-        raise MixedModelError(f"glmer failed for {formula}: {detail}") from exc
-    get = {k: list(r.rx2(k)) for k in r.names}
+    rd = _r_frame(d)
+
+    def run(opt: str, mf: int) -> dict:
+        try:
+            r = fit_r(formula, rd, opt, float(mf))
+        except Exception as exc:
+            detail = " ".join(str(exc).split())
+            raise MixedModelError(f"glmer failed for {formula}: {detail}") from exc
+        return {k: list(r.rx2(k)) for k in r.names}
+
+    get = run(optimizer, maxfun)
+    fallback_note = ""
+    if fallback and not _converged(get):
+        first = "; ".join(str(m) for m in get["check_messages"] if "singular" not in str(m)) or \
+            f"optimiser code {int(get['opt_code'][0])}"
+        second = run(*FALLBACK)
+        if _converged(second):
+            get = second
+            fallback_note = (f"refitted with optimizer={FALLBACK[0]}, maxfun={FALLBACK[1]} after the default fit "
+                             f"did not converge ({first}); the refit converged and is reported")
+        else:
+            fallback_note = (f"refit with optimizer={FALLBACK[0]}, maxfun={FALLBACK[1]} did not converge either "
+                             f"(first fit: {first}); the first fit is reported")
     zq = norm.ppf(0.975)
     coefs = [{"term": t, "estimate": _f(e), "se": _f(se), "z": _f(z), "p": _f(p),
               "ci_low": _f(e) - zq * _f(se), "ci_high": _f(e) + zq * _f(se)}
@@ -160,12 +218,36 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject") -> Mixed
     messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
     if singular and not any("singular" in m for m in messages):
         messages.append("boundary (singular) fit: see help('isSingular')")
-    messages += degenerate_warnings(coefs, rfx)
+    degenerate = degenerate_warnings(coefs, rfx)
+    messages += degenerate
+    converged = _converged(get)
+    if not converged and not any("converge" in m for m in messages):
+        messages.append(f"optimiser returned code {int(get['opt_code'][0])} (not converged)")
     return MixedFit(
         formula=formula, n_obs=int(get["nobs"][0]), n_groups=int(d[group].nunique()) if group in d else 0,
         coefficients=coefs, random_effects=rfx, aic=float(get["aic"][0]), bic=float(get["bic"][0]),
         loglik=float(get["loglik"][0]), n_params=int(get["df"][0]), singular=singular, messages=messages,
+        converged=converged, optimizer=str(get["optimizer"][0]) if get["optimizer"] else "",
+        optimizer_warnings=[" ".join(str(w).split()) for w in get["opt_warnings"]], fallback=fallback_note,
+        status=fit_status(converged, singular, bool(degenerate)),
     )
+
+
+def significance_mark(p: float, status: str) -> str:
+    """Conventional stars (* p < .05, ** < .01, *** < .001), only for a fit that is interpretable."""
+    if status != "ok" or p is None or not finite(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def status_of(fit: dict | None) -> str:
+    """The status of a fit stored as a dict (results.json), for fits written before statuses existed too."""
+    if not fit:
+        return ""
+    if "status" in fit:
+        return fit["status"]
+    msgs = " ".join(fit.get("messages", []))
+    return fit_status("failed to converge" not in msgs, bool(fit.get("singular")), "degenerate" in msgs)
 
 
 def degenerate_warnings(coefs: list[dict], rfx: list[dict]) -> list[str]:

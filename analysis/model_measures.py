@@ -72,6 +72,28 @@ def _model_rows(df: pd.DataFrame) -> pd.DataFrame:
     return m
 
 
+SMOOTHING = ("log odds of a smoothed accuracy, (correct + 0.5) / (trials + 1) (the log-linear correction), so that "
+             "an accuracy of 0 or 1 gives a finite gap; the raw accuracies and the unsmoothed gap are kept beside it")
+
+
+def smoothed_log_odds(correct, n):
+    """log((k + 0.5) / (n - k + 0.5)): the log odds of (k + 0.5) / (n + 1), finite for k = 0 and k = n."""
+    k = np.asarray(correct, float)
+    n = np.asarray(n, float)
+    return np.log((k + 0.5) / (n - k + 0.5))
+
+
+def gap_flag(acc_low: float, acc_high: float, low: str, high: str) -> str:
+    """A method that is never (or always) right is a task failure (or a ceiling), not a measured gap."""
+    flags = []
+    for acc, name in ((acc_high, high), (acc_low, low)):
+        if acc <= 0.0:
+            flags.append(f"task failure: {name} never right (accuracy 0)")
+        elif acc >= 1.0:
+            flags.append(f"ceiling: {name} always right (accuracy 1)")
+    return "; ".join(flags)
+
+
 def _log_odds(acc: float) -> float:
     if acc <= 0.0:
         return -math.inf
@@ -107,20 +129,20 @@ def demand_gap(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFr
             a = g.loc[g["protocol"] == low, "correct"].astype(float).to_numpy()
             b = g.loc[g["protocol"] == high, "correct"].astype(float).to_numpy()
             acc_a, acc_b = a.mean(), b.mean()
-            gap = _log_odds(acc_a) - _log_odds(acc_b)
-            ba = a[rng.integers(0, len(a), (n_boot, len(a)))].mean(axis=1)
-            bb = b[rng.integers(0, len(b), (n_boot, len(b)))].mean(axis=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                boots = np.log(ba / (1 - ba)) - np.log(bb / (1 - bb))
-            boots = boots[~np.isnan(boots)]
-            lo, hi = (np.quantile(boots, [0.025, 0.975]) if len(boots) else (np.nan, np.nan))
+            lo_a, lo_b = smoothed_log_odds(a.sum(), len(a)), smoothed_log_odds(b.sum(), len(b))
+            ka = a[rng.integers(0, len(a), (n_boot, len(a)))].sum(axis=1)
+            kb = b[rng.integers(0, len(b), (n_boot, len(b)))].sum(axis=1)
+            boots = smoothed_log_odds(ka, len(a)) - smoothed_log_odds(kb, len(b))
+            lo, hi = np.quantile(boots, [0.025, 0.975])
             out.append({"model": model, "context_mode": context, "low_demand": low, "high_demand": high,
                         "high_method": meth, "n_low": len(a), "n_high": len(b), "accuracy_low": acc_a,
-                        "accuracy_high": acc_b, "log_odds_low": _log_odds(acc_a), "log_odds_high": _log_odds(acc_b),
-                        "demand_gap": gap, "ci_low": float(lo), "ci_high": float(hi)})
+                        "accuracy_high": acc_b, "log_odds_low": float(lo_a), "log_odds_high": float(lo_b),
+                        "demand_gap": float(lo_a - lo_b), "ci_low": float(lo), "ci_high": float(hi),
+                        "demand_gap_unsmoothed": _log_odds(acc_a) - _log_odds(acc_b),
+                        "flag": gap_flag(acc_a, acc_b, low, high)})
     return pd.DataFrame(out, columns=["model", "context_mode", "low_demand", "high_demand", "high_method", "n_low",
                                       "n_high", "accuracy_low", "accuracy_high", "log_odds_low", "log_odds_high",
-                                      "demand_gap", "ci_low", "ci_high"])
+                                      "demand_gap", "ci_low", "ci_high", "demand_gap_unsmoothed", "flag"])
 
 
 ITEM_KEYS = ["item_id", "dependency", "violation_position"]

@@ -47,16 +47,27 @@ def context_family(context: str) -> str:
     return context
 
 
+SIMULATED_HUMANS = "human (simulated)"
+
+
+def is_human_group(group: str) -> bool:
+    """Real or simulated humans (figures draw them as the reference line, not as bars)."""
+    return group == "human" or group == SIMULATED_HUMANS
+
+
 def group_label(df: pd.DataFrame) -> pd.Series:
-    """Who a row belongs to in tables and figures: 'human', or 'model · context · protocol'."""
+    """Who a row belongs to in tables and figures: 'human', 'human (simulated)' (generated answers, never
+    pooled with real participants), or 'model · context · protocol'."""
     def col(c: str) -> list:
         return df[c].astype("string").fillna("").tolist() if c in df.columns else [""] * len(df)
 
+    simulated = (df["simulated"].fillna(False).astype(bool).tolist() if "simulated" in df.columns
+                 else [False] * len(df))
     labels = []
-    for kind, model, context, protocol in zip(df["subject_kind"].tolist(), col("model"), col("context_mode"),
-                                              col("protocol")):
+    for kind, model, context, protocol, sim in zip(df["subject_kind"].tolist(), col("model"), col("context_mode"),
+                                                   col("protocol"), simulated):
         if kind != "model":
-            labels.append("human")
+            labels.append(SIMULATED_HUMANS if sim else "human")
         else:
             labels.append(" · ".join(p for p in (model or "model", context_family(context), protocol) if p))
     return pd.Series(labels, index=df.index, dtype="string")

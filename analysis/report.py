@@ -22,7 +22,7 @@ code{background:#f4f4f4;padding:1px 4px;border-radius:3px}.note{color:#7a4b00}.s
 details{margin:.3em 0 1em}summary{cursor:pointer;color:#345}
 .callout{background:#fff7e0;border-left:4px solid #e0a800;padding:.6em .9em}.paper{background:#eef4fb;border-left:4px solid #4C72B0;padding:.4em .8em}
 table{display:block;overflow-x:auto;max-width:100%}td .ci{display:block;font-size:.85em;color:#666;white-space:nowrap}
-td.num{white-space:nowrap}td.txt{text-align:left}
+td.num{white-space:nowrap}td.txt{text-align:left}.bad{color:#b00020;font-weight:bold}
 """
 MAX_ROWS = 60
 
@@ -76,19 +76,42 @@ def _read_table(out: Path, meta: dict) -> pd.DataFrame:
     return df
 
 
+def fit_status_html(fit: dict) -> str:
+    """The fit's diagnostics in one line: converged, singular, optimiser, fallback; a fit that is not
+    interpretable says so in bold before anything else."""
+    from analysis.mixed import status_of
+
+    status = status_of(fit)
+    conv = fit.get("converged")
+    diag = (f"converged: {'yes' if conv else 'no' if conv is not None else '?'}; singular: "
+            f"{'yes' if fit.get('singular') else 'no'}; optimiser: {html.escape(fit.get('optimizer') or 'lme4 default')}"
+            + (f"; fallback: {html.escape(fit['fallback'])}" if fit.get("fallback") else "")
+            + (f"; optimiser warnings: {html.escape('; '.join(fit['optimizer_warnings']))}"
+               if fit.get("optimizer_warnings") else ""))
+    head = "" if status == "ok" else f"<b class=bad>{html.escape(status)}</b> &mdash; "
+    return f"<p class=small>{head}fit diagnostics: {diag}</p>"
+
+
 def _fit_html(title: str, fit: dict) -> str:
+    from analysis.mixed import significance_mark, status_of
+
+    status = status_of(fit)
     coef = pd.DataFrame(fit["coefficients"])[["term", "estimate", "se", "z", "p", "ci_low", "ci_high"]]
+    coef["signif"] = [significance_mark(p, status) for p in coef["p"]]
     rfx = ", ".join(f"{r['term'].replace('sd__', 'SD ').replace('cor__', 'cor ')} = {_fmt(r['estimate'])}"
                     for r in fit["random_effects"])
     msgs = "".join(f"<li class=note>{html.escape(m)}</li>" for m in fit.get("messages", []))
-    return (f"<h3>{html.escape(title)}</h3><p><code>{html.escape(fit['formula'])}</code><br>"
+    mark = "" if status == "ok" else f" <span class=bad>({html.escape(status)})</span>"
+    return (f"<h3>{html.escape(title)}{mark}</h3><p><code>{html.escape(fit['formula'])}</code><br>"
             f"n = {fit['n_obs']} trials, {fit['n_groups']} subjects; AIC = {_fmt(fit['aic'])}, "
             f"BIC = {_fmt(fit['bic'])}, logLik = {_fmt(fit['loglik'])}, parameters = {fit['n_params']}<br>"
-            f"random effects (subject): {html.escape(rfx)}</p>{_table_html(coef)}"
+            f"random effects (subject): {html.escape(rfx)}</p>{fit_status_html(fit)}{_table_html(coef)}"
             + (f"<ul>{msgs}</ul>" if msgs else ""))
 
 
 def _items_html(items: list[dict]) -> str:
+    from analysis.mixed import status_of
+
     parts = []
     for it in items:
         if it.get("kind") == "mixed":
@@ -104,10 +127,12 @@ def _items_html(items: list[dict]) -> str:
                     f"{_fmt(c['aic_big'])} (extended), BIC {_fmt(c['bic_small'])} vs {_fmt(c['bic_big'])}; "
                     f"likelihood ratio &chi;&sup2;({c['df']}) = {_fmt(c['chi2'])}, p = {_fmt(c['p'])}. "
                     f"Preferred: {c['preferred_by_aic']} (AIC), {c['preferred_by_bic']} (BIC)."
-                    + ("".join(f" <span class=note>The {k} fit is degenerate: do not interpret this comparison.</span>"
-                               for k in ("base", "extended")
-                               if any("degenerate" in m for m in (it.get(k) or {}).get("messages", []))))
+                    + ("".join(f" <span class=bad>The {k} fit is {html.escape(status_of(it.get(k)))}: do not "
+                               "interpret this comparison.</span>"
+                               for k in ("base", "extended") if it.get(k) and status_of(it.get(k)) != "ok"))
                     + "</p>")
+        elif it.get("kind") == "text":
+            parts.append(f"<p class=small>{html.escape(it['text'])}</p>")
         elif it.get("kind") == "paper":
             parts.append(f"<p class=paper><b>Paper:</b> {html.escape(it['text'])}</p>")
         elif it.get("kind") == "joint" and it.get("fit"):

@@ -41,17 +41,18 @@ class ErrorModel:
     slope: float = 0.0
     session_effect: float = 0.0
     subject_sd: float = 0.0
+    slope_sd: float = 0.0  # SD of the subjects' own exposure slopes (random slopes)
 
     def logit_error(self, structure: str, condition: str, violation: str, exposures: int, session: int,
-                    u: float) -> float:
+                    u: float, v: float = 0.0) -> float:
         if violation == "none":
             b = self.grammatical_logit
         else:
             b = self.base.get((structure, condition, violation), self.default_logit)
-        return b + self.slope * exposures + self.session_effect * (session - 1) + u
+        return b + (self.slope + v) * exposures + self.session_effect * (session - 1) + u
 
 
-def lampinen_like_model(slope: float = -0.25, subject_sd: float = 0.8) -> ErrorModel:
+def lampinen_like_model(slope: float = -0.25, subject_sd: float = 0.8, slope_sd: float = 0.0) -> ErrorModel:
     """Error rates roughly like the human first-encounter table (seeds/000 Table C1), inner PSP hard."""
     inner = {"SSS": 0.15, "SSP": 0.33, "SPP": 0.40, "SPS": 0.27, "PPP": 0.11, "PPS": 0.20, "PSS": 0.62, "PSP": 0.54}
     outer = {"SSS": 0.24, "SSP": 0.33, "SPP": 0.29, "SPS": 0.26, "PPP": 0.26, "PPS": 0.35, "PSS": 0.18, "PSP": 0.35}
@@ -60,7 +61,7 @@ def lampinen_like_model(slope: float = -0.25, subject_sd: float = 0.8) -> ErrorM
     for c in ("SS", "SP", "PS", "PP"):
         base[("short_nested", c, "inner")] = logit(0.25 if c[0] != c[1] else 0.1)
         base[("short_nested", c, "outer")] = logit(0.12)
-    return ErrorModel(base=base, default_logit=logit(0.08), slope=slope, subject_sd=subject_sd)
+    return ErrorModel(base=base, default_logit=logit(0.08), slope=slope, subject_sd=subject_sd, slope_sd=slope_sd)
 
 
 def simulate_sessions(
@@ -78,8 +79,13 @@ def simulate_sessions(
     protocol: str | None = None,
     margin_fn: Callable[[np.random.Generator, bool], float] | None = None,
     trials: int | None = None,
+    mark_simulated: bool = True,
 ) -> list[Path]:
     """Write `n_subjects` x `sessions` session files under `root`; return the CSV paths.
+
+    Human sessions carry `participant.simulated: true` in their sidecar, so the analysis reports them
+    as the group "human (simulated)"; `mark_simulated=False` (tests only) lets them stand in for real
+    participants to exercise the analyses that only real humans get (Table C1 beside the paper, ...).
 
     Model subjects get `protocol`, option columns and a margin (sign agrees with `correct`).
     """
@@ -94,11 +100,12 @@ def simulate_sessions(
     for k in range(1, n_subjects + 1):
         subject_id = f"{prefix}{k:02d}"
         u = rng.normal(0.0, em.subject_sd) if em.subject_sd > 0 else 0.0
+        v = rng.normal(0.0, em.slope_sd) if em.slope_sd > 0 else 0.0  # drawn only when asked: old seeds stay put
         counts: dict[tuple[str, str, str], int] = {}
         for session in range(1, sessions + 1):
             seq = compile_sequence(exp, subject_id, seed=exp.seed + 1000 * (session - 1))
             seq_hash = seq.sequence_hash  # a property that hashes the whole sequence: compute once
-            meta = {"model": {"name": model}} if model else {"participant": {"simulated": True}}
+            meta = {"model": {"name": model}} if model else {"participant": {"simulated": mark_simulated}}
             with SessionWriter.create(
                 root, experiment=exp.name, subject_id=subject_id, session=session, subject_kind=subject_kind,
                 spec_hash=exp.spec_hash, sequence_hash=seq_hash,
@@ -110,7 +117,7 @@ def simulate_sessions(
                     exposures = 0 if training else counts.get(cell, 0)
                     if not training:
                         counts[cell] = exposures + 1
-                    p = logistic(em.logit_error(*cell, exposures, session, u))
+                    p = logistic(em.logit_error(*cell, exposures, session, u, v))
                     correct = bool(rng.random() >= p)
                     said_violation = (t.correct_response == "violation") == correct
                     row = t.to_row() | {

@@ -1,6 +1,6 @@
 """How long does `twinlab analyze` (mixed models on) take on a release-sized imported set?
 
-Builds a synthetic release in the real format (analysis/importers/lakretz_synthetic.py): 55 table
+Builds a synthetic release in the real format (tests/support/lakretz_synthetic.py): 55 table
 subjects x 2 sessions of 270 trials (one outlier), 6 subjects with logs only, 4 pilot training
 logs; imports it with `twinlab import lakretz2021`; then times `analyze` on the imported folder as
 the CLI runs it: load, error rates with 2,000 bootstrap resamples, first encounters, the 18 Figure C2
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from analysis.importers.lakretz2021 import import_lakretz2021
-    from analysis.importers.lakretz_synthetic import release_plans, write_release
+    from tests.support.lakretz_synthetic import release_plans, write_release
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

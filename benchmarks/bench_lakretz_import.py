@@ -1,6 +1,6 @@
 """How long does `twinlab import lakretz2021` take on a release-sized input?
 
-Builds a synthetic release in the real format (analysis/importers/lakretz_synthetic.py) in a temp
+Builds a synthetic release in the real format (tests/support/lakretz_synthetic.py) in a temp
 folder: 55 table subjects x 2 sessions of 270 trials (one outlier), 6 subjects with logs only and
 4 pilot training logs of 40 trials -- 120 logs and ~29,700 table rows, like the public release
 (about 120 logs, 29,000 rows). Then times the import (read + check + match + write) as the CLI
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from analysis.importers.lakretz2021 import import_lakretz2021
-    from analysis.importers.lakretz_synthetic import release_plans, write_release
+    from tests.support.lakretz_synthetic import release_plans, write_release
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

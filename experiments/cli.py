@@ -1,12 +1,14 @@
 """The `twinlab` command line (typer).
 
-Runner and analysis commands live beside their packages (`model_subjects/cli.py`,
-`participants/cli.py`, `analysis/cli.py`) and are registered here; those modules import
-nothing heavy (torch, psychopy, R) until a command runs.
+This module holds the ground-floor commands (validate, plan, stimuli, doctor). Runner, analysis
+and reproduction commands live beside their packages, each of which exposes `register(app)`
+and declares it in pyproject.toml (`[project.entry-points."twinlab.commands"]`); see
+`command_registrars`. Those modules import nothing heavy (torch, psychopy, R) until a command runs.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import sys
 from pathlib import Path
@@ -20,6 +22,10 @@ from experiments.spec import SpecError, load_spec
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="twinlab: one experiment spec, human and model subjects, one analysis.")
 stimuli_app = typer.Typer(no_args_is_help=True, help="Stimulus sets.")
 app.add_typer(stimuli_app, name="stimuli")
+# `twinlab import <format>`: each package that reads a released format adds its command here in its
+# `register(app)` (analysis: lakretz2021; participants.web: web), so this module names none of them
+import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
+app.add_typer(import_app, name="import")
 console = Console(stderr=True)
 
 
@@ -236,45 +242,43 @@ def doctor() -> None:
     raise typer.Exit(0 if ok else 1)
 
 
-def _register(module: str, attr: str, name: str, sub_app: bool = False) -> None:
-    """Register a command (or, with `sub_app`, a typer sub-app such as `twinlab reproduce ...`) defined
-    beside its package; an absent package is skipped, any other import error raises."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return
-        raise
-    if sub_app:
-        app.add_typer(getattr(mod, attr), name=name)
-    else:
-        app.command(name)(getattr(mod, attr))
+COMMANDS_GROUP = "twinlab.commands"
+REPO = Path(__file__).resolve().parents[1]
 
 
-_register("model_subjects.cli", "run_model", "run-model")
-_register("model_subjects.sweep", "sweep_command", "sweep")
-_register("participants.cli", "run_human", "run-human")
-_register("analysis.cli", "analyze", "analyze")
-_register("analysis.cli", "report", "report")
-_register("reproductions.cli", "app", "reproduce", sub_app=True)
-_register("participants.web.cli", "app", "web", sub_app=True)
+def command_registrars() -> list[tuple[str, str]]:
+    """(name, "module:function") of every package that adds commands to `twinlab`, sorted by name.
+
+    This ground-floor module names no package above it: each vertical declares a `register(app)`
+    in pyproject.toml under `[project.entry-points."twinlab.commands"]` (a new one, e.g. a `web`
+    sub-app, adds one line there). Read from the installed metadata, plus the same table of this
+    checkout's pyproject.toml, so a source checkout whose editable install predates a new entry
+    still gets it."""
+    found = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=COMMANDS_GROUP)}
+    pyproject = REPO / "pyproject.toml"
+    if pyproject.is_file():
+        import tomllib
+
+        table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        found |= table.get("entry-points", {}).get(COMMANDS_GROUP, {})
+    return sorted(found.items())
 
 
-def _register_importers() -> None:
-    """`twinlab import <format>`: one command per importer of the registry in analysis/importers."""
-    try:
-        from analysis.importers import REGISTRY
-    except ModuleNotFoundError as exc:
-        if exc.name in ("analysis", "analysis.importers"):
-            return
-        raise
-    import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
-    for imp in REGISTRY.values():
-        import_app.command(imp.name, help=imp.description)(imp.load_command())
-    app.add_typer(import_app, name="import")
+def _register_commands() -> None:
+    """Call each registrar with the app; a package that is not installed is skipped, any other
+    import error raises."""
+    for _name, value in command_registrars():
+        module, func = value.split(":")
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):
+                continue
+            raise
+        getattr(mod, func)(app)
 
 
-_register_importers()
+_register_commands()
 
 
 def main() -> None:  # pragma: no cover

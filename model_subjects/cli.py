@@ -157,3 +157,11 @@ def check_protocol_and_context(cfg, exp) -> None:
         protocol_and_context(cfg, exp)
     except OptionError as exc:
         fail(str(exc))
+
+
+def register(app: typer.Typer) -> None:
+    """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml)."""
+    from model_subjects.sweep import sweep_command
+
+    app.command("run-model")(run_model)
+    app.command("sweep")(sweep_command)

@@ -194,3 +194,8 @@ def run_human(
     for p in outcome.screenshots:
         console.print(f"screenshot: {p}", highlight=False)
     typer.echo(f"{outcome.status} {outcome.csv_path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml)."""
+    app.command("run-human")(run_human)

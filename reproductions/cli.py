@@ -192,3 +192,8 @@ def hu_frank2024(
                   mixed=mixed, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
                   threads=threads or None, max_new_tokens=max_new_tokens, quiet=quiet)
     _run(reproduce, opt, "finished sessions and scores are saved")
+
+
+def register(root: typer.Typer) -> None:
+    """Add `twinlab reproduce ...` (entry point group `twinlab.commands`, pyproject.toml)."""
+    root.add_typer(app, name="reproduce")

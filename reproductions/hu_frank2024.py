@@ -124,6 +124,19 @@ def run_model(opt: Options, model: str | None, subtasks, spec_for, pairs, prog) 
     return out, desc, results
 
 
+def unique_models(models: list[str | None]) -> tuple[list[str | None], list[str]]:
+    """The models once each (the same path or name given twice would be counted twice); notes for the rest."""
+    seen: dict[str | None, str | None] = {}
+    notes = []
+    for m in models:
+        key = None if m is None else (str(Path(m).expanduser().resolve()) if Path(m).expanduser().exists() else m)
+        if key in seen:
+            notes.append(f"model {m or 'default (bundled)'} was given more than once: run and counted once")
+            continue
+        seen[key] = m
+    return list(seen.values()), list(dict.fromkeys(notes))
+
+
 def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     """analysis.model_measures.demand_gap per dataset, restricted to the two contrasts."""
     from analysis.model_measures import demand_gap
@@ -131,7 +144,7 @@ def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     import warnings
 
     df = rows.assign(subject_kind="model", context_mode=rows["dataset"])
-    with warnings.catch_warnings():  # accuracies of 0 or 1 give infinite log odds (kept, as in seeds/002)
+    with warnings.catch_warnings():  # the unsmoothed gap beside the smoothed one may be infinite
         warnings.simplefilter("ignore", RuntimeWarning)
         g = demand_gap(df, seed=seed, n_boot=n_boot)
     keep = {(lo, hi): name for name, (lo, hi) in CONTRASTS.items()}
@@ -164,7 +177,7 @@ def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if len(sizes) < 2:
         return pd.DataFrame(), [f"mixed model skipped: it needs models of at least two sizes (got {len(sizes)}: "
                                 + ", ".join(f"{int(s):,}" for s in sizes) + " parameters)"]
-    from analysis.mixed import MixedModelError, fit_glmer
+    from analysis.mixed import MixedModelError, fit_glmer, significance_mark
 
     out = []
     for name, (low, high) in CONTRASTS.items():
@@ -182,7 +195,12 @@ def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             notes.append(f"{name}: {exc}")
             continue
         for c in fit.coefficients:
-            out.append({"contrast": name, "formula": formula, "n_obs": fit.n_obs, "n_items": fit.n_groups, **c})
+            out.append({"contrast": name, "formula": formula, "n_obs": fit.n_obs, "n_items": fit.n_groups, **c,
+                        "signif": significance_mark(c["p"], fit.status), "status": fit.status,
+                        "converged": fit.converged, "singular": fit.singular, "fallback": fit.fallback,
+                        "optimizer_warnings": "; ".join(fit.optimizer_warnings)})
+        if fit.status != "ok":
+            notes.append(f"{name}: the mixed model is {fit.status}")
         notes += [f"{name}: {m}" for m in fit.messages]
     return pd.DataFrame(out), notes
 
@@ -195,6 +213,7 @@ def reproduce(opt: Options) -> Path:
     started = time.time()
     opt.out.mkdir(parents=True, exist_ok=True)
     opt.check_selection()
+    opt.models, duplicates = unique_models(opt.models)
     subtasks, spec_for = _subtasks(opt, opt.out)
     pairs = collect_pairs(HLOptions(models=[], out=opt.out, pairs=opt.pairs, no_agreement=True)) if opt.pairs else []
     frames, models, results = [], [], []
@@ -206,6 +225,8 @@ def reproduce(opt: Options) -> Path:
             results += res
     rows = pd.concat(frames, ignore_index=True)
     rep = Report(opt.out, "Reproduction of seeds/002 (Hu & Frank 2024): the demand gap")
+    for d in duplicates:
+        rep.note(d)
     names = rows.groupby("model")["n_parameters"].first().sort_values()
     rep.text("Model(s), smallest first: " + ", ".join(f"{m} ({int(n):,} parameters)" for m, n in names.items())
              + f". Agreement items: {', '.join(f'`{s.name}` {s.n_per_condition} per condition' for s in subtasks)}"
@@ -233,8 +254,14 @@ def reproduce(opt: Options) -> Path:
     gaps = demand_gaps(rows, opt.n_boot, opt.seed)
     rep.heading("Demand gap (Figures 2B/D, 3D)", anchor="demand-gap")
     rep.table("demand_gap", gaps, "logit(low-demand accuracy) - logit(high-demand accuracy), 95% bootstrap CI")
+    from analysis.model_measures import SMOOTHING
+
+    for r in gaps[gaps["flag"].fillna("") != ""].itertuples():
+        rep.note(f"{r.model} · {r.dataset} · {r.contrast}: {r.flag}. The gap is finite (smoothed) but measures the "
+                 "task failure, not a difference in capability: do not read it as a result.")
     rep.figure(demand_gap_plot(gaps.rename(columns={"dataset": "context_mode"}), opt.out / "figures" / "demand_gap.png"),
-               "Demand gap per model, contrast and dataset (inf when an accuracy is 0 or 1, as in seeds/002)")
+               "Demand gap per model, contrast and dataset: " + SMOOTHING + ". Hatched bars: a method never (or "
+               "always) right, flagged as a task failure (or ceiling), not a result.")
     rep.heading("Mixed model: does the gap shrink with size?", anchor="mixed")
     if opt.mixed:
         coefs, notes = mixed_models(rows)

@@ -1,6 +1,6 @@
 """Write the Lakretz et al. (2021) format fixtures: tests/fixtures/lakretz2021/{logs/, dataframe_results_all_trials.csv}.
 
-Invented trials in exactly the release's format (analysis/importers/lakretz_synthetic.py); the
+Invented trials in exactly the release's format (tests/support/lakretz_synthetic.py); the
 tests regenerate them and check the committed files are byte-identical, so edit the generator,
 then run:  python scripts/make_lakretz_fixtures.py
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis.importers.lakretz_synthetic import write_fixtures  # noqa: E402
+from tests.support.lakretz_synthetic import write_fixtures  # noqa: E402
 
 if __name__ == "__main__":
     target = ROOT / "tests" / "fixtures" / "lakretz2021"

@@ -125,7 +125,8 @@ def study(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("study")
     humans = ErrorModel(default_logit=logit(0.3), slope=TRUE_SLOPE, subject_sd=0.5,
                         base={("long_nested", "PSP", "inner"): logit(0.75)})
-    simulate_sessions(root / "humans", 16, error_model=humans, seed=2, sessions=2)
+    # standing in for real participants (unmarked) to exercise the analyses only real humans get
+    simulate_sessions(root / "humans", 16, error_model=humans, seed=2, sessions=2, mark_simulated=False)
     models = ErrorModel(default_logit=logit(0.15), slope=0.0, subject_sd=0.3)
     for proto, sub in (("forced_choice", "direct"), ("violation_judgment", "meta")):
         simulate_sessions(root / sub, 4, error_model=models, seed=3, subject_kind="model", prefix="M",
@@ -189,3 +190,67 @@ def test_cli_errors_are_clean(tmp_path):
     assert code == 2 and "STRUCTURE:CONDITION" in out
     code, out = run("report", str(tmp_path))
     assert code == 2 and "no results.json" in out
+
+
+# ---- fit diagnostics: a fit that did not converge, or is singular, is marked and never starred -------
+def _significant_data() -> pd.DataFrame:
+    """A strong exposure effect (p < .001 when the fit converges), so a star would be due if it were given."""
+    return simulate_exposure_frame(80, 6, slope=-0.6, intercept=0.8, subject_sd=0.8, seed=31)
+
+
+def test_an_unconverged_fit_is_marked_and_never_starred(mixed):
+    from analysis.pipeline import wide_slopes
+    from analysis.report import _fit_html
+
+    df = _significant_data()
+    ok = mixed.fit_glmer(df, FORMULA)
+    assert ok.converged and ok.status == "ok" and ok.coef("exposures")["p"] < 0.001
+    assert mixed.significance_mark(ok.coef("exposures")["p"], ok.status) == "***"
+    # lme4 stopped after 10 function evaluations: a real optimiser failure, no refit allowed
+    bad = mixed.fit_glmer(df, FORMULA, optimizer="bobyqa", maxfun=10, fallback=False)
+    assert not bad.converged and bad.status == "not converged, do not interpret"
+    assert any("maximum number of function evaluations" in w for w in bad.optimizer_warnings + bad.messages)
+    html = _fit_html("unconverged", bad.to_dict())
+    assert "not converged, do not interpret" in html and "*" not in html.split("<table>", 1)[1].split("</table>")[0]
+    c = bad.coef("exposures")
+    slopes = pd.DataFrame([{"violation_type": "inner", "condition": "PSP", "n_trials": bad.n_obs, "n_subjects": 80,
+                            "estimate": c["estimate"], "se": c["se"], "z": c["z"], "p": min(c["p"], 0.001),
+                            "status": bad.status, "note": "; ".join(bad.messages)}])
+    w = wide_slopes(slopes).set_index("statistic")
+    assert "not converged, do not interpret" in w.loc["beta (exposures)", "PSP"]
+    assert "*" not in w.loc["p", "PSP"] and w.loc["fit", "PSP"] == "not converged, do not interpret"
+    # the same slope from a converged fit gets its star in the same table
+    good = wide_slopes(slopes.assign(status="ok")).set_index("statistic")
+    assert good.loc["p", "PSP"].endswith("***")
+
+
+def test_the_fallback_refit_is_recorded(mixed):
+    fit = mixed.fit_glmer(_significant_data(), FORMULA, optimizer="bobyqa", maxfun=10)
+    assert fit.converged and fit.status == "ok"
+    assert "refitted with optimizer=bobyqa, maxfun=100000" in fit.fallback
+
+
+def test_a_singular_fit_is_marked_and_never_starred(mixed):
+    from analysis.report import _fit_html
+
+    df = simulate_exposure_frame(80, 6, slope=-0.6, intercept=0.8, subject_sd=0.0, seed=33)  # lme4 estimates SD 0 here
+    fit = mixed.fit_glmer(df, FORMULA)
+    assert fit.singular and fit.converged and fit.status == "singular, do not interpret"
+    assert fit.coef("exposures")["p"] < 0.05  # would be starred if it were interpretable
+    assert mixed.significance_mark(fit.coef("exposures")["p"], fit.status) == ""
+    html = _fit_html("singular", fit.to_dict())
+    assert "singular, do not interpret" in html and "*" not in html.split("<table>", 1)[1].split("</table>")[0]
+
+
+def test_simulated_humans_are_their_own_group_and_labelled(mixed, study, tmp_path):
+    """Sessions marked simulated are analysed as 'human (simulated)', never pooled with real humans."""
+    from analysis.pipeline import Options, run_analysis
+
+    simulate_sessions(tmp_path / "sim", 6, seed=9, sessions=1, prefix="sim")
+    res = run_analysis([study / "humans", tmp_path / "sim"], tmp_path / "out", Options(n_boot=50, mixed=False,
+                                                                                        show_progress=False))
+    ss = pd.read_csv(tmp_path / "out" / "tables" / "sample_sizes.csv").set_index("group")
+    assert ss.loc["human", "subjects"] == 16 and ss.loc["human (simulated)", "subjects"] == 6
+    assert res["notes"][0].startswith("SIMULATED HUMANS: the group 'human (simulated)' (6 subjects)")
+    c1 = pd.read_csv(tmp_path / "out" / "tables" / "table_c1_long.csv")
+    assert c1["n_subjects"].max() <= 16  # Table C1 beside the paper: real humans only

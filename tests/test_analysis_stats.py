@@ -168,8 +168,21 @@ def test_demand_gap_is_the_log_odds_difference():
     row = dg.iloc[0]
     assert (row["low_demand"], row["high_demand"], row["high_method"]) == ("forced_choice", "violation_judgment",
                                                                          "metalinguistic")
-    assert row["demand_gap"] == pytest.approx(math.log(9) - math.log(1.5))
-    assert row["ci_low"] < row["demand_gap"] < row["ci_high"]
+    # smoothed: log odds of (k + 0.5) / (n + 1); the raw log-odds difference beside it
+    assert row["demand_gap"] == pytest.approx(math.log(90.5 / 10.5) - math.log(60.5 / 40.5))
+    assert row["demand_gap_unsmoothed"] == pytest.approx(math.log(9) - math.log(1.5))
+    assert row["ci_low"] < row["demand_gap"] < row["ci_high"] and row["flag"] == ""
+
+
+def test_a_method_that_is_never_right_gives_a_finite_gap_flagged_as_task_failure():
+    items = [f"i{k}" for k in range(50)]
+    direct = _model_rows("forced_choice", [1] * 40 + [0] * 10, np.ones(50), items)
+    prod = [r | {"subject_id": "M2"} for r in _model_rows("production:completion", [0] * 50, np.ones(50), items)]
+    row = demand_gap(prepare(frame(direct + prod)), seed=0, n_boot=300).iloc[0]
+    assert row["accuracy_high"] == 0 and math.isinf(row["demand_gap_unsmoothed"])
+    assert row["demand_gap"] == pytest.approx(math.log(40.5 / 10.5) - math.log(0.5 / 50.5))
+    assert math.isfinite(row["ci_low"]) and math.isfinite(row["ci_high"])
+    assert row["flag"] == "task failure: production:completion never right (accuracy 0)"
 
 
 def test_internal_consistency_recovers_a_known_correlation():

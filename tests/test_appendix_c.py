@@ -1,6 +1,6 @@
 """seeds/000 Appendix C on the Lakretz et al. (2021) release format, cross-checked independently.
 
-A small release in the exact public format (analysis/importers/lakretz_synthetic.py: raw session
+A small release in the exact public format (tests/support/lakretz_synthetic.py: raw session
 logs + results table, invented words and answers) is imported with `twinlab import lakretz2021`
 and analysed with `twinlab analyze`. The tests recompute what the report shows without the
 project's loaders or definitions:
@@ -77,8 +77,13 @@ def long_nested_violations(trials: list[dict]):
             yield k, t, ("inner" if t["vtype"] == "V1" else "outer")
 
 
-def answer(t: dict) -> str | None:
-    return VALID_ANSWER_OF_OUTCOME.get(t["outcome"] or "")
+def answer(t: dict, rule: str = "strict") -> str | None:
+    """CORRECT / WRONG / None (no usable answer). The paper rule reads a REJECTED trial's answer off
+    the prefix of its outcome code (WRONG_DDC -> WRONG, CORRECT_DDC -> CORRECT)."""
+    a = VALID_ANSWER_OF_OUTCOME.get(t["outcome"] or "")
+    if a == "REJECTED" and rule == "paper":
+        return "WRONG" if t["outcome"].startswith("WRONG") else "CORRECT"
+    return a
 
 
 def table_subjects(table: pd.DataFrame, keep_outliers: bool = False) -> set[int]:
@@ -90,7 +95,7 @@ def table_subjects(table: pd.DataFrame, keep_outliers: bool = False) -> set[int]
 def make_release(root: Path, n_subjects: int, scale: float) -> dict:
     """A release of n subjects (the 4th an outlier) + a log-only subject + a pilot training log, imported."""
     from analysis.importers.lakretz2021 import import_lakretz2021
-    from analysis.importers.lakretz_synthetic import release_plans, write_release
+    from tests.support.lakretz_synthetic import release_plans, write_release
 
     rel = write_release(root / "release", release_plans(n_subjects, n_log_only=1, n_training=1), seed=11, scale=scale)
     import_lakretz2021(rel.table, rel.logs, root / "imported")
@@ -176,9 +181,11 @@ def test_sessions_imported_from_the_table_alone_are_treated_the_same(release, tm
 
 
 # ---- first encounter: the definition, computed from the raw logs --------------------------------
-def first_encounters_from_logs(logs: Path, subjects: set[int]) -> dict[tuple[str, str], tuple[int, int]]:
+def first_encounters_from_logs(logs: Path, subjects: set[int], rule: str = "paper"
+                               ) -> dict[tuple[str, str], tuple[int, int]]:
     """(position, condition) -> (errors, subjects): each subject's first long-nested violation of that
-    position and condition after training, session 1 then 2; no usable answer -> left out."""
+    position and condition after training, session 1 then 2; no usable answer -> scored by its code's
+    prefix (paper rule) or left out (strict rule)."""
     counts: dict[tuple[str, str], list[int]] = {}
     for subj, trials in subject_trials(logs, subjects).items():
         seen = set()
@@ -187,7 +194,7 @@ def first_encounters_from_logs(logs: Path, subjects: set[int]) -> dict[tuple[str
             if key in seen:
                 continue
             seen.add(key)
-            a = answer(t)
+            a = answer(t, rule)
             if a in ("CORRECT", "WRONG"):
                 c = counts.setdefault(key, [0, 0])
                 c[0] += a == "WRONG"
@@ -196,18 +203,70 @@ def first_encounters_from_logs(logs: Path, subjects: set[int]) -> dict[tuple[str
 
 
 def test_first_encounter_rates_equal_the_definition_computed_from_the_logs(release, analysed):
-    expected = first_encounters_from_logs(release["logs"], table_subjects(release["table"]))
+    """Table C1 under the paper rule (the default) and the strict rule beside it, both equal to the
+    definition walked through the raw logs; the counts of what the rule changes are right."""
+    subjects = table_subjects(release["table"])
+    expected = first_encounters_from_logs(release["logs"], subjects, "paper")
+    strict = first_encounters_from_logs(release["logs"], subjects, "strict")
+    differ = {k for k in set(expected) | set(strict) if expected.get(k) != strict.get(k)}
+    assert differ, "the fixture must hold a REJECTED first encounter, or this test cannot tell the rules apart"
     c1 = pd.read_csv(analysed["imported"][0] / "tables" / "table_c1_long.csv")
-    assert len(c1) == 16
+    assert len(c1) == 16 and set(c1["rule"]) == {"paper"} and set(c1["other_rule"]) == {"strict"}
     for r in c1.itertuples():
         k, n = expected.get((r.violation_type, r.condition), (0, 0))
         assert (r.n_errors, r.n_subjects) == (k, n), (r.violation_type, r.condition)
         assert r.error_rate == pytest.approx(k / n)
-    # the paper's values stand beside, in the paper's column order
+        assert r.difference == pytest.approx(k / n - r.paper_error_rate)
+        assert (r.other_n_errors, r.other_n_subjects) == strict.get((r.violation_type, r.condition), (0, 0))
+    res = analysed["imported"][1]
+    assert res["rejected_rule"]["rule"] == "paper"
+    assert res["rejected_rule"]["differences"]["first_encounter_cells_that_differ"] == len(differ)
+    # the paper's values stand beside, in the paper's column order, with the difference and the strict row
     wide = pd.read_csv(analysed["imported"][0] / "tables" / "table_c1.csv")
     assert list(wide.columns) == ["violation_type", "source", *ORDER]
+    assert list(wide["source"][:4]) == ["this data, paper rule (k/n)", "difference (this data - paper)",
+                                        "this data, strict rule (k/n)", "seeds/000 Table C1"]
     paper = wide[(wide["violation_type"] == "inner") & (wide["source"] == "seeds/000 Table C1")].iloc[0]
     assert tuple(float(paper[c]) for c in ("PSS", "PSP", "PPP")) == (0.618, 0.537, 0.109)
+
+
+def test_signal_detection_counts_equal_the_results_table(release, analysed):
+    """Hits, false alarms, d' and c of the humans (long-nested, conditions pooled) from the table with
+    pandas: a hit = a Violation trial answered CORRECT, a false alarm = an Acceptable trial answered WRONG."""
+    from scipy.stats import norm
+
+    t = release["table"]
+    t = t[(t["sentence_type"] == "objrel_nounpp") & (t["is_outlier"].astype(str) != "True")
+          & (t["valid_answer"] != "REJECTED")]
+    noise = t[t["trial_type"] == "Acceptable"]
+    fa, n_noise = int((noise["valid_answer"] == "WRONG").sum()), len(noise)
+    det = pd.read_csv(analysed["imported"][0] / "tables" / "detection_pooled.csv")
+    det = det[(det["group"] == "human") & (det["structure"] == "long_nested")].set_index("dependency")
+    for vt, dep in (("V1", "inner"), ("V2", "outer")):
+        sig = t[(t["trial_type"] == "Violation") & (t["violation_type"] == vt)]
+        hits = int((sig["valid_answer"] == "CORRECT").sum())
+        r = det.loc[dep]
+        assert (r["hits"], r["signal_trials"], r["false_alarms"], r["noise_trials"]) == (hits, len(sig), fa, n_noise)
+        h, f = (hits + 0.5) / (len(sig) + 1), (fa + 0.5) / (n_noise + 1)
+        assert r["dprime"] == pytest.approx(norm.ppf(h) - norm.ppf(f), abs=1e-12)
+        assert r["criterion_c"] == pytest.approx(-(norm.ppf(h) + norm.ppf(f)) / 2, abs=1e-12)
+    assert "detection" in analysed["imported"][1]["figures"]
+
+
+def test_the_strict_rule_is_an_option_and_leaves_rejected_first_trials_out(release, tmp_path):
+    from analysis.pipeline import Options, run_analysis
+
+    res = run_analysis([release["imported"]], tmp_path / "s", Options(n_boot=20, mixed=False, show_progress=False,
+                                                                      rejected_rule="strict"))
+    strict = first_encounters_from_logs(release["logs"], table_subjects(release["table"]), "strict")
+    c1 = pd.read_csv(tmp_path / "s" / "tables" / "table_c1_long.csv")
+    for r in c1.itertuples():
+        assert (r.n_errors, r.n_subjects) == strict.get((r.violation_type, r.condition), (0, 0))
+    assert res["rejected_rule"]["rule"] == "strict" and "strict rule" in (tmp_path / "s" / "report.html").read_text()
+    # the error rates by condition leave REJECTED trials out under either rule
+    a = pd.read_csv(tmp_path / "s" / "tables" / "error_rates.csv")
+    b = pd.read_csv(release["root"] / "report_imported" / "tables" / "error_rates.csv")
+    assert (a["error_rate"] - b["error_rate"]).abs().max() == 0
 
 
 def test_keep_outliers_changes_the_denominators_and_is_recorded(release, tmp_path):
@@ -237,7 +296,7 @@ def test_training_logs_feed_figure_c4_and_c3_is_explained(analysed):
 
 
 # ---- glmer slopes and models against lme4 run by Rscript -----------------------------------------
-def exposure_table_from_logs(logs: Path, subjects: set[int]) -> pd.DataFrame:
+def exposure_table_from_logs(logs: Path, subjects: set[int], rule: str = "paper") -> pd.DataFrame:
     rows = []
     for subj, trials in subject_trials(logs, subjects).items():
         seen: dict[tuple[str, str], int] = {}
@@ -245,7 +304,7 @@ def exposure_table_from_logs(logs: Path, subjects: set[int]) -> pd.DataFrame:
             key = (pos, t["cond"])
             exposures = seen.get(key, 0)
             seen[key] = exposures + 1
-            a = answer(t)
+            a = answer(t, rule)
             if a in ("CORRECT", "WRONG"):
                 rows.append({"subject": f"s{subj}", "position": pos, "condition": t["cond"], "exposures": exposures,
                              "session": t["session"], "total_trials": k / 100, "error": int(a == "WRONG")})
@@ -270,12 +329,12 @@ for (pos in c("inner", "outer")) {
 write.csv(do.call(rbind, out), commandArgs(TRUE)[2], row.names = FALSE)
 x <- d[d$position == "inner" & d$condition == "PSP", ]
 b <- fit(error ~ exposures + (1 | subject), x)
-e <- fit(error ~ exposures + session + total_trials + (1 + exposures | subject), x)
+e <- fit(error ~ exposures + factor(session) + total_trials + (1 + exposures | subject), x)
 a <- anova(b, e)
 write.csv(data.frame(aic_base = AIC(b), bic_base = BIC(b), loglik_base = as.numeric(logLik(b)),
                      aic_ext = AIC(e), bic_ext = BIC(e), loglik_ext = as.numeric(logLik(e)),
                      chi2 = a$Chisq[2], df = a$Df[2], p = a[["Pr(>Chisq)"]][2],
-                     b_exposures = fixef(b)[["exposures"]], e_session = fixef(e)[["session"]],
+                     b_exposures = fixef(b)[["exposures"]], e_session = fixef(e)[["factor(session)2"]],
                      e_total = fixef(e)[["total_trials"]]),
           commandArgs(TRUE)[3], row.names = FALSE)
 """
@@ -314,7 +373,10 @@ def test_glmer_slopes_and_models_agree_with_lme4_run_by_rscript(tmp_path):
     assert human["base"]["bic"] == pytest.approx(models["bic_base"], abs=1e-3)
     assert {c["term"]: c["estimate"] for c in human["base"]["coefficients"]}["exposures"] == pytest.approx(
         models["b_exposures"], abs=1e-4)
-    assert human["extended"]["formula"] == "error ~ exposures + session + total_trials + (1 + exposures|subject)"
+    assert human["extended"]["formula"] == (
+        "error ~ exposures + factor(session) + total_trials + (1 + exposures|subject)")
+    assert {c["term"]: c["estimate"] for c in human["extended"]["coefficients"]}["factor(session)2"] == pytest.approx(
+        models["e_session"], abs=2e-3)
     assert human["extended"]["loglik"] == pytest.approx(models["loglik_ext"], abs=2e-3)
     assert human["extended"]["aic"] == pytest.approx(models["aic_ext"], abs=4e-3)
     assert human["comparison"]["chi2"] == pytest.approx(models["chi2"], abs=4e-3)
@@ -344,16 +406,59 @@ def test_shared_sample_import_then_analyze(tmp_path):
     for r in b[b["structure"] == "long_nested"].itertuples():
         assert r.error_rate == pytest.approx(expected[(r.dependency, r.condition)], abs=1e-12)
     assert alone["order_statement"] and res["order_statement"] is None
-    # Table C1 from the real logs: 4 subjects (68 excluded by default), the definition from the logs
-    fe = first_encounters_from_logs(SAMPLE / "logs", table_subjects(table))
+    # Table C1 from the real logs: 4 subjects (68 excluded by default), the definition from the logs,
+    # under the paper rule (reported) and the strict rule (beside it)
+    fe = first_encounters_from_logs(SAMPLE / "logs", table_subjects(table), "paper")
+    fe_strict = first_encounters_from_logs(SAMPLE / "logs", table_subjects(table), "strict")
     c1 = pd.read_csv(tmp_path / "rep" / "tables" / "table_c1_long.csv")
     for r in c1.itertuples():
         assert (r.n_errors, r.n_subjects) == fe.get((r.violation_type, r.condition), (0, 0))
+        assert (r.other_n_errors, r.other_n_subjects) == fe_strict.get((r.violation_type, r.condition), (0, 0))
     assert c1["n_subjects"].max() == 4
     # subject 57 (session 2 log, not in the table) and pilot 06 (training log) are not analysed
     excl = pd.read_csv(tmp_path / "rep" / "tables" / "exclusions.csv")
     assert excl["what"].str.contains("L57").any() and excl["what"].str.contains("L6").any()
     assert "training_error_rates" in res["figures"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SAMPLE.exists(), reason="the shared Lakretz sample is not here")
+def test_shared_sample_table_c1_under_both_rules_equals_a_hand_count(tmp_path):
+    """The five table subjects' logs of the real sample (the empty and header-only logs of subjects 55
+    and 63 left aside: they test the importer, not the rule), all five kept as seeds/000 did.
+    Hand count: subject 66's first PSP inner violation (session 1, the table's trial_num 43) is
+    WRONG_DDC, the only REJECTED first encounter of the sample; the paper rule scores it as an error
+    (PSP inner 3/5), the strict rule leaves subject 66 out of that cell (2/4); the other 15 cells agree."""
+    from analysis.importers.lakretz2021 import import_lakretz2021
+    from analysis.pipeline import Options, run_analysis
+
+    table_path = SAMPLE / "dataframe_results_all_trials_sample.csv"
+    table = pd.read_csv(table_path)
+    row = table[(table["subject"] == 66) & (table["trial_num"] == 43) & (table["condition"] == "PSP")
+                & (table["sentence_type"] == "objrel_nounpp")]
+    assert list(row["correct_wrong"]) == ["WRONG_DDC"] and list(row["violation_type"]) == ["V1"]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for p in (SAMPLE / "logs").iterdir():
+        m = re.search(r"_Subj_(\d+)_sess_", p.name)
+        if m and int(m.group(1)) in set(table["subject"]):
+            shutil.copy(p, logs / p.name)
+    import_lakretz2021(table_path, logs, tmp_path / "imp")
+    res = run_analysis([tmp_path / "imp"], tmp_path / "rep", Options(n_boot=20, mixed=False, keep_outliers=True,
+                                                                     show_progress=False))
+    c1 = pd.read_csv(tmp_path / "rep" / "tables" / "table_c1_long.csv").set_index(["violation_type", "condition"])
+    assert tuple(c1.loc[("inner", "PSP"), ["n_errors", "n_subjects", "other_n_errors", "other_n_subjects"]]) == \
+        (3, 5, 2, 4)
+    same = c1.drop(index=[("inner", "PSP")])
+    assert (same["n_errors"] == same["other_n_errors"]).all() and (same["n_subjects"] == 5).all()
+    assert (same["other_n_subjects"] == 5).all()
+    diff = res["rejected_rule"]["differences"]
+    assert diff["table_c1_cells_that_differ"] == 1
+    # outside Table C1, subject 66's first short-nested PS inner trial is REJECTED too (2 first encounters)
+    assert diff["first_encounter_cells_that_differ"] == 2 and diff["first_encounter_trials_scored_from_code"] == 2
+    # every REJECTED long-nested violation trial of the table is scored from its code under the paper rule
+    rejected = table[(table["trial_type"] == "Violation") & (table["valid_answer"] == "REJECTED")]
+    assert diff["trials_scored_from_code"] == len(rejected)
 
 
 def test_analyze_cli_on_the_table_alone_runs_and_says_it_once(release, tmp_path):

@@ -1,6 +1,6 @@
 """`twinlab import lakretz2021` on fixtures in the release's exact format (tests/fixtures/lakretz2021/).
 
-The fixtures are invented trials written by analysis/importers/lakretz_synthetic.py; its trial
+The fixtures are invented trials written by tests/support/lakretz_synthetic.py; its trial
 objects are the ground truth here (what the log says, independently of the importer's parsing).
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from analysis.importers.lakretz_synthetic import VERBS, write_fixtures
+from tests.support.lakretz_synthetic import VERBS, write_fixtures
 from analysis.load import load
 from experiments.cli import app
 
@@ -366,7 +366,7 @@ def test_an_empty_log_is_noted_and_the_rest_imported(copy, tmp_path):
 
 
 def test_a_training_log_comes_before_the_main_session_of_its_subject(tmp_path):
-    from analysis.importers.lakretz_synthetic import SubjectPlan, write_release
+    from tests.support.lakretz_synthetic import SubjectPlan, write_release
 
     rel = write_release(tmp_path / "rel", [SubjectPlan(9, training_only=True), SubjectPlan(9, sessions=(1,))],
                         per_session=10, training_trials=6)

@@ -80,10 +80,22 @@ def test_demand_gap_and_mixed_model_need_two_sizes():
     b = rows[rows.protocol == "production:completion"].correct.mean()
     expected = np.log(a / (1 - a)) - np.log(b / (1 - b))
     assert list(gaps["contrast"]) == ["production vs forced choice"]
-    assert gaps["demand_gap"].iloc[0] == pytest.approx(expected)
+    assert gaps["demand_gap_unsmoothed"].iloc[0] == pytest.approx(expected)
+    ka, kb = a * 200, b * 200  # smoothed: log odds of (k + 0.5) / (n + 1)
+    assert gaps["demand_gap"].iloc[0] == pytest.approx(np.log((ka + .5) / (200 - ka + .5)) - np.log((kb + .5) / (200 - kb + .5)))
     assert set(accuracies(rows, 200, 0)["method"]) == {"low demand", "high demand"}
     coefs, notes = mixed_models(rows)
     assert coefs.empty and "at least two sizes" in notes[0]
+
+
+def test_the_same_model_given_twice_is_run_once_with_a_note(tmp_path):
+    from reproductions.hu_frank2024 import unique_models
+
+    (tmp_path / "m").mkdir()
+    models, notes = unique_models([None, str(tmp_path / "m"), None, str(tmp_path / "m" / "..") + "/m", "org/name",
+                                   "org/name"])
+    assert models == [None, str(tmp_path / "m"), "org/name"]
+    assert len(notes) == 3 and "given more than once" in notes[0]
 
 
 def test_score_cache_has_one_writer_and_mends_a_torn_line(tmp_path):

@@ -3,7 +3,8 @@
 Each importer turns files as released into ordinary twinlab sessions (the Psych-DS layout and the
 trial-table schema of `experiments/`), so everything downstream reads one format. An importer is
 registered by its format name with the module and the typer command that runs it; `twinlab import
-<name>` lists and runs them (experiments/cli.py builds the `import` sub-app from this registry).
+<name>` lists and runs them (analysis/cli.py adds them to the `import` sub-app of experiments/cli.py;
+the browser runner adds its own `import web` there, from participants/web/cli.py).
 
 Nothing heavy is imported here: a module is imported only when its command is registered or run.
 """
@@ -53,11 +54,4 @@ register(Importer(
     description="Lakretz et al. (2021) public release: results table and raw session logs -> twinlab sessions",
     module="analysis.importers.lakretz_cli",
     command="import_lakretz2021",
-))
-
-register(Importer(
-    name="web",
-    description="browser sessions saved by a `twinlab web build` site (JATOS, Pavlovia, a download) -> twinlab sessions",
-    module="participants.web.import_cli",  # the browser runner's own checks and row builder
-    command="import_web",
 ))

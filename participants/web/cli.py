@@ -100,3 +100,13 @@ def serve(
         uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def register(root: typer.Typer) -> None:
+    """Add `twinlab web ...` and `twinlab import web` (entry point group `twinlab.commands`, pyproject.toml)."""
+    from experiments.cli import import_app
+    from participants.web.import_cli import import_web
+
+    root.add_typer(app, name="web")
+    import_app.command("web", help="browser sessions saved by a `twinlab web build` site (JATOS, Pavlovia, "
+                                   "a download) -> twinlab sessions")(import_web)
