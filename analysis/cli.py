@@ -106,9 +106,9 @@ def register(app: typer.Typer) -> None:
     """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml):
     `analyze`, `report`, and `import <format>` (one command per importer in analysis/importers)."""
     from analysis.importers import REGISTRY
-    from experiments.cli import import_app
+    from experiments.cli import data_import_app
 
     app.command("analyze")(analyze)
     app.command("report")(report)
     for imp in REGISTRY.values():
-        import_app.command(imp.name, help=imp.description)(imp.load_command())
+        data_import_app.command(imp.name, help=imp.description)(imp.load_command())

@@ -24,8 +24,8 @@ stimuli_app = typer.Typer(no_args_is_help=True, help="Stimulus sets.")
 app.add_typer(stimuli_app, name="stimuli")
 # `twinlab import <format>`: each package that reads a released format adds its command here in its
 # `register(app)` (analysis: lakretz2021; participants.web: web), so this module names none of them
-import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
-app.add_typer(import_app, name="import")
+data_import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
+app.add_typer(data_import_app, name="import")
 console = Console(stderr=True)
 
 
@@ -188,11 +188,11 @@ def stimuli_prompts(name: Optional[str] = typer.Argument(None, help="a prompt se
     typer.echo(PROMPT_SETS[name].text)
 
 
-import_app = typer.Typer(no_args_is_help=True, help="Import stimulus sets in published formats.")
-stimuli_app.add_typer(import_app, name="import")
+stimuli_import_app = typer.Typer(no_args_is_help=True, help="Import stimulus sets in published formats.")
+stimuli_app.add_typer(stimuli_import_app, name="import")
 
 
-@import_app.command("lakretz-text")
+@stimuli_import_app.command("lakretz-text")
 def stimuli_import_lakretz_text(
     text: Path = typer.Argument(..., help="the .text file: one sentence per line, words separated by single spaces"),
     gold: Path = typer.Option(..., "--gold", help="the line-aligned .gold file: verb index, correct form, flipped form, (ignored)"),
@@ -278,12 +278,15 @@ def _register_commands() -> None:
         getattr(mod, func)(app)
 
 
-_register_commands()
-
-
 def main() -> None:  # pragma: no cover
     app()
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())
+    # `python -m experiments.cli`: run the app of the module proper (`experiments.cli`), the one the
+    # packages register into (they import `data_import_app` from it), not this __main__ copy
+    from experiments.cli import app as registered_app
+
+    sys.exit(registered_app())
+else:
+    _register_commands()

@@ -104,9 +104,9 @@ def serve(
 
 def register(root: typer.Typer) -> None:
     """Add `twinlab web ...` and `twinlab import web` (entry point group `twinlab.commands`, pyproject.toml)."""
-    from experiments.cli import import_app
+    from experiments.cli import data_import_app
     from participants.web.import_cli import import_web
 
     root.add_typer(app, name="web")
-    import_app.command("web", help="browser sessions saved by a `twinlab web build` site (JATOS, Pavlovia, "
+    data_import_app.command("web", help="browser sessions saved by a `twinlab web build` site (JATOS, Pavlovia, "
                                    "a download) -> twinlab sessions")(import_web)
