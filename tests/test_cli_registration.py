@@ -25,7 +25,20 @@ def test_every_vertical_registers_its_commands():
     assert dict(command_registrars()) == {"analysis": "analysis.cli:register",
                                           "model_subjects": "model_subjects.cli:register",
                                           "participants": "participants.cli:register",
+                                          "participants_web": "participants.web.cli:register",
                                           "reproductions": "reproductions.cli:register"}
-    commands = set(get_command(app).commands)
+    commands = get_command(app).commands
     assert {"validate", "plan", "stimuli", "doctor", "analyze", "report", "import", "run-model", "sweep", "run-human",
-            "reproduce"} <= commands
+            "reproduce", "web"} <= set(commands)
+    assert {"lakretz2021", "web"} <= set(commands["import"].commands)  # two packages add to one sub-app
+    assert set(commands["stimuli"].commands["import"].commands) == {"lakretz-text"}
+
+
+def test_python_m_runs_the_registered_app():
+    """`python -m experiments.cli` must see what the packages registered (into the module proper)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "import", "--help"], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "lakretz2021" in r.stdout and "web" in r.stdout, r.stdout + r.stderr
