@@ -24,7 +24,7 @@ from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
 from model_subjects.context import (RULE, ContextMode, History, feedback_for, option_text, parse_context, sha256,
                                     static_context)
-from model_subjects.invariance import closest_gap, tie_margin_for
+from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
 from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
 
@@ -39,6 +39,7 @@ class RunError(RuntimeError):
 class RunConfig:
     spec: str
     model: str | None = None
+    backend: str | None = None  # registered backend name (model_subjects.registry); None: transformers
     subjects: int = 1
     first_subject: int = 1
     subject_prefix: str = "m"
@@ -59,6 +60,7 @@ class RunConfig:
     max_new_tokens: int = 8
     parallel_running: bool = True  # running subjects advance together (one forward pass per step)
     tie_margin: float | None = None  # re-score choices this close alone (None: by dtype; 0: never)
+    backend_options: dict[str, Any] = field(default_factory=dict)  # backend-specific settings, by name
 
 
 @dataclass
@@ -92,11 +94,15 @@ def subject_ids(cfg: RunConfig) -> list[str]:
 def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: ContextMode) -> dict[str, Any]:
     """Settings that must not change within one session (checked when resuming)."""
     d = backend.describe()
-    return {
+    ident = {
         "model": d.get("name"), "weights": d.get("revision"), "dtype": d.get("dtype"),
         "protocol": protocol.describe(), "context_mode": mode.label, "add_bos": bool(d.get("add_bos", cfg.add_bos)),
         "chat": bool(cfg.chat), "context_rule": RULE,
     }
+    name = getattr(backend, "backend_name", "") or "transformers"
+    if name != "transformers":  # sessions written before the registry carry no backend: they stay resumable
+        ident["backend"] = name
+    return ident
 
 
 def lock_sessions(out: str | Path, experiment: str, ids: list[str], session: int) -> dict[str, SessionLock]:
@@ -336,7 +342,8 @@ class Runner:
             results = self.backend.loglikelihood(reqs)
             texts = self.backend.generate_until(gens) if gens else []
             all_scores = [[[results[a + i].logprob for i in range(n)] for a, n in spans] for _, _, spans in plan]
-            alone = self._rescore_near_ties(reqs, plan, all_scores)
+            alone = self._rescore_near_ties(reqs, plan, all_scores, [r.n_tokens for r in results],
+                                            [trial for _, trial in part])
             for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan)):
                 scores = all_scores[j]
                 d = proto.decide(trial, scores, texts[j]) if proto.generates else proto.decide(trial, scores)  # type: ignore[call-arg]
@@ -347,10 +354,13 @@ class Runner:
                 next(st for st, _ in part if id(st) == sid).writer.save_sidecar()  # type: ignore[union-attr]
             self.progress(len(part), None)
 
-    def _rescore_near_ties(self, reqs: list[LoglikelihoodRequest], plan: list, all_scores: list) -> set[int]:
+    def _rescore_near_ties(self, reqs: list[LoglikelihoodRequest], plan: list, all_scores: list,
+                           n_tok: list[int], trials: list[Trial]) -> set[int]:
         """Trials whose margin is within the batch noise are scored again, each request alone (in place)."""
         eps = self.tie_margin
-        near = [j for j, sc in enumerate(all_scores) if eps > 0 and closest_gap(sc) <= eps]
+        near = [j for j, sc in enumerate(all_scores)
+                if eps > 0 and decision_gap(self.protocol, trials[j], sc)
+                <= margin_for_tokens(eps, max(n_tok[a + i] for a, n in plan[j][2] for i in range(n)))]
         if not near:
             return set()
         idx = [a + i for j in near for a, n in plan[j][2] for i in range(n)]
@@ -370,9 +380,10 @@ class Runner:
             stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,  # type: ignore[attr-defined]
                                    skip_leading_whitespace=True)
 
-    def _rescore_running(self, committed: str, tctx: list[str], qs: list, scores: list[list[float]]) -> bool:
+    def _rescore_running(self, committed: str, tctx: list[str], qs: list, scores: list[list[float]],
+                         trial: Trial) -> bool:
         """A running trial's near tie: score it again with the whole context, each request alone (in place)."""
-        if self.tie_margin <= 0 or closest_gap(scores) > self.tie_margin:
+        if self.tie_margin <= 0 or decision_gap(self.protocol, trial, scores) > self.tie_margin:
             return False
         for qi, q in enumerate(qs):
             reqs = [LoglikelihoodRequest(committed + tctx[qi], option_text(o.continuation, self.chat)) for o in q.options]
@@ -415,7 +426,7 @@ class Runner:
                     scores[k][qi] = [r.logprob for r in res]
             for k in live:
                 st, trial, hist = states[k], trials[k], hists[k]
-                alone = self._rescore_running(group.text(k), tctx[k], qs[k], scores[k])
+                alone = self._rescore_running(group.text(k), tctx[k], qs[k], scores[k], trial)
                 d = proto.decide(trial, scores[k])
                 if alone:
                     d.extra["rescored_alone"] = True
@@ -467,7 +478,7 @@ class Runner:
             for qi in reversed(range(len(qs))):
                 res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
                 scores[qi] = [r.logprob for r in res]
-            alone = self._rescore_running(stream.text, tctx, qs, scores)
+            alone = self._rescore_running(stream.text, tctx, qs, scores, trial)
             if proto.generates:
                 text = stream.generate(tctx[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
                                        skip_leading_whitespace=True)
@@ -491,10 +502,11 @@ def run_models(cfg: RunConfig, backend: Backend | None = None,
     locks = lock_sessions(cfg.out, exp.name, subject_ids(cfg), cfg.session)  # refused before the model loads
     try:
         if backend is None:
-            from model_subjects.backend import load_backend
+            from model_subjects.registry import load_backend
 
-            backend = load_backend(cfg.model, dtype=cfg.dtype, device=cfg.device, add_bos=cfg.add_bos,
-                                   batch_size=cfg.batch_size, threads=cfg.threads)
+            backend = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
+                                   add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads,
+                                   **cfg.backend_options)
         return Runner(cfg, backend, exp=exp, progress=progress).run(locks)
     finally:
         for lock in locks.values():  # released by the writers already, unless the run stopped early
