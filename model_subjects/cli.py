@@ -165,25 +165,11 @@ def check_options(cfg) -> None:
         fail(str(exc))
 
 
-def protocol_and_context(cfg, exp) -> None:
-    """--protocol, --question and --context for every subject; OptionError naming the problem."""
-    from experiments.options import OptionError
-    from model_subjects.context import ContextError, parse_context
-    from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
-
-    try:
-        get_protocol(cfg.protocol or default_protocol(exp.task.kind), question=cfg.question,
-                     max_new_tokens=cfg.max_new_tokens)
-        for k in range(cfg.subjects):
-            parse_context(cfg.context, k + cfg.first_subject - 1)
-    except (ProtocolError, ContextError) as exc:
-        raise OptionError(str(exc)) from None
-
-
 def check_protocol_and_context(cfg, exp) -> None:
     """--protocol, --question and --context for every subject, checked before the model loads."""
     from experiments.cli import fail
     from experiments.options import OptionError
+    from model_subjects.run_checks import protocol_and_context
 
     try:
         protocol_and_context(cfg, exp)

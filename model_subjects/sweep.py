@@ -166,7 +166,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
     from experiments import options as o
     from experiments.compiler import check_sizes
     from experiments.spec import SpecError, load_spec
-    from model_subjects.cli import protocol_and_context
+    from model_subjects.run_checks import protocol_and_context
 
     try:
         exp = load_spec(sweep.spec)
