@@ -180,9 +180,14 @@ class ServedBackend(Backend):
     def _all(self, bodies: list[dict[str, Any]], progress: Progress | None = None) -> list[dict[str, Any]]:
         """Answers for `bodies` in order; each distinct body asked once, at most max_in_flight at a time."""
         keys = [canonical(b) for b in bodies]
-        unique = list(dict.fromkeys(keys))
         by_key = dict(zip(keys, bodies))
-        answers = dict(zip(unique, self._pool.map(lambda k: self._complete(by_key[k]), unique)))
+        futures = {k: self._pool.submit(self._complete, by_key[k]) for k in dict.fromkeys(keys)}
+        try:
+            answers = {k: f.result() for k, f in futures.items()}
+        except BaseException:
+            for f in futures.values():  # a failed server: do not send what is still queued
+                f.cancel()
+            raise
         return [answers[k] for k in keys]
 
     # ------------------------------------------------------------------ tokenisation (optional)
@@ -191,9 +196,9 @@ class ServedBackend(Backend):
         if self._tokenize_path is False:
             self._tokenize_path = None
             for path in ("/tokenize", "/extras/tokenize"):
-                if self._tokens_at(path, "") is not None:
+                if self._tokens_at(path, "Hello") is not None:
                     self._tokenize_path = path
-                    self._auto_prefix = self._tokens_at(path, "") or []
+                    self._auto_prefix = self._tokens_at(path, "") or []  # a BOS the endpoint adds by itself
                     break
         if not self._tokenize_path:
             return None
