@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from experiments.session import read_rows
-    from model_subjects.backend import load_backend
+    from model_subjects.registry import load_backend
     from model_subjects.context import parse_context, rebuild_contexts
     from model_subjects.requests import LoglikelihoodRequest
     from model_subjects.runner import RunConfig, Runner

@@ -1,21 +1,23 @@
 """Model subjects: language models run through the same compiled trials, context and feedback as humans.
 
 Public API (importing this package does not import torch):
-    load_backend(model=None, dtype=, device=, add_bos=, batch_size=, threads=)  -> Backend
+    load_backend(model=None, backend="transformers"|"llamacpp"|..., dtype=, device=, add_bos=, batch_size=,
+                 threads=)  -> Backend        (model_subjects.registry: backends by name, loaded lazily)
     Backend.loglikelihood([LoglikelihoodRequest]) / .generate_until([GenerationRequest]) / .stream()
     get_protocol(name), PROTOCOL_NAMES                         response protocols
     parse_context(text, subject_index), rebuild_contexts(...)  context modes and recovery
     RunConfig, Runner, run_models(cfg)                         sessions through SessionWriter
 CLI: `twinlab run-model` (model_subjects.cli.run_model). See docs/model_subjects.md.
 """
-from model_subjects.backend import Backend, ModelLoadError, Stream, load_backend
+from model_subjects.backend import Backend, ModelLoadError, Stream
 from model_subjects.context import parse_context, rebuild_contexts
 from model_subjects.protocols import PROTOCOL_NAMES, get_protocol
+from model_subjects.registry import backend_names, load_backend, register_backend
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
 from model_subjects.runner import RunConfig, Runner, run_models
 
 __all__ = [
-    "Backend", "ModelLoadError", "Stream", "load_backend", "parse_context", "rebuild_contexts", "PROTOCOL_NAMES",
+    "Backend", "ModelLoadError", "Stream", "load_backend", "backend_names", "register_backend", "parse_context", "rebuild_contexts", "PROTOCOL_NAMES",
     "get_protocol", "GenerationRequest", "LoglikelihoodRequest", "LoglikelihoodResult", "RunConfig", "Runner",
     "run_models",
 ]

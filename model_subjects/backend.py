@@ -3,11 +3,15 @@
 Two batch entry points, as in lm-evaluation-harness (`loglikelihood`, `generate_until`), plus a
 `stream` for running contexts that grow trial by trial. Another engine (e.g. vLLM) implements
 this class and every protocol, context mode and the runner work unchanged.
+
+This module is the contract only: it imports no implementation. Implementations register
+themselves by name (`model_subjects.registry.register_backend`) and are loaded through
+`model_subjects.registry.load_backend(model, backend=NAME, **settings)`.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
 
@@ -79,7 +83,8 @@ class TextStream(Stream):
 class Backend(ABC):
     """A causal language model behind the twinlab contract."""
 
-    name: str = "backend"
+    name: str = "backend"  # the model's name (what the progress line and errors show)
+    backend_name: ClassVar[str] = ""  # the registered backend name (set by @register_backend)
 
     @abstractmethod
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
@@ -113,9 +118,3 @@ class Backend(ABC):
     def chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
         raise NotImplementedError(f"backend {self.name!r} has no chat template")
 
-
-def load_backend(model: str | None = None, **kwargs: Any) -> Backend:
-    """The transformers backend for `model` (a name, a local folder, a .gguf file, or the bundled default)."""
-    from model_subjects.hf_backend import TransformersBackend
-
-    return TransformersBackend.load(model, **kwargs)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -12,6 +12,12 @@ def run_model(
     model: Optional[str] = typer.Option(None, "--model", "-m",
                                         help="model: bundled default (SmolLM2-135M-Instruct), a local folder, a "
                                              ".gguf file, or a Hugging Face id already in the local cache"),
+    backend: str = typer.Option("transformers", "--backend", "-b",
+                                help="model type: transformers (in process, full precision) | llamacpp (a GGUF "
+                                     "run quantised by llama.cpp, in process) | openai (a served model)"),
+    backend_option: list[str] = typer.Option([], "--backend-option", "-B",
+                                             help="a backend-specific setting KEY=VALUE (repeatable), e.g. "
+                                                  "-B n_ctx=4096 for llamacpp"),
     subjects: int = typer.Option(1, "--subjects", "-n", help="number of model subjects (m01, m02, ...)"),
     first_subject: int = typer.Option(1, "--first-subject", help="number of the first subject id"),
     subject_prefix: str = typer.Option("m", "--subject-prefix", help="letters of the subject ids (m -> m01, m02, ...)"),
@@ -44,13 +50,20 @@ def run_model(
     from experiments.spec import SpecError, load_spec
     from model_subjects.backend import ModelLoadError
     from model_subjects.context import ContextError
+    from model_subjects.registry import canonical_name
     from model_subjects.runner import RunConfig, RunError, Runner
+
+    try:
+        backend = canonical_name(backend)
+    except ModelLoadError as exc:
+        fail(f"--backend: {exc}")
+    options = parse_backend_options(backend_option)
 
     if batch_size.lower() != "auto" and not (batch_size.isdigit() and int(batch_size) > 0):
         fail(f"--batch-size must be a positive whole number or 'auto', not {batch_size!r}")
     batch_size = batch_size.lower() if batch_size.lower() == "auto" else int(batch_size)  # type: ignore[assignment]
-    cfg = RunConfig(spec=spec, model=model, subjects=subjects, first_subject=first_subject,
-                    subject_prefix=subject_prefix, context=context,
+    cfg = RunConfig(spec=spec, model=model, backend=backend, backend_options=options, subjects=subjects,
+                    first_subject=first_subject, subject_prefix=subject_prefix, context=context,
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens)
@@ -71,22 +84,22 @@ def run_model(
 
     console = Console(stderr=True)
     try:
-        with console.status(f"loading model {model or 'SmolLM2-135M-Instruct (bundled)'}..."):
-            from model_subjects.backend import load_backend
+        with console.status(f"loading model {model or 'SmolLM2-135M-Instruct (bundled)'} ({backend})..."):
+            from model_subjects.registry import load_backend
 
-            backend = load_backend(model, dtype=dtype, device=device, add_bos=add_bos, batch_size=batch_size,
-                                   threads=threads or None)
+            lm = load_backend(model, backend=backend, dtype=dtype, device=device, add_bos=add_bos,
+                              batch_size=batch_size, threads=threads or None, **options)
     except ModelLoadError as exc:
         fail(str(exc))
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("trials"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                         console=console, disable=quiet, transient=False)
     try:
-        runner = Runner(cfg, backend, exp=exp)
+        runner = Runner(cfg, lm, exp=exp)
         states = runner.prepare_subjects()
     except (RunError, ContextError, SpecError) as exc:
         fail(str(exc))
-    label = f"{backend.name} · {runner.protocol.name} · {cfg.context}"
+    label = f"{lm.name} · {runner.protocol.name} · {cfg.context}"
     task = progress.add_task(label, total=None)
 
     def advance(n: int, total: int | None) -> None:
@@ -109,7 +122,26 @@ def run_model(
         console.print(f"  {s['subject_id']} [{s['context_mode']}] {s['trials']}/{s['planned']} trials "
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
-               f"({runner.protocol.name}, {cfg.context}, model {backend.name})")
+               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {backend})")
+
+
+def parse_backend_options(items: list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` strings -> settings; a value that reads as JSON (4096, true, 0.5) is taken as such."""
+    import json
+
+    from experiments.cli import fail
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            fail(f"--backend-option {item!r}: write KEY=VALUE (e.g. n_ctx=4096)")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
 
 
 def check_options(cfg) -> None:

@@ -27,15 +27,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from model_subjects.backend import Backend, ModelLoadError, Progress
+from model_subjects.kv_stream import KVStream
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
-from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
-
-if TYPE_CHECKING:
-    from model_subjects.kv_stream import KVStream
-    from model_subjects.stream_group import StreamGroup
+from model_subjects.registry import register_backend
+from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, split_pair
+from model_subjects.stream_group import StreamGroup
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float16": "float16", "fp16": "float16", "half": "float16", "auto": "auto"}
@@ -57,6 +56,7 @@ def _lcp(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     return i
 
 
+@register_backend("transformers")
 class TransformersBackend(Backend):
     """A causal LM loaded with `AutoModelForCausalLM` (CPU, CUDA, or `device_map="auto"`)."""
 
@@ -208,19 +208,7 @@ class TransformersBackend(Backend):
                 self._enc_cache[t] = tuple(ids)
         return [self.encode(t) for t in texts]
 
-    @staticmethod
-    def split_pair(context: str, continuation: str) -> tuple[str, str]:
-        """Move trailing spaces of the context into the continuation (as lm-evaluation-harness does).
-
-        Only spaces move: byte-level BPE attaches a space to the word after it, so ' is' must be
-        scored as one token. A trailing newline stays in the context (lm-evaluation-harness moves it
-        too), so a sentence that starts a new line is scored without the newline's probability.
-        """
-        n = len(context) - len(context.rstrip(" "))
-        if n:
-            continuation = context[-n:] + continuation
-            context = context[:-n]
-        return context, continuation
+    split_pair = staticmethod(split_pair)
 
     def encode_pair(self, context: str, continuation: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(context ids, continuation ids), without the BOS/start token."""
@@ -429,8 +417,6 @@ class TransformersBackend(Backend):
     # ------------------------------------------------------------------ generation
     def generate_until(self, requests: Sequence[GenerationRequest],
                        progress: Progress | None = None) -> list[str]:
-        from model_subjects.kv_stream import KVStream
-
         outs = []
         for req in requests:
             ctx = self.encode(req.context.rstrip(" "))
@@ -441,15 +427,11 @@ class TransformersBackend(Backend):
                 progress(1)
         return outs
 
-    def stream(self, reuse_cache: bool = True, **kwargs: Any) -> "KVStream":
-        from model_subjects.kv_stream import KVStream
-
+    def stream(self, reuse_cache: bool = True, **kwargs: Any) -> KVStream:
         return KVStream(self, reuse_cache=reuse_cache)
 
-    def stream_group(self, n: int) -> "StreamGroup":
+    def stream_group(self, n: int) -> StreamGroup:
         """N running contexts advanced together (one forward pass per step for all of them)."""
-        from model_subjects.stream_group import StreamGroup
-
         return StreamGroup(self, n)
 
     def chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
@@ -458,11 +440,3 @@ class TransformersBackend(Backend):
         return self.tokenizer.apply_chat_template(messages, tokenize=False,
                                                   add_generation_prompt=add_generation_prompt)
 
-
-def __getattr__(name: str) -> Any:
-    """`hf_backend.KVStream` still works (the stream moved to `model_subjects.kv_stream`)."""
-    if name == "KVStream":
-        from model_subjects.kv_stream import KVStream
-
-        return KVStream
-    raise AttributeError(name)

@@ -7,13 +7,30 @@ over the history, not a re-encoding of it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from model_subjects.backend import Stream
 from model_subjects.requests import LoglikelihoodResult
 
-if TYPE_CHECKING:
-    from model_subjects.hf_backend import TransformersBackend
+
+class TorchLM(Protocol):
+    """What a KV-cache stream needs of its backend (the transformers backend provides it).
+
+    Declared here, not imported, so this module does not depend on the backend that uses it.
+    """
+
+    torch: Any
+    model: Any  # a transformers causal LM
+    tokenizer: Any
+    input_device: Any
+    prefix_ids: tuple[int, ...]  # what every sequence starts with (BOS or nothing)
+    start_id: int | None  # conditions the first token of an empty context
+    pad_id: int
+    num_layers: int
+
+    def encode(self, text: str) -> tuple[int, ...]: ...
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[tuple[int, ...], tuple[int, ...]]: ...
 
 
 class KVStream(Stream):
@@ -27,7 +44,7 @@ class KVStream(Stream):
     session is encoded once.
     """
 
-    def __init__(self, backend: TransformersBackend, reuse_cache: bool = True, start: Sequence[int] | None = None):
+    def __init__(self, backend: TorchLM, reuse_cache: bool = True, start: Sequence[int] | None = None):
         from model_subjects.kvcache import growing_cache
 
         self.b = backend

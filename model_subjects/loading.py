@@ -57,6 +57,31 @@ def bundled_gguf() -> Path:
     return files[0]
 
 
+def resolve_gguf(model: str | None) -> ResolvedModel:
+    """Name -> a GGUF file, used as it is (quantised; for engines that run GGUF, e.g. llama.cpp).
+
+    The bundled default, a `.gguf` file, or a folder holding exactly one `.gguf` file.
+    """
+    text = (model or "").strip()
+    if text.lower() in DEFAULT_ALIASES or text == DEFAULT_MODEL:
+        gguf = bundled_gguf()
+        return ResolvedModel(name=DEFAULT_MODEL, path=str(gguf), kind="bundled-gguf")
+    p = Path(text).expanduser()
+    if p.suffix.lower() == ".gguf":
+        if not p.is_file():
+            raise ModelLoadError(f"model file {str(p)!r} does not exist")
+        return ResolvedModel(name=p.stem, path=str(p), kind="gguf")
+    if p.is_dir():
+        ggufs = sorted(p.glob("*.gguf"))
+        if len(ggufs) == 1:
+            return ResolvedModel(name=ggufs[0].stem, path=str(ggufs[0]), kind="gguf")
+        raise ModelLoadError(f"model folder {str(p)!r} holds {len(ggufs)} .gguf files; the llamacpp backend runs one "
+                             "GGUF file: name it")
+    raise ModelLoadError(f"model {text!r} is not the bundled default ({DEFAULT_MODEL}), a .gguf file or a folder "
+                         "holding one; the llamacpp backend runs GGUF files only (use --backend transformers "
+                         "for other models)")
+
+
 def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

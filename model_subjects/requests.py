@@ -49,3 +49,18 @@ class GenerationRequest:
     until: tuple[str, ...] = ("\n",)
     max_new_tokens: int = 16
     skip_leading_whitespace: bool = False  # stop strings count only once the answer has begun
+
+
+def split_pair(context: str, continuation: str) -> tuple[str, str]:
+    """Move trailing spaces of the context into the continuation (as lm-evaluation-harness does).
+
+    Only spaces move: byte-level BPE attaches a space to the word after it, so ' is' must be
+    scored as one token. A trailing newline stays in the context (lm-evaluation-harness moves it
+    too), so a sentence that starts a new line is scored without the newline's probability.
+    Every backend tokenises a (context, continuation) pair by this rule.
+    """
+    n = len(context) - len(context.rstrip(" "))
+    if n:
+        continuation = context[-n:] + continuation
+        context = context[:-n]
+    return context, continuation

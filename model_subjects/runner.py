@@ -39,6 +39,7 @@ class RunError(RuntimeError):
 class RunConfig:
     spec: str
     model: str | None = None
+    backend: str | None = None  # registered backend name (model_subjects.registry); None: transformers
     subjects: int = 1
     first_subject: int = 1
     subject_prefix: str = "m"
@@ -59,6 +60,7 @@ class RunConfig:
     max_new_tokens: int = 8
     parallel_running: bool = True  # running subjects advance together (one forward pass per step)
     tie_margin: float | None = None  # re-score choices this close alone (None: by dtype; 0: never)
+    backend_options: dict[str, Any] = field(default_factory=dict)  # backend-specific settings, by name
 
 
 @dataclass
@@ -93,11 +95,15 @@ def subject_ids(cfg: RunConfig) -> list[str]:
 def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: ContextMode) -> dict[str, Any]:
     """Settings that must not change within one session (checked when resuming)."""
     d = backend.describe()
-    return {
+    ident = {
         "model": d.get("name"), "weights": d.get("revision"), "dtype": d.get("dtype"),
         "protocol": protocol.describe(), "context_mode": mode.label, "add_bos": bool(d.get("add_bos", cfg.add_bos)),
         "chat": bool(cfg.chat), "context_rule": RULE,
     }
+    name = getattr(backend, "backend_name", "") or "transformers"
+    if name != "transformers":  # sessions written before the registry carry no backend: they stay resumable
+        ident["backend"] = name
+    return ident
 
 
 class Runner:
@@ -463,8 +469,9 @@ def run_models(cfg: RunConfig, backend: Backend | None = None,
                progress: Callable[[int, int | None], None] | None = None) -> RunSummary:
     """Load the model (unless given) and run every subject of `cfg`."""
     if backend is None:
-        from model_subjects.backend import load_backend
+        from model_subjects.registry import load_backend
 
-        backend = load_backend(cfg.model, dtype=cfg.dtype, device=cfg.device, add_bos=cfg.add_bos,
-                               batch_size=cfg.batch_size, threads=cfg.threads)
+        backend = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
+                               add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads,
+                               **cfg.backend_options)
     return Runner(cfg, backend, progress=progress).run()

