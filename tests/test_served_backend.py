@@ -35,7 +35,11 @@ from served_support import LlamaServer  # noqa: E402
 
 SPEC = "lakretz2021_nested"
 ROOT = Path(__file__).resolve().parents[1]
-TOL = 2e-3  # same GGUF, same library: the server and the in-process model differ only in float noise
+# Same GGUF, same library, but llama.cpp's numbers on a quantised model depend on how a sequence is
+# split into evaluation chunks, and the server evaluates only what its last prompt did not share
+# (measured in process: 0.0137 nats for ' hires' when the prompt runs as prefix + rest; up to 0.086
+# for a ' 1' read after a one-token chunk); 0.15 is about twice the largest seen.
+TOL = 0.15
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +75,13 @@ def ref_logprobs(llm, text: str) -> tuple[list[int], list[list[float]]]:
 
 
 def ref_next(llm, context: str, continuation: str) -> float:
-    """log P(continuation | context) for a one-token continuation, from the in-process model's own logits."""
+    """log P(continuation | context) from the in-process model's own logits, the pair split as
+    lm-evaluation-harness does (context + continuation encoded whole, split at the context's length)."""
     ctx, cont = split_pair(context, continuation)
-    toks, lp = ref_logprobs(llm, ctx)
-    ids = llm.tokenize(cont.encode("utf-8"), add_bos=False, special=True)
-    assert len(ids) == 1, (cont, ids)
-    return float(lp[len(toks) - 1][ids[0]])
+    base = llm.tokenize(ctx.encode("utf-8"), special=True)
+    toks, lp = ref_logprobs(llm, ctx + cont)
+    assert toks[: len(base)] == base
+    return float(sum(lp[i - 1][toks[i]] for i in range(len(base), len(toks))))
 
 
 def ref_generate(llm, req: GenerationRequest) -> str:
@@ -95,8 +100,8 @@ def test_probe_catches_the_shifted_echo(server, reference, tmp_path):
     assert not b.echo_ok and "shift" in b.probe.reason and server.url in b.probe.reason
     check = b.probe.checks[0]
     assert check["difference"] > 1.0  # nats, not float noise
-    # independent confirmation that the refusal is right: the server's echoed log-probability of
-    # prompt token i is the in-process log-probability of token i+1 (shifted by one position)
+    # independent confirmation that the refusal is right: the server scores prompt token i with the
+    # distribution of the next position (after token i), not the one that predicts it
     text = "The keys to the cabinet are"
     import httpx
 
@@ -105,21 +110,25 @@ def test_probe_catches_the_shifted_echo(server, reference, tmp_path):
     got = echo["choices"][0]["logprobs"]["token_logprobs"]
     toks, lp = ref_logprobs(reference, text)
     right = [float(lp[i - 1][toks[i]]) for i in range(1, len(toks))]  # log P(token i | tokens < i)
-    shifted = [float(lp[i][toks[i + 1]]) for i in range(1, len(toks) - 1)]
-    assert max(abs(a - b_) for a, b_ in zip(got[1:len(toks) - 1], shifted)) < TOL
-    assert max(abs(a - b_) for a, b_ in zip(got[1:len(toks)], right)) > 1.0
+    shifted = [float(lp[i][toks[i]]) for i in range(1, len(toks))]  # log P(token i | tokens <= i)
+    assert len(got) == len(toks)
+    assert max(abs(a - b_) for a, b_ in zip(got[1:], shifted)) < TOL
+    assert max(abs(a - b_) for a, b_ in zip(got[1:], right)) > 1.0
     # the generated-token log-probability is right, and the probe used exactly that
     assert abs(check["generated_logprob"] - ref_next(reference, check["text"], check["token"])) < TOL
     with pytest.raises(ServerError, match="shift"):
         backend_for(server, tmp_path, scoring="echo")
 
 
-def test_protocols_needing_prompt_logprobs_are_refused(server, tmp_path):
+def test_whole_sentence_scores_are_refused_with_the_probe_reason(server, tmp_path):
     b = backend_for(server, tmp_path)
-    with pytest.raises(ServerError, match="prompt log-probabilities.*shift"):
+    with pytest.raises(ServerError, match="empty context.*prompt log-probabilities.*shift"):
         b.loglikelihood([LoglikelihoodRequest("", "The keys to the cabinet are on the table.")])
-    with pytest.raises(ServerError, match="tokens; only a one-token option"):
-        b.loglikelihood([LoglikelihoodRequest("The answer is", " ACCEPTABLE")])
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "run-model", *served_args(
+        server, tmp_path / "c", "--protocol", "sentence_judgment:Direct", "--trials", "2", "--out",
+        str(tmp_path / "s"))], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+        text=True, timeout=300)
+    assert r.returncode == 2 and "shift" in r.stdout + r.stderr and "Traceback" not in r.stderr
 
 
 # ----------------------------------------------------------------------------------------------- agreement
@@ -137,25 +146,33 @@ def held_in_requests(n: int = 40):
     return out
 
 
-def test_next_token_scores_and_choices_agree_with_in_process_model(server, reference, tmp_path):
-    b = backend_for(server, tmp_path, max_in_flight=4)
-    groups = held_in_requests()
-    flat = [r for _, rs in groups for r in rs]
+@pytest.mark.parametrize("protocol,top,max_unscorable", [
+    ("violation_judgment", 20, 0),  # ' Yes'/' No': one token each
+    ("sentence_comparison:MetaQuestionSimple", 20, 0),  # ' 1' = ' ' + '1': read token by token
+    ("forced_choice", 1000, 15),  # the verb is often outside even the top 1000: unscorable, never guessed
+])
+def test_next_token_scores_and_choices_agree_with_in_process_model(server, reference, tmp_path, protocol, top,
+                                                                   max_unscorable):
+    b = backend_for(server, tmp_path, max_in_flight=4, top_logprobs=top)
+    groups = [rs for name, rs in held_in_requests(16) if name == protocol]
+    flat = [r for rs in groups for r in rs]
     got = b.loglikelihood(flat)
-    assert all(r.unscorable is None for r in got), [r.unscorable for r in got if r.unscorable]
     ref = [ref_next(reference, r.context, r.continuation) for r in flat]
-    diffs = [abs(g.logprob - x) for g, x in zip(got, ref)]
-    k = 0
-    same = 0
-    for _, rs in groups:
-        a = [g.logprob for g in got[k:k + len(rs)]]
-        e = ref[k:k + len(rs)]
-        same += int(max(range(len(a)), key=a.__getitem__) == max(range(len(e)), key=e.__getitem__))
+    diffs = [abs(g.logprob - x) for g, x in zip(got, ref) if g.unscorable is None]
+    k = same = scored = 0
+    for rs in groups:
+        part = got[k:k + len(rs)]
+        a, e = [g.logprob for g in part], ref[k:k + len(rs)]
+        if not any(g.unscorable for g in part):
+            scored += 1
+            same += int(max(range(len(a)), key=a.__getitem__) == max(range(len(e)), key=e.__getitem__))
         k += len(rs)
-    print(f"\nserver vs in-process llama.cpp: {same}/{len(groups)} choices identical, "
-          f"max |dlogP| {max(diffs):.2e} over {len(flat)} options")
-    assert same == len(groups)
-    assert max(diffs) < TOL
+    print(f"\n{protocol} (top {top}): server vs in-process llama.cpp: {same}/{scored} scorable choices identical, "
+          f"max |dlogP| {max(diffs):.2e} over {len(diffs)} options; {len(groups) - scored} unscorable")
+    assert scored and same == scored and max(diffs) < TOL
+    assert len(groups) - scored <= max_unscorable
+    if protocol.startswith("sentence_comparison"):
+        assert all(g.n_tokens == 2 for g in got)
 
 
 def test_generation_agrees_with_in_process_model(server, reference, tmp_path):
@@ -209,51 +226,53 @@ def test_running_session_with_feedback_end_to_end(server, reference, tmp_path):
             assert abs(lp[1] - ref_next(reference, ctx, " No")) < TOL
 
 
-def test_server_killed_mid_session_then_restarted_resumes(gguf, tmp_path):
+def test_server_killed_mid_session_then_restarted_resumes(gguf, reference, tmp_path):
     """SIGKILL the server while the CLI runs; the CLI stops with exit 2 naming the server; rows kept;
-    after a restart the same command finishes; every trial index once; same answers as a clean run."""
+    after a restart the same command finishes: every trial index once, each row's scores those of the
+    in-process model on the context rebuilt from the table."""
     srv = LlamaServer(gguf, log=tmp_path / "server.log").start()
     out, cache = tmp_path / "sessions", tmp_path / "cache"
     exp = load_spec(SPEC)
-    args = served_args(srv, cache, "--subjects", "2", "--context", "running", "--trials", "24", "--out", str(out),
+    n = 20
+    args = served_args(srv, cache, "--subjects", "2", "--context", "running", "--trials", str(n), "--out", str(out),
                        "-B", "retries=2", "-B", "backoff_s=0.2", "-B", "timeout_s=20")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "experiments.cli", "run-model", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     csv1 = session_paths(out, exp.name, "m01", 1)[0]
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 300:
-        if csv1.exists() and len(read_rows(csv1)) >= 6:
-            break
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.2)
-    srv.kill()
+    try:
+        while time.monotonic() - t0 < 300:
+            if csv1.exists() and len(read_rows(csv1)) >= 5:
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+    finally:
+        srv.kill()
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 2, stdout + stderr
     assert srv.url in stderr + stdout and "Traceback" not in stderr
     kept = {sid: read_rows(session_paths(out, exp.name, sid, 1)[0]) for sid in ("m01", "m02")}
-    assert all(6 <= len(v) < 24 for v in kept.values()), {k: len(v) for k, v in kept.items()}
+    assert all(5 <= len(v) < n for v in kept.values()), {k: len(v) for k, v in kept.items()}
     srv.start()  # same port, same model
     try:
         r = twinlab(*args)
-        assert r.returncode == 0, r.stdout + r.stderr
-        # a clean, uninterrupted run against the same server (no cache) is the reference
-        clean = tmp_path / "clean"
-        r2 = twinlab(*served_args(srv, "none", "--subjects", "2", "--context", "running", "--trials", "24",
-                                  "--out", str(clean)))
-        assert r2.returncode == 0, r2.stdout + r2.stderr
     finally:
         srv.stop()
+    assert r.returncode == 0, r.stdout + r.stderr
+    proto = get_protocol("violation_judgment")
     for sid in ("m01", "m02"):
         rows = read_rows(session_paths(out, exp.name, sid, 1)[0])
-        ref = read_rows(session_paths(clean, exp.name, sid, 1)[0])
-        assert [int(x["trial_index"]) for x in rows] == list(range(24))  # nothing lost, nothing twice
+        assert [int(x["trial_index"]) for x in rows] == list(range(n))  # nothing lost, nothing twice
         assert rows[: len(kept[sid])] == kept[sid]  # the rows written before the kill are untouched
-        assert [x["response"] for x in rows] == [x["response"] for x in ref]
-        for a, b_ in zip(rows, ref):
-            assert max(abs(x - y) for x, y in zip(json.loads(a["option_logprobs"]),
-                                                    json.loads(b_["option_logprobs"]))) < TOL
-            assert json.loads(a["extra"])["context_sha256"] == json.loads(b_["extra"])["context_sha256"]
+        ctxs = rebuild_contexts(exp, rows, parse_context("running", 0), proto)
+        assert [sha256(c) for c in ctxs] == [json.loads(x["extra"])["context_sha256"] for x in rows]
+        for row, ctx in zip(rows, ctxs):
+            lp = json.loads(row["option_logprobs"])
+            assert abs(lp[0] - ref_next(reference, ctx, " Yes")) < TOL
+            assert abs(lp[1] - ref_next(reference, ctx, " No")) < TOL
+        meta = json.loads(session_paths(out, exp.name, sid, 1)[1].read_text())
+        assert meta["status"] == "completed" and meta["n_trials_written"] == n
 
 
 def test_finished_session_is_rebuilt_from_the_cache_without_asking(server, tmp_path):
@@ -264,9 +283,9 @@ def test_finished_session_is_rebuilt_from_the_cache_without_asking(server, tmp_p
     b = backend_for(server, tmp_path, cache_dir=cache)
     Runner(RunConfig(spec=SPEC, out=tmp_path / "a", subjects=2, context="running", trials=8), b).run()
     b2 = backend_for(server, tmp_path, cache_dir=cache)
-    asked = b2.client.n_requests
+    assert b.n_sent >= 16 and b2.n_sent == 0  # the probe too was answered from the cache
     Runner(RunConfig(spec=SPEC, out=tmp_path / "b", subjects=2, context="running", trials=8), b2).run()
-    assert b2.client.n_requests == asked and b2.cache.misses == 0  # every answer came from the cache
+    assert b2.n_sent == 0  # every answer came from the cache
     keep = ("trial_index", "response", "option_logprobs", "margin", "feedback_text")
     for sid in ("m01", "m02"):
         a = read_rows(session_paths(tmp_path / "a", exp.name, sid, 1)[0])

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
 from model_subjects.backend import Backend, Progress, Stream, TextStream
-from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
+from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, split_pair
 from model_subjects.served.cache import ResponseCache, canonical
 from model_subjects.served.client import RetryPolicy, ServerClient, ServerError
 from model_subjects.served.probe import PROBE_TOLERANCE, ProbeReport, run_probe
@@ -39,12 +40,6 @@ def default_cache_dir() -> Path:
     from model_subjects.loading import cache_root
 
     return cache_root() / "served"
-
-
-def split_pair(context: str, continuation: str) -> tuple[str, str]:
-    """lm-evaluation-harness: trailing spaces of the context belong to the continuation."""
-    stripped = context.rstrip(" ")
-    return stripped, context[len(stripped):] + continuation
 
 
 def cut_generation(text: str, until: Sequence[str], skip_leading_whitespace: bool) -> str:
@@ -94,13 +89,13 @@ class ServedBackend(Backend):
         self._tokenize_path: str | None | bool = False  # False: not looked for yet; None: the server has none
         self._auto_prefix: list[int] = []
         self.probe: ProbeReport | None = None
+        self.n_sent = 0  # completions actually sent (not answered from the cache)
         self.echo_ok = False
         if scoring != "next-token":
             self.probe = run_probe(self._complete, self.url, tolerance=probe_tolerance)
             self.echo_ok = self.probe.passed
             if scoring == "echo" and not self.echo_ok:
                 raise ServerError(f"--scoring echo refused: {self.probe.reason}")
-        self.n_unscorable = 0
 
     # ------------------------------------------------------------------ server facts
     def _models(self) -> dict[str, dict[str, Any]]:
@@ -113,13 +108,13 @@ class ServedBackend(Backend):
     def _versions(self) -> dict[str, Any]:
         """What the server says about its software: vLLM `/version`, llama.cpp `/props`, FastAPI's openapi."""
         out: dict[str, Any] = {}
-        v = self.client.get("/version", allow_missing=True)
+        v = self.client.optional("/version")
         if isinstance(v, dict):
             out["version"] = v.get("version", v)
-        props = self.client.get("/props", allow_missing=True)
+        props = self.client.optional("/props")
         if isinstance(props, dict):
             out["props"] = {k: props[k] for k in ("build_info", "model_path", "total_slots", "n_ctx") if k in props}
-        api = self.client.get("/openapi.json", allow_missing=True)
+        api = self.client.optional("/openapi.json")
         if isinstance(api, dict) and isinstance(api.get("info"), dict):
             out["openapi"] = {k: api["info"].get(k) for k in ("title", "version")}
         return out
@@ -168,6 +163,7 @@ class ServedBackend(Backend):
         if hit is not None:
             return hit
         resp = self.client.post(COMPLETIONS, body)
+        self.n_sent += 1
         if not isinstance(resp, dict) or not resp.get("choices"):
             raise ServerError(f"server {self.url} answered {COMPLETIONS} without choices: {str(resp)[:200]}")
         got = resp.get("model")
@@ -177,32 +173,55 @@ class ServedBackend(Backend):
         self.cache.put(COMPLETIONS, body, resp)
         return resp
 
-    def _all(self, bodies: list[dict[str, Any]], progress: Progress | None = None) -> list[dict[str, Any]]:
-        """Answers for `bodies` in order; each distinct body asked once, at most max_in_flight at a time."""
-        keys = [canonical(b) for b in bodies]
-        by_key = dict(zip(keys, bodies))
-        futures = {k: self._pool.submit(self._complete, by_key[k]) for k in dict.fromkeys(keys)}
+    def _parallel(self, fn: Any, items: list[Any]) -> list[Any]:
+        """fn over items, at most max_in_flight at a time, in order; on a failure the queued rest is cancelled."""
+        futures = [self._pool.submit(fn, x) for x in items]
         try:
-            answers = {k: f.result() for k, f in futures.items()}
+            return [f.result() for f in futures]
         except BaseException:
-            for f in futures.values():  # a failed server: do not send what is still queued
+            for f in futures:  # a failed server: do not send what is still queued
                 f.cancel()
             raise
+
+    def _all(self, bodies: list[dict[str, Any]], ask: Any = None) -> list[dict[str, Any]]:
+        """Answers for `bodies` in order; each distinct body asked once, at most max_in_flight at a time."""
+        ask = ask or self._complete
+        keys = [canonical(b) for b in bodies]
+        by_key = dict(zip(keys, bodies))
+        unique = list(by_key)
+        answers = dict(zip(unique, self._parallel(lambda k: ask(by_key[k]), unique)))
         return [answers[k] for k in keys]
 
+    def _next_token(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A next-token answer with its top log-probabilities.
+
+        When the greedy next token ends the sequence, llama-cpp-python's server returns no token and
+        no log-probabilities; asked again with `min_tokens: 1` (end-of-sequence masked in the
+        sampler only: the log-probabilities are the model's raw ones), it returns them.
+        """
+        answer = self._complete(body)
+        if _top(answer) is None:
+            answer = self._complete({**body, "min_tokens": 1})
+        return answer
+
     # ------------------------------------------------------------------ tokenisation (optional)
+    def _discover_tokenizer(self) -> str | None:
+        with self._tok_lock:
+            if self._tokenize_path is False:
+                self._tokenize_path = None
+                for path in ("/tokenize", "/extras/tokenize"):
+                    if self._tokens_at(path, "Hello") is not None:
+                        self._auto_prefix = self._tokens_at(path, "") or []  # a BOS the endpoint adds by itself
+                        self._tokenize_path = path
+                        break
+        return self._tokenize_path or None
+
     def _tokenize(self, text: str) -> list[int] | None:
         """Token ids from the server's tokenize endpoint (auto-added BOS removed); None if it has none."""
-        if self._tokenize_path is False:
-            self._tokenize_path = None
-            for path in ("/tokenize", "/extras/tokenize"):
-                if self._tokens_at(path, "Hello") is not None:
-                    self._tokenize_path = path
-                    self._auto_prefix = self._tokens_at(path, "") or []  # a BOS the endpoint adds by itself
-                    break
-        if not self._tokenize_path:
+        path = self._discover_tokenizer()
+        if path is None:
             return None
-        ids = self._tokens_at(self._tokenize_path, text) or []
+        ids = self._tokens_at(path, text) or []
         n = len(self._auto_prefix)
         return ids[n:] if n and ids[:n] == self._auto_prefix else ids
 
@@ -210,25 +229,38 @@ class ServedBackend(Backend):
         body = ({"model": self.model_id, "input": text} if path == "/extras/tokenize" else
                 {"model": self.model_id, "prompt": text, "content": text, "add_special_tokens": False,
                  "add_special": False})
+        hit = self._cached_post(path, body, optional=True)
+        if not isinstance(hit, dict) or not isinstance(hit.get("tokens"), list):
+            return None
+        return [int(t if not isinstance(t, dict) else t.get("id")) for t in hit["tokens"]]
+
+    def _detokenize(self, ids: list[int]) -> str | None:
+        path = "/extras/detokenize" if self._discover_tokenizer() == "/extras/tokenize" else "/detokenize"
+        hit = self._cached_post(path, {"model": self.model_id, "tokens": list(ids)}, optional=True)
+        if not isinstance(hit, dict):
+            return None
+        text = hit.get("text", hit.get("prompt", hit.get("content")))
+        return text if isinstance(text, str) else None
+
+    def _cached_post(self, path: str, body: dict[str, Any], optional: bool = False) -> Any:
         hit = self.cache.get(path, body)
         if hit is None:
             try:
-                hit = self.client.post(path, body, allow_missing=True)
+                hit = self.client.post(path, body, allow_missing=optional)
             except ServerError:
+                if not optional:
+                    raise
                 return None
-            if not isinstance(hit, dict) or not isinstance(hit.get("tokens"), list):
-                return None
-            self.cache.put(path, body, hit)
-        toks = hit.get("tokens")
-        return [int(t if not isinstance(t, dict) else t.get("id")) for t in toks]
+            if hit is not None:
+                self.cache.put(path, body, hit)
+        return hit
 
     def n_tokens(self, text: str) -> int | None:
         """How many tokens `text` is on its own (None when the server cannot tell)."""
-        with self._tok_lock:
-            if text not in self._n_tokens:
-                ids = self._tokenize(text)
-                self._n_tokens[text] = None if ids is None else len(ids)
-            return self._n_tokens[text]
+        if text not in self._n_tokens:
+            ids = self._tokenize(text)
+            self._n_tokens[text] = None if ids is None else len(ids)
+        return self._n_tokens[text]
 
     # ------------------------------------------------------------------ the contract
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
@@ -240,12 +272,11 @@ class ServedBackend(Backend):
             answers = self._all(bodies)
             out = [self._from_echo(a, len(c), len(c + x), c, x) for a, (c, x) in zip(answers, pairs)]
         else:
-            for c, x in pairs:
-                self._check_next_token(c, x)
-            bodies = [{"prompt": c, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
-                      for c, _ in pairs]
-            answers = self._all(bodies)
-            out = [self._from_top(a, x) for a, (_, x) in zip(answers, pairs)]
+            chains = self._parallel(lambda p: self._chain(*p), pairs)
+            bodies = [{"prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
+                      for ch in chains for prompt, _ in ch.steps]
+            answers = iter(self._all(bodies, self._next_token))
+            out = [self._from_chain(ch, [next(answers) for _ in ch.steps]) for ch in chains]
         if progress is not None:
             progress(len(requests))
         return out
@@ -257,28 +288,68 @@ class ServedBackend(Backend):
         why = (self.probe.reason if self.probe is not None else
                "prompt log-probabilities are off (--scoring next-token)")
         return ServerError(f"{what}: that needs the server's prompt log-probabilities, and {why}. "
-                           "Next-token protocols with single-token options (violation_judgment, "
-                           "sentence_judgment/comparison with Meta prompts, forced_choice) still work")
+                           "Protocols that score options after a prompt (violation_judgment, forced_choice, "
+                           "sentence_judgment/comparison with Meta prompts) still work from next-token "
+                           "log-probabilities")
 
-    def _check_next_token(self, context: str, continuation: str) -> None:
+    def _chain(self, context: str, continuation: str) -> "_Chain":
+        """The next-token requests that score `continuation` after `context`, one per token.
+
+        One token: the context's next-token log-probabilities. More: with the server's tokenizer,
+        the pair is split as lm-evaluation-harness does (context + continuation encoded whole), and
+        token k is read after context + the text of tokens < k, each such prompt checked to encode
+        to exactly those tokens (a text prompt is tokenised again by the server).
+        """
         if not context:
-            raise self._refusal("a whole-sentence score (empty context) cannot come from the next token")
+            raise self._refusal("a whole-sentence score (empty context) cannot come from next-token "
+                                "log-probabilities")
         n = self.n_tokens(continuation)
-        if n is not None and n != 1:
-            raise self._refusal(f"option {continuation!r} is {n} tokens; only a one-token option can be read from "
-                                "the next token's log-probabilities")
+        if n is None or n == 1:
+            return _Chain(continuation, [(context, continuation)])
+        base, full = self._tokenize(context) or [], self._tokenize(context + continuation) or []
+        if full[:len(base)] != base:
+            return _Chain(continuation, [], f"option {continuation!r} merges with the end of the context into "
+                                            "one token; it has no next-token score")
+        cont = full[len(base):]
+        texts = [self._detokenize(cont[:k]) if k else "" for k in range(len(cont) + 1)]
+        if any(t is None for t in texts):
+            raise self._refusal(f"option {continuation!r} is {len(cont)} tokens and server {self.url} has no "
+                                "detokenize endpoint to read them one by one")
+        pieces = [texts[k + 1][len(texts[k]):] for k in range(len(cont))]  # type: ignore[index]
+        if "".join(pieces) != continuation:
+            return _Chain(continuation, [], f"the tokens of option {continuation!r} do not spell it "
+                                            f"({''.join(pieces)!r})")
+        steps = []
+        for k, piece in enumerate(pieces):
+            prompt = context + "".join(pieces[:k])
+            if k and self._tokenize(prompt) != base + cont[:k]:
+                return _Chain(continuation, [], f"the server tokenises {prompt[-40:]!r} otherwise than "
+                                                f"context + the first {k} token(s) of {continuation!r}")
+            steps.append((prompt, piece))
+        return _Chain(continuation, steps)
 
-    def _from_top(self, answer: dict[str, Any], continuation: str) -> LoglikelihoodResult:
-        lps = answer["choices"][0].get("logprobs") or {}
-        tops = lps.get("top_logprobs") or [None]
-        top = tops[0] or {}
-        if continuation in top:
-            v = float(top[continuation])
-            return LoglikelihoodResult(v, v >= max(float(x) for x in top.values()), 1, (v,))
-        low = min((float(x) for x in top.values()), default=float("nan"))
-        return LoglikelihoodResult(float("nan"), False, 1, (), unscorable=(
-            f"option {continuation!r} is not among the server's top {len(top)} next-token log-probabilities "
-            f"(lowest returned {low:.3f})"))
+    def _from_chain(self, chain: "_Chain", answers: list[dict[str, Any]]) -> LoglikelihoodResult:
+        if chain.problem:
+            return LoglikelihoodResult(float("nan"), False, 0, (), unscorable=chain.problem)
+        values: list[float] = []
+        greedy = True
+        for (_, piece), answer in zip(chain.steps, answers):
+            top = _top(answer) or {}
+            if piece not in top:
+                low = min((float(x) for x in top.values()), default=float("nan"))
+                what = f"token {piece!r} of option {chain.continuation!r}" if len(chain.steps) > 1 else \
+                    f"option {chain.continuation!r}"
+                return LoglikelihoodResult(float("nan"), False, len(chain.steps), (), unscorable=(
+                    f"{what} is not among the server's top {len(top)} next-token log-probabilities "
+                    f"(lowest returned {low:.3f})"))
+            v = float(top[piece])
+            if _shadowed(top, piece):
+                return LoglikelihoodResult(float("nan"), False, len(chain.steps), (), unscorable=(
+                    f"the text {piece!r} of option {chain.continuation!r} names several tokens in the server's top "
+                    "log-probabilities (they are keyed by text), so its value is ambiguous"))
+            values.append(v)
+            greedy = greedy and v >= max(float(x) for x in top.values())
+        return LoglikelihoodResult(math.fsum(values), greedy, len(values), tuple(values))
 
     def _from_echo(self, answer: dict[str, Any], start: int, end: int, context: str,
                    continuation: str) -> LoglikelihoodResult:
@@ -330,6 +401,30 @@ class ServedBackend(Backend):
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+def _top(answer: dict[str, Any]) -> dict[str, float] | None:
+    """The first generated position's top log-probabilities (None when the server returned none)."""
+    tops = (answer["choices"][0].get("logprobs") or {}).get("top_logprobs") or [None]
+    return tops[0] or None
+
+
+def _shadowed(top: dict[str, float], piece: str) -> bool:
+    """The top log-probabilities come in rank order; a key whose value is below a later key's was
+    overwritten by a lower-ranked token with the same text (llama-cpp-python decodes a token's
+    partial UTF-8 bytes to nothing, so e.g. 38 SmolLM2 tokens read ' ')."""
+    keys = list(top)
+    v = float(top[piece])
+    return any(float(top[k]) > v + 1e-9 for k in keys[keys.index(piece) + 1:])
+
+
+@dataclass
+class _Chain:
+    """Next-token requests for one option: (prompt text, the token's text to read from its top log-probabilities)."""
+
+    continuation: str
+    steps: list[tuple[str, str]]
+    problem: str | None = None  # why it has no score (the trial is written as unscorable)
 
 
 class ServedStreamGroup:

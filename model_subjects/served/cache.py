@@ -68,7 +68,7 @@ class ResponseCache:
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{key[:12]}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(canonical(rec))
+                fh.write(json.dumps(rec, ensure_ascii=False))  # keys in the server's order (top log-probabilities: rank)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, p)

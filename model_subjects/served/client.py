@@ -71,6 +71,14 @@ class ServerClient:
     def get(self, path: str, *, allow_missing: bool = False) -> Any:
         return self._call("GET", path, None, allow_missing)
 
+    def optional(self, path: str) -> Any:
+        """An endpoint only some servers have (a version, a tokenizer): one try, None on any failure."""
+        try:
+            resp = self.http.get(path)
+            return resp.json() if resp.status_code == 200 else None
+        except (httpx.HTTPError, json.JSONDecodeError, ValueError):
+            return None
+
     def post(self, path: str, body: dict[str, Any], *, allow_missing: bool = False) -> Any:
         return self._call("POST", path, body, allow_missing)
 
