@@ -16,15 +16,18 @@ State: llama.cpp keeps one KV cache per context, and `Llama` records which token
 (`input_ids[:n_tokens]`). `Llama.eval(tokens)` first drops every cached position from `n_tokens` on
 (`kv_cache_seq_rm(-1, n_tokens, -1)`) and then decodes `tokens` at positions `n_tokens...`; so
 setting `n_tokens = k` keeps the first k tokens' keys/values (and their rows of `scores`) and the
-next `eval` runs only the new suffix. Every evaluation here goes through `_LlamaState.evaluate`, which
-keeps the longest common prefix of what is cached and what is asked and evaluates the rest.
+next `eval` runs only the new suffix.
 
-Whose tokens are cached: each user of the context (a `loglikelihood` call, a `generate_until` call,
-a running `stream`) starts from an empty cache when it was not the last user. So a running
-subject's scores depend only on its own history (a resumed session replays the same evaluations
-and gets bit-identical scores), and a `loglikelihood` call's only on its own requests. Near ties
-are re-scored by `loglikelihood_alone` on a second context (each request evaluated from an empty
-cache in one call), which leaves the running context's cache untouched.
+Batch invariance by construction: llama.cpp's results depend on how a sequence is cut into eval
+calls (measured on the bundled model: a token evaluated in another chunk moved a log-probability by
+up to 0.3 nats, e.g. single-token calls at the start of a sequence). So every sequence is evaluated
+in canonical blocks: eval calls over positions [0, 32), [32, 64), ... and a last partial block that
+ends where the sequence ends; a cached prefix is reused only up to a block boundary (or whole, when
+the cache holds exactly the sequence asked for). Each block is then computed from the same tokens,
+the same earlier keys/values and in the same call shape whoever asks, so a score does not depend on
+what was evaluated before: `loglikelihood` in any order or composition, `loglikelihood_alone`, a
+running `stream` and a resumed one give bit-identical results (tested). The price: up to 31 tokens
+of a partial block are evaluated again when a sequence grows.
 """
 from __future__ import annotations
 
@@ -48,22 +51,17 @@ def _ftype_names() -> dict[int, str]:
 
 
 class _LlamaState:
-    """One llama.cpp context and who used it last (see the module docstring)."""
+    """One llama.cpp context, evaluated in canonical blocks (see the module docstring)."""
+
+    BLOCK = 32  # positions per eval call; a cached prefix is reused up to a multiple of this
 
     def __init__(self, llm: Any):
         import numpy as np
 
         self.np = np
         self.llm = llm
-        self.owner: object | None = None
         self.tokens_evaluated = 0  # tokens run through the model (benchmarks)
         self.eval_calls = 0
-
-    def claim(self, owner: object) -> None:
-        """Start `owner`'s evaluations from an empty cache unless it was the last user."""
-        if self.owner is not owner:
-            self.llm.n_tokens = 0
-            self.owner = owner
 
     def evaluate(self, tokens: Sequence[int]) -> Any:
         """Make the cached tokens begin with `tokens`; the rows of `scores` for them (logits after each)."""
@@ -77,14 +75,17 @@ class _LlamaState:
         m = min(have, n)
         if m:
             diff = np.flatnonzero(llm.input_ids[:m] != np.asarray(tokens[:m], dtype=np.intc))
-            keep = int(diff[0]) if len(diff) else m
+            lcp = int(diff[0]) if len(diff) else m
         else:
-            keep = 0
-        if keep < n:
-            llm.n_tokens = keep  # eval() drops cached positions >= keep, then decodes the suffix
-            llm.eval(list(tokens[keep:]))
-            self.tokens_evaluated += n - keep
+            lcp = 0
+        if lcp == n == have:  # exactly this sequence is cached, evaluated in its canonical blocks
+            return llm.scores[:n]
+        keep = (lcp // self.BLOCK) * self.BLOCK
+        llm.n_tokens = keep  # eval() drops cached positions >= n_tokens, then decodes at n_tokens...
+        for start in range(keep, n, self.BLOCK):
+            llm.eval(list(tokens[start:min(n, start + self.BLOCK)]))
             self.eval_calls += 1
+        self.tokens_evaluated += n - keep
         return llm.scores[:n]
 
     def log_softmax_rows(self, rows: Any) -> Any:
@@ -121,7 +122,6 @@ class LlamaCppBackend(Backend):
         self.load_seconds = load_seconds
         self.dtype_name = "float32"  # activations and logits; the weights keep the GGUF's quantisation
         self.state = _LlamaState(llm)
-        self._alone: _LlamaState | None = None  # second context for near-tie re-scoring, made on first use
         bos, eos = llm.token_bos(), llm.token_eos()
         self.bos_id = bos if bos is not None and bos >= 0 else None
         self.eos_id = eos if eos is not None and eos >= 0 else None
@@ -203,6 +203,7 @@ class LlamaCppBackend(Backend):
             "n_ctx": int(self.llm.n_ctx()),
             "n_ctx_train": int(tok.n_ctx_train()),
             "n_batch": self.n_batch,
+            "eval_block": _LlamaState.BLOCK,
             "threads": self.threads,
             "seed": self.seed,
             "logprobs": "log-softmax (float64) of Llama.scores rows (logits_all=True); never the library's echo",
@@ -265,8 +266,6 @@ class LlamaCppBackend(Backend):
         """Requests in token order, so each evaluates only what it does not share with the one before."""
         units = [self._unit(r) for r in requests]
         order = sorted(range(len(units)), key=lambda i: units[i][0])
-        call = object()
-        self.state.claim(call)
         out: list[LoglikelihoodResult | None] = [None] * len(units)
         done = 0
         for i in order:
@@ -281,28 +280,17 @@ class LlamaCppBackend(Backend):
         return out  # type: ignore[return-value]
 
     def loglikelihood_alone(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
-        """Each request evaluated from an empty cache in one call, on a second context (batch-invariant)."""
-        if self._alone is None:
-            import llama_cpp
-
-            llm = llama_cpp.Llama(self.resolved.path, n_ctx=int(self.llm.n_ctx()), n_batch=self.n_batch,
-                                  n_ubatch=self.n_batch, n_threads=self.threads, n_threads_batch=self.threads,
-                                  logits_all=True, n_gpu_layers=0, seed=self.seed, verbose=False)
-            self._alone = _LlamaState(llm)
-        out = []
+        """Each request on its own: the same numbers as `loglikelihood` (canonical blocks), by construction."""
+        out: list[LoglikelihoodResult] = []
         for r in requests:
-            full, n_cont = self._unit(r)
-            self._alone.claim(object())
-            lps, greedy = self._alone.score(full, n_cont)
-            out.append(LoglikelihoodResult(float(sum(lps)), greedy, n_cont, tuple(lps)))
+            out += self.loglikelihood([r])
         return out
 
     # ------------------------------------------------------------------ generation
-    def _greedy(self, owner: object, ids: list[int], until: Sequence[str], max_new_tokens: int,
+    def _greedy(self, ids: list[int], until: Sequence[str], max_new_tokens: int,
                 skip_leading_whitespace: bool) -> str:
         """Greedy continuation of `ids` (the model's argmax each step), cut before the first stop string."""
         st = self.state
-        st.claim(owner)
         llm = self.llm
 
         def body_start(text: str) -> int:
@@ -334,7 +322,7 @@ class LlamaCppBackend(Backend):
         for req in requests:
             ctx = self.encode(req.context.rstrip(" "))
             ids = list(self.sequence_start(ctx) + ctx)
-            outs.append(self._greedy(object(), ids, req.until, req.max_new_tokens, req.skip_leading_whitespace))
+            outs.append(self._greedy(ids, req.until, req.max_new_tokens, req.skip_leading_whitespace))
             if progress is not None:
                 progress(1)
         return outs
@@ -361,7 +349,8 @@ class LlamaCppBackend(Backend):
 
 
 class LlamaStream(Stream):
-    """A running context on llama.cpp's KV cache: only the tokens not yet evaluated are run.
+    """A running context on llama.cpp's KV cache: only the tokens not yet evaluated are run
+    (from the last block boundary on).
 
     Committed tokens are the concatenation of the encodings of each `extend` segment, as in the
     transformers backend's `KVStream`. A query evaluates `committed + context (+ continuation)`;
@@ -388,8 +377,7 @@ class LlamaStream(Stream):
         self._segments.append(text)
 
     def _claim(self) -> None:
-        self.b.state.claim(self)
-        if not self.reuse_cache:
+        if not self.reuse_cache:  # --no-kv-cache: every query evaluates its whole context again
             self.b.llm.n_tokens = 0
 
     def _base(self, ctx: Sequence[int]) -> list[int]:
@@ -420,4 +408,4 @@ class LlamaStream(Stream):
                  skip_leading_whitespace: bool = False) -> str:
         ctx = self.b.encode(context.rstrip(" ")) if context else ()
         self._claim()
-        return self.b._greedy(self, self._base(ctx), until, max_new_tokens, skip_leading_whitespace)
+        return self.b._greedy(self._base(ctx), until, max_new_tokens, skip_leading_whitespace)
