@@ -311,3 +311,25 @@ def test_option_outside_top_logprobs_is_unscorable_not_guessed(server, tmp_path)
     assert meta["n_unscorable"] == len(bad) == summary.subjects[0]["unscorable_now"]
     good = [x for x in rows if x not in bad]
     assert all(None not in json.loads(x["option_logprobs"]) for x in good)
+
+
+def test_agrees_with_the_llamacpp_backend(server, tmp_path):
+    """The same items through the in-process llama.cpp backend (model_subjects.llamacpp_backend)."""
+    from model_subjects.registry import load_backend
+
+    local = load_backend(None, backend="llamacpp", n_ctx=4096)
+    b = backend_for(server, tmp_path)
+    groups = [rs for name, rs in held_in_requests(16) if name == "violation_judgment"]
+    flat = [r for rs in groups for r in rs]
+    got, ref = b.loglikelihood(flat), local.loglikelihood(flat)
+    diffs = [abs(g.logprob - x.logprob) for g, x in zip(got, ref)]
+    same = sum((got[2 * i].logprob > got[2 * i + 1].logprob) == (ref[2 * i].logprob > ref[2 * i + 1].logprob)
+               for i in range(len(groups)))
+    print(f"\nserver vs llamacpp backend: {same}/{len(groups)} choices identical, max |dlogP| {max(diffs):.2e}")
+    assert same == len(groups) and max(diffs) < TOL
+    exp = load_spec(SPEC)
+    seq = compile_sequence(exp, "m01", None)
+    proto = get_protocol("production")
+    reqs = [GenerationRequest(proto.queries(t)[0].prompt, ("\n",), 8, skip_leading_whitespace=True)
+            for t in seq.trials[:4]] + [GenerationRequest("The capital of France is", ("\n", "."), 12)]
+    assert b.generate_until(reqs) == local.generate_until(reqs)
