@@ -5,8 +5,10 @@ Only `/v1/completions` is used (plus `/v1/models`, and a tokenize endpoint when 
   * generation: `{"prompt": context, "max_tokens": K, "temperature": 0, "stop": [...]}` (greedy);
   * next-token scoring (every server): `{"prompt": context, "max_tokens": 1, "temperature": 0,
     "logprobs": N}`; an option that is one token is read from the first position's top-N
-    log-probabilities. When it is not among them its score is unknown: the trial is written as
-    unscorable (response `none`, `extra.unscorable` names the reason) and counted, never guessed;
+    log-probabilities, a longer one token by token (`_chain`: with the server's tokenizer, each
+    prompt checked to encode to context + the tokens before). When a token is not among them (or
+    its text names several tokens) its score is unknown: the trial is written as unscorable
+    (response `none`, `extra.unscorable` names the reason) and counted, never guessed;
   * prompt scoring (only after the probe, `model_subjects.served.probe`, has shown the server's echo
     is right): `{"prompt": context + continuation, "max_tokens": 1, "temperature": 0, "logprobs": 1,
     "echo": true}`; the continuation's tokens are those whose `text_offset` is at or after the
