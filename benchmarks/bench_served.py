@@ -3,15 +3,15 @@
 Starts `python -m llama_cpp.server` on 127.0.0.1 with the bundled GGUF (one thread, as the other
 CPU benchmarks), then times, with a fresh response cache each time (so every request reaches the server):
 
-  * items/s: forced choice at the critical verb for `--items` trials of `none`-context subjects
-    (one next-token request per item: both verbs are read from its top log-probabilities);
+  * items/s: violation judgment for `--items` trials of a `none`-context subject (one next-token
+    request per item: ' Yes' and ' No' are read from its top log-probabilities);
   * running-subject trials/s: `--subjects` subjects in `running` context (instructions, own
     answers, feedback), `--trials` trials each, the whole history sent with every request.
 
 For each, `max_in_flight` 1, 4 and 16 (running: 1, 4 and 16 subjects, each step's requests of all
 subjects in flight at once). Prints one table and writes `--json` if asked.
 
-    python -m benchmarks.bench_served --items 184 --trials 20
+    python -m benchmarks.bench_served --items 184 --trials 10
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=184, help="forced-choice trials (subjects of 184 trials)")
-    ap.add_argument("--trials", type=int, default=20, help="running trials per subject")
+    ap.add_argument("--trials", type=int, default=10, help="running trials per subject")
     ap.add_argument("--levels", default="1,4,16", help="requests (subjects) in flight")
     ap.add_argument("--server-args", default="", help="extra llama_cpp.server arguments, e.g. '--cache true'")
     ap.add_argument("--n-ctx", type=int, default=4096)
@@ -50,12 +50,12 @@ def main(argv: list[str] | None = None) -> dict:
             b = ServedBackend(srv.url, cache_dir=None, max_in_flight=n)
             subjects = max(1, -(-args.items // 184))
             cfg = RunConfig(spec="lakretz2021_nested", out=tmp / f"fc{n}", subjects=subjects,
-                            protocol="forced_choice", trials=min(args.items, 184))
+                            protocol="violation_judgment", trials=min(args.items, 184))
             t0 = time.perf_counter()
             s = Runner(cfg, b).run()
             dt = time.perf_counter() - t0
             results["items"][n] = {"items": s.trials_run, "seconds": dt, "items_per_s": s.trials_run / dt}
-            print(f"forced choice, {s.trials_run} items, {n} in flight: {dt:.1f} s, {s.trials_run / dt:.2f} items/s",
+            print(f"violation judgment, {s.trials_run} items, {n} in flight: {dt:.1f} s, {s.trials_run / dt:.2f} items/s",
                   flush=True)
             b.close()
         if not args.skip_running:

@@ -93,6 +93,7 @@ class ServedBackend(Backend):
         self.probe: ProbeReport | None = None
         self.n_sent = 0  # completions actually sent (not answered from the cache)
         self.echo_ok = False
+        self._discover_tokenizer()  # so the sidecar says whether options can be read token by token
         if scoring != "next-token":
             self.probe = run_probe(self._complete, self.url, tolerance=probe_tolerance)
             self.echo_ok = self.probe.passed
