@@ -267,7 +267,10 @@ def test_server_killed_mid_session_then_restarted_resumes(gguf, reference, tmp_p
         assert rows[: len(kept[sid])] == kept[sid]  # the rows written before the kill are untouched
         ctxs = rebuild_contexts(exp, rows, parse_context("running", 0), proto)
         assert [sha256(c) for c in ctxs] == [json.loads(x["extra"])["context_sha256"] for x in rows]
-        for row, ctx in zip(rows, ctxs):
+        boundary = len(kept[sid])  # the first trial run after the restart, and every third one
+        for i, (row, ctx) in enumerate(zip(rows, ctxs)):
+            if i % 3 and abs(i - boundary) > 1:
+                continue
             lp = json.loads(row["option_logprobs"])
             assert abs(lp[0] - ref_next(reference, ctx, " Yes")) < TOL
             assert abs(lp[1] - ref_next(reference, ctx, " No")) < TOL
