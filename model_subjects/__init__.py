@@ -17,7 +17,8 @@ from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, Log
 from model_subjects.runner import RunConfig, Runner, run_models
 
 __all__ = [
-    "Backend", "ModelLoadError", "Stream", "load_backend", "backend_names", "register_backend", "parse_context", "rebuild_contexts", "PROTOCOL_NAMES",
+    "Backend", "ModelLoadError", "Stream", "load_backend", "backend_names", "register_backend", "parse_context",
+    "rebuild_contexts", "PROTOCOL_NAMES",
     "get_protocol", "GenerationRequest", "LoglikelihoodRequest", "LoglikelihoodResult", "RunConfig", "Runner",
     "run_models",
 ]

@@ -38,3 +38,27 @@ def closest_gap(scores: Sequence[Sequence[float]]) -> float:
             top = sorted(opts, reverse=True)
             gap = min(gap, top[0] - top[1])
     return gap
+
+
+def margin_for_tokens(margin: float, n_tokens: int) -> float:
+    """The tie margin for options of up to `n_tokens` scored tokens: `margin * sqrt(n_tokens)`.
+
+    The margins above were measured on single-token options; a whole-sentence score sums the noise
+    of every token (bfloat16, the bundled model: 13-token sentences moved by up to 0.4 nats between
+    two batch compositions, flipping a 0.84-nat choice). Independent per-token errors grow with the
+    square root of the count; single-token options keep the measured margin.
+    """
+    return float(margin) * max(1, int(n_tokens)) ** 0.5
+
+
+def decision_gap(protocol: Any, trial: Any, scores: Sequence[Sequence[float]]) -> float:
+    """How far a trial's choice is from flipping: |margin| of the protocol's decision.
+
+    Not the best-vs-second gap of each query alone: a two-order comparison (Hu & Levy's meta
+    prompts) averages two differences, so a model that always answers "1" has wide per-query gaps
+    and a margin near zero. Generating protocols (the generation decides) use the option gap.
+    """
+    if getattr(protocol, "generates", False):
+        return closest_gap(scores)
+    d = protocol.decide(trial, [list(x) for x in scores])
+    return abs(d.margin) if d.margin is not None else closest_gap(scores)

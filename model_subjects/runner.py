@@ -24,7 +24,7 @@ from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
 from model_subjects.context import (RULE, ContextMode, History, feedback_for, option_text, parse_context, sha256,
                                     static_context)
-from model_subjects.invariance import closest_gap, tie_margin_for
+from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
 from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
 
@@ -291,7 +291,8 @@ class Runner:
             results = self.backend.loglikelihood(reqs)
             texts = self.backend.generate_until(gens) if gens else []
             all_scores = [[[results[a + i].logprob for i in range(n)] for a, n in spans] for _, _, spans in plan]
-            alone = self._rescore_near_ties(reqs, plan, all_scores)
+            alone = self._rescore_near_ties(reqs, plan, all_scores, [r.n_tokens for r in results],
+                                            [trial for _, trial in part])
             for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan)):
                 scores = all_scores[j]
                 d = proto.decide(trial, scores, texts[j]) if proto.generates else proto.decide(trial, scores)  # type: ignore[call-arg]
@@ -303,10 +304,13 @@ class Runner:
                 next(st for st, _ in part if id(st) == sid).writer.save_sidecar()  # type: ignore[union-attr]
             self.progress(len(part), None)
 
-    def _rescore_near_ties(self, reqs: list[LoglikelihoodRequest], plan: list, all_scores: list) -> set[int]:
+    def _rescore_near_ties(self, reqs: list[LoglikelihoodRequest], plan: list, all_scores: list,
+                           n_tok: list[int], trials: list[Trial]) -> set[int]:
         """Trials whose margin is within the batch noise are scored again, each request alone (in place)."""
         eps = self.tie_margin
-        near = [j for j, sc in enumerate(all_scores) if eps > 0 and closest_gap(sc) <= eps]
+        near = [j for j, sc in enumerate(all_scores)
+                if eps > 0 and decision_gap(self.protocol, trials[j], sc)
+                <= margin_for_tokens(eps, max(n_tok[a + i] for a, n in plan[j][2] for i in range(n)))]
         if not near:
             return set()
         idx = [a + i for j in near for a, n in plan[j][2] for i in range(n)]
@@ -326,9 +330,10 @@ class Runner:
             stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,  # type: ignore[attr-defined]
                                    skip_leading_whitespace=True)
 
-    def _rescore_running(self, committed: str, tctx: list[str], qs: list, scores: list[list[float]]) -> bool:
+    def _rescore_running(self, committed: str, tctx: list[str], qs: list, scores: list[list[float]],
+                         trial: Trial) -> bool:
         """A running trial's near tie: score it again with the whole context, each request alone (in place)."""
-        if self.tie_margin <= 0 or closest_gap(scores) > self.tie_margin:
+        if self.tie_margin <= 0 or decision_gap(self.protocol, trial, scores) > self.tie_margin:
             return False
         for qi, q in enumerate(qs):
             reqs = [LoglikelihoodRequest(committed + tctx[qi], option_text(o.continuation, self.chat)) for o in q.options]
@@ -373,7 +378,7 @@ class Runner:
                     got[k] += res
             for k in live:
                 st, trial, hist = states[k], trials[k], hists[k]
-                alone = self._rescore_running(group.text(k), tctx[k], qs[k], scores[k])
+                alone = self._rescore_running(group.text(k), tctx[k], qs[k], scores[k], trial)
                 d = unscorable(proto.decide(trial, scores[k]), proto, got[k])
                 if alone:
                     d.extra["rescored_alone"] = True
@@ -427,7 +432,7 @@ class Runner:
                 res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
                 scores[qi] = [r.logprob for r in res]
                 got += res
-            alone = self._rescore_running(stream.text, tctx, qs, scores)
+            alone = self._rescore_running(stream.text, tctx, qs, scores, trial)
             if proto.generates:
                 text = stream.generate(tctx[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
                                        skip_leading_whitespace=True)

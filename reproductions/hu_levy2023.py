@@ -137,7 +137,8 @@ def run_model(opt: Options, model: str | None, pairs: list[Pair], prog) -> tuple
         row = {"model": desc.get("name"), "dataset": p.dataset, "category": p.category, "pair_id": p.pair_id,
                "task": taskname, "prompt_type": pt, "sentence": shown, "correct": bool(d.correct),
                "response": d.response if taskname == "judgment" else ("grammatical" if d.correct else "ungrammatical"),
-               "margin": d.margin, "logprob_first": d.option_logprobs[0], "logprob_second": d.option_logprobs[1]}
+               "margin": d.margin, "logprob_first": d.option_logprobs[0], "logprob_second": d.option_logprobs[1],
+               "rescored_alone": bool(d.extra.get("rescored_alone"))}
         if "margin_grammatical_first" in d.extra:
             row.update(correct_grammatical_first=d.extra["correct_grammatical_first"],
                        correct_grammatical_second=d.extra["correct_grammatical_second"],

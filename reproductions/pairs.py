@@ -118,15 +118,24 @@ class ScoreCache:
 
 
 def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any]], chunk: int = 256,
-                    progress: Callable[[int, int | None], None] | None = None) -> tuple[list[Any], int]:
+                    progress: Callable[[int, int | None], None] | None = None,
+                    tie_margin: float | None = None) -> tuple[list[Any], int]:
     """Decisions of (trial, protocol) jobs; requests missing from the cache are scored in chunks.
 
-    Returns the decisions (in job order) and the number of requests computed now.
+    Near ties as in the runner (`model_subjects.invariance`): a job whose decision margin (|margin|) is
+    at most the tie margin (by the backend's dtype unless `tie_margin` is given; 0: off; times the
+    square root of the longest option's token count, `margin_for_tokens`) is decided
+    on its requests scored alone (`Backend.loglikelihood_alone`), cached under their own keys, and
+    its decision says so (`extra.rescored_alone`). So a choice does not depend on the chunk or
+    batch it was scored in. Returns the decisions (in job order) and the number of requests
+    computed now.
     """
+    from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
     from model_subjects.requests import LoglikelihoodRequest
 
     plans = []
     reqs: dict[str, LoglikelihoodRequest] = {}
+    every: dict[str, LoglikelihoodRequest] = {}
     for trial, proto in jobs:
         spans = []
         for q in proto.queries(trial):
@@ -135,6 +144,7 @@ def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any
                 r = LoglikelihoodRequest(q.prompt, o.continuation)
                 k = r.key()
                 keys.append(k)
+                every[k] = r
                 if k not in cache.scores:
                     reqs[k] = r
             spans.append(keys)
@@ -151,6 +161,33 @@ def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any
         cache.flush()
         if progress:
             progress(len(part), None)
-    decisions = [proto.decide(trial, [[cache.scores[k] for k in keys] for keys in spans])
-                 for (trial, proto), spans in zip(jobs, plans)]
-    return decisions, len(todo)
+    eps = tie_margin_for(backend, tie_margin)
+
+    def n_tokens(k: str) -> int:
+        """Scored tokens of a request (the backend's tokenizer; words + 1 for a backend without one)."""
+        r = every[k]
+        enc = getattr(backend, "encode_pair", None)
+        return len(enc(r.context, r.continuation)[1]) if enc else len(r.continuation.split()) + 1
+
+    near = [j for j, ((trial, proto), spans) in enumerate(zip(jobs, plans))
+            if eps > 0 and decision_gap(proto, trial, [[cache.scores[k] for k in keys] for keys in spans])
+            <= margin_for_tokens(eps, max(n_tokens(k) for keys in spans for k in keys))]
+    alone_keys = {k: ALONE + k for j in near for keys in plans[j] for k in keys}
+    missing = [k for k, ak in alone_keys.items() if ak not in cache.scores]
+    for start in range(0, len(missing), chunk):
+        part = missing[start:start + chunk]
+        for k, r in zip(part, backend.loglikelihood_alone([every[k] for k in part])):
+            cache.add(alone_keys[k], r.logprob)
+        cache.flush()
+    decisions = []
+    near_set = set(near)
+    for j, ((trial, proto), spans) in enumerate(zip(jobs, plans)):
+        key = (lambda k: alone_keys[k]) if j in near_set else (lambda k: k)
+        d = proto.decide(trial, [[cache.scores[key(k)] for k in keys] for keys in spans])
+        if j in near_set:
+            d.extra["rescored_alone"] = True
+        decisions.append(d)
+    return decisions, len(todo) + len(missing)
+
+
+ALONE = "alone:"  # cache key prefix of a request's score computed alone (near-tie re-scoring)

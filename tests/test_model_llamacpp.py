@@ -72,6 +72,9 @@ def test_token_logprobs_equal_llamacpps_own_generated_token_logprobs(backend, pl
         assert res.logprob == pytest.approx(ref, abs=1e-4), (p, tok)
     # the figure: -1.773 for " are" after "The keys to the cabinet" (the server's generated token)
     assert backend.loglikelihood([R("The keys to the cabinet", " are")])[0].logprob == pytest.approx(-1.773, abs=2e-3)
+    # a trailing space of the context moves into the continuation: " are" is one token either way
+    moved = backend.loglikelihood([R("The keys to the cabinet ", "are")])[0]
+    assert moved.n_tokens == 1 and moved.logprob == backend.loglikelihood([R("The keys to the cabinet", " are")])[0].logprob
 
 
 def test_greedy_generation_equals_llamacpps_own_greedy_completion(backend, plain_llama):

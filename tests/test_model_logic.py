@@ -175,3 +175,19 @@ def test_cli_module_is_light():
             "print(heavy); sys.exit(1 if heavy else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_near_tie_gap_is_the_decisions_margin_and_grows_with_option_length(seq):
+    """A two-order comparison answered "1" both times has wide per-query gaps but a margin near 0:
+    that is a near tie. Whole-sentence options get sqrt(tokens) times the single-token margin."""
+    from model_subjects.invariance import closest_gap, decision_gap, margin_for_tokens
+
+    trial = seq.trials[0]
+    comp = get_protocol("sentence_comparison:MetaQuestionSimple")
+    scores = [[-4.17, -5.42], [-4.09, -5.22]]  # measured shape: "1" preferred in both orders
+    assert closest_gap(scores) > 1.0
+    assert decision_gap(comp, trial, scores) == pytest.approx(abs((1.25 + (-1.13)) / 2))
+    fc = get_protocol("forced_choice")
+    assert decision_gap(fc, trial, [[-2.0, -2.3]]) == pytest.approx(0.3)
+    assert decision_gap(get_protocol("production"), trial, [[-1.0, -1.5]]) == pytest.approx(0.5)
+    assert margin_for_tokens(0.5, 1) == 0.5 and margin_for_tokens(0.5, 16) == pytest.approx(2.0)

@@ -56,8 +56,10 @@ def fp32():
     return load_backend(None, threads=1)
 
 
-@pytest.mark.parametrize("protocol", ["violation_judgment", "sentence_comparison:MetaQuestionSimple"])
-def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol):
+# tie margins that flag some trials but not all: the comparison's decision margin averages both answer
+# orders, and this model answers "1" to nearly everything, so its margins are small
+@pytest.mark.parametrize("protocol, margin", [("violation_judgment", 0.5), ("sentence_comparison:MetaQuestionSimple", 0.05)])
+def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol, margin):
     exp = load_spec(SPEC)
     calls = []
     h = fp32.model.register_forward_pre_hook(lambda mod, a, kw: calls.append(kw["input_ids"].shape[0]),
@@ -67,7 +69,7 @@ def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol)
         for together in (True, False):
             calls.clear()
             cfg = RunConfig(spec=SPEC, out=tmp_path / str(together), protocol=protocol, context="running",
-                            trials=4, subjects=3, parallel_running=together, tie_margin=0.5)
+                            trials=4, subjects=3, parallel_running=together, tie_margin=margin)
             Runner(cfg, fp32).run()
             out[together] = ([read_rows(session_paths(cfg.out, exp.name, f"m0{k}", 1)[0]) for k in (1, 2, 3)],
                              list(calls))
@@ -116,3 +118,45 @@ def test_out_of_memory_backs_off_and_loses_nothing(fp32):
     assert backoffs >= 1
     alone = fp32.loglikelihood_alone(reqs)
     assert max(abs(a.logprob - b.logprob) for a, b in zip(res, alone)) < 1e-4
+
+
+def test_pairs_path_choices_identical_at_batch_1_32_512_in_bfloat16(bf16, tmp_path):
+    """Hu & Levy's minimal pairs (reproductions.pairs.score_protocols) get the runner's near-tie
+    re-scoring: the same choices whatever the batch size and chunking, re-scored jobs flagged, and
+    their scores identical at every batch size; a re-run from the cache computes nothing."""
+    from pathlib import Path
+
+    from model_subjects.protocols import get_protocol
+    from reproductions.pairs import ScoreCache, load_blimp_jsonl, pair_trials, pairs_from_items, score_protocols
+    from stimuli.generate import generate_items
+
+    pairs = (pairs_from_items(generate_items("long_nested", "test", 1), "inner")
+             + load_blimp_jsonl(Path(__file__).parent / "data" / "blimp" / "anaphor_gender_agreement.jsonl"))
+    jobs = []
+    for p in pairs:
+        g, b = pair_trials(p)
+        for pt in ("Direct", "MetaQuestionSimple"):
+            jobs += [(g, get_protocol(f"sentence_judgment:{pt}")), (b, get_protocol(f"sentence_judgment:{pt}")),
+                     (g, get_protocol(f"sentence_comparison:{pt}"))]
+    eps = TIE_MARGIN["bfloat16"]
+    runs = {}
+    for bs, chunk in ((1, 16), (32, 64), (512, 1024)):
+        bf16.batch_size = bs
+        cache = ScoreCache(tmp_path / f"c{bs}.jsonl")
+        runs[bs], _ = score_protocols(bf16, cache, jobs, chunk=chunk)
+        cache.close()
+    picks = {bs: [(d.response, d.correct) for d in ds] for bs, ds in runs.items()}
+    assert picks[1] == picks[32] == picks[512]
+    for bs, ds in runs.items():
+        flagged = [i for i, d in enumerate(ds) if d.extra.get("rescored_alone")]
+        assert flagged, bs  # near ties exist here in bfloat16: the mechanism is exercised
+        for i in flagged:
+            assert ds[i].option_logprobs == runs[1][i].option_logprobs
+        for d in ds:
+            if not d.extra.get("rescored_alone"):
+                assert abs(d.margin) > eps  # the decision's margin (both answer orders), not one query's gap
+    cache = ScoreCache(tmp_path / "c32.jsonl")
+    again, n_now = score_protocols(bf16, cache, jobs, chunk=64)
+    cache.close()
+    assert n_now == 0 and [(d.response, d.option_logprobs) for d in again] == [
+        (d.response, d.option_logprobs) for d in runs[32]]
