@@ -23,6 +23,9 @@ def tie_margin_for(backend: Any, setting: float | None = None) -> float:
     """The re-scoring threshold: `setting` if given (0 turns re-scoring off), else by the backend's dtype."""
     if setting is not None:
         return max(0.0, float(setting))
+    own = getattr(backend, "default_tie_margin", None)  # e.g. a server: nothing to re-score alone
+    if own is not None:
+        return float(own)
     dtype = getattr(backend, "dtype_name", None) or backend.describe().get("dtype") or "float32"
     return TIE_MARGIN.get(str(dtype), TIE_MARGIN["bfloat16"])
 

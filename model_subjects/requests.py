@@ -33,6 +33,9 @@ class LoglikelihoodResult:
     is_greedy: bool  # every continuation token was the argmax
     n_tokens: int  # number of continuation tokens scored
     token_logprobs: tuple[float, ...] = field(default=(), compare=False)
+    # why this continuation has no score (logprob is NaN), e.g. a served model's option outside the
+    # returned top log-probabilities; the runner writes such a trial as unscorable, never guessed
+    unscorable: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -11,6 +11,7 @@ skips completed ones; different settings on an existing session are refused.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -74,6 +75,7 @@ class SubjectState:
     done: int = 0
     n_correct: int = 0
     n_run: int = 0
+    n_unscorable: int = 0
 
 
 @dataclass
@@ -260,7 +262,8 @@ class Runner:
             "response": d.response, "correct": bool(d.correct), "protocol": self.protocol.name,
             "response_mode": "panel" if self.protocol.name == "panel_judgment" else None,
             "context_mode": st.mode.label, "option_labels": json.dumps(d.option_labels),
-            "option_logprobs": json.dumps([round(float(x), 6) for x in d.option_logprobs]),
+            "option_logprobs": json.dumps([None if math.isnan(float(x)) else round(float(x), 6)
+                                           for x in d.option_logprobs]),
             "margin": None if d.margin is None else round(float(d.margin), 6),
             "feedback_shown": feedback_text is not None, "feedback_text": feedback_text,
             "started_at": started, "ended_at": now_iso(), "extra": json.dumps(extra, sort_keys=True),
@@ -273,6 +276,9 @@ class Runner:
         st.done += 1
         st.n_run += 1
         st.n_correct += int(bool(row["correct"]))
+        if '"unscorable"' in (row.get("extra") or ""):
+            st.n_unscorable += 1
+            st.writer.meta["n_unscorable"] = int(st.writer.meta.get("n_unscorable", 0)) + 1
 
     # ------------------------------------------------------------------ running
     def run(self, locks: dict[str, SessionLock] | None = None) -> RunSummary:
@@ -309,7 +315,7 @@ class Runner:
         for st in states:
             summary.subjects.append({"subject_id": st.subject_id, "context_mode": st.mode.label,
                                      "trials": st.done, "planned": st.planned, "run_now": st.n_run,
-                                     "correct_now": st.n_correct,
+                                     "correct_now": st.n_correct, "unscorable_now": st.n_unscorable,
                                      "csv": str(session_paths(self.out, self.exp.name, st.subject_id,
                                                               self.cfg.session)[0])})
             summary.trials_run += st.n_run
@@ -347,6 +353,7 @@ class Runner:
             for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan)):
                 scores = all_scores[j]
                 d = proto.decide(trial, scores, texts[j]) if proto.generates else proto.decide(trial, scores)  # type: ignore[call-arg]
+                d = unscorable(d, proto, [results[a + i] for a, n in spans for i in range(n)])
                 if j in alone:
                     d.extra["rescored_alone"] = True
                 self._write(st, self.make_row(st, trial, d, ctxs[0], None, started, qs[0].prompt))
@@ -418,16 +425,18 @@ class Runner:
                     group.extend(k, seg)
             tctx = {k: [hists[k].trial_context(q.prompt) for q in qs[k]] for k in live}
             scores = {k: [[] for _ in qs[k]] for k in live}
+            got: dict[int, list] = {k: [] for k in live}
             # last query first (as in one-at-a-time runs): the first query's prompt stays cached
             for qi in reversed(range(max(len(qs[k]) for k in live))):
                 ask = {k: (tctx[k][qi], [option_text(o.continuation, self.chat) for o in qs[k][qi].options])
                        for k in live if qi < len(qs[k])}
                 for k, res in group.loglikelihood(ask).items():
                     scores[k][qi] = [r.logprob for r in res]
+                    got[k] += res
             for k in live:
                 st, trial, hist = states[k], trials[k], hists[k]
                 alone = self._rescore_running(group.text(k), tctx[k], qs[k], scores[k], trial)
-                d = proto.decide(trial, scores[k])
+                d = unscorable(proto.decide(trial, scores[k]), proto, got[k])
                 if alone:
                     d.extra["rescored_alone"] = True
                 fb = feedback_for(exp, trial, d.correct)
@@ -473,11 +482,13 @@ class Runner:
             qs = proto.queries(trial)
             tctx = [hist.trial_context(q.prompt) for q in qs]
             scores: list[list[float]] = [[] for _ in qs]
+            got: list = []
             # last query first: the first query's prompt is what the history shows, so its tokens
             # stay in the cache for the commit below
             for qi in reversed(range(len(qs))):
                 res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
                 scores[qi] = [r.logprob for r in res]
+                got += res
             alone = self._rescore_running(stream.text, tctx, qs, scores, trial)
             if proto.generates:
                 text = stream.generate(tctx[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
@@ -485,6 +496,7 @@ class Runner:
                 d = proto.decide(trial, scores, text)  # type: ignore[call-arg]
             else:
                 d = proto.decide(trial, scores)
+            d = unscorable(d, proto, got)
             if alone:
                 d.extra["rescored_alone"] = True
             fb = feedback_for(exp, trial, d.correct)
@@ -493,6 +505,26 @@ class Runner:
             st.writer.save_sidecar()  # type: ignore[union-attr]
             stream.extend(hist.commit(trial, qs[0].prompt, d.answer_text, fb))
             self.progress(1, None)
+
+
+def unscorable(d: Decision, proto: Protocol, results: list) -> Decision:
+    """A trial with an option the backend could not score (NaN, a named reason) is never guessed.
+
+    A scoring protocol's trial becomes unscorable: response `none`, not correct, no margin, the
+    model's answer empty in a running history, `extra.unscorable` naming the reason. A generating
+    protocol keeps its generated response; only the options' margin is dropped.
+    """
+    reasons = list(dict.fromkeys(r.unscorable for r in results if getattr(r, "unscorable", None)))
+    if not reasons and not any(math.isnan(float(x)) for x in d.option_logprobs):
+        return d
+    why = "; ".join(reasons) or "an option has no score"
+    if proto.generates:
+        d.margin = None
+        d.extra["unscorable_options"] = why
+        return d
+    return Decision(response="none", correct=False, option_labels=d.option_labels,
+                    option_logprobs=d.option_logprobs, margin=None, answer_text="",
+                    extra={**d.extra, "unscorable": why})
 
 
 def run_models(cfg: RunConfig, backend: Backend | None = None,
