@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: real PsychoPy windows (under Xvfb), the bundled model and R/lme4.
+# Runs the whole test suite: real PsychoPy windows (under Xvfb), the bundled model, R/lme4, headless
+# Chromium, and a real llama-cpp-python server on 127.0.0.1.
+# With arguments: one pytest run with them. Without: the default run (every test but the `server`
+# mark, ~14 min on 2 cores), then the marked run of the served backend against a real server (~6 min).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export R_LIBS_USER="$ROOT/.rlib"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-exec xvfb-run -a -s "-screen 0 1280x1024x24" .venv/bin/python -m pytest -q -rs --durations=15 "$@"
+PYTEST=(xvfb-run -a -s "-screen 0 1280x1024x24" .venv/bin/python -m pytest -q -rs)
+if (($#)); then
+  exec "${PYTEST[@]}" --durations=15 "$@"
+fi
+printf '\033[1m[test]\033[0m default run (all but the "server" mark)\n'
+"${PYTEST[@]}" --durations=15 -m "not server"
+printf '\033[1m[test]\033[0m marked run: the served backend against a real llama-cpp-python server on 127.0.0.1\n'
+"${PYTEST[@]}" --durations=5 -m server
