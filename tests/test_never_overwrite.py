@@ -97,10 +97,8 @@ def test_write_atomically_leaves_the_old_file_when_the_writer_fails(tmp_path):
 
 # ---- analyze ---------------------------------------------------------------------------------
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE_DIR = REPO.parent / "shared" / "data" / "lakretz2021_sample"
-if not SAMPLE_DIR.exists():  # a worktree one level deeper than the main checkout
-    SAMPLE_DIR = REPO.parent.parent / "shared" / "data" / "lakretz2021_sample"
-SAMPLE = SAMPLE_DIR / "dataframe_results_all_trials_sample.csv"
+# the results table in the release's exact format, shipped with the tests (a fresh clone has no ../shared)
+SAMPLE = REPO / "tests" / "fixtures" / "lakretz2021" / "dataframe_results_all_trials.csv"
 
 
 def test_analyze_replaces_earlier_results_only_with_force_and_never_among_its_data(tmp_path):
