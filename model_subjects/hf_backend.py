@@ -33,7 +33,8 @@ from model_subjects.backend import Backend, ModelLoadError, Progress
 from model_subjects.kv_stream import KVStream
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
 from model_subjects.registry import register_backend
-from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, split_pair
+from model_subjects.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, PairTokenizer,
+                                     split_pair)
 from model_subjects.stream_group import StreamGroup
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -57,7 +58,7 @@ def _lcp(a: Sequence[int], b: Sequence[int], limit: int) -> int:
 
 
 @register_backend("transformers")
-class TransformersBackend(Backend):
+class TransformersBackend(PairTokenizer, Backend):
     """A causal LM loaded with `AutoModelForCausalLM` (CPU, CUDA, or `device_map="auto"`)."""
 
     def __init__(self, model: Any, tokenizer: Any, resolved: ResolvedModel, *, add_bos: bool = False,
@@ -207,28 +208,6 @@ class TransformersBackend(Backend):
             for t, ids in zip(chunk, self.tokenizer(chunk, add_special_tokens=False)["input_ids"]):
                 self._enc_cache[t] = tuple(ids)
         return [self.encode(t) for t in texts]
-
-    split_pair = staticmethod(split_pair)
-
-    def encode_pair(self, context: str, continuation: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """(context ids, continuation ids), without the BOS/start token."""
-        context, continuation = self.split_pair(context, continuation)
-        ctx = self.encode(context)
-        whole = self.encode(context + continuation)
-        cont = whole[len(ctx):]
-        if not cont:
-            raise ValueError(f"continuation {continuation!r} encodes to no tokens after context {context[-40:]!r}")
-        return ctx, cont
-
-    def sequence_start(self, ctx: Sequence[int]) -> tuple[int, ...]:
-        """Tokens that precede the context: BOS if add_bos; the start token if there is no context at all."""
-        if self.add_bos:
-            return self.prefix_ids
-        if not ctx:
-            if self.start_id is None:
-                raise ValueError(f"model {self.name!r} has neither BOS nor EOS to condition an empty context on")
-            return (self.start_id,)
-        return ()
 
     def _units(self, requests: Sequence[LoglikelihoodRequest]) -> list[_Unit]:
         pairs = [self.split_pair(r.context, r.continuation) for r in requests]

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 from model_subjects.backend import Backend, ModelLoadError, Progress, Stream
 from model_subjects.loading import ResolvedModel, resolve_gguf, sha256_file
 from model_subjects.registry import register_backend
-from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, split_pair
+from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, PairTokenizer
 
 TOKENISATION = "lm-evaluation-harness pair split (whole string encoded, split at context length), llama.cpp tokenizer"
 
@@ -107,7 +107,7 @@ class _LlamaState:
 
 
 @register_backend("llamacpp")
-class LlamaCppBackend(Backend):
+class LlamaCppBackend(PairTokenizer, Backend):
     """A GGUF model run quantised by llama.cpp (llama-cpp-python), on the CPU."""
 
     def __init__(self, llm: Any, resolved: ResolvedModel, *, add_bos: bool = False, threads: int | None = 1,
@@ -233,28 +233,6 @@ class LlamaCppBackend(Backend):
                 self._enc_cache.clear()
             self._enc_cache[text] = ids
         return ids
-
-    split_pair = staticmethod(split_pair)
-
-    def encode_pair(self, context: str, continuation: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """(context ids, continuation ids), without the BOS/start token."""
-        context, continuation = split_pair(context, continuation)
-        ctx = self.encode(context)
-        whole = self.encode(context + continuation)
-        cont = whole[len(ctx):]
-        if not cont:
-            raise ValueError(f"continuation {continuation!r} encodes to no tokens after context {context[-40:]!r}")
-        return ctx, cont
-
-    def sequence_start(self, ctx: Sequence[int]) -> tuple[int, ...]:
-        """BOS if add_bos; the start token if there is no context at all; else nothing."""
-        if self.add_bos:
-            return self.prefix_ids
-        if not ctx:
-            if self.start_id is None:
-                raise ValueError(f"model {self.name!r} has neither BOS nor EOS to condition an empty context on")
-            return (self.start_id,)
-        return ()
 
     def _unit(self, r: LoglikelihoodRequest) -> tuple[tuple[int, ...], int]:
         ctx, cont = self.encode_pair(r.context, r.continuation)

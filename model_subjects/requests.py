@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Sequence
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,34 @@ def split_pair(context: str, continuation: str) -> tuple[str, str]:
         continuation = context[-n:] + continuation
         context = context[:-n]
     return context, continuation
+
+
+class PairTokenizer:
+    """The one (context, continuation) tokenisation of every local backend (transformers, llama.cpp).
+
+    Encode the whole text and split at the context's length, so boundary tokens are those the model
+    saw in training; BOS only when asked (`add_bos`), the start token only for an empty context.
+    A backend provides `encode(text) -> tuple[int, ...]`, `add_bos`, `prefix_ids`, `start_id`, `name`.
+    """
+
+    split_pair = staticmethod(split_pair)
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(context ids, continuation ids), without the BOS/start token."""
+        context, continuation = split_pair(context, continuation)
+        ctx = self.encode(context)  # type: ignore[attr-defined]
+        whole = self.encode(context + continuation)  # type: ignore[attr-defined]
+        cont = whole[len(ctx):]
+        if not cont:
+            raise ValueError(f"continuation {continuation!r} encodes to no tokens after context {context[-40:]!r}")
+        return ctx, cont
+
+    def sequence_start(self, ctx: Sequence[int]) -> tuple[int, ...]:
+        """Tokens that precede the context: BOS if add_bos; the start token if there is no context at all."""
+        if self.add_bos:  # type: ignore[attr-defined]
+            return self.prefix_ids  # type: ignore[attr-defined]
+        if not ctx:
+            if self.start_id is None:  # type: ignore[attr-defined]
+                raise ValueError(f"model {self.name!r} has neither BOS nor EOS to condition an empty context on")  # type: ignore[attr-defined]
+            return (self.start_id,)  # type: ignore[attr-defined]
+        return ()

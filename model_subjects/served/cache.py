@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from experiments.atomic import atomic_write_text
 
 
 def canonical(obj: Any) -> str:
@@ -65,19 +65,8 @@ class ResponseCache:
         p = self._path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
         rec = {"model": self.model, "endpoint": endpoint, "request": body, "response": response}
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{key[:12]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(rec, ensure_ascii=False))  # keys in the server's order (top log-probabilities: rank)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        # keys in the server's order (top log-probabilities: rank)
+        atomic_write_text(p, json.dumps(rec, ensure_ascii=False))
 
     def describe(self) -> dict[str, Any]:
         return {"folder": None if self.folder is None else str(self.folder),
