@@ -56,9 +56,34 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("extra", "string", "JSON with runner-specific details"),
 ]
 
+# The general model's columns (docs/general_model.md). A session whose trials are all Lakretz trials
+# keeps the header above byte for byte (its tables and resumes are unchanged); a session of a general
+# design writes COLUMNS + GENERIC_COLUMNS + its factors' own columns (named in the sidecar's `design`).
+GENERIC_COLUMNS: list[tuple[str, str, str]] = [
+    ("item", "string", "the item group: one lexical item across its conditions"),
+    ("list", "Int64", "the counterbalanced list (1-based) the subject was assigned to"),
+    ("task", "string", "task kind: judgment, choice, rating, completion, self_paced_reading, lexical_decision, ..."),
+    ("role", "string", "test, filler or practice"),
+    ("materials", "string", "JSON object: the item's materials (sentence, options, prefix, target, ...)"),
+    ("option_order", "string", "choice: JSON list of the options' original indices (0-based) in the order shown"),
+    ("chosen_position", "Int64", "choice: 0-based screen position of the chosen option"),
+    ("rating", "Float64", "rating: the scale point chosen (humans) or the argmax (models)"),
+    ("rating_expected", "Float64", "rating, models: expected value of the scale under the model's distribution"),
+    ("response_text", "string", "completion: the typed (humans) or generated (models) text"),
+    ("keystrokes", "string", "completion, humans: JSON list of [key, ms from prompt onset]"),
+    ("word_rts_ms", "string", "self-paced reading, humans: JSON list of reading times (ms), one per word of `words`"),
+    ("region_rts_ms", "string", "self-paced reading, humans: JSON list of reading times (ms), one per region"),
+    ("word_surprisal_bits", "string", "models, surprisal: JSON list of surprisal (bits), one per word of `words`"),
+    ("option_mean_logprobs", "string", "models: JSON list of per-token mean log-probabilities, one per option"),
+    ("target_logprob", "Float64", "models, completion/direct: log P(target | prefix), summed over its tokens"),
+    ("target_rank", "Int64", "models, completion/direct: rank of the target's first token (1 = most probable)"),
+    ("sentence_logprob", "Float64", "models: log P(sentence), summed over its tokens"),
+]
+GENERIC_COLUMN_NAMES: list[str] = [c for c, _, _ in GENERIC_COLUMNS]
+
 COLUMN_NAMES: list[str] = [c for c, _, _ in COLUMNS]
-DTYPES: dict[str, str] = {c: t for c, t, _ in COLUMNS}
-DESCRIPTIONS: dict[str, str] = {c: d for c, _, d in COLUMNS}
+DTYPES: dict[str, str] = {c: t for c, t, _ in COLUMNS + GENERIC_COLUMNS}
+DESCRIPTIONS: dict[str, str] = {c: d for c, _, d in COLUMNS + GENERIC_COLUMNS}
 # columns every loader insists on (the rest may be empty)
 REQUIRED: tuple[str, ...] = (
     "subject_id", "subject_kind", "experiment", "block", "trial_index", "structure", "condition",

@@ -5,7 +5,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
-from typing import Any, Iterator, Literal
+from typing import Any, Iterator, Literal, Mapping
 
 Dependency = Literal["inner", "outer"]
 ViolationPosition = Literal["none", "inner", "outer", "other"]  # other: a filler (a violation of another kind)
@@ -40,10 +40,27 @@ class Trial:
     correct_response: Literal["violation", "no_violation"]
     feedback: bool
     lexicon: str
+    # --- the general model (docs/general_model.md). Defaults mean "a Lakretz trial": they are left
+    # out of the hashed JSON while they hold their defaults, so the Lakretz specs keep their hashes.
+    item: str = ""  # the item group (one lexical item across its conditions); "" for Lakretz trials
+    list_number: int | None = None  # the counterbalanced list this subject's trials come from (1-based)
+    factors: tuple[tuple[str, str], ...] = ()  # the design's factors: (name, level), in the spec's order
+    task: str = ""  # task kind (experiments.tasks); "" = the spec's task (violation_detection / forced_choice)
+    role: str = ""  # test, filler or practice ("" for Lakretz trials)
+    materials: tuple[tuple[str, Any], ...] = ()  # what the task needs: sentence, options, target, ... (JSON values, lists as tuples)
 
     @property
     def grammatical(self) -> bool:
         return self.violation_position == "none"
+
+    @property
+    def factor_levels(self) -> dict[str, str]:
+        return dict(self.factors)
+
+    @property
+    def mat(self) -> dict[str, Any]:
+        """The materials as a dict (keys: see docs/general_model.md)."""
+        return dict(self.materials)
 
     @property
     def sentence(self) -> str:
@@ -66,6 +83,29 @@ class Trial:
         # the table's critical_index counts words of `words`; inside a Trial it counts RSVP units
         d["critical_index"] = sum(len(u.split(" ")) for u in self.words[: self.critical_index])
         d["grammatical"] = self.grammatical
+        for k in GENERIC_FIELDS:
+            d.pop(k, None)
+        if self.is_generic:
+            d["item"] = self.item
+            d["list"] = self.list_number
+            d["task"] = self.task
+            d["role"] = self.role
+            d["materials"] = json.dumps(thaw(self.materials), ensure_ascii=False, sort_keys=True)
+            for name, level in self.factors:  # the design's own columns, under the factors' names
+                d[name] = level
+        return d
+
+    @property
+    def is_generic(self) -> bool:
+        """A trial of the general model (items, factors, task) rather than a Lakretz trial."""
+        return any(getattr(self, k) != v for k, v in GENERIC_FIELDS.items())
+
+    def hashed_dict(self) -> dict[str, Any]:
+        """`asdict` without the general model's fields that hold their defaults (hash stability)."""
+        d = asdict(self)
+        for k, v in GENERIC_FIELDS.items():
+            if d[k] == v:
+                del d[k]
         return d
 
     @classmethod
@@ -84,7 +124,43 @@ class Trial:
             kw["words"] = tuple(w.split(" ") if isinstance(w, str) else w)
         if kw.get("dependency") in ("", None) or kw.get("dependency") != kw.get("dependency"):
             kw["dependency"] = None
+        if "list_number" not in kw and d.get("list") not in (None, ""):  # a trial-table row
+            kw["list_number"] = int(d["list"])
+        if isinstance(kw.get("materials"), str):  # a trial-table row: JSON
+            kw["materials"] = tuple(sorted(json.loads(kw["materials"]).items())) if kw["materials"] else ()
+        for k in ("factors", "materials"):
+            if k in kw:
+                kw[k] = freeze_pairs(kw[k])
         return cls(**kw)
+
+
+GENERIC_FIELDS: dict[str, Any] = {"item": "", "list_number": None, "factors": (), "task": "", "role": "",
+                                  "materials": ()}
+
+
+def freeze(value: Any) -> Any:
+    """JSON value -> hashable, comparable form (lists become tuples, dicts sorted pairs)."""
+    if isinstance(value, Mapping):
+        return tuple((str(k), freeze(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def freeze_pairs(value: Any) -> tuple[tuple[str, Any], ...]:
+    """A mapping or a list of [key, value] pairs -> tuple of (key, frozen value) pairs, order kept."""
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    else:
+        items = [tuple(p) for p in value]
+    return tuple((str(k), freeze(v)) for k, v in items)
+
+
+def thaw(pairs: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """Frozen materials -> a plain JSON-able dict (tuples become lists)."""
+    def t(v: Any) -> Any:
+        return [t(x) for x in v] if isinstance(v, tuple) else v
+    return {k: t(v) for k, v in pairs}
 
 
 @dataclass(frozen=True)
@@ -115,7 +191,7 @@ class TrialSequence:
             "subject_id": self.subject_id,
             "seed": self.seed,
             "spec_hash": self.spec_hash,
-            "trials": [asdict(t) for t in self.trials],
+            "trials": [t.hashed_dict() for t in self.trials],
         }
         if self.session != 1:  # (session 1 hashes as before sessions existed)
             body["session"] = self.session

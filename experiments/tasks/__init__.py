@@ -1,0 +1,15 @@
+"""Task kinds: one small unit per kind, read by every runner (docs/general_model.md).
+
+A task kind says what a person sees and does, what is recorded, how a response is scored against
+the item, and how a model subject is asked. The PsychoPy runner, the browser runner and the model
+runner each implement every kind they declare in `TaskKind.runners`; `validate` refuses a spec whose
+task a runner cannot present, naming the runner. Register a kind with `register`.
+"""
+from __future__ import annotations
+
+from experiments.tasks.base import RUNNERS, TaskKind, TaskError, register, registry, get_task
+
+__all__ = ["RUNNERS", "TaskKind", "TaskError", "register", "registry", "get_task"]
+
+# the built-in kinds register themselves on import
+from experiments.tasks import builtin  # noqa: E402,F401

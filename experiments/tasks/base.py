@@ -1,0 +1,62 @@
+"""The task-kind contract and its registry (as a jsPsych plugin or an lm-eval output type)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from experiments.trials import Trial
+
+RUNNERS: tuple[str, ...] = ("psychopy", "browser", "model")
+
+
+class TaskError(ValueError):
+    """A task cannot be built from an item, or a response cannot be scored."""
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    """One kind of task.
+
+    `materials` are the item's keys the kind needs (docs/general_model.md lists them);
+    `optional_materials` those it uses when present. `recorded` names the trial-table columns a
+    human session fills. `runners` are the runners that implement it (each runner's own registry must
+    agree: tests check). `model_protocols` are the protocol names a model subject can be asked with,
+    the first being the default. `score` maps (trial, response) to correct/incorrect, or None when the
+    task has no right answer for that trial (a rating, a filler without a key).
+    """
+
+    name: str
+    description: str
+    materials: tuple[str, ...]
+    optional_materials: tuple[str, ...] = ()
+    recorded: tuple[str, ...] = ("response", "correct", "rt_ms")
+    runners: tuple[str, ...] = RUNNERS
+    model_protocols: tuple[str, ...] = ()
+    score: Callable[["Trial", Any], bool | None] = field(default=lambda trial, response: None)
+
+    def check_materials(self, materials: dict[str, Any], where: str) -> None:
+        missing = [k for k in self.materials if materials.get(k) in (None, "", ())]
+        if missing:
+            raise TaskError(f"{where}: task {self.name!r} needs {', '.join(missing)}")
+
+
+_REGISTRY: dict[str, TaskKind] = {}
+
+
+def register(kind: TaskKind) -> TaskKind:
+    if kind.name in _REGISTRY:
+        raise ValueError(f"task kind {kind.name!r} registered twice")
+    _REGISTRY[kind.name] = kind
+    return kind
+
+
+def registry() -> dict[str, TaskKind]:
+    return dict(_REGISTRY)
+
+
+def get_task(name: str) -> TaskKind:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise TaskError(f"unknown task kind {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
