@@ -1,6 +1,7 @@
 """Helpers for the served-backend tests: a real llama-cpp-python server process, and a small fake.
 
-The real server (`python -m llama_cpp.server`) serves the bundled GGUF on 127.0.0.1; the fake
+The real server (llama-cpp-python's, through `python -m model_subjects.served.llama_server`, which
+loads the model without extra buffer types: AMX-safe) serves the bundled GGUF on 127.0.0.1; the fake
 (starlette, in a thread) exists only beside it, for the faults a real server will not produce on
 demand (429, 503, a model swapped under a session).
 """
@@ -40,7 +41,8 @@ def wait_ready(url: str, proc: subprocess.Popen | None = None, timeout: float = 
 
 
 class LlamaServer:
-    """`python -m llama_cpp.server` on a free port of 127.0.0.1, serving a GGUF file."""
+    """llama-cpp-python's server on a free port of 127.0.0.1, serving a GGUF file, loaded as twinlab
+    loads llama.cpp models (`--use_extra_bufts false`: no weight repacking, which crashes on AMX CPUs)."""
 
     def __init__(self, gguf: Path, port: int | None = None, n_ctx: int = 4096, log: Path | None = None,
                  extra: list[str] | None = None):
@@ -53,13 +55,18 @@ class LlamaServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "model_subjects.served.llama_server", "--use_extra_bufts", "false",
+                "--model", str(self.gguf), "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                "--n_threads", "1", "--n_threads_batch", "1", *self.extra]
+
     def start(self) -> "LlamaServer":
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--n_threads", "1", "--n_threads_batch", "1",
-             *self.extra],
-            stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        root = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONUNBUFFERED": "1",
+               "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+        self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT, env=env)
         wait_ready(self.url, self.proc)
         return self
 
