@@ -118,6 +118,7 @@ def run_model(
             progress.advance(task, n)
 
     runner.progress = advance
+    runner.notify = lambda message: console.print(message, style="yellow", highlight=False, markup=False)
     try:
         with progress:
             summary = runner.run(locks)

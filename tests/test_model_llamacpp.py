@@ -259,3 +259,63 @@ def test_agreement_with_transformers_on_held_in_items_and_a_running_session():
         for f in r["flips"]:  # a different choice only where the choice was a near tie
             assert min(abs(f["margin_a"]), abs(f["margin_b"])) < 0.5, f
     assert by["forced_choice/none"]["trials"] == 184
+
+
+CRASH = """
+import os, signal, sys
+from pathlib import Path
+from model_subjects.registry import load_backend
+from model_subjects.runner import RunConfig, Runner
+
+out, n = Path(sys.argv[1]), int(sys.argv[2])
+runner = Runner(RunConfig(spec="lakretz2021_nested", backend="llamacpp", context="running", out=out, trials=12),
+                load_backend(None, backend="llamacpp", threads=1))
+done = []
+
+
+def progress(k, total):
+    done.append(k)
+    if sum(done) >= n:  # a native crash mid-session, as llama.cpp's first decode on AMX CPUs
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+runner.progress = progress
+runner.run()
+"""
+
+
+def test_a_run_that_died_is_reported_by_the_next_run_which_resumes(backend, tmp_path):
+    """A process killed by a signal cannot close its session (the sidecar keeps status "running"):
+    the next `run-model` on that session says so, names what was saved, resumes, and the finished
+    session equals an uninterrupted one. A session closed cleanly gets no such message."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    out = tmp_path / "s"
+    r = subprocess.run([sys.executable, "-c", CRASH, str(out), "4"], capture_output=True, text=True, timeout=600,
+                       cwd=ROOT, env=env)
+    assert r.returncode == -11, r.stderr[-2000:]  # SIGSEGV, nothing closed
+    csv_path = next((out / "data").glob("*_data.csv"))
+    json_path = csv_path.with_name(csv_path.name.replace("_data.csv", "_data.json"))
+    assert len(read_rows(csv_path)) == 4 and json.loads(json_path.read_text())["status"] == "running"
+    cmd = [sys.executable, "-m", "experiments.cli", "run-model", SPEC, "--backend", "llamacpp", "--context",
+           "running", "--trials", "12", "--out", str(out), "-q"]
+    r2 = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    assert r2.returncode == 0, r2.stdout + r2.stderr
+    said = " ".join(r2.stderr.split())
+    assert "m01: the last run on " + csv_path.name in said and "ended without closing the session" in said
+    assert "4 trial(s) were saved" in said and "resuming from trial 5" in said and "Traceback" not in r2.stderr
+    side = json.loads(json_path.read_text())
+    assert side["status"] == "completed" and side["n_trials_written"] == 12
+    assert side["resumes"][-1]["previous_status"] == "running" and side["resumes"][-1]["previous_run_unclosed"]
+    rows = read_rows(csv_path)
+    assert [int(x["trial_index"]) for x in rows] == list(range(12))  # nothing lost, nothing twice
+    Runner(RunConfig(spec=SPEC, backend="llamacpp", context="running", out=tmp_path / "whole", trials=12),
+           backend).run()
+    whole = read_rows(next((tmp_path / "whole" / "data").glob("*_data.csv")))
+    assert [x["option_logprobs"] for x in rows] == [x["option_logprobs"] for x in whole]
+    # the contrast: a session closed cleanly (completed at 6 trials, then extended) gets no message
+    cmd6 = [c if c != "12" else "6" for c in cmd]
+    clean = tmp_path / "clean"
+    for c in (cmd6, cmd):
+        r3 = subprocess.run([x if x != str(out) else str(clean) for x in c], capture_output=True, text=True,
+                            timeout=600, env=env, cwd=ROOT)
+        assert r3.returncode == 0 and "without closing" not in r3.stderr, r3.stderr
