@@ -140,6 +140,7 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
     import json
 
     from experiments.cli import fail
+    from model_subjects.registry import OWN_OPTIONS
 
     out: dict[str, Any] = {}
     for item in items:
@@ -147,6 +148,9 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key.isidentifier():
             fail(f"--backend-option {item!r}: write KEY=VALUE (e.g. n_ctx=4096)")
+        if key in OWN_OPTIONS:
+            fail(f"--backend-option {item!r}: {key} is an option of run-model itself; use {OWN_OPTIONS[key]} "
+                 f"(e.g. {OWN_OPTIONS[key].split('/')[0]} {value or '...'})")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
