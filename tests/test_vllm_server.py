@@ -105,16 +105,22 @@ def test_probe_passes_and_the_echo_is_used(vllm, tmp_path):
     d = b.describe()
     assert d["scoring"] == "prompt log-probabilities (echo)" and d["versions"]["version"] == "0.32.0"
     assert d["name"] == "smollm2" and d["tokenize_endpoint"] == "/tokenize"
+    # nothing precedes a prompt's first token on vLLM (no BOS for this model): an empty context has no
+    # score there, refused with that reason (the in-process backends condition it on the BOS token)
+    from model_subjects.served import ServerError
+
+    with pytest.raises(ServerError, match="first token of a prompt"):
+        b.loglikelihood([R("", "The keys to the cabinet are here.")])
 
 
 def test_forced_choice_agrees_with_in_process_transformers(vllm, hf, tmp_path):
-    """40 forced-choice trials, and 40 whole-sentence judgments (Direct: the sentence's own
-    probability, needs the echo): the same choices, every log-probability within 1e-3."""
+    """40 forced-choice trials (the verb after the sentence's opening), and the humans' violation
+    question on the same 40: the same choices, every log-probability within 1e-3."""
     exp = load_spec(SPEC)
     seq = compile_sequence(exp, "m01", None)
     mode = parse_context("none", 0)
     b = served(vllm, tmp_path, max_in_flight=8)
-    for name in ("forced_choice", "sentence_judgment:Direct"):
+    for name in ("forced_choice", "violation_judgment"):
         proto = get_protocol(name)
         groups = [[R(static_context(mode, q.prompt, None), o.continuation) for q in proto.queries(t)
                    for o in q.options] for t in seq.trials[:40]]
