@@ -1,7 +1,10 @@
-"""The served backend against a real llama-cpp-python server on this machine: 1, 4 and 16 in flight.
+"""The served backend against a real server on this machine: 1, 4 and 16 in flight.
 
-Starts `python -m llama_cpp.server` on 127.0.0.1 with the bundled GGUF (one thread, as the other
-CPU benchmarks), then times, with a fresh response cache each time (so every request reaches the server):
+`--server llamacpp` (default) starts llama-cpp-python's server on 127.0.0.1 with the bundled GGUF
+(`python -m model_subjects.served.llama_server`, one thread, as the other CPU benchmarks);
+`--server vllm` starts vLLM's (CPU build, `.venv-vllm`) with twinlab's converted SmolLM2, fp32,
+as the README does (prompt log-probabilities: its echo passes the probe). Then it times, with a fresh
+response cache each time (so every request reaches the server):
 
   * items/s: violation judgment for `--items` trials of a `none`-context subject (one next-token
     request per item: ' Yes' and ' No' are read from its top log-probabilities);
@@ -12,6 +15,7 @@ For each, `max_in_flight` 1, 4 and 16 (running: 1, 4 and 16 subjects, each step'
 subjects in flight at once). Prints one table and writes `--json` if asked.
 
     python -m benchmarks.bench_served --items 184 --trials 10
+    python -m benchmarks.bench_served --server vllm --items 184 --trials 10
 """
 from __future__ import annotations
 
@@ -28,23 +32,34 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--items", type=int, default=184, help="forced-choice trials (subjects of 184 trials)")
     ap.add_argument("--trials", type=int, default=10, help="running trials per subject")
     ap.add_argument("--levels", default="1,4,16", help="requests (subjects) in flight")
+    ap.add_argument("--server", choices=("llamacpp", "vllm"), default="llamacpp")
     ap.add_argument("--server-args", default="", help="extra llama_cpp.server arguments, e.g. '--cache true'")
     ap.add_argument("--n-ctx", type=int, default=4096)
     ap.add_argument("--skip-running", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from served_support import LlamaServer
+    from served_support import LlamaServer, VllmServer, vllm_python
 
-    from model_subjects.loading import bundled_gguf
+    from model_subjects.loading import bundled_gguf, resolve_model
     from model_subjects.runner import RunConfig, Runner
     from model_subjects.served import ServedBackend
 
     levels = [int(x) for x in args.levels.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="twinlab-bench-served-"))
-    srv = LlamaServer(bundled_gguf(), n_ctx=args.n_ctx, log=tmp / "server.log",
-                      extra=args.server_args.split() if args.server_args else None).start()
-    results: dict = {"server_args": args.server_args, "n_ctx": args.n_ctx, "items": {}, "running": {}}
+    t0 = time.perf_counter()
+    if args.server == "vllm":
+        python = vllm_python()
+        if python is None:
+            raise SystemExit("no vLLM environment (.venv-vllm, made by scripts/setup.sh; or TWINLAB_VLLM_PYTHON)")
+        srv = VllmServer(Path(resolve_model(None).path), python, log=tmp / "server.log").start()
+    else:
+        srv = LlamaServer(bundled_gguf(), n_ctx=args.n_ctx, log=tmp / "server.log",
+                          extra=args.server_args.split() if args.server_args else None).start()
+    ready = time.perf_counter() - t0
+    print(f"{args.server} server ready in {ready:.0f} s ({srv.url}; log {tmp / 'server.log'})", flush=True)
+    results: dict = {"server": args.server, "server_args": args.server_args, "n_ctx": args.n_ctx,
+                     "ready_seconds": ready, "items": {}, "running": {}}
     try:
         for n in levels:
             b = ServedBackend(srv.url, cache_dir=None, max_in_flight=n)

@@ -118,6 +118,7 @@ def run_model(
             progress.advance(task, n)
 
     runner.progress = advance
+    runner.notify = lambda message: console.print(message, style="yellow", highlight=False, markup=False)
     try:
         with progress:
             summary = runner.run(locks)
@@ -139,6 +140,7 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
     import json
 
     from experiments.cli import fail
+    from model_subjects.registry import OWN_OPTIONS
 
     out: dict[str, Any] = {}
     for item in items:
@@ -146,6 +148,9 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key.isidentifier():
             fail(f"--backend-option {item!r}: write KEY=VALUE (e.g. n_ctx=4096)")
+        if key in OWN_OPTIONS:
+            fail(f"--backend-option {item!r}: {key} is an option of run-model itself; use {OWN_OPTIONS[key]} "
+                 f"(e.g. {OWN_OPTIONS[key].split('/')[0]} {value or '...'})")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:

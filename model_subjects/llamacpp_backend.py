@@ -28,12 +28,27 @@ the same earlier keys/values and in the same call shape whoever asks, so a score
 what was evaluated before: `loglikelihood` in any order or composition, `loglikelihood_alone`, a
 running `stream` and a resumed one give bit-identical results (tested). The price: up to 31 tokens
 of a partial block are evaluated again when a sequence grows.
+
+No extra buffer types (`use_extra_bufts = False`): llama.cpp can move weights into "extra" CPU
+buffer types at load time (runtime repacking: CPU_REPACK, and on Xeons with AMX the AMX buffer).
+On AMX CPUs (Sapphire Rapids and later) llama-cpp-python 0.3.36, built for the native CPU, repacks
+the bundled Q4_1 weights into the AMX buffer and its first `decode` dies with a segmentation
+fault. Every Llama twinlab makes is loaded without them (`new_llama`), on every CPU, so a run does
+not depend on the machine's instruction set; the weights are then used as the GGUF stores them
+(the same log-probabilities here: the bundled model's tensors are not of a repackable type).
+`Llama()` has no argument for this (an unknown keyword vanishes into its `**kwargs`), so the field
+is set on the `llama_model_params` it starts from; the sidecar records `use_extra_bufts: false` and
+whether the CPU has AMX (`amx_cpu`). The served llama-cpp-python server is started the same way
+(`python -m model_subjects.served.llama_server`).
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import time
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Iterator, Sequence
 
 from model_subjects.backend import Backend, ModelLoadError, Progress, Stream
 from model_subjects.loading import ResolvedModel, resolve_gguf, sha256_file
@@ -41,6 +56,62 @@ from model_subjects.registry import register_backend
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, PairTokenizer
 
 TOKENISATION = "lm-evaluation-harness pair split (whole string encoded, split at context length), llama.cpp tokenizer"
+
+
+AMX_FLAGS = ("amx_bf16", "amx_complex", "amx_fp16", "amx_int8", "amx_tile")
+_PARAMS_LOCK = threading.Lock()
+
+
+def cpu_amx_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> list[str]:
+    """The AMX flags this CPU reports (empty: no AMX, or no /proc/cpuinfo to read)."""
+    try:
+        text = Path(cpuinfo).read_text(errors="replace")
+    except OSError:
+        return []
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags.update(f for f in line.partition(":")[2].split() if f.startswith("amx"))
+    return sorted(flags)
+
+
+@contextlib.contextmanager
+def extra_buffer_types_off() -> Iterator[None]:
+    """While open, every `llama_cpp.Llama` made in this process loads with `use_extra_bufts = False`.
+
+    `Llama.__init__` starts from `llama_cpp.llama_model_default_params()` and sets the fields it has
+    arguments for; this wraps that function so the struct it returns already has the field off.
+    """
+    import llama_cpp.llama_cpp as lc
+
+    if "use_extra_bufts" not in {f[0] for f in lc.llama_model_params._fields_}:
+        raise ModelLoadError("this llama-cpp-python has no model parameter use_extra_bufts (0.3.36 has); "
+                             "twinlab cannot turn off weight repacking, which crashes on AMX CPUs")
+    with _PARAMS_LOCK:
+        orig = lc.llama_model_default_params
+
+        def params() -> Any:
+            p = orig()
+            p.use_extra_bufts = False
+            return p
+
+        lc.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            lc.llama_model_default_params = orig
+
+
+def new_llama(path: str | Path, **kwargs: Any) -> Any:
+    """`llama_cpp.Llama(path, **kwargs)` without extra buffer types (see the module docstring); checked."""
+    import llama_cpp
+
+    with extra_buffer_types_off():
+        llm = llama_cpp.Llama(str(path), **kwargs)
+    if llm.model_params.use_extra_bufts:
+        raise ModelLoadError("llama.cpp loaded the model with extra buffer types (weight repacking) although "
+                             "twinlab turned them off")
+    return llm
 
 
 def _ftype_names() -> dict[int, str]:
@@ -133,9 +204,7 @@ class LlamaCppBackend(PairTokenizer, Backend):
         self.gguf_sha256 = sha256_file(self.path)
 
     @property
-    def path(self) -> Any:
-        from pathlib import Path
-
+    def path(self) -> Path:
         return Path(self.resolved.path)
 
     # ------------------------------------------------------------------ loading
@@ -165,9 +234,11 @@ class LlamaCppBackend(PairTokenizer, Backend):
         t0 = time.perf_counter()
         nt = int(threads) if threads else max(1, (os.cpu_count() or 2) // 2)
         try:
-            llm = llama_cpp.Llama(resolved.path, n_ctx=int(n_ctx or 0), n_batch=int(n_batch), n_ubatch=int(n_batch),
-                                  n_threads=nt, n_threads_batch=nt, logits_all=True, n_gpu_layers=0, seed=int(seed),
-                                  verbose=False)
+            llm = new_llama(resolved.path, n_ctx=int(n_ctx or 0), n_batch=int(n_batch), n_ubatch=int(n_batch),
+                            n_threads=nt, n_threads_batch=nt, logits_all=True, n_gpu_layers=0, seed=int(seed),
+                            verbose=False)
+        except ModelLoadError:
+            raise
         except Exception as exc:  # llama.cpp says little more than "failed to load"
             raise ModelLoadError(f"llama.cpp could not load {resolved.path!r}: {type(exc).__name__}: {exc}") from None
         return cls(llm, resolved, add_bos=add_bos, threads=nt, n_batch=int(n_batch), seed=int(seed),
@@ -206,6 +277,9 @@ class LlamaCppBackend(PairTokenizer, Backend):
             "eval_block": _LlamaState.BLOCK,
             "threads": self.threads,
             "seed": self.seed,
+            "use_extra_bufts": bool(self.llm.model_params.use_extra_bufts),  # False: no repacking (AMX-safe)
+            "amx_cpu": bool(cpu_amx_flags()),
+            "cpu_amx_flags": cpu_amx_flags(),
             "logprobs": "log-softmax (float64) of Llama.scores rows (logits_all=True); never the library's echo",
             "tokenisation": TOKENISATION,
             "system_info": llama_cpp.llama_print_system_info().decode(errors="replace").strip(),

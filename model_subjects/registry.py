@@ -41,6 +41,11 @@ ALIASES = {"hf": "transformers", "huggingface": "transformers", "llama.cpp": "ll
            "gguf": "llamacpp", "openai-compatible": "openai", "server": "openai"}
 COMMON_SETTINGS = ("dtype", "device", "add_bos", "batch_size", "threads")
 
+# settings that have an option of their own on `run-model` (and a field in a sweep's model entry):
+# never a backend option (`-B model=...` would reach `load` twice)
+OWN_OPTIONS = {"model": "--model", "backend": "--backend", "dtype": "--dtype", "device": "--device",
+               "add_bos": "--add-bos/--no-add-bos", "batch_size": "--batch-size", "threads": "--threads"}
+
 _REGISTRY: dict[str, type[Backend]] = {}
 B = TypeVar("B", bound=type[Backend])
 

@@ -76,6 +76,7 @@ class SubjectState:
     n_correct: int = 0
     n_run: int = 0
     n_unscorable: int = 0
+    unclosed: bool = False  # its last run ended without closing the session (killed or crashed)
 
 
 @dataclass
@@ -138,6 +139,7 @@ class Runner:
         except ProtocolError as exc:
             raise RunError(str(exc)) from None
         self.progress = progress or (lambda n, total: None)  # (trials done now, new total or None)
+        self.notify: Callable[[str], None] = _to_stderr  # what a user must read (the CLI prints it its own way)
         self.chat = None
         if cfg.chat:
             if not self.protocol.chat_ok:
@@ -216,6 +218,9 @@ class Runner:
         if old.get("status") == "completed" and int(old.get("n_trials_written", 0)) >= st.planned:
             st.done = int(old.get("n_trials_written", 0))
             return True
+        # a run closes its session (completed, incomplete or aborted) however it stops, unless the
+        # process died: kill -9, the OOM killer, a native crash such as llama.cpp's segfault
+        st.unclosed = old.get("status") == "running"
         if csv_path.exists():
             check_rows_follow(scan_table(csv_path), st.seq)
         return False
@@ -239,6 +244,17 @@ class Runner:
             subject_kind="model", spec_hash=st.seq.spec_hash, sequence_hash=st.seq.sequence_hash,
             n_trials=st.planned, metadata=self._metadata(st), resume=True, lock=lock, sequence=st.seq,
         )
+        if st.unclosed:
+            resumes = writer.meta.get("resumes") or [{}]
+            last = resumes[-1]  # this run's entry (SessionWriter._reopen); the one before: the crashed run's
+            last["previous_run_unclosed"] = True
+            writer.save_sidecar()
+            started = resumes[-2].get("at") if len(resumes) > 1 else writer.meta.get("started_at")
+            dropped = " (a partly written last row was dropped)" if last.get("dropped_partial_line") else ""
+            self.notify(f"{st.subject_id}: the last run on {csv_path.name} (started {started}) ended without "
+                        f"closing the session: the process was killed or crashed (kill -9, out of memory, a "
+                        f"native crash such as a segmentation fault); {writer.n_rows} trial(s) were saved"
+                        f"{dropped}; resuming from trial {writer.n_rows + 1}")
         if writer.n_rows >= st.planned:
             st.done = writer.n_rows
             writer.close("completed")
@@ -505,6 +521,12 @@ class Runner:
             st.writer.save_sidecar()  # type: ignore[union-attr]
             stream.extend(hist.commit(trial, qs[0].prompt, d.answer_text, fb))
             self.progress(1, None)
+
+
+def _to_stderr(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr, flush=True)
 
 
 def unscorable(d: Decision, proto: Protocol, results: list) -> Decision:

@@ -54,6 +54,17 @@ class ModelEntry(BaseModel):
             raise ValueError("must be a positive whole number or 'auto'")
         return v
 
+    @field_validator("options")
+    @classmethod
+    def _options(cls, v: dict[str, Any]) -> dict[str, Any]:
+        from model_subjects.registry import OWN_OPTIONS
+
+        own = sorted(k for k in v if k in OWN_OPTIONS)
+        if own:
+            raise ValueError(f"{', '.join(own)} is a field of the model entry itself, not a backend option; "
+                             f"write it beside 'options' (e.g. {own[0]}: ...)")
+        return v
+
     @field_validator("backend")
     @classmethod
     def _backend(cls, v: str) -> str:

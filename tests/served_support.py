@@ -1,6 +1,7 @@
 """Helpers for the served-backend tests: a real llama-cpp-python server process, and a small fake.
 
-The real server (`python -m llama_cpp.server`) serves the bundled GGUF on 127.0.0.1; the fake
+The real server (llama-cpp-python's, through `python -m model_subjects.served.llama_server`, which
+loads the model without extra buffer types: AMX-safe) serves the bundled GGUF on 127.0.0.1; the fake
 (starlette, in a thread) exists only beside it, for the faults a real server will not produce on
 demand (429, 503, a model swapped under a session).
 """
@@ -40,7 +41,8 @@ def wait_ready(url: str, proc: subprocess.Popen | None = None, timeout: float = 
 
 
 class LlamaServer:
-    """`python -m llama_cpp.server` on a free port of 127.0.0.1, serving a GGUF file."""
+    """llama-cpp-python's server on a free port of 127.0.0.1, serving a GGUF file, loaded as twinlab
+    loads llama.cpp models (`--use_extra_bufts false`: no weight repacking, which crashes on AMX CPUs)."""
 
     def __init__(self, gguf: Path, port: int | None = None, n_ctx: int = 4096, log: Path | None = None,
                  extra: list[str] | None = None):
@@ -53,13 +55,18 @@ class LlamaServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "model_subjects.served.llama_server", "--use_extra_bufts", "false",
+                "--model", str(self.gguf), "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                "--n_threads", "1", "--n_threads_batch", "1", *self.extra]
+
     def start(self) -> "LlamaServer":
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--n_threads", "1", "--n_threads_batch", "1",
-             *self.extra],
-            stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        root = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONUNBUFFERED": "1",
+               "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+        self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT, env=env)
         wait_ready(self.url, self.proc)
         return self
 
@@ -76,6 +83,85 @@ class LlamaServer:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def vllm_python() -> Path | None:
+    """The Python of the vLLM environment the set-up makes (`.venv-vllm` beside `.venv`), or the one
+    named by TWINLAB_VLLM_PYTHON; None when there is none."""
+    root = Path(__file__).resolve().parents[1]
+    named = os.environ.get("TWINLAB_VLLM_PYTHON")
+    for p in ([Path(named)] if named else []) + [root / ".venv-vllm" / "bin" / "python"]:
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+class VllmServer:
+    """vLLM's OpenAI-compatible server (CPU build, its own environment) on a free port of 127.0.0.1,
+    serving a transformers folder (twinlab's converted SmolLM2) as `smollm2`: the README's command.
+
+    vLLM runs its engine in a child process: the server is started in a process group of its own, and
+    `kill` sends SIGKILL to the whole group, as a crash of the machine's server would end it.
+    """
+
+    NAME = "smollm2"
+
+    def __init__(self, model_dir: Path, python: Path, port: int | None = None, log: Path | None = None,
+                 ready_timeout: float = 900.0):
+        self.model_dir, self.python, self.port, self.log = model_dir, python, port or free_port(), log
+        self.ready_timeout = ready_timeout
+        self.proc: subprocess.Popen | None = None
+        self.ready_seconds: list[float] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def command(self) -> list[str]:
+        return [str(self.python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model_dir),
+                "--served-model-name", self.NAME, "--host", "127.0.0.1", "--port", str(self.port),
+                "--dtype", "float32", "--max-model-len", "2048", "--max-logprobs", "20"]
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        return {**env, "VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "PYTHONUNBUFFERED": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+
+    def start(self) -> "VllmServer":
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT, env=self.env,
+                                     start_new_session=True, cwd=str(self.model_dir.parent))
+        try:
+            wait_ready(self.url, self.proc, timeout=self.ready_timeout)
+        except BaseException:
+            self.kill()
+            raise
+        self.ready_seconds.append(time.monotonic() - t0)
+        return self
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL to the server and its engine process (no clean shutdown)."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(30)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
 
 
 class FakeServer:

@@ -39,9 +39,11 @@ def backend():
 
 @pytest.fixture(scope="module")
 def plain_llama():
-    """A second, independent llama.cpp context: the library's own completion code path."""
-    return llama_cpp.Llama(str(bundled_gguf()), n_ctx=512, logits_all=True, n_threads=1, n_threads_batch=1,
-                           verbose=False)
+    """A second, independent llama.cpp context: the library's own completion code path (loaded without
+    extra buffer types: with them, AMX CPUs crash on the first decode)."""
+    from model_subjects.llamacpp_backend import new_llama
+
+    return new_llama(bundled_gguf(), n_ctx=512, logits_all=True, n_threads=1, n_threads_batch=1, verbose=False)
 
 
 def held_in_requests(context: str = "none", n_trials: int | None = None) -> list[R]:
@@ -75,6 +77,43 @@ def test_token_logprobs_equal_llamacpps_own_generated_token_logprobs(backend, pl
     # a trailing space of the context moves into the continuation: " are" is one token either way
     moved = backend.loglikelihood([R("The keys to the cabinet ", "are")])[0]
     assert moved.n_tokens == 1 and moved.logprob == backend.loglikelihood([R("The keys to the cabinet", " are")])[0].logprob
+
+
+LOAD_LOG = """
+import sys
+from model_subjects.loading import bundled_gguf
+if sys.argv[1] == "twinlab":
+    from model_subjects.llamacpp_backend import new_llama
+    llm = new_llama(bundled_gguf(), n_ctx=64, n_threads=1, verbose=True)
+else:
+    import llama_cpp
+    llm = llama_cpp.Llama(str(bundled_gguf()), n_ctx=64, n_threads=1, verbose=True)
+print("use_extra_bufts", llm.model_params.use_extra_bufts, flush=True)
+"""
+
+
+def _load_log(how: str) -> str:
+    r = subprocess.run([sys.executable, "-c", LOAD_LOG, how], capture_output=True, text=True, timeout=300,
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout + r.stderr
+
+
+def test_models_load_without_extra_buffer_types_on_any_cpu(backend):
+    """AMX CPUs crash on the first decode when llama.cpp repacks Q4 weights into its AMX buffer (an
+    extra buffer type). Every Llama twinlab makes has `use_extra_bufts` off: in the model parameters
+    llama.cpp received, and in what its loader does. A default load (the contrast) offers weights to
+    the extra buffer types on this CPU too (CPU_REPACK on x86; AMX on Sapphire Rapids+), so losing the
+    setting fails here on a machine without AMX as well."""
+    assert backend.llm.model_params.use_extra_bufts is False
+    d = backend.describe()
+    assert d["use_extra_bufts"] is False
+    assert d["amx_cpu"] == ("amx_tile" in Path("/proc/cpuinfo").read_text())
+    ours, default = _load_log("twinlab"), _load_log("default")
+    assert "use_extra_bufts False" in ours and "use_extra_bufts True" in default
+    assert "load_tensors:" in ours  # the verbose load log is there to be read
+    assert not any(w in ours for w in ("CPU_REPACK", "AMX model buffer", "repack tensor"))
+    assert "CPU_REPACK" in default or "AMX model buffer" in default  # an extra buffer type was offered
 
 
 def test_greedy_generation_equals_llamacpps_own_greedy_completion(backend, plain_llama):
@@ -174,6 +213,10 @@ def test_run_model_cli_end_to_end_and_sidecar(tmp_path):
     sha = hashlib.sha256(bundled_gguf().read_bytes()).hexdigest()
     assert (m["backend"], m["gguf"]["sha256"], m["revision"], m["quantization"]) == ("llamacpp", sha, sha, "Q4_1")
     assert (m["n_ctx"], m["threads"], m["add_bos"], m["versions"]["llama_cpp_python"]) == (8192, 1, False, "0.3.36")
+    # loaded without extra buffer types (AMX-safe), and whether this CPU has AMX, from /proc/cpuinfo
+    amx = sorted({f for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")
+                  for f in line.split(":", 1)[1].split() if f.startswith("amx")})
+    assert (m["use_extra_bufts"], m["amx_cpu"], m["cpu_amx_flags"]) == (False, bool(amx), amx)
     assert side["identity"]["backend"] == "llamacpp" and side["status"] == "completed"
     rows = read_rows(next((tmp_path / "s" / "data").glob("*_data.csv")))
     assert len(rows) == 8 and all(json.loads(x["extra"])["answer_text"] for x in rows)
@@ -216,3 +259,63 @@ def test_agreement_with_transformers_on_held_in_items_and_a_running_session():
         for f in r["flips"]:  # a different choice only where the choice was a near tie
             assert min(abs(f["margin_a"]), abs(f["margin_b"])) < 0.5, f
     assert by["forced_choice/none"]["trials"] == 184
+
+
+CRASH = """
+import os, signal, sys
+from pathlib import Path
+from model_subjects.registry import load_backend
+from model_subjects.runner import RunConfig, Runner
+
+out, n = Path(sys.argv[1]), int(sys.argv[2])
+runner = Runner(RunConfig(spec="lakretz2021_nested", backend="llamacpp", context="running", out=out, trials=12),
+                load_backend(None, backend="llamacpp", threads=1))
+done = []
+
+
+def progress(k, total):
+    done.append(k)
+    if sum(done) >= n:  # a native crash mid-session, as llama.cpp's first decode on AMX CPUs
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+runner.progress = progress
+runner.run()
+"""
+
+
+def test_a_run_that_died_is_reported_by_the_next_run_which_resumes(backend, tmp_path):
+    """A process killed by a signal cannot close its session (the sidecar keeps status "running"):
+    the next `run-model` on that session says so, names what was saved, resumes, and the finished
+    session equals an uninterrupted one. A session closed cleanly gets no such message."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    out = tmp_path / "s"
+    r = subprocess.run([sys.executable, "-c", CRASH, str(out), "4"], capture_output=True, text=True, timeout=600,
+                       cwd=ROOT, env=env)
+    assert r.returncode == -11, r.stderr[-2000:]  # SIGSEGV, nothing closed
+    csv_path = next((out / "data").glob("*_data.csv"))
+    json_path = csv_path.with_name(csv_path.name.replace("_data.csv", "_data.json"))
+    assert len(read_rows(csv_path)) == 4 and json.loads(json_path.read_text())["status"] == "running"
+    cmd = [sys.executable, "-m", "experiments.cli", "run-model", SPEC, "--backend", "llamacpp", "--context",
+           "running", "--trials", "12", "--out", str(out), "-q"]
+    r2 = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    assert r2.returncode == 0, r2.stdout + r2.stderr
+    said = " ".join(r2.stderr.split())
+    assert "m01: the last run on " + csv_path.name in said and "ended without closing the session" in said
+    assert "4 trial(s) were saved" in said and "resuming from trial 5" in said and "Traceback" not in r2.stderr
+    side = json.loads(json_path.read_text())
+    assert side["status"] == "completed" and side["n_trials_written"] == 12
+    assert side["resumes"][-1]["previous_status"] == "running" and side["resumes"][-1]["previous_run_unclosed"]
+    rows = read_rows(csv_path)
+    assert [int(x["trial_index"]) for x in rows] == list(range(12))  # nothing lost, nothing twice
+    Runner(RunConfig(spec=SPEC, backend="llamacpp", context="running", out=tmp_path / "whole", trials=12),
+           backend).run()
+    whole = read_rows(next((tmp_path / "whole" / "data").glob("*_data.csv")))
+    assert [x["option_logprobs"] for x in rows] == [x["option_logprobs"] for x in whole]
+    # the contrast: a session closed cleanly (completed at 6 trials, then extended) gets no message
+    cmd6 = [c if c != "12" else "6" for c in cmd]
+    clean = tmp_path / "clean"
+    for c in (cmd6, cmd):
+        r3 = subprocess.run([x if x != str(out) else str(clean) for x in c], capture_output=True, text=True,
+                            timeout=600, env=env, cwd=ROOT)
+        assert r3.returncode == 0 and "without closing" not in r3.stderr, r3.stderr

@@ -56,9 +56,11 @@ def server(gguf, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def reference(gguf):
-    """The same GGUF in process (llama_cpp.Llama with every position's logits): the independent reference."""
-    return llama_cpp.Llama(model_path=str(gguf), n_ctx=4096, logits_all=True, n_threads=1, n_threads_batch=1,
-                           verbose=False)
+    """The same GGUF in process (llama_cpp.Llama with every position's logits): the independent reference
+    (loaded without extra buffer types, as everything twinlab runs: AMX CPUs crash otherwise)."""
+    from model_subjects.llamacpp_backend import new_llama
+
+    return new_llama(gguf, n_ctx=4096, logits_all=True, n_threads=1, n_threads_batch=1, verbose=False)
 
 
 def ref_logprobs(llm, text: str) -> tuple[list[int], list[list[float]]]:
@@ -91,6 +93,19 @@ def ref_generate(llm, req: GenerationRequest) -> str:
 
 def backend_for(server, tmp_path, **kw) -> ServedBackend:
     return ServedBackend(server.url, cache_dir=kw.pop("cache_dir", tmp_path / "cache"), **kw)
+
+
+# ----------------------------------------------------------------------------------------------- loading
+def test_server_loads_the_model_without_extra_buffer_types(server):
+    """The server that tests (and users, docs/model_subjects.md) start runs llama-cpp-python's server
+    with `use_extra_bufts` off: said on its command line and in its log, and its verbose llama.cpp
+    log never offers a weight to an extra buffer type (CPU_REPACK, or AMX on Sapphire Rapids+),
+    which a default load does on this CPU too (test_model_llamacpp)."""
+    assert server.command[2:5] == ["model_subjects.served.llama_server", "--use_extra_bufts", "false"]
+    log = server.log.read_text(errors="replace")
+    assert "twinlab llama_server: use_extra_bufts=False" in log
+    assert "load_tensors:" in log  # the verbose llama.cpp load log is there to be read
+    assert "CPU_REPACK" not in log and "AMX model buffer" not in log
 
 
 # ----------------------------------------------------------------------------------------------- probe

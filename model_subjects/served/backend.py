@@ -369,8 +369,14 @@ class ServedBackend(Backend):
                     raise ServerError(f"server {self.url}: a token spans the end of the context {context[-30:]!r}; "
                                       "cannot split it from the continuation")
                 continue
+            if v is None and i == 0:  # vLLM: nothing precedes a prompt's first token (no BOS for this model)
+                raise ServerError(f"server {self.url} gives no log-probability for the first token of a prompt "
+                                  f"(no BOS token precedes it), so {continuation!r} after an empty context has no "
+                                  "score there; whole-sentence scores (sentence_judgment:Direct) need a server that "
+                                  "prepends a BOS token, or an in-process backend")
             if v is None:
-                raise self._refusal(f"the server gave no log-probability for the first token of {continuation!r}")
+                raise ServerError(f"server {self.url} gave no log-probability for token {i} of the prompt, "
+                                  f"inside {continuation!r}")
             picked.append(float(v))
             top = tops[i] if i < len(tops) and tops[i] else {}
             if top and float(v) < max(float(x) for x in top.values()) - 1e-9:
