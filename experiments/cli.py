@@ -133,6 +133,20 @@ def plan(
     typer.echo(f"subject={seq.subject_id} session={seq.session} seed={seq.seed} trials={len(seq)} spec_hash={seq.spec_hash} sequence_hash={seq.sequence_hash}")
 
 
+STIMULUS_TABLE_SUFFIXES = (".csv", ".tsv", ".tab")  # what stimuli.files.load_items reads
+
+
+def stimulus_table_name(name: str, path: Path) -> Path:
+    """A stimulus file is written as CSV or TSV, chosen by its suffix: anything else (items.json) would be a
+    CSV under a misleading name, so it is refused before anything is written."""
+    from experiments.options import OptionError
+
+    if path.suffix.lower() not in STIMULUS_TABLE_SUFFIXES:
+        raise OptionError(f"{name} {path}: a stimulus file is written as CSV or TSV; give a name ending in "
+                          f"{', '.join(STIMULUS_TABLE_SUFFIXES)} (got {path.suffix or 'no suffix'!r})")
+    return path
+
+
 @stimuli_app.command("generate")
 def stimuli_generate(
     out: Path = typer.Option(..., "--out", "-o", help="output CSV or TSV"),
@@ -157,6 +171,7 @@ def stimuli_generate(
         fail(f"unknown structure {unknown[0]!r}; known: {', '.join(STRUCTURES)}")
     try:
         at_least("--per-condition", per_condition, 1, MAX_ITEMS_PER_CONDITION)  # the spec's bound
+        stimulus_table_name("--out", out)
         check_output_file("--out", out, force)
     except OptionError as exc:
         fail(str(exc))
@@ -211,6 +226,7 @@ def stimuli_import_lakretz_text(
     from experiments.outputs import check_output_file
 
     try:
+        stimulus_table_name("--out", out)
         check_output_file("--out", out, force, [("the .text file", text), ("the --gold file", gold)])
     except OptionError as exc:
         fail(str(exc))
