@@ -171,8 +171,8 @@ def stimuli_generate(
         fail(f"unknown structure {unknown[0]!r}; known: {', '.join(STRUCTURES)}")
     try:
         at_least("--per-condition", per_condition, 1, MAX_ITEMS_PER_CONDITION)  # the spec's bound
-        stimulus_table_name("--out", out)
         check_output_file("--out", out, force)
+        stimulus_table_name("--out", out)
     except OptionError as exc:
         fail(str(exc))
     items = []
@@ -226,8 +226,8 @@ def stimuli_import_lakretz_text(
     from experiments.outputs import check_output_file
 
     try:
-        stimulus_table_name("--out", out)
         check_output_file("--out", out, force, [("the .text file", text), ("the --gold file", gold)])
+        stimulus_table_name("--out", out)
     except OptionError as exc:
         fail(str(exc))
     try:

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -166,10 +167,10 @@ class Timing(_Strict):
         for name in DURATION_FIELDS:
             ms = getattr(self, name)
             if 0 < ms < frame:
-                at = (f"the expected refresh rate, {hz:g} Hz" if self.expected_refresh_hz
-                      else f"{hz:g} Hz, the fastest common display (timing.expected_refresh_hz is not given)")
-                raise ValueError(f"timing.{name}: {ms:g} ms is shorter than one frame ({frame:.2f} ms at {at}); "
-                                 "durations are in milliseconds")
+                at = (f"{hz:g} Hz, timing.expected_refresh_hz" if self.expected_refresh_hz
+                      else f"{hz:g} Hz, the fastest common display, as timing.expected_refresh_hz is not given")
+                raise ValueError(f"{name}: {ms:g} ms is shorter than one frame ({frame:.2f} ms at {at}) and cannot "
+                                 "be shown; durations are in milliseconds")
         return self
 
 
@@ -487,7 +488,7 @@ def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
     lines = [f"{where}: invalid experiment spec ({exc.error_count()} problem(s))"]
     for err in exc.errors():
         loc = _format_loc(err["loc"])
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "string_type" and isinstance(err.get("input"), bool):
             msg += ("; YAML reads an unquoted yes/no/on/off/true/false as a truth value: put the text in quotes, "
                     "e.g. \"YES\"")
@@ -504,19 +505,25 @@ def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:
-    """A field path as the spec writes it: `task.panel.labels`, `blocks.0.trials`; pydantic's markers
-    for a mapping's key (`[key]`) and for a union's branch (`function-after[...]`, `int`) are not fields."""
+    """A field path as the spec writes it: `task.panel.labels`, `blocks.0.trials`. Pydantic's own markers are
+    not fields: a mapping's key (`[key]`, said in words) and a union's branch (`literal['all']`,
+    `list[constrained-int]`, `function-after[...]`) are left out, so a path never ends in a dot or a type."""
     parts: list[str] = []
-    key = False
+    key, last = None, None
     for p in loc:
         text = str(p)
         if text == "[key]":
-            key = True
-        elif not (text.startswith(("function-", "json-or-python[", "lax-or-strict[")) or
-                  text in ("int", "str", "float", "bool", "list[...]", "dict[...]", "none", "literal[...]")):
+            key = last
+        elif isinstance(p, str) and _BRANCH.match(text):
+            continue
+        else:
             parts.append(text)
+            last = p
     out = ".".join(parts) or "(top level)"
-    return f"{out} (a key)" if key else out
+    return f"{out} (a key)" if key is not None else out
+
+
+_BRANCH = re.compile(r"^[a-z][a-z0-9_-]*\[.*\]$|^(int|str|float|bool|none|dict|list)$")
 
 
 def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -> Experiment:
