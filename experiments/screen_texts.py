@@ -48,7 +48,8 @@ TEXT_KEYS: dict[str, frozenset[str]] = {
     "completion_code_text": frozenset({"code"}),
     "redirect_text": frozenset(),
     "already_done_text": frozenset(),
-    "save_error_text": frozenset(),
+    "save_error_text": frozenset(),  # shown while a trial waits to be saved (the page keeps trying)
+    "save_refused_text": frozenset(),  # the server refused a trial for good: what to do instead
     "link_error_text": frozenset(),  # a link without a usable participant id or session, or a refused start
     # feedback (spec section `feedback:`)
     "correct_text": frozenset(),
@@ -84,6 +85,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "link_error_text": "This link cannot start the study. Please contact the researcher.",
         "save_error_text": ("Your answers could not be saved. Please check your internet connection; "
                             "the experiment will try again."),
+        "save_refused_text": ("Your answers cannot be saved from this page. Please contact the researcher and "
+                              "send them the message below."),
         "correct_text": "Correct!",
         "incorrect_text": "Wrong!",
         "no_response_text": "Too slow!",
@@ -111,6 +114,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "link_error_text": "Questo link non può avviare lo studio. Contatta chi conduce la ricerca.",
         "save_error_text": ("Non è stato possibile salvare le tue risposte. Controlla la connessione a internet; "
                             "l'esperimento riproverà."),
+        "save_refused_text": ("Le tue risposte non possono essere salvate da questa pagina. Contatta chi conduce "
+                              "la ricerca e invia il messaggio qui sotto."),
         "correct_text": "Corretto!",
         "incorrect_text": "Sbagliato!",
         "no_response_text": "Troppo lento!",

@@ -314,6 +314,7 @@ class Texts(_Strict):
     redirect_text: str | None = None
     already_done_text: str | None = None
     save_error_text: str | None = None
+    save_refused_text: str | None = None
     link_error_text: str | None = None
 
     @field_validator(*SPEC_TEXT_KEYS)
