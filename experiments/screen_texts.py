@@ -170,6 +170,33 @@ def fill(text: str, **values: Any) -> str:
     return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), text)
 
 
+# a block's intro_text may say how many trials the block has: `{trials}` is filled with the number this
+# participant (or model subject) gets in this session, so a run limited with --trials says the real number
+INTRO_PLACEHOLDERS = frozenset({"trials"})
+
+
+def block_sizes(trials: Any) -> dict[str, int]:
+    """Trials per block in the trials a session runs (a compiled sequence, cut to --trials)."""
+    sizes: dict[str, int] = {}
+    for t in trials:
+        sizes[t.block] = sizes.get(t.block, 0) + 1
+    return sizes
+
+
+def block_intro(text: str, n_trials: int | None) -> str:
+    """A block's intro_text as shown: `{trials}` filled in (left as written when the number is not known)."""
+    return fill(text, trials=n_trials) if n_trials is not None else text
+
+
+def page_hint(text: str, hint: str, key_name: str) -> str:
+    """The hint under a text page, or none when the page itself already says which key to press (the
+    bundled specs' last page, "Press SPACE to begin.", stood above "Press SPACE to continue"): one
+    instruction per screen. `key_name` is the key as named on screen (`key_label`)."""
+    if key_name and re.search(rf"(?<![\w]){re.escape(key_name)}(?![\w])", text):
+        return ""
+    return hint
+
+
 def key_label(key: str, language: str = "en") -> str:
     """How a key is named on screen in `language` ('space' -> 'SPACE' / 'SPAZIO', 'f' -> 'F')."""
     return KEY_NAMES[base_language(language)].get(key, key.upper())

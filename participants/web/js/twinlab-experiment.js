@@ -189,7 +189,10 @@
         const el = jsPsych.getDisplayElement();
         const stim = el.querySelector("#jspsych-html-keyboard-response-stimulus");
         stim.replaceChildren(node("div", "tl-page", text));
-        const h = touch ? X.tap_continue_hint : hint;
+        // a page that already names the key to press gets no second instruction under it (as in PsychoPy)
+        const label = X.continue_key_label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        const names = label && new RegExp("(^|[^\\p{L}\\p{N}_])" + label + "($|[^\\p{L}\\p{N}_])", "u").test(text);
+        const h = touch ? X.tap_continue_hint : (names && hint === X.continue_hint_filled ? "" : hint);
         if (h) stim.appendChild(node("div", "tl-hint", h));
         document.body.dataset.screen = name;
         if (touch) el.addEventListener("pointerdown", () => jsPsych.finishTrial({ tapped: true }), { once: true });
@@ -258,11 +261,16 @@
     const cfg = Object.assign({}, C, { frame_ms: refresh.frame_ms });
     const timeline = [];
     const hint = fill(X.continue_hint, {});
+    X.continue_hint_filled = hint;
     if (s.start === 0) C.instructions.forEach((text, i) => timeline.push(page(jsPsych, text, hint, "instructions_" + (i + 1))));
     else timeline.push(page(jsPsych, fill(X.resume_text, { trial: s.start + 1, total: s.n_trials }), hint, "resume"));
+    // {trials} in a block's intro: how many of the block's trials this session runs (after --trials)
+    const blockSize = {};
+    s.trials.forEach((t) => { blockSize[t.block] = (blockSize[t.block] || 0) + 1; });
     s.trials.forEach((trial, j) => {
       const intro = C.block_intros[trial.block];
-      if (trial.block_trial_index === 0 && intro) timeline.push(page(jsPsych, intro, X.block_start_hint, "block_intro"));
+      if (trial.block_trial_index === 0 && intro)
+        timeline.push(page(jsPsych, fill(intro, { trials: blockSize[trial.block] }), X.block_start_hint, "block_intro"));
       timeline.push({ type: jsPsychTwinlabRsvp, trial, config: cfg, save: (r) => backend.save(r),
                       on_start: () => { document.body.dataset.screen = "trial"; document.body.dataset.trial = trial.trial_index; } });
       const next = s.trials[j + 1];
