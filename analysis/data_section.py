@@ -24,7 +24,7 @@ def drop_training_only_sessions(d: pd.DataFrame, info) -> pd.DataFrame:
             info.exclude(what, len(g), "training trials only (session ended during training)")
         d = d[~only].reset_index(drop=True)
     if d.empty:
-        raise LoadError("no trials to analyse: " + "; ".join(info.notes))
+        raise LoadError("no trials to analyse: " + info.why_empty())
     return d
 
 

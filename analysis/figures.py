@@ -5,6 +5,7 @@ when there is nothing to draw.
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,24 @@ HUMAN_COLOR = "#222222"
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
 DEP_COLOR = {"inner": "#C44E52", "outer": "#4C72B0"}
 
+
+
+def tight_layout(fig) -> None:
+    """`fig.tight_layout()`; where its panels cannot hold their titles and labels (many groups in one
+    figure: matplotlib then warns "Tight layout not applied" on the user's terminal and leaves them
+    overlapping), the figure is made larger until they fit (at most 4x its area). Other warnings pass."""
+    for _ in range(5):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fig.tight_layout()
+        failed = [w for w in caught if "Tight layout not applied" in str(w.message)]
+        for w in caught:
+            if w not in failed:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if not failed:
+            return
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width * 1.25, height * 1.25)
 
 def _plt():
     import matplotlib
@@ -106,7 +125,7 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     handles.append(Line2D([], [], color="grey", ls=":", label="0.5"))
     fig.legend(handles=handles, loc="upper right", fontsize=8, frameon=False)
     fig.suptitle(f"Error rates, {structure} (bars: 95% bootstrap CI)", fontsize=10)
-    fig.tight_layout()
+    tight_layout(fig)
     return _save(fig, path)
 
 
@@ -179,7 +198,7 @@ def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path |
     if len(groups) > 1:
         axes[0][0].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle(f"First encounter after training, {structure} (95% bootstrap CI over subjects)", fontsize=10)
-    fig.tight_layout()
+    tight_layout(fig)
     return _save(fig, path)
 
 
@@ -276,7 +295,7 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
     ax.set_xticks(sorted(p["exposures"].unique()))
     ax.set_title(f"Learning over exposures: {focus}", fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
+    tight_layout(fig)
     return _save(fig, path)
 
 
@@ -317,7 +336,7 @@ def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
     ax.set_xlabel("demand gap: log odds (low-demand) - log odds (high-demand), accuracy smoothed (k+0.5)/(n+1)",
                   fontsize=8)
     ax.set_title("Demand gap (seeds/002); hatched: a method never (or always) right", fontsize=9)
-    fig.tight_layout()
+    tight_layout(fig)
     return _save(fig, path)
 
 
@@ -344,7 +363,7 @@ def consistency_scatter(pairs: pd.DataFrame, ic: pd.DataFrame, path: Path) -> Pa
         ax.axhline(0, color="grey", lw=0.5)
         ax.axvline(0, color="grey", lw=0.5)
     fig.suptitle("Internal consistency (seeds/003)", fontsize=10)
-    fig.tight_layout()
+    tight_layout(fig)
     return _save(fig, path)
 
 
@@ -371,7 +390,7 @@ def training_bars(c4: pd.DataFrame, path: Path) -> Path | None:
         ax.axhline(0.5, color="grey", lw=0.6, ls=":")
     axes[0][0].set_ylabel("error rate in training")
     fig.suptitle("Errors during training, session 1 (seeds/000 Fig. C4)", fontsize=10)
-    fig.tight_layout()
+    tight_layout(fig)
     return _save(fig, path)
 
 
@@ -418,5 +437,5 @@ def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4
         ax.set_xlabel("criterion c\n\u2190 'violation' more  |  'no violation' more \u2192", fontsize=8)
     fig.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 0.93))
     fig.suptitle("Violation detection: d' and criterion c (conditions pooled, 95% bootstrap CIs)", fontsize=10)
-    fig.tight_layout()
+    tight_layout(fig)
     return _save(fig, path)

@@ -307,7 +307,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
                 continue
         frames.append(df)
     if not frames:
-        why = "; ".join(info.notes) or "no data files given"
+        why = info.why_empty() if (info.notes or info.exclusions) else "no data files given"
         raise LoadError(f"no trials to analyse: {why}")
     df = pd.concat(frames, ignore_index=True)
     _check_duplicate_sessions(df)

@@ -38,6 +38,14 @@ class LoadInfo:
                 return
         self.exclusions.append({"what": what, "rows": int(rows), "reason": reason})
 
+    def why_empty(self) -> str:
+        """Why no trial is left, for `no trials to analyse: ...`: the notes and exclusions, never nothing."""
+        parts = list(self.notes) + [f"{e['what']}: {e['reason']} ({e['rows']} trial(s))" for e in self.exclusions]
+        if self.exclusions and all(e["reason"].startswith("autopilot") for e in self.exclusions):
+            parts.insert(0, "every session is an autopilot run (`run-human --autopilot`: the runner answered "
+                            "itself, the responses are simulated), and analyses of human data leave those out")
+        return "; ".join(parts) or "the data hold no trial rows"
+
     def outlier(self, subjects: list[str], keep: bool, rows: int, source: str) -> None:
         """Record subjects flagged as outliers by the data's authors, kept or excluded per `keep`."""
         self.outliers["policy"] = "keep" if keep else "exclude"

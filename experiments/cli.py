@@ -133,6 +133,20 @@ def plan(
     typer.echo(f"subject={seq.subject_id} session={seq.session} seed={seq.seed} trials={len(seq)} spec_hash={seq.spec_hash} sequence_hash={seq.sequence_hash}")
 
 
+STIMULUS_TABLE_SUFFIXES = (".csv", ".tsv", ".tab")  # what stimuli.files.load_items reads
+
+
+def stimulus_table_name(name: str, path: Path) -> Path:
+    """A stimulus file is written as CSV or TSV, chosen by its suffix: anything else (items.json) would be a
+    CSV under a misleading name, so it is refused before anything is written."""
+    from experiments.options import OptionError
+
+    if path.suffix.lower() not in STIMULUS_TABLE_SUFFIXES:
+        raise OptionError(f"{name} {path}: a stimulus file is written as CSV or TSV; give a name ending in "
+                          f"{', '.join(STIMULUS_TABLE_SUFFIXES)} (got {path.suffix or 'no suffix'!r})")
+    return path
+
+
 @stimuli_app.command("generate")
 def stimuli_generate(
     out: Path = typer.Option(..., "--out", "-o", help="output CSV or TSV"),
@@ -158,6 +172,7 @@ def stimuli_generate(
     try:
         at_least("--per-condition", per_condition, 1, MAX_ITEMS_PER_CONDITION)  # the spec's bound
         check_output_file("--out", out, force)
+        stimulus_table_name("--out", out)
     except OptionError as exc:
         fail(str(exc))
     items = []
@@ -212,6 +227,7 @@ def stimuli_import_lakretz_text(
 
     try:
         check_output_file("--out", out, force, [("the .text file", text), ("the --gold file", gold)])
+        stimulus_table_name("--out", out)
     except OptionError as exc:
         fail(str(exc))
     try:

@@ -48,7 +48,8 @@ TEXT_KEYS: dict[str, frozenset[str]] = {
     "completion_code_text": frozenset({"code"}),
     "redirect_text": frozenset(),
     "already_done_text": frozenset(),
-    "save_error_text": frozenset(),
+    "save_error_text": frozenset(),  # shown while a trial waits to be saved (the page keeps trying)
+    "save_refused_text": frozenset(),  # the server refused a trial for good: what to do instead
     "link_error_text": frozenset(),  # a link without a usable participant id or session, or a refused start
     # feedback (spec section `feedback:`)
     "correct_text": frozenset(),
@@ -84,6 +85,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "link_error_text": "This link cannot start the study. Please contact the researcher.",
         "save_error_text": ("Your answers could not be saved. Please check your internet connection; "
                             "the experiment will try again."),
+        "save_refused_text": ("Your answers cannot be saved from this page. Please contact the researcher and "
+                              "send them the message below."),
         "correct_text": "Correct!",
         "incorrect_text": "Wrong!",
         "no_response_text": "Too slow!",
@@ -111,6 +114,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "link_error_text": "Questo link non può avviare lo studio. Contatta chi conduce la ricerca.",
         "save_error_text": ("Non è stato possibile salvare le tue risposte. Controlla la connessione a internet; "
                             "l'esperimento riproverà."),
+        "save_refused_text": ("Le tue risposte non possono essere salvate da questa pagina. Contatta chi conduce "
+                              "la ricerca e invia il messaggio qui sotto."),
         "correct_text": "Corretto!",
         "incorrect_text": "Sbagliato!",
         "no_response_text": "Troppo lento!",
@@ -163,6 +168,33 @@ def placeholder_problem(key: str, text: str) -> str | None:
 def fill(text: str, **values: Any) -> str:
     """Replace the `{name}` placeholders named in `values`; any other brace text stays as written."""
     return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), text)
+
+
+# a block's intro_text may say how many trials the block has: `{trials}` is filled with the number this
+# participant (or model subject) gets in this session, so a run limited with --trials says the real number
+INTRO_PLACEHOLDERS = frozenset({"trials"})
+
+
+def block_sizes(trials: Any) -> dict[str, int]:
+    """Trials per block in the trials a session runs (a compiled sequence, cut to --trials)."""
+    sizes: dict[str, int] = {}
+    for t in trials:
+        sizes[t.block] = sizes.get(t.block, 0) + 1
+    return sizes
+
+
+def block_intro(text: str, n_trials: int | None) -> str:
+    """A block's intro_text as shown: `{trials}` filled in (left as written when the number is not known)."""
+    return fill(text, trials=n_trials) if n_trials is not None else text
+
+
+def page_hint(text: str, hint: str, key_name: str) -> str:
+    """The hint under a text page, or none when the page itself already says which key to press (the
+    bundled specs' last page, "Press SPACE to begin.", stood above "Press SPACE to continue"): one
+    instruction per screen. `key_name` is the key as named on screen (`key_label`)."""
+    if key_name and re.search(rf"(?<![\w]){re.escape(key_name)}(?![\w])", text):
+        return ""
+    return hint
 
 
 def key_label(key: str, language: str = "en") -> str:

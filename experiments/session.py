@@ -50,7 +50,7 @@ def keyword_value(text: str) -> str:
 
 
 def check_subject_id(subject_id: str) -> str:
-    if not _KEYWORD_VALUE.match(subject_id or ""):
+    if not isinstance(subject_id, str) or not _KEYWORD_VALUE.fullmatch(subject_id):  # `$` matches before a final "\n"
         raise SessionError(
             f"subject id {subject_id!r} must be letters and digits only (it becomes part of a Psych-DS file name)"
         )
@@ -128,6 +128,42 @@ def _atomic_write_json(path: Path, obj: Any, durable: bool = True) -> None:
         except OSError:
             pass
         raise SessionError(f"could not write {path}: {exc.strerror or exc}") from exc
+
+
+_OWN_TEMPORARY = re.compile(r"^\..+\.(\d+)-[0-9a-f]{8}\.tmp$")  # `_atomic_write_json`'s names: .<name>.<pid>-<hex>.tmp
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Delete the sidecar temporaries (`.<name>.<pid>-<hex>.tmp`) that a killed writer left in `folder`:
+    those whose process is gone. A live process's file (it may be writing it now) is left alone. They are
+    never data: the rename that would have published one did not happen, and the file it was to replace is whole."""
+    removed = []
+    try:
+        names = [e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return removed
+    for name in names:
+        m = _OWN_TEMPORARY.match(name)
+        if m is None or _pid_alive(int(m.group(1))):
+            continue
+        try:
+            os.unlink(Path(folder) / name)
+            removed.append(Path(folder) / name)
+        except OSError:
+            pass
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's live process (or not a pid this system has: keep the file)
+    return True
 
 
 def staging_path(path: Path) -> Path:
@@ -252,6 +288,7 @@ class SessionWriter:
               session: int | None, subject_kind: str, spec_hash: str, sequence_hash: str, n_trials: int,
               metadata: dict[str, Any] | None, resume: bool, durable: bool, sequence: Any,
               staged: bool = False) -> "SessionWriter":
+        remove_stale_temporaries(csv_path.parent)  # left by a writer killed mid-rename (kill -9)
         exists = csv_path.exists() or json_path.exists()
         if exists and not resume:
             raise SessionExistsError(

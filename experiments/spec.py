@@ -10,6 +10,7 @@ import functools
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -48,6 +49,9 @@ class StimulusSource(_Strict):
     @model_validator(mode="after")
     def _one_source(self) -> "StimulusSource":
         if self.file is not None:
+            if "generator" in self.model_fields_set and self.generator is not None:
+                # which one would win is not obvious to a reader of the spec: refuse, never choose
+                raise ValueError(f"give either `generator:` ({self.generator}) or `file:` ({self.file}), not both")
             object.__setattr__(self, "generator", None)
         return self
 
@@ -135,6 +139,11 @@ class Block(_Strict):
         return list(self.structures or [])
 
 
+# a duration shorter than one frame at the spec's refresh rate, or at this rate when none is given, is refused
+FASTEST_REFRESH_HZ = 240.0
+DURATION_FIELDS = ("fixation_ms", "word_ms", "gap_ms", "response_ms", "feedback_ms", "iti_ms", "panel_delay_ms")
+
+
 class Timing(_Strict):
     """Trial timing in milliseconds (RSVP)."""
 
@@ -149,6 +158,20 @@ class Timing(_Strict):
     panel_delay_ms: Annotated[float, Strict(), Field(ge=0, le=10_000)] = 1500
     expected_refresh_hz: Annotated[float, Strict(), Field(gt=0, le=1000)] | None = None
     refresh_tolerance_hz: Annotated[float, Strict(), Field(gt=0)] = 3.0
+
+    @model_validator(mode="after")
+    def _at_least_one_frame(self) -> "Timing":
+        """A duration above 0 but shorter than one frame cannot be shown (a typo: 0.001 for 1 s?)."""
+        hz = self.expected_refresh_hz or FASTEST_REFRESH_HZ
+        frame = 1000.0 / hz
+        for name in DURATION_FIELDS:
+            ms = getattr(self, name)
+            if 0 < ms < frame:
+                at = (f"{hz:g} Hz, timing.expected_refresh_hz" if self.expected_refresh_hz
+                      else f"{hz:g} Hz, the fastest common display, as timing.expected_refresh_hz is not given")
+                raise ValueError(f"{name}: {ms:g} ms is shorter than one frame ({frame:.2f} ms at {at}) and cannot "
+                                 "be shown; durations are in milliseconds")
+        return self
 
 
 Answer = Literal["violation", "no_violation"]
@@ -291,12 +314,22 @@ class Texts(_Strict):
     redirect_text: str | None = None
     already_done_text: str | None = None
     save_error_text: str | None = None
+    save_refused_text: str | None = None
     link_error_text: str | None = None
 
     @field_validator(*SPEC_TEXT_KEYS)
     @classmethod
     def _placeholders(cls, v: str | None, info: ValidationInfo) -> str | None:
         return _check_placeholders(v, info)
+
+    @field_validator("instructions")
+    @classmethod
+    def _no_blank_page(cls, v: list[str]) -> list[str]:
+        blank = [str(i) for i, page in enumerate(v, 1) if not page.strip()]
+        if blank:
+            raise ValueError(f"instruction page(s) {', '.join(blank)} are blank: a participant would have to pass an "
+                             "empty screen; write the page's text or remove it")
+        return v
 
 
 class Online(_Strict):
@@ -455,8 +488,11 @@ def _prune(d: dict[str, Any], defaults: dict[str, Any]) -> None:
 def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
     lines = [f"{where}: invalid experiment spec ({exc.error_count()} problem(s))"]
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"]
+        loc = _format_loc(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "string_type" and isinstance(err.get("input"), bool):
+            msg += ("; YAML reads an unquoted yes/no/on/off/true/false as a truth value: put the text in quotes, "
+                    "e.g. \"YES\"")
         if err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling)"
             if len(err["loc"]) == 2 and err["loc"][0] in ("texts", "feedback"):
@@ -467,6 +503,28 @@ def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
         shown = "" if err["type"] in ("missing",) or isinstance(value, dict) else f" (value: {value!r})"
         lines.append(f"  - {loc}: {msg}{shown}")
     return "\n".join(lines)
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    """A field path as the spec writes it: `task.panel.labels`, `blocks.0.trials`. Pydantic's own markers are
+    not fields: a mapping's key (`[key]`, said in words) and a union's branch (`literal['all']`,
+    `list[constrained-int]`, `function-after[...]`) are left out, so a path never ends in a dot or a type."""
+    parts: list[str] = []
+    key, last = None, None
+    for p in loc:
+        text = str(p)
+        if text == "[key]":
+            key = last
+        elif isinstance(p, str) and _BRANCH.match(text):
+            continue
+        else:
+            parts.append(text)
+            last = p
+    out = ".".join(parts) or "(top level)"
+    return f"{out} (a key)" if key is not None else out
+
+
+_BRANCH = re.compile(r"^[a-z][a-z0-9_-]*\[.*\]$|^(int|str|float|bool|none|dict|list)$")
 
 
 def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -> Experiment:

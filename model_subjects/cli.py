@@ -81,6 +81,12 @@ def run_model(
     if not 1 <= session <= exp.sessions:
         fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
     check_protocol_and_context(cfg, exp)
+    from model_subjects.run_checks import device_available
+
+    try:
+        device_available(device, backend)
+    except OptionError as exc:
+        fail(str(exc))
     from model_subjects.runner import lock_sessions, subject_ids
 
     try:  # one writer per session: a second run on these sessions stops here, before the model loads

@@ -94,26 +94,25 @@ def preamble_segments(exp: Experiment) -> list[str]:
     return [page.strip() + "\n" for page in exp.texts.instructions]
 
 
-def block_start_segments(exp: Experiment, trial: Trial, previous_block: str | None) -> list[str]:
-    """Texts shown when `trial` opens a new block: the break after the previous block, the intro."""
+def block_start_segments(exp: Experiment, trial: Trial, previous_block: str | None,
+                         sizes: dict[str, int] | None = None) -> list[str]:
+    """Texts shown when `trial` opens a new block: the block's intro, `{trials}` filled from `sizes`
+    (trials per block in this session, see `experiments.screen_texts.block_sizes`).
+
+    The pause screen between blocks (`break_text`, "Take a short break. Press SPACE to continue.") is
+    not given to model subjects: it is for resting, says nothing about the task, and asks for a key
+    press that is no part of a model's trial (docs/model_subjects.md)."""
     if trial.block == previous_block:
         return []
-    out = []
-    if previous_block is not None:
-        try:
-            if exp.block(previous_block).break_after:  # as the humans read it ({key} filled in)
-                from experiments.screen_texts import screen_texts
-
-                out.append(screen_texts(exp)["break_text"].strip() + "\n")
-        except KeyError:
-            pass
     try:
         intro = exp.block(trial.block).intro_text
     except KeyError:
         intro = None
     if intro:
-        out.append(intro.strip() + "\n")
-    return out
+        from experiments.screen_texts import block_intro
+
+        return [block_intro(intro, (sizes or {}).get(trial.block)).strip() + "\n"]
+    return []
 
 
 def feedback_for(exp: Experiment, trial: Trial, correct: bool) -> str | None:
@@ -130,8 +129,10 @@ class History:
     the instructions), so a window can drop old trials while keeping the instructions.
     """
 
-    def __init__(self, exp: Experiment, chat: ChatRenderer | None = None, window: int | None = None):
+    def __init__(self, exp: Experiment, chat: ChatRenderer | None = None, window: int | None = None,
+                 sizes: dict[str, int] | None = None):
         self.exp = exp
+        self.sizes = sizes  # trials per block in this session (a block intro's {trials})
         self.chat = chat
         self.window = window
         self.segments: list[tuple[int | None, str]] = []
@@ -156,7 +157,7 @@ class History:
 
     def begin_trial(self, trial: Trial) -> list[str]:
         """Add the block's break/intro texts if `trial` opens a block; returns new committed segments."""
-        new = block_start_segments(self.exp, trial, self._previous_block)
+        new = block_start_segments(self.exp, trial, self._previous_block, self.sizes)
         self._previous_block = trial.block
         if self.chat is not None:
             self._pending_user += "".join(new)
@@ -218,8 +219,12 @@ def rebuild_contexts(exp: Experiment, rows: Sequence[dict[str, Any]], mode: Cont
     import json
 
     out: list[str] = []
-    hist = History(exp, chat=chat, window=mode.window) if mode.kind == "running" else None
-    for row in sorted(rows, key=lambda r: int(r["trial_index"])):
+    ordered = sorted(rows, key=lambda r: int(r["trial_index"]))
+    sizes: dict[str, int] = {}  # a block intro's {trials}: exact for a whole session (its rows are its trials)
+    for row in ordered:
+        sizes[row["block"]] = sizes.get(row["block"], 0) + 1
+    hist = History(exp, chat=chat, window=mode.window, sizes=sizes) if mode.kind == "running" else None
+    for row in ordered:
         trial = Trial.from_dict({**row, "feedback": _as_bool(row["feedback"]),
                                  "trial_index": int(row["trial_index"]),
                                  "block_trial_index": int(row["block_trial_index"]),

@@ -18,3 +18,28 @@ def protocol_and_context(cfg, exp) -> None:
             parse_context(cfg.context, k + cfg.first_subject - 1)
     except (ProtocolError, ContextError) as exc:
         raise OptionError(str(exc)) from None
+
+
+def device_available(device: str, backend: str, name: str = "--device") -> None:
+    """The device the run asks for exists here (OptionError otherwise), checked before any session file
+    is written: a CUDA run on a machine without a GPU used to fail only when the model loaded, after the
+    session locks were created."""
+    from experiments.options import OptionError
+
+    dev = str(device).lower()
+    if backend != "transformers" or dev in ("cpu", "auto"):
+        return  # llama.cpp refuses a device itself (CPU only here); a served model runs where the server runs
+    import torch
+
+    if dev.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise OptionError(f"{name} {device}: CUDA is not available on this machine (torch {torch.__version__}, "
+                              f"{'a CPU-only build' if torch.version.cuda is None else 'no GPU found'}); "
+                              "use --device cpu; nothing was written")
+        index = int(dev.split(":", 1)[1]) if ":" in dev else 0
+        if index >= torch.cuda.device_count():
+            raise OptionError(f"{name} {device}: this machine has {torch.cuda.device_count()} CUDA device(s) "
+                              f"(cuda:0 to cuda:{torch.cuda.device_count() - 1}); nothing was written")
+    elif dev == "mps" and not torch.backends.mps.is_available():
+        raise OptionError(f"{name} mps: Apple's Metal (MPS) is not available on this machine; use --device cpu; "
+                          "nothing was written")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from experiments.compiler import compile_sequence
+from experiments.screen_texts import block_sizes
 from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, check_rows_follow,
                                  now_iso, read_rows, scan_table, session_paths)
 from experiments.spec import Experiment, load_spec
@@ -427,7 +428,8 @@ class Runner:
         proto = self.protocol
         exp = self.exp
         group = self.backend.stream_group(len(states))  # type: ignore[attr-defined]
-        hists = [History(exp, chat=self.chat, window=None) for _ in states]
+        hists = [History(exp, chat=self.chat, window=None, sizes=block_sizes(st.seq.trials[:st.planned]))
+                 for st in states]
         for k, hist in enumerate(hists):
             for _, seg in hist.segments:
                 group.extend(k, seg)
@@ -466,7 +468,7 @@ class Runner:
         """One subject, trial by trial, on one growing context (its own answers and feedback)."""
         proto = self.protocol
         exp = self.exp
-        hist = History(exp, chat=self.chat, window=st.mode.window)
+        hist = History(exp, chat=self.chat, window=st.mode.window, sizes=block_sizes(st.seq.trials[:st.planned]))
         windowed = bool(st.mode.window)
         stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
         for _, seg in hist.segments:

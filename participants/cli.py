@@ -18,7 +18,13 @@ def _parse_info(pairs: list[str]) -> dict[str, str]:
         if "=" not in p:
             fail(f"--info expects FIELD=VALUE, got {p!r}")
         k, v = p.split("=", 1)
-        info[k.strip()] = v.strip()
+        k = k.strip()
+        if not k:
+            fail(f"--info expects FIELD=VALUE, got {p!r} (no field name)")
+        if k in info:
+            # keeping either value silently would record a wrong age or handedness
+            fail(f"--info {k} is given twice ({k}={info[k]} and {k}={v.strip()}); give each field once")
+        info[k] = v.strip()
     return info
 
 

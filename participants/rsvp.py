@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from experiments.screen_texts import confirm_keys
+from experiments.screen_texts import confirm_keys, page_hint
 from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial
@@ -179,7 +179,7 @@ class Presenter:
              timeout_s: float | None = None) -> None:
         """Show a text page until the response key is pressed (or `timeout_s` passes)."""
         if hint is None:
-            hint = self.texts["continue_hint"]
+            hint = page_hint(text, self.texts["continue_hint"], self.texts["continue_key_label"])
         shown = None
         while True:
             if shown is None:  # (re)draw: first time, or after a declined quit prompt

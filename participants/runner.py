@@ -174,7 +174,7 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
 
 def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None],
               lock: SessionLock) -> RunOutcome:
-    from experiments.screen_texts import base_language, fill, screen_texts, untranslated
+    from experiments.screen_texts import base_language, block_intro, block_sizes, fill, screen_texts, untranslated
     from participants.autopilot import Autopilot
     from participants.eventlog import EventLog
     from participants.keys import make_injector
@@ -284,7 +284,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             trial = seq[i]
             block = exp.block(trial.block)
             if trial.block_trial_index == 0 and block.intro_text:
-                pres.page(block.intro_text, name="block_intro", hint=texts["block_start_hint"])
+                intro = block_intro(block.intro_text, block_sizes(seq.trials[:n]).get(block.name))
+                pres.page(intro, name="block_intro", hint=texts["block_start_hint"])
             while True:
                 try:
                     result = pres.run_trial(trial)

@@ -80,6 +80,28 @@ PANEL_BOX = (0.5, 0.16)  # width, height of one answer box (height units)
 PANEL_X = 0.33  # centre of each box, left and right of the middle
 
 
+LABEL_ROOM = 0.9  # share of a box's width its label may take
+
+
+def text_width(win: Any, stim: Any) -> float:
+    """A TextStim's drawn width in height units (PsychoPy reports its bounding box in pixels)."""
+    return float(stim.boundingBox[0]) / float(win.size[1])
+
+
+def fit_labels(win: Any, labels: list[Any], room: float) -> float:
+    """Shrink the labels, all to one height, until the widest fits in `room` (height units): a long label
+    such as UNGRAMMATICAL would otherwise run over its box's border. Returns the scale applied (1: none)."""
+    first = labels[0].height
+    for _ in range(4):  # glyphs are hinted per size: the width is not quite proportional; measure again
+        widest = max(text_width(win, label) for label in labels)
+        if widest <= room:
+            break
+        height = labels[0].height * room / widest * 0.99
+        for label in labels:
+            label.height = height
+    return labels[0].height / first
+
+
 class PanelScreen:
     """The two-option response panel: an answer box left and right, each with its label and key.
 
@@ -94,6 +116,7 @@ class PanelScreen:
         self.panel = panel
         order = [panel.left, "no_violation" if panel.left == "violation" else "violation"]
         self.boxes: dict[str, Any] = {}
+        self.labels: dict[str, Any] = {}
         self.stims: list[Any] = []
         for answer, x in zip(order, (-PANEL_X, PANEL_X)):
             box = visual.Rect(win, width=PANEL_BOX[0], height=PANEL_BOX[1], pos=(x, 0), units="height",
@@ -103,7 +126,9 @@ class PanelScreen:
             hint = visual.TextStim(win, text=texts[f"panel_key_{answer}"], height=PAGE_HEIGHT * 0.8,
                                    color=HINT_COLOR, units="height", pos=(x, -PANEL_BOX[1] / 2 - 0.05))
             self.boxes[answer] = box
+            self.labels[answer] = label
             self.stims += [box, label, hint]
+        fit_labels(win, list(self.labels.values()), PANEL_BOX[0] * LABEL_ROOM)
         if texts["panel_question"]:
             self.stims.append(visual.TextStim(win, text=texts["panel_question"], height=PAGE_HEIGHT, color=TEXT_COLOR,
                                               units="height", pos=(0, 0.2), wrapWidth=WRAP))

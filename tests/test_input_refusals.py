@@ -34,8 +34,9 @@ def items_file(tmp_path: Path, edit=None, name: str = "items.csv") -> Path:
 
 def spec_on(tmp_path: Path, stim: Path) -> Path:
     p = tmp_path / "spec.yaml"
-    p.write_text(SPEC_TEXT.replace("stimuli:\n", f"stimuli:\n  file: {stim}\n", 1)
-                 if "stimuli:\n" in SPEC_TEXT else SPEC_TEXT + f"stimuli:\n  file: {stim}\n", encoding="utf-8")
+    text = SPEC_TEXT.replace("  generator: nested_agreement\n", "", 1)  # a file replaces the generator
+    p.write_text(text.replace("stimuli:\n", f"stimuli:\n  file: {stim}\n", 1)
+                 if "stimuli:\n" in text else text + f"stimuli:\n  file: {stim}\n", encoding="utf-8")
     return p
 
 

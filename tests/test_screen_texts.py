@@ -99,7 +99,8 @@ def test_texts_override_the_language_set_and_change_the_hash_only_when_given():
 def test_hashes_of_specs_without_the_new_texts_are_unchanged():
     # the hashes the bundled specs had before the screen texts became spec fields
     assert load_spec("lakretz2021_nested").spec_hash == "91d1347b4fcbc6bb"
-    assert load_spec("lakretz2021_replication").spec_hash == "24f55166260388ee"
+    # (the replication spec's training intro says {trials} since issue 23, which changed its hash on purpose)
+    assert load_spec("lakretz2021_replication").spec_hash == "34ba091e5502125f"
     assert load_spec("lakretz2021_italian_example").spec_hash == "a8f248a0bc6a06ec"
     # an English spec that leaves out break/end/feedback texts hashes as it did with the old defaults written out
     data = _spec()
@@ -171,7 +172,7 @@ def test_the_bundle_is_plain_json():
     bundle = screen_bundle(exp)
     assert json.loads(json.dumps(bundle)) == bundle
     assert bundle["instructions"][-1] == "Press SPACE to begin."
-    assert bundle["block_intros"] == {"training": "First, a practice block of 40 sentences.",
+    assert bundle["block_intros"] == {"training": "First, a practice block of {trials} sentences.",
                                       "main": "The main part begins now."}
     assert bundle["keys"] == {"continue": "space", "quit": "escape", "quit_yes": "y", "quit_no": "n",
                               "panel_violation": "f", "panel_no_violation": "j"}
@@ -196,16 +197,22 @@ def test_no_participant_facing_english_literal_is_left_in_participants():
     assert found == []
 
 
-def test_model_subjects_read_the_break_text_the_humans_see():
-    """A model subject's running context shows the break page as drawn ({key} filled in)."""
+def test_model_subjects_get_block_intros_with_their_number_of_trials_but_no_break():
+    """A model subject's running context shows each block's intro ({trials} filled in), never the pause
+    screen between blocks (a rest, with a key press a model has no part in: docs/model_subjects.md)."""
     from experiments.compiler import compile_sequence
+    from experiments.screen_texts import block_sizes
     from model_subjects.context import block_start_segments
 
     data = _spec("lakretz2021_italian_example")
-    del data["texts"]["break_text"]
     first = data["blocks"][0]
-    first.update(trials=2, break_after=True)
-    data["blocks"].append({**first, "name": "second"})
+    first.update(trials=2, break_after=True, intro_text="Un blocco di {trials} frasi.")
+    data["blocks"].append({**first, "name": "second", "trials": 3})
     exp = _parse(data)
     seq = compile_sequence(exp, "P1")
-    assert block_start_segments(exp, seq[2], seq[1].block) == ["Fai una breve pausa. Premi SPAZIO per continuare.\n"]
+    sizes = block_sizes(seq.trials)
+    assert sizes == {first["name"]: 2, "second": 3}
+    assert block_start_segments(exp, seq[0], None, sizes) == ["Un blocco di 2 frasi.\n"]
+    assert block_start_segments(exp, seq[2], seq[1].block, sizes) == ["Un blocco di 3 frasi.\n"]  # no break page
+    assert block_start_segments(exp, seq[2], seq[1].block, block_sizes(seq.trials[:3])) == ["Un blocco di 1 frasi.\n"]
+    assert block_start_segments(exp, seq[1], seq[0].block, sizes) == []

@@ -28,13 +28,15 @@ except ModuleNotFoundError:
 from participants.web.server import create_app
 from participants.web.site import build_site
 
+LOCAL = "http://127.0.0.1"  # the server answers for IP addresses and localhost only (DNS rebinding)
+
 
 @pytest.fixture()
 def served(tmp_path):
     spec = italian_spec(tmp_path, trials=4)
     exp = load_spec(spec)
     out = tmp_path / "data"
-    with TestClient(create_app(exp, out)) as client:
+    with TestClient(create_app(exp, out), base_url=LOCAL) as client:
         yield exp, out, client
 
 
@@ -144,11 +146,10 @@ def test_hostile_and_malformed_posts_are_refused_with_a_clear_status(served):
     assert dup.status_code == 409 and dup.json()["next"] == 1
     assert len(read_rows(session_paths(out, exp.name, "P01", 1)[0])) == 1
     assert _start(client, pid="P01").status_code == 403  # a session with a trial in it needs its token
-    # a session with no trial yet gets a new token (its first answer may have been lost); the old one dies
-    fresh = _start(client, pid="P02")
-    assert fresh.status_code == 200 and fresh.json()["token"] != other["token"]
+    # nor can a session with no trial yet be taken over: its first participant keeps it (issue 23)
+    assert _start(client, pid="P02").status_code == 403
     assert _post(client, "P02", other["token"], page_report(compile_sequence(exp, "P02", None)[0], exp,
-                                                            answer=None)).status_code == 403
+                                                            answer=None)).status_code == 200
 
 
 def test_a_reload_and_a_restarted_server_continue_at_the_next_trial(tmp_path):
@@ -156,7 +157,7 @@ def test_a_reload_and_a_restarted_server_continue_at_the_next_trial(tmp_path):
     exp = load_spec(spec)
     out = tmp_path / "data"
     seq = compile_sequence(exp, "P01", None, session=1)
-    with TestClient(create_app(exp, out)) as client:
+    with TestClient(create_app(exp, out), base_url=LOCAL) as client:
         s = _start(client).json()
         for i in range(2):
             assert _post(client, "P01", s["token"], page_report(seq[i], exp, answer="violation")).status_code == 200
@@ -164,7 +165,7 @@ def test_a_reload_and_a_restarted_server_continue_at_the_next_trial(tmp_path):
         assert again["status"] == "run" and again["start"] == 2 and "token" not in again
         assert [t["trial_index"] for t in again["trials"]] == [2, 3]
     # a new server process on the same folder (after a crash or a restart)
-    with TestClient(create_app(exp, out)) as client:
+    with TestClient(create_app(exp, out), base_url=LOCAL) as client:
         assert _start(client).status_code == 403
         again = _start(client, token=s["token"]).json()
         assert again["start"] == 2
@@ -247,7 +248,7 @@ def test_a_table_left_without_its_sidecar_by_a_kill_is_set_aside_only_when_it_ho
 
 def test_multi_session_specs_serve_each_session_its_own_sequence(tmp_path):
     exp = load_spec("lakretz2021_replication")
-    with TestClient(create_app(exp, tmp_path / "data", trials=2)) as client:
+    with TestClient(create_app(exp, tmp_path / "data", trials=2), base_url=LOCAL) as client:
         one = _start(client, session=1).json()
         two = _start(client, session=2).json()
         assert _start(client, session=3).status_code == 400
@@ -261,7 +262,7 @@ def test_a_second_server_on_the_same_folder_cannot_write_an_open_session(tmp_pat
     exp = load_spec(italian_spec(tmp_path, trials=4))
     out = tmp_path / "data"
     seq = compile_sequence(exp, "P01", None)
-    with TestClient(create_app(exp, out)) as first, TestClient(create_app(exp, out)) as second:
+    with TestClient(create_app(exp, out), base_url=LOCAL) as first, TestClient(create_app(exp, out), base_url=LOCAL) as second:
         tok = _start(first).json()["token"]
         assert _post(first, "P01", tok, page_report(seq[0], exp, answer=None)).status_code == 200
         r = _start(second, token=tok)

@@ -161,8 +161,10 @@ def http_participant(state: dict, pid: str, seq, exp: Experiment, acked: set, er
     server is down, resumes with its token, stops when the session is finished."""
     import httpx
 
+    import secrets
+
     deadline = time.monotonic() + seconds
-    token = None
+    token = secrets.token_urlsafe(32)  # made before the first start and kept, as the page does
     with httpx.Client(timeout=5.0) as http:
         while time.monotonic() < deadline:
             try:

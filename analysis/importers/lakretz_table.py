@@ -75,6 +75,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
     raw["_line"] = np.arange(2, len(raw) + 2)
     blank = (raw.drop(columns="_line") == "").all(axis=1)
     raw = raw[~blank].reset_index(drop=True)
+    if raw.empty:
+        raise ImportDataError(f"{path}: the results table holds only its header line (no trial rows): "
+                              "nothing to import; is the file complete?")
 
     subject = _int(path, raw, "subject")
     stype = raw["sentence_type"].str.strip().replace({k: v for k, v in TABLE_TYPE_OF_LOG.items() if k != v})

@@ -4,6 +4,7 @@ Imports nothing heavy at module level (the server stack is imported when `serve`
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -62,6 +63,11 @@ def serve(
     port: int = typer.Option(8000, "--port", help="port to listen on"),
     seed: Optional[int] = typer.Option(None, "--seed", help="override the spec's seed"),
     trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials of each session"),
+    allow_host: list[str] = typer.Option(
+        [], "--allow-host", help="a host name the server answers for besides IP addresses and localhost (repeat; "
+                                 "e.g. the name of the lab machine; '*' for any). Other names are refused "
+                                 "(DNS rebinding)"),
+    read_timeout: float = typer.Option(10.0, "--read-timeout", help="seconds a request body may take to arrive"),
 ) -> None:
     """Serve the experiment and write each trial as it arrives (fsync'ed, one writer per session)."""
     from experiments import options as o
@@ -71,6 +77,11 @@ def serve(
         o.output_folder("--out", out)
         o.trials_limit(trials)
         o.at_least("--port", port, 1, 65535)
+        if not 0.1 <= read_timeout <= 600:
+            raise o.OptionError(f"--read-timeout must be from 0.1 to 600 seconds, got {read_timeout:g}")
+        for name in allow_host:
+            if name != "*" and not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})", name):
+                raise o.OptionError(f"--allow-host {name!r}: a host name such as lab-pc.example.org (or '*')")
     except o.OptionError as exc:
         fail(str(exc))
     exp = _spec(spec)
@@ -80,7 +91,8 @@ def serve(
     from participants.web.site import SiteError
 
     try:
-        application = create_app(exp, out, seed=seed, trials=trials)
+        hosts = tuple(allow_host) + ((host,) if not _is_address(host) else ())  # --host NAME answers for NAME
+        application = create_app(exp, out, seed=seed, trials=trials, read_timeout=read_timeout, allowed_hosts=hosts)
     except SiteError as exc:
         fail(str(exc))
     import socket
@@ -100,6 +112,16 @@ def serve(
         uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def _is_address(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
 
 
 def register(root: typer.Typer) -> None:

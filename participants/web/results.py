@@ -143,6 +143,8 @@ def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
             if not any(p["key"] == key and p["t"] == at for p in r["presses"]):
                 raise ResultError(f"answered_by: no press of {key[:24]!r} at answer_time")
             expect = (_answer_of(exp).get(key) if panel else "violation" if key == exp.task.response_key else None)
+        elif by in POINTER_TYPES and panel and not exp.task.panel.mouse:  # type: ignore[union-attr]
+            raise ResultError(f"answered_by: {by}: this spec answers by keys only (task.panel.mouse: false)")
         elif by in POINTER_TYPES and panel:
             hit = [p for p in r["pointers"] if p["type"] == by and p["t"] == at]
             if not hit:

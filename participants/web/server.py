@@ -14,10 +14,13 @@ after its row is fsync'ed, so a closed tab or a killed server loses at most the 
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import json
+import math
 import os
 import re
 import secrets
@@ -30,12 +33,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from experiments.compiler import compile_sequence
-from experiments.session import SessionError, SessionWriter, scan_table, session_paths
+from experiments.session import (SessionError, SessionWriter, remove_stale_temporaries, scan_table,
+                                 session_paths)
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
 from participants.web.payload import page_config, sequence_payload
@@ -46,7 +50,9 @@ RUNNER = "twinlab.participants.web"
 MAX_BODY = 256 * 1024  # a trial report is a few kB; 200 presses and clicks stay far below this
 MAX_INFO_VALUE = 128
 INFO_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId")
-PARTICIPANT_ID = re.compile(r"^[A-Za-z0-9]{1,64}$")
+PARTICIPANT_ID = re.compile(r"[A-Za-z0-9]{1,64}")  # used with fullmatch: `$` would let "P07\n" through
+TOKEN = re.compile(r"[A-Za-z0-9_-]{22,200}")  # a page's own token: at least 128 random bits, URL-safe base64
+READ_TIMEOUT_S = 10.0  # a request body must arrive whole within this (a slow body would hold a connection)
 SECURITY_HEADERS = {
     # cross-origin isolation gives the page 5 us timestamps instead of 100 us
     "Cross-Origin-Opener-Policy": "same-origin",
@@ -77,7 +83,6 @@ class Live:
     n_planned: int
     writer: SessionWriter | None
     token_sha256: str
-    reissue: bool = False  # a start without the token of a session that holds no trial yet
 
 
 class WebSessions:
@@ -93,7 +98,7 @@ class WebSessions:
     # ---- checks --------------------------------------------------------------------------------
     def _ids(self, body: dict[str, Any]) -> tuple[str, int]:
         pid, session = body.get("participant"), body.get("session")
-        if not isinstance(pid, str) or not PARTICIPANT_ID.match(pid):
+        if not isinstance(pid, str) or not PARTICIPANT_ID.fullmatch(pid):
             raise ApiError(400, "participant: an id of 1 to 64 letters and digits is required")
         if isinstance(session, bool) or not isinstance(session, int) or not 1 <= session <= self.exp.sessions:
             raise ApiError(400, f"session: {self.exp.name} has sessions 1 to {self.exp.sessions}")
@@ -113,12 +118,13 @@ class WebSessions:
         return (isinstance(token, str) and 0 < len(token) <= 200 and token_sha256 is not None
                 and hmac.compare_digest(_token_hash(token), token_sha256))
 
-    def _open(self, pid: str, session: int, token: Any, *, start: bool = False) -> Live | None:
+    def _open(self, pid: str, session: int, token: Any) -> Live | None:
         """The live session (reopened from disk after a server restart); None when none exists.
 
-        A wrong or missing token is refused (403), except on `start` for a session that holds no trial
-        yet: its first start's answer (with the token) may have been lost to a crash or a dropped
-        connection, and there is nothing in it to protect, so the caller hands out a new token.
+        A wrong or missing token is refused (403), also for a session that holds no trial yet: the page
+        makes its token and keeps it before its first start (see `start`), so the participant who started a
+        session always holds its token, and a second start of the same id elsewhere can never take the
+        session over (that locked the first participant out of their own session).
         """
         key = (pid, session)
         live = self._live.get(key)
@@ -127,10 +133,8 @@ class WebSessions:
             if live is None:
                 return None
         if not self._token_ok(token, live.token_sha256):
-            empty = live.writer is not None and live.writer.n_rows == 0
-            if not (start and empty):
-                raise ApiError(403, "this session belongs to another browser (wrong or missing session token)")
-            live.reissue = True
+            raise ApiError(403, "this session was started in another browser or tab (wrong or missing session "
+                                "token); continue it where it started, or ask the researcher", reason="token")
         return live
 
     def _reopen(self, pid: str, session: int) -> Live | None:
@@ -183,18 +187,19 @@ class WebSessions:
             raise ApiError(400, "client: a JSON object of at most 8 kB")
         run = {"started_at": datetime.now().astimezone().isoformat(timespec="seconds"), "client": client,
                "url_info": info}
+        offered = body.get("token")
+        if offered is not None and not (isinstance(offered, str) and TOKEN.fullmatch(offered)):
+            raise ApiError(400, "token: 22 to 200 URL-safe characters (letters, digits, - and _)")
         with self._key_lock((pid, session)):
-            live = self._open(pid, session, body.get("token"), start=True)
+            live = self._open(pid, session, offered)
             token = None
-            if live is not None and live.reissue and live.writer is not None:
-                token = secrets.token_urlsafe(32)
-                live.token_sha256, live.reissue = _token_hash(token), False
-                live.writer.meta["web"]["token_sha256"] = live.token_sha256
-                live.writer.meta["web"]["tokens_reissued"] = live.writer.meta["web"].get("tokens_reissued", 0) + 1
             if live is None:
                 seq, n = self._sequence(pid, session)
-                token = secrets.token_urlsafe(32)
-                live = Live(seq=seq, n_planned=n, writer=None, token_sha256=_token_hash(token))
+                # the page sends a token of its own, kept in localStorage before this request: if the answer
+                # is lost (a dropped connection, a killed server), its reload still holds the session's token
+                if offered is None:
+                    token = secrets.token_urlsafe(32)
+                live = Live(seq=seq, n_planned=n, writer=None, token_sha256=_token_hash(offered or token))
                 refresh = client.get("refresh") if isinstance(client.get("refresh"), dict) else {}
                 meta = {
                     "runner": RUNNER, "participant_info": {"participant": pid, "session": session, **info},
@@ -271,22 +276,42 @@ class WebSessions:
             self._live.clear()
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 overflows to infinity while parsing: not JSON's numbers either
+        raise ValueError(text)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN, Infinity, -Infinity
+
+
+async def _json_body(request: Request, read_timeout: float = READ_TIMEOUT_S) -> dict[str, Any]:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise ApiError(415, "send JSON (Content-Type: application/json)")
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
         raise ApiError(413, f"the request is larger than {MAX_BODY} bytes")
     chunks, size = [], 0
-    async for chunk in request.stream():
+    deadline = asyncio.get_running_loop().time() + read_timeout
+    stream = request.stream().__aiter__()
+    while True:
+        left = deadline - asyncio.get_running_loop().time()
+        try:
+            chunk = await asyncio.wait_for(stream.__anext__(), timeout=max(left, 0.001))
+        except StopAsyncIteration:
+            break
+        except asyncio.TimeoutError:
+            raise ApiError(408, f"the request body did not arrive within {read_timeout:g} s", close=True) from None
         size += len(chunk)
         if size > MAX_BODY:
             raise ApiError(413, f"the request is larger than {MAX_BODY} bytes")
         chunks.append(chunk)
     try:
-        body = json.loads(b"".join(chunks), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+        body = json.loads(b"".join(chunks), parse_constant=_no_constant, parse_float=_finite)
     except (ValueError, RecursionError):
-        raise ApiError(400, "the request is not valid JSON") from None
+        raise ApiError(400, "the request is not valid JSON (numbers must be finite)") from None
     if not isinstance(body, dict):
         raise ApiError(400, "the request must be a JSON object")
     return body
@@ -300,8 +325,62 @@ def _lifespan(sessions: WebSessions):
     return lifespan
 
 
-def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None) -> Starlette:
-    """The ASGI app serving `exp` and writing sessions under `out` (a Psych-DS root)."""
+def host_allowed(host_header: str, allowed: tuple[str, ...]) -> bool:
+    """Whether a request's Host names this server: an IP address (a browser sends one only when the
+    link has it), localhost, or a name given with --allow-host ("*": any). Any other name is what a DNS
+    rebinding attack sends (a site's own name, pointed at this machine), so it is refused."""
+    host = host_header.strip().lower()
+    if host.startswith("["):  # [::1]:8000
+        name = host[1:host.find("]")] if "]" in host else host
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if not name:
+        return False
+    if "*" in allowed or name == "localhost" or name in allowed:
+        return True
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False
+
+
+class _Guard:
+    """Every answer gets the app's security headers, the framework's own (404, 405...) included; a request
+    whose Host is not this server's is refused before any route runs (DNS rebinding)."""
+
+    def __init__(self, app: Any, allowed_hosts: tuple[str, ...]):
+        self.app, self.allowed_hosts = app, allowed_hosts
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_secured(message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                have = {k.lower() for k, _ in headers}
+                for k, v in {**SECURITY_HEADERS, "Cache-Control": "no-store"}.items():
+                    if k.lower().encode() not in have:
+                        headers.append((k.lower().encode(), v.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+        if not host_allowed(host, self.allowed_hosts):
+            resp = JSONResponse({"error": f"this server does not answer for the host {host[:80]!r}; open it by its "
+                                          "address, or start it with --allow-host NAME"}, status_code=421)
+            return await resp(scope, receive, send_secured)
+        return await self.app(scope, receive, send_secured)
+
+
+def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None,
+               read_timeout: float = READ_TIMEOUT_S, allowed_hosts: tuple[str, ...] = ()) -> Any:
+    """The ASGI app serving `exp` and writing sessions under `out` (a Psych-DS root).
+
+    `allowed_hosts`: host names (besides IP addresses and localhost) the server answers for; "*" for any."""
+    for folder in (Path(out), Path(out) / "data"):  # temporaries of a server killed mid-write (kill -9)
+        remove_stale_temporaries(folder)
     sessions = WebSessions(exp, out, seed=seed, trials=trials)
     files = assets()
     page = index_html(exp, page_config(exp, "serve"))
@@ -323,11 +402,18 @@ def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: i
     def api(method):
         async def endpoint(request: Request) -> Response:
             try:
-                body = await _json_body(request)
+                body = await _json_body(request, read_timeout)
                 data = await run_in_threadpool(method, body)
                 return secure(JSONResponse(data))
             except ApiError as exc:
-                return secure(JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status))
+                extra = dict(exc.extra)
+                close = extra.pop("close", False)
+                resp = secure(JSONResponse({"error": exc.message, **extra}, status_code=exc.status))
+                if close:
+                    resp.headers["Connection"] = "close"
+                return resp
+            except ClientDisconnect:  # the client went away mid-body: nothing to answer, nothing written
+                return Response(status_code=400)
         return endpoint
 
     app = Starlette(routes=[
@@ -338,4 +424,6 @@ def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: i
         Route("/api/trial", api(sessions.trial), methods=["POST"]),
     ], lifespan=_lifespan(sessions))
     app.state.sessions = sessions
-    return app
+    guarded = _Guard(app, tuple(h.lower() for h in allowed_hosts))
+    guarded.state = app.state  # type: ignore[attr-defined]
+    return guarded

@@ -85,7 +85,15 @@
   // ---- serve mode: the twinlab server ---------------------------------------------------------
   function serverBackend(pid, session) {
     const store = "twinlab:" + C.experiment + ":" + pid + ":" + session;
+    // the session's token is made here and kept before the first start: if that start's answer is lost
+    // (a dropped connection, a killed server), a reload still holds the token, and nobody else can take
+    // the session over (the server refuses a start without it)
     let token = localStorage.getItem(store);
+    if (!token) {
+      const bytes = crypto.getRandomValues(new Uint8Array(32));
+      token = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+      try { localStorage.setItem(store, token); } catch (e) { /* private mode: this tab keeps it */ }
+    }
     const post = async (path, body) => {
       const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
                                     body: JSON.stringify(body), cache: "no-store" });
@@ -101,17 +109,27 @@
         return data;
       },
       async save(result) {
+        // a network error, a server that is down or busy (5xx, 408, 429): keep trying, with a notice laid
+        // over the page (the page itself stays, so the session goes on once the trial is saved); any other
+        // refusal is final: say so, and what to do, instead of promising a retry
+        let notice = null;
+        const clear = () => { if (notice) notice.remove(); notice = null; delete document.body.dataset.saving; };
         for (let attempt = 0; ; attempt++) {
           let r;
           try { r = await post("api/trial", { participant: pid, session, token, result }); } catch (e) { r = null; }
-          if (r && r.status === 200) { document.body.classList.remove("tl-saving-error"); return r.data; }
-          if (r && r.status === 409 && r.data.next > result.trial_index) return r.data;  // saved by an earlier try
+          if (r && r.status === 200) { clear(); return r.data; }
+          if (r && r.status === 409 && r.data.next > result.trial_index) { clear(); return r.data; }  // saved by an earlier try
           if (r && r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429) {
-            message(X.save_error_text, node("div", "tl-hint", r.data.error || ("HTTP " + r.status)), "error");
+            clear();
+            message(X.save_refused_text, node("div", "tl-hint", r.data.error || ("HTTP " + r.status)), "save_refused");
             throw new Error("trial refused: " + (r.data.error || r.status));
           }
-          if (attempt === 0 || attempt % 10 === 0) { document.body.classList.add("tl-saving-error"); }
-          if (attempt >= 2) message(X.save_error_text);
+          document.body.dataset.saving = "retrying";
+          document.body.dataset.saveAttempts = String(attempt + 1);
+          if (attempt >= 1 && !notice) {
+            notice = node("div", "tl-overlay", X.save_error_text);
+            document.body.appendChild(notice);
+          }
           await new Promise((res) => setTimeout(res, Math.min(5000, 250 * (attempt + 1))));
         }
       },
@@ -171,7 +189,10 @@
         const el = jsPsych.getDisplayElement();
         const stim = el.querySelector("#jspsych-html-keyboard-response-stimulus");
         stim.replaceChildren(node("div", "tl-page", text));
-        const h = touch ? X.tap_continue_hint : hint;
+        // a page that already names the key to press gets no second instruction under it (as in PsychoPy)
+        const label = X.continue_key_label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        const names = label && new RegExp("(^|[^\\p{L}\\p{N}_])" + label + "($|[^\\p{L}\\p{N}_])", "u").test(text);
+        const h = touch ? X.tap_continue_hint : (names && hint === X.continue_hint_filled ? "" : hint);
         if (h) stim.appendChild(node("div", "tl-hint", h));
         document.body.dataset.screen = name;
         if (touch) el.addEventListener("pointerdown", () => jsPsych.finishTrial({ tapped: true }), { once: true });
@@ -240,11 +261,16 @@
     const cfg = Object.assign({}, C, { frame_ms: refresh.frame_ms });
     const timeline = [];
     const hint = fill(X.continue_hint, {});
+    X.continue_hint_filled = hint;
     if (s.start === 0) C.instructions.forEach((text, i) => timeline.push(page(jsPsych, text, hint, "instructions_" + (i + 1))));
     else timeline.push(page(jsPsych, fill(X.resume_text, { trial: s.start + 1, total: s.n_trials }), hint, "resume"));
+    // {trials} in a block's intro: how many of the block's trials this session runs (after --trials)
+    const blockSize = {};
+    s.trials.forEach((t) => { blockSize[t.block] = (blockSize[t.block] || 0) + 1; });
     s.trials.forEach((trial, j) => {
       const intro = C.block_intros[trial.block];
-      if (trial.block_trial_index === 0 && intro) timeline.push(page(jsPsych, intro, X.block_start_hint, "block_intro"));
+      if (trial.block_trial_index === 0 && intro)
+        timeline.push(page(jsPsych, fill(intro, { trials: blockSize[trial.block] }), X.block_start_hint, "block_intro"));
       timeline.push({ type: jsPsychTwinlabRsvp, trial, config: cfg, save: (r) => backend.save(r),
                       on_start: () => { document.body.dataset.screen = "trial"; document.body.dataset.trial = trial.trial_index; } });
       const next = s.trials[j + 1];

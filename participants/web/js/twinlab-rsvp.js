@@ -94,6 +94,33 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
         panelNode.appendChild(row);
       }
       const prompt = el("div", "tl-word", C.texts.response_prompt);
+      // a unit, a label or a feedback word wider than the window (a phone held upright) is drawn smaller
+      // to fit, never clipped; measured once here, before the first frame
+      const fit = (node, room) => {
+        const before = node.parentNode;
+        if (!before) stage.appendChild(node);
+        const width = node.scrollWidth, avail = room();
+        if (width > avail && avail > 0) {
+          const size = parseFloat(getComputedStyle(node).fontSize);
+          node.style.fontSize = Math.floor(size * avail / width) + "px";
+        }
+        if (!before) node.remove();
+        return node;
+      };
+      const stageRoom = () => stage.clientWidth * 0.94;
+      unitNodes.forEach((u) => fit(u, stageRoom));
+      fit(prompt, stageRoom);
+      if (panelNode) {
+        stage.appendChild(panelNode);
+        const labels = Object.values(boxes).map((box) => {
+          const cs = getComputedStyle(box);
+          return fit(box.firstChild, () => box.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight));
+        });
+        // both labels in one size (the smaller): neither answer looks more prominent
+        const size = Math.min(...labels.map((l) => parseFloat(getComputedStyle(l).fontSize)));
+        labels.forEach((l) => { l.style.fontSize = size + "px"; });
+        panelNode.remove();
+      }
 
       // --- input: every key press and every pointer press on an answer box, with its own time ---
       const presses = [], pointers = [];
@@ -113,7 +140,10 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
         pointers.push({ type: e.pointerType || "mouse", t: e.timeStamp, answer: box.dataset.answer });
       };
       document.addEventListener("keydown", onKey, true);
-      stage.addEventListener("pointerdown", onPointer);
+      // task.panel.mouse: false: the panel is answered by keys only (a click or tap on it is not an answer)
+      const pointerAnswers = panelMode && C.panel.mouse !== false;
+      if (pointerAnswers) stage.addEventListener("pointerdown", onPointer);
+      else if (panelNode) panelNode.classList.add("tl-keys-only");
 
       const t = { onsets: [], offsets: [], intended_onset_frames: [], onset_frames: [] };
       let answer = null;  // {response, t, by}
@@ -150,7 +180,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
             show(null); t.offsets.push(ts);
             if (item.i === T.units.length - 1) { t.sentence_end = ts; phase = panelMode ? "panel_delay" : "response"; }
           } else if (item.what === "panel_fixation") { show(fixation); t.panel_fixation = ts; }
-          else if (item.what === "panel") { show(panelNode); panelOn = ts; deadlineFrame = n; phase = "panel"; stage.classList.add("tl-cursor"); }
+          else if (item.what === "panel") { show(panelNode); panelOn = ts; deadlineFrame = n; phase = "panel"; if (pointerAnswers) stage.classList.add("tl-cursor"); }
           else if (item.what === "prompt") { show(prompt); promptOn = ts; deadlineFrame = n; }
         };
         const finish = async () => {
@@ -200,7 +230,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
               if (T.feedback) {
                 const key = correct === null ? "no_response_text" : correct ? "correct_text" : "incorrect_text";
                 feedbackText = C.texts[key];
-                const fb = el("div", "tl-word tl-feedback", feedbackText);
+                const fb = fit(el("div", "tl-word tl-feedback", feedbackText), stageRoom);
                 fb.style.color = correct ? C.colors.correct : C.colors.incorrect;
                 show(fb);
                 stage.dataset.screen = "feedback";
