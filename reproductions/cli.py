@@ -180,9 +180,30 @@ def hu_frank2024(
     batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
     max_new_tokens: int = typer.Option(4, "--max-new-tokens", help="production: tokens to generate at most"),
+    authors_outputs: Optional[Path] = typer.Option(None, "--authors-outputs", help="the authors' released outputs "
+                                                   "(jennhu/lm-task-demands, or its output/ folder): recompute the "
+                                                   "paper's Figures 2-4 and equations (1)-(4) from them; no model is run"),
+    fits: bool = typer.Option(True, "--fits/--no-fits", help="with --authors-outputs: fit equations (1)-(4) in R/lme4"),
+    sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="with --authors-outputs: the "
+                                     "sensitivity fits of every singular size model (several minutes)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size."""
+    """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size.
+    With --authors-outputs: the paper's analysis recomputed from the authors' released per-item outputs."""
+    if authors_outputs is not None:
+        from experiments import options as o
+        from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
+
+        try:
+            o.output_folder("--out", out)
+            o.at_least("--n-boot", n_boot, 100, 100_000)
+        except o.OptionError as exc:
+            _fail(str(exc))
+        if model or pairs or items:
+            _fail("--authors-outputs reads the authors' outputs and runs no model: leave out --model, --pairs and --items")
+        _run(reproduce_authors, AuthorsOptions(authors_outputs=authors_outputs, out=out, fits=fits, sensitivity=sensitivity,
+                                               n_boot=n_boot, seed=seed, quiet=quiet), "nothing is lost: run it again")
+        return
     from reproductions.hu_frank2024 import Options, reproduce
 
     batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=model,
