@@ -183,6 +183,9 @@ def hu_frank2024(
     authors_outputs: Optional[Path] = typer.Option(None, "--authors-outputs", help="the authors' released outputs "
                                                    "(jennhu/lm-task-demands, or its output/ folder): recompute the "
                                                    "paper's Figures 2-4 and equations (1)-(4) from them; no model is run"),
+    data: Optional[Path] = typer.Option(None, "--data", help="the release (jennhu/lm-task-demands: external_stimuli/, "
+                                        "output/): run its four domains with both methods on --model(s); --items N "
+                                        "for a seeded sample of N items per domain (per CRT condition)"),
     fits: bool = typer.Option(True, "--fits/--no-fits", help="with --authors-outputs: fit equations (1)-(4) in R/lme4"),
     sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="with --authors-outputs: the "
                                      "sensitivity fits of every singular size model (several minutes)"),
@@ -190,6 +193,23 @@ def hu_frank2024(
 ) -> None:
     """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size.
     With --authors-outputs: the paper's analysis recomputed from the authors' released per-item outputs."""
+    if data is not None:
+        from experiments import options as o
+        from reproductions.hu_frank.lab import LabOptions, reproduce_lab
+
+        n_items = None
+        if items:
+            if len(items) != 1 or not str(items[0]).isdigit() or int(str(items[0])) < 1:
+                _fail("with --data, --items is the number of items per domain (a whole number, at least 1)")
+            n_items = int(str(items[0]))
+        if authors_outputs is not None or pairs:
+            _fail("--data runs the release's four domains: leave out --authors-outputs and --pairs")
+        batch_size = _check_options(out, None, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=model)
+        _run(reproduce_lab, LabOptions(data=data, out=out, models=list(model) if model else [None], items=n_items,
+                                       seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
+                                       batch_size=batch_size, threads=threads or None, quiet=quiet),
+             "finished domains are saved per model (OUT/items/)")
+        return
     if authors_outputs is not None:
         from experiments import options as o
         from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
