@@ -36,6 +36,12 @@ def _model_order(t: pd.DataFrame) -> list[str]:
     return known + rest
 
 
+def _wrap(name: str, width: int = 12) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(name.replace("-", "- "), width)).replace("- ", "-")
+
+
 def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> Path | None:
     """Figures 2A/C, 3A/C: the low- and high-demand method per model, one panel per family."""
     if acc.empty:
@@ -56,9 +62,9 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
                    error_kw={"lw": 0.8}, label=f"{s['method_name'].dropna().iloc[0] if s['method_name'].notna().any() else demand} "
                                               f"({demand} task demands)")
         ax.set_xticks(x)
-        ax.set_xticklabels([m.split(" ", 1)[1] if m.startswith(fam + " ") else m for m in models],
-                           rotation=0 if len(models) < 6 else 30, fontsize=9)
-        ax.set_title(fam + (" (twinlab)" if (d["source"] == "twinlab").any() else ""), fontsize=10)
+        ax.set_xticklabels([m.split(" ", 1)[1] if m.startswith(fam + " ") else _wrap(m.removesuffix(" (twinlab)"))
+                            for m in models], rotation=0 if len(models) < 6 else 30, fontsize=9)
+        ax.set_title(fam + (" (your models)" if fam == "twinlab" else ""), fontsize=10)
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
@@ -76,15 +82,17 @@ def gap_vs_size(gaps: pd.DataFrame, ylabel: str, title: str, path: Path, n_boot:
     fig, ax = plt.subplots(figsize=(5.2, 3.8))
     d = gaps.assign(lx=np.log10(gaps["n_params_b"].astype(float)))
     fin = d[np.isfinite(d["gap"])]
-    grid = np.linspace(fin["lx"].min(), fin["lx"].max(), 50)
     base = fin[fin["source"] == "authors"] if (fin["source"] == "authors").any() else fin  # the paper's line
+    grid = np.linspace(base["lx"].min(), base["lx"].max(), 50)
     if len(base) >= 3:
         line, lo, hi = regression_band(base["lx"], base["gap"], grid, n_boot, seed)
         ax.fill_between(grid, lo, hi, color="silver", alpha=0.45, lw=0, label="paper's models: 95% bootstrap band" if len(base) < len(fin) else "all models: 95% bootstrap band")
         ax.plot(grid, line, color="k", lw=1.6, label="paper's models: OLS line" if len(base) < len(fin) else "all models: OLS line")
-    for fam in _families(fin):
+    for r in fin[fin["source"] == "twinlab"].itertuples():
+        ax.scatter([r.lx], [r.gap], marker=TWINLAB_MARKER, s=140, color=TWINLAB_COLOR, zorder=6, label=r.model)
+    for fam in _families(fin[fin["source"] != "twinlab"]):
         g = fin[fin["family"] == fam]
-        twin = (g["source"] == "twinlab").any()
+        twin = False
         color = TWINLAB_COLOR if twin else FAMILY_COLOR.get(fam, "#555555")
         ax.scatter(g["lx"], g["gap"], marker=TWINLAB_MARKER if twin else FAMILY_MARKER.get(fam, "o"), s=90 if twin else 60,
                    color=color, zorder=5, label=fam + (" (twinlab)" if twin else ""), edgecolor="white", lw=0.5)

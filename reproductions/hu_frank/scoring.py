@@ -7,7 +7,7 @@ Production
     CRT              the response is cut at the first newline or period (clean_response), written as money when
                      it is a number, and matched against every answer option (last match wins, as the authors'
                      naive label); coded correct / intuitive / other. Strict: that code is "correct". Lenient:
-                     the correct answer appears anywhere in the first line of the raw generation, whatever else does
+                     the correct answer appears anywhere in the first non-empty line, whatever else does
 Forced choice
     digit matrices   argmax of the summed log-probability of the 8 choices (no separator)
     CRT              mean per-token log-probability of the correct answer > that of the intuitive one
@@ -95,7 +95,7 @@ def crt_code(label: str) -> str:
 
 
 def crt_lenient(raw: str, options: dict[str, str], condition: str) -> bool:
-    """The correct answer (or its ".00"-less form) anywhere in the first line of the raw generation."""
+    """The correct answer (or its ".00"-less form) anywhere in the first non-empty line of the raw generation."""
     first = raw.strip().split("\n")[0]
     return any(_matches(first, options[k], condition) for k in ("correct", "correct_alt") if k in options)
 

@@ -100,3 +100,43 @@ if __name__ == "__main__":
     import sys
 
     write_release(Path(sys.argv[1]))
+
+
+def write_stimuli(root: Path) -> Path:
+    """The release's external_stimuli/ in its formats (a 2-type digit-matrix archive, CRT, BLiMP, DGL CSVs,
+    one BLiMP JSONL.gz) with a few synthetic items; LAMBADA items come from output/lambada (write_release)."""
+    ext = root / "external_stimuli"
+    (ext / "digit_mat").mkdir(parents=True, exist_ok=True)
+    probs = {
+        "row_constant": {"prob": np.array([[[[6], [6], [6]], [[1], [1], [1]], [[3], [3], [3]]]] * 3),
+                         "answer_choices": np.array([[[9], [7], [0], [3], [2], [6], [1], [5]]] * 3),
+                         "correct_ind": np.array([3, 3, 3]), "perm_invariant": False},
+        "c2_set_union": {"prob": np.array([[[[1, 2], [3, -1], [1, 3]], [[4, 5], [6, -1], [4, 6]], [[7, 8], [9, -1], [7, 9]]]] * 2),
+                         "answer_choices": np.array([[[9, 7], [7, 8], [8, 9], [1, 2], [3, 4], [5, 6], [7, 9], [0, 1]]] * 2),
+                         "correct_ind": np.array([0, 6]), "perm_invariant": True},
+    }
+    np.savez(ext / "digit_mat" / "all_problems.npz", all_problems=np.array(probs, dtype=object))
+    (ext / "crt").mkdir(exist_ok=True)
+    (ext / "crt" / "stimuli.csv").write_text(
+        "condition,item_id,question,total_cost,more,correct,intuitive,t\n"
+        "crt1,1,A pear and a fridge together cost $140. The pear costs $100 more than the fridge. How much does the fridge cost?,140,100,$20.0,$40.0,\n"
+        "crt2,1,How long does it take 5 machines to make 5 widgets if 1 machine takes 5 minutes for 1 widget?,,,5 minutes,1 minute,\n"
+        "crt3,1,A lily patch doubles every day and covers the lake in 48 days. When does it cover half?,,,47 days,24 days,12 days\n",
+        encoding="utf-8")
+    (ext / "blimp").mkdir(exist_ok=True)
+    (ext / "blimp" / "stimuli.csv").write_text(
+        "good_sentence,bad_sentence,category,category_fine,blimp_UID,blimp_pairID,item_id\n"
+        "Mary had left.,Mary had referenced.,syntax,argument_structure,drop_argument,608,1\n"
+        "The dogs eat meat.,The dogs eats meat.,syntax,agreement,regular_plural_subject_verb_agreement_1,3,2\n",
+        encoding="utf-8")
+    (ext / "blimp" / "raw").mkdir(exist_ok=True)
+    (ext / "blimp" / "raw" / "causative.jsonl.gz").write_bytes(gzip.compress(
+        b'{"sentence_good": "Aaron breaks the glass.", "sentence_bad": "Aaron appeared the glass.", "UID": "causative", "pairID": "0"}\n',
+        mtime=0))
+    (ext / "dgl").mkdir(exist_ok=True)
+    (ext / "dgl" / "stimuli.csv").write_text(
+        "item_id,phenomenon,test_item,original_condition,sentence_grammatical,sentence_ungrammatical\n"
+        "0,Anaphora,TS 1,grammatical,The executive doubted himself,The executive doubted themselves\n"
+        "1,Order of Adjectives,TS 6,grammatical,A big red ball,A red big ball\n",
+        encoding="utf-8")
+    return root
