@@ -180,9 +180,50 @@ def hu_frank2024(
     batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
     max_new_tokens: int = typer.Option(4, "--max-new-tokens", help="production: tokens to generate at most"),
+    authors_outputs: Optional[Path] = typer.Option(None, "--authors-outputs", help="the authors' released outputs "
+                                                   "(jennhu/lm-task-demands, or its output/ folder): recompute the "
+                                                   "paper's Figures 2-4 and equations (1)-(4) from them; no model is run"),
+    data: Optional[Path] = typer.Option(None, "--data", help="the release (jennhu/lm-task-demands: external_stimuli/, "
+                                        "output/): run its four domains with both methods on --model(s); --items N "
+                                        "for a seeded sample of N items per domain (per CRT condition)"),
+    fits: bool = typer.Option(True, "--fits/--no-fits", help="with --authors-outputs: fit equations (1)-(4) in R/lme4"),
+    sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="with --authors-outputs: the "
+                                     "sensitivity fits of every singular size model (several minutes)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size."""
+    """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size.
+    With --authors-outputs: the paper's analysis recomputed from the authors' released per-item outputs."""
+    if data is not None:
+        from experiments import options as o
+        from reproductions.hu_frank.lab import LabOptions, reproduce_lab
+
+        n_items = None
+        if items:
+            if len(items) != 1 or not str(items[0]).isdigit() or int(str(items[0])) < 1:
+                _fail("with --data, --items is the number of items per domain (a whole number, at least 1)")
+            n_items = int(str(items[0]))
+        if authors_outputs is not None or pairs:
+            _fail("--data runs the release's four domains: leave out --authors-outputs and --pairs")
+        batch_size = _check_options(out, None, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=model)
+        _run(reproduce_lab, LabOptions(data=data, out=out, models=list(model) if model else [None], items=n_items,
+                                       seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
+                                       batch_size=batch_size, threads=threads or None, quiet=quiet),
+             "finished domains are saved per model (OUT/items/)")
+        return
+    if authors_outputs is not None:
+        from experiments import options as o
+        from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
+
+        try:
+            o.output_folder("--out", out)
+            o.at_least("--n-boot", n_boot, 100, 100_000)
+        except o.OptionError as exc:
+            _fail(str(exc))
+        if model or pairs or items:
+            _fail("--authors-outputs reads the authors' outputs and runs no model: leave out --model, --pairs and --items")
+        _run(reproduce_authors, AuthorsOptions(authors_outputs=authors_outputs, out=out, fits=fits, sensitivity=sensitivity,
+                                               n_boot=n_boot, seed=seed, quiet=quiet), "nothing is lost: run it again")
+        return
     from reproductions.hu_frank2024 import Options, reproduce
 
     batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=model,

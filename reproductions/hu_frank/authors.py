@@ -1,0 +1,199 @@
+"""`twinlab reproduce hu-frank2024 --authors-outputs DIR --out OUT`: the paper's analysis recomputed from the
+authors' released per-item outputs (Figures 2-4, equations (1)-(4), the sensitivity fits) into OUT/report.html,
+OUT/tables/*.csv, OUT/figures/*.png and OUT/provenance.json."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from reproductions.common import ReproError, Report, write_provenance
+from reproductions.hu_frank import fits as F
+from reproductions.hu_frank.gap import demand_gap, method_means, slopes
+from reproductions.hu_frank.models import table2_frame
+from reproductions.hu_frank.plots import accuracy_panels, gap_vs_size, training_panels
+from reproductions.hu_frank.released import BINARY, LABEL, METHOD_NAME, METHODS, Released, read_released
+
+PAPER = "seeds/002: Hu & Frank (2024), Auxiliary task demands mask the capabilities of smaller language models"
+FIGURE = {"digit_mat": ("2A", "2B"), "crt": ("2C", "2D"), "lambada": ("3A", "3B"), "syntax": ("3C", "3D")}
+SIZE_KEYS = ["source", "model", "family", "n_params_b"]
+
+
+@dataclass
+class AuthorsOptions:
+    authors_outputs: Path
+    out: Path
+    fits: bool = True  # the lme4 models (R)
+    sensitivity: bool = True  # the sensitivity fits (several minutes)
+    n_boot: int = 1000
+    seed: int = 1
+    quiet: bool = False
+    extra_rows: pd.DataFrame | None = None  # twinlab's own runs, same columns (source = "twinlab")
+
+
+def _say(opt: AuthorsOptions, msg: str) -> None:
+    if not opt.quiet:
+        import sys
+
+        print(f"[hu-frank2024] {msg}", file=sys.stderr, flush=True)
+
+
+def _labels(domain: str) -> tuple[str, str]:
+    low, high = METHODS[domain]
+    if BINARY[domain]:
+        return "Proportion correct", f"Δ log odds ({METHOD_NAME[low]} − {METHOD_NAME[high]})"
+    return "Log-probability of the final word", f"Δ log-probability ({METHOD_NAME[low]} − {METHOD_NAME[high]})"
+
+
+def _describe_fit(f: F.Fit) -> str:
+    if f.fit is None:
+        return f"{f.label}: failed ({f.error})"
+    c = f.fit.coef(f.term)
+    return (f"{f.label}: {c.get('statistic', 'z')} = {c['z']:.3f}, p = {c['p']:.3g} for {f.term}; "
+            f"status: {f.fit.status}" + (f" ({'; '.join(f.fit.messages)})" if f.fit.messages else ""))
+
+
+def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
+    """Tables, figures and fits of every domain; returns the paper-vs-twinlab table and the fits."""
+    size = dict(rel.size)
+    if opt.extra_rows is not None and not opt.extra_rows.empty:
+        for d, g in opt.extra_rows.groupby("domain"):
+            size[d] = pd.concat([size.get(d, pd.DataFrame()), g], ignore_index=True)
+    figs = opt.out / "figures"
+    all_fits: list[F.Fit] = []
+    acc_all, gap_all, slope_all = [], [], []
+    for domain in [d for d in ("digit_mat", "crt", "lambada", "syntax") if d in size]:
+        rows = size[domain]
+        ylabel, gap_label = _labels(domain)
+        fa, fb = FIGURE[domain]
+        acc = method_means(rows, domain, SIZE_KEYS, opt.n_boot, opt.seed).assign(domain=domain)
+        gaps = demand_gap(rows, domain, SIZE_KEYS).assign(domain=domain)
+        sl = slopes(gaps).assign(domain=domain)
+        acc_all.append(acc)
+        gap_all.append(gaps)
+        slope_all.append(sl)
+        rep.heading(f"{LABEL[domain].capitalize()} (Figure {fa[0]}{fa[1]}/{fb[1]})", anchor=domain)
+        n_items = rows.groupby("model")["item"].nunique()
+        rep.text(f"{len(n_items)} models, {int(n_items.median())} items each; {len(rows):,} rows "
+                 f"(method x item x model{', x prompt order' if domain == 'syntax' else ''}).")
+        rep.figure(accuracy_panels(acc, f"{LABEL[domain]}: {ylabel.lower()} by method and model", ylabel,
+                                   figs / f"fig{fa}_{domain}_accuracy.png"),
+                   f"Figure {fa}: {ylabel.lower()} per model and method (95% bootstrap CI over rows).")
+        rep.figure(gap_vs_size(gaps, gap_label, f"{LABEL[domain]}: demand gap by size", figs / f"fig{fb}_{domain}_gap_size.png",
+                               n_boot=opt.n_boot, seed=opt.seed),
+                   f"Figure {fb}: the demand gap against model size; coloured lines: OLS within family; black line and "
+                   "grey band: OLS over all models with its 95% bootstrap band (models resampled).")
+        for r in gaps[gaps["flag"] != ""].itertuples():
+            rep.note(f"{r.model}: {r.flag} (low {r.low_demand:.3f}, high {r.high_demand:.3f}); the paper leaves it out of "
+                     "the figure too.")
+        if opt.fits:
+            _say(opt, f"{domain}: equation {'(1)' if BINARY[domain] else '(2)'} (lme4)")
+            fit = F.paper_fit(domain, F.model_frame(rows[rows["source"] == "authors"], domain))
+            all_fits.append(fit)
+            rep.note(_describe_fit(fit))
+            if opt.sensitivity and fit.fit is not None and fit.fit.status != "ok":
+                data = F.model_frame(rows[rows["source"] == "authors"], domain)
+                sens = F.sensitivity(domain, data, progress=lambda m: _say(opt, m))
+                _say(opt, f"{domain}: the paper's model on the rows in reverse order")
+                rev = F.run_fit(domain, "size", "sensitivity (d): the paper's model, rows in reverse order",
+                                data.iloc[::-1].reset_index(drop=True), F.formula(domain), mixed=True)
+                all_fits += sens + [rev]
+    for domain, rows in rel.training.items():
+        ylabel, gap_label = _labels(domain)
+        means = method_means(rows, domain, ["training_step"], opt.n_boot, opt.seed).assign(domain=domain)
+        gaps = demand_gap(rows, domain, ["training_step"]).assign(domain=domain)
+        letter = "A" if domain == "digit_mat" else "B"
+        rep.heading(f"{LABEL[domain].capitalize()} over training (Figure 4{letter})", anchor=f"training-{domain}")
+        rep.figure(training_panels(means, gaps, ylabel, gap_label, f"{LABEL[domain]}: OLMo-7B checkpoints",
+                                   figs / f"fig4{letter}_{domain}_training.png"),
+                   f"Figure 4{letter}: left, each method against the training step (95% bootstrap band over items); "
+                   "right, the demand gap.")
+        rep.table(f"training_{domain}", pd.concat([means, gaps.assign(method="gap")], ignore_index=True),
+                  f"{LABEL[domain]}: each method and the gap per checkpoint", show=False)
+        if opt.fits:
+            _say(opt, f"{domain}: equation {'(3)' if BINARY[domain] else '(4)'}")
+            fit = F.paper_fit(domain, F.model_frame(rows, domain, training=True), training=True)
+            all_fits.append(fit)
+            rep.note(_describe_fit(fit))
+    tables = {"accuracy": pd.concat(acc_all, ignore_index=True) if acc_all else pd.DataFrame(),
+              "demand_gap": pd.concat(gap_all, ignore_index=True) if gap_all else pd.DataFrame(),
+              "gap_slopes": pd.concat(slope_all, ignore_index=True) if slope_all else pd.DataFrame()}
+    return {"fits": all_fits, "tables": tables}
+
+
+def reproduce_authors(opt: AuthorsOptions) -> Path:
+    started = time.time()
+    rel = read_released(opt.authors_outputs)  # every file's header is checked before anything is written
+    if opt.fits:
+        from analysis.mixed import MixedModelError, _r
+
+        try:
+            _r()
+        except MixedModelError as exc:
+            raise ReproError(f"{exc} (or pass --no-fits)") from None
+    opt.out.mkdir(parents=True, exist_ok=True)
+    rep = Report(opt.out, "Hu & Frank (2024) recomputed from the authors' released outputs")
+    rep.text("Input: the per-item outputs of the 13 models and the OLMo-7B checkpoints released with the paper "
+             f"(`{opt.authors_outputs}`), read as the authors' notebooks read them (model_size.ipynb, "
+             "training_time.ipynb) and fitted as their analysis/lmers.R fits them. Sizes and families: the paper's "
+             "Table 2 (tables/models.csv).")
+    summary_at = len(rep.blocks)
+    for n in rel.notes:
+        rep.note(n)
+    res = analyse(rel, opt, rep)
+    fits = res["fits"]
+    blocks_after = rep.blocks[summary_at:]
+    rep.blocks = rep.blocks[:summary_at]
+    if fits:
+        paper = F.paper_table(fits)
+        rep.heading("The paper's statistics beside twinlab's", anchor="paper")
+        rep.table("paper_vs_twinlab", paper, "Interaction of size (or training step) and evaluation method: the paper "
+                  "prints |z| or |t|; the sign follows R's reference level (production, direct)")
+        singular = paper[paper["fit_status"].astype(str).str.startswith("singular")]
+        if not singular.empty:
+            rep.note("Singular fits (lme4's isSingular): " + "; ".join(
+                f"{r.domain}, equation {r.equation}" for r in singular.itertuples()) + ". The authors' own summaries "
+                "say 'boundary (singular) fit' for every size model too. A singular fit's random-effect "
+                "covariance sits on the boundary, and its Wald SE for the interaction is not stable: see the "
+                "sensitivity analysis below before reading these p-values.")
+        sens = F.sensitivity_summary(fits)
+        if not sens.empty:
+            rep.heading("Sensitivity analysis (size models)", anchor="sensitivity")
+            rep.text("(a) the same fixed effects with simpler by-family random effects, from the richest down, until a "
+                     "fit is neither singular nor unconverged; (b) model family as a fixed effect (glm/lm); (c) family "
+                     "fixed with random intercepts for items (every item is seen by all 13 models); (d) the paper's "
+                     "model with the rows in reverse order (a singular fit's SE can depend on it).")
+            rep.table("sensitivity", sens, "The interaction under each model")
+        rep.table("fits", F.fits_table(fits), "Every coefficient of every fit, with its diagnostics", show=False)
+        rep.table("random_effects", F.random_effects_table(fits), "Random-effect SDs and correlations", show=False)
+    rep.blocks += blocks_after
+    rep.heading("Tables", anchor="tables")
+    for name, t in res["tables"].items():
+        rep.table(name, t, {"accuracy": "Each method per model (Figures 2A/C, 3A/C)", "demand_gap":
+                            "The demand gap per model (Figures 2B/D, 3B/D)", "gap_slopes":
+                            "Slope of the gap on log10 size per family and overall (the lines drawn)"}[name], show=False)
+    rep.table("models", table2_frame(), "The paper's Table 2 (the sizes and families used)")
+    files = {f"release:{f.relative_to(Path(opt.authors_outputs).expanduser())}": f for f in rel.files}
+    opts = {"authors_outputs": str(opt.authors_outputs), "out": str(opt.out), "fits": opt.fits,
+            "sensitivity": opt.sensitivity, "n_boot": opt.n_boot, "seed": opt.seed}
+    fit_info = [{"domain": f.domain, "analysis": f.analysis, "fit": f.label, "formula": f.formula,
+                 "status": f.fit.status if f.fit else "failed", "optimizer": f.fit.optimizer if f.fit else ""}
+                for f in fits]
+    write_provenance(opt.out, PAPER, opts, [], {}, {}, files, [], started,
+                     extra={"fits": fit_info, "r_packages": _r_versions() if opt.fits else {}})
+    return rep.write()
+
+
+def _r_versions() -> dict[str, str]:
+    try:
+        import rpy2.robjects as ro
+
+        out = {"R": str(ro.r("R.version.string")[0])}
+        for p in ("lme4", "lmerTest", "Matrix"):
+            out[p] = str(ro.r(f"if (requireNamespace('{p}', quietly=TRUE)) as.character(packageVersion('{p}')) else ''")[0])
+        return out
+    except Exception:  # provenance only: never fail a finished analysis for it
+        return {}

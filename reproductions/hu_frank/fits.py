@@ -1,0 +1,220 @@
+"""Equations (1)-(4) of seeds/002, fitted by lme4 exactly as the authors' analysis/lmers.R fits them, and the
+sensitivity fits a reviewer asks for when a fit is singular.
+
+    (1) response_correct ~ model_n_params_log * eval_method + (model_n_params_log * eval_method | model_family)
+        glmer, binomial logit (analogical, reflective, grammaticality)
+    (2) logprob ~ (the same), lmer (REML, lmerTest's Satterthwaite t test; word prediction)
+    (3) response_correct ~ training_step_log * eval_method, glm binomial (analogical, OLMo-7B checkpoints)
+    (4) logprob ~ training_step_log * eval_method, lm (word prediction, OLMo-7B checkpoints)
+
+model_n_params_log = log10(parameters in billions), training_step_log = log10(step); eval_method is a factor
+with R's alphabetical reference level (generated < mc; direct < meta), so the interaction term is
+model_n_params_log:eval_methodmc (or ...meta). The paper prints |z| or |t|; its sign follows the coding.
+
+Sensitivity, for the size models: (a) the same fixed effects with simpler by-family random effects, tried
+from the richest down until a fit is neither singular nor unconverged; (b) the family as a fixed effect
+(glm/lm); (c) the family as a fixed effect with random intercepts for items (each item is seen by all 13
+models, the repeated unit the paper's model leaves out).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from reproductions.hu_frank.released import BINARY
+
+LEVEL = {"digit_mat": "mc", "crt": "mc", "lambada": "meta", "syntax": "meta"}  # R's non-reference level
+# domain, analysis, the paper's statistic and its printed value (seeds/002 sections 4.1-4.2)
+PRINTED = (
+    ("digit_mat", "size", "(1)", "z", 2.631, "p = 0.009"),
+    ("crt", "size", "(1)", "z", None, "not significant (no statistic printed)"),
+    ("syntax", "size", "(1)", "z", 1.995, "p = 0.0461"),
+    ("lambada", "size", "(2)", "t", 7.654, "p = 0.005"),
+    ("digit_mat", "training", "(3)", "z", 2.639, "p = 0.008"),
+    ("lambada", "training", "(4)", "t", 24.41, "p < 0.0001"),
+)
+
+
+def outcome(domain: str) -> str:
+    return "response_correct" if BINARY[domain] else "logprob"
+
+
+def interaction(domain: str, x: str) -> str:
+    return f"{x}:eval_method{LEVEL[domain]}"
+
+
+def model_frame(rows: pd.DataFrame, domain: str, training: bool = False) -> pd.DataFrame:
+    """The columns of the authors' long CSVs that the models use, built from released.py's rows."""
+    d = pd.DataFrame({"model_family": rows["family"].astype(str), "eval_method": rows["method"].astype(str),
+                      "item": rows["task"].astype(str) + ":" + rows["item"].astype(str)})
+    d[outcome(domain)] = rows["correct" if BINARY[domain] else "logprob"].astype(float).to_numpy()
+    if training:
+        d["training_step_log"] = np.log10(rows["training_step"].astype(float).to_numpy())
+    else:
+        d["model_n_params_log"] = np.log10(rows["n_params_b"].astype(float).to_numpy())
+    d[f"eval_method{LEVEL[domain]}"] = (d["eval_method"] == LEVEL[domain]).astype(float)  # numeric, for `||`
+    return d
+
+
+def formula(domain: str, training: bool = False, random: str | None = "full", fixed_family: bool = False) -> str:
+    x = "training_step_log" if training else "model_n_params_log"
+    f = f"{outcome(domain)} ~ {x}*eval_method"
+    if fixed_family:
+        f += " + model_family"
+    if random == "full":
+        f += f" + ({x}*eval_method | model_family)"
+    elif random:
+        f += f" + {random}"
+    return f
+
+
+def reduced_structures(domain: str) -> list[str]:
+    """By-family random effects from the richest to the simplest (numeric method indicator so `||` removes
+    every correlation)."""
+    m = f"eval_method{LEVEL[domain]}"
+    return [f"(1 + model_n_params_log + {m} + model_n_params_log:{m} || model_family)",
+            f"(1 + {m} | model_family)", f"(1 + {m} || model_family)", "(1 | model_family)"]
+
+
+@dataclass
+class Fit:
+    domain: str
+    analysis: str  # size | training
+    label: str  # "paper: equation (1)" | "sensitivity: ..."
+    formula: str
+    fit: object | None  # analysis.mixed.MixedFit
+    error: str = ""
+    term: str = ""  # the size x method (or step x method) interaction
+
+
+def _fit(domain: str, data: pd.DataFrame, f: str, mixed: bool, group: str = "model_family"):
+    from analysis.lme4_fits import fit_fixed, fit_lmer
+    from analysis.mixed import fit_glmer
+
+    if mixed:
+        return fit_glmer(data, f, group=group) if BINARY[domain] else fit_lmer(data, f, group=group)
+    return fit_fixed(data, f, binomial=BINARY[domain])
+
+
+def run_fit(domain: str, analysis: str, label: str, data: pd.DataFrame, f: str, mixed: bool,
+            group: str = "model_family") -> Fit:
+    from analysis.mixed import MixedModelError
+
+    term = interaction(domain, "training_step_log" if analysis == "training" else "model_n_params_log")
+    try:
+        return Fit(domain, analysis, label, f, _fit(domain, data, f, mixed, group), term=term)
+    except MixedModelError as exc:
+        return Fit(domain, analysis, label, f, None, str(exc), term)
+
+
+def paper_fit(domain: str, data: pd.DataFrame, training: bool = False) -> Fit:
+    if training:
+        eq = "(3)" if BINARY[domain] else "(4)"
+        return run_fit(domain, "training", f"paper: equation {eq}", data, formula(domain, True, None), mixed=False)
+    eq = "(1)" if BINARY[domain] else "(2)"
+    return run_fit(domain, "size", f"paper: equation {eq}", data, formula(domain), mixed=True)
+
+
+def sensitivity(domain: str, data: pd.DataFrame, progress=None) -> list[Fit]:
+    """(a) simpler by-family random effects until one is supported; (b) family fixed; (c) + item intercepts."""
+    out = []
+    for k, re_ in enumerate(reduced_structures(domain)):
+        if progress:
+            progress(f"{domain}: random effects {re_}")
+        fit = run_fit(domain, "size", f"sensitivity (a{k + 1}): simpler by-family random effects", data,
+                      formula(domain, random=re_), mixed=True)
+        out.append(fit)
+        if fit.fit is not None and fit.fit.status == "ok":
+            fit.label += " (the richest the data support)"
+            break
+    if progress:
+        progress(f"{domain}: family as a fixed effect")
+    out.append(run_fit(domain, "size", "sensitivity (b): family as a fixed effect", data,
+                       formula(domain, random=None, fixed_family=True), mixed=False))
+    if progress:
+        progress(f"{domain}: family fixed, items random")
+    out.append(run_fit(domain, "size", "sensitivity (c): family fixed, random intercepts for items", data,
+                       formula(domain, random="(1 | item)", fixed_family=True), mixed=True, group="item"))
+    return out
+
+
+def fits_table(fits: list[Fit]) -> pd.DataFrame:
+    """Every coefficient of every fit, with the fit's diagnostics on each row."""
+    rows = []
+    for f in fits:
+        base = {"domain": f.domain, "analysis": f.analysis, "fit": f.label, "formula": f.formula}
+        if f.fit is None:
+            rows.append({**base, "status": "failed", "messages": f.error})
+            continue
+        m = f.fit
+        diag = {"n_obs": m.n_obs, "status": m.status, "converged": m.converged, "singular": m.singular,
+                "optimizer": m.optimizer, "aic": m.aic, "bic": m.bic, "loglik": m.loglik,
+                "messages": "; ".join(m.messages)}
+        for c in m.coefficients:
+            rows.append({**base, "term": c["term"], "estimate": c["estimate"], "se": c["se"],
+                         "statistic": c.get("statistic", "z"), "value": c["z"], "df": c.get("df", float("nan")),
+                         "p": c["p"], "ci_low": c["ci_low"], "ci_high": c["ci_high"], **diag})
+    return pd.DataFrame(rows)
+
+
+def random_effects_table(fits: list[Fit]) -> pd.DataFrame:
+    rows = []
+    for f in fits:
+        if f.fit is None:
+            continue
+        for r in f.fit.random_effects:
+            rows.append({"domain": f.domain, "fit": f.label, **r})
+    return pd.DataFrame(rows)
+
+
+def decimals(value: float) -> int:
+    s = repr(float(value))
+    return len(s.split(".")[1]) if "." in s else 0
+
+
+def paper_table(fits: list[Fit]) -> pd.DataFrame:
+    """The paper's printed statistic beside twinlab's, whether it matches to the printed digits, and the fit's
+    diagnostics next to it."""
+    from reproductions.hu_frank.released import LABEL
+
+    by = {(f.domain, f.analysis): f for f in fits if f.label.startswith("paper")}
+    rows = []
+    for domain, analysis, eq, stat, printed, ptext in PRINTED:
+        f = by.get((domain, analysis))
+        row = {"domain": LABEL[domain], "analysis": "model size" if analysis == "size" else "training time (OLMo-7B)",
+               "equation": eq, "paper": (f"{stat} = {printed}, {ptext}" if printed is not None else ptext)}
+        if f is None or f.fit is None:
+            rows.append({**row, "twinlab": f.error if f else "not fitted (no data)", "matches_printed_digits": "",
+                         "fit_status": "failed" if f else ""})
+            continue
+        c = f.fit.coef(f.term)
+        match = "" if printed is None else ("yes" if round(abs(c["z"]), decimals(printed)) == printed else "NO")
+        p = c["p"]
+        ptxt = f"p = {p:.3g}" if p >= 1e-4 else "p < 0.0001"
+        df = f", df = {c['df']:.2f}" if np.isfinite(c.get("df", np.nan)) and not BINARY[domain] and analysis == "size" else ""
+        rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, {ptxt} (b = {c['estimate']:.4g}, "
+                                       f"SE = {c['se']:.4g})", "term": f.term, "matches_printed_digits": match,
+                     "fit_status": f.fit.status, "singular": f.fit.singular, "converged": f.fit.converged,
+                     "messages": "; ".join(f.fit.messages)})
+    return pd.DataFrame(rows)
+
+
+def sensitivity_summary(fits: list[Fit]) -> pd.DataFrame:
+    """One row per size fit: the interaction under the paper's model and each sensitivity model."""
+    rows = []
+    for f in fits:
+        if f.analysis != "size":
+            continue
+        from reproductions.hu_frank.released import LABEL
+
+        row = {"domain": LABEL[f.domain], "fit": f.label, "formula": f.formula}
+        if f.fit is None:
+            rows.append({**row, "status": "failed", "messages": f.error})
+            continue
+        c = f.fit.coef(f.term)
+        rows.append({**row, "estimate": c["estimate"], "se": c["se"], "statistic": c.get("statistic", "z"),
+                     "value": c["z"], "p": c["p"], "status": f.fit.status, "aic": f.fit.aic,
+                     "messages": "; ".join(f.fit.messages)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,232 @@
+"""seeds/002 from the authors' released outputs: the reader (hand counts on a synthetic release in the exact
+format), the demand gap (by hand), the refusals, the report; the fits against statsmodels (R); and on the real
+release (../shared, skipped when absent) the printed statistics."""
+from __future__ import annotations
+
+import csv
+import gzip
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reproductions.common import ReproError
+from reproductions.hu_frank.released import read_released
+from tests.support.hu_frank_release import CHECKPOINTS, DGL, MODELS, N, write_release
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = next((p / "shared" / "data" / "hu_frank2024" for p in (ROOT.parent, ROOT.parents[1])
+               if (p / "shared" / "data" / "hu_frank2024" / "output").is_dir()), None)
+
+
+def _csv(path: Path) -> list[dict]:
+    """The file's rows by the csv module (an independent reading: no pandas)."""
+    p = path if path.exists() else Path(str(path) + ".gz")
+    text = gzip.decompress(p.read_bytes()).decode() if p.suffix == ".gz" else p.read_text()
+    return list(csv.DictReader(text.splitlines(keepends=True)))
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Path:
+    return write_release(tmp_path_factory.mktemp("hf"))
+
+
+@pytest.fixture(scope="module")
+def rel(release):
+    return read_released(release)
+
+
+def test_digit_matrices_rows_and_correct_counts_equal_a_hand_count(release, rel):
+    t = rel.size["digit_mat"]
+    assert len(t) == len(MODELS) * N["digit_mat"] * 2
+    for stem, (mid, _, _) in MODELS.items():
+        rows = _csv(release / "output" / "digit_mat" / f"{stem}.csv")
+        for method, col in (("generated", "generated_response_correct"), ("mc", "mc_response_correct")):
+            want = sum(r[col] == "True" for r in rows)
+            got = t[(t["model_id"] == mid) & (t["method"] == method)]["correct"].sum()
+            assert got == want, (stem, method)
+    # the authors' loop order: per item, production then forced choice
+    assert t["method"].iloc[:4].tolist() == ["generated", "mc", "generated", "mc"]
+
+
+def test_training_checkpoints_are_the_olmo_files_with_the_final_model_at_step_557000(rel):
+    t = rel.training["digit_mat"]
+    assert sorted(t["training_step"].unique()) == [10000, 91000, 557000]
+    assert len(t) == (1 + len(CHECKPOINTS)) * N["digit_mat"] * 2
+    assert "OLMo-7B_step" not in "".join(rel.size["digit_mat"]["revision"])  # checkpoints stay out of the size data
+    assert set(rel.training) == {"digit_mat", "lambada"}
+
+
+def test_crt_forced_choice_compares_correct_and_intuitive_and_production_uses_the_label(release, rel):
+    t = rel.size["crt"]
+    for stem, (mid, _, _) in MODELS.items():
+        rows = _csv(release / "output" / "crt" / "crt1" / f"{stem}.csv")
+        mc = sum(float(r["mc_correct_logprob"]) > float(r["mc_intuitive_logprob"]) for r in rows)
+        gen = sum(r["generated_response_label"] == "correct" for r in rows)
+        d = t[(t["model_id"] == mid) & (t["condition"] == "crt1")]
+        assert d[d["method"] == "mc"]["correct"].sum() == mc
+        assert d[d["method"] == "generated"]["correct"].sum() == gen
+    quirk = t[(t["condition"] == "crt2")]
+    assert len(quirk) == 2 * N["crt"] and quirk[quirk["method"] == "generated"]["correct"].sum() == 0
+    assert quirk[quirk["method"] == "mc"]["correct"].sum() == N["crt"]  # -1 > -2 in every row
+    assert any("no generated_response_label column" in n and "6 of 6" in n for n in rel.notes)
+
+
+def test_grammaticality_drops_the_duplicated_dgl_items_and_gives_four_rows_per_pair(rel):
+    t = rel.size["syntax"]
+    kept = [i for i, (ph, ts) in enumerate(DGL) if not (ph == "Order of Adjectives" and ts in ("TS 6", "TS 10"))]
+    assert len(kept) == 4
+    dgl = t[t["task"] == "dgl"]
+    assert sorted(dgl["item"].unique()) == sorted(f"dgl:{i}" for i in kept)
+    assert len(t) == len(MODELS) * (N["blimp"] + len(kept)) * 4
+    first = t.iloc[:4]
+    assert first[["method", "order"]].values.tolist() == [["direct", "good"], ["direct", "bad"], ["meta", "good"],
+                                                         ["meta", "bad"]]
+    assert first["correct"].iloc[0] == first["correct"].iloc[1]  # the direct outcome entered once per order
+
+
+def test_demand_gap_is_the_log_odds_difference_by_hand(release, rel):
+    from reproductions.hu_frank.gap import demand_gap
+
+    g = demand_gap(rel.size["digit_mat"], "digit_mat", ["source", "model", "family", "n_params_b"])
+    rows = _csv(release / "output" / "digit_mat" / "gemma-7b.csv")
+    p_mc = sum(r["mc_response_correct"] == "True" for r in rows) / len(rows)
+    p_gen = sum(r["generated_response_correct"] == "True" for r in rows) / len(rows)
+    want = math.log(p_mc / (1 - p_mc)) - math.log(p_gen / (1 - p_gen))
+    got = g[g["model"] == "Gemma 7B"]["gap"].iloc[0]
+    assert got == pytest.approx(want, abs=1e-12)
+    lam = demand_gap(rel.size["lambada"], "lambada", ["model"])
+    rows = _csv(release / "output" / "lambada" / "gemma-7b.csv")
+    want = np.mean([float(r["direct_logprob"]) - float(r["meta_logprob"]) for r in rows])
+    assert lam[lam["model"] == "Gemma 7B"]["gap"].iloc[0] == pytest.approx(want, abs=1e-9)
+
+
+def test_a_missing_column_is_refused_naming_file_and_column(tmp_path):
+    root = write_release(tmp_path / "rel")
+    f = root / "output" / "blimp" / "gemma-2b.csv"
+    f = f if f.exists() else Path(str(f) + ".gz")
+    df = pd.read_csv(f).drop(columns=["meta_bad_correct"])
+    f.unlink()
+    df.to_csv(root / "output" / "blimp" / "gemma-2b.csv", index=False)
+    with pytest.raises(ReproError, match=r"gemma-2b\.csv: missing column\(s\) meta_bad_correct"):
+        read_released(root)
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "reproduce", "hu-frank2024", "--authors-outputs",
+                        str(root), "--out", str(out), "--no-fits", "-q"], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and "meta_bad_correct" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_report_tables_figures_and_provenance_accumulate(release, tmp_path):
+    import json
+
+    from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
+
+    out = tmp_path / "out"
+    for _ in range(2):
+        reproduce_authors(AuthorsOptions(release, out, fits=False, n_boot=200, quiet=True))
+    for name in ("accuracy", "demand_gap", "gap_slopes", "models"):
+        assert (out / "tables" / f"{name}.csv").stat().st_size > 0
+    figs = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert figs == ["fig2A_digit_mat_accuracy.png", "fig2B_digit_mat_gap_size.png", "fig2C_crt_accuracy.png",
+                    "fig2D_crt_gap_size.png", "fig3A_lambada_accuracy.png", "fig3B_lambada_gap_size.png",
+                    "fig3C_syntax_accuracy.png", "fig3D_syntax_gap_size.png", "fig4A_digit_mat_training.png",
+                    "fig4B_lambada_training.png"]
+    prov = json.loads((out / "provenance.json").read_text())
+    assert len(prov["runs"]) == 2
+    files = prov["files"]
+    assert len(files) == sum(1 for p in (release / "output").rglob("*.csv*"))
+    import hashlib
+
+    one = next(iter(files.values()))
+    assert one["sha256"] == hashlib.sha256(Path(one["path"]).read_bytes()).hexdigest()
+    models = pd.read_csv(out / "tables" / "models.csv")
+    assert len(models) == 13 and models.set_index("model").loc["Pythia 1.4B", "n_params_b"] == 1.4
+
+
+# ----------------------------------------------------------------------------------------------- R
+@pytest.mark.r
+@pytest.mark.slow
+def test_training_time_models_equal_statsmodels(rel):
+    import statsmodels.formula.api as smf
+    import statsmodels.api as sm
+
+    from reproductions.hu_frank import fits as F
+
+    d = F.model_frame(rel.training["digit_mat"], "digit_mat", training=True)
+    ours = F.paper_fit("digit_mat", d, training=True)
+    ref = smf.glm("response_correct ~ training_step_log * C(eval_method, Treatment('generated'))", d,
+                  family=sm.families.Binomial()).fit()
+    c = ours.fit.coef("training_step_log:eval_methodmc")
+    assert c["z"] == pytest.approx(ref.tvalues.iloc[3], rel=1e-6)
+    assert c["estimate"] == pytest.approx(ref.params.iloc[3], rel=1e-6)
+    lam = F.model_frame(rel.training["lambada"], "lambada", training=True)
+    ours = F.paper_fit("lambada", lam, training=True)
+    ref = smf.ols("logprob ~ training_step_log * C(eval_method, Treatment('direct'))", lam).fit()
+    c = ours.fit.coef("training_step_log:eval_methodmeta")
+    assert c["z"] == pytest.approx(ref.tvalues.iloc[3], rel=1e-6) and c["statistic"] == "t"
+    assert ours.fit.status == "ok"
+
+
+@pytest.mark.r
+@pytest.mark.slow
+def test_lmer_equals_statsmodels_mixedlm_on_random_intercepts():
+    """fit_lmer (REML) against statsmodels' MixedLM (REML) on a random-intercept model: same fixed effects."""
+    import statsmodels.formula.api as smf
+
+    from analysis.lme4_fits import fit_lmer
+
+    rng = np.random.default_rng(3)
+    g = np.repeat(np.arange(12), 20)
+    x = rng.normal(size=g.size)
+    y = 1.0 + 0.5 * x + rng.normal(size=12)[g] * 0.8 + rng.normal(size=g.size)
+    d = pd.DataFrame({"y": y, "x": x, "g": [f"g{i}" for i in g]})
+    ours = fit_lmer(d, "y ~ x + (1 | g)", group="g")
+    ref = smf.mixedlm("y ~ x", d, groups=d["g"]).fit(reml=True)
+    assert ours.coef("x")["estimate"] == pytest.approx(ref.params["x"], rel=1e-4)
+    assert ours.coef("x")["se"] == pytest.approx(ref.bse["x"], rel=1e-3)
+    assert not ours.singular and ours.status == "ok" and ours.n_groups == 12
+
+
+@pytest.mark.r
+@pytest.mark.slow
+def test_singular_size_fit_is_flagged_beside_the_paper_number(rel):
+    from reproductions.hu_frank import fits as F
+
+    d = F.model_frame(rel.size["digit_mat"], "digit_mat")
+    fit = F.paper_fit("digit_mat", d)
+    assert fit.fit is not None and fit.fit.n_obs == len(d)
+    table = F.paper_table([fit])
+    row = table[table["domain"] == "analogical reasoning"].iloc[0]
+    assert row["fit_status"] == fit.fit.status
+    if fit.fit.singular:
+        assert row["fit_status"].startswith("singular")
+
+
+@pytest.mark.r
+@pytest.mark.slow
+@pytest.mark.skipif(SHARED is None, reason="../shared/data/hu_frank2024 is absent")
+def test_real_release_reproduces_the_printed_statistics(tmp_path):
+    from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
+
+    reproduce_authors(AuthorsOptions(SHARED, tmp_path, sensitivity=False, n_boot=200, quiet=True))
+    t = pd.read_csv(tmp_path / "tables" / "paper_vs_twinlab.csv").set_index(["domain", "analysis"])
+    assert t.loc[("analogical reasoning", "model size"), "matches_printed_digits"] == "yes"
+    assert t.loc[("analogical reasoning", "training time (OLMo-7B)"), "matches_printed_digits"] == "yes"
+    assert t.loc[("word prediction", "training time (OLMo-7B)"), "matches_printed_digits"] == "yes"
+    fits = pd.read_csv(tmp_path / "tables" / "fits.csv")
+    size = fits[(fits["analysis"] == "size") & fits["term"].astype(str).str.contains(":eval_method")]
+    est = size.set_index("domain")["estimate"]
+    # the authors' printed estimates (analysis/lmers/*_lmer_size.txt): the fits land on the same optimum
+    assert est["digit_mat"] == pytest.approx(-0.279979, abs=5e-4)
+    assert est["syntax"] == pytest.approx(1.09493, abs=2e-3)
+    assert est["lambada"] == pytest.approx(1.8368, abs=2e-3)
+    assert size.set_index("domain")["singular"].all()  # as the authors' own summaries say
+    for d in ("grammaticality judgment", "word prediction"):
+        assert str(t.loc[(d, "model size"), "fit_status"]).startswith("singular")
