@@ -5,7 +5,8 @@ Five corpus files, in the release's layout and columns:
     exp1/p18/corpus.csv        item_id,prefix,continuation                       (paper: 384 items)
     exp1/news/corpus.csv       item_id,prefix,continuation,category,...           (paper: 222)
     exp2/dtfit/corpus.csv      item_id,prefix,good_continuation,bad_continuation,... (paper: 395)
-    exp3/blimp/corpus.csv      good_sentence,bad_sentence,category,...,item_id    (paper: 13 x 30 = 390)
+    exp3/blimp/corpus.csv      good_sentence,bad_sentence,category,category_fine,...,item_id (paper: 13 x 30 = 390;
+                               the 13 phenomena are `category_fine`)
     exp3/syntaxgym/corpus.csv  good_sentence,bad_sentence,suite,...,item_id       (paper: 23 x 15 = 345)
 
 Why checked before any model loads: a missing column, an empty cell, a repeated item id or a
@@ -53,8 +54,8 @@ DATASETS: tuple[DatasetSpec, ...] = (
                 ("item_id", "good_sentence", "bad_sentence", "suite"), ("good_sentence", "bad_sentence"), 345,
                 group="suite", paper_per_group=15, label="SyntaxGym"),
     DatasetSpec("blimp", ("3a", "3b"), "exp3/blimp/corpus.csv",
-                ("item_id", "good_sentence", "bad_sentence", "category"), ("good_sentence", "bad_sentence"), 390,
-                group="category", paper_per_group=30, label="BLiMP"),
+                ("item_id", "good_sentence", "bad_sentence", "category_fine"), ("good_sentence", "bad_sentence"), 390,
+                group="category_fine", paper_per_group=30, label="BLiMP"),
 )
 EXPERIMENTS = ("1", "2", "3a", "3b")
 
