@@ -160,6 +160,7 @@ def hu_levy2023(
     backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
     pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="extra Experiment 3 minimal-pair file(s) in the BLiMP JSONL format"),
     agreement: bool = typer.Option(False, "--agreement", help="add twinlab's own agreement pairs (long-nested items) to Experiment 3"),
+    no_agreement: bool = typer.Option(False, "--no-agreement", hidden=True, help="(the default now; kept for old command lines)"),
     agreement_items: Optional[list[Path]] = typer.Option(None, "--agreement-items", help="agreement stimulus file(s) instead of the generated items (with --agreement)"),
     items_per_condition: int = typer.Option(16, "--items-per-condition", "-n", help="generated agreement items per condition (with --agreement)"),
     dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: agreement pairs of that verb only"),
