@@ -263,17 +263,21 @@ def reproduce(opt: Options) -> Path:
     if any("SmolLM2-135M" in n for n in names):
         rep.note("SmolLM2-135M-Instruct is a 135M-parameter causal model, not one of the paper's models "
                  f"({PAPER_MODELS}).")
-    bad = int(scores["logprob"].isna().sum())
-    if bad:
-        rep.note(f"{bad} request(s) could not be scored (NaN; a served model's option outside its top log-probabilities)"
-                 ": their items count as wrong in accuracies and are left out of correlations.")
+    bad = scores[scores["logprob"].isna()]
+    if len(bad):
+        reasons = bad.loc[bad["unscorable"] != "", "unscorable"].value_counts()
+        rep.note(f"{len(bad)} request(s) have no score (NaN): their items are left out of the cells they belong to "
+                 "(`n_scored` in tables/performance.csv), never counted wrong. "
+                 + " ".join(f"{n} x: {why}" for why, n in reasons.items())
+                 + (f" {len(bad) - int(reasons.sum())} outside the served model's top log-probabilities."
+                    if len(bad) > int(reasons.sum()) else ""))
     items = item_table(scores)
     perf = performance(items, opt.n_boot, opt.seed)
     diffs = differentials(items)
     ic = consistency(diffs)
     by_model, mean_ic = consistency_means(ic)
     score_cols = ["model", "experiment", "dataset", "item", "method", "order", "shown", "option", "prompt", "context",
-                  "continuation", "logprob", "request"]
+                  "continuation", "logprob", "unscorable", "request"]
     atomic_write_text(opt.out / "tables" / "items_scores.csv", scores[score_cols].to_csv(index=False))
     atomic_write_text(opt.out / "tables" / "items.csv", items.to_csv(index=False))
     rep.text("Per-item tables: `tables/items_scores.csv` (every prompt, option and log-probability) and "

@@ -93,3 +93,16 @@ def test_heat_map_means_average_datasets_then_models():
     by_model, overall = consistency_means(ic)
     assert by_model.set_index("model")["pearson_r"].to_dict() == pytest.approx({"a": 0.7, "b": 0.2})
     assert overall["pearson_r"].iloc[0] == pytest.approx(0.45)
+
+
+def test_an_unscored_request_leaves_its_item_out_never_counted_wrong():
+    s = scores()
+    s.loc[(s["experiment"] == "2") & (s["method"] == "Direct") & (s["item"] == "0") & (s["option"] == "bad"),
+          "logprob"] = np.nan
+    s.loc[(s["experiment"] == "1") & (s["method"] == "Direct") & (s["item"] == "3"), "logprob"] = np.nan
+    perf = performance(item_table(s), 100, 0).set_index(["experiment", "dataset", "method"])
+    assert perf.loc[("2", "all", "Direct"), "estimate"] == pytest.approx(1 / 2)  # items 1 (wrong) and 2 (right)
+    assert perf.loc[("2", "all", "Direct"), ["n_items", "n_scored"]].tolist() == [3, 2]
+    assert perf.loc[("1", "all", "Direct"), "estimate"] == pytest.approx(-2.0)
+    diffs = differentials(item_table(s))
+    assert set(diffs[(diffs["experiment"] == "2") & (diffs["method"] == "MetaInstruct")]["item"]) == {"1", "2"}

@@ -17,7 +17,9 @@ option, prompt, logprob). Output tables:
 * `consistency`: Figures 3 and 6. Per model x experiment x dataset x Meta method, Pearson r between
   the Direct and the Meta item-level values (Exp 2, 3b: the Meta differential averaged over both
   answer orders); then averaged over datasets (Figure 6) and over models (Figure 3).
-Strict inequalities, as the notebook's (`>`): a tie counts as wrong.
+Strict inequalities, as the notebook's (`>`): a tie counts as wrong. An unscored request (NaN: a
+served model's refusal or an option outside its top log-probabilities) leaves its item out of that
+cell (`n_scored` says how many remain), never counted wrong.
 """
 from __future__ import annotations
 
@@ -34,6 +36,11 @@ def _lp(g: pd.DataFrame, shown: str | None, option: str) -> pd.Series:
     return sel.set_index(KEY)["logprob"]
 
 
+def _gt(a: pd.Series, b: pd.Series) -> pd.Series:
+    """a > b as 1.0/0.0, NaN where either is unscored (left out of the measures, never counted wrong)."""
+    return (a > b).astype(float).where(a.notna() & b.notna())
+
+
 def item_table(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per item x method x order (see the module doc); prompts and options kept as JSON lists."""
     import json
@@ -48,14 +55,14 @@ def item_table(scores: pd.DataFrame) -> pd.DataFrame:
             good, bad = _lp(direct_or_pair, None, "good"), _lp(direct_or_pair, None, "bad")
             t = pd.DataFrame({"logprob_good": good, "logprob_bad": bad})
             t["differential"] = t["logprob_good"] - t["logprob_bad"]
-            t["correct"] = t["logprob_good"] > t["logprob_bad"]
+            t["correct"] = _gt(t["logprob_good"], t["logprob_bad"])
             if exp == "3a":
                 m = g[g["method"] != "Direct"]
                 yg, ng, yb, nb = (_lp(m, s, o) for s, o in (("good", "Yes"), ("good", "No"), ("bad", "Yes"), ("bad", "No")))
                 tm = pd.DataFrame({"logprob_yes_good": yg, "logprob_no_good": ng, "logprob_yes_bad": yb,
                                    "logprob_no_bad": nb})
-                tm["tp"] = tm["logprob_yes_good"] > tm["logprob_no_good"]
-                tm["tn"] = tm["logprob_no_bad"] > tm["logprob_yes_bad"]
+                tm["tp"] = _gt(tm["logprob_yes_good"], tm["logprob_no_good"])
+                tm["tn"] = _gt(tm["logprob_no_bad"], tm["logprob_yes_bad"])
                 tm["differential"] = tm["logprob_yes_good"] - tm["logprob_yes_bad"]
                 t = pd.concat([t, tm])
         else:
@@ -78,11 +85,14 @@ def _units(exp: str, method: str, g: pd.DataFrame) -> tuple[str, np.ndarray, np.
     """
     by = g.groupby(["dataset", "item"], sort=False)
     if exp == "1":
-        return "mean log P(word)", by["value"].sum().to_numpy(float), by["value"].count().to_numpy(float)
+        num, den = by["value"].sum().to_numpy(float), by["value"].count().to_numpy(float)
+        return "mean log P(word)", num[den > 0], den[den > 0]
     if exp == "3a" and method != "Direct":
-        return "balanced accuracy", np.stack([by["tp"].sum().to_numpy(float), by["tn"].sum().to_numpy(float)]), \
-            by["tp"].count().to_numpy(float)
-    return "accuracy", by["correct"].sum().to_numpy(float), by["correct"].count().to_numpy(float)
+        tp, tn = by["tp"].sum().to_numpy(float), by["tn"].sum().to_numpy(float)
+        ok = (by["tp"].count() > 0).to_numpy() & (by["tn"].count() > 0).to_numpy()
+        return "balanced accuracy", np.stack([tp[ok], tn[ok]]), by["tp"].count().to_numpy(float)[ok]
+    num, den = by["correct"].sum().to_numpy(float), by["correct"].count().to_numpy(float)
+    return "accuracy", num[den > 0], den[den > 0]
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, pick: np.ndarray | slice) -> np.ndarray:
@@ -102,10 +112,12 @@ def performance(items: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
             exp, method = d["experiment"], d["method"]
             measure, num, den = _units(exp, method, g)
             n = len(den)
-            est = float(_ratio(num, den, slice(None)))
-            picks = rng.integers(0, n, (n_boot, n))
-            boots = _ratio(num, den, picks)
-            lo, hi = np.quantile(boots, [0.025, 0.975]) if n_boot else (np.nan, np.nan)
+            if n:
+                est = float(_ratio(num, den, slice(None)))
+                boots = _ratio(num, den, rng.integers(0, n, (n_boot, n)))
+                lo, hi = np.quantile(boots, [0.025, 0.975]) if n_boot else (np.nan, np.nan)
+            else:
+                est, lo, hi = np.nan, np.nan, np.nan
             extra = {}
             if exp == "3a" and method != "Direct":
                 extra = {"true_positive_rate": float(g["tp"].mean()), "true_negative_rate": float(g["tn"].mean())}
@@ -113,7 +125,8 @@ def performance(items: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
                 by = g.groupby("order")["correct"].mean()
                 extra = {f"accuracy_{o}": float(by.get(o, np.nan)) for o in ("goodFirst", "badFirst")}
             rows.append({"model": d["model"], "experiment": exp, "dataset": "all" if pooled else d["dataset"],
-                         "method": method, "measure": measure, "n_items": n, "estimate": est,
+                         "method": method, "measure": measure, "n_items": int(g.groupby(["dataset", "item"]).ngroups),
+                         "n_scored": n, "estimate": est,
                          "ci_low": float(lo), "ci_high": float(hi), **extra})
     return pd.DataFrame(rows)
 
