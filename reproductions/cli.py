@@ -103,6 +103,31 @@ def _run(reproduce, opt, interrupted: str) -> None:
     typer.echo(f"wrote {report}")
 
 
+def _backend_settings(backend: Optional[str], backend_option: Optional[list[str]]) -> tuple[Optional[str], dict]:
+    """--backend and -B KEY=VALUE, by run-model's rules (an unknown backend or a malformed option: exit 2)."""
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.cli import parse_backend_options
+    from model_subjects.registry import canonical_name
+
+    name = None
+    if backend:
+        try:
+            name = canonical_name(backend)
+        except ModelLoadError as exc:
+            _fail(f"--backend: {exc}")
+    return name, parse_backend_options(list(backend_option or []))
+
+
+def _local(backend: Optional[str], models: Optional[list[str]]) -> Optional[list[str]]:
+    """The --model values to check as local paths (a served model's id is the server's business)."""
+    return None if backend == "openai" else models
+
+
+def _served_batch(backend: Optional[str], batch_size: str) -> str:
+    """A server batches for itself: the commands' default batch size becomes auto for --backend openai."""
+    return "auto" if backend == "openai" and batch_size == "32" else batch_size
+
+
 @app.command("lampinen2024")
 def lampinen2024(
     out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses finished work)"),
@@ -119,33 +144,23 @@ def lampinen2024(
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto"),
     batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto (a token budget for the device)"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | llamacpp | openai (a served model) | seq2seq"),
+    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars"),
 ) -> None:
     """seeds/000: Table B1 grid, harder variants, recombined prompts, Figure 5 and Figure B1 for any local model."""
     from reproductions.lampinen2024 import Options, reproduce
 
-    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=model, items=items,
+    backend_name, options = _backend_settings(backend, backend_option)
+    batch_size = _served_batch(backend_name, batch_size)
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=_local(backend_name, model), items=items,
                                 humans=humans, items_per_condition=items_per_condition)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []),
+                  backend=backend_name, backend_options=options,
                   humans=list(humans or []), items_per_condition=items_per_condition, prompts=_split(prompts),
                   dependency=dependency, seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
                   batch_size=batch_size, threads=threads or None, quiet=quiet)
     _run(reproduce, opt, "finished sessions are saved")
-
-
-def _backend_settings(backend: Optional[str], backend_option: Optional[list[str]]) -> tuple[Optional[str], dict]:
-    """--backend and -B KEY=VALUE, by run-model's rules (an unknown backend or a malformed option: exit 2)."""
-    from model_subjects.backend import ModelLoadError
-    from model_subjects.cli import parse_backend_options
-    from model_subjects.registry import canonical_name
-
-    name = None
-    if backend:
-        try:
-            name = canonical_name(backend)
-        except ModelLoadError as exc:
-            _fail(f"--backend: {exc}")
-    return name, parse_backend_options(list(backend_option or []))
 
 
 @app.command("hu-levy2023")
@@ -178,9 +193,8 @@ def hu_levy2023(
     from reproductions.hu_levy2023 import Options, check_inputs, reproduce
 
     backend_name, options = _backend_settings(backend, backend_option)
-    if backend_name == "openai" and batch_size == "32":
-        batch_size = "auto"  # a server batches for itself
-    batch = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=model,
+    batch_size = _served_batch(backend_name, batch_size)
+    batch = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=_local(backend_name, model),
                            items=agreement_items, pairs=pairs, items_per_condition=items_per_condition)
     exps = tuple(_split(experiments) or ("1", "2", "3a", "3b"))
     opt = Options(models=list(model) if model else [None], out=out, data=data, n_items=n_items, experiments=exps,
@@ -215,15 +229,20 @@ def hu_frank2024(
     device: str = typer.Option("cpu", "--device"),
     batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | llamacpp | openai (a served model) | seq2seq"),
+    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
     max_new_tokens: int = typer.Option(4, "--max-new-tokens", help="production: tokens to generate at most"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size."""
     from reproductions.hu_frank2024 import Options, reproduce
 
-    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=model,
+    backend_name, options = _backend_settings(backend, backend_option)
+    batch_size = _served_batch(backend_name, batch_size)
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=_local(backend_name, model),
                                 items=items, pairs=pairs, items_per_condition=items_per_condition)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
+                  backend=backend_name, backend_options=options,
                   items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
                   mixed=mixed, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
                   threads=threads or None, max_new_tokens=max_new_tokens, quiet=quiet)

@@ -56,8 +56,6 @@ class Options(RunOptions):
     experiments: tuple[str, ...] = EXPERIMENTS
     n_items: int | None = None
     prompt_text: str = "paper"
-    backend: str | None = None
-    backend_options: dict[str, Any] = field(default_factory=dict)
     pairs: list[Path] = field(default_factory=list)
     agreement: bool = False
     items_per_condition: int | None = 16
@@ -161,6 +159,7 @@ def run_model(opt: Options, model: str | None, queries: list, prog) -> tuple[pd.
         raise ReproError(str(exc)) from None
     except (RuntimeError, ValueError, OSError) as exc:  # a server that cannot be reached, refused settings
         raise ReproError(f"--model {model or 'default'} ({name or 'transformers'}): {exc}") from None
+    opt.out.mkdir(parents=True, exist_ok=True)  # only once a model has loaded
     desc = backend.describe()
     desc.setdefault("backend", getattr(backend, "backend_name", name) or "transformers")
     load_s = time.perf_counter() - t0
@@ -240,7 +239,6 @@ def reproduce(opt: Options) -> Path:
     started = time.time()
     datasets, notes = check_inputs(opt)
     queries = all_queries(datasets, opt.experiments, opt.prompt_text)
-    opt.out.mkdir(parents=True, exist_ok=True)
     frames, models, timings = [], [], []
     with progress_bar(opt.quiet) as prog:
         for model in opt.models:
