@@ -119,11 +119,16 @@ def figure6(by_model: pd.DataFrame, path: Path) -> Path | None:
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 3.5 * nrow), squeeze=False)
     for ax in axes.flat[len(models):]:
         ax.set_visible(False)
-    for ax, model in zip(axes.flat, models):
+    for k, (ax, model) in enumerate(zip(axes.flat, models)):
         im = _heat(ax, _matrix(by_model[by_model["model"] == model], exps), exps, annotate_size=9)
         ax.set_title(_short(model), fontsize=9)
+        if k % ncol:  # task names on the first column only, method names on the bottom panels only
+            ax.set_yticklabels([])
+        if k + ncol < len(models):
+            ax.set_xticklabels([])
+    fig.subplots_adjust(wspace=0.06, hspace=0.18)
     fig.colorbar(im, ax=list(axes.flat[:len(models)]), shrink=0.7, label="Pearson r")
-    fig.suptitle("Figure 6: internal consistency by model", fontsize=10)
+    fig.suptitle("Figure 6: internal consistency by model", fontsize=10, y=0.96)
     return _save(fig, path)
 
 
@@ -137,7 +142,10 @@ def scatter_figure(diffs: pd.DataFrame, ic: pd.DataFrame, experiment: str, path:
     if d.empty:
         return None
     plt = _plt()
-    cols = list(dict.fromkeys(zip(d["model"], d["dataset"])))
+    rank = {k: i for i, k in enumerate(DATASET_LABELS)}  # the paper's order: P18, News; SyntaxGym, BLiMP
+    models = list(dict.fromkeys(d["model"]))
+    cols = sorted(dict.fromkeys(zip(d["model"], d["dataset"])),
+                  key=lambda md: (models.index(md[0]), rank.get(md[1], len(rank)), md[1]))
     blocks = [cols[i:i + max_cols] for i in range(0, len(cols), max_cols)]
     ncol = min(len(cols), max_cols)
     nrow = len(META) * len(blocks)
@@ -172,7 +180,8 @@ def scatter_figure(diffs: pd.DataFrame, ic: pd.DataFrame, experiment: str, path:
                     p = r["p"].iloc[0]
                     ptxt = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
                     ax.text(0.04, 0.96, f"r = {r['pearson_r'].iloc[0]:.2f}\n{ptxt}\nn = {len(g)}",
-                            transform=ax.transAxes, va="top", fontsize=7, color="dimgrey")
+                            transform=ax.transAxes, va="top", fontsize=7, color="dimgrey", zorder=5,
+                            bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.8))
                 ax.tick_params(labelsize=7)
                 if i == 0:
                     ax.set_title(f"{_short(model)}\n{DATASET_LABELS.get(ds, ds)}", fontsize=8)
