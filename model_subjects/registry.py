@@ -9,6 +9,8 @@ entry) and the model by `--model`, which each backend reads its own way:
                             runs it quantised through llama-cpp-python
     openai                  a model served by an OpenAI-compatible server (module by issue 20's
                             served backend)
+    seq2seq                 an encoder-decoder model (Flan-T5, T5) from a local folder or the local
+                            Hugging Face cache; a continuation is scored by the decoder given the encoder's input
 
 The table below names the module of each backend, so that importing the registry (the CLI, the
 runner, a sweep) imports none of them; a backend's module is imported the first time it is asked
@@ -36,9 +38,11 @@ BACKEND_MODULES: dict[str, str] = {
     "transformers": "model_subjects.hf_backend",
     "llamacpp": "model_subjects.llamacpp_backend",
     "openai": "model_subjects.openai_backend",
+    "seq2seq": "model_subjects.seq2seq_backend",
 }
 ALIASES = {"hf": "transformers", "huggingface": "transformers", "llama.cpp": "llamacpp", "llama-cpp": "llamacpp",
-           "gguf": "llamacpp", "openai-compatible": "openai", "server": "openai"}
+           "gguf": "llamacpp", "openai-compatible": "openai", "server": "openai",
+           "t5": "seq2seq", "flan-t5": "seq2seq", "encoder-decoder": "seq2seq"}
 COMMON_SETTINGS = ("dtype", "device", "add_bos", "batch_size", "threads")
 
 # settings that have an option of their own on `run-model` (and a field in a sweep's model entry):

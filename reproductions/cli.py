@@ -103,6 +103,31 @@ def _run(reproduce, opt, interrupted: str) -> None:
     typer.echo(f"wrote {report}")
 
 
+def _backend_settings(backend: Optional[str], backend_option: Optional[list[str]]) -> tuple[Optional[str], dict]:
+    """--backend and -B KEY=VALUE, by run-model's rules (an unknown backend or a malformed option: exit 2)."""
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.cli import parse_backend_options
+    from model_subjects.registry import canonical_name
+
+    name = None
+    if backend:
+        try:
+            name = canonical_name(backend)
+        except ModelLoadError as exc:
+            _fail(f"--backend: {exc}")
+    return name, parse_backend_options(list(backend_option or []))
+
+
+def _local(backend: Optional[str], models: Optional[list[str]]) -> Optional[list[str]]:
+    """The --model values to check as local paths (a served model's id is the server's business)."""
+    return None if backend == "openai" else models
+
+
+def _served_batch(backend: Optional[str], batch_size: str) -> str:
+    """A server batches for itself: the commands' default batch size becomes auto for --backend openai."""
+    return "auto" if backend == "openai" and batch_size == "32" else batch_size
+
+
 @app.command("lampinen2024")
 def lampinen2024(
     out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses finished work)"),
@@ -119,14 +144,19 @@ def lampinen2024(
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto"),
     batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto (a token budget for the device)"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | llamacpp | openai (a served model) | seq2seq"),
+    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars"),
 ) -> None:
     """seeds/000: Table B1 grid, harder variants, recombined prompts, Figure 5 and Figure B1 for any local model."""
     from reproductions.lampinen2024 import Options, reproduce
 
-    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=model, items=items,
+    backend_name, options = _backend_settings(backend, backend_option)
+    batch_size = _served_batch(backend_name, batch_size)
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=_local(backend_name, model), items=items,
                                 humans=humans, items_per_condition=items_per_condition)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []),
+                  backend=backend_name, backend_options=options,
                   humans=list(humans or []), items_per_condition=items_per_condition, prompts=_split(prompts),
                   dependency=dependency, seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
                   batch_size=batch_size, threads=threads or None, quiet=quiet)
@@ -136,13 +166,20 @@ def lampinen2024(
 @app.command("hu-levy2023")
 def hu_levy2023(
     out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses every scored request)"),
+    data: Optional[Path] = typer.Option(None, "--data", help="the authors' datasets/ folder (exp1/p18, exp1/news, exp2/dtfit, exp3/blimp, exp3/syntaxgym corpus.csv)"),
+    n_items: Optional[int] = typer.Option(None, "--items", help="sample N items per dataset (seeded by --seed; default: all)"),
+    experiments: Optional[list[str]] = typer.Option(None, "--experiments", "-e", help="comma list of 1, 2, 3a, 3b (default: all four)"),
+    prompt_text: str = typer.Option("paper", "--prompt-text", help="paper: the prompts as Tables 2-4b print them; authors: as the released code assembles them (blank lines, '...')"),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="model(s); repeat for several; default: the bundled SmolLM2-135M-Instruct"),
-    pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="minimal-pair file(s) in the BLiMP JSONL format (sentence_good, sentence_bad)"),
-    items: Optional[list[Path]] = typer.Option(None, "--items", help="agreement stimulus file(s) instead of the generated long-nested items"),
-    items_per_condition: int = typer.Option(16, "--items-per-condition", "-n", help="agreement items per condition"),
-    no_agreement: bool = typer.Option(False, "--no-agreement", help="only the --pairs files"),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | seq2seq (Flan-T5 style) | llamacpp | openai (a served model)"),
+    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
+    pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="extra Experiment 3 minimal-pair file(s) in the BLiMP JSONL format"),
+    agreement: bool = typer.Option(False, "--agreement", help="add twinlab's own agreement pairs (long-nested items) to Experiment 3"),
+    no_agreement: bool = typer.Option(False, "--no-agreement", hidden=True, help="(the default now; kept for old command lines)"),
+    agreement_items: Optional[list[Path]] = typer.Option(None, "--agreement-items", help="agreement stimulus file(s) instead of the generated items (with --agreement)"),
+    items_per_condition: int = typer.Option(16, "--items-per-condition", "-n", help="generated agreement items per condition (with --agreement)"),
     dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: agreement pairs of that verb only"),
-    seed: int = typer.Option(1, "--seed"),
+    seed: int = typer.Option(1, "--seed", help="seed of the --items sample, the agreement items and the bootstrap"),
     n_boot: int = typer.Option(2000, "--n-boot"),
     add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos"),
     dtype: str = typer.Option("float32", "--dtype"),
@@ -151,15 +188,28 @@ def hu_levy2023(
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """seeds/003: Direct vs MetaQuestionSimple, MetaInstruct, MetaQuestionComplex; sentence judgment and comparison."""
-    from reproductions.hu_levy2023 import Options, reproduce
+    """seeds/003: Experiments 1, 2, 3a, 3b x Direct, MetaQuestionSimple, MetaInstruct, MetaQuestionComplex."""
+    from reproductions.common import ReproError
+    from reproductions.hu_levy2023 import Options, check_inputs, reproduce
 
-    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=model, items=items,
-                                pairs=pairs, items_per_condition=items_per_condition)
-    opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
-                  items_per_condition=items_per_condition, no_agreement=no_agreement, dependency=dependency, seed=seed,
-                  n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
-                  threads=threads or None, quiet=quiet)
+    backend_name, options = _backend_settings(backend, backend_option)
+    batch_size = _served_batch(backend_name, batch_size)
+    batch = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=_local(backend_name, model),
+                           items=agreement_items, pairs=pairs, items_per_condition=items_per_condition)
+    exps = tuple(_split(experiments) or ("1", "2", "3a", "3b"))
+    opt = Options(models=list(model) if model else [None], out=out, data=data, n_items=n_items, experiments=exps,
+                  prompt_text=prompt_text, backend=backend_name, backend_options=options,
+                  items=list(agreement_items or []), pairs=list(pairs or []), agreement=agreement,
+                  items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
+                  add_bos=add_bos, dtype=dtype, device=device, batch_size=batch, threads=threads or None, quiet=quiet)
+    try:  # every dataset read and checked before the model loads or --out is written
+        datasets, _ = check_inputs(opt)
+    except ReproError as exc:
+        _fail(str(exc))
+    for d in datasets:
+        typer.echo(f"read {d.spec.label}: {d.all_count} items ({d.file}); running {len(d.items)}"
+                   + (f" for experiments {', '.join(e for e in exps if e in d.spec.experiments)}" if d.spec.experiments else ""),
+                   err=True)
     _run(reproduce, opt, "scored requests are cached")
 
 
@@ -179,6 +229,8 @@ def hu_frank2024(
     device: str = typer.Option("cpu", "--device"),
     batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | llamacpp | openai (a served model) | seq2seq"),
+    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
     max_new_tokens: int = typer.Option(4, "--max-new-tokens", help="production: tokens to generate at most"),
     authors_outputs: Optional[Path] = typer.Option(None, "--authors-outputs", help="the authors' released outputs "
                                                    "(jennhu/lm-task-demands, or its output/ folder): recompute the "
@@ -226,9 +278,12 @@ def hu_frank2024(
         return
     from reproductions.hu_frank2024 import Options, reproduce
 
-    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=model,
+    backend_name, options = _backend_settings(backend, backend_option)
+    batch_size = _served_batch(backend_name, batch_size)
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=_local(backend_name, model),
                                 items=items, pairs=pairs, items_per_condition=items_per_condition)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
+                  backend=backend_name, backend_options=options,
                   items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
                   mixed=mixed, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
                   threads=threads or None, max_new_tokens=max_new_tokens, quiet=quiet)

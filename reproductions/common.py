@@ -54,6 +54,8 @@ class RunOptions:
     batch_size: int | str = 32  # or "auto"
     threads: int | None = 1
     quiet: bool = False
+    backend: str | None = None  # the registry's name (None: transformers); `--backend` of every reproduce command
+    backend_options: dict[str, Any] = field(default_factory=dict)  # `-B KEY=VALUE` (a server's url, ...)
 
     def check_selection(self) -> None:
         """The item selection can work (the CLI checks these too; this guards the Python API)."""

@@ -70,8 +70,8 @@ def run_model(opt: Options, model: str | None, subtasks, spec_for, pairs, prog) 
     from reproductions.pairs import ScoreCache, pair_trials, score_protocols
 
     try:
-        backend = load_backend(model, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
-                               batch_size=opt.batch_size, threads=opt.threads)
+        backend = load_backend(model, backend=opt.backend, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
+                               batch_size=opt.batch_size, threads=opt.threads, **opt.backend_options)
     except ModelLoadError as exc:
         raise ReproError(str(exc)) from None
     desc = backend.describe()

@@ -1,24 +1,28 @@
-"""seeds/003 (Hu & Levy 2023): Direct against the three metalinguistic prompts, on minimal pairs.
+"""seeds/003 (Hu & Levy 2023) whole: four experiments x four methods on the authors' released materials.
 
-Experiments 3a (sentence judgment) and 3b (sentence comparison), with the protocols of
-`model_subjects.protocols` (`sentence_judgment:<PromptType>`, `sentence_comparison:<PromptType>`;
-the templates of the paper's Tables 4a/4b), on the agreement pairs (a sentence and its version with
-the critical verb flipped) and on BLiMP-format JSONL files (`--pairs`).
+    twinlab reproduce hu-levy2023 --data .../datasets --out OUT [--items 20] [--model M ...]
+                                  [--backend openai -B url=...] [--prompt-text paper|authors]
 
-Definitions (as in the paper):
-  accuracy, Direct (3a and 3b): share of pairs whose grammatical sentence gets the higher log-probability
-  accuracy, Meta judgment (3a): balanced accuracy = mean of the true positive rate (P(Yes) > P(No) for the
-      grammatical sentence) and the true negative rate (P(No) > P(Yes) for the ungrammatical one)
-  accuracy, Meta comparison (3b): share of pairs whose grammatical sentence's answer option (1 or 2) gets
-      the higher log-probability, averaged over the two answer orders (each order also reported)
-  internal consistency: Pearson r over pairs between the direct differential (log P(grammatical) -
-      log P(ungrammatical)) and the metalinguistic one: 3a log P(Yes | grammatical prompt) - log P(Yes |
-      ungrammatical prompt); 3b log P(grammatical's option) - log P(other option), mean of both orders
-CIs: 95% percentile bootstrap over pairs (accuracy), Fisher z (r).
+Experiments (the release's `datasets/` folder, read and checked by `reproductions.hu_levy.data`):
+  1  word prediction: P18 (384), News (222); measure: log P(ground-truth final word)
+  2  word comparison: DTFit (395); accuracy (plausible word more probable), both answer orders
+  3a sentence judgment: SyntaxGym (345), BLiMP (390); Direct accuracy, Meta balanced accuracy
+  3b sentence comparison: the same pairs; accuracy, both answer orders
+Methods: Direct, MetaQuestionSimple, MetaInstruct, MetaQuestionComplex (`reproductions.hu_levy.prompts`).
+Measures, averaging and consistency as the authors' notebook computes them (`reproductions.hu_levy.measures`).
+Extra minimal pairs for Experiment 3 (`--pairs` BLiMP JSONL, `--agreement`: twinlab's own agreement
+pairs) are added only when asked; they are datasets of their own in every table.
+
+Outputs (OUT/): tables/items_scores.csv (every prompt, option and log-probability),
+tables/items.csv (per item x method x order: correct, differential, ...), tables/performance.csv
+(Figure 2), tables/consistency.csv (per dataset) and consistency_by_model.csv / consistency_mean.csv
+(Figures 6 and 3), tables/paper_comparison.csv, figures/figure2*.png, figure3.png, figure6.png,
+figure7-10.png, report.html, provenance.json (accumulating over re-runs), cache/ (request scores).
 """
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,99 +33,141 @@ import pandas as pd
 
 from experiments.atomic import atomic_write_text
 from reproductions.common import ReproError, Report, RunOptions, progress_bar, sha256_text, slug, write_provenance
-from reproductions.pairs import Pair, ScoreCache, load_blimp_jsonl, pair_trials, pairs_from_items, score_protocols
+from reproductions.hu_levy.data import EXPERIMENTS, Dataset, DatasetSpec, Item, data_files, load_datasets
+from reproductions.hu_levy.prompts import META, METHODS, TASK_LABELS, VARIANTS, all_queries, templates_text
 
 PAPER = "seeds/003: Hu & Levy (2023), Prompting is not a substitute for probability measurements in LLMs"
-PROMPT_TYPES = ("Direct", "MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex")
-META = PROMPT_TYPES[1:]
-DEFINITIONS = (
-    "Accuracy, Direct (3a and 3b): share of pairs whose grammatical sentence gets the higher log-probability. "
-    "Meta judgment (3a): balanced accuracy, the mean of the true positive rate (P(Yes) > P(No) for the grammatical "
-    "sentence) and the true negative rate (P(No) > P(Yes) for the ungrammatical one). Meta comparison (3b): share of "
-    "pairs whose grammatical sentence's answer option (1 or 2) gets the higher log-probability, averaged over the two "
-    "answer orders. Internal consistency: Pearson r over pairs between the direct differential (log P(grammatical) - "
-    "log P(ungrammatical)) and the metalinguistic one (3a: log P(Yes | grammatical prompt) - log P(Yes | ungrammatical "
-    "prompt); 3b: log P(grammatical's option) - log P(other option), mean of both orders). CIs: 95% percentile "
-    "bootstrap over pairs (accuracy), Fisher z (r)."
-)
+PAPER_MODELS = "Flan-T5 small/large/XL, text-curie-001, text-davinci-002, text-davinci-003"
 PAPER_RESULTS = (
-    "Result 1: metalinguistic judgments are not the same as direct measurements (Figure 2).",
-    "Result 2: direct measurements generally perform better than or as well as metalinguistic prompting (Figure 2).",
-    "Result 3: minimal pairs help: meta accuracy rises from isolated judgments (3a, Figure 2c) to comparisons "
-    "(3b, Figure 2d) for models above chance.",
-    "Result 4: the less similar a prompt is to a direct probability measurement, the weaker the item-level "
-    "correlation with the direct differentials (Figure 3).",
+    ("1", "Metalinguistic judgments are not the same as direct measurements (Figure 2)."),
+    ("2", "Direct measurements generally perform better than or as well as metalinguistic prompting (Figure 2)."),
+    ("3", "Minimal pairs help: Meta accuracy rises from isolated judgments (3a, Figure 2c) to comparisons (3b, "
+          "Figure 2d) for models above chance."),
+    ("4", "The less similar the task or prompt is to direct next-word probabilities, the weaker the item-level "
+          "correlation with the direct measurement (Figure 3)."),
 )
 
 
 @dataclass
 class Options(RunOptions):
-    items_per_condition: int | None = 16
+    """`items` (RunOptions) are agreement stimulus files; `n_items` the per-dataset sample size."""
+
+    data: Path | None = None
+    experiments: tuple[str, ...] = EXPERIMENTS
+    n_items: int | None = None
+    prompt_text: str = "paper"
     pairs: list[Path] = field(default_factory=list)
-    no_agreement: bool = False
+    agreement: bool = False
+    items_per_condition: int | None = 16
 
 
-def collect_pairs(opt: Options) -> list[Pair]:
-    """Agreement pairs (generated long_nested, or --items files) and the --pairs JSONL files."""
-    from stimuli.files import StimulusFileError, load_items
-    from stimuli.generate import generate_items
-
+# ------------------------------------------------------------------------------------ inputs
+def check_inputs(opt: Options) -> tuple[list[Dataset], list[str]]:
+    """Every dataset the run will use, read and checked (before any model loads); notes for the report."""
     opt.check_selection()
-    pairs: list[Pair] = []
-    if not opt.no_agreement:
+    if opt.prompt_text not in VARIANTS:
+        raise ReproError(f"--prompt-text must be one of {', '.join(VARIANTS)}, not {opt.prompt_text!r}")
+    bad = [e for e in opt.experiments if e not in EXPERIMENTS]
+    if bad or not opt.experiments:
+        raise ReproError(f"--experiments: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(EXPERIMENTS)}")
+    if opt.n_items is not None and opt.n_items < 1:
+        raise ReproError("--items must be at least 1")
+    datasets: list[Dataset] = []
+    if opt.data is not None:
+        datasets += load_datasets(opt.data, opt.experiments, opt.n_items, opt.seed)
+    extra = extra_pair_datasets(opt)
+    if extra and not {"3a", "3b"} & set(opt.experiments):
+        raise ReproError("--pairs / --agreement add Experiment 3 items; --experiments leaves out 3a and 3b")
+    datasets += extra
+    if not datasets:
+        raise ReproError("nothing to run: give --data DIR (the authors' datasets/ folder), or --pairs / --agreement "
+                         "for Experiment 3 pairs")
+    names = [d.spec.name for d in datasets]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ReproError(f"dataset name(s) {', '.join(dup)} given twice (the same --pairs file twice?)")
+    notes = [n for d in datasets for n in d.notes]
+    return datasets, notes
+
+
+def extra_pair_datasets(opt: Options) -> list[Dataset]:
+    """--pairs JSONL files and (when asked) twinlab's agreement pairs as Experiment 3 datasets."""
+    from reproductions.common import sha256_file
+    from reproductions.pairs import load_blimp_jsonl, pairs_from_items
+
+    out = []
+    for f in opt.pairs:
+        pairs = load_blimp_jsonl(f)
+        out.append(_pairs_dataset(Path(f).stem, str(f), pairs, sha256_file(Path(f)), opt))
+    if opt.agreement:
+        from stimuli.files import StimulusFileError, load_items
+        from stimuli.generate import generate_items
+
         if opt.items:
+            items = []
             for f in opt.items:
                 try:
-                    items = load_items(f)
+                    items += load_items(f)
                 except StimulusFileError as exc:
                     raise ReproError(str(exc)) from None
-                pairs += pairs_from_items(_per_condition(items, opt.items_per_condition), opt.dependency)
         else:
-            pairs += pairs_from_items(generate_items("long_nested", "test", opt.items_per_condition, opt.seed),
-                                      opt.dependency)
-    for f in opt.pairs:
-        pairs += load_blimp_jsonl(f)
-    if not pairs:
-        raise ReproError("no pairs: give --pairs files or leave the agreement pairs on")
-    ids = [p.pair_id for p in pairs]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
-        raise ReproError(f"pair id {dup!r} appears twice (the same file given twice?)")
-    return pairs
-
-
-def _per_condition(items: list, n: int) -> list:
-    seen: dict[tuple, int] = {}
-    out = []
-    for it in items:
-        k = (it.structure, it.condition)
-        if seen.get(k, 0) < n:
-            out.append(it)
-            seen[k] = seen.get(k, 0) + 1
+            items = generate_items("long_nested", "test", opt.items_per_condition or 16, opt.seed)
+        pairs = pairs_from_items(items, opt.dependency)
+        digest = sha256_text(json.dumps([(p.pair_id, p.good, p.bad) for p in pairs]))
+        out.append(_pairs_dataset("agreement", "twinlab agreement pairs", pairs, digest, opt))
     return out
 
 
-def run_model(opt: Options, model: str | None, pairs: list[Pair], prog) -> tuple[pd.DataFrame, dict[str, Any], int, float]:
-    from model_subjects import ModelLoadError, get_protocol, load_backend
+def _pairs_dataset(name: str, where: str, pairs: list, digest: str, opt: Options) -> Dataset:
+    spec = DatasetSpec(name, ("3a", "3b"), where, (), (), len(pairs), group="category", label=name)
+    items = [Item(name, p.pair_id, k + 1, good_sentence=p.good, bad_sentence=p.bad, group=p.category)
+             for k, p in enumerate(pairs)]
+    total = len(items)
+    if opt.n_items is not None and opt.n_items < total:
+        keep = sorted(np.random.default_rng(opt.seed).choice(total, size=opt.n_items, replace=False).tolist())
+        items = [items[i] for i in keep]
+    return Dataset(spec, Path(where), digest, items, total)
+
+
+# ------------------------------------------------------------------------------------ models
+def _backend_name(opt: Options, model: str | None) -> str | None:
+    """The backend to load: as given; a local encoder-decoder folder under the default goes to seq2seq."""
+    if opt.backend not in (None, "", "transformers", "hf"):
+        return opt.backend
+    cfg = Path(model or "") / "config.json" if model else None
+    if cfg is not None and cfg.is_file():
+        try:
+            if json.loads(cfg.read_text(encoding="utf-8")).get("is_encoder_decoder"):
+                return "seq2seq"
+        except (OSError, ValueError):
+            pass
+    return opt.backend
+
+
+def run_model(opt: Options, model: str | None, queries: list, prog) -> tuple[pd.DataFrame, dict[str, Any], dict]:
+    from model_subjects import ModelLoadError
+    from model_subjects.registry import load_backend
+    from reproductions.hu_levy.score import score_queries, unscorable
+    from reproductions.pairs import ScoreCache
 
     t0 = time.perf_counter()
+    name = _backend_name(opt, model)
     try:
-        backend = load_backend(model, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
-                               batch_size=opt.batch_size, threads=opt.threads)
+        backend = load_backend(model, backend=name, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
+                               batch_size=opt.batch_size, threads=opt.threads, **opt.backend_options)
     except ModelLoadError as exc:
         raise ReproError(str(exc)) from None
+    except (RuntimeError, ValueError, OSError) as exc:  # a server that cannot be reached, refused settings
+        raise ReproError(f"--model {model or 'default'} ({name or 'transformers'}): {exc}") from None
+    opt.out.mkdir(parents=True, exist_ok=True)  # only once a model has loaded
     desc = backend.describe()
-    ident = sha256_text(repr((desc.get("name"), desc.get("revision"), desc.get("dtype"), desc.get("add_bos"))))[:12]
+    desc.setdefault("backend", getattr(backend, "backend_name", name) or "transformers")
+    load_s = time.perf_counter() - t0
+    ident = sha256_text(repr((desc.get("backend"), desc.get("name"), desc.get("revision"), desc.get("weights_sha256"),
+                              desc.get("dtype"), desc.get("add_bos"), desc.get("url"), desc.get("scoring"),
+                              desc.get("mode"))))[:12]
     cache = ScoreCache(opt.out / "cache" / f"{slug(desc.get('name') or model or 'model')}-{ident}.jsonl")
-    jobs, meta = [], []
-    for p in pairs:
-        g, b = pair_trials(p)
-        for pt in PROMPT_TYPES:
-            jobs += [(g, get_protocol(f"sentence_judgment:{pt}")), (b, get_protocol(f"sentence_judgment:{pt}")),
-                     (g, get_protocol(f"sentence_comparison:{pt}"))]
-            meta += [(p, "judgment", pt, "grammatical"), (p, "judgment", pt, "ungrammatical"),
-                     (p, "comparison", pt, "pair")]
-    task = prog.add_task(f"{desc.get('name')}: {len(pairs)} pairs", total=None)
+    task = prog.add_task(f"{desc.get('name')}: {len(queries)} requests", total=None)
 
     def advance(n: int, total: int | None) -> None:
         if total is not None:
@@ -131,164 +177,170 @@ def run_model(opt: Options, model: str | None, pairs: list[Pair], prog) -> tuple
 
     try:
         chunk = 2048 if opt.batch_size == "auto" else max(64, 8 * int(opt.batch_size))
-        decisions, n_now = score_protocols(backend, cache, jobs, chunk=chunk, progress=advance)
+        scores, n_now, secs = score_queries(backend, cache, queries, chunk=chunk, progress=advance)
     finally:
         cache.close()
-    rows = []
-    for (p, taskname, pt, shown), d in zip(meta, decisions):
-        row = {"model": desc.get("name"), "dataset": p.dataset, "category": p.category, "pair_id": p.pair_id,
-               "task": taskname, "prompt_type": pt, "sentence": shown, "correct": bool(d.correct),
-               "response": d.response if taskname == "judgment" else ("grammatical" if d.correct else "ungrammatical"),
-               "margin": d.margin, "logprob_first": d.option_logprobs[0], "logprob_second": d.option_logprobs[1],
-               "rescored_alone": bool(d.extra.get("rescored_alone"))}
-        if "margin_grammatical_first" in d.extra:
-            row.update(correct_grammatical_first=d.extra["correct_grammatical_first"],
-                       correct_grammatical_second=d.extra["correct_grammatical_second"],
-                       margin_grammatical_first=d.extra["margin_grammatical_first"],
-                       margin_grammatical_second=d.extra["margin_grammatical_second"])
-        rows.append(row)
     del backend
-    return pd.DataFrame(rows), desc, n_now, time.perf_counter() - t0
+    timing = {"model": desc.get("name"), "backend": desc.get("backend"), "requests": len(queries),
+              "requests_computed_now": n_now, "unscorable": unscorable(scores), "load_seconds": round(load_s, 1),
+              "scoring_seconds": round(secs, 1)}
+    return scores.assign(model=desc.get("name")), desc, timing
 
 
-# ---------------------------------------------------------------------------------- measures
-def accuracy(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
-    """Accuracy per model x task x dataset x prompt type (see the module doc), bootstrap CI over pairs."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for (model, task, dataset, pt), g in rows.groupby(["model", "task", "dataset", "prompt_type"], sort=False):
-        if task == "judgment" and pt != "Direct":
-            good = g[g["sentence"] == "grammatical"].set_index("pair_id")["correct"].astype(float)
-            bad = g[g["sentence"] == "ungrammatical"].set_index("pair_id")["correct"].astype(float).reindex(good.index)
-            tpr, tnr = good.to_numpy(), bad.to_numpy()
-            est = (tpr.mean() + tnr.mean()) / 2
-            idx = rng.integers(0, len(tpr), (n_boot, len(tpr)))
-            boots = (tpr[idx].mean(1) + tnr[idx].mean(1)) / 2
-            measure, extra = "balanced accuracy", {"true_positive_rate": tpr.mean(), "true_negative_rate": tnr.mean()}
-        else:
-            g1 = g[g["sentence"] != "ungrammatical"]
-            v = g1["correct"].astype(float).to_numpy()
-            est = v.mean()
-            boots = v[rng.integers(0, len(v), (n_boot, len(v)))].mean(1)
-            measure, extra = "accuracy", {}
-            if "correct_grammatical_first" in g1 and g1["correct_grammatical_first"].notna().any():
-                extra = {"accuracy_grammatical_first": g1["correct_grammatical_first"].astype(float).mean(),
-                         "accuracy_grammatical_second": g1["correct_grammatical_second"].astype(float).mean()}
-        lo, hi = np.quantile(boots, [0.025, 0.975])
-        out.append({"model": model, "task": task, "dataset": dataset, "prompt_type": pt, "measure": measure,
-                    "n_pairs": int(g["pair_id"].nunique()), "estimate": float(est), "ci_low": float(lo),
-                    "ci_high": float(hi), **extra})
-    return pd.DataFrame(out)
+# ------------------------------------------------------------------------------------ the paper
+def paper_comparison(datasets: list[Dataset], perf: pd.DataFrame, mean_ic: pd.DataFrame) -> pd.DataFrame:
+    """What the paper prints beside ours: item counts, and its four results checked on our numbers.
+
+    The paper prints no numerical values for Figures 2-3 in its text (only bars and a heat map), so
+    its results are set beside our numbers as statements, with the models they came from.
+    """
+    rows = []
+    for d in datasets:
+        if d.spec.paper_count and d.spec.path.startswith("exp"):
+            rows.append({"what": f"items in {d.spec.label}", "paper": d.spec.paper_count, "paper_models": "-",
+                         "ours": d.all_count, "ours_note": f"{len(d.items)} run", "agrees": d.all_count ==
+                         d.spec.paper_count})
+    p = perf[perf["dataset"] == "all"]
+    for model, g in p.groupby("model", sort=False):
+        est = g.set_index(["experiment", "method"])["estimate"]
+        best = []
+        for exp in ("1", "2", "3a", "3b"):
+            if (exp, "Direct") in est.index:
+                metas = [est[(exp, m)] for m in META if (exp, m) in est.index]
+                if metas:
+                    best.append(f"{exp}: Direct {est[(exp, 'Direct')]:.2f} vs best Meta {max(metas):.2f}")
+        if best:
+            wins = sum(1 for exp in ("1", "2", "3a", "3b") if (exp, "Direct") in est.index
+                       and all(est[(exp, "Direct")] >= est[(exp, m)] for m in META if (exp, m) in est.index))
+            rows.append({"what": f"Result 2 (Direct >= Meta), {model}", "paper": "nearly always",
+                         "paper_models": PAPER_MODELS, "ours": f"{wins} of {len(best)} experiments",
+                         "ours_note": "; ".join(best), "agrees": wins >= len(best) - 1})
+        if all((e, m) in est.index for e in ("3a", "3b") for m in META):
+            up = [m for m in META if est[("3b", m)] > est[("3a", m)]]
+            lows = g.set_index(["experiment", "method"])["ci_low"]
+            above = any(lows[(e, m)] > 0.5 for e in ("3a", "3b") for m in META)  # the claim is for models above chance
+            rows.append({"what": f"Result 3 (Meta 3b > 3a), {model}", "paper": "yes, for models above chance",
+                         "paper_models": PAPER_MODELS, "ours": f"{len(up)} of 3 Meta methods",
+                         "ours_note": "; ".join(f"{m}: {est[('3a', m)]:.2f} -> {est[('3b', m)]:.2f}" for m in META)
+                         + ("" if above else " (every Meta CI includes chance: the claim does not apply)"),
+                         "agrees": (len(up) >= 2) if above else "n/a"})
+    if not mean_ic.empty:
+        m = mean_ic.groupby("experiment", sort=False)["pearson_r"].mean()
+        order = [e for e in ("1", "2", "3a", "3b") if e in m.index]
+        rows.append({"what": "Result 4 (mean r falls from Exp 1 to 3b)", "paper": "broadly, yes",
+                     "paper_models": PAPER_MODELS, "ours": ", ".join(f"{e}: {m[e]:.2f}" for e in order),
+                     "ours_note": "mean over Meta methods, datasets and models",
+                     "agrees": bool(len(order) >= 2 and m[order[0]] >= m[order[-1]])})
+    return pd.DataFrame(rows)
 
 
-def differentials(rows: pd.DataFrame) -> pd.DataFrame:
-    """Item-level direct and metalinguistic differentials (module doc), one row per pair x meta prompt type."""
-    out = []
-    for (model, task, dataset), g in rows.groupby(["model", "task", "dataset"], sort=False):
-        d = g[(g["prompt_type"] == "Direct") & (g["sentence"] != "ungrammatical")].set_index("pair_id")
-        direct = d["logprob_first"] - d["logprob_second"]  # log P(grammatical) - log P(ungrammatical)
-        for pt in META:
-            m = g[g["prompt_type"] == pt]
-            if task == "judgment":
-                yes_g = m[m["sentence"] == "grammatical"].set_index("pair_id")["logprob_first"]
-                yes_b = m[m["sentence"] == "ungrammatical"].set_index("pair_id")["logprob_first"]
-                meta = yes_g - yes_b.reindex(yes_g.index)
-            else:
-                meta = m.set_index("pair_id")["margin"]
-            both = pd.concat([direct.rename("direct"), meta.rename("meta")], axis=1, join="inner").reset_index()
-            out.append(both.assign(model=model, task=task, dataset=dataset, prompt_type=pt))
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
-
-
-def consistency(diffs: pd.DataFrame) -> pd.DataFrame:
-    from scipy.stats import pearsonr
-
-    out = []
-    for (model, task, dataset, pt), g in diffs.groupby(["model", "task", "dataset", "prompt_type"], sort=False):
-        row = {"model": model, "task": task, "dataset": dataset, "prompt_type": pt, "n_pairs": len(g),
-               "pearson_r": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan}
-        if len(g) >= 4 and g["direct"].std() > 0 and g["meta"].std() > 0:
-            res = pearsonr(g["direct"], g["meta"])
-            ci = res.confidence_interval(0.95)
-            row.update(pearson_r=float(res.statistic), ci_low=float(ci.low), ci_high=float(ci.high), p=float(res.pvalue))
-        out.append(row)
-    return pd.DataFrame(out)
-
-
-def layout(t: pd.DataFrame, value_cols: list[str], est: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Paper layout: rows model x task x dataset, columns the prompt types; (numbers, numbers with CIs)."""
-    t = t.copy()
-    t["cell"] = [f"{e:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(e) and pd.notna(lo) else ("" if pd.isna(e) else f"{e:.3f}")
-                 for e, lo, hi in zip(t[est], t["ci_low"], t["ci_high"])]
-    idx = ["model", "task", "dataset"]
-    num = t.pivot_table(index=idx, columns="prompt_type", values=est, aggfunc="first", sort=False)
-    txt = t.pivot_table(index=idx, columns="prompt_type", values="cell", aggfunc="first", sort=False)
-    cols = [c for c in value_cols if c in num.columns]
-    return num[cols].reset_index().rename_axis(columns=None), txt[cols].reset_index().rename_axis(columns=None)
-
-
+# ------------------------------------------------------------------------------------ the run
 def reproduce(opt: Options) -> Path:
-    from analysis.figures import consistency_scatter
-    from reproductions.figures import accuracy_bars
+    from reproductions.hu_levy import figures as F
+    from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
 
     started = time.time()
-    opt.out.mkdir(parents=True, exist_ok=True)
-    pairs = collect_pairs(opt)
+    datasets, notes = check_inputs(opt)
+    queries = all_queries(datasets, opt.experiments, opt.prompt_text)
     frames, models, timings = [], [], []
     with progress_bar(opt.quiet) as prog:
         for model in opt.models:
-            rows, desc, n_now, secs = run_model(opt, model, pairs, prog)
-            frames.append(rows)
+            scores, desc, timing = run_model(opt, model, queries, prog)
+            frames.append(scores)
             models.append(desc)
-            timings.append({"model": desc.get("name"), "requests_computed_now": n_now, "seconds": round(secs, 1)})
-    rows = pd.concat(frames, ignore_index=True)
+            timings.append(timing)
+    scores = pd.concat(frames, ignore_index=True)
+    names = list(dict.fromkeys(scores["model"]))
     rep = Report(opt.out, "Reproduction of seeds/003 (Hu & Levy 2023): direct vs metalinguistic evaluation")
-    names = sorted(rows["model"].unique())
-    rep.text(f"Model(s): {', '.join(names)}. {len(pairs)} minimal pairs: "
-             + ", ".join(f"{d} {n}" for d, n in pd.Series([p.dataset for p in pairs]).value_counts().items())
-             + ". " + "; ".join(f"{t['model']}: {t['requests_computed_now']} request(s) scored now, {t['seconds']} s"
-                               for t in timings) + " (the rest reused from the score cache).")
+    rep.text(f"Model(s): {', '.join(names)}; backend(s): {', '.join(sorted({str(t['backend']) for t in timings}))}. "
+             f"Prompt text: {opt.prompt_text}. Experiments: {', '.join(opt.experiments)}.")
+    rep.text("Data: " + "; ".join(f"{d.spec.label} {len(d.items)} of {d.all_count} items" for d in datasets)
+             + (f" (--items {opt.n_items}, seed {opt.seed})" if opt.n_items else "") + ".")
+    rep.text("; ".join(f"{t['model']}: {t['requests']} requests, {t['requests_computed_now']} scored now in "
+                       f"{t['scoring_seconds']} s (model load {t['load_seconds']} s), {t['unscorable']} unscorable"
+                       for t in timings) + ".")
+    for n in notes:
+        rep.note(n)
     if any("SmolLM2-135M" in n for n in names):
-        rep.note("SmolLM2-135M-Instruct is a 135M-parameter model, not one of the paper's models (Flan-T5, GPT-3/3.5).")
-    rep.text(DEFINITIONS)
-    atomic_write_text(opt.out / "tables" / "trials.csv", rows.to_csv(index=False))
-    acc = accuracy(rows, opt.n_boot, opt.seed)
-    rep.heading("Task performance (Figure 2c: sentence judgment, 2d: sentence comparison)", anchor="accuracy")
-    num, txt = layout(acc, list(PROMPT_TYPES), "estimate")
-    rep.table("accuracy", num, "Accuracy (balanced for Meta judgments) by model, task, dataset and prompt type", shown=txt)
-    rep.table("accuracy_long", acc, "With counts, per-order accuracies and TPR/TNR", show=False)
-    for task in ("judgment", "comparison"):
-        t = acc[acc["task"] == task]
-        t = t.assign(x=[f"{m} · {d}" if len(names) > 1 else d for m, d in zip(t["model"], t["dataset"])])
-        rep.figure(accuracy_bars(t, "x", "prompt_type", opt.out / "figures" / f"accuracy_{task}.png",
-                                 f"Sentence {task} (seeds/003 Figure 2{'c' if task == 'judgment' else 'd'})"),
-                   f"Sentence {task}: accuracy by prompt type (bars: 95% bootstrap CI over pairs; dotted: chance)")
-    diffs = differentials(rows)
+        rep.note("SmolLM2-135M-Instruct is a 135M-parameter causal model, not one of the paper's models "
+                 f"({PAPER_MODELS}).")
+    bad = scores[scores["logprob"].isna()]
+    if len(bad):
+        reasons = bad.loc[bad["unscorable"] != "", "unscorable"].value_counts()
+        rep.note(f"{len(bad)} request(s) have no score (NaN): their items are left out of the cells they belong to "
+                 "(`n_scored` in tables/performance.csv), never counted wrong. "
+                 + " ".join(f"{n} x: {why}" for why, n in reasons.items())
+                 + (f" {len(bad) - int(reasons.sum())} outside the served model's top log-probabilities."
+                    if len(bad) > int(reasons.sum()) else ""))
+    items = item_table(scores)
+    perf = performance(items, opt.n_boot, opt.seed)
+    diffs = differentials(items)
     ic = consistency(diffs)
-    rep.heading("Internal consistency (Figure 3)", anchor="consistency")
-    num, txt = layout(ic, list(META), "pearson_r")
-    rep.table("internal_consistency", num, "Pearson r between direct and metalinguistic differentials", shown=txt)
-    rep.table("internal_consistency_long", ic, "With n, CI and p", show=False)
-    atomic_write_text(opt.out / "tables" / "differentials.csv", diffs.to_csv(index=False))
-    sc = diffs.rename(columns={"model": "model_label"}).assign(context=diffs["task"] + " · " + diffs["dataset"],
-                                                                protocol_direct="Direct", protocol_meta=diffs["prompt_type"])
-    icf = ic.rename(columns={"prompt_type": "meta_protocol"}).assign(
-        context_mode=ic["task"] + " · " + ic["dataset"], direct_protocol="Direct")
-    rep.figure(consistency_scatter(sc, icf, opt.out / "figures" / "internal_consistency.png"),
-               "Item-level differentials: direct (x) against each metalinguistic prompt (y), first 12 panels")
-    rep.heading("The paper's results (seeds/003 reports them as figures only; no printed numbers)", anchor="paper")
-    for r in PAPER_RESULTS:
-        rep.text(r)
-    from model_subjects.protocols import COMPARISON_TEMPLATES, JUDGMENT_TEMPLATES
+    by_model, mean_ic = consistency_means(ic)
+    score_cols = ["model", "experiment", "dataset", "item", "method", "order", "shown", "option", "prompt", "context",
+                  "continuation", "logprob", "unscorable", "request"]
+    atomic_write_text(opt.out / "tables" / "items_scores.csv", scores[score_cols].to_csv(index=False))
+    atomic_write_text(opt.out / "tables" / "items.csv", items.to_csv(index=False))
+    rep.text("Per-item tables: `tables/items_scores.csv` (every prompt, option and log-probability) and "
+             "`tables/items.csv` (per item, method and answer order: correct, differential, the prompts, options "
+             "and log-probabilities).")
 
-    templates = {f"judgment:{k}": v for k, v in JUDGMENT_TEMPLATES.items()}
-    templates |= {f"comparison:{k}": v for k, v in COMPARISON_TEMPLATES.items()}
-    templates["Direct"] = "log P(sentence) from the start token; the continuation is the whole sentence"
+    rep.heading("Task performance (Figure 2)", anchor="performance")
+    rep.text("Exp 1: mean log-probability of the ground-truth final word. Exp 2 and 3b: accuracy over items and both "
+             "answer orders (the mean of the two orders). Exp 3a: Direct accuracy; Meta balanced accuracy (TPR + TNR)/2. "
+             "Pooled over each experiment's datasets, as the paper's Figure 2; 95% percentile bootstrap CIs over items.")
+    shown = perf[perf["dataset"] == "all"].pivot_table(index=["model", "experiment"], columns="method",
+                                                      values="estimate", sort=False)
+    shown = shown[[m for m in METHODS if m in shown.columns]].round(3).reset_index()
+    rep.table("performance_wide", shown, "Figure 2 numbers (pooled over datasets)")
+    rep.table("performance", perf, "Per dataset, with CIs, per-order accuracies and TPR/TNR", show=False)
+    rep.figure(F.figure2(perf, opt.out / "figures" / "figure2.png"), "Figure 2: performance by experiment, model and "
+               "method (bars: 95% bootstrap CIs over items; dashed: chance)")
+    for ds in dict.fromkeys(perf.loc[perf["dataset"] != "all", "dataset"]):
+        rep.figure(F.figure2(perf, opt.out / "figures" / f"figure2_{slug(ds)}.png", dataset=ds),
+                   f"Figure 2 for {ds} alone (the paper's Appendix B)")
+
+    rep.heading("Internal consistency (Figures 3 and 6)", anchor="consistency")
+    rep.text("Pearson r between the item-level Direct and Meta values (Exp 1: log P(word); Exp 2: the plausible-minus-"
+             "implausible differential; Exp 3a: Direct good-minus-bad sentence log-probability against log P(Yes | good) "
+             "- log P(Yes | bad); Exp 3b: against the good-minus-bad label differential; Meta values averaged over the "
+             "two answer orders), per dataset, then averaged over datasets (Figure 6) and models (Figure 3).")
+    wide = mean_ic.pivot_table(index="experiment", columns="method", values="pearson_r", sort=False)
+    wide = wide[[m for m in META if m in wide.columns]].round(3).reset_index()
+    wide.insert(0, "task", [TASK_LABELS[e] for e in wide["experiment"]])
+    rep.table("consistency_mean", wide, "Figure 3: mean Pearson r (tasks x methods)")
+    rep.table("consistency_by_model", by_model, "Figure 6: mean r by model", show=False)
+    rep.table("consistency", ic, "Per model, experiment, dataset and method: r, p, 95% CI, n", show=False)
+    atomic_write_text(opt.out / "tables" / "differentials.csv", diffs.to_csv(index=False))
+    rep.figure(F.figure3(mean_ic, opt.out / "figures" / "figure3.png", len(names)), "Figure 3: internal consistency")
+    rep.figure(F.figure6(by_model, opt.out / "figures" / "figure6.png"), "Figure 6: internal consistency by model")
+    rep.heading("Item-level differentials (Figures 7-10)", anchor="scatters")
+    for exp, num in F.FIGURE_OF_EXPERIMENT.items():
+        rep.figure(F.scatter_figure(diffs, ic, exp, opt.out / "figures" / f"figure{num}.png"),
+                   f"Figure {num}: {TASK_LABELS[exp]}, Direct (x) against each Meta method (y), every panel")
+
+    rep.heading("The paper beside ours", anchor="paper")
+    rep.text(f"The paper's numbers come from {PAPER_MODELS}. Its text prints no values for Figures 2-3 (bars and a "
+             "heat map only), so its item counts and its four results are set beside ours.")
+    rep.table("paper_comparison", paper_comparison(datasets, perf, mean_ic), "Paper vs this run")
+    for _, r in PAPER_RESULTS:
+        rep.text(r)
+
+    templates = templates_text(opt.prompt_text)
     rep.heading("Provenance", anchor="provenance")
-    rep.details("prompt templates", "".join(f"<h3>{k}</h3><pre>{v}</pre>" for k, v in templates.items()))
-    opts = {k: (str(v) if isinstance(v, Path) else [str(x) for x in v] if isinstance(v, list) else v)
+    rep.details(f"prompt templates ({opt.prompt_text})",
+                "".join(f"<h3>{k}</h3><pre>{v}</pre>" for k, v in templates.items()))
+    opts = {k: (str(v) if isinstance(v, Path) else [str(x) for x in v] if isinstance(v, (list, tuple)) else v)
             for k, v in dataclasses.asdict(opt).items()}
-    write_provenance(opt.out, PAPER, opts, models, {}, templates, {f"pairs:{Path(f).name}": Path(f) for f in opt.pairs}
-                     | {f"items:{Path(f).name}": Path(f) for f in opt.items}, [], started,
-                     extra={"timings": timings, "n_pairs": len(pairs)})
+    files = {}
+    if opt.data is not None:
+        files = {f"data:{k}": p for k, p in data_files(opt.data).items()}
+    files |= {f"pairs:{Path(f).name}": Path(f) for f in opt.pairs} | {f"items:{Path(f).name}": Path(f) for f in opt.items}
+    prompts_hash = sha256_text("\n".join(sorted(set(scores["prompt"]))))
+    write_provenance(opt.out, PAPER, opts, models, {}, templates, files, [], started, extra={
+        "timings": timings, "prompt_text": opt.prompt_text, "prompts_sha256": prompts_hash,
+        "n_prompts": int(scores["prompt"].nunique()),
+        "datasets": [{"name": d.spec.name, "file": str(d.file), "sha256": d.sha256, "items_in_file": d.all_count,
+                      "items_run": [it.item_id for it in d.items]} for d in datasets],
+        "sample": {"items_per_dataset": opt.n_items, "seed": opt.seed}})
     return rep.write()

@@ -467,8 +467,9 @@ def reproduce(opt: Options, log=print) -> Path:
     for model in opt.models:
         arms = arms_for(opt, model, subtasks)
         try:
-            backend = load_backend(model, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
-                                   batch_size=opt.batch_size, threads=opt.threads)
+            backend = load_backend(model, backend=opt.backend, dtype=opt.dtype, device=opt.device,
+                                   add_bos=opt.add_bos, batch_size=opt.batch_size, threads=opt.threads,
+                                   **opt.backend_options)
         except ModelLoadError as exc:
             raise ReproError(str(exc)) from None
         models.append(backend.describe())

@@ -1,4 +1,7 @@
-"""Minimal pairs (BLiMP JSONL, agreement) put through the Hu & Levy protocols; Hu & Frank's tables."""
+"""Minimal pairs (BLiMP JSONL, agreement) put through the Hu & Levy protocols; Hu & Frank's tables.
+
+(The Hu & Levy measures are tested in tests/test_hu_levy_measures.py.)
+"""
 from __future__ import annotations
 
 import json
@@ -13,7 +16,6 @@ from experiments.cli import app
 from model_subjects import get_protocol
 from reproductions.common import ReproError
 from reproductions.hu_frank2024 import accuracies, demand_gaps, mixed_models
-from reproductions.hu_levy2023 import accuracy
 from reproductions.pairs import load_blimp_jsonl, pair_trials, pairs_from_items
 from stimuli.generate import generate_items
 
@@ -50,24 +52,6 @@ def test_bad_blimp_lines_are_named(tmp_path):
     assert res.exit_code == 2 and "3 bad line(s)" in " ".join(res.output.split()) and "Traceback" not in res.output
     res = CliRunner().invoke(app, ["reproduce", "hu-frank2024", "--out", str(tmp_path / "o"), "--dependency", "x"])
     assert res.exit_code == 2 and "--dependency must be inner or outer" in " ".join(res.output.split())
-
-
-def test_balanced_accuracy_for_meta_judgments_plain_accuracy_otherwise():
-    rows = []
-    # 4 pairs: Meta judgment says Yes to every grammatical and to 2 of 4 ungrammatical sentences
-    for k in range(4):
-        rows += [{"model": "m", "task": "judgment", "dataset": "d", "prompt_type": "MetaInstruct", "pair_id": k,
-                  "sentence": "grammatical", "correct": True},
-                 {"model": "m", "task": "judgment", "dataset": "d", "prompt_type": "MetaInstruct", "pair_id": k,
-                  "sentence": "ungrammatical", "correct": k < 2},
-                 {"model": "m", "task": "judgment", "dataset": "d", "prompt_type": "Direct", "pair_id": k,
-                  "sentence": "grammatical", "correct": k != 3},
-                 {"model": "m", "task": "judgment", "dataset": "d", "prompt_type": "Direct", "pair_id": k,
-                  "sentence": "ungrammatical", "correct": False}]  # ignored: Direct scores the pair once
-    acc = accuracy(pd.DataFrame(rows), 200, 0).set_index("prompt_type")
-    assert acc.loc["MetaInstruct", "estimate"] == pytest.approx((1.0 + 0.5) / 2)
-    assert acc.loc["MetaInstruct", "measure"] == "balanced accuracy"
-    assert acc.loc["Direct", "estimate"] == pytest.approx(0.75)
 
 
 def test_demand_gap_and_mixed_model_need_two_sizes():

@@ -1,0 +1,77 @@
+"""Scoring the queries of one model on the backend contract, with a request-level cache.
+
+Requests go to `Backend.loglikelihood` in chunks sorted by context (a chunk then shares the
+template's prefix, which the transformers backend encodes once). Each score is appended to the
+cache (`reproductions.pairs.ScoreCache`, keyed by the request's hash, one file per model identity),
+so an interrupted or repeated run scores only what is missing. A continuation a served model
+could not score (outside its returned top log-probabilities) stays NaN and is counted, never guessed;
+a request the backend refuses (a whole-sentence score from a server whose probe failed) stays NaN
+with the refusal's reason, and is not cached (a later run asks again).
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable
+
+import pandas as pd
+
+from reproductions.hu_levy.prompts import Query
+
+
+def score_queries(backend: Any, cache: Any, queries: list[Query], chunk: int = 512,
+                  progress: Callable[[int, int | None], None] | None = None) -> tuple[pd.DataFrame, int, float]:
+    """(one row per query with its log-probability, requests computed now, seconds spent scoring)."""
+    from model_subjects.requests import LoglikelihoodRequest
+
+    reqs = {}
+    keys = []
+    for q in queries:
+        r = LoglikelihoodRequest(q.context, q.continuation)
+        k = r.key()
+        keys.append(k)
+        if k not in cache.scores:
+            reqs[k] = r
+    todo = sorted(reqs.items(), key=lambda kv: (kv[1].context, kv[1].continuation))
+    if progress:
+        progress(0, len(todo))
+    t0 = time.perf_counter()
+    refused: dict[str, str] = {}
+    for start in range(0, len(todo), chunk):
+        part = todo[start:start + chunk]
+        for (k, _), res in zip(part, _score_chunk(backend, part, refused)):
+            if res is not None:
+                cache.add(k, res.logprob)
+        cache.flush()
+        if progress:
+            progress(len(part), None)
+    secs = time.perf_counter() - t0
+    rows = [{"experiment": q.experiment, "dataset": q.dataset, "item": q.item, "method": q.method, "order": q.order,
+             "shown": q.shown, "option": q.option, "context": q.context, "continuation": q.continuation,
+             "prompt": q.prompt, "logprob": cache.scores.get(k, math.nan), "request": k,
+             "unscorable": refused.get(k, "")} for q, k in zip(queries, keys)]
+    df = pd.DataFrame(rows)
+    df["logprob"] = df["logprob"].astype(float)
+    return df, len(todo), secs
+
+
+def _score_chunk(backend: Any, part: list, refused: dict[str, str]) -> list:
+    """Scores of a chunk; a request the backend refuses (a served model whose probe failed cannot give a
+    whole-sentence score) is retried alone, and if refused again left unscored with the reason."""
+    from model_subjects.backend import ModelLoadError
+
+    try:
+        return backend.loglikelihood([r for _, r in part])
+    except ModelLoadError:
+        out = []
+        for k, r in part:
+            try:
+                out += backend.loglikelihood([r])
+            except ModelLoadError as exc:
+                refused[k] = str(exc)
+                out.append(None)
+        return out
+
+
+def unscorable(scores: pd.DataFrame) -> int:
+    return int(scores["logprob"].isna().sum())
