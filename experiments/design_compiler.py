@@ -222,7 +222,7 @@ def make_trial(exp: Experiment, block: Block, row: Row, index: int, block_index:
     return Trial(
         experiment=exp.name, block=block.name, trial_index=index, block_trial_index=block_index,
         item_id=row.row_id, structure=levels.get("structure", exp.name),
-        condition=levels.get("condition", row.condition), dependency=None,
+        condition=levels.get("condition", row.condition or row.role), dependency=None,  # factor-less: its role
         violation_position="other" if violation else "none",
         words=tuple(text.split()), critical_index=-1, critical_word="", correct_form="", alternative_word="",
         correct_response=answer,  # type: ignore[arg-type]

@@ -373,6 +373,9 @@ class DesignSpec(_Strict):
                 raise ValueError(f"factor {name!r}: a level is empty or has spaces around it: {levels}")
             if len(set(levels)) < len(levels):
                 raise ValueError(f"factor {name!r}: a level is given twice: {levels}")
+            if name == "grammatical" and sorted(levels) != ["false", "true"]:
+                raise ValueError(f"factor 'grammatical' fills the table's boolean column: its levels are true and "
+                                 f"false, got {levels}; name a factor with other levels otherwise")
         return v
 
 

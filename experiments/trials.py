@@ -93,7 +93,8 @@ class Trial:
             d["role"] = self.role
             d["materials"] = json.dumps(thaw(self.materials), ensure_ascii=False, sort_keys=True)
             for name, level in self.factors:  # the design's own columns, under the factors' names
-                d[name] = level
+                # a `grammatical` factor of true/false fills the Lakretz boolean column as a boolean
+                d[name] = {"true": True, "false": False}.get(level, level) if name == "grammatical" else level
         return d
 
     @property
