@@ -15,7 +15,7 @@ from typing import Iterable, Literal
 import pandas as pd
 
 from analysis.load_base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
-from experiments.schema import COLUMN_NAMES, DTYPES, REQUIRED
+from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, REQUIRED
 
 Format = Literal["auto", "twinlab", "lakretz"]
 EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table")
@@ -98,8 +98,21 @@ def sniff_format(path: Path, columns: Iterable[str]) -> str:
 
 
 # ---- twinlab sessions ------------------------------------------------------------------------
-def _check_columns(path: Path, columns: list[str], info: LoadInfo) -> None:
-    unknown = [c for c in columns if c not in COLUMN_NAMES]
+def design_columns(columns: list[str], meta: dict) -> list[str]:
+    """The general model's columns a table holds (docs/general_model.md): the generic ones, then the
+    design's factor columns (named in the sidecar's `design.factors`; without a sidecar, every
+    column after the generic ones of a table that has them all)."""
+    if not set(GENERIC_COLUMN_NAMES) & set(columns):
+        return []
+    factors = list(((meta.get("design") or {}).get("factors")) or {})
+    base = COLUMN_NAMES + GENERIC_COLUMN_NAMES
+    if not factors and columns[: len(base)] == base:
+        factors = columns[len(base):]
+    return [c for c in columns if c in GENERIC_COLUMN_NAMES or (c in factors and c not in COLUMN_NAMES)]
+
+
+def _check_columns(path: Path, columns: list[str], info: LoadInfo, extra: list[str] | None = None) -> None:
+    unknown = [c for c in columns if c not in COLUMN_NAMES and c not in (extra or [])]
     missing = [c for c in COLUMN_NAMES if c not in columns]
     if unknown:
         c = unknown[0]
@@ -119,8 +132,9 @@ def _bad_value(path: Path, col: str, series: pd.Series, bad: pd.Series, expected
     return LoadError(f"{path}: column {col!r}, line {int(i) + 2}: {series[i]!r} is not {expected}")
 
 
-def convert_column(path: Path, col: str, raw: pd.Series) -> pd.Series:
-    """Raw strings -> the schema dtype of `col` ('' is missing); bad values raise LoadError."""
+def convert_column(path: Path, col: str, raw: pd.Series, generic: bool = False) -> pd.Series:
+    """Raw strings -> the schema dtype of `col` ('' is missing); bad values raise LoadError.
+    `generic`: a table of a general design, whose correct responses are its task's (any label)."""
     dtype = DTYPES.get(col, "string")
     s = raw.astype("string").str.strip()
     empty = s.isna() | (s == "")
@@ -146,7 +160,7 @@ def convert_column(path: Path, col: str, raw: pd.Series) -> pd.Series:
         out[low.isin(_FALSE).fillna(False)] = False
     else:  # pragma: no cover - the schema only uses the dtypes above
         raise LoadError(f"schema dtype {dtype!r} of column {col!r} is not supported")
-    if col in ALLOWED_VALUES:
+    if col in ALLOWED_VALUES and not (generic and col == "correct_response"):
         allowed = ALLOWED_VALUES[col]
         bad = out.notna() & ~out.isin(list(allowed))
         if bad.any():
@@ -154,12 +168,14 @@ def convert_column(path: Path, col: str, raw: pd.Series) -> pd.Series:
     return out
 
 
-def typed_frame(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
-    """All schema columns with their schema dtypes (absent optional columns are left empty)."""
+def typed_frame(path: Path, raw: pd.DataFrame, extra: list[str] | None = None) -> pd.DataFrame:
+    """All schema columns with their schema dtypes (absent optional columns are left empty), then
+    the `extra` columns of a general design (generic ones typed by the schema, factors as strings)."""
     cols = {}
-    for c in COLUMN_NAMES:
+    generic = bool(extra)
+    for c in COLUMN_NAMES + list(extra or []):
         if c in raw.columns:
-            cols[c] = convert_column(path, c, raw[c])
+            cols[c] = convert_column(path, c, raw[c], generic)
         else:
             cols[c] = pd.Series(pd.NA, index=raw.index, dtype=DTYPES[c])
     df = pd.DataFrame(cols)
@@ -242,9 +258,10 @@ def sidecar_in_results_table(meta: dict) -> bool:
 def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False,
                       keep_outliers: bool = False) -> pd.DataFrame:
     raw = _read_session_csv(path, info)
-    _check_columns(path, list(raw.columns), info)
-    df = typed_frame(path, raw)
     meta = _sidecar(path)
+    extra = design_columns(list(raw.columns), meta)
+    _check_columns(path, list(raw.columns), info, extra)
+    df = typed_frame(path, raw, extra)
     if meta.get("autopilot") and not include_simulated:
         # the PsychoPy runner answering itself: real timing, simulated responses, never human data
         info.exclude(path.name, len(df), "autopilot session (simulated responses, not human data)")

@@ -55,8 +55,23 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
             per = (f"{n} trials over sessions {', '.join(map(str, sessions))} (dealt out)"
                    if b.across_sessions and len(sessions) > 1 and not b.trials
                    else f"{n} trials" + (f" in session(s) {', '.join(map(str, sessions))}" if exp.sessions > 1 else ""))
+            if b.role is not None:  # a block of a design spec
+                console.print(f"  block [bold]{b.name}[/bold]: {per}, role={b.role}"
+                              + (" + fillers" if b.fillers else "") + f", feedback={b.feedback}"
+                              + (f", max_run={dict(b.max_run)}" if b.max_run else ""), highlight=False,
+                              soft_wrap=True)
+                continue
             console.print(f"  block [bold]{b.name}[/bold]: {per}, lexicon={b.lexicon}, feedback={b.feedback}, "
                           f"structures={', '.join(b.structure_names())}", highlight=False)
+        if exp.design is not None:
+            from experiments.design_compiler import load_design
+
+            df = load_design(exp)
+            factors = " x ".join(f"{k} ({', '.join(v)})" for k, v in exp.design.factors.items())
+            console.print(f"  design: {factors}; {df.summary()}", highlight=False, soft_wrap=True)
+            if df.unknown_columns:  # kept, never dropped: say so
+                console.print(f"  columns kept in materials under their own names (no role in the task): "
+                              f"{', '.join(df.unknown_columns)}", highlight=False, soft_wrap=True)
     except SpecError as exc:
         fail(str(exc))
     from experiments.screen_texts import base_language, untranslated
@@ -102,6 +117,8 @@ def plan(
         inputs = [("the spec", Path(exp.source_path or spec))]
         if exp.stimuli.file:
             inputs.append(("the stimulus file", Path(exp.stimuli.file)))
+        if exp.design is not None:
+            inputs.append(("the design file", Path(exp.design.file)))
         try:
             check_output_file("--out", out, force, inputs)
         except OptionError as exc:
@@ -113,6 +130,10 @@ def plan(
     if out is None:
         df = pd.DataFrame([t.to_row() for t in seq])
         cols = ["trial_index", "block", "structure", "condition", "violation_position", "dependency", "words"]
+        if seq.design:  # a design of items: its item, list and factors instead of the Lakretz cells
+            cols = ["trial_index", "block", "role", "item", "list", *[f for f in seq.design["factors"]
+                                                                       if f not in ("condition",)], "words"]
+            df = df.reindex(columns=list(dict.fromkeys([*cols, *df.columns])))
         with pd.option_context("display.max_rows", 60, "display.width", 200, "display.max_colwidth", 90):
             typer.echo(df[cols].to_string(index=False))
     else:
@@ -130,7 +151,9 @@ def plan(
         except OSError as exc:
             fail(f"--out {out}: cannot write ({exc.strerror or exc})")
         console.print(f"wrote {len(seq)} trials to {out}")
-    typer.echo(f"subject={seq.subject_id} session={seq.session} seed={seq.seed} trials={len(seq)} spec_hash={seq.spec_hash} sequence_hash={seq.sequence_hash}")
+    listed = f" list={seq.design['list']}/{seq.design['lists']}" if seq.design else ""
+    typer.echo(f"subject={seq.subject_id} session={seq.session} seed={seq.seed} trials={len(seq)}{listed} "
+               f"spec_hash={seq.spec_hash} sequence_hash={seq.sequence_hash}")
 
 
 STIMULUS_TABLE_SUFFIXES = (".csv", ".tsv", ".tab")  # what stimuli.files.load_items reads

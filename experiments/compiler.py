@@ -176,6 +176,10 @@ def check_sizes(exp: Experiment) -> list[tuple[str, int]]:
     Runs before anything is built, so an impossible size is one SpecError naming the block and the
     numbers, never a long wait or a memory blow-up (specs are also bounded field by field).
     """
+    if exp.design is not None:  # a factorial design of items (experiments/design_compiler.py)
+        from experiments.design_compiler import design_sizes
+
+        return design_sizes(exp)
     sizes = []
     for b in exp.blocks:
         design = design_size(b, exp.stimuli.file)
@@ -395,6 +399,10 @@ def _block_parts(exp: Experiment, block: Block, sessions: list[int], rng: random
 
 def compile_sessions(exp: Experiment, subject_id: str, seed: int | None = None) -> list[TrialSequence]:
     """All sessions of one subject, in order (item use and counterbalancing run across them)."""
+    if exp.design is not None:  # a factorial design of items: lists, roles, max_run
+        from experiments.design_compiler import compile_design_sessions
+
+        return compile_design_sessions(exp, subject_id, seed)
     check_sizes(exp)
     seed = exp.seed if seed is None else seed
     rng = random.Random(f"{exp.spec_hash}:{subject_id}:{seed}")

@@ -95,9 +95,27 @@ class SchemaError(ValueError):
     """A row or table does not fit the trial-table schema."""
 
 
-def check_row(row: dict[str, Any]) -> dict[str, Any]:
-    """Reject unknown columns (typos would otherwise vanish silently); fill missing ones with None."""
-    unknown = sorted(set(row) - set(COLUMN_NAMES))
+def table_columns(factors: tuple[str, ...] | list[str] = (), generic: bool = False) -> list[str]:
+    """A session's header: COLUMN_NAMES (a Lakretz session, byte for byte), or for a general design
+    COLUMN_NAMES + GENERIC_COLUMN_NAMES + its factors' own columns (a factor named like a Lakretz
+    column, e.g. `condition`, fills that column instead of adding one)."""
+    if not generic and not factors:
+        return list(COLUMN_NAMES)
+    return COLUMN_NAMES + GENERIC_COLUMN_NAMES + [f for f in factors if f not in COLUMN_NAMES]
+
+
+def is_table_header(header: list[str]) -> bool:
+    """A header this version writes: the Lakretz columns, or those + the generic ones + factor names."""
+    base = COLUMN_NAMES + GENERIC_COLUMN_NAMES
+    return header == COLUMN_NAMES or (header[: len(base)] == base and len(set(header)) == len(header))
+
+
+def check_row(row: dict[str, Any], columns: list[str] | None = None) -> dict[str, Any]:
+    """Reject unknown columns (typos would otherwise vanish silently); fill missing ones with None.
+
+    `columns`: the session's header (default: the Lakretz columns)."""
+    columns = COLUMN_NAMES if columns is None else columns
+    unknown = sorted(set(row) - set(columns))
     if unknown:
         raise SchemaError(f"unknown trial-table column(s): {', '.join(unknown)}")
-    return {c: row.get(c) for c in COLUMN_NAMES}
+    return {c: row.get(c) for c in columns}

@@ -22,12 +22,12 @@ import platform
 import re
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row
+from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_table_header
 from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
 from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
 
@@ -231,6 +231,8 @@ class SessionWriter:
     lock: SessionLock | None = None  # this session's one-writer lock, released by close()
     staged: bool = False  # written under temporary names, published by close() once verified (imports)
     _sha: Any = None  # sha256 of every byte this writer meant to write (staged sessions)
+    # the header: COLUMN_NAMES for a Lakretz session; a general design adds the generic and factor columns
+    columns: list[str] = field(default_factory=lambda: list(COLUMN_NAMES))
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -251,6 +253,7 @@ class SessionWriter:
         lock: SessionLock | None = None,
         sequence: Any = None,
         staged: bool = False,
+        columns: list[str] | None = None,
     ) -> "SessionWriter":
         """Start a new session, or with `resume=True` continue an existing one of the same sequence.
 
@@ -266,7 +269,16 @@ class SessionWriter:
         the row count and the SHA-256 of the bytes on disk against what was written; the sidecar's
         `verified` record lets a later `--skip-existing` trust the session. An interrupted staged
         session (kill, full disk, an exception) leaves no session file behind.
+
+        The header is `columns`, else the `sequence`'s (`TrialSequence.table_columns`: a Lakretz
+        session keeps today's columns; a general design adds the generic and factor columns, and its
+        `design` record goes into the sidecar), else the Lakretz columns.
         """
+        if columns is None:
+            columns = sequence.table_columns() if sequence is not None else list(COLUMN_NAMES)
+        design = getattr(sequence, "design", None)
+        if design and "design" not in (metadata or {}):
+            metadata = {**(metadata or {}), "design": design}
         csv_path, json_path = session_paths(root, experiment, subject_id, session)
         if lock is None:
             lock = acquire_session_lock(csv_path)
@@ -276,7 +288,7 @@ class SessionWriter:
             writer = cls._open(root, csv_path, json_path, experiment=experiment, subject_id=subject_id,
                                session=session, subject_kind=subject_kind, spec_hash=spec_hash,
                                sequence_hash=sequence_hash, n_trials=n_trials, metadata=metadata, resume=resume,
-                               durable=durable, sequence=sequence, staged=staged)
+                               durable=durable, sequence=sequence, staged=staged, columns=columns)
         except BaseException:
             lock.release()
             raise
@@ -287,8 +299,9 @@ class SessionWriter:
     def _open(cls, root: str | Path, csv_path: Path, json_path: Path, *, experiment: str, subject_id: str,
               session: int | None, subject_kind: str, spec_hash: str, sequence_hash: str, n_trials: int,
               metadata: dict[str, Any] | None, resume: bool, durable: bool, sequence: Any,
-              staged: bool = False) -> "SessionWriter":
+              staged: bool = False, columns: list[str] | None = None) -> "SessionWriter":
         remove_stale_temporaries(csv_path.parent)  # left by a writer killed mid-rename (kill -9)
+        columns = list(COLUMN_NAMES) if columns is None else columns
         exists = csv_path.exists() or json_path.exists()
         if exists and not resume:
             raise SessionExistsError(
@@ -296,7 +309,7 @@ class SessionWriter:
                 "use --resume to continue it or choose another session number"
             )
         if resume and exists:
-            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash, sequence)
+            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash, sequence, columns)
         write_dataset_description(root)
         csv_path.parent.mkdir(parents=True, exist_ok=True)
         meta = {
@@ -317,7 +330,7 @@ class SessionWriter:
             **(metadata or {}),
         }
         writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, durable=durable and not staged,
-                     staged=staged, _sha=hashlib.sha256() if staged else None)
+                     staged=staged, _sha=hashlib.sha256() if staged else None, columns=columns)
         try:  # a staging file left by a killed import is ours to replace (we hold the session's lock)
             fh = (open(staging_path(csv_path), "w", encoding="utf-8", newline="") if staged
                   else open(csv_path, "x", encoding="utf-8", newline=""))
@@ -326,13 +339,13 @@ class SessionWriter:
         except OSError as exc:
             raise SessionError(f"could not create {csv_path}: {exc.strerror or exc}") from exc
         writer._fh = fh
-        writer._write_line(COLUMN_NAMES)
+        writer._write_line(columns)
         writer.save_sidecar()
         return writer
 
     @classmethod
     def _reopen(cls, csv_path: Path, json_path: Path, spec_hash: str, sequence_hash: str,
-                sequence: Any = None) -> "SessionWriter":
+                sequence: Any = None, columns: list[str] | None = None) -> "SessionWriter":
         if not json_path.exists():
             raise SessionError(f"cannot resume: sidecar {json_path} is missing")
         try:
@@ -347,7 +360,11 @@ class SessionWriter:
                 )
         # check, truncate, record, then count: one scan decides which rows are complete
         scan = scan_table(csv_path) if csv_path.exists() else None
-        if scan is not None and scan.header and scan.header != COLUMN_NAMES:
+        columns = list(COLUMN_NAMES) if columns is None else columns
+        if scan is not None and scan.header and sequence is None and columns == COLUMN_NAMES \
+                and is_table_header(scan.header):
+            columns = scan.header  # no sequence to say which: a header this version writes is kept
+        if scan is not None and scan.header and scan.header != columns:
             raise SessionError(f"cannot resume {csv_path}: its header is not this version's trial-table schema "
                                "(written by another twinlab version); start a new session number")
         if scan is not None and sequence is not None:
@@ -363,13 +380,13 @@ class SessionWriter:
         meta.setdefault("resumes", []).append(resume)
         meta["status"] = "running"
         meta["ended_at"] = None
-        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows)
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows, columns=columns)
         try:
             writer._fh = open(csv_path, "a", encoding="utf-8", newline="")
         except OSError as exc:
             raise SessionError(f"cannot resume: {csv_path} cannot be opened ({exc.strerror or exc})") from exc
         if scan is None or not scan.header:  # the kill came before the header was complete
-            writer._write_line(COLUMN_NAMES)
+            writer._write_line(columns)
         writer.save_sidecar()
         return writer
 
@@ -393,8 +410,8 @@ class SessionWriter:
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished trial (flushed and fsync'ed before returning)."""
-        checked = check_row(row)
-        self._write_line([checked[c] for c in COLUMN_NAMES])
+        checked = check_row(row, self.columns)
+        self._write_line([checked[c] for c in self.columns])
         self.n_rows += 1
 
     def append_rows(self, rows: list[dict[str, Any]]) -> None:
@@ -403,7 +420,7 @@ class SessionWriter:
         Every row is checked against the schema before anything is written, so a bad row leaves the
         file as it was.
         """
-        known = _COLUMN_SET
+        known = _COLUMN_SET if self.columns == COLUMN_NAMES else frozenset(self.columns)
         for r in rows:
             if not known.issuperset(r):
                 raise SchemaError(f"unknown trial-table column(s): {', '.join(sorted(set(r) - known))}")
@@ -411,7 +428,7 @@ class SessionWriter:
         w = csv.writer(buf, lineterminator="\n")
         # strings and None are most cells: skip the general formatter for them
         w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else _format_cell(v)
-                      for v in map(r.get, COLUMN_NAMES)] for r in rows])
+                      for v in map(r.get, self.columns)] for r in rows])
         assert self._fh is not None, "session is closed"
         text = buf.getvalue()
         if self._sha is not None:

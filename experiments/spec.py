@@ -121,6 +121,12 @@ class Block(_Strict):
     max_consecutive_same_structure: Annotated[int, Strict(), Field(ge=1)] | None = None
     break_after: bool = True  # a pause screen after the block (humans)
     intro_text: str | None = None
+    # --- a block of a `design:` spec (docs/general_model.md): rows of the file by their role
+    role: Literal["test", "filler", "practice"] | None = None
+    fillers: bool = False  # a test block: mix the file's filler rows in
+    # at most n trials in a row with the same level of a factor (`condition`: the same condition)
+    max_run: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")],
+                  Annotated[int, Strict(), Field(ge=1)]] | None = None
 
     @field_validator("conditions")
     @classmethod
@@ -129,6 +135,15 @@ class Block(_Strict):
 
     @model_validator(mode="after")
     def _structures_or_design(self) -> "Block":
+        if self.role is not None:
+            if self.structures is not None or self.design is not None:
+                raise ValueError("a block with `role` takes its rows from the spec's design file; "
+                                 "give `role` or `structures`/`design`, not both")
+            if self.fillers and self.role != "test":
+                raise ValueError("`fillers: true` mixes filler rows into a test block (role: test)")
+            return self
+        if self.fillers or self.max_run is not None:
+            raise ValueError("`fillers` and `max_run` belong to blocks of a design spec (blocks with `role`)")
         if (self.structures is None) == (self.design is None):
             raise ValueError("give either `structures` or `design` (not both, not neither)")
         return self
@@ -353,6 +368,50 @@ class Online(_Strict):
         return v
 
 
+class DesignSpec(_Strict):
+    """A factorial design of items from a long-format stimulus file (experiments/design.py).
+
+    `factors` keeps the spec's order (it orders the conditions and the table's factor columns);
+    levels are strings: YAML's unquoted booleans become "true"/"false", numbers their text.
+    """
+
+    file: Annotated[str, Field(min_length=1)]
+    factors: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], list[str]] = Field(min_length=1)
+    lists: Literal["latin_square", "column", "all"] = "latin_square"
+    item_column: Annotated[str, Field(min_length=1)] = "item"
+
+    @field_validator("factors", mode="before")
+    @classmethod
+    def _levels_as_strings(cls, v: Any) -> Any:
+        from experiments.design import normalise_level
+
+        if isinstance(v, dict):
+            return {k: [normalise_level(x) for x in lv] if isinstance(lv, list) else lv for k, lv in v.items()}
+        return v
+
+    @field_validator("factors")
+    @classmethod
+    def _factor_names(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        from experiments.design import LAKRETZ_FACTOR_COLUMNS, RESERVED
+        from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
+
+        for name, levels in v.items():
+            if name in ("item", *RESERVED) or (name in COLUMN_NAMES + GENERIC_COLUMN_NAMES
+                                               and name not in LAKRETZ_FACTOR_COLUMNS):
+                raise ValueError(f"factor {name!r} has the name of a trial-table column; rename it "
+                                 f"(only {', '.join(LAKRETZ_FACTOR_COLUMNS)} may be factor names among them)")
+            if len(levels) < 2:
+                raise ValueError(f"factor {name!r} needs at least 2 levels, got {levels}")
+            if any(not lv.strip() or lv != lv.strip() for lv in levels):
+                raise ValueError(f"factor {name!r}: a level is empty or has spaces around it: {levels}")
+            if len(set(levels)) < len(levels):
+                raise ValueError(f"factor {name!r}: a level is given twice: {levels}")
+            if name == "grammatical" and sorted(levels) != ["false", "true"]:
+                raise ValueError(f"factor 'grammatical' fills the table's boolean column: its levels are true and "
+                                 f"false, got {levels}; name a factor with other levels otherwise")
+        return v
+
+
 class Experiment(_Strict):
     """A validated experiment specification."""
 
@@ -362,6 +421,7 @@ class Experiment(_Strict):
     # other languages come from a stimulus file (UTF-8)
     language: Annotated[str, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")] = "en"
     stimuli: StimulusSource = StimulusSource()
+    design: DesignSpec | None = None  # a factorial design of items (instead of `stimuli`)
     # sessions per subject; session k continues the subject's counterbalancing (no item repeats)
     sessions: Annotated[int, Strict(), Field(ge=1, le=100)] = 1
     blocks: list[Block] = Field(min_length=1)
@@ -398,7 +458,11 @@ class Experiment(_Strict):
                 late = [k for k in b.sessions if k > self.sessions]
                 if late:
                     raise ValueError(f"block {b.name!r}: sessions {late} but the spec has sessions: {self.sessions}")
-        if self.stimuli.file is None and self.language != "en":
+        if self.design is not None:
+            _check_design_blocks(self)
+        elif any(b.role is not None for b in self.blocks):
+            raise ValueError("blocks with `role` need the spec's `design:` (the file their rows come from)")
+        if self.stimuli.file is None and self.language != "en" and self.design is None:
             raise ValueError(f"language {self.language!r}: the nested_agreement generator writes English; "
                              "give the materials as stimuli.file")
         return self
@@ -437,6 +501,8 @@ class Experiment(_Strict):
         # screen texts added with the shared screen-text module: hashed only where the spec changes them
         _prune(data["texts"], {k: default_text(self.language, k) for k in SPEC_TEXT_KEYS
                                if k not in ("break_text", "end_text")})
+        if data.get("design"):
+            data["design"]["file"] = {"sha256": _file_sha256(data["design"]["file"])}
         if data["stimuli"].get("file"):
             # the file's content, not where it lies: a moved data folder stays resumable, an edited
             # stimulus file does not pass for the old one
@@ -452,6 +518,29 @@ class Experiment(_Strict):
             if b.name == name:
                 return b
         raise KeyError(name)
+
+
+def _check_design_blocks(exp: "Experiment") -> None:
+    """The parts of a design spec that only make sense together (checked before the file is read)."""
+    assert exp.design is not None
+    if exp.stimuli.file is not None:
+        raise ValueError("give the items either as `design:` (a long-format file) or as `stimuli.file`, not both")
+    lakretz = [b.name for b in exp.blocks if b.role is None]
+    if lakretz:
+        raise ValueError(f"a spec with `design:` takes every block's rows from its file; block(s) "
+                         f"{', '.join(lakretz)} need `role: test|filler|practice` instead of structures")
+    if not any(b.role == "test" for b in exp.blocks):
+        raise ValueError("a design spec needs a block with role: test")
+    if exp.sessions != 1 or any(b.across_sessions or b.sessions != "all" for b in exp.blocks):
+        raise ValueError("a design spec runs in one session (sessions: 1, no block `sessions`/`across_sessions`)")
+    for b in exp.blocks:
+        for name in b.max_run or {}:
+            if name != "condition" and name not in exp.design.factors:
+                raise ValueError(f"block {b.name!r}: max_run names {name!r}, which is neither a declared factor "
+                                 f"({', '.join(exp.design.factors)}) nor `condition`")
+    if exp.task.kind == "violation_detection" and exp.task.response != "panel":
+        raise ValueError("a design spec with task.kind violation_detection needs `response: panel` (the key "
+                         "response times a critical word, which a design's items do not mark)")
 
 
 def _file_sha256(path: str) -> str:
@@ -471,8 +560,9 @@ def _file_sha256_cached(path: str, size: int, mtime_ns: int) -> str:
 
 # fields added with the panel / sessions / any-language paradigm, and their defaults
 _LATER_DEFAULTS: dict[str | None, dict[str, Any]] = {
-    None: {"sessions": 1, "online": None},
-    "blocks": {"design": None, "sessions": "all", "across_sessions": False},
+    None: {"sessions": 1, "online": None, "design": None},
+    "blocks": {"design": None, "sessions": "all", "across_sessions": False, "role": None, "fillers": False,
+               "max_run": None},
     "timing": {"panel_delay_ms": 1500},
     "task": {"response": "key", "panel": None},
     "feedback": {"no_response_text": "Too slow!"},
@@ -541,6 +631,17 @@ def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -
         if not f.exists():
             raise SpecError(f"{where}: stimuli.file: stimulus file {str(f)!r} does not exist")
         exp = exp.model_copy(update={"stimuli": exp.stimuli.model_copy(update={"file": str(f)})})
+    if exp.design is not None:
+        f = Path(exp.design.file)
+        if not f.is_absolute() and base_dir is not None:
+            f = base_dir / f
+        if not f.exists():
+            raise SpecError(f"{where}: design.file: stimulus file {str(f)!r} does not exist")
+        exp = exp.model_copy(update={"design": exp.design.model_copy(update={"file": str(f)})})
+        from experiments.design_compiler import check_design
+
+        check_design(exp, where)
+        return exp
     _check_structures(exp, where)
     return exp
 

@@ -81,7 +81,8 @@ class Trial:
         d["words"] = self.sentence
         d["rsvp_units"] = json.dumps(list(self.words), ensure_ascii=False) if self.multiword_units else None
         # the table's critical_index counts words of `words`; inside a Trial it counts RSVP units
-        d["critical_index"] = sum(len(u.split(" ")) for u in self.words[: self.critical_index])
+        d["critical_index"] = (sum(len(u.split(" ")) for u in self.words[: self.critical_index])
+                               if self.critical_index >= 0 else self.critical_index)  # -1: no critical word
         d["grammatical"] = self.grammatical
         for k in GENERIC_FIELDS:
             d.pop(k, None)
@@ -92,7 +93,8 @@ class Trial:
             d["role"] = self.role
             d["materials"] = json.dumps(thaw(self.materials), ensure_ascii=False, sort_keys=True)
             for name, level in self.factors:  # the design's own columns, under the factors' names
-                d[name] = level
+                # a `grammatical` factor of true/false fills the Lakretz boolean column as a boolean
+                d[name] = {"true": True, "false": False}.get(level, level) if name == "grammatical" else level
         return d
 
     @property
@@ -195,6 +197,8 @@ class TrialSequence:
         }
         if self.session != 1:  # (session 1 hashes as before sessions existed)
             body["session"] = self.session
+        if self.meta.get("design"):  # a general design: its factors, list and mode (Lakretz: absent)
+            body["design"] = self.meta["design"]
         return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     @cached_property
@@ -207,8 +211,30 @@ class TrialSequence:
         return cls(
             experiment=d["experiment"], subject_id=d["subject_id"], seed=d["seed"],
             spec_hash=d["spec_hash"], trials=tuple(Trial.from_dict(t) for t in d["trials"]),
-            session=int(d.get("session", 1)),
+            session=int(d.get("session", 1)), meta={"design": d["design"]} if d.get("design") else {},
         )
+
+    @property
+    def design(self) -> dict[str, Any] | None:
+        """The design record (factors, list, lists, mode) of a general design; None for a Lakretz one."""
+        return self.meta.get("design")
+
+    @property
+    def is_generic(self) -> bool:
+        return bool(self.design) or any(t.is_generic for t in self.trials)
+
+    def table_columns(self) -> list[str]:
+        """The trial table's header for this sequence (docs/general_model.md "Trial table"): a Lakretz
+        sequence keeps today's columns byte for byte; a general design adds the generic columns and
+        one column per declared factor (a factor named like a Lakretz column fills that column)."""
+        from experiments.schema import table_columns
+
+        if not self.is_generic:
+            return table_columns(())
+        names = list((self.design or {}).get("factors") or {})
+        for t in self.trials:
+            names += [n for n, _ in t.factors if n not in names]
+        return table_columns(names, generic=True)
 
     def blocks(self) -> list[str]:
         seen: list[str] = []

@@ -218,7 +218,7 @@ def _write_session(out: Path, exp: Experiment, pid: str, session: int, seq: Tria
     try:
         w = SessionWriter.create(out, experiment=exp.name, subject_id=pid, session=session, subject_kind="human",
                                  spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=len(seq),
-                                 metadata=meta, staged=True)
+                                 metadata=meta, staged=True, sequence=seq)
         try:
             w.append_rows(rows)
         except BaseException:

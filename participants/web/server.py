@@ -215,7 +215,7 @@ class WebSessions:
                         live.writer = SessionWriter.create(
                             self.out, experiment=self.exp.name, subject_id=pid, session=session,
                             subject_kind="human", spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash,
-                            n_trials=n, metadata=meta)
+                            n_trials=n, metadata=meta, sequence=seq)  # its header and design record
                 except SessionError as exc:
                     raise ApiError(409, f"cannot start this session: {exc}") from None
                 self._live[(pid, session)] = live

@@ -1,0 +1,300 @@
+"""A factorial design of items from a long-format stimulus file (docs/general_model.md).
+
+One job: read the file (one row per item x condition), check it against the spec's `design:`,
+and say which rows a subject gets (`subject_rows`): a Latin square over items x conditions by
+default, the file's own `list` column, or every item in every condition. Ordering the rows into
+blocks is the compiler's (experiments/design_compiler.py).
+
+Every refusal is a `DesignError` naming the file and line(s); nothing is dropped silently: a column
+the spec does not know is kept (in the trial's materials under its own name) and listed by
+`DesignFile.unknown_columns`, which `validate` prints.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from stimuli.textfile import read_text_file
+
+ROLES = ("test", "filler", "practice")
+ListMode = Literal["latin_square", "column", "all"]
+MAX_FILE_BYTES = 50_000_000
+SHOWN = 12  # problems listed in one message (the rest counted)
+
+# columns of the file with a meaning of their own (besides `item` and the factors)
+RESERVED = ("role", "list")
+# materials keys (docs/general_model.md); `option_<n>` columns become the list `options`
+MATERIAL_KEYS = ("sentence", "regions", "prefix", "answer", "target", "accepted", "pair_sentence", "question",
+                 "question_options", "question_answer")
+LIST_KEYS = ("accepted", "question_options")  # `|`-separated in the file, a list in materials
+_OPTION = re.compile(r"^option_([1-9][0-9]*)$")
+# a factor named like one of these Lakretz columns fills that column of the trial table
+LAKRETZ_FACTOR_COLUMNS = ("condition", "grammatical", "structure", "dependency")
+
+
+class DesignError(ValueError):
+    """A design or stimulus file that cannot be used; the message names the file and line(s)."""
+
+
+def normalise_level(value: Any) -> str:
+    """A level as the spec gives it -> its string. YAML reads `true`/`false`/`yes`/`no` unquoted as
+    booleans and numbers as numbers; levels are strings, so booleans become "true"/"false" and
+    numbers their decimal text ("1", "2.5")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def conditions_of(factors: dict[str, list[str]]) -> list[tuple[str, ...]]:
+    """Every combination of levels, in the spec's factor order (the last factor varies fastest)."""
+    return list(itertools.product(*factors.values()))
+
+
+def condition_label(levels: tuple[str, ...]) -> str:
+    return "-".join(levels)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the stimulus file."""
+
+    line: int
+    item: str
+    role: str
+    levels: tuple[str, ...] | None  # in factor order; None for a filler/practice row without factors
+    list_number: int | None
+    materials: tuple[tuple[str, Any], ...]
+
+    @property
+    def condition(self) -> str:
+        return condition_label(self.levels) if self.levels else ""
+
+    @property
+    def row_id(self) -> str:
+        """Unique per row: `<item>:<condition>` (the item alone for a row without factors)."""
+        return f"{self.item}:{self.condition}" if self.levels else self.item
+
+
+@dataclass(frozen=True)
+class DesignFile:
+    path: str
+    factors: dict[str, list[str]]
+    rows: tuple[Row, ...]
+    columns: tuple[str, ...]
+    unknown_columns: tuple[str, ...]  # kept in materials under their own names
+    mode: ListMode
+    n_lists: int  # lists subjects rotate through (1 for `all`)
+    test_items: tuple[str, ...]  # in file order
+    lists_by_number: dict[int, tuple[Row, ...]] = field(default_factory=dict)
+
+    def role_rows(self, role: str) -> list[Row]:
+        return [r for r in self.rows if r.role == role]
+
+    def list_for(self, subject_number: int) -> int:
+        """Subjects rotate through the lists: subject k gets list ((k - 1) mod L) + 1."""
+        return (subject_number - 1) % self.n_lists + 1
+
+    def test_rows(self, list_number: int) -> list[Row]:
+        """The test rows of one list, in file order of items."""
+        return list(self.lists_by_number[list_number])
+
+    def summary(self) -> str:
+        n_cond = len(conditions_of(self.factors))
+        counts = {role: len(self.role_rows(role)) for role in ROLES}
+        per_list = len(self.lists_by_number[1]) if self.lists_by_number else 0
+        return (f"{len(self.test_items)} items x {n_cond} conditions ({counts['test']} test rows), "
+                f"{counts['filler']} filler and {counts['practice']} practice rows; lists: {self.mode} "
+                f"({self.n_lists} list(s) of {per_list} test trials)")
+
+
+def _delimiter(path: Path) -> str:
+    return "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+
+
+def _lines(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:8])) + (f" and {len(numbers) - 8} more" if len(numbers) > 8 else "")
+
+
+def _refuse(path: str, problems: list[str]) -> None:
+    if problems:
+        shown = problems[:SHOWN] + ([f"... and {len(problems) - SHOWN} more"] if len(problems) > SHOWN else [])
+        raise DesignError(f"{path}: {len(problems)} problem(s) with the design\n" + "\n".join(f"  {p}" for p in shown))
+
+
+def _materials(row: dict[str, str], columns: list[str]) -> tuple[tuple[str, Any], ...]:
+    out: dict[str, Any] = {}
+    options: list[tuple[int, str]] = []
+    for c in columns:
+        v = (row.get(c) or "").strip()
+        if not v:
+            continue
+        m = _OPTION.match(c)
+        if m:
+            options.append((int(m.group(1)), v))
+        elif c in LIST_KEYS:
+            out[c] = tuple(p.strip() for p in v.split("|") if p.strip())
+        else:
+            out[c] = v
+    if options:
+        out["options"] = tuple(v for _, v in sorted(options))
+    return tuple(sorted(out.items()))
+
+
+def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode = "latin_square",
+                item_column: str = "item") -> DesignFile:
+    """Read and check a long-format stimulus file against the declared factors and list mode."""
+    p = Path(path)
+    where = str(p)
+    text = read_text_file(p, DesignError, "CSV/TSV stimulus", MAX_FILE_BYTES)
+    delim = _delimiter(p)
+    try:
+        csv.field_size_limit(max(csv.field_size_limit(), 10_000_000))
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delim)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader.fieldnames = header
+        raw = []
+        for r in reader:
+            if None in r:
+                raise DesignError(f"{where}: line {reader.line_num}: more cells than the header has columns "
+                                  f"(a stray {'tab' if delim == chr(9) else 'comma'}?)")
+            raw.append((reader.line_num, r))
+    except csv.Error as exc:
+        raise DesignError(f"{where}: not readable as CSV/TSV ({exc})") from None
+    if not header:
+        raise DesignError(f"{where}: empty file (no header line)")
+    doubled = sorted({c for c in header if header.count(c) > 1})
+    if doubled:
+        raise DesignError(f"{where}: line 1: column(s) {', '.join(map(repr, doubled))} appear twice in the header")
+    missing = [c for c in [item_column, *factors] if c not in header]
+    if missing:
+        what = ["the item column" if c == item_column else f"factor {c!r}" for c in missing]
+        raise DesignError(f"{where}: line 1: no column for {', '.join(what)} (declared in the spec's design); "
+                          f"the file's columns: {', '.join(header)}")
+    if mode == "column" and "list" not in header:
+        raise DesignError(f"{where}: line 1: design.lists is `column` but the file has no `list` column")
+    if not raw:
+        raise DesignError(f"{where}: no rows below the header")
+    special = {item_column, *factors, *RESERVED}
+    material_cols = [c for c in header if c not in special]
+    unknown = tuple(c for c in material_cols if c not in MATERIAL_KEYS and not _OPTION.match(c))
+    problems: list[str] = []
+    rows: list[Row] = []
+    for line, r in raw:
+        if not any((v or "").strip() for v in r.values()):
+            continue  # a blank line
+        item = (r.get(item_column) or "").strip()
+        role = (r.get("role") or "").strip() or "test"
+        if not item:
+            problems.append(f"line {line}: empty {item_column!r}")
+            continue
+        if role not in ROLES:
+            problems.append(f"line {line}: role {role!r} is not one of {', '.join(ROLES)}")
+            continue
+        levels: list[str] = []
+        for name, declared in factors.items():
+            cell = (r.get(name) or "").strip()
+            if cell and cell not in declared:
+                # true/false are matched whatever their case (spreadsheets write TRUE)
+                match = [lv for lv in declared if lv in ("true", "false") and lv == cell.lower()]
+                if match:
+                    cell = match[0]
+                else:
+                    problems.append(f"line {line}: {name} {cell!r} is not a declared level ({', '.join(declared)})")
+                    continue
+            levels.append(cell)
+        if len(levels) < len(factors):
+            continue
+        if role == "test" and not all(levels):
+            empty = [n for n, lv in zip(factors, levels) if not lv]
+            problems.append(f"line {line}: a test row needs a level of every factor; empty: {', '.join(empty)}")
+            continue
+        if any(levels) and not all(levels):
+            empty = [n for n, lv in zip(factors, levels) if not lv]
+            problems.append(f"line {line}: a {role} row gives some factors but not {', '.join(empty)} "
+                            "(give all or none)")
+            continue
+        list_number = None
+        lv = (r.get("list") or "").strip()
+        if mode == "column" and role == "test":
+            if not lv.isdigit() or int(lv) < 1:
+                problems.append(f"line {line}: list {lv!r} must be a list number (1, 2, ...)")
+                continue
+            list_number = int(lv)
+        rows.append(Row(line, item, role, tuple(levels) if all(levels) and levels else None, list_number,
+                        _materials(r, material_cols)))
+    _refuse(where, problems)
+    return _check_and_build(where, factors, mode, rows, tuple(header), unknown)
+
+
+def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, rows: list[Row],
+                     header: tuple[str, ...], unknown: tuple[str, ...]) -> DesignFile:
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for r in rows:  # one row per item x condition (and one per filler/practice item)
+        if r.row_id in seen:
+            what = f"item {r.item!r} in condition {r.condition!r}" if r.levels else f"{r.role} item {r.item!r}"
+            problems.append(f"line {r.line}: {what} again (first on line {seen[r.row_id]})")
+        else:
+            seen[r.row_id] = r.line
+    test = [r for r in rows if r.role == "test"]
+    if not test:
+        problems.append("no test rows (rows with role test, or without a role column)")
+    for name, declared in factors.items():
+        k = list(factors).index(name)
+        empty = [lv for lv in declared if not any(r.levels and r.levels[k] == lv for r in test)]
+        if empty:
+            problems.append(f"factor {name!r}: level(s) {', '.join(map(repr, empty))} have no test row")
+    _refuse(where, problems)
+    conditions = conditions_of(factors)
+    items = list(dict.fromkeys(r.item for r in test))
+    by_item: dict[str, dict[tuple[str, ...], Row]] = {}
+    for r in test:
+        by_item.setdefault(r.item, {})[r.levels] = r  # type: ignore[index]
+    if mode in ("latin_square", "all"):
+        for it in items:
+            lacking = [condition_label(c) for c in conditions if c not in by_item[it]]
+            if lacking:
+                first = min(r.line for r in by_item[it].values())
+                problems.append(f"item {it!r} (line {first}): no row for condition(s) {', '.join(lacking)} "
+                                f"({'a Latin square' if mode == 'latin_square' else 'lists: all'} needs every item "
+                                f"in every condition of {' x '.join(factors)})")
+        _refuse(where, problems)
+    lists: dict[int, tuple[Row, ...]] = {}
+    if mode == "latin_square":
+        n = len(conditions)
+        if len(items) < n:
+            raise DesignError(f"{where}: {len(items)} item(s) for {n} conditions ({' x '.join(factors)}): too few items "
+                              f"for a Latin square (each subject sees each item once, so it needs at least {n} items, "
+                              f"a multiple of {n})")
+        if len(items) % n:
+            raise DesignError(f"{where}: {len(items)} items for {n} conditions: a Latin square needs a multiple of {n} "
+                              f"items so that every list has each condition equally often (with {len(items)}, "
+                              f"{len(items) % n} condition(s) would get one item more); add "
+                              f"{n - len(items) % n} or remove {len(items) % n} item(s)")
+        for list_number in range(1, n + 1):  # list l: item i (0-based) in condition (i + l - 1) mod L
+            lists[list_number] = tuple(by_item[it][conditions[(i + list_number - 1) % n]] for i, it in enumerate(items))
+        n_lists = n
+    elif mode == "all":
+        lists[1] = tuple(by_item[it][c] for it in items for c in conditions)
+        n_lists = 1
+    else:
+        numbers = sorted({r.list_number for r in test if r.list_number is not None})
+        if numbers != list(range(1, len(numbers) + 1)):
+            raise DesignError(f"{where}: list numbers {numbers} must run 1, 2, ... without gaps")
+        for ln in numbers:
+            rows_l = [r for r in test if r.list_number == ln]
+            twice = sorted({r.item for r in rows_l if sum(x.item == r.item for x in rows_l) > 1})
+            if twice:
+                lines = [r.line for r in rows_l if r.item in twice]
+                problems.append(f"list {ln}: item(s) {', '.join(map(repr, twice))} appear more than once "
+                                f"(lines {_lines(lines)}); a subject sees an item once")
+            lists[ln] = tuple(sorted(rows_l, key=lambda r: items.index(r.item)))
+        _refuse(where, problems)
+        n_lists = len(numbers)
+    return DesignFile(path=where, factors=factors, rows=tuple(rows), columns=header, unknown_columns=unknown,
+                      mode=mode, n_lists=n_lists, test_items=tuple(items), lists_by_number=lists)

@@ -1,0 +1,265 @@
+"""Spec with `design:` + subject + seed -> TrialSequence (docs/general_model.md).
+
+The subject's rows come from experiments/design.py (its list of the Latin square, the file's list,
+or every item in every condition); here they are dealt to the blocks by role, subsampled where a
+block sets `trials` (balanced over conditions), and ordered under the block's `max_run`
+constraints. Same spec, subject and seed give the same bytes and hash, as for the Lakretz designs.
+"""
+from __future__ import annotations
+
+import functools
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from experiments.design import DesignError, DesignFile, Row, read_design
+from experiments.spec import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
+from experiments.trials import Trial, TrialSequence
+
+SHUFFLE_ATTEMPTS = 200
+
+
+@functools.lru_cache(maxsize=16)
+def _read_cached(path: str, size: int, mtime_ns: int, factors: tuple[tuple[str, tuple[str, ...]], ...],
+                 mode: str, item_column: str) -> DesignFile:
+    return read_design(path, {k: list(v) for k, v in factors}, mode, item_column)  # type: ignore[arg-type]
+
+
+def load_design(exp: Experiment) -> DesignFile:
+    """The spec's design file, read and checked (cached by path, size and modification time)."""
+    d = exp.design
+    assert d is not None
+    p = Path(d.file)
+    st = p.stat()
+    return _read_cached(str(p.resolve()), st.st_size, st.st_mtime_ns,
+                        tuple((k, tuple(v)) for k, v in d.factors.items()), d.lists, d.item_column)
+
+
+def _block_pools(exp: Experiment, df: DesignFile, list_number: int) -> list[list[Row]]:
+    """Each block's rows (before subsampling and ordering): the rows of a role are dealt to the blocks
+    that take them, in block order, as consecutive nearly equal parts of the file's order."""
+    pools: list[list[Row]] = [[] for _ in exp.blocks]
+    sources = {"test": df.test_rows(list_number), "practice": df.role_rows("practice"),
+               "filler": df.role_rows("filler")}
+    for role, rows in sources.items():
+        takers = [k for k, b in enumerate(exp.blocks) if b.role == role or (role == "filler" and b.fillers)]
+        if not takers:
+            continue
+        size, extra = divmod(len(rows), len(takers))
+        start = 0
+        for j, k in enumerate(takers):
+            end = start + size + (1 if j < extra else 0)
+            pools[k] += rows[start:end]
+            start = end
+    return pools
+
+
+def check_design(exp: Experiment, where: str) -> DesignFile:
+    """Read the design file and check that every block can be built; SpecError naming file/field/line."""
+    try:
+        df = load_design(exp)
+    except DesignError as exc:
+        raise SpecError(f"{where}: design.file: {exc}") from None
+    _check_task_materials(exp, df, where)
+    roles = Counter(r.role for r in df.rows)
+    for k, b in enumerate(exp.blocks):
+        if b.role in ("practice", "filler") and not roles[b.role]:
+            raise SpecError(f"{where}: blocks.{k}.role: block {b.name!r} takes {b.role} rows but "
+                            f"{df.path} has none (a `role` column with {b.role} rows)")
+        if b.fillers and not roles["filler"]:
+            raise SpecError(f"{where}: blocks.{k}.fillers: block {b.name!r} mixes in fillers but {df.path} "
+                            "has no rows with role filler")
+    for list_number in sorted(df.lists_by_number):
+        for k, (b, pool) in enumerate(zip(exp.blocks, _block_pools(exp, df, list_number))):
+            if not pool:
+                raise SpecError(f"{where}: blocks.{k}: block {b.name!r} gets no rows from {df.path} "
+                                f"(list {list_number})")
+            if b.trials is not None and b.trials > len(pool):
+                raise SpecError(f"{where}: blocks.{k}.trials: block {b.name!r} asks for {b.trials} trials but has "
+                                f"{len(pool)} rows in list {list_number} of {df.path}; a row is shown at most once")
+            if len(pool) > MAX_BLOCK_TRIALS:
+                raise SpecError(f"{where}: blocks.{k}: block {b.name!r} holds {len(pool)} trials; at most "
+                                f"{MAX_BLOCK_TRIALS} per block")
+            if b.shuffle and b.max_run and b.trials is None:
+                _check_orderable(pool, b, exp, where)
+    return df
+
+
+def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
+    from experiments.tasks import TaskError, get_task, registry
+
+    kind = exp.task.kind
+    if kind == "violation_detection":
+        bad = [r.line for r in df.rows if dict(r.materials).get("answer") not in ("violation", "no_violation")]
+        if bad:
+            raise SpecError(f"{where}: design.file: {df.path}: task violation_detection needs an `answer` column "
+                            f"of violation or no_violation on every row; line(s) {_lines(bad)} lack one")
+        bad = [r.line for r in df.rows if "sentence" not in dict(r.materials)]
+        if bad:
+            raise SpecError(f"{where}: design.file: {df.path}: task violation_detection needs a `sentence` on "
+                            f"every row; line(s) {_lines(bad)} lack one")
+        return
+    if kind in registry():
+        task = get_task(kind)
+        for r in df.rows:
+            try:
+                task.check_materials(dict(r.materials), f"{df.path}: line {r.line}")
+            except TaskError as exc:
+                raise SpecError(f"{where}: design.file: {exc}") from None
+
+
+def _lines(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:8])) + (f" and {len(numbers) - 8} more" if len(numbers) > 8 else "")
+
+
+# ---- ordering ---------------------------------------------------------------------------------------
+def _value(row: Row, key: str, factors: list[str]) -> str | None:
+    """The run key of a row: its condition, or its level of a factor; None (a filler without factors)
+    breaks every run."""
+    if row.levels is None:
+        return None
+    return row.condition if key == "condition" else row.levels[factors.index(key)]
+
+
+def _check_orderable(rows: list[Row], block: Block, exp: Experiment, where: str) -> None:
+    """The counting bound that makes an order impossible, said plainly before any search."""
+    factors = list(exp.design.factors)  # type: ignore[union-attr]
+    n = len(rows)
+    for key, limit in (block.max_run or {}).items():
+        counts = Counter(v for v in (_value(r, key, factors) for r in rows) if v is not None)
+        for value, m in counts.items():
+            if m > limit * (n - m + 1):
+                raise SpecError(f"{where}: blocks: block {block.name!r}: {m} of its {n} trials have {key} = "
+                                f"{value!r}, too many for max_run {key}: {limit} (at most {limit * (n - m + 1)}); "
+                                "raise the limit or add fillers")
+
+
+def _order(rows: list[Row], block: Block, factors: list[str], rng: random.Random) -> list[Row]:
+    """A random order in which no factor level (or condition) runs longer than the block's max_run.
+
+    Greedy with restarts; each step takes, uniformly among the rows allowed now, only one after which
+    the counting bound still holds for the rest (so dead ends are rare)."""
+    limits = dict(block.max_run or {})
+    if not limits:
+        out = rows[:]
+        rng.shuffle(out)
+        return out
+    vals = [{k: _value(r, k, factors) for k in limits} for r in rows]
+    for _ in range(SHUFFLE_ATTEMPTS):
+        remaining = list(range(len(rows)))
+        rng.shuffle(remaining)
+        counts = {k: Counter(v[k] for v in vals if v[k] is not None) for k in limits}
+        run: dict[str, tuple[str | None, int]] = {k: (None, 0) for k in limits}
+        seq: list[int] = []
+        while remaining:
+            rest = len(remaining) - 1
+            allowed = []
+            for i in remaining:
+                ok = True
+                for k, lim in limits.items():
+                    v = vals[i][k]
+                    cur, length = run[k]
+                    new_len = length + 1 if v is not None and v == cur else (1 if v is not None else 0)
+                    if new_len > lim:
+                        ok = False
+                        break
+                    for u, c in counts[k].items():
+                        c_after = c - (u == v)
+                        if not c_after:
+                            continue
+                        room = (lim - new_len) if u == v else lim  # the run in progress uses part of its slot
+                        if c_after > room + (rest - c_after) * lim:
+                            ok = False
+                            break
+                    if not ok:
+                        break
+                if ok:
+                    allowed.append(i)
+            if not allowed:
+                break
+            i = rng.choice(allowed)
+            remaining.remove(i)
+            seq.append(i)
+            for k in limits:
+                v = vals[i][k]
+                cur, length = run[k]
+                run[k] = (v, length + 1 if v is not None and v == cur else (1 if v is not None else 0))
+                if v is not None:
+                    counts[k][v] -= 1
+        if not remaining:
+            return [rows[i] for i in seq]
+    raise SpecError(f"block {block.name!r}: cannot order its {len(rows)} trials under max_run "
+                    f"{dict(limits)} ({SHUFFLE_ATTEMPTS} attempts); raise the limits or add fillers")
+
+
+def _subsample(rows: list[Row], n: int, rng: random.Random) -> list[Row]:
+    """n rows balanced over conditions: each condition's rows shuffled, then taken round-robin."""
+    by_cond: dict[str, list[Row]] = {}
+    for r in rows:
+        by_cond.setdefault(r.condition, []).append(r)
+    for q in by_cond.values():
+        rng.shuffle(q)
+    out: list[Row] = []
+    while len(out) < n:
+        for q in by_cond.values():
+            if q and len(out) < n:
+                out.append(q.pop())
+    return out
+
+
+# ---- trials -----------------------------------------------------------------------------------------
+def make_trial(exp: Experiment, block: Block, row: Row, index: int, block_index: int, list_number: int) -> Trial:
+    """A generic trial; it also fills the Lakretz fields it can (docs/general_model.md)."""
+    factors = list(exp.design.factors)  # type: ignore[union-attr]
+    mat = dict(row.materials)
+    pairs = tuple(zip(factors, row.levels)) if row.levels else ()
+    levels = dict(pairs)
+    text = str(mat.get("sentence") or mat.get("prefix") or "")
+    answer = mat.get("answer", "")
+    answer = answer if isinstance(answer, str) else ""
+    violation = exp.task.kind == "violation_detection" and answer == "violation"
+    return Trial(
+        experiment=exp.name, block=block.name, trial_index=index, block_trial_index=block_index,
+        item_id=row.row_id, structure=levels.get("structure", exp.name),
+        condition=levels.get("condition", row.condition or row.role), dependency=None,  # factor-less: its role
+        violation_position="other" if violation else "none",
+        words=tuple(text.split()), critical_index=-1, critical_word="", correct_form="", alternative_word="",
+        correct_response=answer,  # type: ignore[arg-type]
+        feedback=block.feedback, lexicon="",
+        item=row.item, list_number=list_number, factors=pairs, task=exp.task.kind, role=row.role,
+        materials=row.materials,
+    )
+
+
+def design_meta(exp: Experiment, df: DesignFile, list_number: int) -> dict[str, Any]:
+    """The sidecar's `design` record (and the sequence's)."""
+    return {"factors": {k: list(v) for k, v in exp.design.factors.items()},  # type: ignore[union-attr]
+            "list": list_number, "lists": df.n_lists, "mode": df.mode, "file": Path(df.path).name}
+
+
+def compile_design_sessions(exp: Experiment, subject_id: str, seed: int | None = None) -> list[TrialSequence]:
+    """The subject's one session of a design spec."""
+    from experiments.compiler import subject_number
+
+    df = check_design(exp, exp.source_path or exp.name)
+    seed = exp.seed if seed is None else seed
+    rng = random.Random(f"{exp.spec_hash}:{subject_id}:{seed}")
+    list_number = df.list_for(subject_number(subject_id))
+    factors = list(exp.design.factors)  # type: ignore[union-attr]
+    trials: list[Trial] = []
+    for block, pool in zip(exp.blocks, _block_pools(exp, df, list_number)):
+        rows = _subsample(pool, block.trials, rng) if block.trials is not None else pool
+        if block.shuffle:
+            rows = _order(rows, block, factors, rng)
+        for k, row in enumerate(rows):
+            trials.append(make_trial(exp, block, row, len(trials), k, list_number))
+    return [TrialSequence(experiment=exp.name, subject_id=subject_id, seed=seed, spec_hash=exp.spec_hash,
+                          trials=tuple(trials), meta={"design": design_meta(exp, df, list_number)})]
+
+
+def design_sizes(exp: Experiment) -> list[tuple[str, int]]:
+    """Each block's trials (list 1; every list has as many), for `validate`."""
+    df = check_design(exp, exp.source_path or exp.name)
+    pools = _block_pools(exp, df, 1)
+    return [(b.name, b.trials if b.trials is not None else len(p)) for b, p in zip(exp.blocks, pools)]
