@@ -26,10 +26,10 @@ def score_forced_choice(trial: Any, response: Any) -> bool | None:
 KIND = register(TaskKind(
     name="violation_detection", description="RSVP sentence; report a violation (key or panel)",
     materials=(), runners=("psychopy", "browser", "model"),
-    model_protocols=("violation_judgment", "forced_choice", "direct"), score=score,
+    model_protocols=("violation_judgment", "forced_choice", "direct", "surprisal"), score=score,
 ))
 FORCED_CHOICE = register(TaskKind(
     name="forced_choice", description="models: the correct verb form vs its number-flipped form at the critical verb",
     materials=(), recorded=("response", "correct"), runners=("model",),
-    model_protocols=("forced_choice", "direct"), score=score_forced_choice,
+    model_protocols=("forced_choice", "direct", "surprisal"), score=score_forced_choice,
 ))
