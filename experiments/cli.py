@@ -47,6 +47,11 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
     from experiments.compiler import check_sizes
 
     exp = load_spec_or_exit(spec)
+    from experiments.tasks import runner_problems
+
+    problems = runner_problems(exp.task.kind)  # a task that a runner cannot present is refused, naming it
+    if problems:
+        fail(f"{spec}: " + "; ".join(problems))
     try:
         sizes = dict(check_sizes(exp))  # the design and the stimulus pool can supply every block
         for b in exp.blocks:

@@ -20,6 +20,7 @@ from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, Val
 
 from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
                                      placeholder_problem)
+from experiments.tasks.config import TASK_FIELDS, Label as TaskLabel, Scale as TaskScale, settings_for
 from stimuli.textfile import read_text_file
 
 CONDITION_LETTERS = {"S", "P"}
@@ -229,8 +230,12 @@ class Panel(_Strict):
         return v
 
 
+TaskKindName = Literal["violation_detection", "forced_choice", "judgment", "choice", "rating", "completion",
+                       "self_paced_reading", "lexical_decision"]
+
+
 class Task(_Strict):
-    kind: Literal["violation_detection", "forced_choice"] = "violation_detection"
+    kind: TaskKindName = "violation_detection"
     # key: go/no-go, press `response_key` on noticing an error; panel: answer on a two-option
     # panel after every sentence (presses during the sentence are recorded as early responses)
     response: Literal["key", "panel"] = "key"
@@ -239,6 +244,24 @@ class Task(_Strict):
     quit_key: str = "escape"
     respond_during_sentence: bool = True
     response_prompt: str = "?"
+    # the settings of the other kinds (experiments.tasks.config; None: the kind's default), see `settings()`
+    labels: list[TaskLabel] | None = None
+    scale: TaskScale | None = None
+    question: str | None = None
+    presentation: Literal["whole", "rsvp", "moving_window"] | None = None
+    positions: Literal["counterbalance", "fixed"] | None = None
+    option_keys: list[str] | None = None
+    max_chars: Annotated[int, Strict()] | None = None
+    advance_key: str | None = None
+
+    def settings(self) -> Any:
+        """The kind's settings with its defaults (None for violation_detection / forced_choice)."""
+        return settings_for(self.kind, {f: getattr(self, f) for f in TASK_FIELDS})
+
+    @model_validator(mode="after")
+    def _kind_settings(self) -> "Task":
+        self.settings()  # a field of another kind, or an invalid combination, is refused here
+        return self
 
     @field_validator("response_key", "quit_key")
     @classmethod
@@ -564,7 +587,7 @@ _LATER_DEFAULTS: dict[str | None, dict[str, Any]] = {
     "blocks": {"design": None, "sessions": "all", "across_sessions": False, "role": None, "fillers": False,
                "max_run": None},
     "timing": {"panel_delay_ms": 1500},
-    "task": {"response": "key", "panel": None},
+    "task": {"response": "key", "panel": None, **{f: None for f in TASK_FIELDS}},
     "feedback": {"no_response_text": "Too slow!"},
 }
 

@@ -26,7 +26,9 @@ def run_model(
     protocol: Optional[str] = typer.Option(None, "--protocol", "-p",
                                            help="forced_choice | direct | violation_judgment | "
                                                 "sentence_judgment:<type> | sentence_comparison:<type> | "
-                                                "production[:completion][:lenient]  (default: from the spec's task)"),
+                                                "production[:completion][:lenient] | surprisal[:bow][:nobos] (per-word surprisal, any spec) | "
+                                                "for judgment/choice/rating/completion/lexical_decision specs: "
+                                                "meta | direct | direct:mean | production  (default: from the spec's task)"),
     out: Path = typer.Option(Path("sessions"), "--out", "-o", help="session folder (Psych-DS dataset root)"),
     trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials of each subject"),
     session: int = typer.Option(1, "--session", help="session number"),

@@ -75,6 +75,7 @@ class Decision:
     margin: float | None
     answer_text: str  # shown after the prompt in a running context (leading space included)
     extra: dict[str, Any] = field(default_factory=dict)
+    columns: dict[str, Any] = field(default_factory=dict)  # the general model's table columns (schema.GENERIC_COLUMNS)
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -393,15 +394,28 @@ PANEL_PROTOCOL = "panel_judgment"  # needs the spec's panel, so not in PROTOCOL_
 
 def default_protocol(task_kind: str, response: str = "key") -> str:
     """The spec's task, put to a model: forced choice -> forced choice; violation detection -> the
-    panel's question and labels (panel specs) or the question with Yes/No (go/no-go specs)."""
+    panel's question and labels (panel specs) or the question with Yes/No (go/no-go specs); another
+    kind -> its first model protocol (experiments.tasks)."""
+    if task_kind not in ("violation_detection", "forced_choice"):
+        from experiments.tasks import get_task
+
+        return get_task(task_kind).model_protocols[0]
     if task_kind == "forced_choice":
         return "forced_choice"
     return PANEL_PROTOCOL if response == "panel" else "violation_judgment"
 
 
-def get_protocol(name: str, *, question: str | None = None, max_new_tokens: int = 8, panel: Any = None) -> Protocol:
+def get_protocol(name: str, *, question: str | None = None, max_new_tokens: int = 8, panel: Any = None,
+                 task: Any = None) -> Protocol:
+    """A protocol by name. `task` (the spec's Task): a kind of the general model (judgment, choice, ...)
+    gets its own protocols (model_subjects.tasks); `surprisal` works on any spec with sentences."""
     q = question or QUESTION
     key = name.strip()
+    kind = getattr(task, "kind", "violation_detection")
+    if key == "surprisal" or key.startswith("surprisal:") or kind not in ("violation_detection", "forced_choice"):
+        from model_subjects.tasks import task_protocol
+
+        return task_protocol(kind, key, task=task, question=question, max_new_tokens=max_new_tokens)
     if key == PANEL_PROTOCOL:
         if panel is None:
             raise ProtocolError(f"protocol {PANEL_PROTOCOL!r} asks the spec's response panel; this spec has none "

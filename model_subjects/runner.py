@@ -133,11 +133,14 @@ class Runner:
         self.cfg = cfg
         self.backend = backend
         self.exp = exp or load_spec(cfg.spec)
+        from experiments.tasks import TaskError, check_runner
+
         try:
+            check_runner(self.exp.task.kind, "model")
             self.protocol = get_protocol(cfg.protocol or default_protocol(self.exp.task.kind, self.exp.task.response),
                                          question=cfg.question, max_new_tokens=cfg.max_new_tokens,
-                                         panel=self.exp.task.panel)
-        except ProtocolError as exc:
+                                         panel=self.exp.task.panel, task=self.exp.task)
+        except (ProtocolError, TaskError) as exc:
             raise RunError(str(exc)) from None
         self.progress = progress or (lambda n, total: None)  # (trials done now, new total or None)
         self.notify: Callable[[str], None] = _to_stderr  # what a user must read (the CLI prints it its own way)
@@ -159,6 +162,8 @@ class Runner:
                 raise RunError("a running window with --chat is not supported")
             seq = compile_sequence(self.exp, sid, self.cfg.seed, session=self.cfg.session)
             planned = len(seq) if self.cfg.trials is None else min(len(seq), max(0, int(self.cfg.trials)))
+            for trial in seq.trials[:planned]:  # every trial askable before any session opens
+                self.dispatch(trial)
             states.append(SubjectState(sid, k, seq, mode, planned))
         return states
 
@@ -265,6 +270,20 @@ class Runner:
         st.done = writer.n_rows
         return writer
 
+    def dispatch(self, trial: Trial) -> Protocol:
+        """The protocol for `trial`, by its task kind (`trial.task`; "" is a Lakretz trial of the spec's
+        task). A spec has one task kind, so every trial gets the run's protocol; a trial of another kind
+        or one the protocol cannot ask (missing materials) is refused, naming the item."""
+        if trial.task not in ("", self.exp.task.kind):
+            raise RunError(f"trial {trial.item_id!r} is a {trial.task!r} trial in a {self.exp.task.kind!r} spec")
+        check = getattr(self.protocol, "check", None)
+        if check is not None:
+            try:
+                check(trial)
+            except ProtocolError as exc:
+                raise RunError(str(exc)) from None
+        return self.protocol
+
     # ------------------------------------------------------------------ rows
     def make_row(self, st: SubjectState, trial: Trial, d: Decision, context_text: str, feedback_text: str | None,
                  started: str, prompt: str) -> dict[str, Any]:
@@ -276,7 +295,8 @@ class Runner:
         row.update({
             "subject_id": st.subject_id, "subject_kind": "model", "session": self.cfg.session,
             "spec_hash": st.seq.spec_hash, "sequence_hash": st.seq.sequence_hash,
-            "response": d.response, "correct": bool(d.correct), "protocol": self.protocol.name,
+            "response": d.response, "correct": None if d.correct is None else bool(d.correct),
+            "protocol": self.protocol.name,
             "response_mode": "panel" if self.protocol.name == "panel_judgment" else None,
             "context_mode": st.mode.label, "option_labels": json.dumps(d.option_labels),
             "option_logprobs": json.dumps([None if math.isnan(float(x)) else round(float(x), 6)
@@ -285,11 +305,12 @@ class Runner:
             "feedback_shown": feedback_text is not None, "feedback_text": feedback_text,
             "started_at": started, "ended_at": now_iso(), "extra": json.dumps(extra, sort_keys=True),
         })
+        row.update(generic_cells(d.columns))
         return row
 
     def _write(self, st: SubjectState, row: dict[str, Any]) -> None:
         assert st.writer is not None
-        st.writer.append(row)
+        st.writer.append(fit_to_writer(st.writer, row))
         st.done += 1
         st.n_run += 1
         st.n_correct += int(bool(row["correct"]))
@@ -364,12 +385,15 @@ class Runner:
                 plan.append((qs, ctxs, spans))
             results = self.backend.loglikelihood(reqs)
             texts = self.backend.generate_until(gens) if gens else []
+            measured = (proto.measure(self.backend, [t for _, t in part], [p[1][0] for p in plan])  # type: ignore[attr-defined]
+                        if getattr(proto, "measures", False) else [None] * len(part))
             all_scores = [[[results[a + i].logprob for i in range(n)] for a, n in spans] for _, _, spans in plan]
             alone = self._rescore_near_ties(reqs, plan, all_scores, [r.n_tokens for r in results],
                                             [trial for _, trial in part])
             for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan)):
                 scores = all_scores[j]
-                d = proto.decide(trial, scores, texts[j]) if proto.generates else proto.decide(trial, scores)  # type: ignore[call-arg]
+                d = decide(proto, trial, scores, [[results[a + i] for i in range(n)] for a, n in spans],
+                           texts[j] if proto.generates else "", measured[j])
                 d = unscorable(d, proto, [results[a + i] for a, n in spans for i in range(n)])
                 if j in alone:
                     d.extra["rescored_alone"] = True
@@ -417,7 +441,8 @@ class Runner:
     def _can_run_together(self, st: SubjectState) -> bool:
         """Fresh, unwindowed running subjects of a scoring protocol share one batched cache."""
         return (self.cfg.parallel_running and self.cfg.kv_cache and st.done == 0 and not st.mode.window
-                and not self.protocol.generates and hasattr(self.backend, "stream_group"))
+                and not self.protocol.generates and not getattr(self.protocol, "measures", False)
+                and hasattr(self.backend, "stream_group"))
 
     def _run_running_together(self, states: list[SubjectState]) -> None:
         """Running subjects advance trial by trial together: one forward pass per step for all.
@@ -454,7 +479,9 @@ class Runner:
             for k in live:
                 st, trial, hist = states[k], trials[k], hists[k]
                 alone = self._rescore_running(group.text(k), tctx[k], qs[k], scores[k], trial)
-                d = unscorable(proto.decide(trial, scores[k]), proto, got[k])
+                per_query = [got[k][sum(len(q.options) for q in qs[k][qi + 1:]):][:len(qs[k][qi].options)]
+                             for qi in range(len(qs[k]))]
+                d = unscorable(decide(proto, trial, scores[k], per_query), proto, got[k])
                 if alone:
                     d.extra["rescored_alone"] = True
                 fb = feedback_for(exp, trial, d.correct)
@@ -500,20 +527,23 @@ class Runner:
             qs = proto.queries(trial)
             tctx = [hist.trial_context(q.prompt) for q in qs]
             scores: list[list[float]] = [[] for _ in qs]
+            per_query: list[list] = [[] for _ in qs]
             got: list = []
             # last query first: the first query's prompt is what the history shows, so its tokens
             # stay in the cache for the commit below
             for qi in reversed(range(len(qs))):
                 res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
                 scores[qi] = [r.logprob for r in res]
+                per_query[qi] = list(res)
                 got += res
             alone = self._rescore_running(stream.text, tctx, qs, scores, trial)
+            measured = (proto.measure(self.backend, [trial], [stream.text + tctx[0]])[0]  # type: ignore[attr-defined]
+                        if getattr(proto, "measures", False) else None)
+            text = ""
             if proto.generates:
                 text = stream.generate(tctx[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
                                        skip_leading_whitespace=True)
-                d = proto.decide(trial, scores, text)  # type: ignore[call-arg]
-            else:
-                d = proto.decide(trial, scores)
+            d = decide(proto, trial, scores, per_query, text, measured)
             d = unscorable(d, proto, got)
             if alone:
                 d.extra["rescored_alone"] = True
@@ -529,6 +559,47 @@ def _to_stderr(message: str) -> None:
     import sys
 
     print(message, file=sys.stderr, flush=True)
+
+
+def decide(proto: Protocol, trial: Trial, scores: list[list[float]], results: list[list] | None = None,
+           generation: str = "", measured: dict[str, Any] | None = None) -> Decision:
+    """The protocol's decision, given what it asks for: the generation (production protocols), the
+    backend's results (task protocols: token counts) and the model-side measures (surprisal, rank)."""
+    kw: dict[str, Any] = {}
+    if getattr(proto, "uses_results", False):
+        kw["results"] = results
+    if getattr(proto, "measures", False):
+        kw["measured"] = measured
+    if proto.generates or kw:
+        return proto.decide(trial, scores, generation, **kw)  # type: ignore[call-arg]
+    return proto.decide(trial, scores)
+
+
+def generic_cells(columns: dict[str, Any]) -> dict[str, Any]:
+    """A decision's general-model columns as table cells: lists as JSON (floats rounded to 1e-6)."""
+    def cell(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return json.dumps([round(float(x), 6) if isinstance(x, float) else x for x in v])
+        if isinstance(v, float):
+            return None if math.isnan(v) else round(v, 6)
+        return v
+    return {k: cell(v) for k, v in columns.items() if v is not None}
+
+
+def fit_to_writer(writer: Any, row: dict[str, Any]) -> dict[str, Any]:
+    """Columns the session's table has stay; the others (general-model columns in a session whose
+    table has only the Lakretz columns) move into `extra.columns`, so nothing computed is lost."""
+    from experiments.schema import COLUMN_NAMES
+
+    known = set(getattr(writer, "columns", None) or COLUMN_NAMES)
+    rest = {k: row[k] for k in row if k not in known}
+    if not rest:
+        return row
+    kept = {k: v for k, v in row.items() if k in known}
+    extra = json.loads(kept.get("extra") or "{}")
+    extra["columns"] = {k: v for k, v in rest.items() if v is not None}
+    kept["extra"] = json.dumps(extra, sort_keys=True)
+    return kept
 
 
 def unscorable(d: Decision, proto: Protocol, results: list) -> Decision:

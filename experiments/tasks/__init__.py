@@ -7,9 +7,10 @@ task a runner cannot present, naming the runner. Register a kind with `register`
 """
 from __future__ import annotations
 
-from experiments.tasks.base import RUNNERS, TaskKind, TaskError, register, registry, get_task
+from experiments.tasks.base import (RUNNERS, TaskError, TaskKind, check_runner, get_task, register, registry,
+                                    runner_problems)
 
-__all__ = ["RUNNERS", "TaskKind", "TaskError", "register", "registry", "get_task"]
+__all__ = ["RUNNERS", "TaskKind", "TaskError", "register", "registry", "get_task", "check_runner", "runner_problems"]
 
 # the built-in kinds register themselves on import
 from experiments.tasks import builtin  # noqa: E402,F401

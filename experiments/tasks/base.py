@@ -8,10 +8,16 @@ if TYPE_CHECKING:
     from experiments.trials import Trial
 
 RUNNERS: tuple[str, ...] = ("psychopy", "browser", "model")
+RUNNER_NAMES = {"psychopy": "the PsychoPy runner (run-human)", "browser": "the browser runner (web serve)",
+                "model": "the model runner (run-model)"}
 
 
 class TaskError(ValueError):
     """A task cannot be built from an item, or a response cannot be scored."""
+
+
+def _no_answer(trial: "Trial", response: Any) -> bool | None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -23,7 +29,8 @@ class TaskKind:
     human session fills. `runners` are the runners that implement it (each runner's own registry must
     agree: tests check). `model_protocols` are the protocol names a model subject can be asked with,
     the first being the default. `score` maps (trial, response) to correct/incorrect, or None when the
-    task has no right answer for that trial (a rating, a filler without a key).
+    task has no right answer for that trial (a rating, a filler without a key). `settings` is the
+    pydantic model of the kind's `task:` settings (experiments.tasks.config).
     """
 
     name: str
@@ -33,12 +40,21 @@ class TaskKind:
     recorded: tuple[str, ...] = ("response", "correct", "rt_ms")
     runners: tuple[str, ...] = RUNNERS
     model_protocols: tuple[str, ...] = ()
-    score: Callable[["Trial", Any], bool | None] = field(default=lambda trial, response: None)
+    score: Callable[["Trial", Any], bool | None] = field(default=_no_answer)
+    settings: Any = None  # a pydantic model class (config.py); None: the kind takes no settings of its own
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]
         if missing:
             raise TaskError(f"{where}: task {self.name!r} needs {', '.join(missing)}")
+
+    def runner_problem(self, runner: str) -> str | None:
+        """Why `runner` cannot present this kind (None: it can)."""
+        if runner in self.runners:
+            return None
+        can = ", ".join(self.runners) or "none yet"
+        return (f"task.kind {self.name!r}: {RUNNER_NAMES.get(runner, runner)} cannot present it "
+                f"(runners that implement it: {can})")
 
 
 _REGISTRY: dict[str, TaskKind] = {}
@@ -60,3 +76,16 @@ def get_task(name: str) -> TaskKind:
         return _REGISTRY[name]
     except KeyError:
         raise TaskError(f"unknown task kind {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def check_runner(kind: str, runner: str) -> None:
+    """Refuse (TaskError naming the runner) a task kind that `runner` does not implement."""
+    problem = get_task(kind).runner_problem(runner)
+    if problem:
+        raise TaskError(problem)
+
+
+def runner_problems(kind: str, runners: tuple[str, ...] = RUNNERS) -> list[str]:
+    """Every runner among `runners` that cannot present `kind`, as messages (what `validate` prints)."""
+    k = get_task(kind)
+    return [p for p in (k.runner_problem(r) for r in runners) if p]

@@ -1,0 +1,48 @@
+"""Completion (cloze): a prefix and a typed answer, scored against the item's `target` and its
+`accepted` variants.
+
+Rule (decided here, the same for humans and models): the response and every key are compared after
+`normalize_answer` (NFC, case folded, surrounding whitespace and punctuation trimmed: "Dog." and " dog"
+match "dog", "dogs" does not). Only the first word of a longer answer counts for a model's generation
+(`first_word`); a person's typed text is compared whole. No response (None) is not scored; an empty
+typed answer is incorrect.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from experiments.tasks.base import TaskKind, register
+from experiments.tasks.config import CompletionSettings
+from experiments.tasks.scoring import missing, normalize_answer
+
+
+def accepted_answers(mat: dict[str, Any]) -> list[str]:
+    """The target and its accepted variants (materials list, or a `|`-separated string), normalized."""
+    acc = mat.get("accepted") or ()
+    if isinstance(acc, str):
+        acc = acc.split("|")
+    keys = [mat.get("target", "")] + list(acc)
+    return list(dict.fromkeys(k for k in (normalize_answer(x) for x in keys) if k))
+
+
+def score(trial: Any, response: Any) -> bool | None:
+    if missing(response):
+        return None
+    keys = accepted_answers(trial.mat)
+    if not keys:
+        return None
+    return normalize_answer(str(response)) in keys
+
+
+def first_word(text: str) -> str:
+    """The first whitespace-separated word of a generation ("" if none)."""
+    words = str(text).split()
+    return words[0] if words else ""
+
+
+KIND = register(TaskKind(
+    name="completion", description="a prefix and a typed answer (cloze)",
+    materials=("prefix", "target"), optional_materials=("accepted", "question"),
+    recorded=("response", "response_text", "keystrokes", "correct", "rt_ms"),
+    runners=("model",), model_protocols=("direct", "production", "meta", "surprisal"), score=score, settings=CompletionSettings,
+))

@@ -1,0 +1,183 @@
+"""The `task:` settings of each kind (pydantic), as the spec takes them.
+
+The spec's `task:` section holds the kind and its settings flat (`task: {kind: rating, scale: {points: 7}}`);
+`settings_for(task)` builds the kind's own settings model from the fields the spec gave, with the
+kind's defaults for the rest. A field that belongs to another kind is refused, naming the kind's own.
+Defaults are English; a spec in another language gives its texts (labels, question, scale ends).
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
+
+Presentation = Literal["whole", "rsvp", "moving_window"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+def _check_key(key: str) -> str:
+    from experiments.psychopy_names import check_key
+
+    problem = check_key(key)
+    if problem:
+        raise ValueError(problem)
+    return key
+
+
+class Label(_Strict):
+    """One answer of a judgment or lexical decision: the recorded `value`, the shown `text`, its `key`."""
+
+    value: Annotated[str, Field(min_length=1)]
+    text: Annotated[str, Field(min_length=1)]
+    key: str | None = None
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, v: str | None) -> str | None:
+        return None if v is None else _check_key(v)
+
+
+class Scale(_Strict):
+    """A k-point rating scale: points 1..k, labelled ends, one key per point (default the digits)."""
+
+    points: Annotated[int, Strict(), Field(ge=2, le=11)] = 7
+    low_label: str = ""
+    high_label: str = ""
+    keys: list[str] | None = None
+
+    @field_validator("keys")
+    @classmethod
+    def _keys(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else [_check_key(k) for k in v]
+
+    @model_validator(mode="after")
+    def _one_key_per_point(self) -> "Scale":
+        if self.keys is not None:
+            if len(self.keys) != self.points:
+                raise ValueError(f"scale.keys has {len(self.keys)} keys for {self.points} points: give one key per point")
+            if len(set(self.keys)) != len(self.keys):
+                raise ValueError("scale.keys: a key is given twice")
+        elif self.points > 9:
+            raise ValueError(f"a {self.points}-point scale needs scale.keys (the digit keys 1-9 cover 9 points)")
+        return self
+
+    @property
+    def point_keys(self) -> list[str]:
+        return list(self.keys) if self.keys is not None else [str(k) for k in range(1, self.points + 1)]
+
+    @property
+    def values(self) -> list[int]:
+        return list(range(1, self.points + 1))
+
+
+def _labels_differ(labels: list[Label]) -> list[Label]:
+    for attr in ("value", "text", "key"):
+        got = [getattr(lab, attr) for lab in labels if getattr(lab, attr) is not None]
+        dup = sorted({x for x in got if got.count(x) > 1})
+        if dup:
+            raise ValueError(f"labels: {attr} {', '.join(map(repr, dup))} given twice")
+    return labels
+
+
+class _Settings(_Strict):
+    kind: str = ""
+
+    def describe(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"kind"})
+
+
+class JudgmentSettings(_Settings):
+    labels: Annotated[list[Label], Field(min_length=2)] = [Label(value="yes", text="Yes", key="f"),
+                                                           Label(value="no", text="No", key="j")]
+    question: str = "Is this sentence acceptable?"
+    presentation: Literal["whole", "rsvp"] = "whole"
+
+    @field_validator("labels")
+    @classmethod
+    def _differ(cls, v: list[Label]) -> list[Label]:
+        return _labels_differ(v)
+
+
+class ChoiceSettings(_Settings):
+    question: str = "Which is better?"
+    positions: Literal["counterbalance", "fixed"] = "counterbalance"
+    option_keys: Annotated[list[str], Field(min_length=2)] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
+
+    @field_validator("option_keys")
+    @classmethod
+    def _keys(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("option_keys: a key is given twice")
+        return [_check_key(k) for k in v]
+
+
+class RatingSettings(_Settings):
+    scale: Scale = Scale(points=7, low_label="completely unacceptable", high_label="completely acceptable")
+    question: str = "How acceptable is this sentence?"
+    presentation: Literal["whole", "rsvp"] = "whole"
+
+
+class CompletionSettings(_Settings):
+    question: str = "What word comes next?"
+    max_chars: Annotated[int, Strict(), Field(ge=1, le=200)] = 40
+    presentation: Literal["whole", "rsvp"] = "whole"
+
+
+class SelfPacedReadingSettings(_Settings):
+    presentation: Presentation = "moving_window"
+    advance_key: str = "space"
+    option_keys: Annotated[list[str], Field(min_length=2)] = ["f", "j", "k", "d"]  # comprehension answers
+
+    @field_validator("advance_key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _check_key(v)
+
+    @field_validator("option_keys")
+    @classmethod
+    def _keys(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("option_keys: a key is given twice")
+        return [_check_key(k) for k in v]
+
+
+class LexicalDecisionSettings(_Settings):
+    labels: Annotated[list[Label], Field(min_length=2, max_length=2)] = [
+        Label(value="word", text="Word", key="j"), Label(value="nonword", text="Non-word", key="f")]
+    question: str = "Is this an English word?"
+
+    @field_validator("labels")
+    @classmethod
+    def _word_nonword(cls, v: list[Label]) -> list[Label]:
+        if sorted(lab.value for lab in v) != ["nonword", "word"]:
+            raise ValueError("lexical decision labels need the values word and nonword "
+                             f"(got {', '.join(lab.value for lab in v)})")
+        return _labels_differ(v)
+
+
+SETTINGS: dict[str, type[_Settings]] = {
+    "judgment": JudgmentSettings, "choice": ChoiceSettings, "rating": RatingSettings,
+    "completion": CompletionSettings, "self_paced_reading": SelfPacedReadingSettings,
+    "lexical_decision": LexicalDecisionSettings,
+}
+# the fields the spec's `task:` section takes for the kinds above (None: not given)
+TASK_FIELDS: tuple[str, ...] = ("labels", "scale", "question", "presentation", "positions", "option_keys",
+                                "max_chars", "advance_key")
+
+
+def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:
+    """The kind's settings from the `task:` fields given (None values = not given); ValueError naming
+    a field that is not the kind's. Violation detection and forced choice take none of these."""
+    given = {k: v for k, v in given.items() if v is not None}
+    cls = SETTINGS.get(kind)
+    own = set(cls.model_fields) - {"kind"} if cls else set()
+    foreign = sorted(set(given) - own)
+    if foreign:
+        known = ", ".join(sorted(own)) or "none of the task settings (labels, scale, question, ...)"
+        raise ValueError(f"{', '.join(foreign)}: not a setting of task kind {kind!r} (its settings: {known})")
+    if cls is None:
+        return None
+    return cls(kind=kind, **{k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in given.items()})

@@ -1,0 +1,20 @@
+"""Lexical decision: a letter string (`sentence`), word / non-word keys; the response (`word` or
+`nonword`, the labels' values) is correct when it equals the item's `answer`."""
+from __future__ import annotations
+
+from typing import Any
+
+from experiments.tasks.base import TaskKind, register
+from experiments.tasks.config import LexicalDecisionSettings
+from experiments.tasks.scoring import equals_answer
+
+
+def score(trial: Any, response: Any) -> bool | None:
+    return equals_answer(trial.mat.get("answer"), response)
+
+
+KIND = register(TaskKind(
+    name="lexical_decision", description="a letter string; word / non-word keys",
+    materials=("sentence", "answer"), recorded=("response", "correct", "rt_ms"),
+    runners=("model",), model_protocols=("direct", "meta", "surprisal"), score=score, settings=LexicalDecisionSettings,
+))

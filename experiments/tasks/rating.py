@@ -1,0 +1,32 @@
+"""Rating: a k-point scale (1..k, labelled ends, keys or clicks). No right answer: `score` is None;
+the chosen point goes to `rating` (and `response` as text)."""
+from __future__ import annotations
+
+from typing import Any
+
+from experiments.tasks.base import TaskKind, register
+from experiments.tasks.config import RatingSettings
+from experiments.tasks.scoring import missing
+
+
+def score(trial: Any, response: Any) -> bool | None:
+    return None
+
+
+def rating_value(response: Any, points: int) -> int | None:
+    """A response ("5", 5, 5.0) as a scale point 1..points; None when missing or off the scale."""
+    if missing(response) or str(response).strip() == "":
+        return None
+    try:
+        v = float(str(response).strip())
+    except ValueError:
+        return None
+    return int(v) if v.is_integer() and 1 <= v <= points else None
+
+
+KIND = register(TaskKind(
+    name="rating", description="a k-point scale",
+    materials=("sentence",), optional_materials=("question",),
+    recorded=("response", "rating", "rt_ms"), runners=("model",), model_protocols=("meta", "direct", "surprisal"),
+    score=score, settings=RatingSettings,
+))

@@ -1,0 +1,35 @@
+"""Violation detection (Lakretz et al. 2021): RSVP sentence, report a violation by key or on a panel.
+
+The Lakretz runners implement it as before; it is in the registry so every runner and `validate`
+read one list. `forced_choice` (the model-only Lakretz forced choice at the critical verb) is here too.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from experiments.tasks.base import TaskKind, register
+from experiments.tasks.scoring import missing
+
+
+def score(trial: Any, response: Any) -> bool | None:
+    """violation / no_violation against the trial's correct response; a filler (`other`) is never scored."""
+    if missing(response) or trial.violation_position == "other":
+        return None
+    return str(response) == trial.correct_response
+
+
+def score_forced_choice(trial: Any, response: Any) -> bool | None:
+    """The chosen form against the grammatical form at the critical position."""
+    return None if missing(response) else str(response) == trial.correct_form
+
+
+KIND = register(TaskKind(
+    name="violation_detection", description="RSVP sentence; report a violation (key or panel)",
+    materials=(), runners=("psychopy", "browser", "model"),
+    model_protocols=("violation_judgment", "forced_choice", "direct", "surprisal"), score=score,
+))
+FORCED_CHOICE = register(TaskKind(
+    name="forced_choice", description="models: the correct verb form vs its number-flipped form at the critical verb",
+    materials=(), recorded=("response", "correct"), runners=("model",),
+    model_protocols=("forced_choice", "direct", "surprisal"), score=score_forced_choice,
+))

@@ -1,0 +1,89 @@
+"""Judgment and lexical decision for models.
+
+  meta      the sentence, the task's question and its labels as a prompt; the labels are scored by
+            log-probability (Hu & Levy's meta prompts are this); the response is the best label's value
+  direct    judgment: log P(sentence) vs log P(pair_sentence) (the item's minimal-pair partner); the
+            first label is the accepting answer (given when the sentence is the more probable one)
+            lexical decision: log P(string) as a word (after the start token), stored in
+            `sentence_logprob` with its per-character mean; the decision needs a criterion and is
+            left to the analysis (response empty, not scored)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from experiments.trials import Trial
+from model_subjects.protocols import Decision, Option, Query
+from model_subjects.tasks.base import TaskProtocol, argmax, decision, need, sentence_of, signed_margin
+
+
+class LabelMeta(TaskProtocol):
+    short = "meta"
+
+    def __init__(self, kind: str, settings: Any, question: str | None = None, max_new_tokens: int = 8):
+        self.kind = kind
+        super().__init__(settings, max_new_tokens)
+        self.question = question or settings.question
+
+    def prompt(self, trial: Trial) -> str:
+        labels = " / ".join(lab.text for lab in self.settings.labels)
+        question = trial.mat.get("question") or self.question
+        return f"{sentence_of(trial)}\n{question} ({labels})\nAnswer:"
+
+    def queries(self, trial: Trial) -> list[Query]:
+        return [Query(self.prompt(trial), tuple(Option(lab.value, " " + lab.text) for lab in self.settings.labels))]
+
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+        lps = list(scores[0])
+        values = [lab.value for lab in self.settings.labels]
+        k = argmax(lps)
+        answer = trial.mat.get("answer")
+        correct_idx = values.index(str(answer)) if answer is not None and str(answer) in values else None
+        return decision(values[k], self.score(trial, values[k]), values, lps, signed_margin(lps, correct_idx),
+                        " " + self.settings.labels[k].text)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "question": self.question, "template": "{sentence}\\n{question} ({labels})\\nAnswer:"}
+
+
+class JudgmentDirect(TaskProtocol):
+    kind, short = "judgment", "direct"
+    chat_ok = False
+
+    def queries(self, trial: Trial) -> list[Query]:
+        s, p = sentence_of(trial), str(need(trial, "pair_sentence", self.name))
+        return [Query("", (Option(s, s), Option(p, p)))]
+
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+        ls, lp = scores[0]
+        labels = self.settings.labels
+        chosen = labels[0] if ls > lp else labels[1]
+        answer = trial.mat.get("answer")
+        margin = None
+        if answer is not None:
+            margin = (ls - lp) if str(answer) == labels[0].value else (lp - ls)
+        return decision(chosen.value, self.score(trial, chosen.value), [sentence_of(trial), str(trial.mat["pair_sentence"])],
+                        [ls, lp], margin, sentence_of(trial), columns={"sentence_logprob": ls})
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "rule": "first label if log P(sentence) > log P(pair_sentence), else the second"}
+
+
+class LexicalDirect(TaskProtocol):
+    kind, short = "lexical_decision", "direct"
+    chat_ok = False
+
+    def queries(self, trial: Trial) -> list[Query]:
+        s = sentence_of(trial)
+        return [Query("", (Option(s, s),))]
+
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+        lp = scores[0][0]
+        s = sentence_of(trial)
+        extra = {"logprob_per_char": lp / max(1, len(s))}
+        if results:
+            extra["logprob_per_token"] = lp / max(1, results[0][0].n_tokens)
+        return decision("", None, [s], [lp], None, s, extra=extra, columns={"sentence_logprob": lp})
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "scored": "log P(string) after the start token; no decision (criterion-free)"}

@@ -1,0 +1,76 @@
+"""`surprisal[:bow][:nobos]`: per-word surprisal (bits) of the trial's words, on any spec with sentences.
+
+The model reads the sentence (after the start/BOS token, or a few-shot text); each row gets
+`word_surprisal_bits` (a JSON list, one value per word of `words`), the region sums when the item
+has `regions`, and `sentence_logprob` (log P of the sentence after the start token, the backend's
+own scoring; equal to -ln 2 x the word sum without the BOW correction). Settings (model_subjects.surprisal):
+`:bow` turns on the beginning-of-word correction (default off), `:nobos` drops the BOS token
+(default: BOS prepended; the first word then has no surprisal).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from experiments.trials import Trial
+from model_subjects.protocols import Decision, Option, Query
+from model_subjects.surprisal import SurprisalScorer, SurprisalSettings, region_surprisals
+from model_subjects.tasks.base import TaskProtocol, decision, sentence_of
+
+
+class Surprisal(TaskProtocol):
+    short = "surprisal"
+    chat_ok = False
+    measures = True
+
+    def __init__(self, kind: str, settings: SurprisalSettings = SurprisalSettings()):
+        self.kind = kind
+        self.surprisal = settings
+        super().__init__(None)
+        parts = ["surprisal"] + (["bow"] if settings.bow_correction else []) + ([] if settings.bos else ["nobos"])
+        self.name = ":".join(parts)
+        self._scorer: SurprisalScorer | None = None
+
+    def words(self, trial: Trial) -> list[str]:
+        return sentence_of(trial).split()
+
+    def queries(self, trial: Trial) -> list[Query]:
+        s = " ".join(self.words(trial))
+        return [Query("", (Option(s, s),))]
+
+    def measure(self, backend: Any, trials: Sequence[Trial], contexts: Sequence[str]) -> list[dict[str, Any]]:
+        if self._scorer is None or self._scorer.model is not getattr(backend, "model", None):
+            self._scorer = SurprisalScorer.from_backend(backend, self.surprisal)
+        bits = self._scorer.score([self.words(t) for t in trials], list(contexts))
+        return [{"word_surprisal_bits": b} for b in bits]
+
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
+        lp = scores[0][0]
+        s = " ".join(self.words(trial))
+        bits = (measured or {}).get("word_surprisal_bits")
+        extra: dict[str, Any] = {}
+        if bits is not None and trial.mat.get("regions"):
+            from experiments.tasks.self_paced_reading import regions
+
+            extra["region_surprisal_bits"] = region_surprisals(bits, regions({**trial.mat, "sentence": s}))
+        return decision("", None, [s], [lp], None, s, extra=extra,
+                        columns={"word_surprisal_bits": bits, "sentence_logprob": lp})
+
+    def describe(self) -> dict[str, Any]:
+        d = super().describe()
+        d["surprisal"] = {"bow_correction": self.surprisal.bow_correction, "bos": self.surprisal.bos,
+                          "unit": "bits", "word_probability": "product over the word's tokens",
+                          "words": "the sentence split on spaces",
+                          "context": "the BOS token (or the few-shot text) before the sentence"}
+        return d
+
+
+def parse_surprisal(name: str) -> SurprisalSettings:
+    from model_subjects.protocols import ProtocolError
+
+    parts = name.split(":")[1:]
+    unknown = set(parts) - {"bow", "nobos"}
+    if unknown:
+        raise ProtocolError(f"unknown surprisal option(s) {', '.join(sorted(unknown))} in {name!r}; "
+                            "use surprisal, surprisal:bow, surprisal:nobos or surprisal:bow:nobos")
+    return SurprisalSettings(bow_correction="bow" in parts, bos="nobos" not in parts)
