@@ -195,6 +195,7 @@ class SessionWriter:
     lock: SessionLock | None = None  # this session's one-writer lock, released by close()
     staged: bool = False  # written under temporary names, published by close() once verified (imports)
     _sha: Any = None  # sha256 of every byte this writer meant to write (staged sessions)
+    columns: list[str] | None = None  # the table's header (None: the Lakretz schema, COLUMN_NAMES)
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -215,6 +216,7 @@ class SessionWriter:
         lock: SessionLock | None = None,
         sequence: Any = None,
         staged: bool = False,
+        columns: list[str] | None = None,
     ) -> "SessionWriter":
         """Start a new session, or with `resume=True` continue an existing one of the same sequence.
 
@@ -240,7 +242,7 @@ class SessionWriter:
             writer = cls._open(root, csv_path, json_path, experiment=experiment, subject_id=subject_id,
                                session=session, subject_kind=subject_kind, spec_hash=spec_hash,
                                sequence_hash=sequence_hash, n_trials=n_trials, metadata=metadata, resume=resume,
-                               durable=durable, sequence=sequence, staged=staged)
+                               durable=durable, sequence=sequence, staged=staged, columns=columns)
         except BaseException:
             lock.release()
             raise
@@ -251,7 +253,7 @@ class SessionWriter:
     def _open(cls, root: str | Path, csv_path: Path, json_path: Path, *, experiment: str, subject_id: str,
               session: int | None, subject_kind: str, spec_hash: str, sequence_hash: str, n_trials: int,
               metadata: dict[str, Any] | None, resume: bool, durable: bool, sequence: Any,
-              staged: bool = False) -> "SessionWriter":
+              staged: bool = False, columns: list[str] | None = None) -> "SessionWriter":
         exists = csv_path.exists() or json_path.exists()
         if exists and not resume:
             raise SessionExistsError(
@@ -259,7 +261,7 @@ class SessionWriter:
                 "use --resume to continue it or choose another session number"
             )
         if resume and exists:
-            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash, sequence)
+            return cls._reopen(csv_path, json_path, spec_hash, sequence_hash, sequence, columns)
         write_dataset_description(root)
         csv_path.parent.mkdir(parents=True, exist_ok=True)
         meta = {
@@ -280,7 +282,7 @@ class SessionWriter:
             **(metadata or {}),
         }
         writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, durable=durable and not staged,
-                     staged=staged, _sha=hashlib.sha256() if staged else None)
+                     staged=staged, _sha=hashlib.sha256() if staged else None, columns=columns)
         try:  # a staging file left by a killed import is ours to replace (we hold the session's lock)
             fh = (open(staging_path(csv_path), "w", encoding="utf-8", newline="") if staged
                   else open(csv_path, "x", encoding="utf-8", newline=""))
@@ -289,13 +291,13 @@ class SessionWriter:
         except OSError as exc:
             raise SessionError(f"could not create {csv_path}: {exc.strerror or exc}") from exc
         writer._fh = fh
-        writer._write_line(COLUMN_NAMES)
+        writer._write_line(writer.header)
         writer.save_sidecar()
         return writer
 
     @classmethod
     def _reopen(cls, csv_path: Path, json_path: Path, spec_hash: str, sequence_hash: str,
-                sequence: Any = None) -> "SessionWriter":
+                sequence: Any = None, columns: list[str] | None = None) -> "SessionWriter":
         if not json_path.exists():
             raise SessionError(f"cannot resume: sidecar {json_path} is missing")
         try:
@@ -310,7 +312,7 @@ class SessionWriter:
                 )
         # check, truncate, record, then count: one scan decides which rows are complete
         scan = scan_table(csv_path) if csv_path.exists() else None
-        if scan is not None and scan.header and scan.header != COLUMN_NAMES:
+        if scan is not None and scan.header and scan.header != (columns or COLUMN_NAMES):
             raise SessionError(f"cannot resume {csv_path}: its header is not this version's trial-table schema "
                                "(written by another twinlab version); start a new session number")
         if scan is not None and sequence is not None:
@@ -326,13 +328,13 @@ class SessionWriter:
         meta.setdefault("resumes", []).append(resume)
         meta["status"] = "running"
         meta["ended_at"] = None
-        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows)
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows, columns=columns)
         try:
             writer._fh = open(csv_path, "a", encoding="utf-8", newline="")
         except OSError as exc:
             raise SessionError(f"cannot resume: {csv_path} cannot be opened ({exc.strerror or exc})") from exc
         if scan is None or not scan.header:  # the kill came before the header was complete
-            writer._write_line(COLUMN_NAMES)
+            writer._write_line(writer.header)
         writer.save_sidecar()
         return writer
 
@@ -354,10 +356,20 @@ class SessionWriter:
                 f"the {self.n_rows} trial(s) already written are safe"
             ) from exc
 
+    @property
+    def header(self) -> list[str]:
+        return self.columns or COLUMN_NAMES
+
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished trial (flushed and fsync'ed before returning)."""
-        checked = check_row(row)
-        self._write_line([checked[c] for c in COLUMN_NAMES])
+        if self.columns is None:
+            checked = check_row(row)
+        else:  # a general design's table (COLUMNS + GENERIC_COLUMNS + its factors)
+            unknown = sorted(set(row) - set(self.columns))
+            if unknown:
+                raise SchemaError(f"unknown trial-table column(s): {', '.join(unknown)}")
+            checked = {c: row.get(c) for c in self.columns}
+        self._write_line([checked[c] for c in self.header])
         self.n_rows += 1
 
     def append_rows(self, rows: list[dict[str, Any]]) -> None:
