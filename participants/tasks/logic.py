@@ -31,8 +31,14 @@ from participants.tasks.settings import TaskSettings
 POINTERS = ("mouse", "touch", "pen")
 MAX_EVENTS = 400
 MAX_MS = 15 * 60 * 1000.0
+FRAME_SLACK_MS = 34.0
 CHAR_KEYS = {"space": " ", "apostrophe": "'", "minus": "-", "period": ".", "comma": ","}
-TEXT_KEYS = tuple("abcdefghijklmnopqrstuvwxyz") + tuple(CHAR_KEYS) + ("backspace",)
+TEXT_KEYS = tuple("abcdefghijklmnopqrstuvwxyz") + tuple(CHAR_KEYS) + ("backspace",)  # what PsychoPy polls
+
+
+def is_text_key(k: str) -> bool:
+    """A key that types (a letter of any alphabet, space, a few marks) or deletes (backspace)."""
+    return k == "backspace" or k in CHAR_KEYS or (len(k) == 1 and k.isalpha())
 
 
 class TaskResultError(ValueError):
@@ -238,7 +244,9 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict[str
             raise TaskResultError(f"presses: {len(units) + 1} presses of {s.advance_key!r} read this sentence, got {len(adv)}")
         adv = adv[: len(units) + 1]
         for k in range(1, len(units) + 1):  # unit k-1 appears after the k-th press
-            if steps[k] < adv[k - 1]["t"]:  # type: ignore[operator]
+            # (a browser's frame timestamp is the frame's start, which may precede an input event
+            # handled in that frame: up to two frames of slack)
+            if steps[k] < adv[k - 1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
                 raise TaskResultError(f"steps: unit {k - 1} shown before the press that reveals it")
         rts = [_r(adv[k + 1]["t"] - adv[k]["t"]) for k in range(len(units))]
         if s.reveal == "word":
@@ -250,7 +258,7 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict[str
         ans = answers(trial, s)
         if ans:
             q_on = _t(raw.get("question_onset"), "question_onset")
-            if q_on < adv[-1]["t"]:  # type: ignore[operator]
+            if q_on < adv[-1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
                 raise TaskResultError("question_onset: the question comes after the sentence")
             got = _answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",  # type: ignore[arg-type]
                           s.mouse)
@@ -267,7 +275,7 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict[str
     elif kind == "completion":
         onset = _t(raw.get("response_onset"), "response_onset")
         submit = _t(raw.get("submit_time"), "submit_time")
-        typed = [p for p in presses if onset <= p["t"] < submit and p["key"] in TEXT_KEYS]  # type: ignore[operator]
+        typed = [p for p in presses if onset <= p["t"] < submit and is_text_key(p["key"])]  # type: ignore[operator]
         sub = [p for p in presses if p["key"] == s.submit_key and p["t"] == submit]
         if not sub:
             raise TaskResultError(f"submit_time: no press of {s.submit_key!r} at that time")

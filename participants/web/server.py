@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -38,8 +38,9 @@ from experiments.compiler import compile_sequence
 from experiments.session import SessionError, SessionWriter, scan_table, session_paths
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
-from participants.web.payload import page_config, sequence_payload
-from participants.web.results import ResultError, web_row
+from participants.rows import table_columns
+from participants.web.payload import BROWSER_KINDS, page_config, sequence_payload
+from participants.web.results import ResultError, web_row, web_task_row
 from participants.web.site import assets, index_html
 
 RUNNER = "twinlab.participants.web"
@@ -83,8 +84,12 @@ class Live:
 class WebSessions:
     """The sessions this server writes: opened, resumed and closed here, one writer each."""
 
-    def __init__(self, exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None):
+    def __init__(self, exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None,
+                 compile: Callable[[str, int], TrialSequence] | None = None, task_settings: dict[str, Any] | None = None):
         self.exp, self.out, self.seed, self.trials = exp, Path(out), seed, trials
+        # `compile` replaces compile_sequence (tests of general designs until the design compiler serves
+        # them); `task_settings` go on top of the spec's task section (participants.tasks.settings)
+        self.compile, self.task_settings = compile, task_settings
         self._lock = threading.Lock()
         self._create = threading.Lock()  # session files are created one at a time (see below)
         self._keys: dict[tuple[str, int], threading.Lock] = {}
@@ -104,7 +109,8 @@ class WebSessions:
             return self._keys.setdefault(key, threading.Lock())
 
     def _sequence(self, pid: str, session: int) -> tuple[TrialSequence, int]:
-        seq = compile_sequence(self.exp, pid, self.seed, session=session)
+        seq = (self.compile(pid, session) if self.compile is not None
+               else compile_sequence(self.exp, pid, self.seed, session=session))
         n = len(seq) if self.trials is None else min(self.trials, len(seq))
         return seq, n
 
@@ -160,7 +166,7 @@ class WebSessions:
             live.writer = SessionWriter.create(
                 self.out, experiment=self.exp.name, subject_id=pid, session=session, subject_kind="human",
                 spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=live.n_planned, resume=True,
-                sequence=seq)  # the rows kept must be this sequence's first trials
+                sequence=seq, columns=table_columns(seq))  # the rows kept must be this sequence's first trials
         except SessionError as exc:
             raise ApiError(409, f"cannot continue this session: {exc}") from None
         if live.writer.n_rows >= live.n_planned:
@@ -210,7 +216,7 @@ class WebSessions:
                         live.writer = SessionWriter.create(
                             self.out, experiment=self.exp.name, subject_id=pid, session=session,
                             subject_kind="human", spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash,
-                            n_trials=n, metadata=meta)
+                            n_trials=n, metadata=meta, columns=table_columns(seq))
                 except SessionError as exc:
                     raise ApiError(409, f"cannot start this session: {exc}") from None
                 self._live[(pid, session)] = live
@@ -225,7 +231,8 @@ class WebSessions:
                 w.save_sidecar()
             if live.writer is None:
                 return {"status": "finished", "n_trials": live.n_planned}
-            out = {"status": "run", **sequence_payload(live.seq, live.writer.n_rows, live.n_planned)}
+            out = {"status": "run", **sequence_payload(live.seq, live.writer.n_rows, live.n_planned, self.exp,
+                                                       self.task_settings)}
             if token is not None:
                 out["token"] = token
             return out
@@ -245,7 +252,10 @@ class WebSessions:
             if got != i:
                 raise ApiError(409, f"trial_index: the session expects trial {i}, got {str(got)[:20]}", next=i)
             try:
-                row = web_row(result, live.seq[i], live.seq, self.exp, subject_id=pid, session=session)
+                trial = live.seq[i]
+                row = (web_task_row(result, trial, live.seq, self.exp, subject_id=pid, session=session,
+                                    overrides=self.task_settings) if trial.task in BROWSER_KINDS
+                       else web_row(result, trial, live.seq, self.exp, subject_id=pid, session=session))
             except ResultError as exc:
                 raise ApiError(422, str(exc)) from None
             try:
@@ -300,9 +310,11 @@ def _lifespan(sessions: WebSessions):
     return lifespan
 
 
-def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None) -> Starlette:
+def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None,
+               compile: Callable[[str, int], TrialSequence] | None = None,
+               task_settings: dict[str, Any] | None = None) -> Starlette:
     """The ASGI app serving `exp` and writing sessions under `out` (a Psych-DS root)."""
-    sessions = WebSessions(exp, out, seed=seed, trials=trials)
+    sessions = WebSessions(exp, out, seed=seed, trials=trials, compile=compile, task_settings=task_settings)
     files = assets()
     page = index_html(exp, page_config(exp, "serve"))
 
