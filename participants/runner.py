@@ -346,6 +346,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             pres.page(texts["aborted_text"], name="aborted", hint="", timeout_s=1.5)
     except QuitRequested:
         pass
+    if autopilot is not None:  # a key still down on the X server would auto-repeat into the next session
+        autopilot.cancel()
     saved = shots.save()
     return RunOutcome(status=status, csv_path=writer.csv_path, json_path=writer.json_path, n_written=writer.n_rows,
                       n_planned=prep.n_planned, warnings=warnings, screenshots=saved)
