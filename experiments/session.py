@@ -408,6 +408,10 @@ class SessionWriter:
                 f"the {self.n_rows} trial(s) already written are safe"
             ) from exc
 
+    @property
+    def header(self) -> list[str]:
+        return self.columns or COLUMN_NAMES
+
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished trial (flushed and fsync'ed before returning)."""
         checked = check_row(row, self.columns)

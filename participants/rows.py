@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
 from experiments.trials import Trial, TrialSequence
 from participants.rsvp import TrialResult
 
@@ -23,6 +24,19 @@ PSYCHOPY_COLUMNS = [
     "key_resp.keys", "key_resp.rt", "key_resp.corr", "response", "rt_sentence_end",
     "feedback_text", "word_onsets", "word_durations",
 ]
+
+
+def table_columns(seq: TrialSequence) -> list[str] | None:
+    """The session table's header: None (the Lakretz schema, byte for byte) unless the sequence holds
+    general-model trials; then COLUMNS + GENERIC_COLUMNS + the design's factors (docs/general_model.md)."""
+    if not any(t.is_generic for t in seq):
+        return None
+    factors: list[str] = []
+    for t in seq:
+        for name, _ in t.factors:
+            if name not in factors and name not in COLUMN_NAMES and name not in GENERIC_COLUMN_NAMES:
+                factors.append(name)
+    return COLUMN_NAMES + GENERIC_COLUMN_NAMES + factors
 
 
 def trial_row(trial: Trial, result: TrialResult, seq: TrialSequence, *, subject_id: str, session: int,
@@ -52,6 +66,7 @@ def trial_row(trial: Trial, result: TrialResult, seq: TrialSequence, *, subject_
         ended_at=result.ended_at,
         extra=json.dumps({**result.extra, **(extra or {})}, separators=(",", ":")),
     )
+    row.update(result.generic)
     return row
 
 
@@ -70,6 +85,13 @@ def _truthy(x: Any) -> bool:
 
 def _key_of(row: Mapping[str, Any], info: Mapping[str, Any]) -> str:
     """The key that gave the answer, as PsychoPy's key_resp.keys would show it ('None' without one)."""
+    if row.get("response_mode") == "task":
+        extra = row.get("extra")
+        try:
+            by = (json.loads(extra) if isinstance(extra, str) and extra else extra or {}).get("answered_by") or ""
+        except json.JSONDecodeError:
+            by = ""
+        return by[4:] if by.startswith("key:") else by or "None"
     if row.get("response_mode") == "panel":
         keys = info.get("panel_keys") or {}
         extra = row.get("extra")

@@ -55,6 +55,7 @@ class TrialResult:
     early_response: str | None = None  # panel mode: answer of the first press before the panel
     early_response_unit: int | None = None  # the RSVP unit on screen (or last shown) at that press
     early_response_ms: float | None = None  # that press, from the first unit's onset
+    generic: dict[str, Any] = field(default_factory=dict)  # task trials: the generic columns (participants/tasks)
 
 
 def _ms(x: float) -> float:

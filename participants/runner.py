@@ -46,6 +46,10 @@ class HumanRunConfig:
     autopilot: bool = False
     autopilot_accuracy: float = 0.8
     screenshots: Path | None = None
+    # the compiled sequence to run instead of compile_sequence's (tests and demos of general designs
+    # until the design compiler serves them) and task settings on top of the spec's task section
+    sequence: TrialSequence | None = None
+    task_settings: dict[str, Any] | None = None
 
 
 @dataclass
@@ -72,9 +76,13 @@ class Prepared:
 
 def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared:
     """Compile the sequence and check the data files; raises RunError before anything is written."""
+    from participants.tasks import PSYCHOPY
+
     exp = cfg.spec
-    if exp.task.kind != "violation_detection":
-        raise RunError(f"run-human presents task.kind 'violation_detection'; this spec asks for {exp.task.kind!r}")
+    presentable = ("violation_detection", *PSYCHOPY)
+    if exp.task.kind not in presentable:
+        raise RunError(f"run-human (PsychoPy) cannot present task.kind {exp.task.kind!r}; it presents "
+                       f"{', '.join(presentable)}")
     if cfg.autopilot and not cfg.participant.lower().startswith(AUTOPILOT_PREFIX):
         raise RunError(
             f"--autopilot sessions need a participant id starting with '{AUTOPILOT_PREFIX}' (e.g. autopilot1), "
@@ -89,7 +97,11 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
     if cfg.session > exp.sessions:
         raise RunError(f"--session {cfg.session}: {exp.name} has {exp.sessions} session(s) per participant "
                        "(spec field `sessions`)")
-    seq = compile_sequence(exp, cfg.participant, cfg.seed, session=cfg.session)
+    seq = cfg.sequence if cfg.sequence is not None else compile_sequence(exp, cfg.participant, cfg.seed,
+                                                                           session=cfg.session)
+    unknown = sorted({t.task for t in seq if t.task and t.task != "violation_detection" and t.task not in PSYCHOPY})
+    if unknown:
+        raise RunError(f"run-human (PsychoPy) cannot present task kind(s) {', '.join(unknown)}")
     n = len(seq) if cfg.trials is None else min(cfg.trials, len(seq))
     if cfg.trials is not None and cfg.trials < 1:
         raise RunError(f"--trials must be 1 or more, got {cfg.trials}")
@@ -178,7 +190,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
     from participants.autopilot import Autopilot
     from participants.eventlog import EventLog
     from participants.keys import make_injector
-    from participants.rows import PsychopyCsv, trial_row
+    from participants.rows import PsychopyCsv, table_columns, trial_row
+    from participants.tasks import PSYCHOPY, run_task_trial
     from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
     from participants.screens import Screens, Screenshots
     from participants.timing import duration_errors, frame_quantisation_warnings
@@ -236,7 +249,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         writer = SessionWriter.create(
             cfg.out, experiment=exp.name, subject_id=cfg.participant, session=cfg.session, subject_kind="human",
             spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=prep.n_planned,
-            metadata=metadata, resume=cfg.resume, lock=lock, sequence=seq)
+            metadata=metadata, resume=cfg.resume, lock=lock, sequence=seq, columns=table_columns(seq))
     except SessionError as exc:
         raise RunError(str(exc)) from None
     if cfg.resume and writer.n_rows != prep.start:  # the file changed between the check and the reopen
@@ -288,7 +301,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
                 pres.page(intro, name="block_intro", hint=texts["block_start_hint"])
             while True:
                 try:
-                    result = pres.run_trial(trial)
+                    result = (run_task_trial(pres, trial, seq, exp, cfg.task_settings) if trial.task in PSYCHOPY
+                              else pres.run_trial(trial))
                     break
                 except TrialInterrupted:
                     restarts += 1
@@ -333,6 +347,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             pres.page(texts["aborted_text"], name="aborted", hint="", timeout_s=1.5)
     except QuitRequested:
         pass
+    if autopilot is not None:  # a key still down on the X server would auto-repeat into the next session
+        autopilot.cancel()
     saved = shots.save()
     return RunOutcome(status=status, csv_path=writer.csv_path, json_path=writer.json_path, n_written=writer.n_rows,
                       n_planned=prep.n_planned, warnings=warnings, screenshots=saved)

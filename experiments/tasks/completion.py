@@ -44,5 +44,5 @@ KIND = register(TaskKind(
     name="completion", description="a prefix and a typed answer (cloze)",
     materials=("prefix", "target"), optional_materials=("accepted", "question"),
     recorded=("response", "response_text", "keystrokes", "correct", "rt_ms"),
-    runners=("model",), model_protocols=("direct", "production", "meta", "surprisal"), score=score, settings=CompletionSettings,
+    runners=("psychopy", "browser", "model"), model_protocols=("direct", "production", "meta", "surprisal"), score=score, settings=CompletionSettings,
 ))

@@ -18,5 +18,5 @@ def score(trial: Any, response: Any) -> bool | None:
 KIND = register(TaskKind(
     name="judgment", description="one sentence (whole or word by word), two or more labelled answers",
     materials=("sentence",), optional_materials=("answer", "pair_sentence", "question"),
-    runners=("model",), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
+    runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
 ))

@@ -16,5 +16,5 @@ def score(trial: Any, response: Any) -> bool | None:
 KIND = register(TaskKind(
     name="lexical_decision", description="a letter string; word / non-word keys",
     materials=("sentence", "answer"), recorded=("response", "correct", "rt_ms"),
-    runners=("model",), model_protocols=("direct", "meta", "surprisal"), score=score, settings=LexicalDecisionSettings,
+    runners=("psychopy", "browser", "model"), model_protocols=("direct", "meta", "surprisal"), score=score, settings=LexicalDecisionSettings,
 ))

@@ -27,6 +27,6 @@ def rating_value(response: Any, points: int) -> int | None:
 KIND = register(TaskKind(
     name="rating", description="a k-point scale",
     materials=("sentence",), optional_materials=("question",),
-    recorded=("response", "rating", "rt_ms"), runners=("model",), model_protocols=("meta", "direct", "surprisal"),
+    recorded=("response", "rating", "rt_ms"), runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"),
     score=score, settings=RatingSettings,
 ))

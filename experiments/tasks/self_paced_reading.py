@@ -46,5 +46,5 @@ KIND = register(TaskKind(
     name="self_paced_reading", description="moving window, per-word reading times, optional question",
     materials=("sentence",), optional_materials=("regions", "question", "question_options", "question_answer"),
     recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms"),
-    runners=("model",), model_protocols=("surprisal",), score=score, settings=SelfPacedReadingSettings,
+    runners=("psychopy", "browser", "model"), model_protocols=("surprisal",), score=score, settings=SelfPacedReadingSettings,
 ))

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from experiments.screen_texts import key_label
 from experiments.spec import Experiment
-from experiments.trials import Trial, TrialSequence
+from experiments.trials import Trial, TrialSequence, thaw
+from participants.tasks import settings_for
+from participants.tasks.logic import answers, option_order, sentence_of, spr_units
 from participants.web.texts import page_texts
+
+# the browser runner's task kinds (participants/web/js/twinlab-task.js, TASKS)
+BROWSER_KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
 
 SLOT_PREFIX = "web"  # build mode: slot k (1-based) runs the sequence compiled for subject id web<k:03d>
 
@@ -28,11 +34,41 @@ def trial_payload(trial: Trial) -> dict[str, Any]:
     }
 
 
-def sequence_payload(seq: TrialSequence, start: int = 0, n: int | None = None) -> dict[str, Any]:
+def task_view(trial: Trial, seq: TrialSequence, exp: Experiment, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the page shows for a task trial: texts, the answers in screen order with their keys (the
+    choice options already counterbalanced, logic.option_order), the self-paced reading units."""
+    s = settings_for(exp, trial, overrides)
+    order = option_order(trial, seq) if trial.task == "choice" else None
+    lang = exp.language
+    m = trial.mat
+
+    def listed(ans):
+        return [{"value": a.value, "label": a.label, "key": a.key, "key_label": key_label(a.key, lang)} for a in ans]
+
+    view: dict[str, Any] = {"question": str(m.get("question") or s.question), "hint": s.hint, "mouse": s.mouse,
+                            "presentation": s.presentation, "sentence": sentence_of(trial),
+                            "prefix": str(m.get("prefix") or "")}
+    if trial.task == "self_paced_reading":
+        view.update(units=spr_units(trial, s)[0], advance_key=s.advance_key, question_answers=listed(answers(trial, s)),
+                    question=str(m.get("question") or ""))
+    elif trial.task == "completion":
+        view.update(submit_key=s.submit_key)
+    else:
+        view.update(answers=listed(answers(trial, s, order)), anchors=list(s.anchors) if trial.task == "rating" else None)
+    return view
+
+
+def sequence_payload(seq: TrialSequence, start: int = 0, n: int | None = None, exp: Experiment | None = None,
+                     overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     n = len(seq) if n is None else n
+    trials = []
+    for i in range(start, n):
+        t = trial_payload(seq[i])
+        if seq[i].task in BROWSER_KINDS and exp is not None:
+            t.update(task=seq[i].task, materials=thaw(seq[i].materials), view=task_view(seq[i], seq, exp, overrides))
+        trials.append(t)
     return {"subject_id": seq.subject_id, "session": seq.session, "seed": seq.seed, "spec_hash": seq.spec_hash,
-            "sequence_hash": seq.sequence_hash, "n_trials": n,
-            "trials": [trial_payload(seq[i]) for i in range(start, n)], "start": start}
+            "sequence_hash": seq.sequence_hash, "n_trials": n, "trials": trials, "start": start}
 
 
 def page_config(exp: Experiment, mode: str) -> dict[str, Any]:

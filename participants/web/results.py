@@ -271,3 +271,69 @@ def web_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *, subj
     checked = check_result(raw, trial, exp)
     return trial_row(trial, trial_result(checked, trial, exp), seq, subject_id=subject_id, session=session,
                      extra=extra)
+
+
+# ---- task trials (participants/web/js/twinlab-task.js) ----------------------------------------------
+TASK_FIELDS = {"trial_index", "item_id", "task", "frame_ms", "raw", "word_onsets", "feedback_onset", "iti_onset",
+               "end", "feedback_text", "started_at", "ended_at"}
+
+
+def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *, subject_id: str, session: int,
+                 overrides: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
+    from participants.tasks import settings_for
+    from participants.tasks.logic import TaskResultError, derive, option_order
+
+    if not isinstance(raw, dict):
+        raise ResultError("result: expected a JSON object")
+    unknown = sorted(set(raw) - TASK_FIELDS)
+    if unknown:
+        raise ResultError(f"result: unknown field(s) {', '.join(u[:40] for u in unknown[:5])}")
+    missing = sorted(TASK_FIELDS - set(raw))
+    if missing:
+        raise ResultError(f"result: missing field(s) {', '.join(missing)}")
+    if _int(raw, "trial_index", 0, 10**6) != trial.trial_index:
+        raise ResultError(f"trial_index: this is trial {trial.trial_index}, got {raw['trial_index']}")
+    if raw["item_id"] != trial.item_id:
+        raise ResultError(f"item_id: trial {trial.trial_index} shows item {trial.item_id!r}, got {str(raw['item_id'])[:80]!r}")
+    if raw["task"] != trial.task:
+        raise ResultError(f"task: trial {trial.trial_index} is a {trial.task} trial, got {str(raw['task'])[:40]!r}")
+    frame_ms = _num(raw, "frame_ms", 2.0, 100.0)
+    for k in ("feedback_onset", "iti_onset", "end"):
+        _num(raw, k, 0.0, MAX_TRIAL_MS, optional=k == "feedback_onset")
+    words = raw["word_onsets"]
+    if not isinstance(words, list) or len(words) > 200 or not all(
+            isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                        and 0 <= x <= MAX_TRIAL_MS for x in w) and w[0] <= w[1]
+            for w in words):
+        raise ResultError("word_onsets: expected [onset, offset] pairs (RSVP presentation)")
+    s = settings_for(exp, trial, overrides)
+    if words and (s.presentation != "rsvp" or len(words) != len(trial.words)):
+        raise ResultError(f"word_onsets: this trial shows {len(trial.words) if s.presentation == 'rsvp' else 0} RSVP words")
+    order = option_order(trial, seq) if trial.task == "choice" else None
+    try:
+        fields = derive(trial, s, order, raw["raw"])
+    except TaskResultError as exc:
+        raise ResultError(f"raw.{exc}") from None
+    task_extra = fields.pop("_extra")
+    correct = fields["correct"]
+    fb = exp.feedback
+    expected_fb = (fb.correct_text if correct else fb.incorrect_text) if trial.feedback and correct is not None else None
+    if raw["feedback_text"] != expected_fb:
+        raise ResultError(f"feedback_text: this trial's feedback is {expected_fb!r}, the page reports "
+                          f"{str(raw['feedback_text'])[:60]!r}")
+    started, ended = _iso(raw, "started_at"), _iso(raw, "ended_at")
+    rel = lambda v: None if v is None else _ms(v)  # noqa: E731 (already on the trial's clock)
+    result = TrialResult(
+        response=fields["response"], correct=correct, rt_ms=fields["rt_ms"], rt_sentence_end_ms=None,
+        word_onsets_ms=[_ms(a) for a, _ in words], word_durations_ms=[_ms(b - a) for a, b in words],
+        feedback_shown=raw["feedback_onset"] is not None, feedback_text=raw["feedback_text"], started_at=started,
+        ended_at=ended, iti_onset=raw["iti_onset"],
+        extra={"runner": "web", "task": trial.task, "timing_mode": "frames", "frame_ms": round(frame_ms, 4),  # type: ignore[arg-type]
+               **task_extra, "raw": raw["raw"], "feedback_onset_ms": rel(raw["feedback_onset"]),
+               "iti_onset_ms": rel(raw["iti_onset"]),
+               "keyboard_backend": "browser (KeyboardEvent/PointerEvent.timeStamp, rAF timestamps)"},
+        response_mode="task",
+        generic={k: fields[k] for k in ("option_order", "chosen_position", "rating", "response_text", "keystrokes",
+                                        "word_rts_ms", "region_rts_ms")})
+    return trial_row(trial, result, seq, subject_id=subject_id, session=session, extra=extra)

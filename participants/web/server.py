@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -42,8 +42,9 @@ from experiments.session import (SessionError, SessionWriter, remove_stale_tempo
                                  session_paths)
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
-from participants.web.payload import page_config, sequence_payload
-from participants.web.results import ResultError, web_row
+from participants.rows import table_columns
+from participants.web.payload import BROWSER_KINDS, page_config, sequence_payload
+from participants.web.results import ResultError, web_row, web_task_row
 from participants.web.site import assets, index_html
 
 RUNNER = "twinlab.participants.web"
@@ -88,8 +89,12 @@ class Live:
 class WebSessions:
     """The sessions this server writes: opened, resumed and closed here, one writer each."""
 
-    def __init__(self, exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None):
+    def __init__(self, exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None,
+                 compile: Callable[[str, int], TrialSequence] | None = None, task_settings: dict[str, Any] | None = None):
         self.exp, self.out, self.seed, self.trials = exp, Path(out), seed, trials
+        # `compile` replaces compile_sequence (tests of general designs until the design compiler serves
+        # them); `task_settings` go on top of the spec's task section (participants.tasks.settings)
+        self.compile, self.task_settings = compile, task_settings
         self._lock = threading.Lock()
         self._create = threading.Lock()  # session files are created one at a time (see below)
         self._keys: dict[tuple[str, int], threading.Lock] = {}
@@ -109,7 +114,8 @@ class WebSessions:
             return self._keys.setdefault(key, threading.Lock())
 
     def _sequence(self, pid: str, session: int) -> tuple[TrialSequence, int]:
-        seq = compile_sequence(self.exp, pid, self.seed, session=session)
+        seq = (self.compile(pid, session) if self.compile is not None
+               else compile_sequence(self.exp, pid, self.seed, session=session))
         n = len(seq) if self.trials is None else min(self.trials, len(seq))
         return seq, n
 
@@ -164,7 +170,7 @@ class WebSessions:
             live.writer = SessionWriter.create(
                 self.out, experiment=self.exp.name, subject_id=pid, session=session, subject_kind="human",
                 spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=live.n_planned, resume=True,
-                sequence=seq)  # the rows kept must be this sequence's first trials
+                sequence=seq, columns=table_columns(seq))  # the rows kept must be this sequence's first trials
         except SessionError as exc:
             raise ApiError(409, f"cannot continue this session: {exc}") from None
         if live.writer.n_rows >= live.n_planned:
@@ -230,7 +236,8 @@ class WebSessions:
                 w.save_sidecar()
             if live.writer is None:
                 return {"status": "finished", "n_trials": live.n_planned}
-            out = {"status": "run", **sequence_payload(live.seq, live.writer.n_rows, live.n_planned)}
+            out = {"status": "run", **sequence_payload(live.seq, live.writer.n_rows, live.n_planned, self.exp,
+                                                       self.task_settings)}
             if token is not None:
                 out["token"] = token
             return out
@@ -250,7 +257,10 @@ class WebSessions:
             if got != i:
                 raise ApiError(409, f"trial_index: the session expects trial {i}, got {str(got)[:20]}", next=i)
             try:
-                row = web_row(result, live.seq[i], live.seq, self.exp, subject_id=pid, session=session)
+                trial = live.seq[i]
+                row = (web_task_row(result, trial, live.seq, self.exp, subject_id=pid, session=session,
+                                    overrides=self.task_settings) if trial.task in BROWSER_KINDS
+                       else web_row(result, trial, live.seq, self.exp, subject_id=pid, session=session))
             except ResultError as exc:
                 raise ApiError(422, str(exc)) from None
             try:
@@ -375,13 +385,15 @@ class _Guard:
 
 
 def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None,
-               read_timeout: float = READ_TIMEOUT_S, allowed_hosts: tuple[str, ...] = ()) -> Any:
+               read_timeout: float = READ_TIMEOUT_S, allowed_hosts: tuple[str, ...] = (),
+               compile: Callable[[str, int], TrialSequence] | None = None,
+               task_settings: dict[str, Any] | None = None) -> Any:
     """The ASGI app serving `exp` and writing sessions under `out` (a Psych-DS root).
 
     `allowed_hosts`: host names (besides IP addresses and localhost) the server answers for; "*" for any."""
     for folder in (Path(out), Path(out) / "data"):  # temporaries of a server killed mid-write (kill -9)
         remove_stale_temporaries(folder)
-    sessions = WebSessions(exp, out, seed=seed, trials=trials)
+    sessions = WebSessions(exp, out, seed=seed, trials=trials, compile=compile, task_settings=task_settings)
     files = assets()
     page = index_html(exp, page_config(exp, "serve"))
 

@@ -25,6 +25,7 @@ _ASSETS = {
     "plugin-html-keyboard-response.js":
         NODE_MODULES / "@jspsych" / "plugin-html-keyboard-response" / "dist" / "index.browser.min.js",
     "twinlab-rsvp.js": JS_DIR / "twinlab-rsvp.js",
+    "twinlab-task.js": JS_DIR / "twinlab-task.js",
     "twinlab-experiment.js": JS_DIR / "twinlab-experiment.js",
     "twinlab.css": JS_DIR / "twinlab.css",
 }
@@ -60,6 +61,7 @@ def index_html(exp: Experiment, config: dict[str, Any], with_sequences: bool = F
   <script src="static/jspsych.js"></script>
   <script src="static/plugin-html-keyboard-response.js"></script>
   <script src="static/twinlab-rsvp.js"></script>
+  <script src="static/twinlab-task.js"></script>
   <script id="twinlab-config" type="application/json">{blob}</script>
 {seq}  <script src="static/twinlab-experiment.js" defer></script>
 </head>
@@ -83,7 +85,7 @@ def build_site(exp: Experiment, out: Path, *, slots: int, seed: int | None = Non
     sequences: dict[str, Any] = {}
     for k in range(1, slots + 1):
         sid = slot_subject(k)
-        sequences[sid] = {str(s): sequence_payload(compile_sequence(exp, sid, seed, session=s))
+        sequences[sid] = {str(s): sequence_payload(compile_sequence(exp, sid, seed, session=s), exp=exp)
                           for s in range(1, exp.sessions + 1)}
     config = page_config(exp, "static")
     config["slots"] = [slot_subject(k) for k in range(1, slots + 1)]

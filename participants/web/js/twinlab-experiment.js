@@ -271,7 +271,7 @@
       const intro = C.block_intros[trial.block];
       if (trial.block_trial_index === 0 && intro)
         timeline.push(page(jsPsych, fill(intro, { trials: blockSize[trial.block] }), X.block_start_hint, "block_intro"));
-      timeline.push({ type: jsPsychTwinlabRsvp, trial, config: cfg, save: (r) => backend.save(r),
+      timeline.push({ type: trial.task ? jsPsychTwinlabTask : jsPsychTwinlabRsvp, trial, config: cfg, save: (r) => backend.save(r),
                       on_start: () => { document.body.dataset.screen = "trial"; document.body.dataset.trial = trial.trial_index; } });
       const next = s.trials[j + 1];
       if (next && next.block !== trial.block && C.break_after[trial.block]) timeline.push(page(jsPsych, X.break_text, "", "break"));

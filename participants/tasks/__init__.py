@@ -1,0 +1,53 @@
+"""The PsychoPy runner's task kinds: one small presentation unit per kind (as a jsPsych plugin is).
+
+`PSYCHOPY` is this runner's registry (kind -> unit); the browser's is in
+participants/web/js/twinlab-task.js (`TASKS`) and `participants.web.payload.BROWSER_KINDS`; a test
+checks both against `experiments.tasks` (`TaskKind.runners`). What an answer means is decided
+once, for both runners, in participants/tasks/logic.py.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from experiments.trials import Trial, TrialSequence
+from participants.tasks import choice, completion, judgment, lexical_decision, rating, self_paced_reading
+from participants.tasks.logic import option_order, plan
+from participants.tasks.settings import TaskSettings, task_settings
+
+PSYCHOPY: dict[str, ModuleType] = {
+    "judgment": judgment, "choice": choice, "rating": rating, "lexical_decision": lexical_decision,
+    "self_paced_reading": self_paced_reading, "completion": completion,
+}
+
+
+def implemented() -> tuple[str, ...]:
+    return tuple(PSYCHOPY)
+
+
+def settings_for(exp: Any, trial: Trial, overrides: dict[str, Any] | None = None) -> TaskSettings:
+    return task_settings(exp, trial.task, overrides, n_options=len(trial.mat.get("options") or ()) or 2)
+
+
+def run_task_trial(pres: Any, trial: Trial, seq: TrialSequence, exp: Any,
+                   overrides: dict[str, Any] | None = None) -> Any:
+    """Present one task trial in the PsychoPy window; returns its TrialResult (the caller writes the row)."""
+    from participants.tasks.window import TaskWindow
+
+    s = settings_for(exp, trial, overrides)
+    order = option_order(trial, seq) if trial.task == "choice" else None
+    p = None
+    if pres.autopilot is not None:
+        pres.autopilot.cancel()
+        p = plan(trial, s, order, seed=pres.autopilot.seed, accuracy=pres.autopilot.accuracy)
+    saved_keys = pres.poll_keys
+    pres.drain()
+    pres._in_trial = True
+    try:
+        w = TaskWindow(pres, trial, s, p)
+        PSYCHOPY[trial.task].present(w, order)
+        return w.finish(order)
+    finally:
+        pres._in_trial = False
+        pres.poll_keys = saved_keys
+        pres.win.mouseVisible = False

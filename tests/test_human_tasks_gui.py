@@ -1,0 +1,129 @@
+"""Each task kind as a 4-trial human session in a real PsychoPy window on a private Xvfb server.
+
+The session runs in its own process (tests/support/run_task_session.py: the bundled example's
+trials, built per docs/general_model.md until the design compiler serves them). The autopilot
+presses real keys through the X server (XTEST); the rows must hold what it pressed, when it
+pressed it (RTs within the polling and scheduling error), and the screenshots must show the screens.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from experiments.session import read_rows, session_paths
+
+sys.path.insert(0, str(Path(__file__).parent / "support"))
+from task_examples import EXAMPLES, ROOT, base_spec, example_sequence, load, task_section  # noqa: E402
+
+pytestmark = [pytest.mark.gui, pytest.mark.slow]
+SHOTS = {"judgment": "judgment", "choice": "choice", "rating": "rating", "lexical_decision": "lexical_decision",
+         "self_paced_reading": "self_paced_reading_word", "completion": "completion_typing"}
+
+
+@pytest.fixture(scope="module")
+def xdisplay():
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        pytest.skip("Xvfb is not installed (apt-get install xvfb); GUI tests need a virtual display")
+    r, w = os.pipe()
+    proc = subprocess.Popen([xvfb, "-displayfd", str(w), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    buf, t0 = b"", time.monotonic()
+    while b"\n" not in buf and time.monotonic() - t0 < 20 and proc.poll() is None:
+        ready, _, _ = select.select([r], [], [], 0.2)
+        if ready:
+            buf += os.read(r, 64)
+    os.close(r)
+    if b"\n" not in buf:
+        proc.kill()
+        pytest.skip("Xvfb did not start")
+    yield ":" + buf.decode().strip()
+    proc.terminate()
+    proc.wait(10)
+
+
+def run_psychopy(display: str, kind: str, spec: Path, out: Path, pid: str, shots: Path | None = None,
+                 seed: int = 25) -> subprocess.CompletedProcess:
+    args = [sys.executable, str(ROOT / "tests" / "support" / "run_task_session.py"), kind, str(spec), str(out), pid,
+            str(seed), "4"] + ([str(shots)] if shots else [])
+    env = {**os.environ, "DISPLAY": display, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
+
+
+def ink(path: Path) -> float:
+    """Share of pixels that are not the background (a blank screenshot has none)."""
+    im = np.asarray(Image.open(path).convert("RGB")).astype(int)
+    return float((np.abs(im - im[0, 0]).sum(axis=2) > 60).mean())
+
+
+@pytest.mark.parametrize("kind", list(EXAMPLES))
+def test_a_four_trial_psychopy_session_of_each_task_kind(xdisplay, kind, tmp_path):
+    spec = base_spec(tmp_path, kind)
+    exp = load(spec)
+    out, shots = tmp_path / "data", tmp_path / "shots"
+    res = run_psychopy(xdisplay, kind, spec, out, "autopilot1", shots)
+    assert res.returncode == 0, res.stderr[-3000:]
+    rows = read_rows(session_paths(out, exp.name, "autopilot1", 1)[0])
+    seq = example_sequence(kind, exp, "autopilot1", 25, 4, feedback_first=1)
+    assert [r["item_id"] for r in rows] == [t.item_id for t in seq]
+    assert {r["task"] for r in rows} == {kind} and {r["sequence_hash"] for r in rows} == {seq.sequence_hash}
+    for r, t in zip(rows, seq):
+        extra = json.loads(r["extra"])
+        plan = extra["autopilot"]
+        phases = plan["phases"]
+        # the X server delivered the planned keys: the row holds the planned answer
+        assert r["response"] == plan["intended_response"], (r, plan)
+        if plan["intended_correct"] is not None:
+            assert r["correct"] == str(plan["intended_correct"]), r
+        if "answer" in phases:  # planned press after the answers' onset vs the measured RT
+            delta = float(r["rt_ms"]) - phases["answer"][0][0] * 1000.0
+            assert -2.0 <= delta <= 150.0, (r["rt_ms"], phases)
+        if kind == "choice":
+            from participants.tasks.logic import option_order
+            order = option_order(t, seq)
+            assert json.loads(r["option_order"]) == order
+            assert t.mat["options"][order[int(r["chosen_position"])]] == r["response"]
+        if kind == "rating":
+            assert float(r["rating"]) == float(r["response"])
+        if kind == "self_paced_reading":
+            read = [d for d, _ in phases["read"]]
+            want = [round((b - a) * 1000.0, 1) for a, b in zip(read, read[1:])]
+            got = json.loads(r["word_rts_ms"])
+            assert len(got) == len(want) == len(t.mat["sentence"].split())
+            assert max(abs(g - w) for g, w in zip(got, want)) < 60.0, (got, want)
+            regions = [len(p.split()) for p in t.mat["regions"].split("|")]
+            sums, k = [], 0
+            for n in regions:
+                sums.append(round(sum(got[k:k + n]), 3))
+                k += n
+            assert json.loads(r["region_rts_ms"]) == pytest.approx(sums, abs=0.01)
+            if t.mat.get("question"):
+                assert r["response"] in t.mat["question_options"]
+        if kind == "completion":
+            typed = [k for _, k in phases["type"]][:-1]
+            assert [k for k, _ in json.loads(r["keystrokes"])] == typed
+            assert r["response_text"] == plan["intended_response"]
+    # the first trial gives feedback where there is a right answer (not on a rating, nor without a question)
+    fb = exp.feedback
+    assert rows[0]["feedback_text"] == ({"True": fb.correct_text, "False": fb.incorrect_text}.get(rows[0]["correct"]) or "")
+    assert all(r["feedback_text"] == "" for r in rows[1:])
+    shot = shots / f"{SHOTS[kind]}.png"
+    assert shot.exists() and ink(shot) > 0.002, sorted(p.name for p in shots.iterdir())
+    target = os.environ.get("TWINLAB_TASK_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        for p in shots.glob("*.png"):
+            shutil.copyfile(p, Path(target) / f"psychopy_{kind}_{p.name}")
+    psy = next((out / "psychopy").glob("*.csv")).read_text(encoding="utf-8")
+    assert len(psy.strip().splitlines()) == 5
