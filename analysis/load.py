@@ -15,7 +15,7 @@ from typing import Iterable, Literal
 import pandas as pd
 
 from analysis.load_base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
-from experiments.schema import COLUMN_NAMES, DTYPES, REQUIRED
+from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, REQUIRED
 
 Format = Literal["auto", "twinlab", "lakretz"]
 EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table")
@@ -98,8 +98,34 @@ def sniff_format(path: Path, columns: Iterable[str]) -> str:
 
 
 # ---- twinlab sessions ------------------------------------------------------------------------
-def _check_columns(path: Path, columns: list[str], info: LoadInfo) -> None:
-    unknown = [c for c in columns if c not in COLUMN_NAMES]
+def is_generic_table(columns: Iterable[str]) -> bool:
+    """A table of a general design (docs/general_model.md) carries the generic columns after the schema's."""
+    return "item" in set(columns) and "task" in set(columns)
+
+
+def sidecar_factors(meta: dict) -> dict[str, list[str]] | None:
+    """The sidecar's `design.factors` as name -> levels (a mapping, a list of names, or a list of
+    {name, levels}); None when the sidecar declares no design."""
+    design = meta.get("design")
+    if not isinstance(design, dict) or "factors" not in design:
+        return None
+    f = design["factors"]
+    if isinstance(f, dict):
+        return {str(k): [str(v) for v in (lv or [])] if isinstance(lv, (list, tuple)) else [] for k, lv in f.items()}
+    out: dict[str, list[str]] = {}
+    for e in f or []:
+        if isinstance(e, dict) and "name" in e:
+            out[str(e["name"])] = [str(v) for v in e.get("levels") or []]
+        elif isinstance(e, (list, tuple)) and e:
+            out[str(e[0])] = [str(v) for v in (e[1] if len(e) > 1 else [])]
+        else:
+            out[str(e)] = []
+    return out
+
+
+def _check_columns(path: Path, columns: list[str], info: LoadInfo, factors: Iterable[str] = ()) -> None:
+    known = set(COLUMN_NAMES) | (set(GENERIC_COLUMN_NAMES) | set(factors) if is_generic_table(columns) else set())
+    unknown = [c for c in columns if c not in known]
     missing = [c for c in COLUMN_NAMES if c not in columns]
     if unknown:
         c = unknown[0]
@@ -154,14 +180,20 @@ def convert_column(path: Path, col: str, raw: pd.Series) -> pd.Series:
     return out
 
 
-def typed_frame(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
-    """All schema columns with their schema dtypes (absent optional columns are left empty)."""
+def typed_frame(path: Path, raw: pd.DataFrame, factors: Iterable[str] = ()) -> pd.DataFrame:
+    """All schema columns with their schema dtypes (absent optional columns are left empty); a general
+    design's table also keeps its generic columns (typed) and its factor columns (as text)."""
+    generic = is_generic_table(raw.columns)
     cols = {}
-    for c in COLUMN_NAMES:
+    for c in COLUMN_NAMES + (GENERIC_COLUMN_NAMES if generic else []):
         if c in raw.columns:
-            cols[c] = convert_column(path, c, raw[c])
+            cols[c] = (_generic_convert(path, c, raw[c]) if generic else convert_column(path, c, raw[c]))
         else:
             cols[c] = pd.Series(pd.NA, index=raw.index, dtype=DTYPES[c])
+    for c in factors if generic else ():
+        if c in raw.columns and c not in cols:
+            s = raw[c].astype("string").str.strip()
+            cols[c] = s.mask(s.isna() | (s == ""))
     df = pd.DataFrame(cols)
     for c in REQUIRED:
         if c == "correct" or c == "dependency":
@@ -171,6 +203,31 @@ def typed_frame(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
             raise LoadError(f"{path}: column {c!r}, line {int(empty[empty].index[0]) + 2}: value is empty "
                             "but the column is required")
     return df
+
+
+# a general design's answers are its task's (yes/no, an option's text, a rating, ...), not the Lakretz
+# violation / no_violation; its response modes are the task's (keys, clicks, typed text, a scale)
+_GENERIC_FREE = ("correct_response", "response_mode", "dependency")
+
+
+def _generic_convert(path: Path, col: str, raw: pd.Series) -> pd.Series:
+    if col in _GENERIC_FREE:
+        s = raw.astype("string").str.strip()
+        return s.mask(s.isna() | (s == ""))
+    return convert_column(path, col, raw)
+
+
+def table_factors(raw_columns: list[str], meta: dict) -> dict[str, list[str]]:
+    """Factor columns of a general design's table: the sidecar's `design.factors`, else every column that
+    is neither a schema nor a generic column (a table without its sidecar); {} for a Lakretz table.
+    A factor named like a Lakretz column (grammatical, condition, ...) lives in that column."""
+    if not is_generic_table(raw_columns):
+        return {}
+    declared = sidecar_factors(meta)
+    if declared is not None:
+        return declared
+    known = set(COLUMN_NAMES) | set(GENERIC_COLUMN_NAMES)
+    return {c: [] for c in raw_columns if c not in known}
 
 
 def _sidecar(csv_path: Path) -> dict:
@@ -242,9 +299,11 @@ def sidecar_in_results_table(meta: dict) -> bool:
 def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False,
                       keep_outliers: bool = False) -> pd.DataFrame:
     raw = _read_session_csv(path, info)
-    _check_columns(path, list(raw.columns), info)
-    df = typed_frame(path, raw)
     meta = _sidecar(path)
+    factors = table_factors(list(raw.columns), meta)
+    _check_columns(path, list(raw.columns), info, factors)
+    df = typed_frame(path, raw, factors)
+    info.add_factors(factors)
     if meta.get("autopilot") and not include_simulated:
         # the PsychoPy runner answering itself: real timing, simulated responses, never human data
         info.exclude(path.name, len(df), "autopilot session (simulated responses, not human data)")
