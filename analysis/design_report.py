@@ -99,7 +99,7 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
         d = d.assign(item=item_key(d))
     if "accepted" not in d.columns:
         d = add_accepted(d)
-    by = list(opt.by) or [f for f in factors if f in d.columns and f != "grammatical"]
+    by = list(opt.by) or [f for f in factors if f in d.columns]
     t = design_rows(d)
     if general:
         res.section("data", "Data", "Sample sizes per group (a group is 'human', or one model with its context mode "
@@ -196,7 +196,7 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
     """One section per task kind present in the data."""
     t = design_rows(d)
     fs = [f for f in factors if f in d.columns]
-    by = list(opt.by) or [f for f in fs if f != "grammatical"]
+    by = list(opt.by) or fs
     tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()
     if "choice" in tasks:
         from analysis.tasks_choice import accuracy_by_position, choice_rows, position_bias
@@ -289,11 +289,16 @@ def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options,
                                "Mean reading time per region (sum of its words' times), one line per design cell; "
                                "95% bootstrap CIs over subjects."))
         if opt.mixed:
+            coefs = []
             for region, hr in list(h.groupby("region", sort=True))[:8]:
                 formula = region_formula([f for f in fs if f in hr.columns], hr)
                 f = _fit_or_note(lambda: fit_formula(hr, formula, "gaussian", {}), f"reading region {region}", skipped)
                 if f is not None:
                     items.append(fit_item("formula_fit", f"Region {region}: log reading time", f))
+                    coefs.append(f.coef_frame().assign(region=region, formula=f.fitted, status=f.status))
+            if coefs:
+                tabs.append(res.table("reading_region_fits", pd.concat(coefs, ignore_index=True),
+                                      "Log reading time by region: fixed effects", show=False))
         res.section("task_reading", "Self-paced reading: reading times by region",
                     f"One row per word; {RT_RULE} ({n_trim} word(s) removed). Region times: the sum of the region's "
                     "word times per trial, mean over subjects' means. Models per region (lmer, log RT, factors sum-coded): "
