@@ -122,17 +122,19 @@ def choice_sessions(root: Path, n_subjects: int = 6, n_items: int = 20, seed: in
     return out
 
 
-def rating_sessions(root: Path, n_subjects: int = 10, n_items: int = 16, seed: int = 2, effect: float = 1.0) -> list[Path]:
+def rating_sessions(root: Path, n_subjects: int = 10, n_items: int = 16, seed: int = 2, effect: float = 1.0,
+                    subject_sd: float = 0.7, item_sd: float = 0.5) -> list[Path]:
     """1-7 acceptability ratings: a latent logistic variable shifted by `effect` for grammatical sentences."""
     f = {"grammatical": ["true", "false"]}
     rng = np.random.default_rng(seed)
+    w_item = rng.normal(0, item_sd, n_items)
     out = []
     for s in range(n_subjects):
-        u = rng.normal(0, 0.7)
+        u = rng.normal(0, subject_sd)
         rows = []
         for t in range(n_items):
             g = (t + s) % 2 == 0
-            lat = u + (effect if g else -effect) + rng.logistic()
+            lat = u + w_item[t] + (effect if g else -effect) + rng.logistic()
             rating = int(np.clip(np.digitize(lat, [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]) + 1, 1, 7))
             lv = {"grammatical": "true" if g else "false"}
             r = base_row("acceptability_rating", f"R{s}", "human", t, t, lv, "rating", {"sentence": f"sentence {t} ."})
