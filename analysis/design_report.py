@@ -322,7 +322,7 @@ def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options,
         if joined:
             res.section("surprisal_rt", "Surprisal and reading time (humans beside models)",
                         "Human word reading times joined word by word to each model's surprisal (bits) of the same "
-                        "sentence (same item_id and words). Model (lmer, RT in ms: surprisal theory's linear link): "
+                        "sentence (same item and words). Model (lmer, RT in ms: surprisal theory's linear link): "
                         "surprisal and the previous word's surprisal (spillover), length and the previous word's length, "
                         "log frequency where the items give it, random intercepts of subjects and items. " + RT_RULE + ".",
                         tabs, [res.figure("surprisal_rt", dfig.surprisal_scatter(points, out / "figures" / "surprisal_rt.png"),

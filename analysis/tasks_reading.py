@@ -16,8 +16,8 @@ Models (lme4 through analysis/formula_fit.py, each with its diagnostics):
 - surprisal and reading time (Smith & Levy 2013; spillover as in their models): `word_rt_ms ~
   surprisal + surprisal_prev1 + length + length_prev1 [+ log_frequency + log_frequency_prev1] +
   (1 | subject) + (1 | item)`, raw RT in ms (the linking function surprisal theory tests is linear), one
-  fit per model subject group whose surprisals are joined to the human trials: same item_id and the
-  same words, word by word. `_prev1` is the previous word's value (the first word of a sentence has none
+  fit per model subject group whose surprisals are joined to the human trials: same item and the
+  same words (the sentence), word by word. `_prev1` is the previous word's value (the first word of a sentence has none
   and is left out). Frequency is used where the item gives per-word frequencies (`frequencies` in its
   materials, one per word; log10(frequency + 1)).
 """
@@ -136,8 +136,8 @@ def join_surprisal(w: pd.DataFrame) -> dict[str, pd.DataFrame]:
     models = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()]
     out = {}
     for g, m in models.groupby("group", sort=True):
-        s = m.groupby(["item_id", "words", "position"], dropna=False)["surprisal_bits"].mean().rename("surprisal")
-        j = humans.drop(columns=["surprisal_bits"]).join(s, on=["item_id", "words", "position"], how="inner")
+        s = m.groupby(["item", "words", "position"], dropna=False)["surprisal_bits"].mean().rename("surprisal")
+        j = humans.drop(columns=["surprisal_bits"]).join(s, on=["item", "words", "position"], how="inner")
         if len(j):
             out[str(g)] = j
     return out
@@ -152,7 +152,7 @@ def surprisal_formula(j: pd.DataFrame) -> str:
 
 def surprisal_beside_rt(j: pd.DataFrame) -> pd.DataFrame:
     """Per word of each sentence: the humans' mean RT beside the model's surprisal (the scatter's points)."""
-    return (j.groupby(["item_id", "position", "word"], sort=True)
+    return (j.groupby(["item", "words", "position", "word"], sort=True)
             .agg(n_subjects=("subject_key", "nunique"), mean_rt_ms=("word_rt_ms", "mean"),
                  surprisal_bits=("surprisal", "first"), length=("length", "first")).reset_index())
 
