@@ -24,8 +24,13 @@ def analyze(
     rejected_rule: str = typer.Option("paper", "--rejected-rule", help="how a REJECTED trial (no answer) counts in the first-encounter and exposure analyses: paper = scored by the prefix of its release code (WRONG_DDC an error, CORRECT_DDC correct; seeds/000's Table C1), strict = left out (the subject leaves that first-encounter cell). Error rates leave REJECTED trials out under either rule"),
     keep_outliers: bool = typer.Option(False, "--keep-outliers", help="keep subjects the data's authors flag as outliers (Lakretz is_outlier; excluded by default, as Lakretz et al. did; seeds/000 kept them)"),
     force: bool = typer.Option(False, "--force", help="replace the results of an earlier analysis in --out (never the data analysed)"),
+    by: str = typer.Option("", "--by", help="FACTOR,...: rates (bootstrap CIs over subjects and over items), acceptance and d' by these columns (default for a general design: its declared factors)"),
+    formula: str = typer.Option("", "--formula", help="an lme4 formula fitted with its diagnostics, e.g. \"correct ~ a * b + (1 + a | subject) + (1 | item)\" (glmer binomial for 0/1 outcomes, lmer with log RTs; factors sum-coded; random effects simplified when not converged or singular)"),
+    family: str = typer.Option("auto", "--family", help="family of --formula: auto (binomial for 0/1, else gaussian) | binomial | gaussian | ordinal (ordinal::clmm, for ratings)"),
+    gap: List[str] = typer.Option([], "--gap", help="LOW:HIGH protocols whose demand gap to report (repeatable; default: every pair of a model's protocols)"),
 ) -> None:
-    """Analyse trial tables: error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
+    """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
+    designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
     from experiments.cli import console, fail
 
     if fmt not in ("auto", "twinlab", "lakretz"):
@@ -48,18 +53,38 @@ def analyze(
         Focus.parse(focus)
     except ValueError as exc:
         fail(str(exc))
+    from analysis.formula import FormulaError, parse
     from analysis.load import LoadError
     from analysis.mixed import MixedModelError
     from analysis.pipeline import Options, run_analysis
     from analysis.report import ReportError
+    from analysis.tasks_rating import OrdinalError
 
+    by_list = [b.strip() for b in by.split(",") if b.strip()]
+    if by and not by_list:
+        fail("--by names no column (e.g. --by head_number,attractor_number)")
+    if family not in ("auto", "binomial", "gaussian", "ordinal"):
+        fail(f"--family must be auto, binomial, gaussian or ordinal, not {family!r}")
+    if formula and no_mixed:
+        fail("--formula is fitted by R (lme4) and --no-mixed means no R: drop one of them")
+    try:
+        if formula:
+            parse(formula)
+    except FormulaError as exc:
+        fail(f"--formula: {exc}")
+    pairs = []
+    for g in gap:
+        low, sep, high = g.partition(":")
+        if not sep or not low or not high:
+            fail(f"--gap {g!r}: write LOW:HIGH, e.g. --gap direct:meta")
+        pairs.append((low, high))
     opt = Options(seed=seed, n_boot=n_boot, mixed=not no_mixed, focus=focus, fmt=fmt,
                   training_blocks=list(training_block), keep_outliers=keep_outliers,
-                  rejected_rule=rejected_rule)
+                  rejected_rule=rejected_rule, by=by_list, formula=formula, family=family, gap_pairs=pairs)
     t0 = time.time()
     try:
         res = run_analysis(data, out, opt, log=lambda s: console.print(s, highlight=False))
-    except (LoadError, MixedModelError, ReportError) as exc:
+    except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole
         fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc}); "

@@ -98,21 +98,34 @@ def sniff_format(path: Path, columns: Iterable[str]) -> str:
 
 
 # ---- twinlab sessions ------------------------------------------------------------------------
-def design_columns(columns: list[str], meta: dict) -> list[str]:
-    """The general model's columns a table holds (docs/general_model.md): the generic ones, then the
-    design's factor columns (named in the sidecar's `design.factors`; without a sidecar, every
-    column after the generic ones of a table that has them all)."""
-    if not set(GENERIC_COLUMN_NAMES) & set(columns):
-        return []
-    factors = list(((meta.get("design") or {}).get("factors")) or {})
-    base = COLUMN_NAMES + GENERIC_COLUMN_NAMES
-    if not factors and columns[: len(base)] == base:
-        factors = columns[len(base):]
-    return [c for c in columns if c in GENERIC_COLUMN_NAMES or (c in factors and c not in COLUMN_NAMES)]
+def is_generic_table(columns: Iterable[str]) -> bool:
+    """A table of a general design (docs/general_model.md) carries the generic columns after the schema's."""
+    return "item" in set(columns) and "task" in set(columns)
 
 
-def _check_columns(path: Path, columns: list[str], info: LoadInfo, extra: list[str] | None = None) -> None:
-    unknown = [c for c in columns if c not in COLUMN_NAMES and c not in (extra or [])]
+def sidecar_factors(meta: dict) -> dict[str, list[str]] | None:
+    """The sidecar's `design.factors` as name -> levels (a mapping, a list of names, or a list of
+    {name, levels}); None when the sidecar declares no design."""
+    design = meta.get("design")
+    if not isinstance(design, dict) or "factors" not in design:
+        return None
+    f = design["factors"]
+    if isinstance(f, dict):
+        return {str(k): [str(v) for v in (lv or [])] if isinstance(lv, (list, tuple)) else [] for k, lv in f.items()}
+    out: dict[str, list[str]] = {}
+    for e in f or []:
+        if isinstance(e, dict) and "name" in e:
+            out[str(e["name"])] = [str(v) for v in e.get("levels") or []]
+        elif isinstance(e, (list, tuple)) and e:
+            out[str(e[0])] = [str(v) for v in (e[1] if len(e) > 1 else [])]
+        else:
+            out[str(e)] = []
+    return out
+
+
+def _check_columns(path: Path, columns: list[str], info: LoadInfo, factors: Iterable[str] = ()) -> None:
+    known = set(COLUMN_NAMES) | (set(GENERIC_COLUMN_NAMES) | set(factors) if is_generic_table(columns) else set())
+    unknown = [c for c in columns if c not in known]
     missing = [c for c in COLUMN_NAMES if c not in columns]
     if unknown:
         c = unknown[0]
@@ -132,9 +145,8 @@ def _bad_value(path: Path, col: str, series: pd.Series, bad: pd.Series, expected
     return LoadError(f"{path}: column {col!r}, line {int(i) + 2}: {series[i]!r} is not {expected}")
 
 
-def convert_column(path: Path, col: str, raw: pd.Series, generic: bool = False) -> pd.Series:
-    """Raw strings -> the schema dtype of `col` ('' is missing); bad values raise LoadError.
-    `generic`: a table of a general design, whose correct responses are its task's (any label)."""
+def convert_column(path: Path, col: str, raw: pd.Series) -> pd.Series:
+    """Raw strings -> the schema dtype of `col` ('' is missing); bad values raise LoadError."""
     dtype = DTYPES.get(col, "string")
     s = raw.astype("string").str.strip()
     empty = s.isna() | (s == "")
@@ -160,7 +172,7 @@ def convert_column(path: Path, col: str, raw: pd.Series, generic: bool = False) 
         out[low.isin(_FALSE).fillna(False)] = False
     else:  # pragma: no cover - the schema only uses the dtypes above
         raise LoadError(f"schema dtype {dtype!r} of column {col!r} is not supported")
-    if col in ALLOWED_VALUES and not (generic and col == "correct_response"):
+    if col in ALLOWED_VALUES:
         allowed = ALLOWED_VALUES[col]
         bad = out.notna() & ~out.isin(list(allowed))
         if bad.any():
@@ -168,16 +180,20 @@ def convert_column(path: Path, col: str, raw: pd.Series, generic: bool = False) 
     return out
 
 
-def typed_frame(path: Path, raw: pd.DataFrame, extra: list[str] | None = None) -> pd.DataFrame:
-    """All schema columns with their schema dtypes (absent optional columns are left empty), then
-    the `extra` columns of a general design (generic ones typed by the schema, factors as strings)."""
+def typed_frame(path: Path, raw: pd.DataFrame, factors: Iterable[str] = ()) -> pd.DataFrame:
+    """All schema columns with their schema dtypes (absent optional columns are left empty); a general
+    design's table also keeps its generic columns (typed) and its factor columns (as text)."""
+    generic = is_generic_table(raw.columns)
     cols = {}
-    generic = bool(extra)
-    for c in COLUMN_NAMES + list(extra or []):
+    for c in COLUMN_NAMES + (GENERIC_COLUMN_NAMES if generic else []):
         if c in raw.columns:
-            cols[c] = convert_column(path, c, raw[c], generic)
+            cols[c] = (_generic_convert(path, c, raw[c]) if generic else convert_column(path, c, raw[c]))
         else:
             cols[c] = pd.Series(pd.NA, index=raw.index, dtype=DTYPES[c])
+    for c in factors if generic else ():
+        if c in raw.columns and c not in cols:
+            s = raw[c].astype("string").str.strip()
+            cols[c] = s.mask(s.isna() | (s == ""))
     df = pd.DataFrame(cols)
     for c in REQUIRED:
         if c == "correct" or c == "dependency":
@@ -187,6 +203,31 @@ def typed_frame(path: Path, raw: pd.DataFrame, extra: list[str] | None = None) -
             raise LoadError(f"{path}: column {c!r}, line {int(empty[empty].index[0]) + 2}: value is empty "
                             "but the column is required")
     return df
+
+
+# a general design's answers are its task's (yes/no, an option's text, a rating, ...), not the Lakretz
+# violation / no_violation; its response modes are the task's (keys, clicks, typed text, a scale)
+_GENERIC_FREE = ("correct_response", "response_mode", "dependency")
+
+
+def _generic_convert(path: Path, col: str, raw: pd.Series) -> pd.Series:
+    if col in _GENERIC_FREE:
+        s = raw.astype("string").str.strip()
+        return s.mask(s.isna() | (s == ""))
+    return convert_column(path, col, raw)
+
+
+def table_factors(raw_columns: list[str], meta: dict) -> dict[str, list[str]]:
+    """Factor columns of a general design's table: the sidecar's `design.factors`, else every column that
+    is neither a schema nor a generic column (a table without its sidecar); {} for a Lakretz table.
+    A factor named like a Lakretz column (grammatical, condition, ...) lives in that column."""
+    if not is_generic_table(raw_columns):
+        return {}
+    declared = sidecar_factors(meta)
+    if declared is not None:
+        return declared
+    known = set(COLUMN_NAMES) | set(GENERIC_COLUMN_NAMES)
+    return {c: [] for c in raw_columns if c not in known}
 
 
 def _sidecar(csv_path: Path) -> dict:
@@ -259,9 +300,10 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
                       keep_outliers: bool = False) -> pd.DataFrame:
     raw = _read_session_csv(path, info)
     meta = _sidecar(path)
-    extra = design_columns(list(raw.columns), meta)
-    _check_columns(path, list(raw.columns), info, extra)
-    df = typed_frame(path, raw, extra)
+    factors = table_factors(list(raw.columns), meta)
+    _check_columns(path, list(raw.columns), info, factors)
+    df = typed_frame(path, raw, factors)
+    info.add_factors(factors)
     if meta.get("autopilot") and not include_simulated:
         # the PsychoPy runner answering itself: real timing, simulated responses, never human data
         info.exclude(path.name, len(df), "autopilot session (simulated responses, not human data)")
@@ -324,7 +366,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
                 continue
         frames.append(df)
     if not frames:
-        why = info.why_empty() if (info.notes or info.exclusions) else "no data files given"
+        why = "; ".join(info.notes) or "no data files given"
         raise LoadError(f"no trials to analyse: {why}")
     df = pd.concat(frames, ignore_index=True)
     _check_duplicate_sessions(df)

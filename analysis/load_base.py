@@ -27,6 +27,14 @@ class LoadInfo:
     notes: list[str] = field(default_factory=list)
     exclusions: list[dict] = field(default_factory=list)  # {"what", "rows", "reason"}
     outliers: dict = field(default_factory=lambda: {"policy": "exclude", "kept": [], "excluded": []})
+    # a general design's factors (docs/general_model.md): name -> levels in the spec's order ([] when the
+    # levels are not known, e.g. a table without its sidecar, whose extra columns are taken as factors)
+    factors: dict[str, list[str]] = field(default_factory=dict)
+
+    def add_factors(self, factors: dict[str, list[str]]) -> None:
+        for name, levels in factors.items():
+            have = self.factors.setdefault(name, [])
+            have += [lv for lv in levels if lv not in have]
 
     def exclude(self, what: str, rows: int, reason: str) -> None:
         """Count excluded rows; the same what and reason (e.g. one subject's two sessions) add up."""
@@ -64,6 +72,7 @@ class LoadInfo:
         self.notes += other.notes
         self.exclusions += other.exclusions
         self.outliers["policy"] = other.outliers["policy"]
+        self.add_factors(other.factors)
         for k in ("kept", "excluded"):
             self.outliers[k] += [s for s in other.outliers[k] if s not in self.outliers[k]]
 

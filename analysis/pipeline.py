@@ -53,17 +53,34 @@ class Options:
     keep_outliers: bool = False
     rejected_rule: str = "paper"  # analysis/scoring.py: how REJECTED trials count in first encounters and exposures
     show_progress: bool = True
+    by: list[str] = field(default_factory=list)  # --by: the factors of the rates tables (default: the design's)
+    formula: str = ""  # --formula: the analyst's lme4 formula
+    family: str = "auto"  # --family: auto | binomial | gaussian | ordinal
+    gap_pairs: list[tuple[str, str]] = field(default_factory=list)  # --gap LOW:HIGH (default: every pair)
 
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,
                  log: Callable[[str], None] | None = None) -> dict:
     """Run every analysis on the data and write the results folder; returns the results dict."""
     opt = options or Options()
+    df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks)
+    return run_loaded(df, info, out, opt, log)
+
+
+def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None = None,
+               log: Callable[[str], None] | None = None) -> dict:
+    """The analysis of trials already loaded (analysis.load.load or analysis.api.load_sessions): the
+    sections follow the design (a general design's own, or the Lakretz sections)."""
+    from analysis.design_report import is_general_design
+
+    opt = options or Options()
     log = log or (lambda s: None)
     t0 = time.time()
     out = Path(out)
+    check_by_and_formula(df, opt)
+    if is_general_design(df, info.factors):
+        return run_general(df, info, out, opt, log, t0)
     focus = Focus.parse(opt.focus)
-    df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks)
     d_all = prepare(df)
     # Imported release: subjects with logs but no row in the results table (pilots with training logs
     # only, an incomplete participant) are not among the analysed subjects; only Figure C4 (training)
@@ -263,8 +280,14 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         if ic.empty:
             notes.append("internal consistency: no items scored by both a direct and a metalinguistic protocol")
 
+    if opt.by or opt.formula:
+        from analysis.design_report import design_sections
+
+        design_sections(res, d, {}, opt, out, log, notes, skipped, general=False)
+
     results = {
         "title": "twinlab analysis",
+        "design": "lakretz",
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "runtime_s": round(time.time() - t0, 1),
         "options": asdict(opt),
@@ -273,6 +296,60 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
         "order_statement": statement,
         "rejected_rule": {"rule": opt.rejected_rule, "text": scoring.RULE_TEXT[opt.rejected_rule],
                           "differences": rule_diff if has_order else None},
+        "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
+        "tables": res.tables, "figures": res.figures, "sections": res.sections,
+    }
+    atomic_write_text(out / "results.json", json.dumps(clean_json(results), indent=1, default=json_default))
+    from analysis.report import render_report
+
+    render_report(out)
+    return results
+
+
+def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
+    """--by and --formula name columns of the table: checked before any work (FormulaError names the column)."""
+    from analysis import formula as fm
+
+    cols = set(df.columns) | {"group", "subject_key", "error", "accepted", "training", "item"}
+    missing = [b for b in opt.by if b not in cols]
+    if missing:
+        import difflib
+
+        guess = difflib.get_close_matches(missing[0], sorted(cols), n=1)
+        raise fm.FormulaError(f"--by: unknown column {missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
+                              + "; the design's factors and columns are named in `twinlab analyze --help`")
+    if opt.formula:
+        fm.check_columns(fm.parse(opt.formula), sorted(cols))
+    if opt.family not in ("auto", "binomial", "gaussian", "ordinal"):
+        raise fm.FormulaError(f"--family must be auto, binomial, gaussian or ordinal, not {opt.family!r}")
+
+
+def run_general(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[str], None], t0: float) -> dict:
+    """A general design (docs/general_model.md): its own sections (analysis/design_report.py)."""
+    from analysis.design_rates import add_accepted, item_key
+    from analysis.design_report import design_sections
+
+    d = prepare(df)
+    d["item"] = item_key(d)
+    d = add_accepted(d)
+    res = Results(out)
+    notes, skipped = list(info.notes), []
+    log(f"loaded {len(d)} trials of {d['subject_key'].nunique()} subject(s) from {len(info.files)} file(s); "
+        f"design factors: {', '.join(info.factors) or 'none'}")
+    design_sections(res, d, dict(info.factors), opt, out, log, notes, skipped, general=True)
+    excl = pd.DataFrame(info.exclusions, columns=["what", "rows", "reason"])
+    if len(excl):
+        res.section("exclusions", "Exclusions", "What was left out before the analyses.",
+                    [res.table("exclusions", excl, "Exclusions")])
+    results = {
+        "title": "twinlab analysis",
+        "design": "general",
+        "factors": dict(info.factors),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "runtime_s": round(time.time() - t0, 1),
+        "options": asdict(opt),
+        "inputs": {"files": info.files, "formats": info.formats},
+        "outliers": info.outliers,
         "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
         "tables": res.tables, "figures": res.figures, "sections": res.sections,
     }

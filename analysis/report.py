@@ -109,6 +109,53 @@ def _fit_html(title: str, fit: dict) -> str:
             + (f"<ul>{msgs}</ul>" if msgs else ""))
 
 
+def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
+    """A user's formula (or a task's model): what was fitted, its diagnostics, contrasts, the fallback
+    attempts and the coefficients (stars only for an interpretable fit)."""
+    from analysis.mixed import significance_mark
+
+    status = fit.get("status", "")
+    coef = pd.DataFrame(fit["coefficients"])
+    keep = [c for c in ("term", "estimate", "se", "df", "z", "p", "ci_low", "ci_high") if c in coef.columns]
+    coef = coef[keep].rename(columns={"z": fit.get("statistic", "z")})
+    if "df" in coef.columns and coef["df"].isna().all():
+        coef = coef.drop(columns="df")
+    coef["signif"] = [significance_mark(p, status) for p in coef["p"]]
+    rfx = ", ".join(f"{r['group']}: {r['term'].replace('sd__', 'SD ').replace('cor__', 'cor ')} = {_fmt(r['estimate'])}"
+                    for r in fit.get("random_effects", []))
+    mark = "" if status == "ok" else f" <span class=bad>({html.escape(status)})</span>"
+    if ordinal:
+        diag = (f"<p class=small>{'' if status == 'ok' else f'<b class=bad>{html.escape(status)}</b> &mdash; '}"
+                f"fit diagnostics: converged: {'yes' if fit.get('converged') else 'no'} "
+                f"({html.escape(str(fit.get('optimizer_message', '')))}); max.grad = {_fmt(fit.get('max_grad'))}; "
+                f"cond.H = {_fmt(fit.get('cond_h'))}; singular: {'yes' if fit.get('singular') else 'no'}</p>")
+        head = (f"ordinal::clmm (logit link, flexible thresholds: {fit.get('n_thresholds')}); n = {fit['n_obs']}; "
+                f"AIC = {_fmt(fit.get('aic'))}, logLik = {_fmt(fit.get('loglik'))}")
+    else:
+        diag = fit_status_html(fit)
+        groups = ", ".join(f"{k}: {v}" for k, v in (fit.get("n_groups") or {}).items())
+        head = (f"{html.escape(fit.get('method', ''))} ({html.escape(fit.get('family', ''))}"
+                + (", response on a log scale" if fit.get("response_transform") == "log" else "")
+                + f"); n = {fit['n_obs']}" + (f"; groups: {html.escape(groups)}" if groups else "")
+                + f"; AIC = {_fmt(fit.get('aic'))}, BIC = {_fmt(fit.get('bic'))}, logLik = {_fmt(fit.get('loglik'))}")
+    contr = "".join(f"<li><code>{html.escape(c['factor'])}</code> ({html.escape(', '.join(c['levels']))}): "
+                    f"{html.escape(c['coding'])}</li>" for c in fit.get("contrasts", []))
+    contr_html = (f"<p class=small>Contrasts: {html.escape(fit.get('contrasts_note', ''))}</p><ul class=small>{contr}</ul>"
+                  if contr else "")
+    attempts = fit.get("attempts") or []
+    att_html = ""
+    if len(attempts) > 1 or (attempts and fit.get("random_structure", "").startswith("as given (maximal)")):
+        att_html = ("<p class=small>Random-effects structures tried: " + "; ".join(
+            f"{html.escape(a['structure'])} <code>{html.escape(a['fitted'])}</code>: {html.escape(a['status'])}"
+            for a in attempts) + f". Reported: <b>{html.escape(fit.get('random_structure', ''))}</b>.</p>")
+    dropped = "; ".join(f"{k}: {v}" for k, v in (fit.get("rows_dropped") or {}).items())
+    msgs = "".join(f"<li class=note>{html.escape(m)}</li>" for m in fit.get("messages", []))
+    return (f"<h3>{html.escape(title)}{mark}</h3><p><code>{html.escape(fit['formula'])}</code><br>fitted: "
+            f"<code>{html.escape(fit.get('fitted', ''))}</code><br>{head}<br>random effects: {html.escape(rfx) or 'none'}"
+            + (f"<br>rows left out: {html.escape(dropped)}" if dropped else "") + f"</p>{diag}{att_html}{contr_html}"
+            + _table_html(coef) + (f"<ul>{msgs}</ul>" if msgs else ""))
+
+
 def _items_html(items: list[dict]) -> str:
     from analysis.mixed import status_of
 
@@ -135,6 +182,8 @@ def _items_html(items: list[dict]) -> str:
             parts.append(f"<p class=small>{html.escape(it['text'])}</p>")
         elif it.get("kind") == "paper":
             parts.append(f"<p class=paper><b>Paper:</b> {html.escape(it['text'])}</p>")
+        elif it.get("kind") in ("formula_fit", "ordinal_fit") and it.get("fit"):
+            parts.append(design_fit_html(it.get("title", "model"), it["fit"], it["kind"] == "ordinal_fit"))
         elif it.get("kind") == "joint" and it.get("fit"):
             parts.append(_fit_html(f"human + {it['model_group']}: joint model", it["fit"]))
     return "".join(parts)
@@ -157,10 +206,13 @@ def render_report(out: str | Path) -> Path:
     opt = res.get("options", {})
     h = [f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(res.get('title', 'twinlab'))}</title>"
          f"<style>{CSS}</style></head><body><h1>{html.escape(res.get('title', 'twinlab analysis'))}</h1>"]
+    focus = ("" if res.get("design") == "general" else
+             f", focus cell <code>{html.escape(str(opt.get('focus')))}</code>")
     h.append(f"<p class=small>Created {html.escape(res.get('created', ''))} in {res.get('runtime_s', '?')} s. "
-             f"Seed {opt.get('seed')}, {opt.get('n_boot')} bootstrap resamples, focus cell "
-             f"<code>{html.escape(str(opt.get('focus')))}</code>, mixed models "
-             f"{'on' if opt.get('mixed') else 'off'}.</p>")
+             f"Seed {opt.get('seed')}, {opt.get('n_boot')} bootstrap resamples{focus}, mixed models "
+             f"{'on' if opt.get('mixed') else 'off'}."
+             + (f" Design factors: {html.escape(', '.join(res['factors']))}." if res.get("factors") else "")
+             + (f" Formula: <code>{html.escape(opt['formula'])}</code>." if opt.get("formula") else "") + "</p>")
     files = res.get("inputs", {}).get("files", [])
     fmts = res.get("inputs", {}).get("formats", {})
     h.append(f"<details><summary>{len(files)} input file(s)</summary><ul>"

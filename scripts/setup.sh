@@ -8,6 +8,7 @@ STAMP_DIR="$VENV/.twinlab-setup"
 RLIB="$ROOT/.rlib"
 APT_PACKAGES=(r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-broom r-cran-broom.mixed
   r-cran-parameters r-cran-performance r-cran-insight r-cran-tibble r-cran-boot
+  r-cran-ordinal  # cumulative-link mixed models of rating tasks (analysis/tasks_rating.py: ordinal::clmm)
   xvfb xdotool libjack-jackd2-0 xauth libgl1 libglu1-mesa libegl1 libxrandr2 libxinerama1 libxcursor1
   libxi6 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libasound2 libpulse0 libportaudio2 libusb-1.0-0 libsndfile1 libgtk-3-0 libsdl2-2.0-0
   chromium  # the browser runner's tests (headless, driven by Playwright)

@@ -1,0 +1,141 @@
+"""Figures of a general design (matplotlib, Agg): interaction plots with CIs, rating distributions,
+reading times by region, surprisal against reading time, position bias. Each takes an analysis table,
+writes one PNG and returns its path (None when there is nothing to draw)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.figures import PALETTE, _plt, _save
+
+MAX_PANELS = 8
+
+
+def _panels(t: pd.DataFrame, keys: list[str]) -> list[tuple[str, pd.DataFrame]]:
+    if not keys:
+        return [("", t)]
+    out = []
+    for k, g in t.groupby(keys, sort=True, dropna=False):
+        k = k if isinstance(k, tuple) else (k,)
+        out.append((", ".join(f"{n} = {v}" for n, v in zip(keys, k)), g))
+    return out[:MAX_PANELS]
+
+
+def interaction_plot(t: pd.DataFrame, by: list[str], value: str, low: str, high: str, ylabel: str, path: Path,
+                     title: str = "") -> Path | None:
+    """x: the first factor of `by`; one line per level of the second; one panel per group (and per level
+    of further factors); error bars: the table's CI columns."""
+    if t.empty or not by:
+        return None
+    plt = _plt()
+    x, line = by[0], (by[1] if len(by) > 1 else None)
+    panels = _panels(t, ["group"] + by[2:])
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(4.0, 3.6 * len(panels)), 3.4), squeeze=False, sharey=True)
+    for ax, (name, g) in zip(axes[0], panels):
+        xs = list(dict.fromkeys(g[x].astype(str)))
+        pos = {v: i for i, v in enumerate(xs)}
+        lines = _panels(g, [line]) if line else [("", g)]
+        for j, (lname, h) in enumerate(lines):
+            h = h.assign(_x=h[x].astype(str).map(pos)).sort_values("_x")
+            off = (j - (len(lines) - 1) / 2) * 0.06
+            y = h[value].to_numpy(float)
+            err = np.vstack([(y - h[low].to_numpy(float)).clip(0), (h[high].to_numpy(float) - y).clip(0)])
+            ax.errorbar(h["_x"] + off, y, yerr=np.nan_to_num(err), marker="o", capsize=3,
+                        color=PALETTE[j % len(PALETTE)], label=lname.split(" = ", 1)[-1] if lname else None)
+        ax.set_xticks(range(len(xs)), xs)
+        ax.set_xlabel(x)
+        ax.set_title(name, fontsize=9)
+        if line:
+            ax.legend(title=line, fontsize=8, title_fontsize=8, frameon=False)
+    axes[0][0].set_ylabel(ylabel)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return _save(fig, path)
+
+
+def rating_distribution(dist: pd.DataFrame, path: Path) -> Path | None:
+    """Stacked shares of each scale point per group x cell."""
+    shares = [c for c in dist.columns if c.startswith("share_")]
+    if dist.empty or not shares:
+        return None
+    plt = _plt()
+    keys = [c for c in dist.columns if c not in shares and c != "n_trials"]
+    labels = [" / ".join(str(v) for v in r) for r in dist[keys].itertuples(index=False)]
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.6 * len(labels) + 2), 3.6))
+    bottom = np.zeros(len(dist))
+    cmap = plt.get_cmap("RdYlGn")
+    for i, c in enumerate(shares):
+        v = dist[c].to_numpy(float)
+        ax.bar(range(len(dist)), v, bottom=bottom, color=cmap(i / max(1, len(shares) - 1)), label=c.split("_", 1)[1])
+        bottom += v
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("share of ratings")
+    ax.legend(title="rating", fontsize=7, title_fontsize=8, bbox_to_anchor=(1.01, 1), loc="upper left", frameon=False)
+    return _save(fig, path)
+
+
+def region_rts(t: pd.DataFrame, factors: list[str], path: Path) -> Path | None:
+    """Mean reading time by region, one line per factor cell, one panel per group (bars: CIs over subjects)."""
+    if t.empty:
+        return None
+    plt = _plt()
+    panels = _panels(t, ["group"])
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(4.5, 4.2 * len(panels)), 3.4), squeeze=False, sharey=True)
+    for ax, (name, g) in zip(axes[0], panels):
+        cells = _panels(g, factors) if factors else [("all", g)]
+        for j, (cname, h) in enumerate(cells):
+            h = h.sort_values("region")
+            y = h["mean_rt_ms"].to_numpy(float)
+            err = np.vstack([(y - h["ci_low"].to_numpy(float)).clip(0), (h["ci_high"].to_numpy(float) - y).clip(0)])
+            ax.errorbar(h["region"], y, yerr=np.nan_to_num(err), marker="o", capsize=2, color=PALETTE[j % len(PALETTE)],
+                        label=cname)
+        ax.set_xlabel("region")
+        ax.set_title(name, fontsize=9)
+        ax.legend(fontsize=7, frameon=False)
+    axes[0][0].set_ylabel("reading time (ms)")
+    return _save(fig, path)
+
+
+def surprisal_scatter(points: dict[str, pd.DataFrame], path: Path) -> Path | None:
+    """Per word: the humans' mean reading time against each model's surprisal, with a least-squares line."""
+    points = {k: v for k, v in points.items() if len(v)}
+    if not points:
+        return None
+    plt = _plt()
+    items = list(points.items())[:MAX_PANELS]
+    fig, axes = plt.subplots(1, len(items), figsize=(max(4.0, 3.8 * len(items)), 3.4), squeeze=False, sharey=True)
+    for ax, (g, p) in zip(axes[0], items):
+        ax.scatter(p["surprisal_bits"], p["mean_rt_ms"], s=12, alpha=0.6, color=PALETTE[0])
+        if len(p) >= 2 and p["surprisal_bits"].std() > 0:
+            b, a = np.polyfit(p["surprisal_bits"], p["mean_rt_ms"], 1)
+            xs = np.linspace(p["surprisal_bits"].min(), p["surprisal_bits"].max(), 20)
+            ax.plot(xs, a + b * xs, color=PALETTE[3])
+        ax.set_xlabel(f"surprisal (bits): {g}", fontsize=8)
+    axes[0][0].set_ylabel("human mean reading time (ms)")
+    return _save(fig, path)
+
+
+def position_bias_bars(t: pd.DataFrame, path: Path) -> Path | None:
+    """Share of choices per screen position per group, chance as a dotted line."""
+    if t.empty:
+        return None
+    plt = _plt()
+    panels = _panels(t, ["n_options"])
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(4.0, 4.0 * len(panels)), 3.2), squeeze=False, sharey=True)
+    for ax, (name, g) in zip(axes[0], panels):
+        groups = list(dict.fromkeys(g["group"]))
+        n = int(g["n_options"].iloc[0])
+        w = 0.8 / len(groups)
+        for j, gr in enumerate(groups):
+            h = g[g["group"] == gr].sort_values("position")
+            ax.bar(h["position"] + (j - (len(groups) - 1) / 2) * w, h["share"], width=w, color=PALETTE[j % len(PALETTE)],
+                   label=gr)
+        ax.axhline(1 / n, ls=":", color="k")
+        ax.set_xticks(range(n))
+        ax.set_xlabel("screen position chosen (0 = first)")
+        ax.set_title(name, fontsize=9)
+        ax.legend(fontsize=7, frameon=False)
+    axes[0][0].set_ylabel("share of choices")
+    return _save(fig, path)

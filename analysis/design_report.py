@@ -1,0 +1,331 @@
+"""The report sections of a general design (docs/general_model.md): chosen from the data, not the Lakretz
+skeleton. Data and design, rates by the factors (F1/F2), acceptance and d', the analyst's formula, and one
+section per task present (choice, rating, completion, self-paced reading, surprisal), then the demand gap
+between protocols. Every fitted model goes into results.json with its diagnostics."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import pandas as pd
+
+from analysis import design_figures as dfig
+from analysis.design_rates import BINARY_TASKS, acceptance_rates, design_rows, dprime_table, rates
+from analysis.report_tables import slug
+from analysis.results_folder import Results
+
+if TYPE_CHECKING:
+    from analysis.pipeline import Options
+
+F1F2 = ("`rate` pools the cell's trials (errors or hits / trials) with a 95% percentile bootstrap CI resampling "
+        "subjects with all their trials; `by_subject_mean` is the mean of the subjects' own rates (F1) with its CI "
+        "over subjects, `by_item_mean` the mean of the items' own rates (F2) with its CI over items")
+
+
+def is_general_design(d: pd.DataFrame, factors: dict) -> bool:
+    """A general design's table carries a task (the Lakretz tables have none) or declared factors."""
+    return bool(factors) or ("task" in d.columns and d["task"].notna().any())
+
+
+def _fmt_ci(v, lo, hi) -> str:
+    if pd.isna(v):
+        return ""
+    return f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{v:.3f}"
+
+
+def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """The rates table as the report shows it: counts and 'estimate [CI]' per unit."""
+    if t.empty:
+        return t
+    return pd.DataFrame({**{c: t[c] for c in ["group"] + by},
+                         "subjects": t["n_subjects"], "items": t["n_items"], "trials": t["n_trials"],
+                         "rate [CI subjects]": [_fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"])],
+                         "F1: by-subject mean [CI]": [_fmt_ci(*r) for r in zip(t["by_subject_mean"], t["by_subject_ci_low"],
+                                                                                t["by_subject_ci_high"])],
+                         "F2: by-item mean [CI]": [_fmt_ci(*r) for r in zip(t["by_item_mean"], t["by_item_ci_low"],
+                                                                             t["by_item_ci_high"])]})
+
+
+def fit_item(kind: str, title: str, fit) -> dict:
+    return {"kind": kind, "title": title, "fit": fit.to_dict()}
+
+
+def _fit_or_note(fn: Callable, label: str, skipped: list[str]):
+    """Run one fit; a fit that fails is named in the notes (never silently missing)."""
+    from analysis.formula import FormulaError
+    from analysis.mixed import MixedModelError
+    from analysis.tasks_rating import OrdinalError
+
+    try:
+        f = fn()
+    except (MixedModelError, OrdinalError, FormulaError) as exc:
+        skipped.append(f"{label}: not fitted ({' '.join(str(exc).split())[:400]})")
+        return None
+    if f.status != "ok":
+        skipped.append(f"{label}: {f.status} (see its diagnostics)")
+    return f
+
+
+def sample_table(d: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for g, x in d.groupby("group", sort=True):
+        rows.append({"group": g, "subjects": x["subject_key"].nunique(), "trials": len(x),
+                     "test_trials": len(design_rows(x)), "items": x["item"].nunique(),
+                     "lists": ", ".join(str(v) for v in sorted(set(x["list"].dropna()))) if "list" in x else "",
+                     "tasks": ", ".join(sorted(set(x["task"].dropna().astype(str)))) if "task" in x else "",
+                     "protocols": ", ".join(sorted(set(x["protocol"].dropna().astype(str)))),
+                     "answered": int(x["correct"].notna().sum())})
+    return pd.DataFrame(rows)
+
+
+def design_table(d: pd.DataFrame, factors: dict[str, list[str]]) -> pd.DataFrame:
+    """Trials per design cell and group (the counterbalancing as it was run)."""
+    fs = [f for f in factors if f in d.columns]
+    t = design_rows(d)
+    if not fs or t.empty:
+        return pd.DataFrame()
+    return (t.groupby(fs + ["group"], dropna=False, observed=True).agg(trials=("item_id", "size"),
+                                                                        items=("item", "nunique"),
+                                                                        subjects=("subject_key", "nunique"))
+            .reset_index())
+
+
+def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]], opt: Options, out: Path,
+                    log: Callable[[str], None], notes: list[str], skipped: list[str], general: bool = True) -> None:
+    """Add the sections of a general design (or, for a Lakretz design, only those --by / --formula ask for)."""
+    from analysis.design_rates import add_accepted, item_key
+
+    if "item" not in d.columns or d["item"].isna().any():
+        d = d.assign(item=item_key(d))
+    if "accepted" not in d.columns:
+        d = add_accepted(d)
+    by = list(opt.by) or [f for f in factors if f in d.columns]
+    t = design_rows(d)
+    if general:
+        res.section("data", "Data", "Sample sizes per group (a group is 'human', or one model with its context mode "
+                    "and protocol). Test trials: not practice, not fillers.",
+                    [res.table("sample_sizes", sample_table(d), "Sample sizes", transpose=d["group"].nunique() <= 6)])
+        levels = "; ".join(f"`{f}`: {', '.join(v) if v else '(levels from the data)'}" for f, v in factors.items())
+        dt = design_table(d, factors)
+        res.section("design", "Design", f"Factors (from the sessions' sidecars): {levels or 'none declared'}. The table "
+                    "counts the test trials of each cell as they were run (a Latin square gives every cell the same "
+                    "count per subject).", [res.table("design_cells", dt, "Trials per design cell") if len(dt) else None])
+    # ---- rates by factor ---------------------------------------------------------------------
+    answered = t[t["correct"].notna()]
+    if by and len(answered):
+        log(f"rates by {', '.join(by)} (bootstrap over subjects and items)")
+        r = rates(t, by, "correct", opt.seed, opt.n_boot)
+        res.section("rates", f"Accuracy by {' x '.join(by)}",
+                    "Accuracy = correct answers / answered trials. " + F1F2 + f"; {opt.n_boot} resamples, seed {opt.seed}.",
+                    [res.table("rates_by_factor", shown_rates(r, by), f"Accuracy by {', '.join(by)}"),
+                     res.table("rates_by_factor_long", r, "Accuracy by factor (long format, all columns)", show=False)],
+                    [res.figure("interaction_accuracy", dfig.interaction_plot(
+                        r, by, "rate", "rate_ci_low", "rate_ci_high", "accuracy",
+                        out / "figures" / "interaction_accuracy.png"),
+                        f"Interaction plot: accuracy by {' x '.join(by)} per group; bars: 95% bootstrap CIs over subjects.")])
+    # ---- acceptance and d' -----------------------------------------------------------------
+    task = t["task"].fillna("violation_detection") if "task" in t.columns else pd.Series("violation_detection", index=t.index)
+    judged = t[task.isin(BINARY_TASKS) & t["accepted"].notna() & t["grammatical"].notna()] if "accepted" in t else t.iloc[0:0]
+    if len(judged) and judged["grammatical"].nunique() == 2:
+        by_j = [b for b in by if b != "grammatical"]
+        acc = acceptance_rates(judged, by_j, opt.seed, opt.n_boot)
+        dp = dprime_table(judged, by_j, opt.seed, opt.n_boot)
+        res.section("acceptance", "Acceptance and signal detection (d', c)",
+                    "Acceptance = trials judged acceptable (yes / no violation) / answered trials, on grammatical and "
+                    "ungrammatical sentences. " + F1F2.replace("rate", "acceptance rate", 1) + ". Signal detection: the "
+                    "signal is an ungrammatical sentence, a hit rejects one, a false alarm rejects a grammatical one; "
+                    "log-linear correction (Hautus 1995), d' = z(H) - z(F), c = -(z(H) + z(F)) / 2 (c > 0: leans to "
+                    "'acceptable'); counts pooled over subjects, CIs resampling subjects.",
+                    [res.table("acceptance", shown_rates(acc, by_j + ["grammatical"]), "Acceptance rates"),
+                     res.table("acceptance_long", acc, "Acceptance rates (long format)", show=False),
+                     res.table("dprime", dp, "d' and criterion c")],
+                    [res.figure("interaction_acceptance", dfig.interaction_plot(
+                        acc, (by_j[:1] + ["grammatical"] + by_j[1:]) if by_j else ["grammatical"], "rate", "rate_ci_low",
+                        "rate_ci_high", "acceptance rate", out / "figures" / "interaction_acceptance.png"),
+                        "Acceptance rates on grammatical and ungrammatical sentences; 95% bootstrap CIs over subjects.")])
+    if general:
+        task_sections(res, d, factors, opt, out, log, skipped)
+    # ---- the analyst's formula ----------------------------------------------------------------
+    if opt.formula:
+        formula_section(res, d, factors, opt, log, skipped)
+    # ---- demand gap between protocols ----------------------------------------------------------
+    if general and (d["subject_kind"] == "model").any():
+        from analysis.demand_gap import demand_gaps
+
+        gp = demand_gaps(t, opt.gap_pairs or None, opt.seed, opt.n_boot)
+        if len(gp):
+            from analysis.demand_gap import __doc__ as gap_doc  # noqa: F401
+
+            res.section("demand_gap", "Demand gap between protocols (seeds/002)",
+                        "Every pair of protocols of one model and context, on the items both answered (low demand "
+                        "first: direct, then metalinguistic, then production). `gap_paper`: the paper's definition, "
+                        "log-odds(accuracy low) - log-odds(accuracy high), infinite at an accuracy of 0 or 1; "
+                        "`gap_smoothed`: twinlab's, the same difference of smoothed log odds (k + 0.5) / (n - k + 0.5), "
+                        "with a 95% bootstrap CI resampling items; `gap_logprob`: mean log P(target) low minus high "
+                        "(word prediction). A `flag` marks a task failure or a ceiling.",
+                        [res.table("demand_gap_pairs", gp, "Demand gap")])
+
+
+def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]) -> None:
+    from analysis.api import model_frame
+    from analysis.formula_fit import CONTRASTS_NOTE, fit_formula, fit_table
+
+    log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
+    m = model_frame(d)
+    if opt.family == "ordinal":
+        from analysis.tasks_rating import fit_clmm
+
+        f = _fit_or_note(lambda: fit_clmm(m, opt.formula, factors), f"--formula {opt.formula}", skipped)
+        kind = "ordinal_fit"
+    else:
+        f = _fit_or_note(lambda: fit_formula(m, opt.formula, opt.family, factors), f"--formula {opt.formula}", skipped)
+        kind = "formula_fit"
+    if f is None:
+        return
+    tab = fit_table(f) if kind == "formula_fit" else pd.DataFrame(f.coefficients)
+    res.section("formula", "Your model: " + opt.formula,
+                "Fitted by lme4 (glmer binomial for a 0/1 outcome, lmer for a continuous one, response times on a log "
+                "scale; glm/lm without random effects; ordinal::clmm with --family ordinal), `subject` = the subject "
+                f"(unique across groups), `item` = the item group. Contrasts: {CONTRASTS_NOTE}. When the random effects as "
+                "given do not converge or are singular, they are simplified step by step (correlations dropped, then "
+                "random intercepts only) and the report names the structure it shows.",
+                [res.table("formula_fit", tab, "Fixed effects", show=False)], [], [fit_item(kind, "Your model", f)])
+
+
+def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, out: Path, log, skipped: list[str]) -> None:
+    """One section per task kind present in the data."""
+    t = design_rows(d)
+    fs = [f for f in factors if f in d.columns]
+    by = list(opt.by) or fs
+    tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()
+    if "choice" in tasks:
+        from analysis.tasks_choice import accuracy_by_position, choice_rows, position_bias
+
+        c = choice_rows(t)
+        pb, ap = position_bias(c), accuracy_by_position(c)
+        res.section("task_choice", "Choice: position bias",
+                    "Share of choices per screen position (0 = first shown) against chance (1/n options), two-sided "
+                    "exact binomial test; accuracy by the screen position of the correct option (a bias to position 0 "
+                    "shows as higher accuracy there). From `chosen_position`, `option_order` and the item's options.",
+                    [res.table("choice_position_bias", pb, "Position bias"),
+                     res.table("choice_accuracy_by_position", ap, "Accuracy by the correct option's position")],
+                    [res.figure("choice_position_bias", dfig.position_bias_bars(pb, out / "figures" / "choice_position_bias.png"),
+                                "Share of choices per screen position; dotted: chance.")])
+    if "rating" in tasks:
+        rating_section(res, t, factors, by, opt, out, log, skipped)
+    if "completion" in tasks:
+        from analysis.tasks_completion import NORMALISATION, completion_rows, model_target_scores
+
+        c = completion_rows(t)
+        parts = [rates(c, by, "match_target", opt.seed, opt.n_boot).assign(score="target"),
+                 rates(c, by, "match_accepted", opt.seed, opt.n_boot).assign(score="target or accepted")]
+        r = pd.concat(parts, ignore_index=True)
+        mt = model_target_scores(c)
+        res.section("task_completion", "Completion (cloze): accuracy against the target and its accepted variants",
+                    "Strict: the answer is the target; lenient: the target or one of the item's accepted variants; "
+                    + NORMALISATION + ". " + F1F2 + ". Models (direct): mean log P(target | prefix), median rank of the "
+                    "target's first token, share ranked first.",
+                    [res.table("completion_rates", r.assign(**{"rate [CI subjects]": [
+                        _fmt_ci(*x) for x in zip(r["rate"], r["rate_ci_low"], r["rate_ci_high"])]})
+                        [["score", "group"] + by + ["n_subjects", "n_items", "n_trials", "rate [CI subjects]",
+                                                    "by_item_mean"]], "Completion accuracy"),
+                     res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),
+                     res.table("completion_model_scores", mt, "Models: target log-probability") if len(mt) else None])
+    reading_sections(res, d, fs, opt, out, log, skipped)
+
+
+def rating_section(res: Results, t: pd.DataFrame, factors: dict, by: list[str], opt: Options, out: Path, log,
+                   skipped: list[str]) -> None:
+    from analysis.api import model_frame
+    from analysis.tasks_rating import distribution, fit_clmm, rating_rows
+
+    r = rating_rows(t)
+    dist = distribution(r, by)
+    means = rates(r, by, "rating", opt.seed, opt.n_boot).drop(columns=["n_outcome"])
+    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point)"),
+            res.table("rating_means", shown_rates(means, by).rename(columns={"rate [CI subjects]": "mean [CI subjects]"}),
+                      "Mean rating"),
+            res.table("rating_means_long", means, "Mean rating (long format)", show=False)]
+    items: list[dict] = []
+    humans = r[r["subject_kind"] == "human"]
+    varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]
+    if opt.mixed and len(humans) and varying and humans["rating"].nunique() > 2:
+        formula = f"rating ~ {' * '.join(varying)} + (1 | subject_id) + (1 | item)"
+        log(f"fitting the cumulative-link mixed model {formula} (ordinal::clmm)")
+        f = _fit_or_note(lambda: fit_clmm(model_frame(humans), formula, factors), "rating clmm (humans)",
+                         skipped)
+        if f is not None:
+            items.append(fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f))
+            tabs.append(res.table("rating_clmm", pd.DataFrame(f.coefficients), "clmm coefficients", show=False))
+    res.section("task_rating", "Ratings: distributions and a cumulative-link mixed model",
+                "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
+                "The cumulative-link mixed model (R ordinal::clmm, logit link, flexible thresholds, factors sum-coded, "
+                "random intercepts of subjects and items) treats the scale as ordered categories; a positive effect "
+                "shifts ratings up. Diagnostics: optimiser convergence, max.grad (< 1e-3), cond.H (> 1e4: ill-defined).",
+                tabs, [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
+                                  "Share of each rating per group and cell.")], items)
+
+
+def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options, out: Path, log,
+                     skipped: list[str]) -> None:
+    from analysis.api import model_frame
+    from analysis.formula_fit import fit_formula
+    from analysis.tasks_reading import (RT_RULE, add_spillover, join_surprisal, region_formula, region_means,
+                                        surprisal_beside_rt, surprisal_formula, trim_rts, word_rows)
+
+    m = design_rows(model_frame(d))
+    has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
+    has_s = "word_surprisal_bits" in m.columns and m["word_surprisal_bits"].notna().any()
+    if not (has_rt or has_s):
+        return
+    w = word_rows(m, fs)
+    h, n_trim = trim_rts(w)
+    tabs, figs, items = [], [], []
+    if has_rt and len(h):
+        rm = region_means(h, [f for f in fs if f in h.columns and f != "grammatical"] or [], opt.seed, opt.n_boot)
+        tabs.append(res.table("reading_region_means", rm, "Reading time by region (ms)"))
+        figs.append(res.figure("reading_regions", dfig.region_rts(rm, [f for f in fs if f in rm.columns],
+                                                                 out / "figures" / "reading_regions.png"),
+                               "Mean reading time per region (sum of its words' times), one line per design cell; "
+                               "95% bootstrap CIs over subjects."))
+        if opt.mixed:
+            coefs = []
+            for region, hr in list(h.groupby("region", sort=True))[:8]:
+                formula = region_formula([f for f in fs if f in hr.columns], hr)
+                f = _fit_or_note(lambda: fit_formula(hr, formula, "gaussian", {}), f"reading region {region}", skipped)
+                if f is not None:
+                    items.append(fit_item("formula_fit", f"Region {region}: log reading time", f))
+                    coefs.append(f.coef_frame().assign(region=region, formula=f.fitted, status=f.status))
+            if coefs:
+                tabs.append(res.table("reading_region_fits", pd.concat(coefs, ignore_index=True),
+                                      "Log reading time by region: fixed effects", show=False))
+        res.section("task_reading", "Self-paced reading: reading times by region",
+                    f"One row per word; {RT_RULE} ({n_trim} word(s) removed). Region times: the sum of the region's "
+                    "word times per trial, mean over subjects' means. Models per region (lmer, log RT, factors sum-coded): "
+                    "the design's factors, word length (characters) and position (word index), random intercepts of "
+                    "subjects and items.", tabs, figs, items)
+    if has_rt and has_s:
+        joined = join_surprisal(pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True))
+        tabs, items, points = [], [], {}
+        for g, j in joined.items():
+            j = add_spillover(j, ["surprisal", "length", "log_frequency"])
+            formula = surprisal_formula(j)
+            if opt.mixed:
+                log(f"fitting the surprisal model for {g}")
+                f = _fit_or_note(lambda: fit_formula(j, formula, "gaussian", {}, log_rt=False),
+                                 f"surprisal model ({g})", skipped)
+                if f is not None:
+                    items.append(fit_item("formula_fit", f"Humans' reading times and {g}'s surprisal", f))
+            points[g] = surprisal_beside_rt(j)
+            tabs.append(res.table(f"surprisal_rt_{slug(g)}", points[g], f"Per word: human mean RT beside {g}'s surprisal",
+                                  show=False))
+        if joined:
+            res.section("surprisal_rt", "Surprisal and reading time (humans beside models)",
+                        "Human word reading times joined word by word to each model's surprisal (bits) of the same "
+                        "sentence (same item and words). Model (lmer, RT in ms: surprisal theory's linear link): "
+                        "surprisal and the previous word's surprisal (spillover), length and the previous word's length, "
+                        "log frequency where the items give it, random intercepts of subjects and items. " + RT_RULE + ".",
+                        tabs, [res.figure("surprisal_rt", dfig.surprisal_scatter(points, out / "figures" / "surprisal_rt.png"),
+                                          "Per word: the humans' mean reading time against the model's surprisal.")], items)
+        else:
+            skipped.append("surprisal and reading time: no model surprisals of the sentences the humans read")

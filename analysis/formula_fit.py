@@ -1,0 +1,291 @@
+"""Fit a user's formula: glmer (binomial) for 0/1 outcomes, lmer for continuous ones (response times on a
+log scale), glm/lm when the formula has no random effects; every fit with its diagnostics.
+
+Why a fallback sequence: the maximal random-effects structure a design justifies (Barr et al. 2013)
+often does not converge or is singular on a lab's sample; the usual remedy (Matuschek et al. 2017) is
+to simplify it step by step. Each step is tried only when the one before is not converged or singular;
+the report names the structure it shows, and every attempt with its status. R (lme4 through rpy2) is
+started on the first fit only (analysis/mixed.py); lmer p-values use lmerTest's Satterthwaite df when
+lmerTest is installed, else none are given (lme4 prints none).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from analysis import formula as fm
+from analysis.mixed import MixedModelError, _r, _r_frame, degenerate_warnings, fit_status
+
+CONTRASTS_NOTE = ("factors are sum-coded (contr.sum: +1 for a level, -1 for the last level; the intercept is the "
+                  "grand mean, a main effect is averaged over the other factors' levels)")
+
+R_FIT_ANY = r"""
+function(formula, d, family, mixed) {
+  msgs <- character(0)
+  keep <- function(expr) withCallingHandlers(expr,
+    warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
+    message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") })
+  f <- stats::as.formula(formula)
+  has_lmertest <- requireNamespace("lmerTest", quietly = TRUE)
+  if (mixed && family == "binomial") {
+    m <- keep(lme4::glmer(f, data = d, family = stats::binomial))
+  } else if (mixed) {
+    m <- keep(if (has_lmertest) lmerTest::lmer(f, data = d, REML = TRUE) else lme4::lmer(f, data = d, REML = TRUE))
+  } else if (family == "binomial") {
+    m <- keep(stats::glm(f, data = d, family = stats::binomial))
+  } else {
+    m <- keep(stats::lm(f, data = d))
+  }
+  cf <- keep(stats::coef(summary(m)))
+  cn <- colnames(cf)
+  pcol <- grep("^Pr", cn)
+  scol <- grep("value$", cn)[1]
+  dfcol <- which(cn == "df")
+  ll <- stats::logLik(m)
+  if (mixed) {
+    vc <- as.data.frame(lme4::VarCorr(m))
+    conv <- m@optinfo$conv$lme4$messages
+    opt_code <- as.integer(m@optinfo$conv$opt)
+    singular <- lme4::isSingular(m)
+    optimizer <- paste(m@optinfo$optimizer, collapse = "+")
+    opt_warn <- as.character(unlist(m@optinfo$warnings))
+    ng <- lme4::ngrps(m)
+  } else {
+    vc <- data.frame(grp = character(0), var1 = character(0), var2 = character(0), sdcor = numeric(0))
+    conv <- NULL
+    opt_code <- if (family == "binomial" && !m$converged) 1L else 0L
+    singular <- any(is.na(stats::coef(m)))
+    optimizer <- if (family == "binomial") "IRLS" else "QR"
+    opt_warn <- character(0)
+    ng <- integer(0)
+  }
+  list(term = rownames(cf), estimate = unname(cf[, 1]), se = unname(cf[, 2]), stat = unname(cf[, scol]),
+       stat_name = sub(" value", "", cn[scol]),
+       p = if (length(pcol)) unname(cf[, pcol[1]]) else rep(NA_real_, nrow(cf)),
+       coef_df = if (length(dfcol)) unname(cf[, dfcol[1]]) else rep(NA_real_, nrow(cf)),
+       vc_group = as.character(vc$grp), vc_var1 = as.character(vc$var1),
+       vc_var2 = ifelse(is.na(vc$var2), "", as.character(vc$var2)), vc_sdcor = as.numeric(vc$sdcor),
+       aic = stats::AIC(m), bic = stats::BIC(m), loglik = as.numeric(ll), df = as.integer(attr(ll, "df")),
+       nobs = as.integer(stats::nobs(m)), singular = singular,
+       messages = unique(c(msgs, if (is.null(conv)) character(0) else conv)), opt_code = opt_code,
+       check_messages = if (is.null(conv)) character(0) else conv, opt_warnings = opt_warn, optimizer = optimizer,
+       ngrps_names = as.character(names(ng)), ngrps = as.integer(ng), lmertest = has_lmertest)
+}
+"""
+_FIT = None
+
+
+def _fit_fn():
+    global _FIT
+    if _FIT is None:
+        _r()  # starts R with lme4 (and says clearly when it cannot)
+        import rpy2.robjects as ro
+
+        _FIT = ro.r(R_FIT_ANY)
+    return _FIT
+
+
+@dataclass
+class FormulaFit:
+    """One reported fit of a user's formula (plain data, JSON-serialisable)."""
+
+    formula: str  # as the user wrote it
+    fitted: str  # what R fitted (aliases resolved, factors coded, the random structure of this fit)
+    family: str  # binomial | gaussian
+    method: str  # glmer | lmer | glm | lm
+    response_transform: str  # "" or "log" (response times)
+    n_obs: int
+    n_groups: dict[str, int]
+    coefficients: list[dict]
+    random_effects: list[dict]
+    aic: float
+    bic: float
+    loglik: float
+    n_params: int
+    singular: bool
+    converged: bool
+    messages: list[str] = field(default_factory=list)
+    optimizer: str = ""
+    optimizer_warnings: list[str] = field(default_factory=list)
+    contrasts: list[dict] = field(default_factory=list)  # factor, levels, coding
+    contrasts_note: str = CONTRASTS_NOTE
+    random_structure: str = "as given"  # which step of the fallback sequence is reported
+    attempts: list[dict] = field(default_factory=list)  # structure, fitted, status, messages
+    fallback: str = ""
+    rows_dropped: dict[str, int] = field(default_factory=dict)
+    status: str = "ok"
+    statistic: str = "z"
+
+    def coef(self, term: str) -> dict:
+        for c in self.coefficients:
+            if c["term"] == term:
+                return c
+        raise KeyError(f"{term!r} is not a term of {self.fitted}")
+
+    def coef_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.coefficients)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _num(v) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+    return x
+
+
+def infer_family(y: pd.Series) -> str:
+    vals = set(pd.to_numeric(y.dropna().astype(float), errors="coerce").unique())
+    return "binomial" if vals and vals <= {0.0, 1.0} else "gaussian"
+
+
+def prepare_data(df: pd.DataFrame, formula: fm.Formula, family: str = "auto",
+                 declared: dict[str, list[str]] | None = None, log_rt: bool = True
+                 ) -> tuple[pd.DataFrame, fm.Formula, list[fm.Coding], str, str, dict[str, int]]:
+    """The rows and columns R fits: used columns only, complete rows, booleans as 0/1, RTs logged,
+    factors sum-coded. Returns (data, coded formula, codings, family, transform, rows dropped by reason)."""
+    fm.check_columns(formula, list(df.columns))
+    cols = formula.variables
+    d = df[cols].copy()
+    dropped: dict[str, int] = {}
+    n0 = len(d)
+    d = d.dropna()
+    if n0 - len(d):
+        dropped["a used column is empty"] = n0 - len(d)
+    y = d[formula.response_var]
+    if str(y.dtype) in ("boolean", "bool"):
+        d[formula.response_var] = y.astype(int).astype(float)
+    elif not pd.api.types.is_numeric_dtype(y):
+        num = pd.to_numeric(y, errors="coerce")
+        if num.isna().any():
+            raise fm.FormulaError(f"--formula: the response {formula.response_var!r} is not numeric or 0/1 "
+                                  f"(e.g. {y[num.isna()].iloc[0]!r})")
+        d[formula.response_var] = num
+    fam = infer_family(d[formula.response_var]) if family == "auto" else family
+    if fam not in ("binomial", "gaussian"):
+        raise fm.FormulaError(f"family must be auto, binomial or gaussian, not {family!r}")
+    transform = ""
+    if fam == "gaussian" and log_rt and fm.is_rt(formula.response_var) and formula.response == formula.response_var:
+        bad = d[formula.response_var] <= 0
+        if bad.any():
+            dropped["response time not positive (no log)"] = int(bad.sum())
+            d = d[~bad]
+        formula = fm.Formula(formula.text, f"log({formula.response_var})", formula.response_var, formula.fixed,
+                             formula.random)
+        transform = "log"
+    elif formula.response.startswith("log("):
+        transform = "log"
+    if fam == "binomial" and not set(d[formula.response_var].unique()) <= {0.0, 1.0}:
+        raise fm.FormulaError(f"--formula: family binomial needs a 0/1 response; {formula.response_var!r} has other values")
+    for g in formula.groups:
+        d[g] = d[g].astype(str)
+    if d.empty:
+        raise fm.FormulaError(f"--formula {formula.text!r}: no complete rows to fit")
+    d, coded, codings = fm.sum_code(d, formula, declared)
+    return d, coded, codings, fam, transform, dropped
+
+
+def _run(fit_fn, rd, text: str, family: str, mixed: bool) -> dict:
+    try:
+        r = fit_fn(text, rd, family, mixed)
+    except Exception as exc:
+        raise MixedModelError(f"{'glmer' if mixed and family == 'binomial' else 'lmer' if mixed else 'glm'} failed "
+                              f"for {text}: {' '.join(str(exc).split())}") from exc
+    import rpy2.rinterface as ri
+
+    return {k: ([] if r.rx2(k) is ri.NULL else list(r.rx2(k))) for k in r.names}
+
+
+def _converged(get: dict) -> bool:
+    checks = [m for m in get["check_messages"] if "singular" not in str(m)]
+    return int(get["opt_code"][0]) == 0 and not checks
+
+
+def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto",
+                declared: dict[str, list[str]] | None = None, fallback: bool = True, log_rt: bool = True) -> FormulaFit:
+    """Fit `formula` to `df` (columns checked first); with random effects, simplify them step by step while
+    the fit is not converged or singular, and report which structure is shown."""
+    from scipy.stats import norm
+
+    f = fm.parse(formula) if isinstance(formula, str) else formula
+    d, coded, codings, fam, transform, dropped = prepare_data(df, f, family, declared, log_rt)
+    mixed = bool(coded.random)
+    fit_fn = _fit_fn()
+    import rpy2.robjects as ro  # noqa: F401 (R is running)
+
+    used = [c for c in d.columns if c in set(fm.names_in(coded.r_text())) | {coded.response_var}]
+    rd = _r_frame(d[used])
+    steps = [("as given (maximal)" if any(r.has_slopes for r in coded.random) else "as given", coded)]
+    if mixed and fallback:
+        steps += fm.simpler_structures(coded)
+    attempts, get, chosen = [], None, None
+    for name, step in steps:
+        g = _run(fit_fn, rd, step.r_text(), fam, mixed)
+        conv, sing = _converged(g), bool(g["singular"][0])
+        attempts.append({"structure": name, "fitted": step.r_text(), "converged": conv, "singular": sing,
+                         "status": fit_status(conv, sing, False),
+                         "messages": list(dict.fromkeys(" ".join(str(m).split()) for m in g["messages"]))})
+        get, chosen = g, (name, step)
+        if conv and not sing:
+            break
+    assert get is not None and chosen is not None
+    if len(attempts) > 1:
+        why = "; ".join(f"{a['structure']}: {a['status']}" for a in attempts[:-1])
+        last = attempts[-1]
+        fallback_note = (f"reported: {chosen[0]} ({why})" if last["status"] == "ok" else
+                         f"no structure converged without a singular fit ({why}; {last['structure']}: "
+                         f"{last['status']}); the simplest is reported")
+    else:
+        fallback_note = ""
+    zq = norm.ppf(0.975)
+    coefs = []
+    for t, e, se, st, p, cdf in zip(get["term"], get["estimate"], get["se"], get["stat"], get["p"], get["coef_df"]):
+        e, se = _num(e), _num(se)
+        coefs.append({"term": t, "estimate": e, "se": se, "z": _num(st), "p": _num(p), "df": _num(cdf),
+                      "ci_low": e - zq * se, "ci_high": e + zq * se})
+    rfx = [{"group": g, "term": f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}", "estimate": _num(sd)}
+           for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"])]
+    singular = bool(get["singular"][0])
+    converged = _converged(get)
+    messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
+    if singular and mixed and not any("singular" in m for m in messages):
+        messages.append("boundary (singular) fit: see help('isSingular')")
+    if not converged and not any("converge" in m for m in messages):
+        messages.append(f"optimiser returned code {int(get['opt_code'][0])} (not converged)")
+    degenerate = degenerate_warnings(coefs, [r for r in rfx if r["group"] != "Residual"]) if fam == "binomial" else []
+    messages += degenerate
+    stat = str(get["stat_name"][0]) if get["stat_name"] else "z"
+    if mixed and fam == "gaussian" and not bool(get["lmertest"][0]):
+        messages.append("lmerTest is not installed: no p-values (lme4 gives none for lmer)")
+    return FormulaFit(
+        formula=f.text, fitted=chosen[1].r_text(), family=fam,
+        method=("glmer" if fam == "binomial" else "lmer") if mixed else ("glm" if fam == "binomial" else "lm"),
+        response_transform=transform, n_obs=int(get["nobs"][0]),
+        n_groups={str(n): int(v) for n, v in zip(get["ngrps_names"], get["ngrps"])},
+        coefficients=coefs, random_effects=rfx, aic=_num(get["aic"][0]), bic=_num(get["bic"][0]),
+        loglik=_num(get["loglik"][0]), n_params=int(get["df"][0]), singular=singular, converged=converged,
+        messages=messages, optimizer=str(get["optimizer"][0]) if get["optimizer"] else "",
+        optimizer_warnings=[" ".join(str(w).split()) for w in get["opt_warnings"]],
+        contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
+        random_structure=chosen[0], attempts=attempts, fallback=fallback_note, rows_dropped=dropped,
+        status=fit_status(converged, singular and mixed, bool(degenerate)), statistic=stat,
+    )
+
+
+def fit_table(fit: FormulaFit) -> pd.DataFrame:
+    """The coefficient table as the report shows it (with the fit's status on every row)."""
+    t = fit.coef_frame()
+    t.insert(0, "formula", fit.formula)
+    t["statistic"] = fit.statistic
+    t["status"] = fit.status
+    return t
+
+
+def finite(x) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x) and not np.isnan(x)

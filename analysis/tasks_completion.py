@@ -1,0 +1,63 @@
+"""Completion (cloze): typed or generated answers scored against the item's target and its accepted variants.
+
+Why both scores: a strict match (the target only) and a lenient one (the target or an accepted variant,
+e.g. a synonym or a spelling variant the item lists) can differ a lot for humans; the report shows both,
+with the rule named. Normalisation before matching: surrounding white space and punctuation removed,
+case folded, inner white space collapsed. Models (`direct`): log P(target | prefix) and its rank.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pandas as pd
+
+from analysis.tasks_choice import materials
+
+NORMALISATION = ("answers and targets are compared after Unicode NFC, case folding, collapsing inner white space and "
+                 "removing leading and trailing white space and punctuation")
+
+
+def normalise(text) -> str:
+    if not isinstance(text, str):
+        return ""
+    t = unicodedata.normalize("NFC", text).casefold()
+    t = re.sub(r"\s+", " ", t).strip()
+    return re.sub(r"^[\W_]+|[\W_]+$", "", t)
+
+
+def completion_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Completion trials with `match_target` and `match_accepted` (1/0; missing without an answer)."""
+    if "task" not in df.columns:
+        return df.iloc[0:0]
+    d = df[df["task"] == "completion"].copy()
+    strict, lenient = [], []
+    for text, mat in zip(d["response_text"].tolist(), materials(d)):
+        target = normalise(mat.get("target"))
+        acc = mat.get("accepted") or []
+        if isinstance(acc, str):
+            acc = acc.split("|")
+        ans = normalise(text)
+        if not isinstance(text, str) or not target:
+            strict.append(float("nan"))
+            lenient.append(float("nan"))
+            continue
+        strict.append(float(ans == target))
+        lenient.append(float(ans == target or ans in {normalise(a) for a in acc}))
+    d["match_target"] = strict
+    d["match_accepted"] = lenient
+    return d
+
+
+def model_target_scores(d: pd.DataFrame) -> pd.DataFrame:
+    """Models, direct protocol: mean log P(target | prefix), median rank, share ranked first, per group."""
+    cols = ["group", "protocol", "n_trials", "mean_target_logprob", "median_target_rank", "share_rank_1"]
+    x = d[d["target_logprob"].notna()] if "target_logprob" in d.columns else d.iloc[0:0]
+    out = []
+    for (g, p), gg in x.groupby(["group", x["protocol"].fillna("")], sort=True):
+        ranks = gg["target_rank"].dropna().astype(float)
+        out.append({"group": g, "protocol": p, "n_trials": len(gg),
+                    "mean_target_logprob": float(gg["target_logprob"].astype(float).mean()),
+                    "median_target_rank": float(ranks.median()) if len(ranks) else float("nan"),
+                    "share_rank_1": float((ranks == 1).mean()) if len(ranks) else float("nan")})
+    return pd.DataFrame(out, columns=cols)

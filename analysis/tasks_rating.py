@@ -1,0 +1,156 @@
+"""Rating tasks (a k-point scale): distributions, mean ratings with subject and item CIs, and a
+cumulative-link mixed model (R `ordinal::clmm`, logit link, flexible thresholds).
+
+Why an ordinal model: the distance between "3" and "4" on an acceptability scale is not known to equal
+the distance between "6" and "7"; a linear model of the raw ratings assumes it. clmm models the
+probability of rating at or below each point with one set of thresholds and the user's factors
+(sum-coded, analysis/formula.py) shifting them, plus random intercepts (and slopes, when given) of
+subjects and items. Diagnostics as ordinal reports them: the optimiser's convergence code and message,
+the largest absolute gradient (`max.grad`, converged when below 1e-3), and the condition number of the
+Hessian (`cond.H`; above 1e4 the model is ill-defined: too many parameters for the data, or a
+threshold without observations). A random-effect SD near 0 (below 1e-4) is reported as singular.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import pandas as pd
+
+from analysis import formula as fm
+
+R_CLMM = r"""
+function(formula, d) {
+  msgs <- character(0)
+  keep <- function(expr) withCallingHandlers(expr,
+    warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
+    message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") })
+  d$rating <- factor(d$rating, levels = sort(unique(d$rating)), ordered = TRUE)
+  m <- keep(ordinal::clmm(stats::as.formula(formula), data = d, link = "logit", threshold = "flexible"))
+  s <- keep(summary(m))
+  cf <- s$coefficients
+  vc <- ordinal::VarCorr(m)
+  sds <- unlist(lapply(vc, function(v) attr(v, "stddev")))
+  list(term = rownames(cf), estimate = unname(cf[, 1]), se = unname(cf[, 2]), z = unname(cf[, 3]),
+       p = unname(cf[, 4]), n_thresholds = length(m$alpha), re_names = names(sds), re_sd = unname(sds),
+       convergence = as.integer(m$optRes$convergence), opt_message = as.character(m$optRes$message),
+       max_grad = as.numeric(s$info$max.grad), cond_h = as.numeric(s$info$cond.H),
+       loglik = as.numeric(m$logLik), aic = stats::AIC(m), nobs = as.integer(nrow(d)),
+       messages = unique(msgs))
+}
+"""
+_CLMM = None
+MAX_GRAD = 1e-3
+MAX_COND_H = 1e4
+
+
+class OrdinalError(RuntimeError):
+    """R's ordinal package is missing or clmm failed; the message says which."""
+
+
+def _clmm():
+    global _CLMM
+    if _CLMM is None:
+        from analysis.mixed import _r
+
+        _r()
+        import rpy2.robjects as ro
+
+        try:
+            ro.r("suppressPackageStartupMessages(requireNamespace('ordinal', quietly = TRUE)) || stop('not installed')")
+            _CLMM = ro.r(R_CLMM)
+        except Exception as exc:
+            raise OrdinalError("cannot load the R package 'ordinal' (cumulative-link mixed models of ratings; "
+                               "scripts/setup.sh installs r-cran-ordinal): " + " ".join(str(exc).split())) from exc
+    return _CLMM
+
+
+@dataclass
+class OrdinalFit:
+    formula: str
+    fitted: str
+    n_obs: int
+    n_thresholds: int
+    coefficients: list[dict]  # thresholds (1|2, ...) and effects
+    random_effects: list[dict]
+    loglik: float
+    aic: float
+    converged: bool
+    singular: bool
+    max_grad: float
+    cond_h: float
+    optimizer_message: str
+    messages: list[str] = field(default_factory=list)
+    contrasts: list[dict] = field(default_factory=list)
+    contrasts_note: str = ""
+    status: str = "ok"
+    method: str = "clmm"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def coef(self, term: str) -> dict:
+        return next(c for c in self.coefficients if c["term"] == term)
+
+
+def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | None = None) -> OrdinalFit:
+    """Fit `rating ~ ... + (1 | subject) + (1 | item)` by ordinal::clmm; factors sum-coded."""
+    from analysis.formula_fit import CONTRASTS_NOTE
+    from analysis.mixed import _r_frame, fit_status
+
+    f = fm.parse(formula)
+    if f.response_var != "rating":
+        raise fm.FormulaError(f"a cumulative-link model needs the response 'rating', not {f.response_var!r}")
+    if any(r.double_bar for r in f.random):
+        raise fm.FormulaError("clmm has no '||' (uncorrelated) random terms; write them as separate terms")
+    fm.check_columns(f, list(df.columns))
+    d = df[f.variables].dropna().copy()
+    d["rating"] = d["rating"].astype(float)
+    for g in f.groups:
+        d[g] = d[g].astype(str)
+    d, coded, codings = fm.sum_code(d, f, declared)
+    used = [c for c in d.columns if c in set(fm.names_in(coded.r_text()))]
+    get_r = _clmm()(coded.r_text(), _r_frame(d[used]))
+    get = {k: list(get_r.rx2(k)) for k in get_r.names}
+    coefs = [{"term": t, "estimate": float(e), "se": float(se), "z": float(z), "p": float(p)}
+             for t, e, se, z, p in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"])]
+    rfx = [{"group": n.split(".(", 1)[0] if ".(" in n else n.split(".", 1)[0],
+            "term": "sd__" + (n[len(n.split(".(", 1)[0]) + 1:] if ".(" in n else n.split(".", 1)[-1]),
+            "estimate": float(sd)} for n, sd in zip(get["re_names"], get["re_sd"])]
+    max_grad, cond_h = float(get["max_grad"][0]), float(get["cond_h"][0])
+    converged = int(get["convergence"][0]) == 0 and max_grad < MAX_GRAD
+    singular = any(r["estimate"] < 1e-4 for r in rfx)
+    messages = [" ".join(str(m).split()) for m in get["messages"]]
+    if not converged:
+        messages.append(f"not converged: optimiser code {int(get['convergence'][0])} "
+                        f"({get['opt_message'][0]}), max.grad {max_grad:.2g} (needs < {MAX_GRAD:g})")
+    ill = cond_h > MAX_COND_H
+    if ill:
+        messages.append(f"cond.H = {cond_h:.3g} > {MAX_COND_H:g}: the model is ill-defined (too many parameters "
+                        "for the data, or a scale point never used)")
+    if singular:
+        messages.append("a random-effect SD is near 0 (singular fit)")
+    return OrdinalFit(formula=formula, fitted=coded.r_text(), n_obs=int(get["nobs"][0]),
+                      n_thresholds=int(get["n_thresholds"][0]), coefficients=coefs, random_effects=rfx,
+                      loglik=float(get["loglik"][0]), aic=float(get["aic"][0]), converged=converged, singular=singular,
+                      max_grad=max_grad, cond_h=cond_h, optimizer_message=str(get["opt_message"][0]), messages=messages,
+                      contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
+                      contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill))
+
+
+def rating_rows(df: pd.DataFrame) -> pd.DataFrame:
+    if "task" not in df.columns or "rating" not in df.columns:
+        return df.iloc[0:0]
+    return df[(df["task"] == "rating") & df["rating"].notna()].copy()
+
+
+def distribution(d: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Counts and shares of each scale point per group x cell (wide: one column per point)."""
+    if d.empty:
+        return pd.DataFrame(columns=["group"] + by)
+    keys = ["group"] + by
+    t = d.groupby(keys + ["rating"], sort=True, observed=True, dropna=False).size().rename("n").reset_index()
+    t["share"] = t["n"] / t.groupby(keys, dropna=False)["n"].transform("sum")
+    wide = t.pivot_table(index=keys, columns="rating", values="share", fill_value=0.0, dropna=False)
+    wide.columns = [f"share_{int(c) if float(c).is_integer() else c}" for c in wide.columns]
+    n = d.groupby(keys, sort=True, observed=True, dropna=False).size().rename("n_trials")
+    return wide.join(n).reset_index()
