@@ -253,6 +253,10 @@ class Task(_Strict):
     option_keys: list[str] | None = None
     max_chars: Annotated[int, Strict()] | None = None
     advance_key: str | None = None
+    reveal: Literal["word", "region"] | None = None
+    submit_key: str | None = None
+    mouse: bool | None = None
+    hint: str | None = None
 
     def settings(self) -> Any:
         """The kind's settings with its defaults (None for violation_detection / forced_choice)."""

@@ -84,6 +84,8 @@ def _labels_differ(labels: list[Label]) -> list[Label]:
 
 class _Settings(_Strict):
     kind: str = ""
+    mouse: bool = True  # humans: a click or tap on an answer counts (keys always do)
+    hint: str | None = None  # humans: the text under the response (None: the kind's own, in the spec's language)
 
     def describe(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude={"kind"})
@@ -124,10 +126,17 @@ class CompletionSettings(_Settings):
     question: str = "What word comes next?"
     max_chars: Annotated[int, Strict(), Field(ge=1, le=200)] = 40
     presentation: Literal["whole", "rsvp"] = "whole"
+    submit_key: str = "return"  # humans: ends the typed answer
+
+    @field_validator("submit_key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _check_key(v)
 
 
 class SelfPacedReadingSettings(_Settings):
     presentation: Presentation = "moving_window"
+    reveal: Literal["word", "region"] = "word"  # humans: one word or one region per key press
     advance_key: str = "space"
     option_keys: Annotated[list[str], Field(min_length=2)] = ["f", "j", "k", "d"]  # comprehension answers
 
@@ -165,7 +174,7 @@ SETTINGS: dict[str, type[_Settings]] = {
 }
 # the fields the spec's `task:` section takes for the kinds above (None: not given)
 TASK_FIELDS: tuple[str, ...] = ("labels", "scale", "question", "presentation", "positions", "option_keys",
-                                "max_chars", "advance_key")
+                                "max_chars", "advance_key", "reveal", "submit_key", "mouse", "hint")
 
 
 def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:

@@ -79,92 +79,70 @@ class TaskSettings:
                 "submit_key": self.submit_key, "mouse": self.mouse, "hint": self.hint}
 
 
-def _raw_task(exp: Any) -> dict[str, Any]:
-    task = getattr(exp, "task", None)
-    if task is None:
-        return {}
-    if isinstance(task, dict):
-        return dict(task)
-    dump = getattr(task, "model_dump", None)
-    d = dump() if callable(dump) else dict(vars(task))
-    extra = getattr(task, "model_extra", None) or {}
-    d.update(extra)
-    for sub in ("settings", task_kind(exp) or ""):  # a nested section (e.g. task.judgment: {...}) wins
-        if sub and isinstance(d.get(sub), dict):
-            d.update(d[sub])
-    return d
-
-
 def task_kind(exp: Any) -> str | None:
     task = getattr(exp, "task", None)
     kind = task.get("kind") if isinstance(task, dict) else getattr(task, "kind", None)
     return kind if isinstance(kind, str) else None
 
 
-def _pairs(v: Any, where: str) -> list[tuple[str, str]]:
-    if isinstance(v, dict):
-        return [(str(k), str(x)) for k, x in v.items()]
-    if isinstance(v, (list, tuple)):
-        return [(str(x), str(x)) for x in v]
-    raise SettingsError(f"{where}: expected a mapping value -> label or a list of labels")
+def _spec_settings(exp: Any, kind: str) -> tuple[Any, dict[str, Any]]:
+    """The kind's validated settings (experiments.tasks.config) and the fields the spec itself gave
+    (so a default the human runners choose differently, e.g. f/j for two options, can apply)."""
+    from experiments.tasks.config import TASK_FIELDS, settings_for
 
-
-def _keys_for(v: Any, values: list[str], default: list[str], where: str) -> tuple[str, ...]:
-    if v is None:
-        keys = default
-    elif isinstance(v, dict):
-        missing = [x for x in values if x not in v]
-        if missing:
-            raise SettingsError(f"{where}: no key for {', '.join(missing)}")
-        keys = [str(v[x]) for x in values]
-    else:
-        keys = [str(k) for k in v]
-    if len(keys) < len(values):
-        raise SettingsError(f"{where}: {len(values)} answers need {len(values)} keys, got {len(keys)}")
-    keys = keys[:len(values)]
-    if len(set(keys)) != len(keys):
-        raise SettingsError(f"{where}: two answers share a key ({', '.join(keys)})")
-    return tuple(keys)
+    task = getattr(exp, "task", None)
+    if task is None or task_kind(exp) != kind:
+        return settings_for(kind, {}), {}
+    given = {f: getattr(task, f, None) for f in TASK_FIELDS}
+    given = {k: v for k, v in given.items() if v is not None}
+    return task.settings(), given
 
 
 def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, n_options: int = 2) -> TaskSettings:
-    """The settings the runners present `kind` with (the spec's task section, `overrides` on top)."""
-    raw = _raw_task(exp) if task_kind(exp) == kind else {}
-    raw.update(overrides or {})
+    """The settings the runners present `kind` with: the spec's `task:` settings (validated by
+    experiments.tasks.config), `overrides` (e.g. {"question": ...}) on top."""
+    st, given = _spec_settings(exp, kind)
+    over = dict(overrides or {})
     lang = getattr(exp, "language", "en") or "en"
     base = base_language(lang) if base_language(lang) in HINTS else "en"
-    get = raw.get
     labels: list[tuple[str, str]] = []
     keys: tuple[str, ...] = ()
+    scale, anchors = 7, ("", "")
     if kind in ("judgment", "lexical_decision"):
-        labels = _pairs(get("labels"), "task.labels") if get("labels") else list(DEFAULT_LABELS[base][kind])
-        if kind == "lexical_decision" and sorted(v for v, _ in labels) != ["nonword", "word"]:
-            raise SettingsError("task.labels: lexical_decision needs labels for word and nonword")
-        default = ["f", "j"] if kind == "lexical_decision" else list(POSITION_KEYS)
-        keys = _keys_for(get("keys"), [v for v, _ in labels], default, "task.keys")
+        if "labels" in given:
+            labels = [(lab.value, lab.text) for lab in st.labels]
+            default = ["f", "j"] if kind == "lexical_decision" else list(POSITION_KEYS)
+            keys = tuple(lab.key or default[k] for k, lab in enumerate(st.labels))
+        else:
+            labels = list(DEFAULT_LABELS[base][kind])
+            keys = ("f", "j") if kind == "lexical_decision" else tuple(POSITION_KEYS[:len(labels)])
+        if len(set(keys)) != len(keys):
+            raise SettingsError(f"task.labels: two answers share a key ({', '.join(keys)})")
     elif kind == "choice":
-        default = list(POSITION_KEYS[:2]) if n_options == 2 else [str(i + 1) for i in range(n_options)]
-        keys = _keys_for(get("keys"), [str(i) for i in range(n_options)], default, "task.keys")
+        if "option_keys" in given:
+            if len(st.option_keys) < n_options:
+                raise SettingsError(f"task.option_keys: {n_options} options need {n_options} keys, got {len(st.option_keys)}")
+            keys = tuple(st.option_keys[:n_options])
+        else:
+            keys = tuple(POSITION_KEYS[:2]) if n_options == 2 else tuple(str(i + 1) for i in range(n_options))
     elif kind == "rating":
-        scale = int(get("scale") or 7)
-        if not 2 <= scale <= 9:
-            raise SettingsError(f"task.scale: 2 to 9 points, got {scale}")
-        keys = _keys_for(get("keys"), [str(i) for i in range(scale)], [str(i + 1) for i in range(scale)], "task.keys")
-    anchors = tuple(get("anchors") or ("", ""))
-    if len(anchors) != 2:
-        raise SettingsError("task.anchors: two labels (low end, high end)")
-    presentation = str(get("presentation") or "whole")
-    if presentation not in ("whole", "rsvp"):
-        raise SettingsError(f"task.presentation: whole or rsvp, got {presentation!r}")
-    reveal = str(get("reveal") or "word")
-    if reveal not in ("word", "region"):
-        raise SettingsError(f"task.reveal: word or region, got {reveal!r}")
-    advance, submit = str(get("advance_key") or "space"), str(get("submit_key") or "return")
-    hint = get("hint")
+        scale = st.scale.points
+        if scale > 9 and st.scale.keys is None:
+            raise SettingsError(f"task.scale: {scale} points need scale.keys")
+        keys = tuple(st.scale.point_keys)
+        anchors = (st.scale.low_label, st.scale.high_label)
+    presentation = str(getattr(st, "presentation", "whole"))
+    reveal = str(getattr(st, "reveal", "word"))
+    advance = str(getattr(st, "advance_key", "space"))
+    submit = str(getattr(st, "submit_key", "return"))
+    question_keys = tuple(st.option_keys) if kind == "self_paced_reading" else ("f", "j", "d", "k")
+    question = over.get("question", given.get("question", ""))
+    hint = over.get("hint", st.hint)
     if hint is None:
         hint = HINTS[base][kind].replace("{key}", key_label(advance if kind == "self_paced_reading" else submit, lang))
     return TaskSettings(
-        kind=kind, language=lang, labels=tuple(labels), keys=keys, scale=int(get("scale") or 7),
-        anchors=(str(anchors[0]), str(anchors[1])), question=str(get("question") or ""), presentation=presentation,
-        reveal=reveal, advance_key=advance, question_keys=tuple(get("question_keys") or ("f", "j", "d", "k")),
-        submit_key=submit, mouse=bool(get("mouse", True)), hint=str(hint))
+        kind=kind, language=lang, labels=tuple(labels), keys=keys, scale=scale,
+        anchors=(str(anchors[0]), str(anchors[1])), question=str(question or ""),
+        presentation="whole" if presentation == "moving_window" else presentation,
+        reveal=reveal, advance_key=advance, question_keys=question_keys,
+        submit_key=submit, mouse=bool(over.get("mouse", st.mouse)), hint=str(hint))
