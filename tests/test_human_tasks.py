@@ -40,7 +40,9 @@ class Exp:  # the settings reader reads `task` and `language` only
     language = "en"
 
     def __init__(self, **task):
-        self.task = task
+        from experiments.spec import Task
+
+        self.task = Task(**task)  # the spec's own validation (experiments.tasks.config)
 
 
 def seq_of(trials, seed=3, subject="s1") -> TrialSequence:
@@ -61,7 +63,8 @@ def test_each_runners_registry_agrees_with_the_task_kinds():
 
 # ---- judgment, lexical decision, rating ----------------------------------------------------------
 def test_judgment_key_and_click_answers_and_their_rt():
-    s = task_settings(Exp(kind="judgment", labels={"yes": "OK", "no": "Bad"}, keys={"yes": "f", "no": "j"}), "judgment")
+    s = task_settings(Exp(kind="judgment", labels=[{"value": "yes", "text": "OK", "key": "f"},
+                                                  {"value": "no", "text": "Bad", "key": "j"}]), "judgment")
     t = trial("judgment", sentence="a b", answer="no")
     raw = {"response_onset": 200.0, "presses": [{"key": "j", "t": 150.0}, {"key": "j", "t": 650.5}],
            "pointers": [], "answered_by": "key:j", "answer_time": 650.5}
@@ -97,16 +100,17 @@ def test_lexical_decision_and_rating():
                  {"response_onset": 0.0, "presses": [{"key": "f", "t": 512.25}], "answered_by": "key:f",
                   "answer_time": 512.25})
     assert (out["response"], out["correct"], out["rt_ms"]) == ("nonword", True, 512.25)
-    r = task_settings(Exp(kind="rating", scale=5, anchors=["bad", "good"]), "rating")
+    r = task_settings(Exp(kind="rating", scale={"points": 5, "low_label": "bad", "high_label": "good"}), "rating")
     assert r.keys == ("1", "2", "3", "4", "5")
     out = derive(trial("rating", sentence="a"), r, None,
                  {"response_onset": 10.0, "presses": [], "pointers": [{"type": "mouse", "t": 300.0, "target": 3}],
                   "answered_by": "mouse", "answer_time": 300.0})
     assert (out["response"], out["rating"], out["correct"], out["rt_ms"]) == ("4", 4.0, None, 290.0)
-    with pytest.raises(SettingsError, match="task.scale"):
-        task_settings(Exp(kind="rating", scale=12), "rating")
-    with pytest.raises(SettingsError, match="share a key"):
-        task_settings(Exp(kind="judgment", keys=["f", "f"]), "judgment")
+    with pytest.raises(ValueError, match="scale"):
+        task_settings(Exp(kind="rating", scale={"points": 12}), "rating")
+    with pytest.raises(ValueError, match="given twice"):
+        task_settings(Exp(kind="judgment", labels=[{"value": "y", "text": "Y", "key": "f"},
+                                                   {"value": "n", "text": "N", "key": "f"}]), "judgment")
 
 
 # ---- choice: counterbalanced positions ------------------------------------------------------------
