@@ -101,8 +101,13 @@ def _spec_settings(exp: Any, kind: str) -> tuple[Any, dict[str, Any]]:
 def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, n_options: int = 2) -> TaskSettings:
     """The settings the runners present `kind` with: the spec's `task:` settings (validated by
     experiments.tasks.config), `overrides` (e.g. {"question": ...}) on top."""
+    from experiments.tasks.config import TASK_FIELDS, settings_for
+
     st, given = _spec_settings(exp, kind)
     over = dict(overrides or {})
+    if any(k in TASK_FIELDS for k in over):  # settings given beside the spec (same schema): validated the same way
+        given = {**given, **{k: v for k, v in over.items() if k in TASK_FIELDS and v is not None}}
+        st = settings_for(kind, given)
     lang = getattr(exp, "language", "en") or "en"
     base = base_language(lang) if base_language(lang) in HINTS else "en"
     labels: list[tuple[str, str]] = []
