@@ -9,6 +9,7 @@ T5's special tokens (<pad> 0, </s> 1, <unk> 2, <extra_id_0..99>).
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -63,12 +64,17 @@ def build_model(folder: Path, config: dict) -> Path:
     return folder
 
 
-def reference(folder: Path, context: str, answer: str) -> float:
-    """The authors' T5 scoring, written plainly: one unpadded forward pass with labels."""
+@functools.lru_cache(maxsize=2)
+def plain(folder: Path):
+    """The saved model and tokenizer, loaded plainly (no twinlab code)."""
     from transformers import AutoTokenizer, T5ForConditionalGeneration
 
-    tok = AutoTokenizer.from_pretrained(folder)
-    model = T5ForConditionalGeneration.from_pretrained(folder).eval()
+    return T5ForConditionalGeneration.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+
+
+def reference(folder: Path, context: str, answer: str) -> float:
+    """The authors' T5 scoring, written plainly: one unpadded forward pass with labels."""
+    model, tok = plain(folder)
     input_ids = tok(context + "<extra_id_0>", return_tensors="pt").input_ids
     labels = tok(f"<extra_id_0> {answer}", return_tensors="pt").input_ids
     assert labels[0, 0].item() == tok.convert_tokens_to_ids("<extra_id_0>") and labels[0, -1].item() == 1
@@ -146,10 +152,7 @@ def test_flan_t5_small_shape_matches_the_plain_forward_pass_and_runs_the_reprodu
 
 def reference_pll(folder: Path, sentence: str) -> float:
     """The authors' T5 full-sentence pseudo-log-likelihood, transcribed (utils/models.py), one pass per word."""
-    from transformers import AutoTokenizer, T5ForConditionalGeneration
-
-    tok = AutoTokenizer.from_pretrained(folder)
-    model = T5ForConditionalGeneration.from_pretrained(folder).eval()
+    model, tok = plain(folder)
     ignore = tok.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>", "</s>"])
     if sentence.endswith("."):
         sentence = sentence[:-1]
