@@ -12,9 +12,10 @@ as Hu & Levy (2023, seeds/003, Section 3.3) score Flan-T5 and as their released 
   alone (`</s>` scored only with `score_eos=True`).
 
 The answer is tokenised on its own, without the leading space the causal backends move into it
-(SentencePiece marks a word start itself). The paper's full-sentence pseudo-likelihood for the
-Direct sentence measurements is not this contract: an empty context scores the whole sentence after
-a lone sentinel. `add_bos` is refused (T5 has no BOS). Weights are loaded offline
+(SentencePiece marks a word start itself). The paper's full-sentence pseudo-log-likelihood for the
+Direct sentence measurements is `pseudo_loglikelihood` (not part of the contract: the Hu & Levy
+reproduction uses it for whole-sentence requests when the backend has it); through `loglikelihood`,
+an empty context scores the whole sentence after a lone sentinel. `add_bos` is refused (T5 has no BOS). Weights are loaded offline
 (`AutoModelForSeq2SeqLM`) from a local folder or the local Hugging Face cache, as the transformers
 backend loads causal models (`model_subjects.loading.resolve_model`).
 """
@@ -113,8 +114,8 @@ class Seq2SeqBackend(Backend):
                 "versions": {"torch": self.torch.__version__, "transformers": transformers.__version__}}
 
     # ------------------------------------------------------------------ tokenisation
-    def encode_request(self, r: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
-        """(encoder ids, decoder target ids, how many leading target tokens are not scored)."""
+    def encode_request(self, r: LoglikelihoodRequest) -> tuple[list[int], list[int], list[bool]]:
+        """(encoder ids, decoder target ids, which target positions are scored)."""
         answer = r.continuation.strip()
         if not answer:
             raise ValueError(f"empty continuation after context {r.context[-40:]!r}")
@@ -122,15 +123,45 @@ class Seq2SeqBackend(Backend):
         enc = list(self.tokenizer(enc_text, add_special_tokens=True)["input_ids"])
         ans = list(self.tokenizer(answer, add_special_tokens=False)["input_ids"])
         target = ([self.sentinel_id] if self.sentinel else []) + ans + ([self.eos_id] if self.score_eos else [])
-        return enc, target, 1 if self.sentinel else 0
+        skip = 1 if self.sentinel else 0
+        return enc, target, [k >= skip for k in range(len(target))]
+
+    def pseudo_loglikelihood(self, sentences: Sequence[str]) -> list[float]:
+        """The paper's Flan-T5 full-sentence score (Salazar et al. style pseudo-log-likelihood), as the
+        released code computes it (utils/models.py `T5_LLM.get_full_sentence_logprob`): the final period
+        dropped, the sentence split at spaces, each word in turn replaced by `<extra_id_0>` in the encoder's
+        input and predicted in the target (`w <extra_id_0>` for the first word, `<extra_id_0> w` for the
+        last, `<extra_id_0> w <extra_id_1>` otherwise), summing the log-probabilities of the target's
+        tokens other than `<extra_id_0>`, `<extra_id_1>` and `</s>`."""
+        tok = self.tokenizer
+        ignore = set(tok.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>", "</s>"]))
+        units, owner = [], []
+        for n, s in enumerate(sentences):
+            words = (s[:-1] if s.endswith(".") else s).split(" ")
+            for i, w in enumerate(words):
+                inp = (" ".join(words[:i]) + " <extra_id_0> " + " ".join(words[i + 1:])).strip()
+                out = (f"{w} <extra_id_0>" if i == 0 else f"<extra_id_0> {w}" if i == len(words) - 1
+                       else f"<extra_id_0> {w} <extra_id_1>")
+                enc = list(tok(inp)["input_ids"])
+                target = list(tok(out)["input_ids"])
+                units.append((enc, target, [t not in ignore for t in target]))
+                owner.append(n)
+        totals = [0.0] * len(sentences)
+        for n, res in zip(owner, self._score(units)):
+            totals[n] += res.logprob
+        return totals
 
     # ------------------------------------------------------------------ scoring
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
                       progress: Progress | None = None) -> list[LoglikelihoodResult]:
+        return self._score([self.encode_request(r) for r in requests], progress)
+
+    def _score(self, encoded: list[tuple[list[int], list[int], list[bool]]],
+               progress: Progress | None = None) -> list[LoglikelihoodResult]:
+        """Sum of the log-probabilities at the scored target positions; padded batches sorted by length."""
         torch = self.torch
-        encoded = [self.encode_request(r) for r in requests]
-        order = sorted(range(len(requests)), key=lambda i: (len(encoded[i][0]), len(encoded[i][1])))
-        results: list[LoglikelihoodResult | None] = [None] * len(requests)
+        order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i][0]), len(encoded[i][1])))
+        results: list[LoglikelihoodResult | None] = [None] * len(encoded)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
@@ -149,9 +180,10 @@ class Seq2SeqBackend(Backend):
                                     labels=labels.to(self.device)).logits
             lp = torch.log_softmax(logits.double(), -1).cpu()  # float64 sums: as exact as the reference
             for b, i in enumerate(idx):
-                _, t, skip = encoded[i]
-                rows = lp[b, skip:len(t)]
-                ids = torch.tensor(t[skip:])
+                _, t, scored = encoded[i]
+                pos = torch.tensor([k for k, keep in enumerate(scored) if keep], dtype=torch.long)
+                rows = lp[b, pos]
+                ids = torch.tensor(t)[pos]
                 tok_lp = rows.gather(1, ids[:, None])[:, 0].double()
                 greedy = bool((rows.argmax(-1) == ids).all())
                 results[i] = LoglikelihoodResult(float(tok_lp.sum()), greedy, len(ids),

@@ -73,6 +73,11 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def backend_suffix(backend: str | None) -> str:
+    """Sessions and caches of another backend never mix with the transformers ones (as a sweep names its cells)."""
+    return "" if backend in (None, "", "transformers") else f"_{backend}"
+
+
 def slug(name: str) -> str:
     """A folder-safe name for a model (path or hub id)."""
     s = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name).strip("/"))

@@ -75,7 +75,9 @@ def run_model(opt: Options, model: str | None, subtasks, spec_for, pairs, prog) 
     except ModelLoadError as exc:
         raise ReproError(str(exc)) from None
     desc = backend.describe()
-    mslug = slug(desc.get("name") or model or "model")
+    from reproductions.common import backend_suffix
+
+    mslug = slug(desc.get("name") or model or "model") + backend_suffix(opt.backend)
     arms, results = [], []
     run_opts = {"model": model, "add_bos": opt.add_bos, "dtype": opt.dtype, "device": opt.device,
                 "batch_size": opt.batch_size, "threads": opt.threads, "max_new_tokens": opt.max_new_tokens}

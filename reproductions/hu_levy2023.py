@@ -296,9 +296,9 @@ def reproduce(opt: Options) -> Path:
     rep.table("performance", perf, "Per dataset, with CIs, per-order accuracies and TPR/TNR", show=False)
     rep.figure(F.figure2(perf, opt.out / "figures" / "figure2.png"), "Figure 2: performance by experiment, model and "
                "method (bars: 95% bootstrap CIs over items; dashed: chance)")
-    for ds in dict.fromkeys(perf.loc[perf["dataset"] != "all", "dataset"]):
+    for ds in [d.spec.name for d in datasets if d.spec.name in set(perf["dataset"])]:  # the paper's order
         rep.figure(F.figure2(perf, opt.out / "figures" / f"figure2_{slug(ds)}.png", dataset=ds),
-                   f"Figure 2 for {ds} alone (the paper's Appendix B)")
+                   f"Figure 2 for {F.DATASET_LABELS.get(ds, ds)} alone (the paper's Appendix B, Figures 4-5)")
 
     rep.heading("Internal consistency (Figures 3 and 6)", anchor="consistency")
     rep.text("Pearson r between the item-level Direct and Meta values (Exp 1: log P(word); Exp 2: the plausible-minus-"

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reproductions.common import (Arm, ArmResult, ReproError, Report, RunOptions, load_arms, progress_bar, prompt_provenance,
-                                  run_arm, sha256_file, slug, write_provenance, write_spec)
+from reproductions.common import (Arm, ArmResult, ReproError, Report, RunOptions, backend_suffix, load_arms, progress_bar,
+                                  prompt_provenance, run_arm, sha256_file, slug, write_provenance, write_spec)
 
 PAPER = "seeds/000: Lampinen (2024), Can language models handle recursively nested grammatical structures?"
 SUBTASKS: dict[str, tuple[str, str]] = {
@@ -199,7 +199,7 @@ def spec_for(st: Subtask, seed: int) -> dict[str, Any]:
 def arms_for(opt: Options, model: str | None, subtasks: list[Subtask]) -> list[Arm]:
     from stimuli.prompts import PROMPT_GROUPS
 
-    mslug = slug(model or "SmolLM2-135M-Instruct")
+    mslug = slug(model or "SmolLM2-135M-Instruct") + backend_suffix(opt.backend)
     arms = []
     for st in subtasks:
         spec = write_spec(opt.out / "specs" / f"{st.name}.yaml", spec_for(st, opt.seed))

@@ -115,5 +115,6 @@ def test_the_release_reads_with_the_papers_counts():
     assert [n for n in ds["news"].notes if "repeats" in n] == [
         "exp1/news/corpus.csv: line 49 repeats the prefix, continuation of line 48 (kept, as in the paper)",
         "exp1/news/corpus.csv: line 50 repeats the prefix, continuation of line 48 (kept, as in the paper)"]
+    assert len([n for n in ds["syntaxgym"].notes if "repeats the good_sentence, bad_sentence" in n]) == 7
     items, _, _ = read_corpus(DATASETS[0], REAL / "exp1" / "p18" / "corpus.csv")
     assert items[1].prefix == "One accordion keyboard is used for individual notes, the other for"

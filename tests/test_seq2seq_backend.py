@@ -9,6 +9,7 @@ T5's special tokens (<pad> 0, </s> 1, <unk> 2, <extra_id_0..99>).
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -63,12 +64,17 @@ def build_model(folder: Path, config: dict) -> Path:
     return folder
 
 
-def reference(folder: Path, context: str, answer: str) -> float:
-    """The authors' T5 scoring, written plainly: one unpadded forward pass with labels."""
+@functools.lru_cache(maxsize=2)
+def plain(folder: Path):
+    """The saved model and tokenizer, loaded plainly (no twinlab code)."""
     from transformers import AutoTokenizer, T5ForConditionalGeneration
 
-    tok = AutoTokenizer.from_pretrained(folder)
-    model = T5ForConditionalGeneration.from_pretrained(folder).eval()
+    return T5ForConditionalGeneration.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+
+
+def reference(folder: Path, context: str, answer: str) -> float:
+    """The authors' T5 scoring, written plainly: one unpadded forward pass with labels."""
+    model, tok = plain(folder)
     input_ids = tok(context + "<extra_id_0>", return_tensors="pt").input_ids
     labels = tok(f"<extra_id_0> {answer}", return_tensors="pt").input_ids
     assert labels[0, 0].item() == tok.convert_tokens_to_ids("<extra_id_0>") and labels[0, -1].item() == 1
@@ -142,3 +148,40 @@ def test_flan_t5_small_shape_matches_the_plain_forward_pass_and_runs_the_reprodu
     assert r["logprob"] == pytest.approx(reference(folder, r["context"], r["continuation"]), rel=1e-6)
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["models"][0]["backend"] == "seq2seq"
+
+
+def reference_pll(folder: Path, sentence: str) -> float:
+    """The authors' T5 full-sentence pseudo-log-likelihood, transcribed (utils/models.py), one pass per word."""
+    model, tok = plain(folder)
+    ignore = tok.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>", "</s>"])
+    if sentence.endswith("."):
+        sentence = sentence[:-1]
+    words = sentence.split(" ")
+    total = 0.0
+    for i, w in enumerate(words):
+        inpt = (" ".join(words[:i]) + " <extra_id_0> " + " ".join(words[i + 1:])).strip()
+        out = f"{w} <extra_id_0>" if i == 0 else f"<extra_id_0> {w}" if i == len(words) - 1 else \
+            f"<extra_id_0> {w} <extra_id_1>"
+        input_ids, labels = tok(inpt, return_tensors="pt").input_ids, tok(out, return_tensors="pt").input_ids
+        with torch.no_grad():
+            lp = torch.log_softmax(model(input_ids=input_ids, labels=labels).logits.double(), -1)
+        total += sum(lp[0, j, t].item() for j, t in enumerate(labels[0].tolist()) if t not in ignore)
+    return total
+
+
+def test_whole_sentences_get_the_papers_pseudo_log_likelihood(tmp_path):
+    folder = build_model(tmp_path / "tiny-t5", TINY)
+    lm = load_backend(str(folder), backend="seq2seq", batch_size=4)
+    sentences = ["Every child has studied.", "Every child have studied.", "The dogs bark.", "Mary"]
+    got = lm.pseudo_loglikelihood(sentences)
+    assert got == pytest.approx([reference_pll(folder, s) for s in sentences], rel=1e-6, abs=1e-4)
+    # the reproduction's whole-sentence (Direct 3a/3b) requests use it
+    from reproductions.hu_levy.prompts import Query
+    from reproductions.hu_levy.score import score_queries
+    from reproductions.pairs import ScoreCache
+
+    cache = ScoreCache(tmp_path / "cache.jsonl")
+    q = Query("3a", "blimp", "1", "Direct", "none", "pair", "good", "", "The dogs bark.")
+    df, n, _ = score_queries(lm, cache, [q])
+    cache.close()
+    assert n == 1 and df["logprob"].iloc[0] == pytest.approx(got[2])

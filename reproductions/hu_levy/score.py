@@ -5,7 +5,9 @@ template's prefix, which the transformers backend encodes once). Each score is a
 cache (`reproductions.pairs.ScoreCache`, keyed by the request's hash, one file per model identity),
 so an interrupted or repeated run scores only what is missing. A continuation a served model
 could not score (outside its returned top log-probabilities) stays NaN and is counted, never guessed;
-a request the backend refuses (a whole-sentence score from a server whose probe failed) stays NaN
+a whole sentence (empty context) on a sequence-to-sequence backend gets the paper's pseudo-log-
+likelihood (`pseudo_loglikelihood`: each word masked in turn), as Hu & Levy score Flan-T5; a request the
+backend refuses (a whole-sentence score from a server whose probe failed) stays NaN
 with the refusal's reason, and is not cached (a later run asks again).
 """
 from __future__ import annotations
@@ -24,14 +26,23 @@ def score_queries(backend: Any, cache: Any, queries: list[Query], chunk: int = 5
     """(one row per query with its log-probability, requests computed now, seconds spent scoring)."""
     from model_subjects.requests import LoglikelihoodRequest
 
-    reqs = {}
+    pll = getattr(backend, "pseudo_loglikelihood", None)  # seq2seq: the paper's whole-sentence score
+    reqs, whole = {}, {}
     keys = []
     for q in queries:
         r = LoglikelihoodRequest(q.context, q.continuation)
         k = r.key()
-        keys.append(k)
-        if k not in cache.scores:
+        if pll is not None and not q.context:
+            k = PLL + k
+            if k not in cache.scores:
+                whole[k] = q.continuation
+        elif k not in cache.scores:
             reqs[k] = r
+        keys.append(k)
+    if whole:
+        for k, v in zip(whole, pll(list(whole.values()))):
+            cache.add(k, v)
+        cache.flush()
     todo = sorted(reqs.items(), key=lambda kv: (kv[1].context, kv[1].continuation))
     if progress:
         progress(0, len(todo))
@@ -52,7 +63,10 @@ def score_queries(backend: Any, cache: Any, queries: list[Query], chunk: int = 5
              "unscorable": refused.get(k, "")} for q, k in zip(queries, keys)]
     df = pd.DataFrame(rows)
     df["logprob"] = df["logprob"].astype(float)
-    return df, len(todo), secs
+    return df, len(todo) + len(whole), secs
+
+
+PLL = "pll:"  # cache key prefix of a whole sentence's pseudo-log-likelihood (sequence-to-sequence models)
 
 
 def _score_chunk(backend: Any, part: list, refused: dict[str, str]) -> list:
