@@ -89,6 +89,11 @@ class DesignEntry(_Strict):
         return v
 
 
+# fields of a Lakretz block that a block of a design spec (with `role`) refuses when given
+_LAKRETZ_BLOCK_FIELDS = frozenset({"lexicon", "conditions", "versions", "repetitions", "grammatical_weight",
+                                   "max_consecutive_violations", "max_consecutive_same_structure"})
+
+
 class Block(_Strict):
     """A block of trials drawn from a crossed design: structure x condition x version.
 
@@ -137,6 +142,12 @@ class Block(_Strict):
                                  "give `role` or `structures`/`design`, not both")
             if self.fillers and self.role != "test":
                 raise ValueError("`fillers: true` mixes filler rows into a test block (role: test)")
+            lakretz_only = sorted(self.model_fields_set & _LAKRETZ_BLOCK_FIELDS)
+            if lakretz_only:
+                raise ValueError(f"{', '.join(lakretz_only)}: not used by a block with `role` (a design's rows "
+                                 "bring their own conditions); use max_run for run limits")
+            if self.max_run and not self.shuffle:
+                raise ValueError("max_run orders a shuffled block; with shuffle: false the rows keep the file's order")
             return self
         if self.fillers or self.max_run is not None:
             raise ValueError("`fillers` and `max_run` belong to blocks of a design spec (blocks with `role`)")

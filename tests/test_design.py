@@ -238,14 +238,32 @@ REFUSALS = [
                                                   "answer": "violation"}], {}, ["line 18: a 'w' is not a declared level"]),
     ("violation task without answer", lambda: [{**r, "answer": ""} for r in _crossed(4)], {},
      ["needs an `answer` column of violation or no_violation", "line(s) 2, 3"]),
-    ("max_run impossible", lambda: _crossed(4), {"blocks": [{"name": "t", "role": "test", "max_run": {"zz": 1}}]},
+    ("max_run unknown factor", lambda: _crossed(4), {"blocks": [{"name": "t", "role": "test", "max_run": {"zz": 1}}]},
      ["max_run names 'zz'"]),
+    ("lists all: item missing a condition", lambda: [r for r in _crossed(8) if r["a"] == "x" or r["item"] == "i1"],
+     {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]}, "lists": "all"},
+      "blocks": [{"name": "t", "role": "test", "max_run": {"a": 1}}]},
+     ["item 'i2'", "no row for condition(s) y-u, y-v"]),
+    ("max_run feasible: never the same level twice", lambda: _crossed(4, a=("x", "y", "z")),
+     {"design": {"file": "items.csv", "factors": {"a": ["x", "y", "z"], "b": ["u", "v"]}, "lists": "all"},
+      "blocks": [{"name": "t", "role": "test", "max_run": {"b": 1, "a": 1}, "trials": None}]}, None),
+    ("lakretz field on a role block", lambda: _crossed(4),
+     {"blocks": [{"name": "t", "role": "test", "max_consecutive_violations": 2}]},
+     ["max_consecutive_violations: not used by a block with `role`"]),
+    ("design and stimuli.file", lambda: _crossed(4), {"stimuli": {"file": "items.csv"}},
+     ["either as `design:`", "not both"]),
 ]
 
 
 @pytest.mark.parametrize("what,rows,extra,match", REFUSALS, ids=[r[0] for r in REFUSALS])
 def test_design_refusals(tmp_path, what, rows, extra, match):
     path = _write(tmp_path, rows(), extra)
+    if match is None:  # feasible: every order obeys the limits
+        seq = compile_sequence(load_spec(path), "S1")
+        for key in ("a", "b"):
+            levels = [t.factor_levels[key] for t in seq]
+            assert all(x != y for x, y in zip(levels, levels[1:])), levels
+        return
     with pytest.raises(SpecError) as err:
         load_spec(path)
     for m in match:
@@ -259,3 +277,14 @@ def test_refusals_through_the_cli_exit_2(tmp_path):
     path = _write(tmp_path, _crossed(4), {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]}},
                                           "blocks": [{"name": "t", "role": "test", "structures": ["single"]}]})
     refused("validate", str(path), match=["blocks.0", "`role` or `structures`"])
+
+
+def test_max_run_beyond_the_counting_bound_is_refused(tmp_path):
+    """3 of 4 trials share a level: no order keeps runs of that level to 1 (3 > 1 x (4 - 3 + 1))."""
+    rows = [{"item": f"i{i}", "a": "x", "list": 1, "sentence": "s", "answer": "violation"} for i in range(3)]
+    rows.append({"item": "i9", "a": "y", "list": 1, "sentence": "s", "answer": "violation"})
+    path = _write(tmp_path, rows, {"design": {"file": "items.csv", "factors": {"a": ["x", "y"]}, "lists": "column"}},
+                  blocks=[{"name": "t", "role": "test", "max_run": {"a": 1}}])
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    assert "3 of its 4 trials have a = 'x', too many for max_run a: 1" in str(err.value)
