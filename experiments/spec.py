@@ -125,7 +125,8 @@ class Block(_Strict):
     # --- a block of a `design:` spec (docs/general_model.md): rows of the file by their role
     role: Literal["test", "filler", "practice"] | None = None
     fillers: bool = False  # a test block: mix the file's filler rows in
-    # at most n trials in a row with the same level of a factor (`condition`: the same condition)
+    # at most n trials in a row with the same level of a factor (`condition`: the same condition,
+    # `item`: the same item, `answer`: the same correct answer, fillers included)
     max_run: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")],
                   Annotated[int, Strict(), Field(ge=1)]] | None = None
 
@@ -513,9 +514,9 @@ def _check_design_blocks(exp: "Experiment") -> None:
         raise ValueError("a design spec runs in one session (sessions: 1, no block `sessions`/`across_sessions`)")
     for b in exp.blocks:
         for name in b.max_run or {}:
-            if name != "condition" and name not in exp.design.factors:
+            if name not in ("condition", "item", "answer") and name not in exp.design.factors:
                 raise ValueError(f"block {b.name!r}: max_run names {name!r}, which is neither a declared factor "
-                                 f"({', '.join(exp.design.factors)}) nor `condition`")
+                                 f"({', '.join(exp.design.factors)}) nor condition, item or answer")
     if exp.task.kind == "violation_detection" and exp.task.response != "panel":
         raise ValueError("a design spec with task.kind violation_detection needs `response: panel` (the key "
                          "response times a critical word, which a design's items do not mark)")

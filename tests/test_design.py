@@ -252,6 +252,9 @@ REFUSALS = [
      ["max_consecutive_violations: not used by a block with `role`"]),
     ("design and stimuli.file", lambda: _crossed(4), {"stimuli": {"file": "items.csv"}},
      ["either as `design:`", "not both"]),
+    ("filler rows no block takes", lambda: _crossed(4) + [{"item": "f1", "role": "filler", "sentence": "s",
+                                                           "answer": "violation"}], {},
+     ["1 filler row(s) (line(s) 18) but no block takes them", "fillers: true"]),
 ]
 
 
@@ -288,3 +291,23 @@ def test_max_run_beyond_the_counting_bound_is_refused(tmp_path):
     with pytest.raises(SpecError) as err:
         load_spec(path)
     assert "3 of its 4 trials have a = 'x', too many for max_run a: 1" in str(err.value)
+
+
+def test_max_run_on_item_and_answer_in_a_within_subject_design(tmp_path):
+    """lists: all shows each item in 4 conditions: max_run item 1 keeps an item's versions apart, and
+    answer 2 bounds runs of the same correct answer (fillers included)."""
+    rows = _crossed(6)
+    for r in rows:
+        r["answer"] = "violation" if r["b"] == "v" else "no_violation"
+    rows += [{"item": f"f{k}", "role": "filler", "sentence": "filler", "answer": "violation"} for k in range(4)]
+    path = _write(tmp_path, rows, {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]},
+                                              "lists": "all"}},
+                  blocks=[{"name": "t", "role": "test", "fillers": True, "max_run": {"item": 1, "answer": 2}}])
+    exp = load_spec(path)
+    for sid in ("S1", "S2", "S3"):
+        seq = compile_sequence(exp, sid)
+        assert len(seq) == 6 * 4 + 4
+        items = [t.item for t in seq]
+        assert all(x != y for x, y in zip(items, items[1:])), items
+        answers = [t.correct_response for t in seq]
+        assert all(len(set(answers[i:i + 3])) > 1 for i in range(len(answers) - 2)), answers
