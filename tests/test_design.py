@@ -311,3 +311,24 @@ def test_max_run_on_item_and_answer_in_a_within_subject_design(tmp_path):
         assert all(x != y for x, y in zip(items, items[1:])), items
         answers = [t.correct_response for t in seq]
         assert all(len(set(answers[i:i + 3])) > 1 for i in range(len(answers) - 2)), answers
+
+
+def test_tsv_file_with_spreadsheet_booleans_and_an_extra_column(tmp_path):
+    """A TSV whose grammatical cells read TRUE/FALSE (a spreadsheet's) matches the levels true/false;
+    an extra column is kept in the materials; option_<n> columns become the list `options`."""
+    lines = ["item\tgrammatical\tsentence\tanswer\tnote\toption_2\toption_1"]
+    for i in range(1, 5):
+        for g, ans in (("TRUE", "no_violation"), ("False", "violation")):
+            lines.append(f"{i}\t{g}\tsentence {i} {g}\t{ans}\tnote {i}\tb{i}\ta{i}")
+    (tmp_path / "items.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = _write(tmp_path, [], {"design": {"file": "items.tsv", "factors": {"grammatical": [True, False]}}},
+                  name="unused.csv")
+    exp = load_spec(path)
+    seqs = [compile_sequence(exp, f"S{k}") for k in (1, 2)]
+    for seq in seqs:
+        assert Counter(t.factor_levels["grammatical"] for t in seq) == {"true": 2, "false": 2}
+        for t in seq:
+            assert t.mat["note"] == f"note {t.item}" and t.mat["options"] == (f"a{t.item}", f"b{t.item}")
+            assert t.to_row()["grammatical"] is (t.factor_levels["grammatical"] == "true")
+    both = Counter((t.item, t.condition) for s in seqs for t in s)
+    assert len(both) == 8 and set(both.values()) == {1}
