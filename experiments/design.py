@@ -106,10 +106,26 @@ class DesignFile:
     def summary(self) -> str:
         n_cond = len(conditions_of(self.factors))
         counts = {role: len(self.role_rows(role)) for role in ROLES}
-        per_list = len(self.lists_by_number[1]) if self.lists_by_number else 0
-        return (f"{len(self.test_items)} items x {n_cond} conditions ({counts['test']} test rows), "
+        sizes = sorted({len(rows) for rows in self.lists_by_number.values()})
+        per_list = "/".join(map(str, sizes))
+        text = (f"{len(self.test_items)} items x {n_cond} conditions ({counts['test']} test rows), "
                 f"{counts['filler']} filler and {counts['practice']} practice rows; lists: {self.mode} "
                 f"({self.n_lists} list(s) of {per_list} test trials)")
+        return text + self.balance_note()
+
+    def balance_note(self) -> str:
+        """For the file's own lists: how unbalanced they are (conditions per list), or ""."""
+        if self.mode != "column":
+            return ""  # a Latin square and `all` are balanced by construction
+        uneven = []
+        for ln, rows in sorted(self.lists_by_number.items()):
+            counts = {condition_label(c): 0 for c in conditions_of(self.factors)}
+            for r in rows:
+                counts[r.condition] += 1
+            if len(set(counts.values())) > 1:
+                uneven.append(f"list {ln}: " + ", ".join(f"{c} {n}" for c, n in counts.items()))
+        return ("; UNBALANCED: conditions per list differ (" + "; ".join(uneven) + ")") if uneven else \
+            "; every list has each condition equally often"
 
 
 def _delimiter(path: Path) -> str:
@@ -234,13 +250,15 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
 def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, rows: list[Row],
                      header: tuple[str, ...], unknown: tuple[str, ...]) -> DesignFile:
     problems: list[str] = []
-    seen: dict[str, int] = {}
-    for r in rows:  # one row per item x condition (and one per filler/practice item)
-        if r.row_id in seen:
+    seen: dict[tuple[int | None, str], int] = {}
+    for r in rows:  # one row per item x condition (and one per filler/practice item); lists may share rows
+        key = (r.list_number, r.row_id)
+        if key in seen:
             what = f"item {r.item!r} in condition {r.condition!r}" if r.levels else f"{r.role} item {r.item!r}"
-            problems.append(f"line {r.line}: {what} again (first on line {seen[r.row_id]})")
+            where_list = f" of list {r.list_number}" if r.list_number is not None else ""
+            problems.append(f"line {r.line}: {what}{where_list} again (first on line {seen[key]})")
         else:
-            seen[r.row_id] = r.line
+            seen[key] = r.line
     test = [r for r in rows if r.role == "test"]
     if not test:
         problems.append("no test rows (rows with role test, or without a role column)")

@@ -141,6 +141,14 @@ def test_list_column_and_all_modes(tmp_path):
     assert (s1.design["list"], s2.design["list"], s3.design["list"]) == (1, 2, 1)
     assert sorted((t.item, t.condition) for t in s1) == [("i0", "x-u"), ("i1", "x-v"), ("i2", "y-u"), ("i3", "y-v")]
     assert sorted((t.item, t.condition) for t in s2) == [("i0", "y-u"), ("i1", "y-v"), ("i2", "x-u"), ("i3", "x-v")]
+    from experiments.design_compiler import load_design
+
+    assert "every list has each condition equally often" in load_design(exp).summary()
+    rows[1]["a"], rows[1]["b"] = "x", "u"  # list 2 now has x-u twice and y-u never
+    path = _write(tmp_path, rows, {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]},
+                                              "lists": "column"}})
+    note = load_design(load_spec(path)).summary()
+    assert "UNBALANCED" in note and "list 2: x-u 2, x-v 1, y-u 0, y-v 1" in note
     path = _write(tmp_path, _crossed(3), {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]},
                                                      "lists": "all"}})
     seq = compile_sequence(load_spec(path), "S1")
