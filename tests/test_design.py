@@ -153,6 +153,16 @@ def test_list_column_and_all_modes(tmp_path):
                                                      "lists": "all"}})
     seq = compile_sequence(load_spec(path), "S1")
     assert len(seq) == 12 and len({t.item_id for t in seq}) == 12 and seq.design["lists"] == 1
+    # `all` with a between-item factor: each item in the conditions it has, every row once
+    rows = [r for r in _crossed(4) if (r["a"] == "x") == (r["item"] in ("i1", "i2"))]
+    path = _write(tmp_path, rows, {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]},
+                                              "lists": "all"}})
+    exp = load_spec(path)
+    seq = compile_sequence(exp, "S1")
+    assert sorted(t.item_id for t in seq) == sorted(f"{r['item']}:{r['a']}-{r['b']}" for r in rows)
+    from experiments.design_compiler import load_design
+
+    assert "4 of 4 items are not in every condition" in load_design(exp).summary()
 
 
 def test_fillers_practice_and_yaml_booleans(tmp_path):
@@ -248,10 +258,6 @@ REFUSALS = [
      ["needs an `answer` column of violation or no_violation", "line(s) 2, 3"]),
     ("max_run unknown factor", lambda: _crossed(4), {"blocks": [{"name": "t", "role": "test", "max_run": {"zz": 1}}]},
      ["max_run names 'zz'"]),
-    ("lists all: item missing a condition", lambda: [r for r in _crossed(8) if r["a"] == "x" or r["item"] == "i1"],
-     {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]}, "lists": "all"},
-      "blocks": [{"name": "t", "role": "test", "max_run": {"a": 1}}]},
-     ["item 'i2'", "no row for condition(s) y-u, y-v"]),
     ("max_run feasible: never the same level twice", lambda: _crossed(4, a=("x", "y", "z")),
      {"design": {"file": "items.csv", "factors": {"a": ["x", "y", "z"], "b": ["u", "v"]}, "lists": "all"},
       "blocks": [{"name": "t", "role": "test", "max_run": {"b": 1, "a": 1}, "trials": None}]}, None),
