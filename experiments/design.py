@@ -15,6 +15,7 @@ import csv
 import io
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -106,10 +107,32 @@ class DesignFile:
     def summary(self) -> str:
         n_cond = len(conditions_of(self.factors))
         counts = {role: len(self.role_rows(role)) for role in ROLES}
-        per_list = len(self.lists_by_number[1]) if self.lists_by_number else 0
-        return (f"{len(self.test_items)} items x {n_cond} conditions ({counts['test']} test rows), "
+        sizes = sorted({len(rows) for rows in self.lists_by_number.values()})
+        per_list = "/".join(map(str, sizes))
+        text = (f"{len(self.test_items)} items x {n_cond} conditions ({counts['test']} test rows), "
                 f"{counts['filler']} filler and {counts['practice']} practice rows; lists: {self.mode} "
                 f"({self.n_lists} list(s) of {per_list} test trials)")
+        return text + self.balance_note()
+
+    def balance_note(self) -> str:
+        """For the file's own lists: how unbalanced they are (conditions per list), or ""."""
+        if self.mode == "all":
+            n_cond = len(conditions_of(self.factors))
+            by_item = Counter(r.item for r in self.lists_by_number[1])
+            partial = sum(1 for n in by_item.values() if n < n_cond)
+            return (f"; {partial} of {len(by_item)} items are not in every condition (shown in the ones they have: "
+                    "a between-item factor?)") if partial else ""
+        if self.mode != "column":
+            return ""  # a Latin square is balanced by construction
+        uneven = []
+        for ln, rows in sorted(self.lists_by_number.items()):
+            counts = {condition_label(c): 0 for c in conditions_of(self.factors)}
+            for r in rows:
+                counts[r.condition] += 1
+            if len(set(counts.values())) > 1:
+                uneven.append(f"list {ln}: " + ", ".join(f"{c} {n}" for c, n in counts.items()))
+        return ("; UNBALANCED: conditions per list differ (" + "; ".join(uneven) + ")") if uneven else \
+            "; every list has each condition equally often"
 
 
 def _delimiter(path: Path) -> str:
@@ -234,13 +257,15 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
 def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, rows: list[Row],
                      header: tuple[str, ...], unknown: tuple[str, ...]) -> DesignFile:
     problems: list[str] = []
-    seen: dict[str, int] = {}
-    for r in rows:  # one row per item x condition (and one per filler/practice item)
-        if r.row_id in seen:
+    seen: dict[tuple[int | None, str], int] = {}
+    for r in rows:  # one row per item x condition (and one per filler/practice item); lists may share rows
+        key = (r.list_number, r.row_id)
+        if key in seen:
             what = f"item {r.item!r} in condition {r.condition!r}" if r.levels else f"{r.role} item {r.item!r}"
-            problems.append(f"line {r.line}: {what} again (first on line {seen[r.row_id]})")
+            where_list = f" of list {r.list_number}" if r.list_number is not None else ""
+            problems.append(f"line {r.line}: {what}{where_list} again (first on line {seen[key]})")
         else:
-            seen[r.row_id] = r.line
+            seen[key] = r.line
     test = [r for r in rows if r.role == "test"]
     if not test:
         problems.append("no test rows (rows with role test, or without a role column)")
@@ -255,14 +280,13 @@ def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, 
     by_item: dict[str, dict[tuple[str, ...], Row]] = {}
     for r in test:
         by_item.setdefault(r.item, {})[r.levels] = r  # type: ignore[index]
-    if mode in ("latin_square", "all"):
+    if mode == "latin_square":
         for it in items:
             lacking = [condition_label(c) for c in conditions if c not in by_item[it]]
             if lacking:
                 first = min(r.line for r in by_item[it].values())
                 problems.append(f"item {it!r} (line {first}): no row for condition(s) {', '.join(lacking)} "
-                                f"({'a Latin square' if mode == 'latin_square' else 'lists: all'} needs every item "
-                                f"in every condition of {' x '.join(factors)})")
+                                f"(a Latin square needs every item in every condition of {' x '.join(factors)})")
         _refuse(where, problems)
     lists: dict[int, tuple[Row, ...]] = {}
     if mode == "latin_square":
@@ -279,8 +303,8 @@ def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, 
         for list_number in range(1, n + 1):  # list l: item i (0-based) in condition (i + l - 1) mod L
             lists[list_number] = tuple(by_item[it][conditions[(i + list_number - 1) % n]] for i, it in enumerate(items))
         n_lists = n
-    elif mode == "all":
-        lists[1] = tuple(by_item[it][c] for it in items for c in conditions)
+    elif mode == "all":  # every row; an item may lack conditions (a between-item factor): summary() says so
+        lists[1] = tuple(by_item[it][c] for it in items for c in conditions if c in by_item[it])
         n_lists = 1
     else:
         numbers = sorted({r.list_number for r in test if r.list_number is not None})

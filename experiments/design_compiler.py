@@ -70,6 +70,13 @@ def check_design(exp: Experiment, where: str) -> DesignFile:
         if b.fillers and not roles["filler"]:
             raise SpecError(f"{where}: blocks.{k}.fillers: block {b.name!r} mixes in fillers but {df.path} "
                             "has no rows with role filler")
+    for role, how in (("practice", "a block with role: practice"),
+                      ("filler", "`fillers: true` on a test block, or a block with role: filler")):
+        takers = [b for b in exp.blocks if b.role == role or (role == "filler" and b.fillers)]
+        if roles[role] and not takers:  # rows the spec would never show: said, not dropped
+            lines = [r.line for r in df.rows if r.role == role]
+            raise SpecError(f"{where}: blocks: {df.path} has {roles[role]} {role} row(s) (line(s) {_lines(lines)}) "
+                            f"but no block takes them; add {how}, or remove the rows")
     for list_number in sorted(df.lists_by_number):
         for k, (b, pool) in enumerate(zip(exp.blocks, _block_pools(exp, df, list_number))):
             if not pool:
@@ -115,11 +122,16 @@ def _lines(numbers: list[int]) -> str:
 
 # ---- ordering ---------------------------------------------------------------------------------------
 def _value(row: Row, key: str, factors: list[str]) -> str | None:
-    """The run key of a row: its condition, or its level of a factor; None (a filler without factors)
-    breaks every run."""
-    if row.levels is None:
-        return None
-    return row.condition if key == "condition" else row.levels[factors.index(key)]
+    """The run key of a row: its level of a factor, its condition, its item or its answer; None (e.g. a
+    filler without factors) breaks the run."""
+    if key in factors:
+        return row.levels[factors.index(key)] if row.levels is not None else None
+    if key == "item":
+        return row.item
+    if key == "answer":
+        answer = dict(row.materials).get("answer")
+        return answer if isinstance(answer, str) and answer else None
+    return row.condition if row.levels is not None else None  # key == "condition"
 
 
 def _check_orderable(rows: list[Row], block: Block, exp: Experiment, where: str) -> None:

@@ -94,6 +94,11 @@ class DesignEntry(_Strict):
         return v
 
 
+# fields of a Lakretz block that a block of a design spec (with `role`) refuses when given
+_LAKRETZ_BLOCK_FIELDS = frozenset({"lexicon", "conditions", "versions", "repetitions", "grammatical_weight",
+                                   "max_consecutive_violations", "max_consecutive_same_structure"})
+
+
 class Block(_Strict):
     """A block of trials drawn from a crossed design: structure x condition x version.
 
@@ -125,7 +130,8 @@ class Block(_Strict):
     # --- a block of a `design:` spec (docs/general_model.md): rows of the file by their role
     role: Literal["test", "filler", "practice"] | None = None
     fillers: bool = False  # a test block: mix the file's filler rows in
-    # at most n trials in a row with the same level of a factor (`condition`: the same condition)
+    # at most n trials in a row with the same level of a factor (`condition`: the same condition,
+    # `item`: the same item, `answer`: the same correct answer, fillers included)
     max_run: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")],
                   Annotated[int, Strict(), Field(ge=1)]] | None = None
 
@@ -142,6 +148,12 @@ class Block(_Strict):
                                  "give `role` or `structures`/`design`, not both")
             if self.fillers and self.role != "test":
                 raise ValueError("`fillers: true` mixes filler rows into a test block (role: test)")
+            lakretz_only = sorted(self.model_fields_set & _LAKRETZ_BLOCK_FIELDS)
+            if lakretz_only:
+                raise ValueError(f"{', '.join(lakretz_only)}: not used by a block with `role` (a design's rows "
+                                 "bring their own conditions); use max_run for run limits")
+            if self.max_run and not self.shuffle:
+                raise ValueError("max_run orders a shuffled block; with shuffle: false the rows keep the file's order")
             return self
         if self.fillers or self.max_run is not None:
             raise ValueError("`fillers` and `max_run` belong to blocks of a design spec (blocks with `role`)")
@@ -562,9 +574,9 @@ def _check_design_blocks(exp: "Experiment") -> None:
         raise ValueError("a design spec runs in one session (sessions: 1, no block `sessions`/`across_sessions`)")
     for b in exp.blocks:
         for name in b.max_run or {}:
-            if name != "condition" and name not in exp.design.factors:
+            if name not in ("condition", "item", "answer") and name not in exp.design.factors:
                 raise ValueError(f"block {b.name!r}: max_run names {name!r}, which is neither a declared factor "
-                                 f"({', '.join(exp.design.factors)}) nor `condition`")
+                                 f"({', '.join(exp.design.factors)}) nor condition, item or answer")
     if exp.task.kind == "violation_detection" and exp.task.response != "panel":
         raise ValueError("a design spec with task.kind violation_detection needs `response: panel` (the key "
                          "response times a critical word, which a design's items do not mark)")

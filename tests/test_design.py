@@ -141,10 +141,28 @@ def test_list_column_and_all_modes(tmp_path):
     assert (s1.design["list"], s2.design["list"], s3.design["list"]) == (1, 2, 1)
     assert sorted((t.item, t.condition) for t in s1) == [("i0", "x-u"), ("i1", "x-v"), ("i2", "y-u"), ("i3", "y-v")]
     assert sorted((t.item, t.condition) for t in s2) == [("i0", "y-u"), ("i1", "y-v"), ("i2", "x-u"), ("i3", "x-v")]
+    from experiments.design_compiler import load_design
+
+    assert "every list has each condition equally often" in load_design(exp).summary()
+    rows[1]["a"], rows[1]["b"] = "x", "u"  # list 2 now has x-u twice and y-u never
+    path = _write(tmp_path, rows, {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]},
+                                              "lists": "column"}})
+    note = load_design(load_spec(path)).summary()
+    assert "UNBALANCED" in note and "list 2: x-u 2, x-v 1, y-u 0, y-v 1" in note
     path = _write(tmp_path, _crossed(3), {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]},
                                                      "lists": "all"}})
     seq = compile_sequence(load_spec(path), "S1")
     assert len(seq) == 12 and len({t.item_id for t in seq}) == 12 and seq.design["lists"] == 1
+    # `all` with a between-item factor: each item in the conditions it has, every row once
+    rows = [r for r in _crossed(4) if (r["a"] == "x") == (r["item"] in ("i1", "i2"))]
+    path = _write(tmp_path, rows, {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]},
+                                              "lists": "all"}})
+    exp = load_spec(path)
+    seq = compile_sequence(exp, "S1")
+    assert sorted(t.item_id for t in seq) == sorted(f"{r['item']}:{r['a']}-{r['b']}" for r in rows)
+    from experiments.design_compiler import load_design
+
+    assert "4 of 4 items are not in every condition" in load_design(exp).summary()
 
 
 def test_fillers_practice_and_yaml_booleans(tmp_path):
@@ -238,14 +256,31 @@ REFUSALS = [
                                                   "answer": "violation"}], {}, ["line 18: a 'w' is not a declared level"]),
     ("violation task without answer", lambda: [{**r, "answer": ""} for r in _crossed(4)], {},
      ["needs an `answer` column of violation or no_violation", "line(s) 2, 3"]),
-    ("max_run impossible", lambda: _crossed(4), {"blocks": [{"name": "t", "role": "test", "max_run": {"zz": 1}}]},
+    ("max_run unknown factor", lambda: _crossed(4), {"blocks": [{"name": "t", "role": "test", "max_run": {"zz": 1}}]},
      ["max_run names 'zz'"]),
+    ("max_run feasible: never the same level twice", lambda: _crossed(4, a=("x", "y", "z")),
+     {"design": {"file": "items.csv", "factors": {"a": ["x", "y", "z"], "b": ["u", "v"]}, "lists": "all"},
+      "blocks": [{"name": "t", "role": "test", "max_run": {"b": 1, "a": 1}, "trials": None}]}, None),
+    ("lakretz field on a role block", lambda: _crossed(4),
+     {"blocks": [{"name": "t", "role": "test", "max_consecutive_violations": 2}]},
+     ["max_consecutive_violations: not used by a block with `role`"]),
+    ("design and stimuli.file", lambda: _crossed(4), {"stimuli": {"file": "items.csv"}},
+     ["either as `design:`", "not both"]),
+    ("filler rows no block takes", lambda: _crossed(4) + [{"item": "f1", "role": "filler", "sentence": "s",
+                                                           "answer": "violation"}], {},
+     ["1 filler row(s) (line(s) 18) but no block takes them", "fillers: true"]),
 ]
 
 
 @pytest.mark.parametrize("what,rows,extra,match", REFUSALS, ids=[r[0] for r in REFUSALS])
 def test_design_refusals(tmp_path, what, rows, extra, match):
     path = _write(tmp_path, rows(), extra)
+    if match is None:  # feasible: every order obeys the limits
+        seq = compile_sequence(load_spec(path), "S1")
+        for key in ("a", "b"):
+            levels = [t.factor_levels[key] for t in seq]
+            assert all(x != y for x, y in zip(levels, levels[1:])), levels
+        return
     with pytest.raises(SpecError) as err:
         load_spec(path)
     for m in match:
@@ -259,3 +294,55 @@ def test_refusals_through_the_cli_exit_2(tmp_path):
     path = _write(tmp_path, _crossed(4), {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]}},
                                           "blocks": [{"name": "t", "role": "test", "structures": ["single"]}]})
     refused("validate", str(path), match=["blocks.0", "`role` or `structures`"])
+
+
+def test_max_run_beyond_the_counting_bound_is_refused(tmp_path):
+    """3 of 4 trials share a level: no order keeps runs of that level to 1 (3 > 1 x (4 - 3 + 1))."""
+    rows = [{"item": f"i{i}", "a": "x", "list": 1, "sentence": "s", "answer": "violation"} for i in range(3)]
+    rows.append({"item": "i9", "a": "y", "list": 1, "sentence": "s", "answer": "violation"})
+    path = _write(tmp_path, rows, {"design": {"file": "items.csv", "factors": {"a": ["x", "y"]}, "lists": "column"}},
+                  blocks=[{"name": "t", "role": "test", "max_run": {"a": 1}}])
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    assert "3 of its 4 trials have a = 'x', too many for max_run a: 1" in str(err.value)
+
+
+def test_max_run_on_item_and_answer_in_a_within_subject_design(tmp_path):
+    """lists: all shows each item in 4 conditions: max_run item 1 keeps an item's versions apart, and
+    answer 2 bounds runs of the same correct answer (fillers included)."""
+    rows = _crossed(6)
+    for r in rows:
+        r["answer"] = "violation" if r["b"] == "v" else "no_violation"
+    rows += [{"item": f"f{k}", "role": "filler", "sentence": "filler", "answer": "violation"} for k in range(4)]
+    path = _write(tmp_path, rows, {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]},
+                                              "lists": "all"}},
+                  blocks=[{"name": "t", "role": "test", "fillers": True, "max_run": {"item": 1, "answer": 2}}])
+    exp = load_spec(path)
+    for sid in ("S1", "S2", "S3"):
+        seq = compile_sequence(exp, sid)
+        assert len(seq) == 6 * 4 + 4
+        items = [t.item for t in seq]
+        assert all(x != y for x, y in zip(items, items[1:])), items
+        answers = [t.correct_response for t in seq]
+        assert all(len(set(answers[i:i + 3])) > 1 for i in range(len(answers) - 2)), answers
+
+
+def test_tsv_file_with_spreadsheet_booleans_and_an_extra_column(tmp_path):
+    """A TSV whose grammatical cells read TRUE/FALSE (a spreadsheet's) matches the levels true/false;
+    an extra column is kept in the materials; option_<n> columns become the list `options`."""
+    lines = ["item\tgrammatical\tsentence\tanswer\tnote\toption_2\toption_1"]
+    for i in range(1, 5):
+        for g, ans in (("TRUE", "no_violation"), ("False", "violation")):
+            lines.append(f"{i}\t{g}\tsentence {i} {g}\t{ans}\tnote {i}\tb{i}\ta{i}")
+    (tmp_path / "items.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = _write(tmp_path, [], {"design": {"file": "items.tsv", "factors": {"grammatical": [True, False]}}},
+                  name="unused.csv")
+    exp = load_spec(path)
+    seqs = [compile_sequence(exp, f"S{k}") for k in (1, 2)]
+    for seq in seqs:
+        assert Counter(t.factor_levels["grammatical"] for t in seq) == {"true": 2, "false": 2}
+        for t in seq:
+            assert t.mat["note"] == f"note {t.item}" and t.mat["options"] == (f"a{t.item}", f"b{t.item}")
+            assert t.to_row()["grammatical"] is (t.factor_levels["grammatical"] == "true")
+    both = Counter((t.item, t.condition) for s in seqs for t in s)
+    assert len(both) == 8 and set(both.values()) == {1}

@@ -34,7 +34,7 @@ def test_browser_server_writes_the_design_table(tmp_path):
     except SiteError as exc:  # the jsPsych files come with scripts/setup.sh (npm ci)
         pytest.skip(str(exc))
     seq = compile_sequence(exp, "P06")
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:  # the server answers for addresses only
         s = client.post("/api/start", json={"participant": "P06", "session": 1, "token": None, "info": {},
                                             "client": {"refresh": {"hz": 60.0}}}).json()
         assert s["status"] == "run" and s["sequence_hash"] == seq.sequence_hash
