@@ -261,7 +261,8 @@ def rating_section(res: Results, t: pd.DataFrame, factors: dict, by: list[str], 
                 "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
                 "The cumulative-link mixed model (R ordinal::clmm, logit link, flexible thresholds, factors sum-coded, "
                 "random intercepts of subjects and items) treats the scale as ordered categories; a positive effect "
-                "shifts ratings up. Diagnostics: optimiser convergence, max.grad (< 1e-3), cond.H (> 1e4: ill-defined).",
+                "shifts ratings up. Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), max.grad, "
+                "cond.H (> 1e4: ill-defined).",
                 tabs, [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
                                   "Share of each rating per group and cell.")], items)
 
