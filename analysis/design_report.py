@@ -271,8 +271,9 @@ def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options,
                      skipped: list[str]) -> None:
     from analysis.api import model_frame
     from analysis.formula_fit import fit_formula
-    from analysis.tasks_reading import (RT_RULE, add_spillover, join_surprisal, region_formula, region_means,
-                                        surprisal_beside_rt, surprisal_formula, trim_rts, word_rows)
+    from analysis.tasks_reading import (RT_RULE, add_spillover, humans_beside_models, join_surprisal, region_formula,
+                                        region_means, region_surprisal, surprisal_beside_rt, surprisal_formula,
+                                        trim_rts, word_rows)
 
     m = design_rows(model_frame(d))
     has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
@@ -282,8 +283,15 @@ def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options,
     w = word_rows(m, fs)
     h, n_trim = trim_rts(w)
     tabs, figs, items = [], [], []
+    cell = [f for f in fs if f in w.columns and f != "grammatical"]
+    rs = region_surprisal(w, cell) if has_s else pd.DataFrame()
+    if has_s and not has_rt:
+        res.section("surprisal", "Surprisal by region (models)",
+                    "Per-word surprisal in bits from each model subject (`word_surprisal_bits`); a region's surprisal is "
+                    "the sum of its words' (regions from the item's `regions`, else one per word), averaged over trials.",
+                    [res.table("surprisal_by_region", rs, "Mean surprisal by region (bits)")])
     if has_rt and len(h):
-        rm = region_means(h, [f for f in fs if f in h.columns and f != "grammatical"] or [], opt.seed, opt.n_boot)
+        rm = region_means(h, cell, opt.seed, opt.n_boot)
         tabs.append(res.table("reading_region_means", rm, "Reading time by region (ms)"))
         figs.append(res.figure("reading_regions", dfig.region_rts(rm, [f for f in fs if f in rm.columns],
                                                                  out / "figures" / "reading_regions.png"),
@@ -307,7 +315,10 @@ def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options,
                     "subjects and items.", tabs, figs, items)
     if has_rt and has_s:
         joined = join_surprisal(pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True))
-        tabs, items, points = [], [], {}
+        side = humans_beside_models(rm if len(h) else pd.DataFrame(), rs, cell)
+        tabs = [res.table("reading_humans_beside_models", side, "Region by region: human reading time (ms) beside "
+                          "model surprisal (bits)") if len(side) else None]
+        items, points = [], {}
         for g, j in joined.items():
             j = add_spillover(j, ["surprisal", "length", "log_frequency"])
             formula = surprisal_formula(j)
