@@ -121,7 +121,7 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
                      res.table("rates_by_factor_long", r, "Accuracy by factor (long format, all columns)", show=False)],
                     [res.figure("interaction_accuracy", dfig.interaction_plot(
                         r, by, "rate", "rate_ci_low", "rate_ci_high", "accuracy",
-                        out / "figures" / "interaction_accuracy.png"),
+                        out / "figures" / "interaction_accuracy.png", levels=factors),
                         f"Interaction plot: accuracy by {' x '.join(by)} per group; bars: 95% bootstrap CIs over subjects.")])
     # ---- acceptance and d' -----------------------------------------------------------------
     task = t["task"].fillna("violation_detection") if "task" in t.columns else pd.Series("violation_detection", index=t.index)
@@ -141,7 +141,7 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
                      res.table("dprime", dp, "d' and criterion c")],
                     [res.figure("interaction_acceptance", dfig.interaction_plot(
                         acc, (by_j[:1] + ["grammatical"] + by_j[1:]) if by_j else ["grammatical"], "rate", "rate_ci_low",
-                        "rate_ci_high", "acceptance rate", out / "figures" / "interaction_acceptance.png"),
+                        "rate_ci_high", "acceptance rate", out / "figures" / "interaction_acceptance.png", levels=factors),
                         "Acceptance rates on grammatical and ungrammatical sentences; 95% bootstrap CIs over subjects.")])
     if general:
         task_sections(res, d, factors, opt, out, log, skipped)
