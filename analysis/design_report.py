@@ -154,8 +154,6 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
 
         gp = demand_gaps(t, opt.gap_pairs or None, opt.seed, opt.n_boot)
         if len(gp):
-            from analysis.demand_gap import __doc__ as gap_doc  # noqa: F401
-
             res.section("demand_gap", "Demand gap between protocols (seeds/002)",
                         "Every pair of protocols of one model and context, on the items both answered (low demand "
                         "first: direct, then metalinguistic, then production). `gap_paper`: the paper's definition, "

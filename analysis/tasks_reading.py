@@ -23,7 +23,6 @@ Models (lme4 through analysis/formula_fit.py, each with its diagnostics):
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -180,6 +179,3 @@ def surprisal_beside_rt(j: pd.DataFrame) -> pd.DataFrame:
             .agg(n_subjects=("subject_key", "nunique"), mean_rt_ms=("word_rt_ms", "mean"),
                  surprisal_bits=("surprisal", "first"), length=("length", "first")).reset_index())
 
-
-def dumps(v) -> str:
-    return json.dumps(v)
