@@ -10,6 +10,11 @@ Modules, each with one job (nothing heavy is imported here; R (lme4 through rpy2
 - `figures`, `report`, `pipeline` (run everything, write OUT/) with `results_folder`, `data_section`,
   `report_tables`, `sections`; `cli` (`twinlab analyze`, `twinlab report`, `twinlab import`)
 - `load_base` (what the readers share; `load` -> `lakretz` -> `load_base`, one way)
+- general designs (docs/general_model.md): `api` (the notebook API the CLI uses), `design_rates` (rates by
+  factor with F1/F2 CIs, acceptance, d'), `formula` + `formula_fit` (the analyst's lme4 formula: checked,
+  sum-coded, fitted with the random-effects fallback), `tasks_choice`, `tasks_rating` (ordinal::clmm),
+  `tasks_completion`, `tasks_reading` (self-paced reading, surprisal and reading time), `demand_gap`
+  (any two protocols), `design_report` (the sections) and `design_figures`
 - `simulate`: subjects with known parameters, for tests, dry runs and the demo's simulated humans
   (labelled 'human (simulated)')
 """

@@ -182,9 +182,11 @@ def demand_gaps(df: pd.DataFrame, pairs: list[tuple[str, str]] | None = None, se
 
 
 def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Path,
-           by: Iterable[str] | str | None = None, formula: str | None = None, force: bool = False, **options) -> dict:
-    """Write the results folder (tables/, figures/, results.json, report.html) as `twinlab analyze` does,
-    from a frame of load_sessions() or from paths. Returns the results dict."""
+           by: Iterable[str] | str | None = None, formula: str | None = None, force: bool = False,
+           log=None, **options) -> dict:
+    """Write the results folder (tables/, figures/, results.json, report.html): `twinlab analyze` is this
+    call. From a frame of load_sessions() or from paths; `options` are analysis.pipeline.Options fields
+    (seed, n_boot, mixed, family, gap_pairs, ...). Returns the results dict."""
     from analysis.pipeline import Options, run_analysis, run_loaded
 
     out = Path(out)
@@ -194,7 +196,7 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     opt = Options(by=by_list, formula=formula or "", **options)
     if isinstance(data, pd.DataFrame):
         info = data.attrs.get("load_info") or LoadInfo(factors=dict(factors(data)))
-        return run_loaded(data, info, out, opt)
+        return run_loaded(data, info, out, opt, log)
     if isinstance(data, (str, Path)):
         data = [data]
-    return run_analysis(list(data), out, opt)
+    return run_analysis(list(data), out, opt, log)

@@ -56,7 +56,7 @@ def analyze(
     from analysis.formula import FormulaError, parse
     from analysis.load import LoadError
     from analysis.mixed import MixedModelError
-    from analysis.pipeline import Options, run_analysis
+    from analysis.api import report as api_report
     from analysis.report import ReportError
     from analysis.tasks_rating import OrdinalError
 
@@ -78,12 +78,12 @@ def analyze(
         if not sep or not low or not high:
             fail(f"--gap {g!r}: write LOW:HIGH, e.g. --gap direct:meta")
         pairs.append((low, high))
-    opt = Options(seed=seed, n_boot=n_boot, mixed=not no_mixed, focus=focus, fmt=fmt,
-                  training_blocks=list(training_block), keep_outliers=keep_outliers,
-                  rejected_rule=rejected_rule, by=by_list, formula=formula, family=family, gap_pairs=pairs)
     t0 = time.time()
-    try:
-        res = run_analysis(data, out, opt, log=lambda s: console.print(s, highlight=False))
+    try:  # the command is the API's report() (analysis/api.py); --out was checked above (--force)
+        res = api_report(list(data), out, by=by_list, formula=formula, force=True,
+                         log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
+                         mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
+                         keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs)
     except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole

@@ -23,10 +23,19 @@ def _panels(t: pd.DataFrame, keys: list[str]) -> list[tuple[str, pd.DataFrame]]:
     return out[:MAX_PANELS]
 
 
+def _ordered(values, levels: list[str] | None) -> list[str]:
+    """Values as text in the spec's level order (booleans as true/false), others after, sorted."""
+    present = list(dict.fromkeys(str(v) for v in values))
+    lv = [str(v) for v in (levels or [])]
+    low = {p.lower(): p for p in present}
+    first = [low[v.lower()] for v in lv if v.lower() in low]
+    return first + sorted(p for p in present if p not in first)
+
+
 def interaction_plot(t: pd.DataFrame, by: list[str], value: str, low: str, high: str, ylabel: str, path: Path,
-                     title: str = "") -> Path | None:
+                     title: str = "", levels: dict[str, list[str]] | None = None) -> Path | None:
     """x: the first factor of `by`; one line per level of the second; one panel per group (and per level
-    of further factors); error bars: the table's CI columns."""
+    of further factors); error bars: the table's CI columns; levels in the spec's order (`levels`)."""
     if t.empty or not by:
         return None
     plt = _plt()
@@ -34,9 +43,12 @@ def interaction_plot(t: pd.DataFrame, by: list[str], value: str, low: str, high:
     panels = _panels(t, ["group"] + by[2:])
     fig, axes = plt.subplots(1, len(panels), figsize=(max(4.0, 3.6 * len(panels)), 3.4), squeeze=False, sharey=True)
     for ax, (name, g) in zip(axes[0], panels):
-        xs = list(dict.fromkeys(g[x].astype(str)))
+        xs = _ordered(g[x], (levels or {}).get(x))
         pos = {v: i for i, v in enumerate(xs)}
         lines = _panels(g, [line]) if line else [("", g)]
+        if line:
+            order = _ordered(g[line], (levels or {}).get(line))
+            lines.sort(key=lambda p: order.index(p[0].split(" = ", 1)[-1]) if p[0].split(" = ", 1)[-1] in order else 99)
         for j, (lname, h) in enumerate(lines):
             h = h.assign(_x=h[x].astype(str).map(pos)).sort_values("_x")
             off = (j - (len(lines) - 1) / 2) * 0.06

@@ -121,7 +121,7 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
                      res.table("rates_by_factor_long", r, "Accuracy by factor (long format, all columns)", show=False)],
                     [res.figure("interaction_accuracy", dfig.interaction_plot(
                         r, by, "rate", "rate_ci_low", "rate_ci_high", "accuracy",
-                        out / "figures" / "interaction_accuracy.png"),
+                        out / "figures" / "interaction_accuracy.png", levels=factors),
                         f"Interaction plot: accuracy by {' x '.join(by)} per group; bars: 95% bootstrap CIs over subjects.")])
     # ---- acceptance and d' -----------------------------------------------------------------
     task = t["task"].fillna("violation_detection") if "task" in t.columns else pd.Series("violation_detection", index=t.index)
@@ -141,7 +141,7 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
                      res.table("dprime", dp, "d' and criterion c")],
                     [res.figure("interaction_acceptance", dfig.interaction_plot(
                         acc, (by_j[:1] + ["grammatical"] + by_j[1:]) if by_j else ["grammatical"], "rate", "rate_ci_low",
-                        "rate_ci_high", "acceptance rate", out / "figures" / "interaction_acceptance.png"),
+                        "rate_ci_high", "acceptance rate", out / "figures" / "interaction_acceptance.png", levels=factors),
                         "Acceptance rates on grammatical and ungrammatical sentences; 95% bootstrap CIs over subjects.")])
     if general:
         task_sections(res, d, factors, opt, out, log, skipped)
@@ -154,8 +154,6 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
 
         gp = demand_gaps(t, opt.gap_pairs or None, opt.seed, opt.n_boot)
         if len(gp):
-            from analysis.demand_gap import __doc__ as gap_doc  # noqa: F401
-
             res.section("demand_gap", "Demand gap between protocols (seeds/002)",
                         "Every pair of protocols of one model and context, on the items both answered (low demand "
                         "first: direct, then metalinguistic, then production). `gap_paper`: the paper's definition, "
@@ -261,7 +259,8 @@ def rating_section(res: Results, t: pd.DataFrame, factors: dict, by: list[str], 
                 "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
                 "The cumulative-link mixed model (R ordinal::clmm, logit link, flexible thresholds, factors sum-coded, "
                 "random intercepts of subjects and items) treats the scale as ordered categories; a positive effect "
-                "shifts ratings up. Diagnostics: optimiser convergence, max.grad (< 1e-3), cond.H (> 1e4: ill-defined).",
+                "shifts ratings up. Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), max.grad, "
+                "cond.H (> 1e4: ill-defined).",
                 tabs, [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
                                   "Share of each rating per group and cell.")], items)
 
@@ -270,8 +269,9 @@ def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options,
                      skipped: list[str]) -> None:
     from analysis.api import model_frame
     from analysis.formula_fit import fit_formula
-    from analysis.tasks_reading import (RT_RULE, add_spillover, join_surprisal, region_formula, region_means,
-                                        surprisal_beside_rt, surprisal_formula, trim_rts, word_rows)
+    from analysis.tasks_reading import (RT_RULE, add_spillover, humans_beside_models, join_surprisal, region_formula,
+                                        region_means, region_surprisal, surprisal_beside_rt, surprisal_formula,
+                                        trim_rts, word_rows)
 
     m = design_rows(model_frame(d))
     has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
@@ -281,8 +281,15 @@ def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options,
     w = word_rows(m, fs)
     h, n_trim = trim_rts(w)
     tabs, figs, items = [], [], []
+    cell = [f for f in fs if f in w.columns and f != "grammatical"]
+    rs = region_surprisal(w, cell) if has_s else pd.DataFrame()
+    if has_s and not has_rt:
+        res.section("surprisal", "Surprisal by region (models)",
+                    "Per-word surprisal in bits from each model subject (`word_surprisal_bits`); a region's surprisal is "
+                    "the sum of its words' (regions from the item's `regions`, else one per word), averaged over trials.",
+                    [res.table("surprisal_by_region", rs, "Mean surprisal by region (bits)")])
     if has_rt and len(h):
-        rm = region_means(h, [f for f in fs if f in h.columns and f != "grammatical"] or [], opt.seed, opt.n_boot)
+        rm = region_means(h, cell, opt.seed, opt.n_boot)
         tabs.append(res.table("reading_region_means", rm, "Reading time by region (ms)"))
         figs.append(res.figure("reading_regions", dfig.region_rts(rm, [f for f in fs if f in rm.columns],
                                                                  out / "figures" / "reading_regions.png"),
@@ -306,7 +313,10 @@ def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options,
                     "subjects and items.", tabs, figs, items)
     if has_rt and has_s:
         joined = join_surprisal(pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True))
-        tabs, items, points = [], [], {}
+        side = humans_beside_models(rm if len(h) else pd.DataFrame(), rs, cell)
+        tabs = [res.table("reading_humans_beside_models", side, "Region by region: human reading time (ms) beside "
+                          "model surprisal (bits)") if len(side) else None]
+        items, points = [], {}
         for g, j in joined.items():
             j = add_spillover(j, ["surprisal", "length", "log_frequency"])
             formula = surprisal_formula(j)

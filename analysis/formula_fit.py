@@ -217,7 +217,6 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
     d, coded, codings, fam, transform, dropped = prepare_data(df, f, family, declared, log_rt)
     mixed = bool(coded.random)
     fit_fn = _fit_fn()
-    import rpy2.robjects as ro  # noqa: F401 (R is running)
 
     used = [c for c in d.columns if c in set(fm.names_in(coded.r_text())) | {coded.response_var}]
     rd = _r_frame(d[used])

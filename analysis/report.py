@@ -127,8 +127,10 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
     if ordinal:
         diag = (f"<p class=small>{'' if status == 'ok' else f'<b class=bad>{html.escape(status)}</b> &mdash; '}"
                 f"fit diagnostics: converged: {'yes' if fit.get('converged') else 'no'} "
-                f"({html.escape(str(fit.get('optimizer_message', '')))}); max.grad = {_fmt(fit.get('max_grad'))}; "
-                f"cond.H = {_fmt(fit.get('cond_h'))}; singular: {'yes' if fit.get('singular') else 'no'}</p>")
+                f"({html.escape(str(fit.get('optimizer_message', '')))}); scaled gradient = {_fmt(fit.get('scaled_grad'))} "
+                f"(lme4's check: &lt; 0.002); max.grad = {_fmt(fit.get('max_grad'))}; "
+                f"cond.H = {_fmt(fit.get('cond_h'))}; singular: {'yes' if fit.get('singular') else 'no'}"
+                + (f"; {html.escape(fit['fallback'])}" if fit.get("fallback") else "") + "</p>")
         head = (f"ordinal::clmm (logit link, flexible thresholds: {fit.get('n_thresholds')}); n = {fit['n_obs']}; "
                 f"AIC = {_fmt(fit.get('aic'))}, logLik = {_fmt(fit.get('loglik'))}")
     else:

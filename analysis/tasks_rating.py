@@ -6,7 +6,9 @@ the distance between "6" and "7"; a linear model of the raw ratings assumes it. 
 probability of rating at or below each point with one set of thresholds and the user's factors
 (sum-coded, analysis/formula.py) shifting them, plus random intercepts (and slopes, when given) of
 subjects and items. Diagnostics as ordinal reports them: the optimiser's convergence code and message,
-the largest absolute gradient (`max.grad`, converged when below 1e-3), and the condition number of the
+lme4's gradient check applied to clmm's gradient g and Hessian H (converged when max(min(|H^-1/2 g|, |g|))
+< 0.002, as lme4's check.conv.grad; `max.grad`, the largest absolute gradient, is shown beside it), and the
+condition number of the
 Hessian (`cond.H`; above 1e4 the model is ill-defined: too many parameters for the data, or a
 threshold without observations). A random-effect SD near 0 (below 1e-4) is reported as singular.
 """
@@ -14,18 +16,21 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from analysis import formula as fm
 
 R_CLMM = r"""
-function(formula, d) {
+function(formula, d, method) {
   msgs <- character(0)
   keep <- function(expr) withCallingHandlers(expr,
     warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
     message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") })
   d$rating <- factor(d$rating, levels = sort(unique(d$rating)), ordered = TRUE)
-  m <- keep(ordinal::clmm(stats::as.formula(formula), data = d, link = "logit", threshold = "flexible"))
+  ctrl <- if (method == "default") ordinal::clmm.control() else ordinal::clmm.control(method = method)
+  m <- keep(ordinal::clmm(stats::as.formula(formula), data = d, link = "logit", threshold = "flexible",
+                          control = ctrl))
   s <- keep(summary(m))
   cf <- s$coefficients
   vc <- ordinal::VarCorr(m)
@@ -34,12 +39,14 @@ function(formula, d) {
        p = unname(cf[, 4]), n_thresholds = length(m$alpha), re_names = names(sds), re_sd = unname(sds),
        convergence = as.integer(m$optRes$convergence), opt_message = as.character(m$optRes$message),
        max_grad = as.numeric(s$info$max.grad), cond_h = as.numeric(s$info$cond.H),
+       scaled_grad = tryCatch(max(pmin(abs(solve(chol(m$Hessian), m$gradient)), abs(m$gradient))),
+                              error = function(e) NA_real_),
        loglik = as.numeric(m$logLik), aic = stats::AIC(m), nobs = as.integer(nrow(d)),
        messages = unique(msgs))
 }
 """
 _CLMM = None
-MAX_GRAD = 1e-3
+MAX_GRAD = 2e-3  # lme4's gradient check (check.conv.grad, tol 0.002) on the scaled gradient
 MAX_COND_H = 1e4
 
 
@@ -77,6 +84,7 @@ class OrdinalFit:
     converged: bool
     singular: bool
     max_grad: float
+    scaled_grad: float
     cond_h: float
     optimizer_message: str
     messages: list[str] = field(default_factory=list)
@@ -84,6 +92,7 @@ class OrdinalFit:
     contrasts_note: str = ""
     status: str = "ok"
     method: str = "clmm"
+    fallback: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -109,20 +118,42 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
         d[g] = d[g].astype(str)
     d, coded, codings = fm.sum_code(d, f, declared)
     used = [c for c in d.columns if c in set(fm.names_in(coded.r_text()))]
-    get_r = _clmm()(coded.r_text(), _r_frame(d[used]))
-    get = {k: list(get_r.rx2(k)) for k in get_r.names}
+    rd = _r_frame(d[used])
+
+    def run(method: str) -> dict:
+        try:
+            r = _clmm()(coded.r_text(), rd, method)
+        except Exception as exc:
+            raise OrdinalError(f"clmm failed for {coded.r_text()}: {' '.join(str(exc).split())}") from exc
+        return {k: list(r.rx2(k)) for k in r.names}
+
+    def ok(g: dict) -> bool:
+        sg = float(g["scaled_grad"][0])
+        return int(g["convergence"][0]) == 0 and not np.isnan(sg) and sg < MAX_GRAD
+
+    get, refit = run("default"), ""
+    if not ok(get) and len(f.groups) == 1:
+        # the usual remedy (ordinal's clmm.control): another optimiser (ucminf works with one grouping
+        # factor only); the report says which fit it shows
+        second = run("ucminf")
+        first = f"scaled gradient {float(get['scaled_grad'][0]):.2g}, optimiser code {int(get['convergence'][0])}"
+        if ok(second):
+            get, refit = second, f"refitted with method=ucminf after the default (nlminb) fit did not converge ({first})"
+        else:
+            refit = f"refit with method=ucminf did not converge either (first fit: {first}); the first fit is reported"
     coefs = [{"term": t, "estimate": float(e), "se": float(se), "z": float(z), "p": float(p)}
              for t, e, se, z, p in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"])]
     rfx = [{"group": n.split(".(", 1)[0] if ".(" in n else n.split(".", 1)[0],
             "term": "sd__" + (n[len(n.split(".(", 1)[0]) + 1:] if ".(" in n else n.split(".", 1)[-1]),
             "estimate": float(sd)} for n, sd in zip(get["re_names"], get["re_sd"])]
     max_grad, cond_h = float(get["max_grad"][0]), float(get["cond_h"][0])
-    converged = int(get["convergence"][0]) == 0 and max_grad < MAX_GRAD
+    scaled = float(get["scaled_grad"][0])
+    converged = ok(get)
     singular = any(r["estimate"] < 1e-4 for r in rfx)
-    messages = [" ".join(str(m).split()) for m in get["messages"]]
+    messages = [" ".join(str(m).split()) for m in get["messages"]] + ([refit] if refit else [])
     if not converged:
         messages.append(f"not converged: optimiser code {int(get['convergence'][0])} "
-                        f"({get['opt_message'][0]}), max.grad {max_grad:.2g} (needs < {MAX_GRAD:g})")
+                        f"({get['opt_message'][0]}), scaled gradient {scaled:.2g} (lme4's check needs < {MAX_GRAD:g})")
     ill = cond_h > MAX_COND_H
     if ill:
         messages.append(f"cond.H = {cond_h:.3g} > {MAX_COND_H:g}: the model is ill-defined (too many parameters "
@@ -132,9 +163,9 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     return OrdinalFit(formula=formula, fitted=coded.r_text(), n_obs=int(get["nobs"][0]),
                       n_thresholds=int(get["n_thresholds"][0]), coefficients=coefs, random_effects=rfx,
                       loglik=float(get["loglik"][0]), aic=float(get["aic"][0]), converged=converged, singular=singular,
-                      max_grad=max_grad, cond_h=cond_h, optimizer_message=str(get["opt_message"][0]), messages=messages,
+                      max_grad=max_grad, scaled_grad=scaled, cond_h=cond_h, optimizer_message=str(get["opt_message"][0]), messages=messages,
                       contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
-                      contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill))
+                      contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill), fallback=refit)
 
 
 def rating_rows(df: pd.DataFrame) -> pd.DataFrame:

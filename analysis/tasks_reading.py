@@ -23,7 +23,6 @@ Models (lme4 through analysis/formula_fit.py, each with its diagnostics):
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -111,6 +110,30 @@ def region_means(h: pd.DataFrame, factors: list[str], seed: int = 0, n_boot: int
     return pd.DataFrame(out)
 
 
+def region_surprisal(w: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
+    """Models: mean surprisal (bits) per group x region x factor cell; a region's surprisal is the sum of its
+    words' (the log probability of the region), averaged over trials."""
+    s = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()]
+    cols = ["group", "region"] + factors + ["n_trials", "mean_surprisal_bits"]
+    if s.empty:
+        return pd.DataFrame(columns=cols)
+    per_trial = s.groupby(["group", "subject_key", "item_id", "region"] + factors, dropna=False,
+                          observed=True)["surprisal_bits"].sum().reset_index()
+    return (per_trial.groupby(["group", "region"] + factors, dropna=False, observed=True)["surprisal_bits"]
+            .agg(n_trials="size", mean_surprisal_bits="mean").reset_index()[cols])
+
+
+def humans_beside_models(rt: pd.DataFrame, sur: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
+    """Region by region and cell by cell: the humans' mean reading time beside each model's mean surprisal."""
+    if rt.empty or sur.empty:
+        return pd.DataFrame()
+    keys = ["region"] + factors
+    h = rt[rt["group"] == "human"][keys + ["mean_rt_ms"]].rename(columns={"mean_rt_ms": "human_mean_rt_ms"})
+    wide = sur.pivot_table(index=keys, columns="group", values="mean_surprisal_bits", dropna=False)
+    wide.columns = [f"surprisal_bits: {c}" for c in wide.columns]
+    return h.merge(wide.reset_index(), on=keys, how="outer").sort_values(keys).reset_index(drop=True)
+
+
 def region_formula(factors: list[str], h: pd.DataFrame) -> str:
     """The by-region model: the design's factors that vary, length and position; subject and item intercepts."""
     varying = [f for f in factors if h[f].nunique(dropna=True) > 1]
@@ -156,6 +179,3 @@ def surprisal_beside_rt(j: pd.DataFrame) -> pd.DataFrame:
             .agg(n_subjects=("subject_key", "nunique"), mean_rt_ms=("word_rt_ms", "mean"),
                  surprisal_bits=("surprisal", "first"), length=("length", "first")).reset_index())
 
-
-def dumps(v) -> str:
-    return json.dumps(v)

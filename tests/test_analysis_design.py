@@ -147,6 +147,8 @@ def test_cli_refuses_an_unknown_formula_column_and_by(agreement, tmp_path):
             match=["unknown column 'atractor'", "attractor_number"])
     refused("analyze", str(agreement / "humans"), "--out", str(tmp_path / "o3"), "--formula", "correct ~ (1 | subject",
             match=["--formula", "parentheses"])
+    refused("analyze", str(agreement / "humans"), "--out", str(tmp_path / "o4"), "--no-mixed",
+            "--formula", "correct ~ head_number", match="--no-mixed means no R")
     assert not (tmp_path / "o2" / "results.json").exists()
 
 

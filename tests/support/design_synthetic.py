@@ -190,7 +190,7 @@ def reading_sessions(root: Path, n_subjects: int = 12, n_items: int = 16, seed: 
             rts = []
             for k, w in enumerate(words):
                 prev = sur[i][k - 1] if k else 0.0
-                rts.append(round(float(300 + beta_surprisal * sur[i][k] + 4 * prev + 8 * len(w.strip(".")) + u
+                rts.append(round(float(300 + beta_surprisal * sur[i][k] + 4 * prev + 8 * (len(w.strip(".")) or 1) + u
                                        + w_item[i] + rng.normal(0, 25)), 1))
             reg_rts = []
             pos = 0
