@@ -12,8 +12,8 @@ def protocol_and_context(cfg, exp) -> None:
     from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
 
     try:
-        get_protocol(cfg.protocol or default_protocol(exp.task.kind), question=cfg.question,
-                     max_new_tokens=cfg.max_new_tokens)
+        get_protocol(cfg.protocol or default_protocol(exp.task.kind, exp.task.response), question=cfg.question,
+                     max_new_tokens=cfg.max_new_tokens, panel=exp.task.panel, task=exp.task)
         for k in range(cfg.subjects):
             parse_context(cfg.context, k + cfg.first_subject - 1)
     except (ProtocolError, ContextError) as exc:
