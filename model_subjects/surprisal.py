@@ -149,7 +149,7 @@ class SurprisalScorer:
             n = len(seqs[i][0])
             ids[r, :n] = torch.tensor(seqs[i][0])
             mask[r, :n] = 1
-        with torch.no_grad():
+        with torch.inference_mode():
             logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
             norm = logits.logsumexp(-1)  # [B, T]
             tok_lp = logits[:, :-1].gather(-1, ids[:, 1:, None].to(self.device))[..., 0] - norm[:, :-1]  # predicts t+1
