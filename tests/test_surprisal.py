@@ -66,6 +66,18 @@ def test_against_a_plain_forward_pass(backend):
             start = end
 
 
+def test_output_layer_on_real_positions_equals_the_full_forward_pass(backend, monkeypatch):
+    import model_subjects.surprisal as mod
+
+    fast = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bow_correction=True)).score(
+        [s.split() for s in SENTENCES])
+    monkeypatch.setattr(mod, "PLAIN_HEAD_TYPES", set())
+    full = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bow_correction=True)).score(
+        [s.split() for s in SENTENCES])
+    for a, b in zip(fast, full):
+        assert a == pytest.approx(b, abs=1e-4)
+
+
 def test_batching_does_not_change_scores(backend):
     one = [SurprisalScorer(backend.model, backend.tokenizer).score([s.split()])[0] for s in SENTENCES]
     small = SurprisalScorer(backend.model, backend.tokenizer, max_batch_tokens=40).score([s.split() for s in SENTENCES])
