@@ -136,7 +136,9 @@ def run_model(
         fail("interrupted; finished trials are saved; run the same command again to continue", code=130)
     del states
     for s in summary.subjects:
-        acc = f"{s['correct_now']}/{s['run_now']} correct" if s["run_now"] else "nothing left to run"
+        scored = s.get("scored_now", s["run_now"])
+        acc = ((f"{s['correct_now']}/{scored} correct" if scored else "no right answers to score")
+               if s["run_now"] else "nothing left to run")
         console.print(f"  {s['subject_id']} [{s['context_mode']}] {s['trials']}/{s['planned']} trials "
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "

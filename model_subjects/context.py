@@ -18,6 +18,12 @@ Chat rendering (`chat=True`, instruction-tuned models) puts the same texts into 
 turns of the model's chat template: the prompt (with whatever precedes it) is a user turn, the
 answer the assistant turn, the feedback opens the next user turn.
 
+Every task kind is described by the same rule: a trial's prompt is its protocol's first query prompt
+(the sentence and question of a judgment or rating, the numbered options of a choice, the prefix of a
+completion; empty for `direct` and `surprisal`, which read the sentence) and the answer text is what
+the model chose in words (the label, the option, the scale point, the word; the sentence itself for
+`direct` / `surprisal`), so a running history reads as the trials and answers a person gave.
+
 Every row stores the SHA-256 of its context text; `rebuild_contexts` rebuilds those texts from
 the trial table and the spec alone, so any trial's context can be recovered and checked.
 """

@@ -11,12 +11,15 @@ def protocol_and_context(cfg, exp) -> None:
     from model_subjects.context import ContextError, parse_context
     from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
 
+    from experiments.tasks import TaskError, check_runner
+
     try:
+        check_runner(exp.task.kind, "model")
         get_protocol(cfg.protocol or default_protocol(exp.task.kind, exp.task.response), question=cfg.question,
                      max_new_tokens=cfg.max_new_tokens, panel=exp.task.panel, task=exp.task)
         for k in range(cfg.subjects):
             parse_context(cfg.context, k + cfg.first_subject - 1)
-    except (ProtocolError, ContextError) as exc:
+    except (ProtocolError, ContextError, TaskError) as exc:
         raise OptionError(str(exc)) from None
 
 

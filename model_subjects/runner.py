@@ -75,6 +75,7 @@ class SubjectState:
     writer: SessionWriter | None = None
     done: int = 0
     n_correct: int = 0
+    n_scored: int = 0  # rows with a right answer (a rating or a surprisal row has none)
     n_run: int = 0
     n_unscorable: int = 0
     unclosed: bool = False  # its last run ended without closing the session (killed or crashed)
@@ -314,6 +315,7 @@ class Runner:
         st.done += 1
         st.n_run += 1
         st.n_correct += int(bool(row["correct"]))
+        st.n_scored += int(row["correct"] is not None)
         if '"unscorable"' in (row.get("extra") or ""):
             st.n_unscorable += 1
             st.writer.meta["n_unscorable"] = int(st.writer.meta.get("n_unscorable", 0)) + 1
@@ -353,7 +355,7 @@ class Runner:
         for st in states:
             summary.subjects.append({"subject_id": st.subject_id, "context_mode": st.mode.label,
                                      "trials": st.done, "planned": st.planned, "run_now": st.n_run,
-                                     "correct_now": st.n_correct, "unscorable_now": st.n_unscorable,
+                                     "correct_now": st.n_correct, "scored_now": st.n_scored, "unscorable_now": st.n_unscorable,
                                      "csv": str(session_paths(self.out, self.exp.name, st.subject_id,
                                                               self.cfg.session)[0])})
             summary.trials_run += st.n_run

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 LN2 = math.log(2.0)
+# model types whose logits are exactly output_embeddings(last hidden state) (surprisal skips the padding there)
+PLAIN_HEAD_TYPES = {"llama", "mistral", "qwen2", "gpt2", "gpt_neox", "olmo", "olmo2"}
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,20 @@ class SurprisalScorer:
             self._run(batch, seqs, out)
         return out
 
+    def _real_logits(self, ids: Any, mask: Any, real: Any) -> Any:
+        """Float32 logits at the non-padding positions only, [N, V] in row-major order.
+
+        For the model types whose logits are the output embedding of the last hidden state (no
+        scaling or soft-capping), the output layer runs on the real positions alone; otherwise the
+        whole forward pass runs and the padding positions are dropped afterwards."""
+        m = self.model
+        head = m.get_output_embeddings() if hasattr(m, "get_output_embeddings") else None
+        base = getattr(m, "base_model", None)
+        if getattr(m.config, "model_type", "") in PLAIN_HEAD_TYPES and head is not None and base is not None and base is not m:
+            hidden = base(input_ids=ids, attention_mask=mask).last_hidden_state
+            return head(hidden[real]).float()
+        return m(input_ids=ids, attention_mask=mask).logits[real].float()
+
     def _run(self, batch: list[int], seqs: list, out: list) -> None:
         torch = self.torch
         width = max(len(seqs[i][0]) for i in batch)
@@ -149,13 +165,19 @@ class SurprisalScorer:
             n = len(seqs[i][0])
             ids[r, :n] = torch.tensor(seqs[i][0])
             mask[r, :n] = 1
-        with torch.no_grad():
-            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
-            norm = logits.logsumexp(-1)  # [B, T]
-            tok_lp = logits[:, :-1].gather(-1, ids[:, 1:, None].to(self.device))[..., 0] - norm[:, :-1]  # predicts t+1
+        real = mask.bool()
+        nxt = torch.cat([ids[:, 1:], torch.full((len(batch), 1), self.pad_id, dtype=torch.long)], 1)[real]
+        with torch.inference_mode():
+            logits = self._real_logits(ids.to(self.device), mask.to(self.device), real.to(self.device))  # [N, V]
+            norm = logits.logsumexp(-1)
+            flat_tok = logits.gather(-1, nxt[:, None].to(self.device))[:, 0] - norm  # predicts the next token
+            tok_lp = torch.zeros((len(batch), width), dtype=torch.float32)
+            tok_lp[real] = flat_tok.cpu()  # tok_lp[r, t] = log P(token t+1 | tokens <= t); the last one unused
             bow_lp = None
             if self.bow_ids is not None:
-                bow_lp = logits.index_select(-1, self.bow_ids.to(self.device)).logsumexp(-1) - norm  # P_bow of the next token
+                flat_bow = logits.index_select(-1, self.bow_ids.to(self.device)).logsumexp(-1) - norm
+                bow_lp = torch.zeros((len(batch), width), dtype=torch.float32)
+                bow_lp[real] = flat_bow.cpu()  # P_bow of the token after position t
         tok_lp = tok_lp.double().cpu()
         bow_lp = bow_lp.double().cpu() if bow_lp is not None else None
         for r, i in enumerate(batch):

@@ -214,8 +214,8 @@ def _runner(tmp_path, monkeypatch, backend, kind: str, trials: list[Trial], **cf
     data = yaml.safe_load(bundled_spec_path("lakretz2021_demo").read_text())
     data["task"] = {"kind": kind}
     exp = parse_spec(data)
-    seq = TrialSequence(experiment=exp.name, subject_id="m01", seed=0, spec_hash=exp.spec_hash, trials=tuple(trials))
-    monkeypatch.setattr(runner_mod, "compile_sequence", lambda exp, sid, seed, session=1: seq)
+    monkeypatch.setattr(runner_mod, "compile_sequence", lambda exp, sid, seed, session=1: TrialSequence(
+        experiment=exp.name, subject_id=sid, seed=0, spec_hash=exp.spec_hash, trials=tuple(trials)))
     rc = runner_mod.RunConfig(spec="x", out=tmp_path, **cfg)
     return runner_mod.Runner(rc, backend, exp=exp)
 
@@ -259,3 +259,20 @@ def test_runner_refuses_an_item_without_the_protocols_materials(tmp_path, monkey
     trials = _generic_trials(1, "judgment", sentence="The cat sleeps.")
     with pytest.raises(RunError, match="pair_sentence"):
         _runner(tmp_path, monkeypatch, backend, "judgment", trials, protocol="direct").run()
+
+
+def test_running_subjects_together_equal_one_at_a_time(tmp_path, monkeypatch, backend):
+    """Judgment meta in a running context: two subjects advanced together (one batched cache) score
+    as each alone (1e-4), with the same answers."""
+    trials = _generic_trials(3, "judgment", sentence="The cats sleeps.", answer="no")
+    got = {}
+    for together in (True, False):
+        out = tmp_path / str(together)
+        _runner(out, monkeypatch, backend, "judgment", trials, context="running", protocol="meta", subjects=2,
+                parallel_running=together).run()
+        got[together] = [list(csv.DictReader(p.open())) for p in sorted(out.rglob("*.csv"))]
+    for a_rows, b_rows in zip(got[True], got[False]):
+        assert [r["response"] for r in a_rows] == [r["response"] for r in b_rows]
+        for a, b in zip(a_rows, b_rows):
+            assert json.loads(a["option_logprobs"]) == pytest.approx(json.loads(b["option_logprobs"]), abs=1e-4)
+            assert a["protocol"] == "judgment:meta" and a["correct"] in ("True", "False")

@@ -66,6 +66,18 @@ def test_against_a_plain_forward_pass(backend):
             start = end
 
 
+def test_output_layer_on_real_positions_equals_the_full_forward_pass(backend, monkeypatch):
+    import model_subjects.surprisal as mod
+
+    fast = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bow_correction=True)).score(
+        [s.split() for s in SENTENCES])
+    monkeypatch.setattr(mod, "PLAIN_HEAD_TYPES", set())
+    full = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bow_correction=True)).score(
+        [s.split() for s in SENTENCES])
+    for a, b in zip(fast, full):
+        assert a == pytest.approx(b, abs=1e-4)
+
+
 def test_batching_does_not_change_scores(backend):
     one = [SurprisalScorer(backend.model, backend.tokenizer).score([s.split()])[0] for s in SENTENCES]
     small = SurprisalScorer(backend.model, backend.tokenizer, max_batch_tokens=40).score([s.split() for s in SENTENCES])
@@ -103,3 +115,24 @@ def test_run_model_surprisal_end_to_end(tmp_path, backend):
         words = row["words"].split(" ")
         assert len(bits) == len(words) and row["protocol"] == "surprisal:bow"
         assert bits == pytest.approx(scorer.score([words])[0], abs=1e-4)
+
+
+def test_bundled_self_paced_reading_surprisal_equals_minicons(tmp_path, backend):
+    """The issue's check: `run-model self_paced_reading --protocol surprisal` writes word_surprisal_bits
+    equal to minicons' word_score_tokenized (bos_token=True) on the spec's sentences."""
+    from experiments.spec import BUNDLED_SPECS
+    from model_subjects.runner import RunConfig, Runner
+
+    if not (BUNDLED_SPECS / "self_paced_reading.yaml").exists():
+        pytest.skip("the bundled self_paced_reading spec is not on this branch")
+    scorer = pytest.importorskip("minicons.scorer")
+    Runner(RunConfig(spec="self_paced_reading", protocol="surprisal", trials=4, out=tmp_path), backend).run()
+    rows = list(csv.DictReader(next(tmp_path.rglob("*.csv")).open()))
+    mc = scorer.IncrementalLMScorer(backend.model, device="cpu", tokenizer=copy.deepcopy(backend.tokenizer))
+    theirs = mc.word_score_tokenized([r["words"] for r in rows], tokenize_function=lambda s: s.split(),
+                                     bos_token=True, surprisal=True, base_two=True)
+    for row, t in zip(rows, theirs):
+        cells = json.loads(row["extra"]).get("columns") or row
+        bits = json.loads(cells["word_surprisal_bits"])
+        assert len(bits) == len(row["words"].split(" ")) == len(t)
+        assert bits == pytest.approx([v for _, v in t], abs=TOL_BITS)

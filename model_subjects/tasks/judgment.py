@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from experiments.trials import Trial
-from model_subjects.protocols import Decision, Option, Query
+from model_subjects.protocols import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, argmax, decision, need, sentence_of, signed_margin
 
 
@@ -49,6 +49,12 @@ class LabelMeta(TaskProtocol):
 class JudgmentDirect(TaskProtocol):
     kind, short = "judgment", "direct"
     chat_ok = False
+
+    def check(self, trial: Trial) -> None:
+        if trial.mat.get("pair_sentence") in (None, ""):
+            raise ProtocolError(f"trial {trial.item_id!r} ({trial.role or 'test'}): protocol {self.name!r} compares the "
+                                "sentence with its minimal-pair partner and needs `pair_sentence` in every item the "
+                                "run asks (practice and fillers too); use --protocol meta, or give the pairs")
 
     def queries(self, trial: Trial) -> list[Query]:
         s, p = sentence_of(trial), str(need(trial, "pair_sentence", self.name))
