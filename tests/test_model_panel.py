@@ -38,7 +38,8 @@ def test_running_context_reads_like_the_panel_screen(backend, tmp_path):  # noqa
         assert r["response"] in ("violation", "no_violation")
         assert r["correct"] == str(r["response"] == r["correct_response"])
         # the screen, in order: instructions, the block intro, the sentence, the panel's question and labels
-        assert text.startswith(exp.texts.instructions[0].strip()) and exp.block("training").intro_text in text
+        # (the intro's {trials}: the 5 trials this --trials 5 session runs, as a participant is told)
+        assert text.startswith(exp.texts.instructions[0].strip()) and "First, a practice block of 5 sentences." in text
         assert text.endswith(f"{r['words']}\n{panel.question}\nVIOLATION / ACCEPTABLE:")
         # every earlier trial with the label the model chose and the feedback that earned
         for prev in rows[:k]:
