@@ -244,6 +244,7 @@ def test_the_last_page_has_one_instruction_and_the_intro_the_real_number_of_tria
     data = yaml.safe_load((ROOT / "experiments" / "specs" / "lakretz2021_replication.yaml").read_text(encoding="utf-8"))
     data["timing"] = dict(fixation_ms=100, word_ms=100, gap_ms=50, panel_delay_ms=100, response_ms=1500,
                           feedback_ms=100, iti_ms=50)
+    data["blocks"][0]["intro_text"] = "First, a practice block of {trials} sentences."
     spec = tmp_path / "replication.yaml"
     spec.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     proc, url = start_server(spec, tmp_path / "data", "--trials", "3")
