@@ -10,7 +10,8 @@ Modes (the `context_mode` column):
                        model's own answer and the feedback that answer earned, then the current
                        prompt; `running:<W>` keeps only the last W trials (instructions stay)
 
-Plain rendering rule (RULE): every page/intro/break text and every finished trial is one segment
+Plain rendering rule (RULE): every instruction page and block intro (its {trials} filled in; no pause
+screen between blocks, since v2) and every finished trial is one segment
 ending in a newline; a finished trial is `prompt + answer_text + "\\n"` followed by
 `feedback_text + "\\n"` when the block gives feedback. So for trial k,
     context(k) = context(k-1) + exchange(k-1) [+ intro of a new block] , then prompt(k).
@@ -36,7 +37,7 @@ from typing import Any, Callable, Sequence
 from experiments.spec import Experiment
 from experiments.trials import Trial
 
-RULE = "twinlab-context-v1"
+RULE = "twinlab-context-v2"  # v2 (issue 23): no break text between blocks, {trials} filled in block intros
 ChatRenderer = Callable[[list[dict[str, str]], bool], str]
 
 

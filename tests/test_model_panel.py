@@ -69,3 +69,21 @@ def test_session_2_continues_and_italian_materials(backend, tmp_path):  # noqa: 
         units = json.loads(r["rsvp_units"])
         prompt = json.loads(r["extra"])["prompt"]
         assert prompt == f"{' '.join(units)}\n{ita.task.panel.question}\nVIOLAZIONE / ACCETTABILE:"
+
+
+def test_a_block_intro_tells_the_model_its_number_of_trials(backend, tmp_path):  # noqa: F811
+    """{trials} in an intro: the trials this session runs (--trials 3 here), as a participant is told."""
+    import yaml
+
+    from experiments.spec import bundled_spec_path
+
+    data = yaml.safe_load(bundled_spec_path(SPEC).read_text(encoding="utf-8"))
+    data["blocks"][0]["intro_text"] = "First, a practice block of {trials} sentences."
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(data), encoding="utf-8")
+    exp = load_spec(spec)
+    Runner(RunConfig(spec=str(spec), out=tmp_path / "out", context="running", trials=3), backend).run()
+    rows = read_rows(session_paths(tmp_path / "out", exp.name, "m01", 1)[0])
+    texts = rebuild_contexts(exp, rows, parse_context("running"), get_protocol("panel_judgment", panel=exp.task.panel))
+    assert [sha256(t) for t in texts] == [json.loads(r["extra"])["context_sha256"] for r in rows]
+    assert all("First, a practice block of 3 sentences.\n" in t and "{trials}" not in t for t in texts)

@@ -57,7 +57,7 @@ def italian_spec(tmp_path: Path) -> Path:
     data["timing"] = dict(fixation_ms=150, word_ms=120, gap_ms=80, panel_delay_ms=150, response_ms=1500,
                           feedback_ms=250, iti_ms=50)
     first = data["blocks"][0]
-    first.update(trials=2, break_after=True, intro_text="Prima parte.")
+    first.update(trials=2, break_after=True, intro_text="Prima parte: {trials} frasi.")
     data["blocks"].append({**first, "name": "second", "trials": 4, "break_after": False, "intro_text": None})
     path = tmp_path / "italiano.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
@@ -137,7 +137,8 @@ def test_italian_spec_draws_only_italian_screen_texts(xdisplay, tmp_path):
         # instructions (two pages), then the first block's intro: SPACE until the first panel is up
         wait_for(lambda: pages[0] in drawn.texts(), 60, "the first instruction page", proc)
         press_until(xdisplay, "space", lambda: pages[1] in drawn.texts(), proc, "the second page")
-        press_until(xdisplay, "space", lambda: "Prima parte." in drawn.texts(), proc, "the block intro")
+        # the intro's {trials}: the block's 2 trials (issue 23)
+        press_until(xdisplay, "space", lambda: "Prima parte: 2 frasi." in drawn.texts(), proc, "the block intro")
         press_until(xdisplay, "space", lambda: events.count("FIX_ON", 0), proc, "trial 0")
         # trial 0: answered with F (VIOLAZIONE); trial 1: no answer (Troppo lento!)
         wait_for(lambda: events.count("PanelOn", 0), 30, "the first panel", proc)

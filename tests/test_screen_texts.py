@@ -99,8 +99,7 @@ def test_texts_override_the_language_set_and_change_the_hash_only_when_given():
 def test_hashes_of_specs_without_the_new_texts_are_unchanged():
     # the hashes the bundled specs had before the screen texts became spec fields
     assert load_spec("lakretz2021_nested").spec_hash == "91d1347b4fcbc6bb"
-    # (the replication spec's training intro says {trials} since issue 23, which changed its hash on purpose)
-    assert load_spec("lakretz2021_replication").spec_hash == "34ba091e5502125f"
+    assert load_spec("lakretz2021_replication").spec_hash == "24f55166260388ee"
     assert load_spec("lakretz2021_italian_example").spec_hash == "a8f248a0bc6a06ec"
     # an English spec that leaves out break/end/feedback texts hashes as it did with the old defaults written out
     data = _spec()
@@ -172,7 +171,7 @@ def test_the_bundle_is_plain_json():
     bundle = screen_bundle(exp)
     assert json.loads(json.dumps(bundle)) == bundle
     assert bundle["instructions"][-1] == "Press SPACE to begin."
-    assert bundle["block_intros"] == {"training": "First, a practice block of {trials} sentences.",
+    assert bundle["block_intros"] == {"training": "First, a practice block of 40 sentences.",
                                       "main": "The main part begins now."}
     assert bundle["keys"] == {"continue": "space", "quit": "escape", "quit_yes": "y", "quit_no": "n",
                               "panel_violation": "f", "panel_no_violation": "j"}

@@ -238,3 +238,34 @@ def test_a_second_browser_cannot_lock_the_first_out_and_a_lost_server_is_retried
     assert [r["response"] for r in rows] == ["violation", "no_violation", "violation"]
     meta = json.loads(session_paths(out, exp.name, "P07", 1)[1].read_text())
     assert meta["status"] == "completed"
+
+
+def test_the_last_page_has_one_instruction_and_the_intro_the_real_number_of_trials(browser, tmp_path):
+    data = yaml.safe_load((ROOT / "experiments" / "specs" / "lakretz2021_replication.yaml").read_text(encoding="utf-8"))
+    data["timing"] = dict(fixation_ms=100, word_ms=100, gap_ms=50, panel_delay_ms=100, response_ms=1500,
+                          feedback_ms=100, iti_ms=50)
+    data["blocks"][0]["intro_text"] = "First, a practice block of {trials} sentences."
+    spec = tmp_path / "replication.yaml"
+    spec.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    proc, url = start_server(spec, tmp_path / "data", "--trials", "3")
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    seen = []
+    try:
+        page.goto(f"{url}/?participant=H01")
+        while True:
+            page.wait_for_function("() => /^(instructions|block_intro)/.test(document.body.dataset.screen || '') || "
+                                   "document.body.dataset.screen === 'trial'", timeout=15_000)
+            s = screen(page)
+            if s == "trial":
+                break
+            seen.append((s, page.inner_text(".tl-page"), [h.inner_text() for h in page.query_selector_all(".tl-hint")]))
+            page.wait_for_timeout(300)
+            page.keyboard.press(" ")
+            page.wait_for_function(f"() => document.body.dataset.screen !== {json.dumps(s)}", timeout=15_000)
+    finally:
+        stop(proc)
+    pages = {name: (text, hints) for name, text, hints in seen}
+    assert pages["instructions_1"][1] == ["Press SPACE to continue"]
+    assert pages["instructions_3"][0].startswith("Press SPACE to begin.") and pages["instructions_3"][1] == []
+    assert pages["block_intro"][0].startswith("First, a practice block of 3 sentences.")
+    assert pages["block_intro"][1] == ["Press SPACE to start"]
