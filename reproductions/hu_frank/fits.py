@@ -37,6 +37,12 @@ PRINTED = (
 )
 
 
+# what the authors' own R summaries (jennhu/lm-task-demands analysis/lmers/*.txt) say about each fit
+AUTHORS_FIT = {("digit_mat", "size"): "boundary (singular) fit", ("crt", "size"): "boundary (singular) fit",
+               ("syntax", "size"): "boundary (singular) fit", ("lambada", "size"): "boundary (singular) fit",
+               ("digit_mat", "training"): "glm (no random effects)", ("lambada", "training"): "lm (no random effects)"}
+
+
 def outcome(domain: str) -> str:
     return "response_correct" if BINARY[domain] else "logprob"
 
@@ -184,7 +190,8 @@ def paper_table(fits: list[Fit]) -> pd.DataFrame:
     for domain, analysis, eq, stat, printed, ptext in PRINTED:
         f = by.get((domain, analysis))
         row = {"domain": LABEL[domain], "analysis": "model size" if analysis == "size" else "training time (OLMo-7B)",
-               "equation": eq, "paper": (f"{stat} = {printed}, {ptext}" if printed is not None else ptext)}
+               "equation": eq, "paper": (f"{stat} = {printed}, {ptext}" if printed is not None else ptext),
+               "authors_fit": AUTHORS_FIT.get((domain, analysis), "")}
         if f is None or f.fit is None:
             rows.append({**row, "twinlab": f.error if f else "not fitted (no data)", "matches_printed_digits": "",
                          "fit_status": "failed" if f else ""})
