@@ -98,7 +98,7 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
                 data = F.model_frame(rows[rows["source"] == "authors"], domain)
                 sens = F.sensitivity(domain, data, progress=lambda m: _say(opt, m))
                 _say(opt, f"{domain}: the paper's model on the rows in reverse order")
-                rev = F.run_fit(domain, "size", "sensitivity (d): the paper's model, rows in reverse order",
+                rev = F.run_fit(domain, "size", "(d) the paper's model, rows reversed",
                                 data.iloc[::-1].reset_index(drop=True), F.formula(domain), mixed=True)
                 all_fits += sens + [rev]
     for domain, rows in rel.training.items():
@@ -150,8 +150,12 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
     if fits:
         paper = F.paper_table(fits)
         rep.heading("The paper's statistics beside twinlab's", anchor="paper")
+        shown = paper[[c for c in ("domain", "analysis", "equation", "paper", "twinlab", "matches_printed_digits",
+                                   "fit_status", "authors_fit") if c in paper.columns]].rename(
+            columns={"matches_printed_digits": "printed digits", "fit_status": "twinlab's fit", "authors_fit": "authors' fit"})
         rep.table("paper_vs_twinlab", paper, "Interaction of size (or training step) and evaluation method: the paper "
-                  "prints |z| or |t|; the sign follows R's reference level (production, direct)")
+                  "prints |z| or |t|; the sign follows R's reference level (production, direct). Estimates, SEs and "
+                  "lme4's messages are in the CSV", shown=shown)
         singular = paper[paper["fit_status"].astype(str).str.startswith("singular")]
         if not singular.empty:
             rep.note("Singular fits (lme4's isSingular): " + "; ".join(
@@ -166,7 +170,10 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
                      "fit is neither singular nor unconverged; (b) model family as a fixed effect (glm/lm); (c) family "
                      "fixed with random intercepts for items (every item is seen by all 13 models); (d) the paper's "
                      "model with the rows in reverse order (a singular fit's SE can depend on it).")
-            rep.table("sensitivity", sens, "The interaction under each model")
+            compact = sens.assign(model=sens["formula"].str.split("~", n=1).str[1].str.strip())[
+                ["domain", "fit", "model", "estimate", "se", "statistic", "value", "p", "status"]]
+            rep.table("sensitivity", sens, "The interaction under each model (formulas in full in the CSV)",
+                      shown=compact.round({"estimate": 4, "se": 4, "value": 3}))
         rep.table("fits", F.fits_table(fits), "Every coefficient of every fit, with its diagnostics", show=False)
         rep.table("random_effects", F.random_effects_table(fits), "Random-effect SDs and correlations", show=False)
     rep.blocks += blocks_after

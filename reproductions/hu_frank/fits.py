@@ -129,19 +129,19 @@ def sensitivity(domain: str, data: pd.DataFrame, progress=None) -> list[Fit]:
     for k, re_ in enumerate(reduced_structures(domain)):
         if progress:
             progress(f"{domain}: random effects {re_}")
-        fit = run_fit(domain, "size", f"sensitivity (a{k + 1}): simpler by-family random effects", data,
+        fit = run_fit(domain, "size", f"(a{k + 1}) simpler random effects", data,
                       formula(domain, random=re_), mixed=True)
         out.append(fit)
         if fit.fit is not None and fit.fit.status == "ok":
-            fit.label += " (the richest the data support)"
+            fit.label += ": the richest the data support"
             break
     if progress:
         progress(f"{domain}: family as a fixed effect")
-    out.append(run_fit(domain, "size", "sensitivity (b): family as a fixed effect", data,
+    out.append(run_fit(domain, "size", "(b) family as a fixed effect", data,
                        formula(domain, random=None, fixed_family=True), mixed=False))
     if progress:
         progress(f"{domain}: family fixed, items random")
-    out.append(run_fit(domain, "size", "sensitivity (c): family fixed, random intercepts for items", data,
+    out.append(run_fit(domain, "size", "(c) family fixed, items random", data,
                        formula(domain, random="(1 | item)", fixed_family=True), mixed=True, group="item"))
     return out
 
@@ -201,8 +201,8 @@ def paper_table(fits: list[Fit]) -> pd.DataFrame:
         p = c["p"]
         ptxt = f"p = {p:.3g}" if p >= 1e-4 else "p < 0.0001"
         df = f", df = {c['df']:.2f}" if np.isfinite(c.get("df", np.nan)) and not BINARY[domain] and analysis == "size" else ""
-        rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, {ptxt} (b = {c['estimate']:.4g}, "
-                                       f"SE = {c['se']:.4g})", "term": f.term, "matches_printed_digits": match,
+        rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, {ptxt}", "estimate": c["estimate"],
+                     "se": c["se"], "term": f.term, "matches_printed_digits": match,
                      "fit_status": f.fit.status, "singular": f.fit.singular, "converged": f.fit.converged,
                      "messages": "; ".join(f.fit.messages)})
     return pd.DataFrame(rows)

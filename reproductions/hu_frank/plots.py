@@ -49,7 +49,7 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
     plt = _setup()
     fams = _families(acc)
     widths = [max(acc[acc["family"] == f]["model"].nunique(), 1) for f in fams]
-    fig, axes = plt.subplots(1, len(fams), sharey=True, figsize=(max(7.5, 0.75 * sum(widths) + 1.5), 3.0),
+    fig, axes = plt.subplots(1, len(fams), sharey=True, figsize=(max(7.0, 0.55 * sum(widths) + 1.5), 3.0),
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
     for ax, fam in zip(axes[0], fams):
         d = acc[acc["family"] == fam]
