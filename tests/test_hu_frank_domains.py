@@ -241,3 +241,28 @@ def test_data_run_end_to_end_on_a_release_in_the_format(tmp_path):
     prov = json.loads((out / "provenance.json").read_text())
     assert len(prov["runs"]) == 2 and all(t["reused"] for t in prov["timings"])
     assert any(k.startswith("stimuli:digit_mat") for k in prov["files"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--items", "ten"], "--items is the number of items per domain"),
+    (["--items", "5", "--authors-outputs", "x"], "leave out --authors-outputs"),
+])
+def test_data_mode_refuses_bad_options_before_writing(tmp_path, args, message):
+    rel = write_stimuli(write_release(tmp_path / "rel"))
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "reproduce", "hu-frank2024", "--data", str(rel),
+                        "--out", str(out), *args], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_data_mode_refuses_a_broken_stimulus_file_before_loading_a_model(tmp_path):
+    rel = write_stimuli(write_release(tmp_path / "rel"))
+    (rel / "external_stimuli" / "crt" / "stimuli.csv").write_text("condition,item_id,question\ncrt1,1,Q?\n")
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "reproduce", "hu-frank2024", "--data", str(rel),
+                        "--out", str(out), "--items", "1"], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and "crt/stimuli.csv: missing column(s) correct, intuitive" in r.stderr
+    assert not out.exists()
