@@ -196,6 +196,17 @@ def test_forced_choice_scores_equal_a_plain_forward_pass(backend, tmp_path):
         want = [sum(_plain(backend, it.prompt, it.options[str(a)])) for a in range(8)]
         assert np.allclose(r.mc_answer_logprobs, want, atol=1e-4)
         assert r.mc_response_index == int(np.argmax(want))
+    # the empty set's "]" merges with the context's final "[" into one token: scored as
+    # log P("[]") - log P("[") from the context before the bracket
+    ctx = "[6 4] [1 9] [6 4 1 9]\n[2] [3] [2 3]\n[5] [ ] ["
+    empty = st.Item("digit_mat", "digit_mat", "x", prompt=ctx, correct="0",
+                    options={str(a): t for a, t in enumerate(["]", "1]", "2]", "3]", "4]", "5]", "6]", "7]"])},
+                    extra={"correct_answer": [], "perm_invariant": True, "problem_type": "x"})
+    out = R.run_digit(backend, [empty])
+    assert out["mc_choices_merging_with_bracket"].iloc[0] == 1
+    want = sum(_plain(backend, ctx[:-1], "[]")) - sum(_plain(backend, ctx[:-1], "["))
+    assert out["mc_answer_logprobs"].iloc[0][0] == pytest.approx(want, abs=1e-4)
+    assert out["mc_answer_logprobs"].iloc[0][1] == pytest.approx(sum(_plain(backend, ctx, "1]")), abs=1e-4)
     crt = st.crt(ext / "crt" / "stimuli.csv")
     out = R.run_crt(backend, crt)
     for it, r in zip(crt, out.itertuples()):
