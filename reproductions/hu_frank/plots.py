@@ -133,7 +133,7 @@ def training_panels(means: pd.DataFrame, gaps: pd.DataFrame, ylabel: str, gap_la
     b.plot(g["training_step"] / 1000, y, marker="o", ms=4, color="#444444")
     b.axhline(0, color="#999999", lw=0.6, ls=":")
     b.set_xlabel("OLMo-7B training step (thousands)")
-    b.set_ylabel(gap_label)
+    b.set_ylabel(gap_label.replace(" (", "\n(", 1))
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return _save(fig, path)
