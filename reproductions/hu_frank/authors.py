@@ -76,16 +76,21 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
         gap_all.append(gaps)
         slope_all.append(sl)
         rep.heading(f"{LABEL[domain].capitalize()} (Figure {fa[0]}{fa[1]}/{fb[1]})", anchor=domain)
-        n_items = rows.groupby("model")["item"].nunique()
-        rep.text(f"{len(n_items)} models, {int(n_items.median())} items each; {len(rows):,} rows "
-                 f"(method x item x model{', x prompt order' if domain == 'syntax' else ''}).")
+        parts = []
+        for src, g in rows.groupby("source", sort=True):
+            n_items = g.groupby("model")["item"].nunique()
+            parts.append(f"{len(n_items)} {'of the authors' if src == 'authors' else 'twinlab'} model"
+                         f"{'s' if len(n_items) != 1 else ''} ({int(n_items.median())} items each)")
+        rep.text(" and ".join(parts) + f"; {len(rows):,} rows (method x item x model"
+                 f"{' x prompt order' if domain == 'syntax' else ''}).")
         rep.figure(accuracy_panels(acc, f"{LABEL[domain]}: {ylabel.lower()} by method and model", ylabel,
                                    figs / f"fig{fa}_{domain}_accuracy.png"),
                    f"Figure {fa}: {ylabel.lower()} per model and method (95% bootstrap CI over rows).")
         rep.figure(gap_vs_size(gaps, gap_label, f"{LABEL[domain]}: demand gap by size", figs / f"fig{fb}_{domain}_gap_size.png",
                                n_boot=opt.n_boot, seed=opt.seed),
                    f"Figure {fb}: the demand gap against model size; coloured lines: OLS within family; black line and "
-                   "grey band: OLS over all models with its 95% bootstrap band (models resampled).")
+                   "grey band: OLS over the paper's models with its 95% bootstrap band (models resampled); stars: "
+                   "models run by twinlab (not in the line).")
         for r in gaps[gaps["flag"] != ""].itertuples():
             rep.note(f"{r.model}: {r.flag} (low {r.low_demand:.3f}, high {r.high_demand:.3f}); the paper leaves it out of "
                      "the figure too.")

@@ -64,7 +64,7 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
         ax.set_xticks(x)
         ax.set_xticklabels([m.split(" ", 1)[1] if m.startswith(fam + " ") else _wrap(m.removesuffix(" (twinlab)"))
                             for m in models], rotation=0 if len(models) < 6 else 30, fontsize=9)
-        ax.set_title(fam + (" (your models)" if fam == "twinlab" else ""), fontsize=10)
+        ax.set_title(fam, fontsize=10 if len(models) > 1 else 9)
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
