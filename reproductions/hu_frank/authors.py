@@ -161,13 +161,14 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
         rep.table("paper_vs_twinlab", paper, "Interaction of size (or training step) and evaluation method: the paper "
                   "prints |z| or |t|; the sign follows R's reference level (production, direct). Estimates, SEs and "
                   "lme4's messages are in the CSV", shown=shown)
-        singular = paper[paper["fit_status"].astype(str).str.startswith("singular")]
-        if not singular.empty:
-            rep.note("Singular fits (lme4's isSingular): " + "; ".join(
-                f"{r.domain}, equation {r.equation}" for r in singular.itertuples()) + ". The authors' own summaries "
-                "say 'boundary (singular) fit' for every size model too. A singular fit's random-effect "
-                "covariance sits on the boundary, and its Wald SE for the interaction is not stable: see the "
-                "sensitivity analysis below before reading these p-values.")
+        flagged = paper[~paper["fit_status"].astype(str).isin(["ok", ""])]
+        if not flagged.empty:
+            rep.note("Fits not to interpret as they stand: " + "; ".join(
+                f"{r.domain}, equation {r.equation} ({r.fit_status.split(',')[0]})" for r in flagged.itertuples())
+                + ". The authors' own summaries say 'boundary (singular) fit' for every size model. A singular "
+                "fit's random-effect covariance sits on the boundary and the Wald SE of its interaction is not a "
+                "stable number (it moves with the order of the rows: check (d) below); read the sensitivity "
+                "analysis before these p-values.")
         sens = F.sensitivity_summary(fits)
         if not sens.empty:
             rep.heading("Sensitivity analysis (size models)", anchor="sensitivity")
@@ -179,6 +180,14 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
                 ["domain", "fit", "model", "estimate", "se", "statistic", "value", "p", "status"]]
             rep.table("sensitivity", sens, "The interaction under each model (formulas in full in the CSV)",
                       shown=compact.round({"estimate": 4, "se": 4, "value": 3}))
+            for dom, g in sens[sens["estimate"].notna()].groupby("domain", sort=False):
+                signs = set(np.sign(g["estimate"]))
+                best = g[g["fit"].str.contains("richest the data support")]
+                b = best.iloc[0] if not best.empty else None
+                rep.note(f"{dom}: the interaction has {'the same sign' if len(signs) == 1 else 'different signs'} "
+                         f"under all {len(g)} fits" + (f"; under the richest random effects the data support, "
+                         f"{b['statistic']} = {b['value']:.3f}, p = {b['p']:.3g}" if b is not None else
+                         "; no simpler random-effects structure gave a fit that is neither singular nor unconverged") + ".")
         rep.table("fits", F.fits_table(fits), "Every coefficient of every fit, with its diagnostics", show=False)
         rep.table("random_effects", F.random_effects_table(fits), "Random-effect SDs and correlations", show=False)
     rep.blocks += blocks_after
