@@ -180,14 +180,8 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
                 ["domain", "fit", "model", "estimate", "se", "statistic", "value", "p", "status"]]
             rep.table("sensitivity", sens, "The interaction under each model (formulas in full in the CSV)",
                       shown=compact.round({"estimate": 4, "se": 4, "value": 3}))
-            for dom, g in sens[sens["estimate"].notna()].groupby("domain", sort=False):
-                signs = set(np.sign(g["estimate"]))
-                best = g[g["fit"].str.contains("richest the data support")]
-                b = best.iloc[0] if not best.empty else None
-                rep.note(f"{dom}: the interaction has {'the same sign' if len(signs) == 1 else 'different signs'} "
-                         f"under all {len(g)} fits" + (f"; under the richest random effects the data support, "
-                         f"{b['statistic']} = {b['value']:.3f}, p = {b['p']:.3g}" if b is not None else
-                         "; no simpler random-effects structure gave a fit that is neither singular nor unconverged") + ".")
+            for line in F.sensitivity_verdicts(sens):
+                rep.note(line)
         rep.table("fits", F.fits_table(fits), "Every coefficient of every fit, with its diagnostics", show=False)
         rep.table("random_effects", F.random_effects_table(fits), "Random-effect SDs and correlations", show=False)
     rep.blocks += blocks_after

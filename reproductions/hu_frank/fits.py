@@ -225,3 +225,23 @@ def sensitivity_summary(fits: list[Fit]) -> pd.DataFrame:
                      "value": c["z"], "p": c["p"], "status": f.fit.status, "aic": f.fit.aic,
                      "messages": "; ".join(f.fit.messages)})
     return pd.DataFrame(rows)
+
+
+def sensitivity_verdicts(sens: pd.DataFrame) -> list[str]:
+    """Per domain: does the interaction keep its sign under every fit, and what does the richest supported
+    random-effects structure say."""
+    out = []
+    if sens.empty or "estimate" not in sens:
+        return out
+    for dom, g in sens[sens["estimate"].notna()].groupby("domain", sort=False):
+        signs = set(np.sign(g["estimate"].astype(float)))
+        best = g[g["fit"].astype(str).str.contains("richest the data support")]
+        line = f"{dom}: the interaction has {'the same sign' if len(signs) == 1 else 'different signs'} under all {len(g)} fits"
+        if best.empty:
+            line += "; no simpler random-effects structure gave a fit that is neither singular nor unconverged"
+        else:
+            b = best.iloc[0]
+            line += (f"; under the richest random effects the data support, {b['statistic']} = {float(b['value']):.3f}, "
+                     f"p = {float(b['p']):.3g}")
+        out.append(line + ".")
+    return out
