@@ -123,7 +123,10 @@ def fit_lmer(data: pd.DataFrame, formula: str, group: str, reml: bool = True) ->
     if not bool(get["satterthwaite"][0]):
         messages.append("lmerTest is not installed: p from the normal approximation, no Satterthwaite df")
     checks = [m for m in get["check_messages"] if "singular" not in str(m)]
-    converged = int(get["opt_code"][0]) == 0 and not checks
+    # lmerTest's Satterthwaite step re-derives the Hessian of the variance parameters; "Model failed to converge
+    # with 1 negative eigenvalue" there means the optimum is not a proper minimum: reported as not converged
+    failed = [m for m in messages if "failed to converge" in m]
+    converged = int(get["opt_code"][0]) == 0 and not checks and not failed
     return MixedFit(formula=formula, n_obs=int(get["nobs"][0]), n_groups=int(d[group].nunique()) if group in d else 0,
                     coefficients=coefs, random_effects=rfx, aic=float(get["aic"][0]), bic=float(get["bic"][0]),
                     loglik=float(get["loglik"][0]), n_params=int(get["npar"][0]), singular=singular,

@@ -196,6 +196,17 @@ def test_forced_choice_scores_equal_a_plain_forward_pass(backend, tmp_path):
         want = [sum(_plain(backend, it.prompt, it.options[str(a)])) for a in range(8)]
         assert np.allclose(r.mc_answer_logprobs, want, atol=1e-4)
         assert r.mc_response_index == int(np.argmax(want))
+    # the empty set's "]" merges with the context's final "[" into one token: scored as
+    # log P("[]") - log P("[") from the context before the bracket
+    ctx = "[6 4] [1 9] [6 4 1 9]\n[2] [3] [2 3]\n[5] [ ] ["
+    empty = st.Item("digit_mat", "digit_mat", "x", prompt=ctx, correct="0",
+                    options={str(a): t for a, t in enumerate(["]", "1]", "2]", "3]", "4]", "5]", "6]", "7]"])},
+                    extra={"correct_answer": [], "perm_invariant": True, "problem_type": "x"})
+    out = R.run_digit(backend, [empty])
+    assert out["mc_choices_merging_with_bracket"].iloc[0] == 1
+    want = sum(_plain(backend, ctx[:-1], "[]")) - sum(_plain(backend, ctx[:-1], "["))
+    assert out["mc_answer_logprobs"].iloc[0][0] == pytest.approx(want, abs=1e-4)
+    assert out["mc_answer_logprobs"].iloc[0][1] == pytest.approx(sum(_plain(backend, ctx, "1]")), abs=1e-4)
     crt = st.crt(ext / "crt" / "stimuli.csv")
     out = R.run_crt(backend, crt)
     for it, r in zip(crt, out.itertuples()):
@@ -241,3 +252,28 @@ def test_data_run_end_to_end_on_a_release_in_the_format(tmp_path):
     prov = json.loads((out / "provenance.json").read_text())
     assert len(prov["runs"]) == 2 and all(t["reused"] for t in prov["timings"])
     assert any(k.startswith("stimuli:digit_mat") for k in prov["files"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--items", "ten"], "--items is the number of items per domain"),
+    (["--items", "5", "--authors-outputs", "x"], "leave out --authors-outputs"),
+])
+def test_data_mode_refuses_bad_options_before_writing(tmp_path, args, message):
+    rel = write_stimuli(write_release(tmp_path / "rel"))
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "reproduce", "hu-frank2024", "--data", str(rel),
+                        "--out", str(out), *args], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_data_mode_refuses_a_broken_stimulus_file_before_loading_a_model(tmp_path):
+    rel = write_stimuli(write_release(tmp_path / "rel"))
+    (rel / "external_stimuli" / "crt" / "stimuli.csv").write_text("condition,item_id,question\ncrt1,1,Q?\n")
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "reproduce", "hu-frank2024", "--data", str(rel),
+                        "--out", str(out), "--items", "1"], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and "crt/stimuli.csv: missing column(s) correct, intuitive" in r.stderr
+    assert not out.exists()

@@ -76,16 +76,21 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
         gap_all.append(gaps)
         slope_all.append(sl)
         rep.heading(f"{LABEL[domain].capitalize()} (Figure {fa[0]}{fa[1]}/{fb[1]})", anchor=domain)
-        n_items = rows.groupby("model")["item"].nunique()
-        rep.text(f"{len(n_items)} models, {int(n_items.median())} items each; {len(rows):,} rows "
-                 f"(method x item x model{', x prompt order' if domain == 'syntax' else ''}).")
+        parts = []
+        for src, g in rows.groupby("source", sort=True):
+            n_items = g.groupby("model")["item"].nunique()
+            parts.append(f"{len(n_items)} {'of the authors' if src == 'authors' else 'twinlab'} model"
+                         f"{'s' if len(n_items) != 1 else ''} ({int(n_items.median())} items each)")
+        rep.text(" and ".join(parts) + f"; {len(rows):,} rows (method x item x model"
+                 f"{' x prompt order' if domain == 'syntax' else ''}).")
         rep.figure(accuracy_panels(acc, f"{LABEL[domain]}: {ylabel.lower()} by method and model", ylabel,
                                    figs / f"fig{fa}_{domain}_accuracy.png"),
                    f"Figure {fa}: {ylabel.lower()} per model and method (95% bootstrap CI over rows).")
         rep.figure(gap_vs_size(gaps, gap_label, f"{LABEL[domain]}: demand gap by size", figs / f"fig{fb}_{domain}_gap_size.png",
                                n_boot=opt.n_boot, seed=opt.seed),
                    f"Figure {fb}: the demand gap against model size; coloured lines: OLS within family; black line and "
-                   "grey band: OLS over all models with its 95% bootstrap band (models resampled).")
+                   "grey band: OLS over the paper's models with its 95% bootstrap band (models resampled); stars: "
+                   "models run by twinlab (not in the line).")
         for r in gaps[gaps["flag"] != ""].itertuples():
             rep.note(f"{r.model}: {r.flag} (low {r.low_demand:.3f}, high {r.high_demand:.3f}); the paper leaves it out of "
                      "the figure too.")
@@ -94,11 +99,11 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
             fit = F.paper_fit(domain, F.model_frame(rows[rows["source"] == "authors"], domain))
             all_fits.append(fit)
             rep.note(_describe_fit(fit))
-            if opt.sensitivity and fit.fit is not None and fit.fit.status != "ok":
+            if opt.sensitivity:  # for every size model: the authors' own four fits were all singular
                 data = F.model_frame(rows[rows["source"] == "authors"], domain)
                 sens = F.sensitivity(domain, data, progress=lambda m: _say(opt, m))
                 _say(opt, f"{domain}: the paper's model on the rows in reverse order")
-                rev = F.run_fit(domain, "size", "sensitivity (d): the paper's model, rows in reverse order",
+                rev = F.run_fit(domain, "size", "(d) the paper's model, rows reversed",
                                 data.iloc[::-1].reset_index(drop=True), F.formula(domain), mixed=True)
                 all_fits += sens + [rev]
     for domain, rows in rel.training.items():
@@ -150,15 +155,20 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
     if fits:
         paper = F.paper_table(fits)
         rep.heading("The paper's statistics beside twinlab's", anchor="paper")
+        shown = paper[[c for c in ("domain", "analysis", "equation", "paper", "twinlab", "matches_printed_digits",
+                                   "fit_status", "authors_fit") if c in paper.columns]].rename(
+            columns={"matches_printed_digits": "printed digits", "fit_status": "twinlab's fit", "authors_fit": "authors' fit"})
         rep.table("paper_vs_twinlab", paper, "Interaction of size (or training step) and evaluation method: the paper "
-                  "prints |z| or |t|; the sign follows R's reference level (production, direct)")
-        singular = paper[paper["fit_status"].astype(str).str.startswith("singular")]
-        if not singular.empty:
-            rep.note("Singular fits (lme4's isSingular): " + "; ".join(
-                f"{r.domain}, equation {r.equation}" for r in singular.itertuples()) + ". The authors' own summaries "
-                "say 'boundary (singular) fit' for every size model too. A singular fit's random-effect "
-                "covariance sits on the boundary, and its Wald SE for the interaction is not stable: see the "
-                "sensitivity analysis below before reading these p-values.")
+                  "prints |z| or |t|; the sign follows R's reference level (production, direct). Estimates, SEs and "
+                  "lme4's messages are in the CSV", shown=shown)
+        flagged = paper[~paper["fit_status"].astype(str).isin(["ok", ""])]
+        if not flagged.empty:
+            rep.note("Fits not to interpret as they stand: " + "; ".join(
+                f"{r.domain}, equation {r.equation} ({r.fit_status.split(',')[0]})" for r in flagged.itertuples())
+                + ". The authors' own summaries say 'boundary (singular) fit' for every size model. A singular "
+                "fit's random-effect covariance sits on the boundary and the Wald SE of its interaction is not a "
+                "stable number (it moves with the order of the rows: check (d) below); read the sensitivity "
+                "analysis before these p-values.")
         sens = F.sensitivity_summary(fits)
         if not sens.empty:
             rep.heading("Sensitivity analysis (size models)", anchor="sensitivity")
@@ -166,7 +176,12 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
                      "fit is neither singular nor unconverged; (b) model family as a fixed effect (glm/lm); (c) family "
                      "fixed with random intercepts for items (every item is seen by all 13 models); (d) the paper's "
                      "model with the rows in reverse order (a singular fit's SE can depend on it).")
-            rep.table("sensitivity", sens, "The interaction under each model")
+            compact = sens.assign(model=sens["formula"].str.split("~", n=1).str[1].str.strip())[
+                ["domain", "fit", "model", "estimate", "se", "statistic", "value", "p", "status"]]
+            rep.table("sensitivity", sens, "The interaction under each model (formulas in full in the CSV)",
+                      shown=compact.round({"estimate": 4, "se": 4, "value": 3}))
+            for line in F.sensitivity_verdicts(sens):
+                rep.note(line)
         rep.table("fits", F.fits_table(fits), "Every coefficient of every fit, with its diagnostics", show=False)
         rep.table("random_effects", F.random_effects_table(fits), "Random-effect SDs and correlations", show=False)
     rep.blocks += blocks_after

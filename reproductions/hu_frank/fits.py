@@ -37,6 +37,12 @@ PRINTED = (
 )
 
 
+# what the authors' own R summaries (jennhu/lm-task-demands analysis/lmers/*.txt) say about each fit
+AUTHORS_FIT = {("digit_mat", "size"): "boundary (singular) fit", ("crt", "size"): "boundary (singular) fit",
+               ("syntax", "size"): "boundary (singular) fit", ("lambada", "size"): "boundary (singular) fit",
+               ("digit_mat", "training"): "glm (no random effects)", ("lambada", "training"): "lm (no random effects)"}
+
+
 def outcome(domain: str) -> str:
     return "response_correct" if BINARY[domain] else "logprob"
 
@@ -123,19 +129,19 @@ def sensitivity(domain: str, data: pd.DataFrame, progress=None) -> list[Fit]:
     for k, re_ in enumerate(reduced_structures(domain)):
         if progress:
             progress(f"{domain}: random effects {re_}")
-        fit = run_fit(domain, "size", f"sensitivity (a{k + 1}): simpler by-family random effects", data,
+        fit = run_fit(domain, "size", f"(a{k + 1}) simpler random effects", data,
                       formula(domain, random=re_), mixed=True)
         out.append(fit)
         if fit.fit is not None and fit.fit.status == "ok":
-            fit.label += " (the richest the data support)"
+            fit.label += ": the richest the data support"
             break
     if progress:
         progress(f"{domain}: family as a fixed effect")
-    out.append(run_fit(domain, "size", "sensitivity (b): family as a fixed effect", data,
+    out.append(run_fit(domain, "size", "(b) family as a fixed effect", data,
                        formula(domain, random=None, fixed_family=True), mixed=False))
     if progress:
         progress(f"{domain}: family fixed, items random")
-    out.append(run_fit(domain, "size", "sensitivity (c): family fixed, random intercepts for items", data,
+    out.append(run_fit(domain, "size", "(c) family fixed, items random", data,
                        formula(domain, random="(1 | item)", fixed_family=True), mixed=True, group="item"))
     return out
 
@@ -184,7 +190,8 @@ def paper_table(fits: list[Fit]) -> pd.DataFrame:
     for domain, analysis, eq, stat, printed, ptext in PRINTED:
         f = by.get((domain, analysis))
         row = {"domain": LABEL[domain], "analysis": "model size" if analysis == "size" else "training time (OLMo-7B)",
-               "equation": eq, "paper": (f"{stat} = {printed}, {ptext}" if printed is not None else ptext)}
+               "equation": eq, "paper": (f"{stat} = {printed}, {ptext}" if printed is not None else ptext),
+               "authors_fit": AUTHORS_FIT.get((domain, analysis), "")}
         if f is None or f.fit is None:
             rows.append({**row, "twinlab": f.error if f else "not fitted (no data)", "matches_printed_digits": "",
                          "fit_status": "failed" if f else ""})
@@ -194,8 +201,8 @@ def paper_table(fits: list[Fit]) -> pd.DataFrame:
         p = c["p"]
         ptxt = f"p = {p:.3g}" if p >= 1e-4 else "p < 0.0001"
         df = f", df = {c['df']:.2f}" if np.isfinite(c.get("df", np.nan)) and not BINARY[domain] and analysis == "size" else ""
-        rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, {ptxt} (b = {c['estimate']:.4g}, "
-                                       f"SE = {c['se']:.4g})", "term": f.term, "matches_printed_digits": match,
+        rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, {ptxt}", "estimate": c["estimate"],
+                     "se": c["se"], "term": f.term, "matches_printed_digits": match,
                      "fit_status": f.fit.status, "singular": f.fit.singular, "converged": f.fit.converged,
                      "messages": "; ".join(f.fit.messages)})
     return pd.DataFrame(rows)
@@ -218,3 +225,23 @@ def sensitivity_summary(fits: list[Fit]) -> pd.DataFrame:
                      "value": c["z"], "p": c["p"], "status": f.fit.status, "aic": f.fit.aic,
                      "messages": "; ".join(f.fit.messages)})
     return pd.DataFrame(rows)
+
+
+def sensitivity_verdicts(sens: pd.DataFrame) -> list[str]:
+    """Per domain: does the interaction keep its sign under every fit, and what does the richest supported
+    random-effects structure say."""
+    out = []
+    if sens.empty or "estimate" not in sens:
+        return out
+    for dom, g in sens[sens["estimate"].notna()].groupby("domain", sort=False):
+        signs = set(np.sign(g["estimate"].astype(float)))
+        best = g[g["fit"].astype(str).str.contains("richest the data support")]
+        line = f"{dom}: the interaction has {'the same sign' if len(signs) == 1 else 'different signs'} under all {len(g)} fits"
+        if best.empty:
+            line += "; no simpler random-effects structure gave a fit that is neither singular nor unconverged"
+        else:
+            b = best.iloc[0]
+            line += (f"; under the richest random effects the data support, {b['statistic']} = {float(b['value']):.3f}, "
+                     f"p = {float(b['p']):.3g}")
+        out.append(line + ".")
+    return out

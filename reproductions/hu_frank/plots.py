@@ -49,7 +49,7 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
     plt = _setup()
     fams = _families(acc)
     widths = [max(acc[acc["family"] == f]["model"].nunique(), 1) for f in fams]
-    fig, axes = plt.subplots(1, len(fams), sharey=True, figsize=(max(7.5, 0.75 * sum(widths) + 1.5), 3.0),
+    fig, axes = plt.subplots(1, len(fams), sharey=True, figsize=(max(7.0, 0.55 * sum(widths) + 1.5), 3.0),
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
     for ax, fam in zip(axes[0], fams):
         d = acc[acc["family"] == fam]
@@ -64,7 +64,7 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
         ax.set_xticks(x)
         ax.set_xticklabels([m.split(" ", 1)[1] if m.startswith(fam + " ") else _wrap(m.removesuffix(" (twinlab)"))
                             for m in models], rotation=0 if len(models) < 6 else 30, fontsize=9)
-        ax.set_title(fam + (" (your models)" if fam == "twinlab" else ""), fontsize=10)
+        ax.set_title(fam, fontsize=10 if len(models) > 1 else 9)
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
@@ -133,7 +133,7 @@ def training_panels(means: pd.DataFrame, gaps: pd.DataFrame, ylabel: str, gap_la
     b.plot(g["training_step"] / 1000, y, marker="o", ms=4, color="#444444")
     b.axhline(0, color="#999999", lw=0.6, ls=":")
     b.set_xlabel("OLMo-7B training step (thousands)")
-    b.set_ylabel(gap_label)
+    b.set_ylabel(gap_label.replace(" (", "\n(", 1))
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return _save(fig, path)

@@ -37,20 +37,56 @@ def _gen(backend, contexts: list[str], until: tuple[str, ...], n: int) -> list[s
     return backend.generate_until([GenerationRequest(c, until, n) for c in contexts])
 
 
+def _merges(backend, context: str, continuation: str) -> bool:
+    """Whether the continuation's first token would merge with the context's last one (e.g. the empty set's
+    "]" after "[" is the single token "[]"), so it has no tokens of its own after the context."""
+    enc = getattr(backend, "encode_pair", None)
+    if enc is None:
+        return False
+    try:
+        enc(context, continuation)
+    except ValueError:
+        return True
+    return False
+
+
+def _choice_requests(backend, it: Item) -> tuple[list[tuple[str, str]], list[bool]]:
+    """Per choice one request, or for a choice that merges with the final "[" two: log P("[" + choice) and
+    log P("[") from the context before the bracket (their difference is the choice's score)."""
+    reqs, merged = [], []
+    for a in range(len(it.options)):
+        text = it.options[str(a)]
+        if _merges(backend, it.prompt, text):
+            reqs += [(it.prompt[:-1], "[" + text), (it.prompt[:-1], "[")]
+            merged.append(True)
+        else:
+            reqs.append((it.prompt, text))
+            merged.append(False)
+    return reqs, merged
+
+
 def run_digit(backend, items: list[Item]) -> pd.DataFrame:
     gens = _gen(backend, [it.prompt for it in items], ("]",), DIGIT_TOKENS)
-    res = _ll(backend, [(it.prompt, it.options[str(a)]) for it in items for a in range(len(it.options))])
+    plans = [_choice_requests(backend, it) for it in items]
+    res = _ll(backend, [r for reqs, _ in plans for r in reqs])
     rows, k = [], 0
-    for it, g in zip(items, gens):
-        lps = [r.logprob for r in res[k:k + len(it.options)]]
-        k += len(it.options)
+    for it, g, (_, merged) in zip(items, gens, plans):
+        lps = []
+        for m in merged:
+            if m:
+                lps.append(res[k].logprob - res[k + 1].logprob)
+                k += 2
+            else:
+                lps.append(res[k].logprob)
+                k += 1
         pred, valid = S.digit_answer_set(g)
         choice = S.argmax_choice(lps)
         rows.append({"item": it.item, "problem_type": it.extra["problem_type"], "correct_answer": it.extra["correct_answer"],
                      "generated_response": g, "generated_response_pred_set": pred, "generated_response_valid": valid,
                      "generated_response_correct": S.digit_correct(g, it.extra["correct_answer"], it.extra["perm_invariant"]),
                      "mc_answer_logprobs": lps, "mc_response_index": choice, "mc_response": it.options[str(choice)],
-                     "mc_response_correct": choice == int(it.correct)})
+                     "mc_response_correct": choice == int(it.correct),
+                     "mc_choices_merging_with_bracket": sum(merged)})
     return pd.DataFrame(rows)
 
 
