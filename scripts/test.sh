@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: real PsychoPy windows (under Xvfb), the bundled model, R/lme4, headless
-# Chromium, and a real llama-cpp-python server on 127.0.0.1.
+# Chromium, and real llama-cpp-python and vLLM servers on 127.0.0.1.
 # With arguments: one pytest run with them. Without: the default run (every test but the `server`
 # mark, ~14 min on 2 cores), then the marked run of the served backend against a real server (~6 min).
 set -euo pipefail
@@ -14,5 +14,5 @@ if (($#)); then
 fi
 printf '\033[1m[test]\033[0m default run (all but the "server" mark)\n'
 "${PYTEST[@]}" --durations=15 -m "not server"
-printf '\033[1m[test]\033[0m marked run: the served backend against a real llama-cpp-python server on 127.0.0.1\n'
+printf '\033[1m[test]\033[0m marked run: the served backend against real llama-cpp-python and vLLM servers on 127.0.0.1\n'
 "${PYTEST[@]}" --durations=5 -m server
