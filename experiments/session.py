@@ -378,7 +378,7 @@ class SessionWriter:
         Every row is checked against the schema before anything is written, so a bad row leaves the
         file as it was.
         """
-        known = _COLUMN_SET
+        known = _COLUMN_SET if self.columns is None else frozenset(self.columns)
         for r in rows:
             if not known.issuperset(r):
                 raise SchemaError(f"unknown trial-table column(s): {', '.join(sorted(set(r) - known))}")
@@ -386,7 +386,7 @@ class SessionWriter:
         w = csv.writer(buf, lineterminator="\n")
         # strings and None are most cells: skip the general formatter for them
         w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else _format_cell(v)
-                      for v in map(r.get, COLUMN_NAMES)] for r in rows])
+                      for v in map(r.get, self.header)] for r in rows])
         assert self._fh is not None, "session is closed"
         text = buf.getvalue()
         if self._sha is not None:

@@ -24,25 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.screen_texts import base_language, key_label
+from experiments.screen_texts import key_label, task_text
 
 KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
 POSITION_KEYS = ("f", "j", "d", "k", "s", "l", "a")
-
-# the kinds' own hints, per language (keys filled in with the spec's keys, named in its language)
-HINTS: dict[str, dict[str, str]] = {
-    "en": {"judgment": "", "choice": "", "rating": "", "lexical_decision": "",
-           "self_paced_reading": "Press {key} for the next word", "completion": "Type your answer and press {key}",
-           "question": ""},
-    "it": {"judgment": "", "choice": "", "rating": "", "lexical_decision": "",
-           "self_paced_reading": "Premi {key} per la parola successiva", "completion": "Scrivi la risposta e premi {key}",
-           "question": ""},
-}
-DEFAULT_LABELS: dict[str, dict[str, list[tuple[str, str]]]] = {
-    "en": {"judgment": [("yes", "Yes"), ("no", "No")], "lexical_decision": [("nonword", "Not a word"), ("word", "Word")]},
-    "it": {"judgment": [("yes", "Sì"), ("no", "No")], "lexical_decision": [("nonword", "Non parola"), ("word", "Parola")]},
-}
-
 
 class SettingsError(ValueError):
     """A task setting that cannot be presented (names the field)."""
@@ -132,12 +117,13 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     raw = _raw_task(exp) if task_kind(exp) == kind else {}
     raw.update(overrides or {})
     lang = getattr(exp, "language", "en") or "en"
-    base = base_language(lang) if base_language(lang) in HINTS else "en"
     get = raw.get
     labels: list[tuple[str, str]] = []
     keys: tuple[str, ...] = ()
     if kind in ("judgment", "lexical_decision"):
-        labels = _pairs(get("labels"), "task.labels") if get("labels") else list(DEFAULT_LABELS[base][kind])
+        values = ("yes", "no") if kind == "judgment" else ("nonword", "word")
+        labels = (_pairs(get("labels"), "task.labels") if get("labels")
+                  else [(v, task_text(lang, f"label_{v}")) for v in values])
         if kind == "lexical_decision" and sorted(v for v, _ in labels) != ["nonword", "word"]:
             raise SettingsError("task.labels: lexical_decision needs labels for word and nonword")
         default = ["f", "j"] if kind == "lexical_decision" else list(POSITION_KEYS)
@@ -162,7 +148,8 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     advance, submit = str(get("advance_key") or "space"), str(get("submit_key") or "return")
     hint = get("hint")
     if hint is None:
-        hint = HINTS[base][kind].replace("{key}", key_label(advance if kind == "self_paced_reading" else submit, lang))
+        hint = (task_text(lang, f"hint_{kind}", key=key_label(advance if kind == "self_paced_reading" else submit, lang))
+                if kind in ("self_paced_reading", "completion") else "")
     return TaskSettings(
         kind=kind, language=lang, labels=tuple(labels), keys=keys, scale=int(get("scale") or 7),
         anchors=(str(anchors[0]), str(anchors[1])), question=str(get("question") or ""), presentation=presentation,
