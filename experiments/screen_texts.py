@@ -266,3 +266,20 @@ def screen_bundle(exp: "Experiment") -> dict[str, Any]:
         "keys": keys,
         "untranslated": untranslated(exp),
     }
+
+
+# The task kinds' own built-in texts (participants/tasks/settings.py reads them; the spec's task
+# section overrides each one: `hint`, `labels`). Per language as DEFAULTS; {key} is the kind's key.
+TASK_TEXTS: dict[str, dict[str, str]] = {
+    "en": {"hint_self_paced_reading": "Press {key} for the next word", "hint_completion": "Type your answer and press {key}",
+           "label_yes": "Yes", "label_no": "No", "label_word": "Word", "label_nonword": "Not a word"},
+    "it": {"hint_self_paced_reading": "Premi {key} per la parola successiva",
+           "hint_completion": "Scrivi la risposta e premi {key}",
+           "label_yes": "Sì", "label_no": "No", "label_word": "Parola", "label_nonword": "Non parola"},
+}
+
+
+def task_text(language: str, name: str, **values: Any) -> str:
+    """A task kind's built-in text in `language` (English where the language has no set), `{key}` filled."""
+    table = TASK_TEXTS.get(base_language(language), TASK_TEXTS["en"])
+    return fill(table.get(name, TASK_TEXTS["en"].get(name, "")), **values)

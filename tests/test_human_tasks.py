@@ -209,3 +209,14 @@ def test_a_general_designs_table_has_the_generic_and_factor_columns(tmp_path):
     w.close()
     row = read_rows(w.csv_path)[0]
     assert (row["constraint"], row["response_text"], row["task"]) == (cloze[0].condition, "kite", "completion")
+
+
+def test_built_in_labels_and_hints_follow_the_specs_language():
+    it = Exp(kind="judgment")
+    it.language = "it-CH"
+    assert [lab for _, lab in task_settings(it, "judgment").labels] == ["Sì", "No"]
+    spr = Exp(kind="self_paced_reading")
+    spr.language = "it"
+    assert task_settings(spr, "self_paced_reading").hint == "Premi SPAZIO per la parola successiva"
+    assert task_settings(Exp(kind="completion"), "completion").hint == "Type your answer and press ENTER"
+    assert task_settings(Exp(kind="completion", hint=""), "completion").hint == ""  # the spec's own wins

@@ -54,10 +54,10 @@ def xdisplay():
 
 
 def run_psychopy(display: str, kind: str, spec: Path, out: Path, pid: str, shots: Path | None = None,
-                 seed: int = 25) -> subprocess.CompletedProcess:
+                 seed: int = 25, **env: str) -> subprocess.CompletedProcess:
     args = [sys.executable, str(ROOT / "tests" / "support" / "run_task_session.py"), kind, str(spec), str(out), pid,
             str(seed), "4"] + ([str(shots)] if shots else [])
-    env = {**os.environ, "DISPLAY": display, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "DISPLAY": display, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env}
     return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
 
 
@@ -127,3 +127,26 @@ def test_a_four_trial_psychopy_session_of_each_task_kind(xdisplay, kind, tmp_pat
             shutil.copyfile(p, Path(target) / f"psychopy_{kind}_{p.name}")
     psy = next((out / "psychopy").glob("*.csv")).read_text(encoding="utf-8")
     assert len(psy.strip().splitlines()) == 5
+
+
+def test_a_task_session_stopped_after_two_trials_resumes_with_the_same_table(xdisplay, tmp_path):
+    """--trials 2, then --resume: the general design's header is kept, the first rows untouched."""
+    kind = "choice"
+    spec = base_spec(tmp_path, kind)
+    exp = load(spec)
+    out = tmp_path / "data"
+    res = run_psychopy(xdisplay, kind, spec, out, "autopilot2", TWINLAB_TEST_TRIALS="2")
+    assert res.returncode == 0, res.stderr[-3000:]
+    csv_path = session_paths(out, exp.name, "autopilot2", 1)[0]
+    first = csv_path.read_text(encoding="utf-8")
+    assert len(read_rows(csv_path)) == 2
+    res = run_psychopy(xdisplay, kind, spec, out, "autopilot2", TWINLAB_TEST_RESUME="1")
+    assert res.returncode == 0, res.stderr[-3000:]
+    after = csv_path.read_text(encoding="utf-8")
+    assert after.startswith(first)  # appended, never rewritten
+    rows = read_rows(csv_path)
+    seq = example_sequence(kind, exp, "autopilot2", 25, 4, feedback_first=1)
+    assert [r["item_id"] for r in rows] == [t.item_id for t in seq]
+    assert "option_order" in after.splitlines()[0] and "phenomenon" in after.splitlines()[0]
+    meta = json.loads(session_paths(out, exp.name, "autopilot2", 1)[1].read_text())
+    assert meta["status"] == "completed" and meta["resumes"][0]["from_trial"] == 2

@@ -22,7 +22,8 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
     ans = answers(w.trial, s)
     w.start([s.advance_key] + [a.key for a in ans])
     # monospace: a word takes the room of its dashes, so a long sentence wraps at the same place on every step
-    stims = [w.text(window_line(units, k - 1 if k else None), height=SENTENCE_HEIGHT * 0.6, font=MONO, wrap=1.3)
+    stims = [w.text(window_line(units, k - 1 if k else None), height=SENTENCE_HEIGHT * 0.75, font=MONO, wrap=1.25,
+                    align="left")
              for k in range(len(units) + 1)]
     hint = w.hint(s.hint) if s.hint else None
 

@@ -1,22 +1,10 @@
-"""A task kind's presentation settings, read from the spec's `task:` section (both human runners).
+"""A task kind's presentation settings for both human runners, from the spec's `task:` section.
 
-The settings' schema belongs to experiments/tasks/config.py (the task-kinds work); until it lands
-they are read defensively here: any attribute or key of `exp.task` with one of the names below is
-used, anything else falls back to the default. Names read (docs/participants.md, "Task settings"):
-
-- every kind: `question` (text above the response), `mouse` (clicks/taps answer; default true),
-  `hint` (text under the response; default: the kind's own, in the spec's language)
-- judgment: `labels` (answer value -> label, or a list of labels = values; default yes/no),
-  `keys` (answer value -> key, or a list in the labels' order; default f, j, ...),
-  `presentation` (`whole` default, or `rsvp`: word by word with the spec's timing, then the answers)
-- choice: `keys` (one per screen position; default f, j for two, 1..n otherwise)
-- rating: `scale` (points, default 7), `anchors` ([low end label, high end label]), `keys` (default
-  1..k), `presentation` (whole/rsvp)
-- lexical_decision: `labels` ({word: .., nonword: ..}), `keys` ({word: j, nonword: f} by default)
-- self_paced_reading: `reveal` (`word` default, or `region`), `advance_key` (space), `question_keys`
-  (one per comprehension option; default f, j, ...)
-- completion: `submit_key` (return)
-
+The schema is experiments/tasks/config.py (one schema for the model and both human runners; see
+docs/spec.md "Tasks"): `labels` (value, text, key), `scale` (points, low_label, high_label, keys),
+`question`, `presentation` (whole | rsvp), `option_keys` (choice positions; self-paced reading's
+comprehension answers), `reveal` (word | region), `advance_key`, `submit_key`, `mouse`, `hint`.
+Defaults the human runners choose themselves: F/J for two options or labels, the digits for a scale.
 Key names are PsychoPy's (as everywhere in a spec).
 """
 from __future__ import annotations
@@ -24,25 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.screen_texts import base_language, key_label
+from experiments.screen_texts import key_label, task_text
 
 KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
 POSITION_KEYS = ("f", "j", "d", "k", "s", "l", "a")
-
-# the kinds' own hints, per language (keys filled in with the spec's keys, named in its language)
-HINTS: dict[str, dict[str, str]] = {
-    "en": {"judgment": "", "choice": "", "rating": "", "lexical_decision": "",
-           "self_paced_reading": "Press {key} for the next word", "completion": "Type your answer and press {key}",
-           "question": ""},
-    "it": {"judgment": "", "choice": "", "rating": "", "lexical_decision": "",
-           "self_paced_reading": "Premi {key} per la parola successiva", "completion": "Scrivi la risposta e premi {key}",
-           "question": ""},
-}
-DEFAULT_LABELS: dict[str, dict[str, list[tuple[str, str]]]] = {
-    "en": {"judgment": [("yes", "Yes"), ("no", "No")], "lexical_decision": [("nonword", "Not a word"), ("word", "Word")]},
-    "it": {"judgment": [("yes", "Sì"), ("no", "No")], "lexical_decision": [("nonword", "Non parola"), ("word", "Parola")]},
-}
-
 
 class SettingsError(ValueError):
     """A task setting that cannot be presented (names the field)."""
@@ -109,7 +82,6 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
         given = {**given, **{k: v for k, v in over.items() if k in TASK_FIELDS and v is not None}}
         st = settings_for(kind, given)
     lang = getattr(exp, "language", "en") or "en"
-    base = base_language(lang) if base_language(lang) in HINTS else "en"
     labels: list[tuple[str, str]] = []
     keys: tuple[str, ...] = ()
     scale, anchors = 7, ("", "")
@@ -119,7 +91,8 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
             default = ["f", "j"] if kind == "lexical_decision" else list(POSITION_KEYS)
             keys = tuple(lab.key or default[k] for k, lab in enumerate(st.labels))
         else:
-            labels = list(DEFAULT_LABELS[base][kind])
+            values = ("yes", "no") if kind == "judgment" else ("nonword", "word")
+            labels = [(v, task_text(lang, f"label_{v}")) for v in values]
             keys = ("f", "j") if kind == "lexical_decision" else tuple(POSITION_KEYS[:len(labels)])
         if len(set(keys)) != len(keys):
             raise SettingsError(f"task.labels: two answers share a key ({', '.join(keys)})")
@@ -144,7 +117,8 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     question = over.get("question", given.get("question", ""))
     hint = over.get("hint", st.hint)
     if hint is None:
-        hint = HINTS[base][kind].replace("{key}", key_label(advance if kind == "self_paced_reading" else submit, lang))
+        hint = (task_text(lang, f"hint_{kind}", key=key_label(advance if kind == "self_paced_reading" else submit, lang))
+                if kind in ("self_paced_reading", "completion") else "")
     return TaskSettings(
         kind=kind, language=lang, labels=tuple(labels), keys=keys, scale=scale,
         anchors=(str(anchors[0]), str(anchors[1])), question=str(question or ""),

@@ -9,7 +9,6 @@ turned into the row by `logic.derive`, as the browser server does with the page'
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 from experiments.session import now_iso
@@ -33,7 +32,7 @@ class Buttons:
 
         n = max(1, len(answers))
         gap = 0.03
-        w = min(0.45, (1.25 - gap * (n - 1)) / n)
+        w = min(0.45, (1.15 - gap * (n - 1)) / n)  # the row fits a 4:3 window (1.33 wide)
         text_h = min(WORD_HEIGHT * 0.55, w * 0.35) if n > 3 else WORD_HEIGHT * 0.5
         self.boxes: list[Any] = []
         self.stims: list[Any] = []
@@ -49,10 +48,12 @@ class Buttons:
             if kl.lower() != a.label.lower():  # a scale point's key is its number: not shown twice
                 self.stims.append(visual.TextStim(win, text=kl, height=PAGE_HEIGHT * 0.75, color=HINT_COLOR,
                                                   units="height", pos=(x, y - height / 2 - 0.04)))
-        for text, x in ((anchors[0], x0), (anchors[1], -x0)):  # the scale's labelled ends, under its end points
+        # the scale's labelled ends, under its end points and inside the row's width
+        for text, x, side in ((anchors[0], x0 - w / 2, "left"), (anchors[1], -x0 + w / 2, "right")):
             if text:
                 self.stims.append(visual.TextStim(win, text=text, height=PAGE_HEIGHT * 0.8, color=TEXT_COLOR,
-                                                  units="height", pos=(x, y - height / 2 - 0.06), wrapWidth=3 * w))
+                                                  units="height", pos=(x, y - height / 2 - 0.06), wrapWidth=0.45,
+                                                  anchorHoriz=side, alignText=side))
 
     def draw(self) -> None:
         for s in self.stims:
@@ -86,8 +87,10 @@ class TaskWindow:
         return _ms(stamp - self.t0)
 
     def text(self, text: str, *, y: float = 0.0, height: float = SENTENCE_HEIGHT, color: Any = TEXT_COLOR,
-             font: str = "", wrap: float = WRAP) -> Any:
-        kw = {"font": font} if font else {}
+             font: str = "", wrap: float = WRAP, align: str = "center") -> Any:
+        kw: dict[str, Any] = {"font": font} if font else {}
+        if align != "center":
+            kw["alignText"] = align
         stim = self.visual.TextStim(self.win, text=text, height=height, color=color, units="height", pos=(0, y),
                                     wrapWidth=wrap, **kw)
         stim.draw()  # render now, not between the flips that time it
@@ -230,10 +233,6 @@ class TaskWindow:
             word_onsets_ms=self.word_onsets, word_durations_ms=self.word_durations,
             feedback_shown=fb_on is not None, feedback_text=fb_text, started_at=self.started_at,
             ended_at=now_iso(), iti_onset=iti_on, extra=extra, response_mode="task", generic=generic)
-
-
-def wait(seconds: float) -> None:
-    time.sleep(seconds)
 
 
 def answer_screen(w: TaskWindow, parts: list[Any], answers: list[Answer], *, shot: str, y: float = -0.2,

@@ -23,8 +23,12 @@ def _spec(spec: str):
         check_sizes(exp)
     except SpecError as exc:
         fail(str(exc))
-    if exp.task.kind != "violation_detection":
-        fail(f"the browser runner presents task.kind 'violation_detection'; {exp.name} asks for {exp.task.kind!r}")
+    from participants.web.payload import BROWSER_KINDS
+
+    presentable = ("violation_detection", *BROWSER_KINDS)
+    if exp.task.kind not in presentable:
+        fail(f"the browser runner cannot present task.kind {exp.task.kind!r} ({exp.name}); it presents "
+             f"{', '.join(presentable)}")
     return exp
 
 

@@ -25,7 +25,9 @@ from experiments.compiler import compile_sequence
 from experiments.session import SessionError, SessionWriter, check_subject_id, session_paths, write_dataset_description
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
-from participants.web.results import ResultError, web_row
+from participants.rows import table_columns
+from participants.web.payload import BROWSER_KINDS
+from participants.web.results import ResultError, web_row, web_task_row
 
 RUNNER = "twinlab import web"
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -187,8 +189,9 @@ def import_web(paths: list[Path], exp: Experiment, out: Path, *, seed: int | Non
                 raise WebImportError(f"{rec.where}: trial {i} of {pid} session {session} is out of order "
                                      f"(expected trial {len(rows)})")
             try:
-                row = web_row(rec.result, seq[i], seq, exp, subject_id=pid, session=session,
-                              extra={"slot_subject_id": rec.slot, "imported": "twinlab import web"})
+                build = web_task_row if seq[i].task in BROWSER_KINDS else web_row
+                row = build(rec.result, seq[i], seq, exp, subject_id=pid, session=session,
+                            extra={"slot_subject_id": rec.slot, "imported": "twinlab import web"})
             except ResultError as exc:
                 raise WebImportError(f"{rec.where}: {exc}") from None
             seen[i] = rec.result

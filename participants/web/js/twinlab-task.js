@@ -54,11 +54,12 @@ var jsPsychTwinlabTask = (function (jspsych) {
     return n;
   }
   const raf = () => new Promise((r) => requestAnimationFrame(r));
+  const coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
 
   /** The helpers a kind's builder uses: screens painted in rAF callbacks, input with own timestamps. */
   function Ctx(stage, T, C, par) {
     const F = C.frame_ms;
-    const ctx = { T, C, V: T.view, raw: { presses: [], pointers: [] }, t0: null, k: 0, listeners: [] };
+    const ctx = { T, C, V: T.view, stage, raw: { presses: [], pointers: [] }, t0: null, k: 0 };
     ctx.rel = (ts) => Math.round((ts - ctx.t0) * 1000) / 1000;
     ctx.frames = (ms) => (ms <= 0 ? 0 : Math.max(1, Math.round(ms / F)));
     /** paint `nodes` in the first frame for which cond(ts) holds; returns that frame's time (trial clock) */
@@ -203,9 +204,19 @@ var jsPsychTwinlabTask = (function (jspsych) {
         });
         const s = el("div", "tl-task");
         s.appendChild(d);
-        if (V.hint) s.appendChild(textBlock("tl-hint", V.hint));
+        if (V.hint && !coarse) s.appendChild(textBlock("tl-hint", V.hint));  // (the hint names a key)
         return s;
       };
+      // on a touch screen a tap anywhere reads on, as the advance key does (recorded as its press, and in raw.taps)
+      ctx.raw.taps = [];
+      const onTap = (e) => {
+        if (e.target.closest && e.target.closest(".tl-box")) return;
+        e.preventDefault();
+        ctx.raw.presses.push({ key: adv, t: ctx.rel(e.timeStamp) });
+        ctx.raw.taps.push(ctx.rel(e.timeStamp));
+        ctx.waiters.slice().forEach((w) => w());
+      };
+      ctx.stage.addEventListener("pointerdown", onTap);
       const steps = [await ctx.paint([line(null)], "spr", ctx.after(ctx.lastOnset, ctx.lastMs))];
       const count = () => ctx.raw.presses.filter((p) => p.key === adv && p.t >= steps[0]).length;
       for (let k = 1; k <= units.length + 1; k++) {
@@ -213,6 +224,7 @@ var jsPsychTwinlabTask = (function (jspsych) {
         if (k <= units.length) steps.push(await ctx.paint([line(k - 1)], "spr_" + (k - 1)));
       }
       ctx.raw.steps = steps;
+      ctx.stage.removeEventListener("pointerdown", onTap);
       if (!V.question_answers || !V.question_answers.length) { ctx.lastOnset = steps[steps.length - 1]; ctx.lastMs = 0; return null; }
       V.question_answers.forEach((a) => ctx.keys.add(a.key));
       const s = el("div", "tl-task");
