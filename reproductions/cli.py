@@ -290,6 +290,27 @@ def hu_frank2024(
     _run(reproduce, opt, "finished sessions and scores are saved")
 
 
+@app.command("hu-levy2023-human")
+def hu_levy2023_human(
+    data: Path = typer.Option(..., "--data", help="the authors' datasets/ folder (exp2/dtfit and exp3/blimp are read)"),
+    out: Path = typer.Option(..., "--out", "-o", help="folder for the study's spec and items"),
+    n_items: Optional[int] = typer.Option(20, "--items", help="items per dataset (seeded by --seed; 0 = all)"),
+    seed: int = typer.Option(1, "--seed"),
+    force: bool = typer.Option(False, "--force", help="replace an existing spec or items file"),
+) -> None:
+    """seeds/003's word comparison (DTFit) and sentence comparison (BLiMP) as a `choice` study for
+    people (and model subjects): writes its spec and items from your copy of the release."""
+    from reproductions.common import ReproError
+    from reproductions.hu_levy.human_study import write_study
+
+    try:
+        spec, n = write_study(data, out, n_items or None, seed, force=force)
+    except (ReproError, FileExistsError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {spec} and its {n} items; run it with `twinlab web serve {spec}` (people), "
+               f"`twinlab run-model {spec}` (models), then `twinlab analyze` on both folders")
+
+
 def register(root: typer.Typer) -> None:
     """Add `twinlab reproduce ...` (entry point group `twinlab.commands`, pyproject.toml)."""
     root.add_typer(app, name="reproduce")
