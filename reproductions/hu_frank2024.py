@@ -1,5 +1,9 @@
 """seeds/002 (Hu & Frank 2024): auxiliary task demands across model sizes; the demand gap.
 
+This module is the agreement-items mode of `reproduce hu-frank2024` (a substitute task on twinlab's own items).
+The paper itself: `--authors-outputs DIR` (its analysis from the released outputs, reproductions/hu_frank/
+authors.py) and `--data DIR` (its four domains on the user's models, reproductions/hu_frank/lab.py).
+
 Two contrasts per model, each a low-demand against a high-demand evaluation of the same items:
 
   production vs forced choice (agreement items, as sessions through model_subjects.Runner):

@@ -245,3 +245,24 @@ def test_sensitivity_verdicts_read_the_table():
     a, b = sensitivity_verdicts(sens)
     assert a == "a: the interaction has the same sign under all 3 fits; under the richest random effects the data support, z = -2.520, p = 0.0116."
     assert b.startswith("b: the interaction has different signs under all 2 fits; no simpler")
+
+
+@pytest.mark.r
+@pytest.mark.slow
+def test_authors_outputs_with_fits_and_sensitivity_end_to_end(release, tmp_path):
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "reproduce", "hu-frank2024", "--authors-outputs",
+                        str(release), "--out", str(out), "--n-boot", "200", "-q"], capture_output=True, text=True,
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    paper = pd.read_csv(out / "tables" / "paper_vs_twinlab.csv")
+    assert len(paper) == 6 and set(paper["fit_status"].dropna()) <= {
+        "ok", "singular, do not interpret", "not converged, do not interpret", "degenerate, do not interpret"}
+    sens = pd.read_csv(out / "tables" / "sensitivity.csv")
+    for d in ("analogical reasoning", "reflective reasoning", "word prediction", "grammaticality judgment"):
+        fits = sens[sens["domain"] == d]["fit"].tolist()
+        assert fits[0].startswith("paper") and any(f.startswith("(b)") for f in fits) and fits[-1].startswith("(d)")
+    page = (out / "report.html").read_text()
+    flagged = paper[~paper["fit_status"].isin(["ok"])]
+    assert ("Fits not to interpret as they stand" in page) == (not flagged.empty)
+    assert page.count("the interaction has") == 4

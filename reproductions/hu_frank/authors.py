@@ -79,7 +79,8 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
         parts = []
         for src, g in rows.groupby("source", sort=True):
             n_items = g.groupby("model")["item"].nunique()
-            parts.append(f"{len(n_items)} {'of the authors' if src == 'authors' else 'twinlab'} model"
+            who = "of the authors'" if src == "authors" else "twinlab"
+            parts.append(f"{len(n_items)} {who} model"
                          f"{'s' if len(n_items) != 1 else ''} ({int(n_items.median())} items each)")
         rep.text(" and ".join(parts) + f"; {len(rows):,} rows (method x item x model"
                  f"{' x prompt order' if domain == 'syntax' else ''}).")
