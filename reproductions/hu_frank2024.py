@@ -214,14 +214,14 @@ def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 def reproduce(opt: Options) -> Path:
     from analysis.figures import demand_gap_plot
     from reproductions.figures import accuracy_bars
-    from reproductions.hu_levy2023 import Options as HLOptions, collect_pairs
+    from reproductions.pairs import load_blimp_jsonl
 
     started = time.time()
     opt.out.mkdir(parents=True, exist_ok=True)
     opt.check_selection()
     opt.models, duplicates = unique_models(opt.models)
     subtasks, spec_for = _subtasks(opt, opt.out)
-    pairs = collect_pairs(HLOptions(models=[], out=opt.out, pairs=opt.pairs, no_agreement=True)) if opt.pairs else []
+    pairs = [p for path in (opt.pairs or []) for p in load_blimp_jsonl(Path(path))]
     frames, models, results = [], [], []
     with progress_bar(opt.quiet) as prog:
         for model in opt.models:
