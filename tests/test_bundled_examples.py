@@ -42,6 +42,7 @@ def test_example_validates_and_plans_with_item_list_and_factor_columns(spec, tmp
 
 @pytest.mark.slow
 @pytest.mark.model
+@pytest.mark.long
 @pytest.mark.parametrize("spec", sorted(EXAMPLES))
 def test_example_runs_a_model_subject_and_analyze_writes_its_tables(spec, tmp_path):
     r = twinlab("run-model", spec, "--subjects", "1", "--trials", "4", "--out", str(tmp_path / "m"))

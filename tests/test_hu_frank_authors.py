@@ -211,6 +211,7 @@ def test_singular_size_fit_is_flagged_beside_the_paper_number(rel):
 
 @pytest.mark.r
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.skipif(SHARED is None, reason="../shared/data/hu_frank2024 is absent")
 def test_real_release_reproduces_the_printed_statistics(tmp_path):
     from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors

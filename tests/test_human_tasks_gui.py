@@ -25,7 +25,7 @@ from experiments.session import read_rows, session_paths
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 from task_examples import EXAMPLES, ROOT, base_spec, example_sequence, load, task_section  # noqa: E402
 
-pytestmark = [pytest.mark.gui, pytest.mark.slow]
+pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.long]
 SHOTS = {"judgment": "judgment", "choice": "choice", "rating": "rating", "lexical_decision": "lexical_decision",
          "self_paced_reading": "self_paced_reading_word", "completion": "completion_typing"}
 

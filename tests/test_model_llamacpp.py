@@ -241,6 +241,7 @@ def test_resumed_running_session_is_bit_identical(backend, tmp_path):
     assert [json.loads(x["extra"])["context_sha256"] for x in a] == [json.loads(x["extra"])["context_sha256"] for x in b]
 
 
+@pytest.mark.long
 def test_agreement_with_transformers_on_held_in_items_and_a_running_session():
     """Same weights (Q4_1), two engines: llama.cpp quantises activations to 8 bits for its Q4_1 dot
     products, transformers computes in float32 on the de-quantised weights. Choices agree except

@@ -105,6 +105,7 @@ def fp32():
 
 # tie margins that flag some trials but not all: the comparison's decision margin averages both answer
 # orders, and this model answers "1" to nearly everything, so its margins are small
+@pytest.mark.long
 @pytest.mark.parametrize("protocol, margin", [("violation_judgment", 0.5), ("sentence_comparison:MetaQuestionSimple", 0.05)])
 def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol, margin):
     exp = load_spec(SPEC)

@@ -75,6 +75,7 @@ class EventFollower:
                    for c in self.refresh())
 
 
+@pytest.mark.long
 def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, tmp_path):
     if shutil.which("xdotool") is None:
         pytest.skip("xdotool is not installed")
@@ -183,6 +184,7 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
     assert sum(c[0] == "PanelResp" for c in log) == n and sum(c[0] == "KEY_PRESS" for c in log) >= 2
 
 
+@pytest.mark.long
 def test_panel_session_survives_kill_9_resumes_and_continues_in_session_2(xdisplay, tmp_path):
     spec_path = panel_spec(tmp_path)
     data = yaml.safe_load(spec_path.read_text())

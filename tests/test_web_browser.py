@@ -105,6 +105,7 @@ def colour_share(path: Path, rgb: tuple[int, int, int]) -> float:
     return float((np.abs(im - np.array(rgb)).sum(axis=2) < 60).mean())
 
 
+@pytest.mark.long
 def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_reload(browser, tmp_path):
     spec = italian_spec(tmp_path, trials=6, instructions=2, fixation_ms=400, word_ms=300, gap_ms=150,
                         panel_delay_ms=400, response_ms=2000, feedback_ms=600, iti_ms=100)

@@ -26,7 +26,7 @@ try:  # the repository root, or tests/, is on sys.path
 except ModuleNotFoundError:
     from web_support import CHROMIUM, CHROMIUM_ARGS, ROOT, italian_spec, start_server, stop
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 if not Path(CHROMIUM).exists():
     pytest.skip(f"Debian's chromium is not installed ({CHROMIUM}); scripts/setup.sh installs it",
                 allow_module_level=True)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent / "support"))
 sys.path.insert(0, str(Path(__file__).parent))
 from task_examples import EXAMPLES, base_spec, example_sequence, load, task_section  # noqa: E402
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 CHROMIUM = "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
     pytest.skip(f"Debian's chromium is not installed ({CHROMIUM})", allow_module_level=True)
