@@ -70,20 +70,25 @@ def _iso(d: dict[str, Any], k: str) -> str:
     return v
 
 
-def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
-    """The posted report, checked against the compiled trial and the spec (raises ResultError)."""
+def _check_envelope(raw: Any, trial: Trial, fields: frozenset[str] | set[str]) -> None:
+    """What every posted report shares: a JSON object with exactly `fields`, for this trial and item."""
     if not isinstance(raw, dict):
         raise ResultError("result: expected a JSON object")
-    unknown = sorted(set(raw) - FIELDS)
+    unknown = sorted(set(raw) - fields)
     if unknown:
         raise ResultError(f"result: unknown field(s) {', '.join(u[:40] for u in unknown[:5])}")
-    missing = sorted(FIELDS - set(raw))
+    missing = sorted(fields - set(raw))
     if missing:
         raise ResultError(f"result: missing field(s) {', '.join(missing)}")
     if _int(raw, "trial_index", 0, 10**6) != trial.trial_index:
         raise ResultError(f"trial_index: this is trial {trial.trial_index}, got {raw['trial_index']}")
     if raw["item_id"] != trial.item_id:
         raise ResultError(f"item_id: trial {trial.trial_index} shows item {trial.item_id!r}, got {str(raw['item_id'])[:80]!r}")
+
+
+def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
+    """The posted report, checked against the compiled trial and the spec (raises ResultError)."""
+    _check_envelope(raw, trial, FIELDS)
     n = len(trial.words)
     r: dict[str, Any] = {"trial_index": trial.trial_index}
     r["frame_ms"] = _num(raw, "frame_ms", 2.0, 100.0)
@@ -284,18 +289,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     from participants.tasks import settings_for
     from participants.tasks.logic import TaskResultError, derive, option_order
 
-    if not isinstance(raw, dict):
-        raise ResultError("result: expected a JSON object")
-    unknown = sorted(set(raw) - TASK_FIELDS)
-    if unknown:
-        raise ResultError(f"result: unknown field(s) {', '.join(u[:40] for u in unknown[:5])}")
-    missing = sorted(TASK_FIELDS - set(raw))
-    if missing:
-        raise ResultError(f"result: missing field(s) {', '.join(missing)}")
-    if _int(raw, "trial_index", 0, 10**6) != trial.trial_index:
-        raise ResultError(f"trial_index: this is trial {trial.trial_index}, got {raw['trial_index']}")
-    if raw["item_id"] != trial.item_id:
-        raise ResultError(f"item_id: trial {trial.trial_index} shows item {trial.item_id!r}, got {str(raw['item_id'])[:80]!r}")
+    _check_envelope(raw, trial, TASK_FIELDS)
     if raw["task"] != trial.task:
         raise ResultError(f"task: trial {trial.trial_index} is a {trial.task} trial, got {str(raw['task'])[:40]!r}")
     frame_ms = _num(raw, "frame_ms", 2.0, 100.0)
