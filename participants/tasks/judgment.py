@@ -6,9 +6,9 @@ from participants.tasks.logic import answers, sentence_of
 from participants.tasks.window import TaskWindow, answer_screen
 
 
-def present(w: TaskWindow, order: list[int] | None) -> None:
-    ans = answers(w.trial, w.s)
-    w.start([a.key for a in ans])
+def sentence_and_question(w: TaskWindow) -> list:
+    """The sentence (whole; or word by word first, with `presentation: rsvp`) and the question, if any:
+    what a judgment and a rating show above their answers."""
     parts = []
     if w.s.presentation == "rsvp":
         w.rsvp(sentence_of(w.trial).split())
@@ -17,4 +17,10 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
     question = str(w.trial.mat.get("question") or w.s.question)
     if question:
         parts.append(w.text(question, y=0.3, height=PAGE_HEIGHT))
-    answer_screen(w, parts, ans, shot=w.s.kind)
+    return parts
+
+
+def present(w: TaskWindow, order: list[int] | None) -> None:
+    ans = answers(w.trial, w.s)
+    w.start([a.key for a in ans])
+    answer_screen(w, sentence_and_question(w), ans, shot=w.s.kind)

@@ -1,20 +1,12 @@
 """rating (PsychoPy): the sentence, an optional question, a k-point scale with labelled ends (keys or clicks)."""
 from __future__ import annotations
 
-from participants.screens import PAGE_HEIGHT
-from participants.tasks.logic import answers, sentence_of
+from participants.tasks.judgment import sentence_and_question
+from participants.tasks.logic import answers
 from participants.tasks.window import TaskWindow, answer_screen
 
 
 def present(w: TaskWindow, order: list[int] | None) -> None:
     ans = answers(w.trial, w.s)
     w.start([a.key for a in ans])
-    parts = []
-    if w.s.presentation == "rsvp":
-        w.rsvp(sentence_of(w.trial).split())
-    else:
-        parts.append(w.text(sentence_of(w.trial), y=0.1))
-    question = str(w.trial.mat.get("question") or w.s.question)
-    if question:
-        parts.append(w.text(question, y=0.3, height=PAGE_HEIGHT))
-    answer_screen(w, parts, ans, shot="rating", height=0.11, anchors=w.s.anchors)
+    answer_screen(w, sentence_and_question(w), ans, shot="rating", height=0.11, anchors=w.s.anchors)
