@@ -5,10 +5,12 @@
     api.factors(df)                                                # {'head_number': ['sg', 'pl'], ...}
     api.rates(df, by=["head_number", "attractor_number"])          # rates, CIs over subjects and over items
     fit = api.fit(df, "correct ~ head_number * attractor_number + (1 | subject) + (1 | item)")
-    fit.status, fit.coef_frame()
+    fit.status, fit.coef_frame()     # one group; with people and model protocols: one fit per group (fit.fits)
     api.report(df, "report_out", by=["head_number", "attractor_number"], formula="...")
 
-docs/analysis.md has the full walk-through. Nothing here starts R until a model is fitted.
+docs/analysis.md has the full walk-through. Nothing here starts R until a model is fitted. Every function
+checks its inputs as `twinlab analyze` does (InputError, FormulaError, GapError: a message naming the
+argument), and report() never writes among the data it reads.
 """
 from __future__ import annotations
 
@@ -20,8 +22,47 @@ import pandas as pd
 from analysis.bootstrap import N_BOOT
 from analysis.load_base import LoadInfo
 
-__all__ = ["load_sessions", "factors", "rates", "acceptance", "dprime", "fit", "report", "choice_bias",
-           "rating_distribution", "reading_words", "surprisal_rt", "completion", "demand_gaps"]
+__all__ = ["load_sessions", "factors", "rates", "acceptance", "dprime", "fit", "fit_groups", "report", "choice_bias",
+           "rating_distribution", "reading_words", "surprisal_rt", "completion", "demand_gaps", "InputError"]
+FAMILIES = ("auto", "binomial", "gaussian", "ordinal")
+MAX_BOOT = 100_000
+
+
+class InputError(ValueError):
+    """An argument of an API function that the CLI would refuse; the message names it."""
+
+
+def _check_frame(df) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"df: a table of trials from load_sessions(), not {type(df).__name__}")
+    return df
+
+
+def _check_boot(seed, n_boot) -> None:
+    """As `analyze --seed/--n-boot`: whole numbers, n_boot from 1 to 100,000."""
+    for name, v in (("seed", seed), ("n_boot", n_boot)):
+        if isinstance(v, bool) or not isinstance(v, (int,)) and not (hasattr(v, "is_integer") and float(v).is_integer()):
+            raise InputError(f"{name} must be a whole number, not {v!r}")
+    if not 1 <= int(n_boot) <= MAX_BOOT:
+        raise InputError(f"n_boot must be from 1 to {MAX_BOOT:,}, not {n_boot}")
+
+
+def _check_outcome(df: pd.DataFrame, outcome) -> str:
+    """A rate is the mean of a 0/1 (or numeric) column: a text column (response, text) is refused naming it."""
+    if not isinstance(outcome, str) or outcome not in df.columns:
+        import difflib
+
+        guess = difflib.get_close_matches(str(outcome), [str(c) for c in df.columns], n=1)
+        raise InputError(f"outcome: unknown column {outcome!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
+                         + "; a rate is of a 0/1 column such as correct or accepted")
+    s = df[outcome].dropna()
+    if pd.api.types.is_bool_dtype(s) or str(s.dtype) == "boolean":
+        return outcome
+    num = pd.to_numeric(s, errors="coerce") if not pd.api.types.is_numeric_dtype(s) else s
+    if num.isna().any():
+        raise InputError(f"outcome {outcome!r} is text (e.g. {s[num.isna()].iloc[0]!r}), not a 0/1 or numeric column; "
+                         "rates are of correct, accepted or another 0/1 column")
+    return outcome
 
 
 def _finish(df: pd.DataFrame, info: LoadInfo) -> pd.DataFrame:
@@ -84,7 +125,10 @@ def rates(df: pd.DataFrame, by: Iterable[str] | str | None = None, outcome: str 
     95% bootstrap CIs over subjects (pooled rate and F1 by-subject mean) and over items (F2 mean)."""
     from analysis.design_rates import rates as _rates
 
+    _check_frame(df)
     by = _check_by(df, list(factors(df)) if by is None else by)
+    _check_outcome(df, outcome)
+    _check_boot(seed, n_boot)
     return _rates(_design(df), by, outcome, seed, n_boot)
 
 
@@ -93,6 +137,8 @@ def acceptance(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: in
     """Acceptance rates on grammatical and ungrammatical trials per cell of `by`."""
     from analysis.design_rates import acceptance_rates
 
+    _check_frame(df)
+    _check_boot(seed, n_boot)
     return acceptance_rates(_design(df), _check_by(df, by), seed, n_boot)
 
 
@@ -101,6 +147,8 @@ def dprime(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 
     """d' and criterion c per cell of `by` (signal: ungrammatical sentences; a hit rejects one)."""
     from analysis.design_rates import dprime_table
 
+    _check_frame(df)
+    _check_boot(seed, n_boot)
     return dprime_table(_design(df), _check_by(df, by), seed, n_boot)
 
 
@@ -116,15 +164,31 @@ def model_frame(df: pd.DataFrame) -> pd.DataFrame:
 def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True):
     """Fit an lme4 formula (`subject` means subject_id): glmer binomial for 0/1 outcomes, lmer (RTs on a
     log scale) otherwise, glm/lm without random effects; `family='ordinal'` fits ordinal::clmm (ratings).
-    Factors are sum-coded. Returns a FormulaFit (or OrdinalFit) with status, diagnostics and fallback."""
-    from analysis.formula_fit import fit_formula
+    Factors are sum-coded; the formula is parsed by twinlab's grammar (analysis/formula.py) and refused
+    (FormulaError) before R starts when it is not one.
 
+    With one group of rows (people only, or one model protocol), or with `group` in the formula: one
+    FormulaFit (or OrdinalFit) with status, diagnostics and fallback. With several groups and no `group`
+    term: a GroupFits, one fit per group (`.fits[group]`, `.scope_text()`, `.coef_frame()`), as
+    fit_groups() always returns."""
+    g = fit_groups(df, formula, family, fallback)
+    if len(g.fits) == 1 and not g.skipped:
+        return next(iter(g.fits.values()))
+    return g
+
+
+def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True):
+    """One fit per group of rows (people; each model · context · protocol), or one pooled fit when the
+    formula names `group`: a GroupFits (analysis/formula_fit.py)."""
+    from analysis.formula import parse
+    from analysis.formula_fit import fit_groups as _fit_groups
+
+    _check_frame(df)
+    if family not in FAMILIES:
+        raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {family!r}")
+    f = parse(formula)  # refused here, before any data work or R
     d = model_frame(df)
-    if family == "ordinal":
-        from analysis.tasks_rating import fit_clmm
-
-        return fit_clmm(d, formula, factors(df))
-    return fit_formula(d, formula, family=family, declared=factors(df), fallback=fallback)
+    return _fit_groups(d, f, family=family, declared=factors(df), fallback=bool(fallback))
 
 
 def choice_bias(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -176,9 +240,32 @@ def completion(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: in
 def demand_gaps(df: pd.DataFrame, pairs: list[tuple[str, str]] | None = None, seed: int = 0,
                 n_boot: int = N_BOOT) -> pd.DataFrame:
     """The demand gap between protocols of the same items: the paper's log-odds and twinlab's smoothed one."""
-    from analysis.demand_gap import demand_gaps as _gaps
+    from analysis.demand_gap import check_pairs, demand_gaps as _gaps
 
+    _check_frame(df)
+    _check_boot(seed, n_boot)
+    pairs = check_pairs(df, pairs) or None  # GapError names the protocols there are
     return _gaps(_design(df), pairs, seed, n_boot)
+
+
+def check_out(out: str | Path, data_paths: Iterable[str | Path], force: bool) -> None:
+    """Results are never written among their inputs: `out` may not be a data file's folder, a data folder,
+    a folder above one, or a folder inside one given as data; an earlier analysis in `out` is replaced
+    only with force. `twinlab analyze --out` and report() both check this (OptionError names the path)."""
+    from experiments.options import OptionError
+    from experiments.outputs import same_file
+
+    out = Path(out)
+    ro = out.resolve()
+    for d in data_paths:
+        dr = Path(d).resolve()
+        inside = dr.is_dir() and (ro == dr or dr in ro.parents)
+        if same_file(dr, out) or ro in dr.parents or inside:
+            raise OptionError(f"--out {out} holds the data analysed ({d}); results are never written among "
+                              "their inputs, even with --force: choose another --out")
+    if (out / "results.json").exists() and not force:
+        raise OptionError(f"--out {out} holds the results of an earlier analysis; pass --force to replace "
+                          "them or choose another folder")
 
 
 def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Path,
@@ -186,17 +273,33 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
            log=None, **options) -> dict:
     """Write the results folder (tables/, figures/, results.json, report.html): `twinlab analyze` is this
     call. From a frame of load_sessions() or from paths; `options` are analysis.pipeline.Options fields
-    (seed, n_boot, mixed, family, gap_pairs, ...). Returns the results dict."""
+    (seed, n_boot, mixed, family, gap_pairs, ...), checked as the CLI checks them. `out` is never among
+    the data (a frame's data: the files it was loaded from). Returns the results dict."""
+    from dataclasses import fields
+
+    from analysis.formula import parse
     from analysis.pipeline import Options, run_analysis, run_loaded
+    from experiments.options import output_folder
 
     out = Path(out)
-    if (out / "results.json").exists() and not force:
-        raise FileExistsError(f"{out} holds an earlier analysis; pass force=True to replace it")
-    by_list = [b.strip() for b in by.split(",")] if isinstance(by, str) else list(by or [])
-    opt = Options(by=by_list, formula=formula or "", **options)
+    known = {f.name for f in fields(Options)} - {"by", "formula"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InputError(f"report(): unknown option {unknown[0]!r}; the options are {', '.join(sorted(known))}")
     if isinstance(data, pd.DataFrame):
         info = data.attrs.get("load_info") or LoadInfo(factors=dict(factors(data)))
+        paths: list = list(info.files)
+    else:
+        paths = [data] if isinstance(data, (str, Path)) else list(data)
+    output_folder("out", out)
+    check_out(out, paths, force)
+    by_list = [b.strip() for b in by.split(",")] if isinstance(by, str) else list(by or [])
+    if formula:
+        parse(formula)
+    if options.get("family", "auto") not in FAMILIES:
+        raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {options['family']!r}")
+    _check_boot(options.get("seed", 0), options.get("n_boot", N_BOOT))
+    opt = Options(by=by_list, formula=formula or "", **options)
+    if isinstance(data, pd.DataFrame):
         return run_loaded(data, info, out, opt, log)
-    if isinstance(data, (str, Path)):
-        data = [data]
-    return run_analysis(list(data), out, opt, log)
+    return run_analysis(paths, out, opt, log)

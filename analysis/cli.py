@@ -27,7 +27,7 @@ def analyze(
     by: str = typer.Option("", "--by", help="FACTOR,...: rates (bootstrap CIs over subjects and over items), acceptance and d' by these columns (default for a general design: its declared factors)"),
     formula: str = typer.Option("", "--formula", help="an lme4 formula fitted with its diagnostics, e.g. \"correct ~ a * b + (1 + a | subject) + (1 | item)\" (glmer binomial for 0/1 outcomes, lmer with log RTs; factors sum-coded; random effects simplified when not converged or singular)"),
     family: str = typer.Option("auto", "--family", help="family of --formula: auto (binomial for 0/1, else gaussian) | binomial | gaussian | ordinal (ordinal::clmm, for ratings)"),
-    gap: List[str] = typer.Option([], "--gap", help="LOW:HIGH protocols whose demand gap to report (repeatable; default: every pair of a model's protocols)"),
+    gap: List[str] = typer.Option([], "--gap", help="LOW=>HIGH: two protocols whose demand gap to report, any names (LOW:HIGH when the names hold no ':'); repeatable; each must name two protocols one model and context ran; default: every pair of a model's protocols"),
 ) -> None:
     """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
     designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
@@ -56,7 +56,7 @@ def analyze(
     from analysis.formula import FormulaError, parse
     from analysis.load import LoadError
     from analysis.mixed import MixedModelError
-    from analysis.api import report as api_report
+    from analysis.api import InputError, report as api_report
     from analysis.report import ReportError
     from analysis.tasks_rating import OrdinalError
 
@@ -72,19 +72,20 @@ def analyze(
             parse(formula)
     except FormulaError as exc:
         fail(f"--formula: {exc}")
-    pairs = []
-    for g in gap:
-        low, sep, high = g.partition(":")
-        if not sep or not low or not high:
-            fail(f"--gap {g!r}: write LOW:HIGH, e.g. --gap direct:meta")
-        pairs.append((low, high))
+    from analysis.demand_gap import GapError, parse_pair
+
+    try:
+        pairs = [parse_pair(g) for g in gap]
+    except GapError as exc:
+        fail(str(exc))
     t0 = time.time()
     try:  # the command is the API's report() (analysis/api.py); --out was checked above (--force)
         res = api_report(list(data), out, by=by_list, formula=formula, force=True,
                          log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
                          mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
                          keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs)
-    except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError) as exc:
+    except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError, GapError, InputError,
+            OptionError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole
         fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc}); "
@@ -98,18 +99,11 @@ def analyze(
 
 
 def check_results_folder(out: Path, data: List[Path], force: bool) -> None:
-    """--out may hold an earlier analysis only with --force, and never the data being analysed."""
-    from experiments.options import OptionError
-    from experiments.outputs import same_file
+    """--out may hold an earlier analysis only with --force, and never the data being analysed (the rule
+    lives in analysis.api.check_out, which api.report() applies too)."""
+    from analysis.api import check_out
 
-    for d in data:
-        dr = d.resolve()
-        if same_file(dr, out) or out.resolve() in dr.parents:
-            raise OptionError(f"--out {out} holds the data analysed ({d}); results are never written among "
-                              "their inputs, even with --force: choose another --out")
-    if (out / "results.json").exists() and not force:
-        raise OptionError(f"--out {out} holds the results of an earlier analysis; pass --force to replace "
-                          "them or choose another folder")
+    check_out(out, data, force)
 
 
 def report(

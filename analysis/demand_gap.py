@@ -26,6 +26,81 @@ import pandas as pd
 
 from analysis.model_measures import _log_odds, evaluation_method, gap_flag, smoothed_log_odds
 
+class GapError(ValueError):
+    """A --gap pair that names no pair of protocols in the data; the message lists the protocols there are."""
+
+
+SEPARATOR = "=>"
+
+
+def parse_pair(text: str, option: str = "--gap") -> tuple[str, str]:
+    """`LOW=>HIGH` (any protocol names, `:` included), or `LOW:HIGH` when there is exactly one ':'.
+
+    Why '=>': protocol names may hold ':' (a prompt of one's own, `meta:question`), so `A:B:C` cannot
+    say where one name ends; no protocol name holds '=>' (refused here when one would have to)."""
+    if not isinstance(text, str):
+        raise GapError(f"{option}: a pair is text LOW=>HIGH, not {type(text).__name__}")
+    if SEPARATOR in text:
+        parts = text.split(SEPARATOR)
+        if len(parts) != 2:
+            raise GapError(f"{option} {text!r}: write one pair LOW=>HIGH (one '=>')")
+        low, high = parts
+    elif text.count(":") == 1:
+        low, _, high = text.partition(":")
+    elif ":" in text:
+        raise GapError(f"{option} {text!r}: more than one ':' cannot say where a protocol name ends; write "
+                       "LOW=>HIGH, e.g. --gap 'direct=>meta:question'")
+    else:
+        raise GapError(f"{option} {text!r}: write LOW=>HIGH (or LOW:HIGH), e.g. --gap direct=>meta")
+    low, high = low.strip(), high.strip()
+    if not low or not high:
+        raise GapError(f"{option} {text!r}: a protocol name is empty; write LOW=>HIGH")
+    return low, high
+
+
+def model_protocols(df: pd.DataFrame) -> dict[tuple[str, str], set[str]]:
+    """The protocols each model and context ran (scored model rows only)."""
+    if "protocol" not in df.columns or "subject_kind" not in df.columns:
+        return {}
+    m = df[(df["subject_kind"] == "model") & df["protocol"].notna()]
+    if "correct" in m.columns:
+        m = m[m["correct"].notna()]
+    model = m["model"].fillna("model").astype(str) if "model" in m.columns else pd.Series("model", index=m.index)
+    ctx = m["context_mode"].fillna("").astype(str) if "context_mode" in m.columns else pd.Series("", index=m.index)
+    out: dict[tuple[str, str], set[str]] = {}
+    for (a, b), p in zip(zip(model, ctx), m["protocol"].astype(str)):
+        out.setdefault((a, b), set()).add(p)
+    return out
+
+
+def check_pairs(df: pd.DataFrame, pairs: list[tuple[str, str]] | None, option: str = "--gap"
+                ) -> list[tuple[str, str]]:
+    """The pairs, each naming two different protocols that one model and context ran both of; anything
+    else is refused naming the protocols there are (never silently left out). Duplicates are dropped."""
+    if not pairs:
+        return []
+    runs = model_protocols(df)
+    there = sorted(set().union(*runs.values())) if runs else []
+    listing = ", ".join(there) if there else "none (no model rows with a protocol)"
+    out: list[tuple[str, str]] = []
+    for pair in pairs:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+            raise GapError(f"{option}: a pair is two protocol names (LOW, HIGH), not {pair!r}")
+        low, high = pair
+        if low == high:
+            raise GapError(f"{option} {low}=>{high}: a pair of one protocol has no gap; the protocols there are: {listing}")
+        for p in (low, high):
+            if p not in there:
+                raise GapError(f"{option} {low}=>{high}: unknown protocol {p!r}; the protocols there are: {listing}")
+        if not any(low in ps and high in ps for ps in runs.values()):
+            raise GapError(f"{option} {low}=>{high}: no model and context ran both; the protocols each ran: "
+                           + "; ".join(f"{m}{' · ' + c if c else ''}: {', '.join(sorted(ps))}"
+                                       for (m, c), ps in sorted(runs.items())))
+        if (low, high) not in out:
+            out.append((low, high))
+    return out
+
+
 METHOD_RANK = {"direct": 0, "metalinguistic": 1, "production": 2, "other": 3}
 COLUMNS = ["model", "context_mode", "low_demand", "high_demand", "n_items", "accuracy_low", "accuracy_high",
            "gap_paper", "gap_smoothed", "ci_low", "ci_high", "gap_logprob", "flag"]
@@ -38,7 +113,9 @@ def _order(a: str, b: str) -> tuple[str, str]:
 
 def demand_gaps(df: pd.DataFrame, pairs: list[tuple[str, str]] | None = None, seed: int = 0,
                 n_boot: int = 2000) -> pd.DataFrame:
-    """One row per model x context x protocol pair with both definitions of the gap."""
+    """One row per model x context x protocol pair with both definitions of the gap (named pairs checked
+    by check_pairs: an unknown or degenerate pair is refused, never silently left out)."""
+    pairs = check_pairs(df, pairs) or None
     m = df[(df["subject_kind"] == "model") & df["correct"].notna() & df["protocol"].notna()].copy()
     if m.empty:
         return pd.DataFrame(columns=COLUMNS)

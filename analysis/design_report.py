@@ -166,28 +166,26 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
 
 def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]) -> None:
     from analysis.api import model_frame
-    from analysis.formula_fit import CONTRASTS_NOTE, fit_formula, fit_table
+    from analysis.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
     m = model_frame(d)
-    if opt.family == "ordinal":
-        from analysis.tasks_rating import fit_clmm
-
-        f = _fit_or_note(lambda: fit_clmm(m, opt.formula, factors), f"--formula {opt.formula}", skipped)
-        kind = "ordinal_fit"
-    else:
-        f = _fit_or_note(lambda: fit_formula(m, opt.formula, opt.family, factors), f"--formula {opt.formula}", skipped)
-        kind = "formula_fit"
-    if f is None:
+    kind = "ordinal_fit" if opt.family == "ordinal" else "formula_fit"
+    fits = _fit_or_note(lambda: fit_groups(m, opt.formula, opt.family, factors), f"--formula {opt.formula}", skipped)
+    if fits is None:
         return
-    tab = fit_table(f) if kind == "formula_fit" else pd.DataFrame(f.coefficients)
+    skipped += [f"--formula {opt.formula}, group {g}: not fitted ({w[:400]})" for g, w in fits.skipped.items()]
+    tab = pd.concat([fit_table(f) if kind == "formula_fit" else pd.DataFrame(f.coefficients).assign(group=g)
+                     for g, f in fits], ignore_index=True)
+    items = [fit_item(kind, f"Your model{' — ' + g if g else ''}", f) for g, f in fits]
     res.section("formula", "Your model: " + opt.formula,
+                f"Scope: {fits.scope_text()}. "
                 "Fitted by lme4 (glmer binomial for a 0/1 outcome, lmer for a continuous one, response times on a log "
                 "scale; glm/lm without random effects; ordinal::clmm with --family ordinal), `subject` = the subject "
                 f"(unique across groups), `item` = the item group. Contrasts: {CONTRASTS_NOTE}. When the random effects as "
                 "given do not converge or are singular, they are simplified step by step (correlations dropped, then "
                 "random intercepts only) and the report names the structure it shows.",
-                [res.table("formula_fit", tab, "Fixed effects", show=False)], [], [fit_item(kind, "Your model", f)])
+                [res.table("formula_fit", tab, "Fixed effects", show=False)], [], items)
 
 
 def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, out: Path, log, skipped: list[str]) -> None:

@@ -118,6 +118,7 @@ class FormulaFit:
     rows_dropped: dict[str, int] = field(default_factory=dict)
     status: str = "ok"
     statistic: str = "z"
+    group: str = ""  # the group of rows fitted (analysis/prepare.group_label), "" when all rows were fitted together
 
     def coef(self, term: str) -> dict:
         for c in self.coefficients:
@@ -176,10 +177,9 @@ def prepare_data(df: pd.DataFrame, formula: fm.Formula, family: str = "auto",
         if bad.any():
             dropped["response time not positive (no log)"] = int(bad.sum())
             d = d[~bad]
-        formula = fm.Formula(formula.text, f"log({formula.response_var})", formula.response_var, formula.fixed,
-                             formula.random)
+        formula = formula.with_response(fm.Call("log", (fm.Name(formula.response_var),)))
         transform = "log"
-    elif formula.response.startswith("log("):
+    elif isinstance(formula.lhs, fm.Call) and formula.lhs.fn == "log":
         transform = "log"
     if fam == "binomial" and not set(d[formula.response_var].unique()) <= {0.0, 1.0}:
         raise fm.FormulaError(f"--formula: family binomial needs a 0/1 response; {formula.response_var!r} has other values")
@@ -218,7 +218,7 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
     mixed = bool(coded.random)
     fit_fn = _fit_fn()
 
-    used = [c for c in d.columns if c in set(fm.names_in(coded.r_text())) | {coded.response_var}]
+    used = [c for c in d.columns if c in set(coded.variables)]
     rd = _r_frame(d[used])
     steps = [("as given (maximal)" if any(r.has_slopes for r in coded.random) else "as given", coded)]
     if mixed and fallback:
@@ -277,10 +277,114 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
     )
 
 
+GROUP = "group"  # the column naming who a row belongs to: 'human', or 'model · context · protocol'
+PER_GROUP = "per group"
+POOLED = "pooled with group in the formula"
+ONE_GROUP = "one group"
+
+
+@dataclass
+class GroupFits:
+    """The fits of one formula over a table's groups (people, each model · context · protocol).
+
+    Why one fit per group by default: a pooled fit without a group term compares nothing that should be
+    compared (people and two model protocols in one glmer came back "ok" with stars on a factor while
+    the groups disagreed). With `group` in the formula the user asks for one fit of all groups, its
+    group effects estimated; `scope` says which was done."""
+
+    formula: str
+    scope: str  # PER_GROUP | POOLED | ONE_GROUP
+    fits: dict = field(default_factory=dict)  # group label ("" for a pooled fit) -> FormulaFit | OrdinalFit
+    skipped: dict = field(default_factory=dict)  # group label -> why it was not fitted
+
+    def __getitem__(self, group: str):
+        return self.fits[group]
+
+    def __iter__(self):
+        return iter(self.fits.items())
+
+    def __len__(self) -> int:
+        return len(self.fits)
+
+    @property
+    def statuses(self) -> dict[str, str]:
+        return {g: f.status for g, f in self.fits.items()}
+
+    @property
+    def status(self) -> str:
+        """'ok' when every fit is; else each other fit's status, named by its group."""
+        bad = [f"{g or 'all groups'}: {s}" for g, s in self.statuses.items() if s != "ok"]
+        return "; ".join(bad) or "ok"
+
+    def scope_text(self) -> str:
+        groups = list(self.fits) + list(self.skipped)
+        if self.scope == PER_GROUP:
+            return (f"fitted separately for each of the {len(groups)} groups ({', '.join(groups)}): the formula has no "
+                    "`group` term, and people and each model protocol are not pooled into one fit; write `group` in "
+                    "the formula to fit them together with group effects")
+        if self.scope == POOLED:
+            return "one fit of all groups together: the formula names `group` (its effects are estimated in the fit)"
+        return f"one fit: the data hold one group ({groups[0] if groups else 'none'})"
+
+    def coef_frame(self) -> pd.DataFrame:
+        parts = [pd.DataFrame(f.coefficients).assign(group=g, status=f.status) for g, f in self.fits.items()]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["group", "term", "estimate"])
+
+
+def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto",
+               declared: dict[str, list[str]] | None = None, fallback: bool = True, log_rt: bool = True,
+               group_column: str = GROUP) -> GroupFits:
+    """Fit `formula` once per group of rows (the `group` column), or once over all rows when the formula
+    names `group` or the data hold one group. A group whose rows cannot be fitted (a factor with one
+    level there, too few rows) is named in `skipped` with the reason; when no group can be fitted the
+    first reason is raised. `family='ordinal'` fits ordinal::clmm (analysis/tasks_rating.py)."""
+    f = fm.parse(formula) if isinstance(formula, str) else formula
+    fm.check_columns(f, list(df.columns))
+
+    def one(rows: pd.DataFrame):
+        if family == "ordinal":
+            from analysis.tasks_rating import fit_clmm
+
+            return fit_clmm(rows, f.text, declared)
+        return fit_formula(rows, f, family, declared, fallback, log_rt)
+
+    groups = (sorted(set(df[group_column].dropna().astype(str))) if group_column in df.columns else [])
+    if group_column in f.variables or len(groups) <= 1:
+        scope = POOLED if group_column in f.variables and len(groups) > 1 else ONE_GROUP
+        label = "" if scope == POOLED else (groups[0] if groups else "")
+        fit = one(df)
+        if isinstance(fit, FormulaFit):
+            fit.group = label
+        return GroupFits(f.text, scope, {label: fit})
+    out = GroupFits(f.text, PER_GROUP)
+    errors: tuple = (fm.FormulaError, MixedModelError)
+    if family == "ordinal":
+        from analysis.tasks_rating import OrdinalError
+
+        errors += (OrdinalError,)
+    first_error: Exception | None = None
+    for g in groups:
+        rows = df[df[group_column].astype(str) == g]
+        try:
+            fit = one(rows)
+        except errors as exc:
+            out.skipped[g] = " ".join(str(exc).split())
+            first_error = first_error or exc
+            continue
+        if isinstance(fit, FormulaFit):
+            fit.group = g
+        out.fits[g] = fit
+    if not out.fits:
+        assert first_error is not None
+        raise type(first_error)("no group could be fitted: " + "; ".join(f"{g}: {w}" for g, w in out.skipped.items()))
+    return out
+
+
 def fit_table(fit: FormulaFit) -> pd.DataFrame:
-    """The coefficient table as the report shows it (with the fit's status on every row)."""
+    """The coefficient table as the report shows it (with the fit's group and status on every row)."""
     t = fit.coef_frame()
     t.insert(0, "formula", fit.formula)
+    t.insert(0, "group", fit.group)
     t["statistic"] = fit.statistic
     t["status"] = fit.status
     return t

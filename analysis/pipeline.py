@@ -322,6 +322,9 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
         fm.check_columns(fm.parse(opt.formula), sorted(cols))
     if opt.family not in ("auto", "binomial", "gaussian", "ordinal"):
         raise fm.FormulaError(f"--family must be auto, binomial, gaussian or ordinal, not {opt.family!r}")
+    from analysis.demand_gap import check_pairs
+
+    opt.gap_pairs = check_pairs(df, opt.gap_pairs)
 
 
 def run_general(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[str], None], t0: float) -> dict:
