@@ -274,7 +274,7 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     """Write the results folder (tables/, figures/, results.json, report.html): `twinlab analyze` is this
     call. From a frame of load_sessions() or from paths; `options` are analysis.pipeline.Options fields
     (seed, n_boot, mixed, family, gap_pairs, ...), checked as the CLI checks them. `out` is never among
-    the data (a frame's data: the files it was loaded from). Returns the results dict."""
+    the data (a frame's data: the folders of the files it was loaded from). Returns the results dict."""
     from dataclasses import fields
 
     from analysis.formula import parse
@@ -288,7 +288,7 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
         raise InputError(f"report(): unknown option {unknown[0]!r}; the options are {', '.join(sorted(known))}")
     if isinstance(data, pd.DataFrame):
         info = data.attrs.get("load_info") or LoadInfo(factors=dict(factors(data)))
-        paths: list = list(info.files)
+        paths: list = sorted({str(Path(f).parent) for f in info.files})  # the folders the frame was read from
     else:
         paths = [data] if isinstance(data, (str, Path)) else list(data)
     output_folder("out", out)

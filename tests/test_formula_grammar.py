@@ -67,7 +67,7 @@ def test_random_terms_slopes_and_the_fallback_sequence():
     ("correct ~ ((1 | s))", "a term of its own"),
     ("correct ~ a - (1 | s)", "cannot be subtracted"),
     ("a + b ~ c", "the response 'a + b' is not one column"),
-    ("poly(x, 2) ~ c", "poly() is a predictor"),
+    ("poly(x, 2) ~ c", "refused 'poly' at character 1"),
     ("correct ~ 2 + a", "refused '2' at character 11"),
     ("y ~ a^b", "whole number"),
     ("y ~ poly(x, 0)", "degree is a whole number from 1 to 10"),

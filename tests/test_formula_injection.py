@@ -154,11 +154,15 @@ def test_formulas_built_from_factor_names_are_quoted_or_refused(humans, tmp_path
     target = tmp_path / "pwned"
     evil = f"x) + I(system(intToUtf8(c({_codes('touch ' + str(target))})))) + (y"
     # twinlab's own builders write the factor into a formula as text; the parser stands in between
-    for build in (f"rating ~ {evil} + (1 | subject_id) + (1 | item)",
-                  f"word_rt_ms ~ {evil} * b + length + (1 | subject_id) + (1 | item)"):
-        with pytest.raises(fm.FormulaError, match="refused 'system'"):
+    from analysis.tasks_reading import region_formula
+
+    region = region_formula([evil], pd.DataFrame({evil: ["a", "b"], "position": [1, 2]}))
+    assert "system" in region  # the builder passed the name through as text
+    for build in (f"rating ~ {evil} + (1 | subject_id) + (1 | item)", region,
+                  f"rating ~ {evil.replace(')', '').replace('(y', 'y')} + (1 | item)"):
+        with pytest.raises(fm.FormulaError, match="refused|unbalanced"):
             fit_clmm(pd.DataFrame({"rating": [1, 2]}), build)
-        with pytest.raises(fm.FormulaError, match="refused 'system'"):
+        with pytest.raises(fm.FormulaError, match="refused|unbalanced"):
             fit_formula(pd.DataFrame({"rating": [1, 2]}), build)
     # quoted, the same name is a column name and nothing else
     q = fm.quote(evil)
