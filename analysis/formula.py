@@ -1,4 +1,4 @@
-"""A user's lme4 formula: parsed by twinlab's own grammar, checked against the table, factors sum-coded,
+r"""A user's lme4 formula: parsed by twinlab's own grammar, checked against the table, factors sum-coded,
 and rebuilt for R from the parsed tree.
 
 Why a grammar of its own: R evaluates a formula (`as.formula`, `model.frame`), so a formula handed to R
