@@ -56,7 +56,7 @@ class Options:
     by: list[str] = field(default_factory=list)  # --by: the factors of the rates tables (default: the design's)
     formula: str = ""  # --formula: the analyst's lme4 formula
     family: str = "auto"  # --family: auto | binomial | gaussian | ordinal
-    gap_pairs: list[tuple[str, str]] = field(default_factory=list)  # --gap LOW:HIGH (default: every pair)
+    gap_pairs: list[tuple[str, str]] = field(default_factory=list)  # --gap LOW=>HIGH (default: every pair)
 
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,
@@ -80,6 +80,11 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
     check_by_and_formula(df, opt)
     if is_general_design(df, info.factors):
         return run_general(df, info, out, opt, log, t0)
+    if opt.gap_pairs:  # never silently ignored
+        from analysis.demand_gap import GapError
+
+        raise GapError("--gap applies to a general design's protocols; a Lakretz design's demand gap pairs each "
+                       "metalinguistic protocol with its direct partner (analysis/model_measures.py)")
     focus = Focus.parse(opt.focus)
     d_all = prepare(df)
     # Imported release: subjects with logs but no row in the results table (pilots with training logs

@@ -204,3 +204,16 @@ def test_api_report_never_writes_among_the_data(groups, tmp_path):
     assert (tmp_path / "r" / "results.json").exists() and res["tables"]
     with pytest.raises(OptionError, match="earlier analysis"):
         api.report(df, tmp_path / "r", mixed=False, n_boot=10)
+
+
+def test_a_gap_on_data_without_those_protocols_is_refused_not_ignored(tmp_path):
+    """A Lakretz design of people: no protocol to pair; --gap is refused, never silently ignored."""
+    from analysis.pipeline import Options, run_analysis
+    from analysis.simulate import ErrorModel, logit, simulate_sessions
+
+    simulate_sessions(tmp_path / "h", 2, error_model=ErrorModel(default_logit=logit(0.3), slope=0.0, subject_sd=0.3),
+                      seed=1, sessions=1, mark_simulated=False)
+    with pytest.raises(GapError, match="unknown protocol 'direct'; the protocols there are: none"):
+        run_analysis([tmp_path / "h"], tmp_path / "out", Options(n_boot=10, show_progress=False, mixed=False,
+                                                                 gap_pairs=[("direct", "meta")]))
+    assert not (tmp_path / "out" / "results.json").exists()
