@@ -248,10 +248,15 @@ def demand_gaps(df: pd.DataFrame, pairs: list[tuple[str, str]] | None = None, se
     return _gaps(_design(df), pairs, seed, n_boot)
 
 
-def check_out(out: str | Path, data_paths: Iterable[str | Path], force: bool) -> None:
-    """Results are never written among their inputs: `out` may not be a data file's folder, a data folder,
-    a folder above one, or a folder inside one given as data; an earlier analysis in `out` is replaced
-    only with force. `twinlab analyze --out` and report() both check this (OptionError names the path)."""
+def _holds_data(folder: Path) -> bool:
+    return folder.is_dir() and any(p.is_file() for pat in ("*.csv", "*.csv.gz") for p in folder.glob(pat))
+
+
+def check_out(out: str | Path, data_paths: Iterable[str | Path], force: bool, frame: bool = False) -> None:
+    """Results are never written among their inputs: `out` may not be a data file or folder, a folder
+    holding one, nor inside a folder that holds data files directly (a folder given, or its `data/`; for a
+    frame, `frame=True`, the folders of the files it was read from); an earlier analysis in `out` is
+    replaced only with force. `twinlab analyze --out` and report() both check this."""
     from experiments.options import OptionError
     from experiments.outputs import same_file
 
@@ -259,7 +264,13 @@ def check_out(out: str | Path, data_paths: Iterable[str | Path], force: bool) ->
     ro = out.resolve()
     for d in data_paths:
         dr = Path(d).resolve()
-        inside = dr.is_dir() and (ro == dr or dr in ro.parents)
+        if frame:
+            folders = [dr.parent]
+        elif dr.is_dir():
+            folders = [f for f in (dr, dr / "data") if _holds_data(f)]
+        else:
+            folders = []
+        inside = any(ro == f or f in ro.parents for f in folders)
         if same_file(dr, out) or ro in dr.parents or inside:
             raise OptionError(f"--out {out} holds the data analysed ({d}); results are never written among "
                               "their inputs, even with --force: choose another --out")
@@ -274,7 +285,7 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     """Write the results folder (tables/, figures/, results.json, report.html): `twinlab analyze` is this
     call. From a frame of load_sessions() or from paths; `options` are analysis.pipeline.Options fields
     (seed, n_boot, mixed, family, gap_pairs, ...), checked as the CLI checks them. `out` is never among
-    the data (a frame's data: the folders of the files it was loaded from). Returns the results dict."""
+    the data (a frame's data: the files it was loaded from). Returns the results dict."""
     from dataclasses import fields
 
     from analysis.formula import parse
@@ -288,11 +299,11 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
         raise InputError(f"report(): unknown option {unknown[0]!r}; the options are {', '.join(sorted(known))}")
     if isinstance(data, pd.DataFrame):
         info = data.attrs.get("load_info") or LoadInfo(factors=dict(factors(data)))
-        paths: list = sorted({str(Path(f).parent) for f in info.files})  # the folders the frame was read from
+        paths: list = list(info.files)  # the files the frame was read from
     else:
         paths = [data] if isinstance(data, (str, Path)) else list(data)
     output_folder("out", out)
-    check_out(out, paths, force)
+    check_out(out, paths, force, frame=isinstance(data, pd.DataFrame))
     by_list = [b.strip() for b in by.split(",")] if isinstance(by, str) else list(by or [])
     if formula:
         parse(formula)

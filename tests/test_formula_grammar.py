@@ -198,6 +198,9 @@ def test_api_report_never_writes_among_the_data(groups, tmp_path):
                 api.report(data, out, force=True, mixed=False, n_boot=10)
     assert sorted(p.name for p in data_dir.iterdir()) == before
     assert not (groups / "humans" / "results.json").exists() and not (data_dir / "results").exists()
+    # beside the data folder (a dataset's results/) is fine: the data stay untouched
+    res = api.report(groups / "humans", groups / "humans" / "results", mixed=False, n_boot=10)
+    assert res["tables"] and sorted(p.name for p in data_dir.iterdir()) == before
     with pytest.raises(api.InputError, match="unknown option 'nboot'"):
         api.report(df, tmp_path / "r", nboot=10)
     res = api.report(df, tmp_path / "r", mixed=False, n_boot=10)
