@@ -637,8 +637,6 @@ def parse(text: str) -> Formula:
     resp = node_names(lhs)
     if len(resp) != 1:
         raise FormulaError(f"formula {text!r}: the response must be one column (e.g. correct or log(rt_ms))")
-    if isinstance(lhs, Call) and lhs.fn == "poly":
-        raise FormulaError(f"formula {text!r}: poly() is a predictor, not a response")
     return Formula(text, lhs, fixed, [RandomTerm(r.expr, r.group, r.double_bar) for r in random])
 
 
