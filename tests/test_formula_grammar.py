@@ -160,6 +160,13 @@ def test_analyze_refuses_a_bad_gap_before_work(groups, tmp_path):
         text = " ".join(r.output.split())
         assert r.exit_code == 2 and msg in text and "Traceback" not in text, text
         assert not (out / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_analyze_reports_the_named_gap_with_a_colon_in_a_protocol(groups, tmp_path):
+    from experiments.cli import app
+
+    data = [str(groups / "humans"), str(groups / "direct"), str(groups / "meta")]
     out = tmp_path / "ok"
     r = RUN.invoke(app, ["analyze", *data, "--out", str(out), "--no-mixed", "--n-boot", "20",
                          "--gap", "direct=>meta:question"])
