@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
@@ -33,30 +33,16 @@ from analysis.data_section import (drop_training_only_sessions, order_statement,
                                    sample_sizes)
 from analysis.exposures import Focus
 from analysis.load import load
+from analysis.options import Options
 from analysis.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored_rows
 from analysis.report_tables import (ordered_groups, ordered_structures, rule_text, slug, wide_error_rates,  # noqa: F401
                                     wide_slopes, wide_table_c1, _drawable, _fmt_rate)
 from analysis.results_folder import Results, clean_json, json_default
 from experiments.atomic import atomic_write_text
+from analysis.design_report import design_sections
+from analysis.frames import design_frame, is_general_design
 from analysis.sections import (MAX_GROUP_FIGURES, detection_section, exposure_models_section, training_section,
                                method_summary, with_progress)
-
-
-@dataclass
-class Options:
-    seed: int = 0
-    n_boot: int = 2000
-    mixed: bool = True
-    focus: str = "long_nested:PSP:inner"
-    fmt: str = "auto"
-    training_blocks: list[str] = field(default_factory=list)
-    keep_outliers: bool = False
-    rejected_rule: str = "paper"  # analysis/scoring.py: how REJECTED trials count in first encounters and exposures
-    show_progress: bool = True
-    by: list[str] = field(default_factory=list)  # --by: the factors of the rates tables (default: the design's)
-    formula: str = ""  # --formula: the analyst's lme4 formula
-    family: str = "auto"  # --family: auto | binomial | gaussian | ordinal
-    gap_pairs: list[tuple[str, str]] = field(default_factory=list)  # --gap LOW:HIGH (default: every pair)
 
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,
@@ -71,8 +57,6 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
                log: Callable[[str], None] | None = None) -> dict:
     """The analysis of trials already loaded (analysis.load.load or analysis.api.load_sessions): the
     sections follow the design (a general design's own, or the Lakretz sections)."""
-    from analysis.design_report import is_general_design
-
     opt = options or Options()
     log = log or (lambda s: None)
     t0 = time.time()
@@ -281,8 +265,6 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
             notes.append("internal consistency: no items scored by both a direct and a metalinguistic protocol")
 
     if opt.by or opt.formula:
-        from analysis.design_report import design_sections
-
         design_sections(res, d, {}, opt, out, log, notes, skipped, general=False)
 
     results = {
@@ -326,17 +308,14 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
 
 def run_general(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[str], None], t0: float) -> dict:
     """A general design (docs/general_model.md): its own sections (analysis/design_report.py)."""
-    from analysis.design_rates import add_accepted, item_key
-    from analysis.design_report import design_sections
-
-    d = prepare(df)
-    d["item"] = item_key(d)
-    d = add_accepted(d)
+    d, copies, copy_notes = design_frame(df, dict(info.factors), opt.model_copies)
+    if copies.empty and isinstance(df.attrs.get("model_copies"), pd.DataFrame):
+        copies = df.attrs["model_copies"]  # a frame of api.load_sessions: merged there
     res = Results(out)
-    notes, skipped = list(info.notes), []
+    notes, skipped = list(info.notes) + copy_notes, []
     log(f"loaded {len(d)} trials of {d['subject_key'].nunique()} subject(s) from {len(info.files)} file(s); "
         f"design factors: {', '.join(info.factors) or 'none'}")
-    design_sections(res, d, dict(info.factors), opt, out, log, notes, skipped, general=True)
+    design_sections(res, d, dict(info.factors), opt, out, log, notes, skipped, general=True, copies=copies)
     excl = pd.DataFrame(info.exclusions, columns=["what", "rows", "reason"])
     if len(excl):
         res.section("exclusions", "Exclusions", "What was left out before the analyses.",
