@@ -70,7 +70,8 @@ def sample_table(d: pd.DataFrame) -> pd.DataFrame:
                      "lists": ", ".join(str(v) for v in sorted(set(x["list"].dropna()))) if "list" in x else "",
                      "tasks": ", ".join(sorted(set(x["task"].dropna().astype(str)))) if "task" in x else "",
                      "protocols": ", ".join(sorted(set(x["protocol"].dropna().astype(str)))),
-                     "answered": int(x["correct"].notna().sum())})
+                     "answered": int(x["correct"].notna().sum()),
+                     "log-probabilities": int(x["sentence_logprob"].notna().sum()) if "sentence_logprob" in x else 0})
     return pd.DataFrame(rows)
 
 
@@ -209,9 +210,10 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
     res.section("formula", "Your model: " + opt.formula,
                 "Fitted by lme4 (glmer binomial for a 0/1 outcome, lmer for a continuous one, response times on a log "
                 "scale; glm/lm without random effects; ordinal::clmm with --family ordinal), `subject` = the subject "
-                f"(unique across groups), `item` = the item group. Contrasts: {CONTRASTS_NOTE}. When the random effects as "
-                "given do not converge or are singular, they are simplified step by step (correlations dropped, then "
-                "random intercepts only) and the report names the structure it shows.",
+                f"(unique across groups), `item` = the item group. Contrasts: {CONTRASTS_NOTE}. "
+                + (CLMM_FALLBACK if kind == "ordinal_fit" else "When the random effects as given do not converge or are "
+                   "singular, they are simplified step by step (correlations dropped, then random intercepts only) and "
+                   "the report names the structure it shows."),
                 [res.table("formula_fit", tab, "Fixed effects", show=False)], [], [fit_item(kind, "Your model", f)])
 
 
@@ -254,39 +256,83 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
                                                     "by_item_mean"]], "Completion accuracy"),
                      res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),
                      res.table("completion_model_scores", mt, "Models: target log-probability") if len(mt) else None])
+    from analysis.measure_sections import logprob_section, rt_section
+
+    logprob_section(res, t, by, opt)
+    rt_section(res, t, by, opt)
     reading_sections(res, d, fs, opt, out, log, skipped)
+
+
+CLMM_FALLBACK = ("The cumulative-link model is fitted with its random effects as given (never simplified); when the "
+                 "default optimiser (nlminb) does not converge it is refitted once with ucminf (one grouping factor "
+                 "only), and the fit names the one it reports.")
 
 
 def rating_section(res: Results, t: pd.DataFrame, factors: dict, by: list[str], opt: Options, out: Path, log,
                    skipped: list[str]) -> None:
-    from analysis.tasks_rating import distribution, fit_clmm, rating_rows
+    """Distribution, means (people: the chosen point; models: expected value, the default, and argmax, both
+    named) and, for people, a cumulative-link mixed model, or why none was fitted."""
+    from analysis.task_measures import rating_measures
+    from analysis.tasks_rating import distribution, rating_rows
 
     r = rating_rows(t)
     dist = distribution(r, by)
-    means = rates(r, by, "rating", opt.seed, opt.n_boot).drop(columns=["n_outcome"])
-    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point)"),
-            res.table("rating_means", shown_rates(means, by).rename(columns={"rate [CI subjects]": "mean [CI subjects]"}),
-                      "Mean rating"),
+    rm = rating_measures(r)
+    means = rates(rm, ["measure"] + by, "value", opt.seed, opt.n_boot).drop(columns=["n_outcome"])
+    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point; models: the argmax)"),
+            res.table("rating_means", shown_rates(means, ["measure"] + by).rename(
+                columns={"rate [CI subjects]": "mean [CI subjects]"}), "Mean rating"),
             res.table("rating_means_long", means, "Mean rating (long format)", show=False)]
-    items: list[dict] = []
+    items, why = rating_clmm(res, r, by, factors, opt, log, skipped, tabs)
+    res.section("task_rating", "Ratings: distributions, means" + (" and a cumulative-link mixed model" if items else ""),
+                "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
+                "`measure`: people's chosen point; a model's rating is a distribution over the scale, reported as its "
+                "expected value (sum of point x probability, the default measure) and its argmax (the most probable "
+                "point), both named. " + why, tabs,
+                [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
+                            "Share of each rating per group and cell.")], items)
+
+
+def _scale_points(r: pd.DataFrame) -> int | None:
+    import json
+
+    for s in (r["task_settings"].dropna().unique() if "task_settings" in r.columns else []):
+        try:
+            pts = (json.loads(s).get("scale") or {}).get("points")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(pts, int):
+            return pts
+    return None
+
+
+def rating_clmm(res: Results, r: pd.DataFrame, by: list[str], factors: dict, opt: Options, log, skipped: list[str],
+                tabs: list) -> tuple[list[dict], str]:
+    """The people's cumulative-link mixed model; returns (fit items, the text saying what was fitted or why not)."""
+    from analysis.tasks_rating import fit_clmm
+
     humans = r[r["subject_kind"] == "human"]
     varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]
-    if opt.mixed and len(humans) and varying and humans["rating"].nunique() > 2:
-        formula = f"rating ~ {' * '.join(varying)} + (1 | subject_id) + (1 | item)"
-        log(f"fitting the cumulative-link mixed model {formula} (ordinal::clmm)")
-        f = _fit_or_note(lambda: fit_clmm(model_frame(humans), formula, factors), "rating clmm (humans)",
-                         skipped)
-        if f is not None:
-            items.append(fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f))
-            tabs.append(res.table("rating_clmm", pd.DataFrame(f.coefficients), "clmm coefficients", show=False))
-    res.section("task_rating", "Ratings: distributions and a cumulative-link mixed model",
-                "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
-                "The cumulative-link mixed model (R ordinal::clmm, logit link, flexible thresholds, factors sum-coded, "
-                "random intercepts of subjects and items) treats the scale as ordered categories; a positive effect "
-                "shifts ratings up. Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), max.grad, "
-                "cond.H (> 1e4: ill-defined).",
-                tabs, [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
-                                  "Share of each rating per group and cell.")], items)
+    if humans.empty:
+        return [], ("No cumulative-link mixed model: it is fitted to people's ratings and there are none here "
+                    "(a model's ratings are its distribution, summarised above).")
+    if not opt.mixed:
+        return [], "No cumulative-link mixed model: mixed models are off (--no-mixed)."
+    if not varying or humans["rating"].nunique() < 2:
+        return [], ("No cumulative-link mixed model: " + ("no factor varies among the people's trials." if not varying
+                                                          else "the people used a single scale point."))
+    formula = f"rating ~ {' * '.join(varying)} + (1 | subject_id) + (1 | item)"
+    log(f"fitting the cumulative-link mixed model {formula} (ordinal::clmm)")
+    f = _fit_or_note(lambda: fit_clmm(model_frame(humans), formula, factors, _scale_points(humans)),
+                     "rating clmm (humans)", skipped)
+    text = ("The cumulative-link mixed model of the people's ratings (R ordinal::clmm, logit link, flexible thresholds, "
+            f"factors sum-coded) `{formula}` treats the scale as ordered categories; a positive effect shifts ratings "
+            "up. " + CLMM_FALLBACK + " Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), "
+            "max.grad, cond.H (> 1e4: ill-defined), and scale points never used (no threshold between them).")
+    if f is None:
+        return [], text + " The fit failed: see the notes."
+    tabs.append(res.table("rating_clmm", pd.DataFrame(f.coefficients), "clmm coefficients", show=False))
+    return [fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f)], text
 
 
 def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options, out: Path, log,
