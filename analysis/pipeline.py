@@ -107,7 +107,7 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
     """--by and --formula name columns of the table: checked before any work (FormulaError names the column)."""
     from analysis import formula as fm
 
-    cols = set(df.columns) | {"group", "subject_key", "error", "accepted", "signal", "said_reject", "answer", "training",
+    cols = set(df.columns) | {"group", "subject_key", "error", "accepted", "signal", "said_reject", "training",
                               "item"}
     missing = [b for b in opt.by if b not in cols]
     if missing:
