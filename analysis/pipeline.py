@@ -34,6 +34,9 @@ from analysis.prepare import order_known_rows
 from analysis.results_folder import Results, clean_json, json_default
 from analysis.sections import detection_section, exposure_models_section, training_section
 from experiments.atomic import atomic_write_text
+# names other code imported from here before the split (kept importable from the pipeline)
+from analysis.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes  # noqa: F401,E402
+from analysis.report_tables import wide_error_rates, wide_slopes, wide_table_c1  # noqa: F401,E402
 
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,
