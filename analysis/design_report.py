@@ -36,6 +36,9 @@ def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame({**{c: t[c] for c in ["group"] + by},
                          "subjects": t["n_subjects"], "items": t["n_items"], "trials": t["n_trials"],
                          "rate [CI subjects]": [_fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"])],
+                         # one subject (a person, or merged model copies): the rate's CI resamples items
+                         **({"rate CI over": t["ci_unit"].map({"subject": "subjects", "item": "items (one subject)"})}
+                            if "ci_unit" in t.columns and (t["ci_unit"] == "item").any() else {}),
                          "F1: by-subject mean [CI]": [_fmt_ci(*r) for r in zip(t["by_subject_mean"], t["by_subject_ci_low"],
                                                                                 t["by_subject_ci_high"])],
                          "F2: by-item mean [CI]": [_fmt_ci(*r) for r in zip(t["by_item_mean"], t["by_item_ci_low"],
