@@ -41,7 +41,14 @@ def rating_measures(r: pd.DataFrame) -> pd.DataFrame:
             e = mod[mod["rating_expected"].notna()]
             parts.append(e.assign(measure="expected value (default)", value=e["rating_expected"].astype(float)))
         parts.append(mod.assign(measure="argmax", value=mod["rating"].astype(float)))
-    return pd.concat(parts, ignore_index=True) if parts else r.iloc[0:0].assign(measure=[], value=[])
+    if not parts:
+        return r.iloc[0:0].assign(measure=[], value=[])
+    out = pd.concat(parts, ignore_index=True)
+    out["measure"] = pd.Categorical(out["measure"], categories=list(MEASURES), ordered=True)
+    return out
+
+
+MEASURES = ("chosen point", "expected value (default)", "argmax")  # the order of the tables
 
 
 def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
