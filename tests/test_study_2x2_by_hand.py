@@ -195,6 +195,14 @@ def test_a_2x2_study_of_our_own_by_models_and_people_checked_by_hand(tmp_path):
             assert float(got["dprime"]) == pytest.approx(k["dprime"]) and float(got["criterion_c"]) == pytest.approx(k["c"])
     # the people's numbers as designed: P1 and P2 accept every match and reject every near mismatch
     assert hand_counts(people)[0][("match", "near")] == 1.0 and hand_counts(people)[0][("mismatch", "near")] == 0.0
+    # the people's RTs: correct trials, 200-3000 ms, then 2.5 SD per subject; each rule's count by hand
+    ex = next(csv.DictReader(open(out / "tables" / "rt_exclusions.csv", newline="")))
+    wrong = [r for r in people if r["correct"] != "True"]
+    ok = [float(r["rt_ms"]) for r in people if r["correct"] == "True"]
+    assert (ex["group"], ex["task"], int(ex["trials_with_rt"])) == ("human", "judgment", 16)
+    assert int(ex["error_or_unanswered"]) == len(wrong)
+    assert int(ex["outside_trim"]) == sum(not 200 <= v <= 3000 for v in ok)
+    assert int(ex["kept"]) + int(ex["beyond_sd"]) == sum(200 <= v <= 3000 for v in ok)
     results = json.loads((out / "results.json").read_text())
     assert any("deterministic copies" in n for n in results["notes"])
     copies = list(csv.DictReader(open(out / "tables" / "model_copies.csv", newline="")))
