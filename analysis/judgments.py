@@ -126,13 +126,3 @@ def fill_grammatical(df: pd.DataFrame, factors: dict) -> pd.DataFrame:
     out = df.copy()
     out["grammatical"] = g
     return out
-
-
-def one_label_groups(d: pd.DataFrame) -> dict[str, str]:
-    """Groups that gave one label on every judged trial: group -> that label (a response bias, named)."""
-    out = {}
-    for g, x in judged_rows(d).groupby("group", sort=True):
-        vals = set(x["response"].astype(str))
-        if len(vals) == 1 and len(x) > 1:
-            out[str(g)] = next(iter(vals))
-    return out
