@@ -65,23 +65,25 @@ def _check_outcome(df: pd.DataFrame, outcome) -> str:
     return outcome
 
 
-def _finish(df: pd.DataFrame, info: LoadInfo) -> pd.DataFrame:
-    """Derived columns every analysis of a design uses: prepare()'s, item, accepted; attrs: factors, load info."""
-    from analysis.design_rates import add_accepted, item_key
-    from analysis.prepare import prepare
+def _finish(df: pd.DataFrame, info: LoadInfo, copies: str = "merge") -> pd.DataFrame:
+    """Derived columns every analysis of a design uses (analysis/frames.py: prepare()'s, item, the judgment
+    columns, deterministic model copies merged); attrs: factors, load info, the copies table."""
+    from analysis.frames import design_frame
 
-    d = prepare(df)
-    d["item"] = item_key(d)
-    d = add_accepted(d)
+    d, table, notes = design_frame(df, dict(info.factors), copies)
+    info.notes += [n for n in notes if n not in info.notes]
     d.attrs["factors"] = dict(info.factors)
     d.attrs["load_info"] = info
+    d.attrs["model_copies"] = table
     return d
 
 
 def load_sessions(paths: Iterable[str | Path] | str | Path, include_simulated: bool = False,
-                  keep_outliers: bool = False, fmt: str = "auto") -> pd.DataFrame:
+                  keep_outliers: bool = False, fmt: str = "auto", model_copies: str = "merge") -> pd.DataFrame:
     """Session CSVs or folders -> one tidy frame: one row per trial, every schema column, the design's
-    factors under their own names, plus `group`, `subject_key`, `error`, `training`, `accepted`.
+    factors under their own names, plus `group`, `subject_key`, `error`, `training`, and for judgment-like
+    tasks `accepted`, `signal`, `said_reject` (from the task's labels). Deterministic model copies are one
+    subject (`model_copies="subjects"` keeps them apart; `df.attrs['model_copies']` lists them).
 
     `df.attrs['factors']` maps each factor to its levels (the spec's order, from the sidecars);
     `df.attrs['load_info']` says what was read, noted and excluded."""
@@ -90,7 +92,7 @@ def load_sessions(paths: Iterable[str | Path] | str | Path, include_simulated: b
     if isinstance(paths, (str, Path)):
         paths = [paths]
     df, info = load(paths, fmt, include_simulated=include_simulated, keep_outliers=keep_outliers)
-    return _finish(df, info)
+    return _finish(df, info, model_copies)
 
 
 def factors(df: pd.DataFrame) -> dict[str, list[str]]:
@@ -134,7 +136,7 @@ def rates(df: pd.DataFrame, by: Iterable[str] | str | None = None, outcome: str 
 
 def acceptance(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 0,
                n_boot: int = N_BOOT) -> pd.DataFrame:
-    """Acceptance rates on grammatical and ungrammatical trials per cell of `by`."""
+    """Acceptance (share of the task's accepting label) per cell of `by` x the item's answer."""
     from analysis.design_rates import acceptance_rates
 
     _check_frame(df)
@@ -144,7 +146,7 @@ def acceptance(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: in
 
 def dprime(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 0,
            n_boot: int = N_BOOT) -> pd.DataFrame:
-    """d' and criterion c per cell of `by` (signal: ungrammatical sentences; a hit rejects one)."""
+    """d' and criterion c per cell of `by` (signal: items whose answer is the rejecting label; a hit rejects one)."""
     from analysis.design_rates import dprime_table
 
     _check_frame(df)
@@ -152,13 +154,7 @@ def dprime(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 
     return dprime_table(_design(df), _check_by(df, by), seed, n_boot)
 
 
-def model_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows a formula is fitted on: the design's test trials; `subject_id` made unique across groups
-    (a human S01 and a model subject S01 are two subjects), `item` the item group."""
-    d = _design(df).copy()
-    if "subject_key" in d.columns:
-        d["subject_id"] = d["subject_key"].astype(str)
-    return d
+from analysis.frames import model_frame  # noqa: E402,F401 (the rows a formula is fitted on)
 
 
 def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True):

@@ -28,6 +28,9 @@ def analyze(
     formula: str = typer.Option("", "--formula", help="an lme4 formula fitted with its diagnostics, e.g. \"correct ~ a * b + (1 + a | subject) + (1 | item)\" (glmer binomial for 0/1 outcomes, lmer with log RTs; factors sum-coded; random effects simplified when not converged or singular). Parsed by twinlab's grammar, never run as R code: columns (`backticked` names too), + - * / ^ : %in%, (... | g), (... || g), 0, 1, I(), log(), scale(), poly(x, k); anything else refused. With several groups (people, each model protocol) one fit per group, unless the formula names `group`"),
     family: str = typer.Option("auto", "--family", help="family of --formula: auto (binomial for 0/1, else gaussian) | binomial | gaussian | ordinal (ordinal::clmm, for ratings)"),
     gap: List[str] = typer.Option([], "--gap", help="LOW=>HIGH: two protocols whose demand gap to report, any names (LOW:HIGH when the names hold no ':'); repeatable; each must name two protocols one model and context ran; default: every pair of a model's protocols"),
+    model_copies: str = typer.Option("merge", "--model-copies", help="merge (default): model sessions that are deterministic copies (same model, protocol and context, no sampling, no running history) are one subject, items the unit; subjects: keep each session a subject"),
+    rt_trim: str = typer.Option("200,3000", "--rt-trim", help="LOW,HIGH: response times (ms) kept in the RT analyses of lexical decision, judgment and choice (inclusive)"),
+    rt_sd: float = typer.Option(2.5, "--rt-sd", help="RT analyses: also drop RTs beyond this many SDs of the subject's mean (after --rt-trim; 0: off)"),
 ) -> None:
     """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
     designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
@@ -72,6 +75,13 @@ def analyze(
             parse(formula)
     except FormulaError as exc:
         fail(f"--formula: {exc}")
+    if model_copies not in ("merge", "subjects"):
+        fail(f"--model-copies must be merge or subjects, not {model_copies!r}")
+    try:
+        lo_ms, hi_ms = (float(x) for x in rt_trim.split(","))
+        assert 0 <= lo_ms < hi_ms and rt_sd >= 0
+    except (ValueError, AssertionError):
+        fail(f"--rt-trim {rt_trim!r} / --rt-sd {rt_sd!r}: write --rt-trim LOW,HIGH in ms (LOW < HIGH) and --rt-sd >= 0")
     from analysis.demand_gap import GapError, parse_pair
 
     try:
@@ -83,7 +93,8 @@ def analyze(
         res = api_report(list(data), out, by=by_list, formula=formula, force=True,
                          log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
                          mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
-                         keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs)
+                         keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
+                         model_copies=model_copies, rt_trim=(lo_ms, hi_ms), rt_sd=rt_sd)
     except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError, GapError, InputError,
             OptionError) as exc:
         fail(str(exc))

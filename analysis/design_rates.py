@@ -10,11 +10,15 @@ the cells of `by`:
 - `by_subject_mean`: the mean of the subjects' own rates, CI resampling subjects (F1);
 - `by_item_mean`: the mean of the items' own rates, CI resampling items (F2).
 
-Acceptance (`accepted`): a trial answered "acceptable" (yes, no_violation, the grammatical option of a
-two-way judgment). Signal detection treats an ungrammatical sentence as the signal: a hit rejects an
-ungrammatical trial, a false alarm rejects a grammatical one; d' = z(H) - z(F) and c = -(z(H) + z(F)) / 2
-with the log-linear correction (analysis/detection.py), counts pooled over the cell's subjects, the CI
-resampling subjects.
+A cell with a single subject (one person, or a model whose sessions are deterministic copies merged
+into one subject, analysis/subjects.py) cannot be resampled over subjects: its pooled rate's CI then
+resamples items (the item is the unit; `ci_unit` says which).
+
+Acceptance (`accepted`): the share of trials answered with the task's accepting label (yes, no_violation,
+word), read from the response through the task's labels (analysis/judgments.py). Signal detection takes
+the items whose answer is the rejecting label as the signal: a hit rejects one, a false alarm rejects an
+item whose answer is the accepting label; d' = z(H) - z(F) and c = -(z(H) + z(F)) / 2 with the log-linear
+correction (analysis/detection.py), counts pooled over the cell's subjects, the CI resampling subjects.
 """
 from __future__ import annotations
 
@@ -23,9 +27,10 @@ import pandas as pd
 
 from analysis.bootstrap import N_BOOT, bootstrap_mean, bootstrap_ratio
 from analysis.detection import dprime_c
+from analysis.judgments import JUDGMENT_KINDS
 
 NON_DESIGN_ROLES = ("practice", "filler")
-BINARY_TASKS = ("judgment", "violation_detection", "lexical_decision")
+BINARY_TASKS = JUDGMENT_KINDS
 
 
 def item_key(df: pd.DataFrame) -> pd.Series:
@@ -43,23 +48,11 @@ def design_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def add_accepted(df: pd.DataFrame) -> pd.DataFrame:
-    """`accepted` (1 = judged acceptable): no_violation / violation answers directly; a two-way judgment
-    from its correctness and the sentence's grammaticality (right on a grammatical sentence = accepted,
-    right on an ungrammatical one = rejected). Missing for other tasks and unanswered trials."""
-    out = df.copy()
-    acc = pd.Series(np.nan, index=df.index, dtype=float)
-    resp = df["response"].astype("string") if "response" in df.columns else pd.Series(pd.NA, index=df.index)
-    acc[resp == "no_violation"] = 1.0
-    acc[resp == "violation"] = 0.0
-    task = df["task"].astype("string").fillna("violation_detection") if "task" in df.columns else \
-        pd.Series("violation_detection", index=df.index, dtype="string")
-    binary = task.isin(BINARY_TASKS) & acc.isna() & df["correct"].notna() & df["grammatical"].notna()
-    corr = df["correct"].astype("Float64")
-    gram = df["grammatical"].astype("boolean")
-    derived = corr.where(gram.fillna(False), 1 - corr)
-    acc[binary.fillna(False)] = derived[binary.fillna(False)].astype(float)
-    out["accepted"] = acc
-    return out
+    """`accepted`, `signal`, `said_reject` of judgment-like trials, read from the responses and the items'
+    answers through the task's labels (analysis/judgments.py); never from `grammatical` or `correct`."""
+    from analysis.judgments import add_judgment_columns
+
+    return add_judgment_columns(df)
 
 
 def _cells(df: pd.DataFrame, by: list[str]):
@@ -78,49 +71,81 @@ def rates(df: pd.DataFrame, by: list[str], outcome: str = "correct", seed: int =
     out = []
     for key, g in _cells(d, by):
         subj = g.groupby("subject_key")["_y"].agg(["sum", "size"])
-        pooled = bootstrap_ratio(subj["sum"].to_numpy(), subj["size"].to_numpy(), rng, n_boot, unit="subject")
+        unit = "subject" if len(subj) >= 2 else "item"
+        clusters = subj if unit == "subject" else g.groupby("_item")["_y"].agg(["sum", "size"])
+        pooled = bootstrap_ratio(clusters["sum"].to_numpy(), clusters["size"].to_numpy(), rng, n_boot, unit=unit)
         f1 = bootstrap_mean((subj["sum"] / subj["size"]).to_numpy(), rng, n_boot, unit="subject")
         f2 = bootstrap_mean(g.groupby("_item")["_y"].mean().to_numpy(), rng, n_boot, unit="item")
         out.append(key | {"n_subjects": len(subj), "n_items": int(g["_item"].nunique()), "n_trials": len(g),
                           "n_outcome": int(g["_y"].sum()), "rate": pooled.estimate, "rate_ci_low": pooled.low,
                           "rate_ci_high": pooled.high, "by_subject_mean": f1.estimate, "by_subject_ci_low": f1.low,
                           "by_subject_ci_high": f1.high, "by_item_mean": f2.estimate, "by_item_ci_low": f2.low,
-                          "by_item_ci_high": f2.high})
+                          "by_item_ci_high": f2.high, "ci_unit": unit})
     cols = ["group"] + by + ["n_subjects", "n_items", "n_trials", "n_outcome", "rate", "rate_ci_low", "rate_ci_high",
                              "by_subject_mean", "by_subject_ci_low", "by_subject_ci_high", "by_item_mean",
-                             "by_item_ci_low", "by_item_ci_high"]
+                             "by_item_ci_low", "by_item_ci_high", "ci_unit"]
     return pd.DataFrame(out, columns=cols)
 
 
+def answer_confounded(d: pd.DataFrame, by: list[str]) -> list[str]:
+    """The factors of `by` whose every level has one answer (e.g. a factor `grammatical`): within their
+    cells there is no signal or no noise, so d' is computed over them, not by them."""
+    out = []
+    for b in by:
+        per = d.groupby(b, observed=True, dropna=False)["signal"].nunique()
+        if len(per) and (per <= 1).all() and d["signal"].nunique() > 1:
+            out.append(b)
+    return out
+
+
 def acceptance_rates(df: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
-    """Acceptance rates on grammatical and ungrammatical trials, by the cells of `by` (grammatical added)."""
-    d = df if "accepted" in df.columns else add_accepted(df)
-    keys = [b for b in by if b != "grammatical"] + ["grammatical"]
+    """Acceptance (share of the accepting label) per group x cell of `by` x the item's answer (`answer`:
+    'accept (yes)' / 'reject (no)'), from the judged trials only."""
+    from analysis.judgments import answer_label, judged_rows
+
+    d = judged_rows(df if "signal" in df.columns else add_accepted(df))
+    d = d.assign(answer=answer_label(d))
+    keys = [b for b in by if b != "answer"] + ["answer"]
     return rates(d, keys, outcome="accepted", seed=seed, n_boot=n_boot)
 
 
 DPRIME_COLUMNS = ["n_subjects", "signal_trials", "hits", "noise_trials", "false_alarms", "hit_rate",
                   "false_alarm_rate", "dprime", "dprime_ci_low", "dprime_ci_high", "criterion_c", "c_ci_low",
-                  "c_ci_high"]
+                  "c_ci_high", "ci_unit", "accept_value", "reject_value", "bias"]
+
+
+def _bias_words(c: float, lo: float, hi: float, acc: str, rej: str, h: float, s: float, f: float, n: float) -> str:
+    if f == n and h == s:
+        return f"answers {rej!r} on every trial"
+    if f == 0 and h == 0:
+        return f"answers {acc!r} on every trial"
+    if not np.isfinite(c):
+        return ""
+    if np.isfinite(lo) and np.isfinite(hi) and lo <= 0 <= hi:
+        return "no clear bias"
+    return f"leans to {rej!r}" if c < 0 else f"leans to {acc!r}"
 
 
 def dprime_table(df: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
-    """d' and c per group x cell of `by` (grammaticality is the signal, so it is not a cell factor)."""
-    d = df if "accepted" in df.columns else add_accepted(df)
-    d = d[d["accepted"].notna() & d["grammatical"].notna()].copy()
-    d["_rejected"] = 1.0 - d["accepted"].astype(float)
-    d["_signal"] = ~d["grammatical"].astype(bool)
-    keys = [b for b in by if b != "grammatical"]
+    """d' and c per group x cell of `by`: signal = items whose answer is the rejecting label, a hit rejects
+    one, a false alarm rejects an item whose answer is the accepting label (analysis/judgments.py). Factors
+    of `by` that fix the answer are pooled over. CIs resample subjects (one subject: its items)."""
+    from analysis.judgments import judged_rows
+
+    d = judged_rows(df if "signal" in df.columns else add_accepted(df)).copy()
+    d["_item"] = item_key(d) if len(d) else pd.Series(dtype="string")
+    keys = [b for b in by if b not in answer_confounded(d, by)] if len(d) else list(by)
     rng = np.random.default_rng(seed)
     out = []
     for key, g in _cells(d, keys):
-        sig, noi = g[g["_signal"]], g[~g["_signal"]]
+        sig, noi = g[g["signal"].astype(bool)], g[~g["signal"].astype(bool)]
         if sig.empty or noi.empty:
             continue
-        counts = pd.DataFrame({"hits": sig.groupby("subject_key")["_rejected"].sum(),
-                               "signal": sig.groupby("subject_key").size(),
-                               "fas": noi.groupby("subject_key")["_rejected"].sum(),
-                               "noise": noi.groupby("subject_key").size()}).fillna(0)
+        unit = "subject_key" if g["subject_key"].nunique() >= 2 else "_item"
+        counts = pd.DataFrame({"hits": sig.groupby(unit)["said_reject"].sum(),
+                               "signal": sig.groupby(unit).size(),
+                               "fas": noi.groupby(unit)["said_reject"].sum(),
+                               "noise": noi.groupby(unit).size()}).fillna(0)
         h, s, f, n = (float(counts[c].sum()) for c in ("hits", "signal", "fas", "noise"))
         dp, c = dprime_c(h, s, f, n)
         if len(counts) >= 2:
@@ -129,8 +154,12 @@ def dprime_table(df: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N
             ci = (np.quantile(bd, [0.025, 0.975]), np.quantile(bc, [0.025, 0.975]))
         else:
             ci = (np.array([np.nan, np.nan]), np.array([np.nan, np.nan]))
-        out.append(key | {"n_subjects": len(counts), "signal_trials": int(s), "hits": int(h), "noise_trials": int(n),
-                          "false_alarms": int(f), "hit_rate": h / s, "false_alarm_rate": f / n, "dprime": float(dp),
-                          "dprime_ci_low": float(ci[0][0]), "dprime_ci_high": float(ci[0][1]), "criterion_c": float(c),
-                          "c_ci_low": float(ci[1][0]), "c_ci_high": float(ci[1][1])})
+        acc, rej = str(g["accept_value"].iloc[0]), str(g["reject_value"].iloc[0])
+        out.append(key | {"n_subjects": int(g["subject_key"].nunique()), "signal_trials": int(s), "hits": int(h),
+                          "noise_trials": int(n), "false_alarms": int(f), "hit_rate": h / s, "false_alarm_rate": f / n,
+                          "dprime": float(dp), "dprime_ci_low": float(ci[0][0]), "dprime_ci_high": float(ci[0][1]),
+                          "criterion_c": float(c), "c_ci_low": float(ci[1][0]), "c_ci_high": float(ci[1][1]),
+                          "ci_unit": "subject" if unit == "subject_key" else "item", "accept_value": acc,
+                          "reject_value": rej,
+                          "bias": _bias_words(float(c), float(ci[1][0]), float(ci[1][1]), acc, rej, h, s, f, n)})
     return pd.DataFrame(out, columns=["group"] + keys + DPRIME_COLUMNS)

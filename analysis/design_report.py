@@ -10,21 +10,17 @@ from typing import TYPE_CHECKING, Callable
 import pandas as pd
 
 from analysis import design_figures as dfig
-from analysis.design_rates import BINARY_TASKS, acceptance_rates, design_rows, dprime_table, rates
+from analysis.design_rates import acceptance_rates, design_rows, dprime_table, rates
+from analysis.frames import is_general_design, model_frame  # noqa: F401 (is_general_design re-exported)
 from analysis.report_tables import slug
 from analysis.results_folder import Results
 
 if TYPE_CHECKING:
-    from analysis.pipeline import Options
+    from analysis.options import Options
 
 F1F2 = ("`rate` pools the cell's trials (errors or hits / trials) with a 95% percentile bootstrap CI resampling "
         "subjects with all their trials; `by_subject_mean` is the mean of the subjects' own rates (F1) with its CI "
         "over subjects, `by_item_mean` the mean of the items' own rates (F2) with its CI over items")
-
-
-def is_general_design(d: pd.DataFrame, factors: dict) -> bool:
-    """A general design's table carries a task (the Lakretz tables have none) or declared factors."""
-    return bool(factors) or ("task" in d.columns and d["task"].notna().any())
 
 
 def _fmt_ci(v, lo, hi) -> str:
@@ -40,6 +36,9 @@ def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame({**{c: t[c] for c in ["group"] + by},
                          "subjects": t["n_subjects"], "items": t["n_items"], "trials": t["n_trials"],
                          "rate [CI subjects]": [_fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"])],
+                         # one subject (a person, or merged model copies): the rate's CI resamples items
+                         **({"rate CI over": t["ci_unit"].map({"subject": "subjects", "item": "items (one subject)"})}
+                            if "ci_unit" in t.columns and (t["ci_unit"] == "item").any() else {}),
                          "F1: by-subject mean [CI]": [_fmt_ci(*r) for r in zip(t["by_subject_mean"], t["by_subject_ci_low"],
                                                                                 t["by_subject_ci_high"])],
                          "F2: by-item mean [CI]": [_fmt_ci(*r) for r in zip(t["by_item_mean"], t["by_item_ci_low"],
@@ -74,7 +73,8 @@ def sample_table(d: pd.DataFrame) -> pd.DataFrame:
                      "lists": ", ".join(str(v) for v in sorted(set(x["list"].dropna()))) if "list" in x else "",
                      "tasks": ", ".join(sorted(set(x["task"].dropna().astype(str)))) if "task" in x else "",
                      "protocols": ", ".join(sorted(set(x["protocol"].dropna().astype(str)))),
-                     "answered": int(x["correct"].notna().sum())})
+                     "answered": int(x["correct"].notna().sum()),
+                     "log-probabilities": int(x["sentence_logprob"].notna().sum()) if "sentence_logprob" in x else 0})
     return pd.DataFrame(rows)
 
 
@@ -91,81 +91,110 @@ def design_table(d: pd.DataFrame, factors: dict[str, list[str]]) -> pd.DataFrame
 
 
 def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]], opt: Options, out: Path,
-                    log: Callable[[str], None], notes: list[str], skipped: list[str], general: bool = True) -> None:
+                    log: Callable[[str], None], notes: list[str], skipped: list[str], general: bool = True,
+                    copies: pd.DataFrame | None = None) -> None:
     """Add the sections of a general design (or, for a Lakretz design, only those --by / --formula ask for)."""
     from analysis.design_rates import add_accepted, item_key
 
     if "item" not in d.columns or d["item"].isna().any():
         d = d.assign(item=item_key(d))
-    if "accepted" not in d.columns:
+    if "signal" not in d.columns:
         d = add_accepted(d)
     by = list(opt.by) or [f for f in factors if f in d.columns]
     t = design_rows(d)
     if general:
-        res.section("data", "Data", "Sample sizes per group (a group is 'human', or one model with its context mode "
-                    "and protocol). Test trials: not practice, not fillers.",
-                    [res.table("sample_sizes", sample_table(d), "Sample sizes", transpose=d["group"].nunique() <= 6)])
-        levels = "; ".join(f"`{f}`: {', '.join(v) if v else '(levels from the data)'}" for f, v in factors.items())
-        dt = design_table(d, factors)
-        res.section("design", "Design", f"Factors (from the sessions' sidecars): {levels or 'none declared'}. The table "
-                    "counts the test trials of each cell as they were run (a Latin square gives every cell the same "
-                    "count per subject).", [res.table("design_cells", dt, "Trials per design cell") if len(dt) else None])
-    # ---- rates by factor ---------------------------------------------------------------------
-    answered = t[t["correct"].notna()]
-    if by and len(answered):
-        log(f"rates by {', '.join(by)} (bootstrap over subjects and items)")
-        r = rates(t, by, "correct", opt.seed, opt.n_boot)
-        res.section("rates", f"Accuracy by {' x '.join(by)}",
-                    "Accuracy = correct answers / answered trials. " + F1F2 + f"; {opt.n_boot} resamples, seed {opt.seed}.",
-                    [res.table("rates_by_factor", shown_rates(r, by), f"Accuracy by {', '.join(by)}"),
-                     res.table("rates_by_factor_long", r, "Accuracy by factor (long format, all columns)", show=False)],
-                    [res.figure("interaction_accuracy", dfig.interaction_plot(
-                        r, by, "rate", "rate_ci_low", "rate_ci_high", "accuracy",
-                        out / "figures" / "interaction_accuracy.png", levels=factors),
-                        f"Interaction plot: accuracy by {' x '.join(by)} per group; bars: 95% bootstrap CIs over subjects.")])
-    # ---- acceptance and d' -----------------------------------------------------------------
-    task = t["task"].fillna("violation_detection") if "task" in t.columns else pd.Series("violation_detection", index=t.index)
-    judged = t[task.isin(BINARY_TASKS) & t["accepted"].notna() & t["grammatical"].notna()] if "accepted" in t else t.iloc[0:0]
-    if len(judged) and judged["grammatical"].nunique() == 2:
-        by_j = [b for b in by if b != "grammatical"]
-        acc = acceptance_rates(judged, by_j, opt.seed, opt.n_boot)
-        dp = dprime_table(judged, by_j, opt.seed, opt.n_boot)
-        res.section("acceptance", "Acceptance and signal detection (d', c)",
-                    "Acceptance = trials judged acceptable (yes / no violation) / answered trials, on grammatical and "
-                    "ungrammatical sentences. " + F1F2.replace("rate", "acceptance rate", 1) + ". Signal detection: the "
-                    "signal is an ungrammatical sentence, a hit rejects one, a false alarm rejects a grammatical one; "
-                    "log-linear correction (Hautus 1995), d' = z(H) - z(F), c = -(z(H) + z(F)) / 2 (c > 0: leans to "
-                    "'acceptable'); counts pooled over subjects, CIs resampling subjects.",
-                    [res.table("acceptance", shown_rates(acc, by_j + ["grammatical"]), "Acceptance rates"),
-                     res.table("acceptance_long", acc, "Acceptance rates (long format)", show=False),
-                     res.table("dprime", dp, "d' and criterion c")],
-                    [res.figure("interaction_acceptance", dfig.interaction_plot(
-                        acc, (by_j[:1] + ["grammatical"] + by_j[1:]) if by_j else ["grammatical"], "rate", "rate_ci_low",
-                        "rate_ci_high", "acceptance rate", out / "figures" / "interaction_acceptance.png", levels=factors),
-                        "Acceptance rates on grammatical and ungrammatical sentences; 95% bootstrap CIs over subjects.")])
+        data_sections(res, d, factors, copies)
+    rates_section(res, t, by, factors, opt, out, log)
+    acceptance_section(res, t, by, factors, opt, out)
     if general:
         task_sections(res, d, factors, opt, out, log, skipped)
-    # ---- the analyst's formula ----------------------------------------------------------------
     if opt.formula:
         formula_section(res, d, factors, opt, log, skipped)
-    # ---- demand gap between protocols ----------------------------------------------------------
     if general and (d["subject_kind"] == "model").any():
-        from analysis.demand_gap import demand_gaps
+        demand_gap_section(res, t, opt)
 
-        gp = demand_gaps(t, opt.gap_pairs or None, opt.seed, opt.n_boot)
-        if len(gp):
-            res.section("demand_gap", "Demand gap between protocols (seeds/002)",
-                        "Every pair of protocols of one model and context, on the items both answered (low demand "
-                        "first: direct, then metalinguistic, then production). `gap_paper`: the paper's definition, "
-                        "log-odds(accuracy low) - log-odds(accuracy high), infinite at an accuracy of 0 or 1; "
-                        "`gap_smoothed`: twinlab's, the same difference of smoothed log odds (k + 0.5) / (n - k + 0.5), "
-                        "with a 95% bootstrap CI resampling items; `gap_logprob`: mean log P(target) low minus high "
-                        "(word prediction). A `flag` marks a task failure or a ceiling.",
-                        [res.table("demand_gap_pairs", gp, "Demand gap")])
+
+def data_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]], copies: pd.DataFrame | None) -> None:
+    """Data (sample sizes, deterministic model copies) and Design (factors, trials per cell)."""
+    from analysis.subjects import RULE as COPIES_RULE
+
+    has_copies = copies is not None and len(copies) > 0
+    res.section("data", "Data", "Sample sizes per group (a group is 'human', or one model with its context mode "
+                "and protocol). Test trials: not practice, not fillers. Subjects: " + COPIES_RULE + "."
+                + (" Deterministic copies recognised: see the table." if has_copies else ""),
+                [res.table("sample_sizes", sample_table(d), "Sample sizes", transpose=d["group"].nunique() <= 6),
+                 res.table("model_copies", copies, "Deterministic model copies") if has_copies else None])
+    levels = "; ".join(f"`{f}`: {', '.join(v) if v else '(levels from the data)'}" for f, v in factors.items())
+    dt = design_table(d, factors)
+    res.section("design", "Design", f"Factors (from the sessions' sidecars): {levels or 'none declared'}. The table "
+                "counts the test trials of each cell as they were run (a Latin square gives every cell the same "
+                "count per subject).", [res.table("design_cells", dt, "Trials per design cell") if len(dt) else None])
+
+
+def rates_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, opt: Options, out: Path, log) -> None:
+    """Accuracy by the factors of --by, F1/F2, with the interaction plot."""
+    answered = t[t["correct"].notna()]
+    if not (by and len(answered)):
+        return
+    log(f"rates by {', '.join(by)} (bootstrap over subjects and items)")
+    r = rates(t, by, "correct", opt.seed, opt.n_boot)
+    res.section("rates", f"Accuracy by {' x '.join(by)}",
+                "Accuracy = correct answers / answered trials. " + F1F2 + f"; {opt.n_boot} resamples, seed {opt.seed}.",
+                [res.table("rates_by_factor", shown_rates(r, by), f"Accuracy by {', '.join(by)}"),
+                 res.table("rates_by_factor_long", r, "Accuracy by factor (long format, all columns)", show=False)],
+                [res.figure("interaction_accuracy", dfig.interaction_plot(
+                    r, by, "rate", "rate_ci_low", "rate_ci_high", "accuracy",
+                    out / "figures" / "interaction_accuracy.png", levels=factors),
+                    f"Interaction plot: accuracy by {' x '.join(by)} per group; bars: 95% bootstrap CIs over subjects.")])
+
+
+def acceptance_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, opt: Options, out: Path) -> None:
+    """Acceptance and d' whenever the task is judgment-like and the items give both answers."""
+    from analysis.design_rates import answer_confounded
+    from analysis.judgments import RULE, answer_label, judged_rows
+
+    judged = judged_rows(t)
+    if judged.empty or judged["signal"].nunique() < 2:
+        return
+    by_j = [b for b in by if b in judged.columns]
+    acc = acceptance_rates(judged, by_j, opt.seed, opt.n_boot)
+    dp = dprime_table(judged, by_j, opt.seed, opt.n_boot)
+    pooled = answer_confounded(judged, by_j)
+    levels = {**factors, "answer": sorted(set(answer_label(judged)))}
+    res.section("acceptance", "Acceptance and signal detection (d', c)",
+                "Acceptance: " + RULE + ". Per cell of the design's factors and the item's answer (`answer`). "
+                + F1F2.replace("rate", "acceptance rate", 1) + " (a cell with one subject, such as merged model "
+                "copies, resamples items: `ci_unit`). Signal detection: log-linear correction (Hautus 1995), "
+                "d' = z(H) - z(F), c = -(z(H) + z(F)) / 2 (c > 0: leans to the accepting label); counts pooled over "
+                "subjects, CIs resampling subjects; `bias` names a group that gave one label on every trial."
+                + (f" d' pools over {', '.join(pooled)} (each level has one answer, so no signal or no noise "
+                   "within it)." if pooled else ""),
+                [res.table("acceptance", shown_rates(acc, by_j + ["answer"]), "Acceptance rates"),
+                 res.table("acceptance_long", acc, "Acceptance rates (long format)", show=False),
+                 res.table("dprime", dp, "d' and criterion c")],
+                [res.figure("interaction_acceptance", dfig.interaction_plot(
+                    acc, (by_j[:1] + ["answer"] + by_j[1:]) if by_j else ["answer"], "rate", "rate_ci_low",
+                    "rate_ci_high", "acceptance rate", out / "figures" / "interaction_acceptance.png", levels=levels),
+                    "Acceptance rates by the design's factors, on items whose answer accepts and on those whose "
+                    "answer rejects; 95% bootstrap CIs.")])
+
+
+def demand_gap_section(res: Results, t: pd.DataFrame, opt: Options) -> None:
+    from analysis.demand_gap import demand_gaps
+
+    gp = demand_gaps(t, opt.gap_pairs or None, opt.seed, opt.n_boot)
+    if len(gp):
+        res.section("demand_gap", "Demand gap between protocols (seeds/002)",
+                    "Every pair of protocols of one model and context, on the items both answered (low demand "
+                    "first: direct, then metalinguistic, then production). `gap_paper`: the paper's definition, "
+                    "log-odds(accuracy low) - log-odds(accuracy high), infinite at an accuracy of 0 or 1; "
+                    "`gap_smoothed`: twinlab's, the same difference of smoothed log odds (k + 0.5) / (n - k + 0.5), "
+                    "with a 95% bootstrap CI resampling items; `gap_logprob`: mean log P(target) low minus high "
+                    "(word prediction). A `flag` marks a task failure or a ceiling.",
+                    [res.table("demand_gap_pairs", gp, "Demand gap")])
 
 
 def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]) -> None:
-    from analysis.api import model_frame
     from analysis.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
@@ -182,9 +211,10 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
                 f"Scope: {fits.scope_text()}. "
                 "Fitted by lme4 (glmer binomial for a 0/1 outcome, lmer for a continuous one, response times on a log "
                 "scale; glm/lm without random effects; ordinal::clmm with --family ordinal), `subject` = the subject "
-                f"(unique across groups), `item` = the item group. Contrasts: {CONTRASTS_NOTE}. When the random effects as "
-                "given do not converge or are singular, they are simplified step by step (correlations dropped, then "
-                "random intercepts only) and the report names the structure it shows.",
+                f"(unique across groups), `item` = the item group. Contrasts: {CONTRASTS_NOTE}. "
+                + (CLMM_FALLBACK if kind == "ordinal_fit" else "When the random effects as given do not converge or are "
+                   "singular, they are simplified step by step (correlations dropped, then random intercepts only) and "
+                   "the report names the structure it shows."),
                 [res.table("formula_fit", tab, "Fixed effects", show=False)], [], items)
 
 
@@ -227,45 +257,87 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
                                                     "by_item_mean"]], "Completion accuracy"),
                      res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),
                      res.table("completion_model_scores", mt, "Models: target log-probability") if len(mt) else None])
+    from analysis.measure_sections import logprob_section, rt_section
+
+    logprob_section(res, t, by, opt)
+    rt_section(res, t, by, opt)
     reading_sections(res, d, fs, opt, out, log, skipped)
+
+
+CLMM_FALLBACK = ("The cumulative-link model is fitted with its random effects as given (never simplified); when the "
+                 "default optimiser (nlminb) does not converge it is refitted once with ucminf (one grouping factor "
+                 "only), and the fit names the one it reports.")
 
 
 def rating_section(res: Results, t: pd.DataFrame, factors: dict, by: list[str], opt: Options, out: Path, log,
                    skipped: list[str]) -> None:
-    from analysis.api import model_frame
-    from analysis.tasks_rating import distribution, fit_clmm, rating_rows
+    """Distribution, means (people: the chosen point; models: expected value, the default, and argmax, both
+    named) and, for people, a cumulative-link mixed model, or why none was fitted."""
+    from analysis.task_measures import rating_measures
+    from analysis.tasks_rating import distribution, rating_rows
 
     r = rating_rows(t)
     dist = distribution(r, by)
-    means = rates(r, by, "rating", opt.seed, opt.n_boot).drop(columns=["n_outcome"])
-    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point)"),
-            res.table("rating_means", shown_rates(means, by).rename(columns={"rate [CI subjects]": "mean [CI subjects]"}),
-                      "Mean rating"),
+    rm = rating_measures(r)
+    means = rates(rm, ["measure"] + by, "value", opt.seed, opt.n_boot).drop(columns=["n_outcome"])
+    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point; models: the argmax)"),
+            res.table("rating_means", shown_rates(means, ["measure"] + by).rename(
+                columns={"rate [CI subjects]": "mean [CI subjects]"}), "Mean rating"),
             res.table("rating_means_long", means, "Mean rating (long format)", show=False)]
-    items: list[dict] = []
+    items, why = rating_clmm(res, r, by, factors, opt, log, skipped, tabs)
+    res.section("task_rating", "Ratings: distributions, means" + (" and a cumulative-link mixed model" if items else ""),
+                "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
+                "`measure`: people's chosen point; a model's rating is a distribution over the scale, reported as its "
+                "expected value (sum of point x probability, the default measure) and its argmax (the most probable "
+                "point), both named. " + why, tabs,
+                [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
+                            "Share of each rating per group and cell.")], items)
+
+
+def _scale_points(r: pd.DataFrame) -> int | None:
+    import json
+
+    for s in (r["task_settings"].dropna().unique() if "task_settings" in r.columns else []):
+        try:
+            pts = (json.loads(s).get("scale") or {}).get("points")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(pts, int):
+            return pts
+    return None
+
+
+def rating_clmm(res: Results, r: pd.DataFrame, by: list[str], factors: dict, opt: Options, log, skipped: list[str],
+                tabs: list) -> tuple[list[dict], str]:
+    """The people's cumulative-link mixed model; returns (fit items, the text saying what was fitted or why not)."""
+    from analysis.tasks_rating import fit_clmm
+
     humans = r[r["subject_kind"] == "human"]
     varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]
-    if opt.mixed and len(humans) and varying and humans["rating"].nunique() > 2:
-        formula = f"rating ~ {' * '.join(varying)} + (1 | subject_id) + (1 | item)"
-        log(f"fitting the cumulative-link mixed model {formula} (ordinal::clmm)")
-        f = _fit_or_note(lambda: fit_clmm(model_frame(humans), formula, factors), "rating clmm (humans)",
-                         skipped)
-        if f is not None:
-            items.append(fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f))
-            tabs.append(res.table("rating_clmm", pd.DataFrame(f.coefficients), "clmm coefficients", show=False))
-    res.section("task_rating", "Ratings: distributions and a cumulative-link mixed model",
-                "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
-                "The cumulative-link mixed model (R ordinal::clmm, logit link, flexible thresholds, factors sum-coded, "
-                "random intercepts of subjects and items) treats the scale as ordered categories; a positive effect "
-                "shifts ratings up. Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), max.grad, "
-                "cond.H (> 1e4: ill-defined).",
-                tabs, [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
-                                  "Share of each rating per group and cell.")], items)
+    if humans.empty:
+        return [], ("No cumulative-link mixed model: it is fitted to people's ratings and there are none here "
+                    "(a model's ratings are its distribution, summarised above).")
+    if not opt.mixed:
+        return [], "No cumulative-link mixed model: mixed models are off (--no-mixed)."
+    if not varying or humans["rating"].nunique() < 2:
+        return [], ("No cumulative-link mixed model: " + ("no factor varies among the people's trials." if not varying
+                                                          else "the people used a single scale point."))
+    formula = f"rating ~ {' * '.join(varying)} + (1 | subject_id) + (1 | item)"
+    log(f"fitting the cumulative-link mixed model {formula} (ordinal::clmm)")
+    f = _fit_or_note(lambda: fit_clmm(model_frame(humans), formula, factors, _scale_points(humans)),
+                     "rating clmm (humans)", skipped)
+    text = ("The cumulative-link mixed model of the people's ratings (R ordinal::clmm, logit link, flexible thresholds, "
+            f"factors sum-coded) `{formula}` treats the scale as ordered categories; a positive effect shifts ratings "
+            "up. " + CLMM_FALLBACK + " Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), "
+            "max.grad, cond.H (> 1e4: ill-defined), and scale points never used (no threshold between them).")
+    if f is None:
+        return [], text + " The fit failed: see the notes."
+    tabs.append(res.table("rating_clmm", pd.DataFrame(f.coefficients), "clmm coefficients", show=False))
+    return [fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f)], text
 
 
 def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options, out: Path, log,
                      skipped: list[str]) -> None:
-    from analysis.api import model_frame
     from analysis.formula_fit import fit_formula
     from analysis.tasks_reading import (RT_RULE, add_spillover, humans_beside_models, join_surprisal, region_formula,
                                         region_means, region_surprisal, surprisal_beside_rt, surprisal_formula,

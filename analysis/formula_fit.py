@@ -342,11 +342,17 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
     fm.check_columns(f, list(df.columns))
 
     def one(rows: pd.DataFrame):
+        ff, dropped = _without_one_level_groups(f, rows)
         if family == "ordinal":
             from analysis.tasks_rating import fit_clmm
 
-            return fit_clmm(rows, f.text, declared)
-        return fit_formula(rows, f, family, declared, fallback, log_rt)
+            fit = fit_clmm(rows, ff.r_text() if dropped else f.text, declared)
+        else:
+            fit = fit_formula(rows, ff, family, declared, fallback, log_rt)
+        if dropped and isinstance(fit, FormulaFit):
+            fit.messages.append(ONE_LEVEL_NOTE.format(terms=", ".join(dropped)))
+            fit.random_structure = f"{fit.random_structure}; without {', '.join(dropped)}"
+        return fit
 
     groups = (sorted(set(df[group_column].dropna().astype(str))) if group_column in df.columns else [])
     if group_column in f.variables or len(groups) <= 1:
@@ -378,6 +384,24 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
         assert first_error is not None
         raise type(first_error)("no group could be fitted: " + "; ".join(f"{g}: {w}" for g, w in out.skipped.items()))
     return out
+
+
+ONE_LEVEL_NOTE = ("random term(s) {terms} left out: their grouping column has one level in this group's rows (e.g. "
+                  "a deterministic model's copies analysed as one subject, docs/analysis.md 'Honest subjects'); a "
+                  "variance over one level is not estimable")
+
+
+def _without_one_level_groups(f: fm.Formula, rows: pd.DataFrame) -> tuple[fm.Formula, list[str]]:
+    """The formula without random terms whose grouping column has fewer than two levels in `rows`, and
+    those terms' texts (lme4 refuses such a term: 'grouping factors must have > 1 sampled level')."""
+    keep, dropped = [], []
+    for r in f.random:
+        col = fm.ALIASES.get(r.group, r.group)
+        if col in rows.columns and rows[col].dropna().nunique() < 2:
+            dropped.append(r.text())
+        else:
+            keep.append(r)
+    return (f.with_random(keep) if dropped else f), dropped
 
 
 def fit_table(fit: FormulaFit) -> pd.DataFrame:

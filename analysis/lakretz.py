@@ -96,8 +96,34 @@ def import_lakretz_frame(
 ) -> tuple[pd.DataFrame, LoadInfo]:
     """Read one Lakretz et al. (2021) results CSV; return schema-typed rows and what was excluded."""
     path = Path(path)
-    raw = _read_raw(path)
     info = LoadInfo()
+    raw = _checked_rows(path, _read_raw(path))
+    if "is_outlier" in raw.columns:
+        out = _bool(raw["is_outlier"])
+        ids = sorted(set(raw.loc[out, "_subject"].map(subject_id)))
+        info.outlier(ids, keep_outliers, int(out.sum()), path.name)
+        if not keep_outliers:
+            raw = raw[~out]
+    raw, order_known = _ordered_rows(path, raw, info)
+    train = {str(b) for b in (training_blocks or [])}
+    is_train = raw["block"].str.strip().isin(train)
+    if train and not is_train.any():
+        info.notes.append(f"{path.name}: none of the training blocks {sorted(train)} occur in the file")
+    df = _schema_frame(path, raw, _answers(path, raw, info), is_train, order_known)
+    if order_known:
+        info.notes.append(
+            f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), {len(df)} trial(s); "
+            "order rebuilt from (session, block, trial_num)"
+            + ("" if train else "; no training trials in this table (all trials are post-training)")
+        )
+    else:
+        info.notes.append(f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), "
+                          f"{len(df)} trial(s); trial_index is the row's rank in the file, not its time order")
+    return df, info
+
+
+def _checked_rows(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
+    """The required columns, known sentence types and subjects, checked; `_line` and `_subject` added."""
     missing = [c for c in LAKRETZ_REQUIRED if c not in raw.columns]
     if missing:
         raise LoadError(f"{path}: Lakretz results column {missing[0]!r} is missing"
@@ -112,14 +138,11 @@ def import_lakretz_frame(
     bad_subj = raw["_subject"] == ""
     if bad_subj.any():
         raise LoadError(f"{path}: column 'subject', line {int(bad_subj[bad_subj].index[0]) + 2}: empty subject")
+    return raw
 
-    if "is_outlier" in raw.columns:
-        out = _bool(raw["is_outlier"])
-        ids = sorted(set(raw.loc[out, "_subject"].map(subject_id)))
-        info.outlier(ids, keep_outliers, int(out.sum()), path.name)
-        if not keep_outliers:
-            raw = raw[~out]
 
+def _ordered_rows(path: Path, raw: pd.DataFrame, info: LoadInfo) -> tuple[pd.DataFrame, bool]:
+    """Rows sorted by (subject, session, block, trial_num), and whether that order is the time order."""
     has_session = "session" in raw.columns
     session = _num(path, "session", raw["session"]) if has_session else pd.Series(1, index=raw.index)
     block = _num(path, "block", raw["block"])
@@ -143,14 +166,11 @@ def import_lakretz_frame(
             f"{path.name}: no session column, and trial_num repeats within {n_dup} subject(s) (e.g. subject "
             f"{r['_subject']}, block {r['block']}, trial_num {r['trial_num']}): the file merges sessions, so the "
             "trial order of this file is unknown")
-    raw = raw.sort_values(["_subject", "_session", "_block", "_trial"], kind="stable").reset_index(drop=True)
+    return raw.sort_values(["_subject", "_session", "_block", "_trial"], kind="stable").reset_index(drop=True), order_known
 
-    train = {str(b) for b in (training_blocks or [])}
-    block_label = raw["block"].str.strip()
-    is_train = block_label.isin(train)
-    if train and not is_train.any():
-        info.notes.append(f"{path.name}: none of the training blocks {sorted(train)} occur in the file")
 
+def _answers(path: Path, raw: pd.DataFrame, info: LoadInfo) -> dict[str, pd.Series]:
+    """Structure, violation position, correctness and the violation / no_violation response of each row."""
     structure = raw["sentence_type"].str.strip().map(STRUCTURE_OF)
     ttype = raw["trial_type"].str.strip().str.lower()
     _require_values(path, raw, "trial_type", ttype, ["acceptable", "violation", "filler"],
@@ -166,37 +186,39 @@ def import_lakretz_frame(
                  "valid_answer=REJECTED (response not usable); correct left empty")
     info.exclude(f"filler trials in {path.name}", int((vpos == "other").sum()),
                  "Filler (or a violation at a non-target word): kept for trial order, never scored")
-
-    correct_response = np.where(vpos == "none", "no_violation", "violation")
     said_violation = (correct.fillna(False) & (vpos != "none")) | (~correct.fillna(True) & (vpos == "none"))
     response = pd.Series(np.where(said_violation, "violation", "no_violation"), index=raw.index).where(correct.notna())
-    rt = pd.to_numeric(raw["RT"].str.strip(), errors="coerce") if "RT" in raw.columns else pd.Series(np.nan, index=raw.index)
+    return {"structure": structure, "vpos": vpos, "correct": correct, "response": response}
 
-    subj_id = raw["_subject"].map(subject_id)
+
+def _schema_frame(path: Path, raw: pd.DataFrame, ans: dict[str, pd.Series], is_train: pd.Series,
+                  order_known: bool) -> pd.DataFrame:
+    """The rows in the trial-table schema (plus the loader's extra columns)."""
+    vpos = ans["vpos"]
+    rt = pd.to_numeric(raw["RT"].str.strip(), errors="coerce") if "RT" in raw.columns else pd.Series(np.nan, index=raw.index)
     trial_index = raw.groupby(["_subject", "_session"]).cumcount()
     block_trial_index = raw.groupby(["_subject", "_session", "_block"]).cumcount()
-    block_name = np.where(is_train, "training", "block" + block_label)
+    block_name = np.where(is_train, "training", "block" + raw["block"].str.strip())
     extra_cols = [c for c in ("violation_type", "violation_position", "correct_wrong", "block", "trial_num",
                               "slide_num_of_viol", "trial_type", "RT") if c in raw.columns]
     extra = raw[extra_cols].apply(lambda r: r.to_json(), axis=1) if len(raw) else pd.Series(dtype="string")
-
     data = {
-        "subject_id": subj_id,
+        "subject_id": raw["_subject"].map(subject_id),
         "subject_kind": "human",
         "session": raw["_session"] if order_known else pd.Series(pd.NA, index=raw.index, dtype="Int64"),
         "experiment": EXPERIMENT,
         "block": block_name,
         "trial_index": trial_index,
         "block_trial_index": block_trial_index,
-        "structure": structure,
+        "structure": ans["structure"],
         "condition": raw["condition"].str.strip(),
         "dependency": vpos.where(vpos.isin(["inner", "outer"])),
         "violation_position": vpos,
         "grammatical": vpos == "none",
-        "correct_response": correct_response,
+        "correct_response": np.where(vpos == "none", "no_violation", "violation"),
         "feedback": True,
-        "response": response,
-        "correct": correct,
+        "response": ans["response"],
+        "correct": ans["correct"],
         # the release's RT is the early key press minus the onset of slide |slide_num_of_viol| (0 without a
         # press), not the panel answer's response time: kept in extra, rt_ms left empty (the logs have it)
         "rt_ms": pd.Series(np.nan, index=raw.index) if len(rt) else rt,
@@ -214,13 +236,4 @@ def import_lakretz_frame(
     df["model"] = pd.Series(pd.NA, index=df.index, dtype="string")
     df["order_known"] = pd.Series(order_known, index=df.index, dtype="boolean")
     df["in_results_table"] = pd.Series(True, index=df.index, dtype="boolean")
-    if order_known:
-        info.notes.append(
-            f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), {len(df)} trial(s); "
-            "order rebuilt from (session, block, trial_num)"
-            + ("" if train else "; no training trials in this table (all trials are post-training)")
-        )
-    else:
-        info.notes.append(f"{path.name}: Lakretz et al. (2021) format, {raw['_subject'].nunique()} subject(s), "
-                          f"{len(df)} trial(s); trial_index is the row's rank in the file, not its time order")
-    return df, info
+    return df

@@ -18,7 +18,8 @@ from analysis.load_base import LoadError, LoadInfo, read_raw_csv as _read_raw  #
 from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, REQUIRED
 
 Format = Literal["auto", "twinlab", "lakretz"]
-EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table")
+EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table", "task_settings",
+                 "model_identity", "deterministic")
 ALLOWED_VALUES: dict[str, set[str]] = {
     "subject_kind": {"human", "model"},
     "violation_position": {"none", "inner", "outer", "other"},  # other: a filler
@@ -296,6 +297,18 @@ def sidecar_in_results_table(meta: dict) -> bool:
     return not (with_table and "is_outlier" in meta and meta["is_outlier"] is None)
 
 
+def sidecar_task_settings(meta: dict) -> dict | None:
+    """The task's settings as the session recorded them (labels, scale, ...): `task_settings`, `task`
+    (a dict with `settings` or the fields), or a model protocol's `protocol_settings.task_settings`."""
+    for v in (meta.get("task_settings"), (meta.get("task") or {}).get("settings") if isinstance(meta.get("task"), dict)
+              else None, meta.get("task") if isinstance(meta.get("task"), dict) else None,
+              (meta.get("protocol_settings") or {}).get("task_settings")
+              if isinstance(meta.get("protocol_settings"), dict) else None):
+        if isinstance(v, dict) and v:
+            return v
+    return None
+
+
 def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False,
                       keep_outliers: bool = False) -> pd.DataFrame:
     raw = _read_session_csv(path, info)
@@ -324,6 +337,14 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     df["order_known"] = pd.Series(sidecar_order_known(meta), index=df.index, dtype="boolean")
     df["in_results_table"] = pd.Series(sidecar_in_results_table(meta), index=df.index, dtype="boolean")
     df["simulated"] = pd.Series(sidecar_simulated(meta), index=df.index, dtype="boolean")
+    settings = sidecar_task_settings(meta)
+    df["task_settings"] = pd.Series(json.dumps(settings, sort_keys=True) if settings else pd.NA, index=df.index,
+                                    dtype="string")
+    from analysis.subjects import session_identity
+
+    ident, deterministic = session_identity(meta)
+    df["model_identity"] = pd.Series(ident, index=df.index, dtype="string")
+    df["deterministic"] = pd.Series(deterministic, index=df.index, dtype="boolean")
     df.attrs["excluded"] = excluded  # emptied on purpose (outlier, autopilot): not a header-only file
     return df
 

@@ -43,6 +43,11 @@ def _fmt(v) -> str:
     return html.escape(str(v))
 
 
+def _fmt_na(v) -> str:
+    """A diagnostic's value, or "not available" (never a blank)."""
+    return _fmt(v) or "not available"
+
+
 def _cell(v) -> str:
     """A table cell; 'rate [lo, hi]' strings put the interval on a second, smaller line."""
     if isinstance(v, str) and " [" in v and v.endswith("]"):
@@ -127,11 +132,14 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
     if ordinal:
         diag = (f"<p class=small>{'' if status == 'ok' else f'<b class=bad>{html.escape(status)}</b> &mdash; '}"
                 f"fit diagnostics: converged: {'yes' if fit.get('converged') else 'no'} "
-                f"({html.escape(str(fit.get('optimizer_message', '')))}); scaled gradient = {_fmt(fit.get('scaled_grad'))} "
-                f"(lme4's check: &lt; 0.002); max.grad = {_fmt(fit.get('max_grad'))}; "
-                f"cond.H = {_fmt(fit.get('cond_h'))}; singular: {'yes' if fit.get('singular') else 'no'}"
+                f"({html.escape(str(fit.get('optimizer_message', '')))}); scaled gradient = {_fmt_na(fit.get('scaled_grad'))} "
+                f"(lme4's check: &lt; 0.002); max.grad = {_fmt_na(fit.get('max_grad'))}; "
+                f"cond.H = {_fmt_na(fit.get('cond_h'))}; singular: {'yes' if fit.get('singular') else 'no'}"
                 + (f"; {html.escape(fit['fallback'])}" if fit.get("fallback") else "") + "</p>")
-        head = (f"ordinal::clmm (logit link, flexible thresholds: {fit.get('n_thresholds')}); n = {fit['n_obs']}; "
+        unused = fit.get("unused_points") or []
+        head = (f"ordinal::clmm (logit link, flexible thresholds: {fit.get('n_thresholds')}"
+                + (f"; scale point(s) never used: {', '.join(map(str, unused))}" if unused else "")
+                + f"); n = {fit['n_obs']}; "
                 f"AIC = {_fmt(fit.get('aic'))}, logLik = {_fmt(fit.get('loglik'))}")
     else:
         diag = fit_status_html(fit)

@@ -20,7 +20,7 @@ from analysis.report_tables import ordered_groups, ordered_structures, slug, wid
 from analysis.results_folder import Results
 
 if TYPE_CHECKING:
-    from analysis.pipeline import Options
+    from analysis.options import Options
 
 MAX_GROUP_FIGURES = 8
 

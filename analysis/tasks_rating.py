@@ -93,6 +93,8 @@ class OrdinalFit:
     status: str = "ok"
     method: str = "clmm"
     fallback: str = ""
+    unused_points: list[int] = field(default_factory=list)  # scale points no trial used (no threshold there)
+    random_structure: str = "as given (clmm: never simplified)"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -101,8 +103,12 @@ class OrdinalFit:
         return next(c for c in self.coefficients if c["term"] == term)
 
 
-def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | None = None) -> OrdinalFit:
-    """Fit `rating ~ ... + (1 | subject) + (1 | item)` by ordinal::clmm; factors sum-coded."""
+def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | None = None,
+             points: int | None = None) -> OrdinalFit:
+    """Fit `rating ~ ... + (1 | subject) + (1 | item)` by ordinal::clmm; factors sum-coded. The random effects
+    are fitted as given (no simplification); a fit whose default optimiser does not converge is refitted
+    once with ucminf (one grouping factor only), and the fit says which it reports. Scale points that no
+    trial used are named (`unused_points`; `points`: the scale's size, else the highest point used)."""
     from analysis.formula_fit import CONTRASTS_NOTE
     from analysis.mixed import _r_frame, fit_status
 
@@ -147,6 +153,8 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
             "term": "sd__" + (n[len(n.split(".(", 1)[0]) + 1:] if ".(" in n else n.split(".", 1)[-1]),
             "estimate": float(sd)} for n, sd in zip(get["re_names"], get["re_sd"])]
     max_grad, cond_h = float(get["max_grad"][0]), float(get["cond_h"][0])
+    used = sorted({int(v) for v in d["rating"].dropna()})
+    unused = [p for p in range(1, (points or (max(used) if used else 0)) + 1) if p not in used]
     scaled = float(get["scaled_grad"][0])
     converged = ok(get)
     singular = any(r["estimate"] < 1e-4 for r in rfx)
@@ -160,12 +168,19 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
                         "for the data, or a scale point never used)")
     if singular:
         messages.append("a random-effect SD is near 0 (singular fit)")
+    if unused:
+        messages.append(f"scale point(s) {', '.join(map(str, unused))} never occur: the model has "
+                        f"{int(get['n_thresholds'][0])} threshold(s) between the {len(used)} point(s) used "
+                        f"({', '.join(map(str, used))}), not one per step of the scale")
+    for name, v in (("cond.H", cond_h), ("max.grad", max_grad), ("scaled gradient", scaled)):
+        if not np.isfinite(v):
+            messages.append(f"{name}: not available (R returned no value)")
     return OrdinalFit(formula=formula, fitted=coded.r_text(), n_obs=int(get["nobs"][0]),
                       n_thresholds=int(get["n_thresholds"][0]), coefficients=coefs, random_effects=rfx,
                       loglik=float(get["loglik"][0]), aic=float(get["aic"][0]), converged=converged, singular=singular,
                       max_grad=max_grad, scaled_grad=scaled, cond_h=cond_h, optimizer_message=str(get["opt_message"][0]), messages=messages,
                       contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
-                      contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill), fallback=refit)
+                      contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill), fallback=refit, unused_points=unused)
 
 
 def rating_rows(df: pd.DataFrame) -> pd.DataFrame:

@@ -92,9 +92,11 @@ def test_rates_by_factor_match_hand_counts(df):
 
 
 def test_acceptance_and_dprime_match_hand_counts(df):
-    acc = api.acceptance(df, by=["attractor_number"], n_boot=200).set_index(["attractor_number", "grammatical"])
+    acc = api.acceptance(df, by=["attractor_number"], n_boot=200).set_index(["attractor_number", "answer"])
     yes = (df["response"] == "yes")
-    hand = df.assign(y=yes.astype(float)).groupby(["attractor_number", "grammatical"])["y"].mean()
+    label = df["correct_response"].map({"yes": "accept (yes)", "no": "reject (no)"})
+    hand = df.assign(y=yes.astype(float), answer=label).groupby(["attractor_number", "answer"])["y"].mean()
+    assert len(hand) == 4
     for key, v in hand.items():
         assert acc.loc[key, "rate"] == pytest.approx(v)
     dp = api.dprime(df, by=["head_number"], n_boot=200).set_index("head_number")

@@ -48,7 +48,20 @@ def three(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def df(three):
-    return api.load_sessions([three / "humans", three / "direct", three / "meta"])
+    """Each session a subject (--model-copies subjects): the synthetic model records no sampling, so by
+    default its sessions would be merged as deterministic copies (tested below)."""
+    return api.load_sessions([three / "humans", three / "direct", three / "meta"], model_copies="subjects")
+
+
+def test_deterministic_copies_fitted_as_one_subject_without_a_subject_term(r_ready, three):
+    """Default loading merges a deterministic model's copies into one subject (analysis/subjects.py); its
+    group's fit then leaves the subject term out and says so, instead of failing in lme4."""
+    merged = api.load_sessions([three / "humans", three / "meta"])
+    g = api.fit(merged, "correct ~ head_number * grammatical + (1 | subject)")
+    meta = g["m · none · meta"]
+    assert meta.method == "glm" and "subject_id" not in meta.n_groups and meta.n_obs == 32
+    assert any("(1 | subject_id) left out" in m for m in meta.messages), meta.messages
+    assert g["human"].method == "glmer" and g["human"].n_groups == {"subject_id": 8}
 
 
 def test_one_fit_per_group_by_default_each_matching_an_independent_lme4_refit(r_ready, df):

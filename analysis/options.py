@@ -1,0 +1,26 @@
+"""The options of one analysis run (`twinlab analyze` flags, `api.report` keywords).
+
+Its own module so that the pipeline and the section writers share it without importing each other."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Options:
+    seed: int = 0
+    n_boot: int = 2000
+    mixed: bool = True
+    focus: str = "long_nested:PSP:inner"
+    fmt: str = "auto"
+    training_blocks: list[str] = field(default_factory=list)
+    keep_outliers: bool = False
+    rejected_rule: str = "paper"  # analysis/scoring.py: how REJECTED trials count in first encounters and exposures
+    show_progress: bool = True
+    by: list[str] = field(default_factory=list)  # --by: the factors of the rates tables (default: the design's)
+    formula: str = ""  # --formula: the analyst's lme4 formula
+    family: str = "auto"  # --family: auto | binomial | gaussian | ordinal
+    gap_pairs: list[tuple[str, str]] = field(default_factory=list)  # --gap LOW=>HIGH (default: every pair)
+    model_copies: str = "merge"  # --model-copies: merge deterministic model copies into one subject, or keep "subjects"
+    rt_trim: tuple[float, float] = (200.0, 3000.0)  # --rt-trim LOW,HIGH: response times (ms) kept, inclusive
+    rt_sd: float = 2.5  # --rt-sd: drop RTs beyond this many SDs of the subject's mean (0: off)

@@ -1,0 +1,200 @@
+"""Measures a reviewer reads beside accuracy: model ratings (expected value and argmax), the `direct`
+protocols' log-probabilities, lexical decision without a decision rule (AUC, d' at a stated criterion),
+and response times of the RT tasks with named trimming rules.
+
+Why each:
+- a model's "rating" is a distribution over the scale; its argmax throws the distribution away (a model
+  can put 40% on 1 and 45% on 7: argmax 7, expected value 4.3). Both are reported, named; the expected
+  value is the default measure;
+- a `direct` protocol's log-probability is the model's measure; when the protocol leaves the response
+  empty (lexical decision) a group that "answered 0" trials would say nothing, so the log-probabilities
+  are analysed per condition (SLOR where the items give a unigram log-probability);
+- lexical decision from log-probabilities needs a criterion: the AUC (probability that a word scores
+  above a non-word; 0.5 = chance) needs none, and d' is given at a stated one (the median score);
+- response times are analysed on correct trials after named exclusions, each counted.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis.bootstrap import N_BOOT, bootstrap_mean
+from analysis.detection import dprime_c
+
+RT_TASKS = ("lexical_decision", "judgment", "choice")
+
+
+# ---- ratings ---------------------------------------------------------------------------------
+def rating_measures(r: pd.DataFrame) -> pd.DataFrame:
+    """One row per rating trial and measure: humans `chosen point`; models `expected value` (the default)
+    and `argmax`. Column `value` holds the number, `measure` names it."""
+    parts = []
+    hum = r[r["subject_kind"] != "model"]
+    if len(hum):
+        parts.append(hum.assign(measure="chosen point", value=hum["rating"].astype(float)))
+    mod = r[r["subject_kind"] == "model"]
+    if len(mod):
+        if "rating_expected" in mod.columns and mod["rating_expected"].notna().any():
+            e = mod[mod["rating_expected"].notna()]
+            parts.append(e.assign(measure="expected value (default)", value=e["rating_expected"].astype(float)))
+        parts.append(mod.assign(measure="argmax", value=mod["rating"].astype(float)))
+    if not parts:
+        return r.iloc[0:0].assign(measure=[], value=[])
+    out = pd.concat(parts, ignore_index=True)
+    out["measure"] = pd.Categorical(out["measure"], categories=list(MEASURES), ordered=True)
+    return out
+
+
+MEASURES = ("chosen point", "expected value (default)", "argmax")  # the order of the tables
+
+
+def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
+    """Scale points never chosen (a cumulative-link model has no threshold between two unused points)."""
+    used = sorted({int(v) for v in r["rating"].dropna()})
+    if not used:
+        return []
+    top = points or max(used)
+    return [p for p in range(1, top + 1) if p not in used]
+
+
+# ---- direct log-probabilities -----------------------------------------------------------------
+def _per_char(row_extra, sentence_lp: float, words: str | None) -> float:
+    try:
+        e = json.loads(row_extra) if isinstance(row_extra, str) and row_extra else {}
+    except json.JSONDecodeError:
+        e = {}
+    if isinstance(e, dict) and e.get("logprob_per_char") is not None:
+        return float(e["logprob_per_char"])
+    return sentence_lp / max(1, len(str(words or "")))
+
+
+def logprob_rows(t: pd.DataFrame) -> pd.DataFrame:
+    """Model trials with a sentence log-probability (`sentence_logprob`), with `logprob_per_char` and, where
+    a `unigram_logprob` column gives the unigram log-probability, SLOR = (log P - log P_unigram) / length
+    (length in words)."""
+    if "sentence_logprob" not in t.columns:
+        return t.iloc[0:0]
+    d = t[(t["subject_kind"] == "model") & t["sentence_logprob"].notna()].copy()
+    if d.empty:
+        return d
+    d["logprob"] = d["sentence_logprob"].astype(float)
+    d["logprob_per_char"] = [_per_char(e, lp, w) for e, lp, w in zip(
+        d["extra"] if "extra" in d.columns else [None] * len(d), d["logprob"], d["words"])]
+    if "unigram_logprob" in d.columns and d["unigram_logprob"].notna().any():
+        n_words = d["words"].astype(str).str.split().str.len().clip(lower=1)
+        d["slor"] = (d["logprob"] - pd.to_numeric(d["unigram_logprob"], errors="coerce")) / n_words
+    return d
+
+
+def logprob_means(d: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
+    """Mean log-probability (and per character, SLOR) per group x cell of `by`; CI over items (a model's
+    items are its sample; merged copies are one subject)."""
+    rng = np.random.default_rng(seed)
+    measures = [m for m in ("logprob", "logprob_per_char", "slor") if m in d.columns]
+    out = []
+    keys = ["group"] + by
+    for key, g in d.groupby(keys, sort=True, observed=True, dropna=False):
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        row = key | {"n_items": int(g["item"].nunique()), "n_trials": len(g)}
+        for m in measures:
+            ci = bootstrap_mean(g.groupby("item")[m].mean().to_numpy(), rng, n_boot, unit="item")
+            row |= {f"{m}_mean": ci.estimate, f"{m}_ci_low": ci.low, f"{m}_ci_high": ci.high}
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def auc(pos: np.ndarray, neg: np.ndarray) -> float:
+    """P(score of a positive > score of a negative) + 0.5 P(tie): the Mann-Whitney AUC."""
+    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
+    if not len(pos) or not len(neg):
+        return float("nan")
+    gt = (pos[:, None] > neg[None, :]).sum()
+    eq = (pos[:, None] == neg[None, :]).sum()
+    return float((gt + 0.5 * eq) / (len(pos) * len(neg)))
+
+
+CRITERION = ("a string is called a word when its log-probability per character is at or above the median of "
+             "the group's strings (half called words)")
+
+
+def lexical_logprob_decision(d: pd.DataFrame) -> pd.DataFrame:
+    """Lexical decision from log-probabilities per group: AUC (words above non-words) on the per-character
+    log-probability, and hits, false alarms, d', c at the median criterion (signal = a non-word, a hit
+    calls it a non-word, as in the acceptance section)."""
+    d = d[d["task"] == "lexical_decision"] if "task" in d.columns else d.iloc[0:0]
+    if d.empty or "signal" not in d.columns:
+        return pd.DataFrame()
+    out = []
+    for g, x in d[d["signal"].notna()].groupby("group", sort=True):
+        words, nonwords = x[~x["signal"].astype(bool)], x[x["signal"].astype(bool)]
+        if words.empty or nonwords.empty:
+            continue
+        crit = float(np.median(x["logprob_per_char"]))
+        called_non = x["logprob_per_char"] < crit
+        hits = int(called_non[nonwords.index].sum())
+        fas = int(called_non[words.index].sum())
+        dp, c = dprime_c(hits, len(nonwords), fas, len(words))
+        out.append({"group": g, "words": len(words), "nonwords": len(nonwords),
+                    "auc": auc(words["logprob_per_char"].to_numpy(), nonwords["logprob_per_char"].to_numpy()),
+                    "criterion_logprob_per_char": crit, "hits": hits, "false_alarms": fas,
+                    "hit_rate": hits / len(nonwords), "false_alarm_rate": fas / len(words), "dprime": float(dp),
+                    "criterion_c": float(c), "criterion_rule": CRITERION})
+    return pd.DataFrame(out)
+
+
+# ---- response times --------------------------------------------------------------------------
+def rt_rule(trim: tuple[float, float], sd: float) -> str:
+    return (f"RTs of correct trials only; kept when {trim[0]:g} <= RT <= {trim[1]:g} ms (--rt-trim)"
+            + (f", then within {sd:g} SD of the subject's mean in that task (--rt-sd)" if sd > 0 else "")
+            + "; means of log RT shown back in ms (geometric means)")
+
+
+def rt_rows(t: pd.DataFrame, trim: tuple[float, float] = (200.0, 3000.0), sd: float = 2.5) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(kept rows, exclusions table): human trials of an RT task with an RT, correct only, trimmed, SD-cut.
+    The exclusions table counts what each rule removed, per group and task."""
+    if "rt_ms" not in t.columns or "task" not in t.columns:
+        return t.iloc[0:0], pd.DataFrame()
+    d = t[t["task"].isin(RT_TASKS) & t["rt_ms"].notna() & (t["subject_kind"] == "human")].copy()
+    if d.empty:
+        return d, pd.DataFrame()
+    d["rt_ms"] = d["rt_ms"].astype(float)
+    counts = []
+    for (g, task), x in d.groupby(["group", "task"], sort=True):
+        n0 = len(x)
+        wrong = x["correct"].isna() | ~x["correct"].fillna(False).astype(bool)
+        x1 = x[~wrong]
+        out_range = (x1["rt_ms"] < trim[0]) | (x1["rt_ms"] > trim[1])
+        x2 = x1[~out_range]
+        n_sd = 0
+        if sd > 0 and len(x2):
+            m = x2.groupby("subject_key")["rt_ms"].transform("mean")
+            s = x2.groupby("subject_key")["rt_ms"].transform("std").fillna(0)
+            far = (x2["rt_ms"] - m).abs() > sd * s
+            far &= s > 0
+            n_sd = int(far.sum())
+            x2 = x2[~far]
+        counts.append({"group": g, "task": task, "trials_with_rt": n0, "error_or_unanswered": int(wrong.sum()),
+                       "outside_trim": int(out_range.sum()), "beyond_sd": n_sd, "kept": len(x2)})
+        d.loc[x.index, "_keep"] = False
+        d.loc[x2.index, "_keep"] = True
+    kept = d[d["_keep"].fillna(False).astype(bool)].drop(columns="_keep")
+    kept["log_rt"] = np.log(kept["rt_ms"])
+    return kept, pd.DataFrame(counts)
+
+
+def rt_means(kept: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
+    """Per group x task x cell of `by`: the mean of the subjects' mean log RT, shown in ms, CI over subjects."""
+    rng = np.random.default_rng(seed)
+    keys = ["group", "task"] + by
+    out = []
+    for key, g in kept.groupby(keys, sort=True, observed=True, dropna=False):
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        subj = g.groupby("subject_key")["log_rt"].mean().to_numpy()
+        ci = bootstrap_mean(subj, rng, n_boot, unit="subject")
+        out.append(key | {"n_subjects": len(subj), "n_trials": len(g), "rt_ms": math.exp(ci.estimate),
+                          "rt_ci_low": math.exp(ci.low) if np.isfinite(ci.low) else float("nan"),
+                          "rt_ci_high": math.exp(ci.high) if np.isfinite(ci.high) else float("nan")})
+    return pd.DataFrame(out)
