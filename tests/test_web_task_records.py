@@ -115,8 +115,8 @@ def _first_press(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
 # forgeries every kind's record is refused for: (name, forge, what the refusal names)
 COMMON = [
     ("an unknown raw field", _set("raw.note", "<script>"), "raw.unknown field(s) note"),
-    ("a key no key of the trial has", _press("q", 300.0), "raw.presses: 'q' is not a key of this trial"),
-    ("a press long before the trial began", _press("q", -60_000.0), "raw.presses"),
+    ("a key no key of the trial has", _press("tab", 300.0), "raw.presses: 'tab' is not a key of this trial"),
+    ("a press long before the trial began", _press("tab", -60_000.0), "raw.presses"),
     ("an answer key pressed before the trial began", _first_press("t", -5000.0), "raw.presses.t: -5000 ms lies outside"),
     ("a press after the trial's last frame", _first_press("t", 10_000_000.0), "raw.presses.t"),
     ("a press time as text", _first_press("t", "640.5"), "raw.presses.t: expected a time"),
@@ -128,7 +128,7 @@ COMMON = [
     ("a pointer of an unknown type", _set("raw.pointers", [{"type": "stylus", "t": 300.0, "target": 0}]), "raw.pointers"),
     ("presses as an object", _set("raw.presses", {"key": "f"}), "raw.presses/pointers"),
     ("a raw record that is a list", _set("raw", []), "raw: expected a JSON object"),
-    ("the trial's end before its blank", lambda r: r.update(end=r["iti_onset"] - 1.0), "end"),
+    ("the trial's end before its blank", lambda r: r.update(end=r["iti_onset"] - 1.0), "iti_onset"),
     ("a feedback onset after the blank's", _set("feedback_onset", 10_000.0), "feedback_onset"),
     ("the end as true", _set("end", True), "end"),
 ]

@@ -107,7 +107,7 @@ def check_raw(raw: Any, trial: Trial, s: Any, order: list[int] | None, end: floa
             raise RawRecordError("pointers: each click is {type: mouse|touch|pen, t: a time, target: a box index}")
         tgt = p["target"]
         if isinstance(tgt, bool) or not isinstance(tgt, int) or not 0 <= tgt < boxes:
-            raise RawRecordError(f"pointers.target: {str(tgt)[:20]!r} is not an answer box of this trial "
+            raise RawRecordError(f"pointers.target: {str(tgt)[:20]} is not an answer box of this trial "
                                  f"({'none' if not boxes else f'0 to {boxes - 1}'})")
         _time(p["t"], "pointers.t", end)
     for name in _TIMES:
