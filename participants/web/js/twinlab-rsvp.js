@@ -51,7 +51,8 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
       const frames = (ms) => (ms <= 0 ? 0 : Math.max(1, Math.round(ms / F)));
       const panelMode = C.response === "panel";
       const stage = el("div", "tl-stage");
-      stage.dataset.trial = T.trial_index;  // (with dataset.k, the step on screen: for tests and screenshots)
+      // (with dataset.k and dataset.screen, the step on screen, set at its onset: for tests and screenshots)
+      stage.dataset.trial = T.trial_index;
       display.replaceChildren(stage);
       const show = (node) => stage.replaceChildren(...(node ? [node] : []));
 
@@ -171,12 +172,16 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
         // changes made and not yet presented: at each frame, those it presents get its timestamp as onset
         let pending = [];
         const made = (set) => pending.push({ at: TwinlabFrames.made(), set });
+        // what is on screen, for tests and screenshots: set when the frame presents it
+        const onScreen = (what, step, unit) => made(() => {
+          stage.dataset.screen = what;
+          if (unit !== undefined) stage.dataset.unit = unit;
+          stage.dataset.k = step;
+        });
         let t0 = null, last = null, n = 0, k = 0, dropped = 0, after = null, fbOn = null, itiOn = null, endTs = null;
         const started_at = new Date().toISOString();
         let feedbackText = null, correct = null, deadlineFrame = null, itiFrame = null;
-        const paint = (item) => {
-          stage.dataset.screen = item.what;  // for tests and screenshots: what is on screen
-          if (item.what === "unit") stage.dataset.unit = item.i;
+        const paint = (item, step) => {
           if (item.what === "fixation") { show(fixation); made((on) => { t.fixation = on; }); phase = "fixation"; }
           else if (item.what === "unit") {
             show(unitNodes[item.i]); made((on) => { t.onsets.push(on); }); unitShown = item.i; phase = "sentence";
@@ -193,6 +198,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
             show(panelNode); made((on) => { panelOn = on; }); deadlineFrame = n; phase = "panel";
             if (pointerAnswers) stage.classList.add("tl-cursor");
           } else if (item.what === "prompt") { show(prompt); made((on) => { promptOn = on; }); deadlineFrame = n; }
+          onScreen(item.what, step, item.what === "unit" ? item.i : undefined);
         };
         const finish = async () => {
           document.removeEventListener("keydown", onKey, true);
@@ -231,7 +237,7 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
           if (after === null) {
             // paint what is due; after a stall several entries are due at once: each is recorded at
             // this frame (a unit missed entirely gets onset = offset), only the last stays on screen
-            while (k < schedule.length && schedule[k].frame <= n) { paint(schedule[k]); stage.dataset.k = k++; }
+            while (k < schedule.length && schedule[k].frame <= n) { paint(schedule[k], k); k++; }
             const a = answer || firstAnswer();
             const ended = t.sentence_end !== undefined;
             // the sentence always runs to its end; then an answer (or the deadline) ends the response phase
@@ -250,20 +256,19 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
                 fb.style.color = correct ? C.colors.correct : C.colors.incorrect;
                 show(fb);
                 made((on) => { fbOn = on; });
-                stage.dataset.screen = "feedback";
-                stage.dataset.k = schedule.length;
+                onScreen("feedback", schedule.length);
                 after = { frame: n, fb: frames(tm.feedback_ms) };
               } else {
                 after = { frame: n, fb: 0 };
               }
               if (after.fb === 0) {
                 show(null); made((on) => { itiOn = on; }); after.iti = true;
-                stage.dataset.screen = "iti"; stage.dataset.k = schedule.length + 1;
+                onScreen("iti", schedule.length + 1);
               }
             }
           } else if (!after.iti && n - after.frame >= after.fb) {
             show(null); made((on) => { itiOn = on; }); after.iti = true; after.frame = n;
-            stage.dataset.screen = "iti"; stage.dataset.k = schedule.length + 1;
+            onScreen("iti", schedule.length + 1);
           }
           if (after !== null && after.iti && itiOn !== null) {
             const itiFrames = frames(tm.iti_ms);

@@ -82,9 +82,9 @@ var jsPsychTwinlabTask = (function (jspsych) {
         ctx.lastFrame = ts;
       } while (cond && !cond(ts));
       stage.replaceChildren(...nodes);
-      stage.dataset.screen = name;
-      stage.dataset.k = ++ctx.k;
       const on = await TwinlabFrames.onset(TwinlabFrames.made());
+      stage.dataset.screen = name;  // what is on screen (for tests and screenshots), set at its onset
+      stage.dataset.k = ++ctx.k;
       if (ctx.t0 === null) ctx.t0 = on;
       return ctx.rel(on);
     };
