@@ -105,6 +105,8 @@ def play(page, url: str, kind: str, exp, seq, *, pid: str, click_trial: int | No
                     shoot(page, shots, name)
                     fit[name] = fits(page)
                 clickable = phase in ("answer", "question")
+                if tap and phase == "type" and j == 0:  # a phone types into the field it was tapped on
+                    page.tap(".tl-stage .tl-typed")
                 if tap and phase == "read":  # a tap reads on, as SPACE does
                     page.tap(".tl-stage")
                 elif clickable and (tap or t.trial_index == click_trial):

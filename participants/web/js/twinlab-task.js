@@ -98,6 +98,9 @@ var jsPsychTwinlabTask = (function (jspsych) {
       if (e.repeat || ctx.raw.presses.length >= 390 || ctx.t0 === null) return;
       const name = keyName(e);
       if (!ctx.keys.has(name) && !(ctx.text && isTextKey(name))) return;
+      // on a touch screen typing is read from the text field's input events only (an on-screen keyboard
+      // may send a key's keydown and still insert its character: reading both would type it twice)
+      if (coarse && ctx.text && !ctx.keys.has(name)) return;
       e.preventDefault();
       const t = ctx.rel(e.timeStamp);
       if (!ctx.live(t)) return;
@@ -257,11 +260,12 @@ var jsPsychTwinlabTask = (function (jspsych) {
     },
     async completion(ctx) {
       // A text field, so that a touch screen opens its on-screen keyboard. What is recorded is the key log:
-      // with a keyboard, every typing key and backspace from its keydown (the page types it into the field
-      // itself: the field shows exactly what the recorded keys type); an on-screen keyboard sends no key
-      // names (keydown "Unidentified"), so there each change of the field is read from its input event as
-      // the keys that make it (backspaces, then the characters, at the event's time; raw.input_presses
-      // lists them). The submit key, or on a touch screen the button under the field, sends the answer.
+      // on a desktop, every typing key and backspace from its keydown (the page types it into the field
+      // itself: the field shows exactly what the recorded keys type), as before; on a touch screen an
+      // on-screen keyboard sends no key names (keydown "Unidentified"), so there each change of the field
+      // is read from its input event as the keys that make it (backspaces, then the characters, at the
+      // event's time; raw.input_presses lists their times). A paste on a desktop is read the same way.
+      // The submit key, or on a touch screen the button under the field, sends the answer.
       const V = ctx.V;
       ctx.keys.add(V.submit_key);
       ctx.text = true;
