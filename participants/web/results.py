@@ -18,6 +18,7 @@ from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
 from participants.rows import trial_row
 from participants.rsvp import TrialResult
+from participants.tasks.logic import TaskResultError
 from participants.web.task_record import RawRecordError, check_raw
 
 MAX_PRESSES = 200
@@ -310,7 +311,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
                  overrides: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
     from participants.tasks import settings_for
-    from participants.tasks.logic import TaskResultError, derive, option_order
+    from participants.tasks.logic import derive, option_order
 
     _check_envelope(raw, trial, TASK_FIELDS)
     if raw["task"] != trial.task:
@@ -331,7 +332,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     order = option_order(trial, seq) if trial.task == "choice" else None
     try:  # only what the trial can produce (fields, keys, boxes, times in its window), then what it means
         check_raw(raw["raw"], trial, s, order, end)  # type: ignore[arg-type]
-    except RawRecordError as exc:
+    except (RawRecordError, TaskResultError) as exc:
         raise ResultError(f"raw.{exc}" if not str(exc).startswith("expected") else f"raw: {exc}") from None
     try:
         fields = derive(trial, s, order, raw["raw"])
