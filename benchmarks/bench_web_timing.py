@@ -93,7 +93,7 @@ def _page_html() -> str:
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             "<link rel='stylesheet' href='static/jspsych.css'><link rel='stylesheet' href='static/twinlab.css'>"
             "<script src='static/jspsych.js'></script><script src='static/plugin-html-keyboard-response.js'></script>"
-            "<script src='static/twinlab-rsvp.js'></script></head><body><div id='exp'></div></body></html>")
+            "<script src='static/twinlab-frames.js'></script><script src='static/twinlab-rsvp.js'></script></head><body><div id='exp'></div></body></html>")
 
 
 def _serve(page, isolated: bool) -> None:

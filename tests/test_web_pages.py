@@ -112,6 +112,7 @@ GEOMETRY = """() => {
   out.boxes_inside = boxes.map(inside);
   out.labels_fit = boxes.map((b) => { const l = b.querySelector('.tl-box-label'); return l.scrollWidth <= b.clientWidth + 0.5 && inside(l); });
   out.keys_inside = [...document.querySelectorAll('.tl-box-key')].map(inside);
+  out.keys_shown = [...document.querySelectorAll('.tl-box-key')].map((e) => getComputedStyle(e).display !== 'none');
   const q = document.querySelector('.tl-question');
   if (q) {
     const cs = getComputedStyle(q);
@@ -169,6 +170,7 @@ def test_a_phone_or_tablet_held_upright_shows_the_panel_and_long_units_whole(bro
     assert LONG_UNIT in unit["text"] and unit["left"] >= 0 and unit["right"] <= unit["W"] and unit["sw"] <= unit["cw"] + 1, unit
     assert geo["boxes_inside"] == [True, True] and geo["labels_fit"] == [True, True], geo
     assert geo["keys_inside"] == [True, True] and geo["boxes_apart"], geo
+    assert geo["keys_shown"] == [False, False], geo  # a touch screen names no keys
     assert geo["question_inside"] and geo["question_line_height_ok"] and geo["question_above_boxes"], geo
     assert geo["question_lines"] >= 2, geo  # the long question wraps (on lines that do not overlap)
     rows = read_rows(session_paths(tmp_path / "data", exp.name, "T01", 1)[0])

@@ -183,7 +183,8 @@ def test_web_build_writes_a_self_contained_site_with_the_compilers_sequences(tmp
     site = tmp_path / "site"
     assert summary["slots"] == 3
     assert sorted(p.name for p in (site / "static").iterdir()) == sorted(
-        ["jspsych.js", "jspsych.css", "plugin-html-keyboard-response.js", "twinlab-rsvp.js", "twinlab-task.js", "twinlab-experiment.js",
+        ["jspsych.js", "jspsych.css", "plugin-html-keyboard-response.js", "twinlab-frames.js", "twinlab-rsvp.js", "twinlab-task.js",
+         "twinlab-experiment.js",
          "twinlab.css"])
     html = (site / "index.html").read_text()
     assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing loaded from the network

@@ -76,8 +76,12 @@ def fits(page) -> bool:
                          "r.right <= w + 1 && r.top >= -1 && r.bottom <= h + 1; }); }")
 
 
+NAMED_KEYS = ("() => [...document.querySelectorAll('.tl-stage .tl-box-key, .tl-stage .tl-hint')]"
+              ".filter((e) => getComputedStyle(e).display !== 'none').map((e) => e.textContent)")
+
+
 def play(page, url: str, kind: str, exp, seq, *, pid: str, click_trial: int | None, tap: bool, shots: Path,
-         prefix: str) -> dict[str, bool]:
+         prefix: str, named: dict[str, list[str]] | None = None) -> dict[str, bool]:
     """A whole session: the instructions, then each trial with the autopilot's planned keys (or a click/tap)."""
     page.goto(f"{url}/?participant={pid}")
     page.wait_for_function("() => (document.body.dataset.screen || '').startsWith('instructions')", timeout=30_000)
@@ -104,7 +108,11 @@ def play(page, url: str, kind: str, exp, seq, *, pid: str, click_trial: int | No
                     name = f"{prefix}{kind}_{phase}"
                     shoot(page, shots, name)
                     fit[name] = fits(page)
+                    if named is not None:  # key letters and hints on the screen
+                        named[name] = page.evaluate(NAMED_KEYS)
                 clickable = phase in ("answer", "question")
+                if tap and phase == "type" and j == 0:  # a phone types into the field it was tapped on
+                    page.tap(".tl-stage .tl-typed")
                 if tap and phase == "read":  # a tap reads on, as SPACE does
                     page.tap(".tl-stage")
                 elif clickable and (tap or t.trial_index == click_trial):
@@ -158,11 +166,14 @@ def test_each_kind_in_chromium_gives_the_rows_psychopy_gives(browser, kind, tmp_
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        named: dict[str, list[str]] = {}
         fit = play(page, srv.url, kind, exp, seq, pid=pid, click_trial=2 if kind in ANSWER_SCREENS else None,
-                   tap=False, shots=shots, prefix="")
+                   tap=False, shots=shots, prefix="", named=named)
         ctx.close()
     assert not errors, errors
     assert all(fit.values()), fit
+    if kind in ("judgment", "lexical_decision", "self_paced_reading", "completion"):  # they name their keys here
+        assert all(named.values()), named
     publish(shots)
     web = read_rows(session_paths(tmp_path / "web", exp.name, pid, 1)[0])
     assert [r["item_id"] for r in web] == [t.item_id for t in seq]
@@ -190,6 +201,7 @@ def test_every_kind_on_a_phone_in_portrait_with_taps(browser, tmp_path):
     """Phone portrait (390 x 844, touch): answers by tapping the boxes; every screen fits the width."""
     shots = tmp_path / "shots"
     bad: dict[str, bool] = {}
+    named: dict[str, list[str]] = {}
     for kind in EXAMPLES:
         spec = base_spec(tmp_path, kind)
         exp = load(spec)
@@ -203,7 +215,7 @@ def test_every_kind_on_a_phone_in_portrait_with_taps(browser, tmp_path):
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             try:
                 fit = play(page, srv.url, kind, exp, seq, pid="phone1", click_trial=None, tap=True, shots=shots,
-                           prefix="phone_")
+                           prefix="phone_", named=named)
             finally:
                 assert not errors, errors
             ctx.close()
@@ -218,3 +230,4 @@ def test_every_kind_on_a_phone_in_portrait_with_taps(browser, tmp_path):
                 assert len(raw["taps"]) == len(r["words"].split()) + 1 == len(json.loads(r["word_rts_ms"])) + 1
     publish(shots)
     assert not bad, f"screens wider or taller than the phone: {sorted(bad)}"
+    assert len(named) >= 6 and not any(named.values()), named  # a touch screen names no key, on any kind

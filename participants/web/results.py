@@ -18,6 +18,8 @@ from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
 from participants.rows import trial_row
 from participants.rsvp import TrialResult
+from participants.tasks.logic import TaskResultError
+from participants.web.task_record import RawRecordError, check_raw
 
 MAX_PRESSES = 200
 MAX_TRIAL_MS = 15 * 60 * 1000.0  # no trial lasts a quarter of an hour
@@ -119,14 +121,20 @@ def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
     if raw["response"] not in allowed:
         raise ResultError(f"response: expected one of {', '.join(allowed)}, got {str(raw['response'])[:40]!r}")
     r["response"] = raw["response"]
+    if r["end"] < r["iti_onset"]:  # type: ignore[operator]
+        raise ResultError("end: the trial ends after its inter-trial blank begins")
+    last = r["end"]  # the trial's input lies between its fixation's onset and its last frame
     presses = raw["presses"]
     if not isinstance(presses, list) or len(presses) > MAX_PRESSES:
         raise ResultError(f"presses: expected a list of at most {MAX_PRESSES} presses")
+    polled = polled_keys(exp)
     r["presses"] = []
     for p in presses:
         if not isinstance(p, dict) or set(p) != {"key", "t"} or not isinstance(p["key"], str) or not _KEY.match(p["key"]):
             raise ResultError("presses: each press is {key: a key name, t: a time}")
-        r["presses"].append({"key": p["key"], "t": _num(p, "t", lo - 60_000.0, hi)})
+        if p["key"] not in polled:
+            raise ResultError(f"presses: {p['key']!r} is not a key of this trial ({', '.join(sorted(polled))})")
+        r["presses"].append({"key": p["key"], "t": _in_trial(p, lo, last, "presses.t")})
     pointers = raw["pointers"]
     if not isinstance(pointers, list) or len(pointers) > MAX_PRESSES:
         raise ResultError(f"pointers: expected a list of at most {MAX_PRESSES} clicks")
@@ -135,7 +143,7 @@ def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
         if (not isinstance(p, dict) or set(p) != {"type", "t", "answer"} or p["type"] not in POINTER_TYPES
                 or p["answer"] not in ("violation", "no_violation")):
             raise ResultError("pointers: each click is {type: mouse|touch|pen, t: a time, answer: violation|no_violation}")
-        r["pointers"].append({"type": p["type"], "t": _num(p, "t", lo, hi), "answer": p["answer"]})
+        r["pointers"].append({"type": p["type"], "t": _in_trial(p, lo, last, "pointers.t"), "answer": p["answer"]})
     by, at = raw["answered_by"], r["answer_time"]
     answered = by is not None
     if answered != (at is not None):
@@ -173,6 +181,22 @@ def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
                           f"{str(r['feedback_text'])[:60]!r}")
     r["started_at"], r["ended_at"] = _iso(raw, "started_at"), _iso(raw, "ended_at")
     return r
+
+
+def _in_trial(p: dict[str, Any], lo: float, hi: float, name: str) -> float:
+    t = p["t"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+        raise ResultError(f"{name}: expected a time, got {str(t)[:40]!r}")
+    if not lo <= t <= hi:
+        raise ResultError(f"{name}: {t:g} lies outside this trial (its fixation's onset {lo:g} to its last frame {hi:g})")
+    return float(t)
+
+
+def polled_keys(exp: Experiment) -> frozenset[str]:
+    """The keys a violation-detection trial records (as the PsychoPy runner polls them): the response key
+    and, with a panel, its keys."""
+    panel = exp.task.panel if exp.task.response == "panel" else None
+    return frozenset({exp.task.response_key, *(panel.keys.values() if panel is not None else ())})
 
 
 def _answer_of(exp: Experiment) -> dict[str, str]:
@@ -287,24 +311,29 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
                  overrides: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
     from participants.tasks import settings_for
-    from participants.tasks.logic import TaskResultError, derive, option_order
+    from participants.tasks.logic import derive, option_order
 
     _check_envelope(raw, trial, TASK_FIELDS)
     if raw["task"] != trial.task:
         raise ResultError(f"task: trial {trial.trial_index} is a {trial.task} trial, got {str(raw['task'])[:40]!r}")
     frame_ms = _num(raw, "frame_ms", 2.0, 100.0)
-    for k in ("feedback_onset", "iti_onset", "end"):
-        _num(raw, k, 0.0, MAX_TRIAL_MS, optional=k == "feedback_onset")
+    end = _num(raw, "end", 0.0, MAX_TRIAL_MS)
+    iti = _num(raw, "iti_onset", 0.0, end)  # type: ignore[arg-type]
+    _num(raw, "feedback_onset", 0.0, iti, optional=True)  # type: ignore[arg-type]
     words = raw["word_onsets"]
     if not isinstance(words, list) or len(words) > 200 or not all(
             isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                        and 0 <= x <= MAX_TRIAL_MS for x in w) and w[0] <= w[1]
+                                                        and 0 <= x <= end for x in w) and w[0] <= w[1]  # type: ignore[operator]
             for w in words):
-        raise ResultError("word_onsets: expected [onset, offset] pairs (RSVP presentation)")
+        raise ResultError("word_onsets: expected [onset, offset] pairs (RSVP presentation) within the trial")
     s = settings_for(exp, trial, overrides)
     if words and (s.presentation != "rsvp" or len(words) != len(trial.words)):
         raise ResultError(f"word_onsets: this trial shows {len(trial.words) if s.presentation == 'rsvp' else 0} RSVP words")
     order = option_order(trial, seq) if trial.task == "choice" else None
+    try:  # only what the trial can produce (fields, keys, boxes, times in its window), then what it means
+        check_raw(raw["raw"], trial, s, order, end)  # type: ignore[arg-type]
+    except (RawRecordError, TaskResultError) as exc:
+        raise ResultError(f"raw.{exc}" if not str(exc).startswith("expected") else f"raw: {exc}") from None
     try:
         fields = derive(trial, s, order, raw["raw"])
     except TaskResultError as exc:

@@ -24,6 +24,7 @@ _ASSETS = {
     "jspsych.css": NODE_MODULES / "jspsych" / "css" / "jspsych.css",
     "plugin-html-keyboard-response.js":
         NODE_MODULES / "@jspsych" / "plugin-html-keyboard-response" / "dist" / "index.browser.min.js",
+    "twinlab-frames.js": JS_DIR / "twinlab-frames.js",
     "twinlab-rsvp.js": JS_DIR / "twinlab-rsvp.js",
     "twinlab-task.js": JS_DIR / "twinlab-task.js",
     "twinlab-experiment.js": JS_DIR / "twinlab-experiment.js",
@@ -60,6 +61,7 @@ def index_html(exp: Experiment, config: dict[str, Any], with_sequences: bool = F
   <link rel="stylesheet" href="static/twinlab.css">
   <script src="static/jspsych.js"></script>
   <script src="static/plugin-html-keyboard-response.js"></script>
+  <script src="static/twinlab-frames.js"></script>
   <script src="static/twinlab-rsvp.js"></script>
   <script src="static/twinlab-task.js"></script>
   <script id="twinlab-config" type="application/json">{blob}</script>

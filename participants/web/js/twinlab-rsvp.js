@@ -4,9 +4,10 @@
  * inter-trial blank are painted from ONE requestAnimationFrame loop. Every screen change has an
  * intended frame (a whole number of frames from the fixation's frame); each callback works out how
  * many frames have elapsed from its own timestamp and paints what is due, so there is no timer
- * between words and a missed callback delays nothing after it. Onsets are the timestamps of the
- * rAF callbacks that painted them; key presses and clicks carry the events' own timeStamp (the
- * same clock as performance.now()). The plugin reports raw times; twinlab's server turns them
+ * between words and a missed callback delays nothing after it. An onset is the timestamp of the
+ * frame that presents the change (TwinlabFrames.presents, twinlab-frames.js: the first frame at or
+ * after the callback that made it, normally the next one; the rule of every task kind too); key
+ * presses and clicks carry the events' own timeStamp (the same clock as performance.now()). The plugin reports raw times; twinlab's server turns them
  * into the trial-table row with the same code for every session (participants/web/results.py).
  */
 var jsPsychTwinlabRsvp = (function (jspsych) {
@@ -50,7 +51,8 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
       const frames = (ms) => (ms <= 0 ? 0 : Math.max(1, Math.round(ms / F)));
       const panelMode = C.response === "panel";
       const stage = el("div", "tl-stage");
-      stage.dataset.trial = T.trial_index;  // (with dataset.k, the step on screen: for tests and screenshots)
+      // (with dataset.k and dataset.screen, the step on screen, set at its onset: for tests and screenshots)
+      stage.dataset.trial = T.trial_index;
       display.replaceChildren(stage);
       const show = (node) => stage.replaceChildren(...(node ? [node] : []));
 
@@ -127,8 +129,10 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
       const answerOfKey = {};
       if (panelMode) Object.keys(C.panel.keys).forEach((a) => { answerOfKey[C.panel.keys[a]] = a; });
       let phase = "fixation", unitShown = null, panelOn = null, promptOn = null;
+      // the keys the trial polls (as PsychoPy's runner: the response key, the panel keys); others are not its input
+      const polled = new Set([C.keys.response].concat(Object.keys(answerOfKey)));
       const onKey = (e) => {
-        if (e.repeat || presses.length >= 200) return;
+        if (e.repeat || presses.length >= 200 || !polled.has(keyName(e))) return;
         presses.push({ key: keyName(e), t: e.timeStamp });
         if (panelMode && answerOfKey[keyName(e)] !== undefined) e.preventDefault();
         if (!panelMode && keyName(e) === C.keys.response) e.preventDefault();
@@ -165,27 +169,44 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
       };
 
       return new Promise((resolve) => {
+        // changes made and not yet presented: at each frame, those it presents get its timestamp as onset
+        let pending = [];
+        const made = (set) => pending.push({ at: TwinlabFrames.made(), set });
+        // what is on screen, for tests and screenshots: set when the frame presents it
+        const onScreen = (what, step, unit) => made(() => {
+          stage.dataset.screen = what;
+          if (unit !== undefined) stage.dataset.unit = unit;
+          stage.dataset.k = step;
+        });
         let t0 = null, last = null, n = 0, k = 0, dropped = 0, after = null, fbOn = null, itiOn = null, endTs = null;
         const started_at = new Date().toISOString();
         let feedbackText = null, correct = null, deadlineFrame = null, itiFrame = null;
-        const paint = (item, ts) => {
-          stage.dataset.screen = item.what;  // for tests and screenshots: what is on screen
-          if (item.what === "unit") stage.dataset.unit = item.i;
-          if (item.what === "fixation") { show(fixation); t.fixation = ts; phase = "fixation"; }
+        const paint = (item, step) => {
+          if (item.what === "fixation") { show(fixation); made((on) => { t.fixation = on; }); phase = "fixation"; }
           else if (item.what === "unit") {
-            show(unitNodes[item.i]); t.onsets.push(ts); unitShown = item.i; phase = "sentence";
+            show(unitNodes[item.i]); made((on) => { t.onsets.push(on); }); unitShown = item.i; phase = "sentence";
             t.intended_onset_frames.push(item.frame);
             t.onset_frames.push(n);
           } else if (item.what === "blank") {
-            show(null); t.offsets.push(ts);
-            if (item.i === T.units.length - 1) { t.sentence_end = ts; phase = panelMode ? "panel_delay" : "response"; }
-          } else if (item.what === "panel_fixation") { show(fixation); t.panel_fixation = ts; }
-          else if (item.what === "panel") { show(panelNode); panelOn = ts; deadlineFrame = n; phase = "panel"; if (pointerAnswers) stage.classList.add("tl-cursor"); }
-          else if (item.what === "prompt") { show(prompt); promptOn = ts; deadlineFrame = n; }
+            show(null); made((on) => { t.offsets.push(on); });
+            if (item.i === T.units.length - 1) {
+              made((on) => { t.sentence_end = on; });
+              phase = panelMode ? "panel_delay" : "response";
+            }
+          } else if (item.what === "panel_fixation") { show(fixation); made((on) => { t.panel_fixation = on; }); }
+          else if (item.what === "panel") {
+            show(panelNode); made((on) => { panelOn = on; }); deadlineFrame = n; phase = "panel";
+            if (pointerAnswers) stage.classList.add("tl-cursor");
+          } else if (item.what === "prompt") { show(prompt); made((on) => { promptOn = on; }); deadlineFrame = n; }
+          onScreen(item.what, step, item.what === "unit" ? item.i : undefined);
         };
         const finish = async () => {
           document.removeEventListener("keydown", onKey, true);
           stage.removeEventListener("pointerdown", onPointer);
+          // the trial's input: from the fixation's onset to its last frame
+          const inTrial = (p) => p.t >= t.fixation && p.t <= endTs;
+          presses.splice(0, presses.length, ...presses.filter(inTrial));
+          pointers.splice(0, pointers.length, ...pointers.filter(inTrial));
           const result = {
             trial_index: T.trial_index, item_id: T.item_id, frame_ms: F, unit_frames: wf, gap_frames: gf,
             fixation_onset: t.fixation, unit_onsets: t.onsets, unit_offsets: t.offsets,
@@ -212,10 +233,11 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
             n += step;
           }
           last = ts;
+          pending = pending.filter((c) => (TwinlabFrames.presents(c.at, ts) ? (c.set(ts), false) : true));
           if (after === null) {
             // paint what is due; after a stall several entries are due at once: each is recorded at
             // this frame (a unit missed entirely gets onset = offset), only the last stays on screen
-            while (k < schedule.length && schedule[k].frame <= n) { paint(schedule[k], ts); stage.dataset.k = k++; }
+            while (k < schedule.length && schedule[k].frame <= n) { paint(schedule[k], k); k++; }
             const a = answer || firstAnswer();
             const ended = t.sentence_end !== undefined;
             // the sentence always runs to its end; then an answer (or the deadline) ends the response phase
@@ -233,22 +255,25 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
                 const fb = fit(el("div", "tl-word tl-feedback", feedbackText), stageRoom);
                 fb.style.color = correct ? C.colors.correct : C.colors.incorrect;
                 show(fb);
-                stage.dataset.screen = "feedback";
-                stage.dataset.k = schedule.length;
-                fbOn = ts;
+                made((on) => { fbOn = on; });
+                onScreen("feedback", schedule.length);
                 after = { frame: n, fb: frames(tm.feedback_ms) };
               } else {
                 after = { frame: n, fb: 0 };
               }
-              if (after.fb === 0) { show(null); itiOn = ts; after.iti = true; stage.dataset.screen = "iti"; stage.dataset.k = schedule.length + 1; }
+              if (after.fb === 0) {
+                show(null); made((on) => { itiOn = on; }); after.iti = true;
+                onScreen("iti", schedule.length + 1);
+              }
             }
           } else if (!after.iti && n - after.frame >= after.fb) {
-            show(null); itiOn = ts; after.iti = true; after.frame = n;
-            stage.dataset.screen = "iti"; stage.dataset.k = schedule.length + 1;
+            show(null); made((on) => { itiOn = on; }); after.iti = true; after.frame = n;
+            onScreen("iti", schedule.length + 1);
           }
           if (after !== null && after.iti && itiOn !== null) {
             const itiFrames = frames(tm.iti_ms);
-            if (n - after.frame >= itiFrames) { endTs = ts; finish(); return; }
+            // (the blank is presented a frame after the frame that made it: it lasts itiFrames from its onset)
+            if (n - after.frame >= itiFrames + 1) { endTs = ts; finish(); return; }
           }
           requestAnimationFrame(tick);
         };

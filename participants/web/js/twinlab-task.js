@@ -1,11 +1,15 @@
 /* twinlab-task: one jsPsych 8 plugin for the task kinds of the general model, one small builder per
  * kind in TASKS (judgment, choice, rating, lexical_decision, self_paced_reading, completion).
  *
- * Every screen change is made inside a requestAnimationFrame callback and its onset is that
- * callback's timestamp; key presses and clicks carry the events' own timeStamp (performance.now()
- * clock). All times are reported in ms from the fixation's frame, the trial's zero, as the
+ * Every screen change is made inside a requestAnimationFrame callback; its onset is the frame that
+ * presents it (TwinlabFrames.onset, twinlab-frames.js: the one rule of every kind and the RSVP
+ * trial). Key presses, typed characters and clicks carry the events' own timeStamp (performance.now()
+ * clock). All times are reported in ms from the fixation's onset, the trial's zero, as the
  * runner-independent raw record of participants/tasks/logic.py; twinlab's server derives the row
  * from it with the same code as the PsychoPy runner (and refuses a record that does not fit).
+ * On a touch screen (pointer: coarse) no key is named: key letters and key hints are hidden, a tap
+ * reads on (self-paced reading), and a completion is typed into a text field (the on-screen
+ * keyboard) and sent with a button.
  * What is shown (answers and their keys, units, option order) comes from the server's payload
  * (participants/web/payload.py): nothing is decided here but what the participant does.
  */
@@ -45,6 +49,13 @@ var jsPsychTwinlabTask = (function (jspsych) {
     return out.join("");
   }
   const isTextKey = (k) => k === "backspace" || (k.length === 1 && /\p{L}/u.test(k)) || CHARS[k] !== undefined;
+  /** the key name a typed character stands for (as keyName names its key), or null for one no key names */
+  function charKey(ch) {
+    if (ch === " ") return "space";
+    if (CHAR_KEYS[ch]) return CHAR_KEYS[ch];
+    const low = ch.toLowerCase();
+    return low.length === 1 && /\p{L}/u.test(low) ? low : null;
+  }
   const norm = (s) => String(s).trim().toLowerCase().split(/\s+/).filter(Boolean).join(" ");
 
   function el(tag, cls, text) {
@@ -53,7 +64,6 @@ var jsPsychTwinlabTask = (function (jspsych) {
     if (text !== undefined && text !== null) n.textContent = text;
     return n;
   }
-  const raf = () => new Promise((r) => requestAnimationFrame(r));
   const coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
 
   /** The helpers a kind's builder uses: screens painted in rAF callbacks, input with own timestamps. */
@@ -62,33 +72,44 @@ var jsPsychTwinlabTask = (function (jspsych) {
     const ctx = { T, C, V: T.view, stage, raw: { presses: [], pointers: [] }, t0: null, k: 0 };
     ctx.rel = (ts) => Math.round((ts - ctx.t0) * 1000) / 1000;
     ctx.frames = (ms) => (ms <= 0 ? 0 : Math.max(1, Math.round(ms / F)));
-    /** paint `nodes` in the first frame for which cond(ts) holds; returns that frame's time (trial clock) */
+    ctx.lastFrame = -Infinity;  // the frame that made the last change
+    /** change the screen to `nodes` in the first frame for which cond(ts) holds; returns the change's
+     * onset (trial clock): the frame that presents it (TwinlabFrames.onset), normally the next one */
     ctx.paint = async (nodes, name, cond) => {
-      for (;;) {
-        const ts = await raf();
-        if (!cond || cond(ts)) {
-          stage.replaceChildren(...nodes);
-          stage.dataset.screen = name;
-          stage.dataset.k = ++ctx.k;
-          if (ctx.t0 === null) ctx.t0 = ts;
-          return ctx.rel(ts);
-        }
-      }
+      let ts;
+      do {
+        ts = await TwinlabFrames.frame(ctx.lastFrame);
+        ctx.lastFrame = ts;
+      } while (cond && !cond(ts));
+      stage.replaceChildren(...nodes);
+      const on = await TwinlabFrames.onset(TwinlabFrames.made());
+      stage.dataset.screen = name;  // what is on screen (for tests and screenshots), set at its onset
+      stage.dataset.k = ++ctx.k;
+      if (ctx.t0 === null) ctx.t0 = on;
+      return ctx.rel(on);
     };
-    /** a whole number of frames after `onset` (trial clock): the next screen's frame */
-    ctx.after = (onset, ms) => (ts) => ctx.rel(ts) >= onset + (ctx.frames(ms) - 0.5) * F;
+    /** the frame in which to change the screen so that the change is presented a whole number of frames
+     * after `onset` (trial clock): changes are presented one frame after the frame that makes them */
+    ctx.after = (onset, ms) => (ts) => ctx.rel(ts) >= onset + (ctx.frames(ms) - 1.5) * F;
     ctx.waiters = [];
+    // input counts from the fixation's onset (the trial's zero) to the trial's last frame
+    ctx.live = (t) => ctx.t0 !== null && !ctx.closed && t >= 0;
     ctx.onKey = (e) => {
       if (e.repeat || ctx.raw.presses.length >= 390 || ctx.t0 === null) return;
       const name = keyName(e);
       if (!ctx.keys.has(name) && !(ctx.text && isTextKey(name))) return;
+      // on a touch screen typing is read from the text field's input events only (an on-screen keyboard
+      // may send a key's keydown and still insert its character: reading both would type it twice)
+      if (coarse && ctx.text && !ctx.keys.has(name)) return;
       e.preventDefault();
-      ctx.raw.presses.push({ key: name, t: ctx.rel(e.timeStamp) });
+      const t = ctx.rel(e.timeStamp);
+      if (!ctx.live(t)) return;
+      ctx.raw.presses.push({ key: name, t });
       ctx.waiters.slice().forEach((w) => w());
     };
     ctx.onPointer = (e) => {
       const box = e.target.closest && e.target.closest(".tl-box");
-      if (!box || !ctx.boxesLive || ctx.raw.pointers.length >= 390) return;
+      if (!box || !ctx.boxesLive || ctx.raw.pointers.length >= 390 || !ctx.live(ctx.rel(e.timeStamp))) return;
       e.preventDefault();
       ctx.raw.pointers.push({ type: e.pointerType || "mouse", t: ctx.rel(e.timeStamp), target: +box.dataset.pos });
       ctx.waiters.slice().forEach((w) => w());
@@ -131,6 +152,7 @@ var jsPsychTwinlabTask = (function (jspsych) {
       const box = el("div", "tl-box tl-answer");
       box.dataset.pos = i;
       box.appendChild(el("div", "tl-box-label", a.label));
+      // the key's letter under its box (not on a touch screen: the stylesheet hides .tl-box-key there)
       if (a.key_label && a.key_label.toLowerCase() !== a.label.toLowerCase()) box.appendChild(el("div", "tl-box-key", a.key_label));
       row.appendChild(box);
     });
@@ -150,7 +172,7 @@ var jsPsychTwinlabTask = (function (jspsych) {
       an.appendChild(el("span", "", V.anchors[1]));
       screen.appendChild(an);
     }
-    if (V.hint) screen.appendChild(textBlock("tl-hint", V.hint));
+    if (V.hint && !coarse) screen.appendChild(textBlock("tl-hint", V.hint));  // (a hint names keys)
     V.answers.forEach((a) => ctx.keys.add(a.key));
     const onset = await ctx.paint([screen], ctx.T.task, ctx.after(ctx.lastOnset, ctx.lastMs));
     ctx.raw.response_onset = onset;
@@ -212,8 +234,10 @@ var jsPsychTwinlabTask = (function (jspsych) {
       const onTap = (e) => {
         if (e.target.closest && e.target.closest(".tl-box")) return;
         e.preventDefault();
-        ctx.raw.presses.push({ key: adv, t: ctx.rel(e.timeStamp) });
-        ctx.raw.taps.push(ctx.rel(e.timeStamp));
+        const t = ctx.rel(e.timeStamp);
+        if (!ctx.live(t) || ctx.raw.presses.length >= 390) return;
+        ctx.raw.presses.push({ key: adv, t });
+        ctx.raw.taps.push(t);
         ctx.waiters.slice().forEach((w) => w());
       };
       ctx.stage.addEventListener("pointerdown", onTap);
@@ -235,16 +259,70 @@ var jsPsychTwinlabTask = (function (jspsych) {
       return ctx.answer(V.question_answers, onset, "question_answered_by", "question_answer_time");
     },
     async completion(ctx) {
+      // A text field, so that a touch screen opens its on-screen keyboard. What is recorded is the key log:
+      // on a desktop, every typing key and backspace from its keydown (the page types it into the field
+      // itself: the field shows exactly what the recorded keys type), as before; on a touch screen an
+      // on-screen keyboard sends no key names (keydown "Unidentified"), so there each change of the field
+      // is read from its input event as the keys that make it (backspaces, then the characters, at the
+      // event's time; raw.input_presses lists their times). A paste on a desktop is read the same way.
+      // The submit key, or on a touch screen the button under the field, sends the answer.
       const V = ctx.V;
       ctx.keys.add(V.submit_key);
       ctx.text = true;
-      const typed = el("div", "tl-typed", "_");
+      ctx.raw.taps = [];
+      ctx.raw.input_presses = [];
       const s = el("div", "tl-task");
       s.appendChild(textBlock("tl-sentence", V.prefix));
-      s.appendChild(typed);
-      if (V.hint) s.appendChild(textBlock("tl-hint", V.hint));
-      const onset = await ctx.paint([s], "completion", ctx.after(ctx.lastOnset, ctx.lastMs));
+      const form = el("form", "tl-typed-form");
+      const field = el("input", "tl-typed");
+      Object.assign(field, { type: "text", autocomplete: "off", spellcheck: false, name: "answer" });
+      field.setAttribute("autocapitalize", "off");
+      field.setAttribute("autocorrect", "off");
+      field.setAttribute("enterkeyhint", "done");
+      field.setAttribute("inputmode", "text");
+      field.setAttribute("aria-label", V.prefix);
+      form.appendChild(field);
+      let button = null;
+      if (coarse) {
+        button = el("button", "tl-submit", ctx.C.texts.continue_button);
+        button.type = "button";
+        form.appendChild(button);
+      }
+      s.appendChild(form);
+      if (V.hint && !coarse) s.appendChild(textBlock("tl-hint", V.hint));  // (it names the submit key)
+      let onset = null;
+      const typedKeys = () => ctx.raw.presses.filter((q) => q.t >= onset && isTextKey(q.key)).map((q) => q.key);
+      const show = (text) => { if (field.value !== text) field.value = text; };
+      const press = (key, t) => {
+        if (ctx.raw.presses.length >= 390) return false;
+        ctx.raw.presses.push({ key, t });
+        return true;
+      };
+      const onInput = (e) => {
+        const t = ctx.rel(e.timeStamp), was = typedText(typedKeys()), now = field.value;
+        if (onset !== null && t >= onset && ctx.live(t)) {
+          const a = Array.from(was), b = Array.from(now);
+          let i = 0;
+          while (i < a.length && i < b.length && a[i] === b[i]) i++;
+          const keys = a.slice(i).map(() => "backspace").concat(b.slice(i).map(charKey).filter((k) => k !== null));
+          keys.forEach((k) => { if (press(k, t)) ctx.raw.input_presses.push(t); });
+        }
+        show(typedText(typedKeys()));  // what the record types (a character no key names is not kept)
+        ctx.waiters.slice().forEach((w) => w());
+      };
+      const onSubmit = (e) => {
+        e.preventDefault();
+        const t = ctx.rel(e.timeStamp);
+        if (!coarse || onset === null || t < onset || !ctx.live(t)) return;  // a touch screen's ENTER as the button
+        if (press(V.submit_key, t)) ctx.raw.taps.push(t);
+        ctx.waiters.slice().forEach((w) => w());
+      };
+      field.addEventListener("input", onInput);
+      form.addEventListener("submit", onSubmit);
+      if (button) button.addEventListener("pointerdown", onSubmit);  // (preventDefault keeps the keyboard open)
+      onset = await ctx.paint([s], "completion", ctx.after(ctx.lastOnset, ctx.lastMs));
       ctx.raw.response_onset = onset;
+      if (!coarse) field.focus({ preventScroll: true });  // (a phone opens its keyboard on the participant's tap)
       let seen = 0;
       for (;;) {
         await ctx.until(() => ctx.raw.presses.length > seen);
@@ -255,10 +333,12 @@ var jsPsychTwinlabTask = (function (jspsych) {
           if (typedText(keys).trim()) { ctx.raw.submit_time = p.t; ctx.raw.text = typedText(keys); break; }
           continue;
         }
-        const text = typedText(keys.concat([p.key]));
-        await raf();  // shown in the next frame (the text's own onset is not a measure)
-        typed.textContent = text + "_";
+        show(typedText(typedKeys()));  // (all recorded so far: a field being composed on is left alone)
       }
+      field.removeEventListener("input", onInput);
+      form.removeEventListener("submit", onSubmit);
+      field.readOnly = true;
+      field.blur();
       return null;
     },
   };
@@ -303,8 +383,12 @@ var jsPsychTwinlabTask = (function (jspsych) {
       }
       const itiOn = await ctx.paint([], "iti", fbOn === null ? null : ctx.after(fbOn, tm.feedback_ms));
       const end = await ctx.paint([], "iti", ctx.after(itiOn, tm.iti_ms));
+      ctx.closed = true;  // nothing after the trial's last frame belongs to it
       document.removeEventListener("keydown", ctx.onKey, true);
       stage.removeEventListener("pointerdown", ctx.onPointer);
+      ctx.raw.presses = ctx.raw.presses.filter((p) => p.t <= end);
+      ctx.raw.pointers = ctx.raw.pointers.filter((p) => p.t <= end);
+      if (ctx.raw.taps) ctx.raw.taps = ctx.raw.taps.filter((t) => t <= end);
       const result = {
         trial_index: T.trial_index, item_id: T.item_id, task: T.task, frame_ms: C.frame_ms, raw: ctx.raw,
         word_onsets: ctx.word_onsets || [], feedback_onset: fbOn, iti_onset: itiOn, end: end,
