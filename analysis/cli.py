@@ -27,6 +27,8 @@ def analyze(
     by: str = typer.Option("", "--by", help="FACTOR,...: rates (bootstrap CIs over subjects and over items), acceptance and d' by these columns (default for a general design: its declared factors)"),
     formula: str = typer.Option("", "--formula", help="an lme4 formula fitted with its diagnostics, e.g. \"correct ~ a * b + (1 + a | subject) + (1 | item)\" (glmer binomial for 0/1 outcomes, lmer with log RTs; factors sum-coded; random effects simplified when not converged or singular)"),
     family: str = typer.Option("auto", "--family", help="family of --formula: auto (binomial for 0/1, else gaussian) | binomial | gaussian | ordinal (ordinal::clmm, for ratings)"),
+    region: str = typer.Option("", "--region", help="fit --formula on one region's rows (one per trial: region_rt_ms, surprisal_bits, length, length_prev1, n_words, ...): its number, R<k> or its task.region_names name"),
+    word: int = typer.Option(0, "--word", help="fit --formula on the N-th word's rows (one per trial: word_rt_ms, surprisal_bits, length, length_prev1, ...)"),
     gap: List[str] = typer.Option([], "--gap", help="LOW:HIGH protocols whose demand gap to report (repeatable; default: every pair of a model's protocols)"),
 ) -> None:
     """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
@@ -65,6 +67,13 @@ def analyze(
         fail("--by names no column (e.g. --by head_number,attractor_number)")
     if family not in ("auto", "binomial", "gaussian", "ordinal"):
         fail(f"--family must be auto, binomial, gaussian or ordinal, not {family!r}")
+    if (region or word) and not formula:
+        fail("--region/--word choose the rows of --formula: give a --formula too (e.g. --formula "
+             "\"region_rt_ms ~ ambiguity + length + (1 | subject) + (1 | item)\")")
+    if region and word:
+        fail("--region and --word: give one of them")
+    if word < 0:
+        fail(f"--word must be 1 or more, got {word}")
     if formula and no_mixed:
         fail("--formula is fitted by R (lme4) and --no-mixed means no R: drop one of them")
     try:
@@ -83,7 +92,8 @@ def analyze(
         res = api_report(list(data), out, by=by_list, formula=formula, force=True,
                          log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
                          mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
-                         keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs)
+                         keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
+                         region=region, word=word)
     except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole
