@@ -248,7 +248,8 @@ def _means(rows: pd.DataFrame, keys: list[str], value: str, unit: str, seed: int
         ci = bootstrap_mean(per, rng, n_boot, unit=unit)
         out.append(dict(zip(keys, key if isinstance(key, tuple) else (key,)))
                    | {f"n_{unit}s": len(per), "mean": ci.estimate, "ci_low": ci.low, "ci_high": ci.high})
-    return pd.DataFrame(out, columns=cols)
+    levels = rows.attrs.get("factors") or {}  # the table keeps the declared order (figures group by it again)
+    return ordered(pd.DataFrame(out, columns=cols), {f: lv for f, lv in levels.items() if f in keys})
 
 
 def region_means(h: pd.DataFrame, factors: list[str], seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:

@@ -4,8 +4,6 @@ models (over items) against hand computations, --region/--word rows and refusals
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -14,6 +12,7 @@ import pytest
 from analysis import api
 from analysis.tasks_reading import (ReadingError, ReadingRules, apply_rules, check_target, region_formula,
                                     region_rows, target_rows, varying)
+from tests.cli_refusal import refused
 from tests.support import reading_synthetic as rs
 
 NAMES = ["subject", "verb", "object", "pp"]
@@ -57,6 +56,9 @@ def test_declared_factor_order_survives_every_api_call(data):
         assert api.factors(j)["cue"] == ["weak", "strong"]
     t = api.reading_times(df, n_boot=50)
     assert list(t["region_rt"]["cue"].drop_duplicates()) == ["weak", "strong"]  # tables in the declared order
+    for k in ("region_rt", "word_rt", "region_surprisal", "word_surprisal"):  # and regrouped (the figure) too
+        assert [str(c) for c in t[k].groupby(["cue", "load"], observed=True, sort=True).size().index] == \
+            ["('weak', 'high')", "('weak', 'low')", "('strong', 'high')", "('strong', 'low')"], k
     assert list(target_rows(api.model_frame(df), api.factors(df), region="object").attrs["factors"]["cue"]) == \
         ["weak", "strong"]
 
@@ -137,21 +139,21 @@ def test_region_and_word_rows_for_the_formula(data):
         check_target(m, None, 12)
 
 
-def _analyze(*args):
-    return subprocess.run([sys.executable, "-m", "experiments.cli", "analyze", *args], capture_output=True, text=True,
-                          timeout=600)
-
-
-def test_cli_refuses_an_unknown_region_or_word_before_work(data, tmp_path):
+def test_cli_refuses_an_unknown_region_before_work(data, tmp_path):
     root, _, _ = data
     out = tmp_path / "res"
-    p = _analyze(str(root), "--out", str(out), "--formula", "region_rt_ms ~ cue + (1 | subject)", "--region", "crit")
-    assert p.returncode == 2 and "no such region" in p.stderr and "Traceback" not in p.stderr
-    assert not out.exists() or not any(out.iterdir())
-    p = _analyze(str(root), "--out", str(out), "--region", "verb")
-    assert p.returncode == 2 and "give a --formula" in p.stderr
-    p = _analyze(str(root), "--out", str(out), "--formula", "word_rt_ms ~ cue + (1 | subject)", "--word", "40")
-    assert p.returncode == 2 and "numbered 1 to 10" in p.stderr
+    refused("analyze", str(root), "--out", str(out), "--formula", "region_rt_ms ~ cue + (1 | subject)", "--region",
+            "crit", match=["--region 'crit': no such region", "1 = 'subject'"], timeout=300)
+    assert not (out / "results.json").exists()
+
+
+@pytest.mark.long
+def test_cli_refuses_region_without_formula_and_a_word_out_of_range(data, tmp_path):
+    root, _, _ = data
+    out = tmp_path / "res"
+    refused("analyze", str(root), "--out", str(out), "--region", "verb", match="give a --formula", timeout=300)
+    refused("analyze", str(root), "--out", str(out), "--formula", "word_rt_ms ~ cue + (1 | subject)", "--word", "40",
+            match="numbered 1 to 10", timeout=300)
 
 
 def test_report_section_and_figure_without_r(data, tmp_path):
