@@ -305,12 +305,15 @@ def varying(d: pd.DataFrame, preds: list[str]) -> tuple[list[str], list[str]]:
 
 
 def region_formula(factors: list[str], r: pd.DataFrame) -> tuple[str, list[str]]:
-    """The by-region model on region rows: the design's factors that vary, length and the previous region's
-    length (spillover) where they vary; returns (formula, dropped predictors)."""
-    fs, dropped = varying(r, factors)
-    nums, dropped_n = varying(r[r["length_prev1"].notna()] if "length_prev1" in r else r, ["length", "length_prev1"])
-    preds = ([" * ".join(fs)] if fs else []) + nums
-    return (f"region_rt_ms ~ {' + '.join(preds) or '1'} + (1 | subject_id) + (1 | item)", dropped + dropped_n)
+    """The by-region model on region rows: the design's factors, length and the previous region's length
+    (spillover), each where it varies in the rows fitted; returns (formula, dropped predictors)."""
+    prev = r[r["length_prev1"].notna()] if "length_prev1" in r.columns else r.iloc[0:0]
+    spill, dropped = varying(prev, ["length_prev1"])
+    rows = prev if spill else r  # with spillover only the rows that have a previous region are fitted
+    fs, dropped_f = varying(rows, factors)
+    nums, dropped_n = varying(rows, ["length"])
+    preds = ([" * ".join(fs)] if fs else []) + nums + spill
+    return (f"region_rt_ms ~ {' + '.join(preds) or '1'} + (1 | subject_id) + (1 | item)", dropped_f + dropped_n + dropped)
 
 
 def region_fit_rows(r: pd.DataFrame, formula: str) -> pd.DataFrame:

@@ -121,6 +121,9 @@ def test_constant_predictors_are_dropped_and_named():
     f, dropped = region_formula(["cue", "load"], r)
     assert f == "region_rt_ms ~ cue + length_prev1 + (1 | subject_id) + (1 | item)"
     assert dropped == ["load", "length"]
+    first = r.assign(length=[4, 5] * 4, length_prev1=np.nan)  # the first region: no spillover, all rows fitted
+    assert region_formula(["cue", "load"], first) == ("region_rt_ms ~ cue + length + (1 | subject_id) + (1 | item)",
+                                                      ["load", "length_prev1"])
     assert varying(r.assign(length_prev1=np.nan), ["length_prev1"]) == ([], ["length_prev1"])
 
 
