@@ -11,7 +11,6 @@ import pandas as pd
 
 from analysis import design_figures as dfig
 from analysis.design_rates import BINARY_TASKS, acceptance_rates, design_rows, dprime_table, rates
-from analysis.report_tables import slug
 from analysis.results_folder import Results
 
 if TYPE_CHECKING:
