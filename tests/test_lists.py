@@ -182,3 +182,16 @@ def test_abandoned_sessions_stop_counting_and_returning_participants_keep_their_
         again = srv.start("bravo", tokens["bravo"])
         assert again.status_code == 200 and again.json()["sequence_hash"] == \
             compile_sequence(load_spec(str(SPEC)), "bravo", list_number=2).sequence_hash
+
+
+@pytest.mark.gui
+@pytest.mark.slow
+@pytest.mark.long
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_run_human_reads_the_list_given(tmp_path):
+    r = twinlab("run-human", str(SPEC), "-p", "autopilot7", "--autopilot", "--list", "3", "--trials", "2", "--out",
+                str(tmp_path), "--allow-refresh-mismatch", timeout=600)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads(next((tmp_path / "data").glob("*_data.json")).read_text())
+    assert meta["design"]["list"] == 3 and meta["status"] == "completed"  # the rotation would give list 7
+    assert meta["sequence_hash"] == compile_sequence(load_spec(str(SPEC)), "autopilot7", list_number=3).sequence_hash
