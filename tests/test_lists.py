@@ -195,3 +195,14 @@ def test_run_human_reads_the_list_given(tmp_path):
     meta = json.loads(next((tmp_path / "data").glob("*_data.json")).read_text())
     assert meta["design"]["list"] == 3 and meta["status"] == "completed"  # the rotation would give list 7
     assert meta["sequence_hash"] == compile_sequence(load_spec(str(SPEC)), "autopilot7", list_number=3).sequence_hash
+
+
+@pytest.mark.slow
+@pytest.mark.model
+@pytest.mark.long
+def test_run_model_subjects_read_the_list_given(tmp_path):
+    r = twinlab("run-model", str(SPEC), "--subjects", "2", "--trials", "2", "--list", "4", "--out", str(tmp_path),
+                env={"HF_HUB_OFFLINE": "1"}, timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    metas = {p.name: json.loads(p.read_text()) for p in (tmp_path / "data").glob("*_data.json")}
+    assert len(metas) == 2 and {m["design"]["list"] for m in metas.values()} == {4}  # m01/m02 would rotate to 1, 2
