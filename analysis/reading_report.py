@@ -29,6 +29,7 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     from analysis.tasks_reading import (ReadingRules, add_spillover, apply_rules, humans_beside_models, join_surprisal,
                                         plain, region_fit_rows, region_formula, region_means, region_order,
                                         region_rows, region_surprisal, surprisal_beside_rt, surprisal_formula,
+                                        surprisal_region_formula,
                                         word_means, word_rows, word_surprisal)
 
     m = design_rows(model_frame(d))
@@ -67,6 +68,23 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
                        "words'), one line per design cell; bars: 95% bootstrap CIs (people: over subjects; models: over "
                        "items).")]
     fit_text = ""
+    if has_s and opt.mixed:
+        ms = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()].copy()
+        ms.attrs = dict(w.attrs)
+        r_mod = region_rows(ms)
+        for (g, region), r in list(r_mod.groupby(["group", "region"], sort=True, observed=True))[:MAX_REGION_FITS]:
+            fr = surprisal_region_formula(cell, r)
+            if fr is None:
+                continue
+            formula, dropped = fr
+            name = str(r["region_name"].iloc[0])
+            f = _fit_or_note(lambda: fit_formula(plain(r), formula, "gaussian", declared, log_rt=False),
+                             f"surprisal of region {name} ({g})", skipped)
+            if f is not None:
+                items.append(fit_item("formula_fit", f"{g}, region {name}: surprisal (bits)" + (
+                    f" (dropped, constant in these rows: {', '.join(dropped)})" if dropped else ""), f))
+        fit_text = (" Models per region: the region's surprisal on the design's factors (sum-coded), an item "
+                    "intercept where an item appears in several conditions (items are the unit).")
     if has_rt and opt.mixed and len(h):
         r_all = region_rows(h)
         coefs = []
@@ -85,7 +103,7 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
         if coefs:
             tabs.append(res.table("reading_region_fits", pd.concat(coefs, ignore_index=True),
                                   "Log reading time by region: fixed effects", show=False))
-        fit_text = (" Models per region (lmer on one row per trial: log of the region's time; factors sum-coded in the "
+        fit_text += (" People per region (lmer on one row per trial: log of the region's time; factors sum-coded in the "
                     "spec's level order; the region's length in characters and the previous region's length, the "
                     "spillover; random intercepts of subjects and items). A predictor constant in a region's rows is "
                     "dropped and named (a one-word region with the same word in every item; the first region has no "

@@ -316,6 +316,16 @@ def region_formula(factors: list[str], r: pd.DataFrame) -> tuple[str, list[str]]
     return (f"region_rt_ms ~ {' + '.join(preds) or '1'} + (1 | subject_id) + (1 | item)", dropped_f + dropped_n + dropped)
 
 
+def surprisal_region_formula(factors: list[str], r: pd.DataFrame) -> tuple[str, list[str]] | None:
+    """A model's region surprisal on the design's factors (items the unit: an item intercept where items
+    repeat); None when no factor varies in the rows (nothing to compare). Returns (formula, dropped)."""
+    fs, dropped = varying(r, factors)
+    if not fs:
+        return None
+    rfx = " + (1 | item)" if r["item"].duplicated().any() else ""
+    return f"surprisal_bits ~ {' * '.join(fs)}{rfx}", dropped
+
+
 def region_fit_rows(r: pd.DataFrame, formula: str) -> pd.DataFrame:
     """The rows a region's fit uses: spillover needs a previous region (the first region's rows have none)."""
     return r[r["length_prev1"].notna()] if "length_prev1" in formula else r

@@ -80,3 +80,18 @@ def test_analyze_region_formula_end_to_end(data, tmp_path):
     f = fits[0]
     assert f["n_obs"] == 12 * 16 and f["contrasts"][0]["levels"] == ["weak", "strong"]
     assert [c for c in f["coefficients"] if c["term"] == "cue"][0]["estimate"] > 0
+
+
+def test_models_alone_get_means_with_cis_a_figure_and_region_fits(tmp_path):
+    rs.reading_design(tmp_path / "d", n_subjects=1, cue_bits=3.0, region_names=["subject", "verb", "object", "pp"])
+    df = api.load_sessions(tmp_path / "d")
+    res = api.report(df[df["subject_kind"] == "model"], tmp_path / "res", n_boot=200)
+    sec = {s["id"]: s for s in res["sections"]}["task_reading"]
+    assert "reading_regions" in sec["figures"] and "surprisal_by_region" in sec["tables"]
+    fits = {i["title"]: i["fit"] for i in sec["items"]}
+    obj = [f for t, f in fits.items() if "region object: surprisal" in t][0]
+    assert obj["fitted"] == "surprisal_bits ~ cue * load + (1 | item)" and obj["response_transform"] == ""
+    cue = [c for c in obj["coefficients"] if c["term"] == "cue"][0]
+    # +3 bits on each of the region's 3 words for weak: +9 bits, +4.5 per sum-coded unit
+    assert abs(cue["estimate"] - 4.5) < 3 * cue["se"] and cue["ci_low"] > 0 and obj["status"] == "ok"
+    assert obj["contrasts"][0]["levels"] == ["weak", "strong"]

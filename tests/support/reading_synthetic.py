@@ -2,7 +2,8 @@
 (test support). People: RT (ms) of each word = 280 + 9 * length + subject + item + noise, and on the
 critical region `effect_ms` more when `load` is `high` (declared first: [high, low]; alphabetically
 `high` < `low` too, so a second factor `cue` is declared [weak, strong], the reverse of alphabetical,
-with `cue_ms` more on the critical region for `weak`). A deterministic model subject gives surprisals.
+with `cue_ms` more on the critical region for `weak`). Two copies of a deterministic model give surprisals
+(each copy reads each item in another condition; `cue_bits` more on the critical region for `weak`).
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def conditions() -> list[dict[str, str]]:
 
 
 def reading_design(root: Path, n_subjects: int = 12, n_items: int = 16, seed: int = 7, cue_ms: float = 60.0,
-                   effect_ms: float = 0.0, region_names: list[str] | None = None, model: bool = True) -> dict:
+                   effect_ms: float = 0.0, region_names: list[str] | None = None, model: bool = True,
+                   cue_bits: float = 0.0) -> dict:
     rng = np.random.default_rng(seed)
     conds = conditions()
     items = []
@@ -61,7 +63,11 @@ def reading_design(root: Path, n_subjects: int = 12, n_items: int = 16, seed: in
                 lv = conds[(i + m) % len(conds)]
                 r = base_row("spr_order", f"m{m + 1:02d}", "model", i, i + 1, lv, "self_paced_reading",
                              {"sentence": sent, "regions": regions})
-                r |= {"word_surprisal_bits": json.dumps([float(x) for x in sur[i]]), "protocol": "surprisal",
+                reg = [k + 1 for k, chunk in enumerate(regions.split("|")) for _ in chunk.split()]
+                noise = np.random.default_rng([seed, i, conds.index(lv)]).normal(0, 0.5, len(reg))  # per item x cell
+                bits = [round(float(x) + e + (cue_bits if lv["cue"] == "weak" and rr == CRITICAL else 0.0), 4)
+                        for x, e, rr in zip(sur[i], noise, reg)]
+                r |= {"word_surprisal_bits": json.dumps(bits), "protocol": "surprisal",
                       "context_mode": "none"}
                 rows.append(r)
             write_session(root, "spr_order", f"m{m + 1:02d}", rows, FACTORS, meta | {"model": "tiny-lm"})
