@@ -73,11 +73,11 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
         ms.attrs = dict(w.attrs)
         r_mod = region_rows(ms)
         for (g, region), r in list(r_mod.groupby(["group", "region"], sort=True, observed=True))[:MAX_REGION_FITS]:
-            fr = surprisal_region_formula(cell, r)
-            if fr is None:
-                continue
-            formula, dropped = fr
+            formula, dropped, why = surprisal_region_formula(cell, r)
             name = str(r["region_name"].iloc[0])
+            if formula is None:
+                skipped.append(f"surprisal of region {name} ({g}): no fit, {why}")
+                continue
             f = _fit_or_note(lambda: fit_formula(plain(r), formula, "gaussian", declared, log_rt=False),
                              f"surprisal of region {name} ({g})", skipped)
             if f is not None:

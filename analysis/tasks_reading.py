@@ -316,14 +316,20 @@ def region_formula(factors: list[str], r: pd.DataFrame) -> tuple[str, list[str]]
     return (f"region_rt_ms ~ {' + '.join(preds) or '1'} + (1 | subject_id) + (1 | item)", dropped_f + dropped_n + dropped)
 
 
-def surprisal_region_formula(factors: list[str], r: pd.DataFrame) -> tuple[str, list[str]] | None:
+def surprisal_region_formula(factors: list[str], r: pd.DataFrame) -> tuple[str | None, list[str], str]:
     """A model's region surprisal on the design's factors (items the unit: an item intercept where items
-    repeat); None when no factor varies in the rows (nothing to compare). Returns (formula, dropped)."""
+    repeat). Returns (formula or None, dropped predictors, why there is no fit): none when no factor varies
+    in the rows, or when every item's surprisal is the same in all its conditions (the same words after the
+    same context: a deterministic model cannot differ, and a fit would only report a zero residual)."""
     fs, dropped = varying(r, factors)
     if not fs:
-        return None
-    rfx = " + (1 | item)" if r["item"].duplicated().any() else ""
-    return f"surprisal_bits ~ {' * '.join(fs)}{rfx}", dropped
+        return None, dropped, "no factor varies in this region's rows"
+    s = r[r["surprisal_bits"].notna()]
+    repeated = s["item"].duplicated(keep=False)
+    if repeated.any() and (s[repeated].groupby("item", observed=True)["surprisal_bits"].nunique() <= 1).all():
+        return None, dropped, "every item's surprisal is the same in all its conditions (the same words and context)"
+    rfx = " + (1 | item)" if repeated.any() else ""
+    return f"surprisal_bits ~ {' * '.join(fs)}{rfx}", dropped, ""
 
 
 def region_fit_rows(r: pd.DataFrame, formula: str) -> pd.DataFrame:

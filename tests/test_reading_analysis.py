@@ -175,3 +175,16 @@ def test_report_section_and_figure_without_r(data, tmp_path):
     t = pd.read_csv(tmp_path / "res" / "tables" / "reading_region_means.csv")
     assert list(t.drop_duplicates("region_name").sort_values("region")["region_name"]) == NAMES
     assert json.loads((tmp_path / "res" / "results.json").read_text())["sections"]
+
+
+def test_a_region_the_same_in_every_condition_gets_no_surprisal_fit():
+    from analysis.tasks_reading import surprisal_region_formula
+
+    same = pd.DataFrame({"item": ["1", "1", "2", "2"], "cue": ["weak", "strong"] * 2, "surprisal_bits": [5.0, 5.0, 7.0, 7.0]})
+    formula, _, why = surprisal_region_formula(["cue"], same)
+    assert formula is None and "same in all its conditions" in why
+    differ = same.assign(surprisal_bits=[5.0, 6.0, 7.0, 7.5])
+    assert surprisal_region_formula(["cue"], differ)[0] == "surprisal_bits ~ cue + (1 | item)"
+    once = differ.assign(item=["1", "2", "3", "4"])  # each item in one condition: no item intercept
+    assert surprisal_region_formula(["cue"], once)[0] == "surprisal_bits ~ cue"
+    assert surprisal_region_formula(["cue"], differ.assign(cue="weak"))[2] == "no factor varies in this region's rows"
