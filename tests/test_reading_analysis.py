@@ -188,3 +188,24 @@ def test_a_region_the_same_in_every_condition_gets_no_surprisal_fit():
     once = differ.assign(item=["1", "2", "3", "4"])  # each item in one condition: no item intercept
     assert surprisal_region_formula(["cue"], once)[0] == "surprisal_bits ~ cue"
     assert surprisal_region_formula(["cue"], differ.assign(cue="weak"))[2] == "no factor varies in this region's rows"
+
+
+def test_region_names_setting_travels_from_the_spec_to_the_sidecar_record(tmp_path):
+    import shutil
+
+    from experiments.compiler import compile_sequence
+    from experiments.spec import SpecError, load_spec
+    from tests.cli_refusal import ROOT
+
+    src = ROOT / "experiments" / "specs"
+    shutil.copy(src / "self_paced_reading_items.csv", tmp_path)
+    text = (src / "self_paced_reading.yaml").read_text()
+    (tmp_path / "spr.yaml").write_text(text.replace("  option_keys: [f, j]\n", "  option_keys: [f, j]\n"
+                                                    "  region_names: [subject, verb, pp, critical, spillover]\n"))
+    exp = load_spec(str(tmp_path / "spr.yaml"))
+    assert exp.task.settings().region_names == ["subject", "verb", "pp", "critical", "spillover"]
+    assert compile_sequence(exp, "P01").design["region_names"] == ["subject", "verb", "pp", "critical", "spillover"]
+    assert "region_names" not in compile_sequence(load_spec("self_paced_reading"), "P01").design  # unchanged without
+    (tmp_path / "bad.yaml").write_text(text.replace("  option_keys: [f, j]\n", "  option_keys: [f, j]\n  region_names: 3\n"))
+    with pytest.raises(SpecError, match="region_names"):
+        load_spec(str(tmp_path / "bad.yaml"))
