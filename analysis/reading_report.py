@@ -72,7 +72,12 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
         ms = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()].copy()
         ms.attrs = dict(w.attrs)
         r_mod = region_rows(ms)
-        for (g, region), r in list(r_mod.groupby(["group", "region"], sort=True, observed=True))[:MAX_REGION_FITS]:
+        if r_mod["region"].nunique() > MAX_REGION_FITS:
+            skipped.append(f"model surprisal: regions beyond the first {MAX_REGION_FITS} are not fitted (of "
+                           f"{r_mod['region'].nunique()}); fit one with --formula and --region NAME")
+        pairs = [(g, region, r) for g, rg in r_mod.groupby("group", sort=True, observed=True)
+                 for region, r in list(rg.groupby("region", sort=True))[:MAX_REGION_FITS]]
+        for g, region, r in pairs:
             formula, dropped, why = surprisal_region_formula(cell, r)
             name = str(r["region_name"].iloc[0])
             if formula is None:
@@ -88,6 +93,9 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     if has_rt and opt.mixed and len(h):
         r_all = region_rows(h)
         coefs = []
+        if r_all["region"].nunique() > MAX_REGION_FITS:
+            skipped.append(f"reading times: regions beyond the first {MAX_REGION_FITS} are not fitted (of "
+                           f"{r_all['region'].nunique()}); fit one with --formula and --region NAME")
         for region, r in list(r_all.groupby("region", sort=True))[:MAX_REGION_FITS]:
             formula, dropped = region_formula(cell, r)
             rows = plain(region_fit_rows(r, formula))

@@ -56,7 +56,9 @@ def test_cli_list_options_are_checked_before_work(tmp_path):
             match="--list must be from 1 to 8", timeout=120)
     refused("web", "build", str(SPEC), "--out", str(tmp_path / "site"), "--list", "0", match="--list must be from 1 to 8",
             timeout=120)
-    assert not any((tmp_path / d).exists() for d in ("m", "h", "site"))
+    refused("web", "serve", str(SPEC), "--out", str(tmp_path / "w"), "--abandon-after", "0",
+            match="--abandon-after must be from 0.5 minutes", timeout=120)
+    assert not any((tmp_path / d).exists() for d in ("m", "h", "site", "w"))
     r = twinlab("plan", str(SPEC), "-s", "P01", "--list", "6", "--out", str(tmp_path / "p.json"), timeout=120)
     assert r.returncode == 0, r.stderr
     plan = json.loads((tmp_path / "p.json").read_text())
