@@ -78,8 +78,11 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
         pairs = [(g, region, r) for g, rg in r_mod.groupby("group", sort=True, observed=True)
                  for region, r in list(rg.groupby("region", sort=True))[:MAX_REGION_FITS]]
         for g, region, r in pairs:
-            formula, dropped, why = surprisal_region_formula(cell, r)
             name = str(r["region_name"].iloc[0])
+            # items are the unit: one value per item and cell (the mean over the group's subjects, so copies of a
+            # deterministic model count once)
+            r = r.groupby(["item"] + cell, observed=True, dropna=False)["surprisal_bits"].mean().reset_index()
+            formula, dropped, why = surprisal_region_formula(cell, r)
             if formula is None:
                 skipped.append(f"surprisal of region {name} ({g}): no fit, {why}")
                 continue
@@ -88,8 +91,9 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
             if f is not None:
                 items.append(fit_item("formula_fit", f"{g}, region {name}: surprisal (bits)" + (
                     f" (dropped, constant in these rows: {', '.join(dropped)})" if dropped else ""), f))
-        fit_text = (" Models per region: the region's surprisal on the design's factors (sum-coded), an item "
-                    "intercept where an item appears in several conditions (items are the unit).")
+        fit_text = (" Models per region: the region's surprisal (one value per item and cell, the mean over the "
+                    "group's subjects: items are the unit) on the design's factors (sum-coded), an item intercept "
+                    "where an item appears in several conditions.")
     if has_rt and opt.mixed and len(h):
         r_all = region_rows(h)
         coefs = []

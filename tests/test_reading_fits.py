@@ -94,4 +94,5 @@ def test_models_alone_get_means_with_cis_a_figure_and_region_fits(tmp_path):
     cue = [c for c in obj["coefficients"] if c["term"] == "cue"][0]
     # +3 bits on each of the region's 3 words for weak: +9 bits, +4.5 per sum-coded unit
     assert abs(cue["estimate"] - 4.5) < 3 * cue["se"] and cue["ci_low"] > 0 and obj["status"] == "ok"
+    assert obj["n_obs"] == 2 * 16  # items x the two cells each read: the two copies' rows are one value each
     assert obj["contrasts"][0]["levels"] == ["weak", "strong"]
