@@ -208,3 +208,27 @@ def test_run_model_subjects_read_the_list_given(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     metas = {p.name: json.loads(p.read_text()) for p in (tmp_path / "data").glob("*_data.json")}
     assert len(metas) == 2 and {m["design"]["list"] for m in metas.values()} == {4}  # m01/m02 would rotate to 1, 2
+
+
+def test_import_web_checks_the_list_a_built_page_was_asked_for(tmp_path):
+    from participants.web.importer import WebImportError, import_web
+    from tests.web_support import page_report
+
+    exp = load_spec(str(SPEC))
+    seq = compile_sequence(exp, "web002")  # slot 2 of a build: list 2
+
+    def records(asked):
+        return "".join(json.dumps({"twinlab_web": 1, "experiment": exp.name, "spec_hash": seq.spec_hash,
+                                   "sequence_hash": seq.sequence_hash, "slot_subject_id": "web002", "participant": "P77",
+                                   "session": 1, "info": {}, "client": {}, "list": asked,
+                                   "result": page_report(seq[i], exp, answer=seq[i].correct_response, by="key")}) + "\n"
+                       for i in range(2))
+
+    (tmp_path / "bad.jsonl").write_text(records(3))
+    with pytest.raises(WebImportError, match="asked for list 3 but slot web002 reads list 2"):
+        import_web([tmp_path / "bad.jsonl"], exp, tmp_path / "out_bad")
+    assert not (tmp_path / "out_bad" / "data").exists()
+    (tmp_path / "ok.jsonl").write_text(records(2))
+    import_web([tmp_path / "ok.jsonl"], exp, tmp_path / "out")
+    meta = json.loads(next((tmp_path / "out" / "data").glob("*_data.json")).read_text())
+    assert meta["design"]["list"] == 2 and meta["list_assignment"]["method"] == "given"

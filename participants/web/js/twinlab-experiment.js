@@ -175,6 +175,7 @@
         if (!seq) return { error: "session " + session + " is not part of this study" };
         meta = { twinlab_web: 1, experiment: C.experiment, spec_hash: seq.spec_hash, sequence_hash: seq.sequence_hash,
                  slot_subject_id: slot, participant: pid, session, info: urlInfo(), client };
+        if (params.has("list")) meta.list = listParam();  // checked again by `twinlab import web`
         const start = saved.length;
         const status = start >= seq.n_trials ? "finished" : "run";
         return { status, start, n_trials: seq.n_trials, trials: seq.trials.slice(start), spec_hash: seq.spec_hash,
