@@ -29,6 +29,8 @@ def analyze(
     family: str = typer.Option("auto", "--family", help="family of --formula: auto (binomial for 0/1, else gaussian) | binomial | gaussian | ordinal (ordinal::clmm, for ratings)"),
     region: str = typer.Option("", "--region", help="fit --formula on one region's rows (one per trial: region_rt_ms, surprisal_bits, length, length_prev1, n_words, ...): its number, R<k> or its task.region_names name"),
     word: int = typer.Option(0, "--word", help="fit --formula on the N-th word's rows (one per trial: word_rt_ms, surprisal_bits, length, length_prev1, ...)"),
+    word_rt_range: str = typer.Option("100,5000", "--word-rt-range", help="LOW,HIGH: self-paced reading's word reading times (ms) kept (rule `rt_range`; the counts removed are reported)"),
+    exclude_wrong_answers: bool = typer.Option(False, "--exclude-wrong-answers", help="self-paced reading: leave out trials whose comprehension question was answered wrongly (rule `wrong_answer`, counted)"),
     gap: List[str] = typer.Option([], "--gap", help="LOW:HIGH protocols whose demand gap to report (repeatable; default: every pair of a model's protocols)"),
 ) -> None:
     """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
@@ -74,6 +76,12 @@ def analyze(
         fail("--region and --word: give one of them")
     if word < 0:
         fail(f"--word must be 1 or more, got {word}")
+    try:
+        spr_lo, spr_hi = (float(x) for x in word_rt_range.split(","))
+        if not 0 <= spr_lo < spr_hi:
+            raise ValueError
+    except ValueError:
+        fail(f"--word-rt-range {word_rt_range!r}: write LOW,HIGH in ms with 0 <= LOW < HIGH (e.g. 100,5000)")
     if formula and no_mixed:
         fail("--formula is fitted by R (lme4) and --no-mixed means no R: drop one of them")
     try:
@@ -93,7 +101,8 @@ def analyze(
                          log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
                          mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
                          keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
-                         region=region, word=word)
+                         region=region, word=word, word_rt_range=(spr_lo, spr_hi),
+                         exclude_wrong_answers=exclude_wrong_answers)
     except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole

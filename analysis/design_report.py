@@ -170,9 +170,9 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
     m = model_frame(d)
     if opt.region or opt.word:  # --region NAME / --word N: that region's or word's rows (analysis/tasks_reading.py)
-        from analysis.tasks_reading import plain, target_rows
+        from analysis.tasks_reading import plain, reading_rules, target_rows
 
-        m = plain(target_rows(m, factors, opt.region or None, opt.word or None))
+        m = plain(target_rows(m, factors, opt.region or None, opt.word or None, reading_rules(opt)))
     if opt.family == "ordinal":
         from analysis.tasks_rating import fit_clmm
 

@@ -59,6 +59,8 @@ class Options:
     gap_pairs: list[tuple[str, str]] = field(default_factory=list)  # --gap LOW:HIGH (default: every pair)
     region: str = ""  # --region NAME: --formula fitted on that region's rows (analysis/tasks_reading.py)
     word: int = 0  # --word N: --formula fitted on the N-th word's rows
+    word_rt_range: tuple[float, float] = (100.0, 5000.0)  # --word-rt-range: self-paced reading's `rt_range` rule
+    exclude_wrong_answers: bool = False  # --exclude-wrong-answers: self-paced reading's `wrong_answer` rule
 
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,

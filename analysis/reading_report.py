@@ -26,10 +26,10 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     from analysis.design_report import _fit_or_note, fit_item
     from analysis.formula_fit import fit_formula
     from analysis.reading_figures import reading_by_region
-    from analysis.tasks_reading import (ReadingRules, add_spillover, apply_rules, humans_beside_models, join_surprisal,
+    from analysis.tasks_reading import (add_spillover, apply_rules, humans_beside_models, join_surprisal,
                                         plain, region_fit_rows, region_formula, region_means, region_order,
                                         region_rows, region_surprisal, surprisal_beside_rt, surprisal_formula,
-                                        surprisal_region_formula,
+                                        reading_rules, surprisal_region_formula,
                                         word_means, word_rows, word_surprisal)
 
     m = design_rows(model_frame(d))
@@ -40,7 +40,7 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     levels = {f: list(lv) for f, lv in factors.items() if f in m.columns}
     w = word_rows(m, levels)
     declared = w.attrs["factors"]
-    rules = ReadingRules()
+    rules = reading_rules(opt)
     h, counts = apply_rules(w, rules)
     cell = [f for f in declared if f != "grammatical"]
     order = region_order(w)

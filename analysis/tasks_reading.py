@@ -390,19 +390,25 @@ def find_region(w: pd.DataFrame, name: str) -> int:
                        + ", ".join(f"{int(r)} = {n!r}" for r, n in names.sort_values("region").itertuples(index=False)))
 
 
+def reading_rules(opt) -> ReadingRules:
+    """The rules an analysis' options ask for (`--word-rt-range`, `--exclude-wrong-answers`)."""
+    lo, hi = getattr(opt, "word_rt_range", (RT_MIN, RT_MAX))
+    return ReadingRules(float(lo), float(hi), bool(getattr(opt, "exclude_wrong_answers", False)))
+
+
 def target_rows(trials: pd.DataFrame, factors: list[str] | dict[str, list[str]], region: str | None = None,
-                word: int | None = None) -> pd.DataFrame:
+                word: int | None = None, rules: ReadingRules = ReadingRules()) -> pd.DataFrame:
     """The rows `--formula` is fitted on with `--region NAME` (one row per trial: region_rt_ms,
     surprisal_bits, length, n_words, *_prev1) or `--word N` (one row per trial: the N-th word's
     word_rt_ms, surprisal_bits, length, and the previous word's *_prev1). People's reading times pass the
-    `rt_range` rule first (a region with a trimmed word has no region time)."""
+    rules first (a region with a trimmed word has no region time)."""
     if region is not None and word is not None:
         raise ReadingError("--region and --word: give one of them")
     w = word_rows(trials, factors)
     if w.empty:
         raise ReadingError(f"--{'region' if region is not None else 'word'}: the data have no per-word reading times "
                            "or surprisals (word_rts_ms, word_surprisal_bits)")
-    kept, _ = apply_rules(w)
+    kept, _ = apply_rules(w, rules)
     w = pd.concat([kept, w[w["word_rt_ms"].isna()]], ignore_index=True)
     w.attrs = dict(kept.attrs)
     if region is not None:

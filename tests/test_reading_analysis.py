@@ -164,6 +164,8 @@ def test_cli_refuses_region_without_formula_and_a_word_out_of_range(data, tmp_pa
     refused("analyze", str(root), "--out", str(out), "--region", "verb", match="give a --formula", timeout=300)
     refused("analyze", str(root), "--out", str(out), "--formula", "word_rt_ms ~ cue + (1 | subject)", "--word", "40",
             match="numbered 1 to 10", timeout=300)
+    refused("analyze", str(root), "--out", str(out), "--word-rt-range", "5000,100", match="--word-rt-range '5000,100'",
+            timeout=300)
 
 
 def test_report_section_and_figure_without_r(data, tmp_path):
@@ -209,3 +211,12 @@ def test_region_names_setting_travels_from_the_spec_to_the_sidecar_record(tmp_pa
     (tmp_path / "bad.yaml").write_text(text.replace("  option_keys: [f, j]\n", "  option_keys: [f, j]\n  region_names: 3\n"))
     with pytest.raises(SpecError, match="region_names"):
         load_spec(str(tmp_path / "bad.yaml"))
+
+
+def test_the_word_rt_range_option_is_applied_and_counted(data, tmp_path):
+    _, df, _ = data
+    res = api.report(df, tmp_path / "res", mixed=False, n_boot=50, word_rt_range=(300.0, 5000.0))
+    text = {s["id"]: s for s in res["sections"]}["task_reading"]["text"]
+    rts = api.reading_words(df)["word_rt_ms"].dropna()
+    hand = int((~rts.between(300.0, 5000.0)).sum())
+    assert hand > 0 and f"outside [300, 5000] ms are left out ({hand} word(s) removed)" in text
