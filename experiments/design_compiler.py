@@ -246,7 +246,7 @@ def make_trial(exp: Experiment, block: Block, row: Row, index: int, block_index:
 
 def design_meta(exp: Experiment, df: DesignFile, list_number: int) -> dict[str, Any]:
     """The sidecar's `design` record (and the sequence's)."""
-    names = getattr(exp.task, "region_names", None)  # self_paced_reading: the analysis names the regions so
+    names = getattr(exp.task, "region_names", None)  # self_paced_reading: the analysis names the regions with them
     return {"factors": {k: list(v) for k, v in exp.design.factors.items()},  # type: ignore[union-attr]
             "list": list_number, "lists": df.n_lists, "mode": df.mode, "file": Path(df.path).name,
             **({"region_names": list(names)} if names else {})}
