@@ -23,7 +23,8 @@ from analysis.bootstrap import N_BOOT
 from analysis.load_base import LoadInfo
 
 __all__ = ["load_sessions", "factors", "rates", "acceptance", "dprime", "fit", "fit_groups", "report", "choice_bias",
-           "rating_distribution", "reading_words", "surprisal_rt", "completion", "demand_gaps", "InputError"]
+           "rating_distribution", "reading_words", "reading_regions", "reading_times", "surprisal_rt", "completion",
+           "demand_gaps", "InputError"]
 FAMILIES = ("auto", "binomial", "gaussian", "ordinal")
 MAX_BOOT = 100_000
 
@@ -100,6 +101,10 @@ def factors(df: pd.DataFrame) -> dict[str, list[str]]:
     f = df.attrs.get("factors") or {}
     if f:
         return {k: list(v) for k, v in f.items()}
+    cats = {c: [str(x) for x in df[c].cat.categories] for c in df.columns  # attrs lost (a groupby, a merge):
+            if isinstance(df[c].dtype, pd.CategoricalDtype) and df[c].cat.ordered}  # ordered columns keep it
+    if cats:
+        return cats
     return {c: sorted(set(df[c].dropna().astype(str))) for c in ("structure", "condition", "dependency")
             if c in df.columns and df[c].notna().any()}
 
@@ -157,34 +162,42 @@ def dprime(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 
 from analysis.frames import model_frame  # noqa: E402,F401 (the rows a formula is fitted on)
 
 
-def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True):
+def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True, region: str | None = None,
+        word: int | None = None):
     """Fit an lme4 formula (`subject` means subject_id): glmer binomial for 0/1 outcomes, lmer (RTs on a
     log scale) otherwise, glm/lm without random effects; `family='ordinal'` fits ordinal::clmm (ratings).
-    Factors are sum-coded; the formula is parsed by twinlab's grammar (analysis/formula.py) and refused
-    (FormulaError) before R starts when it is not one.
+    Factors are sum-coded in the declared level order (attrs or ordered categoricals of `df`, so frames
+    of reading_words/reading_regions keep it); the formula is parsed by twinlab's grammar
+    (analysis/formula.py) and refused (FormulaError) before R starts when it is not one. `region`/`word`:
+    fitted on that region's rows (region_rt_ms, surprisal_bits, length, length_prev1, ...) or that word
+    position's (word_rt_ms, ...), as `analyze --region/--word`.
 
     With one group of rows (people only, or one model protocol), or with `group` in the formula: one
     FormulaFit (or OrdinalFit) with status, diagnostics and fallback. With several groups and no `group`
     term: a GroupFits, one fit per group (`.fits[group]`, `.scope_text()`, `.coef_frame()`), as
     fit_groups() always returns."""
-    g = fit_groups(df, formula, family, fallback)
+    g = fit_groups(df, formula, family, fallback, region, word)
     if len(g.fits) == 1 and not g.skipped:
         return next(iter(g.fits.values()))
     return g
 
 
-def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True):
+def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True,
+               region: str | None = None, word: int | None = None):
     """One fit per group of rows (people; each model · context · protocol), or one pooled fit when the
-    formula names `group`: a GroupFits (analysis/formula_fit.py)."""
+    formula names `group`: a GroupFits (analysis/formula_fit.py). `region`/`word` as in fit()."""
     from analysis.formula import parse
     from analysis.formula_fit import fit_groups as _fit_groups
+    from analysis.tasks_reading import plain, target_rows
 
     _check_frame(df)
     if family not in FAMILIES:
         raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {family!r}")
     f = parse(formula)  # refused here, before any data work or R
     d = model_frame(df)
-    return _fit_groups(d, f, family=family, declared=factors(df), fallback=bool(fallback))
+    if region is not None or word is not None:
+        d = target_rows(d, factors(df), region, word)
+    return _fit_groups(plain(d), f, family=family, declared=factors(df), fallback=bool(fallback))
 
 
 def choice_bias(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -202,11 +215,39 @@ def rating_distribution(df: pd.DataFrame, by: Iterable[str] | str | None = None)
 
 
 def reading_words(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per word of the trials with reading times or surprisals (position, length, region, ...)."""
+    """One row per word of the trials with reading times or surprisals (position, length, region,
+    region_name, word_rt_ms, surprisal_bits, ...); the factors are ordered categoricals in the spec's
+    order and `attrs['factors']` is kept, so api.fit on these rows sum-codes in that order."""
     from analysis.tasks_reading import word_rows
 
     d = model_frame(df)
-    return word_rows(d, [f for f in factors(df) if f in d.columns])
+    return word_rows(d, {f: lv for f, lv in factors(df).items() if f in d.columns})
+
+
+def reading_regions(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per trial x region (region_rt_ms, surprisal_bits, length, n_words, *_prev1), people's word
+    times after the `rt_range` rule (a region with a trimmed word has no region time)."""
+    from analysis.tasks_reading import apply_rules, region_rows
+
+    w = reading_words(df)
+    kept, _ = apply_rules(w)
+    both = pd.concat([kept, w[w["word_rt_ms"].isna()]], ignore_index=True)
+    both.attrs = dict(w.attrs)
+    return region_rows(both)
+
+
+def reading_times(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, rules=None) -> dict[str, pd.DataFrame]:
+    """The reading report's tables: people's mean reading time by region and by word (CIs over subjects),
+    models' mean surprisal by region and by word (CIs over items), and the rules' counts (`rules`)."""
+    from analysis.tasks_reading import (ReadingRules, apply_rules, region_means, region_surprisal, word_means,
+                                        word_surprisal)
+
+    w = reading_words(df)
+    fs = list(w.attrs.get("factors") or {})
+    h, counts = apply_rules(w, rules or ReadingRules())
+    return {"region_rt": region_means(h, fs, seed, n_boot), "word_rt": word_means(h, fs, seed, n_boot),
+            "region_surprisal": region_surprisal(w, fs, seed, n_boot), "word_surprisal": word_surprisal(w, fs, seed, n_boot),
+            "rules": pd.DataFrame([{"rule": k, "words_removed": v} for k, v in counts.items()])}
 
 
 def surprisal_rt(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -216,7 +257,9 @@ def surprisal_rt(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     w = reading_words(df)
     h, _ = trim_rts(w)
     models = w[w["subject_kind"] == "model"]
-    joined = join_surprisal(pd.concat([h, models], ignore_index=True))
+    both = pd.concat([h, models], ignore_index=True)
+    both.attrs = dict(w.attrs)
+    joined = join_surprisal(both)
     return {g: add_spillover(j, ["surprisal", "length", "log_frequency"]) for g, j in joined.items()}
 
 

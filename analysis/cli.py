@@ -31,6 +31,10 @@ def analyze(
     model_copies: str = typer.Option("merge", "--model-copies", help="merge (default): model sessions that are deterministic copies (same model, protocol and context, no sampling, no running history) are one subject, items the unit; subjects: keep each session a subject"),
     rt_trim: str = typer.Option("200,3000", "--rt-trim", help="LOW,HIGH: response times (ms) kept in the RT analyses of lexical decision, judgment and choice (inclusive)"),
     rt_sd: float = typer.Option(2.5, "--rt-sd", help="RT analyses: also drop RTs beyond this many SDs of the subject's mean (after --rt-trim; 0: off)"),
+    region: str = typer.Option("", "--region", help="fit --formula on one region's rows (one per trial: region_rt_ms, surprisal_bits, length, length_prev1, n_words, ...): its number, R<k> or its task.region_names name"),
+    word: int = typer.Option(0, "--word", help="fit --formula on the N-th word's rows (one per trial: word_rt_ms, surprisal_bits, length, length_prev1, ...)"),
+    word_rt_range: str = typer.Option("100,5000", "--word-rt-range", help="LOW,HIGH: self-paced reading's word reading times (ms) kept (rule `rt_range`; the counts removed are reported)"),
+    exclude_wrong_answers: bool = typer.Option(False, "--exclude-wrong-answers", help="self-paced reading: leave out trials whose comprehension question was answered wrongly (rule `wrong_answer`, counted)"),
 ) -> None:
     """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
     designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
@@ -68,6 +72,19 @@ def analyze(
         fail("--by names no column (e.g. --by head_number,attractor_number)")
     if family not in ("auto", "binomial", "gaussian", "ordinal"):
         fail(f"--family must be auto, binomial, gaussian or ordinal, not {family!r}")
+    if (region or word) and not formula:
+        fail("--region/--word choose the rows of --formula: give a --formula too (e.g. --formula "
+             "\"region_rt_ms ~ ambiguity + length + (1 | subject) + (1 | item)\")")
+    if region and word:
+        fail("--region and --word: give one of them")
+    if word < 0:
+        fail(f"--word must be 1 or more, got {word}")
+    try:
+        spr_lo, spr_hi = (float(x) for x in word_rt_range.split(","))
+        if not 0 <= spr_lo < spr_hi:
+            raise ValueError
+    except ValueError:
+        fail(f"--word-rt-range {word_rt_range!r}: write LOW,HIGH in ms with 0 <= LOW < HIGH (e.g. 100,5000)")
     if formula and no_mixed:
         fail("--formula is fitted by R (lme4) and --no-mixed means no R: drop one of them")
     try:
@@ -94,7 +111,9 @@ def analyze(
                          log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
                          mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
                          keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
-                         model_copies=model_copies, rt_trim=(lo_ms, hi_ms), rt_sd=rt_sd)
+                         model_copies=model_copies, rt_trim=(lo_ms, hi_ms), rt_sd=rt_sd,
+                         region=region, word=word, word_rt_range=(spr_lo, spr_hi),
+                         exclude_wrong_answers=exclude_wrong_answers)
     except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError, GapError, InputError,
             OptionError) as exc:
         fail(str(exc))

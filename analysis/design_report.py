@@ -45,24 +45,7 @@ def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
                                                                              t["by_item_ci_high"])]})
 
 
-def fit_item(kind: str, title: str, fit) -> dict:
-    return {"kind": kind, "title": title, "fit": fit.to_dict()}
-
-
-def _fit_or_note(fn: Callable, label: str, skipped: list[str]):
-    """Run one fit; a fit that fails is named in the notes (never silently missing)."""
-    from analysis.formula import FormulaError
-    from analysis.mixed import MixedModelError
-    from analysis.tasks_rating import OrdinalError
-
-    try:
-        f = fn()
-    except (MixedModelError, OrdinalError, FormulaError) as exc:
-        skipped.append(f"{label}: not fitted ({' '.join(str(exc).split())[:400]})")
-        return None
-    if f.status != "ok":
-        skipped.append(f"{label}: {f.status} (see its diagnostics)")
-    return f
+from analysis.fit_items import fit_item, fit_or_note as _fit_or_note  # noqa: E402 (shared with reading_report)
 
 
 def sample_table(d: pd.DataFrame) -> pd.DataFrame:
@@ -199,6 +182,10 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
     m = model_frame(d)
+    if opt.region or opt.word:  # --region NAME / --word N: that region's or word's rows (analysis/tasks_reading.py)
+        from analysis.tasks_reading import plain, reading_rules, target_rows
+
+        m = plain(target_rows(m, factors, opt.region or None, opt.word or None, reading_rules(opt)))
     kind = "ordinal_fit" if opt.family == "ordinal" else "formula_fit"
     fits = _fit_or_note(lambda: fit_groups(m, opt.formula, opt.family, factors), f"--formula {opt.formula}", skipped)
     if fits is None:
@@ -258,10 +245,11 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
                      res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),
                      res.table("completion_model_scores", mt, "Models: target log-probability") if len(mt) else None])
     from analysis.measure_sections import logprob_section, rt_section
+    from analysis.reading_report import reading_sections  # self-paced reading and surprisal
 
     logprob_section(res, t, by, opt)
     rt_section(res, t, by, opt)
-    reading_sections(res, d, fs, opt, out, log, skipped)
+    reading_sections(res, d, {f: list(factors[f]) for f in fs}, opt, out, log, skipped)
 
 
 CLMM_FALLBACK = ("The cumulative-link model is fitted with its random effects as given (never simplified); when the "
@@ -336,76 +324,3 @@ def rating_clmm(res: Results, r: pd.DataFrame, by: list[str], factors: dict, opt
     return [fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f)], text
 
 
-def reading_sections(res: Results, d: pd.DataFrame, fs: list[str], opt: Options, out: Path, log,
-                     skipped: list[str]) -> None:
-    from analysis.formula_fit import fit_formula
-    from analysis.tasks_reading import (RT_RULE, add_spillover, humans_beside_models, join_surprisal, region_formula,
-                                        region_means, region_surprisal, surprisal_beside_rt, surprisal_formula,
-                                        trim_rts, word_rows)
-
-    m = design_rows(model_frame(d))
-    has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
-    has_s = "word_surprisal_bits" in m.columns and m["word_surprisal_bits"].notna().any()
-    if not (has_rt or has_s):
-        return
-    w = word_rows(m, fs)
-    h, n_trim = trim_rts(w)
-    tabs, figs, items = [], [], []
-    cell = [f for f in fs if f in w.columns and f != "grammatical"]
-    rs = region_surprisal(w, cell) if has_s else pd.DataFrame()
-    if has_s and not has_rt:
-        res.section("surprisal", "Surprisal by region (models)",
-                    "Per-word surprisal in bits from each model subject (`word_surprisal_bits`); a region's surprisal is "
-                    "the sum of its words' (regions from the item's `regions`, else one per word), averaged over trials.",
-                    [res.table("surprisal_by_region", rs, "Mean surprisal by region (bits)")])
-    if has_rt and len(h):
-        rm = region_means(h, cell, opt.seed, opt.n_boot)
-        tabs.append(res.table("reading_region_means", rm, "Reading time by region (ms)"))
-        figs.append(res.figure("reading_regions", dfig.region_rts(rm, [f for f in fs if f in rm.columns],
-                                                                 out / "figures" / "reading_regions.png"),
-                               "Mean reading time per region (sum of its words' times), one line per design cell; "
-                               "95% bootstrap CIs over subjects."))
-        if opt.mixed:
-            coefs = []
-            for region, hr in list(h.groupby("region", sort=True))[:8]:
-                formula = region_formula([f for f in fs if f in hr.columns], hr)
-                f = _fit_or_note(lambda: fit_formula(hr, formula, "gaussian", {}), f"reading region {region}", skipped)
-                if f is not None:
-                    items.append(fit_item("formula_fit", f"Region {region}: log reading time", f))
-                    coefs.append(f.coef_frame().assign(region=region, formula=f.fitted, status=f.status))
-            if coefs:
-                tabs.append(res.table("reading_region_fits", pd.concat(coefs, ignore_index=True),
-                                      "Log reading time by region: fixed effects", show=False))
-        res.section("task_reading", "Self-paced reading: reading times by region",
-                    f"One row per word; {RT_RULE} ({n_trim} word(s) removed). Region times: the sum of the region's "
-                    "word times per trial, mean over subjects' means. Models per region (lmer, log RT, factors sum-coded): "
-                    "the design's factors, word length (characters) and position (word index), random intercepts of "
-                    "subjects and items.", tabs, figs, items)
-    if has_rt and has_s:
-        joined = join_surprisal(pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True))
-        side = humans_beside_models(rm if len(h) else pd.DataFrame(), rs, cell)
-        tabs = [res.table("reading_humans_beside_models", side, "Region by region: human reading time (ms) beside "
-                          "model surprisal (bits)") if len(side) else None]
-        items, points = [], {}
-        for g, j in joined.items():
-            j = add_spillover(j, ["surprisal", "length", "log_frequency"])
-            formula = surprisal_formula(j)
-            if opt.mixed:
-                log(f"fitting the surprisal model for {g}")
-                f = _fit_or_note(lambda: fit_formula(j, formula, "gaussian", {}, log_rt=False),
-                                 f"surprisal model ({g})", skipped)
-                if f is not None:
-                    items.append(fit_item("formula_fit", f"Humans' reading times and {g}'s surprisal", f))
-            points[g] = surprisal_beside_rt(j)
-            tabs.append(res.table(f"surprisal_rt_{slug(g)}", points[g], f"Per word: human mean RT beside {g}'s surprisal",
-                                  show=False))
-        if joined:
-            res.section("surprisal_rt", "Surprisal and reading time (humans beside models)",
-                        "Human word reading times joined word by word to each model's surprisal (bits) of the same "
-                        "sentence (same item and words). Model (lmer, RT in ms: surprisal theory's linear link): "
-                        "surprisal and the previous word's surprisal (spillover), length and the previous word's length, "
-                        "log frequency where the items give it, random intercepts of subjects and items. " + RT_RULE + ".",
-                        tabs, [res.figure("surprisal_rt", dfig.surprisal_scatter(points, out / "figures" / "surprisal_rt.png"),
-                                          "Per word: the humans' mean reading time against the model's surprisal.")], items)
-        else:
-            skipped.append("surprisal and reading time: no model surprisals of the sentences the humans read")

@@ -57,6 +57,10 @@ REFUSED_CHARS = {";": "';' (ends an R expression)", "$": "'$' (R element access)
                  "]": "']' (R indexing)", "#": "'#' (R comment)", "?": "'?' (R help)"}
 
 
+CONTRASTS_NOTE = ("factors are sum-coded (contr.sum: +1 for a level, -1 for the last level; the intercept is the "
+                  "grand mean, a main effect is averaged over the other factors' levels)")
+
+
 class FormulaError(ValueError):
     """A formula that cannot be fitted to this table or is not a formula; the message names the problem."""
 

@@ -19,8 +19,7 @@ import pandas as pd
 from analysis import formula as fm
 from analysis.mixed import MixedModelError, _r, _r_frame, degenerate_warnings, fit_status
 
-CONTRASTS_NOTE = ("factors are sum-coded (contr.sum: +1 for a level, -1 for the last level; the intercept is the "
-                  "grand mean, a main effect is averaged over the other factors' levels)")
+from analysis.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
 
 R_FIT_ANY = r"""
 function(formula, d, family, mixed) {

@@ -124,6 +124,10 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
         guess = difflib.get_close_matches(missing[0], sorted(cols), n=1)
         raise fm.FormulaError(f"--by: unknown column {missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
                               + "; the design's factors and columns are named in `twinlab analyze --help`")
+    if opt.region or opt.word:  # the reading rows' columns; an unknown region or word is refused here
+        from analysis.tasks_reading import check_target
+
+        cols |= check_target(df, opt.region or None, opt.word or None)
     if opt.formula:
         fm.check_columns(fm.parse(opt.formula), sorted(cols))
     if opt.family not in ("auto", "binomial", "gaussian", "ordinal"):

@@ -109,7 +109,7 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     are fitted as given (no simplification); a fit whose default optimiser does not converge is refitted
     once with ucminf (one grouping factor only), and the fit says which it reports. Scale points that no
     trial used are named (`unused_points`; `points`: the scale's size, else the highest point used)."""
-    from analysis.formula_fit import CONTRASTS_NOTE
+    from analysis.formula import CONTRASTS_NOTE
     from analysis.mixed import _r_frame, fit_status
 
     f = fm.parse(formula)

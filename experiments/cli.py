@@ -100,6 +100,7 @@ def plan(
     session: int = typer.Option(1, "--session", "-n", help="session number (multi-session specs)"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the sequence here (.csv or .json); default: print"),
     force: bool = typer.Option(False, "--force", help="replace an existing --out file (never a session's data or the spec itself)"),
+    list_number: Optional[int] = typer.Option(None, "--list", help="the design's list N (1..L) instead of the id rotation (experiments/lists.py)"),
 ) -> None:
     """Compile the trial sequence of one subject and print or save it with its hash."""
     import pandas as pd
@@ -116,6 +117,12 @@ def plan(
     if out is not None and out.is_dir():
         fail(f"--out {out} is a folder; give a file name ending in .csv or .json")
     exp = load_spec_or_exit(spec)
+    from experiments.lists import check_list
+
+    try:
+        check_list(exp, list_number)
+    except (OptionError, SpecError) as exc:
+        fail(str(exc))
     if out is not None:
         from experiments.outputs import check_output_file
 
@@ -129,7 +136,7 @@ def plan(
         except OptionError as exc:
             fail(str(exc))
     try:
-        seq = compile_sequence(exp, subject, seed, session=session)
+        seq = compile_sequence(exp, subject, seed, session=session, list_number=list_number)
     except SpecError as exc:
         fail(str(exc))
     if out is None:

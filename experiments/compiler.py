@@ -363,12 +363,14 @@ def _guided_shuffle(cells: list[Cell], max_v: int, max_s: int, rng: random.Rando
     return seq
 
 
-def compile_sequence(exp: Experiment, subject_id: str, seed: int | None = None, session: int = 1) -> TrialSequence:
-    """One session's trial sequence. Same (spec, subject, seed, session) -> same bytes and hash."""
+def compile_sequence(exp: Experiment, subject_id: str, seed: int | None = None, session: int = 1,
+                     list_number: int | None = None) -> TrialSequence:
+    """One session's trial sequence. Same (spec, subject, seed, session, list) -> same bytes and hash.
+    `list_number`: a design's list given by hand or by the server (experiments/lists.py); None: the id rotation."""
     if not 1 <= session <= exp.sessions:
         raise SpecError(f"session {session}: {exp.name} has {exp.sessions} session(s) per subject "
                         f"(spec field `sessions`)")
-    return compile_sessions(exp, subject_id, seed)[session - 1]
+    return compile_sessions(exp, subject_id, seed, list_number)[session - 1]
 
 
 def _deal(cells: list[Cell], n: int) -> list[list[Cell]]:
@@ -397,12 +399,15 @@ def _block_parts(exp: Experiment, block: Block, sessions: list[int], rng: random
     return [draw(1) for _ in sessions]
 
 
-def compile_sessions(exp: Experiment, subject_id: str, seed: int | None = None) -> list[TrialSequence]:
+def compile_sessions(exp: Experiment, subject_id: str, seed: int | None = None,
+                     list_number: int | None = None) -> list[TrialSequence]:
     """All sessions of one subject, in order (item use and counterbalancing run across them)."""
     if exp.design is not None:  # a factorial design of items: lists, roles, max_run
         from experiments.design_compiler import compile_design_sessions
 
-        return compile_design_sessions(exp, subject_id, seed)
+        return compile_design_sessions(exp, subject_id, seed, list_number)
+    if list_number is not None:
+        raise SpecError(f"list {list_number}: {exp.name} has no lists (its spec has no `design:` of items)")
     check_sizes(exp)
     seed = exp.seed if seed is None else seed
     rng = random.Random(f"{exp.spec_hash}:{subject_id}:{seed}")

@@ -246,18 +246,24 @@ def make_trial(exp: Experiment, block: Block, row: Row, index: int, block_index:
 
 def design_meta(exp: Experiment, df: DesignFile, list_number: int) -> dict[str, Any]:
     """The sidecar's `design` record (and the sequence's)."""
+    names = getattr(exp.task, "region_names", None)  # self_paced_reading: the analysis names the regions with them
     return {"factors": {k: list(v) for k, v in exp.design.factors.items()},  # type: ignore[union-attr]
-            "list": list_number, "lists": df.n_lists, "mode": df.mode, "file": Path(df.path).name}
+            "list": list_number, "lists": df.n_lists, "mode": df.mode, "file": Path(df.path).name,
+            **({"region_names": list(names)} if names else {})}
 
 
-def compile_design_sessions(exp: Experiment, subject_id: str, seed: int | None = None) -> list[TrialSequence]:
-    """The subject's one session of a design spec."""
+def compile_design_sessions(exp: Experiment, subject_id: str, seed: int | None = None,
+                            list_number: int | None = None) -> list[TrialSequence]:
+    """The subject's one session of a design spec; `list_number` None: the id rotation (DesignFile.list_for)."""
     from experiments.compiler import subject_number
 
     df = check_design(exp, exp.source_path or exp.name)
     seed = exp.seed if seed is None else seed
     rng = random.Random(f"{exp.spec_hash}:{subject_id}:{seed}")
-    list_number = df.list_for(subject_number(subject_id))
+    if list_number is None:
+        list_number = df.list_for(subject_number(subject_id))
+    elif list_number not in df.lists_by_number:
+        raise SpecError(f"list {list_number}: {exp.name} has lists 1 to {df.n_lists}")
     factors = list(exp.design.factors)  # type: ignore[union-attr]
     trials: list[Trial] = []
     for block, pool in zip(exp.blocks, _block_pools(exp, df, list_number)):

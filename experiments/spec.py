@@ -269,6 +269,7 @@ class Task(_Strict):
     submit_key: str | None = None
     mouse: bool | None = None
     hint: str | None = None
+    region_names: list[str] | None = None  # self_paced_reading: the regions' names (analysis)
 
     def settings(self) -> Any:
         """The kind's settings with its defaults (None for violation_detection / forced_choice)."""

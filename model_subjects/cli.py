@@ -45,6 +45,7 @@ def run_model(
     question: Optional[str] = typer.Option(None, "--question", help="question text for violation_judgment/production"),
     max_new_tokens: int = typer.Option(8, "--max-new-tokens", help="production: tokens to generate at most"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    list_number: Optional[int] = typer.Option(None, "--list", help="every subject reads the design's list N (1..L) instead of the id rotation"),
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli import fail
@@ -71,7 +72,7 @@ def run_model(
                     first_subject=first_subject, subject_prefix=subject_prefix, context=context,
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
-                    kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens)
+                    kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number)
     check_options(cfg)
     try:
         exp = load_spec(spec)
@@ -79,6 +80,12 @@ def run_model(
 
         check_sizes(exp)
     except SpecError as exc:
+        fail(str(exc))
+    from experiments.lists import check_list
+
+    try:
+        check_list(exp, list_number)
+    except (OptionError, SpecError) as exc:
         fail(str(exc))
     if not 1 <= session <= exp.sessions:
         fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")

@@ -58,6 +58,7 @@ class RunConfig:
     threads: int | None = 1
     chat: bool = False
     kv_cache: bool = True
+    list_number: int | None = None  # --list: every subject reads this list of the design (None: id rotation)
     question: str | None = None
     max_new_tokens: int = 8
     parallel_running: bool = True  # running subjects advance together (one forward pass per step)
@@ -161,7 +162,8 @@ class Runner:
             mode = parse_context(self.cfg.context, k + self.cfg.first_subject - 1)
             if mode.kind == "running" and mode.window and self.chat:
                 raise RunError("a running window with --chat is not supported")
-            seq = compile_sequence(self.exp, sid, self.cfg.seed, session=self.cfg.session)
+            seq = compile_sequence(self.exp, sid, self.cfg.seed, session=self.cfg.session,
+                                   list_number=self.cfg.list_number)
             planned = len(seq) if self.cfg.trials is None else min(len(seq), max(0, int(self.cfg.trials)))
             for trial in seq.trials[:planned]:  # every trial askable before any session opens
                 self.dispatch(trial)

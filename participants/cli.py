@@ -94,6 +94,30 @@ def _check_options(session: int, trials: int | None, out: Path, screen: int, acc
         fail(str(exc))
 
 
+def _listed_sequence(exp, participant: str, session: int, seed: Optional[int], out: Path, list_number: Optional[int],
+                     resume: bool):
+    """The sequence of a list given by hand (`--list`), or on --resume of the list the session's sidecar
+    records; None: the runner compiles the id rotation's."""
+    from experiments.cli import fail
+    from experiments.compiler import compile_sequence
+    from experiments.lists import read_sidecar, recorded_list
+    from experiments.session import SessionError, session_paths
+    from experiments.spec import SpecError
+
+    if list_number is None and resume and exp.design is not None:
+        try:
+            meta = read_sidecar(session_paths(out, exp.name, participant, session)[1])
+        except SessionError:
+            meta = None
+        list_number = recorded_list(meta) if meta else None
+    if list_number is None:
+        return None
+    try:
+        return compile_sequence(exp, participant, seed, session=session, list_number=list_number)
+    except SpecError as exc:
+        fail(str(exc))
+
+
 def run_human(
     spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec"),
     participant: Optional[str] = typer.Option(
@@ -119,6 +143,8 @@ def run_human(
     autopilot_accuracy: float = typer.Option(0.8, "--autopilot-accuracy", help="share of autopilot answers that are right"),
     screenshots: Optional[Path] = typer.Option(
         None, "--screenshots", help="save a PNG of each kind of screen (instructions, fixation, word, ...) here"),
+    list_number: Optional[int] = typer.Option(
+        None, "--list", help="the design's list N (1..L) instead of the id rotation; --resume keeps the session's own list"),
 ) -> None:
     """Run a human session in PsychoPy: instructions, training with feedback, test block(s); crash-safe."""
     from rich.console import Console
@@ -135,6 +161,13 @@ def run_human(
 
         check_sizes(exp)
     except SpecError as exc:
+        fail(str(exc))
+    from experiments.lists import check_list
+    from experiments.options import OptionError
+
+    try:
+        check_list(exp, list_number)
+    except (OptionError, SpecError) as exc:
         fail(str(exc))
     fields = _parse_info(info)
     unknown = sorted(set(fields) - set(exp.participant_fields))
@@ -165,7 +198,9 @@ def run_human(
         fail("a participant id is required")
     _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
 
+    sequence = _listed_sequence(exp, participant, session, seed, out, list_number, resume)
     cfg = HumanRunConfig(
+        sequence=sequence,
         spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,
         screen=screen, window_size=_window_size(window_size), resume=resume, trials=trials, seed=seed,
         expected_refresh_hz=expected_refresh_hz, allow_refresh_mismatch=allow_refresh_mismatch,

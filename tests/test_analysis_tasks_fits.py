@@ -78,7 +78,11 @@ def test_task_sections_of_the_report(ordinal_ready, tmp_path):
     res = api.report(tmp_path / "spr", tmp_path / "out_s", n_boot=100, show_progress=False)
     sec = {s["id"]: s for s in res["sections"]}
     assert {"task_reading", "surprisal_rt"} <= set(sec)
-    region_fits = [i["fit"] for i in sec["task_reading"]["items"]]
-    assert len(region_fits) == 4 and all(f["fitted"].startswith("log(word_rt_ms) ~ ambiguity + length") for f in region_fits)
+    region_fits = [i["fit"] for i in sec["task_reading"]["items"] if i["fit"]["response_transform"] == "log"]
+    model_fits = [i["fit"] for i in sec["task_reading"]["items"] if i["fit"]["formula"].startswith("surprisal_bits")]
+    assert len(model_fits) == 4  # the model's region surprisal on the factors, one per region
+    # one row per trial and region: log region time on the factors, length and (after the first region) spillover
+    assert len(region_fits) == 4 and all(f["fitted"].startswith("log(region_rt_ms) ~ ambiguity + length") for f in region_fits)
+    assert "length_prev1" not in region_fits[0]["fitted"] and all("+ length_prev1" in f["fitted"] for f in region_fits[1:])
     assert json.loads((tmp_path / "out_s" / "results.json").read_text())["design"] == "general"
     assert (tmp_path / "out_s" / "figures" / "surprisal_rt.png").exists()

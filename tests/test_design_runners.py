@@ -33,7 +33,7 @@ def test_browser_server_writes_the_design_table(tmp_path):
         app = create_app(exp, out)
     except SiteError as exc:  # the jsPsych files come with scripts/setup.sh (npm ci)
         pytest.skip(str(exc))
-    seq = compile_sequence(exp, "P06")
+    seq = compile_sequence(exp, "P06", list_number=1)  # web serve: the least-filled list (all empty: list 1)
     with TestClient(app, base_url="http://127.0.0.1") as client:  # the server answers for addresses only
         s = client.post("/api/start", json={"participant": "P06", "session": 1, "token": None, "info": {},
                                             "client": {"refresh": {"hz": 60.0}}}).json()
@@ -47,11 +47,12 @@ def test_browser_server_writes_the_design_table(tmp_path):
     assert csv_path.read_text(encoding="utf-8").splitlines()[0].split(",") == HEADER
     rows = read_rows(csv_path)
     assert [r["correct"] for r in rows] == ["True"] * 10
-    assert {r["list"] for r in rows} == {"6"} and [r["role"] for r in rows] == ["practice"] * 8 + ["test"] * 2
+    assert {r["list"] for r in rows} == {"1"} and [r["role"] for r in rows] == ["practice"] * 8 + ["test"] * 2
     for i, row in enumerate(rows):  # the design's columns are the compiler's
         t = seq[i]
         assert row["item"] == t.item and row["head_number"] == t.factor_levels.get("head_number", "")
-    assert json.loads(json_path.read_text())["design"]["list"] == 6
+    meta = json.loads(json_path.read_text())
+    assert meta["design"]["list"] == 1 and meta["list_assignment"]["method"] == "least_filled"
 
 
 @pytest.mark.model

@@ -156,7 +156,7 @@ def test_formulas_built_from_factor_names_are_quoted_or_refused(humans, tmp_path
     # twinlab's own builders write the factor into a formula as text; the parser stands in between
     from analysis.tasks_reading import region_formula
 
-    region = region_formula([evil], pd.DataFrame({evil: ["a", "b"], "position": [1, 2]}))
+    region, _ = region_formula([evil], pd.DataFrame({evil: ["a", "b"], "position": [1, 2]}))
     assert "system" in region  # the builder passed the name through as text
     for build in (f"rating ~ {evil} + (1 | subject_id) + (1 | item)", region,
                   f"rating ~ {evil.replace(')', '').replace('(y', 'y')} + (1 | item)"):

@@ -139,6 +139,7 @@ class SelfPacedReadingSettings(_Settings):
     reveal: Literal["word", "region"] = "word"  # humans: one word or one region per key press
     advance_key: str = "space"
     option_keys: Annotated[list[str], Field(min_length=2)] = ["f", "j", "k", "d"]  # comprehension answers
+    region_names: list[str] | None = None  # names of the regions in order (analysis); None: each region's own words
 
     @field_validator("advance_key")
     @classmethod
@@ -174,7 +175,7 @@ SETTINGS: dict[str, type[_Settings]] = {
 }
 # the fields the spec's `task:` section takes for the kinds above (None: not given)
 TASK_FIELDS: tuple[str, ...] = ("labels", "scale", "question", "presentation", "positions", "option_keys",
-                                "max_chars", "advance_key", "reveal", "submit_key", "mouse", "hint")
+                                "max_chars", "advance_key", "reveal", "submit_key", "mouse", "hint", "region_names")
 
 
 def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:

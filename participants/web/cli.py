@@ -39,6 +39,8 @@ def build(
     slots: int = typer.Option(20, "--slots", help="participant slots: precompiled sequences web001..webNNN"),
     seed: Optional[int] = typer.Option(None, "--seed", help="override the spec's seed"),
     force: bool = typer.Option(False, "--force", help="replace an existing --out folder"),
+    list_number: Optional[int] = typer.Option(None, "--list", help="every slot reads the design's list N (1..L); "
+                                              "without it slots rotate through the lists and ?list=N picks one"),
 ) -> None:
     """Write a self-contained static site (any static host, JATOS, Pavlovia); runs with no network."""
     from experiments.cli import fail
@@ -49,8 +51,15 @@ def build(
     if out.exists() and not out.is_dir():
         fail(f"--out {out} is a file; give a folder")
     exp = _spec(spec)
+    from experiments.lists import check_list
+    from experiments.options import OptionError
+
     try:
-        summary = build_site(exp, out, slots=slots, seed=seed, force=force)
+        check_list(exp, list_number)
+    except OptionError as exc:
+        fail(str(exc))
+    try:
+        summary = build_site(exp, out, slots=slots, seed=seed, force=force, list_number=list_number)
     except SiteError as exc:
         fail(str(exc))
     typer.echo(f"wrote {out}/index.html: {exp.name} spec_hash={exp.spec_hash}, {slots} slot(s) x "
@@ -72,6 +81,9 @@ def serve(
                                  "e.g. the name of the lab machine; '*' for any). Other names are refused "
                                  "(DNS rebinding)"),
     read_timeout: float = typer.Option(10.0, "--read-timeout", help="seconds a request body may take to arrive"),
+    abandon_after: float = typer.Option(
+        60.0, "--abandon-after", help="minutes after which an unfinished session with no new row no longer counts "
+                                      "when a new participant gets the least-filled list (experiments/lists.py)"),
 ) -> None:
     """Serve the experiment and write each trial as it arrives (fsync'ed, one writer per session)."""
     from experiments import options as o
@@ -81,6 +93,8 @@ def serve(
         o.output_folder("--out", out)
         o.trials_limit(trials)
         o.at_least("--port", port, 1, 65535)
+        if not 0.5 <= abandon_after <= 60 * 24 * 365:
+            raise o.OptionError(f"--abandon-after must be from 0.5 minutes to a year (525600), got {abandon_after:g}")
         if not 0.1 <= read_timeout <= 600:
             raise o.OptionError(f"--read-timeout must be from 0.1 to 600 seconds, got {read_timeout:g}")
         for name in allow_host:
@@ -96,7 +110,8 @@ def serve(
 
     try:
         hosts = tuple(allow_host) + ((host,) if not _is_address(host) else ())  # --host NAME answers for NAME
-        application = create_app(exp, out, seed=seed, trials=trials, read_timeout=read_timeout, allowed_hosts=hosts)
+        application = create_app(exp, out, seed=seed, trials=trials, read_timeout=read_timeout, allowed_hosts=hosts,
+                                 abandon_after_min=abandon_after)
     except SiteError as exc:
         fail(str(exc))
     import socket

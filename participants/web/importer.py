@@ -64,6 +64,7 @@ class _Record:
     result: dict[str, Any]
     info: dict[str, Any]
     client: dict[str, Any]
+    asked_list: Any = None  # the link's ?list=N (experiments/lists.py), checked against the slot's list
 
 
 def _files(paths: list[Path]) -> list[Path]:
@@ -83,7 +84,7 @@ def _files(paths: list[Path]) -> list[Path]:
 def _from_record(d: dict[str, Any], where: str) -> _Record:
     try:
         return _Record(where, str(d["participant"]), int(d["session"]), str(d["slot_subject_id"]), str(d["spec_hash"]),
-                       str(d["sequence_hash"]), d["result"], d.get("info") or {}, d.get("client") or {})
+                       str(d["sequence_hash"]), d["result"], d.get("info") or {}, d.get("client") or {}, d.get("list"))
     except (KeyError, TypeError, ValueError) as exc:
         raise WebImportError(f"{where}: not a twinlab trial record ({exc})") from None
 
@@ -179,6 +180,9 @@ def import_web(paths: list[Path], exp: Experiment, out: Path, *, seed: int | Non
             if rec.sequence_hash != seq.sequence_hash:
                 raise WebImportError(f"{rec.where}: sequence_hash {rec.sequence_hash} is not the one twinlab compiles "
                                      f"for slot {rec.slot} ({seq.sequence_hash}); check --seed and the spec")
+            if rec.asked_list is not None and rec.asked_list != (seq.design or {}).get("list"):
+                raise WebImportError(f"{rec.where}: the link asked for list {str(rec.asked_list)[:20]} but slot {rec.slot} "
+                                     f"reads list {(seq.design or {}).get('list')}")
             i = rec.result.get("trial_index") if isinstance(rec.result, dict) else None
             if i in seen:
                 if seen[i] != rec.result:
@@ -206,6 +210,9 @@ def import_web(paths: list[Path], exp: Experiment, out: Path, *, seed: int | Non
         meta = {"runner": RUNNER, "participant_info": {"participant": pid, "session": session, **first.info},
                 "slot_subject_id": first.slot, "seed": seq.seed, "n_trials_in_sequence": len(seq),
                 "data_kind": "human participant (browser)", "autopilot": False, "timing_mode": "frames",
+                **({"list_assignment": {"method": "given", "list": first.asked_list,
+                                        "by": "the page's list URL parameter (?list=N), slot " + first.slot}}
+                   if first.asked_list is not None else {}),
                 "client": first.client, "imported_from": sorted({r.where.rsplit(",", 1)[0] for r in by_session[(pid, session)]})}
         _write_session(out, exp, pid, session, seq, rows, meta, complete)
         summary.sessions_written += 1

@@ -38,6 +38,8 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Route
 
 from experiments.compiler import compile_sequence
+from experiments.lists import DEFAULT_ABANDON_MIN, check_list, choose_list, recorded_list
+from experiments.options import OptionError
 from experiments.session import (SessionError, SessionWriter, remove_stale_temporaries, scan_table,
                                  session_paths)
 from experiments.spec import Experiment
@@ -90,8 +92,10 @@ class WebSessions:
     """The sessions this server writes: opened, resumed and closed here, one writer each."""
 
     def __init__(self, exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None,
-                 compile: Callable[[str, int], TrialSequence] | None = None, task_settings: dict[str, Any] | None = None):
+                 compile: Callable[[str, int], TrialSequence] | None = None, task_settings: dict[str, Any] | None = None,
+                 abandon_after_min: float = DEFAULT_ABANDON_MIN):
         self.exp, self.out, self.seed, self.trials = exp, Path(out), seed, trials
+        self.abandon_after_min = abandon_after_min  # experiments/lists.py: least-filled list assignment
         # `compile` replaces compile_sequence (tests of general designs until the design compiler serves
         # them); `task_settings` go on top of the spec's task section (participants.tasks.settings)
         self.compile, self.task_settings = compile, task_settings
@@ -113,9 +117,9 @@ class WebSessions:
         with self._lock:
             return self._keys.setdefault(key, threading.Lock())
 
-    def _sequence(self, pid: str, session: int) -> tuple[TrialSequence, int]:
+    def _sequence(self, pid: str, session: int, list_number: int | None = None) -> tuple[TrialSequence, int]:
         seq = (self.compile(pid, session) if self.compile is not None
-               else compile_sequence(self.exp, pid, self.seed, session=session))
+               else compile_sequence(self.exp, pid, self.seed, session=session, list_number=list_number))
         n = len(seq) if self.trials is None else min(self.trials, len(seq))
         return seq, n
 
@@ -161,7 +165,7 @@ class WebSessions:
         web = meta.get("web") or {}
         if meta.get("runner") != RUNNER or not web.get("token_sha256"):
             raise ApiError(409, "this session exists and was not started in the browser; ask the researcher")
-        seq, n = self._sequence(pid, session)
+        seq, n = self._sequence(pid, session, recorded_list(meta))  # the list the session started with
         live = Live(seq=seq, n_planned=int(meta.get("n_trials_planned", n)), writer=None,
                     token_sha256=web["token_sha256"])
         if meta.get("status") == "completed":
@@ -196,11 +200,12 @@ class WebSessions:
         offered = body.get("token")
         if offered is not None and not (isinstance(offered, str) and TOKEN.fullmatch(offered)):
             raise ApiError(400, "token: 22 to 200 URL-safe characters (letters, digits, - and _)")
-        with self._key_lock((pid, session)):
+        with self._key_lock((pid, session)), contextlib.ExitStack() as hold:
             live = self._open(pid, session, offered)
             token = None
-            if live is None:
-                seq, n = self._sequence(pid, session)
+            if live is None:  # a new session: its list (least filled, or ?list=N) chosen under one lock with its creation
+                ln, how = hold.enter_context(self._list_for(pid, body))
+                seq, n = self._sequence(pid, session, ln)
                 # the page sends a token of its own, kept in localStorage before this request: if the answer
                 # is lost (a dropped connection, a killed server), its reload still holds the session's token
                 if offered is None:
@@ -213,6 +218,7 @@ class WebSessions:
                     "autopilot": False, "timing_mode": "frames", "refresh_rate_hz": refresh.get("hz"),
                     "vsync": None, "trials_limit": self.trials,
                     "web": {"token_sha256": live.token_sha256, "mode": "serve"}, "runs": [run],
+                    **({"list_assignment": how} if how else {}),
                 }
                 try:
                     # one at a time: SessionWriter.create writes the dataset's dataset_description.json
@@ -241,6 +247,16 @@ class WebSessions:
             if token is not None:
                 out["token"] = token
             return out
+
+    def _list_for(self, pid: str, body: dict[str, Any]):
+        """experiments/lists.choose_list: the page's ?list=N (checked) or the least-filled list."""
+        if self.compile is not None:  # a test's own sequences: their list is theirs
+            return contextlib.nullcontext((None, None))
+        try:
+            check_list(self.exp, body.get("list"), "list")
+        except OptionError as exc:
+            raise ApiError(400, str(exc)) from None
+        return choose_list(self.out, self.exp, pid, body.get("list"), self.abandon_after_min)
 
     def trial(self, body: dict[str, Any]) -> dict[str, Any]:
         pid, session = self._ids(body)
@@ -387,13 +403,14 @@ class _Guard:
 def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None,
                read_timeout: float = READ_TIMEOUT_S, allowed_hosts: tuple[str, ...] = (),
                compile: Callable[[str, int], TrialSequence] | None = None,
-               task_settings: dict[str, Any] | None = None) -> Any:
+               task_settings: dict[str, Any] | None = None, abandon_after_min: float = DEFAULT_ABANDON_MIN) -> Any:
     """The ASGI app serving `exp` and writing sessions under `out` (a Psych-DS root).
 
     `allowed_hosts`: host names (besides IP addresses and localhost) the server answers for; "*" for any."""
     for folder in (Path(out), Path(out) / "data"):  # temporaries of a server killed mid-write (kill -9)
         remove_stale_temporaries(folder)
-    sessions = WebSessions(exp, out, seed=seed, trials=trials, compile=compile, task_settings=task_settings)
+    sessions = WebSessions(exp, out, seed=seed, trials=trials, compile=compile, task_settings=task_settings,
+                           abandon_after_min=abandon_after_min)
     files = assets()
     page = index_html(exp, page_config(exp, "serve"))
 

@@ -72,25 +72,37 @@ def index_html(exp: Experiment, config: dict[str, Any], with_sequences: bool = F
 """
 
 
-def build_site(exp: Experiment, out: Path, *, slots: int, seed: int | None = None, force: bool = False) -> dict[str, Any]:
+def build_site(exp: Experiment, out: Path, *, slots: int, seed: int | None = None, force: bool = False,
+               list_number: int | None = None) -> dict[str, Any]:
     """Write the static site into `out` (a new folder, or with `force` a replaced one); returns a summary.
 
     Slot k (1..slots) runs the sequences twinlab compiles for subject id `web<k:03d>`, every session
     of the spec; the page picks the slot from the `slot` URL parameter, else from a stable hash of
-    the participant id (participants/web/js/twinlab-experiment.js).
+    the participant id (participants/web/js/twinlab-experiment.js). A design's slots carry their list
+    (`slot_lists`; `?list=N` picks among the slots of list N); with `list_number` every slot is one of
+    list N (slot numbers N, N + L, N + 2L, ...: the id rotation gives them list N, so the import
+    recompiles them unchanged).
     """
     files = assets()
     if not 1 <= slots <= MAX_SLOTS:
         raise SiteError(f"--slots must be from 1 to {MAX_SLOTS}, got {slots}")
     if out.exists() and not force:
         raise SiteError(f"{out} exists; choose another --out or pass --force to replace it")
+    from experiments.lists import n_lists
+
+    n = n_lists(exp)
+    numbers = list(range(1, slots + 1)) if list_number is None or n is None else \
+        [list_number + j * n for j in range(slots)]
     sequences: dict[str, Any] = {}
-    for k in range(1, slots + 1):
+    for k in numbers:
         sid = slot_subject(k)
         sequences[sid] = {str(s): sequence_payload(compile_sequence(exp, sid, seed, session=s), exp=exp)
                           for s in range(1, exp.sessions + 1)}
     config = page_config(exp, "static")
-    config["slots"] = [slot_subject(k) for k in range(1, slots + 1)]
+    config["slots"] = [slot_subject(k) for k in numbers]
+    if n is not None:  # a design's lists: the page's ?list=N picks among the slots of list N
+        config["n_lists"] = n
+        config["slot_lists"] = [(compile_sequence(exp, slot_subject(k), seed).design or {}).get("list") for k in numbers]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:

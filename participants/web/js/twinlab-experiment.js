@@ -103,7 +103,9 @@
     };
     return {
       async start(client) {
-        const { status, data } = await post("api/start", { participant: pid, session, token, info: urlInfo(), client });
+        const body = { participant: pid, session, token, info: urlInfo(), client };
+        if (params.has("list")) body.list = listParam();  // checked by the server (1..L), 400 otherwise
+        const { status, data } = await post("api/start", body);
         if (status !== 200) return { error: data.error || ("HTTP " + status) };
         if (data.token) { token = data.token; localStorage.setItem(store, token); }
         return data;
@@ -143,10 +145,25 @@
     for (const ch of new TextEncoder().encode(s)) { h ^= ch; h = Math.imul(h, 0x01000193) >>> 0; }
     return h >>> 0;
   }
+  // ?list=N: a design's list (experiments/lists.py); a whole number, else sent as given and refused
+  function listParam() {
+    const v = params.get("list") || "";
+    return /^[0-9]{1,6}$/.test(v) ? parseInt(v, 10) : v;
+  }
   function staticBackend(pid, session) {
-    const slots = C.slots;
+    let slots = C.slots;
+    let listError = null;
+    if (params.has("list")) {  // only the slots of list N (their list from the build: C.slot_lists)
+      const n = listParam();
+      if (!C.slot_lists) listError = "list " + n + ": this study has no lists";
+      else if (!(Number.isInteger(n) && n >= 1 && n <= C.n_lists)) listError = "list " + n + ": this study has lists 1 to " + C.n_lists;
+      else {
+        slots = C.slots.filter((s, i) => C.slot_lists[i] === n);
+        if (!slots.length) listError = "list " + n + ": no slot of this build reads it (build with more --slots or --list " + n + ")";
+      }
+    }
     const asked = parseInt(params.get("slot") || "", 10);
-    const slot = asked >= 1 && asked <= slots.length ? slots[asked - 1] : slots[fnv1a(pid) % slots.length];
+    const slot = listError ? null : asked >= 1 && asked <= slots.length ? slots[asked - 1] : slots[fnv1a(pid) % slots.length];
     const store = "twinlab:" + C.experiment + ":" + pid + ":" + session + ":results";
     const seqs = window.TWINLAB_SEQUENCES[slot] || {};
     const seq = seqs[String(session)];
@@ -154,9 +171,11 @@
     let meta = null;
     return {
       async start(client) {
+        if (listError) return { error: listError };
         if (!seq) return { error: "session " + session + " is not part of this study" };
         meta = { twinlab_web: 1, experiment: C.experiment, spec_hash: seq.spec_hash, sequence_hash: seq.sequence_hash,
                  slot_subject_id: slot, participant: pid, session, info: urlInfo(), client };
+        if (params.has("list")) meta.list = listParam();  // checked again by `twinlab import web`
         const start = saved.length;
         const status = start >= seq.n_trials ? "finished" : "run";
         return { status, start, n_trials: seq.n_trials, trials: seq.trials.slice(start), spec_hash: seq.spec_hash,

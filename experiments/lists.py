@@ -1,0 +1,171 @@
+"""Which list of a design a subject reads: the id rotation, a list given by hand, or the least-filled list.
+
+Three ways, one place (every runner and `plan` call this module):
+
+- **rotation** (the default of `plan`, `run-human`, `run-model`): subject k (the trailing number of the
+  id) reads list ((k - 1) mod L) + 1 (experiments/design.py `DesignFile.list_for`); ids without a
+  number get a stable hash, so Prolific-style ids land on lists at random, not in turn;
+- **by hand**: `--list N` (plan, run-human, run-model, web build; `?list=N` on a served or built page)
+  overrides the rotation; N is checked against 1..L before any work;
+- **least filled** (`web serve`): a new participant gets the list with the fewest sessions counted, a
+  session counted when it is complete or was active (a row written, or started) within
+  `--abandon-after` minutes; ties go to the lowest list number. Counting and creating the session
+  happen under one lock (a thread lock and an OS `flock` on `<out>/.twinlab-lists.lock`, so two
+  servers on one data folder are serialised too). How the list was chosen goes into the sidecar
+  (`list_assignment`).
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from experiments.options import OptionError
+
+LOCK_NAME = ".twinlab-lists.lock"
+DEFAULT_ABANDON_MIN = 60.0
+_THREAD_LOCK = threading.Lock()
+
+
+def n_lists(exp: Any) -> int | None:
+    """L, the number of lists of a design spec; None for a spec without lists (the Lakretz specs)."""
+    if getattr(exp, "design", None) is None:
+        return None
+    from experiments.design_compiler import check_design
+
+    return check_design(exp, exp.source_path or exp.name).n_lists
+
+
+def check_list(exp: Any, value: int | None, name: str = "--list") -> int | None:
+    """`--list N`: None stays None (the rotation); else N must be a list of the design (1..L)."""
+    if value is None:
+        return None
+    n = n_lists(exp)
+    if n is None:
+        raise OptionError(f"{name} {value}: {exp.name} has no lists (its spec has no `design:` of items)")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= n:
+        raise OptionError(f"{name} must be from 1 to {n} ({exp.name} has {n} list(s)), got {value}")
+    return value
+
+
+def recorded_list(meta: dict[str, Any]) -> int | None:
+    """The list a session's sidecar says it reads (its `design.list`)."""
+    ln = (meta.get("design") or {}).get("list")
+    return int(ln) if isinstance(ln, int) and not isinstance(ln, bool) else None
+
+
+def read_sidecar(path: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def participant_list(out: Path, experiment: str, subject_id: str) -> int | None:
+    """The list an earlier session of this participant read (any session's sidecar), else None."""
+    from experiments.session import session_stem
+
+    stem = session_stem(experiment, subject_id, 1).rsplit("_session-", 1)[0]
+    for p in sorted((Path(out) / "data").glob(f"{stem}_session-*_data.json")):
+        meta = read_sidecar(p)
+        if meta is not None and recorded_list(meta) is not None:
+            return recorded_list(meta)
+    return None
+
+
+def list_counts(out: Path, exp: Any, n: int, abandon_after_min: float, now: float | None = None
+                ) -> tuple[dict[int, int], dict[int, int]]:
+    """(counted, abandoned) participants per list 1..n among the sessions of `exp` under `out`.
+
+    A participant counts on its list when one of its sessions is complete or was active (its table or
+    sidecar written) within the last `abandon_after_min` minutes; otherwise it is abandoned (not counted)."""
+    from experiments.session import keyword_value
+
+    now = time.time() if now is None else now
+    limit = abandon_after_min * 60.0
+    state: dict[str, tuple[int, bool]] = {}  # participant -> (list, live)
+    prefix = f"study-{keyword_value(exp.name)}_subject-"
+    for p in (Path(out) / "data").glob(f"{prefix}*_data.json"):
+        meta = read_sidecar(p)
+        if meta is None:
+            continue
+        ln = recorded_list(meta)
+        if ln is None or not 1 <= ln <= n:
+            continue
+        pid = p.name[len(prefix):].rsplit("_session-", 1)[0]
+        csv = p.with_name(p.name[:-len(".json")] + ".csv")
+        times = [q.stat().st_mtime for q in (p, csv) if q.exists()]
+        live = meta.get("status") == "completed" or (bool(times) and now - max(times) <= limit)
+        old = state.get(pid)
+        state[pid] = (ln, live or (old[1] if old else False))
+    counted = {k: 0 for k in range(1, n + 1)}
+    abandoned = {k: 0 for k in range(1, n + 1)}
+    for ln, live in state.values():
+        (counted if live else abandoned)[ln] += 1
+    return counted, abandoned
+
+
+def least_filled(counts: dict[int, int]) -> int:
+    """The list with the fewest counted participants; ties: the lowest number."""
+    return min(counts, key=lambda k: (counts[k], k))
+
+
+@contextlib.contextmanager
+def assignment_lock(out: Path) -> Iterator[None]:
+    """One assignment at a time: a thread lock (one server) and an OS flock (servers sharing `out`)."""
+    Path(out).mkdir(parents=True, exist_ok=True)
+    with _THREAD_LOCK:
+        with open(Path(out) / LOCK_NAME, "a+") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def assign_least_filled(out: Path, exp: Any, abandon_after_min: float = DEFAULT_ABANDON_MIN,
+                        now: float | None = None) -> tuple[int, dict[str, Any]]:
+    """(list, record) for a new participant; call it inside `assignment_lock(out)` together with the
+    creation of the session, so that the next count sees it."""
+    n = n_lists(exp)
+    if n is None:
+        raise OptionError(f"{exp.name} has no lists to balance")
+    counted, abandoned = list_counts(out, exp, n, abandon_after_min, now)
+    ln = least_filled(counted)
+    return ln, {"method": "least_filled", "list": ln, "counts_before": {str(k): v for k, v in counted.items()},
+                "abandoned_not_counted": {str(k): v for k, v in abandoned.items() if v},
+                "abandon_after_min": abandon_after_min}
+
+
+def given_record(ln: int, how: str) -> dict[str, Any]:
+    """The sidecar's record of a list given by hand (`--list`, `?list=`)."""
+    return {"method": "given", "list": ln, "by": how}
+
+
+@contextlib.contextmanager
+def choose_list(out: Path, exp: Any, subject_id: str, asked: Any = None,
+                abandon_after_min: float = DEFAULT_ABANDON_MIN) -> Iterator[tuple[int | None, dict[str, Any] | None]]:
+    """The list of a participant starting a session on a server, as (list, sidecar record); (None, None)
+    for a spec without lists. A list asked for (`?list=N`) is checked (OptionError naming 1..L); a
+    participant with an earlier session keeps its list; anyone else gets the least-filled list, and the
+    caller creates the session inside this block (the lock is held until it ends)."""
+    n = n_lists(exp)
+    if n is None:
+        if asked is not None:
+            check_list(exp, asked, "list")
+        yield None, None
+        return
+    if asked is not None:
+        yield check_list(exp, asked, "list"), given_record(asked, "the page's list URL parameter (?list=N)")
+        return
+    with assignment_lock(out):
+        earlier = participant_list(out, exp.name, subject_id)
+        if earlier is not None:
+            yield earlier, {"method": "participant's earlier session", "list": earlier}
+            return
+        yield assign_least_filled(out, exp, abandon_after_min)
