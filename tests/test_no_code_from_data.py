@@ -266,3 +266,91 @@ def test_analyze_a_damaged_gz_table_is_one_message(tmp_path, how):
     r = _cli("analyze", str(bad), "--out", str(tmp_path / "rep"))
     assert r.returncode == 2 and str(bad) in r.stderr and "Traceback" not in r.stderr + r.stdout, r.stderr
     assert not (tmp_path / "rep").exists()
+
+
+# ---- YAML, registries, Slurm parameters, model weights ----------------------------------------------
+YAML_TAGS = ["!!python/object/apply:builtins.open [{m}, w]", "!!python/object/apply:os.system ['touch {m}']",
+             "!!python/object/new:subprocess.Popen [[touch, {m}]]", "!!python/name:os.system"]
+
+
+@pytest.mark.parametrize("tag", YAML_TAGS)
+def test_yaml_tags_in_a_spec_or_a_sweep_run_nothing(tmp_path, tag):
+    from experiments.spec import SpecError, load_spec
+    from model_subjects.sweep import SweepError, load_sweep
+
+    marker = tmp_path / "MARKER"
+    value = tag.format(m=marker)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"name: {value}\nblocks: [{{name: b, structures: [long_nested]}}]\n", encoding="utf-8")
+    with pytest.raises(SpecError) as exc:
+        load_spec(spec)
+    assert str(spec) in str(exc.value)
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"spec: lakretz2021_nested\nmodels: [{{model: {value}}}]\nout: o\n", encoding="utf-8")
+    with pytest.raises(SweepError) as exc:
+        load_sweep(sweep)
+    assert str(sweep) in str(exc.value)
+    assert not marker.exists()
+
+
+def test_a_backend_name_is_looked_up_never_imported_as_given():
+    """registry.get_backend_class imports modules, but only those of its fixed table; any other name is
+    refused unread (`antigravity` would open a web browser when imported)."""
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.registry import BACKEND_MODULES, get_backend_class
+
+    for name in ("antigravity", "os", "model_subjects.hf_backend", "subprocess"):
+        with pytest.raises(ModelLoadError, match="unknown backend"):
+            get_backend_class(name)
+    assert "antigravity" not in sys.modules
+    assert all(m.startswith("model_subjects.") for m in BACKEND_MODULES.values())
+
+
+@pytest.mark.parametrize("slurm, says", [
+    ({"slurm_setup": ["touch MARKER"]}, "shell commands"),
+    ({"slurm_teardown": ["touch MARKER"]}, "shell commands"),
+    ({"slurm_srun_args": ["--prolog=/tmp/x.sh"]}, "shell commands"),
+    ({"slurm_partition": "gpu\ntouch MARKER"}, "one line of printable text"),
+    ({"slurm_additional_parameters": {"x\ntouch MARKER": 1}}, "sbatch option name"),
+    ({"slurm_additional_parameters": {"begin": "now\ntouch MARKER"}}, "one line of printable text"),
+    ({"slurm_comment": ["a", "b"]}, "one line of printable text"),
+])
+def test_slurm_parameters_that_would_be_shell_lines_are_refused(slurm, says):
+    from experiments.options import OptionError
+    from model_subjects.sweep import check_executor
+
+    pytest.importorskip("submitit")
+    with pytest.raises(OptionError, match=says):
+        check_executor("submitit-local", slurm)
+    check_executor("submitit-local", {"slurm_partition": "gpu", "slurm_additional_parameters": {"begin": "now"},
+                                      "timeout_min": 60})  # plain values pass
+
+
+@pytest.mark.slow
+def test_a_pickled_weights_file_runs_nothing(tmp_path):
+    """A model folder whose pytorch_model.bin is a pickle that opens a file: loading reads tensors only
+    (weights_only), so the model is refused and the file never created; torch's plain load would run it."""
+    import torch
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+    from transformers import GPT2Config, PreTrainedTokenizerFast
+
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.registry import load_backend
+
+    folder = tmp_path / "evil_model"
+    folder.mkdir()
+    GPT2Config(n_layer=1, n_embd=8, n_head=2, vocab_size=4, n_positions=16).save_pretrained(folder)
+    tok = Tokenizer(WordLevel({"[UNK]": 0, "a": 1, "b": 2, "c": 3}, unk_token="[UNK]"))
+    tok.pre_tokenizer = Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]").save_pretrained(folder)
+    marker = tmp_path / "MARKER"
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps({"w": _Payload(open, str(marker), "w")}, 2))
+    with pytest.raises(ModelLoadError) as exc:
+        load_backend(str(folder), backend="transformers", device="cpu")
+    assert str(folder) in str(exc.value)
+    assert not marker.exists()
+    with pytest.raises(Exception):  # the reference: an unrestricted load runs the payload
+        torch.load(folder / "pytorch_model.bin", weights_only=False)
+    assert marker.exists()
