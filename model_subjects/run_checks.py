@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-# The longest item a model subject reads (docs/model_subjects.md "Item length"): all of one item's texts
+# The longest item a model subject reads (docs/validation.md "Item length for model subjects"): all of one item's texts
 # together (sentence, prefix, options, question, regions, ...). A 20,000-word item made a model subject
 # hang for minutes (a forward pass over a context far past the model's window); such an item is refused
 # before any model loads, naming it, never truncated.

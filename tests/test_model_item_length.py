@@ -1,4 +1,4 @@
-"""The longest item a model subject reads (docs/model_subjects.md "Item length"): a 20,000-word item used to
+"""The longest item a model subject reads (docs/validation.md "Item length for model subjects"): a 20,000-word item used to
 hold a model subject for minutes; it is refused before any model loads, naming the file, line, item and
 the limit, for `run-model` and `sweep` alike. Items within the limit run as before."""
 from __future__ import annotations
