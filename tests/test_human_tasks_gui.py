@@ -63,7 +63,7 @@ def run_psychopy(display: str, kind: str, spec: Path, out: Path, pid: str, shots
     args = [sys.executable, str(ROOT / "tests" / "support" / "run_task_session.py"), kind, str(spec), str(out), pid,
             str(seed), "4"] + ([str(shots)] if shots else [])
     env = {**os.environ, "DISPLAY": display, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env}
-    return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)  # hangs only: a loaded machine is slow
 
 
 def ink(path: Path) -> float:

@@ -200,14 +200,14 @@ def test_panel_session_survives_kill_9_resumes_and_continues_in_session_2(xdispl
     proc = subprocess.Popen(cmd, env=env_for(xdisplay), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
-        wait_for(lambda: n_rows(csv_path) >= 3, 120, "three finished trials", proc)
+        wait_for(lambda: n_rows(csv_path) >= 3, 300, "three finished trials", proc)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
     kept = read_rows(csv_path)
     assert 3 <= len(kept) < n
     res = subprocess.run(cmd + ["--resume"], env=env_for(xdisplay), cwd=ROOT, capture_output=True, text=True,
-                         timeout=180)
+                         timeout=600)
     assert res.returncode == 0, res.stderr
     rows = read_rows(csv_path)
     seq1 = compile_sequence(spec, pid, session=1)
@@ -226,7 +226,7 @@ def test_panel_session_survives_kill_9_resumes_and_continues_in_session_2(xdispl
 
     # session 2 continues the counterbalancing: its own sequence, no item of session 1
     res = subprocess.run(base + ["--trials", "3", "--session", "2"],
-                         env=env_for(xdisplay), cwd=ROOT, capture_output=True, text=True, timeout=180)
+                         env=env_for(xdisplay), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     rows2 = read_rows(session_paths(out, spec.name, pid, 2)[0])
     seq2 = compile_sequence(spec, pid, session=2)
