@@ -298,14 +298,20 @@ def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, 
                      header: tuple[str, ...], unknown: tuple[str, ...]) -> DesignFile:
     problems: list[str] = []
     seen: dict[tuple, int] = {}
+    ids: dict[str, Row] = {}
     for r in rows:  # one row per item x condition (and one per filler/practice item); lists may share rows
         key = (r.list_number, r.item, r.levels)  # the levels themselves, not a label text that could collide
         if key in seen:
             what = f"item {r.item!r} in condition {r.condition!r}" if r.levels else f"{r.role} item {r.item!r}"
             where_list = f" of list {r.list_number}" if r.list_number is not None else ""
             problems.append(f"line {r.line}: {what}{where_list} again (first on line {seen[key]})")
-        else:
-            seen[key] = r.line
+            continue
+        seen[key] = r.line
+        other = ids.setdefault(r.row_id, r)  # a trial's id (`item:condition`) names one row of the file
+        if (other.item, other.levels) != (r.item, r.levels):
+            problems.append(f"line {r.line}: item {r.item!r} in condition {r.condition!r} has the trial id "
+                            f"{r.row_id!r} of item {other.item!r} in condition {other.condition!r} (line "
+                            f"{other.line}); rename the item or the level (a ':' in one)")
     test = [r for r in rows if r.role == "test"]
     if not test:
         problems.append("no test rows (rows with role test, or without a role column)")

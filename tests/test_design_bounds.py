@@ -76,10 +76,20 @@ def test_levels_whose_condition_labels_collide_are_refused_naming_them(tmp_path)
 
 
 def test_rows_are_told_apart_by_their_levels_not_their_label():
-    """The repeated-row check keys on (list, item, levels): two rows whose labels would coincide are two."""
+    """The repeated-row check keys on (list, item, levels): two rows whose labels coincide are not called the
+    same row again (the trial-id check names what is wrong with them)."""
     rows = [Row(2, "i1", "test", ("a-b", "c"), None, ()), Row(3, "i1", "test", ("a", "b-c"), None, ())]
-    built = D._check_and_build("f.csv", {"f": ["a-b", "a"], "g": ["c", "b-c"]}, "all", rows, ("item",), ())
-    assert len(built.lists_by_number[1]) == 2
+    with pytest.raises(D.DesignError) as exc:
+        D._check_and_build("f.csv", {"f": ["a-b", "a"], "g": ["c", "b-c"]}, "all", rows, ("item",), ())
+    assert "has the trial id 'i1:a-b-c'" in str(exc.value) and "again" not in str(exc.value)
+
+
+def test_two_rows_with_one_trial_id_are_refused():
+    """item "x:a" in condition "b" and item "x" in condition "a:b" would both be trial "x:a:b"."""
+    rows = [Row(2, "x:a", "test", ("b",), None, ()), Row(3, "x", "test", ("a:b",), None, ())]
+    with pytest.raises(D.DesignError, match=r"line 3: item 'x' in condition 'a:b' has the trial id 'x:a:b' of item "
+                                            r"'x:a' in condition 'b' \(line 2\)"):
+        D._check_and_build("f.csv", {"f": ["b", "a:b"]}, "all", rows, ("item",), ())
 
 
 def test_too_many_conditions_are_refused_before_the_file_is_read(tmp_path):
