@@ -354,3 +354,15 @@ def test_a_pickled_weights_file_runs_nothing(tmp_path):
     with pytest.raises(Exception):  # the reference: an unrestricted load runs the payload
         torch.load(folder / "pytorch_model.bin", weights_only=False)
     assert marker.exists()
+
+
+def test_an_importer_name_is_a_registered_command_never_a_module():
+    """`twinlab import NAME` offers the importer registry's fixed commands; any other name is a usage error."""
+    from typer.testing import CliRunner
+
+    from analysis.importers import REGISTRY
+    from experiments.cli import app
+
+    r = CliRunner().invoke(app, ["import", "antigravity"])
+    assert r.exit_code == 2 and "antigravity" not in sys.modules
+    assert all(imp.module.startswith("analysis.") or imp.module.startswith("participants.") for imp in REGISTRY.values())
