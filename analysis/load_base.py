@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,5 +94,7 @@ def read_raw_csv(path: Path | io.BytesIO, name: Path | None = None) -> pd.DataFr
         raise LoadError(f"{path_name}: file is empty (no header line)") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise LoadError(f"{path_name}: not a readable CSV ({str(exc).strip()})") from None
+    except (EOFError, zlib.error) as exc:  # a damaged .gz (pandas decompresses by the file name)
+        raise LoadError(f"{path_name}: cannot be read (damaged compressed file: {exc})") from None
     except OSError as exc:
         raise LoadError(f"{path_name}: cannot be read ({exc.strerror or exc})") from None

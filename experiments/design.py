@@ -24,8 +24,15 @@ from stimuli.textfile import read_text_file
 
 ROLES = ("test", "filler", "practice")
 ListMode = Literal["latin_square", "column", "all"]
-MAX_FILE_BYTES = 50_000_000
 SHOWN = 12  # problems listed in one message (the rest counted)
+# Size limits (docs/validation.md "Design files"): within them `validate` and `plan` finish in seconds
+# (checking is linear in the rows); beyond them the file is refused, saying which limit, before any work.
+MAX_FILE_BYTES = 50_000_000
+MAX_ROWS = 200_000  # rows of the file (test, filler and practice)
+MAX_LISTS = 1_000  # lists of `lists: column` (a Latin square has one list per condition)
+MAX_CONDITIONS = 1_000  # the product of the factors' level counts
+MAX_CELL_CHARS = 100_000  # characters in one cell (a 20,000-word sentence is ~120,000)
+_LIST_NUMBER = re.compile(r"[0-9]{1,9}")  # ASCII digits only: int() also reads '٣', '３' and '1_0'
 
 # columns of the file with a meaning of their own (besides `item` and the factors)
 RESERVED = ("role", "list")
@@ -58,6 +65,26 @@ def conditions_of(factors: dict[str, list[str]]) -> list[tuple[str, ...]]:
 
 def condition_label(levels: tuple[str, ...]) -> str:
     return "-".join(levels)
+
+
+def check_factors(factors: dict[str, list[str]]) -> None:
+    """The design's conditions: at most MAX_CONDITIONS, and each with its own label. A condition's label
+    joins its levels with "-" (the table's `condition`, the rows' ids), so levels such as "a-b" x "c" and
+    "a" x "b-c" would name two conditions alike and make valid rows look repeated: refused, naming them."""
+    n = 1
+    for levels in factors.values():
+        n *= max(len(levels), 1)
+    if n > MAX_CONDITIONS:
+        raise DesignError(f"design.factors: {' x '.join(f'{k} ({len(v)})' for k, v in factors.items())} = {n} "
+                          f"conditions; at most {MAX_CONDITIONS}")
+    seen: dict[str, tuple[str, ...]] = {}
+    for cond in conditions_of(factors):
+        label = condition_label(cond)
+        if label in seen:
+            a, b = (" x ".join(map(repr, c)) for c in (seen[label], cond))
+            raise DesignError(f"design.factors: the levels {a} and {b} both make the condition label {label!r} "
+                              "(levels are joined with '-'); rename a level so that no two conditions read alike")
+        seen[label] = cond
 
 
 @dataclass(frozen=True)
@@ -173,6 +200,7 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
     """Read and check a long-format stimulus file against the declared factors and list mode."""
     p = Path(path)
     where = str(p)
+    check_factors(factors)
     text = read_text_file(p, DesignError, "CSV/TSV stimulus", MAX_FILE_BYTES)
     delim = _delimiter(p)
     try:
@@ -185,6 +213,13 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
             if None in r:
                 raise DesignError(f"{where}: line {reader.line_num}: more cells than the header has columns "
                                   f"(a stray {'tab' if delim == chr(9) else 'comma'}?)")
+            if len(raw) >= MAX_ROWS:
+                raise DesignError(f"{where}: line {reader.line_num}: more than {MAX_ROWS} rows; at most {MAX_ROWS} "
+                                  "are read (docs/validation.md, design files)")
+            long_cell = next((k for k, v in r.items() if v is not None and len(v) > MAX_CELL_CHARS), None)
+            if long_cell is not None:
+                raise DesignError(f"{where}: line {reader.line_num}, column {header.index(long_cell) + 1} "
+                                  f"({long_cell}): {len(r[long_cell])} characters; at most {MAX_CELL_CHARS} in a cell")
             raw.append((reader.line_num, r))
     except csv.Error as exc:
         raise DesignError(f"{where}: not readable as CSV/TSV ({exc})") from None
@@ -244,10 +279,15 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
         list_number = None
         lv = (r.get("list") or "").strip()
         if mode == "column" and role == "test":
-            if not lv.isdigit() or int(lv) < 1:
-                problems.append(f"line {line}: list {lv!r} must be a list number (1, 2, ...)")
+            if not _LIST_NUMBER.fullmatch(lv) or int(lv) < 1:
+                problems.append(f"line {line}, column {header.index('list') + 1} (list): {lv!r} must be a list "
+                                f"number written in ASCII digits (1, 2, ...)")
                 continue
             list_number = int(lv)
+            if list_number > MAX_LISTS:
+                problems.append(f"line {line}, column {header.index('list') + 1} (list): list {list_number}; "
+                                f"at most {MAX_LISTS} lists")
+                continue
         rows.append(Row(line, item, role, tuple(levels) if all(levels) and levels else None, list_number,
                         _materials(r, material_cols)))
     _refuse(where, problems)
@@ -257,21 +297,27 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
 def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, rows: list[Row],
                      header: tuple[str, ...], unknown: tuple[str, ...]) -> DesignFile:
     problems: list[str] = []
-    seen: dict[tuple[int | None, str], int] = {}
+    seen: dict[tuple, int] = {}
+    ids: dict[str, Row] = {}
     for r in rows:  # one row per item x condition (and one per filler/practice item); lists may share rows
-        key = (r.list_number, r.row_id)
+        key = (r.list_number, r.item, r.levels)  # the levels themselves, not a label text that could collide
         if key in seen:
             what = f"item {r.item!r} in condition {r.condition!r}" if r.levels else f"{r.role} item {r.item!r}"
             where_list = f" of list {r.list_number}" if r.list_number is not None else ""
             problems.append(f"line {r.line}: {what}{where_list} again (first on line {seen[key]})")
-        else:
-            seen[key] = r.line
+            continue
+        seen[key] = r.line
+        other = ids.setdefault(r.row_id, r)  # a trial's id (`item:condition`) names one row of the file
+        if (other.item, other.levels) != (r.item, r.levels):
+            problems.append(f"line {r.line}: item {r.item!r} in condition {r.condition!r} has the trial id "
+                            f"{r.row_id!r} of item {other.item!r} in condition {other.condition!r} (line "
+                            f"{other.line}); rename the item or the level (a ':' in one)")
     test = [r for r in rows if r.role == "test"]
     if not test:
         problems.append("no test rows (rows with role test, or without a role column)")
-    for name, declared in factors.items():
-        k = list(factors).index(name)
-        empty = [lv for lv in declared if not any(r.levels and r.levels[k] == lv for r in test)]
+    for k, (name, declared) in enumerate(factors.items()):
+        present = {r.levels[k] for r in test if r.levels}
+        empty = [lv for lv in declared if lv not in present]
         if empty:
             problems.append(f"factor {name!r}: level(s) {', '.join(map(repr, empty))} have no test row")
     _refuse(where, problems)
@@ -309,15 +355,23 @@ def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, 
     else:
         numbers = sorted({r.list_number for r in test if r.list_number is not None})
         if numbers != list(range(1, len(numbers) + 1)):
-            raise DesignError(f"{where}: list numbers {numbers} must run 1, 2, ... without gaps")
+            have = set(numbers)
+            gap = next(k for k in range(1, len(numbers) + 2) if k not in have)
+            raise DesignError(f"{where}: list numbers must run 1, 2, ... without gaps; the file numbers "
+                              f"{len(numbers)} list(s) from {numbers[0]} to {numbers[-1]} and has no list {gap}")
+        by_list: dict[int, list[Row]] = {}
+        for r in test:
+            by_list.setdefault(r.list_number, []).append(r)  # type: ignore[arg-type]
+        position = {it: i for i, it in enumerate(items)}
         for ln in numbers:
-            rows_l = [r for r in test if r.list_number == ln]
-            twice = sorted({r.item for r in rows_l if sum(x.item == r.item for x in rows_l) > 1})
+            rows_l = by_list[ln]
+            per_item = Counter(r.item for r in rows_l)
+            twice = sorted(it for it, c in per_item.items() if c > 1)
             if twice:
-                lines = [r.line for r in rows_l if r.item in twice]
+                lines = [r.line for r in rows_l if per_item[r.item] > 1]
                 problems.append(f"list {ln}: item(s) {', '.join(map(repr, twice))} appear more than once "
                                 f"(lines {_lines(lines)}); a subject sees an item once")
-            lists[ln] = tuple(sorted(rows_l, key=lambda r: items.index(r.item)))
+            lists[ln] = tuple(sorted(rows_l, key=lambda r: position[r.item]))
         _refuse(where, problems)
         n_lists = len(numbers)
     return DesignFile(path=where, factors=factors, rows=tuple(rows), columns=header, unknown_columns=unknown,

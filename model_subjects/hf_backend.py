@@ -142,11 +142,14 @@ class TransformersBackend(PairTokenizer, Backend):
             # grouped-query attention without materialising repeated K/V heads, also with a mask:
             # same results, ~30% faster attention over a long running history on CPU
             os.environ.setdefault("TRANSFORMERS_SDPA_FORCE_GQA", "1")
-        kwargs: dict[str, Any] = {"dtype": torch_dtype, "local_files_only": True}
+        # weights are data: a pickled pytorch_model.bin is read with weights_only (tensors, no code), and no
+        # Python file shipped with a model folder is run (docs/guarantees.md)
+        kwargs: dict[str, Any] = {"dtype": torch_dtype, "local_files_only": True, "weights_only": True,
+                                  "trust_remote_code": False}
         if dev == "auto":
             kwargs["device_map"] = "auto"
         try:
-            tok = AutoTokenizer.from_pretrained(resolved.path, local_files_only=True)
+            tok = AutoTokenizer.from_pretrained(resolved.path, local_files_only=True, trust_remote_code=False)
             lm = AutoModelForCausalLM.from_pretrained(resolved.path, **kwargs)
         except Exception as exc:
             raise ModelLoadError(

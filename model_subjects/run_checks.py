@@ -4,6 +4,61 @@ Its own module so that the command module (`cli`) and the sweep both import it, 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
+# The longest item a model subject reads (docs/validation.md "Item length for model subjects"): all of one item's texts
+# together (sentence, prefix, options, question, regions, ...). A 20,000-word item made a model subject
+# hang for minutes (a forward pass over a context far past the model's window); such an item is refused
+# before any model loads, naming it, never truncated.
+MAX_ITEM_WORDS = 2_000
+MAX_ITEM_CHARS = 20_000  # also bounds an item whose "words" are long runs without spaces
+
+
+def _texts(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _texts(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _texts(v)
+
+
+def item_length_problem(texts: Iterable[str]) -> str | None:
+    """Why an item is too long for a model subject (its words or characters over the limit), else None."""
+    parts = list(texts)
+    words = sum(len(t.split()) for t in parts)
+    chars = sum(len(t) for t in parts)
+    if words > MAX_ITEM_WORDS:
+        return f"{words} words; a model subject reads at most {MAX_ITEM_WORDS} words per item"
+    if chars > MAX_ITEM_CHARS:
+        return f"{chars} characters; a model subject reads at most {MAX_ITEM_CHARS} characters per item"
+    return None
+
+
+def item_lengths(exp) -> None:
+    """Every item the spec can show (the design file's rows, or the stimulus file's items) within the
+    limits above; OptionError naming the file, line or item, and the limit."""
+    from experiments.options import OptionError
+
+    if exp.design is not None:
+        from experiments.design_compiler import load_design
+
+        df = load_design(exp)
+        for r in df.rows:
+            problem = item_length_problem(_texts(dict(r.materials)))
+            if problem:
+                raise OptionError(f"{df.path}: line {r.line}: item {r.item!r}: {problem}; shorten or split it")
+    elif exp.stimuli.file is not None:
+        from experiments.compiler import _file_items
+
+        for it in _file_items(exp.stimuli.file):
+            problem = item_length_problem(it.words)
+            if problem:
+                raise OptionError(f"{exp.stimuli.file}: item {it.item_id!r}: {problem}; shorten or split it")
+
 
 def protocol_and_context(cfg, exp) -> None:
     """--protocol, --question and --context for every subject; OptionError naming the problem."""
@@ -21,6 +76,7 @@ def protocol_and_context(cfg, exp) -> None:
             parse_context(cfg.context, k + cfg.first_subject - 1)
     except (ProtocolError, ContextError, TaskError) as exc:
         raise OptionError(str(exc)) from None
+    item_lengths(exp)  # before any model loads: a huge item would hold the model for minutes
 
 
 def device_available(device: str, backend: str, name: str = "--device") -> None:

@@ -232,6 +232,7 @@ def check_executor(executor: str, slurm: dict[str, Any]) -> None:
         if key not in known:
             raise OptionError(f"field 'slurm.{key}': not a submitit/Slurm parameter (known: "
                               f"{', '.join(sorted(AutoExecutor._valid_parameters()))}, or slurm_<sbatch option>)")
+        _no_shell(key, value)
         if key in ("timeout_min", "nodes", "cpus_per_task", "tasks_per_node", "mem_gb", "slurm_array_parallelism") or \
                 key.startswith(("gpus_", "slurm_gpus_", "slurm_cpus_")):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < (0 if "gpus" in key else 1):
@@ -239,6 +240,28 @@ def check_executor(executor: str, slurm: dict[str, Any]) -> None:
     if executor == "slurm" and shutil.which("sbatch") is None:
         raise OptionError("--executor slurm: Slurm is not available here (no sbatch on PATH); "
                           "use --executor local or submitit-local, or run on the cluster's login node")
+
+
+SHELL_PARAMETERS = ("slurm_setup", "slurm_teardown", "slurm_srun_args")  # submitit writes them as shell
+
+
+def _no_shell(key: str, value: Any) -> None:
+    """A sweep file is data: submitit writes `setup`/`teardown` lines (and `srun_args`) into the job's shell
+    script as they are, and `#SBATCH` lines from the parameters, so those three are refused, and every
+    other value must be a number, a truth value or one line of text (a newline would start a shell line)."""
+    from experiments.options import OptionError
+
+    if key in SHELL_PARAMETERS:
+        raise OptionError(f"field 'slurm.{key}': submitit writes it into the job script as shell commands; a "
+                          "sweep file is data, never code (set the environment up before running `sweep`)")
+    items = value.items() if key == "slurm_additional_parameters" and isinstance(value, dict) else [(None, value)]
+    for name, v in items:
+        where = f"slurm.{key}" + (f".{name}" if name is not None else "")
+        if name is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", str(name)):
+            raise OptionError(f"field '{where}': an sbatch option name is letters, digits, '-' and '_'")
+        if not isinstance(v, (str, int, float, bool)) or (isinstance(v, str) and not v.isprintable()):
+            raise OptionError(f"field '{where}': must be a number, true/false or one line of printable text, "
+                              f"got {v!r}")
 
 
 def run_config(sweep: Sweep, cell: Cell):

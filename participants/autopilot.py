@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 from experiments.trials import Trial
 from participants.keys import Injector
@@ -44,6 +44,10 @@ class Autopilot:
         self.seed = seed
         self.response_key = response_key
         self._due: list[tuple[float, str, bool]] = []  # (monotonic time, key, down?)
+        # when each press actually left (not when it was planned: under load a poll comes late), on `clock`;
+        # the presenter sets the keyboard clock, so these times share the axis of the recorded presses
+        self.clock: Callable[[], float] = time.monotonic
+        self._sent: list[tuple[str, float]] = []
 
     def plan(self, trial: Trial, available_ms: float) -> AutopilotPlan:
         """The answer for `trial`; a press lands between 250 ms and the end of the response window."""
@@ -85,6 +89,12 @@ class Autopilot:
         while self._due and self._due[0][0] <= now:
             _, key, down = self._due.pop(0)
             (self.injector.press if down else self.injector.release)(key)
+            if down:
+                self._sent.append((key, self.clock()))
+
+    def sent_ms(self) -> list[list[Any]]:
+        """The presses sent since the last `cancel` (this trial's): [key, ms on `clock`], as they left."""
+        return [[key, round(t * 1000.0, 3)] for key, t in self._sent]
 
     def cancel(self) -> None:
         """Drop pending presses (a trial restarted), releasing any key still down."""
@@ -92,3 +102,4 @@ class Autopilot:
             if not down:
                 self.injector.release(key)
         self._due.clear()
+        self._sent.clear()

@@ -72,6 +72,8 @@ class Presenter:
         self.win, self.keys, self.policy, self.screens, self.shots = win, keys, policy, screens, shots
         self.exp = exp
         self.autopilot = autopilot
+        if autopilot is not None:
+            autopilot.clock = keys.now  # presses sent, on the axis of the presses recorded (the trial's zero)
         self._clock = logging.defaultClock  # the clock win.flip() timestamps are read from
         self.response_key = exp.task.response_key
         self.quit_key = exp.task.quit_key
@@ -260,7 +262,7 @@ class Presenter:
             extra["dropped_frames"] = int(self.win.nDroppedFrames - dropped_before)
             extra["word_frames"] = self.policy.frames(self.exp.timing.word_ms)
         if plan is not None:
-            extra["autopilot"] = plan.to_dict()
+            extra["autopilot"] = {**plan.to_dict(), "sent_ms": self.autopilot.sent_ms()}  # type: ignore[union-attr]
 
     def _run_trial(self, trial: Trial) -> TrialResult:
         tm, sc = self.exp.timing, self.screens

@@ -4,18 +4,53 @@
 # With arguments: one pytest run with them. Without: the default run (every test but the `long` and
 # `server` marks), then the marked run of the long real-part tests, then the marked run of the served
 # backend against real llama-cpp-python and vLLM servers (README "The two commands" has the times).
-set -euo pipefail
+# Every pass runs even when an earlier one failed; at the end each pass's pytest summary line is printed
+# again, and the script exits 1 if any pass failed.
+# TWINLAB_TEST_RUNNER (optional): the command that runs pytest instead of xvfb-run + .venv's pytest
+# (tests/test_test_script.py puts a stand-in there to check that every pass runs).
+set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export R_LIBS_USER="$ROOT/.rlib"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-PYTEST=(xvfb-run -a -s "-screen 0 1280x1024x24" .venv/bin/python -m pytest -q -rs)
+if [[ -n "${TWINLAB_TEST_RUNNER:-}" ]]; then
+  PYTEST=("$TWINLAB_TEST_RUNNER")
+else
+  PYTEST=(xvfb-run -a -s "-screen 0 1280x1024x24" .venv/bin/python -m pytest)
+fi
+PYTEST+=(-q -rs)
 if (($#)); then
   exec "${PYTEST[@]}" --durations=15 "$@"
 fi
-printf '\033[1m[test]\033[0m default run (all but the "long" and "server" marks)\n'
-"${PYTEST[@]}" --durations=15 -m "not server and not long"
-printf '\033[1m[test]\033[0m marked run: long real-part tests (whole sessions in windows and Chromium, end-to-end commands)\n'
-"${PYTEST[@]}" --durations=10 -m "long and not server"
-printf '\033[1m[test]\033[0m marked run: the served backend against real llama-cpp-python and vLLM servers on 127.0.0.1\n'
-"${PYTEST[@]}" --durations=5 -m server
+[[ -t 1 ]] && PYTEST+=(--color=yes)  # the output goes through tee below: keep pytest's colours on a terminal
+
+SUMMARIES=()
+FAILED=()
+run_pass() {  # run_pass NAME PYTEST-ARGS...: one pass, its output shown as it comes; remembers its summary
+  local name=$1 log rc summary
+  shift
+  printf '\033[1m[test]\033[0m %s\n' "$name"
+  log=$(mktemp)
+  "${PYTEST[@]}" "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log" |
+            grep -E '^(=+ )?([0-9]+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)|no tests ran)' |
+            tail -n 1)
+  rm -f "$log"
+  SUMMARIES+=("$name: ${summary:-no pytest summary line} (exit $rc)")
+  ((rc == 0)) || FAILED+=("$name")
+}
+
+run_pass 'default run (all but the "long" and "server" marks)' --durations=15 -m "not server and not long"
+run_pass 'marked run: long real-part tests (whole sessions in windows and Chromium, end-to-end commands)' \
+  --durations=10 -m "long and not server"
+run_pass 'marked run: the served backend against real llama-cpp-python and vLLM servers on 127.0.0.1' \
+  --durations=5 -m server
+
+printf '\033[1m[test]\033[0m summary\n'
+printf '  %s\n' "${SUMMARIES[@]}"
+if ((${#FAILED[@]})); then
+  printf '\033[1;31m[test] FAILED:\033[0m %s\n' "$(IFS=';'; echo "${FAILED[*]}")"
+  exit 1
+fi
+printf '\033[1;32m[test] all three runs passed\033[0m\n'

@@ -26,6 +26,11 @@ sys.path.insert(0, str(Path(__file__).parent / "support"))
 from task_examples import EXAMPLES, ROOT, base_spec, example_sequence, load, task_section  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.long]
+try:  # from an injected press leaving the autopilot to its time on the keyboard clock (measured there)
+    from tests.test_participants_gui import PATH_LATENCY_MS  # noqa: E402
+except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path
+    from test_participants_gui import PATH_LATENCY_MS  # noqa: E402
+
 SHOTS = {"judgment": "judgment", "choice": "choice", "rating": "rating", "lexical_decision": "lexical_decision",
          "self_paced_reading": "self_paced_reading_word", "completion": "completion_typing"}
 
@@ -58,7 +63,7 @@ def run_psychopy(display: str, kind: str, spec: Path, out: Path, pid: str, shots
     args = [sys.executable, str(ROOT / "tests" / "support" / "run_task_session.py"), kind, str(spec), str(out), pid,
             str(seed), "4"] + ([str(shots)] if shots else [])
     env = {**os.environ, "DISPLAY": display, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env}
-    return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)  # hangs only: a loaded machine is slow
 
 
 def ink(path: Path) -> float:
@@ -86,9 +91,12 @@ def test_a_four_trial_psychopy_session_of_each_task_kind(xdisplay, kind, tmp_pat
         assert r["response"] == plan["intended_response"], (r, plan)
         if plan["intended_correct"] is not None:
             assert r["correct"] == str(plan["intended_correct"]), r
-        if "answer" in phases:  # planned press after the answers' onset vs the measured RT
-            delta = float(r["rt_ms"]) - phases["answer"][0][0] * 1000.0
-            assert -2.0 <= delta <= 150.0, (r["rt_ms"], phases)
+        raw, sent = extra["raw"], plan["sent_ms"]  # sent: [key, ms on the trial's clock] as each press left
+        if "answer" in phases:  # the answering press, from when it actually left (its plan can be late under load)
+            key, onset = phases["answer"][0][1], raw["response_onset"]
+            left = next(t for k, t in sent if k == key and t >= onset) - onset
+            assert left >= phases["answer"][0][0] * 1000.0 - 1 and abs(float(r["rt_ms"]) - left) < PATH_LATENCY_MS, \
+                (r["rt_ms"], left, phases)
         if kind == "choice":
             from participants.tasks.logic import option_order
             order = option_order(t, seq)
@@ -97,11 +105,12 @@ def test_a_four_trial_psychopy_session_of_each_task_kind(xdisplay, kind, tmp_pat
         if kind == "rating":
             assert float(r["rating"]) == float(r["response"])
         if kind == "self_paced_reading":
-            read = [d for d, _ in phases["read"]]
-            want = [round((b - a) * 1000.0, 1) for a, b in zip(read, read[1:])]
+            advance = phases["read"][0][1]
+            left = [ms for k, ms in sent if k == advance][: len(phases["read"])]  # the reading presses as they left
+            want = [b - a for a, b in zip(left, left[1:])]
             got = json.loads(r["word_rts_ms"])
             assert len(got) == len(want) == len(t.mat["sentence"].split())
-            assert max(abs(g - w) for g, w in zip(got, want)) < 60.0, (got, want)
+            assert max(abs(g - w) for g, w in zip(got, want)) < 2 * PATH_LATENCY_MS, (got, want)
             regions = [len(p.split()) for p in t.mat["regions"].split("|")]
             sums, k = [], 0
             for n in regions:

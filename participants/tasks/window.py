@@ -224,8 +224,8 @@ class TaskWindow:
                                  "keyboard_backend": p.keys.backend, "flip_latency_ms": _ms(p.flip_latency()),
                                  "feedback_onset_ms": None if fb_on is None else self.rel(fb_on),
                                  "iti_onset_ms": self.rel(iti_on)}
-        if self.plan is not None:
-            extra["autopilot"] = self.plan.to_dict()
+        if self.plan is not None:  # the plan, and when its presses were actually sent (ms on the trial's clock)
+            extra["autopilot"] = {**self.plan.to_dict(), "sent_ms": p.autopilot.sent_ms() if p.autopilot else []}
         generic = {k: fields[k] for k in ("option_order", "chosen_position", "rating", "response_text", "keystrokes",
                                           "word_rts_ms", "region_rts_ms")}
         return TrialResult(

@@ -17,6 +17,7 @@ any is read whole; a problem is one ReproError naming the file and the column.
 """
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def _files(folder: Path) -> list[Path]:
 def _read(path: Path, required: tuple[str, ...], header_only: bool = False) -> pd.DataFrame:
     try:
         df = pd.read_csv(path, nrows=0 if header_only else None, keep_default_na=True)
-    except (OSError, ValueError, EOFError, pd.errors.ParserError) as exc:
+    except (OSError, ValueError, EOFError, zlib.error, pd.errors.ParserError) as exc:  # zlib.error: a damaged .gz
         raise ReproError(f"{path}: cannot be read as CSV: {' '.join(str(exc).split())}") from None
     missing = [c for c in required if c not in df.columns]
     if missing:

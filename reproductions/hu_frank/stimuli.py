@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from reproductions.common import ReproError
+from reproductions.npz import NpzError, read_npz
 
 N_PER_TYPE = 40  # the authors' loop: the first 40 problems of each type
 META_PROMPT_LAMBADA = "What word is most likely to come next in the following text?\nText: {prefix}\nPrediction:"
@@ -69,24 +71,34 @@ def matrix_prompt(prob: np.ndarray) -> str:
 
 
 def digit_matrices(path: Path) -> list[Item]:
-    try:
-        problems = np.load(_need(path), allow_pickle=True)["all_problems"].item()
-    except (OSError, ValueError, KeyError, EOFError) as exc:
-        raise ReproError(f"{path}: not the digit-matrix archive (all_problems): {exc}") from None
+    try:  # read as data: the archive's pickled dict through twinlab's own reader, never numpy's unpickler
+        archive = read_npz(_need(path))
+    except NpzError as exc:
+        raise ReproError(f"{path}: {exc}") from None
+    held = archive.get("all_problems")
+    problems = held.item() if isinstance(held, np.ndarray) and held.shape == () else None
+    if not isinstance(problems, dict):
+        raise ReproError(f"{path}: not the digit-matrix archive (no all_problems dict of problem types; members: "
+                         f"{', '.join(archive) or 'none'})")
     items = []
-    for ind in range(N_PER_TYPE):  # the authors' order: problem index, then type
-        for ptype, p in problems.items():
-            for key in ("prob", "answer_choices", "correct_ind", "perm_invariant"):
-                if key not in p:
-                    raise ReproError(f"{path}: problem type {ptype}: no field {key}")
-            if ind >= p["prob"].shape[0]:
-                continue
-            choices = p["answer_choices"][ind]
-            correct = int(p["correct_ind"][ind])
-            items.append(Item("digit_mat", "digit_mat", f"{ptype}_{ind}", prompt=matrix_prompt(p["prob"][ind]),
-                              options={str(a): choice_text(choices[a]) for a in range(len(choices))}, correct=str(correct),
-                              extra={"correct_answer": [int(v) for v in np.ravel(choices[correct])],
-                                     "perm_invariant": bool(p["perm_invariant"]), "problem_type": ptype}))
+    ptype = ""
+    try:
+        for ind in range(N_PER_TYPE):  # the authors' order: problem index, then type
+            for ptype, p in problems.items():
+                for key in ("prob", "answer_choices", "correct_ind", "perm_invariant"):
+                    if key not in p:
+                        raise ReproError(f"{path}: problem type {ptype}: no field {key}")
+                if ind >= p["prob"].shape[0]:
+                    continue
+                choices = p["answer_choices"][ind]
+                correct = int(p["correct_ind"][ind])
+                items.append(Item("digit_mat", "digit_mat", f"{ptype}_{ind}", prompt=matrix_prompt(p["prob"][ind]),
+                                  options={str(a): choice_text(choices[a]) for a in range(len(choices))}, correct=str(correct),
+                                  extra={"correct_answer": [int(v) for v in np.ravel(choices[correct])],
+                                         "perm_invariant": bool(p["perm_invariant"]), "problem_type": ptype}))
+    except (TypeError, ValueError, IndexError, AttributeError, KeyError) as exc:  # a dict, but not of problems
+        raise ReproError(f"{path}: problem type {ptype!r}: not the released layout of arrays "
+                         f"({type(exc).__name__}: {exc})") from None
     return items
 
 
@@ -129,8 +141,8 @@ def crt(path: Path) -> list[Item]:
 def _csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     try:
         df = pd.read_csv(_need(path), dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise ReproError(f"{path}: cannot be read as CSV: {exc}") from None
+    except (ValueError, pd.errors.ParserError, OSError, EOFError, zlib.error) as exc:  # a damaged .gz too
+        raise ReproError(f"{path}: cannot be read as CSV: {' '.join(str(exc).split())}") from None
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise ReproError(f"{path}: missing column(s) {', '.join(missing)}")
@@ -155,7 +167,10 @@ def blimp(path: Path) -> list[Item]:
 def blimp_jsonl(path: Path) -> list[Item]:
     """An official BLiMP paradigm file (.jsonl or .jsonl.gz): sentence_good, sentence_bad, pairID."""
     raw = _need(path).read_bytes()
-    text = gzip.decompress(raw).decode("utf-8") if path.name.endswith(".gz") else raw.decode("utf-8")
+    try:
+        text = gzip.decompress(raw).decode("utf-8") if path.name.endswith(".gz") else raw.decode("utf-8")
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:  # a damaged .gz, or not UTF-8
+        raise ReproError(f"{path}: cannot be read ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     items = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -186,6 +201,8 @@ def lambada(path: Path) -> list[Item]:
     """LAMBADA items from a released output file (prefix, final_word), as the authors split them."""
     try:
         df = pd.read_csv(_need(path), usecols=["item_id", "prefix", "final_word"], dtype=str, keep_default_na=False)
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:  # a damaged .gz, or not UTF-8
+        raise ReproError(f"{path}: cannot be read ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     except ValueError as exc:
         raise ReproError(f"{path}: needs the columns item_id, prefix, final_word ({exc})") from None
     for c in ("prefix", "final_word"):

@@ -1,0 +1,75 @@
+"""`make test` (scripts/test.sh) runs all three passes even when one fails, prints each pass's pytest summary
+line at the end, and exits non-zero if any pass failed (with `set -e` it stopped after the first failure, so
+the long and server runs never ran). Checked with a stand-in for pytest (TWINLAB_TEST_RUNNER) that logs how
+it was called and fails the passes a test asks for."""
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSES = ["not server and not long", "long and not server", "server"]
+
+
+def _script(*args: str, runner: Path) -> subprocess.CompletedProcess:
+    """scripts/test.sh in its own process group, killed whole on a timeout (a script that ignored the
+    stand-in would start the real suite)."""
+    proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "test.sh"), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "TWINLAB_TEST_RUNNER": str(runner)})
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _run(tmp_path: Path, fail: set[str]) -> tuple[subprocess.CompletedProcess, list[str]]:
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "fake_pytest.sh"
+    # a pass's -m expression -> its made-up summary line, and exit 1 for the ones in `fail`
+    fake.write_text(
+        "#!/usr/bin/env bash\n"
+        f"printf '%s\\n' \"$*\" >> {shlex.quote(str(calls))}\n"
+        "while (($#)); do [[ $1 == -m ]] && { mark=$2; break; }; shift; done\n"
+        "echo 'tests/test_x.py ..F  [100%]'\n"
+        "case \"$mark\" in\n"
+        + "".join(f"  {shlex.quote(m)}) echo '{k + 1} failed, {10 * (k + 1)} passed in 1.0s'; exit 1 ;;\n"
+                  for k, m in enumerate(PASSES) if m in fail)
+        + "  *) echo \"3 passed, 1 skipped in 0.5s ($mark)\" ;;\nesac\n",
+        encoding="utf-8")
+    fake.chmod(0o755)
+    r = _script(runner=fake)
+    return r, calls.read_text(encoding="utf-8").splitlines() if calls.exists() else []
+
+
+@pytest.mark.parametrize("fail", [set(), {PASSES[0]}, {PASSES[2]}, {PASSES[0], PASSES[1]}], ids=str)
+def test_every_pass_runs_and_a_failure_fails_at_the_end(tmp_path, fail):
+    r, calls = _run(tmp_path, fail)
+    assert len(calls) == 3 and all(f"-m {m}" in c for m, c in zip(PASSES, calls)), calls  # all three, in order
+    assert (r.returncode != 0) == bool(fail), (r.returncode, r.stdout)
+    tail = r.stdout[r.stdout.index("summary\n"):]
+    lines = [ln.strip() for ln in tail.splitlines()[1:4]]
+    for k, (m, ln) in enumerate(zip(PASSES, lines)):  # each pass's own summary line, in pass order
+        if m in fail:
+            assert f"{k + 1} failed, {10 * (k + 1)} passed in 1.0s (exit 1)" in ln, ln
+        else:
+            assert f"3 passed, 1 skipped in 0.5s ({m}) (exit 0)" in ln, ln
+    assert ("FAILED" in tail) == bool(fail) and ("all three runs passed" in tail) == (not fail)
+
+
+def test_arguments_make_one_run_with_them(tmp_path):
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "fake.sh"
+    fake.write_text(f"#!/usr/bin/env bash\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(calls))}\nexit 3\n")
+    fake.chmod(0o755)
+    r = _script("-k", "x", "tests/test_a.py", runner=fake)
+    assert r.returncode == 3  # its exit status is pytest's
+    assert calls.read_text().splitlines() == ["-q -rs --durations=15 -k x tests/test_a.py"]
