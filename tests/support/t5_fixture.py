@@ -3,8 +3,10 @@
 Why: Flan-T5's scoring depends on how T5's SentencePiece tokenizer treats the sentinel tokens
 (`<extra_id_0>` ... `<extra_id_99>`), the word-start marker "▁" after a special token and the `</s>` it
 appends; a word-level toy tokenizer exercises none of that. So the fixture trains a unigram
-SentencePiece model (T5's kind, T5's special ids: <pad> 0, </s> 1, <unk> 2, no BOS) on the texts the
-tests will score, wraps it in transformers' `T5Tokenizer` with `extra_ids=100` (the 100 sentinels at
+SentencePiece model (T5's kind, T5's special ids: <pad> 0, </s> 1, <unk> 2, no BOS; T5's `nmt_nfkc` normalisation, which turns
+a newline into a space) on the texts the tests will score, reads it with transformers' `T5Tokenizer`
+(`from_pretrained` on the folder's spiece.model, as for a T5 checkpoint; transformers' converter
+needs `protobuf`) with `extra_ids=100` (the 100 sentinels at
 the end of the vocabulary, as every T5 checkpoint has them), and saves it beside a seeded random
 `T5ForConditionalGeneration` of a tiny config. The folder loads like any Flan-T5 checkpoint
 (`--backend seq2seq --model FOLDER`, or `AutoModelForSeq2SeqLM`/`AutoTokenizer`).
@@ -69,7 +71,9 @@ def build_t5(folder: Path, extra_texts: Iterable[str] = (), config: dict | None 
     folder.mkdir(parents=True, exist_ok=True)
     spiece = folder / "spiece.model"
     spiece.write_bytes(train_sentencepiece([*default_texts(), *extra_texts], vocab_size))
-    tok = T5Tokenizer(vocab_file=str(spiece), extra_ids=N_SENTINELS)
+    # transformers reads the SentencePiece model as it reads a T5 checkpoint's spiece.model (its converter
+    # needs `protobuf`); the sentinels go at the end of the vocabulary, <extra_id_0> last
+    tok = T5Tokenizer.from_pretrained(folder, extra_ids=N_SENTINELS)
     n_vocab = len(tok)
     assert tok.convert_tokens_to_ids("<extra_id_0>") == n_vocab - 1, "T5 puts <extra_id_0> last"
     torch.manual_seed(seed)
