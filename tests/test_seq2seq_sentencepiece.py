@@ -118,6 +118,7 @@ def test_pseudo_loglikelihood_equals_the_authors_loop(t5, plain):
         assert v == pytest.approx(authors_sentence(plain, s), abs=5e-4), s
 
 
+@pytest.mark.long
 def test_reproduction_runs_end_to_end_on_the_sentencepiece_t5_with_the_authors_conventions(t5, plain, tmp_path):
     import pandas as pd
     from typer.testing import CliRunner
