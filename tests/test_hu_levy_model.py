@@ -38,9 +38,12 @@ def reference(lm, context: str, continuation: str) -> float:
     n = len(context) - len(context.rstrip(" "))
     if n:
         context, continuation = context[:-n], context[-n:] + continuation
-    ctx = tok(context, add_special_tokens=False)["input_ids"]
-    whole = tok(context + continuation, add_special_tokens=False)["input_ids"]
-    assert whole[: len(ctx)] == ctx
+    # the whole text's tokens, split where the context's characters end (a trailing "\n\n" is one token at the
+    # end of a text but "\n", "\n" before a word: the context's own encoding is not always a prefix)
+    enc = tok(context + continuation, add_special_tokens=False, return_offsets_mapping=True)
+    whole, offsets = enc["input_ids"], enc["offset_mapping"]
+    assert not any(a < len(context) < b for a, b in offsets), "a token spans the context's end"
+    ctx = [t for t, (a, _) in zip(whole, offsets) if a < len(context)]
     if not ctx:
         ctx, whole = [tok.bos_token_id], [tok.bos_token_id] + whole
     with torch.no_grad():
