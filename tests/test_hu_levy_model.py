@@ -137,13 +137,15 @@ def authors_openai_match(lm, prompt: str, continuation: str, task: str) -> float
 
 def test_openai_last_token_mode_is_the_authors_word_match(tmp_path, lm):
     out = tmp_path / "last"
-    res = CliRunner().invoke(app, ["reproduce", "hu-levy2023", "--data", str(FIX), "--out", str(out), "--items", "3",
+    res = CliRunner().invoke(app, ["reproduce", "hu-levy2023", "--data", str(FIX), "--out", str(out), "--items", "2",
                                    "--n-boot", "100", "-q", "--scoring", "openai-last-token"])
     assert res.exit_code == 0, res.output
     scores = pd.read_csv(out / "tables" / "items_scores.csv", dtype={"item": str, "experiment": str},
                          keep_default_na=False)
     tasks = {"1": "word_pred", "2": "word_comparison", "3a": "sentence_judge", "3b": "sentence_comparison"}
     answers = scores[scores["context"] != ""]
+    direct = (answers["method"] == "Direct") & answers["experiment"].isin(["1", "2"])  # the words: several tokens
+    answers = pd.concat([answers[direct], answers[~direct].groupby(["experiment", "method", "option"]).head(1)])
     differs = 0
     for r in answers.itertuples():
         want = authors_openai_match(lm, r.prompt, r.continuation.strip(), tasks[r.experiment])
