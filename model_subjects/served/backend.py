@@ -356,11 +356,11 @@ class ServedBackend(Backend):
         if first is None:
             raise ServerError(f"a whole-sentence score after its first token needs server {self.url}'s tokenize and "
                               f"detokenize endpoints to find that token in {sentence[:40]!r}, and it has none")
-        with self._tok_lock:
-            self.n_first_token_skipped += 1
         if len(ids) == 1 or not sentence.startswith(first) or first == sentence:
             return _Chain(sentence, [], f"sentence {sentence[:40]!r} is one token (or its first token does not "
                                         "spell its start): nothing after the first token to score")
+        with self._tok_lock:
+            self.n_first_token_skipped += 1
         return self._chain(first, sentence[len(first):])
 
     def _from_chain(self, chain: "_Chain", answers: list[dict[str, Any]]) -> LoglikelihoodResult:
