@@ -295,10 +295,13 @@ def reproduce(opt: Options) -> Path:
                  f"({PAPER_MODELS}).")
     bad = scores[scores["logprob"].isna()]
     if len(bad):
-        reasons = bad.loc[bad["unscorable"] != "", "unscorable"].value_counts()
+        kinds = bad.loc[bad["unscorable"] != "", "unscorable"].str.replace(
+            r"^(token .* of )?option .* is not among", "an option (or one of its tokens) is not among", regex=True
+        ).str.replace(r" \(lowest returned .*\)$", "", regex=True)
+        reasons = kinds.value_counts()
         rep.note(f"{len(bad)} request(s) have no score (NaN): their items are left out of the cells they belong to "
-                 "(`n_scored` in tables/performance.csv), never counted wrong. "
-                 + " ".join(f"{n} x: {why}" for why, n in reasons.items())
+                 "(`n_scored` in tables/performance.csv), never counted wrong; each reason is in the `unscorable` "
+                 "column of tables/items_scores.csv. " + " ".join(f"{n} x: {why}." for why, n in reasons.head(6).items())
                  + (f" {len(bad) - int(reasons.sum())} outside the served model's top log-probabilities."
                     if len(bad) > int(reasons.sum()) else ""))
     items = item_table(scores)

@@ -4,7 +4,9 @@ Requests go to `Backend.loglikelihood` in chunks sorted by context (a chunk then
 template's prefix, which the transformers backend encodes once). Each score is appended to the
 cache (`reproductions.pairs.ScoreCache`, keyed by the request's hash, one file per model identity),
 so an interrupted or repeated run scores only what is missing. A continuation a served model
-could not score (outside its returned top log-probabilities) stays NaN and is counted, never guessed;
+could not score (outside its returned top log-probabilities) stays NaN with the backend's reason in
+the `unscorable` column, is counted, never guessed, and is not cached (a re-run asks again; the
+served backend's own response cache answers without the server);
 a whole sentence (empty context) on a sequence-to-sequence backend gets the paper's pseudo-log-
 likelihood (`pseudo_loglikelihood`: each word masked in turn), as Hu & Levy score Flan-T5; a request the
 backend refuses (a whole-sentence score from a server whose probe failed) stays NaN
@@ -65,9 +67,13 @@ def score_queries(backend: Any, cache: Any, queries: list[Query], chunk: int = 5
     for start in range(0, len(todo), chunk):
         part = todo[start:start + chunk]
         for (k, _), res in zip(part, _score_chunk(backend, part, refused)):
-            if res is not None and k.startswith(LAST):  # NaN (unscorable) stays NaN
-                cache.add(k, float(res.token_logprobs[-1]) if res.token_logprobs else res.logprob)
-            elif res is not None:
+            if res is None:
+                continue
+            if math.isnan(res.logprob):  # unscorable: its reason kept, not cached (a re-run asks again)
+                refused[k] = res.unscorable or "the backend returned no score"
+            elif k.startswith(LAST):
+                cache.add(k, float(res.token_logprobs[-1]))
+            else:
                 cache.add(k, res.logprob)
         cache.flush()
         if progress:
