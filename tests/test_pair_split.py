@@ -42,3 +42,14 @@ def test_transformers_backend_scores_the_answer_after_the_blank_line():
     for res in (lm.loglikelihood([LoglikelihoodRequest(context, answer)])[0],
                 lm.loglikelihood_alone([LoglikelihoodRequest(context, answer)])[0]):
         assert res.n_tokens == 1 and res.logprob == pytest.approx(want, abs=1e-4)
+
+
+def test_llamacpp_backend_splits_the_same_way():
+    pytest.importorskip("llama_cpp")
+    from model_subjects.registry import load_backend
+
+    lm = load_backend(None, backend="llamacpp")
+    context = "Respond with either Yes or No as your answer.\n\n"
+    ctx, cont = lm.encode_pair(context, "Yes")
+    assert lm.decode_ids(ctx) == context and lm.decode_ids(cont) == "Yes" and len(cont) == 1
+    assert lm.encode(context)[-1] != ctx[-1]  # alone, the context ends in the one "\n\n" token
