@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def split_pair(context: str, continuation: str) -> tuple[str, str]:
 
 
 def split_tokens(ctx: Sequence[int], whole: Sequence[int], context: str,
-                 decode: "Callable[[Sequence[int]], str] | None") -> tuple[tuple[int, ...], tuple[int, ...]]:
+                 decode: Callable[[Sequence[int]], str] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The whole text's tokens split at the end of the context: (context part, continuation part).
 
     Usually the context's own tokens are a prefix of the whole's. Not always: GPT-2-style tokenizers read
