@@ -34,7 +34,7 @@ from model_subjects.kv_stream import KVStream
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
 from model_subjects.registry import register_backend
 from model_subjects.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, PairTokenizer,
-                                     split_pair)
+                                     split_pair, split_tokens)
 from model_subjects.stream_group import StreamGroup
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -204,6 +204,10 @@ class TransformersBackend(PairTokenizer, Backend):
             self._enc_cache[text] = ids
         return ids
 
+    def decode_ids(self, ids: Sequence[int]) -> str:
+        """The text of token ids, exactly (to find where a context ends among a whole text's tokens)."""
+        return self.tokenizer.decode(list(ids), clean_up_tokenization_spaces=False)
+
     def _encode_many(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._enc_cache]
         for start in range(0, len(todo), 2048):
@@ -218,7 +222,7 @@ class TransformersBackend(PairTokenizer, Backend):
         wholes = self._encode_many([c + k for c, k in pairs])
         units = []
         for (c, k), ctx, whole in zip(pairs, ctxs, wholes):
-            cont = whole[len(ctx):]
+            ctx, cont = split_tokens(ctx, whole, c, self.decode_ids)
             if not cont:
                 raise ValueError(f"continuation {k!r} encodes to no tokens after context {c[-40:]!r}")
             units.append(_Unit(self.sequence_start(ctx) + ctx + cont, len(cont)))

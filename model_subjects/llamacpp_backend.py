@@ -308,6 +308,10 @@ class LlamaCppBackend(PairTokenizer, Backend):
             self._enc_cache[text] = ids
         return ids
 
+    def decode_ids(self, ids: Sequence[int]) -> str:
+        """The text of token ids, exactly (to find where a context ends among a whole text's tokens)."""
+        return self.llm.detokenize(list(ids), special=True).decode("utf-8", errors="replace")
+
     def _unit(self, r: LoglikelihoodRequest) -> tuple[tuple[int, ...], int]:
         ctx, cont = self.encode_pair(r.context, r.continuation)
         return self.sequence_start(ctx) + ctx + cont, len(cont)

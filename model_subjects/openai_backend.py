@@ -2,6 +2,7 @@
 
     twinlab run-model SPEC --backend openai -B url=http://127.0.0.1:8000 [--model SERVED_ID]
                            [-B max_in_flight=8] [-B top_logprobs=20] [-B scoring=auto|echo|next-token]
+                           [-B whole_sentence=exact|after-first]
                            [-B cache_dir=PATH|none] [-B retries=6] [-B timeout_s=120] [-B api_key=...]
 
 The implementation lives in `model_subjects.served` (client, cache, probe, backend); this module
@@ -26,7 +27,7 @@ class OpenAIBackend(ServedBackend):
              add_bos: bool = False, batch_size: int | str = "auto", threads: int | None = None,
              api_key: str | None = None, cache_dir: str | None = "default", max_in_flight: int = 8,
              top_logprobs: int = 20, scoring: str = "auto", retries: int = 6, timeout_s: float = 120.0,
-             backoff_s: float = 0.5, max_backoff_s: float = 8.0) -> "OpenAIBackend":
+             backoff_s: float = 0.5, max_backoff_s: float = 8.0, whole_sentence: str = "exact") -> "OpenAIBackend":
         url = url or os.environ.get("TWINLAB_SERVER_URL")
         if not url:
             raise ServerError("--backend openai needs the server's address: -B url=http://HOST:PORT "
@@ -46,7 +47,7 @@ class OpenAIBackend(ServedBackend):
                             timeout_s=float(timeout_s))
         return cls(url, model, api_key=api_key or os.environ.get("TWINLAB_SERVER_API_KEY"), cache_dir=cache,
                    max_in_flight=int(max_in_flight), top_logprobs=int(top_logprobs), scoring=str(scoring),
-                   retry=retry)
+                   retry=retry, whole_sentence=str(whole_sentence))
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "openai"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,28 @@ def split_pair(context: str, continuation: str) -> tuple[str, str]:
     return context, continuation
 
 
+def split_tokens(ctx: Sequence[int], whole: Sequence[int], context: str,
+                 decode: Callable[[Sequence[int]], str] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The whole text's tokens split at the end of the context: (context part, continuation part).
+
+    Usually the context's own tokens are a prefix of the whole's. Not always: GPT-2-style tokenizers read
+    a trailing "\n\n" as one token at the end of a text but as "\n", "\n" before a word, so cutting the
+    whole at the context's token count would score the text "\n\n\nYes" for ("...\n\n", "Yes"). Then
+    the split is the token boundary of the whole where the context's text ends (found with `decode`),
+    and the scored tokens spell the continuation exactly; if no boundary falls there (a token spans
+    it), ValueError: the continuation has no tokens of its own.
+    """
+    ctx, whole = tuple(ctx), tuple(whole)
+    if whole[:len(ctx)] == ctx:
+        return ctx, whole[len(ctx):]
+    if decode is not None:
+        for k in range(max(1, len(ctx) - 8), min(len(whole), len(ctx) + 8) + 1):
+            if decode(whole[:k]) == context:
+                return whole[:k], whole[k:]
+    raise ValueError(f"the tokens of context {context[-40:]!r} change when the continuation follows, and no token "
+                     "boundary falls at the context's end: the continuation has no tokens of its own")
+
+
 class PairTokenizer:
     """The one (context, continuation) tokenisation of every local backend (transformers, llama.cpp).
 
@@ -82,7 +104,7 @@ class PairTokenizer:
         context, continuation = split_pair(context, continuation)
         ctx = self.encode(context)  # type: ignore[attr-defined]
         whole = self.encode(context + continuation)  # type: ignore[attr-defined]
-        cont = whole[len(ctx):]
+        ctx, cont = split_tokens(ctx, whole, context, getattr(self, "decode_ids", None))
         if not cont:
             raise ValueError(f"continuation {continuation!r} encodes to no tokens after context {context[-40:]!r}")
         return ctx, cont

@@ -8,6 +8,29 @@ import typer
 
 app = typer.Typer(no_args_is_help=True, help="Reproduce the seeds' model experiments in the papers' own layout.")
 
+# The files each command reads, shown at the end of its --help (what a user must have before running it).
+FILES = {
+    "lampinen2024": "Files read: none required (items are generated from the bundled lexicons). Optional: --items "
+                    "stimulus CSV(s) (e.g. from `twinlab stimuli import lakretz-text`), --humans session folders or a "
+                    "Lakretz results CSV, --model a local model folder or .gguf file.",
+    "hu-levy2023": "Files read (--data DIR, the authors' datasets/ folder of jennhu/metalinguistic-prompting): "
+                   "DIR/exp1/p18/corpus.csv and DIR/exp1/news/corpus.csv (Experiment 1), DIR/exp2/dtfit/corpus.csv "
+                   "(Experiment 2), DIR/exp3/syntaxgym/corpus.csv and DIR/exp3/blimp/corpus.csv (Experiments 3a "
+                   "and 3b); --experiments/-e reads only the files of the experiments chosen. A missing file is "
+                   "named before any model loads. Optional: --pairs BLiMP JSONL file(s), --agreement-items "
+                   "stimulus CSV(s).",
+    "hu-frank2024": "Files read: with --authors-outputs DIR (jennhu/lm-task-demands, or its output/ folder): "
+                    "output/digit_mat/, output/crt/crt1-3/, output/lambada/, output/dgl/ and output/blimp/, one "
+                    "<model>.csv or .csv.gz per model. With --data DIR (the same release): "
+                    "external_stimuli/digit_mat/all_problems.npz, external_stimuli/crt/stimuli.csv, "
+                    "external_stimuli/dgl/stimuli.csv, external_stimuli/blimp/stimuli.csv and output/lambada/<model>"
+                    ".csv(.gz) (the LAMBADA items). Otherwise: none required (--pairs BLiMP JSONL file(s), --items "
+                    "agreement stimulus CSV(s), optional).",
+    "hu-levy2023-human": "Files read (--data DIR, the authors' datasets/ folder): DIR/exp2/dtfit/corpus.csv and "
+                         "DIR/exp3/blimp/corpus.csv only (exp1/ and exp3/syntaxgym/ are not needed). Written: "
+                         "OUT/hu_levy2023_human.yaml and OUT/hu_levy2023_human_items.csv.",
+}
+
 
 def _fail(message: str, code: int = 2) -> None:
     from experiments.cli import fail
@@ -24,7 +47,8 @@ def _split(values: Optional[list[str]]) -> Optional[list[str]]:
 def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str, device: str, batch_size: str,
                    threads: int, max_new_tokens: int = 1, *, models: Optional[list[str]] = None,
                    items: Optional[list[Path]] = None, pairs: Optional[list[Path]] = None,
-                   humans: Optional[list[Path]] = None, items_per_condition: Optional[int] = None) -> int | str:
+                   humans: Optional[list[Path]] = None, items_per_condition: Optional[int] = None,
+                   seed: Optional[int] = None) -> int | str:
     """The options and inputs of a reproduction, by the rules `run-model` uses (experiments/options.py):
     every model, stimulus file, pair file and human data path is checked, and read where cheap,
     before anything is written (not even the --out folder); exit 2 with one message.
@@ -44,6 +68,8 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
         batch = o.batch_size(batch_size)
         o.threads(threads)
         o.at_least("--max-new-tokens", max_new_tokens, 1, 4096)
+        if seed is not None:
+            _seed(seed)
         if items_per_condition is not None and items_per_condition < 1:
             raise o.OptionError("--items-per-condition must be at least 1")
         o.at_least("--items-per-condition", items_per_condition, 1, MAX_ITEMS_PER_CONDITION)
@@ -90,6 +116,17 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
     return batch
 
 
+MAX_ITEMS = 1_000_000  # --items: a bound far above any release (the largest corpus has 395 items)
+MAX_SEED = 2**32 - 1
+
+
+def _seed(seed: int) -> int:
+    """--seed: numpy's generators take 0 .. 2**32 - 1 here (a negative seed is their traceback otherwise)."""
+    from experiments import options as o
+
+    return o.at_least("--seed", seed, 0, MAX_SEED)  # type: ignore[return-value]
+
+
 def _run(reproduce, opt, interrupted: str) -> None:
     """Run one reproduction; its errors and Ctrl-C become one line (finished work stays saved)."""
     from reproductions.common import ReproError
@@ -128,7 +165,7 @@ def _served_batch(backend: Optional[str], batch_size: str) -> str:
     return "auto" if backend == "openai" and batch_size == "32" else batch_size
 
 
-@app.command("lampinen2024")
+@app.command("lampinen2024", epilog=FILES["lampinen2024"])
 def lampinen2024(
     out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses finished work)"),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="model (name, folder, .gguf); repeat for several; default: the bundled SmolLM2-135M-Instruct"),
@@ -154,7 +191,7 @@ def lampinen2024(
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
     batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=_local(backend_name, model), items=items,
-                                humans=humans, items_per_condition=items_per_condition)
+                                humans=humans, items_per_condition=items_per_condition, seed=seed)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []),
                   backend=backend_name, backend_options=options,
                   humans=list(humans or []), items_per_condition=items_per_condition, prompts=_split(prompts),
@@ -163,13 +200,14 @@ def lampinen2024(
     _run(reproduce, opt, "finished sessions are saved")
 
 
-@app.command("hu-levy2023")
+@app.command("hu-levy2023", epilog=FILES["hu-levy2023"])
 def hu_levy2023(
     out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses every scored request)"),
     data: Optional[Path] = typer.Option(None, "--data", help="the authors' datasets/ folder (exp1/p18, exp1/news, exp2/dtfit, exp3/blimp, exp3/syntaxgym corpus.csv)"),
     n_items: Optional[int] = typer.Option(None, "--items", help="sample N items per dataset (seeded by --seed; default: all)"),
     experiments: Optional[list[str]] = typer.Option(None, "--experiments", "-e", help="comma list of 1, 2, 3a, 3b (default: all four)"),
-    prompt_text: str = typer.Option("paper", "--prompt-text", help="paper: the prompts as Tables 2-4b print them; authors: as the released code assembles them (blank lines, '...')"),
+    prompt_text: str = typer.Option("authors", "--prompt-text", help="authors (default): the prompts as the released code assembles them (blank lines, '...'), which made the paper's numbers; paper: as Tables 2-4b print them"),
+    scoring: str = typer.Option("authors", "--scoring", help="authors (default): whole sentences as the authors scored them (seq2seq: pseudo-log-likelihood; a served model without BOS: every token after the first); exact: twinlab's rule (a whole sentence needs its first token's score: refused on a server without BOS); openai-last-token: the authors' OpenAI code, an answer counted by its last sub-token only (compatibility)"),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="model(s); repeat for several; default: the bundled SmolLM2-135M-Instruct"),
     backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | seq2seq (Flan-T5 style) | llamacpp | openai (a served model)"),
     backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
@@ -195,10 +233,16 @@ def hu_levy2023(
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
     batch = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=_local(backend_name, model),
-                           items=agreement_items, pairs=pairs, items_per_condition=items_per_condition)
+                           items=agreement_items, pairs=pairs, items_per_condition=items_per_condition, seed=seed)
+    from experiments import options as o
+
+    try:
+        o.at_least("--items", n_items, 1, MAX_ITEMS)
+    except o.OptionError as exc:
+        _fail(str(exc))
     exps = tuple(_split(experiments) or ("1", "2", "3a", "3b"))
     opt = Options(models=list(model) if model else [None], out=out, data=data, n_items=n_items, experiments=exps,
-                  prompt_text=prompt_text, backend=backend_name, backend_options=options,
+                  prompt_text=prompt_text, scoring=scoring, backend=backend_name, backend_options=options,
                   items=list(agreement_items or []), pairs=list(pairs or []), agreement=agreement,
                   items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
                   add_bos=add_bos, dtype=dtype, device=device, batch_size=batch, threads=threads or None, quiet=quiet)
@@ -213,7 +257,7 @@ def hu_levy2023(
     _run(reproduce, opt, "scored requests are cached")
 
 
-@app.command("hu-frank2024")
+@app.command("hu-frank2024", epilog=FILES["hu-frank2024"])
 def hu_frank2024(
     out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses finished work)"),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="models of different sizes: repeat --model A --model B ...; default: the bundled SmolLM2-135M-Instruct"),
@@ -290,19 +334,26 @@ def hu_frank2024(
     _run(reproduce, opt, "finished sessions and scores are saved")
 
 
-@app.command("hu-levy2023-human")
+@app.command("hu-levy2023-human", epilog=FILES["hu-levy2023-human"])
 def hu_levy2023_human(
     data: Path = typer.Option(..., "--data", help="the authors' datasets/ folder (exp2/dtfit and exp3/blimp are read)"),
     out: Path = typer.Option(..., "--out", "-o", help="folder for the study's spec and items"),
     n_items: Optional[int] = typer.Option(20, "--items", help="items per dataset (seeded by --seed; 0 = all)"),
-    seed: int = typer.Option(1, "--seed"),
+    seed: int = typer.Option(1, "--seed", help="seed of the --items sample (0 or more)"),
     force: bool = typer.Option(False, "--force", help="replace an existing spec or items file"),
 ) -> None:
     """seeds/003's word comparison (DTFit) and sentence comparison (BLiMP) as a `choice` study for
     people (and model subjects): writes its spec and items from your copy of the release."""
+    from experiments import options as o
     from reproductions.common import ReproError
     from reproductions.hu_levy.human_study import write_study
 
+    try:
+        o.at_least("--items", n_items, 0, MAX_ITEMS)
+        _seed(seed)
+        o.output_folder("--out", out)
+    except o.OptionError as exc:
+        _fail(str(exc))
     try:
         spec, n = write_study(data, out, n_items or None, seed, force=force)
     except (ReproError, FileExistsError) as exc:

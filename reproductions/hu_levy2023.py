@@ -1,7 +1,8 @@
 """seeds/003 (Hu & Levy 2023) whole: four experiments x four methods on the authors' released materials.
 
     twinlab reproduce hu-levy2023 --data .../datasets --out OUT [--items 20] [--model M ...]
-                                  [--backend openai -B url=...] [--prompt-text paper|authors]
+                                  [--backend openai -B url=...] [--prompt-text authors|paper]
+                                  [--scoring authors|exact|openai-last-token]
 
 Experiments (the release's `datasets/` folder, read and checked by `reproductions.hu_levy.data`):
   1  word prediction: P18 (384), News (222); measure: log P(ground-truth final word)
@@ -10,6 +11,9 @@ Experiments (the release's `datasets/` folder, read and checked by `reproduction
   3b sentence comparison: the same pairs; accuracy, both answer orders
 Methods: Direct, MetaQuestionSimple, MetaInstruct, MetaQuestionComplex (`reproductions.hu_levy.prompts`).
 Measures, averaging and consistency as the authors' notebook computes them (`reproductions.hu_levy.measures`).
+Conventions (prompt text, scoring) follow the authors' code by default (`reproductions.hu_levy.conventions`).
+Table 5 (the phenomena of Experiment 3) is produced from the files read (`reproductions.hu_levy.phenomena`);
+Appendix D (Mandarin Chinese, Figure 11) is not reproduced (see APPENDIX_D).
 Extra minimal pairs for Experiment 3 (`--pairs` BLiMP JSONL, `--agreement`: twinlab's own agreement
 pairs) are added only when asked; they are datasets of their own in every table.
 
@@ -34,7 +38,8 @@ import pandas as pd
 from experiments.atomic import atomic_write_text
 from reproductions.common import ReproError, Report, RunOptions, progress_bar, sha256_text, slug, write_provenance
 from reproductions.hu_levy.data import EXPERIMENTS, Dataset, DatasetSpec, Item, data_files, load_datasets
-from reproductions.hu_levy.prompts import META, METHODS, TASK_LABELS, VARIANTS, all_queries, templates_text
+from reproductions.hu_levy import conventions
+from reproductions.hu_levy.prompts import META, METHODS, TASK_LABELS, all_queries, templates_text
 
 PAPER = "seeds/003: Hu & Levy (2023), Prompting is not a substitute for probability measurements in LLMs"
 PAPER_MODELS = "Flan-T5 small/large/XL, text-curie-001, text-davinci-002, text-davinci-003"
@@ -46,6 +51,11 @@ PAPER_RESULTS = (
     ("4", "The less similar the task or prompt is to direct next-word probabilities, the weaker the item-level "
           "correlation with the direct measurement (Figure 3)."),
 )
+APPENDIX_D = ("Appendix D (Mandarin Chinese, Figure 11) is not reproduced: its materials are not in the release this "
+              "command reads (the datasets/ folder of the repository's master branch, English only). The authors "
+              "published them on the repository's separate `chinese` branch (datasets/exp1/news_zh, "
+              "datasets/exp1/simple_zh, datasets/exp3/mandarin, utils/llm_zh.py, results_zh.zip), which twinlab has "
+              "no importer for; the one model tested there, text-davinci-003, has been retired by OpenAI.")
 
 
 @dataclass
@@ -55,7 +65,8 @@ class Options(RunOptions):
     data: Path | None = None
     experiments: tuple[str, ...] = EXPERIMENTS
     n_items: int | None = None
-    prompt_text: str = "paper"
+    prompt_text: str = conventions.DEFAULT_PROMPT_TEXT
+    scoring: str = conventions.DEFAULT_SCORING
     pairs: list[Path] = field(default_factory=list)
     agreement: bool = False
     items_per_condition: int | None = 16
@@ -65,8 +76,9 @@ class Options(RunOptions):
 def check_inputs(opt: Options) -> tuple[list[Dataset], list[str]]:
     """Every dataset the run will use, read and checked (before any model loads); notes for the report."""
     opt.check_selection()
-    if opt.prompt_text not in VARIANTS:
-        raise ReproError(f"--prompt-text must be one of {', '.join(VARIANTS)}, not {opt.prompt_text!r}")
+    for model in opt.models:  # a local encoder-decoder folder counts as seq2seq
+        conventions.check(opt.scoring, opt.prompt_text, _backend_name(opt, model))
+    conventions.backend_options(opt.scoring, opt.backend, opt.backend_options)  # a contradicting -B is refused now
     bad = [e for e in opt.experiments if e not in EXPERIMENTS]
     if bad or not opt.experiments:
         raise ReproError(f"--experiments: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(EXPERIMENTS)}")
@@ -153,8 +165,10 @@ def run_model(opt: Options, model: str | None, queries: list, prog) -> tuple[pd.
     t0 = time.perf_counter()
     name = _backend_name(opt, model)
     try:
+        conventions.check(opt.scoring, opt.prompt_text, name)  # a folder found to be seq2seq only now
+        settings = conventions.backend_options(opt.scoring, name, opt.backend_options)
         backend = load_backend(model, backend=name, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
-                               batch_size=opt.batch_size, threads=opt.threads, **opt.backend_options)
+                               batch_size=opt.batch_size, threads=opt.threads, **settings)
     except ModelLoadError as exc:
         raise ReproError(str(exc)) from None
     except (RuntimeError, ValueError, OSError) as exc:  # a server that cannot be reached, refused settings
@@ -163,9 +177,11 @@ def run_model(opt: Options, model: str | None, queries: list, prog) -> tuple[pd.
     desc = backend.describe()
     desc.setdefault("backend", getattr(backend, "backend_name", name) or "transformers")
     load_s = time.perf_counter() - t0
-    ident = sha256_text(repr((desc.get("backend"), desc.get("name"), desc.get("revision"), desc.get("weights_sha256"),
-                              desc.get("dtype"), desc.get("add_bos"), desc.get("url"), desc.get("scoring"),
-                              desc.get("mode"))))[:12]
+    parts = (desc.get("backend"), desc.get("name"), desc.get("revision"), desc.get("weights_sha256"),
+             desc.get("dtype"), desc.get("add_bos"), desc.get("url"), desc.get("scoring"), desc.get("mode"))
+    if desc.get("whole_sentence"):  # a served model's whole-sentence rule changes those scores
+        parts += (desc["whole_sentence"],)
+    ident = sha256_text(repr(parts))[:12]
     cache = ScoreCache(opt.out / "cache" / f"{slug(desc.get('name') or model or 'model')}-{ident}.jsonl")
     task = prog.add_task(f"{desc.get('name')}: {len(queries)} requests", total=None)
 
@@ -177,11 +193,14 @@ def run_model(opt: Options, model: str | None, queries: list, prog) -> tuple[pd.
 
     try:
         chunk = 2048 if opt.batch_size == "auto" else max(64, 8 * int(opt.batch_size))
-        scores, n_now, secs = score_queries(backend, cache, queries, chunk=chunk, progress=advance)
+        scores, n_now, secs = score_queries(backend, cache, queries, chunk=chunk, progress=advance,
+                                            scoring=opt.scoring)
     finally:
         cache.close()
+    skipped = getattr(backend, "n_first_token_skipped", None)
     del backend
     timing = {"model": desc.get("name"), "backend": desc.get("backend"), "requests": len(queries),
+              "scoring": opt.scoring, "whole_sentences_scored_after_first_token_now": skipped,
               "requests_computed_now": n_now, "unscorable": unscorable(scores), "load_seconds": round(load_s, 1),
               "scoring_seconds": round(secs, 1)}
     return scores.assign(model=desc.get("name")), desc, timing
@@ -238,6 +257,7 @@ def paper_comparison(datasets: list[Dataset], perf: pd.DataFrame, mean_ic: pd.Da
 def reproduce(opt: Options) -> Path:
     from reproductions.hu_levy import figures as F
     from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
+    from reproductions.hu_levy.phenomena import table5
 
     started = time.time()
     datasets, notes = check_inputs(opt)
@@ -253,7 +273,8 @@ def reproduce(opt: Options) -> Path:
     names = list(dict.fromkeys(scores["model"]))
     rep = Report(opt.out, "Reproduction of seeds/003 (Hu & Levy 2023): direct vs metalinguistic evaluation")
     rep.text(f"Model(s): {', '.join(names)}; backend(s): {', '.join(sorted({str(t['backend']) for t in timings}))}. "
-             f"Prompt text: {opt.prompt_text}. Experiments: {', '.join(opt.experiments)}.")
+             f"Prompt text: {opt.prompt_text} ({conventions.PROMPT_TEXTS[opt.prompt_text]}). "
+             f"Scoring: {opt.scoring} ({conventions.SCORING[opt.scoring]}). Experiments: {', '.join(opt.experiments)}.")
     rep.text("Data: " + "; ".join(f"{d.spec.label} {len(d.items)} of {d.all_count} items" for d in datasets)
              + (f" (--items {opt.n_items}, seed {opt.seed})" if opt.n_items else "") + ".")
     rep.text("; ".join(f"{t['model']}: {t['requests']} requests, {t['requests_computed_now']} scored now in "
@@ -261,15 +282,26 @@ def reproduce(opt: Options) -> Path:
                        for t in timings) + ".")
     for n in notes:
         rep.note(n)
+    if any(t.get("whole_sentences_scored_after_first_token_now") for t in timings):
+        rep.note("Whole sentences (Direct, Experiments 3a/3b) on a served model without BOS are scored after their "
+                 "first token (the authors' OpenAI rule, --scoring authors): "
+                 + "; ".join(f"{t['model']}: {t['whole_sentences_scored_after_first_token_now']} sentence(s) scored now"
+                             for t in timings if t.get("whole_sentences_scored_after_first_token_now")) + ".")
+    if opt.scoring == "openai-last-token":
+        rep.note("--scoring openai-last-token: every answer after a prompt counts its last sub-token only, as the "
+                 "authors' OpenAI code matched a word (a compatibility mode, not a measurement of the whole word).")
     if any("SmolLM2-135M" in n for n in names):
         rep.note("SmolLM2-135M-Instruct is a 135M-parameter causal model, not one of the paper's models "
                  f"({PAPER_MODELS}).")
     bad = scores[scores["logprob"].isna()]
     if len(bad):
-        reasons = bad.loc[bad["unscorable"] != "", "unscorable"].value_counts()
+        kinds = bad.loc[bad["unscorable"] != "", "unscorable"].str.replace(
+            r"^(token .* of )?option .* is not among", "an option (or one of its tokens) is not among", regex=True
+        ).str.replace(r" \(lowest returned .*\)$", "", regex=True)
+        reasons = kinds.value_counts()
         rep.note(f"{len(bad)} request(s) have no score (NaN): their items are left out of the cells they belong to "
-                 "(`n_scored` in tables/performance.csv), never counted wrong. "
-                 + " ".join(f"{n} x: {why}" for why, n in reasons.items())
+                 "(`n_scored` in tables/performance.csv), never counted wrong; each reason is in the `unscorable` "
+                 "column of tables/items_scores.csv. " + " ".join(f"{n} x: {why}." for why, n in reasons.head(6).items())
                  + (f" {len(bad) - int(reasons.sum())} outside the served model's top log-probabilities."
                     if len(bad) > int(reasons.sum()) else ""))
     items = item_table(scores)
@@ -319,12 +351,28 @@ def reproduce(opt: Options) -> Path:
         rep.figure(F.scatter_figure(diffs, ic, exp, opt.out / "figures" / f"figure{num}.png"),
                    f"Figure {num}: {TASK_LABELS[exp]}, Direct (x) against each Meta method (y), every panel")
 
+    t5 = table5(datasets)
+    if not t5.empty:
+        rep.heading("Phenomena of Experiments 3a and 3b (Table 5)", anchor="table5")
+        bad = t5[~t5["agrees"].astype(bool)]
+        rep.text(f"Table 5 as the paper prints it (Appendix A), beside the items of each phenomenon in the files read "
+                 f"and run: {len(t5) - len(bad)} of {len(t5)} rows agree with the paper's count"
+                 + (f"; differing: {', '.join(bad['release_value'])}" if len(bad) else "") + ".")
+        rep.table("table5", t5, "Table 5: phenomena and items (paper beside the release)")
+
     rep.heading("The paper beside ours", anchor="paper")
     rep.text(f"The paper's numbers come from {PAPER_MODELS}. Its text prints no values for Figures 2-3 (bars and a "
              "heat map only), so its item counts and its four results are set beside ours.")
     rep.table("paper_comparison", paper_comparison(datasets, perf, mean_ic), "Paper vs this run")
     for _, r in PAPER_RESULTS:
         rep.text(r)
+    rep.note(APPENDIX_D)
+
+    rep.heading("Conventions: the authors' code and twinlab", anchor="conventions")
+    rep.text(f"This run: --prompt-text {opt.prompt_text}, --scoring {opt.scoring}. Each difference between the "
+             "authors' released code and twinlab's own rules, and which one the default follows:")
+    rep.table("conventions", pd.DataFrame(conventions.describe(opt.scoring, opt.prompt_text)["differences"]),
+              "Differences between the authors' code and twinlab")
 
     templates = templates_text(opt.prompt_text)
     rep.heading("Provenance", anchor="provenance")
@@ -339,6 +387,7 @@ def reproduce(opt: Options) -> Path:
     prompts_hash = sha256_text("\n".join(sorted(set(scores["prompt"]))))
     write_provenance(opt.out, PAPER, opts, models, {}, templates, files, [], started, extra={
         "timings": timings, "prompt_text": opt.prompt_text, "prompts_sha256": prompts_hash,
+        "conventions": conventions.describe(opt.scoring, opt.prompt_text), "appendix_d": APPENDIX_D,
         "n_prompts": int(scores["prompt"].nunique()),
         "datasets": [{"name": d.spec.name, "file": str(d.file), "sha256": d.sha256, "items_in_file": d.all_count,
                       "items_run": [it.item_id for it in d.items]} for d in datasets],

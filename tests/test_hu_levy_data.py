@@ -99,7 +99,7 @@ def test_a_missing_file_or_folder_is_named(tmp_path):
     assert res.exit_code == 2 and "--experiments: unknown 4" in flat(res)
     res = CliRunner().invoke(app, ["reproduce", "hu-levy2023", "--data", str(d), "--items", "0", "--out",
                                    str(tmp_path / "o")])
-    assert res.exit_code == 2 and "--items must be at least 1" in flat(res)
+    assert res.exit_code == 2 and "--items must be from 1" in flat(res)
 
 
 @pytest.mark.skipif(not REAL.exists(), reason="the authors' datasets are not in ../shared")

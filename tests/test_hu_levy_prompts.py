@@ -103,8 +103,26 @@ def test_direct_sentence_scores_are_the_sentences_from_the_start():
             ("", "Every child has studied.", "good"), ("", "Every child have studied.", "bad")]
 
 
-# ---- the authors' released code (utils/llm.py make_prompt), transcribed
+# ---- the authors' released code (utils/llm.py make_prompt), transcribed: its output for every experiment and
+# method (Direct: `prefix + " " + continuation`; 3a/3b Direct: the sentence alone, get_full_sentence_logprob)
 AUTHORS = {
+    ("1", "Direct"): "A butterfly is a flying insect with four large wings",
+    ("1", "MetaInstruct"): "You are a helpful writing assistant. Tell me what word is most likely to come next in the "
+                           "following sentence:\n\nA butterfly is a flying insect with four large wings",
+    ("2", "Direct"): "The archer released the arrow",
+    ("2", "MetaQuestionComplex"): "Here is the beginning of an English sentence: The archer released the... What word "
+                                  "is more likely to come next: arrow, or interview?\n\nAnswer: arrow",
+    ("3a", "Direct"): "Every child has studied.",
+    ("3a", "MetaQuestionSimple"): "Is the following sentence a good sentence of English? Every child has studied. "
+                                  "Respond with either Yes or No as your answer.\n\nYes",
+    ("3a", "MetaQuestionComplex"): "Here is a sentence:\n\nEvery child has studied. Is the sentence a good sentence of "
+                                   "English? Respond with either Yes or No as your answer.\n\nAnswer: Yes",
+    ("3b", "Direct"): "Every child has studied.",
+    ("3b", "MetaQuestionSimple"): "Which sentence is a better English sentence? 1) Every child has studied. 2) Every "
+                                  "child have studied. Respond with either 1 or 2 as your answer.\n\n1",
+    ("3b", "MetaInstruct"): "You are a helpful writing assistant. Tell me which sentence is a better English "
+                            "sentence.\n\n1) Every child has studied. 2) Every child have studied. Respond with either "
+                            "1 or 2 as your answer.\n\n1",
     ("1", "MetaQuestionSimple"): "What word is most likely to come next in the following sentence?\n\n"
                                  "A butterfly is a flying insect with four large wings",
     ("1", "MetaQuestionComplex"): "Here is the beginning of an English sentence: A butterfly is a flying insect with "
@@ -120,6 +138,17 @@ AUTHORS = {
                                    "have studied. Which sentence is a better English sentence? Respond with either 1 "
                                    "or 2 as your answer.\n\nAnswer: 1",
 }
+
+
+def test_every_experiment_and_method_has_a_transcribed_authors_prompt():
+    assert set(AUTHORS) == {(e, m) for e in ("1", "2", "3a", "3b") for m in METHODS}
+
+
+def test_the_reproduction_defaults_to_the_authors_text():
+    from reproductions.hu_levy.conventions import DEFAULT_PROMPT_TEXT
+    from reproductions.hu_levy2023 import Options
+
+    assert DEFAULT_PROMPT_TEXT == "authors" and Options(models=[None], out=None).prompt_text == "authors"
 
 
 @pytest.mark.parametrize("key", list(AUTHORS))

@@ -14,6 +14,13 @@ Only `/v1/completions` is used (plus `/v1/models`, and a tokenize endpoint when 
     "echo": true}`; the continuation's tokens are those whose `text_offset` is at or after the
     context's end, summed as lm-evaluation-harness does.
 
+A whole sentence (an empty context) needs its first token's log-probability, which a server gives
+only when it puts a BOS token before the text. `whole_sentence="exact"` (default) refuses the score
+otherwise; `whole_sentence="after-first"` sums the tokens after the first there (with a BOS, every
+token), the rule of Hu & Levy's OpenAI code (`get_full_sentence_logprob`: `token_logprobs[1:]`).
+From next-token log-probabilities (no echo) the first token is never scored under "after-first"
+(a prompt cannot be empty): the sentence is split at its first token by the server's tokenizer.
+
 Requests run concurrently (at most `max_in_flight` at once, one pooled HTTP client), so a server
 batches across items and subjects and reuses cached prefixes; each answer is cached on disk
 (`ResponseCache`) and every request is sent at most once per model. A running context is sent
@@ -35,6 +42,7 @@ from model_subjects.served.client import RetryPolicy, ServerClient, ServerError
 from model_subjects.served.probe import PROBE_TOLERANCE, ProbeReport, run_probe
 
 SCORING_MODES = ("auto", "echo", "next-token")
+WHOLE_SENTENCE_RULES = ("exact", "after-first")
 COMPLETIONS = "/v1/completions"
 
 
@@ -56,9 +64,15 @@ class ServedBackend(Backend):
 
     def __init__(self, url: str, model: str | None = None, *, api_key: str | None = None,
                  cache_dir: str | Path | None = "default", max_in_flight: int = 8, top_logprobs: int = 20,
-                 scoring: str = "auto", retry: RetryPolicy | None = None, probe_tolerance: float = PROBE_TOLERANCE):
+                 scoring: str = "auto", retry: RetryPolicy | None = None, probe_tolerance: float = PROBE_TOLERANCE,
+                 whole_sentence: str = "exact"):
         if scoring not in SCORING_MODES:
             raise ServerError(f"unknown scoring mode {scoring!r}; use one of {', '.join(SCORING_MODES)}")
+        if whole_sentence not in WHOLE_SENTENCE_RULES:
+            raise ServerError(f"unknown whole_sentence rule {whole_sentence!r}; use one of "
+                              f"{', '.join(WHOLE_SENTENCE_RULES)}")
+        self.whole_sentence = whole_sentence
+        self.n_first_token_skipped = 0  # whole sentences scored after their first token (after-first)
         if max_in_flight < 1 or top_logprobs < 1:
             raise ServerError("max_in_flight and top_logprobs must be at least 1")
         self.client = ServerClient(url, api_key=api_key, retry=retry or RetryPolicy(),
@@ -149,6 +163,7 @@ class ServedBackend(Backend):
             "bos": "the server's own rule for text prompts",
             "scoring": "prompt log-probabilities (echo)" if self.echo_ok else "next-token top log-probabilities",
             "scoring_setting": self.scoring_setting,
+            "whole_sentence": self.whole_sentence,
             "probe": None if self.probe is None else self.probe.to_dict(),
             "top_logprobs": self.top_logprobs,
             "max_in_flight": self.max_in_flight,
@@ -304,8 +319,10 @@ class ServedBackend(Backend):
         to exactly those tokens (a text prompt is tokenised again by the server).
         """
         if not context:
-            raise self._refusal("a whole-sentence score (empty context) cannot come from next-token "
-                                "log-probabilities")
+            if self.whole_sentence != "after-first":
+                raise self._refusal("a whole-sentence score (empty context) cannot come from next-token "
+                                    "log-probabilities")
+            return self._chain_after_first(continuation)
         n = self.n_tokens(continuation)
         if n is None or n == 1:
             return _Chain(continuation, [(context, continuation)])
@@ -330,6 +347,21 @@ class ServedBackend(Backend):
                                                 f"context + the first {k} token(s) of {continuation!r}")
             steps.append((prompt, piece))
         return _Chain(continuation, steps)
+
+    def _chain_after_first(self, sentence: str) -> "_Chain":
+        """A whole sentence under "after-first" from next-token log-probabilities: its first token (by the
+        server's tokenizer) becomes the context, the rest is scored after it."""
+        ids = self._tokenize(sentence)
+        first = self._detokenize(ids[:1]) if ids else None
+        if first is None:
+            raise ServerError(f"a whole-sentence score after its first token needs server {self.url}'s tokenize and "
+                              f"detokenize endpoints to find that token in {sentence[:40]!r}, and it has none")
+        if len(ids) == 1 or not sentence.startswith(first) or first == sentence:
+            return _Chain(sentence, [], f"sentence {sentence[:40]!r} is one token (or its first token does not "
+                                        "spell its start): nothing after the first token to score")
+        with self._tok_lock:
+            self.n_first_token_skipped += 1
+        return self._chain(first, sentence[len(first):])
 
     def _from_chain(self, chain: "_Chain", answers: list[dict[str, Any]]) -> LoglikelihoodResult:
         if chain.problem:
@@ -368,6 +400,10 @@ class ServedBackend(Backend):
                 if i + 1 < len(offs) and offs[i + 1] > start and offs[i + 1] <= end:
                     raise ServerError(f"server {self.url}: a token spans the end of the context {context[-30:]!r}; "
                                       "cannot split it from the continuation")
+                continue
+            if v is None and i == 0 and start == 0 and self.whole_sentence == "after-first":
+                with self._tok_lock:  # the authors' rule: no BOS, so the sum starts after the first token
+                    self.n_first_token_skipped += 1
                 continue
             if v is None and i == 0:  # vLLM: nothing precedes a prompt's first token (no BOS for this model)
                 raise ServerError(f"server {self.url} gives no log-probability for the first token of a prompt "

@@ -83,14 +83,16 @@ class Dataset:
     items: list[Item]
     all_count: int  # items in the file (before --items sampling)
     notes: list[str] = field(default_factory=list)
+    all_items: list[Item] = field(default_factory=list)  # every item of the file (Table 5 counts them)
 
 
 class DataError(ReproError):
     """A corpus file that cannot be used as it is; the message names the file and the line."""
 
 
-def specs_for(experiments: tuple[str, ...]) -> list[DatasetSpec]:
-    return [s for s in DATASETS if set(s.experiments) & set(experiments)]
+def specs_for(experiments: tuple[str, ...], names: tuple[str, ...] | None = None) -> list[DatasetSpec]:
+    """The corpora the experiments use (only those named in `names`, when given)."""
+    return [s for s in DATASETS if set(s.experiments) & set(experiments) and (names is None or s.name in names)]
 
 
 def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[str]]:
@@ -177,8 +179,10 @@ def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[st
 
 
 def load_datasets(folder: Path, experiments: tuple[str, ...] = EXPERIMENTS, n_items: int | None = None,
-                  seed: int = 1) -> list[Dataset]:
-    """Every corpus the chosen experiments need, checked; `n_items` sampled per dataset (seeded).
+                  seed: int = 1, names: tuple[str, ...] | None = None) -> list[Dataset]:
+    """Every corpus the chosen experiments need (or only the `names` among them), checked; `n_items`
+    sampled per dataset (seeded). Every file is looked for before any is read, so a missing one is
+    named at once (with the experiments that need it).
 
     The sample is drawn without replacement by `numpy.random.default_rng(seed)` and kept in file
     order, so the same seed gives the same items on every machine.
@@ -189,12 +193,18 @@ def load_datasets(folder: Path, experiments: tuple[str, ...] = EXPERIMENTS, n_it
     if not folder.is_dir():
         raise DataError(f"--data {folder}: {'no such folder' if not folder.exists() else 'is not a folder'} "
                         "(give the authors' datasets/ folder, with exp1/, exp2/ and exp3/)")
-    out = []
-    for spec in specs_for(experiments):
+    if n_items is not None and n_items < 1:
+        raise DataError(f"--items must be at least 1, got {n_items}")
+    specs = specs_for(experiments, names)
+    for spec in specs:
         file = folder / spec.path
-        if not file.exists():
-            raise DataError(f"--data {folder}: {spec.path} is missing (experiment(s) "
-                            f"{', '.join(spec.experiments)} need it; --experiments chooses fewer)")
+        if not file.is_file():
+            raise DataError(f"--data {folder}: {spec.path} is {'missing' if not file.exists() else 'not a file'} "
+                            f"(experiment(s) {', '.join(spec.experiments)} need it"
+                            + ("; --experiments chooses fewer)" if names is None else ")"))
+    out = []
+    for spec in specs:
+        file = folder / spec.path
         items, digest, repeats = read_corpus(spec, file)
         notes = [f"{spec.path}: {r} (kept, as in the paper)" for r in repeats]
         if len(items) != spec.paper_count:
@@ -207,12 +217,13 @@ def load_datasets(folder: Path, experiments: tuple[str, ...] = EXPERIMENTS, n_it
             if odd:
                 notes.append(f"{spec.path}: {len(odd)} of {len(counts)} {spec.group} value(s) do not have the paper's "
                              f"{spec.paper_per_group} items each")
+        every = items
         total = len(items)
         if n_items is not None and n_items < total:
             rng = np.random.default_rng(seed)
             keep = sorted(rng.choice(total, size=n_items, replace=False).tolist())
             items = [items[i] for i in keep]
-        out.append(Dataset(spec, file, digest, items, total, notes))
+        out.append(Dataset(spec, file, digest, items, total, notes, every))
     return out
 
 

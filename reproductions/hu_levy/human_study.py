@@ -16,6 +16,7 @@ from experiments.atomic import atomic_write_text
 from reproductions.hu_levy.data import load_datasets
 
 SPEC_NAME = "hu_levy2023_human"
+DATASETS = ("dtfit", "blimp")  # the only corpora the study reads (exp2/dtfit, exp3/blimp)
 ITEMS_FILE = f"{SPEC_NAME}_items.csv"
 
 
@@ -23,7 +24,7 @@ def items_rows(data: Path, n_items: int | None, seed: int) -> list[dict[str, str
     """Long-format rows: one per item, factor `comparison` (word | sentence), options in file order
     (the runners counterbalance their screen positions), the right answer named."""
     rows: list[dict[str, str]] = []
-    for ds in load_datasets(data, ("2", "3b"), n_items=n_items, seed=seed):
+    for ds in load_datasets(data, ("2", "3b"), n_items=n_items, seed=seed, names=DATASETS):
         for it in ds.items:
             if ds.spec.name == "dtfit":
                 rows.append({"item": f"dtfit-{it.item_id}", "comparison": "word", "prefix": it.prefix,
@@ -55,13 +56,14 @@ def spec_dict(n_rows: int) -> dict:
 
 
 def write_study(data: Path, out: Path, n_items: int | None, seed: int, force: bool = False) -> tuple[Path, int]:
-    """Write the spec and its items into `out` (atomic; existing files need `force`)."""
-    rows = items_rows(data, n_items, seed)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write the spec and its items into `out` (atomic; existing files need `force`). Everything is
+    read and checked before `out` is made."""
     spec_path, items_path = out / f"{SPEC_NAME}.yaml", out / ITEMS_FILE
     for p in (spec_path, items_path):
         if p.exists() and not force:
             raise FileExistsError(f"{p} exists (--force replaces it)")
+    rows = items_rows(data, n_items, seed)
+    out.mkdir(parents=True, exist_ok=True)
     cols = ["item", "comparison", "prefix", "option_1", "option_2", "answer", "dataset", "phenomenon", "source_line"]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")

@@ -2,13 +2,16 @@
 
 Two texts of the same prompts:
 
-* `paper` (default): exactly as the paper's Tables 2, 3, 4a and 4b print them, one line each
-  (tests compare them with the printed examples character for character);
-* `authors`: as the authors' released code assembles them (utils/llm.py `make_prompt`): the same
+* `authors` (the reproduction's default, `conventions.DEFAULT_PROMPT_TEXT`): as the authors' released
+  code assembles them (utils/llm.py `make_prompt`): the same
   words with a blank line ("\\n\\n") before the sentence or the answer, "..." for the ellipsis,
   and two wordings that differ from the printed Table 3: MetaQuestionSimple has "(arrow, or
   interview?)?" and MetaInstruct "what word is more likely" (the table prints "(arrow, or
-  interview)?" and "most likely"). The paper's numbers came from this text.
+  interview)?" and "most likely"). The paper's numbers came from this text;
+* `paper`: exactly as the paper's Tables 2, 3, 4a and 4b print them, one line each.
+
+Both are tested character for character (tests/test_hu_levy_prompts.py): `paper` against the printed
+examples, `authors` against the released code's `make_prompt` output, transcribed.
 
 Every prompt is a template whose last field is `{answer}`: the text before it is the context, the
 answer the continuation whose log-probability is read (`LoglikelihoodRequest`; trailing spaces of the
