@@ -106,6 +106,21 @@ def rest_after_critical(trial: Trial) -> str:
     return (" " + " ".join(rest)) if rest else ""
 
 
+def pair_missing(trial: Trial) -> list[str]:
+    """What a trial lacks for a protocol that compares the critical word with its number-flipped form
+    (empty: it has a marked critical word, its correct form and a different alternative)."""
+    miss = []
+    if trial.critical_index < 0 or trial.critical_index >= len(trial.words):
+        miss.append("a marked critical word (critical_index)")
+    if not trial.correct_form:
+        miss.append("correct_form")
+    if not trial.alternative_word or not trial.critical_word:
+        miss.append("alternative_word (the number-flipped form)")
+    elif trial.correct_form and other_form(trial) == trial.correct_form:
+        miss.append("an alternative different from the correct form (the two forms are identical)")
+    return miss
+
+
 def _yes_no() -> tuple[Option, Option]:
     return Option("Yes", " Yes"), Option("No", " No")
 
@@ -116,6 +131,14 @@ class Protocol(ABC):
     name: str = ""
     generates: bool = False  # production protocols generate text
     chat_ok: bool = True  # a question a chat model can answer in its own turn
+    needs_pair: bool = False  # compares the critical word with its number-flipped form (Lakretz materials)
+
+    def check(self, trial: Trial) -> None:
+        """Refuse (ProtocolError naming what is missing) a trial this protocol cannot mean anything on."""
+        miss = pair_missing(trial) if self.needs_pair else []
+        if miss:
+            raise ProtocolError(f"protocol {self.name!r} compares the critical word with its number-flipped form; "
+                                f"trial {trial.item_id!r} ({trial.block}) has no {'; no '.join(miss)}")
 
     @abstractmethod
     def queries(self, trial: Trial) -> list[Query]: ...
@@ -134,6 +157,7 @@ class ForcedChoice(Protocol):
 
     name = "forced_choice"
     chat_ok = False
+    needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
         c, o = trial.correct_form, other_form(trial)
@@ -142,7 +166,7 @@ class ForcedChoice(Protocol):
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
         lc, lo = scores[0]
         chosen = trial.correct_form if lc > lo else other_form(trial)
-        return Decision(response=chosen, correct=chosen == trial.correct_form,
+        return Decision(response=chosen, correct=lc > lo and trial.correct_form != other_form(trial),
                         option_labels=[trial.correct_form, other_form(trial)], option_logprobs=[lc, lo],
                         margin=lc - lo, answer_text=" " + chosen + rest_after_critical(trial))
 
@@ -153,6 +177,7 @@ class Direct(Protocol):
 
     name = "direct"
     chat_ok = False
+    needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
         p, a = trial.critical_word, trial.alternative_word
@@ -238,6 +263,7 @@ class SentenceJudgment(Protocol):
         self.prompt_type = prompt_type
         self.name = f"sentence_judgment:{prompt_type}"
         self.chat_ok = prompt_type != "Direct"
+        self.needs_pair = prompt_type == "Direct"
 
     def queries(self, trial: Trial) -> list[Query]:
         if self.prompt_type == "Direct":
@@ -273,6 +299,7 @@ class SentenceComparison(Protocol):
         self.prompt_type = prompt_type
         self.name = f"sentence_comparison:{prompt_type}"
         self.chat_ok = prompt_type != "Direct"
+        self.needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
         g, u = grammatical_sentence(trial), ungrammatical_sentence(trial)
@@ -287,7 +314,7 @@ class SentenceComparison(Protocol):
         if self.prompt_type == "Direct":
             lg, lu = scores[0]
             chosen = c if lg > lu else o
-            return Decision(response=chosen, correct=chosen == c,
+            return Decision(response=chosen, correct=lg > lu,
                             option_labels=[grammatical_sentence(trial), ungrammatical_sentence(trial)],
                             option_logprobs=[lg, lu], margin=lg - lu,
                             answer_text=grammatical_sentence(trial) if lg > lu else ungrammatical_sentence(trial))
@@ -296,7 +323,7 @@ class SentenceComparison(Protocol):
         d_second = b2 - b1  # grammatical sentence presented as 2)
         margin = (d_first + d_second) / 2
         chosen = c if margin > 0 else o
-        return Decision(response=chosen, correct=chosen == c,
+        return Decision(response=chosen, correct=margin > 0,
                         option_labels=["grammatical_first:1", "grammatical_first:2",
                                        "grammatical_second:1", "grammatical_second:2"],
                         option_logprobs=[a1, a2, b1, b2], margin=margin,
@@ -327,6 +354,7 @@ class Production(Protocol):
         self.mode, self.scoring, self.question = mode, scoring, question
         self.max_new_tokens = max_new_tokens
         self.chat_ok = mode == "question"
+        self.needs_pair = mode == "completion"
         parts = ["production"] + (["completion"] if mode == "completion" else []) + (
             ["lenient"] if scoring == "lenient" else [])
         self.name = ":".join(parts)

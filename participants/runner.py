@@ -81,8 +81,10 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
     exp = cfg.spec
     presentable = ("violation_detection", *PSYCHOPY)
     if exp.task.kind not in presentable:
+        from experiments.tasks import refuse_runner
+
         raise RunError(f"run-human (PsychoPy) cannot present task.kind {exp.task.kind!r}; it presents "
-                       f"{', '.join(presentable)}")
+                       f"{', '.join(presentable)}. " + (refuse_runner(exp.task.kind, "psychopy") or ""))
     if cfg.autopilot and not cfg.participant.lower().startswith(AUTOPILOT_PREFIX):
         raise RunError(
             f"--autopilot sessions need a participant id starting with '{AUTOPILOT_PREFIX}' (e.g. autopilot1), "

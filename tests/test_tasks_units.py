@@ -25,7 +25,7 @@ def trial(task: str, **mat) -> Trial:
 
 
 @pytest.mark.parametrize("text,norm", [("Dog", "dog"), (" dog. ", "dog"), ("«Dog»!", "dog"), ("DON'T", "don't"),
-                                       ("...", ""), ("Straße", "strasse"), ("two words", "two words")])
+                                       ("...", ""), ("Straße", "straße"), ("STRASSE", "strasse"), ("  two \u00a0 words. ", "two words"), ("two words", "two words")])
 def test_normalize_answer(text, norm):
     assert normalize_answer(text) == norm
 

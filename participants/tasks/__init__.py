@@ -35,7 +35,7 @@ def run_task_trial(pres: Any, trial: Trial, seq: TrialSequence, exp: Any,
     from participants.tasks.window import TaskWindow
 
     s = settings_for(exp, trial, overrides)
-    order = option_order(trial, seq) if trial.task == "choice" else None
+    order = option_order(trial, seq, s) if trial.task == "choice" else None
     p = None
     if pres.autopilot is not None:
         pres.autopilot.cancel()

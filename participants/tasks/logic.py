@@ -18,13 +18,15 @@ The PsychoPy runner calls it too, so the two runners cannot disagree about what 
 """
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import random
 from dataclasses import dataclass
 from typing import Any
 
+from experiments.tasks import get_task
+from experiments.tasks.completion import accepted_answers
+from experiments.tasks.scoring import normalize_answer
 from experiments.trials import Trial, TrialSequence
 from participants.tasks.settings import TaskSettings
 
@@ -52,25 +54,13 @@ class Answer:
     key: str  # PsychoPy key name
 
 
-def option_order(trial: Trial, seq: TrialSequence | None) -> list[int]:
-    """Choice: the options' original indices in screen order, counterbalanced and deterministic.
+def option_order(trial: Trial, seq: TrialSequence | None, s: TaskSettings | None = None) -> list[int]:
+    """Choice: the options' original indices in screen order (experiments.tasks.choice.option_order:
+    `positions: fixed` keeps the item's order; counterbalanced otherwise, the same in both runners)."""
+    from experiments.tasks.choice import trial_option_order
 
-    The permutations of the n options are cycled through over the session's trials (trial index),
-    from an offset drawn from (seed, subject): over any n! consecutive choice trials each option
-    is in each position equally often, and the same participant and seed get the same screens in
-    both runners.
-    """
-    n = len(trial.mat.get("options") or ())
-    if n < 2:
-        return list(range(n))
-    perms = list(itertools.permutations(range(n))) if n <= 6 else None
-    seed = f"{seq.seed if seq else 0}:{seq.subject_id if seq else ''}"
-    if perms is None:  # more than 6 options: a shuffle per trial
-        order = list(range(n))
-        random.Random(f"{seed}:{trial.trial_index}").shuffle(order)
-        return order
-    offset = random.Random(seed).randrange(len(perms))
-    return list(perms[(offset + trial.trial_index) % len(perms)])
+    positions = s.positions if s is not None else "counterbalance"
+    return trial_option_order(trial, seq.seed if seq else 0, seq.subject_id if seq else "", positions)
 
 
 def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
@@ -93,22 +83,13 @@ def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> li
 
 
 def spr_units(trial: Trial, s: TaskSettings) -> tuple[list[str], list[list[int]]]:
-    """Self-paced reading: the units revealed one per press, and each region's word indices.
+    """Self-paced reading: the units revealed one per press, and each region's word indices (the
+    kind's one reading of `sentence` and `regions`: experiments.tasks.self_paced_reading.units)."""
+    from experiments.tasks.self_paced_reading import units
 
-    Words are the sentence split on spaces; `regions` (the sentence with `|` between regions)
-    groups them (default: one word per region). With `reveal: region` a unit is a region.
-    """
     m = trial.mat
-    sentence = str(m.get("regions") or m.get("sentence") or " ".join(trial.words))
-    parts = [p.split() for p in sentence.split("|")] if "|" in sentence else [[w] for w in sentence.split()]
-    words = [w for p in parts for w in p]
-    regions, k = [], 0
-    for p in parts:
-        regions.append(list(range(k, k + len(p))))
-        k += len(p)
-    if s.reveal == "region":
-        return [" ".join(p) for p in parts], regions
-    return words, regions
+    mat = m if m.get("sentence") else {**m, "sentence": " ".join(trial.words)}
+    return units(mat, s.reveal)
 
 
 def dashes(text: str) -> str:
@@ -133,10 +114,6 @@ def typed_text(keys: list[str]) -> str:
         elif k in CHAR_KEYS:
             out.append(CHAR_KEYS[k])
     return "".join(out)
-
-
-def normalise(text: str) -> str:
-    return " ".join(str(text).strip().lower().split())
 
 
 # ---- checking a raw record ---------------------------------------------------------------------
@@ -226,11 +203,10 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict[str
         if kind == "choice":
             out["option_order"] = json.dumps(order)
             out["chosen_position"] = pos
-            out["correct"] = None if m.get("answer") in (None, "") else a.value == str(m["answer"])
-        elif kind == "rating":
+        if kind == "rating":
             out["rating"] = float(a.value)
         else:
-            out["correct"] = None if m.get("answer") in (None, "") else a.value == str(m["answer"])
+            out["correct"] = get_task(kind).score(trial, a.value)
     elif kind == "self_paced_reading":
         units, regions = spr_units(trial, s)
         steps = raw.get("steps")
@@ -267,8 +243,7 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict[str
             pos, at, by = got
             out["response"] = ans[pos].value
             out["rt_ms"] = _r(at - q_on)  # type: ignore[operator]
-            qa = m.get("question_answer")
-            out["correct"] = None if qa in (None, "") else ans[pos].value == str(qa)
+            out["correct"] = get_task(kind).score(trial, ans[pos].value)
             extra["answered_by"] = by
         elif raw.get("question_onset") is not None:
             raise TaskResultError("question_onset: this trial has no comprehension question")
@@ -284,9 +259,7 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict[str
             raise TaskResultError(f"text: the keys typed give {text[:60]!r}, the runner showed {str(raw.get('text'))[:60]!r}")
         if not text.strip():
             raise TaskResultError("text: an empty answer is not submitted")
-        target = str(m.get("target") or "")
-        accepted = {normalise(target)} | {normalise(a) for a in (m.get("accepted") or ())}
-        out.update(response=text.strip(), response_text=text, correct=normalise(text) in accepted if target else None,
+        out.update(response=text.strip(), response_text=text, correct=get_task(kind).score(trial, text),
                    keystrokes=json.dumps([[p["key"], _r(p["t"] - onset)] for p in typed]),  # type: ignore[operator]
                    rt_ms=_r(typed[0]["t"] - onset) if typed else None)  # type: ignore[operator]
         extra["submit_ms"] = _r(submit - onset)  # type: ignore[operator]
@@ -321,11 +294,11 @@ def plan(trial: Trial, s: TaskSettings, order: list[int] | None, *, seed: str, a
     rt = lambda: round(rng.uniform(0.35, 0.7), 3)  # noqa: E731
     if s.kind in ("judgment", "choice", "lexical_decision"):
         ans = answers(trial, s, order)
-        key_answer = str(m.get("answer") or "")
-        good = [a for a in ans if a.value == key_answer]
-        bad = [a for a in ans if a.value != key_answer]
+        score = get_task(s.kind).score
+        good = [a for a in ans if score(trial, a.value)]
+        bad = [a for a in ans if not score(trial, a.value)]
         pick = good[0] if (right and good) or not bad else bad[rng.randrange(len(bad))]
-        return TaskPlan({"answer": [(rt(), pick.key)]}, pick.value, (pick.value == key_answer) if good else None)
+        return TaskPlan({"answer": [(rt(), pick.key)]}, pick.value, score(trial, pick.value))
     if s.kind == "rating":
         ans = answers(trial, s)
         pick = ans[rng.randrange(len(ans))]
@@ -340,17 +313,17 @@ def plan(trial: Trial, s: TaskSettings, order: list[int] | None, *, seed: str, a
         ans = answers(trial, s)
         intended, ok = "", None
         if ans:
-            qa = str(m.get("question_answer") or "")
-            good = [a for a in ans if a.value == qa]
-            bad = [a for a in ans if a.value != qa]
+            score = get_task(s.kind).score
+            good = [a for a in ans if score(trial, a.value)]
+            bad = [a for a in ans if not score(trial, a.value)]
             pick = good[0] if (right and good) or not bad else bad[0]
             phases["question"] = [(rt(), pick.key)]
-            intended, ok = pick.value, (pick.value == qa) if good else None
+            intended, ok = pick.value, score(trial, pick.value)
         return TaskPlan(phases, intended, ok)
     if s.kind == "completion":
         target = str(m.get("target") or "word")
         word = target.lower() if right else ("".join(reversed(target.lower())) or "x")
-        if normalise(word) == normalise(target) and not right:
+        if normalize_answer(word) in accepted_answers(m) and not right:
             word = word + "s"
         keys = [{" ": "space", "'": "apostrophe", "-": "minus"}.get(c, c) for c in word if c.isalpha() or c in " '-"]
         t, typed = 0.4, []

@@ -31,6 +31,7 @@ class TaskSettings:
     anchors: tuple[str, str] = ("", "")
     question: str = ""
     presentation: str = "whole"  # whole | rsvp
+    positions: str = "counterbalance"  # choice: counterbalance | fixed (experiments.tasks.choice.option_order)
     reveal: str = "word"  # word | region
     advance_key: str = "space"
     question_keys: tuple[str, ...] = ("f", "j", "d", "k")
@@ -46,7 +47,8 @@ class TaskSettings:
         """What the browser page is given (JSON)."""
         return {"kind": self.kind, "labels": [list(p) for p in self.labels], "keys": list(self.keys),
                 "key_labels": self.key_labels(), "scale": self.scale, "anchors": list(self.anchors),
-                "question": self.question, "presentation": self.presentation, "reveal": self.reveal,
+                "question": self.question, "presentation": self.presentation, "positions": self.positions,
+                "reveal": self.reveal,
                 "advance_key": self.advance_key, "question_keys": list(self.question_keys),
                 "question_key_labels": [key_label(k, self.language) for k in self.question_keys],
                 "submit_key": self.submit_key, "mouse": self.mouse, "hint": self.hint}
@@ -110,6 +112,7 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
         keys = tuple(st.scale.point_keys)
         anchors = (st.scale.low_label, st.scale.high_label)
     presentation = str(getattr(st, "presentation", "whole"))
+    positions = str(getattr(st, "positions", "counterbalance"))
     reveal = str(getattr(st, "reveal", "word"))
     advance = str(getattr(st, "advance_key", "space"))
     submit = str(getattr(st, "submit_key", "return"))
@@ -122,6 +125,6 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     return TaskSettings(
         kind=kind, language=lang, labels=tuple(labels), keys=keys, scale=scale,
         anchors=(str(anchors[0]), str(anchors[1])), question=str(question or ""),
-        presentation="whole" if presentation == "moving_window" else presentation,
+        presentation="whole" if presentation == "moving_window" else presentation, positions=positions,
         reveal=reveal, advance_key=advance, question_keys=question_keys,
         submit_key=submit, mouse=bool(over.get("mouse", st.mouse)), hint=str(hint))

@@ -304,7 +304,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     s = settings_for(exp, trial, overrides)
     if words and (s.presentation != "rsvp" or len(words) != len(trial.words)):
         raise ResultError(f"word_onsets: this trial shows {len(trial.words) if s.presentation == 'rsvp' else 0} RSVP words")
-    order = option_order(trial, seq) if trial.task == "choice" else None
+    order = option_order(trial, seq, s) if trial.task == "choice" else None
     try:
         fields = derive(trial, s, order, raw["raw"])
     except TaskResultError as exc:
