@@ -276,7 +276,12 @@ class Task(_Strict):
 
     @model_validator(mode="after")
     def _kind_settings(self) -> "Task":
-        self.settings()  # a field of another kind, or an invalid combination, is refused here
+        from experiments.tasks.items import given_settings
+        from experiments.tasks.keys import check_keys
+
+        # a field of another kind, or an invalid combination, is refused here; and keys no human runner
+        # can honour (the quit key as an answer, two answers on one key, too few keys)
+        check_keys(self.kind, self.settings(), given_settings(self), self.quit_key)
         return self
 
     @field_validator("response_key", "quit_key")

@@ -42,6 +42,9 @@ class TaskKind:
     model_protocols: tuple[str, ...] = ()
     score: Callable[["Trial", Any], bool | None] = field(default=_no_answer)
     settings: Any = None  # a pydantic model class (config.py); None: the kind takes no settings of its own
+    # (materials, settings, where) -> None: refuse (TaskError naming the field) an item the kind cannot
+    # present or score under these settings (an answer no label has, regions that are not the sentence, ...)
+    check_item: Callable[[dict[str, Any], Any, str], None] | None = None
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]

@@ -9,7 +9,7 @@ import itertools
 import random
 from typing import Any
 
-from experiments.tasks.base import TaskKind, register
+from experiments.tasks.base import TaskError, TaskKind, register
 from experiments.tasks.config import ChoiceSettings
 from experiments.tasks.scoring import equals_answer, normalize_answer
 
@@ -18,6 +18,21 @@ def options_tie(options: Any) -> bool:
     """Two options that are the same text under the rule (a choice between them means nothing)."""
     norm = [normalize_answer(o) for o in (options or ())]
     return len(set(norm)) != len(norm)
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    """At least two options, none empty, no two the same text; the answer (if given) one of them."""
+    opts = [str(o) for o in (mat.get("options") or ())]
+    if len(opts) < 2:
+        raise TaskError(f"{where}: options: a choice needs at least two options (option_1, option_2, ...), got {len(opts)}")
+    if any(normalize_answer(o) == "" for o in opts):
+        raise TaskError(f"{where}: options: an option is empty")
+    if options_tie(opts):
+        raise TaskError(f"{where}: options: two options are the same text ({' | '.join(opts)}); a choice between them "
+                        "means nothing")
+    ans = mat.get("answer")
+    if ans not in (None, "") and not any(equals_answer(ans, o) for o in opts):
+        raise TaskError(f"{where}: answer {ans!r} is not one of the options ({' | '.join(opts)})")
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -65,4 +80,5 @@ KIND = register(TaskKind(
     materials=("options",), optional_materials=("prefix", "answer", "question"),
     recorded=("response", "correct", "rt_ms", "option_order", "chosen_position"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "direct:mean", "meta", "production", "surprisal"), score=score, settings=ChoiceSettings,
+    check_item=check_item,
 ))

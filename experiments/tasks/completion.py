@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.tasks.base import TaskKind, register
+from experiments.tasks.base import TaskError, TaskKind, register
 from experiments.tasks.config import CompletionSettings
 from experiments.tasks.scoring import missing, normalize_answer
 
@@ -23,6 +23,23 @@ def accepted_answers(mat: dict[str, Any]) -> list[str]:
         acc = acc.split("|")
     keys = [mat.get("target", "")] + list(acc)
     return list(dict.fromkeys(k for k in (normalize_answer(x) for x in keys) if k))
+
+
+TYPEABLE_MARKS = " '-.,"  # what the human runners' keys type besides letters (participants.tasks.logic)
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    """A target a person can type: within max_chars, of letters and the typeable marks, not empty."""
+    for key in ("target",):
+        t = str(mat.get(key) or "")
+        if normalize_answer(t) == "":
+            raise TaskError(f"{where}: {key}: {t!r} is empty once punctuation and spaces are trimmed")
+        if len(t) > settings.max_chars:
+            raise TaskError(f"{where}: {key} {t!r} has {len(t)} characters; task.max_chars is {settings.max_chars}")
+        bad = sorted({c for c in t if not (c.isalpha() or c in TYPEABLE_MARKS)})
+        if bad:
+            raise TaskError(f"{where}: {key} {t!r} contains {''.join(bad)!r}, which the typed answer cannot contain "
+                            f"(letters and {TYPEABLE_MARKS.strip()!r} and space are typed)")
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -45,4 +62,5 @@ KIND = register(TaskKind(
     materials=("prefix", "target"), optional_materials=("accepted", "question"),
     recorded=("response", "response_text", "keystrokes", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "production", "meta", "surprisal"), score=score, settings=CompletionSettings,
+    check_item=check_item,
 ))

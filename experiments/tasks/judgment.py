@@ -5,9 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.tasks.base import TaskKind, register
+from experiments.tasks.base import TaskError, TaskKind, register
 from experiments.tasks.config import JudgmentSettings
 from experiments.tasks.scoring import equals_answer
+
+
+def check_answer_among(mat: dict[str, Any], values: list[str], what: str, where: str, key: str = "answer") -> None:
+    """Refuse an item whose `key` (given) is none of `values` under the one rule."""
+    ans = mat.get(key)
+    if ans not in (None, "") and not any(equals_answer(ans, v) for v in values):
+        raise TaskError(f"{where}: {key} {ans!r} is not {what} ({', '.join(values)})")
+
+
+def label_values(settings: Any) -> list[str]:
+    return [lab.value for lab in settings.labels]
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    check_answer_among(mat, label_values(settings), "a label's value (task.labels)", where)
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -19,4 +34,5 @@ KIND = register(TaskKind(
     name="judgment", description="one sentence (whole or word by word), two or more labelled answers",
     materials=("sentence",), optional_materials=("answer", "pair_sentence", "question"),
     runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
+    check_item=check_item,
 ))

@@ -47,7 +47,7 @@ def units(mat: dict[str, Any], reveal: str = "word") -> tuple[list[str], list[li
     return str(mat.get("sentence", "")).split(), regs
 
 
-def check_item(mat: dict[str, Any], where: str) -> None:
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     """Refuse (TaskError naming the field) regions that do not split the sentence, and a comprehension
     answer that is not among its options."""
     try:
@@ -78,4 +78,5 @@ KIND = register(TaskKind(
     materials=("sentence",), optional_materials=("regions", "question", "question_options", "question_answer"),
     recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("surprisal",), score=score, settings=SelfPacedReadingSettings,
+    check_item=check_item,
 ))

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.screen_texts import key_label, task_text
+from experiments.tasks.keys import POSITION_KEYS, KeyError_, choice_keys, label_keys
 
 KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
-POSITION_KEYS = ("f", "j", "d", "k", "s", "l", "a")
 
 class SettingsError(ValueError):
     """A task setting that cannot be presented (names the field)."""
@@ -88,23 +88,22 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     keys: tuple[str, ...] = ()
     scale, anchors = 7, ("", "")
     if kind in ("judgment", "lexical_decision"):
+        try:
+            keys = tuple(label_keys(kind, st, "labels" in given))
+        except KeyError_ as exc:
+            raise SettingsError(str(exc)) from None
         if "labels" in given:
             labels = [(lab.value, lab.text) for lab in st.labels]
-            default = ["f", "j"] if kind == "lexical_decision" else list(POSITION_KEYS)
-            keys = tuple(lab.key or default[k] for k, lab in enumerate(st.labels))
         else:
             values = ("yes", "no") if kind == "judgment" else ("nonword", "word")
             labels = [(v, task_text(lang, f"label_{v}")) for v in values]
-            keys = ("f", "j") if kind == "lexical_decision" else tuple(POSITION_KEYS[:len(labels)])
         if len(set(keys)) != len(keys):
             raise SettingsError(f"task.labels: two answers share a key ({', '.join(keys)})")
     elif kind == "choice":
-        if "option_keys" in given:
-            if len(st.option_keys) < n_options:
-                raise SettingsError(f"task.option_keys: {n_options} options need {n_options} keys, got {len(st.option_keys)}")
-            keys = tuple(st.option_keys[:n_options])
-        else:
-            keys = tuple(POSITION_KEYS[:2]) if n_options == 2 else tuple(str(i + 1) for i in range(n_options))
+        try:
+            keys = tuple(choice_keys(st, "option_keys" in given, n_options))
+        except KeyError_ as exc:
+            raise SettingsError(str(exc)) from None
     elif kind == "rating":
         scale = st.scale.points
         if scale > 9 and st.scale.keys is None:
