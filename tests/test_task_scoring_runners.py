@@ -95,7 +95,11 @@ def test_judgment_three_runners_agree(pick, which, case, left, right):
     values = [lab.value for lab in exp.task.settings().labels]
     answer = left + case(values[which]) + right  # the item's answer as a file may write it
     t = with_materials(t, answer=answer)
-    get_task("judgment").check_item(t.mat, exp.task.settings(), "x")  # validate accepts it
+    if answer.strip() == values[which]:
+        get_task("judgment").check_item(t.mat, exp.task.settings(), "x")  # validate accepts the exact value
+    else:  # validate refuses any other spelling of a label's value; the runners still score it alike
+        with pytest.raises(ValueError, match="not a label's value"):
+            get_task("judgment").check_item(t.mat, exp.task.settings(), "x")
     proto = LabelMeta("judgment", exp.task.settings())
 
     def model(tr, k):

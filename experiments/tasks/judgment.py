@@ -21,8 +21,17 @@ def label_values(settings: Any) -> list[str]:
     return [lab.value for lab in settings.labels]
 
 
+def check_label_answer(mat: dict[str, Any], values: list[str], where: str) -> None:
+    """An item's `answer` (given) is exactly one label's value: it is what the table records and what the
+    analysis compares responses with ("Word" for the value word is refused, naming the values)."""
+    ans = mat.get("answer")
+    if ans not in (None, "") and str(ans).strip() not in values:
+        raise TaskError(f"{where}: answer {ans!r} is not a label's value ({', '.join(values)}; task.labels); "
+                        "write it exactly as the value")
+
+
 def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
-    check_answer_among(mat, label_values(settings), "a label's value (task.labels)", where)
+    check_label_answer(mat, label_values(settings), where)
 
 
 def score(trial: Any, response: Any) -> bool | None:

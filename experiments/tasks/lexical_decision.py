@@ -6,12 +6,12 @@ from typing import Any
 
 from experiments.tasks.base import TaskKind, register
 from experiments.tasks.config import LexicalDecisionSettings
-from experiments.tasks.judgment import check_answer_among, label_values
+from experiments.tasks.judgment import check_label_answer, label_values
 from experiments.tasks.scoring import equals_answer
 
 
 def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
-    check_answer_among(mat, label_values(settings), "word or nonword (the labels' values)", where)
+    check_label_answer(mat, label_values(settings), where)
 
 
 def score(trial: Any, response: Any) -> bool | None:
