@@ -138,7 +138,7 @@ class Protocol(ABC):
         miss = pair_missing(trial) if self.needs_pair else []
         if miss:
             raise ProtocolError(f"protocol {self.name!r} compares the critical word with its number-flipped form; "
-                                f"trial {trial.item_id!r} ({trial.block}) has no {'; no '.join(miss)}")
+                                f"trial {trial.item_id!r} ({trial.block}) lacks {'; '.join(miss)}")
 
     @abstractmethod
     def queries(self, trial: Trial) -> list[Query]: ...

@@ -295,6 +295,10 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         else:
             pres.page(fill(texts["resume_text"], trial=start + 1, total=n), name="resume")
         restarts = 0
+        from experiments.tasks import detection_values
+
+        over = cfg.task_settings or {}  # the `grammatical` column of a generic trial: from its answer
+        detection = detection_values(exp.task.kind, over if "labels" in over else exp.task.settings())
         for i in range(start, n):
             trial = seq[i]
             block = exp.block(trial.block)
@@ -312,7 +316,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             restarts = 0
             if autopilot is not None:
                 extra["data_kind"] = "autopilot"
-            row = trial_row(trial, result, seq, subject_id=cfg.participant, session=cfg.session, extra=extra)
+            row = trial_row(trial, result, seq, subject_id=cfg.participant, session=cfg.session, extra=extra,
+                            detection=detection)
             writer.append(row)
             psy_csv.append(row)
             word_durations += result.word_durations_ms
