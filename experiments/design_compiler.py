@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.design import DesignError, DesignFile, Row, read_design
-from experiments.spec import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
+from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
 from experiments.trials import Trial, TrialSequence
 
 SHUFFLE_ATTEMPTS = 200
@@ -252,7 +252,7 @@ def design_meta(exp: Experiment, df: DesignFile, list_number: int) -> dict[str, 
 
 def compile_design_sessions(exp: Experiment, subject_id: str, seed: int | None = None) -> list[TrialSequence]:
     """The subject's one session of a design spec."""
-    from experiments.compiler import subject_number
+    from experiments.subjects import subject_number
 
     df = check_design(exp, exp.source_path or exp.name)
     seed = exp.seed if seed is None else seed

@@ -21,11 +21,11 @@ Names (the `protocol` column):
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from experiments.trials import Trial
+from model_subjects.protocol_base import (Decision, Option, Protocol, ProtocolError, Query,  # noqa: F401 (re-exported)
+                                          other_form, pair_missing)
 from model_subjects.parsing import parse_lenient, parse_strict
 
 QUESTION = "Does this sentence contain a grammatical error?"
@@ -50,40 +50,6 @@ COMPARISON_TEMPLATES = {
 }
 
 
-class ProtocolError(ValueError):
-    """An unknown protocol name or an impossible combination; the message lists what exists."""
-
-
-@dataclass(frozen=True)
-class Option:
-    label: str  # what the table records
-    continuation: str  # the text scored after the prompt (plain rendering; chat strips the leading space)
-
-
-@dataclass(frozen=True)
-class Query:
-    prompt: str  # the trial's own text, up to where the answer begins
-    options: tuple[Option, ...]
-
-
-@dataclass
-class Decision:
-    response: str
-    correct: bool
-    option_labels: list[str]
-    option_logprobs: list[float]
-    margin: float | None
-    answer_text: str  # shown after the prompt in a running context (leading space included)
-    extra: dict[str, Any] = field(default_factory=dict)
-    columns: dict[str, Any] = field(default_factory=dict)  # the general model's table columns (schema.GENERIC_COLUMNS)
-
-
-# ---------------------------------------------------------------------------------- helpers
-def other_form(trial: Trial) -> str:
-    """The number-flipped form of the correct word."""
-    return trial.alternative_word if trial.critical_word == trial.correct_form else trial.critical_word
-
-
 def with_form(trial: Trial, form: str) -> str:
     """The trial's sentence with `form` at the critical position (keeps attached punctuation)."""
     words = list(trial.words)
@@ -106,49 +72,8 @@ def rest_after_critical(trial: Trial) -> str:
     return (" " + " ".join(rest)) if rest else ""
 
 
-def pair_missing(trial: Trial) -> list[str]:
-    """What a trial lacks for a protocol that compares the critical word with its number-flipped form
-    (empty: it has a marked critical word, its correct form and a different alternative)."""
-    miss = []
-    if trial.critical_index < 0 or trial.critical_index >= len(trial.words):
-        miss.append("a marked critical word (critical_index)")
-    if not trial.correct_form:
-        miss.append("correct_form")
-    if not trial.alternative_word or not trial.critical_word:
-        miss.append("alternative_word (the number-flipped form)")
-    elif trial.correct_form and other_form(trial) == trial.correct_form:
-        miss.append("an alternative different from the correct form (the two forms are identical)")
-    return miss
-
-
 def _yes_no() -> tuple[Option, Option]:
     return Option("Yes", " Yes"), Option("No", " No")
-
-
-class Protocol(ABC):
-    """Turns a trial into queries and scores into a Decision."""
-
-    name: str = ""
-    generates: bool = False  # production protocols generate text
-    chat_ok: bool = True  # a question a chat model can answer in its own turn
-    needs_pair: bool = False  # compares the critical word with its number-flipped form (Lakretz materials)
-
-    def check(self, trial: Trial) -> None:
-        """Refuse (ProtocolError naming what is missing) a trial this protocol cannot mean anything on."""
-        miss = pair_missing(trial) if self.needs_pair else []
-        if miss:
-            raise ProtocolError(f"protocol {self.name!r} compares the critical word with its number-flipped form; "
-                                f"trial {trial.item_id!r} ({trial.block}) lacks {'; '.join(miss)}")
-
-    @abstractmethod
-    def queries(self, trial: Trial) -> list[Query]: ...
-
-    @abstractmethod
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
-        """`scores[q][o]`: summed log-probability of option o of query q."""
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "class": type(self).__name__}
 
 
 # ---------------------------------------------------------------------------------- protocols

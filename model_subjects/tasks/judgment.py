@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from experiments.trials import Trial
-from model_subjects.protocols import Decision, Option, ProtocolError, Query
+from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, argmax, decision, need, sentence_of, signed_margin
 
 
