@@ -244,7 +244,7 @@ TaskKindName = Literal["violation_detection", "forced_choice", "judgment", "choi
 
 
 class Task(_Strict):
-    kind: TaskKindName = "violation_detection"
+    kind: str = "violation_detection"  # a registered task kind (experiments.tasks): the built-in TaskKindName or one added
     # key: go/no-go, press `response_key` on noticing an error; panel: answer on a two-option
     # panel after every sentence (presses during the sentence are recorded as early responses)
     response: Literal["key", "panel"] = "key"
@@ -266,6 +266,15 @@ class Task(_Strict):
     submit_key: str | None = None
     mouse: bool | None = None
     hint: str | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _registered_kind(cls, v: str) -> str:
+        from experiments.tasks.base import registry
+
+        if v not in registry():
+            raise ValueError(f"unknown task kind {v!r}; known: {', '.join(registry())}")
+        return v
 
     def settings(self) -> Any:
         """The kind's settings with its defaults (None for violation_detection / forced_choice)."""

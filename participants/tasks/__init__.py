@@ -40,14 +40,7 @@ def run_task_trial(pres: Any, trial: Trial, seq: TrialSequence, exp: Any,
     if pres.autopilot is not None:
         pres.autopilot.cancel()
         p = plan(trial, s, order, seed=pres.autopilot.seed, accuracy=pres.autopilot.accuracy)
-    saved_keys = pres.poll_keys
-    pres.drain()
-    pres._in_trial = True
-    try:
+    with pres.task_trial():
         w = TaskWindow(pres, trial, s, p)
         PSYCHOPY[trial.task].present(w, order)
         return w.finish(order)
-    finally:
-        pres._in_trial = False
-        pres.poll_keys = saved_keys
-        pres.win.mouseVisible = False
