@@ -45,6 +45,11 @@ class TaskKind:
     # (materials, settings, where) -> None: refuse (TaskError naming the field) an item the kind cannot
     # present or score under these settings (an answer no label has, regions that are not the sentence, ...)
     check_item: Callable[[dict[str, Any], Any, str], None] | None = None
+    # the human runners' side (experiments/tasks/record.py dispatches to these; None: no human presentation):
+    # the answers on screen, the raw record -> row fields, the autopilot's plan
+    answers: Callable[..., list[Any]] | None = None
+    derive: Callable[..., None] | None = None
+    plan: Callable[..., Any] | None = None
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]

@@ -6,6 +6,7 @@ indices in screen order, and `chosen_position`), honouring `positions: fixed`.""
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from typing import Any
 
@@ -75,10 +76,35 @@ def chosen_position(order: list[int], options: list[str], response: str) -> int 
         return None
 
 
+def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+    """The options in screen order (`order`: original indices, option_order) with the position keys."""
+    from experiments.tasks.record import Answer, TaskResultError
+
+    opts = [str(o) for o in trial.mat.get("options") or ()]
+    order = order if order is not None else list(range(len(opts)))
+    if len(s.keys) < len(opts):
+        raise TaskResultError(f"task.keys: {len(opts)} options need {len(opts)} keys")
+    return [Answer(opts[i], opts[i], s.keys[p]) for p, i in enumerate(order)]
+
+
+def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+    from experiments.tasks.record import derive_answer
+
+    pos, _ = derive_answer(trial, s, order, raw, presses, pointers, out, extra)
+    out["option_order"] = json.dumps(order)
+    out["chosen_position"] = pos
+
+
+def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+    from experiments.tasks.record import plan_answer
+
+    return plan_answer(trial, s, order, rng, right)
+
+
 KIND = register(TaskKind(
     name="choice", description="2 to n options shown together, position counterbalanced",
     materials=("options",), optional_materials=("prefix", "answer", "question"),
     recorded=("response", "correct", "rt_ms", "option_order", "chosen_position"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "direct:mean", "meta", "production", "surprisal"), score=score, settings=ChoiceSettings,
-    check_item=check_item,
+    check_item=check_item, answers=answers, derive=derive, plan=plan,
 ))

@@ -39,9 +39,28 @@ def score(trial: Any, response: Any) -> bool | None:
     return equals_answer(trial.mat.get("answer"), response)
 
 
+def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+    """The labels in screen order with their keys (the human runners' settings `s`)."""
+    from experiments.tasks.record import Answer
+
+    return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
+
+
+def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+    from experiments.tasks.record import derive_answer
+
+    derive_answer(trial, s, order, raw, presses, pointers, out, extra)
+
+
+def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+    from experiments.tasks.record import plan_answer
+
+    return plan_answer(trial, s, order, rng, right)
+
+
 KIND = register(TaskKind(
     name="judgment", description="one sentence (whole or word by word), two or more labelled answers",
     materials=("sentence",), optional_materials=("answer", "pair_sentence", "question"),
     runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
-    check_item=check_item,
+    check_item=check_item, answers=answers, derive=derive, plan=plan,
 ))

@@ -10,7 +10,7 @@ from typing import Any
 
 from experiments.screen_texts import key_label
 from experiments.spec import Experiment
-from experiments.tasks import get_task
+from experiments.tasks import get_task, registry
 from experiments.tasks.completion import accepted_answers
 from experiments.tasks.scoring import RULE
 from experiments.trials import Trial, TrialSequence, thaw
@@ -18,8 +18,10 @@ from participants.tasks import settings_for
 from participants.tasks.logic import answers, option_order, sentence_of, spr_units
 from participants.web.texts import page_texts
 
-# the browser runner's task kinds (participants/web/js/twinlab-task.js, TASKS)
-BROWSER_KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
+# the browser runner's task kinds (participants/web/js/twinlab-task.js, TASKS; a test checks the page has
+# a builder for each): every kind whose TaskKind.runners names browser (violation detection: twinlab-rsvp.js)
+BROWSER_KINDS = tuple(name for name, kind in registry().items()
+                      if "browser" in kind.runners and name != "violation_detection")
 
 SLOT_PREFIX = "web"  # build mode: slot k (1-based) runs the sequence compiled for subject id web<k:03d>
 
