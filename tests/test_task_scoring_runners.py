@@ -221,3 +221,44 @@ def test_detection_values():
     assert detection_values("violation_detection", {}) == ("no_violation", "violation")
     assert detection_values("lexical_decision", None) == ("word", "nonword")
     assert detection_values("rating", {}) is None and detection_values("completion", {}) is None
+
+
+# ---- option order -----------------------------------------------------------------------------------------
+def test_positions_fixed_is_honoured_by_both_human_runners_and_counterbalance_still_moves():
+    """`task.positions: fixed`: PsychoPy's order (participants.tasks, the same call run_task_trial makes), the
+    page's answers (payload.task_view) and the server's check all keep the item's order on every trial."""
+    from participants.web.payload import task_view
+
+    exp = load_spec("minimal_pairs_2afc")
+    fixed = exp.model_copy(update={"task": exp.task.model_copy(update={"positions": "fixed"})})
+    seq = compile_sequence(fixed, "p01", fixed.seed)
+    choice = [t for t in seq if t.task == "choice"]
+    assert len(choice) >= 6
+    for t in choice:
+        s = settings_for(fixed, t)
+        assert s.positions == "fixed" and option_order(t, seq, s) == [0, 1]
+        assert [a["value"] for a in task_view(t, seq, fixed)["answers"]] == [str(o) for o in t.mat["options"]]
+    moved = [option_order(t, seq, settings_for(exp, t)) for t in choice]
+    assert [1, 0] in moved and [0, 1] in moved  # the default counterbalances
+
+
+def test_ties_of_identical_options_are_never_correct_for_models():
+    """Equal log-probabilities of identical options (or forms) can never make a trial correct: the choice
+    kind scores it wrong, forced choice and judgment `direct` refuse the item."""
+    from model_subjects.protocols import ForcedChoice, ProtocolError
+    from model_subjects.tasks.choice import ChoiceDirect
+    from model_subjects.tasks.judgment import JudgmentDirect
+
+    exp, seq, t = first_trial("minimal_pairs_2afc", "choice")
+    tie = with_materials(t, options=["The cat sleeps.", "the cat sleeps"], answer="The cat sleeps.")
+    d = ChoiceDirect(exp.task.settings()).decide(tie, [[-4.0, -4.0]])
+    assert d.correct is False
+    exp, seq, t = first_trial("acceptability_yesno", "judgment")
+    same = with_materials(t, pair_sentence=t.mat["sentence"] + " ")
+    with pytest.raises(ProtocolError, match="sentence itself"):
+        JudgmentDirect(exp.task.settings()).check(same)
+    lak = compile_sequence(load_spec("lakretz2021_demo"), "p01", 1)[0]
+    flat = dataclasses.replace(lak, alternative_word=lak.correct_form, critical_word=lak.correct_form)
+    with pytest.raises(ProtocolError, match="identical"):
+        ForcedChoice().check(flat)
+    assert ForcedChoice().decide(flat, [[-2.0, -2.0]]).correct is False
