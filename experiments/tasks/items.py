@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from experiments.tasks.base import TaskError, get_task
-from experiments.tasks.keys import KeyError_, check_keys
+from experiments.tasks.keys import KeySettingError, check_keys
 
 
 def given_settings(task: Any) -> dict[str, Any]:
@@ -33,5 +33,5 @@ def check_items(task: Any, rows: Iterable[tuple[int, dict[str, Any]]], path: str
     try:
         check_keys(task.kind, settings, given_settings(task), task.quit_key, n_options=n_opt,
                    n_question_options=n_q)
-    except KeyError_ as exc:
+    except KeySettingError as exc:
         raise TaskError(f"{path}: {exc}") from None

@@ -15,7 +15,7 @@ POSITION_KEYS = ("f", "j", "d", "k", "s", "l", "a")
 TEXT_MARKS = ("space", "apostrophe", "minus", "period", "comma", "backspace")
 
 
-class KeyError_(ValueError):
+class KeySettingError(ValueError):
     """A key setting no runner can honour (the message names the field)."""
 
 
@@ -25,43 +25,43 @@ def types_text(key: str) -> bool:
 
 
 def label_keys(kind: str, settings: Any, labels_given: bool) -> list[str]:
-    """Judgment / lexical decision: each label's key in screen order (KeyError_ when there are not enough)."""
+    """Judgment / lexical decision: each label's key in screen order (KeySettingError when there are not enough)."""
     if not labels_given:
         return ["f", "j"]
     default = ["f", "j"] if kind == "lexical_decision" else list(POSITION_KEYS)
     keys = []
     for k, lab in enumerate(settings.labels):
         if lab.key is None and k >= len(default):
-            raise KeyError_(f"task.labels: {len(settings.labels)} labels but only {len(default)} default keys "
+            raise KeySettingError(f"task.labels: {len(settings.labels)} labels but only {len(default)} default keys "
                             f"({', '.join(default)}); give each label a `key`")
         keys.append(lab.key or default[k])
     return keys
 
 
 def choice_keys(settings: Any, option_keys_given: bool, n: int) -> list[str]:
-    """Choice: the key of each screen position for `n` options (KeyError_ when there are not enough)."""
+    """Choice: the key of each screen position for `n` options (KeySettingError when there are not enough)."""
     if option_keys_given:
         if len(settings.option_keys) < n:
-            raise KeyError_(f"task.option_keys: {n} options need {n} keys, got {len(settings.option_keys)}")
+            raise KeySettingError(f"task.option_keys: {n} options need {n} keys, got {len(settings.option_keys)}")
         return list(settings.option_keys[:n])
     if n == 2:
         return list(POSITION_KEYS[:2])
     if n > 9:
-        raise KeyError_(f"task.option_keys: {n} options need {n} keys (the digits 1-9 cover 9); give option_keys")
+        raise KeySettingError(f"task.option_keys: {n} options need {n} keys (the digits 1-9 cover 9); give option_keys")
     return [str(i + 1) for i in range(n)]
 
 
 def _clash(field: str, keys: list[str], quit_key: str) -> None:
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
-        raise KeyError_(f"{field}: key(s) {', '.join(dup)} given to two answers")
+        raise KeySettingError(f"{field}: key(s) {', '.join(dup)} given to two answers")
     if quit_key in keys:
-        raise KeyError_(f"{field}: {quit_key!r} is the quit key (task.quit_key): pressing it would end the session")
+        raise KeySettingError(f"{field}: {quit_key!r} is the quit key (task.quit_key): pressing it would end the session")
 
 
 def check_keys(kind: str, settings: Any, given: dict[str, Any], quit_key: str, *, n_options: int = 2,
                n_question_options: int = 0) -> None:
-    """Refuse (KeyError_ naming the field) keys a human runner cannot honour for `kind` with these
+    """Refuse (KeySettingError naming the field) keys a human runner cannot honour for `kind` with these
     settings; `n_options`/`n_question_options`: the most options/comprehension options an item has."""
     if settings is None:
         return
@@ -74,18 +74,18 @@ def check_keys(kind: str, settings: Any, given: dict[str, Any], quit_key: str, *
     elif kind == "self_paced_reading":
         qk = list(settings.option_keys)
         if n_question_options > len(qk):
-            raise KeyError_(f"task.option_keys: comprehension questions with {n_question_options} options need "
+            raise KeySettingError(f"task.option_keys: comprehension questions with {n_question_options} options need "
                             f"{n_question_options} keys, got {len(qk)} ({', '.join(qk)})")
         _clash("task.option_keys", qk[:max(n_question_options, 0)] or qk, quit_key)
         if settings.advance_key == quit_key:
-            raise KeyError_(f"task.advance_key: {quit_key!r} is the quit key (task.quit_key)")
+            raise KeySettingError(f"task.advance_key: {quit_key!r} is the quit key (task.quit_key)")
         if settings.advance_key in qk[:n_question_options]:
-            raise KeyError_(f"task.advance_key: {settings.advance_key!r} is also a comprehension answer key "
+            raise KeySettingError(f"task.advance_key: {settings.advance_key!r} is also a comprehension answer key "
                             "(task.option_keys)")
     elif kind == "completion":
         if settings.submit_key == quit_key:
-            raise KeyError_(f"task.submit_key: {quit_key!r} is the quit key (task.quit_key)")
+            raise KeySettingError(f"task.submit_key: {quit_key!r} is the quit key (task.quit_key)")
         if types_text(settings.submit_key):
-            raise KeyError_(f"task.submit_key: {settings.submit_key!r} types text in the answer; use e.g. return")
+            raise KeySettingError(f"task.submit_key: {settings.submit_key!r} types text in the answer; use e.g. return")
         if types_text(quit_key):
-            raise KeyError_(f"task.quit_key: {quit_key!r} types text in a completion answer; use e.g. escape")
+            raise KeySettingError(f"task.quit_key: {quit_key!r} types text in a completion answer; use e.g. escape")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.screen_texts import key_label, task_text
-from experiments.tasks.keys import POSITION_KEYS, KeyError_, choice_keys, label_keys
+from experiments.tasks.keys import POSITION_KEYS, KeySettingError, choice_keys, label_keys
 
 KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
 
@@ -90,7 +90,7 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     if kind in ("judgment", "lexical_decision"):
         try:
             keys = tuple(label_keys(kind, st, "labels" in given))
-        except KeyError_ as exc:
+        except KeySettingError as exc:
             raise SettingsError(str(exc)) from None
         if "labels" in given:
             labels = [(lab.value, lab.text) for lab in st.labels]
@@ -102,7 +102,7 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     elif kind == "choice":
         try:
             keys = tuple(choice_keys(st, "option_keys" in given, n_options))
-        except KeyError_ as exc:
+        except KeySettingError as exc:
             raise SettingsError(str(exc)) from None
     elif kind == "rating":
         scale = st.scale.points
