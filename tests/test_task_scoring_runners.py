@@ -262,3 +262,42 @@ def test_ties_of_identical_options_are_never_correct_for_models():
     with pytest.raises(ProtocolError, match="identical"):
         ForcedChoice().check(flat)
     assert ForcedChoice().decide(flat, [[-2.0, -2.0]]).correct is False
+
+
+# ---- lexical decision and rating ------------------------------------------------------------------------
+@SETTINGS
+@given(pick=st.integers(0, 1), which=st.sampled_from(["word", "nonword", "Word", " nonword.", "", "maybe"]))
+def test_lexical_decision_three_runners_agree(pick, which):
+    """Any answer an item may carry (exact values; others validate refuses, empty: unscored) is scored alike."""
+    from model_subjects.tasks.judgment import LabelMeta
+
+    exp, seq, t = first_trial("lexical_decision", "lexical_decision")
+    t = with_materials(t, answer=which)
+    s = settings_for(exp, t)
+    values = [v for v, _ in s.labels]  # screen order (nonword, word)
+    proto = LabelMeta("lexical_decision", exp.task.settings())
+    model_values = [lab.value for lab in exp.task.settings().labels]
+
+    def model(tr, k):  # the model's scores favour the label the person chose
+        return proto.decide(tr, [[0.0 if v == values[k] else -5.0 for v in model_values]])
+
+    a, b, c = three_paths_keyed(exp, seq, t, pick, model)
+    want = None if which.strip(" .") == "" else by_hand(values[pick]) == by_hand(which)
+    assert a == b == c == (values[pick], want)
+
+
+@SETTINGS
+@given(pick=st.integers(0, 6))
+def test_rating_three_runners_agree(pick):
+    from model_subjects.tasks.rating import RatingMeta
+
+    exp, seq, t = first_trial("acceptability_rating", "rating")
+    t = with_materials(t)
+    proto = RatingMeta(exp.task.settings())
+    n = exp.task.settings().scale.points
+
+    def model(tr, k):
+        return proto.decide(tr, [[0.0 if i == k else -5.0 for i in range(n)]])
+
+    a, b, c = three_paths_keyed(exp, seq, t, pick % n, model)
+    assert a == b == c == (str(pick % n + 1), None)
