@@ -295,10 +295,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         else:
             pres.page(fill(texts["resume_text"], trial=start + 1, total=n), name="resume")
         restarts = 0
-        from experiments.tasks import detection_values
-
-        over = cfg.task_settings or {}  # the `grammatical` column of a generic trial: from its answer
-        detection = detection_values(exp.task.kind, over if "labels" in over else exp.task.settings())
+        from experiments.tasks.detection import detection_for
         for i in range(start, n):
             trial = seq[i]
             block = exp.block(trial.block)
@@ -317,7 +314,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             if autopilot is not None:
                 extra["data_kind"] = "autopilot"
             row = trial_row(trial, result, seq, subject_id=cfg.participant, session=cfg.session, extra=extra,
-                            detection=detection)
+                            detection=detection_for(trial.task, exp.task, cfg.task_settings))
             writer.append(row)
             psy_csv.append(row)
             word_durations += result.word_durations_ms

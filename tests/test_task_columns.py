@@ -50,3 +50,16 @@ def test_lakretz_rows_keep_their_column():
     exp = load_spec("lakretz2021_demo")
     seq = compile_sequence(exp, "p01", exp.seed)
     assert all(t.to_row()["grammatical"] is (t.violation_position == "none") for t in seq)
+
+
+def test_detection_for_a_trial_of_another_kind_than_the_specs():
+    """The runners' rule: the spec's labels for its own kind, the overrides' labels when given, else the
+    trial kind's defaults (the test harness runs task trials under a Lakretz spec)."""
+    from experiments.tasks.detection import detection_for
+
+    lak = load_spec("lakretz2021_demo").task
+    assert detection_for("lexical_decision", lak) == ("word", "nonword")
+    assert detection_for("judgment", lak) == ("yes", "no")
+    assert detection_for("judgment", lak, {"labels": [{"value": "b", "text": "B"}, {"value": "a", "text": "A"}]}) \
+        == ("b", "a")
+    assert detection_for("violation_detection", lak) == ("no_violation", "violation")

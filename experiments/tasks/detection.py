@@ -38,3 +38,14 @@ def detection_values(kind: str, settings: Any = None) -> tuple[str, str] | None:
             return ("yes", "no")
         return (labels[0], labels[1]) if len(labels) == 2 else None
     return None
+
+
+def detection_for(kind: str, task: Any = None, overrides: dict[str, Any] | None = None) -> tuple[str, str] | None:
+    """`detection_values` of a trial of `kind` in a spec whose `task:` is `task`, with the runners' setting
+    `overrides` (the labels given beside the spec win; a trial of another kind than the spec's gets its
+    kind's defaults, as the runners present it)."""
+    over = overrides or {}
+    if "labels" in over:
+        return detection_values(kind, over)
+    settings = task.settings() if task is not None and getattr(task, "kind", None) == kind else None
+    return detection_values(kind, settings)

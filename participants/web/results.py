@@ -330,8 +330,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
         response_mode="task",
         generic={k: fields[k] for k in ("option_order", "chosen_position", "rating", "response_text", "keystrokes",
                                         "word_rts_ms", "region_rts_ms")})
-    from experiments.tasks import detection_values
+    from experiments.tasks.detection import detection_for
 
     return trial_row(trial, result, seq, subject_id=subject_id, session=session, extra=extra,
-                     detection=detection_values(trial.task, overrides if overrides and "labels" in overrides
-                                                else exp.task.settings()))
+                     detection=detection_for(trial.task, exp.task, overrides))
