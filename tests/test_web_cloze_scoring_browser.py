@@ -18,7 +18,7 @@ from experiments.compiler import compile_sequence
 from experiments.session import read_rows, session_paths
 from experiments.spec import bundled_spec_path, load_spec
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 CHROMIUM = "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
     pytest.skip(f"Debian's chromium is not installed ({CHROMIUM})", allow_module_level=True)
