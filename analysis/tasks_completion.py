@@ -3,27 +3,23 @@
 Why both scores: a strict match (the target only) and a lenient one (the target or an accepted variant,
 e.g. a synonym or a spelling variant the item lists) can differ a lot for humans; the report shows both,
 with the rule named. Normalisation before matching: surrounding white space and punctuation removed,
-case folded, inner white space collapsed. Models (`direct`): log P(target | prefix) and its rank.
+lower case (experiments.tasks.scoring), inner white space collapsed. Models (`direct`): log P(target | prefix) and its rank.
 """
 from __future__ import annotations
-
-import re
-import unicodedata
 
 import pandas as pd
 
 from analysis.tasks_choice import materials
+from experiments.tasks.scoring import normalize_answer
 
-NORMALISATION = ("answers and targets are compared after Unicode NFC, case folding, collapsing inner white space and "
-                 "removing leading and trailing white space and punctuation")
+NORMALISATION = ("answers and targets are compared by the task's one rule (experiments.tasks.scoring, the same "
+                 "for every runner): Unicode NFC, lower case, leading and trailing white space and punctuation "
+                 "removed, inner white space collapsed")
 
 
 def normalise(text) -> str:
-    if not isinstance(text, str):
-        return ""
-    t = unicodedata.normalize("NFC", text).casefold()
-    t = re.sub(r"\s+", " ", t).strip()
-    return re.sub(r"^[\W_]+|[\W_]+$", "", t)
+    """The completion kind's own normaliser (experiments.tasks.scoring.normalize_answer); "" for no text."""
+    return normalize_answer(text) if isinstance(text, str) else ""
 
 
 def completion_rows(df: pd.DataFrame) -> pd.DataFrame:

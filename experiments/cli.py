@@ -47,11 +47,11 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
     from experiments.compiler import check_sizes
 
     exp = load_spec_or_exit(spec)
-    from experiments.tasks import runner_problems
+    from experiments.tasks import get_task, runner_problems, runs_on
 
-    problems = runner_problems(exp.task.kind)  # a task that a runner cannot present is refused, naming it
-    if problems:
-        fail(f"{spec}: " + "; ".join(problems))
+    problems = runner_problems(exp.task.kind)  # a runner that cannot present the task: said, not refused
+    if not get_task(exp.task.kind).runners:
+        fail(f"{spec}: " + "; ".join(problems))  # no runner at all
     try:
         sizes = dict(check_sizes(exp))  # the design and the stimulus pool can supply every block
         for b in exp.blocks:
@@ -88,6 +88,7 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
     else:
         console.print(f"  screen texts: the spec's, else the built-in {base_language(exp.language)!r} set",
                       highlight=False)
+    console.print(f"  runners: {runs_on(exp.task.kind)}", highlight=False, soft_wrap=True)
     typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash} sessions={exp.sessions} response={exp.task.response} "
                f"language={exp.language}")
 

@@ -10,14 +10,13 @@ out in order (balanced over the sessions together, as in Lakretz et al. 2021).
 """
 from __future__ import annotations
 
-import hashlib
 import random
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from experiments.spec import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
+from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
+from experiments.subjects import subject_number  # noqa: F401 (re-exported: the rule lives there)
 from experiments.trials import Trial, TrialSequence
 from stimuli.generate import generate_items
 from stimuli.items import Item
@@ -42,14 +41,6 @@ class StructureInfo:
     conditions: list[str]
     dependencies: tuple[str, ...]
     fillers: bool
-
-
-def subject_number(subject_id: str) -> int:
-    """A stable integer for counterbalancing: trailing digits if any (S07 -> 7), else a hash."""
-    m = re.search(r"(\d+)$", subject_id)
-    if m:
-        return int(m.group(1))
-    return int(hashlib.sha256(subject_id.encode()).hexdigest()[:8], 16)
 
 
 def _item_pool(exp: Experiment, structure: str, lexicon: str) -> tuple[Item, ...]:

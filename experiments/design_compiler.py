@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from experiments.design import DesignError, DesignFile, Row, check_factors, read_design
-from experiments.spec import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
+from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
 from experiments.trials import Trial, TrialSequence
 
 SHUFFLE_ATTEMPTS = 200
@@ -104,7 +104,7 @@ def check_design(exp: Experiment, where: str) -> DesignFile:
 
 
 def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
-    from experiments.tasks import TaskError, get_task, registry
+    from experiments.tasks import TaskError, registry
 
     kind = exp.task.kind
     if kind == "violation_detection":
@@ -117,13 +117,13 @@ def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
             raise SpecError(f"{where}: design.file: {df.path}: task violation_detection needs a `sentence` on "
                             f"every row; line(s) {_lines(bad)} lack one")
         return
-    if kind in registry():
-        task = get_task(kind)
-        for r in df.rows:
-            try:
-                task.check_materials(dict(r.materials), f"{df.path}: line {r.line}")
-            except TaskError as exc:
-                raise SpecError(f"{where}: design.file: {exc}") from None
+    if kind in registry():  # the kind's own checks, and the keys the largest item needs (experiments.tasks.items)
+        from experiments.tasks.items import check_items
+
+        try:
+            check_items(exp.task, ((r.line, dict(r.materials)) for r in df.rows), str(df.path))
+        except TaskError as exc:
+            raise SpecError(f"{where}: design.file: {exc}") from None
 
 
 def _lines(numbers: list[int]) -> str:
@@ -281,7 +281,7 @@ def design_meta(exp: Experiment, df: DesignFile, list_number: int) -> dict[str, 
 def compile_design_sessions(exp: Experiment, subject_id: str, seed: int | None = None,
                             list_number: int | None = None) -> list[TrialSequence]:
     """The subject's one session of a design spec; `list_number` None: the id rotation (DesignFile.list_for)."""
-    from experiments.compiler import subject_number
+    from experiments.subjects import subject_number
 
     df = check_design(exp, exp.source_path or exp.name)
     seed = exp.seed if seed is None else seed

@@ -20,10 +20,11 @@ each language is complete), a field in `experiments.spec.Texts` (or `Feedback`),
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # experiments.spec imports this module
-    from experiments.spec import Experiment
+# The spec's schema (experiments.spec_model) imports this module for its defaults, so the functions
+# below take the validated spec as `Experiment`, a name for "any object with the spec's fields" only.
+Experiment = Any
 
 # screen text key -> the placeholders it may contain. The keys are fields of `texts:` in the spec,
 # except FEEDBACK_KEYS, which are fields of `feedback:`.

@@ -75,8 +75,23 @@ class Trial:
         """Words before the critical word (the forced-choice context)."""
         return self.words[: self.critical_index]
 
-    def to_row(self) -> dict[str, Any]:
-        """The trial's own columns of the trial table."""
+    def grammatical_claim(self, detection: tuple[str, str] | None = None) -> bool | None:
+        """What the `grammatical` column may say of a generic trial: the declared factor `grammatical`
+        (written by to_row), else the item's answer for judgment-like kinds (True when it is the accepting
+        value of `detection`, False when the rejecting one; experiments.tasks.detection_values), else None:
+        no column claims a value the items do not give."""
+        if detection is None:
+            from experiments.tasks.detection import detection_values
+
+            detection = detection_values(self.task) if self.task in ("violation_detection", "lexical_decision") else None
+        answer = self.mat.get("answer")
+        if detection is None or answer is None:
+            return None
+        return {detection[0]: True, detection[1]: False}.get(str(answer).strip())
+
+    def to_row(self, detection: tuple[str, str] | None = None) -> dict[str, Any]:
+        """The trial's own columns of the trial table (`detection`: the task's (accepting, rejecting)
+        values, for the `grammatical` column of a generic trial; experiments.tasks.detection_values)."""
         d = asdict(self)
         d["words"] = self.sentence
         d["rsvp_units"] = json.dumps(list(self.words), ensure_ascii=False) if self.multiword_units else None
@@ -87,6 +102,7 @@ class Trial:
         for k in GENERIC_FIELDS:
             d.pop(k, None)
         if self.is_generic:
+            d["grammatical"] = self.grammatical_claim(detection)  # a declared factor overrides it below
             d["item"] = self.item
             d["list"] = self.list_number
             d["task"] = self.task

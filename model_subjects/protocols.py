@@ -21,11 +21,11 @@ Names (the `protocol` column):
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from experiments.trials import Trial
+from model_subjects.protocol_base import (Decision, Option, Protocol, ProtocolError, Query,  # noqa: F401 (re-exported)
+                                          other_form, pair_missing)
 from model_subjects.parsing import parse_lenient, parse_strict
 
 QUESTION = "Does this sentence contain a grammatical error?"
@@ -48,40 +48,6 @@ COMPARISON_TEMPLATES = {
     "MetaQuestionComplex": "Here are two English sentences: 1) {s1} 2) {s2} Which sentence is a better English "
                            "sentence? Respond with either 1 or 2 as your answer. Answer:",
 }
-
-
-class ProtocolError(ValueError):
-    """An unknown protocol name or an impossible combination; the message lists what exists."""
-
-
-@dataclass(frozen=True)
-class Option:
-    label: str  # what the table records
-    continuation: str  # the text scored after the prompt (plain rendering; chat strips the leading space)
-
-
-@dataclass(frozen=True)
-class Query:
-    prompt: str  # the trial's own text, up to where the answer begins
-    options: tuple[Option, ...]
-
-
-@dataclass
-class Decision:
-    response: str
-    correct: bool
-    option_labels: list[str]
-    option_logprobs: list[float]
-    margin: float | None
-    answer_text: str  # shown after the prompt in a running context (leading space included)
-    extra: dict[str, Any] = field(default_factory=dict)
-    columns: dict[str, Any] = field(default_factory=dict)  # the general model's table columns (schema.GENERIC_COLUMNS)
-
-
-# ---------------------------------------------------------------------------------- helpers
-def other_form(trial: Trial) -> str:
-    """The number-flipped form of the correct word."""
-    return trial.alternative_word if trial.critical_word == trial.correct_form else trial.critical_word
 
 
 def with_form(trial: Trial, form: str) -> str:
@@ -110,30 +76,13 @@ def _yes_no() -> tuple[Option, Option]:
     return Option("Yes", " Yes"), Option("No", " No")
 
 
-class Protocol(ABC):
-    """Turns a trial into queries and scores into a Decision."""
-
-    name: str = ""
-    generates: bool = False  # production protocols generate text
-    chat_ok: bool = True  # a question a chat model can answer in its own turn
-
-    @abstractmethod
-    def queries(self, trial: Trial) -> list[Query]: ...
-
-    @abstractmethod
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
-        """`scores[q][o]`: summed log-probability of option o of query q."""
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "class": type(self).__name__}
-
-
 # ---------------------------------------------------------------------------------- protocols
 class ForcedChoice(Protocol):
     """Lakretz/Lampinen: at the critical verb, does the model prefer the correct form?"""
 
     name = "forced_choice"
     chat_ok = False
+    needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
         c, o = trial.correct_form, other_form(trial)
@@ -142,7 +91,7 @@ class ForcedChoice(Protocol):
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
         lc, lo = scores[0]
         chosen = trial.correct_form if lc > lo else other_form(trial)
-        return Decision(response=chosen, correct=chosen == trial.correct_form,
+        return Decision(response=chosen, correct=lc > lo and trial.correct_form != other_form(trial),
                         option_labels=[trial.correct_form, other_form(trial)], option_logprobs=[lc, lo],
                         margin=lc - lo, answer_text=" " + chosen + rest_after_critical(trial))
 
@@ -153,6 +102,7 @@ class Direct(Protocol):
 
     name = "direct"
     chat_ok = False
+    needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
         p, a = trial.critical_word, trial.alternative_word
@@ -238,6 +188,7 @@ class SentenceJudgment(Protocol):
         self.prompt_type = prompt_type
         self.name = f"sentence_judgment:{prompt_type}"
         self.chat_ok = prompt_type != "Direct"
+        self.needs_pair = prompt_type == "Direct"
 
     def queries(self, trial: Trial) -> list[Query]:
         if self.prompt_type == "Direct":
@@ -273,6 +224,7 @@ class SentenceComparison(Protocol):
         self.prompt_type = prompt_type
         self.name = f"sentence_comparison:{prompt_type}"
         self.chat_ok = prompt_type != "Direct"
+        self.needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
         g, u = grammatical_sentence(trial), ungrammatical_sentence(trial)
@@ -287,7 +239,7 @@ class SentenceComparison(Protocol):
         if self.prompt_type == "Direct":
             lg, lu = scores[0]
             chosen = c if lg > lu else o
-            return Decision(response=chosen, correct=chosen == c,
+            return Decision(response=chosen, correct=lg > lu,
                             option_labels=[grammatical_sentence(trial), ungrammatical_sentence(trial)],
                             option_logprobs=[lg, lu], margin=lg - lu,
                             answer_text=grammatical_sentence(trial) if lg > lu else ungrammatical_sentence(trial))
@@ -296,7 +248,7 @@ class SentenceComparison(Protocol):
         d_second = b2 - b1  # grammatical sentence presented as 2)
         margin = (d_first + d_second) / 2
         chosen = c if margin > 0 else o
-        return Decision(response=chosen, correct=chosen == c,
+        return Decision(response=chosen, correct=margin > 0,
                         option_labels=["grammatical_first:1", "grammatical_first:2",
                                        "grammatical_second:1", "grammatical_second:2"],
                         option_logprobs=[a1, a2, b1, b2], margin=margin,
@@ -327,6 +279,7 @@ class Production(Protocol):
         self.mode, self.scoring, self.question = mode, scoring, question
         self.max_new_tokens = max_new_tokens
         self.chat_ok = mode == "question"
+        self.needs_pair = mode == "completion"
         parts = ["production"] + (["completion"] if mode == "completion" else []) + (
             ["lenient"] if scoring == "lenient" else [])
         self.name = ":".join(parts)

@@ -70,13 +70,63 @@ def protocol_and_context(cfg, exp) -> None:
 
     try:
         check_runner(exp.task.kind, "model")
-        get_protocol(cfg.protocol or default_protocol(exp.task.kind, exp.task.response), question=cfg.question,
-                     max_new_tokens=cfg.max_new_tokens, panel=exp.task.panel, task=exp.task)
+        proto = get_protocol(cfg.protocol or default_protocol(exp.task.kind, exp.task.response),
+                             question=cfg.question, max_new_tokens=cfg.max_new_tokens, panel=exp.task.panel,
+                             task=exp.task)
         for k in range(cfg.subjects):
             parse_context(cfg.context, k + cfg.first_subject - 1)
+        protocol_meant(cfg, exp, proto)
     except (ProtocolError, ContextError, TaskError) as exc:
         raise OptionError(str(exc)) from None
     item_lengths(exp)  # before any model loads: a huge item would hold the model for minutes
+
+
+def candidate_protocols(exp) -> list[str]:
+    """Every protocol name a spec's task kind offers (the Lakretz kinds: the protocols of
+    model_subjects.protocols, the panel's with a panel; a kind of the general model: its own)."""
+    from model_subjects.protocols import PANEL_PROTOCOL, PROTOCOL_NAMES
+
+    kind = exp.task.kind
+    if kind in ("violation_detection", "forced_choice"):
+        return list(PROTOCOL_NAMES) + ([PANEL_PROTOCOL] if exp.task.panel is not None else []) + ["surprisal"]
+    from model_subjects.tasks import protocol_names
+
+    return protocol_names(kind)
+
+
+def protocol_meant(cfg, exp, proto) -> None:
+    """Refuse (ProtocolError) a protocol that cannot mean anything on the items the run would ask
+    (e.g. forced choice on items with no critical word and flipped form), naming the protocol, what
+    the items lack and the protocols that work on them; checked on every subject's compiled trials
+    before any model loads."""
+    from experiments.compiler import compile_sequence
+    from model_subjects.protocols import ProtocolError, get_protocol
+    from model_subjects.runner import subject_ids
+
+    check = getattr(proto, "check", None)
+    if check is None:
+        return
+    seen: set[tuple[str, str]] = set()
+    for sid in subject_ids(cfg):
+        seq = compile_sequence(exp, sid, cfg.seed, session=cfg.session)
+        planned = seq.trials if cfg.trials is None else seq.trials[: max(0, int(cfg.trials))]
+        for trial in planned:
+            if (trial.item_id, trial.block) in seen:
+                continue
+            seen.add((trial.item_id, trial.block))
+            try:
+                check(trial)
+            except ProtocolError as exc:
+                works = []
+                for name in candidate_protocols(exp):
+                    try:
+                        other = get_protocol(name, question=cfg.question, max_new_tokens=cfg.max_new_tokens,
+                                             panel=exp.task.panel, task=exp.task)
+                        getattr(other, "check", lambda t: None)(trial)
+                    except ProtocolError:
+                        continue
+                    works.append(name)
+                raise ProtocolError(f"{exc}. Protocols that work on these items: {', '.join(works) or 'none'}") from None
 
 
 def device_available(device: str, backend: str, name: str = "--device") -> None:

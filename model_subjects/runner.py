@@ -290,7 +290,9 @@ class Runner:
     # ------------------------------------------------------------------ rows
     def make_row(self, st: SubjectState, trial: Trial, d: Decision, context_text: str, feedback_text: str | None,
                  started: str, prompt: str) -> dict[str, Any]:
-        row = trial.to_row()
+        from experiments.tasks.detection import detection_for
+
+        row = trial.to_row(detection_for(trial.task, self.exp.task) if trial.task else None)
         extra = {"context_sha256": sha256(context_text), "context_chars": len(context_text), "context_rule": RULE,
                  "prompt": prompt, "answer_text": d.answer_text, **d.extra}
         if st.mode.prompt_set:

@@ -174,6 +174,12 @@ def run_human(
     if unknown:
         fail(f"--info field(s) {', '.join(unknown)} are not participant fields of {exp.name} "
              f"(known: {', '.join(exp.participant_fields) or 'none'})")
+    from participants.tasks import PSYCHOPY
+
+    if exp.task.kind not in ("violation_detection", *PSYCHOPY):  # a spec matter: said before the display's
+        from experiments.tasks import refuse_runner
+
+        fail(f"{spec}: " + (refuse_runner(exp.task.kind, "psychopy") or f"task.kind {exp.task.kind!r}"))
     problem = display_problem()
     if problem:
         fail(f"{problem}; nothing was written")

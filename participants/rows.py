@@ -40,9 +40,10 @@ def table_columns(seq: TrialSequence) -> list[str] | None:
 
 
 def trial_row(trial: Trial, result: TrialResult, seq: TrialSequence, *, subject_id: str, session: int,
-              extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The trial-table row for one finished human trial."""
-    row = trial.to_row()
+              extra: Mapping[str, Any] | None = None, detection: tuple[str, str] | None = None) -> dict[str, Any]:
+    """The trial-table row for one finished human trial (`detection`: the task's accepting and rejecting
+    values, experiments.tasks.detection_values, for the `grammatical` column of a generic trial)."""
+    row = trial.to_row(detection)
     row.update(
         subject_id=subject_id,
         subject_kind="human",

@@ -8,8 +8,9 @@ the keyboard and the quit key all the while.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from experiments.screen_texts import confirm_keys, page_hint
 from experiments.session import now_iso
@@ -91,6 +92,25 @@ class Presenter:
         self._events: list[KeyEvent] = []
         self._in_trial = False
         self._latencies: list[float] = []
+
+    # ---- what the task units read (participants/tasks): public, so they never touch the state above
+    @property
+    def events(self) -> tuple[KeyEvent, ...]:
+        """The key events polled since the last `drain` (times on the trial's keyboard clock)."""
+        return tuple(self._events)
+
+    @contextmanager
+    def task_trial(self) -> Iterator[None]:
+        """A task trial in progress: the quit prompt says so (in_trial) and the polled keys are restored after."""
+        saved_keys = self.poll_keys
+        self.drain()
+        self._in_trial = True
+        try:
+            yield
+        finally:
+            self._in_trial = False
+            self.poll_keys = saved_keys
+            self.win.mouseVisible = False
 
     # ---- primitives --------------------------------------------------------------------------
     def now(self) -> float:

@@ -81,8 +81,10 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
     exp = cfg.spec
     presentable = ("violation_detection", *PSYCHOPY)
     if exp.task.kind not in presentable:
+        from experiments.tasks import refuse_runner
+
         raise RunError(f"run-human (PsychoPy) cannot present task.kind {exp.task.kind!r}; it presents "
-                       f"{', '.join(presentable)}")
+                       f"{', '.join(presentable)}. " + (refuse_runner(exp.task.kind, "psychopy") or ""))
     if cfg.autopilot and not cfg.participant.lower().startswith(AUTOPILOT_PREFIX):
         raise RunError(
             f"--autopilot sessions need a participant id starting with '{AUTOPILOT_PREFIX}' (e.g. autopilot1), "
@@ -293,6 +295,7 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         else:
             pres.page(fill(texts["resume_text"], trial=start + 1, total=n), name="resume")
         restarts = 0
+        from experiments.tasks.detection import detection_for
         for i in range(start, n):
             trial = seq[i]
             block = exp.block(trial.block)
@@ -310,7 +313,8 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             restarts = 0
             if autopilot is not None:
                 extra["data_kind"] = "autopilot"
-            row = trial_row(trial, result, seq, subject_id=cfg.participant, session=cfg.session, extra=extra)
+            row = trial_row(trial, result, seq, subject_id=cfg.participant, session=cfg.session, extra=extra,
+                            detection=detection_for(trial.task, exp.task, cfg.task_settings))
             writer.append(row)
             psy_csv.append(row)
             word_durations += result.word_durations_ms

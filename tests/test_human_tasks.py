@@ -57,7 +57,7 @@ def test_each_runners_registry_agrees_with_the_task_kinds():
     assert set(PSYCHOPY) == psychopy
     assert set(BROWSER_KINDS) == browser
     js = (ROOT / "participants" / "web" / "js" / "twinlab-task.js").read_text(encoding="utf-8")
-    body = js[js.index("const TASKS = {"):js.index("/** correct / incorrect")]
+    body = js[js.index("const TASKS = {"):js.index("function normalizeBy")]
     assert set(re.findall(r"^    async (\w+)\(ctx\)", body, re.M)) == browser
 
 

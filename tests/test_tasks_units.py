@@ -25,7 +25,7 @@ def trial(task: str, **mat) -> Trial:
 
 
 @pytest.mark.parametrize("text,norm", [("Dog", "dog"), (" dog. ", "dog"), ("«Dog»!", "dog"), ("DON'T", "don't"),
-                                       ("...", ""), ("Straße", "strasse"), ("two words", "two words")])
+                                       ("...", ""), ("Straße", "straße"), ("STRASSE", "strasse"), ("  two \u00a0 words. ", "two words"), ("two words", "two words")])
 def test_normalize_answer(text, norm):
     assert normalize_answer(text) == norm
 
@@ -148,10 +148,17 @@ def test_runner_problems_name_the_runner():
     assert any("PsychoPy runner" in m for m in msgs) and any("browser runner" in m for m in msgs)
 
 
-def test_validate_refuses_a_task_a_runner_cannot_present(tmp_path: Path):
-    from tests.cli_refusal import refused
+def test_a_model_only_task_validates_and_the_human_runners_refuse_it(tmp_path: Path):
+    """`task.kind: forced_choice` (model subjects only) validates, saying which runners can run it;
+    run-human and web refuse it before anything is written, naming the runners that can."""
+    from tests.cli_refusal import refused, twinlab
 
     p = tmp_path / "fc.yaml"
     p.write_text(yaml.safe_dump(spec_with({"kind": "forced_choice"})))
-    msg = refused("validate", str(p), match="forced_choice")
-    assert "PsychoPy runner" in msg
+    r = twinlab("validate", str(p))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "runners: model subjects (run-model) only" in r.stdout + r.stderr
+    msg = refused("run-human", str(p), "--participant", "p01", "--out", str(tmp_path / "h"), match="forced_choice")
+    assert "run-model" in msg and not (tmp_path / "h").exists()
+    msg = refused("web", "build", str(p), "--out", str(tmp_path / "w"), match="forced_choice")
+    assert "run-model" in msg

@@ -7,10 +7,13 @@ task a runner cannot present, naming the runner. Register a kind with `register`
 """
 from __future__ import annotations
 
-from experiments.tasks.base import (RUNNERS, TaskError, TaskKind, check_runner, get_task, register, registry,
-                                    runner_problems)
+from experiments.tasks.base import (RUNNERS, TaskError, TaskKind, check_runner, get_task, refuse_runner,
+                                    register, registry, runner_problems, runs_on)
 
-__all__ = ["RUNNERS", "TaskKind", "TaskError", "register", "registry", "get_task", "check_runner", "runner_problems"]
+from experiments.tasks.detection import detection_values
+
+__all__ = ["detection_values", "RUNNERS", "TaskKind", "TaskError", "register", "registry", "get_task", "check_runner", "runner_problems",
+           "runs_on", "refuse_runner"]
 
 # the built-in kinds register themselves on import
 from experiments.tasks import builtin  # noqa: E402,F401

@@ -42,6 +42,14 @@ class TaskKind:
     model_protocols: tuple[str, ...] = ()
     score: Callable[["Trial", Any], bool | None] = field(default=_no_answer)
     settings: Any = None  # a pydantic model class (config.py); None: the kind takes no settings of its own
+    # (materials, settings, where) -> None: refuse (TaskError naming the field) an item the kind cannot
+    # present or score under these settings (an answer no label has, regions that are not the sentence, ...)
+    check_item: Callable[[dict[str, Any], Any, str], None] | None = None
+    # the human runners' side (experiments/tasks/record.py dispatches to these; None: no human presentation):
+    # the answers on screen, the raw record -> row fields, the autopilot's plan
+    answers: Callable[..., list[Any]] | None = None
+    derive: Callable[..., None] | None = None
+    plan: Callable[..., Any] | None = None
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]
@@ -89,3 +97,23 @@ def runner_problems(kind: str, runners: tuple[str, ...] = RUNNERS) -> list[str]:
     """Every runner among `runners` that cannot present `kind`, as messages (what `validate` prints)."""
     k = get_task(kind)
     return [p for p in (k.runner_problem(r) for r in runners) if p]
+
+
+RUNNER_COMMANDS = {"psychopy": "run-human", "browser": "web", "model": "run-model"}
+
+
+def runs_on(kind: str) -> str:
+    """Which runners can run `kind`, for people: "model subjects only (run-model)" or "PsychoPy (run-human),
+    the browser (web), model subjects (run-model)"."""
+    names = {"psychopy": "PsychoPy", "browser": "the browser", "model": "model subjects"}
+    k = get_task(kind)
+    listed = ", ".join(f"{names[r]} ({RUNNER_COMMANDS[r]})" for r in k.runners)
+    return listed + (" only" if len(k.runners) == 1 else "")
+
+
+def refuse_runner(kind: str, runner: str) -> str | None:
+    """The message `run-human`/`web` give for a kind they cannot present, naming the runners that can."""
+    k = get_task(kind)
+    if runner in k.runners:
+        return None
+    return (f"{RUNNER_NAMES.get(runner, runner)} cannot present task.kind {kind!r}; it runs on {runs_on(kind)}")

@@ -1,5 +1,10 @@
 """The built-in task kinds, one module each; importing this registers them in a fixed order."""
 from __future__ import annotations
 
-from experiments.tasks import (violation_detection, judgment, choice, rating, completion,  # noqa: F401
-                               self_paced_reading, lexical_decision)
+import experiments.tasks.violation_detection  # noqa: F401
+import experiments.tasks.judgment  # noqa: F401
+import experiments.tasks.choice  # noqa: F401
+import experiments.tasks.rating  # noqa: F401
+import experiments.tasks.completion  # noqa: F401
+import experiments.tasks.self_paced_reading  # noqa: F401
+import experiments.tasks.lexical_decision  # noqa: F401

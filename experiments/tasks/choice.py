@@ -1,32 +1,71 @@
 """Choice: 2 to n options shown together (two sentences side by side, two words, n answers of a
-multiple-choice item). The response is the chosen option's text; it is correct when it equals the
-item's `answer`. Positions are counterbalanced by `option_order` (recorded as `option_order`, the
-original indices in screen order, and `chosen_position`)."""
+multiple-choice item). The response is the chosen option's text; it is correct when it is the item's
+`answer` under the one rule (experiments.tasks.scoring), and never when two options are the same text
+(a tie cannot be meant). The screen order is `option_order` (recorded as `option_order`, the original
+indices in screen order, and `chosen_position`), honouring `positions: fixed`."""
 from __future__ import annotations
 
-import hashlib
+import itertools
+import json
 import random
 from typing import Any
 
-from experiments.tasks.base import TaskKind, register
+from experiments.tasks.base import TaskError, TaskKind, register
 from experiments.tasks.config import ChoiceSettings
-from experiments.tasks.scoring import equals_answer
+from experiments.tasks.scoring import equals_answer, normalize_answer
+
+
+def options_tie(options: Any) -> bool:
+    """Two options that are the same text under the rule (a choice between them means nothing)."""
+    norm = [normalize_answer(o) for o in (options or ())]
+    return len(set(norm)) != len(norm)
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    """At least two options, none empty, no two the same text; the answer (if given) one of them."""
+    opts = [str(o) for o in (mat.get("options") or ())]
+    if len(opts) < 2:
+        raise TaskError(f"{where}: options: a choice needs at least two options (option_1, option_2, ...), got {len(opts)}")
+    if any(normalize_answer(o) == "" for o in opts):
+        raise TaskError(f"{where}: options: an option is empty")
+    if options_tie(opts):
+        raise TaskError(f"{where}: options: two options are the same text ({' | '.join(opts)}); a choice between them "
+                        "means nothing")
+    ans = mat.get("answer")
+    if ans not in (None, "") and not any(equals_answer(ans, o) for o in opts):
+        raise TaskError(f"{where}: answer {ans!r} is not one of the options ({' | '.join(opts)})")
 
 
 def score(trial: Any, response: Any) -> bool | None:
-    """The chosen option's text against `answer`."""
-    return equals_answer(trial.mat.get("answer"), response)
+    """The chosen option's text against `answer`; never correct when two options tie."""
+    ok = equals_answer(trial.mat.get("answer"), response)
+    if ok and options_tie(trial.mat.get("options")):
+        return False
+    return ok
 
 
-def option_order(n: int, positions: str, key: str) -> list[int]:
-    """The options' original indices in screen order: as in the item (`fixed`) or a permutation drawn
-    from `key` (`counterbalance`; e.g. "<subject>:<item_id>", so every runner shows the same order)."""
-    if positions == "fixed":
+def option_order(n: int, positions: str, key: str, index: int = 0) -> list[int]:
+    """The options' original indices in screen order, the same in every runner.
+
+    `fixed`: as in the item. `counterbalance`: the permutations of the n options are cycled through
+    over the session's trials (`index`, the trial index) from an offset drawn from `key` (e.g.
+    "<seed>:<subject>"): over any n! consecutive trials each option is in each position equally
+    often. More than 6 options: a shuffle seeded by key and index."""
+    if positions == "fixed" or n < 2:
         return list(range(n))
-    seed = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
-    return order
+    if n > 6:
+        order = list(range(n))
+        random.Random(f"{key}:{index}").shuffle(order)
+        return order
+    perms = list(itertools.permutations(range(n)))
+    offset = random.Random(key).randrange(len(perms))
+    return list(perms[(offset + index) % len(perms)])
+
+
+def trial_option_order(trial: Any, seed: int | None, subject_id: str, positions: str) -> list[int]:
+    """`option_order` of a compiled trial for a subject's sequence (seed, subject)."""
+    n = len(trial.mat.get("options") or ())
+    return option_order(n, positions, f"{seed if seed is not None else 0}:{subject_id}", trial.trial_index)
 
 
 def chosen_position(order: list[int], options: list[str], response: str) -> int | None:
@@ -37,9 +76,35 @@ def chosen_position(order: list[int], options: list[str], response: str) -> int 
         return None
 
 
+def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+    """The options in screen order (`order`: original indices, option_order) with the position keys."""
+    from experiments.tasks.record import Answer, TaskResultError
+
+    opts = [str(o) for o in trial.mat.get("options") or ()]
+    order = order if order is not None else list(range(len(opts)))
+    if len(s.keys) < len(opts):
+        raise TaskResultError(f"task.keys: {len(opts)} options need {len(opts)} keys")
+    return [Answer(opts[i], opts[i], s.keys[p]) for p, i in enumerate(order)]
+
+
+def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+    from experiments.tasks.record import derive_answer
+
+    pos, _ = derive_answer(trial, s, order, raw, presses, pointers, out, extra)
+    out["option_order"] = json.dumps(order)
+    out["chosen_position"] = pos
+
+
+def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+    from experiments.tasks.record import plan_answer
+
+    return plan_answer(trial, s, order, rng, right)
+
+
 KIND = register(TaskKind(
     name="choice", description="2 to n options shown together, position counterbalanced",
     materials=("options",), optional_materials=("prefix", "answer", "question"),
     recorded=("response", "correct", "rt_ms", "option_order", "chosen_position"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "direct:mean", "meta", "production", "surprisal"), score=score, settings=ChoiceSettings,
+    check_item=check_item, answers=answers, derive=derive, plan=plan,
 ))

@@ -9,9 +9,10 @@ typed answer is incorrect.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from experiments.tasks.base import TaskKind, register
+from experiments.tasks.base import TaskError, TaskKind, register
 from experiments.tasks.config import CompletionSettings
 from experiments.tasks.scoring import missing, normalize_answer
 
@@ -23,6 +24,23 @@ def accepted_answers(mat: dict[str, Any]) -> list[str]:
         acc = acc.split("|")
     keys = [mat.get("target", "")] + list(acc)
     return list(dict.fromkeys(k for k in (normalize_answer(x) for x in keys) if k))
+
+
+TYPEABLE_MARKS = " '-.,"  # what the human runners' keys type besides letters (participants.tasks.logic)
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    """A target a person can type: within max_chars, of letters and the typeable marks, not empty."""
+    for key in ("target",):
+        t = str(mat.get(key) or "")
+        if normalize_answer(t) == "":
+            raise TaskError(f"{where}: {key}: {t!r} is empty once punctuation and spaces are trimmed")
+        if len(t) > settings.max_chars:
+            raise TaskError(f"{where}: {key} {t!r} has {len(t)} characters; task.max_chars is {settings.max_chars}")
+        bad = sorted({c for c in t if not (c.isalpha() or c in TYPEABLE_MARKS)})
+        if bad:
+            raise TaskError(f"{where}: {key} {t!r} contains {''.join(bad)!r}, which the typed answer cannot contain "
+                            f"(letters and {TYPEABLE_MARKS.strip()!r} and space are typed)")
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -40,9 +58,50 @@ def first_word(text: str) -> str:
     return words[0] if words else ""
 
 
+def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+    """The typed text (what the keys pressed between the prompt and the submit key type), each keystroke's
+    time, and the one scoring rule (`score`)."""
+    from experiments.tasks.record import TaskResultError, _r, _t, is_text_key, typed_text
+
+    onset = _t(raw.get("response_onset"), "response_onset")
+    submit = _t(raw.get("submit_time"), "submit_time")
+    typed = [p for p in presses if onset <= p["t"] < submit and is_text_key(p["key"])]  # type: ignore[operator]
+    sub = [p for p in presses if p["key"] == s.submit_key and p["t"] == submit]
+    if not sub:
+        raise TaskResultError(f"submit_time: no press of {s.submit_key!r} at that time")
+    text = typed_text([p["key"] for p in typed])
+    if raw.get("text") != text:
+        raise TaskResultError(f"text: the keys typed give {text[:60]!r}, the runner showed {str(raw.get('text'))[:60]!r}")
+    if not text.strip():
+        raise TaskResultError("text: an empty answer is not submitted")
+    out.update(response=text.strip(), response_text=text, correct=score(trial, text),
+               keystrokes=json.dumps([[p["key"], _r(p["t"] - onset)] for p in typed]),  # type: ignore[operator]
+               rt_ms=_r(typed[0]["t"] - onset) if typed else None)  # type: ignore[operator]
+    extra["submit_ms"] = _r(submit - onset)  # type: ignore[operator]
+
+
+def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+    """Typing the target (right) or a reversed, never accepted, word (wrong), then the submit key."""
+    from experiments.tasks.record import TaskPlan
+
+    m = trial.mat
+    target = str(m.get("target") or "word")
+    word = target.lower() if right else ("".join(reversed(target.lower())) or "x")
+    if normalize_answer(word) in accepted_answers(m) and not right:
+        word = word + "s"
+    keys = [{" ": "space", "'": "apostrophe", "-": "minus"}.get(c, c) for c in word if c.isalpha() or c in " '-"]
+    t, typed = 0.4, []
+    for k in keys:
+        typed.append((round(t, 3), k))
+        t += round(rng.uniform(0.06, 0.12), 3)
+    typed.append((round(t + 0.15, 3), s.submit_key))
+    return TaskPlan({"type": typed}, word, right)
+
+
 KIND = register(TaskKind(
     name="completion", description="a prefix and a typed answer (cloze)",
     materials=("prefix", "target"), optional_materials=("accepted", "question"),
     recorded=("response", "response_text", "keystrokes", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "production", "meta", "surprisal"), score=score, settings=CompletionSettings,
+    check_item=check_item, derive=derive, plan=plan,
 ))

@@ -183,6 +183,10 @@ def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:
     a field that is not the kind's. Violation detection and forced choice take none of these."""
     given = {k: v for k, v in given.items() if v is not None}
     cls = SETTINGS.get(kind)
+    if cls is None:  # a kind registered after these (its TaskKind names its settings model)
+        from experiments.tasks.base import registry
+
+        cls = getattr(registry().get(kind), "settings", None)
     own = set(cls.model_fields) - {"kind"} if cls else set()
     foreign = sorted(set(given) - own)
     if foreign:

@@ -5,9 +5,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.tasks.base import TaskKind, register
+from experiments.tasks.base import TaskError, TaskKind, register
 from experiments.tasks.config import JudgmentSettings
 from experiments.tasks.scoring import equals_answer
+
+
+def check_answer_among(mat: dict[str, Any], values: list[str], what: str, where: str, key: str = "answer") -> None:
+    """Refuse an item whose `key` (given) is none of `values` under the one rule."""
+    ans = mat.get(key)
+    if ans not in (None, "") and not any(equals_answer(ans, v) for v in values):
+        raise TaskError(f"{where}: {key} {ans!r} is not {what} ({', '.join(values)})")
+
+
+def label_values(settings: Any) -> list[str]:
+    return [lab.value for lab in settings.labels]
+
+
+def check_label_answer(mat: dict[str, Any], values: list[str], where: str) -> None:
+    """An item's `answer` (given) is exactly one label's value: it is what the table records and what the
+    analysis compares responses with ("Word" for the value word is refused, naming the values)."""
+    ans = mat.get("answer")
+    if ans not in (None, "") and str(ans).strip() not in values:
+        raise TaskError(f"{where}: answer {ans!r} is not a label's value ({', '.join(values)}; task.labels); "
+                        "write it exactly as the value")
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    check_label_answer(mat, label_values(settings), where)
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -15,8 +39,28 @@ def score(trial: Any, response: Any) -> bool | None:
     return equals_answer(trial.mat.get("answer"), response)
 
 
+def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+    """The labels in screen order with their keys (the human runners' settings `s`)."""
+    from experiments.tasks.record import Answer
+
+    return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
+
+
+def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+    from experiments.tasks.record import derive_answer
+
+    derive_answer(trial, s, order, raw, presses, pointers, out, extra)
+
+
+def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+    from experiments.tasks.record import plan_answer
+
+    return plan_answer(trial, s, order, rng, right)
+
+
 KIND = register(TaskKind(
     name="judgment", description="one sentence (whole or word by word), two or more labelled answers",
     materials=("sentence",), optional_materials=("answer", "pair_sentence", "question"),
     runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
+    check_item=check_item, answers=answers, derive=derive, plan=plan,
 ))

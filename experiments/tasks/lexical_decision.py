@@ -6,7 +6,12 @@ from typing import Any
 
 from experiments.tasks.base import TaskKind, register
 from experiments.tasks.config import LexicalDecisionSettings
+from experiments.tasks.judgment import answers, check_label_answer, derive, label_values, plan
 from experiments.tasks.scoring import equals_answer
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    check_label_answer(mat, label_values(settings), where)
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -17,4 +22,5 @@ KIND = register(TaskKind(
     name="lexical_decision", description="a letter string; word / non-word keys",
     materials=("sentence", "answer"), recorded=("response", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "meta", "surprisal"), score=score, settings=LexicalDecisionSettings,
+    check_item=check_item, answers=answers, derive=derive, plan=plan,
 ))

@@ -24,9 +24,32 @@ def rating_value(response: Any, points: int) -> int | None:
     return int(v) if v.is_integer() and 1 <= v <= points else None
 
 
+def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+    """The scale's points 1..k with their keys."""
+    from experiments.tasks.record import Answer
+
+    return [Answer(str(p + 1), str(p + 1), s.keys[p]) for p in range(s.scale)]
+
+
+def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+    from experiments.tasks.record import derive_answer
+
+    _, a = derive_answer(trial, s, order, raw, presses, pointers, out, extra)
+    out["rating"] = float(a.value)
+    out["correct"] = None
+
+
+def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+    from experiments.tasks.record import TaskPlan, rt
+
+    ans = answers(trial, s)
+    pick = ans[rng.randrange(len(ans))]
+    return TaskPlan({"answer": [(rt(rng), pick.key)]}, pick.value, None)
+
+
 KIND = register(TaskKind(
     name="rating", description="a k-point scale",
     materials=("sentence",), optional_materials=("question",),
     recorded=("response", "rating", "rt_ms"), runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"),
-    score=score, settings=RatingSettings,
+    score=score, settings=RatingSettings, answers=answers, derive=derive, plan=plan,
 ))

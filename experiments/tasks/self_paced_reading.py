@@ -3,11 +3,12 @@ per-word and per-region reading times; an optional comprehension question after 
 against `question_answer` (the trial is unscored without one)."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from experiments.tasks.base import TaskError, TaskKind, register
 from experiments.tasks.config import SelfPacedReadingSettings
-from experiments.tasks.scoring import equals_answer
+from experiments.tasks.scoring import equals_answer, normalize_answer
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -24,12 +25,43 @@ def regions(mat: dict[str, Any]) -> list[list[int]]:
         return [[i] for i in range(len(words))]
     parts = [p.split() for p in str(text).split("|")]
     if [w for p in parts for w in p] != words or any(not p for p in parts):
-        raise TaskError(f"regions {text!r} do not split the sentence {' '.join(words)!r} into non-empty regions")
+        raise TaskError(f"regions: {text!r} do not split the sentence {' '.join(words)!r} into non-empty regions")
     out, k = [], 0
     for p in parts:
         out.append(list(range(k, k + len(p))))
         k += len(p)
     return out
+
+
+def region_texts(mat: dict[str, Any]) -> list[str]:
+    """Each region's text (its words joined by one space), in order."""
+    words = str(mat.get("sentence", "")).split()
+    return [" ".join(words[i] for i in r) for r in regions(mat)]
+
+
+def units(mat: dict[str, Any], reveal: str = "word") -> tuple[list[str], list[list[int]]]:
+    """What one press reveals (`reveal: word`: each word; `region`: each region's text) and each
+    region's word indices: the one reading of `sentence` and `regions` every runner uses."""
+    regs = regions(mat)
+    if reveal == "region":
+        return region_texts(mat), regs
+    return str(mat.get("sentence", "")).split(), regs
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    """Refuse (TaskError naming the field) regions that do not split the sentence, and a comprehension
+    answer that is not among its options."""
+    try:
+        regions(mat)
+    except TaskError as exc:
+        raise TaskError(f"{where}: {exc}") from None
+    opts, qa = list(mat.get("question_options") or ()), mat.get("question_answer")
+    if len({normalize_answer(o) for o in opts}) != len(opts) or any(normalize_answer(o) == "" for o in opts):
+        raise TaskError(f"{where}: question_options: an option is empty or given twice ({' | '.join(map(str, opts))})")
+    if qa not in (None, "") and not opts:
+        raise TaskError(f"{where}: question_answer {qa!r} needs question_options to answer from")
+    if qa not in (None, "") and not any(equals_answer(qa, o) for o in opts):
+        raise TaskError(f"{where}: question_answer {qa!r} is not among question_options ({' | '.join(map(str, opts))})")
 
 
 def region_sums(values: list[float], mat: dict[str, Any]) -> list[float]:
@@ -42,9 +74,90 @@ def masked(words: list[str], shown: list[int], mask: str = "-") -> str:
     return " ".join(w if i in shown else mask * len(w) for i, w in enumerate(words))
 
 
+def trial_units(trial: Any, reveal: str) -> tuple[list[str], list[list[int]]]:
+    """`units` of a compiled trial (its sentence, else its words)."""
+    m = trial.mat
+    return units(m if m.get("sentence") else {**m, "sentence": " ".join(trial.words)}, reveal)
+
+
+def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+    """The comprehension question's options with their keys (none: no question)."""
+    from experiments.tasks.record import Answer
+
+    opts = [str(o) for o in trial.mat.get("question_options") or ()]
+    return [Answer(o, o, k) for o, k in zip(opts, s.question_keys)]
+
+
+def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+    """Key-to-key reading times from the advance key's own timestamps (per word and summed per region,
+    or per region with `reveal: region`); the flips that showed each step beside them; the question."""
+    from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, _answer, _r, _t
+
+    unit_texts, regs = trial_units(trial, s.reveal)
+    steps = raw.get("steps")
+    if not isinstance(steps, list) or len(steps) != len(unit_texts) + 1:
+        raise TaskResultError(f"steps: expected {len(unit_texts) + 1} onsets (the dashes, then each unit)")
+    steps = [_t(x, "steps") for x in steps]
+    if steps != sorted(steps):  # type: ignore[type-var]
+        raise TaskResultError("steps: onsets out of order")
+    adv = [p for p in presses if p["key"] == s.advance_key and p["t"] >= steps[0]]  # type: ignore[operator]
+    if len(adv) < len(unit_texts) + 1:
+        raise TaskResultError(f"presses: {len(unit_texts) + 1} presses of {s.advance_key!r} read this sentence, "
+                              f"got {len(adv)}")
+    adv = adv[: len(unit_texts) + 1]
+    for k in range(1, len(unit_texts) + 1):  # unit k-1 appears after the k-th press
+        # (a browser's frame timestamp is the frame's start, which may precede an input event
+        # handled in that frame: up to two frames of slack)
+        if steps[k] < adv[k - 1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
+            raise TaskResultError(f"steps: unit {k - 1} shown before the press that reveals it")
+    rts = [_r(adv[k + 1]["t"] - adv[k]["t"]) for k in range(len(unit_texts))]
+    if s.reveal == "word":
+        out["word_rts_ms"] = json.dumps(rts)
+        out["region_rts_ms"] = json.dumps([_r(sum(rts[w] for w in reg)) for reg in regs])  # type: ignore[misc]
+    else:
+        out["region_rts_ms"] = json.dumps(rts)
+    extra["display_lag_ms"] = [_r(steps[k] - adv[k - 1]["t"]) for k in range(1, len(unit_texts) + 1)]  # type: ignore[operator]
+    ans = answers(trial, s)
+    if ans:
+        q_on = _t(raw.get("question_onset"), "question_onset")
+        if q_on < adv[-1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
+            raise TaskResultError("question_onset: the question comes after the sentence")
+        got = _answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",  # type: ignore[arg-type]
+                      s.mouse)
+        if got is None:
+            raise TaskResultError("question_answered_by: the comprehension question waits for an answer")
+        pos, at, by = got
+        out["response"] = ans[pos].value
+        out["rt_ms"] = _r(at - q_on)  # type: ignore[operator]
+        out["correct"] = score(trial, ans[pos].value)
+        extra["answered_by"] = by
+    elif raw.get("question_onset") is not None:
+        raise TaskResultError("question_onset: this trial has no comprehension question")
+
+
+def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+    """Reading presses paced by the units' lengths, then the question's answer."""
+    from experiments.tasks.record import TaskPlan, pick_answer, rt
+
+    unit_texts, _ = trial_units(trial, s.reveal)
+    t, read = 0.0, []
+    for u in range(len(unit_texts) + 1):
+        t += round(rng.uniform(0.18, 0.32) + 0.01 * (len(unit_texts[u]) if u < len(unit_texts) else 0), 3)
+        read.append((round(t, 3), s.advance_key))
+    phases = {"read": read}
+    ans = answers(trial, s)
+    intended, ok = "", None
+    if ans:
+        pick = pick_answer(trial, ans, rng, right, "self_paced_reading", wrong_at_random=False)
+        phases["question"] = [(rt(rng), pick.key)]
+        intended, ok = pick.value, score(trial, pick.value)
+    return TaskPlan(phases, intended, ok)
+
+
 KIND = register(TaskKind(
     name="self_paced_reading", description="moving window, per-word reading times, optional question",
     materials=("sentence",), optional_materials=("regions", "question", "question_options", "question_answer"),
     recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("surprisal",), score=score, settings=SelfPacedReadingSettings,
+    check_item=check_item, answers=answers, derive=derive, plan=plan,
 ))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from model_subjects.protocols import Protocol, ProtocolError
+from model_subjects.protocol_base import Protocol, ProtocolError
 
 Factory = Callable[[Any, str | None, int], Protocol]  # (kind settings, question, max_new_tokens)
 

@@ -12,7 +12,7 @@ import math
 from typing import Any, Sequence
 
 from experiments.trials import Trial
-from model_subjects.protocols import Decision, Protocol, ProtocolError
+from model_subjects.protocol_base import Decision, Protocol, ProtocolError
 
 
 def sentence_of(trial: Trial) -> str:

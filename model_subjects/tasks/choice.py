@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from experiments.trials import Trial
-from model_subjects.protocols import Decision, Option, Query
+from model_subjects.protocol_base import Decision, Option, Query
 from model_subjects.tasks.base import (TaskProtocol, argmax, decision, mean_logprobs, need, signed_margin)
 
 

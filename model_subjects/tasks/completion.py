@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from experiments.tasks.completion import first_word
 from experiments.trials import Trial
-from model_subjects.protocols import Decision, Option, ProtocolError, Query
+from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, decision, need
 
 

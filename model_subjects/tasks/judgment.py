@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from experiments.tasks.scoring import normalize_answer
 from experiments.trials import Trial
-from model_subjects.protocols import Decision, Option, ProtocolError, Query
+from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, argmax, decision, need, sentence_of, signed_margin
 
 
@@ -55,6 +56,10 @@ class JudgmentDirect(TaskProtocol):
             raise ProtocolError(f"trial {trial.item_id!r} ({trial.role or 'test'}): protocol {self.name!r} compares the "
                                 "sentence with its minimal-pair partner and needs `pair_sentence` in every item the "
                                 "run asks (practice and fillers too); use --protocol meta, or give the pairs")
+        if normalize_answer(trial.mat["pair_sentence"]) == normalize_answer(sentence_of(trial)):
+            raise ProtocolError(f"trial {trial.item_id!r} ({trial.role or 'test'}): protocol {self.name!r}: the item's "
+                                "pair_sentence is the sentence itself; a comparison of a sentence with itself "
+                                "means nothing (give its minimal-pair partner)")
 
     def queries(self, trial: Trial) -> list[Query]:
         s, p = sentence_of(trial), str(need(trial, "pair_sentence", self.name))

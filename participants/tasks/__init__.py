@@ -7,17 +7,20 @@ once, for both runners, in participants/tasks/logic.py.
 """
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import Any
 
+from experiments.tasks import registry
 from experiments.trials import Trial, TrialSequence
-from participants.tasks import choice, completion, judgment, lexical_decision, rating, self_paced_reading
 from participants.tasks.logic import option_order, plan
 from participants.tasks.settings import TaskSettings, task_settings
 
+# every kind whose TaskKind.runners names psychopy has its presentation unit here, participants/tasks/<kind>.py
+# (violation detection is the RSVP runner's own, participants/rsvp.py)
 PSYCHOPY: dict[str, ModuleType] = {
-    "judgment": judgment, "choice": choice, "rating": rating, "lexical_decision": lexical_decision,
-    "self_paced_reading": self_paced_reading, "completion": completion,
+    name: importlib.import_module(f"participants.tasks.{name}") for name, kind in registry().items()
+    if "psychopy" in kind.runners and name != "violation_detection"
 }
 
 
@@ -35,19 +38,12 @@ def run_task_trial(pres: Any, trial: Trial, seq: TrialSequence, exp: Any,
     from participants.tasks.window import TaskWindow
 
     s = settings_for(exp, trial, overrides)
-    order = option_order(trial, seq) if trial.task == "choice" else None
+    order = option_order(trial, seq, s) if trial.task == "choice" else None
     p = None
     if pres.autopilot is not None:
         pres.autopilot.cancel()
         p = plan(trial, s, order, seed=pres.autopilot.seed, accuracy=pres.autopilot.accuracy)
-    saved_keys = pres.poll_keys
-    pres.drain()
-    pres._in_trial = True
-    try:
+    with pres.task_trial():
         w = TaskWindow(pres, trial, s, p)
         PSYCHOPY[trial.task].present(w, order)
         return w.finish(order)
-    finally:
-        pres._in_trial = False
-        pres.poll_keys = saved_keys
-        pres.win.mouseVisible = False

@@ -39,7 +39,7 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
     p = w.pres
 
     def count() -> int:
-        return sum(1 for e in p._events if e.name == s.advance_key and e.t * 1000.0 >= steps[0])
+        return sum(1 for e in p.events if e.name == s.advance_key and e.t * 1000.0 >= steps[0])
 
     for k in range(1, len(units) + 2):
         p.hold(drawer(k - 1), w.t0 + steps[-1] / 1000.0, 30 * 60 * 1000.0, stop=lambda: count() >= k)

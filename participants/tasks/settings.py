@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.screen_texts import key_label, task_text
+from experiments.tasks.keys import POSITION_KEYS, KeySettingError, choice_keys, label_keys
 
 KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
-POSITION_KEYS = ("f", "j", "d", "k", "s", "l", "a")
 
 class SettingsError(ValueError):
     """A task setting that cannot be presented (names the field)."""
@@ -31,6 +31,7 @@ class TaskSettings:
     anchors: tuple[str, str] = ("", "")
     question: str = ""
     presentation: str = "whole"  # whole | rsvp
+    positions: str = "counterbalance"  # choice: counterbalance | fixed (experiments.tasks.choice.option_order)
     reveal: str = "word"  # word | region
     advance_key: str = "space"
     question_keys: tuple[str, ...] = ("f", "j", "d", "k")
@@ -46,7 +47,8 @@ class TaskSettings:
         """What the browser page is given (JSON)."""
         return {"kind": self.kind, "labels": [list(p) for p in self.labels], "keys": list(self.keys),
                 "key_labels": self.key_labels(), "scale": self.scale, "anchors": list(self.anchors),
-                "question": self.question, "presentation": self.presentation, "reveal": self.reveal,
+                "question": self.question, "presentation": self.presentation, "positions": self.positions,
+                "reveal": self.reveal,
                 "advance_key": self.advance_key, "question_keys": list(self.question_keys),
                 "question_key_labels": [key_label(k, self.language) for k in self.question_keys],
                 "submit_key": self.submit_key, "mouse": self.mouse, "hint": self.hint}
@@ -86,23 +88,22 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     keys: tuple[str, ...] = ()
     scale, anchors = 7, ("", "")
     if kind in ("judgment", "lexical_decision"):
+        try:
+            keys = tuple(label_keys(kind, st, "labels" in given))
+        except KeySettingError as exc:
+            raise SettingsError(str(exc)) from None
         if "labels" in given:
             labels = [(lab.value, lab.text) for lab in st.labels]
-            default = ["f", "j"] if kind == "lexical_decision" else list(POSITION_KEYS)
-            keys = tuple(lab.key or default[k] for k, lab in enumerate(st.labels))
         else:
             values = ("yes", "no") if kind == "judgment" else ("nonword", "word")
             labels = [(v, task_text(lang, f"label_{v}")) for v in values]
-            keys = ("f", "j") if kind == "lexical_decision" else tuple(POSITION_KEYS[:len(labels)])
         if len(set(keys)) != len(keys):
             raise SettingsError(f"task.labels: two answers share a key ({', '.join(keys)})")
     elif kind == "choice":
-        if "option_keys" in given:
-            if len(st.option_keys) < n_options:
-                raise SettingsError(f"task.option_keys: {n_options} options need {n_options} keys, got {len(st.option_keys)}")
-            keys = tuple(st.option_keys[:n_options])
-        else:
-            keys = tuple(POSITION_KEYS[:2]) if n_options == 2 else tuple(str(i + 1) for i in range(n_options))
+        try:
+            keys = tuple(choice_keys(st, "option_keys" in given, n_options))
+        except KeySettingError as exc:
+            raise SettingsError(str(exc)) from None
     elif kind == "rating":
         scale = st.scale.points
         if scale > 9 and st.scale.keys is None:
@@ -110,6 +111,7 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
         keys = tuple(st.scale.point_keys)
         anchors = (st.scale.low_label, st.scale.high_label)
     presentation = str(getattr(st, "presentation", "whole"))
+    positions = str(getattr(st, "positions", "counterbalance"))
     reveal = str(getattr(st, "reveal", "word"))
     advance = str(getattr(st, "advance_key", "space"))
     submit = str(getattr(st, "submit_key", "return"))
@@ -122,6 +124,6 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     return TaskSettings(
         kind=kind, language=lang, labels=tuple(labels), keys=keys, scale=scale,
         anchors=(str(anchors[0]), str(anchors[1])), question=str(question or ""),
-        presentation="whole" if presentation == "moving_window" else presentation,
+        presentation="whole" if presentation == "moving_window" else presentation, positions=positions,
         reveal=reveal, advance_key=advance, question_keys=question_keys,
         submit_key=submit, mouse=bool(over.get("mouse", st.mouse)), hint=str(hint))

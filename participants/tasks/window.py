@@ -129,7 +129,7 @@ class TaskWindow:
         return self.rel(self.pres.flip(draw, shot=shot))
 
     def presses(self) -> list[dict[str, Any]]:
-        return [{"key": e.name, "t": _ms(e.t)} for e in self.pres._events]
+        return [{"key": e.name, "t": _ms(e.t)} for e in self.pres.events]
 
     def autopress(self, phase: str) -> None:
         if self.plan is not None and self.pres.autopilot is not None:
@@ -174,7 +174,7 @@ class TaskWindow:
                 hits = [c for c in self.raw["pointers"] if c["t"] >= onset and c["target"] >= 0]
                 if hits:
                     found.append((hits[0]["t"], "mouse"))
-            k = next((e for e in p._events if _ms(e.t) >= onset and e.name in keys), None)
+            k = next((e for e in p.events if _ms(e.t) >= onset and e.name in keys), None)
             if k is not None and (not found or _ms(k.t) <= found[0][0]):
                 found[:] = [(_ms(k.t), "key:" + k.name)]
             return bool(found)
@@ -188,7 +188,7 @@ class TaskWindow:
         """Hold until `count` presses of `key` since the trial's zero (self-paced reading)."""
         p = self.pres
         p.hold(draw, self.t0 + onset / 1000.0, FOREVER_MS,
-               stop=lambda: sum(1 for e in p._events if e.name == key) >= count)
+               stop=lambda: sum(1 for e in p.events if e.name == key) >= count)
 
     def wait_key(self, draw: Callable[[], None], onset: float, names: set[str], after: float) -> Any:
         """Hold until a press of one of `names` later than `after` (ms); returns it (completion typing)."""
@@ -197,7 +197,7 @@ class TaskWindow:
 
         def stop() -> bool:
             if not got:
-                got.extend(e for e in p._events if _ms(e.t) > after and e.name in names)
+                got.extend(e for e in p.events if _ms(e.t) > after and e.name in names)
             return bool(got)
 
         p.hold(draw, self.t0 + onset / 1000.0, FOREVER_MS, stop=stop)

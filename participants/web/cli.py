@@ -27,8 +27,10 @@ def _spec(spec: str):
 
     presentable = ("violation_detection", *BROWSER_KINDS)
     if exp.task.kind not in presentable:
+        from experiments.tasks import refuse_runner
+
         fail(f"the browser runner cannot present task.kind {exp.task.kind!r} ({exp.name}); it presents "
-             f"{', '.join(presentable)}")
+             f"{', '.join(presentable)}. " + (refuse_runner(exp.task.kind, "browser") or ""))
     return exp
 
 

@@ -10,13 +10,18 @@ from typing import Any
 
 from experiments.screen_texts import key_label
 from experiments.spec import Experiment
+from experiments.tasks import get_task, registry
+from experiments.tasks.completion import accepted_answers
+from experiments.tasks.scoring import RULE
 from experiments.trials import Trial, TrialSequence, thaw
 from participants.tasks import settings_for
 from participants.tasks.logic import answers, option_order, sentence_of, spr_units
 from participants.web.texts import page_texts
 
-# the browser runner's task kinds (participants/web/js/twinlab-task.js, TASKS)
-BROWSER_KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
+# the browser runner's task kinds (participants/web/js/twinlab-task.js, TASKS; a test checks the page has
+# a builder for each): every kind whose TaskKind.runners names browser (violation detection: twinlab-rsvp.js)
+BROWSER_KINDS = tuple(name for name, kind in registry().items()
+                      if "browser" in kind.runners and name != "violation_detection")
 
 SLOT_PREFIX = "web"  # build mode: slot k (1-based) runs the sequence compiled for subject id web<k:03d>
 
@@ -38,12 +43,16 @@ def task_view(trial: Trial, seq: TrialSequence, exp: Experiment, overrides: dict
     """What the page shows for a task trial: texts, the answers in screen order with their keys (the
     choice options already counterbalanced, logic.option_order), the self-paced reading units."""
     s = settings_for(exp, trial, overrides)
-    order = option_order(trial, seq) if trial.task == "choice" else None
+    order = option_order(trial, seq, s) if trial.task == "choice" else None
     lang = exp.language
     m = trial.mat
 
+    score = get_task(trial.task).score
+
     def listed(ans):
-        return [{"value": a.value, "label": a.label, "key": a.key, "key_label": key_label(a.key, lang)} for a in ans]
+        # `correct`: the kind's own score of this answer (experiments.tasks), for the feedback screen only
+        return [{"value": a.value, "label": a.label, "key": a.key, "key_label": key_label(a.key, lang),
+                 "correct": score(trial, a.value)} for a in ans]
 
     view: dict[str, Any] = {"question": str(m.get("question") or s.question), "hint": s.hint, "mouse": s.mouse,
                             "presentation": s.presentation, "sentence": sentence_of(trial),
@@ -52,7 +61,8 @@ def task_view(trial: Trial, seq: TrialSequence, exp: Experiment, overrides: dict
         view.update(units=spr_units(trial, s)[0], advance_key=s.advance_key, question_answers=listed(answers(trial, s)),
                     question=str(m.get("question") or ""))
     elif trial.task == "completion":
-        view.update(submit_key=s.submit_key)
+        # the accepted answers already normalised, and the one rule as data (experiments.tasks.scoring.RULE)
+        view.update(submit_key=s.submit_key, accepted=accepted_answers(m), rule=RULE)
     else:
         view.update(answers=listed(answers(trial, s, order)), anchors=list(s.anchors) if trial.task == "rating" else None)
     return view

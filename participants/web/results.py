@@ -329,7 +329,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     s = settings_for(exp, trial, overrides)
     if words and (s.presentation != "rsvp" or len(words) != len(trial.words)):
         raise ResultError(f"word_onsets: this trial shows {len(trial.words) if s.presentation == 'rsvp' else 0} RSVP words")
-    order = option_order(trial, seq) if trial.task == "choice" else None
+    order = option_order(trial, seq, s) if trial.task == "choice" else None
     try:  # only what the trial can produce (fields, keys, boxes, times in its window), then what it means
         check_raw(raw["raw"], trial, s, order, end)  # type: ignore[arg-type]
     except (RawRecordError, TaskResultError) as exc:
@@ -359,4 +359,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
         response_mode="task",
         generic={k: fields[k] for k in ("option_order", "chosen_position", "rating", "response_text", "keystrokes",
                                         "word_rts_ms", "region_rts_ms")})
-    return trial_row(trial, result, seq, subject_id=subject_id, session=session, extra=extra)
+    from experiments.tasks.detection import detection_for
+
+    return trial_row(trial, result, seq, subject_id=subject_id, session=session, extra=extra,
+                     detection=detection_for(trial.task, exp.task, overrides))

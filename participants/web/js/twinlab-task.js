@@ -56,7 +56,6 @@ var jsPsychTwinlabTask = (function (jspsych) {
     const low = ch.toLowerCase();
     return low.length === 1 && /\p{L}/u.test(low) ? low : null;
   }
-  const norm = (s) => String(s).trim().toLowerCase().split(/\s+/).filter(Boolean).join(" ");
 
   function el(tag, cls, text) {
     const n = document.createElement(tag);
@@ -343,17 +342,25 @@ var jsPsychTwinlabTask = (function (jspsych) {
     },
   };
 
-  /** correct / incorrect / unknown, as logic.derive decides it (only for the feedback screen) */
+  /** a response as experiments.tasks.scoring.normalize_answer compares it, from the rule the trial
+   * carries (view.rule, generated from the Python constants): nothing of the rule is written here */
+  function normalizeBy(rule, text) {
+    const trim = new RegExp("^" + rule.trim + "+|" + rule.trim + "+$", "gu");
+    const space = new RegExp(rule.space + "+", "gu");
+    let t = String(text).normalize(rule.unicode);
+    if (rule.case === "lower") t = t.toLowerCase().normalize(rule.unicode);
+    return t.replace(trim, "").replace(space, " ");
+  }
+
+  /** correct / incorrect / unknown for the feedback screen: the server's own scoring, carried by the
+   * compiled trial (each answer's `correct`; completion: the accepted answers, normalised, and the rule) */
   function correctness(T, V, a, raw) {
-    const m = T.materials;
     if (T.task === "completion") {
-      if (!m.target) return null;
-      const ok = [m.target].concat(m.accepted || []).map(norm);
-      return ok.includes(norm(raw.text));
+      if (!V.accepted || !V.accepted.length) return null;
+      return V.accepted.includes(normalizeBy(V.rule, raw.text));
     }
-    if (T.task === "rating" || !a) return null;
-    const key = T.task === "self_paced_reading" ? m.question_answer : m.answer;
-    return key === undefined || key === null || key === "" ? null : a.value === String(key);
+    if (!a || a.correct === undefined) return null;
+    return a.correct;
   }
 
   class TwinlabTaskPlugin {

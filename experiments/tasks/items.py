@@ -1,0 +1,37 @@
+"""Every item checked against its task before any work starts (what `validate`, `plan` and every runner
+run when a design file is read): the kind's materials, its own item check (an answer among the labels
+or options, regions that split the sentence, a target within max_chars, ...) and the keys the human
+runners need for the largest item (enough keys, none shared, never the quit key)."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from experiments.tasks.base import TaskError, get_task
+from experiments.tasks.keys import KeySettingError, check_keys
+
+
+def given_settings(task: Any) -> dict[str, Any]:
+    """The `task:` fields the spec itself gave (None: not given)."""
+    from experiments.tasks.config import TASK_FIELDS
+
+    return {f: getattr(task, f) for f in TASK_FIELDS if getattr(task, f, None) is not None}
+
+
+def check_items(task: Any, rows: Iterable[tuple[int, dict[str, Any]]], path: str) -> None:
+    """Refuse (TaskError naming the file, line and field) an item the spec's task cannot present or score.
+    `task`: the spec's Task; `rows`: (line, materials) of the design file."""
+    kind = get_task(task.kind)
+    settings = task.settings()
+    n_opt, n_q = 2, 0
+    for line, mat in rows:
+        where = f"{path}: line {line}"
+        kind.check_materials(mat, where)
+        if kind.check_item is not None:
+            kind.check_item(mat, settings, where)
+        n_opt = max(n_opt, len(mat.get("options") or ()))
+        n_q = max(n_q, len(mat.get("question_options") or ()))
+    try:
+        check_keys(task.kind, settings, given_settings(task), task.quit_key, n_options=n_opt,
+                   n_question_options=n_q)
+    except KeySettingError as exc:
+        raise TaskError(f"{path}: {exc}") from None

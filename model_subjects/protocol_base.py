@@ -1,0 +1,86 @@
+"""The protocol contract every response protocol implements (Lakretz protocols in model_subjects.protocols,
+the task kinds' in model_subjects.tasks): a trial becomes queries (a prompt and the options scored after
+it), the scores become a Decision. Its own module so that the task protocols and the protocol registry
+(`get_protocol`, which builds the task protocols) both import it and not each other."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from experiments.trials import Trial
+
+
+class ProtocolError(ValueError):
+    """An unknown protocol name or an impossible combination; the message lists what exists."""
+
+
+@dataclass(frozen=True)
+class Option:
+    label: str  # what the table records
+    continuation: str  # the text scored after the prompt (plain rendering; chat strips the leading space)
+
+
+@dataclass(frozen=True)
+class Query:
+    prompt: str  # the trial's own text, up to where the answer begins
+    options: tuple[Option, ...]
+
+
+@dataclass
+class Decision:
+    response: str
+    correct: bool
+    option_labels: list[str]
+    option_logprobs: list[float]
+    margin: float | None
+    answer_text: str  # shown after the prompt in a running context (leading space included)
+    extra: dict[str, Any] = field(default_factory=dict)
+    columns: dict[str, Any] = field(default_factory=dict)  # the general model's table columns (schema.GENERIC_COLUMNS)
+
+
+# ---------------------------------------------------------------------------------- helpers
+def other_form(trial: Trial) -> str:
+    """The number-flipped form of the correct word."""
+    return trial.alternative_word if trial.critical_word == trial.correct_form else trial.critical_word
+
+
+def pair_missing(trial: Trial) -> list[str]:
+    """What a trial lacks for a protocol that compares the critical word with its number-flipped form
+    (empty: it has a marked critical word, its correct form and a different alternative)."""
+    miss = []
+    if trial.critical_index < 0 or trial.critical_index >= len(trial.words):
+        miss.append("a marked critical word (critical_index)")
+    if not trial.correct_form:
+        miss.append("correct_form")
+    if not trial.alternative_word or not trial.critical_word:
+        miss.append("alternative_word (the number-flipped form)")
+    elif trial.correct_form and other_form(trial) == trial.correct_form:
+        miss.append("an alternative different from the correct form (the two forms are identical)")
+    return miss
+
+
+class Protocol(ABC):
+    """Turns a trial into queries and scores into a Decision."""
+
+    name: str = ""
+    generates: bool = False  # production protocols generate text
+    chat_ok: bool = True  # a question a chat model can answer in its own turn
+    needs_pair: bool = False  # compares the critical word with its number-flipped form (Lakretz materials)
+
+    def check(self, trial: Trial) -> None:
+        """Refuse (ProtocolError naming what is missing) a trial this protocol cannot mean anything on."""
+        miss = pair_missing(trial) if self.needs_pair else []
+        if miss:
+            raise ProtocolError(f"protocol {self.name!r} compares the critical word with its number-flipped form; "
+                                f"trial {trial.item_id!r} ({trial.block}) lacks {'; '.join(miss)}")
+
+    @abstractmethod
+    def queries(self, trial: Trial) -> list[Query]: ...
+
+    @abstractmethod
+    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+        """`scores[q][o]`: summed log-probability of option o of query q."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "class": type(self).__name__}
