@@ -241,6 +241,8 @@ def hu_frank2024(
     fits: bool = typer.Option(True, "--fits/--no-fits", help="with --authors-outputs: fit equations (1)-(4) in R/lme4"),
     sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="with --authors-outputs: the "
                                      "sensitivity fits of every singular size model (several minutes)"),
+    row_order: bool = typer.Option(True, "--row-order/--no-row-order", help="with --authors-outputs: refit the paper's "
+                                   "models with the rows reversed and in 3 seeded shuffles (the range of each statistic)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size.
@@ -274,7 +276,8 @@ def hu_frank2024(
         if model or pairs or items:
             _fail("--authors-outputs reads the authors' outputs and runs no model: leave out --model, --pairs and --items")
         _run(reproduce_authors, AuthorsOptions(authors_outputs=authors_outputs, out=out, fits=fits, sensitivity=sensitivity,
-                                               n_boot=n_boot, seed=seed, quiet=quiet), "nothing is lost: run it again")
+                                               row_order=row_order, n_boot=n_boot, seed=seed, quiet=quiet),
+             "nothing is lost: run it again")
         return
     from reproductions.hu_frank2024 import Options, reproduce
 

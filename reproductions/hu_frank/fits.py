@@ -93,6 +93,7 @@ class Fit:
     fit: object | None  # analysis.mixed.MixedFit
     error: str = ""
     term: str = ""  # the size x method (or step x method) interaction
+    row_order: dict | None = None  # analysis.mixed.row_order_sensitivity of the term (the paper's fits)
 
 
 def _fit(domain: str, data: pd.DataFrame, f: str, mixed: bool, group: str = "model_family"):
@@ -121,6 +122,20 @@ def paper_fit(domain: str, data: pd.DataFrame, training: bool = False) -> Fit:
         return run_fit(domain, "training", f"paper: equation {eq}", data, formula(domain, True, None), mixed=False)
     eq = "(1)" if BINARY[domain] else "(2)"
     return run_fit(domain, "size", f"paper: equation {eq}", data, formula(domain), mixed=True)
+
+
+def add_row_order(fit: Fit, data: pd.DataFrame) -> Fit:
+    """The paper's fit refitted on the rows reversed and in 3 seeded shuffles (analysis.mixed.row_order_sensitivity):
+    the range of its statistic and log-likelihood, stored on the Fit."""
+    from analysis.mixed import row_order_sensitivity
+
+    if fit.fit is None:
+        return fit
+    training = fit.analysis == "training"
+    mixed = not training
+    fit.row_order = row_order_sensitivity(lambda d: _fit(fit.domain, d, fit.formula, mixed), data, fit.term,
+                                          original=fit.fit)
+    return fit
 
 
 def sensitivity(domain: str, data: pd.DataFrame, progress=None) -> list[Fit]:
@@ -156,12 +171,15 @@ def fits_table(fits: list[Fit]) -> pd.DataFrame:
             continue
         m = f.fit
         diag = {"n_obs": m.n_obs, "status": m.status, "converged": m.converged, "singular": m.singular,
+                "boundary": getattr(m, "boundary", m.singular), "boundary_reasons": "; ".join(getattr(m, "boundary_reasons", [])),
                 "optimizer": m.optimizer, "aic": m.aic, "bic": m.bic, "loglik": m.loglik,
                 "messages": "; ".join(m.messages)}
         for c in m.coefficients:
             rows.append({**base, "term": c["term"], "estimate": c["estimate"], "se": c["se"],
                          "statistic": c.get("statistic", "z"), "value": c["z"], "df": c.get("df", float("nan")),
-                         "p": c["p"], "ci_low": c["ci_low"], "ci_high": c["ci_high"], **diag})
+                         "p": c["p"], "ci_low": c["ci_low"], "ci_high": c["ci_high"],
+                         "se_hessian_free": c.get("se_hessian_free", float("nan")),
+                         "z_hessian_free": c.get("z_hessian_free", float("nan")), **diag})
     return pd.DataFrame(rows)
 
 
@@ -201,11 +219,61 @@ def paper_table(fits: list[Fit]) -> pd.DataFrame:
         p = c["p"]
         ptxt = f"p = {p:.3g}" if p >= 1e-4 else "p < 0.0001"
         df = f", df = {c['df']:.2f}" if np.isfinite(c.get("df", np.nan)) and not BINARY[domain] and analysis == "size" else ""
+        ro = f.row_order or {}
         rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, {ptxt}", "estimate": c["estimate"],
                      "se": c["se"], "term": f.term, "matches_printed_digits": match,
+                     "se_hessian_free": c.get("se_hessian_free", np.nan), "z_hessian_free": c.get("z_hessian_free", np.nan),
+                     "row_order_z": _range(ro, "z", 3), "row_order_z_min": ro.get("z_min", np.nan),
+                     "row_order_z_max": ro.get("z_max", np.nan), "row_order_z_hessian_free": _range(ro, "z_hessian_free", 3),
+                     "row_order_loglik": _range(ro, "loglik", 1), "row_order_loglik_min": ro.get("loglik_min", np.nan),
+                     "row_order_loglik_max": ro.get("loglik_max", np.nan), "row_orders": ro.get("n_orders", 0),
                      "fit_status": f.fit.status, "singular": f.fit.singular, "converged": f.fit.converged,
-                     "messages": "; ".join(f.fit.messages)})
+                     "boundary": getattr(f.fit, "boundary", f.fit.singular),
+                     "boundary_reasons": "; ".join(getattr(f.fit, "boundary_reasons", [])),
+                     "verdict": verdict(stat, printed, c, f.fit, ro), "messages": "; ".join(f.fit.messages)})
     return pd.DataFrame(rows)
+
+
+def _range(ro: dict, key: str, digits: int) -> str:
+    lo, hi = ro.get(f"{key}_min", np.nan), ro.get(f"{key}_max", np.nan)
+    if not ro or not (np.isfinite(lo) and np.isfinite(hi)):
+        return ""
+    return f"{lo:.{digits}f}" if round(lo, digits) == round(hi, digits) else f"{lo:.{digits}f} to {hi:.{digits}f}"
+
+
+def verdict(stat: str, printed: float | None, c: dict, fit, ro: dict) -> str:
+    """The paper's printed statistic against twinlab's, in words: reproduced or not, interpretable or not,
+    and whether it depends on the row order."""
+    value = abs(c["z"])
+    parts = []
+    if printed is None:
+        parts.append(f"the paper prints no statistic; twinlab's |{stat}| = {value:.3f}")
+    elif round(value, decimals(printed)) == printed:
+        parts.append(f"the printed {stat} = {printed} is reproduced ({value:.4g})")
+    else:
+        parts.append(f"the printed {stat} = {printed} is not reproduced in this row order ({stat} = {c['z']:.4g})")
+    if ro and np.isfinite(ro.get("z_min", np.nan)):
+        lo, hi = sorted((abs(ro["z_min"]), abs(ro["z_max"])))
+        if round(hi - lo, 3) == 0:
+            parts.append(f"the same in all {ro['n_orders']} row orders")
+        else:
+            within = printed is not None and round(lo, 3) <= printed <= round(hi, 3)
+            parts.append(f"|{stat}| moves from {lo:.3f} to {hi:.3f} over {ro['n_orders']} row orders"
+                         f" (log-likelihood {_range(ro, 'loglik', 2)})"
+                         + (f"; the printed {printed} lies in that range" if within else
+                            f"; the printed {printed} is outside it (a Wald SE at a boundary optimum belongs to one row order)"
+                            if printed is not None else ""))
+    hf = c.get("z_hessian_free", np.nan)
+    if np.isfinite(hf):
+        hf_range = _range(ro, "z_hessian_free", 3) if ro else ""
+        parts.append(f"Hessian-free z = {hf:.3f}" + (f" (row orders: {hf_range})" if hf_range and " to " in hf_range else
+                                                       " in every row order" if hf_range else ""))
+    if fit.status != "ok":
+        why = "; ".join(getattr(fit, "boundary_reasons", [])) or fit.status
+        parts.append(f"do not interpret: the fit is {fit.status.split(',')[0]} ({why})")
+    else:
+        parts.append("the fit is interpretable (converged, not at the boundary)")
+    return "; ".join(parts) + "."
 
 
 def sensitivity_summary(fits: list[Fit]) -> pd.DataFrame:
@@ -222,7 +290,8 @@ def sensitivity_summary(fits: list[Fit]) -> pd.DataFrame:
             continue
         c = f.fit.coef(f.term)
         rows.append({**row, "estimate": c["estimate"], "se": c["se"], "statistic": c.get("statistic", "z"),
-                     "value": c["z"], "p": c["p"], "status": f.fit.status, "aic": f.fit.aic,
+                     "value": c["z"], "p": c["p"], "z_hessian_free": c.get("z_hessian_free", float("nan")),
+                     "status": f.fit.status, "aic": f.fit.aic, "loglik": f.fit.loglik,
                      "messages": "; ".join(f.fit.messages)})
     return pd.DataFrame(rows)
 
