@@ -119,29 +119,44 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
                                 data.iloc[::-1].reset_index(drop=True), F.formula(domain), mixed=True)
                 all_fits += sens + [rev]
     for domain, rows in rel.training.items():
-        ylabel, gap_label = _labels(domain)
-        means = method_means(rows, domain, ["training_step"], opt.n_boot, opt.seed).assign(domain=domain)
-        gaps = demand_gap(rows, domain, ["training_step"]).assign(domain=domain)
-        letter = "A" if domain == "digit_mat" else "B"
-        rep.heading(f"{LABEL[domain].capitalize()} over training (Figure 4{letter})", anchor=f"training-{domain}")
-        rep.figure(training_panels(means, gaps, ylabel, gap_label, f"{LABEL[domain]}: OLMo-7B checkpoints",
-                                   figs / f"fig4{letter}_{domain}_training.png"),
-                   f"Figure 4{letter}: left, each method against the training step (95% bootstrap band over items); "
-                   "right, the demand gap.")
-        rep.table(f"training_{domain}", pd.concat([means, gaps.assign(method="gap")], ignore_index=True),
-                  f"{LABEL[domain]}: each method and the gap per checkpoint", show=False)
-        if opt.fits:
-            _say(opt, f"{domain}: equation {'(3)' if BINARY[domain] else '(4)'}")
-            data = F.model_frame(rows, domain, training=True)
-            fit = F.paper_fit(domain, data, training=True)
-            if opt.row_order:
-                F.add_row_order(fit, data)
+        fit = training_section(domain, rows, "OLMo-7B checkpoints", opt, rep)
+        if fit is not None:
             all_fits.append(fit)
-            rep.note(_describe_fit(fit))
     tables = {"accuracy": pd.concat(acc_all, ignore_index=True) if acc_all else pd.DataFrame(),
               "demand_gap": pd.concat(gap_all, ignore_index=True) if gap_all else pd.DataFrame(),
               "gap_slopes": pd.concat(slope_all, ignore_index=True) if slope_all else pd.DataFrame()}
     return {"fits": all_fits, "tables": tables}
+
+
+def training_section(domain: str, rows: pd.DataFrame, what: str, opt: AuthorsOptions, rep: Report,
+                     suffix: str = "") -> F.Fit | None:
+    """Figure 4's panels (each method and the gap against the training step) for one domain of one checkpoint
+    series, and equation (3) or (4) when opt.fits."""
+    if rows.empty:
+        return None
+    figs = opt.out / "figures"
+    ylabel, gap_label = _labels(domain)
+    means = method_means(rows, domain, ["training_step"], opt.n_boot, opt.seed).assign(domain=domain)
+    gaps = demand_gap(rows, domain, ["training_step"]).assign(domain=domain)
+    letter = "A" if domain == "digit_mat" else "B"
+    tail = f"_{suffix}" if suffix else ""
+    rep.heading(f"{LABEL[domain].capitalize()} over training (Figure 4{letter}){': ' + what if suffix else ''}",
+                anchor=f"training-{domain}{tail}")
+    rep.figure(training_panels(means, gaps, ylabel, gap_label, f"{LABEL[domain]}: {what}",
+                               figs / f"fig4{letter}_{domain}_training{tail}.png"),
+               f"Figure 4{letter}: left, each method against the training step (95% bootstrap band over items); "
+               "right, the demand gap.")
+    rep.table(f"training_{domain}{tail}", pd.concat([means, gaps.assign(method="gap")], ignore_index=True),
+              f"{LABEL[domain]}: each method and the gap per checkpoint", show=False)
+    if not opt.fits:
+        return None
+    _say(opt, f"{domain}: equation {'(3)' if BINARY[domain] else '(4)'}")
+    data = F.model_frame(rows, domain, training=True)
+    fit = F.paper_fit(domain, data, training=True)
+    if opt.row_order:
+        F.add_row_order(fit, data)
+    rep.note(_describe_fit(fit))
+    return fit
 
 
 def reproduce_authors(opt: AuthorsOptions) -> Path:

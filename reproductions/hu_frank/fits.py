@@ -54,7 +54,8 @@ def interaction(domain: str, x: str) -> str:
 def model_frame(rows: pd.DataFrame, domain: str, training: bool = False) -> pd.DataFrame:
     """The columns of the authors' long CSVs that the models use, built from released.py's rows."""
     d = pd.DataFrame({"model_family": rows["family"].astype(str), "eval_method": rows["method"].astype(str),
-                      "item": rows["task"].astype(str) + ":" + rows["item"].astype(str)})
+                      "item": rows["task"].astype(str) + ":" + rows["item"].astype(str),
+                      "model": rows["model"].astype(str)})
     d[outcome(domain)] = rows["correct" if BINARY[domain] else "logprob"].astype(float).to_numpy()
     if training:
         d["training_step_log"] = np.log10(rows["training_step"].astype(float).to_numpy())
@@ -314,3 +315,63 @@ def sensitivity_verdicts(sens: pd.DataFrame) -> list[str]:
                      f"p = {float(b['p']):.3g}")
         out.append(line + ".")
     return out
+
+
+def refusal(domain: str, data: pd.DataFrame, training: bool = False) -> str:
+    """Why equation (1)-(4) cannot be fitted meaningfully on these rows ('' when it can): the size (or step)
+    axis needs two values, the by-family random effects of (1)-(2) two families, and the outcome must vary.
+    A refusal names what is missing, so that no number is printed for a model that cannot estimate it."""
+    x = "training_step_log" if training else "model_n_params_log"
+    what = "training steps" if training else "model sizes"
+    if data.empty:
+        return "no rows"
+    xs = sorted(set(np.round(data[x].astype(float), 9)))
+    if len(xs) < 2:
+        got = (f"step {10 ** xs[0]:.0f}" if training else f"{10 ** xs[0] * 1e9:,.0f} parameters") if xs else "none"
+        return f"needs models of at least 2 {what} to estimate the {what[:-1]} x method interaction (got 1: {got})"
+    methods = sorted(data["eval_method"].unique())
+    if len(methods) < 2:
+        return f"needs both evaluation methods (got {', '.join(methods)})"
+    if not training:
+        fams = sorted(data["model_family"].unique())
+        if len(fams) < 2:
+            return (f"its random effects are by model family: needs models of at least 2 families (got 1: {fams[0]}); "
+                    "name each model's family in a --models file")
+    y = data[outcome(domain)].astype(float)
+    if y.nunique() < 2:
+        return f"the outcome does not vary (every {outcome(domain)} is {y.iloc[0]:g})"
+    return ""
+
+
+def checked_fit(domain: str, data: pd.DataFrame, training: bool, label: str) -> Fit:
+    """paper_fit, or a Fit with no fit and the refusal as its error."""
+    why = refusal(domain, data, training)
+    if why:
+        eq = ("(3)" if BINARY[domain] else "(4)") if training else ("(1)" if BINARY[domain] else "(2)")
+        x = "training_step_log" if training else "model_n_params_log"
+        return Fit(domain, "training" if training else "size", label, formula(domain, training, None if training else "full"),
+                   None, f"not fitted: equation {eq} {why}", interaction(domain, x))
+    f = paper_fit(domain, data, training)
+    f.label = label
+    return f
+
+
+def lab_fits_table(fits: list[Fit]) -> pd.DataFrame:
+    """One row per fit of the user's models: the interaction with its diagnostics, or the refusal."""
+    from analysis.mixed import significance_mark
+    from reproductions.hu_frank.released import LABEL
+
+    rows = []
+    for f in fits:
+        row = {"domain": LABEL[f.domain], "analysis": f.analysis, "models": f.label, "formula": f.formula}
+        if f.fit is None:
+            rows.append({**row, "status": "refused" if f.error.startswith("not fitted") else "failed", "messages": f.error})
+            continue
+        c = f.fit.coef(f.term)
+        rows.append({**row, "term": f.term, "estimate": c["estimate"], "se": c["se"], "statistic": c.get("statistic", "z"),
+                     "value": c["z"], "p": c["p"], "signif": significance_mark(c["p"], f.fit.status),
+                     "z_hessian_free": c.get("z_hessian_free", np.nan), "n_obs": f.fit.n_obs, "status": f.fit.status,
+                     "converged": f.fit.converged, "singular": f.fit.singular,
+                     "boundary_reasons": "; ".join(getattr(f.fit, "boundary_reasons", [])),
+                     "messages": "; ".join(f.fit.messages)})
+    return pd.DataFrame(rows)
