@@ -41,7 +41,7 @@ function(formula, d, optimizer, maxfun) {
   conv <- m@optinfo$conv$lme4$messages
   # the SE from the model's own RX (no Hessian of the deviance): steady where a boundary optimum makes the
   # finite-difference Hessian depend on the row order (lme4 ?vcov.merMod, use.hessian)
-  se_hf <- tryCatch(unname(sqrt(diag(as.matrix(stats::vcov(m, use.hessian = FALSE))))),
+  se_hf <- tryCatch(unname(sqrt(diag(as.matrix(suppressWarnings(stats::vcov(m, use.hessian = FALSE)))))),
                     error = function(e) rep(NA_real_, nrow(cf)))
   th <- lme4::getME(m, "theta")
   list(term = rownames(cf), estimate = unname(cf[, 1]), se = unname(cf[, 2]), z = unname(cf[, 3]), se_hf = se_hf,
