@@ -14,7 +14,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from analysis.mixed import (MixedFit, MixedModelError, _f, _r, _r_frame, boundary_reasons, degenerate_warnings,
+from analysis.mixed import (MixedFit, MixedModelError, _f, _r, _r_frame, boundary_messages, boundary_reasons,
+                           degenerate_warnings,
                            fit_status)
 
 _EXTRA = None
@@ -122,7 +123,7 @@ def fit_lmer(data: pd.DataFrame, formula: str, group: str, reml: bool = True) ->
     if singular and not any("singular" in m for m in messages):
         messages.append("boundary (singular) fit: see help('isSingular')")
     reasons = boundary_reasons(singular, rfx)
-    messages += [f"boundary fit: {r}" for r in reasons if not r.startswith("lme4:")]
+    messages += boundary_messages(singular, reasons)
     if not bool(get["satterthwaite"][0]):
         messages.append("lmerTest is not installed: p from the normal approximation, no Satterthwaite df")
     checks = [m for m in get["check_messages"] if "singular" not in str(m)]

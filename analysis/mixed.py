@@ -313,7 +313,7 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
     if singular and not any("singular" in m for m in messages):
         messages.append("boundary (singular) fit: see help('isSingular')")
     reasons = boundary_reasons(singular, rfx)
-    messages += [f"boundary fit: {r}" for r in reasons if not r.startswith("lme4:")]
+    messages += boundary_messages(singular, reasons)
     degenerate = degenerate_warnings(coefs, rfx)
     messages += degenerate
     converged = _converged(get)
@@ -328,6 +328,15 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
         status=fit_status(converged, singular, bool(degenerate), bool(reasons)), boundary=bool(reasons),
         boundary_reasons=reasons, theta=theta_rows(get),
     )
+
+
+def boundary_messages(singular: bool, reasons: list[str]) -> list[str]:
+    """The boundary rule in the fit's messages: one line, and none when lme4 already said singular (the
+    full list is in the record's boundary_reasons)."""
+    own = [r for r in reasons if not r.startswith("lme4:")]
+    if singular or not own:
+        return []
+    return [f"boundary fit: {own[0]}" + (f" (and {len(own) - 1} more: see boundary_reasons)" if len(own) > 1 else "")]
 
 
 def hessian_free(estimate: float, se: float) -> dict:
