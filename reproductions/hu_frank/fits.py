@@ -328,7 +328,8 @@ def refusal(domain: str, data: pd.DataFrame, training: bool = False) -> str:
     xs = sorted(set(np.round(data[x].astype(float), 9)))
     if len(xs) < 2:
         got = (f"step {10 ** xs[0]:.0f}" if training else f"{10 ** xs[0] * 1e9:,.0f} parameters") if xs else "none"
-        return f"needs models of at least 2 {what} to estimate the {what[:-1]} x method interaction (got 1: {got})"
+        return (f"needs {'checkpoints' if training else 'models'} of at least 2 {what} (got 1: {got}) to estimate "
+                f"the {what[:-1]} x method interaction")
     methods = sorted(data["eval_method"].unique())
     if len(methods) < 2:
         return f"needs both evaluation methods (got {', '.join(methods)})"

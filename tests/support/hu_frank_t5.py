@@ -30,6 +30,24 @@ def item_texts(release: Path) -> list[str]:
     return texts
 
 
+def more_t5(folder: Path, like: Path, seed: int, **config) -> Path:
+    """Another checkpoint on `like`'s tokenizer: other random weights (seed) and optionally another shape."""
+    import shutil
+
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in Path(like).iterdir():
+        if f.name not in ("model.safetensors", "config.json", "generation_config.json"):
+            shutil.copy2(f, folder / f.name)
+    n_vocab = T5Config.from_pretrained(like).vocab_size
+    torch.manual_seed(seed)
+    T5ForConditionalGeneration(T5Config(**{**TINY_T5, **config}, vocab_size=n_vocab)).eval().save_pretrained(folder)
+    return folder
+
+
 def build_t5(folder: Path, texts: list[str], seed: int = 0, vocab_size: int = 400) -> Path:
     import sentencepiece as spm
     import torch
