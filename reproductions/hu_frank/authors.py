@@ -208,6 +208,13 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
                 "fit's random-effect covariance sits on the boundary and the Wald SE of its interaction is not a "
                 "stable number (it moves with the order of the rows: check (d) below); read the sensitivity "
                 "analysis before these p-values.")
+        fixed = F.authors_fixed_table(fits)
+        if not fixed.empty:
+            rep.table("authors_fixed_effects", fixed, "Every fixed effect of the four size models beside the authors' "
+                      "printed summaries (analysis/lmers/*_lmer_size.txt)",
+                      shown=fixed[["domain", "term", "authors_estimate", "twinlab_estimate", "difference", "authors_se",
+                                   "twinlab_se", "twinlab_se_hessian_free", "fit_status"]].round(
+                          {"twinlab_estimate": 5, "difference": 5, "twinlab_se": 5, "twinlab_se_hessian_free": 5}))
         sens = F.sensitivity_summary(fits)
         if not sens.empty:
             rep.heading("Sensitivity analysis (size models)", anchor="sensitivity")

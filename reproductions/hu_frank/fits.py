@@ -43,6 +43,42 @@ AUTHORS_FIT = {("digit_mat", "size"): "boundary (singular) fit", ("crt", "size")
                ("digit_mat", "training"): "glm (no random effects)", ("lambada", "training"): "lm (no random effects)"}
 
 
+# the fixed effects the authors' own summaries print (jennhu/lm-task-demands analysis/lmers/<domain>_lmer_size.txt):
+# estimate, SE, statistic, as printed
+AUTHORS_FIXED = {
+    "digit_mat": {"(Intercept)": (-0.001911, 0.030022, -0.064), "model_n_params_log": (0.643993, 0.102658, 6.273),
+                  "eval_methodmc": (0.657189, 0.051557, 12.747),
+                  "model_n_params_log:eval_methodmc": (-0.279979, 0.106403, -2.631)},
+    "crt": {"(Intercept)": (-3.9373, 0.3063, -12.855), "model_n_params_log": (1.4848, 0.6046, 2.456),
+            "eval_methodmc": (2.4528, 0.6089, 4.029), "model_n_params_log:eval_methodmc": (-1.0015, 0.6127, -1.635)},
+    "syntax": {"(Intercept)": (1.67469, 0.09067, 18.471), "model_n_params_log": (0.14072, 0.11178, 1.259),
+               "eval_methodmeta": (-2.17708, 0.30528, -7.132),
+               "model_n_params_log:eval_methodmeta": (1.09493, 0.54889, 1.995)},
+    "lambada": {"(Intercept)": (-1.8430, 0.1119, -16.470), "model_n_params_log": (0.6539, 0.1214, 5.387),
+                "eval_methodmeta": (-4.9230, 0.5721, -8.605), "model_n_params_log:eval_methodmeta": (1.8368, 0.2400, 7.654)},
+}
+
+
+def authors_fixed_table(fits: list) -> pd.DataFrame:
+    """Every fixed effect of the paper's four size models beside the authors' printed one."""
+    from reproductions.hu_frank.released import LABEL
+
+    by = {f.domain: f for f in fits if f.analysis == "size" and f.label.startswith("paper") and f.fit is not None}
+    rows = []
+    for domain, terms in AUTHORS_FIXED.items():
+        f = by.get(domain)
+        if f is None:
+            continue
+        for term, (est, se, stat) in terms.items():
+            c = f.fit.coef(term)
+            digits = decimals(est)
+            rows.append({"domain": LABEL[domain], "term": term, "authors_estimate": est, "twinlab_estimate": c["estimate"],
+                         "difference": c["estimate"] - est, "matches_printed_digits": "yes" if round(c["estimate"], digits) == est else "no",
+                         "authors_se": se, "twinlab_se": c["se"], "twinlab_se_hessian_free": c.get("se_hessian_free", np.nan),
+                         "authors_statistic": stat, "twinlab_statistic": c["z"], "fit_status": f.fit.status})
+    return pd.DataFrame(rows)
+
+
 def outcome(domain: str) -> str:
     return "response_correct" if BINARY[domain] else "logprob"
 
