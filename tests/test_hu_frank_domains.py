@@ -315,7 +315,7 @@ def test_data_with_seq2seq_t5_runs_the_four_domains_and_fits_the_equations(tmp_p
     assert set(rows["domain"]) == {"digit_mat", "crt", "lambada", "syntax"}
     fam = rows.groupby("model")[["family", "n_params_b", "training_step"]].first()
     assert fam.loc["t5-b (twinlab)", "family"] == "t5-wide" and fam.loc["t5-b (twinlab)", "n_params_b"] == 0.25
-    assert fam.loc["run-2000 step 2000 (twinlab)", "training_step"] == 2000
+    assert fam.loc["run-2000 (twinlab)", "training_step"] == 2000 and fam.loc["run-2000 (twinlab)", "family"] == "t5-run"
     assert len(rows[(rows["domain"] == "digit_mat") & (rows["model"] == "t5-a (twinlab)")]) == 2 * 5
     fits = pd.read_csv(out / "tables" / "your_fits.csv")
     size = fits[fits["analysis"] == "size"]
