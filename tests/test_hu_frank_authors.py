@@ -233,9 +233,10 @@ def test_real_release_reproduces_the_printed_statistics(tmp_path):
     # the word-prediction lmer is singular and lmerTest finds a negative eigenvalue: flagged, not interpreted
     assert t.loc[("word prediction", "model size"), "fit_status"] != "ok"
     assert str(t.loc[("analogical reasoning", "model size"), "fit_status"]).startswith("singular")
-    # issue 33: the grammaticality fit passes lme4's isSingular but its correlation is -0.998: boundary
+    # issue 33: the grammaticality fit's correlation is -0.998 with its last theta at 1.6e-4, which lme4's isSingular
+    # passed (issue 33's run) or, in another run on this machine, -1.000 with theta below 1e-4: boundary either way
     g = t.loc[("grammaticality judgment", "model size")]
-    assert not bool(g["singular"]) and g["fit_status"] == "boundary, do not interpret"
+    assert bool(g["boundary"]) and g["fit_status"] in ("boundary, do not interpret", "singular, do not interpret")
     assert "correlation (Intercept).model_n_params_log" in g["boundary_reasons"]
     assert g["z_hessian_free"] == pytest.approx(2.094, abs=2e-3)
     assert g["row_orders"] == 5 and g["row_order_z_min"] < g["row_order_z_max"]  # the Wald z moves with the order
