@@ -14,7 +14,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from analysis.mixed import MixedFit, MixedModelError, _f, _r, _r_frame, degenerate_warnings, fit_status
+from analysis.mixed import (MixedFit, MixedModelError, _f, _r, _r_frame, boundary_messages, boundary_reasons,
+                           degenerate_warnings,
+                           fit_status)
 
 _EXTRA = None
 
@@ -115,11 +117,13 @@ def fit_lmer(data: pd.DataFrame, formula: str, group: str, reml: bool = True) ->
     rfx = []
     for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"]):
         name = "sd__Observation" if g == "Residual" else (f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}")
-        rfx.append({"group": g, "term": name, "estimate": _f(sd)})
+        rfx.append({"group": g, "term": name, "estimate": _f(sd), "var1": str(v1), "var2": str(v2)})
     singular = bool(get["singular"][0])
     messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
     if singular and not any("singular" in m for m in messages):
         messages.append("boundary (singular) fit: see help('isSingular')")
+    reasons = boundary_reasons(singular, rfx)
+    messages += boundary_messages(singular, reasons)
     if not bool(get["satterthwaite"][0]):
         messages.append("lmerTest is not installed: p from the normal approximation, no Satterthwaite df")
     checks = [m for m in get["check_messages"] if "singular" not in str(m)]
@@ -131,7 +135,8 @@ def fit_lmer(data: pd.DataFrame, formula: str, group: str, reml: bool = True) ->
                     coefficients=coefs, random_effects=rfx, aic=float(get["aic"][0]), bic=float(get["bic"][0]),
                     loglik=float(get["loglik"][0]), n_params=int(get["npar"][0]), singular=singular,
                     messages=messages, converged=converged, optimizer=str(get["optimizer"][0]),
-                    status=fit_status(converged, singular, False))
+                    status=fit_status(converged, singular, False, bool(reasons)), boundary=bool(reasons),
+                    boundary_reasons=reasons)
 
 
 def fit_fixed(data: pd.DataFrame, formula: str, binomial: bool) -> MixedFit:

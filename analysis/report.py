@@ -92,7 +92,9 @@ def fit_status_html(fit: dict) -> str:
             f"{'yes' if fit.get('singular') else 'no'}; optimiser: {html.escape(fit.get('optimizer') or 'lme4 default')}"
             + (f"; fallback: {html.escape(fit['fallback'])}" if fit.get("fallback") else "")
             + (f"; optimiser warnings: {html.escape('; '.join(fit['optimizer_warnings']))}"
-               if fit.get("optimizer_warnings") else ""))
+               if fit.get("optimizer_warnings") else "")
+            + (f"; boundary (docs/analysis.md): {html.escape('; '.join(fit['boundary_reasons']))}"
+               if fit.get("boundary_reasons") else ""))
     head = "" if status == "ok" else f"<b class=bad>{html.escape(status)}</b> &mdash; "
     return f"<p class=small>{head}fit diagnostics: {diag}</p>"
 
@@ -101,7 +103,9 @@ def _fit_html(title: str, fit: dict) -> str:
     from analysis.mixed import significance_mark, status_of
 
     status = status_of(fit)
-    coef = pd.DataFrame(fit["coefficients"])[["term", "estimate", "se", "z", "p", "ci_low", "ci_high"]]
+    coef = pd.DataFrame(fit["coefficients"])
+    coef = coef[[c for c in ("term", "estimate", "se", "z", "p", "ci_low", "ci_high", "se_hessian_free", "z_hessian_free")
+                 if c in coef.columns]]
     coef["signif"] = [significance_mark(p, status) for p in coef["p"]]
     rfx = ", ".join(f"{r['term'].replace('sd__', 'SD ').replace('cor__', 'cor ')} = {_fmt(r['estimate'])}"
                     for r in fit["random_effects"])
@@ -121,7 +125,8 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
 
     status = fit.get("status", "")
     coef = pd.DataFrame(fit["coefficients"])
-    keep = [c for c in ("term", "estimate", "se", "df", "z", "p", "ci_low", "ci_high") if c in coef.columns]
+    keep = [c for c in ("term", "estimate", "se", "df", "z", "p", "ci_low", "ci_high", "se_hessian_free",
+                        "z_hessian_free") if c in coef.columns]
     coef = coef[keep].rename(columns={"z": fit.get("statistic", "z")})
     if "df" in coef.columns and coef["df"].isna().all():
         coef = coef.drop(columns="df")

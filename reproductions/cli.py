@@ -282,16 +282,22 @@ def hu_frank2024(
     data: Optional[Path] = typer.Option(None, "--data", help="the release (jennhu/lm-task-demands: external_stimuli/, "
                                         "output/): run its four domains with both methods on --model(s); --items N "
                                         "for a seeded sample of N items per domain (per CRT condition)"),
-    fits: bool = typer.Option(True, "--fits/--no-fits", help="with --authors-outputs: fit equations (1)-(4) in R/lme4"),
+    models_file: Optional[Path] = typer.Option(None, "--models", help="with --data: a YAML or CSV file naming each "
+                                               "model's path, family, size (parameters) and optionally training step "
+                                               "(a checkpoint series gives Figure 4)"),
+    fits: bool = typer.Option(True, "--fits/--no-fits", help="with --authors-outputs or --data: fit equations (1)-(4) in R/lme4"),
     sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="with --authors-outputs: the "
                                      "sensitivity fits of every singular size model (several minutes)"),
+    row_order: bool = typer.Option(True, "--row-order/--no-row-order", help="with --authors-outputs: refit the paper's "
+                                   "models with the rows reversed and in 3 seeded shuffles (the range of each statistic)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size.
     With --authors-outputs: the paper's analysis recomputed from the authors' released per-item outputs."""
     if data is not None:
-        from experiments import options as o
+        from reproductions.common import ReproError
         from reproductions.hu_frank.lab import LabOptions, reproduce_lab
+        from reproductions.hu_frank.models_file import read_models_file
 
         n_items = None
         if items:
@@ -300,10 +306,26 @@ def hu_frank2024(
             n_items = int(str(items[0]))
         if authors_outputs is not None or pairs:
             _fail("--data runs the release's four domains: leave out --authors-outputs and --pairs")
-        batch_size = _check_options(out, None, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=model)
+        if models_file is not None and model:
+            _fail("--models FILE names every model (path, family, size, step): leave out --model")
+        if dependency is not None or max_new_tokens != 4 or items_per_condition != 8:
+            _fail("--data runs the release's four domains with the authors' production lengths: leave out "
+                  "--dependency, --max-new-tokens and --items-per-condition (--items N samples N items per domain)")
+        backend_name, options = _backend_settings(backend, backend_option)
+        batch_size = _served_batch(backend_name, batch_size)
+        entries = None
+        if models_file is not None:
+            try:
+                entries = read_models_file(models_file)
+            except ReproError as exc:
+                _fail(str(exc))
+        paths = [e.path for e in entries] if entries else model
+        batch_size = _check_options(out, None, n_boot, dtype, device, batch_size, threads, max_new_tokens,
+                                    models=_local(backend_name, paths))
         _run(reproduce_lab, LabOptions(data=data, out=out, models=list(model) if model else [None], items=n_items,
                                        seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
-                                       batch_size=batch_size, threads=threads or None, quiet=quiet),
+                                       batch_size=batch_size, threads=threads or None, quiet=quiet,
+                                       backend=backend_name, backend_options=options, entries=entries, fits=fits),
              "finished domains are saved per model (OUT/items/)")
         return
     if authors_outputs is not None:
@@ -315,13 +337,17 @@ def hu_frank2024(
             o.at_least("--n-boot", n_boot, 100, 100_000)
         except o.OptionError as exc:
             _fail(str(exc))
-        if model or pairs or items:
-            _fail("--authors-outputs reads the authors' outputs and runs no model: leave out --model, --pairs and --items")
+        if model or pairs or items or backend or backend_option or models_file:
+            _fail("--authors-outputs reads the authors' outputs and runs no model: leave out --model, --models, "
+                  "--backend, -B, --pairs and --items")
         _run(reproduce_authors, AuthorsOptions(authors_outputs=authors_outputs, out=out, fits=fits, sensitivity=sensitivity,
-                                               n_boot=n_boot, seed=seed, quiet=quiet), "nothing is lost: run it again")
+                                               row_order=row_order, n_boot=n_boot, seed=seed, quiet=quiet),
+             "nothing is lost: run it again")
         return
     from reproductions.hu_frank2024 import Options, reproduce
 
+    if models_file is not None:
+        _fail("--models FILE is for --data (the release's four domains); with agreement items give --model per model")
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
     batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=_local(backend_name, model),

@@ -17,7 +17,7 @@ import pytest
 from reproductions.common import ReproError
 from reproductions.hu_frank import scoring as S
 from reproductions.hu_frank import stimuli as st
-from tests.support.hu_frank_release import write_release, write_stimuli
+from tests.support.hu_frank_release import MODELS, write_release, write_stimuli
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = next((p / "shared" / "data" / "hu_frank2024" for p in (ROOT.parent, ROOT.parents[1])
@@ -277,3 +277,71 @@ def test_data_mode_refuses_a_broken_stimulus_file_before_loading_a_model(tmp_pat
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 2 and "crt/stimuli.csv: missing column(s) correct, intuitive" in r.stderr
     assert not out.exists()
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.long
+def test_data_with_seq2seq_t5_runs_the_four_domains_and_fits_the_equations(tmp_path):
+    """Issue 33: `--data DIR --items 5 --backend seq2seq` with T5 checkpoints built here (a SentencePiece tokenizer
+    with T5's sentinels, random weights): the four domains run on those models (not the bundled SmolLM2), the
+    models file's families, sizes and steps reach the rows, equations (1)-(2) are fitted on these models alone
+    and with the authors', (3)-(4) on the checkpoint series, and a fit on one size is refused, naming it."""
+    import json
+
+    from tests.support.hu_frank_t5 import build_t5, item_texts, more_t5
+
+    rel = write_stimuli(write_release(tmp_path / "rel"))
+    a = build_t5(tmp_path / "t5-a", item_texts(rel))
+    b = more_t5(tmp_path / "t5-b", a, seed=1, d_model=48, d_ff=96)
+    c1, c2 = more_t5(tmp_path / "run-1000", a, seed=2), more_t5(tmp_path / "run-2000", a, seed=3)
+    models = tmp_path / "models.yaml"
+    models.write_text("models:\n"
+                      f"  - {{path: {a}, family: t5, size: 60M}}\n"
+                      f"  - {{path: {b}, family: t5-wide, size: 250M}}\n"
+                      f"  - {{path: {c1}, family: t5-run, size: 120M, step: 1000}}\n"
+                      f"  - {{path: {c2}, family: t5-run, size: 120M, step: 2000}}\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "experiments.cli", "reproduce", "hu-frank2024", "--data", str(rel), "--items", "5",
+           "--backend", "seq2seq", "--models", str(models), "--out", str(out), "-q", "--n-boot", "200"]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["options"]["backend"] == "seq2seq"
+    assert [(m["backend"], m["architecture"], m["path_given"]) for m in prov["models"]] == [
+        ("seq2seq", "T5ForConditionalGeneration", str(p)) for p in (a, b, c1, c2)]
+    rows = pd.read_csv(out / "tables" / "twinlab_rows.csv")
+    assert set(rows["domain"]) == {"digit_mat", "crt", "lambada", "syntax"}
+    fam = rows.groupby("model")[["family", "n_params_b", "training_step"]].first()
+    assert fam.loc["t5-b (twinlab)", "family"] == "t5-wide" and fam.loc["t5-b (twinlab)", "n_params_b"] == 0.25
+    assert fam.loc["run-2000 (twinlab)", "training_step"] == 2000 and fam.loc["run-2000 (twinlab)", "family"] == "t5-run"
+    assert len(rows[(rows["domain"] == "digit_mat") & (rows["model"] == "t5-a (twinlab)")]) == 2 * 5
+    fits = pd.read_csv(out / "tables" / "your_fits.csv")
+    size = fits[fits["analysis"] == "size"]
+    assert len(size) == 8 and set(size["models"]) == {"your 3 models", f"your 3 + the authors' {len(MODELS)}"}
+    fitted = size[size["status"] != "refused"]
+    assert len(fitted) >= 6 and fitted["value"].notna().all() and fitted["status"].notna().all()
+    # a fit that is not interpretable gets no star
+    assert (fitted[fitted["status"] != "ok"]["signif"].fillna("") == "").all()
+    train = fits[fits["analysis"] == "training"].set_index("domain")
+    assert set(train.index) == {"analogical reasoning", "word prediction"}
+    assert train.loc["word prediction", "statistic"] == "t" and np.isfinite(train.loc["word prediction", "value"])
+    assert (out / "figures" / "fig4A_digit_mat_training_t5-run-0.12.png").exists()
+    page = (out / "report.html").read_text()
+    assert "Equations (1)-(4) on your models" in page and "seq2seq" in page
+
+
+def test_an_equation_on_one_size_or_one_family_is_refused_naming_what_is_missing():
+    from reproductions.hu_frank import fits as F
+
+    rows = pd.DataFrame({"family": ["a"] * 4, "method": ["generated", "mc"] * 2, "task": "digit_mat",
+                         "item": [1, 1, 2, 2], "model": "m", "correct": [0, 1, 1, 0], "n_params_b": 0.1})
+    f = F.checked_fit("digit_mat", F.model_frame(rows, "digit_mat"), False, "your 1 model")
+    assert f.fit is None and "needs models of at least 2 model sizes" in f.error and "100,000,000 parameters" in f.error
+    two = pd.concat([rows, rows.assign(n_params_b=0.2, model="m2")], ignore_index=True)
+    f = F.checked_fit("digit_mat", F.model_frame(two, "digit_mat"), False, "your 2 models")
+    assert f.fit is None and "at least 2 families (got 1: a)" in f.error
+    steps = two.assign(training_step=[1000] * 4 + [1000] * 4)
+    f = F.checked_fit("digit_mat", F.model_frame(steps, "digit_mat", training=True), True, "series")
+    assert f.fit is None and "at least 2 training steps (got 1: step 1000)" in f.error

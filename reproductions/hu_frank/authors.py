@@ -28,6 +28,7 @@ class AuthorsOptions:
     out: Path
     fits: bool = True  # the lme4 models (R)
     sensitivity: bool = True  # the sensitivity fits (several minutes)
+    row_order: bool = True  # the paper's fits refitted in 4 more row orders (reversed, 3 seeded shuffles)
     n_boot: int = 1000
     seed: int = 1
     quiet: bool = False
@@ -52,7 +53,13 @@ def _describe_fit(f: F.Fit) -> str:
     if f.fit is None:
         return f"{f.label}: failed ({f.error})"
     c = f.fit.coef(f.term)
-    return (f"{f.label}: {c.get('statistic', 'z')} = {c['z']:.3f}, p = {c['p']:.3g} for {f.term}; "
+    hf = c.get("z_hessian_free", float("nan"))
+    ro = f.row_order or {}
+    extra = (f"; Hessian-free SE {c['se_hessian_free']:.4g}, z = {hf:.3f}" if np.isfinite(hf) else "")
+    if ro:
+        extra += (f"; over {ro['n_orders']} row orders {c.get('statistic', 'z')} = {F._range(ro, 'z', 3)}, "
+                  f"log-likelihood {F._range(ro, 'loglik', 2)}")
+    return (f"{f.label}: {c.get('statistic', 'z')} = {c['z']:.3f}, p = {c['p']:.3g} for {f.term}{extra}; "
             f"status: {f.fit.status}" + (f" ({'; '.join(f.fit.messages)})" if f.fit.messages else ""))
 
 
@@ -97,7 +104,11 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
                      "the figure too.")
         if opt.fits:
             _say(opt, f"{domain}: equation {'(1)' if BINARY[domain] else '(2)'} (lme4)")
-            fit = F.paper_fit(domain, F.model_frame(rows[rows["source"] == "authors"], domain))
+            data = F.model_frame(rows[rows["source"] == "authors"], domain)
+            fit = F.paper_fit(domain, data)
+            if opt.row_order:
+                _say(opt, f"{domain}: the paper's model in 4 more row orders")
+                F.add_row_order(fit, data)
             all_fits.append(fit)
             rep.note(_describe_fit(fit))
             if opt.sensitivity:  # for every size model: the authors' own four fits were all singular
@@ -108,26 +119,44 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
                                 data.iloc[::-1].reset_index(drop=True), F.formula(domain), mixed=True)
                 all_fits += sens + [rev]
     for domain, rows in rel.training.items():
-        ylabel, gap_label = _labels(domain)
-        means = method_means(rows, domain, ["training_step"], opt.n_boot, opt.seed).assign(domain=domain)
-        gaps = demand_gap(rows, domain, ["training_step"]).assign(domain=domain)
-        letter = "A" if domain == "digit_mat" else "B"
-        rep.heading(f"{LABEL[domain].capitalize()} over training (Figure 4{letter})", anchor=f"training-{domain}")
-        rep.figure(training_panels(means, gaps, ylabel, gap_label, f"{LABEL[domain]}: OLMo-7B checkpoints",
-                                   figs / f"fig4{letter}_{domain}_training.png"),
-                   f"Figure 4{letter}: left, each method against the training step (95% bootstrap band over items); "
-                   "right, the demand gap.")
-        rep.table(f"training_{domain}", pd.concat([means, gaps.assign(method="gap")], ignore_index=True),
-                  f"{LABEL[domain]}: each method and the gap per checkpoint", show=False)
-        if opt.fits:
-            _say(opt, f"{domain}: equation {'(3)' if BINARY[domain] else '(4)'}")
-            fit = F.paper_fit(domain, F.model_frame(rows, domain, training=True), training=True)
+        fit = training_section(domain, rows, "OLMo-7B checkpoints", opt, rep)
+        if fit is not None:
             all_fits.append(fit)
-            rep.note(_describe_fit(fit))
     tables = {"accuracy": pd.concat(acc_all, ignore_index=True) if acc_all else pd.DataFrame(),
               "demand_gap": pd.concat(gap_all, ignore_index=True) if gap_all else pd.DataFrame(),
               "gap_slopes": pd.concat(slope_all, ignore_index=True) if slope_all else pd.DataFrame()}
     return {"fits": all_fits, "tables": tables}
+
+
+def training_section(domain: str, rows: pd.DataFrame, what: str, opt: AuthorsOptions, rep: Report,
+                     suffix: str = "") -> F.Fit | None:
+    """Figure 4's panels (each method and the gap against the training step) for one domain of one checkpoint
+    series, and equation (3) or (4) when opt.fits."""
+    if rows.empty:
+        return None
+    figs = opt.out / "figures"
+    ylabel, gap_label = _labels(domain)
+    means = method_means(rows, domain, ["training_step"], opt.n_boot, opt.seed).assign(domain=domain)
+    gaps = demand_gap(rows, domain, ["training_step"]).assign(domain=domain)
+    letter = "A" if domain == "digit_mat" else "B"
+    tail = f"_{suffix}" if suffix else ""
+    rep.heading(f"{LABEL[domain].capitalize()} over training (Figure 4{letter}){': ' + what if suffix else ''}",
+                anchor=f"training-{domain}{tail}")
+    rep.figure(training_panels(means, gaps, ylabel, gap_label, f"{LABEL[domain]}: {what}",
+                               figs / f"fig4{letter}_{domain}_training{tail}.png"),
+               f"Figure 4{letter}: left, each method against the training step (95% bootstrap band over items); "
+               "right, the demand gap.")
+    rep.table(f"training_{domain}{tail}", pd.concat([means, gaps.assign(method="gap")], ignore_index=True),
+              f"{LABEL[domain]}: each method and the gap per checkpoint", show=False)
+    if not opt.fits:
+        return None
+    _say(opt, f"{domain}: equation {'(3)' if BINARY[domain] else '(4)'}")
+    data = F.model_frame(rows, domain, training=True)
+    fit = F.paper_fit(domain, data, training=True)
+    if opt.row_order:
+        F.add_row_order(fit, data)
+    rep.note(_describe_fit(fit))
+    return fit
 
 
 def reproduce_authors(opt: AuthorsOptions) -> Path:
@@ -157,19 +186,35 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
         paper = F.paper_table(fits)
         rep.heading("The paper's statistics beside twinlab's", anchor="paper")
         shown = paper[[c for c in ("domain", "analysis", "equation", "paper", "twinlab", "matches_printed_digits",
-                                   "fit_status", "authors_fit") if c in paper.columns]].rename(
-            columns={"matches_printed_digits": "printed digits", "fit_status": "twinlab's fit", "authors_fit": "authors' fit"})
+                                   "z_hessian_free", "row_order_z", "row_order_loglik", "fit_status", "authors_fit",
+                                   "verdict") if c in paper.columns]].rename(
+            columns={"matches_printed_digits": "printed digits", "fit_status": "twinlab's fit", "authors_fit": "authors' fit",
+                     "z_hessian_free": "Hessian-free z", "row_order_z": "z over 5 row orders",
+                     "row_order_loglik": "logLik over 5 row orders"})
+        if "Hessian-free z" in shown:
+            shown["Hessian-free z"] = shown["Hessian-free z"].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
         rep.table("paper_vs_twinlab", paper, "Interaction of size (or training step) and evaluation method: the paper "
-                  "prints |z| or |t|; the sign follows R's reference level (production, direct). Estimates, SEs and "
-                  "lme4's messages are in the CSV", shown=shown)
+                  "prints |z| or |t|; the sign follows R's reference level (production, direct). Hessian-free z: the "
+                  "estimate over lme4's SE from vcov(use.hessian = FALSE) (glmer only). Row orders: the rows as read, "
+                  "reversed and in 3 seeded shuffles. Estimates, SEs and lme4's messages are in the CSV", shown=shown)
+        for r in paper.itertuples():
+            if isinstance(getattr(r, "verdict", None), str) and r.verdict:
+                rep.note(f"{r.domain}, {r.analysis}, equation {r.equation}: {r.verdict}")
         flagged = paper[~paper["fit_status"].astype(str).isin(["ok", ""])]
         if not flagged.empty:
-            rep.note("Fits not to interpret as they stand: " + "; ".join(
+            rep.note("Fits not to interpret as they stand (boundary rule, docs/analysis.md): " + "; ".join(
                 f"{r.domain}, equation {r.equation} ({r.fit_status.split(',')[0]})" for r in flagged.itertuples())
                 + ". The authors' own summaries say 'boundary (singular) fit' for every size model. A singular "
                 "fit's random-effect covariance sits on the boundary and the Wald SE of its interaction is not a "
                 "stable number (it moves with the order of the rows: check (d) below); read the sensitivity "
                 "analysis before these p-values.")
+        fixed = F.authors_fixed_table(fits)
+        if not fixed.empty:
+            rep.table("authors_fixed_effects", fixed, "Every fixed effect of the four size models beside the authors' "
+                      "printed summaries (analysis/lmers/*_lmer_size.txt)",
+                      shown=fixed[["domain", "term", "authors_estimate", "twinlab_estimate", "difference", "authors_se",
+                                   "twinlab_se", "twinlab_se_hessian_free", "fit_status"]].round(
+                          {"twinlab_estimate": 5, "difference": 5, "twinlab_se": 5, "twinlab_se_hessian_free": 5}))
         sens = F.sensitivity_summary(fits)
         if not sens.empty:
             rep.heading("Sensitivity analysis (size models)", anchor="sensitivity")
@@ -194,7 +239,7 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
     rep.table("models", table2_frame(), "The paper's Table 2 (the sizes and families used)")
     files = {f"release:{f.relative_to(Path(opt.authors_outputs).expanduser())}": f for f in rel.files}
     opts = {"authors_outputs": str(opt.authors_outputs), "out": str(opt.out), "fits": opt.fits,
-            "sensitivity": opt.sensitivity, "n_boot": opt.n_boot, "seed": opt.seed}
+            "sensitivity": opt.sensitivity, "row_order": opt.row_order, "n_boot": opt.n_boot, "seed": opt.seed}
     fit_info = [{"domain": f.domain, "analysis": f.analysis, "fit": f.label, "formula": f.formula,
                  "status": f.fit.status if f.fit else "failed", "optimizer": f.fit.optimizer if f.fit else ""}
                 for f in fits]

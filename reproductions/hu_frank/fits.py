@@ -43,6 +43,42 @@ AUTHORS_FIT = {("digit_mat", "size"): "boundary (singular) fit", ("crt", "size")
                ("digit_mat", "training"): "glm (no random effects)", ("lambada", "training"): "lm (no random effects)"}
 
 
+# the fixed effects the authors' own summaries print (jennhu/lm-task-demands analysis/lmers/<domain>_lmer_size.txt):
+# estimate, SE, statistic, as printed
+AUTHORS_FIXED = {
+    "digit_mat": {"(Intercept)": (-0.001911, 0.030022, -0.064), "model_n_params_log": (0.643993, 0.102658, 6.273),
+                  "eval_methodmc": (0.657189, 0.051557, 12.747),
+                  "model_n_params_log:eval_methodmc": (-0.279979, 0.106403, -2.631)},
+    "crt": {"(Intercept)": (-3.9373, 0.3063, -12.855), "model_n_params_log": (1.4848, 0.6046, 2.456),
+            "eval_methodmc": (2.4528, 0.6089, 4.029), "model_n_params_log:eval_methodmc": (-1.0015, 0.6127, -1.635)},
+    "syntax": {"(Intercept)": (1.67469, 0.09067, 18.471), "model_n_params_log": (0.14072, 0.11178, 1.259),
+               "eval_methodmeta": (-2.17708, 0.30528, -7.132),
+               "model_n_params_log:eval_methodmeta": (1.09493, 0.54889, 1.995)},
+    "lambada": {"(Intercept)": (-1.8430, 0.1119, -16.470), "model_n_params_log": (0.6539, 0.1214, 5.387),
+                "eval_methodmeta": (-4.9230, 0.5721, -8.605), "model_n_params_log:eval_methodmeta": (1.8368, 0.2400, 7.654)},
+}
+
+
+def authors_fixed_table(fits: list) -> pd.DataFrame:
+    """Every fixed effect of the paper's four size models beside the authors' printed one."""
+    from reproductions.hu_frank.released import LABEL
+
+    by = {f.domain: f for f in fits if f.analysis == "size" and f.label.startswith("paper") and f.fit is not None}
+    rows = []
+    for domain, terms in AUTHORS_FIXED.items():
+        f = by.get(domain)
+        if f is None:
+            continue
+        for term, (est, se, stat) in terms.items():
+            c = f.fit.coef(term)
+            digits = decimals(est)
+            rows.append({"domain": LABEL[domain], "term": term, "authors_estimate": est, "twinlab_estimate": c["estimate"],
+                         "difference": c["estimate"] - est, "matches_printed_digits": "yes" if round(c["estimate"], digits) == est else "no",
+                         "authors_se": se, "twinlab_se": c["se"], "twinlab_se_hessian_free": c.get("se_hessian_free", np.nan),
+                         "authors_statistic": stat, "twinlab_statistic": c["z"], "fit_status": f.fit.status})
+    return pd.DataFrame(rows)
+
+
 def outcome(domain: str) -> str:
     return "response_correct" if BINARY[domain] else "logprob"
 
@@ -54,7 +90,8 @@ def interaction(domain: str, x: str) -> str:
 def model_frame(rows: pd.DataFrame, domain: str, training: bool = False) -> pd.DataFrame:
     """The columns of the authors' long CSVs that the models use, built from released.py's rows."""
     d = pd.DataFrame({"model_family": rows["family"].astype(str), "eval_method": rows["method"].astype(str),
-                      "item": rows["task"].astype(str) + ":" + rows["item"].astype(str)})
+                      "item": rows["task"].astype(str) + ":" + rows["item"].astype(str),
+                      "model": rows["model"].astype(str)})
     d[outcome(domain)] = rows["correct" if BINARY[domain] else "logprob"].astype(float).to_numpy()
     if training:
         d["training_step_log"] = np.log10(rows["training_step"].astype(float).to_numpy())
@@ -93,6 +130,7 @@ class Fit:
     fit: object | None  # analysis.mixed.MixedFit
     error: str = ""
     term: str = ""  # the size x method (or step x method) interaction
+    row_order: dict | None = None  # analysis.mixed.row_order_sensitivity of the term (the paper's fits)
 
 
 def _fit(domain: str, data: pd.DataFrame, f: str, mixed: bool, group: str = "model_family"):
@@ -121,6 +159,20 @@ def paper_fit(domain: str, data: pd.DataFrame, training: bool = False) -> Fit:
         return run_fit(domain, "training", f"paper: equation {eq}", data, formula(domain, True, None), mixed=False)
     eq = "(1)" if BINARY[domain] else "(2)"
     return run_fit(domain, "size", f"paper: equation {eq}", data, formula(domain), mixed=True)
+
+
+def add_row_order(fit: Fit, data: pd.DataFrame) -> Fit:
+    """The paper's fit refitted on the rows reversed and in 3 seeded shuffles (analysis.mixed.row_order_sensitivity):
+    the range of its statistic and log-likelihood, stored on the Fit."""
+    from analysis.mixed import row_order_sensitivity
+
+    if fit.fit is None:
+        return fit
+    training = fit.analysis == "training"
+    mixed = not training
+    fit.row_order = row_order_sensitivity(lambda d: _fit(fit.domain, d, fit.formula, mixed), data, fit.term,
+                                          original=fit.fit)
+    return fit
 
 
 def sensitivity(domain: str, data: pd.DataFrame, progress=None) -> list[Fit]:
@@ -156,12 +208,15 @@ def fits_table(fits: list[Fit]) -> pd.DataFrame:
             continue
         m = f.fit
         diag = {"n_obs": m.n_obs, "status": m.status, "converged": m.converged, "singular": m.singular,
+                "boundary": getattr(m, "boundary", m.singular), "boundary_reasons": "; ".join(getattr(m, "boundary_reasons", [])),
                 "optimizer": m.optimizer, "aic": m.aic, "bic": m.bic, "loglik": m.loglik,
                 "messages": "; ".join(m.messages)}
         for c in m.coefficients:
             rows.append({**base, "term": c["term"], "estimate": c["estimate"], "se": c["se"],
                          "statistic": c.get("statistic", "z"), "value": c["z"], "df": c.get("df", float("nan")),
-                         "p": c["p"], "ci_low": c["ci_low"], "ci_high": c["ci_high"], **diag})
+                         "p": c["p"], "ci_low": c["ci_low"], "ci_high": c["ci_high"],
+                         "se_hessian_free": c.get("se_hessian_free", float("nan")),
+                         "z_hessian_free": c.get("z_hessian_free", float("nan")), **diag})
     return pd.DataFrame(rows)
 
 
@@ -201,11 +256,61 @@ def paper_table(fits: list[Fit]) -> pd.DataFrame:
         p = c["p"]
         ptxt = f"p = {p:.3g}" if p >= 1e-4 else "p < 0.0001"
         df = f", df = {c['df']:.2f}" if np.isfinite(c.get("df", np.nan)) and not BINARY[domain] and analysis == "size" else ""
+        ro = f.row_order or {}
         rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, {ptxt}", "estimate": c["estimate"],
                      "se": c["se"], "term": f.term, "matches_printed_digits": match,
+                     "se_hessian_free": c.get("se_hessian_free", np.nan), "z_hessian_free": c.get("z_hessian_free", np.nan),
+                     "row_order_z": _range(ro, "z", 3), "row_order_z_min": ro.get("z_min", np.nan),
+                     "row_order_z_max": ro.get("z_max", np.nan), "row_order_z_hessian_free": _range(ro, "z_hessian_free", 3),
+                     "row_order_loglik": _range(ro, "loglik", 1), "row_order_loglik_min": ro.get("loglik_min", np.nan),
+                     "row_order_loglik_max": ro.get("loglik_max", np.nan), "row_orders": ro.get("n_orders", 0),
                      "fit_status": f.fit.status, "singular": f.fit.singular, "converged": f.fit.converged,
-                     "messages": "; ".join(f.fit.messages)})
+                     "boundary": getattr(f.fit, "boundary", f.fit.singular),
+                     "boundary_reasons": "; ".join(getattr(f.fit, "boundary_reasons", [])),
+                     "verdict": verdict(stat, printed, c, f.fit, ro), "messages": "; ".join(f.fit.messages)})
     return pd.DataFrame(rows)
+
+
+def _range(ro: dict, key: str, digits: int) -> str:
+    lo, hi = ro.get(f"{key}_min", np.nan), ro.get(f"{key}_max", np.nan)
+    if not ro or not (np.isfinite(lo) and np.isfinite(hi)):
+        return ""
+    return f"{lo:.{digits}f}" if round(lo, digits) == round(hi, digits) else f"{lo:.{digits}f} to {hi:.{digits}f}"
+
+
+def verdict(stat: str, printed: float | None, c: dict, fit, ro: dict) -> str:
+    """The paper's printed statistic against twinlab's, in words: reproduced or not, interpretable or not,
+    and whether it depends on the row order."""
+    value = abs(c["z"])
+    parts = []
+    if printed is None:
+        parts.append(f"the paper prints no statistic; twinlab's |{stat}| = {value:.3f}")
+    elif round(value, decimals(printed)) == printed:
+        parts.append(f"the printed {stat} = {printed} is reproduced ({value:.4g})")
+    else:
+        parts.append(f"the printed {stat} = {printed} is not reproduced in this row order ({stat} = {c['z']:.4g})")
+    if ro and np.isfinite(ro.get("z_min", np.nan)):
+        lo, hi = sorted((abs(ro["z_min"]), abs(ro["z_max"])))
+        if round(hi - lo, 3) == 0:
+            parts.append(f"the same in all {ro['n_orders']} row orders")
+        else:
+            within = printed is not None and round(lo, 3) <= printed <= round(hi, 3)
+            parts.append(f"|{stat}| moves from {lo:.3f} to {hi:.3f} over {ro['n_orders']} row orders"
+                         f" (log-likelihood {_range(ro, 'loglik', 2)})"
+                         + (f"; the printed {printed} lies in that range" if within else
+                            f"; the printed {printed} is outside it (a Wald SE at a boundary optimum belongs to one row order)"
+                            if printed is not None else ""))
+    hf = c.get("z_hessian_free", np.nan)
+    if np.isfinite(hf):
+        hf_range = _range(ro, "z_hessian_free", 3) if ro else ""
+        parts.append(f"Hessian-free z = {hf:.3f}" + (f" (row orders: {hf_range})" if hf_range and " to " in hf_range else
+                                                       " in every row order" if hf_range else ""))
+    if fit.status != "ok":
+        why = "; ".join(getattr(fit, "boundary_reasons", [])) or fit.status
+        parts.append(f"do not interpret: the fit is {fit.status.split(',')[0]} ({why})")
+    else:
+        parts.append("the fit is interpretable (converged, not at the boundary)")
+    return "; ".join(parts) + "."
 
 
 def sensitivity_summary(fits: list[Fit]) -> pd.DataFrame:
@@ -222,7 +327,8 @@ def sensitivity_summary(fits: list[Fit]) -> pd.DataFrame:
             continue
         c = f.fit.coef(f.term)
         rows.append({**row, "estimate": c["estimate"], "se": c["se"], "statistic": c.get("statistic", "z"),
-                     "value": c["z"], "p": c["p"], "status": f.fit.status, "aic": f.fit.aic,
+                     "value": c["z"], "p": c["p"], "z_hessian_free": c.get("z_hessian_free", float("nan")),
+                     "status": f.fit.status, "aic": f.fit.aic, "loglik": f.fit.loglik,
                      "messages": "; ".join(f.fit.messages)})
     return pd.DataFrame(rows)
 
@@ -245,3 +351,64 @@ def sensitivity_verdicts(sens: pd.DataFrame) -> list[str]:
                      f"p = {float(b['p']):.3g}")
         out.append(line + ".")
     return out
+
+
+def refusal(domain: str, data: pd.DataFrame, training: bool = False) -> str:
+    """Why equation (1)-(4) cannot be fitted meaningfully on these rows ('' when it can): the size (or step)
+    axis needs two values, the by-family random effects of (1)-(2) two families, and the outcome must vary.
+    A refusal names what is missing, so that no number is printed for a model that cannot estimate it."""
+    x = "training_step_log" if training else "model_n_params_log"
+    what = "training steps" if training else "model sizes"
+    if data.empty:
+        return "no rows"
+    xs = sorted(set(np.round(data[x].astype(float), 9)))
+    if len(xs) < 2:
+        got = (f"step {10 ** xs[0]:.0f}" if training else f"{10 ** xs[0] * 1e9:,.0f} parameters") if xs else "none"
+        return (f"needs {'checkpoints' if training else 'models'} of at least 2 {what} (got 1: {got}) to estimate "
+                f"the {what[:-1]} x method interaction")
+    methods = sorted(data["eval_method"].unique())
+    if len(methods) < 2:
+        return f"needs both evaluation methods (got {', '.join(methods)})"
+    if not training:
+        fams = sorted(data["model_family"].unique())
+        if len(fams) < 2:
+            return (f"its random effects are by model family: needs models of at least 2 families (got 1: {fams[0]}); "
+                    "name each model's family in a --models file")
+    y = data[outcome(domain)].astype(float)
+    if y.nunique() < 2:
+        return f"the outcome does not vary (every {outcome(domain)} is {y.iloc[0]:g})"
+    return ""
+
+
+def checked_fit(domain: str, data: pd.DataFrame, training: bool, label: str) -> Fit:
+    """paper_fit, or a Fit with no fit and the refusal as its error."""
+    why = refusal(domain, data, training)
+    if why:
+        eq = ("(3)" if BINARY[domain] else "(4)") if training else ("(1)" if BINARY[domain] else "(2)")
+        x = "training_step_log" if training else "model_n_params_log"
+        return Fit(domain, "training" if training else "size", label, formula(domain, training, None if training else "full"),
+                   None, f"not fitted: equation {eq} {why}", interaction(domain, x))
+    f = paper_fit(domain, data, training)
+    f.label = label
+    return f
+
+
+def lab_fits_table(fits: list[Fit]) -> pd.DataFrame:
+    """One row per fit of the user's models: the interaction with its diagnostics, or the refusal."""
+    from analysis.mixed import significance_mark
+    from reproductions.hu_frank.released import LABEL
+
+    rows = []
+    for f in fits:
+        row = {"domain": LABEL[f.domain], "analysis": f.analysis, "models": f.label, "formula": f.formula}
+        if f.fit is None:
+            rows.append({**row, "status": "refused" if f.error.startswith("not fitted") else "failed", "messages": f.error})
+            continue
+        c = f.fit.coef(f.term)
+        rows.append({**row, "term": f.term, "estimate": c["estimate"], "se": c["se"], "statistic": c.get("statistic", "z"),
+                     "value": c["z"], "p": c["p"], "signif": significance_mark(c["p"], f.fit.status),
+                     "z_hessian_free": c.get("z_hessian_free", np.nan), "n_obs": f.fit.n_obs, "status": f.fit.status,
+                     "converged": f.fit.converged, "singular": f.fit.singular,
+                     "boundary_reasons": "; ".join(getattr(f.fit, "boundary_reasons", [])),
+                     "messages": "; ".join(f.fit.messages)})
+    return pd.DataFrame(rows)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from reproductions.common import ReproError, Report, write_provenance
+from reproductions.common import ReproError, Report, slug, write_provenance
+from reproductions.hu_frank import fits as F
 from reproductions.hu_frank import stimuli as st
-from reproductions.hu_frank.authors import PAPER, AuthorsOptions, analyse
+from reproductions.hu_frank.authors import PAPER, AuthorsOptions, analyse, training_section
 from reproductions.hu_frank.released import LABEL, Released, read_released
 
 
@@ -29,6 +30,10 @@ class LabOptions:
     batch_size: int | str = 32
     threads: int | None = 1
     quiet: bool = False
+    backend: str | None = None  # model_subjects registry name (None = transformers)
+    backend_options: dict = field(default_factory=dict)  # -B KEY=VALUE
+    entries: list | None = None  # models_file.ModelEntry per model (--models FILE); None = opt.models
+    fits: bool = True  # equations (1)-(4) on the user's models (R/lme4)
 
 
 def _say(opt: LabOptions, msg: str) -> None:
@@ -43,6 +48,14 @@ def plan_items(opt: LabOptions) -> dict[str, list[st.Item]]:
     return {d: st.sample(its, opt.items, opt.seed, by="condition" if d == "crt" else "") for d, its in all_items.items()}
 
 
+def model_entries(opt: LabOptions) -> list:
+    from reproductions.hu_frank.models_file import ModelEntry
+
+    if opt.entries:
+        return list(opt.entries)
+    return [ModelEntry(str(m) if m is not None else "", "twinlab", None) for m in opt.models]
+
+
 def reproduce_lab(opt: LabOptions) -> Path:
     from model_subjects import ModelLoadError, load_backend
     from reproductions.hu_frank.run import run_model
@@ -51,22 +64,32 @@ def reproduce_lab(opt: LabOptions) -> Path:
     items = plan_items(opt)  # every stimulus file is read and checked before the first model loads
     root = Path(opt.data).expanduser()
     rel = read_released(root) if (root / "output").is_dir() else Released({}, {})
+    if opt.fits:
+        from analysis.mixed import MixedModelError, _r
+
+        try:
+            _r()
+        except MixedModelError as exc:
+            raise ReproError(f"{exc} (or pass --no-fits)") from None
     opt.out.mkdir(parents=True, exist_ok=True)
     frames, models, timings = [], [], []
-    for m in opt.models:
+    for e in model_entries(opt):
         try:
-            backend = load_backend(m, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
-                                   batch_size=opt.batch_size, threads=opt.threads)
+            backend = load_backend(e.path or None, backend=opt.backend, dtype=opt.dtype, device=opt.device,
+                                   add_bos=opt.add_bos, batch_size=opt.batch_size, threads=opt.threads,
+                                   **opt.backend_options)
         except ModelLoadError as exc:
             raise ReproError(str(exc)) from None
-        rows, desc, t = run_model(backend, items, opt.out, say=lambda s: _say(opt, s))
+        rows, desc, t = run_model(backend, items, opt.out, say=lambda s: _say(opt, s), entry=e if opt.entries else None)
+        _say(opt, f"{desc.get('label') or desc.get('name')}: backend {desc.get('backend')}, "
+                  f"{desc.get('n_parameters') or 0:,} parameters counted")
         frames.append(rows)
         models.append(desc)
         timings += t
         del backend
     ours = pd.concat(frames, ignore_index=True)
     rep = Report(opt.out, "Hu & Frank (2024): the four domains on your models, beside the authors' 13")
-    rep.text(f"Models run by twinlab: {', '.join(str(d.get('name')) for d in models)} (marked 'twinlab' in every "
+    rep.text(f"Models run by twinlab: {', '.join(str(d.get('label') or d.get('name')) + ' (' + str(d.get('backend')) + ')' for d in models)} (marked 'twinlab' in every "
              f"figure). Items: {', '.join(f'{LABEL[d]} {len(v)}' for d, v in items.items())}"
              + (f" (a seeded sample, --items {opt.items}" + (" per CRT condition" if opt.items else "") + f", seed {opt.seed})"
                 if opt.items else "") + ". The authors' models: "
@@ -79,8 +102,31 @@ def reproduce_lab(opt: LabOptions) -> Path:
              "or prompt (1); grammaticality, log P(good) > log P(bad) (direct) or P('1') vs P('2') after prompt (2) "
              "in both orders. The authors' production codes of the CRT were checked by hand; twinlab's are the "
              "automatic pattern match.")
+    size_rows, series = split_series(ours)
     res = analyse(rel, AuthorsOptions(root, opt.out, fits=False, sensitivity=False, n_boot=opt.n_boot,
-                                      seed=opt.seed, quiet=opt.quiet, extra_rows=ours), rep)
+                                      seed=opt.seed, quiet=opt.quiet, extra_rows=size_rows), rep)
+    for key, rows in series.items():
+        for domain in ("digit_mat", "lambada"):
+            training_section(domain, rows[rows["domain"] == domain], f"{key[0]} ({key[1]:.3g}B parameters)",
+                             AuthorsOptions(root, opt.out, fits=False, n_boot=opt.n_boot, seed=opt.seed, quiet=opt.quiet), rep,
+                             slug(f"{key[0]}-{key[1]:.3g}"))
+    fits = lab_fits(size_rows, series, rel, opt) if opt.fits else []
+    if fits:
+        table = F.lab_fits_table(fits)
+        rep.heading("Equations (1)-(4) on your models", anchor="your-fits")
+        rep.text("The paper's equations fitted on your models alone and together with the authors' 13 (size: "
+                 "equation (1) for the binary domains, (2) for word prediction; your checkpoint series: (3) and (4)). "
+                 "Every fit carries its diagnostics and the boundary rule (docs/analysis.md); a fit that is not "
+                 "interpretable gets no star; a fit that cannot mean anything on the models given is refused, "
+                 "naming what is missing.")
+        shown = table[[c for c in ("domain", "analysis", "models", "statistic", "value", "p", "signif", "z_hessian_free",
+                                   "status", "messages") if c in table.columns]]
+        rep.table("your_fits", table, "The interaction of size (or step) and method per fit", shown=shown)
+        for r in table.itertuples():
+            if r.status == "refused":
+                rep.note(f"{r.domain}, {r.models}: {r.messages}.")
+    else:
+        table = pd.DataFrame()
     for name, t in res["tables"].items():
         rep.table(name, t, name.replace("_", " "), show=False)
     rep.table("twinlab_rows", ours, "twinlab's per-item rows in the authors' coding (the analysis's input)", show=False)
@@ -94,11 +140,55 @@ def reproduce_lab(opt: LabOptions) -> Path:
     files |= {f"release:{f.relative_to(root)}": f for f in rel.files}
     from reproductions.hu_frank.stimuli import META_PROMPT_LAMBADA, META_PROMPT_PAIR
 
-    opts = {"data": str(opt.data), "out": str(opt.out), "models": [str(m) for m in opt.models], "items_per_domain": opt.items,
+    opts = {"data": str(opt.data), "out": str(opt.out), "models": [e.path for e in model_entries(opt)],
+            "models_file": [e.__dict__ for e in opt.entries] if opt.entries else None, "items_per_domain": opt.items,
             "seed": opt.seed, "n_boot": opt.n_boot, "add_bos": opt.add_bos, "dtype": opt.dtype, "device": opt.device,
-            "batch_size": opt.batch_size, "threads": opt.threads}
+            "batch_size": opt.batch_size, "threads": opt.threads, "backend": opt.backend or "transformers",
+            "backend_options": opt.backend_options, "fits": opt.fits}
     write_provenance(opt.out, PAPER, opts, models, {}, {"prompt (1) word prediction": META_PROMPT_LAMBADA,
                                                         "prompt (2) grammaticality": META_PROMPT_PAIR,
                                                         "CRT": "Question: {question}\nAnswer:"},
-                     files, [], started, extra={"timings": timings})
+                     files, [], started, extra={"timings": timings, "fits": [
+                         {"domain": f.domain, "analysis": f.analysis, "models": f.label, "formula": f.formula,
+                          "status": f.fit.status if f.fit else f.error} for f in fits]})
     return rep.write()
+
+
+def split_series(ours: pd.DataFrame) -> tuple[pd.DataFrame, dict[tuple[str, float], pd.DataFrame]]:
+    """The rows of the size analysis and the checkpoint series. A series is the models of one family and size
+    given with a training step; in the size analysis it is represented by its last checkpoint (as the
+    paper's OLMo-7B is its final model); a model without a step is in the size analysis only."""
+    series = {}
+    keep = ours["training_step"].isna()
+    stepped = ours[~keep]
+    for (fam, size), g in stepped.groupby(["family", "n_params_b"], sort=True):
+        series[(str(fam), float(size))] = g
+        last = g["training_step"].max()
+        keep |= ours.index.isin(g.index[g["training_step"] == last])
+    return ours[keep].reset_index(drop=True), series
+
+
+def lab_fits(size_rows: pd.DataFrame, series: dict, rel: Released, opt: LabOptions) -> list:
+    """Equations (1)-(2) on the user's models alone and with the authors' 13; (3)-(4) on each checkpoint series."""
+    out = []
+    for domain in ("digit_mat", "crt", "lambada", "syntax"):
+        ours = size_rows[size_rows["domain"] == domain]
+        if ours.empty:
+            continue
+        n = ours["model"].nunique()
+        _say(opt, f"{domain}: equation {'(1)' if F.BINARY[domain] else '(2)'} on your models")
+        out.append(F.checked_fit(domain, F.model_frame(ours, domain), False, f"your {n} model{'s' * (n != 1)}"))
+        theirs = rel.size.get(domain)
+        if theirs is not None and not theirs.empty:
+            both = pd.concat([theirs[theirs["source"] == "authors"], ours], ignore_index=True)
+            _say(opt, f"{domain}: equation {'(1)' if F.BINARY[domain] else '(2)'} on yours and the authors' 13")
+            out.append(F.checked_fit(domain, F.model_frame(both, domain), False,
+                                     f"your {n} + the authors' {theirs[theirs['source'] == 'authors']['model'].nunique()}"))
+    for (fam, size), rows in series.items():
+        for domain in ("digit_mat", "lambada"):
+            r = rows[rows["domain"] == domain]
+            if r.empty:
+                continue
+            label = f"checkpoints of {fam} {size:.3g}B ({r['training_step'].nunique()} steps)"
+            out.append(F.checked_fit(domain, F.model_frame(r, domain, training=True), True, label))
+    return out

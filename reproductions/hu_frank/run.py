@@ -162,10 +162,12 @@ def long_rows(domain: str, wide: pd.DataFrame, model: dict) -> pd.DataFrame:
         for order in ("good", "bad"):
             part("meta", wide[f"meta_{order}_correct"], order=order)
     out = pd.concat(parts, ignore_index=True).sort_values(["_row", "_part"], kind="stable").drop(columns=["_row", "_part"])
-    name = f"{model['name']} (twinlab)"
-    out = out.assign(domain=domain, model=name, model_id=model["name"], family="twinlab",
-                     n_params_b=model["n_parameters"] / 1e9, training_tokens_b=np.nan, revision=model.get("revision") or "",
-                     training_step=np.nan, source="twinlab")
+    name = f"{model.get('label') or model['name']} (twinlab)"
+    step = model.get("training_step")
+    out = out.assign(domain=domain, model=name, model_id=model["name"], family=model.get("family") or "twinlab",
+                     n_params_b=float(model.get("size") or model["n_parameters"]) / 1e9, training_tokens_b=np.nan,
+                     revision=model.get("revision") or "", training_step=np.nan if step is None else float(step),
+                     source="twinlab")
     return out[COLUMNS].reset_index(drop=True)
 
 
@@ -173,20 +175,35 @@ def items_hash(items: list[Item]) -> str:
     return hashlib.sha256(json.dumps([[i.item, i.prompt, i.options, i.correct] for i in items]).encode()).hexdigest()
 
 
-def run_model(backend, items: dict[str, list[Item]], out: Path, say=print) -> tuple[pd.DataFrame, dict, list[dict]]:
-    """All domains on one loaded backend; a domain finished earlier with the same items is reused."""
+def model_key(desc: dict) -> str:
+    """What makes a finished domain reusable: the same backend, model, revision, dtype and BOS choice (a run
+    with another backend or checkpoint under the same label is run again, never reused)."""
+    keys = ("backend", "name", "path", "revision", "dtype", "add_bos", "path_given", "training_step")
+    return hashlib.sha256(json.dumps([str(desc.get(k)) for k in keys]).encode()).hexdigest()
+
+
+def run_model(backend, items: dict[str, list[Item]], out: Path, say=print, entry=None) -> tuple[pd.DataFrame, dict, list[dict]]:
+    """All domains on one loaded backend; a domain finished earlier with the same items is reused.
+
+    `entry` (models_file.ModelEntry): the family, size, training step and label the user gave the model."""
     from experiments.atomic import atomic_write_text
 
-    desc = backend.describe()
-    if not desc.get("n_parameters"):
-        raise ReproError(f"model {desc.get('name')}: its parameter count is unknown (needed for the size axis)")
-    folder = out / "items" / slug(desc.get("name") or "model")
+    desc = dict(backend.describe())
+    desc.setdefault("backend", getattr(backend, "backend_name", ""))
+    if entry is not None:
+        desc.update({"label": entry.label, "family": entry.family, "size": entry.size, "training_step": entry.step,
+                     "path_given": entry.path})
+    if not (desc.get("n_parameters") or desc.get("size")):
+        raise ReproError(f"model {desc.get('name')}: its parameter count is unknown (needed for the size axis; give "
+                         "its size in a --models file)")
+    folder = out / "items" / slug(desc.get("label") or desc.get("name") or "model")
     folder.mkdir(parents=True, exist_ok=True)
     longs, timings = [], []
     for domain, its in items.items():
         path, meta = folder / f"{domain}.csv", folder / f"{domain}.json"
         h = items_hash(its)
-        if path.exists() and meta.exists() and json.loads(meta.read_text()).get("items_sha256") == h:
+        stored = json.loads(meta.read_text()) if path.exists() and meta.exists() else {}
+        if stored.get("items_sha256") == h and stored.get("model_key") == model_key(desc):
             wide = pd.read_csv(path)
             timings.append({"model": desc.get("name"), "domain": domain, "items": len(its), "seconds": 0.0, "reused": True})
             say(f"{desc.get('name')}: {domain}: reused {path}")
@@ -195,7 +212,8 @@ def run_model(backend, items: dict[str, list[Item]], out: Path, say=print) -> tu
             t0 = time.perf_counter()
             wide = RUNNERS[domain](backend, its)
             atomic_write_text(path, wide.to_csv(index=False))
-            atomic_write_text(meta, json.dumps({"items_sha256": h, "model": desc, "n_items": len(its)}, default=str))
+            atomic_write_text(meta, json.dumps({"items_sha256": h, "model_key": model_key(desc), "model": desc,
+                                                 "n_items": len(its)}, default=str))
             timings.append({"model": desc.get("name"), "domain": domain, "items": len(its),
                             "seconds": round(time.perf_counter() - t0, 1), "reused": False})
         longs.append(long_rows(domain, wide, desc))
