@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from analysis import formula as fm
-from analysis.mixed import MixedModelError, _r, _r_frame, degenerate_warnings, fit_status
+from analysis.mixed import (MixedModelError, _r, _r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
+                            fit_status, hessian_free)
 
 from analysis.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
 
@@ -44,6 +45,11 @@ function(formula, d, family, mixed) {
   scol <- grep("value$", cn)[1]
   dfcol <- which(cn == "df")
   ll <- stats::logLik(m)
+  # glmer: the SE from vcov(use.hessian = FALSE) beside the Wald SE (steady at a boundary optimum, where the
+  # finite-difference Hessian moves with the row order; analysis/mixed.py, docs/analysis.md "Boundary fits")
+  se_hf <- if (mixed && family == "binomial") tryCatch(
+    unname(sqrt(diag(as.matrix(suppressWarnings(stats::vcov(m, use.hessian = FALSE)))))),
+    error = function(e) rep(NA_real_, nrow(cf))) else rep(NA_real_, nrow(cf))
   if (mixed) {
     vc <- as.data.frame(lme4::VarCorr(m))
     conv <- m@optinfo$conv$lme4$messages
@@ -61,7 +67,7 @@ function(formula, d, family, mixed) {
     opt_warn <- character(0)
     ng <- integer(0)
   }
-  list(term = rownames(cf), estimate = unname(cf[, 1]), se = unname(cf[, 2]), stat = unname(cf[, scol]),
+  list(term = rownames(cf), estimate = unname(cf[, 1]), se = unname(cf[, 2]), stat = unname(cf[, scol]), se_hf = se_hf,
        stat_name = sub(" value", "", cn[scol]),
        p = if (length(pcol)) unname(cf[, pcol[1]]) else rep(NA_real_, nrow(cf)),
        coef_df = if (length(dfcol)) unname(cf[, dfcol[1]]) else rep(NA_real_, nrow(cf)),
@@ -117,6 +123,7 @@ class FormulaFit:
     rows_dropped: dict[str, int] = field(default_factory=dict)
     status: str = "ok"
     statistic: str = "z"
+    boundary_reasons: list[str] = field(default_factory=list)  # the boundary rule (analysis/mixed.py), [] when none
     group: str = ""  # the group of rows fitted (analysis/prepare.group_label), "" when all rows were fitted together
 
     def coef(self, term: str) -> dict:
@@ -226,11 +233,12 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
     for name, step in steps:
         g = _run(fit_fn, rd, step.r_text(), fam, mixed)
         conv, sing = _converged(g), bool(g["singular"][0])
+        edge = bool(mixed and boundary_reasons(sing, _rfx(g)))
         attempts.append({"structure": name, "fitted": step.r_text(), "converged": conv, "singular": sing,
-                         "status": fit_status(conv, sing, False),
+                         "boundary": edge, "status": fit_status(conv, sing, False, edge),
                          "messages": list(dict.fromkeys(" ".join(str(m).split()) for m in g["messages"]))})
         get, chosen = g, (name, step)
-        if conv and not sing:
+        if conv and not sing and not edge:
             break
     assert get is not None and chosen is not None
     if len(attempts) > 1:
@@ -243,19 +251,22 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
         fallback_note = ""
     zq = norm.ppf(0.975)
     coefs = []
-    for t, e, se, st, p, cdf in zip(get["term"], get["estimate"], get["se"], get["stat"], get["p"], get["coef_df"]):
+    glmer = mixed and fam == "binomial"
+    for t, e, se, st, p, cdf, shf in zip(get["term"], get["estimate"], get["se"], get["stat"], get["p"], get["coef_df"],
+                                         get["se_hf"]):
         e, se = _num(e), _num(se)
         coefs.append({"term": t, "estimate": e, "se": se, "z": _num(st), "p": _num(p), "df": _num(cdf),
-                      "ci_low": e - zq * se, "ci_high": e + zq * se})
-    rfx = [{"group": g, "term": f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}", "estimate": _num(sd)}
-           for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"])]
+                      "ci_low": e - zq * se, "ci_high": e + zq * se, **(hessian_free(e, _num(shf)) if glmer else {})})
+    rfx = _rfx(get)
     singular = bool(get["singular"][0])
+    reasons = boundary_reasons(singular, rfx) if mixed else []
     converged = _converged(get)
     messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
     if singular and mixed and not any("singular" in m for m in messages):
         messages.append("boundary (singular) fit: see help('isSingular')")
     if not converged and not any("converge" in m for m in messages):
         messages.append(f"optimiser returned code {int(get['opt_code'][0])} (not converged)")
+    messages += boundary_messages(singular, reasons)
     degenerate = degenerate_warnings(coefs, [r for r in rfx if r["group"] != "Residual"]) if fam == "binomial" else []
     messages += degenerate
     stat = str(get["stat_name"][0]) if get["stat_name"] else "z"
@@ -272,8 +283,16 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
         optimizer_warnings=[" ".join(str(w).split()) for w in get["opt_warnings"]],
         contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
         random_structure=chosen[0], attempts=attempts, fallback=fallback_note, rows_dropped=dropped,
-        status=fit_status(converged, singular and mixed, bool(degenerate)), statistic=stat,
+        status=fit_status(converged, singular and mixed, bool(degenerate), bool(reasons)), statistic=stat,
+        boundary_reasons=reasons,
     )
+
+
+def _rfx(get) -> list[dict]:
+    """as.data.frame(VarCorr) as records (var1/var2 kept: the boundary rule reads correlations by them)."""
+    return [{"group": g, "term": f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}", "estimate": _num(sd),
+             "var1": str(v1), "var2": str(v2)}
+            for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"])]
 
 
 GROUP = "group"  # the column naming who a row belongs to: 'human', or 'model · context · protocol'

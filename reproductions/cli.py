@@ -321,7 +321,7 @@ def hu_frank2024(
                 _fail(str(exc))
         paths = [e.path for e in entries] if entries else model
         batch_size = _check_options(out, None, n_boot, dtype, device, batch_size, threads, max_new_tokens,
-                                    models=_local(backend_name, paths))
+                                    models=_local(backend_name, paths), seed=seed)
         _run(reproduce_lab, LabOptions(data=data, out=out, models=list(model) if model else [None], items=n_items,
                                        seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
                                        batch_size=batch_size, threads=threads or None, quiet=quiet,
@@ -335,6 +335,8 @@ def hu_frank2024(
         try:
             o.output_folder("--out", out)
             o.at_least("--n-boot", n_boot, 100, 100_000)
+            if seed < 0:
+                raise o.OptionError(f"--seed must be 0 or more, not {seed}")
         except o.OptionError as exc:
             _fail(str(exc))
         if model or pairs or items or backend or backend_option or models_file:
@@ -351,7 +353,7 @@ def hu_frank2024(
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
     batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=_local(backend_name, model),
-                                items=items, pairs=pairs, items_per_condition=items_per_condition)
+                                items=items, pairs=pairs, items_per_condition=items_per_condition, seed=seed)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
                   backend=backend_name, backend_options=options,
                   items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,

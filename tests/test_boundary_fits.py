@@ -127,3 +127,30 @@ def test_a_real_glmer_boundary_by_correlation_but_not_by_isSingular():
     assert ro_["n_orders"] == 5 and len(ro_["orders"]) == 5 and ro_["failed"] == 0
     assert ro_["z_min"] <= c["z"] <= ro_["z_max"]
     assert ro_["loglik_max"] - ro_["loglik_min"] < 0.05  # the same optimum in every order
+
+
+@pytest.mark.r
+@pytest.mark.slow
+def test_a_users_formula_fit_at_the_boundary_is_marked_and_simplified_with_hessian_free_z():
+    """`analyze --formula` fits (analysis/formula_fit.py) gain the same rule: the maximal structure at the
+    boundary by correlation (isSingular FALSE) is not reported as clean; without the fallback it is shown
+    marked, unstarred, with the Hessian-free SE of lme4 beside the Wald SE."""
+    import rpy2.robjects as ro
+
+    from analysis.formula_fit import fit_formula
+    from analysis.mixed import _r, _r_frame
+
+    d = _boundary_data(BOUNDARY_SEED).rename(columns={"g": "subject_id"})
+    d["x"] = d["x"].astype(float)
+    kept = fit_formula(d, "y ~ x + (x | subject)", family="binomial", fallback=False)
+    assert not kept.singular and kept.status == BOUNDARY and any("correlation" in r for r in kept.boundary_reasons)
+    assert significance_mark(kept.coef("x")["p"], kept.status) == ""
+    assert any(m.startswith("boundary fit:") for m in kept.messages)
+    _r()
+    ro.globalenv["d_f"] = _r_frame(d)
+    ref = ro.r("local({m <- lme4::glmer(y ~ x + (x | subject_id), data = d_f, family = binomial); "
+               "sqrt(diag(as.matrix(vcov(m, use.hessian = FALSE))))})")
+    assert kept.coef("x")["se_hessian_free"] == pytest.approx(ref[1], rel=1e-6)
+    simplified = fit_formula(d, "y ~ x + (x | subject)", family="binomial")
+    assert simplified.attempts[0]["status"] == BOUNDARY  # the maximal model was not taken as clean
+    assert len(simplified.attempts) > 1 and simplified.random_structure != kept.random_structure
