@@ -12,6 +12,7 @@ from experiments.screen_texts import key_label
 from experiments.spec import Experiment
 from experiments.tasks import get_task, registry
 from experiments.tasks.completion import accepted_answers
+from experiments.tasks.record import TYPING
 from experiments.tasks.scoring import RULE
 from experiments.trials import Trial, TrialSequence, thaw
 from participants.tasks import settings_for
@@ -100,4 +101,7 @@ def page_config(exp: Experiment, mode: str) -> dict[str, Any]:
         "break_after": {b.name: b.break_after for b in exp.blocks},
         "completion": {"code": online.completion_code if online else None,
                        "url": online.completion_url if online else None},
+        # the key names that type (experiments.tasks.record.TYPING, the table typed_text reads): the page
+        # names keys and turns them into text with this data only, so its typed text is the record's
+        "typing": TYPING,
     }
