@@ -46,6 +46,11 @@ def _letter(k: str) -> bool:
     return len(k) == 1 and k.isalpha()
 
 
+def typeable(c: str) -> bool:
+    """A character some key types (a letter, or a mark of CHAR_KEYS): what a typed answer can contain."""
+    return c in CHAR_KEYS.values() or _letter(c)
+
+
 def is_text_key(k: str) -> bool:
     """A key that types (a letter of any alphabet, space, a few marks) or deletes (backspace)."""
     return k == DELETE_KEY or k in CHAR_KEYS or _letter(k)
