@@ -50,3 +50,22 @@ def test_a_target_holds_what_the_typing_keys_type():
                            for c in target.lower()]) == target.lower()
     with pytest.raises(TaskError, match=r"contains '\?'.*letters and \"'-.,\""):
         completion.check_item({"target": "what?"}, s, "item 1")
+
+
+def test_the_analysis_finds_the_answer_option_by_the_kinds_rule():
+    """The screen position of the correct option is the option the kind scores correct ("Dog." is the
+    option "dog"), not an exact string match."""
+    from analysis.tasks_choice import choice_rows
+    from experiments.tasks import choice
+
+    cases = [({"options": ["dog", "cat"], "answer": "Dog."}, [1, 0], 1),
+             ({"options": ["a cat", "a dog", "a cow"], "answer": "a  COW"}, [2, 0, 1], 0),
+             ({"options": ["dog", "cat"], "answer": "cat"}, [0, 1], 1),
+             ({"options": ["dog", "cat"]}, [0, 1], None)]
+    df = pd.DataFrame({"task": "choice", "option_order": [json.dumps(o) for _, o, _ in cases],
+                       "materials": [json.dumps(m) for m, _, _ in cases]})
+    got = choice_rows(df)["correct_position"].tolist()
+    assert [None if pd.isna(g) else int(g) for g in got] == [p for _, _, p in cases]
+    for (m, order, pos), g in zip(cases, got):
+        if pos is not None:  # the option shown there is the one the kind scores correct
+            assert choice.score(SimpleNamespace(mat=m), m["options"][order[pos]]) is True
