@@ -74,3 +74,29 @@ def test_the_page_keeps_no_copy_of_the_key_table():
             continue
         assert not re.search(rf"""["']{name}["']""", js), name
     assert "p{L}" not in js  # the letter class comes with the rule too
+
+
+def _function(path: Path, name: str) -> str:
+    js = path.read_text()
+    start = js.index(f"function {name}(")
+    return js[start:js.index("\n  }\n", start) + 4]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_both_plugins_name_keys_by_the_shipped_table():
+    """The RSVP plugin and the task plugin name a browser key the same way, PsychoPy's way, from the one
+    table in the page config (a "." is "period" on an RSVP trial too)."""
+    names = page_config(load_spec("cloze"), "static")["key_names"]
+    keys = [" ", "Spacebar", "Enter", "Escape", "ArrowLeft", "Backspace", "Tab", "'", "-", ".", ",", "F", "j", "ß",
+            "constructor", "Shift"]
+    want = [names.get(k, k.lower()) for k in keys]
+    assert want[:11] == ["space", "space", "return", "escape", "left", "backspace", "tab", "apostrophe", "minus",
+                         "period", "comma"]
+    assert {names[c] for c in CHAR_KEYS.values()} == set(CHAR_KEYS)  # each typed mark is its typing key's name
+    for plugin in ("twinlab-task.js", "twinlab-rsvp.js"):
+        prog = _function(JS.parent / plugin, "keyName") + (
+            f"\nconsole.log(JSON.stringify({json.dumps(keys)}.map(k => keyName({{key: k}}, {json.dumps(names)}))));")
+        out = subprocess.run(["node", "-e", prog], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == want, plugin
+        assert "ArrowLeft" not in (JS.parent / plugin).read_text()  # no table of its own

@@ -35,8 +35,6 @@ var jsPsychTwinlabTask = (function (jspsych) {
     const names = new Map(Object.entries(rule.chars).map(([name, ch]) => [ch, name]));
     const isLetter = (k) => letter.test(k);
     return {
-      /** the key name of a character that a named key types (its name in rule.chars), or undefined */
-      nameOf: (ch) => names.get(ch),
       deleteKey: rule.delete,
       isTextKey: (k) => k === rule.delete || chars.has(k) || isLetter(k),
       /** the text a list of key names types (as typed_text) */
@@ -58,13 +56,10 @@ var jsPsychTwinlabTask = (function (jspsych) {
     };
   }
 
-  function keyName(e, typing) {
-    const k = e.key;
-    if (k === " " || k === "Spacebar") return "space";
-    const named = { Escape: "escape", Enter: "return", ArrowLeft: "left", ArrowRight: "right",
-                    ArrowUp: "up", ArrowDown: "down", Backspace: "backspace", Tab: "tab" };
-    if (named[k]) return named[k];
-    return typing.nameOf(k) || String(k).toLowerCase();
+  /** PsychoPy's name of a browser key: the table the config carries (C.key_names, the one the RSVP
+   * plugin reads too), else the key in lower case */
+  function keyName(e, names) {
+    return Object.hasOwn(names, e.key) ? names[e.key] : String(e.key).toLowerCase();
   }
 
   function el(tag, cls, text) {
@@ -105,7 +100,7 @@ var jsPsychTwinlabTask = (function (jspsych) {
     ctx.live = (t) => ctx.t0 !== null && !ctx.closed && t >= 0;
     ctx.onKey = (e) => {
       if (e.repeat || ctx.raw.presses.length >= 390 || ctx.t0 === null) return;
-      const name = keyName(e, ctx.typing);
+      const name = keyName(e, C.key_names);
       if (!ctx.keys.has(name) && !(ctx.text && ctx.typing.isTextKey(name))) return;
       // on a touch screen typing is read from the text field's input events only (an on-screen keyboard
       // may send a key's keydown and still insert its character: reading both would type it twice)
