@@ -69,3 +69,12 @@ def test_the_analysis_finds_the_answer_option_by_the_kinds_rule():
     for (m, order, pos), g in zip(cases, got):
         if pos is not None:  # the option shown there is the one the kind scores correct
             assert choice.score(SimpleNamespace(mat=m), m["options"][order[pos]]) is True
+
+
+def test_the_models_correct_option_is_the_kinds():
+    """A model's margin is signed by the option the kind scores correct ("Dog." is the option "dog")."""
+    from model_subjects.tasks.choice import correct_index
+
+    trial = SimpleNamespace(mat={"options": ["cat", "dog"], "answer": "Dog."})
+    assert correct_index(trial, ["cat", "dog"]) == 1
+    assert correct_index(SimpleNamespace(mat={"options": ["cat", "dog"]}), ["cat", "dog"]) is None
