@@ -17,6 +17,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from experiments.tasks.choice import answer_position
+
 
 def materials(df: pd.DataFrame) -> list[dict]:
     """Each row's materials (JSON object; {} where empty or unreadable)."""
@@ -50,11 +52,8 @@ def choice_rows(df: pd.DataFrame) -> pd.DataFrame:
         order = json_list(order)
         opts = mat.get("options")
         n_opt.append(len(order) if order else (len(opts) if isinstance(opts, list) else np.nan))
-        pos = np.nan
-        if order and isinstance(opts, list) and mat.get("answer") in opts:
-            idx = opts.index(mat["answer"])
-            pos = order.index(idx) if idx in order else np.nan
-        correct_pos.append(pos)
+        pos = answer_position(order, opts, mat.get("answer")) if order and isinstance(opts, list) else None
+        correct_pos.append(np.nan if pos is None else pos)  # (the answer found by the kind's own rule)
     d["n_options"] = pd.array(n_opt, dtype="Float64")
     d["correct_position"] = pd.array(correct_pos, dtype="Float64")
     return d

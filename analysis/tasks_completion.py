@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.tasks_choice import materials
+from experiments.tasks.completion import accepted_answers
 from experiments.tasks.scoring import normalize_answer
 
 NORMALISATION = ("answers and targets are compared by the task's one rule (experiments.tasks.scoring, the same "
@@ -30,16 +31,14 @@ def completion_rows(df: pd.DataFrame) -> pd.DataFrame:
     strict, lenient = [], []
     for text, mat in zip(d["response_text"].tolist(), materials(d)):
         target = normalise(mat.get("target"))
-        acc = mat.get("accepted") or []
-        if isinstance(acc, str):
-            acc = acc.split("|")
-        ans = normalise(text)
         if not isinstance(text, str) or not target:
             strict.append(float("nan"))
             lenient.append(float("nan"))
             continue
+        ans = normalise(text)
         strict.append(float(ans == target))
-        lenient.append(float(ans == target or ans in {normalise(a) for a in acc}))
+        # lenient: the kind's own score (the target or an accepted variant, read and normalised by the kind)
+        lenient.append(float(ans in accepted_answers(mat)))
     d["match_target"] = strict
     d["match_accepted"] = lenient
     return d

@@ -4,7 +4,8 @@ log-RT mixed models by region with length and spillover, and the surprisal-readi
 One row per word (`word_rows`): the trial's subject, item and factors (ordered categoricals in the
 spec's declared level order, so every later step, sum coding included, keeps that order), `position`
 (1-based word index), `word`, `length` (characters, punctuation not counted), `region` (1-based, from
-the item's `regions` material, the sentence with `|` between regions; one word per region without it),
+the item's `regions` material read by the kind's rule, experiments.tasks.self_paced_reading.regions:
+the sentence with `|` between regions; one word per region without it),
 `region_name` (the spec's `task.region_names`, else `R<k> (<its words in the first item>)`), the human
 reading time `word_rt_ms`, the model surprisal `surprisal_bits`, and `question_correct` (the
 comprehension answer, where the trial had a question). One row per trial x region (`region_rows`):
@@ -74,16 +75,23 @@ def word_length(w: str) -> int:
     return len(re.sub(r"[^\w]", "", w)) or len(w)
 
 
-def region_of_words(mat: dict, n_words: int) -> list[int]:
-    """1-based region of each word from the `regions` material (`a b | c | d e`); else one region per word."""
-    regions = mat.get("regions")
-    if isinstance(regions, str) and "|" in regions:
-        out = []
-        for r, chunk in enumerate(regions.split("|"), start=1):
-            out += [r] * len(chunk.split())
-        if len(out) == n_words:
-            return out
-    return list(range(1, n_words + 1))
+def region_of_words(mat: dict, words: list[str]) -> list[int]:
+    """1-based region of each word, read by the task kind's one rule
+    (experiments.tasks.self_paced_reading.regions: `regions` is the sentence with `|` between regions, a
+    `regions` without `|` one region; no `regions`: one region per word). Regions that do not split these
+    words are refused (ReadingError): a reading time summed over a guessed region is a wrong number."""
+    from experiments.tasks.base import TaskError
+    from experiments.tasks.self_paced_reading import regions
+
+    try:
+        regs = regions({**mat, "sentence": " ".join(words)})
+    except TaskError as exc:
+        raise ReadingError(f"materials: {exc}") from None
+    out = [0] * len(words)
+    for r, idx in enumerate(regs, start=1):
+        for i in idx:
+            out[i] = r
+    return out
 
 
 def declared_levels(df: pd.DataFrame, factors: list[str] | dict[str, list[str]]) -> dict[str, list[str]]:
@@ -137,7 +145,10 @@ def word_rows(df: pd.DataFrame, factors: list[str] | dict[str, list[str]]) -> pd
         n = len(words)
         if not n:
             continue
-        regions = region_of_words(mat, n)
+        try:
+            regions = region_of_words(mat, words)
+        except ReadingError as exc:
+            raise ReadingError(f"item {row.get('item')} ({row.get('item_id')}): {exc}") from None
         names = _region_names(row)
         if names is not None and len(names) != max(regions):
             raise ReadingError(f"task.region_names names {len(names)} region(s) ({', '.join(names)}) but item "

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from analysis.tasks_reading import RT_MAX, region_of_words, trim_rts
+from analysis.tasks_reading import RT_MAX, ReadingError, region_of_words, trim_rts
 from tests.support import design_synthetic as ds
 
 
@@ -68,8 +68,10 @@ def test_reading_word_rows_regions_and_surprisal_join(tmp_path):
     sent = first["words"].iloc[0].split()
     assert first["position"].tolist() == list(range(1, len(sent) + 1)) and first["word"].tolist() == sent
     assert first["length"].tolist() == [len(x.strip(".")) or 1 for x in sent]
-    assert region_of_words({"regions": "The horse | raced past | the barn | fell ."}, 8) == [1, 1, 2, 2, 3, 3, 4, 4]
-    assert region_of_words({"regions": "a | b"}, 3) == [1, 2, 3]  # regions that do not fit the words: one per word
+    horse = "The horse raced past the barn fell .".split()
+    assert region_of_words({"regions": "The horse | raced past | the barn | fell ."}, horse) == [1, 1, 2, 2, 3, 3, 4, 4]
+    with pytest.raises(ReadingError, match="do not split the sentence"):  # regions that do not fit the words: refused
+        region_of_words({"regions": "a | b"}, ["a", "b", "c"])
     joined = api.surprisal_rt(df)
     (g, j), = joined.items()
     assert "tiny-lm" in g and len(j) == len(w[w["subject_kind"] == "human"])

@@ -11,7 +11,7 @@ import pytest
 
 from analysis import api
 from analysis.tasks_reading import (ReadingError, ReadingRules, apply_rules, check_target, region_formula,
-                                    region_rows, target_rows, varying)
+                                    region_rows, target_rows, varying, word_rows)
 from tests.cli_refusal import refused
 from tests.support import reading_synthetic as rs
 
@@ -220,3 +220,28 @@ def test_the_word_rt_range_option_is_applied_and_counted(data, tmp_path):
     rts = api.reading_words(df)["word_rt_ms"].dropna()
     hand = int((~rts.between(300.0, 5000.0)).sum())
     assert hand > 0 and f"outside [300, 5000] ms are left out ({hand} word(s) removed)" in text
+
+
+@pytest.mark.parametrize("regions", [
+    "The horse raced past the barn fell .",  # no bar: one region (the kind's rule), not one region per word
+    "The horse | raced past | the barn | fell .",
+    None,  # no regions: each word a region
+])
+def test_the_analysis_regions_are_the_kinds_regions(regions):
+    """One rule: the analysis' regions of an item are the self_paced_reading kind's (the one every runner
+    uses to sum reading times per region), for a bar-less `regions`, one with bars, and none."""
+    from experiments.tasks.self_paced_reading import units
+
+    sentence = "The horse raced past the barn fell ."
+    mat = {"sentence": sentence} | ({"regions": regions} if regions else {})
+    n = len(sentence.split())
+    df = pd.DataFrame([{"subject_kind": "human", "subject_key": "s1", "subject_id": "s1", "group": "human",
+                        "item": "1", "item_id": "1-a", "words": sentence, "materials": json.dumps(mat),
+                        "word_rts_ms": json.dumps([300.0 + i for i in range(n)])}])
+    w = word_rows(df, [])
+    _, regs = units(mat)
+    kind = [next(r for r, idx in enumerate(regs, start=1) if i in idx) for i in range(n)]
+    assert w["region"].tolist() == kind
+    assert w["region"].nunique() == {None: n, sentence: 1}.get(regions, 4)
+    r = region_rows(w)  # a region's time: the sum of its words' times, over the kind's regions
+    assert r["region_rt_ms"].tolist() == [sum(300.0 + i for i in idx) for idx in regs]

@@ -76,6 +76,18 @@ def chosen_position(order: list[int], options: list[str], response: str) -> int 
         return None
 
 
+def answer_index(options: list[str], answer: Any) -> int | None:
+    """The index of the option that is the item's `answer` under the one rule (`score`'s equals_answer:
+    "Dog." is the option "dog"); None without an answer or when no option is it."""
+    return next((i for i, o in enumerate(options) if equals_answer(answer, o)), None)
+
+
+def answer_position(order: list[int], options: list[str], answer: Any) -> int | None:
+    """0-based screen position of the option `answer_index` finds (None: none, or not shown)."""
+    idx = answer_index(options, answer)
+    return order.index(idx) if idx is not None and idx in order else None
+
+
 def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
     """The options in screen order (`order`: original indices, option_order) with the position keys."""
     from experiments.tasks.record import Answer, TaskResultError

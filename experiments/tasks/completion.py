@@ -26,21 +26,22 @@ def accepted_answers(mat: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(k for k in (normalize_answer(x) for x in keys) if k))
 
 
-TYPEABLE_MARKS = " '-.,"  # what the human runners' keys type besides letters (participants.tasks.logic)
-
-
 def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
-    """A target a person can type: within max_chars, of letters and the typeable marks, not empty."""
+    """A target a person can type: within max_chars, of the characters the typing keys type (letters and
+    the marks of experiments.tasks.record.CHAR_KEYS, the table the runners type by), not empty."""
+    from experiments.tasks.record import CHAR_KEYS, typeable
+
     for key in ("target",):
         t = str(mat.get(key) or "")
         if normalize_answer(t) == "":
             raise TaskError(f"{where}: {key}: {t!r} is empty once punctuation and spaces are trimmed")
         if len(t) > settings.max_chars:
             raise TaskError(f"{where}: {key} {t!r} has {len(t)} characters; task.max_chars is {settings.max_chars}")
-        bad = sorted({c for c in t if not (c.isalpha() or c in TYPEABLE_MARKS)})
+        bad = sorted({c for c in t if not typeable(c)})
         if bad:
+            marks = "".join(c for c in CHAR_KEYS.values() if c != " ")
             raise TaskError(f"{where}: {key} {t!r} contains {''.join(bad)!r}, which the typed answer cannot contain "
-                            f"(letters and {TYPEABLE_MARKS.strip()!r} and space are typed)")
+                            f"(letters and {marks!r} and space are typed)")
 
 
 def score(trial: Any, response: Any) -> bool | None:

@@ -34,12 +34,26 @@ MAX_EVENTS = 400
 MAX_MS = 15 * 60 * 1000.0
 FRAME_SLACK_MS = 34.0
 CHAR_KEYS = {"space": " ", "apostrophe": "'", "minus": "-", "period": ".", "comma": ","}
-TEXT_KEYS = tuple("abcdefghijklmnopqrstuvwxyz") + tuple(CHAR_KEYS) + ("backspace",)  # what PsychoPy polls
+DELETE_KEY = "backspace"
+TEXT_KEYS = tuple("abcdefghijklmnopqrstuvwxyz") + tuple(CHAR_KEYS) + (DELETE_KEY,)  # what PsychoPy polls
+# The typing rule as data, for the page (participants/web/payload.page_config: the page's typedText reads
+# only this): the keys that type a character, the key that deletes, and a letter key (one code point that
+# str.isalpha accepts: Unicode's Letter categories Lu Ll Lt Lm Lo, which is the regex class \p{L}).
+TYPING = {"chars": dict(CHAR_KEYS), "delete": DELETE_KEY, "letter": r"\p{L}"}
+
+
+def _letter(k: str) -> bool:
+    return len(k) == 1 and k.isalpha()
+
+
+def typeable(c: str) -> bool:
+    """A character some key types (a letter, or a mark of CHAR_KEYS): what a typed answer can contain."""
+    return c in CHAR_KEYS.values() or _letter(c)
 
 
 def is_text_key(k: str) -> bool:
     """A key that types (a letter of any alphabet, space, a few marks) or deletes (backspace)."""
-    return k == "backspace" or k in CHAR_KEYS or (len(k) == 1 and k.isalpha())
+    return k == DELETE_KEY or k in CHAR_KEYS or _letter(k)
 
 
 class TaskResultError(ValueError):
@@ -67,10 +81,10 @@ def typed_text(keys: list[str]) -> str:
     """The text a sequence of key names types (letters, space and a few marks; backspace deletes)."""
     out: list[str] = []
     for k in keys:
-        if k == "backspace":
+        if k == DELETE_KEY:
             if out:
                 out.pop()
-        elif len(k) == 1 and k.isalpha():
+        elif _letter(k):
             out.append(k)
         elif k in CHAR_KEYS:
             out.append(CHAR_KEYS[k])

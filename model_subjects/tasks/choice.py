@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from experiments.tasks.choice import answer_index
 from experiments.trials import Trial
 from model_subjects.protocol_base import Decision, Option, Query
 from model_subjects.tasks.base import (TaskProtocol, argmax, decision, mean_logprobs, need, signed_margin)
@@ -25,8 +26,8 @@ def options_of(trial: Trial, protocol: str) -> list[str]:
 
 
 def correct_index(trial: Trial, options: list[str]) -> int | None:
-    answer = trial.mat.get("answer")
-    return options.index(str(answer)) if answer is not None and str(answer) in options else None
+    """The option that is the answer, by the kind's rule (experiments.tasks.choice.answer_index)."""
+    return answer_index(options, trial.mat.get("answer"))
 
 
 class ChoiceDirect(TaskProtocol):

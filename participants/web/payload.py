@@ -12,6 +12,7 @@ from experiments.screen_texts import key_label
 from experiments.spec import Experiment
 from experiments.tasks import get_task, registry
 from experiments.tasks.completion import accepted_answers
+from experiments.tasks.record import CHAR_KEYS, TYPING
 from experiments.tasks.scoring import RULE
 from experiments.trials import Trial, TrialSequence, thaw
 from participants.tasks import settings_for
@@ -22,6 +23,15 @@ from participants.web.texts import page_texts
 # a builder for each): every kind whose TaskKind.runners names browser (violation detection: twinlab-rsvp.js)
 BROWSER_KINDS = tuple(name for name, kind in registry().items()
                       if "browser" in kind.runners and name != "violation_detection")
+
+# PsychoPy's names of the browser's keys (KeyboardEvent.key -> name), for every plugin of the page (it
+# names a key by this table only, else by the key in lower case): the keys with names, and the marks
+# the typing keys type (experiments.tasks.record.CHAR_KEYS, inverted), so a press of "." is "period" as
+# in PsychoPy, on every kind of trial
+BROWSER_KEY_NAMES: dict[str, str] = {
+    " ": "space", "Spacebar": "space", "Escape": "escape", "Enter": "return", "ArrowLeft": "left",
+    "ArrowRight": "right", "ArrowUp": "up", "ArrowDown": "down", "Backspace": "backspace", "Tab": "tab",
+} | {ch: name for name, ch in CHAR_KEYS.items() if ch != " "}
 
 SLOT_PREFIX = "web"  # build mode: slot k (1-based) runs the sequence compiled for subject id web<k:03d>
 
@@ -100,4 +110,7 @@ def page_config(exp: Experiment, mode: str) -> dict[str, Any]:
         "break_after": {b.name: b.break_after for b in exp.blocks},
         "completion": {"code": online.completion_code if online else None,
                        "url": online.completion_url if online else None},
+        # the key names that type (experiments.tasks.record.TYPING, the table typed_text reads): the page
+        # names keys and turns them into text with this data only, so its typed text is the record's
+        "typing": TYPING, "key_names": BROWSER_KEY_NAMES,
     }

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from experiments.trials import Trial
-from participants.tasks.logic import CHAR_KEYS, POINTERS, answers
+from participants.tasks.logic import POINTERS, answers, is_text_key
 
 MAX_EVENTS = 400  # presses and clicks together (the page stops recording at 390 of each)
 MAX_TEXT = 400  # characters of a completion's text
@@ -43,7 +43,7 @@ class RawRecordError(ValueError):
 def typing_key(k: str) -> bool:
     """A key name the completion page records while typing: a lower-case letter of any alphabet, a mark
     the page names (space, apostrophe, minus, period, comma), or backspace."""
-    return k == "backspace" or k in CHAR_KEYS or (len(k) == 1 and k.isalpha() and k == k.lower())
+    return is_text_key(k) and k == k.lower()  # the kind's typing keys (record.is_text_key), as the page names them
 
 
 def trial_keys(trial: Trial, s: Any, order: list[int] | None) -> tuple[frozenset[str], int]:

@@ -27,13 +27,11 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
     data: { twinlab: { type: jspsych.ParameterType.OBJECT } },
   };
 
-  /** PsychoPy's name of a browser key ("f", "space", "escape", ...). */
-  function keyName(e) {
-    const k = e.key;
-    if (k === " " || k === "Spacebar") return "space";
-    const named = { Escape: "escape", Enter: "return", ArrowLeft: "left", ArrowRight: "right",
-                    ArrowUp: "up", ArrowDown: "down", Backspace: "backspace", Tab: "tab" };
-    return named[k] || String(k).toLowerCase();
+  /** PsychoPy's name of a browser key ("f", "space", "escape", ...): the table the config carries
+   * (C.key_names, participants.web.payload.BROWSER_KEY_NAMES, the same for every plugin), else the key
+   * in lower case. */
+  function keyName(e, names) {
+    return Object.hasOwn(names, e.key) ? names[e.key] : String(e.key).toLowerCase();
   }
 
   function el(tag, cls, text) {
@@ -132,10 +130,11 @@ var jsPsychTwinlabRsvp = (function (jspsych) {
       // the keys the trial polls (as PsychoPy's runner: the response key, the panel keys); others are not its input
       const polled = new Set([C.keys.response].concat(Object.keys(answerOfKey)));
       const onKey = (e) => {
-        if (e.repeat || presses.length >= 200 || !polled.has(keyName(e))) return;
-        presses.push({ key: keyName(e), t: e.timeStamp });
-        if (panelMode && answerOfKey[keyName(e)] !== undefined) e.preventDefault();
-        if (!panelMode && keyName(e) === C.keys.response) e.preventDefault();
+        const name = keyName(e, C.key_names);
+        if (e.repeat || presses.length >= 200 || !polled.has(name)) return;
+        presses.push({ key: name, t: e.timeStamp });
+        if (panelMode && answerOfKey[name] !== undefined) e.preventDefault();
+        if (!panelMode && name === C.keys.response) e.preventDefault();
       };
       const onPointer = (e) => {
         const box = e.target.closest && e.target.closest(".tl-box");

@@ -26,35 +26,40 @@ var jsPsychTwinlabTask = (function (jspsych) {
     },
     data: { twinlab: { type: jspsych.ParameterType.OBJECT } },
   };
-  const CHAR_KEYS = { "'": "apostrophe", "-": "minus", ".": "period", ",": "comma" };
-  const CHARS = { space: " ", apostrophe: "'", minus: "-", period: ".", comma: "," };
+  /** The page's typing from the rule the config carries (C.typing: experiments.tasks.record.TYPING, the
+   * table logic.typed_text reads): the keys that type which character, the key that deletes, what a
+   * letter key is. Nothing of the rule is written here, so the page types what the record types. */
+  function Typing(rule) {
+    const letter = new RegExp("^" + rule.letter + "$", "u");  // one code point, as Python's len(k) == 1
+    const chars = new Map(Object.entries(rule.chars));
+    const names = new Map(Object.entries(rule.chars).map(([name, ch]) => [ch, name]));
+    const isLetter = (k) => letter.test(k);
+    return {
+      deleteKey: rule.delete,
+      isTextKey: (k) => k === rule.delete || chars.has(k) || isLetter(k),
+      /** the text a list of key names types (as typed_text) */
+      typedText: (keys) => {
+        const out = [];
+        keys.forEach((k) => {
+          if (k === rule.delete) out.pop();
+          else if (isLetter(k)) out.push(k);
+          else if (chars.has(k)) out.push(chars.get(k));
+        });
+        return out.join("");
+      },
+      /** the key name a typed character stands for (as keyName names its key), or null for one no key names */
+      charKey: (ch) => {
+        if (names.has(ch)) return names.get(ch);
+        const low = ch.toLowerCase();
+        return isLetter(low) ? low : null;
+      },
+    };
+  }
 
-  function keyName(e) {
-    const k = e.key;
-    if (k === " " || k === "Spacebar") return "space";
-    const named = { Escape: "escape", Enter: "return", ArrowLeft: "left", ArrowRight: "right",
-                    ArrowUp: "up", ArrowDown: "down", Backspace: "backspace", Tab: "tab" };
-    if (named[k]) return named[k];
-    if (CHAR_KEYS[k]) return CHAR_KEYS[k];
-    return String(k).toLowerCase();
-  }
-  /** the text a list of key names types (as logic.typed_text) */
-  function typedText(keys) {
-    const out = [];
-    keys.forEach((k) => {
-      if (k === "backspace") out.pop();
-      else if (k.length === 1 && /\p{L}/u.test(k)) out.push(k);
-      else if (CHARS[k] !== undefined) out.push(CHARS[k]);
-    });
-    return out.join("");
-  }
-  const isTextKey = (k) => k === "backspace" || (k.length === 1 && /\p{L}/u.test(k)) || CHARS[k] !== undefined;
-  /** the key name a typed character stands for (as keyName names its key), or null for one no key names */
-  function charKey(ch) {
-    if (ch === " ") return "space";
-    if (CHAR_KEYS[ch]) return CHAR_KEYS[ch];
-    const low = ch.toLowerCase();
-    return low.length === 1 && /\p{L}/u.test(low) ? low : null;
+  /** PsychoPy's name of a browser key: the table the config carries (C.key_names, the one the RSVP
+   * plugin reads too), else the key in lower case */
+  function keyName(e, names) {
+    return Object.hasOwn(names, e.key) ? names[e.key] : String(e.key).toLowerCase();
   }
 
   function el(tag, cls, text) {
@@ -68,7 +73,7 @@ var jsPsychTwinlabTask = (function (jspsych) {
   /** The helpers a kind's builder uses: screens painted in rAF callbacks, input with own timestamps. */
   function Ctx(stage, T, C, par) {
     const F = C.frame_ms;
-    const ctx = { T, C, V: T.view, stage, raw: { presses: [], pointers: [] }, t0: null, k: 0 };
+    const ctx = { T, C, V: T.view, stage, raw: { presses: [], pointers: [] }, t0: null, k: 0, typing: Typing(C.typing) };
     ctx.rel = (ts) => Math.round((ts - ctx.t0) * 1000) / 1000;
     ctx.frames = (ms) => (ms <= 0 ? 0 : Math.max(1, Math.round(ms / F)));
     ctx.lastFrame = -Infinity;  // the frame that made the last change
@@ -95,8 +100,8 @@ var jsPsychTwinlabTask = (function (jspsych) {
     ctx.live = (t) => ctx.t0 !== null && !ctx.closed && t >= 0;
     ctx.onKey = (e) => {
       if (e.repeat || ctx.raw.presses.length >= 390 || ctx.t0 === null) return;
-      const name = keyName(e);
-      if (!ctx.keys.has(name) && !(ctx.text && isTextKey(name))) return;
+      const name = keyName(e, C.key_names);
+      if (!ctx.keys.has(name) && !(ctx.text && ctx.typing.isTextKey(name))) return;
       // on a touch screen typing is read from the text field's input events only (an on-screen keyboard
       // may send a key's keydown and still insert its character: reading both would type it twice)
       if (coarse && ctx.text && !ctx.keys.has(name)) return;
@@ -270,6 +275,7 @@ var jsPsychTwinlabTask = (function (jspsych) {
       ctx.text = true;
       ctx.raw.taps = [];
       ctx.raw.input_presses = [];
+      const { typedText, isTextKey, charKey, deleteKey } = ctx.typing;  // (the shipped rule: C.typing)
       const s = el("div", "tl-task");
       s.appendChild(textBlock("tl-sentence", V.prefix));
       const form = el("form", "tl-typed-form");
@@ -303,7 +309,7 @@ var jsPsychTwinlabTask = (function (jspsych) {
           const a = Array.from(was), b = Array.from(now);
           let i = 0;
           while (i < a.length && i < b.length && a[i] === b[i]) i++;
-          const keys = a.slice(i).map(() => "backspace").concat(b.slice(i).map(charKey).filter((k) => k !== null));
+          const keys = a.slice(i).map(() => deleteKey).concat(b.slice(i).map(charKey).filter((k) => k !== null));
           keys.forEach((k) => { if (press(k, t)) ctx.raw.input_presses.push(t); });
         }
         show(typedText(typedKeys()));  // what the record types (a character no key names is not kept)
