@@ -139,7 +139,7 @@ class Trial:
                 starts = [sum(len(u.split(" ")) for u in kw["words"][:k]) for k in range(len(kw["words"]))]
                 kw["critical_index"] = starts.index(int(kw["critical_index"]))
         else:
-            kw["words"] = tuple(w.split(" ") if isinstance(w, str) else w)
+            kw["words"] = tuple((w.split(" ") if w else ()) if isinstance(w, str) else w)  # "": no words
         if kw.get("dependency") in ("", None) or kw.get("dependency") != kw.get("dependency"):
             kw["dependency"] = None
         if "list_number" not in kw and d.get("list") not in (None, ""):  # a trial-table row
