@@ -18,10 +18,8 @@ from experiments.trials import Trial, freeze_pairs
 
 
 def trial(task: str, **mat) -> Trial:
-    return Trial(experiment="x", block="test", trial_index=0, block_trial_index=0, item_id="1:a", structure="x",
-                 condition="a", dependency=None, violation_position="none", words=("w",), critical_index=-1,
-                 critical_word="", correct_form="", alternative_word="", correct_response="no_violation",
-                 feedback=False, lexicon="", item="1", task=task, role="test", materials=freeze_pairs(mat))
+    return Trial(experiment="x", block="test", trial_index=0, block_trial_index=0, item_id="1:a",
+                 feedback=False, item="1", task=task, role="test", materials=freeze_pairs(mat))
 
 
 @pytest.mark.parametrize("text,norm", [("Dog", "dog"), (" dog. ", "dog"), ("«Dog»!", "dog"), ("DON'T", "don't"),
