@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from experiments.tasks.base import TaskKind, register
-from experiments.tasks.lakretz_materials import KEYS as LAKRETZ_MATERIALS  # noqa: F401  (this kind's record)
+from experiments.tasks.lakretz_materials import KEYS as LAKRETZ_MATERIALS
 from experiments.tasks.scoring import missing
 
 
@@ -29,7 +29,8 @@ def score_forced_choice(trial: Any, response: Any) -> bool | None:
 
 KIND = register(TaskKind(
     name="violation_detection", description="RSVP sentence; report a violation (key or panel)",
-    materials=(), runners=("psychopy", "browser", "model"),
+    # a design file's item: sentence + answer (checked by the design compiler); a Lakretz trial: its record
+    materials=(), optional_materials=("sentence", "answer", *LAKRETZ_MATERIALS), runners=("psychopy", "browser", "model"),
     model_protocols=("violation_judgment", "forced_choice", "direct", "surprisal"), score=score,
 ))
 FORCED_CHOICE = register(TaskKind(
