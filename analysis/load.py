@@ -15,7 +15,7 @@ from typing import Iterable, Literal
 import pandas as pd
 
 from analysis.load_base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
-from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, REQUIRED
+from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, required_columns
 
 Format = Literal["auto", "twinlab", "lakretz"]
 EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table", "task_settings",
@@ -133,7 +133,7 @@ def _check_columns(path: Path, columns: list[str], info: LoadInfo, factors: Iter
         guess = difflib.get_close_matches(c, missing or COLUMN_NAMES, n=1)
         hint = f" (did you mean {guess[0]!r}?)" if guess else ""
         raise LoadError(f"{path}: unknown column {c!r}{hint}; a trial table has only the schema's columns")
-    missing_req = [c for c in REQUIRED if c not in columns]
+    missing_req = [c for c in required_columns(is_generic_table(columns)) if c not in columns]
     if missing_req:
         raise LoadError(f"{path}: required column {missing_req[0]!r} is missing"
                         + (f" (also: {', '.join(missing_req[1:])})" if len(missing_req) > 1 else ""))
@@ -196,7 +196,7 @@ def typed_frame(path: Path, raw: pd.DataFrame, factors: Iterable[str] = ()) -> p
             s = raw[c].astype("string").str.strip()
             cols[c] = s.mask(s.isna() | (s == ""))
     df = pd.DataFrame(cols)
-    for c in REQUIRED:
+    for c in required_columns(generic):
         if c == "correct" or c == "dependency":
             continue  # a missing answer (no response recorded) or a filler trial is allowed
         empty = df[c].isna()

@@ -248,23 +248,13 @@ def _subsample(rows: list[Row], n: int, rng: random.Random) -> list[Row]:
 
 # ---- trials -----------------------------------------------------------------------------------------
 def make_trial(exp: Experiment, block: Block, row: Row, index: int, block_index: int, list_number: int) -> Trial:
-    """A generic trial; it also fills the Lakretz fields it can (docs/general_model.md)."""
+    """A generic trial (docs/general_model.md); its Lakretz columns follow from it
+    (experiments.tasks.lakretz_materials.design_values)."""
     factors = list(exp.design.factors)  # type: ignore[union-attr]
-    mat = dict(row.materials)
     pairs = tuple(zip(factors, row.levels)) if row.levels else ()
-    levels = dict(pairs)
-    text = str(mat.get("sentence") or mat.get("prefix") or "")
-    answer = mat.get("answer", "")
-    answer = answer if isinstance(answer, str) else ""
-    violation = exp.task.kind == "violation_detection" and answer == "violation"
     return Trial(
         experiment=exp.name, block=block.name, trial_index=index, block_trial_index=block_index,
-        item_id=row.row_id, structure=levels.get("structure", exp.name),
-        condition=levels.get("condition", row.condition or row.role), dependency=None,  # factor-less: its role
-        violation_position="other" if violation else "none",
-        words=tuple(text.split()), critical_index=-1, critical_word="", correct_form="", alternative_word="",
-        correct_response=answer,  # type: ignore[arg-type]
-        feedback=block.feedback, lexicon="",
+        item_id=row.row_id, feedback=block.feedback,
         item=row.item, list_number=list_number, factors=pairs, task=exp.task.kind, role=row.role,
         materials=row.materials,
     )

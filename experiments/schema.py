@@ -84,11 +84,21 @@ GENERIC_COLUMN_NAMES: list[str] = [c for c, _, _ in GENERIC_COLUMNS]
 COLUMN_NAMES: list[str] = [c for c, _, _ in COLUMNS]
 DTYPES: dict[str, str] = {c: t for c, t, _ in COLUMNS + GENERIC_COLUMNS}
 DESCRIPTIONS: dict[str, str] = {c: d for c, _, d in COLUMNS + GENERIC_COLUMNS}
-# columns every loader insists on (the rest may be empty)
+# columns every loader insists on (the rest may be empty): a Lakretz session's. The Lakretz ones among
+# them (structure, dependency, violation_position) are violation detection's: a table of a general design
+# still has them in its header (byte for byte as recorded) but need not fill them (required_columns).
 REQUIRED: tuple[str, ...] = (
     "subject_id", "subject_kind", "experiment", "block", "trial_index", "structure", "condition",
     "dependency", "violation_position", "correct",
 )
+
+
+def required_columns(generic: bool) -> tuple[str, ...]:
+    """The columns a table must have and fill: REQUIRED for a Lakretz session, without violation
+    detection's own columns (experiments.tasks.lakretz_materials.TABLE_REQUIRED) for a general design."""
+    from experiments.tasks.lakretz_materials import TABLE_REQUIRED
+
+    return tuple(c for c in REQUIRED if not (generic and c in TABLE_REQUIRED))
 
 
 class SchemaError(ValueError):

@@ -3,24 +3,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Iterator, Literal, Mapping
-
-Dependency = Literal["inner", "outer"]
-ViolationPosition = Literal["none", "inner", "outer", "other"]  # other: a filler (a violation of another kind)
-
+from typing import Any, Iterator, Mapping
 
 @dataclass(frozen=True)
 class Trial:
-    """One trial as every runner sees it.
+    """One trial as every runner sees it: ids, its place in the session, the item and its list, role and
+    factor levels, the task kind and the materials that kind needs (docs/general_model.md "Trial").
 
-    `words` are the RSVP units as presented (a violation trial shows the wrong verb form at
-    `critical_index`; a unit may hold several words, e.g. Italian "l' uomo"). `correct_form` is
-    the grammatical word at that position and `alternative_word` the number-flipped form of the
-    *presented* word, so for forced choice the two options are always {correct_form, its flip}.
-    A filler (`violation_position` "other") has no critical dependency: its critical unit is the
-    replaced word and `alternative_word` the original one.
+    A Lakretz trial (violation detection's materials, experiments.tasks.lakretz_materials; build it with
+    `Trial.lakretz`) reads its RSVP `words`, `critical_index`, `critical_word`, ... from its materials
+    through the properties below. `correct_form` is the grammatical word at the critical position and
+    `alternative_word` the number-flipped form of the *presented* word, so for forced choice the two
+    options are always {correct_form, its flip}. A filler (`violation_position` "other") has no critical
+    dependency: its critical unit is the replaced word and `alternative_word` the original one. A trial of a
+    general design answers the same properties with the values its table has always held (`design_values`).
     """
 
     experiment: str
@@ -28,26 +26,93 @@ class Trial:
     trial_index: int  # 0-based position in the whole session
     block_trial_index: int  # 0-based position inside its block
     item_id: str
-    structure: str  # long_nested, short_nested, single, successive..., harder variants
-    condition: str  # number of the nouns, e.g. "PSP" (outer, inner, distractor)
-    dependency: Dependency | None  # which verb is critical (None for fillers)
-    violation_position: ViolationPosition  # "none" for grammatical trials
-    words: tuple[str, ...]
-    critical_index: int
-    critical_word: str  # as presented
-    correct_form: str  # the grammatical form at the critical position
-    alternative_word: str  # number-flipped form of the presented word
-    correct_response: Literal["violation", "no_violation"]
-    feedback: bool
-    lexicon: str
-    # --- the general model (docs/general_model.md). Defaults mean "a Lakretz trial": they are left
-    # out of the hashed JSON while they hold their defaults, so the Lakretz specs keep their hashes.
+    feedback: bool  # the block gives feedback after this trial
+    # Defaults mean "a Lakretz trial": they are left out of the hashed JSON while they hold their
+    # defaults, so the Lakretz specs keep their hashes.
     item: str = ""  # the item group (one lexical item across its conditions); "" for Lakretz trials
     list_number: int | None = None  # the counterbalanced list this subject's trials come from (1-based)
     factors: tuple[tuple[str, str], ...] = ()  # the design's factors: (name, level), in the spec's order
     task: str = ""  # task kind (experiments.tasks); "" = the spec's task (violation_detection / forced_choice)
     role: str = ""  # test, filler or practice ("" for Lakretz trials)
-    materials: tuple[tuple[str, Any], ...] = ()  # what the task needs: sentence, options, target, ... (JSON values, lists as tuples)
+    materials: tuple[tuple[str, Any], ...] = ()  # what the task needs: sentence, options, target, ... or a
+    # Lakretz trial's record (lakretz_materials.KEYS) (JSON values, lists as tuples)
+
+    @classmethod
+    def lakretz(cls, *, experiment: str, block: str, trial_index: int, block_trial_index: int, item_id: str,
+                feedback: bool, **record: Any) -> "Trial":
+        """A Lakretz violation-detection trial; `record`: every key of lakretz_materials.KEYS."""
+        from experiments.tasks.lakretz_materials import materials
+
+        return cls(experiment=experiment, block=block, trial_index=trial_index,
+                   block_trial_index=block_trial_index, item_id=item_id, feedback=feedback,
+                   materials=materials(**record))
+
+    # ---- violation detection's materials, read through properties ----------------------------------
+    @property
+    def is_lakretz_trial(self) -> bool:
+        from experiments.tasks.lakretz_materials import is_lakretz
+
+        return is_lakretz(self.materials)
+
+    def lakretz_record(self) -> dict[str, Any]:
+        """The Lakretz columns: a Lakretz trial's materials, or a general design's values for them."""
+        from experiments.tasks.lakretz_materials import design_values
+
+        if self.is_lakretz_trial:
+            return dict(self.materials)
+        return design_values(self.experiment, self.factors, self.task, self.role, self.mat)
+
+    @property
+    def structure(self) -> str:
+        return self.lakretz_record()["structure"]
+
+    @property
+    def condition(self) -> str:
+        return self.lakretz_record()["condition"]
+
+    @property
+    def dependency(self) -> str | None:
+        return self.lakretz_record()["dependency"]
+
+    @property
+    def violation_position(self) -> str:
+        return self.lakretz_record()["violation_position"]
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return self.lakretz_record()["words"]
+
+    @property
+    def critical_index(self) -> int:
+        return self.lakretz_record()["critical_index"]
+
+    @property
+    def critical_word(self) -> str:
+        return self.lakretz_record()["critical_word"]
+
+    @property
+    def correct_form(self) -> str:
+        return self.lakretz_record()["correct_form"]
+
+    @property
+    def alternative_word(self) -> str:
+        return self.lakretz_record()["alternative_word"]
+
+    @property
+    def correct_response(self) -> str:
+        return self.lakretz_record()["correct_response"]
+
+    @property
+    def lexicon(self) -> str:
+        return self.lakretz_record()["lexicon"]
+
+    def with_materials(self, **changes: Any) -> "Trial":
+        """A copy with some materials changed (a Lakretz trial: some of its record's keys)."""
+        from experiments.tasks.lakretz_materials import materials
+
+        if self.is_lakretz_trial:
+            return replace(self, materials=materials(**{**self.mat, **changes}))
+        return replace(self, materials=freeze_pairs({**self.mat, **changes}))
 
     @property
     def grammatical(self) -> bool:
@@ -89,10 +154,24 @@ class Trial:
             return None
         return {detection[0]: True, detection[1]: False}.get(str(answer).strip())
 
+    def flat_dict(self) -> dict[str, Any]:
+        """Every column of the trial in the order of the flat record sessions store (the Lakretz keys
+        in place, then the general model's fields), as `asdict` of the flat dataclass gave it."""
+        from experiments.tasks.lakretz_materials import FEEDBACK_AFTER
+
+        d: dict[str, Any] = {k: getattr(self, k) for k in BASE_FIELDS}
+        for k, v in self.lakretz_record().items():
+            d[k] = v
+            if k == FEEDBACK_AFTER:
+                d["feedback"] = self.feedback
+        for k in GENERIC_FIELDS:
+            d[k] = () if k == "materials" and self.is_lakretz_trial else getattr(self, k)
+        return d
+
     def to_row(self, detection: tuple[str, str] | None = None) -> dict[str, Any]:
         """The trial's own columns of the trial table (`detection`: the task's (accepting, rejecting)
         values, for the `grammatical` column of a generic trial; experiments.tasks.detection_values)."""
-        d = asdict(self)
+        d = self.flat_dict()
         d["words"] = self.sentence
         d["rsvp_units"] = json.dumps(list(self.words), ensure_ascii=False) if self.multiword_units else None
         # the table's critical_index counts words of `words`; inside a Trial it counts RSVP units
@@ -116,20 +195,27 @@ class Trial:
     @property
     def is_generic(self) -> bool:
         """A trial of the general model (items, factors, task) rather than a Lakretz trial."""
-        return any(getattr(self, k) != v for k, v in GENERIC_FIELDS.items())
+        return (any(getattr(self, k) != v for k, v in GENERIC_FIELDS.items() if k != "materials")
+                or (self.materials != () and not self.is_lakretz_trial))
 
     def hashed_dict(self) -> dict[str, Any]:
-        """`asdict` without the general model's fields that hold their defaults (hash stability)."""
-        d = asdict(self)
+        """The flat record without the general model's fields that hold their defaults (hash stability:
+        the bytes every session recorded before `Trial` became generic)."""
+        d = self.flat_dict()
         for k, v in GENERIC_FIELDS.items():
             if d[k] == v:
                 del d[k]
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Trial":
-        """From `asdict` output or a trial-table row (strings; `rsvp_units` wins over `words`)."""
-        names = {f.name for f in fields(cls)}
+    def from_dict(cls, d: dict[str, Any], factor_names: tuple[str, ...] | list[str] = ()) -> "Trial":
+        """From a flat record (`hashed_dict`, a sidecar's sequence JSON) or a trial-table row (strings;
+        `rsvp_units` wins over `words`; `factor_names`: the design's factors, whose levels a row holds in
+        their own columns). A general design's Lakretz columns are not read: they follow from its other
+        fields (its factors among them)."""
+        from experiments.tasks.lakretz_materials import KEYS
+
+        names = {*BASE_FIELDS, "feedback", *KEYS, *GENERIC_FIELDS}
         kw = {k: v for k, v in d.items() if k in names}
         units = d.get("rsvp_units")
         w = kw["words"]
@@ -139,19 +225,34 @@ class Trial:
                 starts = [sum(len(u.split(" ")) for u in kw["words"][:k]) for k in range(len(kw["words"]))]
                 kw["critical_index"] = starts.index(int(kw["critical_index"]))
         else:
-            kw["words"] = tuple(w.split(" ") if isinstance(w, str) else w)
+            kw["words"] = tuple((w.split(" ") if w else ()) if isinstance(w, str) else w)  # "": no words
         if kw.get("dependency") in ("", None) or kw.get("dependency") != kw.get("dependency"):
             kw["dependency"] = None
         if "list_number" not in kw and d.get("list") not in (None, ""):  # a trial-table row
             kw["list_number"] = int(d["list"])
+        if factor_names and "factors" not in kw:  # a trial-table row: one column per factor, all or none
+            given = all(d.get(n) not in (None, "") for n in factor_names)  # (a factor-less filler: none)
+            kw["factors"] = tuple((n, _level(d[n])) for n in factor_names) if given else ()
         if isinstance(kw.get("materials"), str):  # a trial-table row: JSON
             kw["materials"] = tuple(sorted(json.loads(kw["materials"]).items())) if kw["materials"] else ()
         for k in ("factors", "materials"):
             if k in kw:
                 kw[k] = freeze_pairs(kw[k])
-        return cls(**kw)
+        record = {k: kw.pop(k) for k in KEYS if k in kw}
+        if any(kw.get(k, v) != v for k, v in GENERIC_FIELDS.items()):
+            return cls(**kw)  # a general design's trial
+        return cls.lakretz(**kw, **record)
 
 
+
+def _level(value: Any) -> str:
+    """A factor level as a row holds it -> its name (to_row writes a `grammatical` level as a boolean)."""
+    if isinstance(value, bool) or str(value) in ("True", "False"):
+        return str(value).lower()
+    return str(value)
+
+
+BASE_FIELDS: tuple[str, ...] = ("experiment", "block", "trial_index", "block_trial_index", "item_id")  # feedback: see flat_dict
 GENERIC_FIELDS: dict[str, Any] = {"item": "", "list_number": None, "factors": (), "task": "", "role": "",
                                   "materials": ()}
 

@@ -235,7 +235,8 @@ def rebuild_contexts(exp: Experiment, rows: Sequence[dict[str, Any]], mode: Cont
         trial = Trial.from_dict({**row, "feedback": _as_bool(row["feedback"]),
                                  "trial_index": int(row["trial_index"]),
                                  "block_trial_index": int(row["block_trial_index"]),
-                                 "critical_index": int(row["critical_index"])})
+                                 "critical_index": int(row["critical_index"])},
+                                factor_names=list(exp.design.factors) if exp.design is not None else ())
         prompt = protocol.queries(trial)[0].prompt
         if hist is None:
             out.append(static_context(mode, prompt, chat))

@@ -29,10 +29,8 @@ from task_examples import EXAMPLES, ROOT, base_spec, example_sequence, load, tas
 
 
 def trial(task: str, i: int = 0, feedback: bool = False, **materials) -> Trial:
-    return Trial(experiment="x", block="test", trial_index=i, block_trial_index=i, item_id=f"{i}:a", structure="x",
-                 condition="a", dependency=None, violation_position="none", words=("w",), critical_index=-1,
-                 critical_word="", correct_form="", alternative_word="", correct_response="",  # type: ignore[arg-type]
-                 feedback=feedback, lexicon="", item=str(i), factors=(("f", "a"),), task=task, role="test",
+    return Trial(experiment="x", block="test", trial_index=i, block_trial_index=i, item_id=f"{i}:a",
+                 feedback=feedback, item=str(i), factors=(("f", "a"),), task=task, role="test",
                  materials=freeze_pairs(dict(sorted(materials.items()))))
 
 

@@ -46,11 +46,8 @@ def ref_tokens(b, context: str, continuation: str) -> list[float]:
 
 
 def trial(task: str, **mat) -> Trial:
-    words = tuple(str(mat.get("sentence") or mat.get("prefix") or "x").split())
-    return Trial(experiment="t", block="test", trial_index=0, block_trial_index=0, item_id="1:a", structure="t",
-                 condition="a", dependency=None, violation_position="none", words=words, critical_index=-1,
-                 critical_word="", correct_form="", alternative_word="", correct_response=str(mat.get("answer", "")) and "no_violation",
-                 feedback=True, lexicon="", item="1", task=task, role="test", materials=freeze_pairs(mat))
+    return Trial(experiment="t", block="test", trial_index=0, block_trial_index=0, item_id="1:a",
+                 feedback=True, item="1", task=task, role="test", materials=freeze_pairs(mat))
 
 
 class _Task:

@@ -15,10 +15,8 @@ from model_subjects.runner import decide, fit_to_writer, generic_cells
 
 
 def trial(task: str, **mat) -> Trial:
-    return Trial(experiment="t", block="test", trial_index=0, block_trial_index=0, item_id="1:a", structure="t",
-                 condition="a", dependency=None, violation_position="none", words=("x",), critical_index=-1,
-                 critical_word="", correct_form="", alternative_word="", correct_response="no_violation",
-                 feedback=False, lexicon="", item="1", task=task, role="test", materials=freeze_pairs(mat))
+    return Trial(experiment="t", block="test", trial_index=0, block_trial_index=0, item_id="1:a",
+                 feedback=False, item="1", task=task, role="test", materials=freeze_pairs(mat))
 
 
 class _Task:

@@ -18,10 +18,8 @@ from experiments.trials import Trial, freeze_pairs
 
 
 def trial(task: str, **mat) -> Trial:
-    return Trial(experiment="x", block="test", trial_index=0, block_trial_index=0, item_id="1:a", structure="x",
-                 condition="a", dependency=None, violation_position="none", words=("w",), critical_index=-1,
-                 critical_word="", correct_form="", alternative_word="", correct_response="no_violation",
-                 feedback=False, lexicon="", item="1", task=task, role="test", materials=freeze_pairs(mat))
+    return Trial(experiment="x", block="test", trial_index=0, block_trial_index=0, item_id="1:a",
+                 feedback=False, item="1", task=task, role="test", materials=freeze_pairs(mat))
 
 
 @pytest.mark.parametrize("text,norm", [("Dog", "dog"), (" dog. ", "dog"), ("«Dog»!", "dog"), ("DON'T", "don't"),
@@ -56,10 +54,34 @@ def test_judgment_choice_lexical_scoring():
     assert get_task("self_paced_reading").score(trial("self_paced_reading", sentence="a b"), "yes") is None
 
 
+def lakretz_trial(violation_position: str, correct_response: str) -> Trial:
+    return Trial.lakretz(experiment="x", block="test", trial_index=0, block_trial_index=0, item_id="1:a",
+                         feedback=False, structure="single", condition="S", dependency=None,
+                         violation_position=violation_position, words=("the", "boy", "runs"), critical_index=2,
+                         critical_word="runs", correct_form="runs", alternative_word="run",
+                         correct_response=correct_response, lexicon="x")
+
+
 def test_violation_detection_scoring_skips_fillers():
-    t = trial("")
     vd = get_task("violation_detection").score
+    t = lakretz_trial("none", "no_violation")
     assert vd(t, "no_violation") is True and vd(t, "violation") is False and vd(t, None) is None
+    filler = lakretz_trial("other", "violation")
+    assert vd(filler, "violation") is None and vd(filler, "no_violation") is None
+
+
+def test_lakretz_trial_reads_its_record_from_violation_detections_materials():
+    t = lakretz_trial("none", "no_violation")
+    assert (t.critical_word, t.critical_index, t.words, t.prefix_words) == ("runs", 2, ("the", "boy", "runs"), ("the", "boy"))
+    assert t.mat["critical_word"] == "runs" and not t.is_generic and t.grammatical
+    flipped = t.with_materials(critical_word="run", violation_position="inner", correct_response="violation")
+    assert flipped.critical_word == "run" and not flipped.grammatical and flipped.lexicon == "x"
+    with pytest.raises(TypeError, match="unknown"):
+        t.with_materials(nonsense=1)
+    # a general design's trial: no Lakretz materials, its Lakretz columns follow from it (as always written)
+    g = trial("judgment", sentence="The dog barks .", answer="yes")
+    assert g.is_generic and (g.structure, g.critical_index, g.words, g.correct_response) == \
+        ("x", -1, ("The", "dog", "barks", "."), "yes")
 
 
 def test_rating_value():

@@ -2,12 +2,16 @@
 
 The Lakretz runners implement it as before; it is in the registry so every runner and `validate`
 read one list. `forced_choice` (the model-only Lakretz forced choice at the critical verb) is here too.
+A Lakretz trial is a generic `Trial` whose materials are this kind's record (`LAKRETZ_MATERIALS`:
+structure, condition, dependency, violation_position, words, critical_index, ...;
+experiments.tasks.lakretz_materials); a design file's violation-detection item gives `sentence` and `answer`.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from experiments.tasks.base import TaskKind, register
+from experiments.tasks.lakretz_materials import KEYS as LAKRETZ_MATERIALS
 from experiments.tasks.scoring import missing
 
 
@@ -25,7 +29,8 @@ def score_forced_choice(trial: Any, response: Any) -> bool | None:
 
 KIND = register(TaskKind(
     name="violation_detection", description="RSVP sentence; report a violation (key or panel)",
-    materials=(), runners=("psychopy", "browser", "model"),
+    # a design file's item: sentence + answer (checked by the design compiler); a Lakretz trial: its record
+    materials=(), optional_materials=("sentence", "answer", *LAKRETZ_MATERIALS), runners=("psychopy", "browser", "model"),
     model_protocols=("violation_judgment", "forced_choice", "direct", "surprisal"), score=score,
 ))
 FORCED_CHOICE = register(TaskKind(

@@ -87,13 +87,10 @@ def example_sequence(kind: str, exp: Experiment, subject: str, seed: int = 25, n
     trials = []
     for i, r in enumerate(chosen[:n]):
         m = materials(r)
-        sentence = m.get("sentence") or m.get("prefix") or " ".join(m.get("options", ["-"])[:1])
         trials.append(Trial(
             experiment=exp.name, block="test", trial_index=i, block_trial_index=i,
-            item_id=f"{r['item']}:{r[fname]}", structure=exp.name, condition=r[fname], dependency=None,
-            violation_position="none", words=tuple(sentence.replace("|", " ").split()), critical_index=-1,
-            critical_word="", correct_form="", alternative_word="", correct_response=str(m.get("answer", "")),  # type: ignore[arg-type]
-            feedback=i < feedback_first, lexicon="", item=r["item"], list_number=lst,
+            item_id=f"{r['item']}:{r[fname]}",
+            feedback=i < feedback_first, item=r["item"], list_number=lst,
             factors=((fname, r[fname]),), task=kind, role="test", materials=freeze_pairs(dict(sorted(m.items())))))
     return TrialSequence(experiment=exp.name, subject_id=subject, seed=seed, spec_hash=exp.spec_hash,
                          trials=tuple(trials))

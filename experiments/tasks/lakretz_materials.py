@@ -1,0 +1,68 @@
+"""Violation detection's materials (Lakretz et al. 2021): what one RSVP trial of a Lakretz spec needs.
+
+A Lakretz trial is a generic `Trial` whose materials are these keys, in this order (the order of the
+old dataclass fields, so the hashed JSON and the trial-table row keep their bytes). A trial of a general
+design has no such materials; its Lakretz columns are filled by `design_values` with the values general
+designs have always written (structure = the experiment, critical_index = -1, ...), so recorded sessions
+keep their sequence hashes and stay resumable. Imports nothing of the trial (no import circle).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from experiments.design import condition_label
+
+Dependency = Literal["inner", "outer"]
+ViolationPosition = Literal["none", "inner", "outer", "other"]  # other: a filler (a violation of another kind)
+
+# the keys, in the trial-table / hashed order; `feedback` (a block setting, not a material) sits between
+# correct_response and lexicon there (FEEDBACK_AFTER)
+KEYS: tuple[str, ...] = (
+    "structure",  # long_nested, short_nested, single, successive..., harder variants
+    "condition",  # number of the nouns, e.g. "PSP" (outer, inner, distractor)
+    "dependency",  # which verb is critical: inner/outer (None for fillers)
+    "violation_position",  # "none" for grammatical trials, "other" for a filler
+    "words",  # the RSVP units as presented (a unit may hold several words, e.g. Italian "l' uomo")
+    "critical_index",  # the critical unit (-1: none)
+    "critical_word",  # as presented
+    "correct_form",  # the grammatical form at the critical position
+    "alternative_word",  # number-flipped form of the presented word
+    "correct_response",  # violation / no_violation
+    "lexicon",  # the lexicon the item was built from
+)
+FEEDBACK_AFTER = "correct_response"
+# the trial-table columns a Lakretz session must fill (experiments.schema.required_columns)
+TABLE_REQUIRED: tuple[str, ...] = ("structure", "dependency", "violation_position")
+
+
+def materials(**values: Any) -> tuple[tuple[str, Any], ...]:
+    """The frozen materials of a Lakretz trial, every key given (a missing or unknown one is a bug)."""
+    if set(values) != set(KEYS):
+        raise TypeError(f"Lakretz materials: missing {sorted(set(KEYS) - set(values))}, "
+                        f"unknown {sorted(set(values) - set(KEYS))}")
+    values["words"] = tuple(values["words"])
+    values["critical_index"] = int(values["critical_index"])
+    return tuple((k, values[k]) for k in KEYS)
+
+
+def is_lakretz(materials: tuple[tuple[str, Any], ...]) -> bool:
+    return tuple(k for k, _ in materials) == KEYS
+
+
+def design_values(experiment: str, factors: tuple[tuple[str, str], ...], task: str, role: str,
+                  mat: dict[str, Any]) -> dict[str, Any]:
+    """The Lakretz columns of a general design's trial (values general designs wrote before `Trial`
+    became generic; a factor named `structure` or `condition` fills that column)."""
+    levels = dict(factors)
+    text = str(mat.get("sentence") or mat.get("prefix") or "")
+    answer = mat.get("answer", "")
+    answer = answer if isinstance(answer, str) else ""
+    label = condition_label(tuple(v for _, v in factors)) if factors else ""
+    return {
+        "structure": levels.get("structure", experiment),
+        "condition": levels.get("condition", label or role),  # factor-less: its role
+        "dependency": None,
+        "violation_position": "other" if task == "violation_detection" and answer == "violation" else "none",
+        "words": tuple(text.split()), "critical_index": -1, "critical_word": "", "correct_form": "",
+        "alternative_word": "", "correct_response": answer, "lexicon": "",
+    }
