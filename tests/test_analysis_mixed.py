@@ -134,6 +134,7 @@ def study(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.long  # over 80 s with its fixture: the long pass (scripts/test.sh)
 def test_analyze_cli_end_to_end(mixed, study, tmp_path):
     from typer.testing import CliRunner
 

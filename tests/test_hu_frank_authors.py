@@ -266,6 +266,7 @@ def test_sensitivity_verdicts_read_the_table():
     assert b.startswith("b: the interaction has different signs under all 2 fits; no simpler")
 
 
+@pytest.mark.long  # over 40 s: the long pass (scripts/test.sh)
 @pytest.mark.r
 @pytest.mark.slow
 def test_authors_outputs_with_fits_and_sensitivity_end_to_end(release, tmp_path):

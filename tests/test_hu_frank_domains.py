@@ -228,6 +228,7 @@ def test_forced_choice_scores_equal_a_plain_forward_pass(backend, tmp_path):
         sum(_plain(backend, lam[0].extra["meta_prompt"] + " ", "mat")), abs=1e-4)
 
 
+@pytest.mark.long  # over 40 s: the long pass (scripts/test.sh)
 @pytest.mark.model
 @pytest.mark.slow
 def test_data_run_end_to_end_on_a_release_in_the_format(tmp_path):

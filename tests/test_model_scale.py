@@ -168,6 +168,7 @@ def test_out_of_memory_backs_off_and_loses_nothing(fp32):
     assert max(abs(a.logprob - b.logprob) for a, b in zip(res, alone)) < 1e-4
 
 
+@pytest.mark.long  # about a minute: the long pass (scripts/test.sh)
 def test_pairs_path_choices_identical_at_batch_1_32_512_in_bfloat16(bf16, tmp_path):
     """Hu & Levy's minimal pairs (reproductions.pairs.score_protocols) get the runner's near-tie
     re-scoring: the same choices whatever the batch size and chunking, re-scored jobs flagged, and
