@@ -21,6 +21,7 @@ from experiments.lists import check_list, list_counts, n_lists
 from experiments.options import OptionError
 from experiments.spec import load_spec
 from tests.cli_refusal import refused, twinlab
+from tests.support.task_server import ThreadedServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "experiments" / "specs" / "agreement_attraction.yaml"
@@ -79,34 +80,13 @@ def test_web_build_list_and_slot_lists(tmp_path):
 
 
 # ---- web serve: least filled ------------------------------------------------------------------------
-class Server:
+class Server(ThreadedServer):
+    """`web serve`'s app for the spec, on a loopback port in a thread (tests/support/task_server.py)."""
+
     def __init__(self, out: Path, abandon_after_min: float = 60.0):
-        import uvicorn
-
         from participants.web.server import create_app
-        from tests.support.task_server import free_port
 
-        self.app = create_app(load_spec(str(SPEC)), out, abandon_after_min=abandon_after_min)
-        self.port = free_port()
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    access_log=False))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self):
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(self.url + "/favicon.ico", timeout=1.0)
-                return self
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("the server did not answer")
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(20)
+        super().__init__(create_app(load_spec(str(SPEC)), out, abandon_after_min=abandon_after_min))
 
     def start(self, pid: str, token: str | None = None, **extra) -> httpx.Response:
         body = {"participant": pid, "session": 1, "token": token or secrets.token_urlsafe(24), "info": {},
