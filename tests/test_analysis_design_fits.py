@@ -18,16 +18,6 @@ pytestmark = [pytest.mark.r, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def r_ready():
-    from analysis import mixed as m
-
-    try:
-        m._r()
-    except m.MixedModelError as exc:  # pragma: no cover - the set-up installs R
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
 def agreement(tmp_path_factory):
     root = tmp_path_factory.mktemp("agr")
     ds.agreement_judgments(root / "humans")

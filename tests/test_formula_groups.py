@@ -20,16 +20,6 @@ pytestmark = [pytest.mark.r, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def r_ready():
-    from analysis import mixed as m
-
-    try:
-        m._r()
-    except m.MixedModelError as exc:  # pragma: no cover - the set-up installs R
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
 def three(tmp_path_factory):
     """8 people; a model under `direct` (6 subjects); the same model under `meta` as two identical copies
     of one session (their subject variance is 0 by construction: a singular fit)."""
