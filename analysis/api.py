@@ -22,7 +22,8 @@ import pandas as pd
 from analysis.bootstrap import N_BOOT
 from analysis.load_base import LoadInfo
 
-__all__ = ["load_sessions", "factors", "rates", "acceptance", "dprime", "fit", "fit_groups", "report", "choice_bias",
+__all__ = ["load_sessions", "factors", "model_copies", "rates", "acceptance", "dprime", "fit", "fit_groups", "report",
+           "first_encounter", "learning_curves", "choice_bias",
            "rating_distribution", "reading_words", "reading_regions", "reading_times", "surprisal_rt", "completion",
            "demand_gaps", "InputError"]
 FAMILIES = ("auto", "binomial", "gaussian", "ordinal")
@@ -75,8 +76,15 @@ def _finish(df: pd.DataFrame, info: LoadInfo, copies: str = "merge") -> pd.DataF
     info.notes += [n for n in notes if n not in info.notes]
     d.attrs["factors"] = dict(info.factors)
     d.attrs["load_info"] = info
-    d.attrs["model_copies"] = table
+    # plain values only: a DataFrame in attrs breaks merge, concat and groupby().describe() (pandas compares
+    # the attrs of the frames it combines); model_copies(df) gives the table back
+    d.attrs["model_copies"] = table.to_dict("records") if len(table) else []
     return d
+
+
+def model_copies(df: pd.DataFrame) -> pd.DataFrame:
+    """The deterministic model copies load_sessions() merged (one row per merged subject)."""
+    return pd.DataFrame(_check_frame(df).attrs.get("model_copies") or [])
 
 
 def load_sessions(paths: Iterable[str | Path] | str | Path, include_simulated: bool = False,
@@ -84,7 +92,9 @@ def load_sessions(paths: Iterable[str | Path] | str | Path, include_simulated: b
     """Session CSVs or folders -> one tidy frame: one row per trial, every schema column, the design's
     factors under their own names, plus `group`, `subject_key`, `error`, `training`, and for judgment-like
     tasks `accepted`, `signal`, `said_reject` (from the task's labels). Deterministic model copies are one
-    subject (`model_copies="subjects"` keeps them apart; `df.attrs['model_copies']` lists them).
+    subject (`model_copies="subjects"` keeps them apart; `api.model_copies(df)` lists them). The order
+    columns (analysis/learning_rows.py: block_kind, trial_position, trials_before, exposures per cell of the
+    design's factors, exposures_any, first_encounter) are columns like any other (`fit`, `rates(by=...)`).
 
     `df.attrs['factors']` maps each factor to its levels (the spec's order, from the sidecars);
     `df.attrs['load_info']` says what was read, noted and excluded."""
@@ -163,7 +173,7 @@ from analysis.frames import model_frame  # noqa: E402,F401 (the rows a formula i
 
 
 def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True, region: str | None = None,
-        word: int | None = None):
+        word: int | None = None, blocks: str = "test"):
     """Fit an lme4 formula (`subject` means subject_id): glmer binomial for 0/1 outcomes, lmer (RTs on a
     log scale) otherwise, glm/lm without random effects; `family='ordinal'` fits ordinal::clmm (ratings).
     Factors are sum-coded in the declared level order (attrs or ordered categoricals of `df`, so frames
@@ -175,15 +185,16 @@ def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = T
     With one group of rows (people only, or one model protocol), or with `group` in the formula: one
     FormulaFit (or OrdinalFit) with status, diagnostics and fallback. With several groups and no `group`
     term: a GroupFits, one fit per group (`.fits[group]`, `.scope_text()`, `.coef_frame()`), as
-    fit_groups() always returns."""
-    g = fit_groups(df, formula, family, fallback, region, word)
+    fit_groups() always returns. `blocks`: the rows fitted, as `analyze --blocks` (test, the default;
+    training,test; all: every row): the fit's `n_obs` says how many rows it used."""
+    g = fit_groups(df, formula, family, fallback, region, word, blocks)
     if len(g.fits) == 1 and not g.skipped:
         return next(iter(g.fits.values()))
     return g
 
 
 def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True,
-               region: str | None = None, word: int | None = None):
+               region: str | None = None, word: int | None = None, blocks: str = "test"):
     """One fit per group of rows (people; each model · context · protocol), or one pooled fit when the
     formula names `group`: a GroupFits (analysis/formula_fit.py). `region`/`word` as in fit()."""
     from analysis.formula import parse
@@ -194,10 +205,56 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
     if family not in FAMILIES:
         raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {family!r}")
     f = parse(formula)  # refused here, before any data work or R
-    d = model_frame(df)
+    d = model_frame(df, _blocks(blocks))
     if region is not None or word is not None:
         d = target_rows(d, factors(df), region, word)
     return _fit_groups(plain(d), f, family=family, declared=factors(df), fallback=bool(fallback))
+
+
+def _blocks(blocks) -> str:
+    from analysis.learning_rows import BlocksError, parse_blocks
+
+    try:
+        return parse_blocks(blocks)
+    except BlocksError as exc:
+        raise InputError(str(exc).replace("--blocks", "blocks")) from None
+
+
+def _learning_frame(df: pd.DataFrame, cell, rule: str):
+    from analysis import learning as ln
+    from analysis.frames import with_order
+    from analysis.scoring import RULES, apply_rule
+
+    _check_frame(df)
+    if rule not in RULES:
+        raise InputError(f"rule must be {' or '.join(RULES)}, not {rule!r}")
+    cell = _check_by(df, list(factors(df)) if cell is None else cell)
+    return apply_rule(with_order(df, cell), rule), ln.general_config(cell)
+
+
+def first_encounter(df: pd.DataFrame, cell: Iterable[str] | str | None = None, rule: str = "paper", seed: int = 0,
+                    n_boot: int = N_BOOT) -> pd.DataFrame:
+    """Error on each subject's first test trial of each cell (default cell: the design's factors), per group,
+    95% bootstrap CIs over subjects; `rule` how an unanswered trial counts (analysis/scoring.py)."""
+    from analysis.learning import first_encounter_table
+
+    _check_boot(seed, n_boot)
+    d, cfg = _learning_frame(df, cell, rule)
+    return first_encounter_table(d, cfg, seed, n_boot)
+
+
+def learning_curves(df: pd.DataFrame, x: str = "exposures", cell: Iterable[str] | str | None = None,
+                    blocks: str = "training,test", seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
+    """Error (and mean RT) by `x` (exposures, trial_position, trials_before, exposures_any) per group and block
+    kind, CIs over subjects, on the rows of `blocks`."""
+    from analysis.learning import learning_curve
+    from analysis.learning_rows import select_blocks
+
+    if x not in ("exposures", "trial_position", "trials_before", "exposures_any"):
+        raise InputError(f"x must be exposures, trial_position, trials_before or exposures_any, not {x!r}")
+    _check_boot(seed, n_boot)
+    d, cfg = _learning_frame(df, cell, "paper")
+    return learning_curve(select_blocks(d, _blocks(blocks)), cfg, x, seed, n_boot)
 
 
 def choice_bias(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -349,6 +406,8 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     if options.get("family", "auto") not in FAMILIES:
         raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {options['family']!r}")
     _check_boot(options.get("seed", 0), options.get("n_boot", N_BOOT))
+    if "blocks" in options:
+        options["blocks"] = _blocks(options["blocks"])
     opt = Options(by=by_list, formula=formula or "", **options)
     if isinstance(data, pd.DataFrame):
         return run_loaded(data, info, out, opt, log)

@@ -19,7 +19,8 @@ def analyze(
     no_mixed: bool = typer.Option(False, "--no-mixed", help="skip the mixed-effects models (no R needed)"),
     seed: int = typer.Option(0, "--seed", help="seed of the bootstrap resampling"),
     n_boot: int = typer.Option(2000, "--n-boot", help="bootstrap resamples"),
-    focus: str = typer.Option("long_nested:PSP:inner", "--focus", help="cell of the mixed models: STRUCTURE:CONDITION:inner|outer"),
+    focus: str = typer.Option("long_nested:PSP:inner", "--focus", help="cell of the exposure (learning) models: FACTOR=LEVEL,... for a general design (e.g. attractor=mismatch,agreement=broken; default: every cell), STRUCTURE:CONDITION:inner|outer for a Lakretz design"),
+    blocks: str = typer.Option("test", "--blocks", help="rows of the rates, acceptance, --formula and exposure-model fits: test (default; the test blocks, fillers out), training,test (training blocks and practice rows too), all (every row, fillers included); every table and fit says which blocks and roles it used"),
     training_block: List[str] = typer.Option([], "--training-block", help="Lakretz format: a block number to treat as training (repeatable)"),
     rejected_rule: str = typer.Option("paper", "--rejected-rule", help="how a REJECTED trial (no answer) counts in the first-encounter and exposure analyses: paper = scored by the prefix of its release code (WRONG_DDC an error, CORRECT_DDC correct; seeds/000's Table C1), strict = left out (the subject leaves that first-encounter cell). Error rates leave REJECTED trials out under either rule"),
     keep_outliers: bool = typer.Option(False, "--keep-outliers", help="keep subjects the data's authors flag as outliers (Lakretz is_outlier; excluded by default, as Lakretz et al. did; seeds/000 kept them)"),
@@ -56,9 +57,13 @@ def analyze(
         fail(f"--rejected-rule must be {' or '.join(RULES)}, not {rejected_rule!r}")
     from analysis.exposures import Focus
 
+    from analysis.learning import FocusError, parse_focus
+    from analysis.learning_rows import BlocksError, parse_blocks
+
     try:
-        Focus.parse(focus)
-    except ValueError as exc:
+        parse_focus(focus) if "=" in focus else Focus.parse(focus)
+        blocks = parse_blocks(blocks)
+    except (ValueError, FocusError, BlocksError) as exc:
         fail(str(exc))
     from analysis.formula import FormulaError, parse
     from analysis.load import LoadError
@@ -113,9 +118,9 @@ def analyze(
                          keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
                          model_copies=model_copies, rt_trim=(lo_ms, hi_ms), rt_sd=rt_sd,
                          region=region, word=word, word_rt_range=(spr_lo, spr_hi),
-                         exclude_wrong_answers=exclude_wrong_answers)
+                         exclude_wrong_answers=exclude_wrong_answers, blocks=blocks)
     except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError, GapError, InputError,
-            OptionError) as exc:
+            OptionError, FocusError, BlocksError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole
         fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc}); "

@@ -10,17 +10,39 @@ import pandas as pd
 
 from analysis.figures import PALETTE, _plt, _save
 
-MAX_PANELS = 8
+GRID_COLUMNS = 4  # panels per row; more panels add rows (a figure never drops a group, issue 38)
+TITLE_WIDTH = 30  # characters per line of a panel title (longer titles wrap instead of overlapping)
 
 
 def _panels(t: pd.DataFrame, keys: list[str]) -> list[tuple[str, pd.DataFrame]]:
+    """Every combination of `keys` present (none dropped: a grid grows with them, `panel_grid`)."""
     if not keys:
         return [("", t)]
     out = []
     for k, g in t.groupby(keys, sort=True, dropna=False):
         k = k if isinstance(k, tuple) else (k,)
         out.append((", ".join(f"{n} = {v}" for n, v in zip(keys, k)), g))
-    return out[:MAX_PANELS]
+    return out
+
+
+def panel_grid(plt, n: int, width: float = 3.6, height: float = 3.4, sharey: bool = True):
+    """(fig, flat list of n axes): up to GRID_COLUMNS panels a row, as many rows as needed; unused
+    cells of the last row are hidden."""
+    cols = max(1, min(n, GRID_COLUMNS))
+    rows = max(1, -(-n // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(max(4.0, width * cols), height * rows + 0.4 * (rows - 1)),
+                             squeeze=False, sharey=sharey)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:max(n, 1)]
+
+
+def panel_title(ax, name: str) -> None:
+    """A panel's title wrapped to TITLE_WIDTH characters a line (long group names never overlap)."""
+    import textwrap
+
+    ax.set_title("\n".join(textwrap.wrap(name, TITLE_WIDTH)) if name else "", fontsize=8)
 
 
 def _ordered(values, levels: list[str] | None) -> list[str]:
@@ -41,8 +63,8 @@ def interaction_plot(t: pd.DataFrame, by: list[str], value: str, low: str, high:
     plt = _plt()
     x, line = by[0], (by[1] if len(by) > 1 else None)
     panels = _panels(t, ["group"] + by[2:])
-    fig, axes = plt.subplots(1, len(panels), figsize=(max(4.0, 3.6 * len(panels)), 3.4), squeeze=False, sharey=True)
-    for ax, (name, g) in zip(axes[0], panels):
+    fig, axes = panel_grid(plt, len(panels))
+    for ax, (name, g) in zip(axes, panels):
         xs = _ordered(g[x], (levels or {}).get(x))
         pos = {v: i for i, v in enumerate(xs)}
         lines = _panels(g, [line]) if line else [("", g)]
@@ -58,10 +80,10 @@ def interaction_plot(t: pd.DataFrame, by: list[str], value: str, low: str, high:
                         color=PALETTE[j % len(PALETTE)], label=lname.split(" = ", 1)[-1] if lname else None)
         ax.set_xticks(range(len(xs)), xs)
         ax.set_xlabel(x)
-        ax.set_title(name, fontsize=9)
+        panel_title(ax, name)
+        ax.set_ylabel(ylabel)
         if line:
             ax.legend(title=line, fontsize=8, title_fontsize=8, frameon=False)
-    axes[0][0].set_ylabel(ylabel)
     if title:
         fig.suptitle(title, fontsize=10)
     return _save(fig, path)
@@ -94,8 +116,8 @@ def region_rts(t: pd.DataFrame, factors: list[str], path: Path) -> Path | None:
         return None
     plt = _plt()
     panels = _panels(t, ["group"])
-    fig, axes = plt.subplots(1, len(panels), figsize=(max(4.5, 4.2 * len(panels)), 3.4), squeeze=False, sharey=True)
-    for ax, (name, g) in zip(axes[0], panels):
+    fig, axes = panel_grid(plt, len(panels), width=4.2)
+    for ax, (name, g) in zip(axes, panels):
         cells = _panels(g, factors) if factors else [("all", g)]
         for j, (cname, h) in enumerate(cells):
             h = h.sort_values("region")
@@ -104,9 +126,9 @@ def region_rts(t: pd.DataFrame, factors: list[str], path: Path) -> Path | None:
             ax.errorbar(h["region"], y, yerr=np.nan_to_num(err), marker="o", capsize=2, color=PALETTE[j % len(PALETTE)],
                         label=cname)
         ax.set_xlabel("region")
-        ax.set_title(name, fontsize=9)
+        panel_title(ax, name)
         ax.legend(fontsize=7, frameon=False)
-    axes[0][0].set_ylabel("reading time (ms)")
+    axes[0].set_ylabel("reading time (ms)")
     return _save(fig, path)
 
 
@@ -116,16 +138,16 @@ def surprisal_scatter(points: dict[str, pd.DataFrame], path: Path) -> Path | Non
     if not points:
         return None
     plt = _plt()
-    items = list(points.items())[:MAX_PANELS]
-    fig, axes = plt.subplots(1, len(items), figsize=(max(4.0, 3.8 * len(items)), 3.4), squeeze=False, sharey=True)
-    for ax, (g, p) in zip(axes[0], items):
+    items = list(points.items())
+    fig, axes = panel_grid(plt, len(items), width=3.8)
+    for ax, (g, p) in zip(axes, items):
         ax.scatter(p["surprisal_bits"], p["mean_rt_ms"], s=12, alpha=0.6, color=PALETTE[0])
         if len(p) >= 2 and p["surprisal_bits"].std() > 0:
             b, a = np.polyfit(p["surprisal_bits"], p["mean_rt_ms"], 1)
             xs = np.linspace(p["surprisal_bits"].min(), p["surprisal_bits"].max(), 20)
             ax.plot(xs, a + b * xs, color=PALETTE[3])
         ax.set_xlabel(f"surprisal (bits): {g}", fontsize=8)
-    axes[0][0].set_ylabel("human mean reading time (ms)")
+    axes[0].set_ylabel("human mean reading time (ms)")
     return _save(fig, path)
 
 
@@ -135,8 +157,8 @@ def position_bias_bars(t: pd.DataFrame, path: Path) -> Path | None:
         return None
     plt = _plt()
     panels = _panels(t, ["n_options"])
-    fig, axes = plt.subplots(1, len(panels), figsize=(max(4.0, 4.0 * len(panels)), 3.2), squeeze=False, sharey=True)
-    for ax, (name, g) in zip(axes[0], panels):
+    fig, axes = panel_grid(plt, len(panels), width=4.0, height=3.2)
+    for ax, (name, g) in zip(axes, panels):
         groups = list(dict.fromkeys(g["group"]))
         n = int(g["n_options"].iloc[0])
         w = 0.8 / len(groups)
@@ -147,7 +169,48 @@ def position_bias_bars(t: pd.DataFrame, path: Path) -> Path | None:
         ax.axhline(1 / n, ls=":", color="k")
         ax.set_xticks(range(n))
         ax.set_xlabel("screen position chosen (0 = first)")
-        ax.set_title(name, fontsize=9)
+        panel_title(ax, name)
         ax.legend(fontsize=7, frameon=False)
-    axes[0][0].set_ylabel("share of choices")
+    axes[0].set_ylabel("share of choices")
+    return _save(fig, path)
+
+
+def learning_curves(curves: pd.DataFrame, path: Path) -> Path | None:
+    """Error (and mean RT where there are RTs) by exposures and by trial position: one panel per x and
+    outcome, one colour per group (people and every model group in the same panel), solid lines for
+    test trials, dashed for training; bars: the table's 95% CIs over subjects."""
+    if curves.empty:
+        return None
+    plt = _plt()
+    xs = list(dict.fromkeys(curves["x_name"]))
+    outcomes = [("error_rate", "ci_low", "ci_high", "error rate")]
+    if curves["rt_mean"].notna().any():
+        outcomes.append(("rt_mean", "rt_ci_low", "rt_ci_high", "mean RT (ms)"))
+    groups = list(dict.fromkeys(curves.sort_values("group", key=lambda s: s != "human")["group"]))
+    fig, axes = plt.subplots(len(outcomes), len(xs), figsize=(5.2 * len(xs) + 2.6, 3.4 * len(outcomes)),
+                             squeeze=False, sharey="row")
+    for r, (val, lo, hi, ylabel) in enumerate(outcomes):
+        for c, xn in enumerate(xs):
+            ax = axes[r][c]
+            for j, g in enumerate(groups):
+                for kind, ls in (("training", "--"), ("test", "-")):
+                    h = curves[(curves["x_name"] == xn) & (curves["group"] == g) & (curves["block_kind"] == kind)]
+                    h = h[h[val].notna()].sort_values("x")
+                    if h.empty:
+                        continue
+                    y = h[val].to_numpy(float)
+                    err = np.vstack([(y - h[lo].to_numpy(float)).clip(0), (h[hi].to_numpy(float) - y).clip(0)])
+                    ax.errorbar(h["x"].astype(float) + 0.04 * j, y, yerr=np.nan_to_num(err), ls=ls, marker="o", ms=3,
+                                capsize=2, color=PALETTE[j % len(PALETTE)], label=f"{g} ({kind})")
+            ax.set_xlabel(xn.replace("_", " "))
+            ax.set_ylabel(ylabel)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, ["\n".join(__import__("textwrap").wrap(lab, 34)) for lab in labels], fontsize=7,
+               frameon=False, loc="upper left", bbox_to_anchor=(1.0, 0.95))
+    fig.tight_layout()
     return _save(fig, path)

@@ -12,6 +12,7 @@ import pandas as pd
 from analysis import design_figures as dfig
 from analysis.design_rates import acceptance_rates, design_rows, dprime_table, rates
 from analysis.frames import is_general_design, model_frame  # noqa: F401 (is_general_design re-exported)
+from analysis.learning_rows import block_kind, scope_text, select_blocks
 from analysis.report_tables import slug
 from analysis.results_folder import Results
 
@@ -51,8 +52,11 @@ from analysis.fit_items import fit_item, fit_or_note as _fit_or_note  # noqa: E4
 def sample_table(d: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for g, x in d.groupby("group", sort=True):
+        test = design_rows(x)
+        kind = block_kind(x)
         rows.append({"group": g, "subjects": x["subject_key"].nunique(), "trials": len(x),
-                     "test_trials": len(design_rows(x)), "items": x["item"].nunique(),
+                     "test_trials": len(test), "training_trials": int(kind.eq("training").sum()),
+                     "test_items": test["item"].nunique(),
                      "lists": ", ".join(str(v) for v in sorted(set(x["list"].dropna()))) if "list" in x else "",
                      "tasks": ", ".join(sorted(set(x["task"].dropna().astype(str)))) if "task" in x else "",
                      "protocols": ", ".join(sorted(set(x["protocol"].dropna().astype(str)))),
@@ -84,7 +88,7 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
     if "signal" not in d.columns:
         d = add_accepted(d)
     by = list(opt.by) or [f for f in factors if f in d.columns]
-    t = design_rows(d)
+    t = select_blocks(d, opt.blocks)  # --blocks (default test: the design's test trials)
     if general:
         data_sections(res, d, factors, copies)
     rates_section(res, t, by, factors, opt, out, log)
@@ -122,7 +126,8 @@ def rates_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, o
     log(f"rates by {', '.join(by)} (bootstrap over subjects and items)")
     r = rates(t, by, "correct", opt.seed, opt.n_boot)
     res.section("rates", f"Accuracy by {' x '.join(by)}",
-                "Accuracy = correct answers / answered trials. " + F1F2 + f"; {opt.n_boot} resamples, seed {opt.seed}.",
+                "Accuracy = correct answers / answered trials. " + F1F2 + f"; {opt.n_boot} resamples, seed {opt.seed}. "
+                + scope_text(t, opt.blocks),
                 [res.table("rates_by_factor", shown_rates(r, by), f"Accuracy by {', '.join(by)}"),
                  res.table("rates_by_factor_long", r, "Accuracy by factor (long format, all columns)", show=False)],
                 [res.figure("interaction_accuracy", dfig.interaction_plot(
@@ -149,7 +154,8 @@ def acceptance_section(res: Results, t: pd.DataFrame, by: list[str], factors: di
                 + F1F2.replace("rate", "acceptance rate", 1) + " (a cell with one subject, such as merged model "
                 "copies, resamples items: `ci_unit`). Signal detection: log-linear correction (Hautus 1995), "
                 "d' = z(H) - z(F), c = -(z(H) + z(F)) / 2 (c > 0: leans to the accepting label); counts pooled over "
-                "subjects, CIs resampling subjects; `bias` names a group that gave one label on every trial."
+                "subjects, CIs resampling subjects; `bias` names a group that gave one label on every trial. "
+                + scope_text(judged, opt.blocks)
                 + (f" d' pools over {', '.join(pooled)} (each level has one answer, so no signal or no noise "
                    "within it)." if pooled else ""),
                 [res.table("acceptance", shown_rates(acc, by_j + ["answer"]), "Acceptance rates"),
@@ -181,7 +187,7 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
     from analysis.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
-    m = model_frame(d)
+    m = model_frame(d, opt.blocks)
     if opt.region or opt.word:  # --region NAME / --word N: that region's or word's rows (analysis/tasks_reading.py)
         from analysis.tasks_reading import plain, reading_rules, target_rows
 
@@ -195,7 +201,7 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
                      for g, f in fits], ignore_index=True)
     items = [fit_item(kind, f"Your model{' — ' + g if g else ''}", f) for g, f in fits]
     res.section("formula", "Your model: " + opt.formula,
-                f"Scope: {fits.scope_text()}. "
+                f"Scope: {fits.scope_text()}. {scope_text(m, opt.blocks)} "
                 "Fitted by lme4 (glmer binomial for a 0/1 outcome, lmer for a continuous one, response times on a log "
                 "scale; glm/lm without random effects; ordinal::clmm with --family ordinal), `subject` = the subject "
                 f"(unique across groups), `item` = the item group. Contrasts: {CONTRASTS_NOTE}. "

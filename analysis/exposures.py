@@ -113,10 +113,15 @@ def _usable(data: pd.DataFrame) -> str | None:
 
 def fit_exposure_models(df: pd.DataFrame, focus: Focus, group: str, extended: bool = True) -> ExposureModels:
     """Table C2 and C3 models for one group, with AIC/BIC and the likelihood-ratio test."""
+    return fit_models_on(focus_rows(df, focus, [group]), group, str(focus), extended)
+
+
+def fit_models_on(data: pd.DataFrame, group: str, focus: str, extended: bool = True) -> ExposureModels:
+    """The base and extended models on rows shaped as `focus_rows` makes them (any design's focus cell:
+    analysis/learning.py builds them from a general design's cells)."""
     from analysis.mixed import MixedModelError, fit_glmer, likelihood_ratio
 
-    data = focus_rows(df, focus, [group])
-    res = ExposureModels(label=group, focus=str(focus), n_rows=len(data), n_subjects=data["subject"].nunique())
+    res = ExposureModels(label=group, focus=focus, n_rows=len(data), n_subjects=data["subject"].nunique())
     why = _usable(data)
     if why:
         res.skipped.append(f"{group}: mixed model not fitted ({why})")
@@ -137,12 +142,19 @@ def fit_exposure_models(df: pd.DataFrame, focus: Focus, group: str, extended: bo
     return res
 
 
+JOINT_FORMULA = "error ~ exposures * subject_kind + (1|subject)"
+
+
 def fit_joint_model(df: pd.DataFrame, focus: Focus, model_group: str) -> dict:
     """Humans and one model group together: error ~ exposures * subject_kind + (1|subject)."""
+    return fit_joint_on(focus_rows(df, focus, ["human", model_group]), model_group)
+
+
+def fit_joint_on(data: pd.DataFrame, model_group: str) -> dict:
+    """The joint model on people's and one model group's focus rows (as `focus_rows` shapes them)."""
     from analysis.mixed import MixedModelError, fit_glmer
 
-    data = focus_rows(df, focus, ["human", model_group])
-    formula = "error ~ exposures * subject_kind + (1|subject)"
+    formula = JOINT_FORMULA
     out = {"model_group": model_group, "formula": formula, "n_rows": len(data)}
     per_kind = data.groupby("subject_kind")["subject"].nunique()
     if len(per_kind) < 2 or per_kind.min() < 2:

@@ -25,14 +25,25 @@ def design_frame(df: pd.DataFrame, factors: dict, copies: str = "merge") -> tupl
     if general:
         d = fill_grammatical(d, factors)
         d, table, notes = merge_copies(d, enabled=copies != "subjects")
-        return d, table, notes
+        return with_order(d, [f for f in factors if f in d.columns]), table, notes
     return d, pd.DataFrame(), []
 
 
-def model_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows a formula is fitted on: the design's test trials; `subject_id` made unique across groups
-    (a human S01 and a model subject S01 are two subjects; merged model copies are one), `item` the item group."""
-    d = design_rows(df).copy()
+def with_order(d: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
+    """The order columns (block_kind, trial_position, trials_before, exposures, exposures_any,
+    first_encounter) with `cell` the factors of a cell (analysis/learning_rows.py)."""
+    from analysis.learning_rows import add_order_columns
+
+    return add_order_columns(d, cell)
+
+
+def model_frame(df: pd.DataFrame, blocks: str = "test") -> pd.DataFrame:
+    """The rows a formula is fitted on: the blocks `blocks` names (analysis/learning_rows.py; default the
+    design's test trials); `subject_id` made unique across groups (a human S01 and a model subject S01 are
+    two subjects; merged model copies are one), `item` the item group."""
+    from analysis.learning_rows import select_blocks
+
+    d = (design_rows(df) if blocks == "test" else select_blocks(df, blocks)).copy()
     if "subject_key" in d.columns:
         d["subject_id"] = d["subject_key"].astype(str)
     return d

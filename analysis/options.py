@@ -28,3 +28,4 @@ class Options:
     word: int = 0  # --word N: --formula fitted on the N-th word's rows
     word_rt_range: tuple[float, float] = (100.0, 5000.0)  # --word-rt-range: self-paced reading's `rt_range` rule
     exclude_wrong_answers: bool = False  # --exclude-wrong-answers: self-paced reading's `wrong_answer` rule
+    blocks: str = "test"  # --blocks: test | training,test | all -- the rows of the rates, --formula and learning fits

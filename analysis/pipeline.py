@@ -25,7 +25,9 @@ import pandas as pd
 
 from analysis import scoring
 from analysis.design_report import design_sections
-from analysis.frames import design_frame, is_general_design
+from analysis.frames import design_frame, is_general_design, with_order
+from analysis.learning import has_learning_data
+from analysis.learning_report import learning_sections
 from analysis.lakretz_report import (data_section, error_rates_section, exposures_section, first_encounter_section,
                                      lakretz_rows, model_measures_section)
 from analysis.load import load
@@ -115,8 +117,11 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
     """--by and --formula name columns of the table: checked before any work (FormulaError names the column)."""
     from analysis import formula as fm
 
+    from analysis.learning_rows import ORDER_COLUMNS, parse_blocks
+
+    opt.blocks = parse_blocks(opt.blocks)  # BlocksError names the choices
     cols = set(df.columns) | {"group", "subject_key", "error", "accepted", "signal", "said_reject", "training",
-                              "item"}
+                              "item"} | set(ORDER_COLUMNS)
     missing = [b for b in opt.by if b not in cols]
     if missing:
         import difflib
@@ -140,13 +145,17 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
 def run_general(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[str], None], t0: float) -> dict:
     """A general design (docs/general_model.md): its own sections (analysis/design_report.py)."""
     d, copies, copy_notes = design_frame(df, dict(info.factors), opt.model_copies)
-    if copies.empty and isinstance(df.attrs.get("model_copies"), pd.DataFrame):
-        copies = df.attrs["model_copies"]  # a frame of api.load_sessions: merged there
+    if copies.empty and df.attrs.get("model_copies"):
+        copies = pd.DataFrame(df.attrs["model_copies"])  # a frame of api.load_sessions: merged there (records)
+    cell = list(opt.by) or [f for f in info.factors if f in d.columns]
+    d = with_order(d, cell)  # exposures per cell of --by (else the design's factors)
     res = Results(out)
     notes, skipped = list(info.notes) + copy_notes, []
     log(f"loaded {len(d)} trials of {d['subject_key'].nunique()} subject(s) from {len(info.files)} file(s); "
         f"design factors: {', '.join(info.factors) or 'none'}")
     design_sections(res, d, dict(info.factors), opt, out, log, notes, skipped, general=True, copies=copies)
+    if has_learning_data(d):  # a training block or feedback: learning, whatever the design is called
+        learning_sections(res, d, cell, opt, out, log, skipped)
     excl = pd.DataFrame(info.exclusions, columns=["what", "rows", "reason"])
     if len(excl):
         res.section("exclusions", "Exclusions", "What was left out before the analyses.",

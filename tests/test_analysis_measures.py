@@ -101,7 +101,7 @@ def test_eight_deterministic_copies_are_one_subject(tmp_path):
     df8 = api.load_sessions(tmp_path / "copies")
     df1 = api.load_sessions(tmp_path / "one")
     assert df8["subject_key"].nunique() == 1 and len(df8) == 64  # 128 trials, each item x condition twice
-    copies = df8.attrs["model_copies"]
+    copies = api.model_copies(df8)
     assert copies.iloc[0]["sessions"] == 8 and copies.iloc[0]["duplicates_dropped"] == 64
     by = ["agreement", "distance"]
     r8 = api.rates(df8, by=by, n_boot=4000, seed=5)

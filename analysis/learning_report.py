@@ -1,0 +1,140 @@
+"""The learning sections of any design's report (analysis/learning.py): first encounter per cell, learning
+curves (training and test), exposure models on a focus cell. Added when the data hold a training block or
+feedback (`learning.has_learning_data`), whatever the design is called."""
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from analysis import design_figures as dfig
+from analysis import learning as ln
+from analysis import scoring
+from analysis.learning_rows import scope_text, select_blocks
+from analysis.report_tables import slug
+from analysis.results_folder import Results
+
+if TYPE_CHECKING:
+    from analysis.options import Options
+
+CELL_TEXT = ("A cell is one combination of {cell}; `exposures` counts the subject's earlier trials of the same "
+             "cell (training included), `trial_position` the trial's place in its block (1 = first), "
+             "`trials_before` all trials before it (analysis/learning_rows.py).")
+
+
+def _rate(v, lo, hi) -> str:
+    return "" if pd.isna(v) else (f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{v:.3f}")
+
+
+def learning_sections(res: Results, d: pd.DataFrame, cell: list[str], opt: Options, out: Path, log,
+                      skipped: list[str]) -> None:
+    """First encounter, learning curves and exposure models of a design whose data hold training or feedback."""
+    cfg = ln.general_config(cell)
+    by_rule = {r: scoring.apply_rule(d, r) for r in scoring.RULES}
+    first_encounter_section(res, by_rule, cfg, opt)
+    curves_section(res, by_rule[opt.rejected_rule], cfg, opt, out)
+    if opt.mixed:
+        exposure_models_section(res, by_rule[opt.rejected_rule], cfg, opt, log, skipped)
+
+
+def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg: ln.LearningConfig, opt: Options) -> None:
+    keys = ["group", "subject_kind"] + list(cfg.cell)
+    tabs = {r: ln.first_encounter_table(x, cfg, opt.seed, opt.n_boot) for r, x in by_rule.items()}
+    main, other = opt.rejected_rule, next(r for r in scoring.RULES if r != opt.rejected_rule)
+    both = tabs[main].merge(tabs[other], on=keys, how="outer", suffixes=("", f"_{other}"))
+    shown = both[keys].copy()
+    shown["subjects"] = both["n_subjects"]
+    shown["errors"] = both["n_errors"]
+    shown[f"error [CI] ({main} rule)"] = [_rate(*r) for r in zip(both["error_rate"], both["ci_low"], both["ci_high"])]
+    shown[f"error [CI] ({other} rule)"] = [_rate(*r) for r in zip(both[f"error_rate_{other}"], both[f"ci_low_{other}"],
+                                                                   both[f"ci_high_{other}"])]
+    shown["mean trials before"] = both["mean_trial"].round(1)
+    miss = ln.unanswered_first(by_rule["strict"], cfg)
+    n_miss = int(miss["unanswered_first_trials"].sum()) if len(miss) else 0
+    res.section("learning_first_encounter", "Learning: first encounter of each cell",
+                "Error on each subject's first test trial of each cell (what the training taught before any test "
+                "trial of that cell): errors / subjects, 95% bootstrap CI resampling subjects; people beside each "
+                "model group. " + CELL_TEXT.format(cell=" x ".join(cfg.cell) or "(no factors)") + " "
+                + scoring.RULE_TEXT[main] + "; beside it the " + scoring.RULE_TEXT[other] + ". "
+                + (f"{n_miss} first test trial(s) had no answer: under the strict rule their subjects leave those "
+                   "cells (the next trial is not promoted)." if n_miss else "Every first test trial was answered.")
+                + " Rows: the first test trial of each cell (training trials before it count only as exposures).",
+                [res.table("learning_first_encounter", shown, "First encounter per cell"),
+                 res.table("learning_first_encounter_long", both, "First encounter (long format, both rules)", show=False),
+                 res.table("learning_unanswered_first", miss, "Unanswered first trials") if n_miss else None])
+
+
+def curves_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, out: Path) -> None:
+    rows = select_blocks(d, "training,test")
+    curves = pd.concat([ln.learning_curve(rows, cfg, x, opt.seed, opt.n_boot) for x in ("exposures", "trial_position")],
+                       ignore_index=True)
+    has_rt = curves["rt_mean"].notna().any()
+    res.section("learning_curves", "Learning curves: training and test",
+                "Error" + (" and mean response time" if has_rt else "") + " by the number of earlier trials of the "
+                "same cell (`exposures`) and by the trial's position in its block (`trial_position`), per group and "
+                "block kind (training: dashed; test: solid), people and every model group in one figure; 95% "
+                "bootstrap CIs resampling subjects (one subject: its trials). " + scope_text(rows, "training,test")
+                + " " + CELL_TEXT.format(cell=" x ".join(cfg.cell) or "(no factors)"),
+                [res.table("learning_curves", curves, "Learning curves (long format: x_name, x, group, block_kind)")],
+                [res.figure("learning_curves", dfig.learning_curves(curves, out / "figures" / "learning_curves.png"),
+                            "Error" + (" and RT" if has_rt else "") + " by exposures and by trial position; dashed: "
+                            "training, solid: test; bars: 95% bootstrap CIs over subjects.")])
+
+
+def focus_of(opt: Options, d: pd.DataFrame, cfg: ln.LearningConfig) -> dict[str, str]:
+    """--focus FACTOR=LEVEL,... (checked); the Lakretz form (or none) on a general design: every cell."""
+    return ln.parse_focus(opt.focus, d, list(cfg.cell)) if "=" in (opt.focus or "") else {}
+
+
+def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, log,
+                            skipped: list[str]) -> None:
+    from analysis.exposures import BASE_FORMULA, fit_joint_on, fit_models_on
+
+    rows = select_blocks(d, opt.blocks)
+    focus = focus_of(opt, d, cfg)
+    ftext = ln.focus_text(focus)
+    data = ln.focus_data(rows, cfg, focus)
+    groups = sorted(set(data["group"]), key=lambda g: (g != "human", g))
+    no_history = [g for g in groups if not ln.sees_history(d, g)]
+    fit_groups = [g for g in groups if g not in no_history]
+    log(f"fitting the exposure models on {ftext} for {len(fit_groups)} group(s)")
+    items, tabs, slopes = [], [], []
+    for g in fit_groups:
+        m = fit_models_on(data[data["group"] == g].reset_index(drop=True), g, ftext)
+        skipped.extend(m.skipped)
+        items.append({"kind": "mixed", "group": g, **{k: v for k, v in asdict(m).items() if k != "label"}})
+        slopes.append(_slope_row(g, m.base, m.n_rows, m.n_subjects, "; ".join(m.skipped)))
+        if m.comparison:
+            tabs.append(res.table(f"learning_comparison_{slug(g)}", pd.DataFrame([m.comparison]),
+                                  f"{g}: base vs extended model (AIC, BIC, likelihood ratio)", show=False))
+    if "human" in fit_groups:
+        for g in [g for g in fit_groups if g != "human"]:
+            j = fit_joint_on(data[data["group"].isin(["human", g])].reset_index(drop=True), g)
+            items.append({"kind": "joint", **j})
+            if "skipped" in j:
+                skipped.append(f"joint learning model human + {g}: {j['skipped']}")
+    for g in no_history:
+        items.append({"kind": "text", "text": f"{g}: no learning fit: {ln.NO_HISTORY}."})
+    res.section("learning_exposure_models", f"Learning: exposure models on {ftext}",
+                f"Rows: the answered trials of {ftext}. {scope_text(rows, opt.blocks)} Base model: `{BASE_FORMULA}`; "
+                "extended model: `error ~ exposures + factor(session) + total_trials + (1 + exposures|subject)` "
+                "(session dropped with one session; total_trials = trials before / 100), compared by AIC, BIC and a "
+                "likelihood-ratio test; the joint model `error ~ exposures * subject_kind + (1|subject)` compares "
+                "people's learning with each model group's (the interaction: how much the slopes differ). Binomial "
+                "glmer (lme4); every fit shows its diagnostics, and a fit that did not converge, is singular or has a "
+                "variance at its boundary is marked so and never given significance stars.",
+                [res.table("learning_exposure_slopes", pd.DataFrame(slopes), "Exposure slope per group (base model)")]
+                + tabs, [], items)
+
+
+def _slope_row(group: str, fit: dict | None, n_rows: int, n_subjects: int, note: str) -> dict:
+    from analysis.mixed import status_of
+
+    row = {"group": group, "trials": n_rows, "subjects": n_subjects, "estimate": None, "se": None, "z": None,
+           "p": None, "status": "not fitted", "note": note}
+    if fit:
+        c = next(c for c in fit["coefficients"] if c["term"] == "exposures")
+        row.update(estimate=c["estimate"], se=c["se"], z=c["z"], p=c["p"], status=status_of(fit))
+    return row
