@@ -61,7 +61,8 @@ def learning_study(root: Path, n_people: int = 6, n_running: int = 4, n_static: 
     for kind, n, context, sl in (("running", n_running, "running", model_slope), ("static", n_static, "none", 0.0)):
         for s in range(n):
             sid = f"m{s:02d}-{kind}"
-            meta = {"model": "tiny", "deterministic": False}
+            meta = {"model": "tiny", "context_mode": context,  # sampled: the static group is no copy of one subject
+                    **({"sampling": {"temperature": 0.7}} if context == "none" else {})}
             write_session(root, "mini_grammar", sid, subject_rows(sid, "model", s, rng, sl, 0.4,
                                                                   protocol="judgment:meta", context=context),
                           FACTORS, meta)
