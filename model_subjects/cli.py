@@ -205,3 +205,17 @@ def register(app: typer.Typer) -> None:
 
     app.command("run-model")(run_model)
     app.command("sweep")(sweep_command)
+    app.command("context")(context)
+
+
+def context(
+    session: Path = typer.Argument(..., help="a model subject's session CSV (<out>/data/*_data.csv)"),
+    trial: int = typer.Option(..., "--trial", help="the trial's trial_index (0 = the first)"),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="the spec the session ran (default: the bundled spec of its experiment)"),
+    as_json: bool = typer.Option(False, "--json", help="print {text, sha256, protocol, context_mode, chat} as JSON"),
+) -> None:
+    """Print the exact text a model read before answering trial N (rebuilt from the session, its sidecar
+    and the spec, verified against the row's context_sha256)."""
+    from model_subjects.show_context import context_command
+
+    context_command(session, trial, spec, as_json)

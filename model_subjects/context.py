@@ -19,11 +19,16 @@ Chat rendering (`chat=True`, instruction-tuned models) puts the same texts into 
 turns of the model's chat template: the prompt (with whatever precedes it) is a user turn, the
 answer the assistant turn, the feedback opens the next user turn.
 
-Every task kind is described by the same rule: a trial's prompt is its protocol's first query prompt
-(the sentence and question of a judgment or rating, the numbered options of a choice, the prefix of a
-completion; empty for `direct` and `surprisal`, which read the sentence) and the answer text is what
-the model chose in words (the label, the option, the scale point, the word; the sentence itself for
-`direct` / `surprisal`), so a running history reads as the trials and answers a person gave.
+Every task kind is described by the same rule, a `HistoryEntry` per finished trial (`history_entry`):
+the question is the protocol's first query prompt (the sentence and question of a judgment or rating, the
+numbered options of a choice, the prefix of a completion) and the answer is what was chosen in the task's
+words (the label, the option, the scale point, the word), so a running history reads as the trials and
+answers a person gave. A protocol that reads the sentence instead of asking (`direct`: log P(sentence)
+against its partner, or of the critical word against its flip) puts the task's question and the label its
+log-probabilities chose into its history (`history_entry` method: since v3; before, the history showed
+the sentence and the feedback without the answer). Protocols without a decision (`surprisal`, a rating's
+or lexical decision's `direct`) show the sentence read. The answer may be the model's own or, for a replay
+of a person's session, the person's (`history_entry(..., response=<the person's>, answer_text=None)`).
 
 Every row stores the SHA-256 of its context text; `rebuild_contexts` rebuilds those texts from
 the trial table and the spec alone, so any trial's context can be recovered and checked.
@@ -37,7 +42,8 @@ from typing import Any, Callable, Sequence
 from experiments.spec import Experiment
 from experiments.trials import Trial
 
-RULE = "twinlab-context-v2"  # v2 (issue 23): no break text between blocks, {trials} filled in block intros
+RULE = "twinlab-context-v3"  # v3 (issue 38): a `direct` protocol's history shows the question and its answer
+RULES_READ = ("twinlab-context-v2", RULE)  # v2 (issue 23): no break text between blocks, {trials} filled in
 ChatRenderer = Callable[[list[dict[str, str]], bool], str]
 
 
@@ -129,6 +135,41 @@ def feedback_for(exp: Experiment, trial: Trial, correct: bool) -> str | None:
     return exp.feedback.correct_text if correct else exp.feedback.incorrect_text
 
 
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One finished trial as a running context shows it: the question, the answer in the task's words
+    (leading space as the protocol writes it), the feedback that answer earned (None: the block gives none)."""
+
+    question: str
+    answer: str
+    feedback: str | None
+
+
+def option_words(protocol: Any, trial: Trial, response: str) -> str:
+    """The continuation of the option whose label is `response` (a person's answer in the words a model's
+    answer would have); '' when no option has that label."""
+    for q in protocol.queries(trial)[:1]:
+        for o in q.options:
+            if str(o.label) == str(response):
+                return o.continuation
+    return ""
+
+
+def history_entry(protocol: Any, trial: Trial, response: str, feedback: str | None, answer_text: str | None = None,
+                  rule: str = RULE) -> HistoryEntry:
+    """The history entry of a finished trial. `response`: the answer's value (the table's `response`: the
+    model's own, or a person's when a session is replayed); `answer_text`: the model's answer text as its
+    Decision wrote it (None: derived from `response`). `rule`: the context rule the session was run with
+    (a v2 session's `direct` history kept the sentence without its answer)."""
+    own = getattr(protocol, "history_entry", None)
+    if own is not None and rule != "twinlab-context-v2":
+        question, answer = own(trial, response)
+        return HistoryEntry(question, answer, feedback)
+    question = protocol.queries(trial)[0].prompt
+    answer = answer_text if answer_text is not None else option_words(protocol, trial, response)
+    return HistoryEntry(question, answer, feedback)
+
+
 class History:
     """A running session's context, segment by segment (see the module doc for the rule).
 
@@ -186,6 +227,11 @@ class History:
 
     def commit(self, trial: Trial, prompt: str, answer_text: str, feedback_text: str | None) -> str:
         """Record the finished trial; returns the new committed segment."""
+        return self.commit_entry(trial, HistoryEntry(prompt, answer_text, feedback_text))
+
+    def commit_entry(self, trial: Trial, entry: HistoryEntry) -> str:
+        """Record a finished trial's entry (question, answer, feedback); returns the new committed segment."""
+        prompt, answer_text, feedback_text = entry.question, entry.answer, entry.feedback
         if self.chat is None:
             seg = prompt + answer_text + "\n" + (feedback_text + "\n" if feedback_text is not None else "")
         else:
@@ -220,11 +266,15 @@ def rebuild_contexts(exp: Experiment, rows: Sequence[dict[str, Any]], mode: Cont
                      chat: ChatRenderer | None = None) -> list[str]:
     """The context text (before the first option) of every row of one session, from the table.
 
-    Uses only the rows' trial columns, their `extra.answer_text` and `feedback_text`, the spec
-    and the settings recorded in the sidecar. Compare `sha256(text)` with `extra.context_sha256`.
+    Uses only the rows' trial columns, their `response`, `extra.answer_text`, `extra.context_rule` and
+    `feedback_text`, the spec and the settings recorded in the sidecar. Compare `sha256(text)` with
+    `extra.context_sha256`. `protocol`: a Protocol, or its name as `run-model --protocol` takes it
+    (e.g. 'meta', 'judgment:meta', 'direct'; resolved for the spec's task by `protocol_for`).
     """
     import json
 
+    if isinstance(protocol, str):
+        protocol = protocol_for(exp, protocol)
     out: list[str] = []
     ordered = sorted(rows, key=lambda r: int(r["trial_index"]))
     sizes: dict[str, int] = {}  # a block intro's {trials}: exact for a whole session (its rows are its trials)
@@ -247,8 +297,22 @@ def rebuild_contexts(exp: Experiment, rows: Sequence[dict[str, Any]], mode: Cont
         extra = json.loads(extra) if isinstance(extra, str) else extra
         fb = row.get("feedback_text")
         fb = None if fb in (None, "") or (isinstance(fb, float) and fb != fb) else str(fb)
-        hist.commit(trial, prompt, extra["answer_text"], fb)
+        hist.commit_entry(trial, history_entry(protocol, trial, str(row.get("response") or ""), fb,
+                                               extra["answer_text"], extra.get("context_rule") or RULE))
     return out
+
+
+def protocol_for(exp: Experiment, name: str, question: str | None = None) -> Any:
+    """The protocol `run-model --protocol NAME` runs on this spec: a task kind's short name ('meta') or
+    its recorded name ('judgment:meta', as the table's `protocol` column holds it), a Lakretz protocol,
+    'surprisal'; ProtocolError lists the names when it is none of them."""
+    from model_subjects.protocols import get_protocol
+
+    kind = getattr(exp.task, "kind", "violation_detection")
+    key = name.strip()
+    if kind not in ("violation_detection", "forced_choice") and key.startswith(kind + ":"):
+        key = key[len(kind) + 1:]
+    return get_protocol(key, question=question, panel=getattr(exp.task, "panel", None), task=exp.task)
 
 
 def _as_bool(v: Any) -> bool:

@@ -118,6 +118,11 @@ class Direct(Protocol):
                         margin=l_correct - l_other,
                         answer_text=" " + trial.critical_word + rest_after_critical(trial))
 
+    def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
+        """A running history shows the task's question and the answer the log-probabilities chose (Yes:
+        a violation), as violation_judgment words them; the scored text itself is the sentence."""
+        return ViolationJudgment().prompt(trial), {"violation": " Yes", "no_violation": " No"}.get(response, "")
+
 
 class ViolationJudgment(Protocol):
     """The human's task as a question after the whole sentence; Yes = 'there is an error'."""

@@ -24,8 +24,8 @@ from experiments.session import (SessionError, SessionLock, SessionWriter, acqui
 from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
-from model_subjects.context import (RULE, ContextMode, History, feedback_for, option_text, parse_context, sha256,
-                                    static_context)
+from model_subjects.context import (RULE, ContextMode, History, feedback_for, history_entry, option_text, parse_context,
+                                    sha256, static_context)
 from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
 from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
@@ -494,7 +494,7 @@ class Runner:
                 context_text = hist.windowed_text(trial.trial_index) + tctx[k][0]
                 self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[k][0].prompt))
                 st.writer.save_sidecar()  # type: ignore[union-attr]
-                group.extend(k, hist.commit(trial, qs[k][0].prompt, d.answer_text, fb))
+                group.extend(k, hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text)))
             self.progress(len(live), None)
 
     def _run_running(self, st: SubjectState) -> None:
@@ -520,7 +520,8 @@ class Runner:
                     self._replay(stream, hist, trial)
                 extra = json.loads(row.get("extra") or "{}")
                 fb = row.get("feedback_text") or None
-                seg = hist.commit(trial, proto.queries(trial)[0].prompt, extra["answer_text"], fb)
+                seg = hist.commit_entry(trial, history_entry(proto, trial, row.get("response") or "", fb,
+                                                             extra["answer_text"]))
                 stream.extend(seg)
         for i in range(st.done, st.planned):
             trial = st.seq.trials[i]
@@ -557,7 +558,7 @@ class Runner:
             context_text = hist.windowed_text(trial.trial_index) + tctx[0]
             self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[0].prompt))
             st.writer.save_sidecar()  # type: ignore[union-attr]
-            stream.extend(hist.commit(trial, qs[0].prompt, d.answer_text, fb))
+            stream.extend(hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text)))
             self.progress(1, None)
 
 

@@ -68,6 +68,8 @@ def task_protocol(kind: str, name: str, *, task: Any = None, question: str | Non
     if kind not in MODEL_TASKS:
         raise ProtocolError(f"task kind {kind!r} has no model protocols here")
     table = MODEL_TASKS[kind]()
+    if name not in table and name.startswith(kind + ":"):  # the recorded name (the `protocol` column)
+        name = name[len(kind) + 1:]
     if name not in table:
         raise ProtocolError(f"unknown protocol {name!r} for task kind {kind!r}; known: "
                             f"{', '.join(protocol_names(kind))}")

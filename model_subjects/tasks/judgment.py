@@ -76,6 +76,13 @@ class JudgmentDirect(TaskProtocol):
         return decision(chosen.value, self.score(trial, chosen.value), [sentence_of(trial), str(trial.mat["pair_sentence"])],
                         [ls, lp], margin, sentence_of(trial), columns={"sentence_logprob": ls})
 
+    def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
+        """A running history shows the task's question (as `meta` asks it) and the label the
+        log-probabilities chose, so the feedback after it reads as a verdict on that answer."""
+        meta = LabelMeta("judgment", self.settings)
+        words = {lab.value: " " + lab.text for lab in self.settings.labels}
+        return meta.prompt(trial), words.get(str(response), "")
+
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "rule": "first label if log P(sentence) > log P(pair_sentence), else the second"}
 
