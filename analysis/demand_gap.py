@@ -152,5 +152,21 @@ def demand_gaps(df: pd.DataFrame, pairs: list[tuple[str, str]] | None = None, se
                         "n_items": len(items), "accuracy_low": float(acc_a), "accuracy_high": float(acc_b),
                         "gap_paper": _log_odds(acc_a) - _log_odds(acc_b), "gap_smoothed": smooth,
                         "ci_low": float(np.quantile(boots, 0.025)), "ci_high": float(np.quantile(boots, 0.975)),
-                        "gap_logprob": lp, "flag": gap_flag(acc_a, acc_b, low, high)})
+                        "gap_logprob": lp, "flag": "; ".join(f for f in [gap_flag(acc_a, acc_b, low, high)]
+                                                              + [one_label_flag(g, p, items) for p in (low, high)] if f)})
     return pd.DataFrame(out, columns=COLUMNS)
+
+
+def one_label_flag(g: pd.DataFrame, protocol: str, items: list) -> str:
+    """A protocol that gave one label on every trial (e.g. 'no' on 160/160) measures a response bias, not
+    the contrast: its accuracy is the share of items whose answer is that label, and a gap is not a finding."""
+    if "response" not in g.columns:
+        return ""
+    rows = g[(g["protocol"] == protocol) & g["item_id"].isin(items)]
+    said = rows["response"].dropna().astype(str)
+    said = said[said != ""]
+    answers = rows["correct_response"].dropna().astype(str).nunique() if "correct_response" in rows else 2
+    if len(said) >= 2 and said.nunique() == 1 and answers >= 2:
+        return (f"one label: {protocol} answered {said.iloc[0]!r} on all {len(said)} trials (a response bias; "
+                "its accuracy is the share of items with that answer, so this gap is not a finding)")
+    return ""

@@ -30,8 +30,8 @@ def panel_grid(plt, n: int, width: float = 3.6, height: float = 3.4, sharey: boo
     cells of the last row are hidden."""
     cols = max(1, min(n, GRID_COLUMNS))
     rows = max(1, -(-n // cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(max(4.0, width * cols), height * rows + 0.4 * (rows - 1)),
-                             squeeze=False, sharey=sharey)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(4.0, width * cols), (height + 0.3) * rows),
+                             squeeze=False, sharey=sharey, layout="constrained")  # titles and labels never overlap
     flat = list(axes.flat)
     for ax in flat[n:]:
         ax.set_visible(False)
@@ -178,7 +178,7 @@ def position_bias_bars(t: pd.DataFrame, path: Path) -> Path | None:
 def learning_curves(curves: pd.DataFrame, path: Path) -> Path | None:
     """Error (and mean RT where there are RTs) by exposures and by trial position: one panel per x and
     outcome, one colour per group (people and every model group in the same panel), solid lines for
-    test trials, dashed for training; bars: the table's 95% CIs over subjects."""
+    test trials, dashed for training; shaded: the table's 95% CIs over subjects."""
     if curves.empty:
         return None
     plt = _plt()
@@ -198,10 +198,10 @@ def learning_curves(curves: pd.DataFrame, path: Path) -> Path | None:
                     h = h[h[val].notna()].sort_values("x")
                     if h.empty:
                         continue
-                    y = h[val].to_numpy(float)
-                    err = np.vstack([(y - h[lo].to_numpy(float)).clip(0), (h[hi].to_numpy(float) - y).clip(0)])
-                    ax.errorbar(h["x"].astype(float) + 0.04 * j, y, yerr=np.nan_to_num(err), ls=ls, marker="o", ms=3,
-                                capsize=2, color=PALETTE[j % len(PALETTE)], label=f"{g} ({kind})")
+                    x, y = h["x"].to_numpy(float), h[val].to_numpy(float)
+                    color = PALETTE[j % len(PALETTE)]
+                    ax.plot(x, y, ls=ls, marker="o", ms=3, lw=1.4, color=color, label=f"{g} ({kind})")
+                    ax.fill_between(x, h[lo].to_numpy(float), h[hi].to_numpy(float), color=color, alpha=0.12, lw=0)
             ax.set_xlabel(xn.replace("_", " "))
             ax.set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()

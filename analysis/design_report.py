@@ -179,7 +179,7 @@ def demand_gap_section(res: Results, t: pd.DataFrame, opt: Options) -> None:
                     "log-odds(accuracy low) - log-odds(accuracy high), infinite at an accuracy of 0 or 1; "
                     "`gap_smoothed`: twinlab's, the same difference of smoothed log odds (k + 0.5) / (n - k + 0.5), "
                     "with a 95% bootstrap CI resampling items; `gap_logprob`: mean log P(target) low minus high "
-                    "(word prediction). A `flag` marks a task failure or a ceiling.",
+                    "(word prediction). A `flag` marks a task failure, a ceiling, or a protocol that gave one label on every trial (a response bias: no gap is a finding there).",
                     [res.table("demand_gap_pairs", gp, "Demand gap")])
 
 

@@ -53,11 +53,14 @@ def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg:
     shown["mean trials before"] = both["mean_trial"].round(1)
     miss = ln.unanswered_first(by_rule["strict"], cfg)
     n_miss = int(miss["unanswered_first_trials"].sum()) if len(miss) else 0
+    coded = int(by_rule["paper"]["rescored"].sum()) if "rescored" in by_rule["paper"] else 0
+    same = ("" if coded else " No trial here carries a release outcome code (twinlab's own sessions never do), so "
+            "the two rules give the same table.")
     res.section("learning_first_encounter", "Learning: first encounter of each cell",
                 "Error on each subject's first test trial of each cell (what the training taught before any test "
                 "trial of that cell): errors / subjects, 95% bootstrap CI resampling subjects; people beside each "
                 "model group. " + CELL_TEXT.format(cell=" x ".join(cfg.cell) or "(no factors)") + " "
-                + scoring.RULE_TEXT[main] + "; beside it the " + scoring.RULE_TEXT[other] + ". "
+                + scoring.RULE_TEXT[main] + "; beside it the " + scoring.RULE_TEXT[other] + "." + same + " "
                 + (f"{n_miss} first test trial(s) had no answer: under the strict rule their subjects leave those "
                    "cells (the next trial is not promoted)." if n_miss else "Every first test trial was answered.")
                 + " Rows: the first test trial of each cell (training trials before it count only as exposures).",
@@ -80,7 +83,7 @@ def curves_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: O
                 [res.table("learning_curves", curves, "Learning curves (long format: x_name, x, group, block_kind)")],
                 [res.figure("learning_curves", dfig.learning_curves(curves, out / "figures" / "learning_curves.png"),
                             "Error" + (" and RT" if has_rt else "") + " by exposures and by trial position; dashed: "
-                            "training, solid: test; bars: 95% bootstrap CIs over subjects.")])
+                            "training, solid: test; shaded: 95% bootstrap CIs over subjects.")])
 
 
 def focus_of(opt: Options, d: pd.DataFrame, cfg: ln.LearningConfig) -> dict[str, str]:

@@ -89,8 +89,10 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
         console.print(f"  screen texts: the spec's, else the built-in {base_language(exp.language)!r} set",
                       highlight=False)
     console.print(f"  runners: {runs_on(exp.task.kind)}", highlight=False, soft_wrap=True)
-    typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash} sessions={exp.sessions} response={exp.task.response} "
-               f"language={exp.language}")
+    # `response` (key or panel) is how a violation-detection task is answered; other task kinds say their kind
+    how = (f"response={exp.task.response}" if exp.task.kind in ("violation_detection", "forced_choice")
+           else f"task={exp.task.kind}")
+    typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash} sessions={exp.sessions} {how} language={exp.language}")
 
 
 @app.command()
