@@ -203,3 +203,41 @@ def test_exposure_models_on_a_focus_cell_fit_people_and_the_running_group_only(r
     assert slopes.loc[HUMAN, "estimate"] == pytest.approx(direct.coef("exposures")["estimate"], abs=1e-6)
     assert slopes.loc[HUMAN, "trials"] == len(h) and "--blocks all" in sec["text"]
     json.dumps(res, default=str)
+
+
+def test_a_figure_never_drops_a_group_and_wraps_long_titles(monkeypatch, tmp_path):
+    from analysis import design_figures as dfig
+
+    groups = ["human"] + [f"SmolLM2-135M-Instruct · running · judgment:protocol{k}" for k in range(4)]
+    t = pd.DataFrame([dict(group=g, answer=a, attractor=x, agreement=y, rate=0.5, lo=0.4, hi=0.6)
+                      for g in groups for a in ("yes", "no") for x in ("match", "mismatch") for y in ("intact", "broken")])
+    shown = {}
+    monkeypatch.setattr(dfig, "_save", lambda fig, path: shown.setdefault("fig", fig) and path)
+    dfig.interaction_plot(t, ["attractor", "answer", "agreement"], "rate", "lo", "hi", "acceptance", tmp_path / "f.png")
+    titles = [ax.get_title() for ax in shown["fig"].axes if ax.get_visible()]
+    assert len(titles) == len(set(titles)) == 10  # 5 groups x 2 levels of agreement: every panel drawn
+    assert sum("group = human" in x for x in titles) == 2
+    assert all(len(line) <= dfig.TITLE_WIDTH for x in titles for line in x.split("\n"))
+
+
+def test_a_one_label_model_group_gets_a_flag_on_its_demand_gap():
+    from analysis.demand_gap import demand_gaps
+
+    rows = []
+    for item in range(20):
+        answer = "yes" if item % 2 else "no"
+        for proto, said in (("judgment:direct", answer if item % 3 else ("no" if answer == "yes" else "yes")),
+                            ("judgment:meta", "no")):
+            rows.append({"subject_kind": "model", "model": "m", "context_mode": "none", "protocol": proto,
+                         "item_id": f"{item}:a", "response": said, "correct_response": answer,
+                         "correct": float(said == answer)})
+    gp = demand_gaps(pd.DataFrame(rows), n_boot=20)
+    assert len(gp) == 1 and "one label: judgment:meta answered 'no' on all 20 trials" in gp["flag"].iloc[0]
+
+
+def test_the_sample_table_counts_training_apart_from_test_trials(df):
+    from analysis.design_report import sample_table
+
+    t = sample_table(df).set_index("group")
+    assert t.loc[HUMAN, "test_trials"] == 6 * 24 and t.loc[HUMAN, "training_trials"] == 6 * 16
+    assert t.loc[HUMAN, "test_items"] == 24  # the 16 training items are not counted as test items
