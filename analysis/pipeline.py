@@ -120,6 +120,10 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
     from analysis.learning_rows import ORDER_COLUMNS, parse_blocks
 
     opt.blocks = parse_blocks(opt.blocks)  # BlocksError names the choices
+    if "=" in (opt.focus or ""):  # a general design's focus cell: its factors and levels must be in the data
+        from analysis.learning import parse_focus
+
+        parse_focus(opt.focus, df, [c for c in df.columns if c in (df.attrs.get("factors") or {})] or None)
     cols = set(df.columns) | {"group", "subject_key", "error", "accepted", "signal", "said_reject", "training",
                               "item"} | set(ORDER_COLUMNS)
     missing = [b for b in opt.by if b not in cols]

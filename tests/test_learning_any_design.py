@@ -241,3 +241,11 @@ def test_the_sample_table_counts_training_apart_from_test_trials(df):
     t = sample_table(df).set_index("group")
     assert t.loc[HUMAN, "test_trials"] == 6 * 24 and t.loc[HUMAN, "training_trials"] == 6 * 16
     assert t.loc[HUMAN, "test_items"] == 24  # the 16 training items are not counted as test items
+
+
+def test_a_focus_naming_no_level_is_refused_before_any_work(study, tmp_path):
+    from analysis.learning import FocusError
+
+    with pytest.raises(FocusError, match="attractor has no level 'nope'; its levels are match, mismatch"):
+        api.report(study, tmp_path / "out", mixed=False, focus="attractor=nope")
+    assert not (tmp_path / "out").exists()
