@@ -147,7 +147,11 @@ class HistoryEntry:
 
 def option_words(protocol: Any, trial: Trial, response: str) -> str:
     """The continuation of the option whose label is `response` (a person's answer in the words a model's
-    answer would have); '' when no option has that label."""
+    answer would have; a protocol whose options are not labelled by the response values maps them itself,
+    `answer_words`); '' when no option has that label."""
+    own = getattr(protocol, "answer_words", None)
+    if own is not None:
+        return own(trial, response)
     for q in protocol.queries(trial)[:1]:
         for o in q.options:
             if str(o.label) == str(response):
@@ -162,9 +166,9 @@ def history_entry(protocol: Any, trial: Trial, response: str, feedback: str | No
     Decision wrote it (None: derived from `response`). `rule`: the context rule the session was run with
     (a v2 session's `direct` history kept the sentence without its answer)."""
     own = getattr(protocol, "history_entry", None)
-    if own is not None and rule != "twinlab-context-v2":
-        question, answer = own(trial, response)
-        return HistoryEntry(question, answer, feedback)
+    words = own(trial, response) if own is not None and rule != "twinlab-context-v2" else None
+    if words is not None:  # a protocol that reads the sentence words its answer as the task's question would
+        return HistoryEntry(words[0], words[1], feedback)
     question = protocol.queries(trial)[0].prompt
     answer = answer_text if answer_text is not None else option_words(protocol, trial, response)
     return HistoryEntry(question, answer, feedback)

@@ -147,6 +147,10 @@ class ViolationJudgment(Protocol):
                         option_labels=["Yes", "No"], option_logprobs=[ly, ln], margin=margin,
                         answer_text=" Yes" if ly > ln else " No")
 
+    def answer_words(self, trial: Trial, response: str) -> str:
+        """A response value (violation / no_violation: a person's, in a replay) as this protocol's answer."""
+        return {"violation": " Yes", "no_violation": " No"}.get(response, "")
+
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "question": self.question}
 
@@ -179,6 +183,11 @@ class PanelJudgment(Protocol):
         return Decision(response=response, correct=response == trial.correct_response,
                         option_labels=[self.panel.labels["violation"], self.panel.labels["no_violation"]],
                         option_logprobs=[lv, ln], margin=margin, answer_text=" " + label)
+
+    def answer_words(self, trial: Trial, response: str) -> str:
+        """A response value (violation / no_violation: a person's, in a replay) as the panel's label."""
+        label = dict(self.panel.labels).get(response)
+        return " " + label if label else ""
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "question": self.panel.question, "labels": dict(self.panel.labels),
@@ -215,6 +224,11 @@ class SentenceJudgment(Protocol):
         return Decision(response=response, correct=response == trial.correct_response,
                         option_labels=["Yes", "No"], option_logprobs=[a, b], margin=margin,
                         answer_text=" Yes" if a > b else " No")
+
+    def history_entry(self, trial: Trial, response: str) -> tuple[str, str] | None:
+        """Direct reads the sentence: its history shows the task's question and the chosen answer (as the
+        Lakretz `direct` does); the Meta prompts ask, so their prompt and answer are the entry (None)."""
+        return Direct().history_entry(trial, response) if self.prompt_type == "Direct" else None
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "prompt_type": self.prompt_type,

@@ -152,3 +152,27 @@ def test_rebuild_contexts_takes_the_recorded_protocol_names():
     exp = load_spec(bundled_spec_path("acceptability_yesno"))
     assert protocol_for(exp, "judgment:meta").name == protocol_for(exp, "meta").name == "judgment:meta"
     assert get_protocol("judgment:meta", task=exp.task).name == "judgment:meta"
+
+
+def test_lakretz_direct_histories_show_the_question_and_the_chosen_answer():
+    """The Lakretz `direct` (and Hu & Levy's sentence_judgment:Direct) read the sentence; their history
+    entry asks the task's question and gives the answer the log-probabilities chose; a person's response
+    value becomes the words of the question protocols (a replay)."""
+    from experiments.compiler import compile_sequence
+    from experiments.spec import bundled_spec_path, load_spec
+    from model_subjects.context import history_entry
+    from model_subjects.protocols import QUESTION, get_protocol
+
+    exp = load_spec(bundled_spec_path("lakretz2021_demo"))
+    trial = next(t for t in compile_sequence(exp, "m01", 0).trials if t.critical_index >= 0)
+    for name in ("direct", "sentence_judgment:Direct"):
+        e = history_entry(get_protocol(name), trial, "violation", "Wrong!", answer_text=" ignored")
+        assert e.question == f"{trial.sentence}\n{QUESTION}\nAnswer:" and e.answer == " Yes" and e.feedback == "Wrong!"
+        assert history_entry(get_protocol(name), trial, "no_violation", None).answer == " No"
+        # a v2 session is rebuilt as it was run: the sentence read, no answer
+        old = history_entry(get_protocol(name), trial, "violation", "Wrong!", " x", rule="twinlab-context-v2")
+        assert old.answer == " x"
+    # question protocols keep the model's own answer text; a person's response is put in the same words
+    vj = get_protocol("violation_judgment")
+    assert history_entry(vj, trial, "violation", None, " Yes").answer == " Yes"
+    assert history_entry(vj, trial, "no_violation", None).answer == " No"
