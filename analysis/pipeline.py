@@ -57,8 +57,9 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
     log = log or (lambda s: None)
     t0 = time.time()
     out = Path(out)
-    check_by_and_formula(df, opt)
-    if is_general_design(df, info.factors):
+    general = is_general_design(df, info.factors)
+    check_by_and_formula(df, opt, general)
+    if general:
         return run_general(df, info, out, opt, log, t0)
     if opt.gap_pairs:  # never silently ignored
         from analysis.demand_gap import GapError
@@ -113,8 +114,10 @@ def write_results(out: Path, results: dict) -> dict:
     return results
 
 
-def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
-    """--by and --formula name columns of the table: checked before any work (FormulaError names the column)."""
+def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True) -> None:
+    """--by and --formula name columns of the table: checked before any work (FormulaError names the column).
+    The order columns count as columns (a general design gets all of them, analysis/learning_rows.py; a
+    Lakretz table those analysis/prepare.py defines)."""
     from analysis import formula as fm
 
     from analysis.learning_rows import ORDER_COLUMNS, parse_blocks
@@ -125,7 +128,9 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options) -> None:
 
         parse_focus(opt.focus, df, [c for c in df.columns if c in (df.attrs.get("factors") or {})] or None)
     cols = set(df.columns) | {"group", "subject_key", "error", "accepted", "signal", "said_reject", "training",
-                              "item"} | set(ORDER_COLUMNS)
+                              "item", "block", "trials_before", "exposures", "first_encounter"}
+    if general:
+        cols |= set(ORDER_COLUMNS)
     missing = [b for b in opt.by if b not in cols]
     if missing:
         import difflib

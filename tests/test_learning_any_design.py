@@ -106,8 +106,12 @@ def test_a_design_without_training_or_feedback_has_no_learning_section(tmp_path)
 def test_order_columns_pass_the_formula_and_by_checks(df):
     from analysis.pipeline import Options, check_by_and_formula
 
+    from analysis.formula import FormulaError
+
     check_by_and_formula(df, Options(formula="correct ~ exposures * block + trial_position + (1|subject)",
                                      by=["block_kind", "first_encounter"]))
+    with pytest.raises(FormulaError, match="exposure"):  # a misspelt column is still refused
+        check_by_and_formula(df, Options(formula="correct ~ exposure + (1|subject)"))
 
 
 def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
