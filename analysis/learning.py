@@ -148,14 +148,19 @@ def focus_text(focus: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in focus.items()) or "every cell"
 
 
-def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], groups: list[str] | None = None) -> pd.DataFrame:
-    """Model rows (as analysis.exposures.focus_rows shapes them) of the focus cell: the scored rows of `d`
-    (the caller selects the blocks) whose factors take the focus levels; no focus: every cell."""
+def focus_source(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str],
+                 groups: list[str] | None = None) -> pd.DataFrame:
+    """The trial rows of the focus cell that the exposure models use (scored, in `d`'s blocks)."""
     r = scored(d, cfg)
     for k, v in focus.items():
         r = r[r[k].astype(str) == v]
-    if groups is not None:
-        r = r[r["group"].isin(groups)]
+    return r if groups is None else r[r["group"].isin(groups)]
+
+
+def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], groups: list[str] | None = None) -> pd.DataFrame:
+    """Model rows (as analysis.exposures.focus_rows shapes them) of the focus cell: the scored rows of `d`
+    (the caller selects the blocks) whose factors take the focus levels; no focus: every cell."""
+    r = focus_source(d, cfg, focus, groups)
     return pd.DataFrame({
         "error": r["error"].astype(float).astype(int),
         "exposures": r["exposures"].astype(float),

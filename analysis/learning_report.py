@@ -61,8 +61,9 @@ def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg:
                 "trial of that cell): errors / subjects, 95% bootstrap CI resampling subjects; people beside each "
                 "model group. " + CELL_TEXT.format(cell=" x ".join(cfg.cell) or "(no factors)") + " "
                 + scoring.RULE_TEXT[main] + "; beside it the " + scoring.RULE_TEXT[other] + "." + same + " "
-                + (f"{n_miss} first test trial(s) had no answer: under the strict rule their subjects leave those "
-                   "cells (the next trial is not promoted)." if n_miss else "Every first test trial was answered.")
+                + (f"{n_miss} first test trial(s) had no answer: their subjects leave those cells (the next trial "
+                   "is not promoted)" + ("; the paper rule scores those with a release code from it." if coded else ".")
+                   if n_miss else "Every first test trial was answered.")
                 + " Rows: the first test trial of each cell (training trials before it count only as exposures).",
                 [res.table("learning_first_encounter", shown, "First encounter per cell"),
                  res.table("learning_first_encounter_long", both, "First encounter (long format, both rules)", show=False),
@@ -107,7 +108,8 @@ def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfi
     for g in fit_groups:
         m = fit_models_on(data[data["group"] == g].reset_index(drop=True), g, ftext)
         skipped.extend(m.skipped)
-        items.append({"kind": "mixed", "group": g, **{k: v for k, v in asdict(m).items() if k != "label"}})
+        items.append({"kind": "mixed", "group": g, "paper_tables": False,
+                      **{k: v for k, v in asdict(m).items() if k != "label"}})
         slopes.append(_slope_row(g, m.base, m.n_rows, m.n_subjects, "; ".join(m.skipped)))
         if m.comparison:
             tabs.append(res.table(f"learning_comparison_{slug(g)}", pd.DataFrame([m.comparison]),
@@ -121,7 +123,8 @@ def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfi
     for g in no_history:
         items.append({"kind": "text", "text": f"{g}: no learning fit: {ln.NO_HISTORY}."})
     res.section("learning_exposure_models", f"Learning: exposure models on {ftext}",
-                f"Rows: the answered trials of {ftext}. {scope_text(rows, opt.blocks)} Base model: `{BASE_FORMULA}`; "
+                f"Rows: the answered trials of {ftext}. {scope_text(ln.focus_source(rows, cfg, focus), opt.blocks)} "
+                f"Base model: `{BASE_FORMULA}`; "
                 "extended model: `error ~ exposures + factor(session) + total_trials + (1 + exposures|subject)` "
                 "(session dropped with one session; total_trials = trials before / 100), compared by AIC, BIC and a "
                 "likelihood-ratio test; the joint model `error ~ exposures * subject_kind + (1|subject)` compares "

@@ -178,10 +178,11 @@ def _items_html(items: list[dict]) -> str:
     for it in items:
         if it.get("kind") == "mixed":
             g = it["group"]
+            paper = it.get("paper_tables", True)  # the Lakretz sections' models are seeds/000's Tables C2/C3
             if it.get("base"):
-                parts.append(_fit_html(f"{g}: base model (Table C2)", it["base"]))
+                parts.append(_fit_html(f"{g}: base model" + (" (Table C2)" if paper else ""), it["base"]))
             if it.get("extended"):
-                parts.append(_fit_html(f"{g}: extended model (Table C3)", it["extended"]))
+                parts.append(_fit_html(f"{g}: extended model" + (" (Table C3)" if paper else ""), it["extended"]))
             c = it.get("comparison")
             if c:
                 parts.append(
