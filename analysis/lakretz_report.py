@@ -22,7 +22,7 @@ from analysis.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored
 from analysis.report_tables import (ordered_groups, ordered_structures, rule_text, slug, wide_error_rates, wide_slopes,
                                     wide_table_c1, _drawable, _fmt_rate)
 from analysis.results_folder import Results
-from analysis.sections import MAX_GROUP_FIGURES, method_summary, with_progress
+from analysis.sections import method_summary, with_progress
 
 
 @dataclass
@@ -159,7 +159,7 @@ def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Pat
         tabs += [res.table("first_encounter", fe, "First-encounter error rates, all cells (long format)", show=False),
                  res.table("first_encounter_fits", fe_fits, "Logistic fits: first-encounter error ~ trial number", show=False)]
         for s in ordered_structures(od)[:1]:  # Figure C1 is about the long-nested sentences
-            for g in ordered_groups(fe_pts[fe_pts["structure"] == s])[:MAX_GROUP_FIGURES]:
+            for g in ordered_groups(fe_pts[fe_pts["structure"] == s]):  # one figure per group, none dropped (issue 38)
                 figs.append(res.figure(
                     f"first_encounter_trial_{slug(g)}_{s}",
                     fig.grid_by_cell(fe_pts, fe_fits, g, s, "trials_before", "trial number of the first encounter",
@@ -203,7 +203,7 @@ def exposures_section(res: Results, r: LakretzRows, opt: Options, out: Path, log
                  res.table("exposure_fits", glm, "Plain logistic fits per cell: error ~ exposures", show=False)]
         figs = []
         for s in ordered_structures(od)[:1]:
-            for g in ordered_groups(pts[pts["structure"] == s])[:MAX_GROUP_FIGURES]:
+            for g in ordered_groups(pts[pts["structure"] == s]):  # one figure per group, none dropped (issue 38)
                 curves = _drawable(slopes) if (g == "human" and not slopes.empty) else glm
                 kind = "glmer fixed effects (subject effect 0)" if curves is not glm else "plain logistic regression"
                 figs.append(res.figure(f"exposures_grid_{slug(g)}_{s}",

@@ -22,7 +22,7 @@ from analysis.results_folder import Results
 if TYPE_CHECKING:
     from analysis.options import Options
 
-MAX_GROUP_FIGURES = 8
+MAX_GROUP_FIGURES = 8  # kept for imports; per-group figures are no longer capped (issue 38: no figure drops a group)
 
 
 def with_progress(opt: Options, label: str, total: int, work: Callable[[Callable[[], None]], object]):
@@ -182,7 +182,7 @@ def training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd
         glm_s = ex_mod.exposure_fits(sub, "structure")
         tabs.append(res.table("exposure_points_structure", pts_s, "Figure C3 points (long format)", show=False))
         for s in ordered_structures(sub)[:1]:
-            for g in ordered_groups(pts_s[pts_s["structure"] == s])[:MAX_GROUP_FIGURES]:
+            for g in ordered_groups(pts_s[pts_s["structure"] == s]):  # one figure per group, none dropped (issue 38)
                 figs.append(res.figure(f"exposures_structure_{slug(g)}_{s}",
                                        fig.grid_by_cell(pts_s, glm_s, g, s, "exposures",
                                                         "earlier encounters with the structure (any violation, incl. training)",
