@@ -253,3 +253,14 @@ def test_a_focus_naming_no_level_is_refused_before_any_work(study, tmp_path):
     with pytest.raises(FocusError, match="attractor has no level 'nope'; its levels are match, mismatch"):
         api.report(study, tmp_path / "out", mixed=False, focus="attractor=nope")
     assert not (tmp_path / "out").exists()
+
+
+def test_validate_names_a_general_task_by_its_kind_not_a_key_response():
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    r = CliRunner().invoke(app, ["validate", "acceptability_yesno"])
+    assert r.exit_code == 0, r.output
+    assert "task=judgment" in r.output and "response=key" not in r.output
+    assert "response=key" in CliRunner().invoke(app, ["validate", "lakretz2021_demo"]).output
