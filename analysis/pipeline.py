@@ -156,7 +156,10 @@ def run_general(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[
     d, copies, copy_notes = design_frame(df, dict(info.factors), opt.model_copies)
     if copies.empty and df.attrs.get("model_copies"):
         copies = pd.DataFrame(df.attrs["model_copies"])  # a frame of api.load_sessions: merged there (records)
-    cell = list(opt.by) or [f for f in info.factors if f in d.columns]
+    from analysis.learning_rows import ORDER_COLUMNS
+
+    # a cell: the factors of --by (order columns such as block_kind are no cell), else the design's
+    cell = [b for b in opt.by if b not in ORDER_COLUMNS] or [f for f in info.factors if f in d.columns]
     d = with_order(d, cell)  # exposures per cell of --by (else the design's factors)
     res = Results(out)
     notes, skipped = list(info.notes) + copy_notes, []
