@@ -24,8 +24,8 @@ from experiments.session import (SessionError, SessionLock, SessionWriter, acqui
 from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
-from model_subjects.context import (RULE, ContextMode, History, feedback_for, history_entry, option_text, parse_context,
-                                    sha256, static_context)
+from model_subjects.context import (RULE, RULES_READ, ContextMode, History, feedback_for, history_entry, option_text,
+                                    parse_context, sha256, static_context)
 from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
 from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
@@ -80,6 +80,7 @@ class SubjectState:
     n_run: int = 0
     n_unscorable: int = 0
     unclosed: bool = False  # its last run ended without closing the session (killed or crashed)
+    rule: str = RULE  # the context rule: a resumed session keeps the (readable) rule it was started with
 
 
 @dataclass
@@ -97,13 +98,14 @@ def subject_ids(cfg: RunConfig) -> list[str]:
     return [f"{cfg.subject_prefix}{k:02d}" for k in range(cfg.first_subject, cfg.first_subject + cfg.subjects)]
 
 
-def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: ContextMode) -> dict[str, Any]:
+def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: ContextMode,
+             rule: str = RULE) -> dict[str, Any]:
     """Settings that must not change within one session (checked when resuming)."""
     d = backend.describe()
     ident = {
         "model": d.get("name"), "weights": d.get("revision"), "dtype": d.get("dtype"),
         "protocol": protocol.describe(), "context_mode": mode.label, "add_bos": bool(d.get("add_bos", cfg.add_bos)),
-        "chat": bool(cfg.chat), "context_rule": RULE,
+        "chat": bool(cfg.chat), "context_rule": rule,
     }
     name = getattr(backend, "backend_name", "") or "transformers"
     if name != "transformers":  # sessions written before the registry carry no backend: they stay resumable
@@ -179,7 +181,7 @@ class Runner:
             "protocol_settings": self.protocol.describe(),
             "context_mode": st.mode.label,
             "context": {"given": cfg.context, "kind": st.mode.kind, "prompt_set": st.mode.prompt_set,
-                        "group": st.mode.group, "window": st.mode.window, "chat": bool(cfg.chat), "rule": RULE},
+                        "group": st.mode.group, "window": st.mode.window, "chat": bool(cfg.chat), "rule": st.rule},
             "add_bos": bool(getattr(self.backend, "add_bos", cfg.add_bos)),
             "kv_cache": bool(cfg.kv_cache),
             "batch_invariance": {"tie_margin": self.tie_margin,
@@ -187,14 +189,16 @@ class Runner:
                                          "with each request alone (extra.rescored_alone)"},
             "seed": st.seq.seed,
             "trials_limit": cfg.trials,
-            "identity": identity(cfg, self.backend, self.protocol, st.mode),
+            "identity": identity(cfg, self.backend, self.protocol, st.mode, st.rule),
         }
 
     def settings_differences(self, st: SubjectState, old: dict[str, Any]) -> list[str]:
         """What differs between an existing session's sidecar and this run (empty: the same settings)."""
-        ident = identity(self.cfg, self.backend, self.protocol, st.mode)
-        ident = json.loads(json.dumps(ident))
         prev = old.get("identity")
+        if prev and prev.get("context_rule") in RULES_READ:  # an older readable rule: the session keeps it
+            st.rule = prev["context_rule"]
+        ident = identity(self.cfg, self.backend, self.protocol, st.mode, st.rule)
+        ident = json.loads(json.dumps(ident))
         diffs = [] if prev is None else [f"{k}: {prev.get(k)!r} there, {ident.get(k)!r} now"
                                          for k in sorted(set(prev) | set(ident)) if prev.get(k) != ident.get(k)]
         for key, now in (("seed", st.seq.seed), ("spec_hash", st.seq.spec_hash),
@@ -293,7 +297,7 @@ class Runner:
         from experiments.tasks.detection import detection_for
 
         row = trial.to_row(detection_for(trial.task, self.exp.task) if trial.task else None)
-        extra = {"context_sha256": sha256(context_text), "context_chars": len(context_text), "context_rule": RULE,
+        extra = {"context_sha256": sha256(context_text), "context_chars": len(context_text), "context_rule": st.rule,
                  "prompt": prompt, "answer_text": d.answer_text, **d.extra}
         if st.mode.prompt_set:
             extra["prompt_set"] = st.mode.prompt_set
@@ -494,7 +498,8 @@ class Runner:
                 context_text = hist.windowed_text(trial.trial_index) + tctx[k][0]
                 self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[k][0].prompt))
                 st.writer.save_sidecar()  # type: ignore[union-attr]
-                group.extend(k, hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text)))
+                group.extend(k, hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text,
+                                                                               st.rule)))
             self.progress(len(live), None)
 
     def _run_running(self, st: SubjectState) -> None:
@@ -521,7 +526,7 @@ class Runner:
                 extra = json.loads(row.get("extra") or "{}")
                 fb = row.get("feedback_text") or None
                 seg = hist.commit_entry(trial, history_entry(proto, trial, row.get("response") or "", fb,
-                                                             extra["answer_text"]))
+                                                             extra["answer_text"], st.rule))
                 stream.extend(seg)
         for i in range(st.done, st.planned):
             trial = st.seq.trials[i]
@@ -558,7 +563,7 @@ class Runner:
             context_text = hist.windowed_text(trial.trial_index) + tctx[0]
             self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[0].prompt))
             st.writer.save_sidecar()  # type: ignore[union-attr]
-            stream.extend(hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text)))
+            stream.extend(hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text, st.rule)))
             self.progress(1, None)
 
 

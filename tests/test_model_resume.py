@@ -140,3 +140,23 @@ def test_sidecar_counts_trials_as_they_are_written(backend, exp, tmp_path):
     runner.progress = progress
     runner.run()
     assert seen == [(k, k) for k in range(1, 5)]
+
+
+def test_a_session_started_under_the_older_context_rule_resumes_under_it(backend, exp, tmp_path):
+    """Issue 38 bumped the context rule (v3: a `direct` history shows its answer); a session begun under v2
+    is still resumable, and keeps v2 for the rest of its trials (its identity and rows say so)."""
+    run(backend, tmp_path / "a", context="running", protocol="direct", trials=3)
+    csv_path, json_path = session_paths(tmp_path / "a", exp.name, "m01", 1)
+    text = csv_path.read_text(encoding="utf-8").replace("twinlab-context-v3", "twinlab-context-v2")
+    csv_path.write_text(text, encoding="utf-8")
+    meta = json.loads(json_path.read_text())
+    assert meta["identity"]["context_rule"] == "twinlab-context-v3"
+    meta["identity"]["context_rule"] = "twinlab-context-v2"
+    meta["status"] = "incomplete"
+    json_path.write_text(json.dumps(meta))
+
+    run(backend, tmp_path / "a", context="running", protocol="direct", trials=5)  # refused before the fix
+    rows = read_rows(csv_path)
+    assert [int(r["trial_index"]) for r in rows] == list(range(5))
+    assert all(json.loads(r["extra"])["context_rule"] == "twinlab-context-v2" for r in rows[3:])
+    assert json.loads(json_path.read_text())["identity"]["context_rule"] == "twinlab-context-v2"
