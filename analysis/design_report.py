@@ -187,10 +187,12 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
 
         m = plain(target_rows(m, factors, opt.region or None, opt.word or None, reading_rules(opt)))
     kind = "ordinal_fit" if opt.family == "ordinal" else "formula_fit"
-    fits = _fit_or_note(lambda: fit_groups(m, opt.formula, opt.family, factors), f"--formula {opt.formula}", skipped)
-    if fits is None:
-        return
-    skipped += [f"--formula {opt.formula}, group {g}: not fitted ({w[:400]})" for g, w in fits.skipped.items()]
+    # the fit the user asked for: no group fitted is an error (exit 2, raised from fit_groups); a group not
+    # fitted is a failure stated at the top of the report and in the exit status, never only a note
+    fits = fit_groups(m, opt.formula, opt.family, factors)
+    if fits.status != "ok":
+        skipped.append(f"--formula {opt.formula}: {fits.status} (see its diagnostics)")
+    res.failures += [f"--formula {opt.formula}, group {g}: not fitted ({w[:400]})" for g, w in fits.skipped.items()]
     tab = pd.concat([fit_table(f) if kind == "formula_fit" else pd.DataFrame(f.coefficients).assign(group=g)
                      for g, f in fits], ignore_index=True)
     items = [fit_item(kind, f"Your model{' — ' + g if g else ''}", f) for g, f in fits]

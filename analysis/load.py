@@ -317,6 +317,9 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     _check_columns(path, list(raw.columns), info, factors)
     df = typed_frame(path, raw, factors)
     info.add_factors(factors)
+    from analysis.spec_versions import session_version
+
+    info.versions.append(session_version(path, meta, df, sidecar_factors(meta)))
     if meta.get("autopilot") and not include_simulated:
         # the PsychoPy runner answering itself: real timing, simulated responses, never human data
         info.exclude(path.name, len(df), "autopilot session (simulated responses, not human data)")
@@ -354,7 +357,8 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
 
 # ---- everything together ---------------------------------------------------------------------
 def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: bool = False,
-         keep_outliers: bool = False, training_blocks: Iterable[str] | None = None) -> tuple[pd.DataFrame, LoadInfo]:
+         keep_outliers: bool = False, training_blocks: Iterable[str] | None = None,
+         allow_spec_versions: bool = False) -> tuple[pd.DataFrame, LoadInfo]:
     """Read files/folders into one frame (schema columns + source_file, session_status, model).
 
     `fmt` 'auto' recognises the Lakretz CSV by its columns; `training_blocks` applies to it.
@@ -392,6 +396,9 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
     if not frames:
         why = "; ".join(info.notes) or "no data files given"
         raise LoadError(f"no trials to analyse: {why}")
+    from analysis.spec_versions import check_versions
+
+    check_versions(info.versions, info, allow_spec_versions)
     df = pd.concat(frames, ignore_index=True)
     _check_duplicate_sessions(df)
     return df, info
