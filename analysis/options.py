@@ -107,8 +107,6 @@ def check_options(opt: Options) -> Options:
         raise InputError("region/word (--region/--word) choose the rows of the formula: give a formula too")
     if not isinstance(opt.formula, str):
         raise InputError(f"formula (--formula) must be a text, not {opt.formula!r}")
-    if opt.formula and not opt.mixed:
-        raise InputError("formula (--formula) is fitted by R (lme4) and mixed=False (--no-mixed) means no R: drop one")
     if not isinstance(opt.by, list) or not all(isinstance(b, str) for b in opt.by):
         raise InputError(f"by (--by) must be column names, not {opt.by!r}")
     from analysis.exposures import Focus

@@ -28,6 +28,7 @@ class SessionVersion:
     factors: dict[str, list[str]] | None
     started_at: str
     other_rows: list[tuple[int, str]] = field(default_factory=list)  # (line, spec_hash) differing from the sidecar
+    n_other: int = 0  # how many rows carry another spec_hash than the sidecar
 
 
 def session_version(path, meta: dict, df: pd.DataFrame, factors: dict[str, list[str]] | None) -> SessionVersion:
@@ -37,15 +38,17 @@ def session_version(path, meta: dict, df: pd.DataFrame, factors: dict[str, list[
     side = meta.get("spec_hash")
     side = str(side) if side not in (None, "") else None
     other: list[tuple[int, str]] = []
+    n_other = 0
     if "spec_hash" in df.columns:
         rows = df["spec_hash"].astype("string")
         base = side if side is not None else (rows.dropna().iloc[0] if rows.notna().any() else None)
         if base is not None:
             bad = (rows.notna() & (rows != base)).fillna(False)
-            other = [(int(i) + 2, str(rows[i])) for i in rows[bad].index[:5]]
+            other = [(int(i) + 2, str(rows[i])) for i in rows[bad].index[:3]]
+            n_other = int(bad.sum())
         side = base
     return SessionVersion(path.name, exp, side, factors if factors else None, str(meta.get("started_at") or ""),
-                          other)
+                          other, n_other)
 
 
 def _short(h: str | None) -> str:
@@ -53,30 +56,32 @@ def _short(h: str | None) -> str:
 
 
 def _differences(versions: list[SessionVersion]) -> list[str]:
-    out = []
+    """Every difference, the level orders first (they set the coding), then spec hashes, then rows."""
+    levels, hashes, rows = [], [], []
+    seen: dict[str, tuple[list[str], str]] = {}
     for v in versions:
-        for line, h in v.other_rows:
-            out.append(f"{v.file}: line {line} carries spec_hash {_short(h)}, its sidecar {_short(v.spec_hash)}")
+        for name, lv in (v.factors or {}).items():
+            if lv and name in seen and seen[name][0] != lv:
+                levels.append(f"factor {name!r} has levels [{', '.join(seen[name][0])}] in {seen[name][1]} but "
+                              f"[{', '.join(lv)}] in {v.file} (the level order sets the sum coding, the sign of "
+                              "every effect)")
+            if lv:
+                seen.setdefault(name, (lv, v.file))
     by_exp: dict[str, dict[str, list[str]]] = {}
     for v in versions:
         if v.spec_hash:
             by_exp.setdefault(v.experiment, {}).setdefault(v.spec_hash, []).append(v.file)
-    for exp, hashes in by_exp.items():
-        if len(hashes) > 1:
-            out.append(f"experiment {exp!r} was run with {len(hashes)} versions of its spec: " + "; ".join(
+    for exp, hs in by_exp.items():
+        if len(hs) > 1:
+            hashes.append(f"experiment {exp!r} was run with {len(hs)} versions of its spec: " + "; ".join(
                 f"spec_hash {_short(h)} ({len(fs)} session(s): {', '.join(fs[:3])}{', ...' if len(fs) > 3 else ''})"
-                for h, fs in hashes.items()))
-    seen: dict[str, tuple[list[str], str]] = {}
+                for h, fs in hs.items()))
     for v in versions:
-        for name, levels in (v.factors or {}).items():
-            if not levels:
-                continue
-            if name in seen and seen[name][0] != levels:
-                out.append(f"factor {name!r} has levels [{', '.join(seen[name][0])}] in {seen[name][1]} but "
-                           f"[{', '.join(levels)}] in {v.file} (the level order sets the sum coding, the sign of "
-                           "every effect)")
-            seen.setdefault(name, (levels, v.file))
-    return out
+        if v.n_other:
+            lines = ", ".join(str(ln) for ln, _ in v.other_rows) + (", ..." if v.n_other > len(v.other_rows) else "")
+            rows.append(f"{v.file}: {v.n_other} row(s) carry another spec_hash than the sidecar's {_short(v.spec_hash)} "
+                        f"(line {lines}: {_short(v.other_rows[0][1])})")
+    return levels + hashes + rows
 
 
 def current(versions: list[SessionVersion]) -> SessionVersion:
