@@ -286,7 +286,7 @@ def render_report(out: str | Path) -> Path:
     res = load_results(out)
     try:
         page = _page(out, res)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ReportError(f"{out / 'results.json'}: an entry is not as twinlab writes it ({type(exc).__name__}: "
                           f"{exc}); re-run `twinlab analyze` to rewrite the results folder") from None
     from experiments.atomic import atomic_write_text
