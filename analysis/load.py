@@ -91,6 +91,27 @@ def _read_session_csv(path: Path, info: LoadInfo) -> pd.DataFrame:
     return _read_raw(io.BytesIO(path.read_bytes()[: scan.keep_bytes]), name=path)
 
 
+def _check_header_names(path: Path) -> None:
+    """A column named twice in the header is refused naming it (pandas would rename the second `x.1`,
+    and the loader would then call it an unknown column or read the wrong one)."""
+    import csv
+
+    if str(path).endswith(".gz"):
+        return  # read by pandas; a compressed release's header is checked by its importer
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+            first = fh.readline(1_000_000)
+    except OSError:
+        return  # the reader says why
+    names = next(csv.reader([first]), [])
+    seen: set[str] = set()
+    for n in (x.strip() for x in names):
+        if n and n in seen:
+            raise LoadError(f"{path}: column {n!r} appears more than once in the header line; each column is "
+                            "named once (which one would be read?)")
+        seen.add(n)
+
+
 def sniff_format(path: Path, columns: Iterable[str]) -> str:
     cols = set(columns)
     if {"subject", "sentence_type", "valid_answer"} <= cols:
@@ -378,6 +399,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
             info.notes.append(f"{f.name}: skipped, {empty}")
             info.exclude(f.name, 0, f"skipped: {empty}")
             continue
+        _check_header_names(f)
         raw_cols = list(_read_raw(f).columns)
         kind = sniff_format(f, raw_cols) if fmt == "auto" else fmt
         info.files.append(str(f))

@@ -138,3 +138,17 @@ def test_a_group_not_fitted_is_a_failure_at_the_top_and_exit_1(r_ready, tmp_path
     top = page.index("Failed: a result you asked for could not be computed")
     assert top < page.index("<h2") and "group m · none · direct: not fitted" in page[top:page.index("<h2")]
     assert "Your model — human" in page  # the fit that worked is shown
+
+
+def test_a_session_table_naming_a_column_twice_is_refused(data, tmp_path):
+    import shutil
+
+    src = sorted((data / "data").glob("*_data.csv"))[0]
+    shutil.copy(src.with_suffix(".json"), tmp_path / src.with_suffix(".json").name)
+    lines = src.read_text(encoding="utf-8").splitlines()
+    lines = [ln + ("," + ln.split(",")[0]) for ln in lines]  # subject_id again, as the last column
+    (tmp_path / src.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from analysis.load import LoadError
+
+    with pytest.raises(LoadError, match="column 'subject_id' appears more than once in the header"):
+        api.load_sessions(tmp_path)
