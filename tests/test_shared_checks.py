@@ -15,10 +15,21 @@ import pytest
 from analysis import api
 from analysis import formula as fm
 from analysis.options import InputError
-from tests.cli_refusal import refused
 from tests.support import design_synthetic as ds
 
 F = "correct ~ head_number + (1 | subject)"
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """`twinlab ARGS` in this process (the app itself; the subprocess path is tested in
+    tests/test_hostile_results.py): the exit code and the output as one line."""
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    r = CliRunner().invoke(app, list(args))
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    return r.exit_code, " ".join(r.output.split())
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +85,8 @@ def test_the_other_api_functions_share_the_rules(data, df):
 
 
 def test_analyze_seed_minus_one_is_refused(data, tmp_path):
-    refused("analyze", str(data), "--out", str(tmp_path / "o"), "--no-mixed", "--seed", "-1",
-            match="seed (--seed) must be from 0")
+    code, out = cli("analyze", str(data), "--out", str(tmp_path / "o"), "--no-mixed", "--seed", "-1")
+    assert code == 2 and "error: seed (--seed) must be from 0" in out and "Traceback" not in out
 
 
 @pytest.mark.parametrize("formula, named", [
@@ -104,8 +115,8 @@ def test_an_infinite_response_is_refused_before_r(df):
 
 def test_analyze_refuses_them_with_exit_2_and_writes_no_results(data, tmp_path):
     out = tmp_path / "o"
-    refused("analyze", str(data), "--out", str(out), "--formula", "correct ~ 0 + (1 | subject)",
-            match=["--formula", "estimates no fixed effect"])
+    code, said = cli("analyze", str(data), "--out", str(out), "--formula", "correct ~ 0 + (1 | subject)")
+    assert code == 2 and "error: --formula 'correct ~ 0 + (1 | subject)' estimates no fixed effect" in said
     assert not (out / "results.json").exists()
 
 
@@ -122,15 +133,11 @@ def _with_a_failing_group(root: Path) -> Path:
 @pytest.mark.r
 @pytest.mark.slow
 def test_a_group_not_fitted_is_a_failure_at_the_top_and_exit_1(r_ready, tmp_path):
-    from typer.testing import CliRunner
-
-    from experiments.cli import app
-
     data = _with_a_failing_group(tmp_path / "d")
     out = tmp_path / "o"
-    r = CliRunner().invoke(app, ["analyze", str(data), "--out", str(out), "--n-boot", "10", "--formula",
-                                 "correct ~ head_number + (1 | subject)", "--model-copies", "subjects"])
-    assert r.exit_code == 1, r.output
+    code, said = cli("analyze", str(data), "--out", str(out), "--n-boot", "10", "--formula",
+                     "correct ~ head_number + (1 | subject)", "--model-copies", "subjects")
+    assert code == 1 and "failed: --formula" in said, said
     res = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert len(res["failures"]) == 1 and "group m · none · direct: not fitted" in res["failures"][0]
     assert not any("not fitted" in n for n in res["skipped"])  # a failure, not a note
