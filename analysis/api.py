@@ -345,7 +345,9 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     """Write the results folder (tables/, figures/, results.json, report.html): `twinlab analyze` is this
     call. From a frame of load_sessions() or from paths; `options` are analysis.pipeline.Options fields
     (seed, n_boot, mixed, family, gap_pairs, ...), checked as the CLI checks them. `out` is never among
-    the data (a frame's data: the files it was loaded from). Returns the results dict."""
+    the data (a frame's data: the files it was loaded from). Returns the results dict; its `failures` lists
+    results asked for that could not be computed (a --formula group not fitted: `analyze` exits 1), also
+    stated at the top of report.html."""
     from dataclasses import fields
 
     from analysis.formula import parse
