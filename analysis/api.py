@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import pandas as pd
 
 from analysis.bootstrap import N_BOOT
@@ -26,27 +27,28 @@ __all__ = ["load_sessions", "factors", "model_copies", "rates", "acceptance", "d
            "first_encounter", "learning_curves", "choice_bias",
            "rating_distribution", "reading_words", "reading_regions", "reading_times", "surprisal_rt", "completion",
            "demand_gaps", "InputError"]
-FAMILIES = ("auto", "binomial", "gaussian", "ordinal")
-MAX_BOOT = 100_000
-
-
-class InputError(ValueError):
-    """An argument of an API function that the CLI would refuse; the message names it."""
+from analysis.options import FAMILIES, MAX_BOOT, InputError  # noqa: E402 (InputError is re-exported here)
 
 
 def _check_frame(df) -> pd.DataFrame:
+    """A frame of trials: a DataFrame whose column names are each given once (a duplicated name would make
+    `df[name]` a table, not a column)."""
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"df: a table of trials from load_sessions(), not {type(df).__name__}")
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise InputError(f"df: column {str(dup[0])!r} appears {int((df.columns == dup[0]).sum())} times; "
+                         "each column name must be given once")
     return df
 
 
 def _check_boot(seed, n_boot) -> None:
-    """As `analyze --seed/--n-boot`: whole numbers, n_boot from 1 to 100,000."""
-    for name, v in (("seed", seed), ("n_boot", n_boot)):
-        if isinstance(v, bool) or not isinstance(v, (int,)) and not (hasattr(v, "is_integer") and float(v).is_integer()):
-            raise InputError(f"{name} must be a whole number, not {v!r}")
-    if not 1 <= int(n_boot) <= MAX_BOOT:
-        raise InputError(f"n_boot must be from 1 to {MAX_BOOT:,}, not {n_boot}")
+    """As `analyze --seed/--n-boot` (analysis/options.py: the one rule): whole numbers, seed >= 0,
+    n_boot from 1 to 100,000."""
+    from analysis.options import whole
+
+    whole("seed (--seed)", seed, 0, 2**32 - 1)
+    whole("n_boot (--n-boot)", n_boot, 1, MAX_BOOT)
 
 
 def _check_outcome(df: pd.DataFrame, outcome) -> str:
@@ -64,6 +66,10 @@ def _check_outcome(df: pd.DataFrame, outcome) -> str:
     if num.isna().any():
         raise InputError(f"outcome {outcome!r} is text (e.g. {s[num.isna()].iloc[0]!r}), not a 0/1 or numeric column; "
                          "rates are of correct, accepted or another 0/1 column")
+    inf = ~np.isfinite(num.astype(float))
+    if inf.any():
+        raise InputError(f"outcome {outcome!r} holds {int(inf.sum())} infinite value(s) (e.g. row {inf[inf].index[0]!r}: "
+                         f"{num[inf].iloc[0]!r}); a rate of an infinite value means nothing: drop or fix those rows")
     return outcome
 
 
@@ -88,7 +94,8 @@ def model_copies(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_sessions(paths: Iterable[str | Path] | str | Path, include_simulated: bool = False,
-                  keep_outliers: bool = False, fmt: str = "auto", model_copies: str = "merge") -> pd.DataFrame:
+                  keep_outliers: bool = False, fmt: str = "auto", model_copies: str = "merge",
+                  allow_spec_versions: bool = False) -> pd.DataFrame:
     """Session CSVs or folders -> one tidy frame: one row per trial, every schema column, the design's
     factors under their own names, plus `group`, `subject_key`, `error`, `training`, and for judgment-like
     tasks `accepted`, `signal`, `said_reject` (from the task's labels). Deterministic model copies are one
@@ -97,12 +104,20 @@ def load_sessions(paths: Iterable[str | Path] | str | Path, include_simulated: b
     design's factors, exposures_any, first_encounter) are columns like any other (`fit`, `rates(by=...)`).
 
     `df.attrs['factors']` maps each factor to its levels (the spec's order, from the sidecars);
-    `df.attrs['load_info']` says what was read, noted and excluded."""
+    `df.attrs['load_info']` says what was read, noted and excluded. Sessions of different versions of a
+    spec (another spec_hash or factor level order) are refused (analysis.load.SpecVersionError) unless
+    `allow_spec_versions`: then they are coded by the current version and the notes name every version."""
     from analysis.load import load
 
+    from analysis.options import FORMATS, model_copies as check_copies
+
+    check_copies(model_copies)
+    if fmt not in FORMATS:
+        raise InputError(f"fmt must be {', '.join(FORMATS)}, not {fmt!r}")
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    df, info = load(paths, fmt, include_simulated=include_simulated, keep_outliers=keep_outliers)
+    df, info = load(paths, fmt, include_simulated=include_simulated, keep_outliers=keep_outliers,
+                    allow_spec_versions=allow_spec_versions)
     return _finish(df, info, model_copies)
 
 
@@ -201,13 +216,19 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
     from analysis.formula_fit import fit_groups as _fit_groups
     from analysis.tasks_reading import plain, target_rows
 
+    from analysis.options import target
+
     _check_frame(df)
     if family not in FAMILIES:
         raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {family!r}")
+    region_s, word_n = target(region, word)
     f = parse(formula)  # refused here, before any data work or R
+    from analysis.formula_checks import check_fit_request
+
+    check_fit_request(f, df, family)
     d = model_frame(df, _blocks(blocks))
-    if region is not None or word is not None:
-        d = target_rows(d, factors(df), region, word)
+    if region_s or word_n:
+        d = target_rows(d, factors(df), region_s or None, word_n or None)
     return _fit_groups(plain(d), f, family=family, declared=factors(df), fallback=bool(fallback))
 
 
@@ -381,10 +402,13 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     """Write the results folder (tables/, figures/, results.json, report.html): `twinlab analyze` is this
     call. From a frame of load_sessions() or from paths; `options` are analysis.pipeline.Options fields
     (seed, n_boot, mixed, family, gap_pairs, ...), checked as the CLI checks them. `out` is never among
-    the data (a frame's data: the files it was loaded from). Returns the results dict."""
+    the data (a frame's data: the files it was loaded from). Returns the results dict; its `failures` lists
+    results asked for that could not be computed (a --formula group not fitted: `analyze` exits 1), also
+    stated at the top of report.html."""
     from dataclasses import fields
 
     from analysis.formula import parse
+    from analysis.options import check_options
     from analysis.pipeline import Options, run_analysis, run_loaded
     from experiments.options import output_folder
 
@@ -401,14 +425,12 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     output_folder("out", out)
     check_out(out, paths, force, frame=isinstance(data, pd.DataFrame))
     by_list = [b.strip() for b in by.split(",")] if isinstance(by, str) else list(by or [])
-    if formula:
-        parse(formula)
-    if options.get("family", "auto") not in FAMILIES:
-        raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {options['family']!r}")
-    _check_boot(options.get("seed", 0), options.get("n_boot", N_BOOT))
     if "blocks" in options:
         options["blocks"] = _blocks(options["blocks"])
-    opt = Options(by=by_list, formula=formula or "", **options)
+    opt = check_options(Options(by=by_list, formula=formula or "", **options))  # before any work
+    if opt.formula:
+        parse(opt.formula)
     if isinstance(data, pd.DataFrame):
+        _check_frame(data)
         return run_loaded(data, info, out, opt, log)
     return run_analysis(paths, out, opt, log)

@@ -36,6 +36,7 @@ def analyze(
     word: int = typer.Option(0, "--word", help="fit --formula on the N-th word's rows (one per trial: word_rt_ms, surprisal_bits, length, length_prev1, ...)"),
     word_rt_range: str = typer.Option("100,5000", "--word-rt-range", help="LOW,HIGH: self-paced reading's word reading times (ms) kept (rule `rt_range`; the counts removed are reported)"),
     exclude_wrong_answers: bool = typer.Option(False, "--exclude-wrong-answers", help="self-paced reading: leave out trials whose comprehension question was answered wrongly (rule `wrong_answer`, counted)"),
+    allow_spec_versions: bool = typer.Option(False, "--allow-spec-versions", help="analyse sessions run with different versions of the spec (another spec_hash or factor level order) together, coded by the current version (the newest session's); the report names every version. Without it they are refused"),
 ) -> None:
     """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
     designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
@@ -118,7 +119,8 @@ def analyze(
                          keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
                          model_copies=model_copies, rt_trim=(lo_ms, hi_ms), rt_sd=rt_sd,
                          region=region, word=word, word_rt_range=(spr_lo, spr_hi),
-                         exclude_wrong_answers=exclude_wrong_answers, blocks=blocks)
+                         exclude_wrong_answers=exclude_wrong_answers, allow_spec_versions=allow_spec_versions,
+                         blocks=blocks)
     except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError, GapError, InputError,
             OptionError, FocusError, BlocksError) as exc:
         fail(str(exc))
@@ -131,6 +133,10 @@ def analyze(
         console.print(f"[yellow]trial order:[/yellow] {res['order_statement']}", highlight=False)
     typer.echo(f"wrote {len(res['tables'])} tables, {len(res['figures'])} figures and {out / 'report.html'} "
                f"in {time.time() - t0:.1f} s")
+    if res.get("failures"):  # a result asked for is missing: said at the top of the report and here, exit 1
+        for f in res["failures"]:
+            typer.echo(f"failed: {f}", err=True)
+        raise typer.Exit(1)
 
 
 def check_results_folder(out: Path, data: List[Path], force: bool) -> None:

@@ -91,6 +91,27 @@ def _read_session_csv(path: Path, info: LoadInfo) -> pd.DataFrame:
     return _read_raw(io.BytesIO(path.read_bytes()[: scan.keep_bytes]), name=path)
 
 
+def _check_header_names(path: Path) -> None:
+    """A column named twice in the header is refused naming it (pandas would rename the second `x.1`,
+    and the loader would then call it an unknown column or read the wrong one)."""
+    import csv
+
+    if str(path).endswith(".gz"):
+        return  # read by pandas; a compressed release's header is checked by its importer
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+            first = fh.readline(1_000_000)
+    except OSError:
+        return  # the reader says why
+    names = next(csv.reader([first]), [])
+    seen: set[str] = set()
+    for n in (x.strip() for x in names):
+        if n and n in seen:
+            raise LoadError(f"{path}: column {n!r} appears more than once in the header line; each column is "
+                            "named once (which one would be read?)")
+        seen.add(n)
+
+
 def sniff_format(path: Path, columns: Iterable[str]) -> str:
     cols = set(columns)
     if {"subject", "sentence_type", "valid_answer"} <= cols:
@@ -317,6 +338,9 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     _check_columns(path, list(raw.columns), info, factors)
     df = typed_frame(path, raw, factors)
     info.add_factors(factors)
+    from analysis.spec_versions import session_version
+
+    info.versions.append(session_version(path, meta, df, sidecar_factors(meta)))
     if meta.get("autopilot") and not include_simulated:
         # the PsychoPy runner answering itself: real timing, simulated responses, never human data
         info.exclude(path.name, len(df), "autopilot session (simulated responses, not human data)")
@@ -354,7 +378,8 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
 
 # ---- everything together ---------------------------------------------------------------------
 def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: bool = False,
-         keep_outliers: bool = False, training_blocks: Iterable[str] | None = None) -> tuple[pd.DataFrame, LoadInfo]:
+         keep_outliers: bool = False, training_blocks: Iterable[str] | None = None,
+         allow_spec_versions: bool = False) -> tuple[pd.DataFrame, LoadInfo]:
     """Read files/folders into one frame (schema columns + source_file, session_status, model).
 
     `fmt` 'auto' recognises the Lakretz CSV by its columns; `training_blocks` applies to it.
@@ -374,6 +399,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
             info.notes.append(f"{f.name}: skipped, {empty}")
             info.exclude(f.name, 0, f"skipped: {empty}")
             continue
+        _check_header_names(f)
         raw_cols = list(_read_raw(f).columns)
         kind = sniff_format(f, raw_cols) if fmt == "auto" else fmt
         info.files.append(str(f))
@@ -392,6 +418,9 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
     if not frames:
         why = "; ".join(info.notes) or "no data files given"
         raise LoadError(f"no trials to analyse: {why}")
+    from analysis.spec_versions import check_versions
+
+    check_versions(info.versions, info, allow_spec_versions)
     df = pd.concat(frames, ignore_index=True)
     _check_duplicate_sessions(df)
     return df, info

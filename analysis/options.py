@@ -29,3 +29,94 @@ class Options:
     word_rt_range: tuple[float, float] = (100.0, 5000.0)  # --word-rt-range: self-paced reading's `rt_range` rule
     exclude_wrong_answers: bool = False  # --exclude-wrong-answers: self-paced reading's `wrong_answer` rule
     blocks: str = "test"  # --blocks: test | training,test | all -- the rows of the rates, --formula and learning fits
+    allow_spec_versions: bool = False  # --allow-spec-versions: pool sessions of different spec versions (coded by the current)
+
+
+class InputError(ValueError):
+    """An argument of an analysis (API keyword or `analyze` flag) that cannot work; the message names it.
+    The CLI turns it into one line and exit 2."""
+
+
+COPIES = ("merge", "subjects")
+FAMILIES = ("auto", "binomial", "gaussian", "ordinal")
+FORMATS = ("auto", "twinlab", "lakretz")
+MAX_BOOT = 100_000
+
+
+def whole(name: str, v, low: int, high: int | None = None) -> int:
+    """A whole-number option: an int (not a bool, not 200.0, not '3'), from `low` (to `high`)."""
+    import numbers
+
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise InputError(f"{name} must be a whole number (an int), not {v!r}")
+    if v < low or (high is not None and v > high):
+        rng = f"from {low:,} to {high:,}" if high is not None else f"{low} or more"
+        raise InputError(f"{name} must be {rng}, not {v}")
+    return int(v)
+
+
+def ms_range(name: str, v, example: str) -> tuple[float, float]:
+    """LOW, HIGH in ms: two finite numbers with 0 <= LOW < HIGH."""
+    import math
+    import numbers
+
+    ok = (isinstance(v, (tuple, list)) and len(v) == 2
+          and all(isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) for x in v))
+    if not ok or not 0 <= v[0] < v[1]:
+        raise InputError(f"{name} {v!r}: give (LOW, HIGH) in ms, finite, with 0 <= LOW < HIGH (e.g. {example})")
+    return float(v[0]), float(v[1])
+
+
+def model_copies(v) -> str:
+    if v not in COPIES:
+        raise InputError(f"model_copies (--model-copies) must be merge or subjects, not {v!r}")
+    return v
+
+
+def target(region, word) -> tuple[str, int]:
+    """--region / --word as given to a fit: a region's name or number (text), or a word position >= 1."""
+    region = "" if region is None else region
+    word = 0 if word is None else word
+    if not isinstance(region, (str, int)) or isinstance(region, bool):
+        raise InputError(f"region (--region) must be a region's name or number, not {region!r}")
+    word = whole("word (--word)", word, 0)
+    if region not in ("", 0) and word:
+        raise InputError("--region and --word (region, word): give one of them")
+    return str(region) if region != 0 else "", word
+
+
+def check_options(opt: Options) -> Options:
+    """Every option of an analysis, checked in the one function `api.report`, `twinlab analyze` and the
+    pipeline itself (run_analysis, run_loaded) apply before any work: InputError naming the option."""
+    import math
+    import numbers
+
+    whole("seed (--seed)", opt.seed, 0, 2**32 - 1)
+    whole("n_boot (--n-boot)", opt.n_boot, 1, MAX_BOOT)
+    if opt.family not in FAMILIES:
+        raise InputError(f"family (--family) must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {opt.family!r}")
+    if opt.fmt not in FORMATS:
+        raise InputError(f"fmt (--format) must be auto, twinlab or lakretz, not {opt.fmt!r}")
+    model_copies(opt.model_copies)
+    opt.rt_trim = ms_range("rt_trim (--rt-trim)", opt.rt_trim, "(200, 3000)")
+    opt.word_rt_range = ms_range("word_rt_range (--word-rt-range)", opt.word_rt_range, "(100, 5000)")
+    sd = opt.rt_sd
+    if isinstance(sd, bool) or not isinstance(sd, numbers.Real) or not math.isfinite(sd) or sd < 0:
+        raise InputError(f"rt_sd (--rt-sd) must be a finite number >= 0 (0: off), not {sd!r}")
+    opt.region, opt.word = target(opt.region, opt.word)
+    if (opt.region or opt.word) and not opt.formula:
+        raise InputError("region/word (--region/--word) choose the rows of the formula: give a formula too")
+    if not isinstance(opt.formula, str):
+        raise InputError(f"formula (--formula) must be a text, not {opt.formula!r}")
+    if not isinstance(opt.by, list) or not all(isinstance(b, str) for b in opt.by):
+        raise InputError(f"by (--by) must be column names, not {opt.by!r}")
+    from analysis.exposures import Focus
+    from analysis.scoring import RULES
+
+    if opt.rejected_rule not in RULES:
+        raise InputError(f"rejected_rule (--rejected-rule) must be {' or '.join(RULES)}, not {opt.rejected_rule!r}")
+    try:
+        Focus.parse(opt.focus)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"focus (--focus): {exc}") from None
+    return opt

@@ -31,7 +31,7 @@ from analysis.learning_report import learning_sections
 from analysis.lakretz_report import (data_section, error_rates_section, exposures_section, first_encounter_section,
                                      lakretz_rows, model_measures_section)
 from analysis.load import load
-from analysis.options import Options  # noqa: F401 (re-exported: analysis.pipeline.Options)
+from analysis.options import Options, check_options  # noqa: F401 (Options re-exported: analysis.pipeline.Options)
 from analysis.prepare import order_known_rows
 from analysis.results_folder import Results, clean_json, json_default
 from analysis.sections import detection_section, exposure_models_section, training_section
@@ -44,8 +44,9 @@ from analysis.report_tables import wide_error_rates, wide_slopes, wide_table_c1 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,
                  log: Callable[[str], None] | None = None) -> dict:
     """Run every analysis on the data and write the results folder; returns the results dict."""
-    opt = options or Options()
-    df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks)
+    opt = check_options(options or Options())
+    df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks,
+                    allow_spec_versions=opt.allow_spec_versions)
     return run_loaded(df, info, out, opt, log)
 
 
@@ -53,12 +54,12 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
                log: Callable[[str], None] | None = None) -> dict:
     """The analysis of trials already loaded (analysis.load.load or analysis.api.load_sessions): the
     sections follow the design (a general design's own, or the Lakretz sections)."""
-    opt = options or Options()
+    opt = check_options(options or Options())
     log = log or (lambda s: None)
     t0 = time.time()
     out = Path(out)
     general = is_general_design(df, info.factors)
-    check_by_and_formula(df, opt, general)
+    check_by_and_formula(df, opt, general, info.factors)
     if general:
         return run_general(df, info, out, opt, log, t0)
     if opt.gap_pairs:  # never silently ignored
@@ -99,7 +100,8 @@ def run_lakretz(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[
         "order_statement": statement,
         "rejected_rule": {"rule": opt.rejected_rule, "text": scoring.RULE_TEXT[opt.rejected_rule],
                           "differences": rule_diff if r.has_order else None},
-        "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
+        "notes": notes, "skipped": skipped, "exclusions": info.exclusions, "failures": res.failures,
+        "spec_versions": info.spec_versions,
         "tables": res.tables, "figures": res.figures, "sections": res.sections,
     }
     return write_results(out, results)
@@ -114,7 +116,7 @@ def write_results(out: Path, results: dict) -> dict:
     return results
 
 
-def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True) -> None:
+def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True, factors: Iterable[str] = ()) -> None:
     """--by and --formula name columns of the table: checked before any work (FormulaError names the column).
     The order columns count as columns (a general design gets all of them, analysis/learning_rows.py; a
     Lakretz table those analysis/prepare.py defines)."""
@@ -143,7 +145,11 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True) -
 
         cols |= check_target(df, opt.region or None, opt.word or None)
     if opt.formula:
-        fm.check_columns(fm.parse(opt.formula), sorted(cols))
+        from analysis.formula_checks import check_fit_request
+
+        f = fm.parse(opt.formula)
+        fm.check_columns(f, sorted(cols))
+        check_fit_request(f, df, opt.family, factors)
     if opt.family not in ("auto", "binomial", "gaussian", "ordinal"):
         raise fm.FormulaError(f"--family must be auto, binomial, gaussian or ordinal, not {opt.family!r}")
     from analysis.demand_gap import check_pairs
@@ -181,7 +187,8 @@ def run_general(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[
         "options": asdict(opt),
         "inputs": {"files": info.files, "formats": info.formats},
         "outliers": info.outliers,
-        "notes": notes, "skipped": skipped, "exclusions": info.exclusions,
+        "notes": notes, "skipped": skipped, "exclusions": info.exclusions, "failures": res.failures,
+        "spec_versions": info.spec_versions,
         "tables": res.tables, "figures": res.figures, "sections": res.sections,
     }
     return write_results(out, results)

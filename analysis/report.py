@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.results_folder import FolderPathError, href, inside
+
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}h3{font-size:1.05em;margin-top:1.4em}
@@ -74,8 +76,14 @@ def _table_html(df: pd.DataFrame, index: bool = False, transpose: bool = False) 
 
 
 def _read_table(out: Path, meta: dict) -> pd.DataFrame:
-    path = out / meta["file"]
-    df = pd.read_csv(path)
+    """A shown table's CSV: inside the results folder (never a path results.json makes up), bounded."""
+    path = _file(out, meta["file"], f"table {meta.get('title', '')!r}")
+    if path.stat().st_size > 200_000_000:
+        raise ReportError(f"{path}: too large for a results table (more than 200,000,000 bytes)")
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: not a table twinlab wrote ({exc}); re-run `twinlab analyze`") from None
     if meta.get("index"):
         df = df.set_index(df.columns[0])
     return df
@@ -106,14 +114,15 @@ def _fit_html(title: str, fit: dict) -> str:
     coef = pd.DataFrame(fit["coefficients"])
     coef = coef[[c for c in ("term", "estimate", "se", "z", "p", "ci_low", "ci_high", "se_hessian_free", "z_hessian_free")
                  if c in coef.columns]]
-    coef["signif"] = [significance_mark(p, status) for p in coef["p"]]
+    if "p" in coef.columns:  # a fit without fixed effects has an empty table, never a crash of the page
+        coef["signif"] = [significance_mark(p, status) for p in coef["p"]]
     rfx = ", ".join(f"{r['term'].replace('sd__', 'SD ').replace('cor__', 'cor ')} = {_fmt(r['estimate'])}"
                     for r in fit["random_effects"])
     msgs = "".join(f"<li class=note>{html.escape(m)}</li>" for m in fit.get("messages", []))
     mark = "" if status == "ok" else f" <span class=bad>({html.escape(status)})</span>"
     return (f"<h3>{html.escape(title)}{mark}</h3><p><code>{html.escape(fit['formula'])}</code><br>"
-            f"n = {fit['n_obs']} trials, {fit['n_groups']} subjects; AIC = {_fmt(fit['aic'])}, "
-            f"BIC = {_fmt(fit['bic'])}, logLik = {_fmt(fit['loglik'])}, parameters = {fit['n_params']}<br>"
+            f"n = {_esc(fit['n_obs'])} trials, {_esc(fit['n_groups'])} subjects; AIC = {_fmt(fit['aic'])}, "
+            f"BIC = {_fmt(fit['bic'])}, logLik = {_fmt(fit['loglik'])}, parameters = {_esc(fit['n_params'])}<br>"
             f"random effects (subject): {html.escape(rfx)}</p>{fit_status_html(fit)}{_table_html(coef)}"
             + (f"<ul>{msgs}</ul>" if msgs else ""))
 
@@ -130,7 +139,8 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
     coef = coef[keep].rename(columns={"z": fit.get("statistic", "z")})
     if "df" in coef.columns and coef["df"].isna().all():
         coef = coef.drop(columns="df")
-    coef["signif"] = [significance_mark(p, status) for p in coef["p"]]
+    if "p" in coef.columns:  # a fit without fixed effects has an empty table, never a crash of the page
+        coef["signif"] = [significance_mark(p, status) for p in coef["p"]]
     rfx = ", ".join(f"{r['group']}: {r['term'].replace('sd__', 'SD ').replace('cor__', 'cor ')} = {_fmt(r['estimate'])}"
                     for r in fit.get("random_effects", []))
     mark = "" if status == "ok" else f" <span class=bad>({html.escape(status)})</span>"
@@ -142,16 +152,16 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
                 f"cond.H = {_fmt_na(fit.get('cond_h'))}; singular: {'yes' if fit.get('singular') else 'no'}"
                 + (f"; {html.escape(fit['fallback'])}" if fit.get("fallback") else "") + "</p>")
         unused = fit.get("unused_points") or []
-        head = (f"ordinal::clmm (logit link, flexible thresholds: {fit.get('n_thresholds')}"
-                + (f"; scale point(s) never used: {', '.join(map(str, unused))}" if unused else "")
-                + f"); n = {fit['n_obs']}; "
+        head = (f"ordinal::clmm (logit link, flexible thresholds: {_esc(fit.get('n_thresholds'))}"
+                + (f"; scale point(s) never used: {_esc(', '.join(map(str, unused)))}" if unused else "")
+                + f"); n = {_esc(fit['n_obs'])}; "
                 f"AIC = {_fmt(fit.get('aic'))}, logLik = {_fmt(fit.get('loglik'))}")
     else:
         diag = fit_status_html(fit)
         groups = ", ".join(f"{k}: {v}" for k, v in (fit.get("n_groups") or {}).items())
         head = (f"{html.escape(fit.get('method', ''))} ({html.escape(fit.get('family', ''))}"
                 + (", response on a log scale" if fit.get("response_transform") == "log" else "")
-                + f"); n = {fit['n_obs']}" + (f"; groups: {html.escape(groups)}" if groups else "")
+                + f"); n = {_esc(fit['n_obs'])}" + (f"; groups: {html.escape(groups)}" if groups else "")
                 + f"; AIC = {_fmt(fit.get('aic'))}, BIC = {_fmt(fit.get('bic'))}, logLik = {_fmt(fit.get('loglik'))}")
     contr = "".join(f"<li><code>{html.escape(c['factor'])}</code> ({html.escape(', '.join(c['levels']))}): "
                     f"{html.escape(c['coding'])}</li>" for c in fit.get("contrasts", []))
@@ -188,8 +198,8 @@ def _items_html(items: list[dict]) -> str:
                 parts.append(
                     f"<p><b>{html.escape(g)}: model comparison.</b> AIC {_fmt(c['aic_small'])} (base) vs "
                     f"{_fmt(c['aic_big'])} (extended), BIC {_fmt(c['bic_small'])} vs {_fmt(c['bic_big'])}; "
-                    f"likelihood ratio &chi;&sup2;({c['df']}) = {_fmt(c['chi2'])}, p = {_fmt(c['p'])}. "
-                    f"Preferred: {c['preferred_by_aic']} (AIC), {c['preferred_by_bic']} (BIC)."
+                    f"likelihood ratio &chi;&sup2;({_esc(c['df'])}) = {_fmt(c['chi2'])}, p = {_fmt(c['p'])}. "
+                    f"Preferred: {_esc(c['preferred_by_aic'])} (AIC), {_esc(c['preferred_by_bic'])} (BIC)."
                     + ("".join(f" <span class=bad>The {k} fit is {html.escape(status_of(it.get(k)))}: do not "
                                "interpret this comparison.</span>"
                                for k in ("base", "extended") if it.get(k) and status_of(it.get(k)) != "ok"))
@@ -205,9 +215,30 @@ def _items_html(items: list[dict]) -> str:
     return "".join(parts)
 
 
-def render_report(out: str | Path) -> Path:
-    """Write OUT/report.html from OUT/results.json and the files it names."""
-    out = Path(out)
+def _esc(v) -> str:
+    """Any value of results.json as page text (it is input: a string there may hold markup)."""
+    return html.escape("" if v is None else str(v))
+
+
+def _file(out: Path, rel, what: str) -> Path:
+    """A file results.json names: inside the results folder (analysis/results_folder.py: inside) and a
+    regular file, or ReportError naming it."""
+    from stimuli.textfile import regular_file_problem
+
+    try:
+        path = inside(out, rel, what)
+    except FolderPathError as exc:
+        raise ReportError(f"{out / 'results.json'}: {exc}") from None
+    problem = regular_file_problem(path, "results")
+    if problem:
+        raise ReportError(f"{out / 'results.json'}: {what}: {rel} {problem}; re-run `twinlab analyze` to rewrite "
+                          "the results folder")
+    return path
+
+
+def load_results(out: Path) -> dict:
+    """results.json as a dict whose layout (sections, tables, figures, notes) is as twinlab writes it,
+    or ReportError naming the file and the entry."""
     rpath = out / "results.json"
     if not rpath.exists():
         raise ReportError(f"{out} is not a results folder (no results.json); run `twinlab analyze DATA --out {out}` first")
@@ -219,55 +250,119 @@ def render_report(out: str | Path) -> Path:
         raise ReportError(f"{rpath}: not valid JSON ({exc})") from None
     if not isinstance(res, dict):
         raise ReportError(f"{rpath}: not a results file (a JSON object is expected)")
+    _check_layout(res, rpath)
+    return res
+
+
+def _check_layout(res: dict, rpath: Path) -> None:
+    def bad(where: str, want: str):
+        raise ReportError(f"{rpath}: {where} is not as twinlab writes it ({want}); re-run `twinlab analyze`")
+
+    for key in ("tables", "figures", "options", "inputs"):
+        if not isinstance(res.get(key, {}), dict):
+            bad(key, "an object")
+    for key in ("notes", "skipped", "failures", "sections"):
+        if not isinstance(res.get(key, []), list):
+            bad(key, "a list")
+    for key in ("notes", "skipped", "failures"):
+        if not all(isinstance(n, str) for n in res.get(key, [])):
+            bad(key, "a list of texts")
+    for kind in ("tables", "figures"):
+        for name, meta in res.get(kind, {}).items():
+            if not isinstance(meta, dict) or not isinstance(meta.get("file"), str):
+                bad(f"{kind}.{name}", "an object with a file")
+    for k, s in enumerate(res.get("sections", [])):
+        if not isinstance(s, dict) or not isinstance(s.get("id"), str) or not isinstance(s.get("title"), str):
+            bad(f"sections[{k}]", "an object with an id and a title")
+        for key in ("tables", "figures", "items"):
+            if not isinstance(s.get(key, []), list):
+                bad(f"sections[{k}].{key}", "a list")
+
+
+def render_report(out: str | Path) -> Path:
+    """Write OUT/report.html from OUT/results.json and the files it names. results.json is input like any
+    other (a folder may come from anyone): every string is escaped, every file it names must lie inside
+    OUT (tables/ or figures/, no symlink out), and an entry not as twinlab writes it is a ReportError."""
+    out = Path(out)
+    res = load_results(out)
+    try:
+        page = _page(out, res)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise ReportError(f"{out / 'results.json'}: an entry is not as twinlab writes it ({type(exc).__name__}: "
+                          f"{exc}); re-run `twinlab analyze` to rewrite the results folder") from None
+    from experiments.atomic import atomic_write_text
+
+    return atomic_write_text(out / "report.html", page)
+
+
+def _head(res: dict) -> list[str]:
+    """Title, options, inputs, stated failures and notes: the top of the page."""
     opt = res.get("options", {})
-    h = [f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(res.get('title', 'twinlab'))}</title>"
-         f"<style>{CSS}</style></head><body><h1>{html.escape(res.get('title', 'twinlab analysis'))}</h1>"]
-    focus = ("" if res.get("design") == "general" else
-             f", focus cell <code>{html.escape(str(opt.get('focus')))}</code>")
-    h.append(f"<p class=small>Created {html.escape(res.get('created', ''))} in {res.get('runtime_s', '?')} s. "
-             f"Seed {opt.get('seed')}, {opt.get('n_boot')} bootstrap resamples{focus}, mixed models "
+    h = [f"<!doctype html><html><head><meta charset=utf-8><title>{_esc(res.get('title', 'twinlab'))}</title>"
+         f"<style>{CSS}</style></head><body><h1>{_esc(res.get('title', 'twinlab analysis'))}</h1>"]
+    failures = res.get("failures", [])
+    if failures:
+        h.append("<div class=callout><p><b class=bad>Failed: a result you asked for could not be computed</b> "
+                 "(the command exited with status 1):</p><ul>"
+                 + "".join(f"<li class=bad>{_esc(f)}</li>" for f in failures) + "</ul></div>")
+    focus = ("" if res.get("design") == "general" else f", focus cell <code>{_esc(opt.get('focus'))}</code>")
+    factors = res.get("factors")
+    h.append(f"<p class=small>Created {_esc(res.get('created', ''))} in {_esc(res.get('runtime_s', '?'))} s. "
+             f"Seed {_esc(opt.get('seed'))}, {_esc(opt.get('n_boot'))} bootstrap resamples{focus}, mixed models "
              f"{'on' if opt.get('mixed') else 'off'}."
-             + (f" Design factors: {html.escape(', '.join(res['factors']))}." if res.get("factors") else "")
-             + (f" Formula: <code>{html.escape(opt['formula'])}</code>." if opt.get("formula") else "") + "</p>")
+             + (f" Design factors: {_esc(', '.join(map(str, factors)))}." if factors else "")
+             + (f" Formula: <code>{_esc(opt['formula'])}</code>." if opt.get("formula") else "")
+             + (f" {_esc(res['spec_versions'])}" if res.get("spec_versions") else "") + "</p>")
     files = res.get("inputs", {}).get("files", [])
     fmts = res.get("inputs", {}).get("formats", {})
     h.append(f"<details><summary>{len(files)} input file(s)</summary><ul>"
-             + "".join(f"<li><code>{html.escape(f)}</code> ({html.escape(fmts.get(f, ''))})</li>" for f in files)
+             + "".join(f"<li><code>{_esc(f)}</code> ({_esc(fmts.get(f, ''))})</li>" for f in files)
              + "</ul></details>")
     notes = res.get("notes", []) + res.get("skipped", [])
     if notes:
-        h.append("<h3>Notes</h3><ul>" + "".join(f"<li class=note>{html.escape(n)}</li>" for n in notes) + "</ul>")
-    h.append("<p>Contents: " + " · ".join(f"<a href='#{s['id']}'>{html.escape(s['title'])}</a>"
+        h.append("<h3>Notes</h3><ul>" + "".join(f"<li class=note>{_esc(n)}</li>" for n in notes) + "</ul>")
+    h.append("<p>Contents: " + " · ".join(f"<a href='#{_esc(s['id'])}'>{_esc(s['title'])}</a>"
                                           for s in res.get("sections", [])) + "</p>")
-    for s in res.get("sections", []):
-        cls = " class=callout" if s["id"] == "trial_order" else ""
-        h.append(f"<h2 id='{s['id']}'>{html.escape(s['title'])}</h2><p{cls}>{_md(s.get('text', ''))}</p>")
-        shown, linked = [], []
-        for name in s.get("tables", []):
-            meta = res["tables"].get(name)
-            if not meta or (name.startswith("mixed_") and s["id"] in ("exposures", "exposure_models")):
-                if meta:
-                    linked.append(meta)  # shown with their fits
-                continue
-            (shown if meta.get("show", True) else linked).append(meta)
-        for meta in shown:
-            df = _read_table(out, meta)
-            h.append(f"<h3>{html.escape(meta['title'])}</h3>{_table_html(df, meta.get('index', False), meta.get('transpose', False))}"
-                     f"<p class=small>CSV: <a href='{html.escape(meta['file'])}'>{html.escape(meta['file'])}</a></p>")
-        h.append(_items_html(s.get("items", [])))
-        for name in s.get("figures", []):
-            f = res["figures"].get(name)
-            if f:
-                h.append(f"<figure><a href='{html.escape(f['file'])}'><img src='{html.escape(f['file'])}' "
-                         f"alt='{html.escape(name)}'></a><figcaption>{html.escape(f['caption'])}</figcaption></figure>")
-        if linked:
-            h.append("<p class=small>Tables as CSV: " + " · ".join(
-                f"<a href='{html.escape(m['file'])}'>{html.escape(m['title'])}</a> ({m.get('rows', '?')} rows)"
-                for m in linked) + "</p>")
-    h.append("</body></html>")
-    from experiments.atomic import atomic_write_text
+    return h
 
-    return atomic_write_text(out / "report.html", "\n".join(h))
+
+def _page(out: Path, res: dict) -> str:
+    h = _head(res)
+    for s in res.get("sections", []):
+        h += _section(out, res, s)
+    h.append("</body></html>")
+    return "\n".join(h)
+
+
+def _section(out: Path, res: dict, s: dict) -> list[str]:
+    cls = " class=callout" if s["id"] == "trial_order" else ""
+    h = [f"<h2 id='{_esc(s['id'])}'>{_esc(s['title'])}</h2><p{cls}>{_md(str(s.get('text', '')))}</p>"]
+    shown, linked = [], []
+    for name in s.get("tables", []):
+        meta = res.get("tables", {}).get(name)
+        if not meta or (str(name).startswith("mixed_") and s["id"] in ("exposures", "exposure_models")):
+            if meta:
+                linked.append(meta)  # shown with their fits
+            continue
+        (shown if meta.get("show", True) else linked).append(meta)
+    for meta in shown:
+        df = _read_table(out, meta)
+        h.append(f"<h3>{_esc(meta.get('title', ''))}</h3>{_table_html(df, meta.get('index', False), meta.get('transpose', False))}"
+                 f"<p class=small>CSV: <a href='{_esc(href(meta['file']))}'>{_esc(meta['file'])}</a></p>")
+    h.append(_items_html(s.get("items", [])))
+    for name in s.get("figures", []):
+        f = res.get("figures", {}).get(name)
+        if f:
+            link = _esc(href(str(_file(out, f["file"], f"figures.{name}").relative_to(out).as_posix())))
+            h.append(f"<figure><a href='{link}'><img src='{link}' alt='{_esc(name)}'></a>"
+                     f"<figcaption>{_esc(f.get('caption', ''))}</figcaption></figure>")
+    if linked:
+        for m in linked:
+            _file(out, m["file"], f"table {m.get('title', '')!r}")
+        h.append("<p class=small>Tables as CSV: " + " · ".join(
+            f"<a href='{_esc(href(m['file']))}'>{_esc(m.get('title', m['file']))}</a> ({_esc(m.get('rows', '?'))} rows)"
+            for m in linked) + "</p>")
+    return h
 
 
 def _md(text: str) -> str:

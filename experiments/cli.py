@@ -54,6 +54,12 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
         fail(f"{spec}: " + "; ".join(problems))  # no runner at all
     try:
         sizes = dict(check_sizes(exp))  # the design and the stimulus pool can supply every block
+        from experiments.tasks.violation_detection import check_forced_choice
+
+        try:
+            check_forced_choice(exp)  # run-model would refuse it: said here, before anyone runs it
+        except ValueError as exc:
+            fail(f"{spec}: {exc}")
         for b in exp.blocks:
             sessions = exp.block_sessions(b)
             n = sizes[b.name]

@@ -45,19 +45,7 @@ def other_form(trial: Trial) -> str:
     return trial.alternative_word if trial.critical_word == trial.correct_form else trial.critical_word
 
 
-def pair_missing(trial: Trial) -> list[str]:
-    """What a trial lacks for a protocol that compares the critical word with its number-flipped form
-    (empty: it has a marked critical word, its correct form and a different alternative)."""
-    miss = []
-    if trial.critical_index < 0 or trial.critical_index >= len(trial.words):
-        miss.append("a marked critical word (critical_index)")
-    if not trial.correct_form:
-        miss.append("correct_form")
-    if not trial.alternative_word or not trial.critical_word:
-        miss.append("alternative_word (the number-flipped form)")
-    elif trial.correct_form and other_form(trial) == trial.correct_form:
-        miss.append("an alternative different from the correct form (the two forms are identical)")
-    return miss
+from experiments.tasks.violation_detection import pair_missing  # noqa: E402,F401 (the one rule, re-exported)
 
 
 class Protocol(ABC):

@@ -15,6 +15,20 @@ MAX_ITEM_WORDS = 2_000
 MAX_ITEM_CHARS = 20_000  # also bounds an item whose "words" are long runs without spaces
 
 
+# the materials a model subject reads (docs/general_model.md): a prompt's parts or the texts it scores. Not
+# counted: the answers it is scored against (answer, accepted, question_answer), columns the design keeps
+# but no task reads, and `regions` beside `sentence` (the same words, cut into regions)
+MODEL_READS = ("sentence", "prefix", "options", "pair_sentence", "question", "question_options", "target")
+
+
+def read_materials(materials: dict[str, Any]) -> dict[str, Any]:
+    """The part of an item's materials a model subject reads (what the item limit counts)."""
+    read = {k: v for k, v in materials.items() if k in MODEL_READS}
+    if "sentence" not in read and "regions" in materials:
+        read["regions"] = materials["regions"]
+    return read
+
+
 def _texts(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         yield value
@@ -48,7 +62,7 @@ def item_lengths(exp) -> None:
 
         df = load_design(exp)
         for r in df.rows:
-            problem = item_length_problem(_texts(dict(r.materials)))
+            problem = item_length_problem(_texts(read_materials(dict(r.materials))))
             if problem:
                 raise OptionError(f"{df.path}: line {r.line}: item {r.item!r}: {problem}; shorten or split it")
     elif exp.stimuli.file is not None:

@@ -181,9 +181,9 @@ def test_api_checks_its_inputs_as_the_cli_does(groups):
         api.rates(df, outcome="response")
     with pytest.raises(api.InputError, match="outcome: unknown column 'corect' \\(did you mean 'correct'\\?\\)"):
         api.rates(df, outcome="corect")
-    with pytest.raises(api.InputError, match="n_boot must be from 1 to 100,000"):
+    with pytest.raises(api.InputError, match=r"n_boot \(--n-boot\) must be from 1 to 100,000"):
         api.rates(df, n_boot=0)
-    with pytest.raises(api.InputError, match="seed must be a whole number"):
+    with pytest.raises(api.InputError, match=r"seed \(--seed\) must be a whole number"):
         api.acceptance(df, by="head_number", seed="x")
     with pytest.raises(api.InputError, match="family must be"):
         api.fit(df, "correct ~ head_number", family="poisson")

@@ -38,7 +38,7 @@ def test_a_20000_word_item_is_refused_before_the_model_loads(tmp_path):
     out = tmp_path / "out"
     # the bundled model; the session files (written before the model loads) do not exist: refused before both
     refused("run-model", str(spec), "--trials", "1", "--out", str(out),
-            match=["items.csv: line 5: item 'i2'", "20001 words", f"at most {RC.MAX_ITEM_WORDS} words per item"],
+            match=["items.csv: line 5: item 'i2'", "20000 words", f"at most {RC.MAX_ITEM_WORDS} words per item"],
             timeout=300)
     assert not out.exists()
 
@@ -48,14 +48,35 @@ def test_the_sweep_refuses_it_too(tmp_path):
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(yaml.safe_dump({"spec": str(spec), "models": [{"backend": "transformers"}], "out": "o"}),
                      encoding="utf-8")
-    refused("sweep", str(sweep), match=["items.csv: line 5: item 'i2'", "20001 words"], timeout=300)
+    refused("sweep", str(sweep), match=["items.csv: line 5: item 'i2'", "20000 words"], timeout=300)
     assert not (tmp_path / "o").exists()
 
 
 def test_the_limit_by_hand(tmp_path):
-    RC.item_lengths(load_spec(_spec(tmp_path, RC.MAX_ITEM_WORDS - 1)))  # + the answer: exactly the limit
+    """The limit counts what the model reads: a sentence of exactly 2,000 words runs (its answer, which the
+    model is scored against and never reads, is not counted: issue 37 found it refused as 2,001)."""
+    RC.item_lengths(load_spec(_spec(tmp_path, RC.MAX_ITEM_WORDS)))
     with pytest.raises(OptionError, match=f"{RC.MAX_ITEM_WORDS + 1} words"):
-        RC.item_lengths(load_spec(_spec(tmp_path, RC.MAX_ITEM_WORDS)))
+        RC.item_lengths(load_spec(_spec(tmp_path, RC.MAX_ITEM_WORDS + 1)))
+
+
+def test_a_kept_column_the_model_never_reads_does_not_count(tmp_path):
+    """A design keeps columns it does not know (a source, a note); a model never reads them, so a 2,500-word
+    kept column does not block the design. The texts a model reads (sentence, pair_sentence, question, ...)
+    still add up."""
+    path = _spec(tmp_path, 5)
+    rows = list(csv.DictReader(open(tmp_path / "items.csv", encoding="utf-8")))
+    for r in rows:
+        r["source_note"] = " ".join(["note"] * 2_500)
+    with open(tmp_path / "items.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    RC.item_lengths(load_spec(path))
+    mat = {"sentence": "a " * 1200, "pair_sentence": "b " * 801, "answer": "yes", "kept": "c " * 5000}
+    assert RC.item_length_problem(RC._texts(RC.read_materials(mat))).startswith("2001 words")
+    # regions are the sentence's words cut into regions: counted once
+    assert RC.read_materials({"sentence": "a b", "regions": ("a", "b")}) == {"sentence": "a b"}
     assert RC.item_length_problem(["x" * (RC.MAX_ITEM_CHARS + 1)]).startswith(f"{RC.MAX_ITEM_CHARS + 1} characters")
     assert RC.item_length_problem(["a b", "c d"]) is None
     assert RC.item_length_problem(list(RC._texts({"options": ("a " * 1500, ["b " * 501])}))).startswith("2001 words")

@@ -141,6 +141,25 @@ class SelfPacedReadingSettings(_Settings):
     option_keys: Annotated[list[str], Field(min_length=2)] = ["f", "j", "k", "d"]  # comprehension answers
     region_names: list[str] | None = None  # names of the regions in order (analysis); None: each region's own words
 
+    @field_validator("region_names")
+    @classmethod
+    def _names(cls, v: list[str] | None) -> list[str] | None:
+        """One name per region, each given once (a region is chosen by its name: `analyze --region NAME`)."""
+        if v is None:
+            return v
+        if not v:
+            raise ValueError("region_names: give one name per region, or leave it out")
+        seen: dict[str, int] = {}
+        for k, name in enumerate(v):
+            if not str(name).strip():
+                raise ValueError(f"region_names: name {k + 1} is empty")
+            key = str(name).strip().casefold()
+            if key in seen:
+                raise ValueError(f"region_names: {name!r} is given twice (names {seen[key] + 1} and {k + 1}); "
+                                 "each region needs its own name")
+            seen[key] = k
+        return v
+
     @field_validator("advance_key")
     @classmethod
     def _key(cls, v: str) -> str:

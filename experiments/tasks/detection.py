@@ -1,8 +1,12 @@
 """Which answer of a judgment-like kind accepts and which rejects (for acceptance, hits, false alarms).
 
 The rule, per kind (docs/general_model.md "Detection values"):
-  judgment            the first label accepts, the second rejects (default labels: yes, no); a judgment
-                      with more than two labels is not a detection task (None)
+  judgment            the label whose *value* says it accepts (yes, acceptable, grammatical, good, ok,
+                      true, correct, sensible, natural, word...) accepts and the one whose value says it
+                      rejects (no, unacceptable, ungrammatical, bad, ...) rejects, whatever their order on
+                      screen ("no" listed first, F = Not acceptable, is a common layout); two values that
+                      say neither: the first label accepts (default labels: yes, no); a judgment with
+                      more than two labels is not a detection task (None)
   violation_detection no_violation accepts, violation rejects
   lexical_decision    word accepts, nonword rejects
   any other kind      None
@@ -25,6 +29,32 @@ def _labels(settings: Any) -> list[str] | None:
     return out
 
 
+ACCEPTING = frozenset({"yes", "y", "acceptable", "grammatical", "good", "ok", "okay", "fine", "true", "correct",
+                       "right", "sensible", "makes_sense", "natural", "possible", "word", "real", "real_word",
+                       "accept", "accepted", "valid", "well_formed", "plausible"})
+REJECTING = frozenset({"no", "n", "unacceptable", "not_acceptable", "ungrammatical", "not_grammatical", "bad",
+                       "not_ok", "false", "incorrect", "wrong", "nonsense", "no_sense", "not_sensible", "unnatural",
+                       "impossible", "nonword", "non_word", "not_a_word", "pseudoword", "reject", "rejected",
+                       "invalid", "ill_formed", "implausible"})
+
+
+def _meaning(value: str) -> str:
+    """'accept', 'reject' or '' for a label's value (case, spaces and hyphens aside)."""
+    v = "_".join(str(value).strip().casefold().replace("-", " ").split())
+    return "accept" if v in ACCEPTING else "reject" if v in REJECTING else ""
+
+
+def judgment_values(labels: list[str]) -> tuple[str, str] | None:
+    """(accepting, rejecting) of two label values: by what the values say when one accepts and the other
+    rejects (never by their order), else the first label accepts; None unless there are two labels."""
+    if len(labels) != 2:
+        return None
+    said = [_meaning(v) for v in labels]
+    if sorted(said) == ["accept", "reject"]:
+        return (labels[0], labels[1]) if said[0] == "accept" else (labels[1], labels[0])
+    return labels[0], labels[1]
+
+
 def detection_values(kind: str, settings: Any = None) -> tuple[str, str] | None:
     """(accepting value, rejecting value) of `kind` under its `task:` settings (a dict as the spec gives
     them, or the kind's settings model; None or {}: the defaults), or None when the kind has no such pair."""
@@ -36,7 +66,7 @@ def detection_values(kind: str, settings: Any = None) -> tuple[str, str] | None:
         labels = _labels(settings or {})
         if labels is None:
             return ("yes", "no")
-        return (labels[0], labels[1]) if len(labels) == 2 else None
+        return judgment_values(labels)
     return None
 
 

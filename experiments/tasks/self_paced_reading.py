@@ -52,9 +52,15 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     """Refuse (TaskError naming the field) regions that do not split the sentence, and a comprehension
     answer that is not among its options."""
     try:
-        regions(mat)
+        regs = regions(mat)
     except TaskError as exc:
         raise TaskError(f"{where}: {exc}") from None
+    names = getattr(settings, "region_names", None)
+    if names is not None and len(names) != len(regs):  # the analysis names regions by them (one per region)
+        raise TaskError(f"{where}: task.region_names names {len(names)} region(s) ({', '.join(names)}) but the item "
+                        f"has {len(regs)}" + (f" ({mat.get('regions')!r})" if mat.get("regions") else
+                                              " (no `regions`: each word is a region)")
+                        + "; give one name per region of every item")
     opts, qa = list(mat.get("question_options") or ()), mat.get("question_answer")
     if len({normalize_answer(o) for o in opts}) != len(opts) or any(normalize_answer(o) == "" for o in opts):
         raise TaskError(f"{where}: question_options: an option is empty or given twice ({' | '.join(map(str, opts))})")

@@ -27,6 +27,39 @@ def score_forced_choice(trial: Any, response: Any) -> bool | None:
     return None if missing(response) else str(response) == trial.correct_form
 
 
+def pair_missing(trial: Any) -> list[str]:
+    """What a trial lacks for comparing the critical word with its number-flipped form (forced choice;
+    empty: it has a marked critical word, its correct form and a different alternative). The one rule
+    `validate` (task.kind forced_choice) and the model protocols that compare the two forms read."""
+    miss = []
+    if trial.critical_index < 0 or trial.critical_index >= len(trial.words):
+        miss.append("a marked critical word (critical_index)")
+    if not trial.correct_form:
+        miss.append("correct_form")
+    if not trial.alternative_word or not trial.critical_word:
+        miss.append("alternative_word (the number-flipped form)")
+    elif trial.correct_form:
+        other = trial.alternative_word if trial.critical_word == trial.correct_form else trial.critical_word
+        if other == trial.correct_form:
+            miss.append("an alternative different from the correct form (the two forms are identical)")
+    return miss
+
+
+def check_forced_choice(exp: Any, subject_id: str = "validate1") -> None:
+    """`task.kind: forced_choice` asks every trial for the critical word's two forms: refuse (ValueError
+    naming the item and what it lacks) a spec whose items have none, as `run-model` would, at `validate`."""
+    if exp.task.kind != "forced_choice":
+        return
+    from experiments.compiler import compile_sequence
+
+    for trial in compile_sequence(exp, subject_id, exp.seed):
+        miss = pair_missing(trial)
+        if miss:
+            raise ValueError(f"task.kind forced_choice compares the critical word with its number-flipped form; "
+                             f"item {trial.item_id!r} (block {trial.block}) lacks {'; '.join(miss)}: use a "
+                             "judgment or violation_detection task for items without a critical word")
+
+
 KIND = register(TaskKind(
     name="violation_detection", description="RSVP sentence; report a violation (key or panel)",
     # a design file's item: sentence + answer (checked by the design compiler); a Lakretz trial: its record

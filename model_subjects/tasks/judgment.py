@@ -3,7 +3,8 @@
   meta      the sentence, the task's question and its labels as a prompt; the labels are scored by
             log-probability (Hu & Levy's meta prompts are this); the response is the best label's value
   direct    judgment: log P(sentence) vs log P(pair_sentence) (the item's minimal-pair partner); the
-            first label is the accepting answer (given when the sentence is the more probable one)
+            accepting answer (given when the sentence is the more probable one) is the label whose value
+            accepts (experiments.tasks.detection_values: by the values, never by the labels' order)
             lexical decision: log P(string) as a word (after the start token), stored in
             `sentence_logprob` with its per-character mean; the decision needs a criterion and is
             left to the analysis (response empty, not scored)
@@ -51,7 +52,18 @@ class JudgmentDirect(TaskProtocol):
     kind, short = "judgment", "direct"
     chat_ok = False
 
+    def _values(self) -> tuple[str, str]:
+        """(accepting, rejecting) label values: the one rule acceptance, d' and the page read too."""
+        from experiments.tasks.detection import detection_values
+
+        vals = detection_values("judgment", self.settings)
+        if vals is None:
+            raise ProtocolError(f"protocol {self.name!r} answers accept or reject: it needs a judgment with two "
+                                f"labels, not {len(self.settings.labels)}; use --protocol meta")
+        return vals
+
     def check(self, trial: Trial) -> None:
+        self._values()
         if trial.mat.get("pair_sentence") in (None, ""):
             raise ProtocolError(f"trial {trial.item_id!r} ({trial.role or 'test'}): protocol {self.name!r} compares the "
                                 "sentence with its minimal-pair partner and needs `pair_sentence` in every item the "
@@ -67,13 +79,13 @@ class JudgmentDirect(TaskProtocol):
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
         ls, lp = scores[0]
-        labels = self.settings.labels
-        chosen = labels[0] if ls > lp else labels[1]
+        accept, reject = self._values()
+        chosen = accept if ls > lp else reject
         answer = trial.mat.get("answer")
         margin = None
         if answer is not None:
-            margin = (ls - lp) if str(answer) == labels[0].value else (lp - ls)
-        return decision(chosen.value, self.score(trial, chosen.value), [sentence_of(trial), str(trial.mat["pair_sentence"])],
+            margin = (ls - lp) if str(answer).strip() == accept else (lp - ls)
+        return decision(chosen, self.score(trial, chosen), [sentence_of(trial), str(trial.mat["pair_sentence"])],
                         [ls, lp], margin, sentence_of(trial), columns={"sentence_logprob": ls})
 
     def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
@@ -84,7 +96,8 @@ class JudgmentDirect(TaskProtocol):
         return meta.prompt(trial), words.get(str(response), "")
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "rule": "first label if log P(sentence) > log P(pair_sentence), else the second"}
+        return {**super().describe(), "rule": "the accepting label (by its value) if log P(sentence) > log P(pair_sentence), "
+                "else the rejecting one"}
 
 
 class LexicalDirect(TaskProtocol):
