@@ -115,6 +115,10 @@ def check_options(opt: Options) -> Options:
 
     if opt.rejected_rule not in RULES:
         raise InputError(f"rejected_rule (--rejected-rule) must be {' or '.join(RULES)}, not {opt.rejected_rule!r}")
+    if not isinstance(opt.focus, str):
+        raise InputError(f"focus (--focus) must be a text, not {opt.focus!r}")
+    if "=" in opt.focus:  # a general design's focus cell (FACTOR=LEVEL,...): checked against the data later
+        return opt
     try:
         Focus.parse(opt.focus)
     except (ValueError, TypeError, AttributeError) as exc:
