@@ -130,3 +130,64 @@ def test_fixture_corpora_keep_the_line_breaks_of_a_news_prefix():
         first = next(csv.DictReader(fh))
     assert ds["news_zh"].items[0].prefix == first["prefix"] and "\n\n" in first["prefix"]
     assert ds["mandarin"].items[0].good_sentence == "我 买 了 一 本 书 。"
+
+
+def _zh_queries(folder: Path, n_pairs: int | None = None):
+    from reproductions.hu_levy.data import load_datasets
+    from reproductions.hu_levy.prompts import all_queries
+
+    ds = load_datasets(folder, ("1", "3a", "3b"), n_items=n_pairs, seed=1, language="zh")
+    return all_queries(ds, ("1", "3a", "3b"), "authors", "zh")
+
+
+def test_cjk_pairs_split_where_the_context_text_ends():
+    """The bundled model's byte-level BPE cuts CJK characters into byte tokens: every Chinese request's
+    continuation must get whole tokens of its own, spelling it exactly, split where the context's text ends
+    (the backend's rule, model_subjects/requests.py), for the fixture and, when present, the real corpora."""
+    pytest.importorskip("transformers")
+    from transformers import AutoTokenizer
+
+    from model_subjects.loading import resolve_model
+    from model_subjects.requests import split_pair, split_tokens
+
+    tok = AutoTokenizer.from_pretrained(resolve_model(None).path)
+    decode = lambda ids: tok.decode(list(ids), clean_up_tokenization_spaces=False)  # noqa: E731
+    queries = _zh_queries(FIX)
+    if (REAL / "datasets").is_dir():
+        queries += _zh_queries(REAL / "datasets", n_pairs=12)
+    pairs = {(q.context, q.continuation) for q in queries if q.context}
+    assert any("\u4e00" <= c <= "\u9fff" for _, cont in pairs for c in cont)  # Chinese continuations among them
+    for context, continuation in pairs:
+        context, continuation = split_pair(context, continuation)
+        enc = tok(context + continuation, add_special_tokens=False, return_offsets_mapping=True)
+        whole = tuple(enc["input_ids"])
+        ctx, cont = split_tokens(tuple(tok(context, add_special_tokens=False)["input_ids"]), whole, context, decode)
+        assert decode(cont) == continuation and decode(ctx) == context, (context[-20:], continuation)
+        by_offsets = [t for t, (a, _) in zip(whole, enc["offset_mapping"]) if a < len(context)]
+        assert list(ctx) == by_offsets, (context[-20:], continuation)
+
+
+@pytest.mark.model
+@pytest.mark.long
+def test_chinese_run_on_the_bundled_model_shows_the_chinese_prompts(tmp_path):
+    out = tmp_path / "zh"
+    r = CliRunner().invoke(app, ["reproduce", "hu-levy2023", "--data", str(FIX), "--language", "zh", "--items", "2",
+                                 "--n-boot", "100", "-q", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    s = pd.read_csv(out / "tables" / "items_scores.csv", dtype={"experiment": str, "item": str},
+                    keep_default_na=False)
+    assert set(s["experiment"]) == {"1", "3a", "3b"} and s.groupby("dataset")["item"].nunique().to_dict() == \
+        {"news_zh": 2, "mandarin": 2}
+    j = s[(s["experiment"] == "3a") & (s["method"] == "MetaInstruct")]
+    assert set(j["continuation"]) == {"是", "否"} and set(j["option"]) == {"Yes", "No"}
+    assert j["prompt"].str.startswith("你是一个善于帮助的写作助理。请告诉我以下这句话在中文里是否通顺。\n\n").all()
+    assert j["context"].str.endswith(" 请用“是”或者“否”来回答。\n\n").all()
+    c = s[(s["experiment"] == "3b") & (s["method"] == "MetaQuestionComplex")]
+    assert c["context"].str.startswith("以下是两句话：\n\n1) ").all() and c["context"].str.endswith("答案：").all()
+    w = s[(s["experiment"] == "1") & (s["method"] == "Direct")]
+    assert (w["prompt"] == w["context"] + w["continuation"]).all()  # no space between prefix and gold characters
+    d = s[(s["experiment"] == "3a") & (s["method"] == "Direct")]
+    assert " 一 " in d["continuation"].iloc[0]  # the pairs as the authors scored them, words spaced
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["language"] == "zh" and "答案：{answer}" in prov["templates"]["word_pred:MetaQuestionComplex"]["text"]
+    assert "是否通顺" in (out / "report.html").read_text(encoding="utf-8")
