@@ -30,7 +30,9 @@ FILES = {
                     "agreement stimulus CSV(s), optional).",
     "hu-levy2023-human": "Files read (--data DIR, the authors' datasets/ folder): DIR/exp2/dtfit/corpus.csv and "
                          "DIR/exp3/blimp/corpus.csv only (exp1/ and exp3/syntaxgym/ are not needed). Written: "
-                         "OUT/hu_levy2023_human.yaml and OUT/hu_levy2023_human_items.csv.",
+                         "OUT/hu_levy2023_human.yaml and OUT/hu_levy2023_human_items.csv. With --language zh (DIR: "
+                         "the chinese branch's datasets/): DIR/exp3/mandarin/corpus.csv only; written: "
+                         "OUT/hu_levy2023_human_zh.yaml and OUT/hu_levy2023_human_zh_items.csv.",
 }
 
 
@@ -413,6 +415,9 @@ def hu_levy2023_human(
     n_items: Optional[int] = typer.Option(20, "--items", help="items per dataset (seeded by --seed; 0 = all)"),
     seed: int = typer.Option(1, "--seed", help="seed of the --items sample (0 or more)"),
     force: bool = typer.Option(False, "--force", help="replace an existing spec or items file"),
+    language: str = typer.Option("en", "--language", help="en (default): DTFit and BLiMP; zh: Appendix D's Mandarin "
+                                 "pairs (--data: the chinese branch's datasets/, exp3/mandarin is read), Chinese "
+                                 "screens"),
 ) -> None:
     """seeds/003's word comparison (DTFit) and sentence comparison (BLiMP) as a `choice` study for
     people (and model subjects): writes its spec and items from your copy of the release."""
@@ -426,8 +431,10 @@ def hu_levy2023_human(
         o.output_folder("--out", out)
     except o.OptionError as exc:
         _fail(str(exc))
+    if language not in ("en", "zh"):
+        _fail(f"--language must be en or zh, not {language!r}")
     try:
-        spec, n = write_study(data, out, n_items or None, seed, force=force)
+        spec, n = write_study(data, out, n_items or None, seed, force=force, language=language)
     except (ReproError, FileExistsError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {spec} and its {n} items; run it with `twinlab web serve {spec}` (people), "
