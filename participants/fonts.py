@@ -5,7 +5,7 @@ has no fallback, so Chinese in the default sans font comes out as empty boxes. A
 Japanese or Korean gets the matching Noto Sans CJK face (Debian's `fonts-noto-cjk`, installed by
 scripts/setup.sh), which also holds Latin letters and digits; any other language keeps PsychoPy's
 default (no `font` argument at all, so nothing changes for it). The browser picks fonts per glyph and
-needs no such choice; its stylesheet names the same faces first for the same reason of consistency.
+needs no such choice (the page says lang="zh", so Chromium takes the Simplified Chinese face).
 """
 from __future__ import annotations
 

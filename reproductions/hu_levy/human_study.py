@@ -107,12 +107,18 @@ def write_study(data: Path, out: Path, n_items: int | None, seed: int, force: bo
         if p.exists() and not force:
             raise FileExistsError(f"{p} exists (--force replaces it)")
     rows = items_rows_zh(data, n_items, seed) if zh else items_rows(data, n_items, seed)
-    out.mkdir(parents=True, exist_ok=True)
     cols = ["item", "comparison", "prefix", "option_1", "option_2", "answer", "dataset", "phenomenon", "source_line"]
     spec = spec_dict(len(rows))
     if zh:
         cols = ["item", "phenomenon", "option_1", "option_2", "answer", "words_1", "words_2", "dataset", "source_line"]
-        spec = spec_dict_zh(sorted({r["phenomenon"] for r in rows}))
+        phenomena = sorted({r["phenomenon"] for r in rows})
+        if len(phenomena) < 2:  # the design's factor needs two levels; one would be no design at all
+            from reproductions.common import ReproError
+
+            raise ReproError(f"--data {data}: the pairs chosen hold one phenomenon only ({', '.join(phenomena)}); "
+                             "the study's factor `phenomenon` needs two: give more --items (0 = all)")
+        spec = spec_dict_zh(phenomena)
+    out.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()
