@@ -10,6 +10,8 @@ Two texts of the same prompts:
   interview)?" and "most likely"). The paper's numbers came from this text;
 * `paper`: exactly as the paper's Tables 2, 3, 4a and 4b print them, one line each.
 
+Chinese (Appendix D, `language="zh"`): the authors' `utils/llm_zh.py` texts (`prompts_zh.py`), one variant only.
+
 Both are tested character for character (tests/test_hu_levy_prompts.py): `paper` against the printed
 examples, `authors` against the released code's `make_prompt` output, transcribed.
 
