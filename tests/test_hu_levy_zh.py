@@ -21,7 +21,10 @@ from reproductions.hu_levy.archive import ArchiveError
 from reproductions.hu_levy.authors_zh import AuthorsZhOptions, read_outputs, reproduce_authors_zh
 from tests.support.hu_levy_zh_archive import FIX, build_archive, independent, write_zip
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "hu_levy2023" / "chinese"
+ROOT = Path(__file__).resolve().parents[1]
+REAL = next((p / "shared" / "data" / "hu_levy2023" / "chinese" for p in (ROOT.parent, ROOT.parents[1])
+             if (p / "shared" / "data" / "hu_levy2023" / "chinese").is_dir()),
+            ROOT.parent / "shared" / "data" / "hu_levy2023" / "chinese")
 
 
 def _ours(out: Path) -> dict[tuple[str, str, str], float]:
