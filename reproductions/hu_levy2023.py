@@ -127,6 +127,9 @@ def _check_language(opt: Options) -> None:
         raise ReproError("--language zh: the paper prints no Chinese prompt (Appendix D only says a native speaker "
                          "translated them); the prompts are the authors' code's (utils/llm_zh.py): leave out "
                          "--prompt-text or give authors")
+    if opt.scoring == "openai-last-token":
+        raise ReproError("--language zh: the authors' Chinese code counted every token of the answer (found by "
+                         "character offsets), not the English code's last sub-token; --scoring authors does that")
     other = [e for e in opt.experiments if e not in EXPERIMENTS_ZH]
     if other:
         raise ReproError(f"--language zh: experiment(s) {', '.join(other)} have no Chinese materials (the chinese "

@@ -118,7 +118,7 @@ def test_real_archive_figure11_numbers_and_the_authors_prompts(tmp_path):
 
 def test_chinese_run_refuses_what_has_no_chinese_materials(tmp_path):
     for extra, said in ((["-e", "2"], "no Chinese materials"), (["--prompt-text", "paper"], "prints no Chinese"),
-                        (["--language", "fr"], "--language")):
+                        (["--language", "fr"], "--language"), (["--scoring", "openai-last-token"], "every token")):
         r = CliRunner().invoke(app, ["reproduce", "hu-levy2023", "--data", str(FIX), "--language", "zh",
                                      "--out", str(tmp_path / "x"), *extra])
         assert r.exit_code == 2 and said in r.output, r.output

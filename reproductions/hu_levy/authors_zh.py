@@ -178,6 +178,7 @@ def _row(f: OutputFile, exp: str, r: dict, shown: str, option: str, ctx_cont: tu
          stored: str | None) -> dict[str, Any]:
     context, continuation = ctx_cont
     ours = context + continuation
+    stored = stored if isinstance(stored, str) and stored else None  # the release leaves some out
     return {"model": f.model, "experiment": exp, "dataset": f.dataset, "item": str(r["item_id"]), "method": f.method,
             "order": f.order, "shown": shown, "option": option, "prompt": stored if stored is not None else ours,
             "prompt_source": "authors" if stored is not None else "twinlab", "context": context,
