@@ -107,6 +107,7 @@ def test_real_archive_figure11_numbers_and_the_authors_prompts(tmp_path):
     assert round(d[("1", "Direct")], 6) == -3.346442 and round(d[("3b", "MetaInstruct")], 6) == 0.823364
     assert round(d[("3b", "Direct")], 1) == 0.6 and all(round(d[("3b", m)], 1) == 0.8 for m in
                                                          ("MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex"))
+    assert pd.read_csv(out / "tables" / "statements.csv")["holds"].astype(str).tolist() == ["True"] * 3
     comp = pd.read_csv(out / "tables" / "paper_comparison.csv")
     assert comp["agrees_with_paper"].dropna().astype(bool).all() and comp["agrees_with_notebook"].dropna().astype(bool).all()
     # every text-davinci-003 prompt the authors stored equals twinlab's Chinese templates
