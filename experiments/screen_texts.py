@@ -1,6 +1,6 @@
 """Every text a participant sees, for every human runner (PsychoPy window, browser), from the spec.
 
-One table of built-in texts per language (English, and a complete Italian set), chosen by the
+One table of built-in texts per language (English, complete Italian and Simplified Chinese sets), chosen by the
 spec's `language` (a BCP 47 tag; `it-CH` uses `it`). A spec overrides any of them under `texts:`
 (screen texts) or `feedback:` (the feedback words); the spec validator fills the ones it leaves out
 from the language's set, so `exp.texts.*` and `exp.feedback.*_text` always hold what is shown.
@@ -121,6 +121,33 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "incorrect_text": "Sbagliato!",
         "no_response_text": "Troppo lento!",
     },
+    # Simplified Chinese (zh, zh-CN; used by the Hu & Levy Mandarin study); the break text names the key, as it
+    "zh": {
+        "break_text": "请稍作休息。按{key}键继续。",
+        "end_text": "谢谢！本次实验结束。",
+        "next_session_text": "您的下一次实验：共{sessions}次中的第{next}次。",
+        "resume_text": "欢迎回来。实验将从第{trial}句（共{total}句）继续。",
+        "aborted_text": "实验已结束。谢谢。",
+        "continue_hint": "按{key}键继续",
+        "block_start_hint": "按{key}键开始",
+        "quit_prompt": "要退出本次实验吗？",
+        "quit_hint": "{yes} = 退出（已完成的部分都已保存）      {no} = 继续",
+        "start_button": "开始",
+        "continue_button": "继续",
+        "tap_continue_hint": "轻触屏幕继续",
+        "fullscreen_text": "实验将以全屏方式进行。请按下按钮开始。",
+        "loading_text": "加载中…",
+        "refresh_refused_text": "您的屏幕刷新率为{measured} Hz，但本实验需要{expected} Hz。请换一台设备参加。",
+        "completion_code_text": "您的完成码是{code}。",
+        "redirect_text": "现在将带您返回研究网站。",
+        "already_done_text": "本次实验已经完成。谢谢！",
+        "link_error_text": "此链接无法开始实验。请联系研究人员。",
+        "save_error_text": "您的回答未能保存。请检查网络连接；实验会自动重试。",
+        "save_refused_text": "此页面无法保存您的回答。请联系研究人员，并将下面的信息发给他们。",
+        "correct_text": "正确！",
+        "incorrect_text": "错误！",
+        "no_response_text": "太慢了！",
+    },
 }
 
 # how keys are named on screen; a key not listed is shown upper-cased ('f' -> 'F')
@@ -131,10 +158,13 @@ KEY_NAMES: dict[str, dict[str, str]] = {
     "it": {"space": "SPAZIO", "escape": "ESC", "return": "INVIO", "enter": "INVIO", "backspace": "BACKSPACE",
            "tab": "TAB", "left": "FRECCIA SINISTRA", "right": "FRECCIA DESTRA", "up": "FRECCIA SU",
            "down": "FRECCIA GIÙ", "lshift": "MAIUSC SINISTRO", "rshift": "MAIUSC DESTRO"},
+    "zh": {"space": "空格", "escape": "ESC", "return": "回车", "enter": "回车", "backspace": "退格",
+           "tab": "TAB", "left": "左方向", "right": "右方向", "up": "上方向", "down": "下方向",
+           "lshift": "左SHIFT", "rshift": "右SHIFT"},
 }
 
 # the quit prompt's keys (PsychoPy key names): yes = end the session, no = go back
-CONFIRM_KEYS: dict[str, tuple[str, str]] = {"en": ("y", "n"), "it": ("s", "n")}
+CONFIRM_KEYS: dict[str, tuple[str, str]] = {"en": ("y", "n"), "it": ("s", "n"), "zh": ("y", "n")}
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

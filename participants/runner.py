@@ -277,6 +277,12 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
     events = EventLog(Path(cfg.out) / "events" / writer.csv_path.name.replace("_data.csv", "_events.tsv"))
     writer.update(psychopy_csv=str(psy_path), event_log=str(events.path), response_mode=exp.task.response)
 
+    import sys
+
+    from participants.fonts import missing_font
+
+    if missing_font(exp.language):
+        print(f"warning: {missing_font(exp.language)}", file=sys.stderr)
     screens = Screens(display.win, exp)
     shots = Screenshots(display.win, cfg.screenshots)
     pres = Presenter(display.win, display.keys, policy, screens, shots, exp, autopilot)

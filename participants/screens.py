@@ -11,6 +11,7 @@ from typing import Any
 
 from experiments.screen_texts import screen_texts
 from experiments.spec import Experiment
+from participants.fonts import breakable, font_of, set_window_font
 
 # light grey with near-black text: the usual named feedback colours (CSS 'green' is #008000, 'red'
 # #ff0000) both keep good contrast on it, which they do not on a dark background
@@ -33,31 +34,37 @@ class Screens:
 
         self.win = win
         self.exp = exp
+        set_window_font(win, exp.language)  # before any text stimulus: a CJK language needs its font
         self.texts = screen_texts(exp)
         self._visual = visual
-        self.fixation = visual.TextStim(win, text="+", height=WORD_HEIGHT, color=TEXT_COLOR, units="height")
-        self.prompt = visual.TextStim(win, text=self.texts["response_prompt"], height=WORD_HEIGHT,
+        self.fixation = visual.TextStim(win, **font_of(win),
+                                        text="+", height=WORD_HEIGHT, color=TEXT_COLOR, units="height")
+        self.prompt = visual.TextStim(win, **font_of(win), text=self.texts["response_prompt"], height=WORD_HEIGHT,
                                       color=TEXT_COLOR, units="height")
         fb = exp.feedback
         self.feedback = {
-            True: visual.TextStim(win, text=self.texts["correct_text"], height=WORD_HEIGHT, color=fb.correct_color,
+            True: visual.TextStim(win, **font_of(win),
+                                  text=self.texts["correct_text"], height=WORD_HEIGHT, color=fb.correct_color,
                                   units="height", bold=True),
-            False: visual.TextStim(win, text=self.texts["incorrect_text"], height=WORD_HEIGHT,
+            False: visual.TextStim(win, **font_of(win), text=self.texts["incorrect_text"], height=WORD_HEIGHT,
                                    color=fb.incorrect_color, units="height", bold=True),
         }
-        self.no_response = visual.TextStim(win, text=self.texts["no_response_text"], height=WORD_HEIGHT,
+        self.no_response = visual.TextStim(win, **font_of(win),
+                                           text=self.texts["no_response_text"], height=WORD_HEIGHT,
                                            color=fb.incorrect_color, units="height", bold=True)
         self.panel = PanelScreen(win, exp, self.texts) if exp.task.response == "panel" else None
-        self.page_text = visual.TextStim(win, text="", height=PAGE_HEIGHT, color=TEXT_COLOR, units="height",
+        self.page_text = visual.TextStim(win, **font_of(win),
+                                         text="", height=PAGE_HEIGHT, color=TEXT_COLOR, units="height",
                                          wrapWidth=WRAP, pos=(0, 0.05))
-        self.page_hint = visual.TextStim(win, text="", height=PAGE_HEIGHT * 0.75, color=HINT_COLOR,
+        self.page_hint = visual.TextStim(win, **font_of(win), text="", height=PAGE_HEIGHT * 0.75, color=HINT_COLOR,
                                          units="height", pos=(0, -0.4))
         self._words: list[Any] = []
 
     def prepare_words(self, words: tuple[str, ...]) -> list[Any]:
         """One TextStim per word, text set now (before the trial's first flip)."""
         while len(self._words) < len(words):
-            self._words.append(self._visual.TextStim(self.win, text="", height=WORD_HEIGHT, color=TEXT_COLOR,
+            self._words.append(self._visual.TextStim(self.win, **font_of(self.win),
+                                                     text="", height=WORD_HEIGHT, color=TEXT_COLOR,
                                                      units="height"))
         stims = self._words[: len(words)]
         for stim, word in zip(stims, words):
@@ -67,7 +74,8 @@ class Screens:
         return stims
 
     def set_page(self, text: str, hint: str = "") -> None:
-        self.page_text.text = " ".join(text.split())  # YAML folded text: one paragraph
+        # YAML folded text: one paragraph (broken into lines here in a CJK session)
+        self.page_text.text = breakable(self.win, " ".join(text.split()), WRAP, PAGE_HEIGHT)
         self.page_hint.text = hint
 
     def draw_page(self) -> None:
@@ -121,16 +129,18 @@ class PanelScreen:
         for answer, x in zip(order, (-PANEL_X, PANEL_X)):
             box = visual.Rect(win, width=PANEL_BOX[0], height=PANEL_BOX[1], pos=(x, 0), units="height",
                               lineColor=TEXT_COLOR, fillColor=(0.9, 0.9, 0.9), lineWidth=3)
-            label = visual.TextStim(win, text=texts[f"panel_label_{answer}"], height=WORD_HEIGHT * 0.7,
+            label = visual.TextStim(win, **font_of(win),
+                                    text=texts[f"panel_label_{answer}"], height=WORD_HEIGHT * 0.7,
                                     color=TEXT_COLOR, units="height", pos=(x, 0), bold=True)
-            hint = visual.TextStim(win, text=texts[f"panel_key_{answer}"], height=PAGE_HEIGHT * 0.8,
+            hint = visual.TextStim(win, **font_of(win), text=texts[f"panel_key_{answer}"], height=PAGE_HEIGHT * 0.8,
                                    color=HINT_COLOR, units="height", pos=(x, -PANEL_BOX[1] / 2 - 0.05))
             self.boxes[answer] = box
             self.labels[answer] = label
             self.stims += [box, label, hint]
         fit_labels(win, list(self.labels.values()), PANEL_BOX[0] * LABEL_ROOM)
         if texts["panel_question"]:
-            self.stims.append(visual.TextStim(win, text=texts["panel_question"], height=PAGE_HEIGHT, color=TEXT_COLOR,
+            self.stims.append(visual.TextStim(win, **font_of(win),
+                                              text=texts["panel_question"], height=PAGE_HEIGHT, color=TEXT_COLOR,
                                               units="height", pos=(0, 0.2), wrapWidth=WRAP))
 
     def draw(self) -> None:

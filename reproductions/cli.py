@@ -18,7 +18,9 @@ FILES = {
                    "(Experiment 2), DIR/exp3/syntaxgym/corpus.csv and DIR/exp3/blimp/corpus.csv (Experiments 3a "
                    "and 3b); --experiments/-e reads only the files of the experiments chosen. A missing file is "
                    "named before any model loads. Optional: --pairs BLiMP JSONL file(s), --agreement-items "
-                   "stimulus CSV(s).",
+                   "stimulus CSV(s). With --language zh (--data: the chinese branch's datasets/ folder): "
+                   "DIR/exp1/news_zh/corpus.csv and DIR/exp3/mandarin/corpus.csv. With --authors-outputs: the "
+                   "authors' results_zh.zip only (JSON files; no model is run).",
     "hu-frank2024": "Files read: with --authors-outputs DIR (jennhu/lm-task-demands, or its output/ folder): "
                     "output/digit_mat/, output/crt/crt1-3/, output/lambada/, output/dgl/ and output/blimp/, one "
                     "<model>.csv or .csv.gz per model. With --data DIR (the same release): "
@@ -28,7 +30,9 @@ FILES = {
                     "agreement stimulus CSV(s), optional).",
     "hu-levy2023-human": "Files read (--data DIR, the authors' datasets/ folder): DIR/exp2/dtfit/corpus.csv and "
                          "DIR/exp3/blimp/corpus.csv only (exp1/ and exp3/syntaxgym/ are not needed). Written: "
-                         "OUT/hu_levy2023_human.yaml and OUT/hu_levy2023_human_items.csv.",
+                         "OUT/hu_levy2023_human.yaml and OUT/hu_levy2023_human_items.csv. With --language zh (DIR: "
+                         "the chinese branch's datasets/): DIR/exp3/mandarin/corpus.csv only; written: "
+                         "OUT/hu_levy2023_human_zh.yaml and OUT/hu_levy2023_human_zh_items.csv.",
 }
 
 
@@ -224,11 +228,25 @@ def hu_levy2023(
     device: str = typer.Option("cpu", "--device"),
     batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
+    language: str = typer.Option("en", "--language", help="en (default): the English release; zh: Appendix D, the "
+                                 "authors' Chinese materials (--data: the chinese branch's datasets/ folder; "
+                                 "Experiments 1, 3a, 3b; their Chinese prompts)"),
+    authors_outputs: Optional[Path] = typer.Option(None, "--authors-outputs", help="the authors' Chinese outputs "
+                                                   "(results_zh.zip): recompute Figure 11 and its numbers from them; "
+                                                   "no model is run"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """seeds/003: Experiments 1, 2, 3a, 3b x Direct, MetaQuestionSimple, MetaInstruct, MetaQuestionComplex."""
+    """seeds/003: Experiments 1, 2, 3a, 3b x Direct, MetaQuestionSimple, MetaInstruct, MetaQuestionComplex.
+    --language zh: Appendix D in Chinese; --authors-outputs results_zh.zip: Figure 11 from the authors' outputs."""
     from reproductions.common import ReproError
     from reproductions.hu_levy2023 import Options, check_inputs, reproduce
+
+    if authors_outputs is not None:
+        _hu_levy_authors(authors_outputs, out, n_boot, seed, quiet, data=data, model=model, backend=backend,
+                         pairs=pairs, agreement=agreement, n_items=n_items, experiments=experiments)
+        return
+    if language not in ("en", "zh"):
+        _fail(f"--language must be en or zh, not {language!r}")
 
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
@@ -241,8 +259,12 @@ def hu_levy2023(
     except o.OptionError as exc:
         _fail(str(exc))
     exps = tuple(_split(experiments) or ("1", "2", "3a", "3b"))
+    if language == "zh":
+        from reproductions.hu_levy.prompts_zh import EXPERIMENTS_ZH
+
+        exps = tuple(_split(experiments) or EXPERIMENTS_ZH)
     opt = Options(models=list(model) if model else [None], out=out, data=data, n_items=n_items, experiments=exps,
-                  prompt_text=prompt_text, scoring=scoring, backend=backend_name, backend_options=options,
+                  prompt_text=prompt_text, language=language, scoring=scoring, backend=backend_name, backend_options=options,
                   items=list(agreement_items or []), pairs=list(pairs or []), agreement=agreement,
                   items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
                   add_bos=add_bos, dtype=dtype, device=device, batch_size=batch, threads=threads or None, quiet=quiet)
@@ -255,6 +277,30 @@ def hu_levy2023(
                    + (f" for experiments {', '.join(e for e in exps if e in d.spec.experiments)}" if d.spec.experiments else ""),
                    err=True)
     _run(reproduce, opt, "scored requests are cached")
+
+
+def _hu_levy_authors(archive: Path, out: Path, n_boot: int, seed: int, quiet: bool, **model_options) -> None:
+    """`reproduce hu-levy2023 --authors-outputs results_zh.zip`: Figure 11 from the authors' outputs (no model)."""
+    from experiments import options as o
+    from reproductions.common import ReproError
+    from reproductions.hu_levy.authors_zh import AuthorsZhOptions, read_outputs, reproduce_authors_zh
+
+    try:
+        o.output_folder("--out", out)
+        o.at_least("--n-boot", n_boot, 100, 100_000)
+        _seed(seed)
+    except o.OptionError as exc:
+        _fail(str(exc))
+    given = [k for k, v in model_options.items() if v]
+    if given:
+        _fail("--authors-outputs reads the authors' outputs and runs no model: leave out "
+              + ", ".join("--" + k.replace("_", "-") for k in given))
+    try:  # the whole archive read and checked before --out is written
+        read_outputs(archive)
+    except ReproError as exc:
+        _fail(str(exc))
+    _run(reproduce_authors_zh, AuthorsZhOptions(archive, out, n_boot=n_boot, seed=seed, quiet=quiet),
+         "nothing is lost: run it again")
 
 
 @app.command("hu-frank2024", epilog=FILES["hu-frank2024"])
@@ -369,6 +415,9 @@ def hu_levy2023_human(
     n_items: Optional[int] = typer.Option(20, "--items", help="items per dataset (seeded by --seed; 0 = all)"),
     seed: int = typer.Option(1, "--seed", help="seed of the --items sample (0 or more)"),
     force: bool = typer.Option(False, "--force", help="replace an existing spec or items file"),
+    language: str = typer.Option("en", "--language", help="en (default): DTFit and BLiMP; zh: Appendix D's Mandarin "
+                                 "pairs (--data: the chinese branch's datasets/, exp3/mandarin is read), Chinese "
+                                 "screens"),
 ) -> None:
     """seeds/003's word comparison (DTFit) and sentence comparison (BLiMP) as a `choice` study for
     people (and model subjects): writes its spec and items from your copy of the release."""
@@ -382,8 +431,10 @@ def hu_levy2023_human(
         o.output_folder("--out", out)
     except o.OptionError as exc:
         _fail(str(exc))
+    if language not in ("en", "zh"):
+        _fail(f"--language must be en or zh, not {language!r}")
     try:
-        spec, n = write_study(data, out, n_items or None, seed, force=force)
+        spec, n = write_study(data, out, n_items or None, seed, force=force, language=language)
     except (ReproError, FileExistsError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {spec} and its {n} items; run it with `twinlab web serve {spec}` (people), "

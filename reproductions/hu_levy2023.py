@@ -12,8 +12,10 @@ Experiments (the release's `datasets/` folder, read and checked by `reproduction
 Methods: Direct, MetaQuestionSimple, MetaInstruct, MetaQuestionComplex (`reproductions.hu_levy.prompts`).
 Measures, averaging and consistency as the authors' notebook computes them (`reproductions.hu_levy.measures`).
 Conventions (prompt text, scoring) follow the authors' code by default (`reproductions.hu_levy.conventions`).
-Table 5 (the phenomena of Experiment 3) is produced from the files read (`reproductions.hu_levy.phenomena`);
-Appendix D (Mandarin Chinese, Figure 11) is not reproduced (see APPENDIX_D).
+Table 5 (the phenomena of Experiment 3) is produced from the files read (`reproductions.hu_levy.phenomena`).
+Appendix D (Mandarin Chinese, Figure 11): `--language zh --data` the chinese branch's datasets/ folder runs
+Experiments 1, 3a and 3b with the authors' Chinese prompts (`reproductions.hu_levy.prompts_zh`) on any model;
+`--authors-outputs results_zh.zip` recomputes Figure 11 from the authors' outputs (`reproductions.hu_levy.authors_zh`).
 Extra minimal pairs for Experiment 3 (`--pairs` BLiMP JSONL, `--agreement`: twinlab's own agreement
 pairs) are added only when asked; they are datasets of their own in every table.
 
@@ -51,11 +53,11 @@ PAPER_RESULTS = (
     ("4", "The less similar the task or prompt is to direct next-word probabilities, the weaker the item-level "
           "correlation with the direct measurement (Figure 3)."),
 )
-APPENDIX_D = ("Appendix D (Mandarin Chinese, Figure 11) is not reproduced: its materials are not in the release this "
-              "command reads (the datasets/ folder of the repository's master branch, English only). The authors "
-              "published them on the repository's separate `chinese` branch (datasets/exp1/news_zh, "
-              "datasets/exp1/simple_zh, datasets/exp3/mandarin, utils/llm_zh.py, results_zh.zip), which twinlab has "
-              "no importer for; the one model tested there, text-davinci-003, has been retired by OpenAI.")
+APPENDIX_D = ("Appendix D (Mandarin Chinese, Figure 11) is a run of its own: its materials are on the repository's "
+              "`chinese` branch (datasets/exp1/news_zh, datasets/exp3/mandarin; prompts in utils/llm_zh.py). "
+              "`--language zh --data <that datasets/ folder>` runs Experiments 1, 3a and 3b on any model; "
+              "`--authors-outputs results_zh.zip` recomputes Figure 11 from the authors' text-davinci-003 outputs "
+              "(the model itself has been retired by OpenAI).")
 
 
 @dataclass
@@ -66,6 +68,7 @@ class Options(RunOptions):
     experiments: tuple[str, ...] = EXPERIMENTS
     n_items: int | None = None
     prompt_text: str = conventions.DEFAULT_PROMPT_TEXT
+    language: str = "en"  # zh: Appendix D (the chinese branch's materials and prompts)
     scoring: str = conventions.DEFAULT_SCORING
     pairs: list[Path] = field(default_factory=list)
     agreement: bool = False
@@ -84,9 +87,10 @@ def check_inputs(opt: Options) -> tuple[list[Dataset], list[str]]:
         raise ReproError(f"--experiments: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(EXPERIMENTS)}")
     if opt.n_items is not None and opt.n_items < 1:
         raise ReproError("--items must be at least 1")
+    _check_language(opt)
     datasets: list[Dataset] = []
     if opt.data is not None:
-        datasets += load_datasets(opt.data, opt.experiments, opt.n_items, opt.seed)
+        datasets += load_datasets(opt.data, opt.experiments, opt.n_items, opt.seed, language=opt.language)
     extra = extra_pair_datasets(opt)
     if extra and not {"3a", "3b"} & set(opt.experiments):
         raise ReproError("--pairs / --agreement add Experiment 3 items; --experiments leaves out 3a and 3b")
@@ -100,6 +104,40 @@ def check_inputs(opt: Options) -> tuple[list[Dataset], list[str]]:
         raise ReproError(f"dataset name(s) {', '.join(dup)} given twice (the same --pairs file twice?)")
     notes = [n for d in datasets for n in d.notes]
     return datasets, notes
+
+
+def _prompt_text_said(opt: Options) -> str:
+    if opt.language == "zh":
+        from reproductions.hu_levy.prompts_zh import SOURCE
+
+        return f"the authors' Chinese prompts ({SOURCE}); the sentences as the corpus holds them"
+    return f"{opt.prompt_text} ({conventions.PROMPT_TEXTS[opt.prompt_text]})"
+
+
+def _check_language(opt: Options) -> None:
+    """Chinese runs: the authors' Chinese prompts (the paper prints none), Experiments 1, 3a and 3b only."""
+    from reproductions.hu_levy.prompts import LANGUAGES
+    from reproductions.hu_levy.prompts_zh import EXPERIMENTS_ZH
+
+    if opt.language not in LANGUAGES:
+        raise ReproError(f"--language must be one of {', '.join(LANGUAGES)}, not {opt.language!r}")
+    if opt.language != "zh":
+        return
+    if opt.prompt_text != "authors":
+        raise ReproError("--language zh: the paper prints no Chinese prompt (Appendix D only says a native speaker "
+                         "translated them); the prompts are the authors' code's (utils/llm_zh.py): leave out "
+                         "--prompt-text or give authors")
+    if opt.scoring == "openai-last-token":
+        raise ReproError("--language zh: the authors' Chinese code counted every token of the answer (found by "
+                         "character offsets), not the English code's last sub-token; --scoring authors does that")
+    other = [e for e in opt.experiments if e not in EXPERIMENTS_ZH]
+    if other:
+        raise ReproError(f"--language zh: experiment(s) {', '.join(other)} have no Chinese materials (the chinese "
+                         f"branch has Experiments {', '.join(EXPERIMENTS_ZH)})")
+    if opt.pairs or opt.agreement:
+        raise ReproError("--language zh: --pairs and --agreement add English sentences; leave them out")
+    if opt.data is None:
+        raise ReproError("--language zh needs --data: the chinese branch's datasets/ folder (exp1/news_zh, exp3/mandarin)")
 
 
 def extra_pair_datasets(opt: Options) -> list[Dataset]:
@@ -261,7 +299,7 @@ def reproduce(opt: Options) -> Path:
 
     started = time.time()
     datasets, notes = check_inputs(opt)
-    queries = all_queries(datasets, opt.experiments, opt.prompt_text)
+    queries = all_queries(datasets, opt.experiments, opt.prompt_text, opt.language)
     frames, models, timings = [], [], []
     with progress_bar(opt.quiet) as prog:
         for model in opt.models:
@@ -271,9 +309,10 @@ def reproduce(opt: Options) -> Path:
             timings.append(timing)
     scores = pd.concat(frames, ignore_index=True)
     names = list(dict.fromkeys(scores["model"]))
-    rep = Report(opt.out, "Reproduction of seeds/003 (Hu & Levy 2023): direct vs metalinguistic evaluation")
+    rep = Report(opt.out, "Reproduction of seeds/003 (Hu & Levy 2023): direct vs metalinguistic evaluation"
+                 + (" in Mandarin Chinese (Appendix D, Figure 11)" if opt.language == "zh" else ""))
     rep.text(f"Model(s): {', '.join(names)}; backend(s): {', '.join(sorted({str(t['backend']) for t in timings}))}. "
-             f"Prompt text: {opt.prompt_text} ({conventions.PROMPT_TEXTS[opt.prompt_text]}). "
+             f"Prompt text: {_prompt_text_said(opt)}. "
              f"Scoring: {opt.scoring} ({conventions.SCORING[opt.scoring]}). Experiments: {', '.join(opt.experiments)}.")
     rep.text("Data: " + "; ".join(f"{d.spec.label} {len(d.items)} of {d.all_count} items" for d in datasets)
              + (f" (--items {opt.n_items}, seed {opt.seed})" if opt.n_items else "") + ".")
@@ -360,13 +399,22 @@ def reproduce(opt: Options) -> Path:
                  + (f"; differing: {', '.join(bad['release_value'])}" if len(bad) else "") + ".")
         rep.table("table5", t5, "Table 5: phenomena and items (paper beside the release)")
 
-    rep.heading("The paper beside ours", anchor="paper")
-    rep.text(f"The paper's numbers come from {PAPER_MODELS}. Its text prints no values for Figures 2-3 (bars and a "
-             "heat map only), so its item counts and its four results are set beside ours.")
-    rep.table("paper_comparison", paper_comparison(datasets, perf, mean_ic), "Paper vs this run")
-    for _, r in PAPER_RESULTS:
-        rep.text(r)
-    rep.note(APPENDIX_D)
+    if opt.language == "zh":
+        from reproductions.hu_levy.authors_zh import statements
+
+        rep.heading("Appendix D beside ours", anchor="paper_zh")
+        rep.text("Appendix D's claims (GPT-3.5, text-davinci-003, on the same Chinese materials), checked on this "
+                 "run's numbers; `--authors-outputs results_zh.zip` gives the authors' own numbers.")
+        rep.table("appendix_d_claims", pd.concat([statements(perf, m).assign(model=m) for m in names],
+                                                 ignore_index=True), "Appendix D's claims on this run")
+    if opt.language != "zh":  # the English results are claims about the English materials
+        rep.heading("The paper beside ours", anchor="paper")
+        rep.text(f"The paper's numbers come from {PAPER_MODELS}. Its text prints no values for Figures 2-3 (bars and "
+                 "a heat map only), so its item counts and its four results are set beside ours.")
+        rep.table("paper_comparison", paper_comparison(datasets, perf, mean_ic), "Paper vs this run")
+        for _, r in PAPER_RESULTS:
+            rep.text(r)
+        rep.note(APPENDIX_D)
 
     rep.heading("Conventions: the authors' code and twinlab", anchor="conventions")
     rep.text(f"This run: --prompt-text {opt.prompt_text}, --scoring {opt.scoring}. Each difference between the "
@@ -374,7 +422,7 @@ def reproduce(opt: Options) -> Path:
     rep.table("conventions", pd.DataFrame(conventions.describe(opt.scoring, opt.prompt_text)["differences"]),
               "Differences between the authors' code and twinlab")
 
-    templates = templates_text(opt.prompt_text)
+    templates = templates_text(opt.prompt_text, opt.language)
     rep.heading("Provenance", anchor="provenance")
     rep.details(f"prompt templates ({opt.prompt_text})",
                 "".join(f"<h3>{k}</h3><pre>{v}</pre>" for k, v in templates.items()))
@@ -386,7 +434,7 @@ def reproduce(opt: Options) -> Path:
     files |= {f"pairs:{Path(f).name}": Path(f) for f in opt.pairs} | {f"items:{Path(f).name}": Path(f) for f in opt.items}
     prompts_hash = sha256_text("\n".join(sorted(set(scores["prompt"]))))
     write_provenance(opt.out, PAPER, opts, models, {}, templates, files, [], started, extra={
-        "timings": timings, "prompt_text": opt.prompt_text, "prompts_sha256": prompts_hash,
+        "timings": timings, "prompt_text": opt.prompt_text, "language": opt.language, "prompts_sha256": prompts_hash,
         "conventions": conventions.describe(opt.scoring, opt.prompt_text), "appendix_d": APPENDIX_D,
         "n_prompts": int(scores["prompt"].nunique()),
         "datasets": [{"name": d.spec.name, "file": str(d.file), "sha256": d.sha256, "items_in_file": d.all_count,

@@ -12,6 +12,7 @@ APT_PACKAGES=(r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-broo
   xvfb xdotool libjack-jackd2-0 xauth libgl1 libglu1-mesa libegl1 libxrandr2 libxinerama1 libxcursor1
   libxi6 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libasound2 libpulse0 libportaudio2 libusb-1.0-0 libsndfile1 libgtk-3-0 libsdl2-2.0-0
   chromium  # the browser runner's tests (headless, driven by Playwright)
+  fonts-noto-cjk  # Chinese (and Japanese, Korean) characters in PsychoPy and Chromium: the Mandarin study (hu_levy2023_mandarin_2afc)
   build-essential cmake)  # compilers for llama-cpp-python, which PyPI ships as source only
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }

@@ -32,12 +32,15 @@ def _parse(data: dict, name: str = "lakretz2021_italian_example"):
 
 
 def test_every_key_has_an_english_and_an_italian_text_and_a_spec_field():
-    assert set(DEFAULTS) == {"en", "it"}
+    assert set(DEFAULTS) == {"en", "it", "zh"}
     for lang, texts in DEFAULTS.items():
         assert set(texts) == set(TEXT_KEYS), (lang, set(texts) ^ set(TEXT_KEYS))
         assert all(t.strip() for t in texts.values()), lang
     assert set(Texts.model_fields) == {"instructions", *SPEC_TEXT_KEYS}
-    assert set(KEY_NAMES["it"]) == set(KEY_NAMES["en"])
+    assert set(KEY_NAMES["it"]) == set(KEY_NAMES["en"]) == set(KEY_NAMES["zh"])
+    zh, en = DEFAULTS["zh"], DEFAULTS["en"]  # Chinese: no English text left, the same run-time placeholders
+    assert not [k for k in TEXT_KEYS if zh[k] == en[k]]
+    assert all(set(PLACEHOLDER.findall(zh[k])) == set(PLACEHOLDER.findall(DEFAULTS["it"][k])) for k in TEXT_KEYS)
 
 
 def test_no_italian_text_is_the_english_one_and_placeholders_agree():

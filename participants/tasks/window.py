@@ -14,6 +14,7 @@ from typing import Any, Callable
 from experiments.session import now_iso
 from experiments.trials import Trial
 from participants.rsvp import Presenter, TrialResult, _ms
+from participants.fonts import breakable, font_of
 from participants.screens import HINT_COLOR, PAGE_HEIGHT, TEXT_COLOR, WORD_HEIGHT
 from participants.tasks.logic import Answer, TaskPlan, derive
 from participants.tasks.settings import TaskSettings
@@ -41,17 +42,21 @@ class Buttons:
             x = x0 + i * (w + gap)
             box = visual.Rect(win, width=w, height=height, pos=(x, y), units="height", lineColor=TEXT_COLOR,
                               fillColor=(0.9, 0.9, 0.9), lineWidth=3)
-            label = visual.TextStim(win, text=a.label, height=text_h, color=TEXT_COLOR, units="height", pos=(x, y),
+            label = visual.TextStim(win, **font_of(win),
+                                    text=breakable(win, a.label, w * 0.92, text_h), height=text_h, color=TEXT_COLOR,
+                                    units="height", pos=(x, y),
                                     wrapWidth=w * 0.92, bold=len(a.label) < 20)
             self.boxes.append(box)
             self.stims += [box, label]
             if kl.lower() != a.label.lower():  # a scale point's key is its number: not shown twice
-                self.stims.append(visual.TextStim(win, text=kl, height=PAGE_HEIGHT * 0.75, color=HINT_COLOR,
+                self.stims.append(visual.TextStim(win, **font_of(win),
+                                                  text=kl, height=PAGE_HEIGHT * 0.75, color=HINT_COLOR,
                                                   units="height", pos=(x, y - height / 2 - 0.04)))
         # the scale's labelled ends, under its end points and inside the row's width
         for text, x, side in ((anchors[0], x0 - w / 2, "left"), (anchors[1], -x0 + w / 2, "right")):
             if text:
-                self.stims.append(visual.TextStim(win, text=text, height=PAGE_HEIGHT * 0.8, color=TEXT_COLOR,
+                self.stims.append(visual.TextStim(win, **font_of(win),
+                                                  text=text, height=PAGE_HEIGHT * 0.8, color=TEXT_COLOR,
                                                   units="height", pos=(x, y - height / 2 - 0.06), wrapWidth=0.45,
                                                   anchorHoriz=side, alignText=side))
 
@@ -88,11 +93,11 @@ class TaskWindow:
 
     def text(self, text: str, *, y: float = 0.0, height: float = SENTENCE_HEIGHT, color: Any = TEXT_COLOR,
              font: str = "", wrap: float = WRAP, align: str = "center") -> Any:
-        kw: dict[str, Any] = {"font": font} if font else {}
+        kw: dict[str, Any] = {"font": font} if font else font_of(self.win)
         if align != "center":
             kw["alignText"] = align
-        stim = self.visual.TextStim(self.win, text=text, height=height, color=color, units="height", pos=(0, y),
-                                    wrapWidth=wrap, **kw)
+        stim = self.visual.TextStim(self.win, text=breakable(self.win, text, wrap, height), height=height, color=color,
+                                    units="height", pos=(0, y), wrapWidth=wrap, **kw)
         stim.draw()  # render now, not between the flips that time it
         self.win.clearBuffer()
         return stim

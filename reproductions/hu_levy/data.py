@@ -40,6 +40,7 @@ class DatasetSpec:
     group: str | None = None  # the phenomenon column (exp3)
     paper_per_group: int | None = None
     label: str = ""
+    raw_text: bool = False  # keep the cells' whitespace (the Chinese news prefixes hold line breaks the authors kept)
 
 
 DATASETS: tuple[DatasetSpec, ...] = (
@@ -58,6 +59,16 @@ DATASETS: tuple[DatasetSpec, ...] = (
                 group="category_fine", paper_per_group=30, label="BLiMP"),
 )
 EXPERIMENTS = ("1", "2", "3a", "3b")
+
+# Appendix D (Mandarin Chinese): the `chinese` branch's datasets/ folder. The paper prints no item counts
+# for them (paper_count 0: none to compare); the counts here are the release's.
+DATASETS_ZH: tuple[DatasetSpec, ...] = (
+    DatasetSpec("news_zh", ("1",), "exp1/news_zh/corpus.csv", ("item_id", "prefix", "continuation"),
+                ("prefix", "continuation"), 0, label="News (Chinese)", raw_text=True),
+    DatasetSpec("mandarin", ("3a", "3b"), "exp3/mandarin/corpus.csv",
+                ("item_id", "good_sentence", "bad_sentence", "suite"), ("good_sentence", "bad_sentence"), 0,
+                group="suite", label="Mandarin pairs (Wang et al. 2021)", raw_text=True),
+)
 
 
 @dataclass(frozen=True)
@@ -90,9 +101,11 @@ class DataError(ReproError):
     """A corpus file that cannot be used as it is; the message names the file and the line."""
 
 
-def specs_for(experiments: tuple[str, ...], names: tuple[str, ...] | None = None) -> list[DatasetSpec]:
-    """The corpora the experiments use (only those named in `names`, when given)."""
-    return [s for s in DATASETS if set(s.experiments) & set(experiments) and (names is None or s.name in names)]
+def specs_for(experiments: tuple[str, ...], names: tuple[str, ...] | None = None,
+              language: str = "en") -> list[DatasetSpec]:
+    """The corpora the experiments use (only those named in `names`, when given), in English or Chinese."""
+    every = DATASETS_ZH if language == "zh" else DATASETS
+    return [s for s in every if set(s.experiments) & set(experiments) and (names is None or s.name in names)]
 
 
 def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[str]]:
@@ -144,12 +157,12 @@ def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[st
         if len(row) != len(header):
             errors.append(f"line {start}: {len(row)} fields, the header has {len(header)}")
             continue
-        values = {h: " ".join(row[i].split()) for h, i in col.items()}
-        empty = [c for c in spec.columns if not values[c]]
+        values = {h: row[i] if spec.raw_text else " ".join(row[i].split()) for h, i in col.items()}
+        empty = [c for c in spec.columns if not values[c].strip()]
         if empty:
             errors.append(f"line {start}: empty {', '.join(empty)}")
             continue
-        iid = values["item_id"]
+        iid = values["item_id"].strip()
         if iid in seen_ids:
             errors.append(f"line {start}: item_id {iid} already on line {seen_ids[iid]}")
             continue
@@ -179,7 +192,7 @@ def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[st
 
 
 def load_datasets(folder: Path, experiments: tuple[str, ...] = EXPERIMENTS, n_items: int | None = None,
-                  seed: int = 1, names: tuple[str, ...] | None = None) -> list[Dataset]:
+                  seed: int = 1, names: tuple[str, ...] | None = None, language: str = "en") -> list[Dataset]:
     """Every corpus the chosen experiments need (or only the `names` among them), checked; `n_items`
     sampled per dataset (seeded). Every file is looked for before any is read, so a missing one is
     named at once (with the experiments that need it).
@@ -195,7 +208,10 @@ def load_datasets(folder: Path, experiments: tuple[str, ...] = EXPERIMENTS, n_it
                         "(give the authors' datasets/ folder, with exp1/, exp2/ and exp3/)")
     if n_items is not None and n_items < 1:
         raise DataError(f"--items must be at least 1, got {n_items}")
-    specs = specs_for(experiments, names)
+    specs = specs_for(experiments, names, language)
+    if not specs:
+        raise DataError(f"--data {folder}: none of experiments {', '.join(experiments)} has {language} materials "
+                        f"(Chinese: {', '.join(sorted({e for s in DATASETS_ZH for e in s.experiments}))})")
     for spec in specs:
         file = folder / spec.path
         if not file.is_file():
@@ -207,13 +223,13 @@ def load_datasets(folder: Path, experiments: tuple[str, ...] = EXPERIMENTS, n_it
         file = folder / spec.path
         items, digest, repeats = read_corpus(spec, file)
         notes = [f"{spec.path}: {r} (kept, as in the paper)" for r in repeats]
-        if len(items) != spec.paper_count:
+        if spec.paper_count and len(items) != spec.paper_count:
             notes.append(f"{spec.path}: {len(items)} items; the paper used {spec.paper_count}")
         if spec.group:
             counts: dict[str, int] = {}
             for it in items:
                 counts[it.group] = counts.get(it.group, 0) + 1
-            odd = {g: n for g, n in counts.items() if n != spec.paper_per_group}
+            odd = {g: n for g, n in counts.items() if spec.paper_per_group and n != spec.paper_per_group}
             if odd:
                 notes.append(f"{spec.path}: {len(odd)} of {len(counts)} {spec.group} value(s) do not have the paper's "
                              f"{spec.paper_per_group} items each")

@@ -26,8 +26,9 @@ EXP_ORDER = ("1", "2", "3a", "3b")
 DATASET_LABELS = {"p18": "P18", "news": "News", "dtfit": "DTFit", "syntaxgym": "SyntaxGym", "blimp": "BLiMP"}
 
 
-def figure2(perf: pd.DataFrame, path: Path, dataset: str = "all") -> Path | None:
-    """Four panels (a-d: Exp 1, 2, 3a, 3b), bars by model and method with 95% CIs."""
+def figure2(perf: pd.DataFrame, path: Path, dataset: str = "all", title: str | None = None) -> Path | None:
+    """Four panels (a-d: Exp 1, 2, 3a, 3b), bars by model and method with 95% CIs (Figure 11: the
+    experiments present, with its own `title`)."""
     t = perf[perf["dataset"] == dataset] if dataset == "all" else perf[perf["dataset"].isin([dataset])]
     exps = [e for e in EXP_ORDER if e in set(t["experiment"])]
     if t.empty or not exps:
@@ -56,7 +57,7 @@ def figure2(perf: pd.DataFrame, path: Path, dataset: str = "all") -> Path | None
         ax.set_xticklabels([_short(m) for m in models], rotation=20, ha="right", fontsize=8)
         ax.set_title(f"({letter}) {TASK_LABELS[exp]}", fontsize=9)
     where = "pooled over datasets" if dataset == "all" else DATASET_LABELS.get(dataset, dataset)
-    fig.suptitle(f"Figure 2: task performance by experiment, model and method ({where})", fontsize=10)
+    fig.suptitle(title or f"Figure 2: task performance by experiment, model and method ({where})", fontsize=10)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.tight_layout(rect=(0, 0, 1, 0.86))
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.93), ncol=4, fontsize=8, frameon=False)

@@ -10,6 +10,8 @@ Two texts of the same prompts:
   interview)?" and "most likely"). The paper's numbers came from this text;
 * `paper`: exactly as the paper's Tables 2, 3, 4a and 4b print them, one line each.
 
+Chinese (Appendix D, `language="zh"`): the authors' `utils/llm_zh.py` texts (`prompts_zh.py`), one variant only.
+
 Both are tested character for character (tests/test_hu_levy_prompts.py): `paper` against the printed
 examples, `authors` against the released code's `make_prompt` output, transcribed.
 
@@ -23,6 +25,7 @@ measurement (full-sentence log-probabilities) is the same for 3a and 3b, as in t
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from reproductions.hu_levy.data import Dataset, Item
@@ -113,11 +116,24 @@ TASK_LABELS = {"1": "Word prediction (Exp 1)", "2": "Word comparison (Exp 2)", "
                "3b": "Sentence comparison (Exp 3b)"}
 
 
-def render(variant: str, experiment: str, method: str, answer: str, **fields: str) -> tuple[str, str]:
+LANGUAGES = ("en", "zh")
+
+
+def template(variant: str, experiment: str, method: str, language: str = "en") -> str:
+    """The template of one experiment and method: English by variant, Chinese (`prompts_zh`) the authors' only."""
+    if language == "zh":
+        from reproductions.hu_levy.prompts_zh import TEMPLATES_ZH
+
+        return TEMPLATES_ZH[(TASKS[experiment], method)]
+    return TEMPLATES[(variant, TASKS[experiment], method)]
+
+
+def render(variant: str, experiment: str, method: str, answer: str, language: str = "en",
+           **fields: str) -> tuple[str, str]:
     """(context, continuation) of one prompt: the template's text before `{answer}`, and the answer."""
-    template = TEMPLATES[(variant, TASKS[experiment], method)]
-    assert template.endswith("{answer}")
-    context = template[: -len("{answer}")].format(**fields)
+    template_ = template(variant, experiment, method, language)
+    assert template_.endswith("{answer}")
+    context = template_[: -len("{answer}")].format(**fields)
     return context, answer
 
 
@@ -140,10 +156,13 @@ class Query:
         return self.context + self.continuation
 
 
-def item_queries(experiment: str, it: Item, method: str, variant: str) -> list[Query]:
-    """The requests of one item under one method (both answer orders where the paper uses them)."""
+def item_queries(experiment: str, it: Item, method: str, variant: str, language: str = "en") -> list[Query]:
+    """The requests of one item under one method (both answer orders where the paper uses them).
+
+    In Chinese (`language="zh"`) 3a's answers are 是/否 (their options keep the names Yes/No)."""
     q = lambda order, shown, option, ctx_ans: Query(experiment, it.dataset, it.item_id, method, order, shown,  # noqa: E731
                                                    option, *ctx_ans)
+    render = functools.partial(_render, language=language)
     if experiment == "1":
         return [q("none", "item", "word", render(variant, "1", method, it.continuation, prefix=it.prefix))]
     if experiment == "2":
@@ -159,7 +178,8 @@ def item_queries(experiment: str, it: Item, method: str, variant: str) -> list[Q
         return [q("none", "pair", option, render(variant, experiment, "Direct", s))
                 for option, s in (("good", it.good_sentence), ("bad", it.bad_sentence))]
     if experiment == "3a":
-        return [q("none", shown, answer, render(variant, "3a", method, answer, sentence=s))
+        said = _yes_no(language)
+        return [q("none", shown, answer, render(variant, "3a", method, said[answer], sentence=s))
                 for shown, s in (("good", it.good_sentence), ("bad", it.bad_sentence)) for answer in ("Yes", "No")]
     out = []
     for order in ORDERS:
@@ -170,7 +190,19 @@ def item_queries(experiment: str, it: Item, method: str, variant: str) -> list[Q
     return out
 
 
-def all_queries(datasets: list[Dataset], experiments: tuple[str, ...], variant: str) -> list[Query]:
+_render = render
+
+
+def _yes_no(language: str) -> dict[str, str]:
+    if language == "zh":
+        from reproductions.hu_levy.prompts_zh import YES_NO_ZH
+
+        return YES_NO_ZH
+    return {"Yes": "Yes", "No": "No"}
+
+
+def all_queries(datasets: list[Dataset], experiments: tuple[str, ...], variant: str,
+                language: str = "en") -> list[Query]:
     out = []
     for ds in datasets:
         for exp in experiments:
@@ -178,10 +210,14 @@ def all_queries(datasets: list[Dataset], experiments: tuple[str, ...], variant: 
                 continue
             for it in ds.items:
                 for method in METHODS:
-                    out += item_queries(exp, it, method, variant)
+                    out += item_queries(exp, it, method, variant, language)
     return out
 
 
-def templates_text(variant: str) -> dict[str, str]:
+def templates_text(variant: str, language: str = "en") -> dict[str, str]:
     """The templates of a variant, for provenance (name -> text)."""
+    if language == "zh":
+        from reproductions.hu_levy.prompts_zh import TEMPLATES_ZH
+
+        return {f"{task}:{method}": t for (task, method), t in TEMPLATES_ZH.items()}
     return {f"{task}:{method}": t for (v, task, method), t in TEMPLATES.items() if v == variant}
