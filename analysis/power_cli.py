@@ -46,15 +46,14 @@ def power(
                                  test=test, target=target, early_stop=not no_early_stop, cores=cores, batch=batch,
                                  sd=stated, family=family, interval=interval)
         t0 = time.time()
-        res = run_power(settings, out, force=force, log=lambda m: console.print(m, highlight=False, markup=False))
+        res = run_power(settings, out, force=force, log=lambda m: console.print(m, highlight=False, markup=False,
+                                                                             soft_wrap=True))
     except PowerInputError as exc:
         fail(str(exc))
     except MixedModelError as exc:
         fail(str(exc), code=1)
     except OSError as exc:
         fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc})")
-    for w in res["warnings"]:
-        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
     failed = [r for r in res["rows"] if r["power"] is None or r["power"] != r["power"]]
     typer.echo(f"wrote {Path(out) / 'tables' / 'power.csv'} ({len(res['rows'])} sizes, {res['test']}) and "
                f"{Path(out) / 'power.json'} in {time.time() - t0:.1f} s")

@@ -16,7 +16,7 @@ from analysis.power import MODEL_LABEL, Pilot, PowerSettings
 from analysis.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
 
-TABLE_COLUMNS = ["subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests", "rejected",
+TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests", "rejected",
                  "power", "ci_low", "ci_high", "failed", "unconverged", "boundary", "power_no_boundary",
                  "analytic_power", "status", "stopped_early", "notes", "analytic_note", "seed", "seconds"]
 SIM_COLUMNS = ["subjects", "items", "sim", "estimate", "se", "statistic", "p", "failed", "converged", "singular",
@@ -68,9 +68,16 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
                   "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed)",
                   "refit": "lme4 started at the true parameters (start=), optimizer bobyqa"},
         "warnings": pilot.warnings,
-        "rows": [{k: r.get(k) for k in TABLE_COLUMNS} for r in rows],
+        "rows": [{k: r.get(k) for k in TABLE_COLUMNS} | {"pilot": _pilot_label(pilot, s)} for r in rows],
         "software": _software(),
     }
+
+
+def _pilot_label(pilot: Pilot, s: PowerSettings) -> str:
+    """The pilot column of every row: whose effect sizes these are."""
+    source = MODEL_LABEL if pilot.kind == "model" else "effect sizes estimated from people"
+    stated = f"; {s.term} stated (--effect {s.effect:g})" if s.effect is not None else "; observed power (no --effect)"
+    return f"{pilot.group or 'pilot'}: {source}{stated}"
 
 
 def _software() -> dict:
