@@ -95,11 +95,23 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, log: Callable
     log(f"pilot: {len(rows)} trials of {rows['subject_id'].nunique()} subject(s), {len(tpl.items)} items, "
         f"{len(tpl.lists)} list(s), group {group or '(one group)'}; fitting {f.text}")
     fit, used, coded_fit = _fit(rows, f, s, declared)
+    used, coded_fit = _stated_groups(s, used, coded_fit)
     tested = _tested(s, [c["term"] for c in fit.coefficients], codings)
     truth, warnings = _truth(fit, family, tested, s, rows)
     if kind == "model":
         warnings.insert(0, f"the pilot is model subjects ({group}): {MODEL_LABEL}")
     return Pilot(fit, coded_fit, used, truth, tested, tpl, declared, group, kind, warnings)
+
+
+def _stated_groups(s: PowerSettings, used: fm.Formula, coded: fm.Formula) -> tuple[fm.Formula, fm.Formula]:
+    """A grouping whose random intercept is stated (--sd) but was not in the fitted structure (one level in the
+    pilot, e.g. merged model copies; or simplified away) is simulated and refitted with that intercept."""
+    for g in s.sd:
+        col = fm.ALIASES.get(g, g)
+        if col not in {r.group for r in coded.random}:
+            used = used.with_random(used.random + [fm.RandomTerm(fm.Num("1"), col)])
+            coded = coded.with_random(coded.random + [fm.RandomTerm(fm.Num("1"), col)])
+    return used, coded
 
 
 def _tested(s: PowerSettings, names: list[str], codings: list) -> list[str]:
