@@ -5,10 +5,12 @@ condition (a Latin square makes a within-item factor cancel the item intercepts;
 not). The template is read from the pilot's rows, never from a design's name:
 
 - a **list** is the `list` column of the trial table (the list a subject was assigned); without one, the set
-  of (item, predictor values) a subject saw. Each list's rows are those of its first pilot subject, in trial
+  of (item, predictor values) a subject saw (a design that randomises every subject's sequence then has one
+  "list" per pilot subject, and simulated subjects take those sequences in rotation). Each list's rows are those of its first pilot subject, in trial
   order, with every predictor column the formula reads (factors, numeric covariates such as trial position).
 - **subjects** are assigned to lists in rotation (subject j gets list j mod L), as the compiler assigns them;
-  fewer subjects than lists is refused (a list nobody runs is not the design).
+  fewer subjects than lists is refused (a list nobody runs is not the design) where the lists are the table's.
+- a pilot without item groups (the Lakretz results table) has its trials as units: item t1, t2, ... in order.
 - **items** beyond the pilot's are copies of the pilot's items in order (item k copies item k mod I, with the
   condition it has in each list), so the Latin square and the items per condition are kept; fewer items than
   the pilot's keeps the first ones (an unbalanced result is said in the notes).
@@ -59,12 +61,17 @@ def _sort_key(name: str):
 
 def template(rows: pd.DataFrame, predictors: list[str]) -> Template:
     """The lists of the pilot rows (one group's test trials), read as the module docstring says."""
-    for c in (SUBJECT, ITEM):
-        if c not in rows.columns:
-            raise DesignError(f"the pilot rows have no {c!r} column: the simulation needs subjects and items")
+    if SUBJECT not in rows.columns:
+        raise DesignError(f"the pilot rows have no {SUBJECT!r} column: the simulation needs subjects")
     cols = [ITEM] + [p for p in predictors if p not in (SUBJECT, ITEM)]
     rows = rows.copy()
     rows.attrs = {}  # the loader's attrs (tables) would be compared by every concat
+    notes = []
+    if ITEM not in rows.columns or rows[ITEM].isna().all():  # e.g. the Lakretz results table: no item groups
+        rows = pd.concat([_ordered(g) for _, g in rows.groupby(SUBJECT, sort=False)])
+        rows[ITEM] = "t" + (rows.groupby(SUBJECT, sort=False).cumcount() + 1).astype(str)
+        notes.append("the pilot has no item column: a list's trials are its units (t1, t2, ... in trial order) and "
+                     "--items counts them")
     use_list = "list" in rows.columns and rows["list"].notna().all()
     subjects = list(dict.fromkeys(rows[SUBJECT].astype(str)))
     by_list: dict[str, pd.DataFrame] = {}
@@ -79,15 +86,14 @@ def template(rows: pd.DataFrame, predictors: list[str]) -> Template:
     lists = [by_list[k] for k in names]
     shown = names if use_list else [str(i + 1) for i in range(len(names))]
     items = sorted(set(rows[ITEM].astype(str)), key=_sort_key)
-    t = Template(lists, shown, items, [c for c in cols if c != ITEM], len(subjects),
-                 "the list column" if use_list else "the items and conditions each subject saw")
-    return t
+    return Template(lists, shown, items, [c for c in cols if c != ITEM], len(subjects),
+                    "the list column" if use_list else "the items and conditions each subject saw", notes)
 
 
 def extend(t: Template, n_subjects: int, n_items: int | None = None) -> pd.DataFrame:
     """The rows of a study with `n_subjects` subjects (rotating through the lists) and `n_items` items
     (the pilot's count when None): columns subject_id, item, list and the predictors."""
-    if n_subjects < len(t.lists):
+    if n_subjects < len(t.lists) and t.list_source == "the list column":
         raise DesignError(f"{n_subjects} subjects is fewer than the design's {len(t.lists)} lists: every list "
                           "must be run at least once")
     n_items = len(t.items) if n_items is None else n_items

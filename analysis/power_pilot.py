@@ -86,10 +86,11 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, log: Callable
     if expandable:  # before R; otherwise after the pilot fit, against R's own coefficient names
         _tested(s, _coefficient_names(d, coded), codings)
     try:
-        tpl = template(rows, [v for v in f.predictors])
+        used_rows = rows.dropna(subset=[v for v in f.predictors if v in rows.columns])  # the rows a fit can use
+        tpl = template(used_rows, list(f.predictors))
     except DesignError as exc:
         raise PowerInputError(str(exc)) from None
-    if min(s.subjects) < len(tpl.lists):
+    if min(s.subjects) < len(tpl.lists) and tpl.list_source == "the list column":
         raise PowerInputError(f"--subjects {min(s.subjects)}: fewer subjects than the design's {len(tpl.lists)} lists "
                               f"(read from {tpl.list_source}); every list must be run at least once")
     log(f"pilot: {len(rows)} trials of {rows['subject_id'].nunique()} subject(s), {len(tpl.items)} items, "
@@ -98,6 +99,7 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, log: Callable
     used, coded_fit = _stated_groups(s, used, coded_fit)
     tested = _tested(s, [c["term"] for c in fit.coefficients], codings)
     truth, warnings = _truth(fit, family, tested, s, rows)
+    warnings += tpl.notes
     if kind == "model":
         warnings.insert(0, f"the pilot is model subjects ({group}): {MODEL_LABEL}")
     return Pilot(fit, coded_fit, used, truth, tested, tpl, declared, group, kind, warnings)

@@ -201,3 +201,31 @@ def test_power_agrees_with_an_independent_lme4_loop(frame, r_ready):
     se = np.sqrt(p1 * (1 - p1) / row["tests"] + p2 * (1 - p2) / ok)
     assert abs(p1 - p2) < 3 * se + 1e-9, (p1, p2, se)
     assert abs(row["analytic_power"] - p1) < 0.15
+
+
+def test_lrt_and_a_many_level_term_are_named(study, r_ready):
+    """--test lrt and a three-level term (two coefficients, a 2-df test) run and say which test they are."""
+    df = api.load_sessions([study / "three"])
+    res = api.power(df, F, "cond", subjects=[6], sims=3, test="lrt", effect=None, seed=1)
+    assert res["test"].startswith("likelihood-ratio test (chi-square, 2 df")
+    assert res["simulated"]["coefficients"] == ["cond1", "cond2"]
+    assert res["rows"][0]["analytic_note"].startswith("no analytic pass: the term has 2 coefficients")
+    wald = api.power(df, F, "cond", subjects=[6], sims=3, seed=1)
+    assert wald["test"] == "Wald chi-square (2 df)"
+    assert (wald["sims"]["statistic"] >= 0).all()
+
+
+@pytest.mark.long
+def test_a_learning_design_without_lists_or_items(r_ready):
+    """The public Lakretz et al. (2021) sample (../shared): no list or item columns; each pilot subject's sequence
+    is a list, its trials the units; power is reported for each size."""
+    root = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lakretz2021_sample"
+    if not root.is_dir():
+        pytest.skip("../shared/data/lakretz2021_sample is not here")
+    df = api.load_sessions([root])
+    res = api.power(df, "correct ~ dependency + (1 | subject)", "dependency", subjects=[2, 16], items=[40], sims=20,
+                    effect=-0.4, early_stop=False)
+    low, high = res["rows"]
+    assert low["lists"] == high["lists"] == df["subject_id"].nunique()
+    assert high["power"] > low["power"]
+    assert any("no item column" in w for w in res["warnings"])
