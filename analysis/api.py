@@ -30,8 +30,7 @@ FAMILIES = ("auto", "binomial", "gaussian", "ordinal")
 MAX_BOOT = 100_000
 
 
-class InputError(ValueError):
-    """An argument of an API function that the CLI would refuse; the message names it."""
+from analysis.input_errors import InputError  # noqa: E402 (one class; analysis/power.py raises it too)
 
 
 def _check_frame(df) -> pd.DataFrame:
@@ -361,11 +360,13 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
           sims: int = 500, alpha: float = 0.05, seed: int = 0, group: str | None = None, out: str | Path | None = None,
           force: bool = False, log=None, **options) -> dict:
     """Power by simulation from a pilot: `twinlab power` is this call (analysis/power.py, docs/analysis.md
-    "Power"). `data`: a frame of load_sessions() or paths; `options`: test ('wald'|'lrt'), target, early_stop,
-    cores, batch, min_sims, interval, sd ({'subject': 0.8}), family. Every input is checked before R starts
-    (InputError naming it). Returns the results dict (power.json's content; `rows` one per size, `sims` a frame
-    of every simulated study); with `out` the folder is written too."""
-    from analysis.power import PowerSettings, run_power
+    "Power by simulation"). `data`: a frame of load_sessions() or paths (loaded as `analyze` loads them);
+    `options`: test ('wald'|'lrt'), target, early_stop, cores, batch, min_sims, interval, sd ({'subject': 0.8}),
+    family. Every input is checked before R starts (InputError naming it; a data file LoadError). Returns the
+    results dict (power.json's content; `rows` one per size, `sims` a frame of every simulated study); with
+    `out` the folder is written too."""
+    from analysis.power import PowerSettings, check_out_folder, check_settings
+    from analysis.power_main import run_power
 
     frame = data if isinstance(data, pd.DataFrame) else None
     if frame is not None:
@@ -379,4 +380,14 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
         raise InputError(f"power(): unknown option {unknown[0]!r}; the options are {', '.join(sorted(known))}")
     s = PowerSettings(data=paths, formula=formula, term=term, subjects=subjects, items=items, effect=effect, sims=sims,
                       alpha=alpha, seed=seed, group=group, **options)
-    return run_power(s, out, force=force, log=log, frame=frame)
+    f = check_settings(s)
+    if out is not None:
+        from experiments.options import OptionError
+
+        try:
+            check_out(out, paths, True, frame=frame is not None)
+        except OptionError as exc:
+            raise InputError(str(exc)) from None
+        check_out_folder(out, force)
+    df = frame if frame is not None else load_sessions(paths)
+    return run_power(s, f, df, factors(df), out, log)

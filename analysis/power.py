@@ -1,4 +1,5 @@
-"""Power by simulation from a pilot: `twinlab power` and `api.power` are `run_power()`.
+"""Power by simulation from a pilot: the settings and their checks (this module); `twinlab power` is `api.power`,
+which checks, loads, then calls analysis/power_main.run_power.
 
 The steps, each in its own module: every setting checked before any data or R (`check_settings`, this
 module; bad input is a PowerInputError naming the option); the pilot loaded as `analyze` loads it and one
@@ -15,7 +16,7 @@ simulated as estimated gets simr's observed-power warning.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import formula as fm
-from analysis.api import InputError
+from analysis.input_errors import InputError
 
 MAX_SIMS = 10_000
 MAX_SUBJECTS = 100_000
@@ -87,7 +88,7 @@ def _whole(name: str, v, low: int, high: int) -> int:
 
 def check_settings(s: PowerSettings) -> fm.Formula:
     """Everything checkable without data: returns the parsed formula (module docstring)."""
-    from analysis.power_terms import TermError, check_in_formula, check_effect  # noqa: F401
+    from analysis.power_terms import TermError, check_in_formula
 
     s.subjects = parse_sizes(s.subjects, "--subjects")
     if s.items is not None:
@@ -162,45 +163,15 @@ class Pilot:
     warnings: list[str] = field(default_factory=list)
 
 
-def run_power(s: PowerSettings, out: str | Path | None = None, force: bool = False,
-              log: Callable[[str], None] | None = None, frame: pd.DataFrame | None = None) -> dict:
-    """The whole run (module docstring): returns the results dict also written to `out` (when given)."""
-    from analysis.power_pilot import build_pilot, load_pilot
-
-    log = log or (lambda m: None)
-    t0 = time.time()
-    f = check_settings(s)
-    if out is not None:
-        _check_out(out, s.data, force, frame is not None)
-    df = load_pilot(s, frame)
-    pilot = build_pilot(s, f, df, log)
-    for w in pilot.warnings:
-        log(f"warning: {w}")
-    from analysis.power_run import run_sizes
-
-    rows, sims, analytic = run_sizes(s, pilot, log)
-    from analysis.power_report import results_dict, write_outputs
-
-    res = results_dict(s, pilot, rows, analytic, time.time() - t0)
-    if out is not None:
-        write_outputs(Path(out), res, sims)
-    res["sims"] = sims
-    return res
-
-
-def _check_out(out, data: list[str], force: bool, frame: bool) -> None:
-    from analysis.api import check_out
+def check_out_folder(out: str | Path, force: bool) -> None:
+    """--out: a folder (or a new one) that holds no earlier power run unless --force (the data rule is
+    api.check_out's, applied by api.power)."""
     from experiments.options import OptionError, output_folder
 
     try:
         output_folder("--out", Path(out))
-        check_out(out, data, True, frame=frame)
     except OptionError as exc:
         raise PowerInputError(str(exc)) from None
     if (Path(out) / "power.json").exists() and not force:
         raise PowerInputError(f"--out {out} holds an earlier power run (power.json); pass --force to replace it or "
                               "choose another folder")
-
-
-def settings_dict(s: PowerSettings) -> dict:
-    return asdict(s)

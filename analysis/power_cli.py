@@ -36,19 +36,18 @@ def power(
     CIs over subjects and items, failed and boundary fits counted apart, in parallel with early stopping."""
     from experiments.cli import console, fail
 
+    from analysis.api import InputError, power as api_power
+    from analysis.load import LoadError
     from analysis.mixed import MixedModelError
-    from analysis.power import PowerInputError, PowerSettings, run_power
 
+    t0 = time.time()
     try:
-        stated = _parse_sd(sd)
-        settings = PowerSettings(data=[str(p) for p in data], formula=formula, term=term, subjects=subjects,
-                                 items=items or None, effect=effect, sims=sims, alpha=alpha, seed=seed, group=group,
-                                 test=test, target=target, early_stop=not no_early_stop, cores=cores, batch=batch,
-                                 sd=stated, family=family, interval=interval)
-        t0 = time.time()
-        res = run_power(settings, out, force=force, log=lambda m: console.print(m, highlight=False, markup=False,
-                                                                             soft_wrap=True))
-    except PowerInputError as exc:
+        res = api_power([str(p) for p in data], formula, term, subjects, items=items or None, effect=effect,
+                        sims=sims, alpha=alpha, seed=seed, group=group, out=out, force=force,
+                        log=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True),
+                        test=test, target=target, early_stop=not no_early_stop, cores=cores, batch=batch,
+                        sd=_parse_sd(sd), family=family, interval=interval)
+    except (InputError, LoadError) as exc:
         fail(str(exc))
     except MixedModelError as exc:
         fail(str(exc), code=1)
@@ -63,7 +62,7 @@ def power(
 
 
 def _parse_sd(values: list[str]) -> dict[str, float]:
-    from analysis.power import PowerInputError
+    from analysis.input_errors import InputError
 
     out = {}
     for v in values:
@@ -73,5 +72,5 @@ def _parse_sd(values: list[str]) -> dict[str, float]:
         except ValueError:
             eq = ""
         if not eq or not name.strip():
-            raise PowerInputError(f"--sd {v!r}: write GROUP=SD, e.g. --sd subject=0.8")
+            raise InputError(f"--sd {v!r}: write GROUP=SD, e.g. --sd subject=0.8")
     return out

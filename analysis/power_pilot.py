@@ -15,19 +15,6 @@ from analysis import formula as fm
 from analysis.power import MODEL_LABEL, OBSERVED_POWER, Pilot, PowerInputError, PowerSettings, pilot_rows
 
 
-def load_pilot(s: PowerSettings, frame: pd.DataFrame | None) -> pd.DataFrame:
-    """The loaded trials (a frame of api.load_sessions, or the paths loaded as `analyze` loads them)."""
-    from analysis.api import load_sessions
-    from analysis.load import LoadError
-
-    if frame is not None:
-        return frame
-    try:
-        return load_sessions(s.data)
-    except LoadError as exc:
-        raise PowerInputError(str(exc)) from None
-
-
 def _coded(f: fm.Formula, rows: pd.DataFrame, s: PowerSettings, declared: dict):
     from analysis.formula_fit import prepare_data
 
@@ -65,9 +52,10 @@ def _coefficient_names(d: pd.DataFrame, coded: fm.Formula) -> list[str]:
     return ["(Intercept)"] + list(seen)
 
 
-def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, log: Callable[[str], None]) -> Pilot:
-    """Check against the data, fit the pilot, read the truth (module docstring)."""
-    from analysis.api import factors
+def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dict,
+                log: Callable[[str], None]) -> Pilot:
+    """Check against the data, fit the pilot, read the truth (module docstring); `declared`: the design's
+    factors and their levels (api.factors)."""
     from analysis.power_design import DesignError, template
 
     rows, group, kind = pilot_rows(df, s.group)
@@ -79,7 +67,6 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, log: Callable
     if other:
         raise PowerInputError(f"--formula: random effects by {other[0]!r}; a power simulation extends subjects "
                               "(subject) and items (item) and can simulate only those grouping columns")
-    declared = factors(df)
     d, coded, codings, family, _, _ = _coded(f, rows, s, declared)
     expandable = not any(isinstance(n, fm.BinOp) and n.op in ("^", "/", "%in%") for n in fm.walk(coded.fixed_tree)) \
         if coded.fixed_tree is not None else True

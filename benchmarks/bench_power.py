@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
         load1 = os.getloadavg()
         s = PowerSettings(data=[], formula="correct ~ cond + (1 | subject) + (1 | item)", term="cond",
                           subjects=[args.subjects], effect=0.3, sd={"subject": 0.6, "item": 0.4})
-        p = build_pilot(s, check_settings(s), df, lambda m: None)
+        p = build_pilot(s, check_settings(s), df, api.factors(df), lambda m: None)
         design, _ = coded_design(p, args.subjects, None)
         import rpy2.robjects as ro
 
