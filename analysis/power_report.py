@@ -1,7 +1,7 @@
 """What a power run writes: tables/power.csv (one row per size), tables/power_sims.csv (one row per simulated
 study), power.json (the seed and every setting, the pilot's parameters, the rows, the warnings) and
 figures/power.png (power against subjects, one line per item count, the 95% Monte Carlo intervals as bands,
-the analytic pass dashed, the 80% line). Every file is written to a temporary name and renamed."""
+the analytic pass dashed, the target's line, 80% by default). Every file is written to a temporary name and renamed."""
 from __future__ import annotations
 
 import json
@@ -123,7 +123,10 @@ def figure(table: pd.DataFrame, res: dict) -> bytes | None:
             ax.plot(t["subjects"], t["analytic_power"], "--", color=col, alpha=0.8, label=f"{items} items (analytic)")
         for _, r in t[t["power"].isna()].iterrows():
             ax.annotate("fits failed", (r["subjects"], 0.02), color=col, ha="center", fontsize=8)
-    ax.axhline(0.8, color="#555555", linestyle=":", linewidth=1)
+    target = res["settings"]["target"]
+    ax.axhline(target, color="#555555", linestyle=":", linewidth=1)
+    ax.annotate(f"{target:.0%}", (1.0, target), xycoords=("axes fraction", "data"), ha="right", va="bottom",
+                fontsize=8, color="#555555")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("subjects")
     ax.set_ylabel(f"power ({res['test'].split(' (')[0]}, alpha {res['alpha']:g})")

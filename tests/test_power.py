@@ -203,6 +203,17 @@ def test_power_agrees_with_an_independent_lme4_loop(frame, r_ready):
     assert abs(row["analytic_power"] - p1) < 0.15
 
 
+def test_a_clear_size_stops_early_and_says_so(frame, r_ready):
+    """With a large effect the 99% interval clears the target after the first batches: fewer sims run, the row
+    says why, and the same seed stops at the same place."""
+    kw = dict(subjects=[8], sims=200, effect=2.0, min_sims=10, batch=10)
+    a, b = _power(frame, **kw), _power(frame, **kw)
+    row = a["rows"][0]
+    assert row["sims_run"] < 200 and row["stopped_early"].startswith("stopped early: the 99% interval")
+    assert "above the target 0.8" in row["stopped_early"]
+    assert row["sims_run"] == b["rows"][0]["sims_run"] and row["power"] == b["rows"][0]["power"]
+
+
 def test_lrt_and_a_many_level_term_are_named(study, r_ready):
     """--test lrt and a three-level term (two coefficients, a 2-df test) run and say which test they are."""
     df = api.load_sessions([study / "three"])
