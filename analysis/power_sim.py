@@ -43,11 +43,12 @@ function(design, fixed_rhs, random_text, family, beta_names, beta, vc_grp, vc_va
   # than random effects) then fails in every simulation's own fit, counted and reported, instead of stopping here
   off <- list(check.nobs.vs.nlev = "ignore", check.nobs.vs.rankZ = "ignore", check.nobs.vs.nRE = "ignore",
               check.nlev.gtreq.5 = "ignore", check.nlev.gtr.1 = "ignore")
-  rt <- if (family == "binomial") lme4::glFormula(f, d, family = stats::binomial,
-                                                  control = do.call(lme4::glmerControl, off))$reTrms else
+  rt <- if (!nzchar(random_text)) list(cnms = list(), Lambdat = NULL, Zt = NULL) else
+    if (family == "binomial") lme4::glFormula(f, d, family = stats::binomial,
+                                              control = do.call(lme4::glmerControl, off))$reTrms else
     lme4::lFormula(f, d, control = do.call(lme4::lmerControl, off))$reTrms
   cnms <- rt$cnms
-  gname <- make.unique(names(cnms))
+  gname <- make.unique(as.character(names(cnms)))
   semichol <- function(S) {
     k <- nrow(S); L <- matrix(0, k, k)
     for (i in seq_len(k)) for (j in seq_len(i)) {
@@ -72,7 +73,7 @@ function(design, fixed_rhs, random_text, family, beta_names, beta, vc_grp, vc_va
   Lt <- rt$Lambdat
   if (length(theta)) Lt@x <- theta[rt$Lind]
   list(d = d, X = X, beta = b, xn = xn, random_text = random_text, family = family, sigma = sigma,
-       Zt = rt$Zt, Lambdat = Lt, theta = theta, q = nrow(rt$Zt), n = nrow(d))
+       Zt = rt$Zt, Lambdat = Lt, theta = theta, q = if (is.null(rt$Zt)) 0L else nrow(rt$Zt), n = nrow(d))
 }
 """
 
