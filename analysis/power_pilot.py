@@ -24,7 +24,7 @@ def _coded(f: fm.Formula, rows: pd.DataFrame, s: PowerSettings, declared: dict):
         raise PowerInputError(str(exc)) from None
 
 
-def _coefficient_names(d: pd.DataFrame, coded: fm.Formula) -> list[str]:
+def _coefficient_names(coded: fm.Formula) -> list[str]:
     """The fixed-effect coefficients R will name (main effects and interactions of the coded columns), read
     without R: the formula's fixed part expanded by the grammar's operators."""
     import itertools
@@ -67,11 +67,11 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dic
     if other:
         raise PowerInputError(f"--formula: random effects by {other[0]!r}; a power simulation extends subjects "
                               "(subject) and items (item) and can simulate only those grouping columns")
-    d, coded, codings, family, _, _ = _coded(f, rows, s, declared)
+    _, coded, codings, family, _, _ = _coded(f, rows, s, declared)
     expandable = not any(isinstance(n, fm.BinOp) and n.op in ("^", "/", "%in%") for n in fm.walk(coded.fixed_tree)) \
         if coded.fixed_tree is not None else True
     if expandable:  # before R; otherwise after the pilot fit, against R's own coefficient names
-        _tested(s, _coefficient_names(d, coded), codings)
+        _tested(s, _coefficient_names(coded), codings)
     try:
         used_rows = rows.dropna(subset=[v for v in f.predictors if v in rows.columns])  # the rows a fit can use
         tpl = template(used_rows, list(f.predictors))
