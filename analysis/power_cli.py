@@ -53,6 +53,11 @@ def power(
         fail(str(exc), code=1)
     except OSError as exc:
         fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc})")
+    for r in res["rows"]:
+        shown = "no power" if r["power"] != r["power"] else f"power {r['power']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        typer.echo(f"{r['subjects']} subjects x {r['items']} items: {shown} ({r['tests']} tests of {r['sims_run']} sims; "
+                   f"failed {r['failed']}, unconverged {r['unconverged']}, boundary {r['boundary']}; analytic "
+                   f"{r['analytic_power']:.3f}){'' if r['status'] == 'ok' else ' - ' + r['status']}")
     failed = [r for r in res["rows"] if r["power"] is None or r["power"] != r["power"]]
     typer.echo(f"wrote {Path(out) / 'tables' / 'power.csv'} ({len(res['rows'])} sizes, {res['test']}) and "
                f"{Path(out) / 'power.json'} in {time.time() - t0:.1f} s")

@@ -12,6 +12,7 @@ time per simulation. The load average is printed before and after: the machine i
 
     python -m benchmarks.bench_power                 # 500 sims, plain loop 100 sims
     python -m benchmarks.bench_power --sims 100 --plain-sims 50 --cores 1
+    python -m benchmarks.bench_power --one-core-sims 100    # also twinlab on one core: the parallel gain apart
 """
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--plain-sims", type=int, default=100)
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--subjects", type=int, default=24)
+    ap.add_argument("--one-core-sims", type=int, default=0,
+                    help="also time twinlab with one core on this many sims (separates the parallel gain from the rest)")
     args = ap.parse_args(argv)
 
     from analysis import api
@@ -65,6 +68,12 @@ def main(argv: list[str] | None = None) -> dict:
                         sd={"subject": 0.6, "item": 0.4}, log=lambda m: print(m, flush=True))
         fast = time.perf_counter() - t0
         load1 = os.getloadavg()
+        one = None
+        if args.one_core_sims:
+            t1 = time.perf_counter()
+            api.power(df, "correct ~ cond + (1 | subject) + (1 | item)", "cond", subjects=[args.subjects], effect=0.3,
+                      sims=args.one_core_sims, seed=1, early_stop=False, cores=1, sd={"subject": 0.6, "item": 0.4})
+            one = (time.perf_counter() - t1) / args.one_core_sims
         s = PowerSettings(data=[], formula="correct ~ cond + (1 | subject) + (1 | item)", term="cond",
                           subjects=[args.subjects], effect=0.3, sd={"subject": 0.6, "item": 0.4})
         p = build_pilot(s, check_settings(s), df, api.factors(df), lambda m: None)
@@ -81,6 +90,7 @@ def main(argv: list[str] | None = None) -> dict:
     out = {"sims": row["sims_run"], "fast_s": round(fast, 1), "fast_per_sim_s": round(per_fast, 3),
            "plain_sims": args.plain_sims, "plain_s": round(secs, 1), "plain_per_sim_s": round(per_plain, 3),
            "plain_500_s_scaled": round(per_plain * 500, 1), "ratio": round(per_plain / per_fast, 2),
+           "one_core_per_sim_s": None if one is None else round(one, 3),
            "power_fast": round(row["power"], 3), "power_plain": round(hits / ok, 3),
            "analytic": round(row["analytic_power"], 3), "failed": row["failed"], "unconverged": row["unconverged"],
            "boundary": row["boundary"], "cores": args.cores, "load_before": [round(x, 2) for x in load0],
