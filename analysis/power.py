@@ -15,10 +15,8 @@ simulated as estimated gets simr's observed-power warning.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd

@@ -6,8 +6,9 @@ not). The template is read from the pilot's rows, never from a design's name:
 
 - a **list** is the `list` column of the trial table (the list a subject was assigned); without one, the set
   of (item, predictor values) a subject saw (a design that randomises every subject's sequence then has one
-  "list" per pilot subject, and simulated subjects take those sequences in rotation). Each list's rows are those of its first pilot subject, in trial
-  order, with every predictor column the formula reads (factors, numeric covariates such as trial position).
+  "list" per pilot subject, and simulated subjects take those sequences in rotation). Each list's rows are
+  those of its first pilot subject, in trial order, with every predictor column the formula reads (factors,
+  numeric covariates such as trial position).
 - **subjects** are assigned to lists in rotation (subject j gets list j mod L), as the compiler assigns them;
   fewer subjects than lists is refused (a list nobody runs is not the design) where the lists are the table's.
 - a pilot without item groups (the Lakretz results table) has its trials as units: item t1, t2, ... in order.

@@ -156,7 +156,8 @@ def _truth(fit, family: str, tested: list[str], s: PowerSettings, rows: pd.DataF
         if hit:
             hit[0]["estimate"] = float(v)
         else:
-            rfx.append({"group": col, "term": "sd__(Intercept)", "estimate": float(v), "var1": "(Intercept)", "var2": ""})
+            rfx.append({"group": col, "term": "sd__(Intercept)", "estimate": float(v), "var1": "(Intercept)",
+                        "var2": ""})
     sigma = next((float(r["estimate"]) for r in fit.random_effects if r["group"] == "Residual"), 1.0)
     if fit.status != "ok":
         warnings.append(f"the pilot fit is {fit.status}: {'; '.join(fit.boundary_reasons or fit.messages)}; a variance "

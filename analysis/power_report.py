@@ -16,8 +16,8 @@ from analysis.power import MODEL_LABEL, Pilot, PowerSettings
 from analysis.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
 
-TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests", "rejected",
-                 "power", "ci_low", "ci_high", "failed", "unconverged", "boundary", "power_no_boundary",
+TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
+                 "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "boundary", "power_no_boundary",
                  "analytic_power", "status", "stopped_early", "notes", "analytic_note", "seed", "seconds"]
 SIM_COLUMNS = ["subjects", "items", "sim", "estimate", "se", "statistic", "p", "failed", "converged", "singular",
                "boundary", "message"]
@@ -34,8 +34,6 @@ def test_name(s: PowerSettings, pilot: Pilot) -> str:
 
 def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dict, seconds: float) -> dict:
     """Everything power.json holds (the module docstring)."""
-    from analysis.power_sim import R_BATCH  # noqa: F401 (the code that ran is this module's)
-
     fit = pilot.fit
     return {
         "title": "twinlab power",

@@ -109,7 +109,8 @@ function(S, seed, first, n, cols, test, cores, maxfun) {
       message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") })
     mixed <- length(S$theta) > 0
     conv <- if (mixed) m@optinfo$conv$lme4$messages else NULL
-    checks <- conv[!grepl("^boundary \\(singular\\)", conv)]  # a boundary fit is counted apart; "Hessian is numerically singular" is not converged
+    # a boundary fit is counted apart; "Hessian is numerically singular" is a failed convergence check
+    checks <- conv[!grepl("^boundary \\(singular\\)", conv)]
     code <- if (mixed) as.integer(m@optinfo$conv$opt) else if (S$family == "binomial" && !m$converged) 1L else 0L
     list(m = m, converged = code == 0L && !length(checks), singular = mixed && lme4::isSingular(m),
          msgs = unique(c(msgs, conv)))

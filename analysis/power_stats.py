@@ -67,7 +67,8 @@ def summarize(sims: pd.DataFrame, alpha: float, interval: str = "wilson") -> dic
     ci = INTERVALS[interval]
     row = dict(c)
     if c["sims_run"] == 0 or c["tests"] < MOSTLY_FAILED * c["sims_run"]:
-        row |= {"power": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "power_no_boundary": float("nan"),
+        nan = float("nan")
+        row |= {"power": nan, "ci_low": nan, "ci_high": nan, "power_no_boundary": nan,
                 "status": (f"fits mostly failed: {c['tests']} of {c['sims_run']} simulations gave a test "
                            f"({c['failed']} failed, {c['unconverged']} did not converge); no power is reported")}
         return row

@@ -12,7 +12,7 @@ import pytest
 
 from analysis import api
 from analysis.power import PowerInputError
-from tests.cli_refusal import refused, twinlab
+from tests.cli_refusal import refused
 from tests.support.power_synthetic import pilot
 
 F = "correct ~ cond + (1 | subject) + (1 | item)"
@@ -204,14 +204,12 @@ def test_power_agrees_with_an_independent_lme4_loop(frame, r_ready):
 
 
 def test_a_clear_size_stops_early_and_says_so(frame, r_ready):
-    """With a large effect the 99% interval clears the target after the first batches: fewer sims run, the row
-    says why, and the same seed stops at the same place."""
-    kw = dict(subjects=[8], sims=200, effect=2.0, min_sims=10, batch=10)
-    a, b = _power(frame, **kw), _power(frame, **kw)
-    row = a["rows"][0]
-    assert row["sims_run"] < 200 and row["stopped_early"].startswith("stopped early: the 99% interval")
+    """With a large effect the 99% interval clears the target after the first batches: fewer sims run and the
+    row says why (30 of 30 rejections is the first count whose 99% Wilson interval lies above 0.8)."""
+    row = _power(frame, subjects=[8], sims=200, effect=2.0, min_sims=10, batch=10)["rows"][0]
+    assert row["stopped_early"].startswith("stopped early: the 99% interval")
     assert "above the target 0.8" in row["stopped_early"]
-    assert row["sims_run"] == b["rows"][0]["sims_run"] and row["power"] == b["rows"][0]["power"]
+    assert 30 <= row["sims_run"] < 200 and row["sims_run"] % 10 == 0
 
 
 def test_lrt_and_a_many_level_term_are_named(study, r_ready):
