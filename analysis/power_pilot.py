@@ -118,17 +118,19 @@ def _tested(s: PowerSettings, names: list[str], codings: list) -> list[str]:
 def _fit(rows: pd.DataFrame, f: fm.Formula, s: PowerSettings, declared: dict):
     """fit_formula on the pilot rows; refuse a fit whose estimates are not parameters (module docstring)."""
     from analysis.formula_fit import _without_one_level_groups, fit_formula, prepare_data
-    from analysis.mixed import NOT_CONVERGED, MixedModelError
+    from analysis.mixed import NOT_CONVERGED, MixedModelError, degenerate_warnings
 
     used, dropped = _without_one_level_groups(f, rows)
     try:
         fit = fit_formula(rows, used, s.family, declared)
     except (fm.FormulaError, MixedModelError) as exc:
         raise PowerInputError(f"the pilot fit failed: {exc}") from None
-    if fit.status == NOT_CONVERGED or fit.status.startswith("degenerate"):
-        raise PowerInputError(f"the pilot fit of {f.text} is {fit.status} ({'; '.join(fit.messages) or 'no message'}): "
-                              "its estimates are not parameters to simulate from; simplify the formula or state the "
-                              "values (--effect, --sd)")
+    degenerate = degenerate_warnings(fit.coefficients, fit.random_effects) if fit.family == "binomial" else []
+    if fit.status == NOT_CONVERGED or degenerate:  # degenerate whatever the status shows first (singular, ...)
+        why = "; ".join(degenerate) or "; ".join(fit.messages) or "no message"
+        raise PowerInputError(f"the pilot fit of {f.text} is {'degenerate' if degenerate else fit.status} ({why}): its "
+                              "estimates are not parameters to simulate from (simplify the formula; a pilot whose answers "
+                              "follow the condition exactly gives no effect size)")
     _, coded, _, _, _, _ = prepare_data(rows, used, s.family, declared)
     steps = [coded] + [st for _, st in fm.simpler_structures(coded)]
     chosen = next((st for st in steps if st.r_text() == fit.fitted), coded)

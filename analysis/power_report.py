@@ -17,10 +17,11 @@ from analysis.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
 
 TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
-                 "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "boundary", "power_no_boundary",
+                 "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "boundary", "degenerate",
+                 "power_no_boundary",
                  "analytic_power", "status", "stopped_early", "notes", "analytic_note", "seed", "seconds"]
 SIM_COLUMNS = ["subjects", "items", "sim", "estimate", "se", "statistic", "p", "failed", "converged", "singular",
-               "boundary", "message"]
+               "boundary", "degenerate", "message"]
 
 
 def test_name(s: PowerSettings, pilot: Pilot) -> str:

@@ -203,6 +203,7 @@ class SizeModel:
         except Exception as exc:  # an R error: the structure cannot be built from these parameters
             raise MixedModelError(f"cannot set up the simulated design: {' '.join(str(exc).split())}") from exc
         self.columns = [str(c) for c in self.r.rx2("X").colnames]
+        self.family = truth.family
         self.mixed = len(self.r.rx2("theta")) > 0
 
     def batch(self, seed: int, first: int, n: int, cols: list[int], test: str, cores: int,
@@ -221,6 +222,10 @@ class SizeModel:
         for c in ("failed", "converged", "singular"):
             d[c] = d[c].fillna(0).astype(bool)
         d["message"] = [str(m) for m in out.rx2("msg")]
+        # quasi-separation in a binomial fit: the tested coefficient's |estimate| or SE above 8 on the log-odds scale
+        # (analysis/mixed.degenerate_warnings' rule); its Wald test barely rejects (Hauck-Donner), so it is counted
+        d["degenerate"] = (~d["failed"] & (self.family == "binomial")
+                           & ((d["estimate"].abs() > 8) | (d["se"] > 8))).astype(bool)
         d["boundary"] = [not f and bool(boundary_reasons(s, _records(v)) if self.mixed else False)
                          for f, s, v in zip(d["failed"], d["singular"], out.rx2("vc"))]
         return d

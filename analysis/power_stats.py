@@ -5,7 +5,9 @@ fit fails (simr issues 91, 110, 267). Here each simulation is one of
 - **failed**: R raised an error or the simulated response had one value (no test);
 - **unconverged**: the fit ran but lme4's convergence checks failed (no test is read from it);
 - a **test**: converged; it **rejects** when p < alpha. Boundary (singular) fits are tests too, counted
-  (`boundary`), and `power_no_boundary` repeats the share without them.
+  (`boundary`), and `power_no_boundary` repeats the share without them; so are degenerate binomial fits
+  (quasi-separation, `degenerate`: the tested coefficient's |estimate| or SE above 8), counted and named in the
+  status when more than a tenth.
 Power is rejections / tests, with its 95% Wilson interval (Clopper-Pearson on request). A size where fewer
 than half of the simulations gave a test has no power: its status says the fits mostly failed.
 
@@ -55,8 +57,10 @@ def counts(sims: pd.DataFrame, alpha: float) -> dict:
     test = ~failed & sims["converged"]
     reject = test & (sims["p"] < alpha)
     boundary = test & sims["boundary"]
+    degenerate = test & sims["degenerate"] if "degenerate" in sims.columns else test & False
     return {"sims_run": int(len(sims)), "failed": int(failed.sum()), "unconverged": int(unconv.sum()),
             "tests": int(test.sum()), "rejected": int(reject.sum()), "boundary": int(boundary.sum()),
+            "degenerate": int(degenerate.sum()),
             "tests_no_boundary": int((test & ~sims["boundary"]).sum()),
             "rejected_no_boundary": int((reject & ~sims["boundary"]).sum())}
 
@@ -76,7 +80,10 @@ def summarize(sims: pd.DataFrame, alpha: float, interval: str = "wilson") -> dic
     nb = c["tests_no_boundary"]
     row |= {"power": c["rejected"] / c["tests"], "ci_low": lo, "ci_high": hi,
             "power_no_boundary": c["rejected_no_boundary"] / nb if nb else float("nan"), "status": "ok"}
-    if c["boundary"] > 0.5 * c["tests"]:
+    if c["degenerate"] > 0.1 * c["tests"]:
+        row["status"] = (f"{c['degenerate']} of {c['tests']} fits are degenerate (quasi-separation: |estimate| or SE "
+                         "above 8); their Wald tests barely reject: use --test lrt or a smaller effect")
+    elif c["boundary"] > 0.5 * c["tests"]:
         row["status"] = (f"most fits are boundary (singular): {c['boundary']} of {c['tests']}; the random effects "
                          "cannot be estimated at this size")
     return row
