@@ -24,8 +24,14 @@ def coded_design(pilot: Pilot, n_subjects: int, n_items: int | None) -> tuple[pd
     """The extended design with the factors coded as the pilot's (the columns R needs), and its notes."""
     from analysis.power_design import balance_notes, extend
 
-    design = extend(pilot.template, n_subjects, n_items)
-    d, _, _ = fm.sum_code(design, pilot.formula, pilot.declared)
+    from analysis.power import PowerInputError
+    from analysis.power_design import DesignError
+
+    try:
+        design = extend(pilot.template, n_subjects, n_items)
+        d, _, _ = fm.sum_code(design, pilot.formula, pilot.declared)
+    except (DesignError, fm.FormulaError) as exc:
+        raise PowerInputError(f"{n_subjects} subjects x {n_items} items: {exc}") from None
     cols = ["subject_id", "item"] + [v for v in pilot.coded.variables
                                      if v in d.columns and v not in ("subject_id", "item")
                                      and v != pilot.coded.response_var]
@@ -38,17 +44,18 @@ def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
     from analysis.power_analytic import analytic_power
 
     items = s.items or [len(pilot.template.items)]
+    sizes = [(n_subj, n_items) for n_items in items for n_subj in s.subjects]
+    designs = {size: coded_design(pilot, *size) for size in sizes}  # every size's design checked before any simulation
     rows, sims, analytic = [], [], {}
-    for n_items in items:
-        for n_subj in s.subjects:
-            design, notes = coded_design(pilot, n_subj, n_items)
-            a = analytic_power(design, pilot, s.alpha)
-            analytic[(n_subj, n_items)] = a
-            row, sim = run_size(s, pilot, design, n_subj, n_items, log)
-            row |= {"analytic_power": a.get("power", float("nan")), "analytic_note": a.get("note", ""),
-                    "notes": "; ".join(notes)}
-            rows.append(row)
-            sims.append(sim)
+    for n_subj, n_items in sizes:
+        design, notes = designs[(n_subj, n_items)]
+        a = analytic_power(design, pilot, s.alpha)
+        analytic[(n_subj, n_items)] = a
+        row, sim = run_size(s, pilot, design, n_subj, n_items, log)
+        row |= {"analytic_power": a.get("power", float("nan")), "analytic_note": a.get("note", ""),
+                "notes": "; ".join(notes)}
+        rows.append(row)
+        sims.append(sim)
     return rows, pd.concat(sims, ignore_index=True), analytic
 
 
