@@ -374,7 +374,7 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
         paths = [str(p) for p in (info.files if info else [])]
     else:
         paths = [str(data)] if isinstance(data, (str, Path)) else [str(p) for p in data]
-    known = {"test", "target", "early_stop", "cores", "batch", "min_sims", "interval", "sd", "family", "max_sims"}
+    known = {"test", "target", "early_stop", "cores", "batch", "min_sims", "interval", "sd", "family"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise InputError(f"power(): unknown option {unknown[0]!r}; the options are {', '.join(sorted(known))}")

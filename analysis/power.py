@@ -60,7 +60,6 @@ class PowerSettings:
     interval: str = "wilson"
     sd: dict[str, float] = field(default_factory=dict)  # grouping column -> stated SD of its random intercept
     family: str = "auto"
-    max_sims: int = MAX_SIMS
 
 
 def parse_sizes(text: str | list, name: str) -> list[int]:
@@ -93,11 +92,11 @@ def check_settings(s: PowerSettings) -> fm.Formula:
         s.items = parse_sizes(s.items, "--items")
         if min(s.items) < 2:
             raise PowerInputError("--items: a study needs at least 2 items")
-    _whole("--sims", s.sims, 1, s.max_sims)
+    _whole("--sims", s.sims, 1, MAX_SIMS)
     _whole("--seed", s.seed, 0, 2**31 - 1)
     _whole("--cores", s.cores, 1, 64)
-    _whole("--batch", s.batch, 1, s.max_sims)
-    _whole("--min-sims", s.min_sims, 1, s.max_sims)
+    _whole("--batch", s.batch, 1, MAX_SIMS)
+    _whole("--min-sims", s.min_sims, 1, MAX_SIMS)
     for name, v in (("--alpha", s.alpha), ("--target", s.target)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < float(v) < 1:
             raise PowerInputError(f"{name} must be a number between 0 and 1 (exclusive), not {v!r}")
@@ -107,10 +106,13 @@ def check_settings(s: PowerSettings) -> fm.Formula:
         raise PowerInputError(f"--interval must be wilson or clopper-pearson, not {s.interval!r}")
     if s.family not in ("auto", "binomial", "gaussian"):
         raise PowerInputError(f"--family must be auto, binomial or gaussian for a power simulation, not {s.family!r}")
-    if s.effect is not None and (isinstance(s.effect, bool) or not np.isfinite(float(s.effect))):
+    if s.effect is not None and (isinstance(s.effect, bool) or not isinstance(s.effect, (int, float, np.number))
+                                 or not np.isfinite(float(s.effect))):
         raise PowerInputError(f"--effect must be a finite number on the model's scale, not {s.effect!r}")
+    if not isinstance(s.sd, dict):
+        raise PowerInputError(f"sd must map grouping columns to SDs (e.g. {{'subject': 0.8}}), not {s.sd!r}")
     for g, v in s.sd.items():
-        if not np.isfinite(float(v)) or float(v) < 0:
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not np.isfinite(float(v)) or v < 0:
             raise PowerInputError(f"--sd {g}={v}: an SD is a number of 0 or more")
     try:
         f = fm.parse(s.formula)

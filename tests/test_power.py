@@ -55,13 +55,16 @@ def _power(frame, **kw):
     ({"group": None}, "holds 2 groups"),
     ({"term": "cond * cond"}, "name one term"),
     ({"sd": {"list": 0.5}}, "--sd list"),
+    ({"sd": {"subject": "big"}}, "an SD is a number"),
+    ({"effect": "0.3"}, "--effect must be a finite number"),
+    ({"max_sims": 20_000}, "unknown option 'max_sims'"),
 ])
 def test_bad_input_refused_before_any_simulation(frame, kw, match, monkeypatch):
     import analysis.power_sim as ps
 
     monkeypatch.setattr(ps.SizeModel, "__init__", lambda *a, **k: pytest.fail("a simulation started"))
     monkeypatch.setattr("analysis.power_pilot._fit", lambda *a, **k: pytest.fail("the pilot was fitted"))
-    with pytest.raises(PowerInputError, match=match.replace("(", r"\(").replace("*", r"\*")):
+    with pytest.raises(api.InputError, match=match.replace("(", r"\(").replace("*", r"\*")):  # PowerInputError's base
         _power(frame, **kw)
 
 
