@@ -161,9 +161,9 @@ def test_cli_run_exits_1_when_every_size_fails(study, tmp_path, r_ready):
 
 
 def test_power_rises_with_subjects(frame, r_ready):
-    res = _power(frame, subjects=[2, 16], sims=12, effect=0.7, early_stop=False, batch=12)
+    res = _power(frame, subjects=[2, 16], sims=10, effect=0.7, early_stop=False, batch=10)
     low, high = res["rows"]
-    assert low["tests"] >= 6 and high["tests"] >= 6
+    assert low["tests"] >= 5 and high["tests"] >= 5
     assert high["power"] > low["power"] + 0.3, (low["power"], high["power"])
     assert high["analytic_power"] > low["analytic_power"]
 
@@ -229,11 +229,11 @@ def test_a_clear_size_stops_early_and_says_so(frame, r_ready):
 def test_lrt_and_a_many_level_term_are_named(study, r_ready):
     """--test lrt and a three-level term (two coefficients, a 2-df test) run and say which test they are."""
     df = api.load_sessions([study / "three"])
-    res = api.power(df, F, "cond", subjects=[6], sims=3, test="lrt", effect=None, seed=1)
+    res = api.power(df, F, "cond", subjects=[6], sims=2, test="lrt", effect=None, seed=1)
     assert res["test"].startswith("likelihood-ratio test (chi-square, 2 df")
     assert res["simulated"]["coefficients"] == ["cond1", "cond2"]
     assert res["rows"][0]["analytic_note"].startswith("no analytic pass: the term has 2 coefficients")
-    wald = api.power(df, F, "cond", subjects=[6], sims=3, seed=1)
+    wald = api.power(df, F, "cond", subjects=[6], sims=2, seed=1)
     assert wald["test"] == "Wald chi-square (2 df)"
     assert (wald["sims"]["statistic"] >= 0).all()
 
