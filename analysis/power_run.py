@@ -85,7 +85,7 @@ def run_size(s: PowerSettings, pilot: Pilot, design: pd.DataFrame, n_subj: int, 
         log(f"subjects {n_subj}, items {n_items}: {done}/{s.sims} sims, power {_pct(row['power'])} "
             f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}], failed {row['failed']}, unconverged "
             f"{row['unconverged']}, boundary {row['boundary']} ({time.time() - t0:.0f} s)")
-        if s.early_stop:
+        if s.early_stop and done < s.sims:  # after the last batch nothing is stopped early
             stopped = stop_decision(sims, s.alpha, s.target, s.min_sims)
             if stopped:
                 log(f"subjects {n_subj}, items {n_items}: {stopped}")
