@@ -7,6 +7,7 @@
     fit = api.fit(df, "correct ~ head_number * attractor_number + (1 | subject) + (1 | item)")
     fit.status, fit.coef_frame()     # one group; with people and model protocols: one fit per group (fit.fits)
     api.report(df, "report_out", by=["head_number", "attractor_number"], formula="...")
+    res = api.power(df, "correct ~ cond + (1 | subject) + (1 | item)", "cond", subjects=[16, 24, 32], effect=0.4)
 
 docs/analysis.md has the full walk-through. Nothing here starts R until a model is fitted. Every function
 checks its inputs as `twinlab analyze` does (InputError, FormulaError, GapError: a message naming the
@@ -26,8 +27,8 @@ from analysis.load_base import LoadInfo
 __all__ = ["load_sessions", "factors", "model_copies", "rates", "acceptance", "dprime", "fit", "fit_groups", "report",
            "first_encounter", "learning_curves", "choice_bias",
            "rating_distribution", "reading_words", "reading_regions", "reading_times", "surprisal_rt", "completion",
-           "demand_gaps", "InputError"]
-from analysis.options import FAMILIES, MAX_BOOT, InputError  # noqa: E402 (InputError is re-exported here)
+           "demand_gaps", "power", "InputError"]
+from analysis.options import FAMILIES, MAX_BOOT, InputError  # noqa: E402 (one class, analysis/input_errors.py; re-exported)
 
 
 def _check_frame(df) -> pd.DataFrame:
@@ -434,3 +435,41 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
         _check_frame(data)
         return run_loaded(data, info, out, opt, log)
     return run_analysis(paths, out, opt, log)
+
+
+def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, term: str,
+          subjects: Iterable[int] | str, items: Iterable[int] | str | None = None, effect: float | None = None,
+          sims: int = 500, alpha: float = 0.05, seed: int = 0, group: str | None = None, out: str | Path | None = None,
+          force: bool = False, log=None, **options) -> dict:
+    """Power by simulation from a pilot: `twinlab power` is this call (analysis/power.py, docs/analysis.md
+    "Power by simulation"). `data`: a frame of load_sessions() or paths (loaded as `analyze` loads them);
+    `options`: test ('wald'|'lrt'), target, early_stop, cores, batch, min_sims, interval, sd ({'subject': 0.8}),
+    family. Every input is checked before R starts (InputError naming it; a data file LoadError). Returns the
+    results dict (power.json's content; `rows` one per size, `sims` a frame of every simulated study); with
+    `out` the folder is written too."""
+    from analysis.power import PowerSettings, check_out_folder, check_settings
+    from analysis.power_main import run_power
+
+    frame = data if isinstance(data, pd.DataFrame) else None
+    if frame is not None:
+        info = frame.attrs.get("load_info")
+        paths = [str(p) for p in (info.files if info else [])]
+    else:
+        paths = [str(data)] if isinstance(data, (str, Path)) else [str(p) for p in data]
+    known = {"test", "target", "early_stop", "cores", "batch", "min_sims", "interval", "sd", "family"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InputError(f"power(): unknown option {unknown[0]!r}; the options are {', '.join(sorted(known))}")
+    s = PowerSettings(data=paths, formula=formula, term=term, subjects=subjects, items=items, effect=effect, sims=sims,
+                      alpha=alpha, seed=seed, group=group, **options)
+    f = check_settings(s)
+    if out is not None:
+        from experiments.options import OptionError
+
+        try:
+            check_out(out, paths, True, frame=frame is not None)
+        except OptionError as exc:
+            raise InputError(str(exc)) from None
+        check_out_folder(out, force)
+    df = frame if frame is not None else load_sessions(paths)
+    return run_power(s, f, df, factors(df), out, log)

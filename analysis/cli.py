@@ -164,11 +164,14 @@ def report(
 
 def register(app: typer.Typer) -> None:
     """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml):
-    `analyze`, `report`, and `import <format>` (one command per importer in analysis/importers)."""
+    `analyze`, `report`, `power`, and `import <format>` (one command per importer in analysis/importers)."""
     from analysis.importers import REGISTRY
     from experiments.cli import data_import_app
 
+    from analysis.power_cli import power
+
     app.command("analyze")(analyze)
     app.command("report")(report)
+    app.command("power")(power)
     for imp in REGISTRY.values():
         data_import_app.command(imp.name, help=imp.description)(imp.load_command())

@@ -32,9 +32,7 @@ class Options:
     allow_spec_versions: bool = False  # --allow-spec-versions: pool sessions of different spec versions (coded by the current)
 
 
-class InputError(ValueError):
-    """An argument of an analysis (API keyword or `analyze` flag) that cannot work; the message names it.
-    The CLI turns it into one line and exit 2."""
+from analysis.input_errors import InputError  # noqa: E402 (one class for the API, the options and power)
 
 
 COPIES = ("merge", "subjects")

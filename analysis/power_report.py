@@ -1,0 +1,141 @@
+"""What a power run writes: tables/power.csv (one row per size), tables/power_sims.csv (one row per simulated
+study), power.json (the seed and every setting, the pilot's parameters, the rows, the warnings) and
+figures/power.png (power against subjects, one line per item count, the 95% Monte Carlo intervals as bands,
+the analytic pass dashed, the target's line, 80% by default). Every file is written to a temporary name and renamed."""
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.power import MODEL_LABEL, Pilot, PowerSettings
+from analysis.results_folder import clean_json, json_default
+from experiments.atomic import atomic_write_bytes, atomic_write_text
+
+TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
+                 "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "boundary", "degenerate",
+                 "power_no_boundary",
+                 "analytic_power", "status", "stopped_early", "notes", "analytic_note", "seed", "seconds"]
+SIM_COLUMNS = ["subjects", "items", "sim", "estimate", "se", "statistic", "p", "failed", "converged", "singular",
+               "boundary", "degenerate", "message"]
+
+
+def test_name(s: PowerSettings, pilot: Pilot) -> str:
+    k = len(pilot.coefficients)
+    if s.test == "lrt":
+        return f"likelihood-ratio test (chi-square, {k} df; both fits by ML)"
+    if k > 1:
+        return f"Wald chi-square ({k} df)"
+    return "Wald z" + (" (lmer's t read as z)" if pilot.truth.family == "gaussian" and pilot.coded.random else "")
+
+
+def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dict, seconds: float) -> dict:
+    """Everything power.json holds (the module docstring)."""
+    fit = pilot.fit
+    return {
+        "title": "twinlab power",
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "runtime_s": round(seconds, 1),
+        "settings": asdict(s),
+        "seed": s.seed,
+        "test": test_name(s, pilot),
+        "alpha": s.alpha,
+        "interval": f"95% {s.interval} interval of power over the simulations that gave a test",
+        "pilot": {"group": pilot.group, "subject_kind": pilot.kind,
+                  "label": MODEL_LABEL if pilot.kind == "model" else "effect sizes estimated from people",
+                  "formula": fit.formula, "fitted": fit.fitted, "family": fit.family, "method": fit.method,
+                  "status": fit.status, "messages": fit.messages, "random_structure": fit.random_structure,
+                  "contrasts": fit.contrasts, "n_obs": fit.n_obs, "n_groups": fit.n_groups,
+                  "coefficients": fit.coefficients, "random_effects": fit.random_effects},
+        "design": {"lists": pilot.template.list_names, "list_source": pilot.template.list_source,
+                   "trials_per_list": pilot.template.trials_per_list, "pilot_items": len(pilot.template.items),
+                   "pilot_subjects": pilot.template.n_pilot_subjects,
+                   "rule": "subjects rotate through the pilot's lists; extra items copy the pilot's items with their "
+                           "condition in each list (analysis/power_design.py)"},
+        "simulated": {"term": s.term, "coefficients": pilot.coefficients, "beta": pilot.truth.beta,
+                      "random_effects": pilot.truth.random_effects, "sigma": pilot.truth.sigma,
+                      "effect": "stated (--effect)" if s.effect is not None else "the pilot's estimate (observed power)"},
+        "rules": {"power": "rejections / tests; a test is a converged fit (boundary fits included and counted); "
+                           "failed and unconverged fits are counted apart, never as 'not significant'",
+                  "mostly_failed": "a size where fewer than half of the simulations gave a test has no power",
+                  "early_stop": f"after each batch of {s.batch}, from {s.min_sims} sims on, a size stops once the 99% "
+                                f"Wilson interval of its power lies above or below {s.target:g}" if s.early_stop else "off",
+                  "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed)",
+                  "refit": "lme4 started at the true parameters (start=), optimizer bobyqa"},
+        "warnings": pilot.warnings,
+        "rows": [{k: r.get(k) for k in TABLE_COLUMNS} | {"pilot": _pilot_label(pilot, s)} for r in rows],
+        "software": _software(),
+    }
+
+
+def _pilot_label(pilot: Pilot, s: PowerSettings) -> str:
+    """The pilot column of every row: whose effect sizes these are."""
+    source = MODEL_LABEL if pilot.kind == "model" else "effect sizes estimated from people"
+    stated = f"; {s.term} stated (--effect {s.effect:g})" if s.effect is not None else "; observed power (no --effect)"
+    return f"{pilot.group or 'pilot'}: {source}{stated}"
+
+
+def _software() -> dict:
+    out = {"python": platform.python_version()}
+    try:
+        import rpy2.robjects as ro
+
+        out["R"] = str(ro.r("R.version.string")[0])
+        out["lme4"] = str(ro.r('as.character(packageVersion("lme4"))')[0])
+    except Exception:  # R was never started (nothing was simulated)
+        pass
+    return out
+
+
+def write_outputs(out: Path, res: dict, sims: pd.DataFrame) -> None:
+    """tables/power.csv, tables/power_sims.csv, figures/power.png, then power.json (last: its presence means
+    the run is whole)."""
+    table = pd.DataFrame(res["rows"], columns=TABLE_COLUMNS)
+    atomic_write_text(out / "tables" / "power.csv", table.to_csv(index=False))
+    atomic_write_text(out / "tables" / "power_sims.csv", sims[SIM_COLUMNS].to_csv(index=False))
+    png = figure(table, res)
+    if png is not None:
+        atomic_write_bytes(out / "figures" / "power.png", png)
+        res["figures"] = ["figures/power.png"]
+    res["tables"] = ["tables/power.csv", "tables/power_sims.csv"]
+    atomic_write_text(out / "power.json", json.dumps(clean_json(res), indent=1, default=json_default))
+
+
+def figure(table: pd.DataFrame, res: dict) -> bytes | None:
+    """Power against subjects, a line per item count, CI bands, the analytic pass dashed, the 80% line."""
+    import io
+
+    from analysis.figures import PALETTE, _plt
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for k, (items, t) in enumerate(table.groupby("items", sort=True)):
+        t = t.sort_values("subjects")
+        col = PALETTE[k % len(PALETTE)]
+        ax.plot(t["subjects"], t["power"], "o-", color=col, label=f"{items} items (simulation)")
+        ax.fill_between(t["subjects"], t["ci_low"], t["ci_high"], color=col, alpha=0.2, linewidth=0)
+        if t["analytic_power"].notna().any():
+            ax.plot(t["subjects"], t["analytic_power"], "--", color=col, alpha=0.8, label=f"{items} items (analytic)")
+        for _, r in t[t["power"].isna()].iterrows():
+            ax.annotate("fits failed", (r["subjects"], 0.02), color=col, ha="center", fontsize=8)
+    target = res["settings"]["target"]
+    ax.axhline(target, color="#555555", linestyle=":", linewidth=1)
+    ax.annotate(f"{target:.0%}", (1.0, target), xycoords=("axes fraction", "data"), ha="right", va="bottom",
+                fontsize=8, color="#555555")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("subjects")
+    ax.set_ylabel(f"power ({res['test'].split(' (')[0]}, alpha {res['alpha']:g})")
+    title = f"{res['settings']['term']}: power by simulation"
+    if res["pilot"]["subject_kind"] == "model":
+        title += f"\n{MODEL_LABEL}"
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return buf.getvalue()
