@@ -57,7 +57,10 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
         from experiments.tasks.violation_detection import check_forced_choice
 
         try:
-            check_forced_choice(exp)  # run-model would refuse it: said here, before anyone runs it
+            if exp.task.kind == "forced_choice":  # run-model would refuse it: said here, before anyone runs it
+                from experiments.compiler import compile_sequence
+
+                check_forced_choice(exp, compile_sequence(exp, "validate1", exp.seed))
         except ValueError as exc:
             fail(f"{spec}: {exc}")
         for b in exp.blocks:

@@ -45,14 +45,13 @@ def pair_missing(trial: Any) -> list[str]:
     return miss
 
 
-def check_forced_choice(exp: Any, subject_id: str = "validate1") -> None:
+def check_forced_choice(exp: Any, trials: Any) -> None:
     """`task.kind: forced_choice` asks every trial for the critical word's two forms: refuse (ValueError
-    naming the item and what it lacks) a spec whose items have none, as `run-model` would, at `validate`."""
+    naming the item and what it lacks) a spec whose items have none, as `run-model` would, at `validate`.
+    `trials`: a compiled sequence of the spec (the caller compiles: this unit never imports the compiler)."""
     if exp.task.kind != "forced_choice":
         return
-    from experiments.compiler import compile_sequence
-
-    for trial in compile_sequence(exp, subject_id, exp.seed):
+    for trial in trials:
         miss = pair_missing(trial)
         if miss:
             raise ValueError(f"task.kind forced_choice compares the critical word with its number-flipped form; "
