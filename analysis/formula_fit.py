@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import formula as fm
-from analysis.mixed import (MixedModelError, _r, _r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
+from analysis.mixed import (MixedModelError, _converged, _r, _r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
                             fit_status, hessian_free)
 
 from analysis.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
@@ -206,11 +206,6 @@ def _run(fit_fn, rd, text: str, family: str, mixed: bool) -> dict:
     import rpy2.rinterface as ri
 
     return {k: ([] if r.rx2(k) is ri.NULL else list(r.rx2(k))) for k in r.names}
-
-
-def _converged(get: dict) -> bool:
-    checks = [m for m in get["check_messages"] if "singular" not in str(m)]
-    return int(get["opt_code"][0]) == 0 and not checks
 
 
 def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto",

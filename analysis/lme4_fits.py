@@ -126,7 +126,7 @@ def fit_lmer(data: pd.DataFrame, formula: str, group: str, reml: bool = True) ->
     messages += boundary_messages(singular, reasons)
     if not bool(get["satterthwaite"][0]):
         messages.append("lmerTest is not installed: p from the normal approximation, no Satterthwaite df")
-    checks = [m for m in get["check_messages"] if "singular" not in str(m)]
+    checks = convergence_failures(get["check_messages"])
     # lmerTest's Satterthwaite step re-derives the Hessian of the variance parameters; "Model failed to converge
     # with 1 negative eigenvalue" there means the optimum is not a proper minimum: reported as not converged
     failed = [m for m in messages if "failed to converge" in m]

@@ -263,9 +263,22 @@ def boundary_reasons(singular: bool, random_effects: list[dict], cor_tol: float 
     return out
 
 
+def convergence_failures(messages) -> list[str]:
+    """lme4's convergence check messages that say the fit did not converge: every one but the boundary note
+    ("boundary (singular) fit", reported as singular on its own). "Hessian is numerically singular:
+    parameters are not uniquely determined" is a failed check, never dropped for the word "singular"."""
+    return [str(m) for m in messages if not str(m).startswith("boundary (singular)")]
+
+
 def _converged(get: dict) -> bool:
+    return int(get["opt_code"][0]) == 0 and not convergence_failures(get["check_messages"])
+
+
+def _needs_fallback(get: dict) -> bool:
+    """The fallback optimiser's trigger, as it has always been (a Hessian note does not trigger a refit, so the
+    estimates of every earlier analysis stay the same; the note still marks the fit as not converged)."""
     checks = [m for m in get["check_messages"] if "singular" not in str(m)]
-    return int(get["opt_code"][0]) == 0 and not checks
+    return int(get["opt_code"][0]) != 0 or bool(checks)
 
 
 def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimizer: str = "default",
@@ -291,11 +304,11 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
 
     get = run(optimizer, maxfun)
     fallback_note = ""
-    if fallback and not _converged(get):
+    if fallback and _needs_fallback(get):
         first = "; ".join(str(m) for m in get["check_messages"] if "singular" not in str(m)) or \
             f"optimiser code {int(get['opt_code'][0])}"
         second = run(*FALLBACK)
-        if _converged(second):
+        if not _needs_fallback(second):
             get = second
             fallback_note = (f"refitted with optimizer={FALLBACK[0]}, maxfun={FALLBACK[1]} after the default fit "
                              f"did not converge ({first}); the refit converged and is reported")

@@ -154,3 +154,17 @@ def test_a_users_formula_fit_at_the_boundary_is_marked_and_simplified_with_hessi
     simplified = fit_formula(d, "y ~ x + (x | subject)", family="binomial")
     assert simplified.attempts[0]["status"] == BOUNDARY  # the maximal model was not taken as clean
     assert len(simplified.attempts) > 1 and simplified.random_structure != kept.random_structure
+
+
+def test_a_numerically_singular_hessian_is_a_failed_convergence_check_not_a_boundary_note():
+    """lme4's "Hessian is numerically singular" note says the parameters are not determined: the fit is not
+    converged (it was dropped with the boundary note for the word "singular"). The boundary note alone is not a
+    convergence failure (it is reported as singular on its own)."""
+    from analysis.mixed import _converged, _needs_fallback, convergence_failures
+
+    hessian = "Hessian is numerically singular: parameters are not uniquely determined"
+    boundary = "boundary (singular) fit: see help('isSingular')"
+    assert convergence_failures([boundary, hessian]) == [hessian]
+    assert not _converged({"opt_code": [0], "check_messages": [hessian]})
+    assert _converged({"opt_code": [0], "check_messages": [boundary]})
+    assert not _needs_fallback({"opt_code": [0], "check_messages": [hessian]})  # estimates unchanged: no refit
