@@ -83,6 +83,9 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
         d = d.assign(item=item_key(d))
     if "signal" not in d.columns:
         d = add_accepted(d)
+    from analysis.twins import is_replay  # twins (issue 40): replays are never people nor ordinary model subjects
+
+    everything, d = d, d[~is_replay(d)]
     by = list(opt.by) or [f for f in factors if f in d.columns]
     t = design_rows(d)
     if general:
@@ -95,6 +98,10 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
         formula_section(res, d, factors, opt, log, skipped)
     if general and (d["subject_kind"] == "model").any():
         demand_gap_section(res, t, opt)
+    if general:
+        from analysis.twins_report import twins_section
+
+        twins_section(res, everything, opt, out)
 
 
 def data_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]], copies: pd.DataFrame | None) -> None:

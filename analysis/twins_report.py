@@ -1,0 +1,72 @@
+"""The report's "Twins" section: the model as a model of the people (analysis/twins.py computes it)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from analysis.results_folder import Results
+from analysis.twins import is_replay, likelihood
+
+if TYPE_CHECKING:
+    from analysis.options import Options
+
+TEXT = ("For every model group, log P(each person's answer): the model's scores of the task's options on the same "
+        "item and condition (context `none` / few-shot: the group's own sessions, several subjects averaged as "
+        "probabilities; `replay`: the model reading that person's own session, with the person's answers and "
+        "feedback in its history), renormalised over the options. `loglik` sums over trials; `loglik_per_trial` "
+        "has a 95% percentile bootstrap CI resampling people with all their trials; chance = 1/n options per "
+        "trial; pseudo-R² = 1 − LL_model / LL_chance (0: no better than guessing; negative: worse). `people`, "
+        "`trials`, `items` say what each number rests on; `trials_used`: all, the training (practice) blocks or "
+        "the test blocks.")
+
+
+def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
+    """Mean log-likelihood per trial per group (test and all trials), CIs over people, chance marked."""
+    from analysis.figures import PALETTE, _plt, _save
+
+    s = s[s["trials_used"] == "all"]
+    if s.empty:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.4 * len(s) + 2), 3.6))
+    x = np.arange(len(s))
+    y = s["loglik_per_trial"].to_numpy(float)
+    err = np.vstack([(y - s["ci_low"].to_numpy(float)), (s["ci_high"].to_numpy(float) - y)])
+    ax.bar(x, y, color=[PALETTE[i % len(PALETTE)] for i in range(len(s))], yerr=np.nan_to_num(err).clip(0), capsize=4)
+    chance = (s["loglik_chance"] / s["trials"]).to_numpy(float)
+    ax.scatter(x, chance, marker="_", s=900, color="black", zorder=3, label="chance (1/n options)")
+    ax.set_xticks(x, [f"{g}\n({c})" for g, c in zip(s["group"], s["context"])], fontsize=7)
+    ax.set_ylabel("log P(person's answer) per trial")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("How well each model predicts the people's answers", fontsize=9)
+    return _save(fig, path)
+
+
+def twins_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> None:
+    """Add the Twins section when the data hold people and at least one model group."""
+    if not (d["subject_kind"] == "model").any():
+        return
+    lk = likelihood(d, opt.seed, min(int(opt.n_boot), 2000))
+    notes = " ".join(lk.notes)
+    tables, figs = [], []
+    if len(lk.summary):
+        shown = lk.summary.round({c: 4 for c in lk.summary.columns if lk.summary[c].dtype.kind == "f"})
+        tables.append(res.table("twins_likelihood", shown, "Likelihood of the people's answers"))
+        tables.append(res.table("twins_likelihood_items", lk.by_item, "Per item", show=False))
+        tables.append(res.table("twins_likelihood_conditions", lk.by_condition, "Per condition"))
+        tables.append(res.table("twins_likelihood_trials", lk.trials, "Per person and trial", show=False))
+        figs.append(res.figure("twins_likelihood", ll_figure(lk.summary, out / "figures" / "twins_likelihood.png"),
+                               "Mean log P(person's answer) per trial, all trials; bars: 95% bootstrap CIs over "
+                               "people; black marks: chance."))
+    if len(lk.missing):
+        tables.append(res.table("twins_unscored", lk.missing, "People's answers not scored (and why)"))
+    if not tables and not notes:
+        notes = "No model group gave probabilities of the people's answers."
+    n_replay = int(is_replay(d).sum())
+    res.section("twins", "Twins: the model as a model of the people",
+                TEXT + (f" Replay rows: {n_replay} (never counted as people or as ordinary model subjects)."
+                        if n_replay else "") + (" " + notes if notes else ""), tables, figs)
