@@ -46,6 +46,10 @@ def run_model(
     max_new_tokens: int = typer.Option(8, "--max-new-tokens", help="production: tokens to generate at most"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
     list_number: Optional[int] = typer.Option(None, "--list", help="every subject reads the design's list N (1..L) instead of the id rotation"),
+    replay: Optional[Path] = typer.Option(None, "--replay",
+                                          help="a folder of people's sessions of this spec: the model reads each "
+                                               "person's trials in order with the person's answers and feedback in "
+                                               "its history and scores the person's answer (subjects <model>replay<person>)"),
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli import fail
@@ -90,6 +94,10 @@ def run_model(
     if not 1 <= session <= exp.sessions:
         fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
     check_protocol_and_context(cfg, exp)
+    if replay is not None:  # twins (issue 40): model_subjects/replay.py
+        from model_subjects.replay import replay_command
+
+        return replay_command(cfg, exp, replay, quiet)
     from model_subjects.run_checks import device_available
 
     try:

@@ -178,6 +178,10 @@ class ReplayRunner(Runner):
             scores[qi], per_query[qi] = [r.logprob for r in res], list(res)
             got += res
         d = unscorable(decide(self.protocol, trial, scores, per_query), self.protocol, got)
+        # the history shows the person's answer (extra.answer_text, as context.rebuild_contexts reads it);
+        # the model's own best option stays in `response` and extra.model_answer_text
+        d.extra["model_answer_text"] = d.answer_text
+        d.answer_text = person_answer_text(self, trial, str(row.get("response") or ""))
         d.extra.update({"replay_of": st.person.subject_id,  # type: ignore[attr-defined]
                         "person_response": row.get("response"), "person_correct": row.get("correct"),
                         "person_rt_ms": row.get("rt_ms") or None})
@@ -208,3 +212,33 @@ def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, prog
     finally:
         for lock in locks.values():
             lock.release()
+
+
+def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: bool = False) -> None:
+    """`run-model SPEC --replay PEOPLE_DIR`: every input checked (people, spec hash, locks) before the model loads."""
+    import typer
+
+    from experiments.cli import fail
+    from experiments.session import SessionError
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.context import ContextError
+    from model_subjects.registry import load_backend
+    from model_subjects.runner import lock_sessions
+
+    if cfg.subjects != 1 or cfg.first_subject != 1 or cfg.list_number is not None:
+        fail("--replay runs one subject per person, on that person's own trials: --subjects, --first-subject "
+             "and --list do not apply")
+    try:
+        people = find_people(people_dir, exp)
+        lm = load_backend(cfg.model, backend=cfg.backend or "transformers", dtype=cfg.dtype, device=cfg.device,
+                          add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads, **cfg.backend_options)
+        runner = ReplayRunner(cfg, lm, people, exp=exp)
+        locks = lock_sessions(cfg.out, exp.name, [replay_id(lm.name, p.subject_id) for p in people], cfg.session)
+        summary = runner.run(locks)
+    except (RunError, ContextError, SessionError, ModelLoadError) as exc:
+        fail(str(exc))
+    for s in summary.subjects:
+        if not quiet:
+            typer.echo(f"  {s['subject_id']} [replay] {s['trials']}/{s['planned']} trials -> {s['csv']}", err=True)
+    typer.echo(f"replayed {len(summary.subjects)} person(s), {summary.trials_run} trial(s) in {summary.seconds:.1f}s "
+               f"({runner.protocol.name}, model {lm.name})")

@@ -1,0 +1,133 @@
+"""Twins (issue 40), with the bundled model's real scores: context `none` likelihoods equal the model's own
+sessions, replay sessions read the people's own answers and feedback, a replay of another spec is refused.
+
+One shared set-up (module scope): two people of acceptability_yesno, two `none` model subjects, a replay of
+the people's first 4 trials (practice with feedback, then test)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "support"))
+from twins_people import write_people  # noqa: E402
+
+from analysis import api  # noqa: E402
+from analysis.twins import likelihood  # noqa: E402
+from experiments.session import read_rows  # noqa: E402
+from experiments.spec import load_spec  # noqa: E402
+from model_subjects.runner import RunConfig, RunError, run_models  # noqa: E402
+from model_subjects.replay import find_people, run_replay  # noqa: E402
+
+SPEC = "acceptability_yesno"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, bundled_backend):
+    out = tmp_path_factory.mktemp("twins")
+    exp = load_spec(SPEC)
+    write_people(exp, out / "people", ["P01", "P02"])
+    run_models(RunConfig(spec=SPEC, out=out / "none", subjects=2, protocol="meta"), backend=bundled_backend)
+    run_replay(RunConfig(spec=SPEC, out=out / "replay", protocol="meta", trials=4), out / "people",
+               backend=bundled_backend)
+    return out, exp
+
+
+def test_none_likelihood_equals_the_model_sessions_own_probabilities(runs):
+    out, _ = runs
+    df = api.load_sessions([out / "people", out / "none"])
+    lk = likelihood(df, n_boot=50)
+    t = lk.trials
+    assert len(t) == 20 and lk.missing.empty  # every person's trial, each item run by one of the two subjects
+    model = pd.concat([pd.read_csv(f) for f in sorted((out / "none" / "data").glob("*.csv"))])
+    people = pd.concat([pd.read_csv(f) for f in sorted((out / "people" / "data").glob("*.csv"))])
+    for _, r in t.iterrows():
+        m = model[model["item_id"] == r["item_id"]]
+        assert m["option_logprobs"].nunique() == 1  # context none: the same item scores the same
+        lp = np.array(json.loads(m["option_logprobs"].iloc[0]))
+        labels = json.loads(m["option_labels"].iloc[0])
+        p = people[(people["subject_id"] == r["person"].split(":")[-1]) & (people["item_id"] == r["item_id"])]
+        want = lp[labels.index(p["response"].iloc[0])] - math.log(np.exp(lp).sum())
+        assert r["loglik"] == pytest.approx(want, abs=1e-6)
+
+
+def _expected_context(exp, people_rows, k: int, prompt_of) -> str:
+    """Trial k's context written out by hand: instructions, block intros, each earlier trial's prompt, the
+    PERSON's answer label and the feedback the person got."""
+    labels = {lab.value: lab.text for lab in exp.task.labels}
+    sizes = {}
+    for r in people_rows:
+        sizes[r["block"]] = sizes.get(r["block"], 0) + 1
+    text = "".join(p.strip() + "\n" for p in exp.texts.instructions)
+    block = None
+    for r in people_rows[:k + 1]:
+        if r["block"] != block:
+            block = r["block"]
+            text += exp.block(block).intro_text.replace("{trials}", str(sizes[block])).strip() + "\n"
+        text += prompt_of(r)
+        if r is people_rows[k]:
+            return text
+        text += " " + labels[r["response"]] + "\n"
+        if r["feedback_shown"] == "True":
+            text += r["feedback_text"] + "\n"
+    raise AssertionError
+
+
+def test_replay_rows_follow_each_person_with_their_answers_in_the_history(runs):
+    out, exp = runs
+    for pid in ("P01", "P02"):
+        prow = read_rows(next((out / "people" / "data").glob(f"*subject-{pid}_*.csv")))
+        rf = next((out / "replay" / "data").glob(f"*replay{pid}_session-1_data.csv"))
+        rows = read_rows(rf)
+        side = json.loads(rf.with_suffix(".json").read_text())
+        assert side["replay"]["person"] == pid and side["context_mode"] == "replay"
+        assert [r["item_id"] for r in rows] == [r["item_id"] for r in prow[:4]]  # the person's order
+        assert {r["context_mode"] for r in rows} == {"replay"}
+        for k, r in enumerate(rows):
+            extra = json.loads(r["extra"])
+            assert extra["replay_of"] == pid and extra["person_response"] == prow[k]["response"]
+            want = _expected_context(exp, prow, k, lambda x: f"{json.loads(x['materials'])['sentence']}\n"
+                                     f"{exp.task.question} (Acceptable / Not acceptable)\nAnswer:")
+            assert extra["context_sha256"] == hashlib.sha256(want.encode()).hexdigest(), (pid, k)
+
+
+def test_replay_likelihood_and_never_counted_as_people_or_models(runs):
+    out, _ = runs
+    df = api.load_sessions([out / "people", out / "none", out / "replay"])
+    lk = likelihood(df, n_boot=50)
+    rep = lk.trials[lk.trials["context"] == "replay"]
+    assert len(rep) == 8 and rep["person"].nunique() == 2
+    rows = pd.concat([pd.read_csv(f) for f in sorted((out / "replay" / "data").glob("*.csv"))])
+    for _, r in rep.iterrows():
+        x = rows[(rows["item_id"] == r["item_id"]) & rows["subject_id"].str.endswith(r["person"].split(":")[-1])]
+        lp = np.array(json.loads(x["option_logprobs"].iloc[0]))
+        k = json.loads(x["option_labels"].iloc[0]).index(r["answer"])
+        assert r["loglik"] == pytest.approx(lp[k] - math.log(np.exp(lp).sum()), abs=1e-6)
+    res = api.report(df, out / "report")
+    sizes = pd.read_csv(out / "report" / "tables" / "sample_sizes.csv")
+    assert not sizes["group"].str.contains("replay").any()  # not an ordinary model group, nor people
+    assert sizes.set_index("group").loc["human", "subjects"] == 2
+    tw = pd.read_csv(out / "report" / "tables" / "twins_likelihood.csv")
+    assert set(tw["context"]) == {"none", "replay"}
+    html = (out / "report" / "report.html").read_text()
+    assert "Twins: the model as a model of the people" in html and res is not None
+
+
+def test_replay_of_another_spec_is_refused_naming_both(runs, tmp_path):
+    out, _ = runs
+    with pytest.raises(RunError, match=r"run on spec 'acceptability_yesno' \(spec hash \w+\); this run's spec is "
+                                       r"'agreement_attraction'"):
+        find_people(out / "people", load_spec("agreement_attraction"))
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "run-model", "agreement_attraction", "--replay",
+                        str(out / "people"), "--out", str(tmp_path / "x")], capture_output=True, text=True,
+                       cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and "spec hash" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "x").exists()
