@@ -94,14 +94,13 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
     acceptance_section(res, t, by, factors, opt, out)
     if general:
         task_sections(res, d, factors, opt, out, log, skipped)
-    if opt.formula:
-        formula_section(res, d, factors, opt, log, skipped)
+    fits = formula_section(res, d, factors, opt, log, skipped) if opt.formula else None
     if general and (d["subject_kind"] == "model").any():
         demand_gap_section(res, t, opt)
     if general:
         from analysis.twins_report import twins_section
 
-        twins_section(res, everything, opt, out)
+        twins_section(res, everything, opt, out, fits, factors)
 
 
 def data_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]], copies: pd.DataFrame | None) -> None:
@@ -184,7 +183,7 @@ def demand_gap_section(res: Results, t: pd.DataFrame, opt: Options) -> None:
                     [res.table("demand_gap_pairs", gp, "Demand gap")])
 
 
-def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]) -> None:
+def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]):
     from analysis.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
@@ -196,7 +195,7 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
     kind = "ordinal_fit" if opt.family == "ordinal" else "formula_fit"
     fits = _fit_or_note(lambda: fit_groups(m, opt.formula, opt.family, factors), f"--formula {opt.formula}", skipped)
     if fits is None:
-        return
+        return None
     skipped += [f"--formula {opt.formula}, group {g}: not fitted ({w[:400]})" for g, w in fits.skipped.items()]
     tab = pd.concat([fit_table(f) if kind == "formula_fit" else pd.DataFrame(f.coefficients).assign(group=g)
                      for g, f in fits], ignore_index=True)
@@ -210,6 +209,7 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
                    "singular, they are simplified step by step (correlations dropped, then random intercepts only) and "
                    "the report names the structure it shows."),
                 [res.table("formula_fit", tab, "Fixed effects", show=False)], [], items)
+    return fits
 
 
 def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, out: Path, log, skipped: list[str]) -> None:

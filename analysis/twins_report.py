@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from analysis.prepare import is_human_group
 from analysis.results_folder import Results
 from analysis.twins import is_replay, likelihood
 
@@ -46,10 +47,34 @@ def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def twins_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> None:
-    """Add the Twins section when the data hold people and at least one model group."""
+def effects_section(res: Results, d: pd.DataFrame, fits, factors: dict) -> None:
+    """The same effects in both (analysis/twin_effects.py): the --formula fits lined up, or a sentence."""
+    from analysis.twin_effects import default_formula, twin_long, twin_wide
+
+    people = d["group"].astype(str).map(is_human_group).any()
+    if fits is None:
+        f = default_formula(d[~is_replay(d)], factors)
+        res.section("twins_effects", "Twins: the same effects in people and models",
+                    "Not fitted: give `--formula` to line up its effects for the people and each model group"
+                    + (f" (the design's default: `{f}`; the API: `api.twin_effects(df)`)." if f else "."))
+        return
+    long = twin_long(fits)
+    text = ("Each term of `" + fits.formula + "` fitted separately to the people and to each model group (the fits "
+            "of 'Your model', their diagnostics there): estimate [95% Wald CI]; `differs from 0`: the CI excludes 0; "
+            "`sign as people's`: the model group's estimate has the people's sign. A fit that is not ok (unconverged, "
+            "singular, boundary) is named and never read as a finding (—).")
+    if not people:
+        text += " No people in the data: nothing to compare the model groups with."
+    res.section("twins_effects", "Twins: the same effects in people and models", text,
+                [res.table("twins_effects", twin_wide(long), "Effects side by side"),
+                 res.table("twins_effects_long", long, "Effects side by side (long)", show=False)])
+
+
+def twins_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fits=None, factors: dict | None = None) -> None:
+    """Add the Twins sections when the data hold at least one model group."""
     if not (d["subject_kind"] == "model").any():
         return
+    effects_section(res, d, fits, factors or {})
     lk = likelihood(d, opt.seed, min(int(opt.n_boot), 2000))
     notes = " ".join(lk.notes)
     tables, figs = [], []
