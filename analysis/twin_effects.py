@@ -28,7 +28,9 @@ def _ok(fit) -> bool:
 
 
 def _yn(v) -> str:
-    return "yes" if v is True else "no" if v is False else "—"
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    return "yes" if bool(v) else "no"
 
 
 def _fmt(c: dict) -> str:

@@ -47,6 +47,26 @@ def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
     return _save(fig, path)
 
 
+def items_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> None:
+    """Item by item (analysis/twin_items.py): shares beside probabilities, r, JSD, calibration."""
+    from analysis.twin_items import DOC, agreement, calibration, calibration_figure, item_shares
+
+    shares = item_shares(d)
+    if shares.empty:
+        return
+    agree, per_item = agreement(shares, opt.seed, min(int(opt.n_boot), 2000))
+    cal = calibration(shares)
+    res.section("twins_items", "Twins: item by item", DOC,
+                [res.table("twins_item_agreement", agree.round(4), "Agreement over items"),
+                 res.table("twins_item_shares", shares, "People's shares and the model's probabilities", show=False),
+                 res.table("twins_items_jsd", per_item, "Per item: Jensen-Shannon divergence (and scale means)",
+                           show=False),
+                 res.table("twins_calibration", cal, "Calibration bins", show=False)],
+                [res.figure("twins_calibration", calibration_figure(cal, out / "figures" / "twins_calibration.png"),
+                            "The model's probability of an answer (ten bins) against the share of people who gave "
+                            "it; dotted: perfect calibration; numbers: the people's answers in the bin.")])
+
+
 def effects_section(res: Results, d: pd.DataFrame, fits, factors: dict) -> None:
     """The same effects in both (analysis/twin_effects.py): the --formula fits lined up, or a sentence."""
     from analysis.twin_effects import default_formula, twin_long, twin_wide
@@ -74,7 +94,6 @@ def twins_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fits=N
     """Add the Twins sections when the data hold at least one model group."""
     if not (d["subject_kind"] == "model").any():
         return
-    effects_section(res, d, fits, factors or {})
     lk = likelihood(d, opt.seed, min(int(opt.n_boot), 2000))
     notes = " ".join(lk.notes)
     tables, figs = [], []
@@ -95,3 +114,5 @@ def twins_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fits=N
     res.section("twins", "Twins: the model as a model of the people",
                 TEXT + (f" Replay rows: {n_replay} (never counted as people or as ordinary model subjects)."
                         if n_replay else "") + (" " + notes if notes else ""), tables, figs)
+    items_section(res, d, opt, out)
+    effects_section(res, d, fits, factors or {})

@@ -63,3 +63,12 @@ def test_a_fit_not_ok_is_never_read_as_a_finding():
     assert w["human: estimate [95% CI]"] == "1.000 [0.500, 1.500]"
     assert "singular" in w["lm · none · meta: estimate [95% CI]"] and "9.0" not in w["lm · none · meta: estimate [95% CI]"]
     assert w["lm · none · meta: sign as people's"] == "—" and w["lm · none · meta: differs from 0"] == "—"
+
+
+def test_the_shown_table_says_yes_and_no_from_a_frame_of_numpy_booleans():
+    long = pd.DataFrame({"term": ["x", "x"], "group": ["human", "m"], "who": ["people", "model"],
+                         "estimate": [1.0, -2.0], "ci_low": [0.5, -3.0], "ci_high": [1.5, 0.5], "status": ["ok", "ok"],
+                         "differs_from_0": np.array([True, False]), "sign_agrees_with_people": [None, np.False_],
+                         "n_obs": [5, 5]})
+    w = twin_wide(long).iloc[0]
+    assert (w["human: differs from 0"], w["m: differs from 0"], w["m: sign as people's"]) == ("yes", "no", "no")

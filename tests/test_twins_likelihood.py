@@ -92,3 +92,27 @@ def test_answer_index_reads_ratings_and_direct_judgments():
     assert answer_index(["The cat sleeps.", "The cat sleep."], "no", "judgment:direct",
                         json.dumps({"labels": [{"value": "yes"}, {"value": "no"}]})) == 1
     assert answer_index(["a", "b"], None) is None
+
+
+def test_item_shares_jsd_and_calibration_against_hand_counts(frame):
+    from analysis.twin_items import agreement, calibration, item_shares, jsd_bits
+
+    df, people = frame
+    s = item_shares(df)
+    # item 1, true: P1 said yes (P3 said no) -> shares 1/2, 1/2; model p = softmax(-0.5, -2.0)
+    x = s[s["item_id"] == "1:true"].sort_values("option_index")
+    assert x["people_share"].tolist() == [0.5, 0.5] and x["people"].tolist() == [2, 2]
+    p = np.exp(LP[(1, "true")]) / np.exp(LP[(1, "true")]).sum()
+    np.testing.assert_allclose(x["model_p"], p)
+    # item 2, false: P1 said no, P3's 'maybe' is not an option -> one person, share (0, 1)
+    y = s[s["item_id"] == "2:false"].sort_values("option_index")
+    assert y["people_share"].tolist() == [0.0, 1.0] and y["people"].tolist() == [1, 1]
+    q = np.exp(LP[(2, "false")]) / np.exp(LP[(2, "false")]).sum()
+    hand = 0.5 * sum(a * np.log2(a / ((a + b) / 2)) for a, b in zip([0.0, 1.0], q) if a > 0) \
+        + 0.5 * sum(b * np.log2(b / ((a + b) / 2)) for a, b in zip([0.0, 1.0], q))
+    assert jsd_bits(np.array([0.0, 1.0]), q) == pytest.approx(hand)
+    agree, per = agreement(s, n_boot=100)
+    assert per.set_index("item_id").loc["2:false", "jsd_bits"] == pytest.approx(hand)
+    assert agree["items"].iloc[0] == 4
+    cal = calibration(s)
+    assert cal["answers"].sum() == s["people"].sum()  # every (item, option) in one bin
