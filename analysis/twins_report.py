@@ -67,6 +67,21 @@ def items_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> Non
                             "it; dotted: perfect calibration; numbers: the people's answers in the bin.")])
 
 
+def reading_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, factors: dict) -> None:
+    """ΔLL of surprisal over a baseline of people's word RTs (analysis/reading_dll.py), per model group."""
+    from analysis.reading_dll import DOC, delta_ll, dll_figure, joined_words
+
+    joined = joined_words(d[~is_replay(d)], factors)
+    if not joined:
+        return
+    t = delta_ll(joined, opt.seed, min(int(opt.n_boot), 2000))
+    res.section("twins_reading", "Twins: what surprisal adds to people's reading times (ΔLL)", DOC,
+                [res.table("twins_delta_ll", t.round(6), "ΔLL per word, held-out folds")],
+                [res.figure("twins_delta_ll", dll_figure(t, out / "figures" / "twins_delta_ll.png"),
+                            "ΔLL per word (nats) of surprisal and its spillover over the baseline, held-out folds by "
+                            "people and by items; bars: 95% CIs resampling the fold unit.")])
+
+
 def effects_section(res: Results, d: pd.DataFrame, fits, factors: dict) -> None:
     """The same effects in both (analysis/twin_effects.py): the --formula fits lined up, or a sentence."""
     from analysis.twin_effects import default_formula, twin_long, twin_wide
@@ -115,4 +130,5 @@ def twins_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fits=N
                 TEXT + (f" Replay rows: {n_replay} (never counted as people or as ordinary model subjects)."
                         if n_replay else "") + (" " + notes if notes else ""), tables, figs)
     items_section(res, d, opt, out)
+    reading_section(res, d, opt, out, factors or {})
     effects_section(res, d, fits, factors or {})
