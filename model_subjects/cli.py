@@ -207,9 +207,33 @@ def check_protocol_and_context(cfg, exp) -> None:
         fail(str(exc))
 
 
+def people_jsonl(
+    spec: str = typer.Argument(..., help="the experiment spec the people were run on"),
+    people: Path = typer.Argument(..., help="folder of the people's sessions"),
+    out: Path = typer.Option(..., "--out", "-o", help="the JSONL file to write (one line per person's session)"),
+    protocol: Optional[str] = typer.Option(None, "--protocol", "-p", help="whose prompts the transcript uses "
+                                           "(default: from the spec's task)"),
+    force: bool = typer.Option(False, "--force", help="replace an existing --out"),
+) -> None:
+    """Each person's session as a Psych-201-style JSONL line: the transcript a model would read, the person's
+    answers marked <<...>>, RTs (model_subjects/psych201.py)."""
+    from experiments.cli import fail
+    from experiments.spec import SpecError
+    from model_subjects.protocols import ProtocolError
+    from model_subjects.psych201 import export_jsonl
+    from model_subjects.runner import RunError
+
+    try:
+        n = export_jsonl(spec, people, out, protocol, force)
+    except (RunError, SpecError, ProtocolError) as exc:
+        fail(str(exc))
+    typer.echo(f"wrote {n} session(s) to {out}")
+
+
 def register(app: typer.Typer) -> None:
     """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml)."""
     from model_subjects.sweep import sweep_command
 
     app.command("run-model")(run_model)
+    app.command("people-jsonl")(people_jsonl)
     app.command("sweep")(sweep_command)

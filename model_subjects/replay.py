@@ -88,16 +88,21 @@ def person_trial(exp: Experiment, row: dict[str, str]) -> Trial:
 
 
 def person_answer_text(runner: Runner, trial: Trial, response: str) -> str:
-    """The person's answer in the task's words, as the history shows a model's own: the option of the
-    trial's first query whose label is the answer (its continuation), else the task label's text."""
-    for o in runner.protocol.queries(trial)[0].options:
+    """The person's answer in the task's words, as the history shows a model's own (see `answer_words`)."""
+    return answer_words(runner.protocol, trial, response, bool(runner.chat))
+
+
+def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False) -> str:
+    """The option of the trial's first query whose label is the answer (its continuation), else the task
+    label's text, else the answer itself (leading space: it follows the prompt)."""
+    for o in protocol.queries(trial)[0].options:
         if o.label == response:
-            return option_text(o.continuation, runner.chat)
-    labels = getattr(getattr(runner.protocol, "settings", None), "labels", None) or []
+            return option_text(o.continuation, chat)
+    labels = getattr(getattr(protocol, "settings", None), "labels", None) or []
     for lab in labels:
         if str(getattr(lab, "value", "")) == response:
-            return option_text(" " + str(lab.text), runner.chat)
-    return option_text(" " + response, runner.chat) if response else ""
+            return option_text(" " + str(lab.text), chat)
+    return option_text(" " + response, chat) if response else ""
 
 
 def person_feedback(exp: Experiment, trial: Trial, row: dict[str, str]) -> str | None:

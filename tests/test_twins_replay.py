@@ -111,7 +111,7 @@ def test_replay_likelihood_and_never_counted_as_people_or_models(runs):
         lp = np.array(json.loads(x["option_logprobs"].iloc[0]))
         k = json.loads(x["option_labels"].iloc[0]).index(r["answer"])
         assert r["loglik"] == pytest.approx(lp[k] - math.log(np.exp(lp).sum()), abs=1e-6)
-    res = api.report(df, out / "report")
+    res = api.report(df, out / "report", n_boot=200)
     sizes = pd.read_csv(out / "report" / "tables" / "sample_sizes.csv")
     assert not sizes["group"].str.contains("replay").any()  # not an ordinary model group, nor people
     assert sizes.set_index("group").loc["human", "subjects"] == 2
@@ -131,3 +131,24 @@ def test_replay_of_another_spec_is_refused_naming_both(runs, tmp_path):
                        cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 2 and "spec hash" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_people_jsonl_marks_each_persons_answers_with_rts(runs, tmp_path):
+    out, exp = runs
+    f = tmp_path / "people.jsonl"
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "experiments.cli", "people-jsonl", SPEC, str(out / "people"), "--out", str(f),
+           "--protocol", "meta"]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in f.read_text().splitlines()]
+    assert [x["participant"] for x in lines] == ["P01", "P02"]
+    labels = {lab.value: lab.text for lab in exp.task.labels}
+    for x in lines:
+        prow = read_rows(next((out / "people" / "data").glob(f"*subject-{x['participant']}_*.csv")))
+        import re
+        assert re.findall(r"<<(.*?)>>", x["text"]) == [labels[r["response"]] for r in prow]
+        assert [t["rt_ms"] for t in x["trials"]] == [float(r["rt_ms"]) for r in prow]
+        assert x["text"].startswith(exp.texts.instructions[0].strip())
+    r2 = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    assert r2.returncode == 2 and "--force" in r2.stderr
