@@ -32,14 +32,14 @@ def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
     if s.empty:
         return None
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(max(4.5, 1.4 * len(s) + 2), 3.6))
+    fig, ax = plt.subplots(figsize=(max(4.5, 2.0 * len(s) + 1.5), 3.8))
     x = np.arange(len(s))
     y = s["loglik_per_trial"].to_numpy(float)
     err = np.vstack([(y - s["ci_low"].to_numpy(float)), (s["ci_high"].to_numpy(float) - y)])
     ax.bar(x, y, color=[PALETTE[i % len(PALETTE)] for i in range(len(s))], yerr=np.nan_to_num(err).clip(0), capsize=4)
     chance = (s["loglik_chance"] / s["trials"]).to_numpy(float)
     ax.scatter(x, chance, marker="_", s=900, color="black", zorder=3, label="chance (1/n options)")
-    ax.set_xticks(x, [f"{g}\n({c})" for g, c in zip(s["group"], s["context"])], fontsize=7)
+    ax.set_xticks(x, [str(g).replace(" · ", "\n") for g in s["group"]], fontsize=7)
     ax.set_ylabel("log P(person's answer) per trial")
     ax.axhline(0, color="grey", lw=0.5)
     ax.legend(fontsize=7, loc="lower right")
