@@ -93,11 +93,16 @@ def person_answer_text(runner: Runner, trial: Trial, response: str) -> str:
 
 
 def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False) -> str:
-    """The option of the trial's first query whose label is the answer (its continuation), else the task
-    label's text, else the answer itself (leading space: it follows the prompt)."""
-    for o in protocol.queries(trial)[0].options:
+    """The option of the trial's first query whose label is the answer (its continuation); a choice asked by
+    number: the number of the answer's option (first query's order); else the task label's text; else the
+    answer itself (leading space: it follows the prompt)."""
+    options = protocol.queries(trial)[0].options
+    for o in options:
         if o.label == response:
             return option_text(o.continuation, chat)
+    shown = [str(x) for x in (trial.mat.get("options") or [])]  # a choice asked by number: the answer's number
+    if response in shown and len(shown) == len(options):
+        return option_text(options[shown.index(response)].continuation, chat)
     labels = getattr(getattr(protocol, "settings", None), "labels", None) or []
     for lab in labels:
         if str(getattr(lab, "value", "")) == response:
