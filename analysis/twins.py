@@ -187,6 +187,9 @@ def _replay_trials(m: pd.DataFrame, group: str, missing: list) -> list[dict]:
 
 
 def is_replay(d: pd.DataFrame) -> pd.Series:
+    """Rows of replay sessions (model_subjects/replay.py): `context_mode` replay."""
+    if "context_mode" not in d.columns or "subject_kind" not in d.columns:
+        return pd.Series(False, index=d.index)
     return (d["subject_kind"] == "model") & (d["context_mode"].astype("string") == REPLAY).fillna(False)
 
 

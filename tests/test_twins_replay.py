@@ -36,8 +36,9 @@ def runs(tmp_path_factory, bundled_backend):
     exp = load_spec(SPEC)
     write_people(exp, out / "people", ["P01", "P02"])
     run_models(RunConfig(spec=SPEC, out=out / "none", subjects=2, protocol="meta"), backend=bundled_backend)
-    run_replay(RunConfig(spec=SPEC, out=out / "replay", protocol="meta", trials=4), out / "people",
-               backend=bundled_backend)
+    for n in (2, 4):  # the second run resumes the first (its later trials' histories are checked below)
+        run_replay(RunConfig(spec=SPEC, out=out / "replay", protocol="meta", trials=n), out / "people",
+                   backend=bundled_backend)
     return out, exp
 
 
@@ -88,7 +89,7 @@ def test_replay_rows_follow_each_person_with_their_answers_in_the_history(runs):
         rf = next((out / "replay" / "data").glob(f"*replay{pid}_session-1_data.csv"))
         rows = read_rows(rf)
         side = json.loads(rf.with_suffix(".json").read_text())
-        assert side["replay"]["person"] == pid and side["context_mode"] == "replay"
+        assert side["replay"]["person"] == pid and side["context_mode"] == "replay" and len(side["resumes"]) == 1
         assert [r["item_id"] for r in rows] == [r["item_id"] for r in prow[:4]]  # the person's order
         assert {r["context_mode"] for r in rows} == {"replay"}
         for k, r in enumerate(rows):
@@ -103,6 +104,8 @@ def test_replay_likelihood_and_never_counted_as_people_or_models(runs):
     out, _ = runs
     df = api.load_sessions([out / "people", out / "none", out / "replay"])
     lk = likelihood(df, n_boot=50)
+    assert df[df["context_mode"] == "replay"]["subject_key"].nunique() == 2  # each replay its own subject
+    assert not any("replay" in n and "copies" in n for n in df.attrs["load_info"].notes)
     rep = lk.trials[lk.trials["context"] == "replay"]
     assert len(rep) == 8 and rep["person"].nunique() == 2
     rows = pd.concat([pd.read_csv(f) for f in sorted((out / "replay" / "data").glob("*.csv"))])
