@@ -134,6 +134,10 @@ def test_replay_of_another_spec_is_refused_naming_both(runs, tmp_path):
                        cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 2 and "spec hash" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "x").exists()
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "run-model", SPEC, "--replay", str(out / "people"),
+                        "--subjects", "3", "--out", str(tmp_path / "y")], capture_output=True, text=True,
+                       cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and "--subjects" in r.stderr and not (tmp_path / "y").exists()
 
 
 def test_people_jsonl_marks_each_persons_answers_with_rts(runs, tmp_path):
