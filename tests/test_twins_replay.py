@@ -98,6 +98,13 @@ def test_replay_rows_follow_each_person_with_their_answers_in_the_history(runs):
             want = _expected_context(exp, prow, k, lambda x: f"{json.loads(x['materials'])['sentence']}\n"
                                      f"{exp.task.question} (Acceptable / Not acceptable)\nAnswer:")
             assert extra["context_sha256"] == hashlib.sha256(want.encode()).hexdigest(), (pid, k)
+        # and the table alone recovers every context by the running rule (the person's answers are the rows')
+        from model_subjects.context import ContextMode, rebuild_contexts, sha256
+        from model_subjects.protocols import get_protocol
+
+        proto = get_protocol("meta", panel=exp.task.panel, task=exp.task)
+        assert [sha256(c) for c in rebuild_contexts(exp, rows, ContextMode("running"), proto)] == \
+            [json.loads(r["extra"])["context_sha256"] for r in rows]
 
 
 def test_replay_likelihood_and_never_counted_as_people_or_models(runs):
