@@ -14,8 +14,9 @@ judgment, the options of a choice, the points of a scale). Where the scores come
 
 Chance is 1/n options, so pseudo-R² = 1 - LL_model / LL_chance (McFadden against the uniform guess).
 A person's answer that is not among the model's options, or an item the model never ran, is counted
-and named, never dropped silently. Typed answers (completion) are not scored here: the model's
-sessions hold log P(target), not of every word a person typed (a sentence says so).
+and named, never dropped silently. Typed answers (completion): log P(the person's word) itself (no option
+set, so no chance and no pseudo-R²): in a replay, the word as typed; from none / few-shot sessions, which
+hold log P(target) only, a word that is the target (by the task's normaliser), others counted as not scored.
 """
 from __future__ import annotations
 
@@ -186,11 +187,73 @@ def _replay_trials(m: pd.DataFrame, group: str, missing: list) -> list[dict]:
     return rows
 
 
+def _typed_trials(people: pd.DataFrame, group: str, context: str, m: pd.DataFrame, missing: list) -> list[dict]:
+    """Typed answers (completion): log P(the person's word) itself, not renormalised (no option set, so no
+    chance and no pseudo-R²). Replay: the word as the person typed it, scored in the person's history
+    (`extra.person_word_logprob`); none / few-shot: the sessions hold log P(target) only, so a person's word
+    is scored when it is the target (by the task's normaliser) and counted as not scored otherwise."""
+    from experiments.tasks.scoring import normalize_answer
+
+    rows = []
+    if context == REPLAY:
+        for _, r in m.iterrows():
+            extra = json.loads(r.get("extra") or "{}")
+            pid, lp = extra.get("replay_of"), extra.get("person_word_logprob")
+            if lp is None:
+                missing.append({"group": group, "person": str(pid), "item_id": r["item_id"],
+                                "answer": str(extra.get("person_response")), "why": "no typed word to score (empty)"})
+                continue
+            rows.append(_typed_row(group, context, f"human:human:{pid}", r, extra.get("person_word"), float(lp)))
+        return rows
+    target = {}
+    for iid, x in m.groupby("item_id", sort=False):
+        lp = [v for v in (_floats(c) for c in x["option_logprobs"]) if v]
+        labs = _labels(x["option_labels"].iloc[0])
+        if lp and labs:
+            target[str(iid)] = (normalize_answer(labs[0]), float(np.mean([v[0] for v in lp])))
+    for _, p in people.iterrows():
+        hit = target.get(str(p["item_id"]))
+        ans = person_answer(p)
+        if hit is None or normalize_answer(ans) != hit[0]:
+            missing.append({"group": group, "person": p["subject_key"], "item_id": p["item_id"], "answer": str(ans),
+                            "why": "the model's sessions scored only the target (replay the people to score every "
+                                   "typed word)" if hit else "the model group never ran this item in this condition"})
+            continue
+        rows.append(_typed_row(group, context, p["subject_key"], p, str(ans), hit[1]))
+    return rows
+
+
+def _typed_row(group: str, context: str, person: str, r, answer, lp: float) -> dict:
+    return {"group": group, "context": context, "person": person, "item": r.get("item"), "item_id": r["item_id"],
+            "condition": r.get("condition"), "training": bool(r.get("training", False)), "answer": str(answer),
+            "n_options": 0, "p_answer": math.exp(lp), "loglik": lp, "loglik_chance": math.nan}
+
+
 def is_replay(d: pd.DataFrame) -> pd.Series:
     """Rows of replay sessions (model_subjects/replay.py): `context_mode` replay."""
     if "context_mode" not in d.columns or "subject_kind" not in d.columns:
         return pd.Series(False, index=d.index)
     return (d["subject_kind"] == "model") & (d["context_mode"].astype("string") == REPLAY).fillna(False)
+
+
+def _group_trials(g: str, m: pd.DataFrame, people: pd.DataFrame, missing: list, notes: list) -> list[dict]:
+    """One model group's per-trial rows (or a note saying why it gives none)."""
+    ctx = context_of(m)
+    if ctx.startswith("running"):
+        notes.append(f"{g}: a running model's scores follow its own answers and feedback, not the person's; "
+                     "use `twinlab run-model --replay PEOPLE_DIR` to score the people's answers in their own "
+                     "histories.")
+        return []
+    if "task" in m.columns and (m["task"].astype("string") == "completion").any():
+        return _typed_trials(people, g, ctx, m, missing)
+    if not m["option_logprobs"].map(_floats).map(lambda x: x is not None and len(x) >= 2).any():
+        notes.append(f"{g}: its protocol records no scores of two or more options (e.g. a sentence's "
+                     "log-probability, a production, surprisal), so it gives no probability of a person's "
+                     "answer; nothing computed.")
+        return []
+    if ctx == REPLAY:
+        return _replay_trials(m, g, missing)
+    return _static_trials(people, g, ctx, m, missing) if not people.empty else []
 
 
 def trial_likelihoods(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
@@ -205,40 +268,28 @@ def trial_likelihoods(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list
     if people.empty:
         notes.append("No people in the data: nothing to predict (load the people's sessions with the models').")
     for g, m in models.groupby("group", sort=True):
-        ctx = context_of(m)
-        g = str(g)
-        if not m["option_logprobs"].map(_floats).map(lambda x: x is not None and len(x) >= 2).any():
-            notes.append(f"{g}: its protocol records no scores of two or more options (e.g. a sentence's "
-                         "log-probability, a production, surprisal), so it gives no probability of a person's "
-                         "answer; nothing computed.")
-            continue
-        if "task" in m.columns and (m["task"].astype("string") == "completion").any():
-            notes.append(f"{g}: typed answers (completion) are not scored: the model's sessions hold log P(target), "
-                         "not of each word a person typed; nothing computed.")
-            continue
-        if ctx.startswith("running"):
-            notes.append(f"{g}: a running model's scores follow its own answers and feedback, not the person's; "
-                         "use `twinlab run-model --replay PEOPLE_DIR` to score the people's answers in their own "
-                         "histories.")
-            continue
-        if ctx == REPLAY:
-            rows += _replay_trials(m, g, missing)
-        elif not people.empty:
-            rows += _static_trials(people, g, ctx, m, missing)
+        rows += _group_trials(str(g), m, people, missing, notes)
     cols = ["group", "context", "person", "item", "item_id", "condition", "training", "answer", "n_options",
             "p_answer", "loglik", "loglik_chance"]
     return (pd.DataFrame(rows, columns=cols),
             pd.DataFrame(missing, columns=["group", "person", "item_id", "answer", "why"]), notes)
 
 
+def _sum_or_nan(x: pd.Series) -> float:
+    """A sum that stays NaN when any term is (a typed answer has no chance level)."""
+    return float(x.sum(min_count=len(x))) if len(x) else math.nan
+
+
 def _boot_people(x: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> tuple[float, float, float, float]:
     """CIs over people (resampling people with all their trials): mean LL per trial and pseudo-R²."""
-    per = x.groupby("person").agg(ll=("loglik", "sum"), lc=("loglik_chance", "sum"), n=("loglik", "size"))
+    per = x.groupby("person").agg(ll=("loglik", "sum"), lc=("loglik_chance", _sum_or_nan), n=("loglik", "size"))
     ll, lc, n = per["ll"].to_numpy(), per["lc"].to_numpy(), per["n"].to_numpy()
     if len(per) < 2 or not np.isfinite(ll).all():
         return (math.nan,) * 4
     idx = rng.integers(0, len(per), size=(n_boot, len(per)))
     mean = ll[idx].sum(1) / n[idx].sum(1)
+    if not (np.isfinite(lc).all() and (lc < 0).all()):  # typed answers: no chance, no pseudo-R²
+        return (*np.percentile(mean, [2.5, 97.5]), math.nan, math.nan)
     r2 = 1 - ll[idx].sum(1) / lc[idx].sum(1)
     return (*np.percentile(mean, [2.5, 97.5]), *np.percentile(r2, [2.5, 97.5]))
 
@@ -252,7 +303,7 @@ def summarise(trials: pd.DataFrame, seed: int = 1, n_boot: int = 2000) -> pd.Dat
             s = x if split == "all" else x[x["training"] == (split == "training")]
             if s.empty:
                 continue
-            ll, lc = float(s["loglik"].sum()), float(s["loglik_chance"].sum())
+            ll, lc = float(s["loglik"].sum()), _sum_or_nan(s["loglik_chance"])
             lo, hi, r2lo, r2hi = _boot_people(s, rng, n_boot)
             rows.append({"group": g, "context": ctx, "trials_used": split, "people": s["person"].nunique(),
                          "trials": len(s), "items": s["item"].nunique(), "loglik": ll,
@@ -268,7 +319,7 @@ def by_unit(trials: pd.DataFrame, unit: str) -> pd.DataFrame:
         return pd.DataFrame()
     t = (trials.groupby(["group", unit], sort=True, dropna=False)
          .agg(people=("person", "nunique"), trials=("loglik", "size"), loglik=("loglik", "sum"),
-              loglik_chance=("loglik_chance", "sum"), mean_p_answer=("p_answer", "mean")).reset_index())
+              loglik_chance=("loglik_chance", _sum_or_nan), mean_p_answer=("p_answer", "mean")).reset_index())
     t["loglik_per_trial"] = t["loglik"] / t["trials"]
     t["pseudo_r2"] = 1 - t["loglik"] / t["loglik_chance"]
     return t

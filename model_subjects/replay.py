@@ -110,6 +110,15 @@ def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False)
     return option_text(" " + response, chat) if response else ""
 
 
+def typed_word(trial: Trial, response: str) -> str:
+    """A completion trial's typed answer as scored (its first word, surrounding punctuation trimmed); '' otherwise."""
+    if trial.task != "completion" or not response.strip():
+        return ""
+    from experiments.tasks.completion import first_word
+
+    return first_word(response).strip().strip(".,;:!?\"'")
+
+
 def person_feedback(exp: Experiment, trial: Trial, row: dict[str, str]) -> str | None:
     """The feedback text the person got on this trial (None: no feedback shown)."""
     if str(row.get("feedback_shown", "")).strip().lower() not in ("true", "1"):
@@ -188,6 +197,10 @@ class ReplayRunner(Runner):
             scores[qi], per_query[qi] = [r.logprob for r in res], list(res)
             got += res
         d = unscorable(decide(self.protocol, trial, scores, per_query), self.protocol, got)
+        typed = typed_word(trial, str(row.get("response") or ""))
+        if typed:  # a typed answer (completion): log P(the person's word), as the person typed it
+            d.extra["person_word"] = typed
+            d.extra["person_word_logprob"] = round(float(stream.loglikelihood(tctx[0], [" " + typed])[0].logprob), 6)
         # the history shows the person's answer (extra.answer_text, as context.rebuild_contexts reads it);
         # the model's own best option stays in `response` and extra.model_answer_text
         d.extra["model_answer_text"] = d.answer_text

@@ -116,3 +116,27 @@ def test_item_shares_jsd_and_calibration_against_hand_counts(frame):
     assert agree["items"].iloc[0] == 4
     cal = calibration(s)
     assert cal["answers"].sum() == s["people"].sum()  # every (item, option) in one bin
+
+
+def test_typed_answers_are_log_p_of_the_word_and_others_counted(tmp_path):
+    """Completion from none sessions: a word that is the target (normalised) gets log P(target); another word
+    is counted as not scored (the sessions hold the target only); no chance, so no pseudo-R²."""
+    def rows(subject, kind, answers, model):
+        out = []
+        for t, (item, ans) in enumerate(answers.items()):
+            r = base_row("cz", subject, kind, t, item, {"grammatical": "true"}, "completion",
+                         {"prefix": f"p{item}", "target": "bread"})
+            r.update(response=ans)
+            if model:
+                r.update(option_labels=json.dumps(["bread"]), option_logprobs=json.dumps([-1.5 - item]),
+                         context_mode="none", protocol="completion:direct")
+            out.append(r)
+        return out
+    write_session(tmp_path / "p", "cz", "P1", rows("P1", "human", {1: "Bread.", 2: "toast"}, False), F)
+    write_session(tmp_path / "m", "cz", "m01", rows("m01", "model", {1: "x", 2: "x"}, True), F,
+                  meta={"model": {"name": "lm"}})
+    lk = likelihood(api.load_sessions([tmp_path / "p", tmp_path / "m"]), n_boot=50)
+    assert lk.trials["loglik"].tolist() == [-2.5] and lk.trials["answer"].tolist() == ["Bread."]
+    assert lk.missing["answer"].tolist() == ["toast"] and "only the target" in lk.missing["why"].iloc[0]
+    s = lk.summary.iloc[0]
+    assert s["loglik"] == -2.5 and math.isnan(s["pseudo_r2"]) and math.isnan(s["loglik_chance"])

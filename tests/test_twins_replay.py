@@ -166,3 +166,23 @@ def test_people_jsonl_marks_each_persons_answers_with_rts(runs, tmp_path):
         assert x["text"].startswith(exp.texts.instructions[0].strip())
     r2 = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     assert r2.returncode == 2 and "--force" in r2.stderr
+
+
+def test_replay_scores_a_typed_word_as_typed_in_the_persons_history(bundled_backend, tmp_path):
+    """Cloze: the replay's log P(the person's word) equals the model's score of that word after the context
+    rebuilt from the replay's table (an independent request to the backend)."""
+    from model_subjects.context import ContextMode, rebuild_contexts
+    from model_subjects.protocols import get_protocol
+    from model_subjects.requests import LoglikelihoodRequest
+
+    exp = load_spec("cloze")
+    write_people(exp, tmp_path / "people", ["P01"], p_right=0.4)
+    run_replay(RunConfig(spec="cloze", out=tmp_path / "r", protocol="direct", trials=3), tmp_path / "people",
+               backend=bundled_backend)
+    rows = read_rows(next((tmp_path / "r" / "data").glob("*.csv")))
+    proto = get_protocol("direct", panel=exp.task.panel, task=exp.task)
+    ctx = rebuild_contexts(exp, rows, ContextMode("running"), proto)
+    for c, r in zip(ctx, rows):
+        extra = json.loads(r["extra"])
+        want = bundled_backend.loglikelihood_alone([LoglikelihoodRequest(c, " " + extra["person_word"])])[0].logprob
+        assert extra["person_word_logprob"] == pytest.approx(want, abs=2e-4)

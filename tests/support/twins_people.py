@@ -19,6 +19,8 @@ def options_of(exp: Experiment, trial) -> list[str]:
     s = exp.task
     if getattr(s, "labels", None):
         return [str(lab.value) for lab in s.labels]
+    if trial.mat.get("target"):  # completion: the target, its accepted variants, one other word (typed)
+        return [str(trial.mat["target"]), *[str(a) for a in trial.mat.get("accepted") or ()], "window"]
     if trial.mat.get("options"):
         return [str(o) for o in trial.mat["options"]]
     return [str(v) for v in s.scale.values]
@@ -36,7 +38,7 @@ def write_people(exp: Experiment, out: Path, ids: list[str], p_right: float = 0.
                                  metadata={"seed": seq.seed}, sequence=seq, columns=table_columns(seq))
         for t in seq:
             opts = options_of(exp, t)
-            ans = t.mat.get("answer")
+            ans = t.mat.get("answer", t.mat.get("target"))
             right = str(ans) if ans is not None and str(ans) in opts else None
             resp = right if right is not None and rng.random() < p_right else rng.choice(opts)
             correct = None if right is None else resp == right
