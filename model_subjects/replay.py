@@ -94,8 +94,9 @@ def person_answer_text(runner: Runner, trial: Trial, response: str) -> str:
 
 def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False) -> str:
     """The option of the trial's first query whose label is the answer (its continuation); a choice asked by
-    number: the number of the answer's option (first query's order); else the task label's text; else the
-    answer itself (leading space: it follows the prompt)."""
+    number: the number of the answer's option (first query's order); options paired with the task's labels
+    (judgment `direct`: the first label is the sentence, the second its pair, as the model's own answer shows
+    the sentence it preferred); else the task label's text; else the answer itself (after the prompt)."""
     options = protocol.queries(trial)[0].options
     for o in options:
         if o.label == response:
@@ -104,6 +105,9 @@ def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False)
     if response in shown and len(shown) == len(options):
         return option_text(options[shown.index(response)].continuation, chat)
     labels = getattr(getattr(protocol, "settings", None), "labels", None) or []
+    values = [str(getattr(lab, "value", "")) for lab in labels]
+    if response in values and len(values) == len(options):  # judgment `direct`: accept = the sentence, reject = its pair
+        return option_text(options[values.index(response)].continuation, chat)
     for lab in labels:
         if str(getattr(lab, "value", "")) == response:
             return option_text(" " + str(lab.text), chat)

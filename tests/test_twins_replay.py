@@ -186,3 +186,26 @@ def test_replay_scores_a_typed_word_as_typed_in_the_persons_history(bundled_back
         extra = json.loads(r["extra"])
         want = bundled_backend.loglikelihood_alone([LoglikelihoodRequest(c, " " + extra["person_word"])])[0].logprob
         assert extra["person_word_logprob"] == pytest.approx(want, abs=2e-4)
+
+
+def test_a_persons_answer_in_the_task_words_for_each_protocol():
+    """What a replay's history shows for the person's answer: meta the label's text, direct the sentence the
+    answer prefers (as the model's own direct answer shows it), a choice asked by number its number."""
+    import dataclasses
+
+    from experiments.compiler import compile_sequence
+    from model_subjects.protocols import get_protocol
+    from model_subjects.replay import answer_words
+
+    exp = load_spec(SPEC)
+    t = compile_sequence(exp, "P01").trials[-1]
+    t = dataclasses.replace(t, materials=tuple(sorted(dict(t.materials, pair_sentence="The X is here.").items())))
+    meta, direct = (get_protocol(p, panel=exp.task.panel, task=exp.task) for p in ("meta", "direct"))
+    assert (answer_words(meta, t, "yes"), answer_words(meta, t, "no")) == (" Acceptable", " Not acceptable")
+    assert (answer_words(direct, t, "yes"), answer_words(direct, t, "no")) == (dict(t.materials)["sentence"],
+                                                                              "The X is here.")
+    mp = load_spec("minimal_pairs_2afc")
+    c = compile_sequence(mp, "P01").trials[-1]
+    second = str(c.mat["options"][1])
+    assert answer_words(get_protocol("meta", panel=mp.task.panel, task=mp.task), c, second) == " 2"
+    assert answer_words(get_protocol("direct", panel=mp.task.panel, task=mp.task), c, second).strip() == second
