@@ -21,7 +21,8 @@ TEXT = ("For every model group, log P(each person's answer): the model's scores 
         "has a 95% percentile bootstrap CI resampling people with all their trials; chance = 1/n options per "
         "trial; pseudo-R² = 1 − LL_model / LL_chance (0: no better than guessing; negative: worse). `people`, "
         "`trials`, `items` say what each number rests on; `trials_used`: all, the training (practice) blocks or "
-        "the test blocks.")
+        "the test blocks. Typed answers (completion): log P(the person's word) itself, with no chance level and so no "
+        "pseudo-R² (empty cells).")
 
 
 def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
