@@ -27,7 +27,7 @@ from analysis.load_base import LoadInfo
 __all__ = ["load_sessions", "factors", "model_copies", "rates", "acceptance", "dprime", "fit", "fit_groups", "report",
            "first_encounter", "learning_curves", "choice_bias",
            "rating_distribution", "reading_words", "reading_regions", "reading_times", "surprisal_rt", "completion",
-           "demand_gaps", "power", "InputError"]
+           "demand_gaps", "power", "twins_likelihood", "twin_effects", "InputError"]
 from analysis.options import FAMILIES, MAX_BOOT, InputError  # noqa: E402 (one class, analysis/input_errors.py; re-exported)
 
 
@@ -473,3 +473,32 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
         check_out_folder(out, force)
     df = frame if frame is not None else load_sessions(paths)
     return run_power(s, f, df, factors(df), out, log)
+
+
+# ---- twins (issue 40): the model as a model of the people (analysis/twins.py, twin_effects.py) -------------
+def twins_likelihood(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000):
+    """log P(each person's answer) under every model group and context (none, few-shot, replay): a
+    TwinLikelihood with `.trials` (per person and trial), `.summary` (per group and trials used: people,
+    trials, items, LL, LL per trial with a CI over people, pseudo-R²), `.by_item`, `.by_condition`,
+    `.missing` (answers not among the options, items the model never ran) and `.notes`."""
+    from analysis.twins import likelihood
+
+    _check_frame(df)
+    _check_boot(seed, n_boot)
+    return likelihood(df, int(seed), int(n_boot))
+
+
+def twin_effects(df: pd.DataFrame, formula: str | None = None, family: str = "auto") -> pd.DataFrame:
+    """The formula's effects for the people and each model group side by side (one row per term and group:
+    estimate, CI, status, differs_from_0, sign_agrees_with_people); `formula` None: the design's default
+    (accuracy by the crossed factors, random intercepts for subjects and items). Replays are left out."""
+    from analysis.twin_effects import default_formula, twin_long
+    from analysis.twins import is_replay
+
+    _check_frame(df)
+    d = df[~is_replay(df)]
+    formula = formula or default_formula(d, factors(df))
+    if not formula:
+        raise InputError("formula: the design has no factor with two levels and scored answers, so there is no "
+                         "default; give one")
+    return twin_long(fit_groups(d, formula, family))

@@ -87,6 +87,9 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
         d = d.assign(item=item_key(d))
     if "signal" not in d.columns:
         d = add_accepted(d)
+    from analysis.twins import is_replay  # twins (issue 40): replays are never people nor ordinary model subjects
+
+    everything, d = d, d[~is_replay(d)]
     by = list(opt.by) or [f for f in factors if f in d.columns]
     t = select_blocks(d, opt.blocks)  # --blocks (default test: the design's test trials)
     if general:
@@ -95,10 +98,13 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
     acceptance_section(res, t, by, factors, opt, out)
     if general:
         task_sections(res, d, factors, opt, out, log, skipped)
-    if opt.formula:
-        formula_section(res, d, factors, opt, log, skipped)
+    fits = formula_section(res, d, factors, opt, log, skipped) if opt.formula else None
     if general and (d["subject_kind"] == "model").any():
         demand_gap_section(res, t, opt)
+    if general:
+        from analysis.twins_report import twins_section
+
+        twins_section(res, everything, opt, out, fits, factors)
 
 
 def data_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]], copies: pd.DataFrame | None) -> None:
@@ -189,7 +195,7 @@ def fits_response(formula: str) -> str:
     return parse(formula).response_var
 
 
-def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]) -> None:
+def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]):
     from analysis.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
@@ -223,6 +229,7 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
                    "singular, they are simplified step by step (correlations dropped, then random intercepts only) and "
                    "the report names the structure it shows."),
                 [res.table("formula_fit", tab, "Fixed effects", show=False)], [], items)
+    return fits
 
 
 def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, out: Path, log, skipped: list[str]) -> None:

@@ -72,6 +72,12 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
 
 def run_lakretz(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[str], None], t0: float) -> dict:
     """The Lakretz designs: the sections of seeds/000 (and the model-side measures), in order."""
+    from analysis.twins import is_replay  # twins (issue 40): a replay is neither a person nor a model subject
+
+    if is_replay(df).any():
+        info.notes.append(f"{int(is_replay(df).sum())} replay row(s) left out: the Twins sections are a general "
+                          "design's (docs/analysis.md)")
+        df = df[~is_replay(df)]
     r = lakretz_rows(df, info, opt)
     d, notes, skipped = r.d, r.notes, []
     res = Results(out)

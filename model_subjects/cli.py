@@ -46,6 +46,10 @@ def run_model(
     max_new_tokens: int = typer.Option(8, "--max-new-tokens", help="production: tokens to generate at most"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
     list_number: Optional[int] = typer.Option(None, "--list", help="every subject reads the design's list N (1..L) instead of the id rotation"),
+    replay: Optional[Path] = typer.Option(None, "--replay",
+                                          help="a folder of people's sessions of this spec: the model reads each "
+                                               "person's trials in order with the person's answers and feedback in "
+                                               "its history and scores the person's answer (subjects <model>replay<person>)"),
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli import fail
@@ -90,6 +94,10 @@ def run_model(
     if not 1 <= session <= exp.sessions:
         fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
     check_protocol_and_context(cfg, exp)
+    if replay is not None:  # twins (issue 40): model_subjects/replay.py
+        from model_subjects.replay import replay_command
+
+        return replay_command(cfg, exp, replay, quiet)
     from model_subjects.run_checks import device_available
 
     try:
@@ -199,11 +207,35 @@ def check_protocol_and_context(cfg, exp) -> None:
         fail(str(exc))
 
 
+def people_jsonl(
+    spec: str = typer.Argument(..., help="the experiment spec the people were run on"),
+    people: Path = typer.Argument(..., help="folder of the people's sessions"),
+    out: Path = typer.Option(..., "--out", "-o", help="the JSONL file to write (one line per person's session)"),
+    protocol: Optional[str] = typer.Option(None, "--protocol", "-p", help="whose prompts the transcript uses "
+                                           "(default: from the spec's task)"),
+    force: bool = typer.Option(False, "--force", help="replace an existing --out"),
+) -> None:
+    """Each person's session as a Psych-201-style JSONL line: the transcript a model would read, the person's
+    answers marked <<...>>, RTs (model_subjects/psych201.py)."""
+    from experiments.cli import fail
+    from experiments.spec import SpecError
+    from model_subjects.protocols import ProtocolError
+    from model_subjects.psych201 import export_jsonl
+    from model_subjects.runner import RunError
+
+    try:
+        n = export_jsonl(spec, people, out, protocol, force)
+    except (RunError, SpecError, ProtocolError) as exc:
+        fail(str(exc))
+    typer.echo(f"wrote {n} session(s) to {out}")
+
+
 def register(app: typer.Typer) -> None:
     """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml)."""
     from model_subjects.sweep import sweep_command
 
     app.command("run-model")(run_model)
+    app.command("people-jsonl")(people_jsonl)
     app.command("sweep")(sweep_command)
     app.command("context")(context)
 

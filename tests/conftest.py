@@ -13,3 +13,15 @@ def r_ready():
         m._r()
     except m.MixedModelError as exc:  # pragma: no cover - the set-up installs R
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def bundled_backend():
+    """The bundled model (SmolLM2-135M-Instruct, transformers, CPU), loaded once per test session."""
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.registry import load_backend
+
+    try:
+        return load_backend(None, threads=1)
+    except ModelLoadError as exc:  # pragma: no cover - the set-up installs it
+        pytest.skip(str(exc))
