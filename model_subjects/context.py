@@ -146,17 +146,29 @@ class HistoryEntry:
 
 
 def option_words(protocol: Any, trial: Trial, response: str) -> str:
-    """The continuation of the option whose label is `response` (a person's answer in the words a model's
-    answer would have; a protocol whose options are not labelled by the response values maps them itself,
-    `answer_words`); '' when no option has that label."""
+    """An answer value (a person's, or a model's own) in the words a model's answer has: the protocol's own
+    mapping (`answer_words`) if it has one; else the option of the first query labelled with it; a choice asked
+    by number: the answer's option (first query's order); options paired with the task's labels (one per label,
+    in the labels' order); else the label's text; else the answer itself. One rule for the running history,
+    replays and the Psych-201 transcripts."""
     own = getattr(protocol, "answer_words", None)
     if own is not None:
         return own(trial, response)
-    for q in protocol.queries(trial)[:1]:
-        for o in q.options:
-            if str(o.label) == str(response):
-                return o.continuation
-    return ""
+    options = protocol.queries(trial)[0].options
+    for o in options:
+        if str(o.label) == str(response):
+            return o.continuation
+    shown = [str(x) for x in (trial.mat.get("options") or [])]
+    if response in shown and len(shown) == len(options):
+        return options[shown.index(response)].continuation
+    labels = getattr(getattr(protocol, "settings", None), "labels", None) or []
+    values = [str(getattr(lab, "value", "")) for lab in labels]
+    if response in values and len(values) == len(options):
+        return options[values.index(response)].continuation
+    for lab in labels:
+        if str(getattr(lab, "value", "")) == response:
+            return " " + str(lab.text)
+    return " " + response if response else ""
 
 
 def history_entry(protocol: Any, trial: Trial, response: str, feedback: str | None, answer_text: str | None = None,
@@ -301,7 +313,9 @@ def rebuild_contexts(exp: Experiment, rows: Sequence[dict[str, Any]], mode: Cont
         extra = json.loads(extra) if isinstance(extra, str) else extra
         fb = row.get("feedback_text")
         fb = None if fb in (None, "") or (isinstance(fb, float) and fb != fb) else str(fb)
-        hist.commit_entry(trial, history_entry(protocol, trial, str(row.get("response") or ""), fb,
+        # a replay's history holds the person's answer (its `response` is the model's own best option)
+        answer = extra["person_response"] if "replay_of" in extra else row.get("response")
+        hist.commit_entry(trial, history_entry(protocol, trial, str(answer or ""), fb,
                                                extra["answer_text"], extra.get("context_rule") or RULE))
     return out
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from experiments.screen_texts import block_sizes
 from experiments.spec import Experiment
-from model_subjects.context import History
-from model_subjects.replay import Person, answer_words, person_feedback, person_trial
+from model_subjects.context import History, history_entry
+from model_subjects.replay import Person, person_feedback, person_trial
 
 OPEN, CLOSE = "<<", ">>"
 
@@ -38,8 +38,8 @@ def person_line(exp: Experiment, protocol: Any, p: Person) -> dict[str, Any]:
     hist = History(exp, sizes=block_sizes(trials))
     for trial, row in zip(trials, p.rows):
         hist.begin_trial(trial)
-        answer = answer_words(protocol, trial, str(row.get("response") or ""))
-        hist.commit(trial, protocol.queries(trial)[0].prompt, mark(answer), person_feedback(exp, trial, row))
+        e = history_entry(protocol, trial, str(row.get("response") or ""), person_feedback(exp, trial, row))
+        hist.commit(trial, e.question, mark(e.answer), e.feedback)
     return {"text": hist.text, "experiment": exp.name, "participant": p.subject_id, "session": p.session,
             "spec_hash": exp.spec_hash, "protocol": protocol.name, "source": str(p.csv),
             "trials": [{"trial_index": int(r["trial_index"]), "block": r["block"], "item_id": r["item_id"],

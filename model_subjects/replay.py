@@ -25,7 +25,7 @@ from experiments.screen_texts import block_sizes
 from experiments.session import now_iso, read_rows
 from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
-from model_subjects.context import ContextMode, History, option_text
+from model_subjects.context import ContextMode, History, history_entry, option_text
 from model_subjects.runner import RunConfig, Runner, RunError, SubjectState, decide, unscorable
 
 REPLAY = "replay"
@@ -93,25 +93,9 @@ def person_answer_text(runner: Runner, trial: Trial, response: str) -> str:
 
 
 def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False) -> str:
-    """The option of the trial's first query whose label is the answer (its continuation); a choice asked by
-    number: the number of the answer's option (first query's order); options paired with the task's labels
-    (judgment `direct`: the first label is the sentence, the second its pair, as the model's own answer shows
-    the sentence it preferred); else the task label's text; else the answer itself (after the prompt)."""
-    options = protocol.queries(trial)[0].options
-    for o in options:
-        if o.label == response:
-            return option_text(o.continuation, chat)
-    shown = [str(x) for x in (trial.mat.get("options") or [])]  # a choice asked by number: the answer's number
-    if response in shown and len(shown) == len(options):
-        return option_text(options[shown.index(response)].continuation, chat)
-    labels = getattr(getattr(protocol, "settings", None), "labels", None) or []
-    values = [str(getattr(lab, "value", "")) for lab in labels]
-    if response in values and len(values) == len(options):  # judgment `direct`: accept = the sentence, reject = its pair
-        return option_text(options[values.index(response)].continuation, chat)
-    for lab in labels:
-        if str(getattr(lab, "value", "")) == response:
-            return option_text(" " + str(lab.text), chat)
-    return option_text(" " + response, chat) if response else ""
+    """The person's answer in the words the running history shows (context.history_entry: the same rule as a
+    model's own answer, e.g. judgment `direct`: the task's question, then the label)."""
+    return option_text(history_entry(protocol, trial, response, None).answer, chat)
 
 
 def typed_word(trial: Trial, response: str) -> str:
@@ -187,8 +171,8 @@ class ReplayRunner(Runner):
                 self._replay(stream, hist, trial)
             else:
                 self._score_and_write(st, stream, hist, trial, qs, row, started)
-            answer = person_answer_text(self, trial, str(row.get("response") or ""))
-            stream.extend(hist.commit(trial, qs[0].prompt, answer, person_feedback(exp, trial, row)))
+            entry = history_entry(proto, trial, str(row.get("response") or ""), person_feedback(exp, trial, row))
+            stream.extend(hist.commit_entry(trial, entry))  # the model's own history rule, the person's answer
 
     def _score_and_write(self, st: SubjectState, stream: Any, hist: History, trial: Trial, qs: list,
                          row: dict[str, str], started: str) -> None:

@@ -189,8 +189,9 @@ def test_replay_scores_a_typed_word_as_typed_in_the_persons_history(bundled_back
 
 
 def test_a_persons_answer_in_the_task_words_for_each_protocol():
-    """What a replay's history shows for the person's answer: meta the label's text, direct the sentence the
-    answer prefers (as the model's own direct answer shows it), a choice asked by number its number."""
+    """What a replay's history shows for the person's answer: the model's own history rule (context.history_entry)
+    with the person's answer: meta the label's text, direct the task's question answered with the label (issue 38),
+    a choice asked by number its number."""
     import dataclasses
 
     from experiments.compiler import compile_sequence
@@ -202,10 +203,35 @@ def test_a_persons_answer_in_the_task_words_for_each_protocol():
     t = dataclasses.replace(t, materials=tuple(sorted(dict(t.materials, pair_sentence="The X is here.").items())))
     meta, direct = (get_protocol(p, panel=exp.task.panel, task=exp.task) for p in ("meta", "direct"))
     assert (answer_words(meta, t, "yes"), answer_words(meta, t, "no")) == (" Acceptable", " Not acceptable")
-    assert (answer_words(direct, t, "yes"), answer_words(direct, t, "no")) == (dict(t.materials)["sentence"],
-                                                                              "The X is here.")
+    from model_subjects.context import history_entry
+
+    assert (answer_words(direct, t, "yes"), answer_words(direct, t, "no")) == (" Acceptable", " Not acceptable")
+    assert all(answer_words(direct, t, v) == history_entry(direct, t, v, None).answer for v in ("yes", "no"))
     mp = load_spec("minimal_pairs_2afc")
     c = compile_sequence(mp, "P01").trials[-1]
     second = str(c.mat["options"][1])
     assert answer_words(get_protocol("meta", panel=mp.task.panel, task=mp.task), c, second) == " 2"
     assert answer_words(get_protocol("direct", panel=mp.task.panel, task=mp.task), c, second).strip() == second
+
+
+def test_a_direct_replay_shows_the_persons_answers_and_its_table_rebuilds_every_context(tmp_path, bundled_backend):
+    """`direct` (issue 38's history: the task's question, then the answer): a replay's history holds the person's
+    answer, never the model's own best option (the row's `response`), and the table recovers every context."""
+    from experiments.session import read_rows
+    from model_subjects.context import ContextMode, rebuild_contexts, sha256
+    from model_subjects.protocols import get_protocol
+    from tests.test_history_context import write_spec
+
+    spec = write_spec(tmp_path / "spec")
+    exp = load_spec(str(spec))
+    write_people(exp, tmp_path / "people", ["P01"], p_right=0.5)
+    run_replay(RunConfig(spec=str(spec), out=tmp_path / "d", protocol="direct"), tmp_path / "people",
+               backend=bundled_backend)
+    proto = get_protocol("direct", panel=exp.task.panel, task=exp.task)
+    rows = [r for csv in sorted((tmp_path / "d" / "data").glob("*.csv")) for r in read_rows(csv)]
+    ctx = rebuild_contexts(exp, rows, ContextMode("running"), proto)
+    assert [sha256(c) for c in ctx] == [json.loads(r["extra"])["context_sha256"] for r in rows]
+    words = {"yes": "Acceptable", "no": "Not acceptable"}
+    for k, r in enumerate(rows[:-1]):  # every earlier trial: the person's answer in the task's words
+        person = json.loads(r["extra"])["person_response"]
+        assert f"(Acceptable / Not acceptable)\nAnswer: {words[person]}\n" in ctx[k + 1], (k, ctx[k + 1][-300:])
