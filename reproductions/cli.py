@@ -335,7 +335,11 @@ def hu_frank2024(
     sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="with --authors-outputs: the "
                                      "sensitivity fits of every singular size model (several minutes)"),
     row_order: bool = typer.Option(True, "--row-order/--no-row-order", help="with --authors-outputs: refit the paper's "
-                                   "models with the rows reversed and in 3 seeded shuffles (the range of each statistic)"),
+                                   "models with the rows reversed and in seeded shuffles (the range of each statistic); "
+                                   "--no-row-order is --row-orders 1"),
+    row_orders: int = typer.Option(5, "--row-orders", help="with --authors-outputs: the number of row orders of each of "
+                                   "the paper's fits (as read, reversed, then seeded shuffles; 1-20; 1 = one fit per "
+                                   "model, the rows as read)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size.
@@ -381,6 +385,7 @@ def hu_frank2024(
         try:
             o.output_folder("--out", out)
             o.at_least("--n-boot", n_boot, 100, 100_000)
+            o.at_least("--row-orders", row_orders, 1, 20)
             if seed < 0:
                 raise o.OptionError(f"--seed must be 0 or more, not {seed}")
         except o.OptionError as exc:
@@ -389,7 +394,8 @@ def hu_frank2024(
             _fail("--authors-outputs reads the authors' outputs and runs no model: leave out --model, --models, "
                   "--backend, -B, --pairs and --items")
         _run(reproduce_authors, AuthorsOptions(authors_outputs=authors_outputs, out=out, fits=fits, sensitivity=sensitivity,
-                                               row_order=row_order, n_boot=n_boot, seed=seed, quiet=quiet),
+                                               row_orders=row_orders if row_order else 1, n_boot=n_boot,
+                                               seed=seed, quiet=quiet),
              "nothing is lost: run it again")
         return
     from reproductions.hu_frank2024 import Options, reproduce

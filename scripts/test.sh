@@ -4,8 +4,9 @@
 # With arguments: one pytest run with them. Without: the default run (every test but the `long` and
 # `server` marks), then the marked run of the long real-part tests, then the marked run of the served
 # backend against real llama-cpp-python and vLLM servers (README "The two commands" has the times).
-# Every pass runs even when an earlier one failed; at the end each pass's pytest summary line is printed
-# again, and the script exits 1 if any pass failed.
+# Every pass runs even when an earlier one failed; after each pass and again at the end, its pytest summary
+# line is printed with its exit status and wall time (and the three passes' total wall time); the script
+# exits 1 if any pass failed.
 # TWINLAB_TEST_RUNNER (optional): the command that runs pytest instead of xvfb-run + .venv's pytest
 # (tests/test_test_script.py puts a stand-in there to check that every pass runs).
 set -uo pipefail
@@ -26,21 +27,29 @@ fi
 
 SUMMARIES=()
 FAILED=()
-run_pass() {  # run_pass NAME PYTEST-ARGS...: one pass, its output shown as it comes; remembers its summary
-  local name=$1 log rc summary
+wall() {  # wall SECONDS: "12 min 05 s"
+  printf '%d min %02d s' $(($1 / 60)) $(($1 % 60))
+}
+run_pass() {  # run_pass NAME PYTEST-ARGS...: one pass, its output shown as it comes; remembers its summary and wall time
+  local name=$1 log rc summary start took line
   shift
   printf '\033[1m[test]\033[0m %s\n' "$name"
   log=$(mktemp)
+  start=$(date +%s)
   "${PYTEST[@]}" "$@" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
+  took=$(($(date +%s) - start))
   summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log" |
             grep -E '^(=+ )?([0-9]+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)|no tests ran)' |
             tail -n 1)
   rm -f "$log"
-  SUMMARIES+=("$name: ${summary:-no pytest summary line} (exit $rc)")
+  line="$name: ${summary:-no pytest summary line} (exit $rc; wall $(wall "$took"))"
+  printf '\033[1m[test]\033[0m %s\n' "$line"
+  SUMMARIES+=("$line")
   ((rc == 0)) || FAILED+=("$name")
 }
 
+ALL_START=$(date +%s)
 run_pass 'default run (all but the "long" and "server" marks)' --durations=15 -m "not server and not long"
 run_pass 'marked run: long real-part tests (whole sessions in windows and Chromium, end-to-end commands)' \
   --durations=10 -m "long and not server"
@@ -49,6 +58,7 @@ run_pass 'marked run: the served backend against real llama-cpp-python and vLLM 
 
 printf '\033[1m[test]\033[0m summary\n'
 printf '  %s\n' "${SUMMARIES[@]}"
+printf '  the three passes: wall %s\n' "$(wall $(($(date +%s) - ALL_START)))"
 if ((${#FAILED[@]})); then
   printf '\033[1;31m[test] FAILED:\033[0m %s\n' "$(IFS=';'; echo "${FAILED[*]}")"
   exit 1

@@ -31,7 +31,7 @@ def _script(*args: str, runner: Path) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def _run(tmp_path: Path, fail: set[str]) -> tuple[subprocess.CompletedProcess, list[str]]:
+def _run(tmp_path: Path, fail: set[str], sleep_long: int = 0) -> tuple[subprocess.CompletedProcess, list[str]]:
     calls = tmp_path / "calls.txt"
     fake = tmp_path / "fake_pytest.sh"
     # a pass's -m expression -> its made-up summary line, and exit 1 for the ones in `fail`
@@ -40,6 +40,7 @@ def _run(tmp_path: Path, fail: set[str]) -> tuple[subprocess.CompletedProcess, l
         f"printf '%s\\n' \"$*\" >> {shlex.quote(str(calls))}\n"
         "while (($#)); do [[ $1 == -m ]] && { mark=$2; break; }; shift; done\n"
         "echo 'tests/test_x.py ..F  [100%]'\n"
+        f"[[ $mark == {shlex.quote(PASSES[1])} ]] && sleep {sleep_long}\n"
         "case \"$mark\" in\n"
         + "".join(f"  {shlex.quote(m)}) echo '{k + 1} failed, {10 * (k + 1)} passed in 1.0s'; exit 1 ;;\n"
                   for k, m in enumerate(PASSES) if m in fail)
@@ -59,9 +60,9 @@ def test_every_pass_runs_and_a_failure_fails_at_the_end(tmp_path, fail):
     lines = [ln.strip() for ln in tail.splitlines()[1:4]]
     for k, (m, ln) in enumerate(zip(PASSES, lines)):  # each pass's own summary line, in pass order
         if m in fail:
-            assert f"{k + 1} failed, {10 * (k + 1)} passed in 1.0s (exit 1)" in ln, ln
+            assert f"{k + 1} failed, {10 * (k + 1)} passed in 1.0s (exit 1; wall 0 min 0" in ln, ln
         else:
-            assert f"3 passed, 1 skipped in 0.5s ({m}) (exit 0)" in ln, ln
+            assert f"3 passed, 1 skipped in 0.5s ({m}) (exit 0; wall 0 min 0" in ln, ln
     assert ("FAILED" in tail) == bool(fail) and ("all three runs passed" in tail) == (not fail)
 
 
@@ -73,3 +74,22 @@ def test_arguments_make_one_run_with_them(tmp_path):
     r = _script("-k", "x", "tests/test_a.py", runner=fake)
     assert r.returncode == 3  # its exit status is pytest's
     assert calls.read_text().splitlines() == ["-q -rs --durations=15 -k x tests/test_a.py"]
+
+
+def test_each_pass_prints_its_wall_time_beside_its_summary_and_the_total_at_the_end(tmp_path):
+    """The long pass's stand-in sleeps 2 s: its wall time says 2-3 s, the others 0-1 s, the total at least 2 s;
+    each pass's line comes right after that pass's output, before the next pass starts."""
+    import re
+
+    r, calls = _run(tmp_path, set(), sleep_long=2)
+    assert r.returncode == 0 and len(calls) == 3
+    walls = [int(m) * 60 + int(s) for m, s in re.findall(r"\(exit 0; wall (\d+) min (\d\d) s\)", r.stdout)]
+    assert len(walls) == 6, r.stdout  # after each pass, and again in the summary
+    assert walls[:3] == walls[3:] and 2 <= walls[1] <= 3 and walls[0] <= 1 and walls[2] <= 1, walls
+    total = re.search(r"the three passes: wall (\d+) min (\d\d) s", r.stdout)
+    assert total and 2 <= int(total[1]) * 60 + int(total[2]) <= 5
+    out = r.stdout
+    for m in PASSES:  # a pass's line with its wall time comes before the next pass's output
+        after = out.index(f"({m}) (exit 0; wall")
+        assert out.index(f"({m})") < after < out.index("summary\n")
+        out = out[after + 1:]
