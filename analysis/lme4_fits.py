@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.mixed import (MixedFit, MixedModelError, _f, _r, _r_frame, boundary_messages, boundary_reasons,
-                           degenerate_warnings,
+                           convergence_failures, degenerate_warnings,
                            fit_status)
 
 _EXTRA = None
