@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.atomic import atomic_write_text
+from stimuli.input_rules import spreadsheet_safe_frame
 
 
 class Results:
@@ -28,7 +29,7 @@ class Results:
         """Write tables/NAME.csv; `show` False lists it as a CSV link only (long tables); `transpose`
         shows the CSV's rows as columns (a few groups with many measures)."""
         f = f"tables/{name}.csv"
-        atomic_write_text(self.out / f, df.to_csv(index=index))
+        atomic_write_text(self.out / f, spreadsheet_safe_frame(df).to_csv(index=index))  # no cell runs as a formula
         self.tables[name] = {"file": f, "title": title, "rows": int(len(df)), "index": index, "show": show,
                              "transpose": transpose}
         return name

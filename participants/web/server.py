@@ -48,6 +48,7 @@ from participants.rows import table_columns
 from participants.web.payload import BROWSER_KINDS, page_config, sequence_payload
 from participants.web.results import ResultError, web_row, web_task_row
 from participants.web.site import assets, index_html
+from stimuli.input_rules import ascii_int
 
 RUNNER = "twinlab.participants.web"
 MAX_BODY = 256 * 1024  # a trial report is a few kB; 200 presses and clicks stay far below this
@@ -317,7 +318,7 @@ async def _json_body(request: Request, read_timeout: float = READ_TIMEOUT_S) -> 
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise ApiError(415, "send JSON (Content-Type: application/json)")
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+    if length is not None and (ascii_int(length, strip=False) is None or int(length) > MAX_BODY):
         raise ApiError(413, f"the request is larger than {MAX_BODY} bytes")
     chunks, size = [], 0
     deadline = asyncio.get_running_loop().time() + read_timeout
