@@ -248,6 +248,8 @@ SLURM_MAX_GB = 1_000_000.0  # a bound, so that an absurd request is refused here
 def _check_slurm_number(key: str, value: Any) -> None:
     """submitit's numeric parameters: whole numbers (timeout_min 90.5 would crash inside submitit), memory a
     finite number of GB (nan passes `< 1` and inf runs); checked here, before any job is written."""
+    from experiments.options import OptionError
+
     if key == "mem_gb":
         gb = finite_number(value)
         if gb is None or not 0 < gb <= SLURM_MAX_GB:
