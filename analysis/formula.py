@@ -51,6 +51,7 @@ MAX_POLY = 10
 MAX_LENGTH = 2000
 MAX_NESTING = 32  # parentheses, transformations and signs inside one another (R's own parser overflows near 60)
 MAX_TREE_DEPTH = 256  # operators chained in one formula tree (its text is written for R by recursion)
+MAX_GROUPING = 10  # grouping parentheses nested in the text R reads: lme4's cost doubles with each (16: 25 s)
 RT_PATTERN = re.compile(r"(^rt($|_)|_rt($|_)|rts?_ms$|_ms$)")
 PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._]*")
 R_RESERVED = {"if", "else", "repeat", "while", "function", "for", "next", "break", "in", "TRUE", "FALSE", "NULL",
@@ -226,6 +227,10 @@ class Paren(Node):
     inner: Node
 
     def r(self) -> str:
+        # parentheses around one column, number, call or parenthesis mean nothing and are not written: lme4
+        # reads a formula's parentheses recursively at a cost that doubles with each level (20 levels: 50 s)
+        if isinstance(self.inner, (Name, Num, Call, Paren)):
+            return self.inner.r()
         return f"({self.inner.r()})"
 
 
@@ -262,6 +267,8 @@ class Neg(Node):
 
     def r(self) -> str:
         t = self.operand.r()
+        if isinstance(self.operand, Neg):  # `- -x`, not `-(-x)`: no parentheses for lme4 to recurse into
+            return f"{self.sign} {t}"
         return self.sign + (f"({t})" if self.operand.prec <= PREC["neg"] else t)
 
 
@@ -684,11 +691,37 @@ def parse(text: str) -> Formula:
     deepest = max(tree_depth(n) for n in (lhs, fixed, *(r.expr for r in random)))
     if deepest > MAX_TREE_DEPTH:
         raise FormulaDepthError(f"formula {text[:60]!r}...: its terms and operators are chained {deepest} deep; at most "
-                           f"{MAX_TREE_DEPTH}")
+                                f"{MAX_TREE_DEPTH}")
     resp = node_names(lhs)
     if len(resp) != 1:
         raise FormulaError(f"formula {text!r}: the response must be one column (e.g. correct or log(rt_ms))")
-    return Formula(text, lhs, fixed, [RandomTerm(r.expr, r.group, r.double_bar) for r in random])
+    f = Formula(text, lhs, fixed, [RandomTerm(r.expr, r.group, r.double_bar) for r in random])
+    grouping = grouping_depth(f.r_text())
+    if grouping > MAX_GROUPING:
+        raise FormulaDepthError(f"formula {text[:60]!r}: parentheses grouping terms are nested {grouping} deep; at most "
+                                f"{MAX_GROUPING} (lme4 reads each level twice over: 16 levels take minutes)")
+    return f
+
+
+def grouping_depth(r_text: str) -> int:
+    """The deepest nesting of grouping parentheses in a formula's R text: a '(' right after a name is a
+    call (I, log, scale, poly) and does not count; backticked names are skipped."""
+    depth = deepest = 0
+    stack: list[bool] = []  # per open '(': is it grouping?
+    quoted, prev = False, ""
+    for ch in r_text:
+        if ch == "`":
+            quoted = not quoted
+        elif not quoted and ch == "(":
+            grouping = not (prev.isalnum() or prev in "._")
+            stack.append(grouping)
+            depth += grouping
+            deepest = max(deepest, depth)
+        elif not quoted and ch == ")" and stack:
+            depth -= stack.pop()
+        if ch != " ":
+            prev = ch
+    return deepest
 
 
 def names_in(expr: str) -> list[str]:
