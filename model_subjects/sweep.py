@@ -258,8 +258,8 @@ def _check_slurm_number(key: str, value: Any) -> None:
     elif key in SLURM_WHOLE or key.startswith(("gpus_", "slurm_gpus_", "slurm_cpus_")):
         n = value if isinstance(value, int) and not isinstance(value, bool) else None
         if n is None or n < (0 if "gpus" in key else 1):
-            raise OptionError(f"field 'slurm.{key}': must be a whole number of at least {0 if 'gpus' in key else 1}, "
-                              f"got {value!r}")
+            what = "a whole number of at least 0" if "gpus" in key else "a positive number (a whole number of at least 1)"
+            raise OptionError(f"field 'slurm.{key}': must be {what}, got {value!r}")
 
 
 SHELL_PARAMETERS = ("slurm_setup", "slurm_teardown", "slurm_srun_args")  # submitit writes them as shell
