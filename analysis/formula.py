@@ -33,11 +33,15 @@ factors' levels (not simple effects at a reference level). Numeric predictors ar
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import pandas as pd
+
+from stimuli.input_rules import is_ascii_digits
 
 ALIASES = {"subject": "subject_id"}
 TRANSFORMS = {"I": "I(x): arithmetic as written", "log": "log(x): natural logarithm",
@@ -45,6 +49,9 @@ TRANSFORMS = {"I": "I(x): arithmetic as written", "log": "log(x): natural logari
 ARITH_CALLS = ("I", "log", "scale")  # transformations allowed inside arithmetic (poly gives a matrix: a term only)
 MAX_POLY = 10
 MAX_LENGTH = 2000
+MAX_NESTING = 32  # parentheses, transformations and signs inside one another (R's own parser overflows near 60)
+MAX_TREE_DEPTH = 256  # operators chained in one formula tree (its text is written for R by recursion)
+MAX_GROUPING = 10  # grouping parentheses nested in the text R reads: lme4's cost doubles with each (16: 25 s)
 RT_PATTERN = re.compile(r"(^rt($|_)|_rt($|_)|rts?_ms$|_ms$)")
 PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._]*")
 R_RESERVED = {"if", "else", "repeat", "while", "function", "for", "next", "break", "in", "TRUE", "FALSE", "NULL",
@@ -65,6 +72,10 @@ class FormulaError(ValueError):
     """A formula that cannot be fitted to this table or is not a formula; the message names the problem."""
 
 
+class FormulaDepthError(FormulaError):
+    """A formula nested deeper than MAX_NESTING or chained deeper than MAX_TREE_DEPTH (a FormulaError: exit 2)."""
+
+
 # ---- tokens ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Token:
@@ -76,6 +87,7 @@ class Token:
         return f"at character {self.pos + 1}"
 
 
+DIGITS = "0123456789"
 NUM_RE = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 NAME_RE = re.compile(r"[A-Za-z._][A-Za-z0-9._]*")
 
@@ -134,7 +146,7 @@ def _scan(text: str, out: list[Token]) -> None:
             out.append(Token("qname", inner, i))
             i = j + 1
             continue
-        if ch.isdigit() or (ch == "." and i + 1 < n and text[i + 1].isdigit()):
+        if ch in DIGITS or (ch == "." and i + 1 < n and text[i + 1] in DIGITS):
             m = NUM_RE.match(text, i)
             assert m
             end = m.end()
@@ -215,6 +227,10 @@ class Paren(Node):
     inner: Node
 
     def r(self) -> str:
+        # parentheses around one column, number, call or parenthesis mean nothing and are not written: lme4
+        # reads a formula's parentheses recursively at a cost that doubles with each level (20 levels: 50 s)
+        if isinstance(self.inner, (Name, Num, Call, Paren)):
+            return self.inner.r()
         return f"({self.inner.r()})"
 
 
@@ -251,22 +267,40 @@ class Neg(Node):
 
     def r(self) -> str:
         t = self.operand.r()
+        if isinstance(self.operand, Neg):  # `- -x`, not `-(-x)`: no parentheses for lme4 to recurse into
+            return f"{self.sign} {t}"
         return self.sign + (f"({t})" if self.operand.prec <= PREC["neg"] else t)
 
 
-def walk(node: Node):
-    """Every node of a tree, depth first (a Random term's parts included)."""
-    yield node
+def children(node: Node) -> tuple[Node, ...]:
     if isinstance(node, Call):
-        for a in node.args:
-            yield from walk(a)
-    elif isinstance(node, Paren):
-        yield from walk(node.inner)
-    elif isinstance(node, BinOp):
-        yield from walk(node.left)
-        yield from walk(node.right)
-    elif isinstance(node, Neg):
-        yield from walk(node.operand)
+        return node.args
+    if isinstance(node, Paren):
+        return (node.inner,)
+    if isinstance(node, BinOp):
+        return (node.left, node.right)
+    if isinstance(node, Neg):
+        return (node.operand,)
+    return ()
+
+
+def walk(node: Node):
+    """Every node of a tree, depth first, left to right (iterative: no recursion limit)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))
+
+
+def tree_depth(node: Node | None) -> int:
+    """The number of nodes on the longest path from `node` down (iterative)."""
+    deepest, stack = 0, [(node, 1)] if node is not None else []
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in children(n))
+    return deepest
 
 
 def node_names(node: Node | None) -> list[str]:
@@ -323,6 +357,19 @@ class _Parser:
         self.text = text
         self.toks, self.error = _tokens(text)
         self.i = 0
+        self.depth = 0  # nesting of parentheses, transformations and signs (MAX_NESTING)
+
+    @contextlib.contextmanager
+    def deeper(self, tok: Token) -> Iterator[None]:
+        """One level of nesting; beyond MAX_NESTING the formula is refused (a RecursionError otherwise)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise FormulaDepthError(f"refused {tok.text!r} {tok.where()}: parentheses, transformations and signs are "
+                               f"nested more than {MAX_NESTING} deep")
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     # helpers
     @property
@@ -425,7 +472,7 @@ class _Parser:
         if self.at("^"):
             op = self.next()
             t = self.next()
-            if t.kind != "num" or not t.text.isdigit() or not 1 <= int(t.text) <= 10:
+            if t.kind != "num" or not is_ascii_digits(t.text) or not 1 <= int(t.text) <= 10:
                 raise self.fail(t, "'^' in a formula takes a whole number of interaction orders (e.g. (a + b + c)^2)")
             return BinOp("^", self._fixed(base, op), Num(t.text))
         return base
@@ -442,7 +489,8 @@ class _Parser:
             return Num(t.text)
         if self.at("("):
             open_ = self.next()
-            inner = self.terms()
+            with self.deeper(open_):
+                inner = self.terms()
             if self.at("|", "||"):
                 bar = self.next()
                 g = self.next()
@@ -487,12 +535,13 @@ class _Parser:
                                    + ("in a formula: " if formula_level else "inside a transformation: ")
                                    + ", ".join(f"{k}()" for k in allowed) + hint)
             self.next()
-            arg = self.arith_sum()
+            with self.deeper(t):
+                arg = self.arith_sum()
             args: tuple[Node, ...] = (arg,)
             if t.text == "poly":
                 self.expect(",", "poly(x, k) takes a column (or arithmetic of columns) and a degree")
                 k = self.next()
-                if k.kind != "num" or not k.text.isdigit() or not 1 <= int(k.text) <= MAX_POLY:
+                if k.kind != "num" or not is_ascii_digits(k.text) or not 1 <= int(k.text) <= MAX_POLY:
                     raise self.fail(k, f"poly's degree is a whole number from 1 to {MAX_POLY}")
                 args = (arg, Num(k.text))
             if self.at(","):
@@ -527,15 +576,16 @@ class _Parser:
 
     def arith_unary(self) -> Node:
         if self.at("-", "+"):
-            sign = self.next().text
-            return Neg(sign, self.arith_unary())
+            tok = self.next()
+            with self.deeper(tok):
+                return Neg(tok.text, self.arith_unary())
         return self.arith_pow()
 
     def arith_pow(self) -> Node:
         base = self.arith_atom()
         if self.at("^"):
-            self.next()
-            return BinOp("^", base, self.arith_unary())
+            with self.deeper(self.next()):
+                return BinOp("^", base, self.arith_unary())
         return base
 
     def arith_atom(self) -> Node:
@@ -546,8 +596,8 @@ class _Parser:
             self.next()
             return Num(t.text)
         if self.at("("):
-            self.next()
-            inner = self.arith_sum()
+            with self.deeper(self.next()):
+                inner = self.arith_sum()
             self.expect(")", "expected ')' or an arithmetic operator (+ - * / ^)")
             return Paren(inner)
         if t.kind == "op" and t.text in (":", "%in%", "|", "||", "~", ","):
@@ -638,10 +688,40 @@ def parse(text: str) -> Formula:
         raise FormulaError(f"a formula is text, not {type(text).__name__}")
     p = _Parser(text)
     lhs, fixed, random = p.formula()
+    deepest = max(tree_depth(n) for n in (lhs, fixed, *(r.expr for r in random)))
+    if deepest > MAX_TREE_DEPTH:
+        raise FormulaDepthError(f"formula {text[:60]!r}...: its terms and operators are chained {deepest} deep; at most "
+                                f"{MAX_TREE_DEPTH}")
     resp = node_names(lhs)
     if len(resp) != 1:
         raise FormulaError(f"formula {text!r}: the response must be one column (e.g. correct or log(rt_ms))")
-    return Formula(text, lhs, fixed, [RandomTerm(r.expr, r.group, r.double_bar) for r in random])
+    f = Formula(text, lhs, fixed, [RandomTerm(r.expr, r.group, r.double_bar) for r in random])
+    grouping = grouping_depth(f.r_text())
+    if grouping > MAX_GROUPING:
+        raise FormulaDepthError(f"formula {text[:60]!r}: parentheses grouping terms are nested {grouping} deep; at most "
+                                f"{MAX_GROUPING} (lme4 reads each level twice over: 16 levels take minutes)")
+    return f
+
+
+def grouping_depth(r_text: str) -> int:
+    """The deepest nesting of grouping parentheses in a formula's R text: a '(' right after a name is a
+    call (I, log, scale, poly) and does not count; backticked names are skipped."""
+    depth = deepest = 0
+    stack: list[bool] = []  # per open '(': is it grouping?
+    quoted, prev = False, ""
+    for ch in r_text:
+        if ch == "`":
+            quoted = not quoted
+        elif not quoted and ch == "(":
+            grouping = not (prev.isalnum() or prev in "._")
+            stack.append(grouping)
+            depth += grouping
+            deepest = max(deepest, depth)
+        elif not quoted and ch == ")" and stack:
+            depth -= stack.pop()
+        if ch != " ":
+            prev = ch
+    return deepest
 
 
 def names_in(expr: str) -> list[str]:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.atomic import atomic_write_text
+from stimuli.input_rules import spreadsheet_safe_frame
 
 
 class Results:
@@ -31,7 +32,8 @@ class Results:
         """Write tables/NAME.csv; `show` False lists it as a CSV link only (long tables); `transpose`
         shows the CSV's rows as columns (a few groups with many measures)."""
         f = f"tables/{name}.csv"
-        atomic_write_text(inside(self.out, f, f"table {name!r}"), df.to_csv(index=index))
+        atomic_write_text(inside(self.out, f, f"table {name!r}"),  # no cell runs as a formula in a spreadsheet
+                          spreadsheet_safe_frame(df).to_csv(index=index))
         self.tables[name] = {"file": f, "title": title, "rows": int(len(df)), "index": index, "show": show,
                              "transpose": transpose}
         return name

@@ -45,6 +45,7 @@ import pandas as pd
 
 from analysis.formula import FormulaError
 from analysis.tasks_choice import json_list, materials
+from stimuli.input_rules import ascii_int
 
 RT_MIN, RT_MAX = 100.0, 5000.0
 RT_RULE = f"word reading times outside [{RT_MIN:g}, {RT_MAX:g}] ms are left out"
@@ -188,7 +189,8 @@ def _name_regions(w: pd.DataFrame) -> pd.Series:
 
 def _natural(x):
     s = str(x)
-    return (0, int(s), s) if s.isdigit() else (1, 0, s)
+    n = ascii_int(s, strip=False)
+    return (0, n, s) if n is not None else (1, 0, s)
 
 
 def region_order(w: pd.DataFrame) -> list[str]:

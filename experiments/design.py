@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stimuli.textfile import read_text_file
+from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 ROLES = ("test", "filler", "practice")
 ListMode = Literal["latin_square", "column", "all"]
@@ -204,7 +205,6 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
     text = read_text_file(p, DesignError, "CSV/TSV stimulus", MAX_FILE_BYTES)
     delim = _delimiter(p)
     try:
-        csv.field_size_limit(max(csv.field_size_limit(), 10_000_000))
         reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delim)
         header = [h.strip() for h in (reader.fieldnames or [])]
         reader.fieldnames = header

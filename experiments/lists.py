@@ -12,32 +12,39 @@ Three ways, one place (every runner and `plan` call this module):
   `--abandon-after` minutes; ties go to the lowest list number. Counting and creating the session
   happen under one lock (a thread lock and an OS `flock` on `<out>/.twinlab-lists.lock`, so two
   servers on one data folder are serialised too). How the list was chosen goes into the sidecar
-  (`list_assignment`).
+  (`list_assignment`). The counts come from a counter kept beside the data (experiments/list_index.py),
+  rebuilt from the sidecars only when the server starts: a start reads no old sidecar.
 """
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
+import os
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Iterator
 
+from experiments.list_index import (LOCK_NAME, ListLockError, index_for, open_private_file,  # noqa: F401
+                                    read_sidecar, recorded_list)
 from experiments.options import OptionError
 
-LOCK_NAME = ".twinlab-lists.lock"
 DEFAULT_ABANDON_MIN = 60.0
 _THREAD_LOCK = threading.Lock()
+_N_LISTS: dict[int, tuple[Any, int]] = {}  # id(spec) -> (weak reference to it, its number of lists)
 
 
 def n_lists(exp: Any) -> int | None:
     """L, the number of lists of a design spec; None for a spec without lists (the Lakretz specs)."""
     if getattr(exp, "design", None) is None:
         return None
-    from experiments.design_compiler import check_design
+    held = _N_LISTS.get(id(exp))
+    if held is None or held[0]() is not exp:  # the design file is read once per loaded spec, not at every start
+        from experiments.design_compiler import check_design
 
-    return check_design(exp, exp.source_path or exp.name).n_lists
+        held = _N_LISTS[id(exp)] = (weakref.ref(exp), check_design(exp, exp.source_path or exp.name).n_lists)
+    return held[1]
 
 
 def check_list(exp: Any, value: int | None, name: str = "--list") -> int | None:
@@ -50,20 +57,6 @@ def check_list(exp: Any, value: int | None, name: str = "--list") -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= n:
         raise OptionError(f"{name} must be from 1 to {n} ({exp.name} has {n} list(s)), got {value}")
     return value
-
-
-def recorded_list(meta: dict[str, Any]) -> int | None:
-    """The list a session's sidecar says it reads (its `design.list`)."""
-    ln = (meta.get("design") or {}).get("list")
-    return int(ln) if isinstance(ln, int) and not isinstance(ln, bool) else None
-
-
-def read_sidecar(path: Path) -> dict[str, Any] | None:
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) else None
 
 
 def participant_list(out: Path, experiment: str, subject_id: str) -> int | None:
@@ -117,25 +110,49 @@ def least_filled(counts: dict[int, int]) -> int:
 
 @contextlib.contextmanager
 def assignment_lock(out: Path) -> Iterator[None]:
-    """One assignment at a time: a thread lock (one server) and an OS flock (servers sharing `out`)."""
+    """One assignment at a time: a thread lock (one server) and an OS flock (servers sharing `out`) on a
+    plain file opened without following a symbolic link (ListLockError otherwise)."""
     Path(out).mkdir(parents=True, exist_ok=True)
     with _THREAD_LOCK:
-        with open(Path(out) / LOCK_NAME, "a+") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        fd = open_private_file(Path(out) / LOCK_NAME, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def check_list_files(out: Path) -> None:
+    """At a server's start: the lock and journal can be used (ListLockError naming the path otherwise)."""
+    from experiments.list_index import JOURNAL_NAME
+
+    for name in (LOCK_NAME, JOURNAL_NAME):
+        p = Path(out) / name
+        if p.is_symlink() or (p.exists() and not p.is_file()):
+            os.close(open_private_file(p, os.O_RDONLY))  # raises, naming what is there
+
+
+def rebuild_index(out: Path, exp: Any) -> None:
+    """A server's start-up: the list counter rebuilt from the sidecars (nothing for a spec without lists)."""
+    n = n_lists(exp)
+    if n is not None:
+        with assignment_lock(out):
+            index_for(out, exp.name, n, rebuild=True)
 
 
 def assign_least_filled(out: Path, exp: Any, abandon_after_min: float = DEFAULT_ABANDON_MIN,
                         now: float | None = None) -> tuple[int, dict[str, Any]]:
     """(list, record) for a new participant; call it inside `assignment_lock(out)` together with the
-    creation of the session, so that the next count sees it."""
+    creation of the session, then `index_for(...).record(...)` so that the next count sees it."""
     n = n_lists(exp)
     if n is None:
         raise OptionError(f"{exp.name} has no lists to balance")
-    counted, abandoned = list_counts(out, exp, n, abandon_after_min, now)
+    idx = index_for(out, exp.name, n)
+    idx.sync_journal()
+    counted, abandoned = idx.counts(abandon_after_min, time.time() if now is None else now)
     ln = least_filled(counted)
     return ln, {"method": "least_filled", "list": ln, "counts_before": {str(k): v for k, v in counted.items()},
                 "abandoned_not_counted": {str(k): v for k, v in abandoned.items() if v},
@@ -149,7 +166,7 @@ def given_record(ln: int, how: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def choose_list(out: Path, exp: Any, subject_id: str, asked: Any = None,
-                abandon_after_min: float = DEFAULT_ABANDON_MIN) -> Iterator[tuple[int | None, dict[str, Any] | None]]:
+                abandon_after_min: float = DEFAULT_ABANDON_MIN, session: int = 1) -> Iterator[tuple[int | None, dict[str, Any] | None]]:
     """The list of a participant starting a session on a server, as (list, sidecar record); (None, None)
     for a spec without lists. A list asked for (`?list=N`) is checked (OptionError naming 1..L); a
     participant with an earlier session keeps its list; anyone else gets the least-filled list, and the
@@ -161,11 +178,19 @@ def choose_list(out: Path, exp: Any, subject_id: str, asked: Any = None,
         yield None, None
         return
     if asked is not None:
-        yield check_list(exp, asked, "list"), given_record(asked, "the page's list URL parameter (?list=N)")
+        ln = check_list(exp, asked, "list")
+        with assignment_lock(out):  # counted by the next least-filled assignment too
+            yield ln, given_record(asked, "the page's list URL parameter (?list=N)")
+            index_for(out, exp.name, n).record(subject_id, session, ln)
         return
     with assignment_lock(out):
-        earlier = participant_list(out, exp.name, subject_id)
+        idx = index_for(out, exp.name, n)
+        idx.sync_journal()
+        earlier = idx.earlier_list(subject_id)
         if earlier is not None:
             yield earlier, {"method": "participant's earlier session", "list": earlier}
-            return
-        yield assign_least_filled(out, exp, abandon_after_min)
+        else:
+            ln, record = assign_least_filled(out, exp, abandon_after_min)
+            yield ln, record
+            earlier = ln
+        idx.record(subject_id, session, earlier)  # only when the session was created (no exception)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from stimuli.input_rules import ascii_int
+
 _DEVICE = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
 DTYPES = ("float32", "bfloat16", "float16", "auto")
 MAX_SESSION = 100_000
@@ -57,7 +59,7 @@ def batch_size(value: int | str, name: str = "--batch-size") -> int | str:
     """A positive whole number of rows per forward pass, or 'auto' (a token budget for the device)."""
     if isinstance(value, str) and value.lower() == "auto":
         return "auto"
-    if isinstance(value, str) and value.isascii() and value.isdigit():
+    if isinstance(value, str) and ascii_int(value, strip=False) is not None:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise OptionError(f"{name} must be a positive whole number or 'auto', not {value!r}")

@@ -30,6 +30,7 @@ from typing import Any
 from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_table_header
 from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
 from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
+from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 SCHEMA_VERSION = 1
 _COLUMN_SET = frozenset(COLUMN_NAMES)

@@ -41,6 +41,7 @@ from typing import Any, Callable, Sequence
 
 from experiments.spec import Experiment
 from experiments.trials import Trial
+from stimuli.input_rules import ascii_int
 
 RULE = "twinlab-context-v3"  # v3 (issue 38): a `direct` protocol's history shows the question and its answer
 RULES_READ = ("twinlab-context-v2", RULE)  # v2 (issue 23): no break text between blocks, {trials} filled in
@@ -80,7 +81,7 @@ def parse_context(text: str, subject_index: int = 0) -> ContextMode:
         return ContextMode("none")
     if t == "running" or t.startswith("running:"):
         w = t.split(":", 1)[1] if ":" in t else ""
-        if w and (not w.isdigit() or int(w) < 1):
+        if w and (ascii_int(w, strip=False) is None or int(w) < 1):
             raise ContextError(f"context {text!r}: the running window must be a positive number of trials")
         return ContextMode("running", window=int(w) if w else None)
     if t.startswith("fewshot:"):

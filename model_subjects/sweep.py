@@ -29,6 +29,8 @@ from typing import Any, Optional, Union
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from stimuli.input_rules import finite_number
+
 
 class SweepError(ValueError):
     """A sweep file that cannot be run; the message names the file and the field."""
@@ -233,13 +235,31 @@ def check_executor(executor: str, slurm: dict[str, Any]) -> None:
             raise OptionError(f"field 'slurm.{key}': not a submitit/Slurm parameter (known: "
                               f"{', '.join(sorted(AutoExecutor._valid_parameters()))}, or slurm_<sbatch option>)")
         _no_shell(key, value)
-        if key in ("timeout_min", "nodes", "cpus_per_task", "tasks_per_node", "mem_gb", "slurm_array_parallelism") or \
-                key.startswith(("gpus_", "slurm_gpus_", "slurm_cpus_")):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < (0 if "gpus" in key else 1):
-                raise OptionError(f"field 'slurm.{key}': must be a positive number, got {value!r}")
+        _check_slurm_number(key, value)
     if executor == "slurm" and shutil.which("sbatch") is None:
         raise OptionError("--executor slurm: Slurm is not available here (no sbatch on PATH); "
                           "use --executor local or submitit-local, or run on the cluster's login node")
+
+
+SLURM_WHOLE = ("timeout_min", "nodes", "cpus_per_task", "tasks_per_node", "slurm_array_parallelism")
+SLURM_MAX_GB = 1_000_000.0  # a bound, so that an absurd request is refused here, not queued for ever
+
+
+def _check_slurm_number(key: str, value: Any) -> None:
+    """submitit's numeric parameters: whole numbers (timeout_min 90.5 would crash inside submitit), memory a
+    finite number of GB (nan passes `< 1` and inf runs); checked here, before any job is written."""
+    from experiments.options import OptionError
+
+    if key == "mem_gb":
+        gb = finite_number(value)
+        if gb is None or not 0 < gb <= SLURM_MAX_GB:
+            raise OptionError(f"field 'slurm.mem_gb': must be a finite number of GB above 0 (at most "
+                              f"{SLURM_MAX_GB:g}), got {value!r}")
+    elif key in SLURM_WHOLE or key.startswith(("gpus_", "slurm_gpus_", "slurm_cpus_")):
+        n = value if isinstance(value, int) and not isinstance(value, bool) else None
+        if n is None or n < (0 if "gpus" in key else 1):
+            what = "a whole number of at least 0" if "gpus" in key else "a positive number (a whole number of at least 1)"
+            raise OptionError(f"field 'slurm.{key}': must be {what}, got {value!r}")
 
 
 SHELL_PARAMETERS = ("slurm_setup", "slurm_teardown", "slurm_srun_args")  # submitit writes them as shell

@@ -348,12 +348,13 @@ def hu_frank2024(
         from reproductions.common import ReproError
         from reproductions.hu_frank.lab import LabOptions, reproduce_lab
         from reproductions.hu_frank.models_file import read_models_file
+        from stimuli.input_rules import ascii_int
 
         n_items = None
         if items:
-            if len(items) != 1 or not str(items[0]).isdigit() or int(str(items[0])) < 1:
+            n_items = ascii_int(str(items[0])) if len(items) == 1 else None
+            if n_items is None or n_items < 1:
                 _fail("with --data, --items is the number of items per domain (a whole number, at least 1)")
-            n_items = int(str(items[0]))
         if authors_outputs is not None or pairs:
             _fail("--data runs the release's four domains: leave out --authors-outputs and --pairs")
         if models_file is not None and model:

@@ -31,6 +31,7 @@ import pandas as pd
 import yaml
 
 from analysis.report import CSS, _table_html
+from stimuli.input_rules import spreadsheet_safe_frame
 
 
 class ReproError(RuntimeError):
@@ -110,7 +111,7 @@ class ArmResult:
 def write_spec(path: Path, spec: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
-    if not path.exists() or path.read_text(encoding="utf-8") != text:
+    if not path.exists() or path.read_text(encoding="utf-8") != text:  # own_file (twinlab wrote it)
         from experiments.atomic import atomic_write_text
 
         atomic_write_text(path, text)
@@ -304,7 +305,7 @@ class Report:
         path = self.out / "tables" / f"{name}.csv"
         from experiments.atomic import atomic_write_text
 
-        atomic_write_text(path, df.to_csv(index=False))
+        atomic_write_text(path, spreadsheet_safe_frame(df).to_csv(index=False))  # no cell runs as a formula
         self.files.append(str(path.relative_to(self.out)))
         body = _table_html(df if shown is None else shown) if show else ""
         self.blocks.append(f"<h3>{html.escape(title)}</h3><p class=small><a href='tables/{name}.csv'>tables/{name}.csv"

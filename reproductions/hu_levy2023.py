@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.atomic import atomic_write_text
+from stimuli.input_rules import spreadsheet_safe_frame
 from reproductions.common import ReproError, Report, RunOptions, progress_bar, sha256_text, slug, write_provenance
 from reproductions.hu_levy.data import EXPERIMENTS, Dataset, DatasetSpec, Item, data_files, load_datasets
 from reproductions.hu_levy import conventions
@@ -350,8 +351,8 @@ def reproduce(opt: Options) -> Path:
     by_model, mean_ic = consistency_means(ic)
     score_cols = ["model", "experiment", "dataset", "item", "method", "order", "shown", "option", "prompt", "context",
                   "continuation", "logprob", "unscorable", "request"]
-    atomic_write_text(opt.out / "tables" / "items_scores.csv", scores[score_cols].to_csv(index=False))
-    atomic_write_text(opt.out / "tables" / "items.csv", items.to_csv(index=False))
+    atomic_write_text(opt.out / "tables" / "items_scores.csv", spreadsheet_safe_frame(scores[score_cols]).to_csv(index=False))
+    atomic_write_text(opt.out / "tables" / "items.csv", spreadsheet_safe_frame(items).to_csv(index=False))
     rep.text("Per-item tables: `tables/items_scores.csv` (every prompt, option and log-probability) and "
              "`tables/items.csv` (per item, method and answer order: correct, differential, the prompts, options "
              "and log-probabilities).")
@@ -382,7 +383,7 @@ def reproduce(opt: Options) -> Path:
     rep.table("consistency_mean", wide, "Figure 3: mean Pearson r (tasks x methods)")
     rep.table("consistency_by_model", by_model, "Figure 6: mean r by model", show=False)
     rep.table("consistency", ic, "Per model, experiment, dataset and method: r, p, 95% CI, n", show=False)
-    atomic_write_text(opt.out / "tables" / "differentials.csv", diffs.to_csv(index=False))
+    atomic_write_text(opt.out / "tables" / "differentials.csv", spreadsheet_safe_frame(diffs).to_csv(index=False))
     rep.figure(F.figure3(mean_ic, opt.out / "figures" / "figure3.png", len(names)), "Figure 3: internal consistency")
     rep.figure(F.figure6(by_model, opt.out / "figures" / "figure6.png"), "Figure 6: internal consistency by model")
     rep.heading("Item-level differentials (Figures 7-10)", anchor="scatters")

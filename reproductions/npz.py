@@ -23,6 +23,9 @@ import numpy as np
 from numpy.lib import format as npformat
 
 MAX_MEMBER_BYTES = 500_000_000  # one member, uncompressed (the released digit-matrix archive: 1.25 MB)
+MAX_TOTAL_BYTES = 500_000_000  # all members together, uncompressed (five 470 MB members are not five small ones)
+MAX_MEMBERS = 1000  # .npy members in one archive (the released one has 1)
+MAX_OBJECTS = 2_000_000  # values built from the object arrays' pickles, all members together
 MAX_DEPTH = 64  # nesting of containers in an object array
 NUMERIC_KINDS = "biufc"  # bool, int, uint, float, complex: their bytes are only numbers
 
@@ -122,10 +125,29 @@ def _shape(value: Any) -> tuple[int, ...]:
     return value
 
 
-def _build(obj: Any, depth: int, seen: dict[int, Any]) -> Any:
-    """The plain value of an unpickled record: stand-ins become arrays, containers are rebuilt."""
+class _Budget:
+    """Values built so far (all members of one archive): a small pickle of shared values must not become an
+    exponential tree, and the total is bounded (MAX_OBJECTS)."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    def spend(self, n: int = 1) -> None:
+        self.built += n
+        if self.built > MAX_OBJECTS:
+            raise NpzError(f"its object arrays hold more than {MAX_OBJECTS} values (refused: more than any "
+                           "released archive, and a small file that expands this far is a decompression bomb)")
+
+
+def _build(obj: Any, depth: int, seen: dict[int, Any], budget: _Budget | None = None) -> Any:
+    """The plain value of an unpickled record: stand-ins become arrays, containers are rebuilt.
+
+    Every container is built once (memoised by identity, tuples included), so a value shared many times
+    in the pickle is shared in the result, never rebuilt at each use."""
+    budget = budget or _Budget()
     if depth > MAX_DEPTH:
         raise NpzError(f"containers nested deeper than {MAX_DEPTH}")
+    budget.spend()
     if isinstance(obj, (str, bytes, int, float, complex, bool)) or obj is None:
         return obj
     key = id(obj)
@@ -137,15 +159,18 @@ def _build(obj: Any, depth: int, seen: dict[int, Any]) -> Any:
         out: Any = {}
         seen[key] = out
         for k, v in obj.items():
-            out[_build(k, depth + 1, seen)] = _build(v, depth + 1, seen)
+            out[_build(k, depth + 1, seen, budget)] = _build(v, depth + 1, seen, budget)
         return out
     if isinstance(obj, list):
         lst: list = []
         seen[key] = lst
-        lst.extend(_build(v, depth + 1, seen) for v in obj)
+        lst.extend(_build(v, depth + 1, seen, budget) for v in obj)
         return lst
     if isinstance(obj, tuple):
-        return tuple(_build(v, depth + 1, seen) for v in obj)
+        seen[key] = _IN_PROGRESS
+        tup = tuple(_build(v, depth + 1, seen, budget) for v in obj)
+        seen[key] = tup
+        return tup
     if isinstance(obj, _Scalar):
         dt = obj.dtype.resolve()
         if dt.kind == "O" or len(obj.data) != dt.itemsize:
@@ -163,7 +188,7 @@ def _build(obj: Any, depth: int, seen: dict[int, Any]) -> Any:
             seen[key] = _IN_PROGRESS
             flat = np.empty(n, dtype=object)
             for i, v in enumerate(data):  # element by element: an element that is an array stays one element
-                flat[i] = _build(v, depth + 1, seen)
+                flat[i] = _build(v, depth + 1, seen, budget)
             arr = flat.reshape(shape)  # numpy pickles an object array's values in C order
             arr = np.asfortranarray(arr) if fortran else arr
             seen[key] = arr
@@ -178,7 +203,7 @@ def _build(obj: Any, depth: int, seen: dict[int, Any]) -> Any:
     raise NpzError(f"a value of type {type(obj).__name__} (refused)")
 
 
-def _read_member(stream: io.BufferedIOBase) -> np.ndarray:
+def _read_member(stream: io.BufferedIOBase, budget: _Budget) -> np.ndarray:
     version = npformat.read_magic(stream)
     if version == (1, 0):
         shape, fortran, dtype = npformat.read_array_header_1_0(stream)
@@ -197,10 +222,28 @@ def _read_member(stream: io.BufferedIOBase) -> np.ndarray:
     if dtype != np.dtype(object):
         raise NpzError(f"a structured dtype holding objects ({dtype})")
     record = _Unpickler(stream).load()
-    arr = _build(record, 0, {})
+    arr = _build(record, 0, {}, budget)
     if not isinstance(arr, np.ndarray) or arr.shape != tuple(shape):
         raise NpzError(f"its pickle is not the array of shape {shape} its header announces")
     return arr
+
+
+def _check_totals(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The .npy members, after the limits on each and on all together (sizes as the archive declares
+    them; zipfile reads no more than a member declares)."""
+    members = [i for i in zf.infolist() if i.filename.endswith(".npy")]
+    if len(members) > MAX_MEMBERS:
+        raise NpzError(f"{len(members)} members; at most {MAX_MEMBERS} are read")
+    total = 0
+    for info in members:
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise NpzError(f"member {info.filename} is {info.file_size} bytes uncompressed; at most "
+                           f"{MAX_MEMBER_BYTES} are read")
+        total += info.file_size
+        if total > MAX_TOTAL_BYTES:
+            raise NpzError(f"its members hold more than {MAX_TOTAL_BYTES} bytes uncompressed together (at "
+                           f"{info.filename}); at most {MAX_TOTAL_BYTES} are read")
+    return members
 
 
 def read_npz(path: str | Path) -> dict[str, np.ndarray]:
@@ -209,15 +252,12 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
     try:
         with zipfile.ZipFile(p) as zf:
             out: dict[str, np.ndarray] = {}
-            for info in zf.infolist():
-                if not info.filename.endswith(".npy"):
-                    continue
-                if info.file_size > MAX_MEMBER_BYTES:
-                    raise NpzError(f"member {info.filename} is {info.file_size} bytes uncompressed; at most "
-                                   f"{MAX_MEMBER_BYTES} are read")
+            members = _check_totals(zf)
+            budget = _Budget()
+            for info in members:
                 with zf.open(info) as raw:
                     try:
-                        out[info.filename.removesuffix(".npy")] = _read_member(raw)
+                        out[info.filename.removesuffix(".npy")] = _read_member(raw, budget)
                     except NpzError as exc:
                         raise NpzError(f"member {info.filename}: {exc}") from None
             return out

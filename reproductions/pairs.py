@@ -118,7 +118,7 @@ class ScoreCache:
             raise ReproError(str(exc)) from None
         torn = False
         if path.exists():
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")  # own_file: the scores cache twinlab writes
             torn = bool(text) and not text.endswith("\n")
             for line in text.splitlines():
                 try:

@@ -17,6 +17,7 @@ import io
 from pathlib import Path
 
 from stimuli.items import Item
+from stimuli.input_rules import is_ascii_digits  # (importing it sets the CSV field limit, once)
 from stimuli.textfile import read_text_file
 
 REQUIRED_COLUMNS = ("item_id", "structure", "condition", "lexicon", "sentence")
@@ -58,7 +59,6 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
     text = _read_text(path)
     try:
-        csv.field_size_limit(max(csv.field_size_limit(), 10_000_000))
         reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
         header = reader.fieldnames or []
         doubled = sorted({c for c in header if header.count(c) > 1})
@@ -134,7 +134,7 @@ def _design_errors(items: list[Item], lines: list[int]) -> list[tuple[int, str]]
 def _index(row: dict[str, str], field: str, n_words: int) -> int:
     """A 0-based unit index written as plain digits (int() would read '0_3' as 3 and ' +3' as 3)."""
     raw = (row.get(field) or "").strip()
-    if not raw.isascii() or not raw.isdigit():
+    if not is_ascii_digits(raw):
         raise ValueError(f"{field} {raw!r} is not an integer (digits only, 0-based)")
     idx = int(raw)
     if not 0 <= idx < n_words:

@@ -22,6 +22,7 @@ from analysis.importers.lakretz_format import (
     CONDITIONS_OF_TYPE, KNOWN_EVENTS, LOG_FIELDS, LOG_GLOB, LOG_HEADER, LOG_NAME, SESSION_EVENTS, SINGLE_EVENTS,
     TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES, WIDE_EVENTS,
 )
+from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import httpx
 
 from model_subjects.backend import ModelLoadError
+from stimuli.input_rules import finite_number
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -96,7 +97,7 @@ class ServerClient:
                 if resp.status_code in RETRY_STATUS:
                     last = f"HTTP {resp.status_code}: {_detail(resp)}"
                     ra = resp.headers.get("retry-after")
-                    retry_after = float(ra) if ra and ra.replace(".", "", 1).isdigit() else None
+                    retry_after = retry_after_seconds(ra)
                 elif resp.status_code == 404 and allow_missing:
                     return None
                 elif resp.status_code >= 400:
@@ -127,6 +128,15 @@ class ServerClient:
             suspect, self._suspect = self._suspect, False
         if suspect and self.on_reconnect is not None:
             self.on_reconnect()
+
+
+def retry_after_seconds(header: str | None) -> float | None:
+    """A Retry-After header's seconds (a finite number >= 0), else None (an HTTP date, '²', nan, inf)."""
+    try:
+        v = finite_number(float(header)) if header else None
+    except ValueError:
+        return None
+    return v if v is not None and v >= 0 else None
 
 
 def _detail(resp: httpx.Response) -> str:

@@ -18,6 +18,7 @@ from experiments.tasks.choice import answer_index
 from experiments.trials import Trial
 from model_subjects.protocol_base import Decision, Option, Query
 from model_subjects.tasks.base import (TaskProtocol, argmax, decision, mean_logprobs, need, signed_margin)
+from stimuli.input_rules import ascii_int
 
 
 def options_of(trial: Trial, protocol: str) -> list[str]:
@@ -115,8 +116,9 @@ def parse_choice(text: str, options: list[str]) -> tuple[str | None, str | None]
     t = text.strip().split("\n")[0].strip()
     bare = t.rstrip(".").strip()
     strict = None
-    if bare.isdigit() and 1 <= int(bare) <= len(options):
-        strict = options[int(bare) - 1]
+    number = ascii_int(bare, strip=False)
+    if number is not None and 1 <= number <= len(options):
+        strict = options[number - 1]
     elif bare in options:
         strict = bare
     lenient = strict

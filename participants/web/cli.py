@@ -114,7 +114,7 @@ def serve(
         hosts = tuple(allow_host) + ((host,) if not _is_address(host) else ())  # --host NAME answers for NAME
         application = create_app(exp, out, seed=seed, trials=trials, read_timeout=read_timeout, allowed_hosts=hosts,
                                  abandon_after_min=abandon_after)
-    except SiteError as exc:
+    except (SiteError, o.OptionError) as exc:  # OptionError: ListLockError (a link or folder at the list lock)
         fail(str(exc))
     import socket
 

@@ -28,10 +28,10 @@ from experiments.trials import TrialSequence
 from participants.rows import table_columns
 from participants.web.payload import BROWSER_KINDS
 from participants.web.results import ResultError, web_row, web_task_row
+from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 RUNNER = "twinlab import web"
 MAX_FILE_BYTES = 512 * 1024 * 1024
-csv.field_size_limit(64 * 1024 * 1024)
 
 
 class WebImportError(ValueError):

@@ -38,7 +38,8 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Route
 
 from experiments.compiler import compile_sequence
-from experiments.lists import DEFAULT_ABANDON_MIN, check_list, choose_list, recorded_list
+from experiments.lists import (DEFAULT_ABANDON_MIN, ListLockError, check_list, check_list_files, choose_list,
+                               rebuild_index, recorded_list)
 from experiments.options import OptionError
 from experiments.session import (SessionError, SessionWriter, remove_stale_temporaries, scan_table,
                                  session_paths)
@@ -48,6 +49,7 @@ from participants.rows import table_columns
 from participants.web.payload import BROWSER_KINDS, page_config, sequence_payload
 from participants.web.results import ResultError, web_row, web_task_row
 from participants.web.site import assets, index_html
+from stimuli.input_rules import ascii_int
 
 RUNNER = "twinlab.participants.web"
 MAX_BODY = 256 * 1024  # a trial report is a few kB; 200 presses and clicks stay far below this
@@ -204,7 +206,10 @@ class WebSessions:
             live = self._open(pid, session, offered)
             token = None
             if live is None:  # a new session: its list (least filled, or ?list=N) chosen under one lock with its creation
-                ln, how = hold.enter_context(self._list_for(pid, body))
+                try:
+                    ln, how = hold.enter_context(self._list_for(pid, session, body))
+                except ListLockError as exc:  # a link or a folder at the lock's name: said, not a traceback
+                    raise ApiError(503, f"the server cannot assign lists: {exc}; ask the researcher") from None
                 seq, n = self._sequence(pid, session, ln)
                 # the page sends a token of its own, kept in localStorage before this request: if the answer
                 # is lost (a dropped connection, a killed server), its reload still holds the session's token
@@ -248,7 +253,7 @@ class WebSessions:
                 out["token"] = token
             return out
 
-    def _list_for(self, pid: str, body: dict[str, Any]):
+    def _list_for(self, pid: str, session: int, body: dict[str, Any]):
         """experiments/lists.choose_list: the page's ?list=N (checked) or the least-filled list."""
         if self.compile is not None:  # a test's own sequences: their list is theirs
             return contextlib.nullcontext((None, None))
@@ -256,7 +261,7 @@ class WebSessions:
             check_list(self.exp, body.get("list"), "list")
         except OptionError as exc:
             raise ApiError(400, str(exc)) from None
-        return choose_list(self.out, self.exp, pid, body.get("list"), self.abandon_after_min)
+        return choose_list(self.out, self.exp, pid, body.get("list"), self.abandon_after_min, session=session)
 
     def trial(self, body: dict[str, Any]) -> dict[str, Any]:
         pid, session = self._ids(body)
@@ -317,7 +322,7 @@ async def _json_body(request: Request, read_timeout: float = READ_TIMEOUT_S) -> 
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise ApiError(415, "send JSON (Content-Type: application/json)")
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+    if length is not None and (ascii_int(length, strip=False) is None or int(length) > MAX_BODY):
         raise ApiError(413, f"the request is larger than {MAX_BODY} bytes")
     chunks, size = [], 0
     deadline = asyncio.get_running_loop().time() + read_timeout
@@ -411,6 +416,9 @@ def create_app(exp: Experiment, out: Path, *, seed: int | None = None, trials: i
         remove_stale_temporaries(folder)
     sessions = WebSessions(exp, out, seed=seed, trials=trials, compile=compile, task_settings=task_settings,
                            abandon_after_min=abandon_after_min)
+    if compile is None:  # the list counter: rebuilt from the sidecars here, at start-up, never at a start
+        check_list_files(out)  # ListLockError (a symbolic link or a folder at the lock's name) before serving
+        rebuild_index(out, exp)
     files = assets()
     page = index_html(exp, page_config(exp, "serve"))
 

@@ -17,12 +17,16 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from reproductions.common import ReproError
+from stimuli.input_rules import ascii_int, name_problem, read_user_text  # (importing it sets the CSV field limit)
 
 FIELDS = ("path", "family", "size", "step", "name")
+MAX_MODELS = 1000  # entries in one models file (each is a model to load and score: the paper has 24)
+MAX_FILE_BYTES = 2_000_000
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([kKmMbBtT]?)\s*$")
 _SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 
@@ -81,23 +85,29 @@ def _entry(where: str, raw: dict) -> ModelEntry:
     if step is None or str(step).strip() == "":
         step_v = None
     else:
-        s = str(step).strip()
-        if isinstance(step, bool) or not s.isdigit() or int(s) < 1:
+        step_v = ascii_int(step) if isinstance(step, (int, str)) else None
+        if step_v is None or step_v < 1:
             raise ReproError(f"{where}.step: {step!r} is not a whole number of at least 1 (the training axis is log10 of the step)")
-        step_v = int(s)
     name = "" if raw.get("name") is None else str(raw.get("name")).strip()
-    return ModelEntry(str(path).strip(), str(family).strip(), size_v, step_v, name)
+    entry = ModelEntry(str(path).strip(), str(family).strip(), size_v, step_v, name)
+    for what, value in (("family", entry.family), ("name", entry.label)):
+        problem = name_problem(value)  # both are written into the tables (CSV opened in spreadsheets)
+        if problem:
+            raise ReproError(f"{where}.{what}: {problem}")
+    return entry
+
+
+def _check_count(p: Path, n: int) -> None:
+    if n > MAX_MODELS:
+        raise ReproError(f"{p}: more than {MAX_MODELS} models (each is loaded and scored; split the file)")
 
 
 def read_models_file(path: Path) -> list[ModelEntry]:
     """The entries of a models file (YAML by its .yaml/.yml suffix, CSV otherwise), checked."""
     p = Path(path).expanduser()
-    if not p.is_file():
+    if not p.exists():
         raise ReproError(f"--models {path}: no such file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReproError(f"--models {path}: cannot read it ({exc})") from None
+    text = read_user_text(p, ReproError, "models", MAX_FILE_BYTES)  # BOM-tolerant (a spreadsheet's CSV)
     entries = []
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
@@ -109,6 +119,7 @@ def read_models_file(path: Path) -> list[ModelEntry]:
         items = doc.get("models") if isinstance(doc, dict) else None
         if not isinstance(items, list) or not items:
             raise ReproError(f"{p}: expected a list under 'models:' (one entry per model)")
+        _check_count(p, len(items))
         for i, raw in enumerate(items):
             if not isinstance(raw, dict):
                 raise ReproError(f"{p}: models[{i}]: expected fields {', '.join(FIELDS)}, got {type(raw).__name__}")
@@ -119,11 +130,12 @@ def read_models_file(path: Path) -> list[ModelEntry]:
         if missing:
             raise ReproError(f"{p}: missing column(s) {', '.join(missing)} (columns: {', '.join(FIELDS)})")
         for line, raw in enumerate(reader, start=2):
+            _check_count(p, line - 1)
             entries.append(_entry(f"{p} line {line}", {k: v for k, v in raw.items() if k is not None}))
         if not entries:
             raise ReproError(f"{p}: no models (one row per model)")
-    labels = [e.label for e in entries]
-    dup = sorted({x for x in labels if labels.count(x) > 1})
+    counts = Counter(e.label for e in entries)  # linear: list.count per label was quadratic in the rows
+    dup = sorted(x for x, k in counts.items() if k > 1)
     if dup:
         raise ReproError(f"{p}: model label(s) given twice: {', '.join(dup)} (give each entry its own name)")
     return entries

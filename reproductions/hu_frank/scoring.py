@@ -22,6 +22,8 @@ import re
 
 import numpy as np
 
+from stimuli.input_rules import is_ascii_digits
+
 CODE = {"correct": "correct", "correct_alt": "correct", "intuitive": "intuitive", "intuitive_alt": "intuitive"}
 
 
@@ -31,7 +33,7 @@ def digit_answer_set(generated: str) -> tuple[list[int], bool]:
     for c in generated:
         if c == " ":
             continue
-        if c.isdigit():
+        if is_ascii_digits(c):  # the authors' isdigit(); int('²') would raise
             digits.append(int(c))
         elif c == "]":
             break

@@ -27,6 +27,8 @@ from reproductions.common import ReproError
 from reproductions.npz import NpzError, read_npz
 
 N_PER_TYPE = 40  # the authors' loop: the first 40 problems of each type
+MAX_PROBLEM_TYPES = 1000  # the release has 32
+MAX_ITEMS = 100_000  # items built from one archive (the release: 1216)
 META_PROMPT_LAMBADA = "What word is most likely to come next in the following text?\nText: {prefix}\nPrediction:"
 META_PROMPT_PAIR = ("\nWhich of the following two sentences is more grammatically correct in English? Respond with 1 or "
                     "2 as your answer.\nSentence 1: {sentence1}\nSentence 2: {sentence2}\nAnswer:")
@@ -80,14 +82,12 @@ def digit_matrices(path: Path) -> list[Item]:
     if not isinstance(problems, dict):
         raise ReproError(f"{path}: not the digit-matrix archive (no all_problems dict of problem types; members: "
                          f"{', '.join(archive) or 'none'})")
+    _check_problem_counts(path, problems)
     items = []
     ptype = ""
     try:
         for ind in range(N_PER_TYPE):  # the authors' order: problem index, then type
             for ptype, p in problems.items():
-                for key in ("prob", "answer_choices", "correct_ind", "perm_invariant"):
-                    if key not in p:
-                        raise ReproError(f"{path}: problem type {ptype}: no field {key}")
                 if ind >= p["prob"].shape[0]:
                     continue
                 choices = p["answer_choices"][ind]
@@ -100,6 +100,24 @@ def digit_matrices(path: Path) -> list[Item]:
         raise ReproError(f"{path}: problem type {ptype!r}: not the released layout of arrays "
                          f"({type(exc).__name__}: {exc})") from None
     return items
+
+
+def _check_problem_counts(path: Path, problems: dict) -> None:
+    """Every problem type has the released fields, and the items they make stay within MAX_ITEMS: counted
+    before any item is built (50,000 types would build 2,000,000 items)."""
+    if len(problems) > MAX_PROBLEM_TYPES:
+        raise ReproError(f"{path}: {len(problems)} problem types; at most {MAX_PROBLEM_TYPES} (the release has 32)")
+    total = 0
+    for ptype, p in problems.items():
+        for key in ("prob", "answer_choices", "correct_ind", "perm_invariant"):
+            if not isinstance(p, dict) or key not in p:
+                raise ReproError(f"{path}: problem type {ptype}: no field {key}")
+        shape = getattr(p["prob"], "shape", None)
+        if not shape:
+            raise ReproError(f"{path}: problem type {ptype}: field prob is not an array of problems")
+        total += min(N_PER_TYPE, int(shape[0]))
+    if total > MAX_ITEMS:
+        raise ReproError(f"{path}: its problem types make {total} items; at most {MAX_ITEMS} (the release: 1216)")
 
 
 def money(v) -> str:
