@@ -154,10 +154,6 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 3)
-
-
 FIELDS = ("response", "correct", "rt_ms", "option_order", "chosen_position", "rating", "response_text", "keystrokes",
           "word_rts_ms", "region_rts_ms")
 
