@@ -48,7 +48,7 @@ def run_model(
     list_number: Optional[int] = typer.Option(None, "--list", help="every subject reads the design's list N (1..L) instead of the id rotation"),
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.session import SessionError
     from experiments.spec import SpecError, load_spec
     from model_subjects.backend import ModelLoadError
@@ -156,7 +156,7 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
     """`KEY=VALUE` strings -> settings; a value that reads as JSON (4096, true, 0.5) is taken as such."""
     import json
 
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from model_subjects.registry import OWN_OPTIONS
 
     out: dict[str, Any] = {}
@@ -179,7 +179,7 @@ def check_options(cfg) -> None:
     """The options, by the rules (experiments/options.py) `sweep`, `reproduce` and `run-human` share;
     exit 2 before the model loads."""
     from experiments import options as o
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     try:
         o.run_options(cfg)
@@ -189,7 +189,7 @@ def check_options(cfg) -> None:
 
 def check_protocol_and_context(cfg, exp) -> None:
     """--protocol, --question and --context for every subject, checked before the model loads."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.options import OptionError
     from model_subjects.run_checks import protocol_and_context
 

@@ -351,7 +351,7 @@ def sweep_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="list the cells and whether they are done; run nothing"),
 ) -> None:
     """Run a sweep of model subjects; finished sessions are skipped, unfinished ones continue."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.session import SessionError
     from experiments.spec import SpecError
     from model_subjects.backend import ModelLoadError

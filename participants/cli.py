@@ -11,7 +11,7 @@ import typer
 
 
 def _parse_info(pairs: list[str]) -> dict[str, str]:
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     info: dict[str, str] = {}
     for p in pairs:
@@ -29,7 +29,7 @@ def _parse_info(pairs: list[str]) -> dict[str, str]:
 
 
 def _window_size(text: str) -> tuple[int, int]:
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     try:
         w, h = (int(x) for x in text.lower().split("x"))
@@ -75,7 +75,7 @@ def _check_options(session: int, trials: int | None, out: Path, screen: int, acc
     import math
 
     from experiments import options as o
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     try:
         o.session_number(session)
@@ -98,7 +98,7 @@ def _listed_sequence(exp, participant: str, session: int, seed: Optional[int], o
                      resume: bool):
     """The sequence of a list given by hand (`--list`), or on --resume of the list the session's sidecar
     records; None: the runner compiles the id rotation's."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.compiler import compile_sequence
     from experiments.lists import read_sidecar, recorded_list
     from experiments.session import SessionError, session_paths
@@ -149,7 +149,7 @@ def run_human(
     """Run a human session in PsychoPy: instructions, training with feedback, test block(s); crash-safe."""
     from rich.console import Console
 
-    from experiments.cli import fail, load_spec_or_exit
+    from experiments.cli_common import fail, load_spec_or_exit
     from experiments.spec import SpecError
     from participants.runner import HumanRunConfig, RunError, run
 
