@@ -27,3 +27,14 @@ def load_spec_or_exit(spec: str):
         return load_spec(spec)
     except SpecError as exc:
         fail(str(exc))
+
+
+def checked_spec_or_exit(spec: str, list_number: int | None = None):
+    """`experiments.run_prep.checked_spec` for a command: the experiment, or one line and exit 2."""
+    from experiments.options import OptionError
+    from experiments.run_prep import checked_spec
+
+    try:
+        return checked_spec(spec, list_number)
+    except (SpecError, OptionError) as exc:
+        fail(str(exc))

@@ -48,9 +48,9 @@ def run_model(
     list_number: Optional[int] = typer.Option(None, "--list", help="every subject reads the design's list N (1..L) instead of the id rotation"),
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
-    from experiments.cli_common import fail
+    from experiments.cli_common import checked_spec_or_exit, fail
     from experiments.session import SessionError
-    from experiments.spec import SpecError, load_spec
+    from experiments.spec import SpecError
     from model_subjects.backend import ModelLoadError
     from model_subjects.context import ContextError
     from model_subjects.registry import canonical_name
@@ -74,19 +74,7 @@ def run_model(
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number)
     check_options(cfg)
-    try:
-        exp = load_spec(spec)
-        from experiments.compiler import check_sizes
-
-        check_sizes(exp)
-    except SpecError as exc:
-        fail(str(exc))
-    from experiments.lists import check_list
-
-    try:
-        check_list(exp, list_number)
-    except (OptionError, SpecError) as exc:
-        fail(str(exc))
+    exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
     if not 1 <= session <= exp.sessions:
         fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
     check_protocol_and_context(cfg, exp)

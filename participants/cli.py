@@ -149,26 +149,13 @@ def run_human(
     """Run a human session in PsychoPy: instructions, training with feedback, test block(s); crash-safe."""
     from rich.console import Console
 
-    from experiments.cli_common import fail, load_spec_or_exit
+    from experiments.cli_common import checked_spec_or_exit, fail
     from experiments.spec import SpecError
     from participants.runner import HumanRunConfig, RunError, run
 
     console = Console(stderr=True)
     _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
-    exp = load_spec_or_exit(spec)
-    try:
-        from experiments.compiler import check_sizes
-
-        check_sizes(exp)
-    except SpecError as exc:
-        fail(str(exc))
-    from experiments.lists import check_list
-    from experiments.options import OptionError
-
-    try:
-        check_list(exp, list_number)
-    except (OptionError, SpecError) as exc:
-        fail(str(exc))
+    exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
     fields = _parse_info(info)
     unknown = sorted(set(fields) - set(exp.participant_fields))
     if unknown:

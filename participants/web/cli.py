@@ -14,15 +14,9 @@ app = typer.Typer(no_args_is_help=True, help="Browser sessions (jsPsych): a stat
 
 
 def _spec(spec: str):
-    from experiments.cli_common import fail, load_spec_or_exit
-    from experiments.compiler import check_sizes
-    from experiments.spec import SpecError
+    from experiments.cli_common import checked_spec_or_exit, fail
 
-    exp = load_spec_or_exit(spec)
-    try:
-        check_sizes(exp)
-    except SpecError as exc:
-        fail(str(exc))
+    exp = checked_spec_or_exit(spec)  # load and sizes (experiments/run_prep.py); --list is checked by its command
     from participants.web.payload import BROWSER_KINDS
 
     presentable = ("violation_detection", *BROWSER_KINDS)
