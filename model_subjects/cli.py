@@ -49,12 +49,9 @@ def run_model(
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli_common import checked_spec_or_exit, fail
-    from experiments.session import SessionError
-    from experiments.spec import SpecError
     from model_subjects.backend import ModelLoadError
-    from model_subjects.context import ContextError
     from model_subjects.registry import canonical_name
-    from model_subjects.runner import RunConfig, RunError, Runner
+    from model_subjects.runner import RunConfig
 
     try:
         backend = canonical_name(backend)
@@ -75,32 +72,52 @@ def run_model(
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number)
     check_options(cfg)
     exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
-    if not 1 <= session <= exp.sessions:
-        fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
-    check_protocol_and_context(cfg, exp)
-    from model_subjects.run_checks import device_available
+    locks = _checked_and_locked(cfg, exp)
+    _run_loaded(cfg, exp, locks, options, quiet)
 
+
+def _checked_and_locked(cfg: Any, exp: Any) -> Any:
+    """The checks that need the spec (session, protocol and context, device), then the session locks:
+    a second run on these sessions stops here, before the model loads."""
+    from experiments.cli_common import fail
+    from experiments.options import OptionError
+    from experiments.session import SessionError
+    from model_subjects.run_checks import device_available
+    from model_subjects.runner import RunError, lock_sessions, subject_ids
+
+    if not 1 <= cfg.session <= exp.sessions:
+        fail(f"--session {cfg.session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
+    check_protocol_and_context(cfg, exp)
     try:
-        device_available(device, backend)
+        device_available(cfg.device, cfg.backend)
     except OptionError as exc:
         fail(str(exc))
-    from model_subjects.runner import lock_sessions, subject_ids
-
-    try:  # one writer per session: a second run on these sessions stops here, before the model loads
-        locks = lock_sessions(out, exp.name, subject_ids(cfg), session)
+    try:
+        return lock_sessions(cfg.out, exp.name, subject_ids(cfg), cfg.session)
     except (SessionError, RunError) as exc:
         fail(str(exc))
+
+
+def _run_loaded(cfg: Any, exp: Any, locks: Any, options: dict[str, Any], quiet: bool) -> None:
+    """Load the model, run every subject with a progress bar, print one line per subject and a summary."""
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
+    from experiments.cli_common import fail
+    from experiments.session import SessionError
+    from experiments.spec import SpecError
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.context import ContextError
+    from model_subjects.runner import RunError, Runner
+
     console = Console(stderr=True)
     try:
-        with console.status(f"loading model {model or 'SmolLM2-135M-Instruct (bundled)'} ({backend})..."):
+        with console.status(f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."):
             from model_subjects.registry import load_backend
 
-            lm = load_backend(model, backend=backend, dtype=dtype, device=device, add_bos=add_bos,
-                              batch_size=batch_size, threads=threads or None, **options)
+            lm = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device, add_bos=cfg.add_bos,
+                              batch_size=cfg.batch_size, threads=cfg.threads, **options)
     except ModelLoadError as exc:
         fail(str(exc))
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -137,7 +154,7 @@ def run_model(
         console.print(f"  {s['subject_id']} [{s['context_mode']}] {s['trials']}/{s['planned']} trials "
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
-               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {backend})")
+               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {cfg.backend})")
 
 
 def parse_backend_options(items: list[str]) -> dict[str, Any]:
