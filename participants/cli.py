@@ -150,8 +150,7 @@ def run_human(
     from rich.console import Console
 
     from experiments.cli_common import checked_spec_or_exit, fail
-    from experiments.spec import SpecError
-    from participants.runner import HumanRunConfig, RunError, run
+    from participants.runner import HumanRunConfig
 
     console = Console(stderr=True)
     _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
@@ -170,6 +169,26 @@ def run_human(
     problem = display_problem()
     if problem:
         fail(f"{problem}; nothing was written")
+    participant, session, fields = _who(exp, participant, session, autopilot, fields)
+    if not participant:
+        fail("a participant id is required")
+    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
+
+    sequence = _listed_sequence(exp, participant, session, seed, out, list_number, resume)
+    cfg = HumanRunConfig(
+        sequence=sequence,
+        spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,
+        screen=screen, window_size=_window_size(window_size), resume=resume, trials=trials, seed=seed,
+        expected_refresh_hz=expected_refresh_hz, allow_refresh_mismatch=allow_refresh_mismatch,
+        autopilot=autopilot, autopilot_accuracy=autopilot_accuracy, screenshots=screenshots)
+    _run_and_report(cfg, spec, console)
+
+
+def _who(exp, participant: str | None, session: int, autopilot: bool,
+         fields: dict[str, str]) -> tuple[str | None, int, dict[str, str]]:
+    """The participant, session and --info fields: as given, 'autopilot' for a smoke run, else from the dialog."""
+    from experiments.cli_common import fail
+
     if participant is None and autopilot:
         participant = "autopilot"
     if participant is None:
@@ -187,23 +206,21 @@ def run_human(
         except (TypeError, ValueError):
             fail("the session in the dialog must be a whole number")
         fields = {k: str(v) for k, v in answers.items()}
-    if not participant:
-        fail("a participant id is required")
-    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
+    return participant, session, fields
 
-    sequence = _listed_sequence(exp, participant, session, seed, out, list_number, resume)
-    cfg = HumanRunConfig(
-        sequence=sequence,
-        spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,
-        screen=screen, window_size=_window_size(window_size), resume=resume, trials=trials, seed=seed,
-        expected_refresh_hz=expected_refresh_hz, allow_refresh_mismatch=allow_refresh_mismatch,
-        autopilot=autopilot, autopilot_accuracy=autopilot_accuracy, screenshots=screenshots)
+
+def _run_and_report(cfg, spec: str, console) -> None:
+    """Run the session; say how it ended (and how to continue), or why it could not start, in one line each."""
+    from experiments.cli_common import fail
+    from experiments.session import session_paths
+    from experiments.spec import SpecError
+    from participants.runner import RunError, run
+
+    exp, participant, session, out = cfg.spec, cfg.participant, cfg.session, cfg.out
 
     def log(msg: str) -> None:
         style = "bold yellow" if msg.startswith("WARNING") else "dim"
         console.print(msg, style=style, highlight=False, markup=False)
-
-    from experiments.session import session_paths
 
     csv_path, json_path = session_paths(out, exp.name, participant, session)
     before = _stamp(json_path)
