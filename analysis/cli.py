@@ -40,7 +40,7 @@ def analyze(
 ) -> None:
     """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
     designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
-    from experiments.cli import console, fail
+    from experiments.cli_common import console, fail
 
     if fmt not in ("auto", "twinlab", "lakretz"):
         fail(f"--format must be auto, twinlab or lakretz, not {fmt!r}")
@@ -151,7 +151,7 @@ def report(
     results: Path = typer.Argument(..., help="a results folder written by `twinlab analyze` (holds results.json)"),
 ) -> None:
     """Re-render report.html from a results folder (no data, no R needed)."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     from analysis.report import ReportError, render_report
 

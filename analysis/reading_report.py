@@ -14,7 +14,7 @@ from analysis.report_tables import slug
 from analysis.results_folder import Results
 
 if TYPE_CHECKING:
-    from analysis.pipeline import Options
+    from analysis.options import Options
 
 MAX_REGION_FITS = 12
 

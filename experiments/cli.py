@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-from experiments.spec import SpecError, load_spec
+from experiments.cli_common import console, fail, load_spec_or_exit  # noqa: F401 (re-exported for old imports)
+from experiments.spec import SpecError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="twinlab: one experiment spec, human and model subjects, one analysis.")
 stimuli_app = typer.Typer(no_args_is_help=True, help="Stimulus sets.")
@@ -26,19 +26,6 @@ app.add_typer(stimuli_app, name="stimuli")
 # `register(app)` (analysis: lakretz2021; participants.web: web), so this module names none of them
 data_import_app = typer.Typer(no_args_is_help=True, help="Import released data (as published) into twinlab sessions.")
 app.add_typer(data_import_app, name="import")
-console = Console(stderr=True)
-
-
-def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/bold red] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def load_spec_or_exit(spec: str):
-    try:
-        return load_spec(spec)
-    except SpecError as exc:
-        fail(str(exc))
 
 
 @app.command()

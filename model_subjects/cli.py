@@ -52,13 +52,10 @@ def run_model(
                                                "its history and scores the person's answer (subjects <model>replay<person>)"),
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
-    from experiments.cli import fail
-    from experiments.session import SessionError
-    from experiments.spec import SpecError, load_spec
+    from experiments.cli_common import checked_spec_or_exit, fail
     from model_subjects.backend import ModelLoadError
-    from model_subjects.context import ContextError
     from model_subjects.registry import canonical_name
-    from model_subjects.runner import RunConfig, RunError, Runner
+    from model_subjects.runner import RunConfig
 
     try:
         backend = canonical_name(backend)
@@ -78,49 +75,64 @@ def run_model(
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number)
     check_options(cfg)
-    try:
-        exp = load_spec(spec)
-        from experiments.compiler import check_sizes
-
-        check_sizes(exp)
-    except SpecError as exc:
-        fail(str(exc))
-    from experiments.lists import check_list
-
-    try:
-        check_list(exp, list_number)
-    except (OptionError, SpecError) as exc:
-        fail(str(exc))
-    if not 1 <= session <= exp.sessions:
-        fail(f"--session {session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
-    check_protocol_and_context(cfg, exp)
-    if replay is not None:  # twins (issue 40): model_subjects/replay.py
+    exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
+    if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
         from model_subjects.replay import replay_command
 
+        _checked(cfg, exp)
         return replay_command(cfg, exp, replay, quiet)
+    locks = _checked_and_locked(cfg, exp)
+    _run_loaded(cfg, exp, locks, options, quiet)
+
+
+def _checked(cfg: Any, exp: Any) -> None:
+    """The checks that need the spec: session, protocol and context, device."""
+    from experiments.cli_common import fail
+    from experiments.options import OptionError
     from model_subjects.run_checks import device_available
 
+    if not 1 <= cfg.session <= exp.sessions:
+        fail(f"--session {cfg.session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
+    check_protocol_and_context(cfg, exp)
     try:
-        device_available(device, backend)
+        device_available(cfg.device, cfg.backend)
     except OptionError as exc:
         fail(str(exc))
-    from model_subjects.runner import lock_sessions, subject_ids
 
-    try:  # one writer per session: a second run on these sessions stops here, before the model loads
-        locks = lock_sessions(out, exp.name, subject_ids(cfg), session)
+
+def _checked_and_locked(cfg: Any, exp: Any) -> Any:
+    """`_checked`, then the session locks: a second run on these sessions stops here, before the model loads."""
+    from experiments.cli_common import fail
+    from experiments.session import SessionError
+    from model_subjects.runner import RunError, lock_sessions, subject_ids
+
+    _checked(cfg, exp)
+    try:
+        return lock_sessions(cfg.out, exp.name, subject_ids(cfg), cfg.session)
     except (SessionError, RunError) as exc:
         fail(str(exc))
+
+
+def _run_loaded(cfg: Any, exp: Any, locks: Any, options: dict[str, Any], quiet: bool) -> None:
+    """Load the model, run every subject with a progress bar, print one line per subject and a summary."""
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
+    from experiments.cli_common import fail
+    from experiments.session import SessionError
+    from experiments.spec import SpecError
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.context import ContextError
+    from model_subjects.runner import RunError, Runner
+
     console = Console(stderr=True)
     try:
-        with console.status(f"loading model {model or 'SmolLM2-135M-Instruct (bundled)'} ({backend})..."):
+        with console.status(f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."):
             from model_subjects.registry import load_backend
 
-            lm = load_backend(model, backend=backend, dtype=dtype, device=device, add_bos=add_bos,
-                              batch_size=batch_size, threads=threads or None, **options)
+            lm = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device, add_bos=cfg.add_bos,
+                              batch_size=cfg.batch_size, threads=cfg.threads, **options)
     except ModelLoadError as exc:
         fail(str(exc))
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -157,14 +169,14 @@ def run_model(
         console.print(f"  {s['subject_id']} [{s['context_mode']}] {s['trials']}/{s['planned']} trials "
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
-               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {backend})")
+               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {cfg.backend})")
 
 
 def parse_backend_options(items: list[str]) -> dict[str, Any]:
     """`KEY=VALUE` strings -> settings; a value that reads as JSON (4096, true, 0.5) is taken as such."""
     import json
 
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from model_subjects.registry import OWN_OPTIONS
 
     out: dict[str, Any] = {}
@@ -187,7 +199,7 @@ def check_options(cfg) -> None:
     """The options, by the rules (experiments/options.py) `sweep`, `reproduce` and `run-human` share;
     exit 2 before the model loads."""
     from experiments import options as o
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     try:
         o.run_options(cfg)
@@ -197,7 +209,7 @@ def check_options(cfg) -> None:
 
 def check_protocol_and_context(cfg, exp) -> None:
     """--protocol, --question and --context for every subject, checked before the model loads."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.options import OptionError
     from model_subjects.run_checks import protocol_and_context
 

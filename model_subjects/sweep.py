@@ -177,13 +177,12 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
     (path, weights, dtype, device, threads, batch size), labels, contexts and protocols for every
     subject, the executor and its Slurm parameters. SweepError naming the file and field."""
     from experiments import options as o
-    from experiments.compiler import check_sizes
-    from experiments.spec import SpecError, load_spec
+    from experiments.run_prep import checked_spec
+    from experiments.spec import SpecError
     from model_subjects.run_checks import protocol_and_context
 
     try:
-        exp = load_spec(sweep.spec)
-        check_sizes(exp)
+        exp = checked_spec(sweep.spec)
     except SpecError as exc:
         raise SweepError(f"{where}: field 'spec': {exc}") from None
     if not 1 <= sweep.session <= exp.sessions:
@@ -371,7 +370,7 @@ def sweep_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="list the cells and whether they are done; run nothing"),
 ) -> None:
     """Run a sweep of model subjects; finished sessions are skipped, unfinished ones continue."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.session import SessionError
     from experiments.spec import SpecError
     from model_subjects.backend import ModelLoadError

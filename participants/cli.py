@@ -11,7 +11,7 @@ import typer
 
 
 def _parse_info(pairs: list[str]) -> dict[str, str]:
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     info: dict[str, str] = {}
     for p in pairs:
@@ -29,7 +29,7 @@ def _parse_info(pairs: list[str]) -> dict[str, str]:
 
 
 def _window_size(text: str) -> tuple[int, int]:
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     try:
         w, h = (int(x) for x in text.lower().split("x"))
@@ -75,7 +75,7 @@ def _check_options(session: int, trials: int | None, out: Path, screen: int, acc
     import math
 
     from experiments import options as o
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     try:
         o.session_number(session)
@@ -98,7 +98,7 @@ def _listed_sequence(exp, participant: str, session: int, seed: Optional[int], o
                      resume: bool):
     """The sequence of a list given by hand (`--list`), or on --resume of the list the session's sidecar
     records; None: the runner compiles the id rotation's."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.compiler import compile_sequence
     from experiments.lists import read_sidecar, recorded_list
     from experiments.session import SessionError, session_paths
@@ -149,26 +149,12 @@ def run_human(
     """Run a human session in PsychoPy: instructions, training with feedback, test block(s); crash-safe."""
     from rich.console import Console
 
-    from experiments.cli import fail, load_spec_or_exit
-    from experiments.spec import SpecError
-    from participants.runner import HumanRunConfig, RunError, run
+    from experiments.cli_common import checked_spec_or_exit, fail
+    from participants.runner import HumanRunConfig
 
     console = Console(stderr=True)
     _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
-    exp = load_spec_or_exit(spec)
-    try:
-        from experiments.compiler import check_sizes
-
-        check_sizes(exp)
-    except SpecError as exc:
-        fail(str(exc))
-    from experiments.lists import check_list
-    from experiments.options import OptionError
-
-    try:
-        check_list(exp, list_number)
-    except (OptionError, SpecError) as exc:
-        fail(str(exc))
+    exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
     fields = _parse_info(info)
     unknown = sorted(set(fields) - set(exp.participant_fields))
     if unknown:
@@ -183,6 +169,26 @@ def run_human(
     problem = display_problem()
     if problem:
         fail(f"{problem}; nothing was written")
+    participant, session, fields = _who(exp, participant, session, autopilot, fields)
+    if not participant:
+        fail("a participant id is required")
+    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
+
+    sequence = _listed_sequence(exp, participant, session, seed, out, list_number, resume)
+    cfg = HumanRunConfig(
+        sequence=sequence,
+        spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,
+        screen=screen, window_size=_window_size(window_size), resume=resume, trials=trials, seed=seed,
+        expected_refresh_hz=expected_refresh_hz, allow_refresh_mismatch=allow_refresh_mismatch,
+        autopilot=autopilot, autopilot_accuracy=autopilot_accuracy, screenshots=screenshots)
+    _run_and_report(cfg, spec, console)
+
+
+def _who(exp, participant: str | None, session: int, autopilot: bool,
+         fields: dict[str, str]) -> tuple[str | None, int, dict[str, str]]:
+    """The participant, session and --info fields: as given, 'autopilot' for a smoke run, else from the dialog."""
+    from experiments.cli_common import fail
+
     if participant is None and autopilot:
         participant = "autopilot"
     if participant is None:
@@ -200,23 +206,21 @@ def run_human(
         except (TypeError, ValueError):
             fail("the session in the dialog must be a whole number")
         fields = {k: str(v) for k, v in answers.items()}
-    if not participant:
-        fail("a participant id is required")
-    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
+    return participant, session, fields
 
-    sequence = _listed_sequence(exp, participant, session, seed, out, list_number, resume)
-    cfg = HumanRunConfig(
-        sequence=sequence,
-        spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,
-        screen=screen, window_size=_window_size(window_size), resume=resume, trials=trials, seed=seed,
-        expected_refresh_hz=expected_refresh_hz, allow_refresh_mismatch=allow_refresh_mismatch,
-        autopilot=autopilot, autopilot_accuracy=autopilot_accuracy, screenshots=screenshots)
+
+def _run_and_report(cfg, spec: str, console) -> None:
+    """Run the session; say how it ended (and how to continue), or why it could not start, in one line each."""
+    from experiments.cli_common import fail
+    from experiments.session import session_paths
+    from experiments.spec import SpecError
+    from participants.runner import RunError, run
+
+    exp, participant, session, out = cfg.spec, cfg.participant, cfg.session, cfg.out
 
     def log(msg: str) -> None:
         style = "bold yellow" if msg.startswith("WARNING") else "dim"
         console.print(msg, style=style, highlight=False, markup=False)
-
-    from experiments.session import session_paths
 
     csv_path, json_path = session_paths(out, exp.name, participant, session)
     before = _stamp(json_path)

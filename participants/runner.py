@@ -188,21 +188,64 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
 
 def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None],
               lock: SessionLock) -> RunOutcome:
-    from experiments.screen_texts import base_language, block_intro, block_sizes, fill, screen_texts, untranslated
     from participants.autopilot import Autopilot
-    from participants.eventlog import EventLog
     from participants.keys import make_injector
-    from participants.rows import PsychopyCsv, table_columns, trial_row
-    from participants.tasks import PSYCHOPY, run_task_trial
-    from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
+    from participants.rsvp import Presenter, QuitRequested
     from participants.screens import Screens, Screenshots
-    from participants.timing import duration_errors, frame_quantisation_warnings
 
     exp, seq, policy = cfg.spec, prep.seq, display.policy
-    tm = exp.timing
+    warnings, texts = _run_warnings(exp, display, log)
+    autopilot = None
+    if cfg.autopilot:
+        injector = make_injector(display.keys)
+        autopilot = Autopilot(injector, accuracy=cfg.autopilot_accuracy, seed=cfg.participant,
+                              response_key=exp.task.response_key)
+    run_info, timing_summary, metadata = _session_metadata(cfg, seq, display, autopilot, warnings, texts)
+    writer = _open_writer(cfg, prep, lock, run_info, timing_summary, metadata)
+    psy_csv, events = _open_side_files(cfg, display, writer)
+
+    screens = Screens(display.win, exp)
+    shots = Screenshots(display.win, cfg.screenshots)
+    pres = Presenter(display.win, display.keys, policy, screens, shots, exp, autopilot)
+    pres.event_log = events
+    status, reason = "completed", None
+    try:
+        _run_trials(cfg, prep, pres, writer, psy_csv, texts, policy)
+    except QuitRequested:
+        status, reason = "aborted", f"quit key '{exp.task.quit_key}' pressed and confirmed"
+    except KeyboardInterrupt:
+        writer.close("aborted", abort_reason="interrupted (Ctrl-C in the terminal)", quit_prompts=pres.quit_prompts)
+        psy_csv.close()
+        raise
+    except BaseException as exc:
+        writer.close("crashed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
+                     quit_prompts=pres.quit_prompts)
+        psy_csv.close()
+        raise
+    writer.close(status, **({"abort_reason": reason} if reason else {}), quit_prompts=pres.quit_prompts)
+    psy_csv.close()
+    events.close()
+    _last_page(cfg, pres, texts, status)
+    if autopilot is not None:  # a key still down on the X server would auto-repeat into the next session
+        autopilot.cancel()
+    saved = shots.save()
+    return RunOutcome(status=status, csv_path=writer.csv_path, json_path=writer.json_path, n_written=writer.n_rows,
+                      n_planned=prep.n_planned, warnings=warnings, screenshots=saved)
+
+
+def _run_warnings(exp: Experiment, display: Any, log: Callable[[str], None]) -> tuple[list[str], dict[str, str]]:
+    """The run's warnings (timing policy, frame quantisation, untranslated texts), logged, and its screen texts."""
+    from experiments.screen_texts import screen_texts, untranslated
+    from participants.timing import frame_quantisation_warnings
+
+    policy, tm = display.policy, exp.timing
     warnings = list(policy.warnings) + frame_quantisation_warnings(
         policy, {"fixation_ms": tm.fixation_ms, "word_ms": tm.word_ms, "gap_ms": tm.gap_ms,
                  "response_ms": tm.response_ms, "feedback_ms": tm.feedback_ms})
+    from participants.fonts import missing_font
+
+    if missing_font(exp.language):  # e.g. Chinese screens without a CJK font: boxes, said before the session
+        warnings.append(missing_font(exp.language))
     texts = screen_texts(exp)
     missing_texts = untranslated(exp)
     if missing_texts:
@@ -210,12 +253,15 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
                         f"shown in English ({', '.join(missing_texts)}); give them under texts: / feedback: in the spec")
     for w in warnings:
         log(f"WARNING: {w}")
+    return warnings, texts
 
-    autopilot = None
-    if cfg.autopilot:
-        injector = make_injector(display.keys)
-        autopilot = Autopilot(injector, accuracy=cfg.autopilot_accuracy, seed=cfg.participant,
-                              response_key=exp.task.response_key)
+
+def _session_metadata(cfg: HumanRunConfig, seq: TrialSequence, display: Any, autopilot: Any, warnings: list[str],
+                      texts: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """This run's record (run_info), the timing summary and the sidecar metadata of a new session."""
+    from experiments.screen_texts import base_language
+
+    exp, policy = cfg.spec, display.policy
     run_info = {
         "started_at": datetime.now().astimezone().isoformat(timespec="seconds"),
         "display": display.info,
@@ -247,6 +293,15 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
                                 "not counted: without vsync there are no frames to drop; see word_timing"),
         "runs": [run_info],
     }
+    return run_info, timing_summary, metadata
+
+
+def _open_writer(cfg: HumanRunConfig, prep: Prepared, lock: SessionLock, run_info: dict[str, Any],
+                 timing_summary: dict[str, Any], metadata: dict[str, Any]) -> SessionWriter:
+    """The session's writer: a new file, or the checked one reopened for a resume (this run added to its sidecar)."""
+    from participants.rows import table_columns
+
+    exp, seq = cfg.spec, prep.seq
     try:
         writer = SessionWriter.create(
             cfg.out, experiment=exp.name, subject_id=cfg.participant, session=cfg.session, subject_kind="human",
@@ -265,7 +320,15 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
         if cfg.autopilot:
             writer.meta.update(autopilot=True, data_kind=metadata["data_kind"])
         writer.save_sidecar()
+    return writer
 
+
+def _open_side_files(cfg: HumanRunConfig, display: Any, writer: SessionWriter) -> tuple[Any, Any]:
+    """The PsychoPy-style CSV and the event log beside the session (named in its sidecar)."""
+    from participants.eventlog import EventLog
+    from participants.rows import PsychopyCsv
+
+    exp = cfg.spec
     psy_info = {
         "participant": cfg.participant, "session": cfg.session, "expName": exp.name,
         "date": _psychopy_date(writer.meta.get("started_at")), "psychopyVersion": display.info.get("psychopy"),
@@ -276,78 +339,71 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
     psy_csv = PsychopyCsv(psy_path, psy_info, read_rows(writer.csv_path) if cfg.resume else None)
     events = EventLog(Path(cfg.out) / "events" / writer.csv_path.name.replace("_data.csv", "_events.tsv"))
     writer.update(psychopy_csv=str(psy_path), event_log=str(events.path), response_mode=exp.task.response)
+    return psy_csv, events
 
-    import sys
 
-    from participants.fonts import missing_font
+def _run_trials(cfg: HumanRunConfig, prep: Prepared, pres: Any, writer: SessionWriter, psy_csv: Any,
+                texts: dict[str, str], policy: Any) -> None:
+    """The opening page(s), then trials `prep.start`..`prep.n_planned`, each row written as it ends."""
+    from experiments.screen_texts import block_intro, block_sizes, fill
+    from experiments.tasks.detection import detection_for
+    from participants.rows import trial_row
+    from participants.rsvp import TrialInterrupted
+    from participants.tasks import PSYCHOPY, run_task_trial
+    from participants.timing import duration_errors
 
-    if missing_font(exp.language):
-        print(f"warning: {missing_font(exp.language)}", file=sys.stderr)
-    screens = Screens(display.win, exp)
-    shots = Screenshots(display.win, cfg.screenshots)
-    pres = Presenter(display.win, display.keys, policy, screens, shots, exp, autopilot)
-    pres.event_log = events
+    exp, seq, tm = cfg.spec, prep.seq, cfg.spec.timing
     word_durations: list[float] = []  # all words of the session (a resumed run starts with the saved ones)
     if cfg.resume:
         for r in read_rows(writer.csv_path):
             word_durations += json.loads(r.get("word_durations_ms") or "[]")
     dropped_total = writer.meta.get("dropped_frames") or 0
-    status, reason = "completed", None
-    try:
-        start, n = prep.start, prep.n_planned
-        if start == 0:
-            for k, text in enumerate(exp.texts.instructions):
-                pres.page(text, name="instructions" if k == 0 else None)
-        else:
-            pres.page(fill(texts["resume_text"], trial=start + 1, total=n), name="resume")
+    start, n = prep.start, prep.n_planned
+    if start == 0:
+        for k, text in enumerate(exp.texts.instructions):
+            pres.page(text, name="instructions" if k == 0 else None)
+    else:
+        pres.page(fill(texts["resume_text"], trial=start + 1, total=n), name="resume")
+    for i in range(start, n):
+        trial = seq[i]
+        block = exp.block(trial.block)
+        if trial.block_trial_index == 0 and block.intro_text:
+            intro = block_intro(block.intro_text, block_sizes(seq.trials[:n]).get(block.name))
+            pres.page(intro, name="block_intro", hint=texts["block_start_hint"])
         restarts = 0
-        from experiments.tasks.detection import detection_for
-        for i in range(start, n):
-            trial = seq[i]
-            block = exp.block(trial.block)
-            if trial.block_trial_index == 0 and block.intro_text:
-                intro = block_intro(block.intro_text, block_sizes(seq.trials[:n]).get(block.name))
-                pres.page(intro, name="block_intro", hint=texts["block_start_hint"])
-            while True:
-                try:
-                    result = (run_task_trial(pres, trial, seq, exp, cfg.task_settings) if trial.task in PSYCHOPY
-                              else pres.run_trial(trial))
-                    break
-                except TrialInterrupted:
-                    restarts += 1
-            extra = {"restarts": restarts} if restarts else {}
-            restarts = 0
-            if autopilot is not None:
-                extra["data_kind"] = "autopilot"
-            row = trial_row(trial, result, seq, subject_id=cfg.participant, session=cfg.session, extra=extra,
-                            detection=detection_for(trial.task, exp.task, cfg.task_settings))
-            writer.append(row)
-            psy_csv.append(row)
-            word_durations += result.word_durations_ms
-            if policy.mode == "frames":
-                dropped_total += result.extra.get("dropped_frames", 0)
-            writer.meta["dropped_frames"] = dropped_total if policy.mode == "frames" else None
-            writer.meta["word_timing"] = {"target_ms": round(policy.planned_ms(tm.word_ms), 3),
-                                          **duration_errors(word_durations, policy.planned_ms(tm.word_ms))}
-            writer.save_sidecar()
-            pres.hold(None, result.iti_onset, tm.iti_ms)
-            last_of_block = i + 1 >= len(seq) or seq[i + 1].block != trial.block
-            if last_of_block and block.break_after and i + 1 < n:
-                pres.page(texts["break_text"], name="break", hint="")
-    except QuitRequested:
-        status, reason = "aborted", f"quit key '{exp.task.quit_key}' pressed and confirmed"
-    except KeyboardInterrupt:
-        writer.close("aborted", abort_reason="interrupted (Ctrl-C in the terminal)", quit_prompts=pres.quit_prompts)
-        psy_csv.close()
-        raise
-    except BaseException as exc:
-        writer.close("crashed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
-                     quit_prompts=pres.quit_prompts)
-        psy_csv.close()
-        raise
-    writer.close(status, **({"abort_reason": reason} if reason else {}), quit_prompts=pres.quit_prompts)
-    psy_csv.close()
-    events.close()
+        while True:
+            try:
+                result = (run_task_trial(pres, trial, seq, exp, cfg.task_settings) if trial.task in PSYCHOPY
+                          else pres.run_trial(trial))
+                break
+            except TrialInterrupted:
+                restarts += 1
+        extra = {"restarts": restarts} if restarts else {}
+        if pres.autopilot is not None:
+            extra["data_kind"] = "autopilot"
+        row = trial_row(trial, result, seq, subject_id=cfg.participant, session=cfg.session, extra=extra,
+                        detection=detection_for(trial.task, exp.task, cfg.task_settings))
+        writer.append(row)
+        psy_csv.append(row)
+        word_durations += result.word_durations_ms
+        if policy.mode == "frames":
+            dropped_total += result.extra.get("dropped_frames", 0)
+        writer.meta["dropped_frames"] = dropped_total if policy.mode == "frames" else None
+        writer.meta["word_timing"] = {"target_ms": round(policy.planned_ms(tm.word_ms), 3),
+                                      **duration_errors(word_durations, policy.planned_ms(tm.word_ms))}
+        writer.save_sidecar()
+        pres.hold(None, result.iti_onset, tm.iti_ms)
+        last_of_block = i + 1 >= len(seq) or seq[i + 1].block != trial.block
+        if last_of_block and block.break_after and i + 1 < n:
+            pres.page(texts["break_text"], name="break", hint="")
+
+
+def _last_page(cfg: HumanRunConfig, pres: Any, texts: dict[str, str], status: str) -> None:
+    """The end page (with the next session's hint) or the aborted page; a quit key here ends nothing more."""
+    from experiments.screen_texts import fill
+    from participants.rsvp import QuitRequested
+
+    exp = cfg.spec
     try:
         if status == "completed":
             following = (fill(texts["next_session_text"], next=cfg.session + 1, sessions=exp.sessions)
@@ -357,11 +413,6 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
             pres.page(texts["aborted_text"], name="aborted", hint="", timeout_s=1.5)
     except QuitRequested:
         pass
-    if autopilot is not None:  # a key still down on the X server would auto-repeat into the next session
-        autopilot.cancel()
-    saved = shots.save()
-    return RunOutcome(status=status, csv_path=writer.csv_path, json_path=writer.json_path, n_written=writer.n_rows,
-                      n_planned=prep.n_planned, warnings=warnings, screenshots=saved)
 
 
 def _psychopy_date(iso: str | None) -> str:

@@ -37,7 +37,7 @@ FILES = {
 
 
 def _fail(message: str, code: int = 2) -> None:
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     fail(message, code)
 

@@ -1,4 +1,4 @@
-"""No import circles among the modules of experiments/, model_subjects/, participants/ and stimuli/
+"""No import circles among the modules of analysis/, experiments/, model_subjects/, participants/ and stimuli/
 (issue 31 point 7): every import statement counts, at module level, inside a function or under
 TYPE_CHECKING, so a circle cannot hide behind a late import. The graph is read from the source (ast)."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("experiments", "model_subjects", "participants", "stimuli")
+PACKAGES = ("analysis", "experiments", "model_subjects", "participants", "stimuli")
 
 
 def import_graph() -> dict[str, set[str]]:

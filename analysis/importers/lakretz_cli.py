@@ -25,7 +25,7 @@ def import_lakretz2021(
 
     from analysis.importers import ImportDataError
     from analysis.importers.lakretz2021 import import_lakretz2021 as run
-    from experiments.cli import console, fail
+    from experiments.cli_common import console, fail
 
     t0 = time.time()
     tasks: dict[str, int] = {}
@@ -47,7 +47,7 @@ def import_lakretz2021(
 def print_summary(summary, seconds: float) -> None:
     from rich.table import Table
 
-    from experiments.cli import console
+    from experiments.cli_common import console
 
     table = Table(title=f"lakretz2021 import -> {summary.out}", show_header=True, header_style="bold")
     table.add_column("what")

@@ -14,15 +14,9 @@ app = typer.Typer(no_args_is_help=True, help="Browser sessions (jsPsych): a stat
 
 
 def _spec(spec: str):
-    from experiments.cli import fail, load_spec_or_exit
-    from experiments.compiler import check_sizes
-    from experiments.spec import SpecError
+    from experiments.cli_common import checked_spec_or_exit, fail
 
-    exp = load_spec_or_exit(spec)
-    try:
-        check_sizes(exp)
-    except SpecError as exc:
-        fail(str(exc))
+    exp = checked_spec_or_exit(spec)  # load and sizes (experiments/run_prep.py); --list is checked by its command
     from participants.web.payload import BROWSER_KINDS
 
     presentable = ("violation_detection", *BROWSER_KINDS)
@@ -45,7 +39,7 @@ def build(
                                               "without it slots rotate through the lists and ?list=N picks one"),
 ) -> None:
     """Write a self-contained static site (any static host, JATOS, Pavlovia); runs with no network."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from participants.web.site import MAX_SLOTS, SiteError, build_site
 
     if not 1 <= slots <= MAX_SLOTS:
@@ -89,7 +83,7 @@ def serve(
 ) -> None:
     """Serve the experiment and write each trial as it arrives (fsync'ed, one writer per session)."""
     from experiments import options as o
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     try:
         o.output_folder("--out", out)

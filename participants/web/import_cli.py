@@ -21,7 +21,7 @@ def import_web(
 
     from rich.table import Table
 
-    from experiments.cli import console, fail, load_spec_or_exit
+    from experiments.cli_common import console, fail, load_spec_or_exit
     from participants.web.importer import WebImportError, count_table
     from participants.web.importer import import_web as run
 
