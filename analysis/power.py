@@ -62,13 +62,16 @@ class PowerSettings:
     family: str = "auto"
 
 
+from stimuli.input_rules import is_ascii_digits  # noqa: E402 (ASCII digits only: never isdigit() then int())
+
+
 def parse_sizes(text: str | list, name: str) -> list[int]:
     """'16,24,32' (or a list) -> sorted distinct positive whole numbers; PowerInputError otherwise."""
     parts = [p.strip() for p in text.split(",")] if isinstance(text, str) else list(text)
     out = []
     for p in parts:
         s = str(p).strip()
-        if not s.isascii() or not s.isdigit() or int(s) < 1 or int(s) > MAX_SUBJECTS:
+        if not is_ascii_digits(s) or int(s) < 1 or int(s) > MAX_SUBJECTS:
             raise PowerInputError(f"{name} {text!r}: sizes are positive whole numbers separated by commas "
                                   f"(e.g. 16,24,32), at most {MAX_SUBJECTS:,}; refused {s!r}")
         out.append(int(s))

@@ -9,6 +9,7 @@ likelihood-ratio test, either way named). A coefficient's own name (`a1`, `a1:b`
 from __future__ import annotations
 
 from analysis import formula as fm
+from stimuli.input_rules import is_ascii_digits
 
 
 class TermError(ValueError):
@@ -37,7 +38,7 @@ def check_in_formula(term: str, formula: fm.Formula) -> list[str]:
     fixed = fm.node_names(formula.fixed_tree)
     names = term_variables(term)
     for n in names:
-        if n not in fixed and not any(n.startswith(v) and n[len(v):].isdigit() for v in fixed):
+        if n not in fixed and not any(n.startswith(v) and is_ascii_digits(n[len(v):]) for v in fixed):
             raise TermError(f"--term {term!r}: {n!r} is not in the fixed effects of the formula "
                             f"({formula.fixed or '1'}); its variables are {', '.join(fixed) or 'none'}")
     return names
