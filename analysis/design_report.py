@@ -233,8 +233,8 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
 
 
 def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, out: Path, log, skipped: list[str]) -> None:
-    """One section per task kind present in the data."""
-    t = design_rows(d)
+    """One section per task kind present in the data, on the rows of --blocks (default test: design_rows)."""
+    t = select_blocks(d, opt.blocks)
     fs = [f for f in factors if f in d.columns]
     by = list(opt.by) or fs
     tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()

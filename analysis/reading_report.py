@@ -22,7 +22,7 @@ MAX_REGION_FITS = 12
 def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options", out: Path, log,
                      skipped: list[str]) -> None:
     from analysis.frames import model_frame
-    from analysis.design_rates import design_rows
+    from analysis.learning_rows import select_blocks
     from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
     from analysis.formula_fit import fit_formula
     from analysis.reading_figures import reading_by_region
@@ -32,7 +32,7 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
                                         reading_rules, surprisal_region_formula,
                                         word_means, word_rows, word_surprisal)
 
-    m = design_rows(model_frame(d))
+    m = select_blocks(model_frame(d), opt.blocks)  # --blocks (default test: design_rows)
     has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
     has_s = "word_surprisal_bits" in m.columns and m["word_surprisal_bits"].notna().any()
     if not (has_rt or has_s):

@@ -113,3 +113,22 @@ def test_demand_gap_paper_and_smoothed_definitions(tmp_path):
     df3.loc[df3["protocol"] == "direct", "correct"] = True
     r3 = api.demand_gaps(df3, n_boot=50).iloc[0]
     assert math.isinf(r3["gap_paper"]) and math.isfinite(r3["gap_smoothed"]) and "ceiling" in r3["flag"]
+
+
+def test_task_sections_honour_blocks(tmp_path):
+    """The choice section counts the rows --blocks names (issue 38): the default `test` leaves the trials
+    marked training out, `all` keeps them; counted against the frame."""
+    from analysis.design_report import task_sections
+    from analysis.options import Options
+    from analysis.results_folder import Results
+
+    ds.choice_sessions(tmp_path / "data", n_subjects=6, n_items=40, bias=0.4)
+    df = api.load_sessions(tmp_path / "data")
+    df = pd.DataFrame(df).assign(training=lambda x: x.groupby("subject_key").cumcount() < 10)
+    n_train = int(df["training"].sum())
+    assert n_train == 60
+    for blocks, n in (("test", 240 - n_train), ("all", 240)):
+        res = Results(tmp_path / blocks)
+        task_sections(res, df, {}, Options(blocks=blocks), tmp_path / blocks, lambda s: None, [])
+        pb = pd.read_csv(tmp_path / blocks / "tables" / "choice_position_bias.csv")
+        assert pb["n_trials"].iloc[0] == n

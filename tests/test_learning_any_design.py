@@ -264,3 +264,66 @@ def test_validate_names_a_general_task_by_its_kind_not_a_key_response():
     assert r.exit_code == 0, r.output
     assert "task=judgment" in r.output and "response=key" not in r.output
     assert "response=key" in CliRunner().invoke(app, ["validate", "lakretz2021_demo"]).output
+
+
+def _lakretz_sample_rows():
+    """The Lakretz sample imported and through the Lakretz row preparation (skip when ../shared is absent)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from analysis.importers.lakretz2021 import import_lakretz2021
+    from analysis.lakretz_report import lakretz_rows
+    from analysis.load import load
+    from analysis.options import Options
+    from tests.test_appendix_c import SAMPLE
+
+    if not SAMPLE.exists():
+        pytest.skip("../shared/data/lakretz2021_sample is not here")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        table = SAMPLE / "dataframe_results_all_trials_sample.csv"
+        subjects = set(pd.read_csv(table)["subject"])
+        (tmp / "logs").mkdir()
+        for p in (SAMPLE / "logs").iterdir():
+            if any(f"_Subj_{s}_sess_" in p.name for s in subjects):
+                shutil.copy(p, tmp / "logs" / p.name)
+        import_lakretz2021(table, tmp / "logs", tmp / "imp")
+        raw, info = load([tmp / "imp"], keep_outliers=True)
+    return lakretz_rows(raw, info, Options(keep_outliers=True))
+
+
+def _coefs(fit: dict) -> dict:
+    return {f"{c['term']} {k}": c[k] for c in fit["coefficients"] for k in ("estimate", "se", "z", "p")}
+
+
+@pytest.mark.long
+def test_general_fits_on_the_lakretz_cells_give_figure_c2_and_tables_c2_c3(r_ready):
+    """Fitted numbers, not only rows: the general exposure models on the paper's focus cell (Tables C2/C3:
+    base, extended, their comparison) and the general per-cell base fits (Figure C2's slopes) equal the
+    Lakretz functions' own fits (exposures.fit_exposure_models, appendix_c.fit_cell_slopes)."""
+    from analysis import learning as ln
+    from analysis.appendix_c import fit_cell_slopes
+    from analysis.exposures import BASE_FORMULA, Focus, fit_exposure_models, fit_models_on
+    from analysis.mixed import fit_glmer
+
+    r = _lakretz_sample_rows()
+    focus = {"structure": "long_nested", "condition": "PSP", "violation_position": "inner"}
+    data = ln.focus_data(r.od, ln.LAKRETZ, focus)
+    mine = fit_models_on(data[data["group"] == "human"].reset_index(drop=True), "human", ln.focus_text(focus))
+    theirs = fit_exposure_models(r.od, Focus(), "human")
+    assert mine.base and theirs.base and mine.n_rows == theirs.n_rows > 0
+    assert _coefs(mine.base) == pytest.approx(_coefs(theirs.base), rel=1e-9, nan_ok=True)
+    if theirs.extended:
+        assert _coefs(mine.extended) == pytest.approx(_coefs(theirs.extended), rel=1e-9, nan_ok=True)
+    assert (mine.comparison is None) == (theirs.comparison is None)
+    slopes, _ = fit_cell_slopes(r.od, "human", "long_nested")
+    fitted = slopes[(slopes["condition"] != "all") & slopes["estimate"].notna()]
+    assert len(fitted) >= 4
+    for _, row in fitted.iterrows():
+        cell = {"structure": "long_nested", "condition": row["condition"], "violation_position": row["violation_type"]}
+        d = ln.focus_data(r.od, ln.LAKRETZ, cell)
+        d = d[(d["group"] == "human") & d["exposures"].notna()].reset_index(drop=True)
+        assert len(d) == row["n_trials"]
+        c = fit_glmer(d, BASE_FORMULA).coef("exposures")
+        assert (c["estimate"], c["se"], c["p"]) == pytest.approx((row["estimate"], row["se"], row["p"]), rel=1e-9)
