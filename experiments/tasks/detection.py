@@ -1,7 +1,7 @@
 """Which answer of a judgment-like kind accepts and which rejects (for acceptance, hits, false alarms).
 
 The rule, per kind (docs/general_model.md "Detection values"):
-  judgment            the label whose *value* says it accepts (yes, acceptable, grammatical, good, ok,
+  judgment            the label whose *text* (else value) says it accepts (yes, acceptable, grammatical, good, ok,
                       true, correct, sensible, natural, word...) accepts and the one whose value says it
                       rejects (no, unacceptable, ungrammatical, bad, ...) rejects, whatever their order on
                       screen ("no" listed first, F = Not acceptable, is a common layout); two values that
@@ -18,14 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 
-def _labels(settings: Any) -> list[str] | None:
+def _labels(settings: Any, field: str = "value") -> list[str] | None:
     labels = settings.get("labels") if isinstance(settings, dict) else getattr(settings, "labels", None)
     if labels is None:
         return None
     out = []
     for lab in labels:
-        value = lab.get("value") if isinstance(lab, dict) else getattr(lab, "value", lab)
-        out.append(str(value))
+        value = lab.get(field) if isinstance(lab, dict) else getattr(lab, field, lab if field == "value" else "")
+        out.append(str(value if value is not None else ""))
     return out
 
 
@@ -35,7 +35,7 @@ ACCEPTING = frozenset({"yes", "y", "acceptable", "grammatical", "good", "ok", "o
 REJECTING = frozenset({"no", "n", "unacceptable", "not_acceptable", "ungrammatical", "not_grammatical", "bad",
                        "not_ok", "false", "incorrect", "wrong", "nonsense", "no_sense", "not_sensible", "unnatural",
                        "impossible", "nonword", "non_word", "not_a_word", "pseudoword", "reject", "rejected",
-                       "invalid", "ill_formed", "implausible"})
+                       "invalid", "ill_formed", "implausible", "odd", "strange", "weird", "unusual", "not_fine"})
 
 
 def _meaning(value: str) -> str:
@@ -44,14 +44,16 @@ def _meaning(value: str) -> str:
     return "accept" if v in ACCEPTING else "reject" if v in REJECTING else ""
 
 
-def judgment_values(labels: list[str]) -> tuple[str, str] | None:
-    """(accepting, rejecting) of two label values: by what the values say when one accepts and the other
-    rejects (never by their order), else the first label accepts; None unless there are two labels."""
+def judgment_values(labels: list[str], texts: list[str] | None = None) -> tuple[str, str] | None:
+    """(accepting, rejecting) of two label values, never by their order: by what the texts people read say
+    when one accepts and the other rejects (no = "Fine", yes = "Odd" for "Is this sentence odd?": no accepts),
+    else by what the values say, else the first label accepts; None unless there are two labels."""
     if len(labels) != 2:
         return None
-    said = [_meaning(v) for v in labels]
-    if sorted(said) == ["accept", "reject"]:
-        return (labels[0], labels[1]) if said[0] == "accept" else (labels[1], labels[0])
+    for words in (texts, labels):
+        said = [_meaning(v) for v in words] if words and len(words) == 2 else []
+        if sorted(said) == ["accept", "reject"]:
+            return (labels[0], labels[1]) if said[0] == "accept" else (labels[1], labels[0])
     return labels[0], labels[1]
 
 
@@ -66,7 +68,7 @@ def detection_values(kind: str, settings: Any = None) -> tuple[str, str] | None:
         labels = _labels(settings or {})
         if labels is None:
             return ("yes", "no")
-        return judgment_values(labels)
+        return judgment_values(labels, _labels(settings, "text"))
     return None
 
 
