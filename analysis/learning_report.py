@@ -131,8 +131,8 @@ def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfi
                 "people's learning with each model group's (the interaction: how much the slopes differ). Binomial "
                 "glmer (lme4); every fit shows its diagnostics, and a fit that did not converge, is singular or has a "
                 "variance at its boundary is marked so and never given significance stars.",
-                [res.table("learning_exposure_slopes", pd.DataFrame(slopes), "Exposure slope per group (base model)")]
-                + tabs, [], items)
+                ([res.table("learning_exposure_slopes", pd.DataFrame(slopes), "Exposure slope per group (base model)")]
+                 if slopes else []) + tabs, [], items)
 
 
 def _slope_row(group: str, fit: dict | None, n_rows: int, n_subjects: int, note: str) -> dict:

@@ -82,7 +82,9 @@ def _read_table(out: Path, meta: dict) -> pd.DataFrame:
         raise ReportError(f"{path}: too large for a results table (more than 200,000,000 bytes)")
     try:
         df = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except pd.errors.EmptyDataError:  # a table with no rows and no columns (nothing to show): shown empty
+        return pd.DataFrame()
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: not a table twinlab wrote ({exc}); re-run `twinlab analyze`") from None
     if meta.get("index"):
         df = df.set_index(df.columns[0])
