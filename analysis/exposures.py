@@ -49,15 +49,7 @@ def focus_rows(df: pd.DataFrame, focus: Focus, groups: list[str] | None = None) 
           & (r["violation_position"] == focus.violation_position)]
     if groups is not None:
         r = r[r["group"].isin(groups)]
-    return pd.DataFrame({
-        "error": r["error"].astype(float).astype(int),
-        "exposures": r["exposures"].astype(float),
-        "session": r["session"].astype(float),
-        "total_trials": r["trials_before"].astype(float) / 100.0,
-        "subject": r["subject_key"].astype(str),
-        "subject_kind": r["subject_kind"].astype(str),
-        "group": r["group"].astype(str),
-    }).reset_index(drop=True)
+    return model_rows(r)
 
 
 def extended_formula(data: pd.DataFrame) -> str:
@@ -169,3 +161,16 @@ def fit_joint_on(data: pd.DataFrame, model_group: str) -> dict:
     except MixedModelError as exc:
         out["skipped"] = str(exc)
     return out
+
+
+def model_rows(r: pd.DataFrame) -> pd.DataFrame:
+    """The exposure models' columns from scored rows (one shape for the Lakretz and the general focus cells)."""
+    return pd.DataFrame({
+        "error": r["error"].astype(float).astype(int),
+        "exposures": r["exposures"].astype(float),
+        "session": r["session"].astype(float),
+        "total_trials": r["trials_before"].astype(float) / 100.0,
+        "subject": r["subject_key"].astype(str),
+        "subject_kind": r["subject_kind"].astype(str),
+        "group": r["group"].astype(str),
+    }).reset_index(drop=True)

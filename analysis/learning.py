@@ -161,15 +161,9 @@ def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], grou
     """Model rows (as analysis.exposures.focus_rows shapes them) of the focus cell: the scored rows of `d`
     (the caller selects the blocks) whose factors take the focus levels; no focus: every cell."""
     r = focus_source(d, cfg, focus, groups)
-    return pd.DataFrame({
-        "error": r["error"].astype(float).astype(int),
-        "exposures": r["exposures"].astype(float),
-        "session": r["session"].astype(float),
-        "total_trials": r["trials_before"].astype(float) / 100.0,
-        "subject": r["subject_key"].astype(str),
-        "subject_kind": r["subject_kind"].astype(str),
-        "group": r["group"].astype(str),
-    }).reset_index(drop=True)
+    from analysis.exposures import model_rows
+
+    return model_rows(r)
 
 
 def sees_history(d: pd.DataFrame, group: str) -> bool:
