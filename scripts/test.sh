@@ -7,6 +7,10 @@
 # Every pass runs even when an earlier one failed; after each pass and again at the end, its pytest summary
 # line is printed with its exit status and wall time (and the three passes' total wall time); the script
 # exits 1 if any pass failed.
+# The default and long passes run on TWINLAB_TEST_WORKERS pytest-xdist workers (default 2: the 2-core machine's
+# CPU-bound tests use one core each, its window and browser sessions mostly wait on the clock), each worker
+# with its own Xvfb display (tests/support/xdisplay.py); 1 runs them in one process. The server pass runs in
+# one process (one llama.cpp and one vLLM server for the pass).
 # TWINLAB_TEST_RUNNER (optional): the command that runs pytest instead of xvfb-run + .venv's pytest
 # (tests/test_test_script.py puts a stand-in there to check that every pass runs).
 set -uo pipefail
@@ -49,10 +53,15 @@ run_pass() {  # run_pass NAME PYTEST-ARGS...: one pass, its output shown as it c
   ((rc == 0)) || FAILED+=("$name")
 }
 
+WORKERS=${TWINLAB_TEST_WORKERS:-2}
+[[ $WORKERS =~ ^[1-9][0-9]*$ ]] || { echo "TWINLAB_TEST_WORKERS must be a whole number of workers, 1 or more, not '$WORKERS'" >&2; exit 2; }
+PARALLEL=()
+((WORKERS > 1)) && PARALLEL=(-n "$WORKERS" --dist worksteal)
+
 ALL_START=$(date +%s)
-run_pass 'default run (all but the "long" and "server" marks)' --durations=15 -m "not server and not long"
+run_pass 'default run (all but the "long" and "server" marks)' "${PARALLEL[@]}" --durations=15 -m "not server and not long"
 run_pass 'marked run: long real-part tests (whole sessions in windows and Chromium, end-to-end commands)' \
-  --durations=10 -m "long and not server"
+  "${PARALLEL[@]}" --durations=10 -m "long and not server"
 run_pass 'marked run: the served backend against real llama-cpp-python and vLLM servers on 127.0.0.1' \
   --durations=5 -m server
 

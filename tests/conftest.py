@@ -3,6 +3,26 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.xdisplay import use_own_display_in_xdist_worker
+from tests.support.xdist_exclusive import lock_dir, running
+
+use_own_display_in_xdist_worker()  # before any test imports PsychoPy/pyglet, which read DISPLAY
+_LOCKS = lock_dir()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every window and browser session runs on the clock (frames, onsets, key and click times): `timing`."""
+    for item in items:
+        if item.get_closest_marker("gui") or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.timing)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test marked `timing` runs with no other worker's test beside it (tests/support/xdist_exclusive.py)."""
+    with running(item.get_closest_marker("timing") is not None, _LOCKS):
+        return (yield)
+
 
 @pytest.fixture(scope="module")
 def r_ready():

@@ -93,3 +93,30 @@ def test_each_pass_prints_its_wall_time_beside_its_summary_and_the_total_at_the_
         after = out.index(f"({m}) (exit 0; wall")
         assert out.index(f"({m})") < after < out.index("summary\n")
         out = out[after + 1:]
+
+
+def _calls_with_workers(tmp_path: Path, workers: str | None) -> tuple[subprocess.CompletedProcess, list[str]]:
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "fake.sh"
+    fake.write_text(f"#!/usr/bin/env bash\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(calls))}\necho '1 passed in 0.1s'\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "TWINLAB_TEST_RUNNER": str(fake)}
+    env.pop("TWINLAB_TEST_WORKERS", None)
+    if workers is not None:
+        env["TWINLAB_TEST_WORKERS"] = workers
+    r = subprocess.run(["bash", str(ROOT / "scripts" / "test.sh")], capture_output=True, text=True, env=env, timeout=60)
+    return r, calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_default_and_long_passes_run_on_two_workers_and_the_server_pass_in_one_process(tmp_path):
+    r, calls = _calls_with_workers(tmp_path, None)
+    assert r.returncode == 0 and len(calls) == 3, (r.stdout, r.stderr)
+    assert all("-n 2 --dist worksteal" in c for c in calls[:2]), calls
+    assert "-n " not in calls[2], calls[2]  # one llama.cpp and one vLLM server for the pass
+
+
+def test_one_worker_runs_each_pass_in_one_process_and_a_bad_count_is_refused(tmp_path):
+    r, calls = _calls_with_workers(tmp_path, "1")
+    assert r.returncode == 0 and len(calls) == 3 and not any("-n " in c for c in calls), calls
+    r, calls = _calls_with_workers(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path, "two")
+    assert r.returncode == 2 and not calls and "TWINLAB_TEST_WORKERS" in r.stderr, (r.returncode, r.stderr)
