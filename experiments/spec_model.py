@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationInfo, field_validator,
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, Strict, ValidationInfo, field_validator,
                       model_validator)
 
 from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
                                      placeholder_problem)
-from experiments.tasks.config import TASK_FIELDS, Label as TaskLabel, Scale as TaskScale, settings_for
+from experiments.tasks.config import settings_for
 
 CONDITION_LETTERS = {"S", "P"}
 # bounds that keep `plan` fast and memory small; a block beyond them is a typo, not an experiment
@@ -253,20 +253,49 @@ class Task(_Strict):
     quit_key: str = "escape"
     respond_during_sentence: bool = True
     response_prompt: str = "?"
-    # the settings of the other kinds (experiments.tasks.config; None: the kind's default), see `settings()`
-    labels: list[TaskLabel] | None = None
-    scale: TaskScale | None = None
-    question: str | None = None
-    presentation: Literal["whole", "rsvp", "moving_window"] | None = None
-    positions: Literal["counterbalance", "fixed"] | None = None
-    option_keys: list[str] | None = None
-    max_chars: Annotated[int, Strict()] | None = None
-    advance_key: str | None = None
-    reveal: Literal["word", "region"] | None = None
-    submit_key: str | None = None
-    mouse: bool | None = None
-    hint: str | None = None
-    region_names: list[str] | None = None  # self_paced_reading: the regions' names (analysis)
+    # the kind's own settings (labels, scale, question, ...) are given flat beside these and declared once, in
+    # the kind's settings model (TaskKind.settings, experiments.tasks.config): `given_settings()` holds what
+    # the spec gave, `settings()` the kind's model with its defaults
+    _given: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _collect_settings(cls, data: Any, handler: Any) -> "Task":
+        """Take the fields of the registered kinds' settings out of the `task:` mapping (a field no kind
+        declares stays, and is refused as an unknown field); they are checked by the kind's model."""
+        from experiments.tasks.config import task_fields
+
+        if not isinstance(data, dict):
+            return handler(data)
+        fields = set(task_fields()) - set(cls.model_fields)
+        given = {k: data[k] for k in data if k in fields and data[k] is not None}
+        task = handler({k: v for k, v in data.items() if k not in fields})
+        object.__setattr__(task, "__pydantic_private__", {**(task.__pydantic_private__ or {}), "_given": given})
+        task._check_settings()
+        return task
+
+    def given_settings(self) -> dict[str, Any]:
+        """The kind's settings fields the spec itself gave (as given)."""
+        return dict(self._given)
+
+    def hashed_settings(self) -> dict[str, Any]:
+        """The given settings as the hash reads them: each field's value in the kind's validated model (JSON)."""
+        st = self.settings()
+        if st is None:
+            return {}
+        dumped = st.model_dump(mode="json")
+        return {f: dumped[f] for f in self._given}
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Task":
+        """A copy; settings fields in `update` are validated by the kind's model as the spec's are."""
+        from experiments.tasks.config import task_fields
+
+        update = dict(update or {})
+        own = {k: update.pop(k) for k in list(update) if k in task_fields() and k not in type(self).model_fields}
+        if not own:
+            return super().model_copy(update=update, deep=deep)
+        data = {**self.model_dump(), **self._given, **update, **own}
+        return type(self).model_validate(data)
 
     @field_validator("kind")
     @classmethod
@@ -278,18 +307,16 @@ class Task(_Strict):
         return v
 
     def settings(self) -> Any:
-        """The kind's settings with its defaults (None for violation_detection / forced_choice)."""
-        return settings_for(self.kind, {f: getattr(self, f) for f in TASK_FIELDS})
+        """The kind's settings with its defaults (None for a kind without settings: violation_detection,
+        forced_choice)."""
+        return settings_for(self.kind, self._given)
 
-    @model_validator(mode="after")
-    def _kind_settings(self) -> "Task":
-        from experiments.tasks.items import given_settings
+    def _check_settings(self) -> None:
         from experiments.tasks.keys import check_keys
 
         # a field of another kind, or an invalid combination, is refused here; and keys no human runner
         # can honour (the quit key as an answer, two answers on one key, too few keys)
-        check_keys(self.kind, self.settings(), given_settings(self), self.quit_key)
-        return self
+        check_keys(self.kind, self.settings(), self.given_settings(), self.quit_key)
 
     @field_validator("response_key", "quit_key")
     @classmethod
@@ -549,6 +576,7 @@ class Experiment(_Strict):
             _prune(block, _LATER_DEFAULTS["blocks"])
         for part in ("timing", "task", "feedback"):
             _prune(data[part], _LATER_DEFAULTS[part])
+        data["task"].update(self.task.hashed_settings())  # a kind's settings: hashed only where the spec gives them
         # screen texts added with the shared screen-text module: hashed only where the spec changes them
         _prune(data["texts"], {k: default_text(self.language, k) for k in SPEC_TEXT_KEYS
                                if k not in ("break_text", "end_text")})
@@ -615,7 +643,7 @@ _LATER_DEFAULTS: dict[str | None, dict[str, Any]] = {
     "blocks": {"design": None, "sessions": "all", "across_sessions": False, "role": None, "fillers": False,
                "max_run": None},
     "timing": {"panel_delay_ms": 1500},
-    "task": {"response": "key", "panel": None, **{f: None for f in TASK_FIELDS}},
+    "task": {"response": "key", "panel": None},
     "feedback": {"no_response_text": "Too slow!"},
 }
 

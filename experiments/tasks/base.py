@@ -20,6 +20,10 @@ def _no_answer(trial: "Trial", response: Any) -> bool | None:
     return None
 
 
+# the raw record's fields of a kind that shows answers and waits for one (experiments/tasks/record.py)
+ANSWER_FIELDS = frozenset({"presses", "pointers", "response_onset", "answered_by", "answer_time"})
+
+
 @dataclass(frozen=True)
 class TaskKind:
     """One kind of task.
@@ -50,6 +54,35 @@ class TaskKind:
     answers: Callable[..., list[Any]] | None = None
     derive: Callable[..., None] | None = None
     plan: Callable[..., Any] | None = None
+    # ---- the kind's hooks: everything a runner, the page or `validate` would otherwise decide by the kind's
+    # name (docs/general_model.md "A kind brings its hooks"). Each is optional; None: the generic behaviour.
+    # keys: (settings, given, quit_key, n_options, n_question_options) -> None; raise keys.KeySettingError
+    # naming the field for keys no human runner can honour (None: the kind's keys need no check)
+    check_keys: Callable[..., None] | None = None
+    # the human runners' presentation: (settings, given, language, n_options) -> a dict of some of
+    # participants.tasks.settings.TaskSettings's fields (labels, keys, scale, anchors, question_keys, hint:
+    # the default hint when the spec gives none); raise keys.KeySettingError naming the field
+    human_settings: Callable[..., dict[str, Any]] | None = None
+    # detection: (settings: the kind's settings model, a dict as the spec gives them, or None) ->
+    # (accepting value, rejecting value), or None when the kind has no such pair (experiments.tasks.detection)
+    detection: Callable[[Any], tuple[str, str] | None] | None = None
+    # option order: (trial, seed, subject_id, human settings) -> the options' original indices in screen order
+    # (None: the answers are shown as `answers` lists them)
+    option_order: Callable[..., list[int]] | None = None
+    # the raw record a human runner reports for a trial (experiments/tasks/record.py): (fields every record
+    # has, fields some records have); `record_keys(s)`: keys the trial polls besides its answers' (the first
+    # is the key a tap stands for); `types_text`: the typing keys are polled too
+    raw_fields: tuple[frozenset[str], frozenset[str]] = (ANSWER_FIELDS, frozenset())
+    record_keys: Callable[[Any], tuple[str, ...]] | None = None
+    types_text: bool = False
+    # the page's view of a trial: (trial, s, order, listed) -> the kind's fields of the view (None: the answers
+    # in screen order, `listed(answers)`); `listed` turns Answers into the page's dicts (key label, correct)
+    page_view: Callable[..., dict[str, Any]] | None = None
+    # which renderer presents it to people: "task" (a participants/tasks/<kind>.py unit in the task window;
+    # the page's twinlab-task.js builder) or a runner of its own ("rsvp": participants/rsvp.py, twinlab-rsvp.js)
+    renderer: str = "task"
+    # a kind presented by another kind's renderers (its PsychoPy unit and page builder), e.g. a toy judgment
+    renders_as: str | None = None
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
 Presentation = Literal["whole", "rsvp", "moving_window"]
 
@@ -187,25 +187,32 @@ class LexicalDecisionSettings(_Settings):
         return _labels_differ(v)
 
 
-SETTINGS: dict[str, type[_Settings]] = {
-    "judgment": JudgmentSettings, "choice": ChoiceSettings, "rating": RatingSettings,
-    "completion": CompletionSettings, "self_paced_reading": SelfPacedReadingSettings,
-    "lexical_decision": LexicalDecisionSettings,
-}
-# the fields the spec's `task:` section takes for the kinds above (None: not given)
-TASK_FIELDS: tuple[str, ...] = ("labels", "scale", "question", "presentation", "positions", "option_keys",
-                                "max_chars", "advance_key", "reveal", "submit_key", "mouse", "hint", "region_names")
+def task_fields() -> tuple[str, ...]:
+    """Every field the spec's `task:` section takes for a kind's settings: the union of the registered kinds'
+    settings models (`TaskKind.settings`), in registration order. A kind declares its settings once, in its
+    model; the spec, the runners and the hash read them from here."""
+    from experiments.tasks.base import registry
+
+    out: dict[str, None] = {}
+    for kind in registry().values():
+        if kind.settings is not None:
+            out.update(dict.fromkeys(f for f in kind.settings.model_fields if f != "kind"))
+    return tuple(out)
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'task'}: {e['msg'].removeprefix('Value error, ')}"
+                     for e in exc.errors())
 
 
 def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:
     """The kind's settings from the `task:` fields given (None values = not given); ValueError naming
-    a field that is not the kind's. Violation detection and forced choice take none of these."""
-    given = {k: v for k, v in given.items() if v is not None}
-    cls = SETTINGS.get(kind)
-    if cls is None:  # a kind registered after these (its TaskKind names its settings model)
-        from experiments.tasks.base import registry
+    a field that is not the kind's, or a value its settings model refuses. A kind without a settings
+    model (violation detection, forced choice) takes none of these."""
+    from experiments.tasks.base import registry
 
-        cls = getattr(registry().get(kind), "settings", None)
+    given = {k: v for k, v in given.items() if v is not None}
+    cls = getattr(registry().get(kind), "settings", None)
     own = set(cls.model_fields) - {"kind"} if cls else set()
     foreign = sorted(set(given) - own)
     if foreign:
@@ -213,4 +220,7 @@ def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:
         raise ValueError(f"{', '.join(foreign)}: not a setting of task kind {kind!r} (its settings: {known})")
     if cls is None:
         return None
-    return cls(kind=kind, **{k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in given.items()})
+    try:
+        return cls(kind=kind, **{k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in given.items()})
+    except ValidationError as exc:
+        raise ValueError(_problems(exc)) from None

@@ -6,7 +6,8 @@ from typing import Any
 
 from experiments.tasks.base import TaskKind, register
 from experiments.tasks.config import LexicalDecisionSettings
-from experiments.tasks.judgment import answers, check_label_answer, derive, label_values, plan
+from experiments.tasks.judgment import (answers, check_label_answer, derive, label_key_checker, label_settings,
+                                        label_values, plan)
 from experiments.tasks.scoring import equals_answer
 
 
@@ -23,4 +24,6 @@ KIND = register(TaskKind(
     materials=("sentence", "answer"), recorded=("response", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "meta", "surprisal"), score=score, settings=LexicalDecisionSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
+    check_keys=label_key_checker(("f", "j")), human_settings=label_settings(("nonword", "word"), ("f", "j")),
+    detection=lambda settings: ("word", "nonword"),
 ))

@@ -160,10 +160,45 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
     return TaskPlan(phases, intended, ok)
 
 
+def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
+    """Enough comprehension keys, none shared, none the quit key; the advance key neither quits nor answers."""
+    from experiments.tasks.keys import KeySettingError, clash
+
+    qk = list(settings.option_keys)
+    if n_question_options > len(qk):
+        raise KeySettingError(f"task.option_keys: comprehension questions with {n_question_options} options need "
+                              f"{n_question_options} keys, got {len(qk)} ({', '.join(qk)})")
+    clash("task.option_keys", qk[:max(n_question_options, 0)] or qk, quit_key)
+    if settings.advance_key == quit_key:
+        raise KeySettingError(f"task.advance_key: {quit_key!r} is the quit key (task.quit_key)")
+    if settings.advance_key in qk[:n_question_options]:
+        raise KeySettingError(f"task.advance_key: {settings.advance_key!r} is also a comprehension answer key "
+                              "(task.option_keys)")
+
+
+def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
+    """The comprehension answers' keys, and the hint that names the advance key."""
+    from experiments.screen_texts import key_label, task_text
+
+    return {"question_keys": tuple(st.option_keys),
+            "hint": task_text(lang, "hint_self_paced_reading", key=key_label(st.advance_key, lang))}
+
+
+def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+    """The units one press reveals, the advance key and the comprehension question (none: no question)."""
+    return {"units": trial_units(trial, s.reveal)[0], "advance_key": s.advance_key,
+            "question_answers": listed(answers(trial, s)), "question": str(trial.mat.get("question") or "")}
+
+
+RAW_FIELDS = (frozenset({"presses", "pointers", "steps", "taps"}),
+              frozenset({"question_onset", "question_answered_by", "question_answer_time"}))
+
 KIND = register(TaskKind(
     name="self_paced_reading", description="moving window, per-word reading times, optional question",
     materials=("sentence",), optional_materials=("regions", "question", "question_options", "question_answer"),
     recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("surprisal",), score=score, settings=SelfPacedReadingSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
+    check_keys=check_keys, human_settings=human_settings, page_view=page_view,
+    raw_fields=RAW_FIELDS, record_keys=lambda s: (s.advance_key,),
 ))

@@ -64,6 +64,7 @@ KIND = register(TaskKind(
     # a design file's item: sentence + answer (checked by the design compiler); a Lakretz trial: its record
     materials=(), optional_materials=("sentence", "answer", *LAKRETZ_MATERIALS), runners=("psychopy", "browser", "model"),
     model_protocols=("violation_judgment", "forced_choice", "direct", "surprisal"), score=score,
+    detection=lambda settings: ("no_violation", "violation"), renderer="rsvp",
 ))
 FORCED_CHOICE = register(TaskKind(
     name="forced_choice", description="models: the correct verb form vs its number-flipped form at the critical verb",
