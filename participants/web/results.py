@@ -311,7 +311,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
                  overrides: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
     from participants.tasks import settings_for
-    from participants.tasks.logic import derive, option_order
+    from participants.tasks.logic import derive, screen_order
 
     _check_envelope(raw, trial, TASK_FIELDS)
     if raw["task"] != trial.task:
@@ -329,7 +329,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     s = settings_for(exp, trial, overrides)
     if words and (s.presentation != "rsvp" or len(words) != len(trial.words)):
         raise ResultError(f"word_onsets: this trial shows {len(trial.words) if s.presentation == 'rsvp' else 0} RSVP words")
-    order = option_order(trial, seq, s) if trial.task == "choice" else None
+    order = screen_order(trial, seq, s)
     try:  # only what the trial can produce (fields, keys, boxes, times in its window), then what it means
         check_raw(raw["raw"], trial, s, order, end)  # type: ignore[arg-type]
     except (RawRecordError, TaskResultError) as exc:
