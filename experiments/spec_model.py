@@ -239,12 +239,9 @@ class Panel(_Strict):
         return v
 
 
-TaskKindName = Literal["violation_detection", "forced_choice", "judgment", "choice", "rating", "completion",
-                       "self_paced_reading", "lexical_decision"]
-
 
 class Task(_Strict):
-    kind: str = "violation_detection"  # a registered task kind (experiments.tasks): the built-in TaskKindName or one added
+    kind: str = "violation_detection"  # a registered task kind (experiments.tasks.registry: the built-in ones or one added)
     # key: go/no-go, press `response_key` on noticing an error; panel: answer on a two-option
     # panel after every sentence (presses during the sentence are recorded as early responses)
     response: Literal["key", "panel"] = "key"
@@ -307,9 +304,14 @@ class Task(_Strict):
         return v
 
     def settings(self) -> Any:
-        """The kind's settings with its defaults (None for a kind without settings: violation_detection,
-        forced_choice)."""
-        return settings_for(self.kind, self._given)
+        """The kind's settings with its defaults (None for a kind without settings: forced_choice). A kind's
+        model may read the Task's own fields (violation detection's: response, panel, response_key, ...)."""
+        from experiments.tasks.base import registry
+
+        cls = getattr(registry().get(self.kind), "settings", None)
+        own = {f: getattr(self, f) for f in (cls.model_fields if cls is not None else ())
+               if f != "kind" and f in type(self).model_fields}
+        return settings_for(self.kind, {**own, **self._given})
 
     def _check_settings(self) -> None:
         from experiments.tasks.keys import check_keys
@@ -601,6 +603,8 @@ class Experiment(_Strict):
 
 def _check_design_blocks(exp: "Experiment") -> None:
     """The parts of a design spec that only make sense together (checked before the file is read)."""
+    from experiments.tasks.base import get_task
+
     assert exp.design is not None
     if exp.stimuli.file is not None:
         raise ValueError("give the items either as `design:` (a long-format file) or as `stimuli.file`, not both")
@@ -617,9 +621,9 @@ def _check_design_blocks(exp: "Experiment") -> None:
             if name not in ("condition", "item", "answer") and name not in exp.design.factors:
                 raise ValueError(f"block {b.name!r}: max_run names {name!r}, which is neither a declared factor "
                                  f"({', '.join(exp.design.factors)}) nor condition, item or answer")
-    if exp.task.kind == "violation_detection" and exp.task.response != "panel":
-        raise ValueError("a design spec with task.kind violation_detection needs `response: panel` (the key "
-                         "response times a critical word, which a design's items do not mark)")
+    check = get_task(exp.task.kind).check_design  # what the kind itself cannot present from a design's items
+    if check is not None:
+        check(exp)
 
 
 def _file_sha256(path: str) -> str:

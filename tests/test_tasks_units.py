@@ -125,7 +125,12 @@ def test_task_settings_defaults_and_values():
     assert exp.task.settings().presentation == "whole"
     assert parse_spec(spec_with({"kind": "choice"})).task.settings().positions == "counterbalance"
     assert parse_spec(spec_with({"kind": "self_paced_reading"})).task.settings().presentation == "moving_window"
-    assert parse_spec(spec_with({})).task.settings() is None
+    # violation detection's settings are its unit's model, read from the Task's own first-release fields
+    vd = parse_spec(spec_with({})).task
+    assert (vd.settings().response, vd.settings().response_key) == (vd.response, vd.response_key) == ("key", "space")
+    panel = {"labels": {"violation": "BAD", "no_violation": "OK"}, "left": "no_violation"}
+    vd = parse_spec(spec_with({"response": "panel", "panel": panel})).task
+    assert vd.settings().panel["labels"] == panel["labels"] and vd.given_settings() == {}
 
 
 @pytest.mark.parametrize("task,match", [

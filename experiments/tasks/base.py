@@ -83,6 +83,9 @@ class TaskKind:
     renderer: str = "task"
     # a kind presented by another kind's renderers (its PsychoPy unit and page builder), e.g. a toy judgment
     renders_as: str | None = None
+    # a design spec (items from a file) of this kind: (exp) -> None, ValueError naming what the kind cannot
+    # present (violation detection: the key response needs a critical word a design's items do not mark)
+    check_design: Callable[[Any], None] | None = None
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]

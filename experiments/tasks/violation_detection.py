@@ -8,11 +8,64 @@ experiments.tasks.lakretz_materials); a design file's violation-detection item g
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from experiments.tasks.base import TaskKind, register
+from experiments.tasks.base import TaskError, TaskKind, register
+from experiments.tasks.config import _Settings
 from experiments.tasks.lakretz_materials import KEYS as LAKRETZ_MATERIALS
 from experiments.tasks.scoring import missing
+
+ANSWERS = ("violation", "no_violation")
+
+
+class ViolationDetectionSettings(_Settings):
+    """Violation detection's settings: the `task:` fields every spec has had since the first release
+    (declared on experiments.spec_model.Task, which checks them and hashes them in every spec; this
+    model reads them from there). `response: key`: press `response_key` on noticing an error (go/no-go);
+    `panel`: answer on the two-option panel after the sentence (`panel`: labels, keys, left, mouse, question)."""
+
+    response: Literal["key", "panel"] = "key"
+    panel: Any = None  # the spec's Panel, as a mapping (labels, keys, left, mouse, question)
+    response_key: str = "space"
+    respond_during_sentence: bool = True
+    response_prompt: str = "?"
+
+
+def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
+    """The answers in screen order with their keys: the panel's two (its `left` answer first), or with
+    `response: key` the one key that reports a violation (no press: no violation)."""
+    panel = st.panel
+    if st.response != "panel" or panel is None:
+        return {"labels": (("violation", st.response_prompt),), "keys": (st.response_key,), "mouse": False}
+    left = panel["left"]
+    order = (left, next(a for a in ANSWERS if a != left))
+    return {"labels": tuple((a, panel["labels"][a]) for a in order), "keys": tuple(panel["keys"][a] for a in order),
+            "mouse": bool(panel["mouse"])}
+
+
+def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+    """The answers on screen (human_settings): the panel's, left to right, or the violation key."""
+    from experiments.tasks.record import Answer
+
+    return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    """A design file's item: a `sentence` and an `answer` of violation or no_violation (a Lakretz trial's
+    materials come from the generator and carry its correct response)."""
+    if mat.get("answer") not in ANSWERS:
+        raise TaskError(f"{where}: answer {mat.get('answer')!r}: task violation_detection needs violation or "
+                        "no_violation")
+    if not str(mat.get("sentence") or "").strip():
+        raise TaskError(f"{where}: task violation_detection needs a `sentence`")
+
+
+def check_design(exp: Any) -> None:
+    """A design spec (items from a file) answers on the panel: the key response times a critical word,
+    which a design's items do not mark."""
+    if exp.task.response != "panel":
+        raise ValueError("a design spec with task.kind violation_detection needs `response: panel` (the key "
+                         "response times a critical word, which a design's items do not mark)")
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -64,7 +117,8 @@ KIND = register(TaskKind(
     # a design file's item: sentence + answer (checked by the design compiler); a Lakretz trial: its record
     materials=(), optional_materials=("sentence", "answer", *LAKRETZ_MATERIALS), runners=("psychopy", "browser", "model"),
     model_protocols=("violation_judgment", "forced_choice", "direct", "surprisal"), score=score,
-    detection=lambda settings: ("no_violation", "violation"), renderer="rsvp",
+    settings=ViolationDetectionSettings, check_item=check_item, answers=answers, human_settings=human_settings,
+    detection=lambda settings: ("no_violation", "violation"), renderer="rsvp", check_design=check_design,
 ))
 FORCED_CHOICE = register(TaskKind(
     name="forced_choice", description="models: the correct verb form vs its number-flipped form at the critical verb",

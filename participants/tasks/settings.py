@@ -91,10 +91,10 @@ def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, 
     default_hint = own.pop("hint", "")
     hint = over.get("hint", getattr(st, "hint", None))
     presentation = str(getattr(st, "presentation", "whole"))
-    return TaskSettings(
+    fields: dict[str, Any] = dict(
         kind=kind, language=lang, question=str(over.get("question", given.get("question", "")) or ""),
         presentation="whole" if presentation == "moving_window" else presentation,
         positions=str(getattr(st, "positions", "counterbalance")), reveal=str(getattr(st, "reveal", "word")),
         advance_key=str(getattr(st, "advance_key", "space")), submit_key=str(getattr(st, "submit_key", "return")),
-        mouse=bool(over.get("mouse", getattr(st, "mouse", True))), hint=str(default_hint if hint is None else hint),
-        **own)
+        mouse=bool(over.get("mouse", getattr(st, "mouse", True))), hint=str(default_hint if hint is None else hint))
+    return TaskSettings(**{**fields, **own})
