@@ -66,6 +66,8 @@ class TaskKind:
     # detection: (settings: the kind's settings model, a dict as the spec gives them, or None) ->
     # (accepting value, rejecting value), or None when the kind has no such pair (experiments.tasks.detection)
     detection: Callable[[Any], tuple[str, str] | None] | None = None
+    # the settings decide the pair (a judgment's labels): without them no pair is claimed (detection.settled)
+    detection_by_settings: bool = False
     # option order: (trial, seed, subject_id, human settings) -> the options' original indices in screen order
     # (None: the answers are shown as `answers` lists them)
     option_order: Callable[..., list[int]] | None = None

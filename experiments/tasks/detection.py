@@ -1,6 +1,7 @@
 """Which answer of a judgment-like kind accepts and which rejects (for acceptance, hits, false alarms).
 
-The rule, per kind (docs/general_model.md "Detection values"):
+The rule is each kind's own (`TaskKind.detection`, in experiments/tasks/<kind>.py; docs/general_model.md
+"Detection values"); the built-in kinds':
   judgment            the label whose *text* (else value) says it accepts (yes, acceptable, grammatical, good, ok,
                       true, correct, sensible, natural, word...) accepts and the one whose value says it
                       rejects (no, unacceptable, ungrammatical, bad, ...) rejects, whatever their order on
@@ -65,6 +66,17 @@ def detection_values(kind: str, settings: Any = None) -> tuple[str, str] | None:
 
     k = registry().get(kind)
     return k.detection(settings) if k is not None and k.detection is not None else None
+
+
+def settled_detection(kind: str) -> tuple[str, str] | None:
+    """The (accepting, rejecting) pair a kind has whatever its settings (violation detection, lexical
+    decision); None where the settings decide it (a judgment's labels) or the kind has none."""
+    from experiments.tasks.base import registry
+
+    k = registry().get(kind)
+    if k is None or k.detection is None or k.detection_by_settings:
+        return None
+    return k.detection(None)
 
 
 def detection_for(kind: str, task: Any = None, overrides: dict[str, Any] | None = None) -> tuple[str, str] | None:

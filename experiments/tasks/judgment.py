@@ -102,5 +102,5 @@ KIND = register(TaskKind(
     runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
     check_keys=label_key_checker(POSITION_KEYS), human_settings=label_settings(("yes", "no"), POSITION_KEYS),
-    detection=detection,
+    detection=detection, detection_by_settings=True,
 ))
