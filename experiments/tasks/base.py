@@ -88,6 +88,11 @@ class TaskKind:
     # a design spec (items from a file) of this kind: (exp) -> None, ValueError naming what the kind cannot
     # present (violation detection: the key response needs a critical word a design's items do not mark)
     check_design: Callable[[Any], None] | None = None
+    # `validate` on a compiled sequence: (exp, trials) -> None, ValueError naming the item a runner would refuse
+    # (forced choice: a trial without the critical word's two forms); the caller compiles
+    check_sequence: Callable[[Any, Any], None] | None = None
+    # the words `validate`'s OK line says of the task: (the spec's Task) -> text (None: "task=<kind>")
+    summary: Callable[[Any], str] | None = None
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]

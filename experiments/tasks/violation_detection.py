@@ -119,9 +119,11 @@ KIND = register(TaskKind(
     model_protocols=("violation_judgment", "forced_choice", "direct", "surprisal"), score=score,
     settings=ViolationDetectionSettings, check_item=check_item, answers=answers, human_settings=human_settings,
     detection=lambda settings: ("no_violation", "violation"), renderer="rsvp", check_design=check_design,
+    summary=lambda task: f"response={task.response}",
 ))
 FORCED_CHOICE = register(TaskKind(
     name="forced_choice", description="models: the correct verb form vs its number-flipped form at the critical verb",
     materials=(), recorded=("response", "correct"), runners=("model",),
     model_protocols=("forced_choice", "direct", "surprisal"), score=score_forced_choice,
+    check_sequence=check_forced_choice, summary=lambda task: f"response={task.response}",
 ))
