@@ -16,6 +16,7 @@ from experiments.screen_texts import confirm_keys, page_hint
 from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial
+from experiments.tasks.violation_detection import key_response, outcome
 from participants.autopilot import Autopilot
 from participants.keys import KeyEvent, Keys
 from participants.screens import Screens, Screenshots
@@ -312,8 +313,8 @@ class Presenter:
             prompt_on = self.flip(sc.prompt.draw, shot="response_prompt")
             self.hold(sc.prompt.draw, prompt_on, tm.response_ms, stop=lambda: first_valid() is not None)
         press = first_valid()
-        response = "violation" if press is not None else "no_violation"
-        correct = response == trial.correct_response
+        response = key_response(press is not None)  # the kind's rules (experiments.tasks.violation_detection)
+        correct = bool(outcome(trial, response))
 
         fb_text = None
         fb_on = None
@@ -448,7 +449,7 @@ class Presenter:
         if self._mouse is not None:
             self.win.mouseVisible = False
         response = choice[0] if choice else "none"
-        correct: bool | None = (response == trial.correct_response) if choice else None
+        correct: bool | None = outcome(trial, response, answered=choice is not None)
         rt = _ms(choice[1] - panel_on) if choice else None
         self.log("PanelResp", trial, "", response.upper() if choice else "", None if rt is None else rt / 1000.0)
 

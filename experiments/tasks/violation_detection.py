@@ -50,6 +50,44 @@ def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
     return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
 
 
+# ---- what a person's answer means (the rules both renderers, RSVP in PsychoPy and the page, call) ----------
+def key_response(pressed: bool) -> str:
+    """`response: key` (go/no-go): a press of the response key in the window reports a violation; none, none."""
+    return "violation" if pressed else "no_violation"
+
+
+def outcome(trial: Any, response: str, answered: bool = True) -> bool | None:
+    """Whether a person's answer is right, as the rows have recorded it since the first release: the response
+    against the trial's correct response (a filler's too); None for a panel left unanswered. (`score`, which
+    leaves fillers unscored, is the rule the analysis and the model runner read.)"""
+    if not answered:
+        return None
+    return response == trial.correct_response
+
+
+def autopilot_answer(trial: Any, seed: str, accuracy: float, window_ms: float, panel: bool) -> tuple[str, bool, float | None, float | None]:
+    """A simulated participant's answer (right with probability `accuracy`), drawn from (seed, trial index):
+    (response, right, rt_ms, early_ms). Key response: a violation is pressed 250 ms to the end of the window
+    after the critical word's onset (`window_ms`: the time left from there). Panel: the answer 250-900 ms
+    after the panel's onset (`window_ms`: the response window), and on some violation answers an early
+    press of the violation key during the sentence."""
+    import random
+
+    rng = random.Random(f"{seed}:panel:{trial.trial_index}" if panel else f"{seed}:{trial.trial_index}")
+    right = rng.random() < accuracy
+    wrong = "no_violation" if trial.correct_response == "violation" else "violation"
+    response = trial.correct_response if right else wrong
+    if panel:
+        rt = round(rng.uniform(250.0, max(300.0, min(900.0, window_ms - 200.0))), 1)
+        early = round(rng.uniform(100.0, 400.0), 1) if response == "violation" and rng.random() < 0.5 else None
+        return response, right, rt, early
+    rt_key = None
+    if response == "violation":
+        hi = max(300.0, min(900.0, window_ms - 150.0))
+        rt_key = round(rng.uniform(250.0, hi), 1)
+    return response, right, rt_key, None
+
+
 def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     """A design file's item: a `sentence` and an `answer` of violation or no_violation (a Lakretz trial's
     materials come from the generator and carry its correct response)."""

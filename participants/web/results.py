@@ -205,9 +205,10 @@ def _answer_of(exp: Experiment) -> dict[str, str]:
 
 
 def correctness(trial: Trial, response: str, answered: bool, panel: bool) -> bool | None:
-    if panel and not answered:
-        return None
-    return response == trial.correct_response
+    """The kind's rule (experiments.tasks.violation_detection.outcome): a key trial is always answered."""
+    from experiments.tasks.violation_detection import outcome
+
+    return outcome(trial, response, answered=answered or not panel)
 
 
 def feedback_text(exp: Experiment, trial: Trial, response: str, answered: bool) -> str | None:
