@@ -132,3 +132,53 @@ def test_a_two_trial_psychopy_session_of_the_toy(tmp_path):
     assert [row["task"] for row in rows] == ["colour_toy", "colour_toy"]
     assert all(row["response"] in ("colour", "other") and row["correct"] in ("True", True) for row in rows)
     assert any("colour_toy" in f.name for f in shots.rglob("*.png"))
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.long
+def test_a_session_of_the_toy_in_chromium(toy, tmp_path):
+    """The page presents the toy with the judgment's builder; its rows are the autopilot's intended answers."""
+    chromium = "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip(f"Debian's chromium is not installed ({chromium})")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from task_server import ThreadedServer
+
+    from experiments.session import session_paths
+    from participants.tasks import settings_for
+    from participants.tasks.logic import plan
+    from participants.web.server import create_app
+
+    exp = load_spec(toy_kind.toy_spec(tmp_path))
+    pid = "autopilot1"
+    with ThreadedServer(create_app(exp, tmp_path / "web"), start_timeout_s=20.0, stop_timeout_s=10.0) as srv, \
+            sync_api.sync_playwright() as p:
+        from experiments.compiler import compile_sequence
+
+        seq = compile_sequence(exp, pid, exp.seed)
+        b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        page = b.new_page(viewport={"width": 1024, "height": 768})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{srv.url}/?participant={pid}")
+        page.wait_for_function("() => (document.body.dataset.screen || '').startsWith('instructions')", timeout=30_000)
+        page.wait_for_timeout(350)
+        page.keyboard.press(" ")
+        intended = []
+        for t in seq:
+            pl = plan(t, settings_for(exp, t), None, seed=pid, accuracy=0.75)
+            intended.append(pl.intended)
+            page.wait_for_function(f"() => {{ const s = document.querySelector('.tl-stage'); return !!s && "
+                                   f"+s.dataset.trial === {t.trial_index} && s.dataset.screen === 'colour_toy'; }}",
+                                   timeout=20_000)
+            labels = page.evaluate("() => [...document.querySelectorAll('.tl-stage .tl-box')].map(e => e.innerText)")
+            assert any("A colour" in x for x in labels) and any("Other" in x for x in labels), labels
+            page.wait_for_timeout(150)
+            page.keyboard.press(pl.phases["answer"][0][1])
+        page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=30_000)
+        b.close()
+    assert not errors, errors
+    rows = read_rows(session_paths(tmp_path / "web", exp.name, pid, 1)[0])
+    assert [r["task"] for r in rows] == ["colour_toy"] * len(seq)
+    assert [r["response"] for r in rows] == intended
