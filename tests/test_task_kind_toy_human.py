@@ -182,3 +182,20 @@ def test_a_session_of_the_toy_in_chromium(toy, tmp_path):
     rows = read_rows(session_paths(tmp_path / "web", exp.name, pid, 1)[0])
     assert [r["task"] for r in rows] == ["colour_toy"] * len(seq)
     assert [r["response"] for r in rows] == intended
+
+
+def test_other_layers_register_their_hooks_of_a_kind_by_kind(toy):
+    """The model runner's and the analysis' side of a kind is looked up by kind (experiments.tasks.base)."""
+    from experiments.tasks import layer_hook, layer_hooks, register_hooks
+
+    def sections(df):
+        return ["colour section"]
+
+    register_hooks("colour_toy", "analysis", sections=sections)
+    assert layer_hook("colour_toy", "analysis", "sections") is sections and layer_hooks("colour_toy", "model") == {}
+    assert layer_hook("judgment", "analysis", "sections", "none") == "none"
+    with pytest.raises(ValueError, match="registered twice"):
+        register_hooks("colour_toy", "analysis", sections=sections)
+    toy_kind.unregister()
+    assert layer_hook("colour_toy", "analysis", "sections") is None  # (taken out with the kind)
+    toy_kind.register_toy()

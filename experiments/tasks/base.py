@@ -1,4 +1,12 @@
-"""The task-kind contract and its registry (as a jsPsych plugin or an lm-eval output type)."""
+"""The task-kind contract and its registry (as a jsPsych plugin or an lm-eval output type).
+
+A kind brings its hooks (docs/general_model.md "A kind brings its hooks"): everything a runner, the page or
+`validate` would otherwise decide by branching on the kind's name is a field of its `TaskKind` (settings,
+answers, derive, plan, check_keys, human_settings, detection, option_order, raw_fields, record_keys,
+types_text, page_view, renderer, renders_as, check_design, check_sequence, summary). The layers imported
+after `experiments` (model_subjects, analysis) register their side of a kind with `register_hooks(kind,
+layer, ...)` and read it with `layer_hook(kind, layer, name)`.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -140,6 +148,44 @@ def runner_problems(kind: str, runners: tuple[str, ...] = RUNNERS) -> list[str]:
     """Every runner among `runners` that cannot present `kind`, as messages (what `validate` prints)."""
     k = get_task(kind)
     return [p for p in (k.runner_problem(r) for r in runners) if p]
+
+
+# ---- other layers' hooks of a kind ----------------------------------------------------------------------
+# `model_subjects` and `analysis` are imported after `experiments` and never by it, so their side of a kind
+# (its protocol table, its analysis sections, its report's tables) cannot be a field of TaskKind. They
+# register it here under their layer's name when they are imported, and look it up by kind, never by
+# branching on the kind's name:
+#     register_hooks("rating", "model", protocols=RATING_PROTOCOLS)         # model_subjects/tasks/rating.py
+#     register_hooks("rating", "analysis", sections=rating_sections)        # analysis/...
+#     layer_hook(kind, "analysis", "sections")  -> the function, or None when the kind has none
+# A kind registered from outside (a test's toy kind) registers its layers' hooks the same way.
+_LAYER_HOOKS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def register_hooks(kind: str, layer: str, **hooks: Any) -> None:
+    """Register `layer`'s hooks of `kind` (a hook given twice is refused: one meaning, one place)."""
+    have = _LAYER_HOOKS.setdefault((kind, layer), {})
+    twice = sorted(set(have) & set(hooks))
+    if twice:
+        raise ValueError(f"task kind {kind!r}: {layer} hook(s) {', '.join(twice)} registered twice")
+    have.update(hooks)
+
+
+def layer_hooks(kind: str, layer: str) -> dict[str, Any]:
+    """Every hook `layer` registered for `kind` (empty: none)."""
+    return dict(_LAYER_HOOKS.get((kind, layer), {}))
+
+
+def layer_hook(kind: str, layer: str, name: str, default: Any = None) -> Any:
+    """One hook of `layer` for `kind`, else `default`."""
+    return _LAYER_HOOKS.get((kind, layer), {}).get(name, default)
+
+
+def unregister(name: str) -> None:
+    """Take a kind and its layers' hooks out of the registry (tests that register a toy kind)."""
+    _REGISTRY.pop(name, None)
+    for key in [k for k in _LAYER_HOOKS if k[0] == name]:
+        del _LAYER_HOOKS[key]
 
 
 RUNNER_COMMANDS = {"psychopy": "run-human", "browser": "web", "model": "run-model"}

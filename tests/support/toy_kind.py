@@ -60,7 +60,7 @@ def register_toy() -> TaskKind:
 
 
 def unregister() -> None:
-    base._REGISTRY.pop(NAME, None)
+    base.unregister(NAME)
 
 
 ITEMS = ["1,c,red,colour", "1,o,table,other", "2,c,blue,colour", "2,o,chair,other",
