@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, Strict, ValidationInfo, field_validator,
-                      model_validator)
+                      model_serializer, model_validator)
 
 from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
                                      placeholder_problem)
@@ -268,20 +268,28 @@ class Task(_Strict):
         given = {k: data[k] for k in data if k in fields and data[k] is not None}
         task = handler({k: v for k, v in data.items() if k not in fields})
         object.__setattr__(task, "__pydantic_private__", {**(task.__pydantic_private__ or {}), "_given": given})
+        st = task.settings()  # the kind's model checks them (a field of another kind, a bad value: refused)
+        if st is not None and given:  # kept as the model reads them, so equal settings make equal Tasks
+            dumped = st.model_dump()
+            task.__pydantic_private__["_given"] = {f: dumped[f] for f in given}  # type: ignore[index]
         task._check_settings()
         return task
+
+    @model_serializer(mode="wrap")
+    def _dump_settings(self, handler: Any, info: Any) -> dict[str, Any]:
+        """The dump holds the given settings beside the Task's own fields, as the spec wrote them flat (each
+        as the kind's model validates it), so a dumped Task validates back to the same Task and the hash
+        reads them (only where given: a spec that gives none keeps its hash)."""
+        data = handler(self)
+        st = self.settings() if self._given else None
+        if st is not None:
+            dumped = st.model_dump(mode="json" if info.mode_is_json() else "python")
+            data.update({f: dumped[f] for f in self._given})
+        return data
 
     def given_settings(self) -> dict[str, Any]:
         """The kind's settings fields the spec itself gave (as given)."""
         return dict(self._given)
-
-    def hashed_settings(self) -> dict[str, Any]:
-        """The given settings as the hash reads them: each field's value in the kind's validated model (JSON)."""
-        st = self.settings()
-        if st is None:
-            return {}
-        dumped = st.model_dump(mode="json")
-        return {f: dumped[f] for f in self._given}
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Task":
         """A copy; settings fields in `update` are validated by the kind's model as the spec's are."""
@@ -578,7 +586,6 @@ class Experiment(_Strict):
             _prune(block, _LATER_DEFAULTS["blocks"])
         for part in ("timing", "task", "feedback"):
             _prune(data[part], _LATER_DEFAULTS[part])
-        data["task"].update(self.task.hashed_settings())  # a kind's settings: hashed only where the spec gives them
         # screen texts added with the shared screen-text module: hashed only where the spec changes them
         _prune(data["texts"], {k: default_text(self.language, k) for k in SPEC_TEXT_KEYS
                                if k not in ("break_text", "end_text")})

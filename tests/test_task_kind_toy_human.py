@@ -47,6 +47,9 @@ def test_validate_and_the_spec_take_the_toys_own_setting(toy, tmp_path):
     exp = load_spec(p)
     assert exp.task.given_settings() == {"colour_text": "A colour", "question": "Colour?"}
     assert exp.task.settings().colour_text == "A colour" and exp.task.settings().other_text == "Other"
+    from experiments.spec import Task
+
+    assert Task.model_validate(exp.task.model_dump()) == exp.task  # a dumped Task holds its kind's settings
     # the kind's own setting is hashed where the spec gives it, as the built-in kinds' are
     other = load_spec(toy_kind.toy_spec(tmp_path, {"kind": "colour_toy", "colour_text": "Colourful", "question": "Colour?"}))
     assert other.spec_hash != exp.spec_hash
