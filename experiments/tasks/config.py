@@ -201,8 +201,13 @@ def task_fields() -> tuple[str, ...]:
 
 
 def _problems(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'task'}: {e['msg'].removeprefix('Value error, ')}"
-                     for e in exc.errors())
+    """A settings model's errors as `field: message (value: ...)`, joined (the spec's error names the task)."""
+    out = []
+    for e in exc.errors():
+        value = e.get("input")
+        shown = "" if isinstance(value, (dict, list)) or e["type"] == "missing" else f" (value: {value!r})"
+        out.append(f"{'.'.join(str(p) for p in e['loc']) or 'task'}: {e['msg'].removeprefix('Value error, ')}{shown}")
+    return "; ".join(out)
 
 
 def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:
