@@ -8,11 +8,27 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from typing import Any
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind, register
-from experiments.tasks.config import ChoiceSettings
+from experiments.tasks.config import _Settings, _check_key
 from experiments.tasks.scoring import equals_answer, normalize_answer
+
+
+
+class ChoiceSettings(_Settings):
+    question: str = "Which is better?"
+    positions: Literal["counterbalance", "fixed"] = "counterbalance"
+    option_keys: Annotated[list[str], Field(min_length=2)] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
+
+    @field_validator("option_keys")
+    @classmethod
+    def _keys(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("option_keys: a key is given twice")
+        return [_check_key(k) for k in v]
 
 
 def options_tie(options: Any) -> bool:

@@ -10,11 +10,26 @@ typed answer is incorrect.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, Strict, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind, register
-from experiments.tasks.config import CompletionSettings
+from experiments.tasks.config import _Settings, _check_key
 from experiments.tasks.scoring import missing, normalize_answer
+
+
+
+class CompletionSettings(_Settings):
+    question: str = "What word comes next?"
+    max_chars: Annotated[int, Strict(), Field(ge=1, le=200)] = 40
+    presentation: Literal["whole", "rsvp"] = "whole"
+    submit_key: str = "return"  # humans: ends the typed answer
+
+    @field_validator("submit_key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _check_key(v)
 
 
 def accepted_answers(mat: dict[str, Any]) -> list[str]:

@@ -3,12 +3,27 @@
 item's `answer`."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind, register
-from experiments.tasks.config import JudgmentSettings
+from experiments.tasks.config import Label, _Settings, _labels_differ
 from experiments.tasks.keys import POSITION_KEYS
 from experiments.tasks.scoring import equals_answer
+
+
+
+class JudgmentSettings(_Settings):
+    labels: Annotated[list[Label], Field(min_length=2)] = [Label(value="yes", text="Yes", key="f"),
+                                                           Label(value="no", text="No", key="j")]
+    question: str = "Is this sentence acceptable?"
+    presentation: Literal["whole", "rsvp"] = "whole"
+
+    @field_validator("labels")
+    @classmethod
+    def _differ(cls, v: list[Label]) -> list[Label]:
+        return _labels_differ(v)
 
 
 def check_answer_among(mat: dict[str, Any], values: list[str], what: str, where: str, key: str = "answer") -> None:

@@ -2,11 +2,18 @@
 the chosen point goes to `rating` (and `response` as text)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, Any
 
 from experiments.tasks.base import TaskKind, register
-from experiments.tasks.config import RatingSettings
+from experiments.tasks.config import Scale, _Settings
 from experiments.tasks.scoring import missing
+
+
+
+class RatingSettings(_Settings):
+    scale: Scale = Scale(points=7, low_label="completely unacceptable", high_label="completely acceptable")
+    question: str = "How acceptable is this sentence?"
+    presentation: Literal["whole", "rsvp"] = "whole"
 
 
 def score(trial: Any, response: Any) -> bool | None:

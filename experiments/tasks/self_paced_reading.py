@@ -4,11 +4,53 @@ against `question_answer` (the trial is unscored without one)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind, register
-from experiments.tasks.config import SelfPacedReadingSettings
+from experiments.tasks.config import Presentation, _Settings, _check_key
 from experiments.tasks.scoring import equals_answer, normalize_answer
+
+
+
+class SelfPacedReadingSettings(_Settings):
+    presentation: Presentation = "moving_window"
+    reveal: Literal["word", "region"] = "word"  # humans: one word or one region per key press
+    advance_key: str = "space"
+    option_keys: Annotated[list[str], Field(min_length=2)] = ["f", "j", "k", "d"]  # comprehension answers
+    region_names: list[str] | None = None  # names of the regions in order (analysis); None: each region's own words
+
+    @field_validator("region_names")
+    @classmethod
+    def _names(cls, v: list[str] | None) -> list[str] | None:
+        """One name per region, each given once (a region is chosen by its name: `analyze --region NAME`)."""
+        if v is None:
+            return v
+        if not v:
+            raise ValueError("region_names: give one name per region, or leave it out")
+        seen: dict[str, int] = {}
+        for k, name in enumerate(v):
+            if not str(name).strip():
+                raise ValueError(f"region_names: name {k + 1} is empty")
+            key = str(name).strip().casefold()
+            if key in seen:
+                raise ValueError(f"region_names: {name!r} is given twice (names {seen[key] + 1} and {k + 1}); "
+                                 "each region needs its own name")
+            seen[key] = k
+        return v
+
+    @field_validator("advance_key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _check_key(v)
+
+    @field_validator("option_keys")
+    @classmethod
+    def _keys(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("option_keys: a key is given twice")
+        return [_check_key(k) for k in v]
 
 
 def score(trial: Any, response: Any) -> bool | None:
