@@ -1,7 +1,8 @@
 """The keys the human runners use for a kind's answers, and the checks that they can work.
 
-One place for the key rules (the PsychoPy runner and the page take their keys from here through
-participants/tasks/settings.py; `validate` checks them): a label's own `key`, else the position keys
+The helpers of the key rules; each kind applies them in its own hooks (`TaskKind.human_settings`: the keys
+the PsychoPy runner and the page use; `TaskKind.check_keys`: what `validate` refuses; `check_keys` here
+dispatches to the kind). The built-in kinds' rules: a label's own `key`, else the position keys
 F, J, D, K, S, L, A in order (lexical decision: F, J); choice: `option_keys`, else F/J for two options
 and the digits for more; a rating: `scale.keys`, else the digits; self-paced reading's comprehension
 answers: `option_keys`. Every key must be one PsychoPy knows, none may be the quit key, two answers
