@@ -65,6 +65,17 @@ def outcome(trial: Any, response: str, answered: bool = True) -> bool | None:
     return response == trial.correct_response
 
 
+def response_times(answer_at: float | None, critical_onset: float, sentence_end: float, panel_onset: float | None,
+                   ms: Any) -> tuple[float | None, float | None]:
+    """(rt_ms, rt_sentence_end_ms) of an answer at `answer_at` (None: no answer) on the renderer's clock:
+    from the panel's onset (`response: panel`) or else from the critical word's onset, and from the
+    sentence's end; `ms` turns a difference on that clock into the recorded ms (each renderer's rounding)."""
+    if answer_at is None:
+        return None, None
+    ref = panel_onset if panel_onset is not None else critical_onset
+    return ms(answer_at - ref), ms(answer_at - sentence_end)
+
+
 def autopilot_answer(trial: Any, seed: str, accuracy: float, window_ms: float, panel: bool) -> tuple[str, bool, float | None, float | None]:
     """A simulated participant's answer (right with probability `accuracy`), drawn from (seed, trial index):
     (response, right, rt_ms, early_ms). Key response: a violation is pressed 250 ms to the end of the window

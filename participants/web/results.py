@@ -225,6 +225,8 @@ def _ms(x: float) -> float:
 
 def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResult:
     """The checked report as the PsychoPy runner's TrialResult (times in ms from the fixation onset)."""
+    from experiments.tasks.violation_detection import response_times
+
     panel = exp.task.response == "panel"
     t0, on, off = r["fixation_onset"], r["unit_onsets"], r["unit_offsets"]
     rel = lambda t: None if t is None else _ms(t - t0)  # noqa: E731
@@ -278,14 +280,14 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
         extra.update(panel_fixation_onset_ms=rel(r["panel_fixation_onset"]), panel_onset_ms=rel(panel_on),
                      panel_delay_ms_measured=_ms(panel_on - r["panel_fixation_onset"]),
                      answered_by=r["answered_by"])
-        rt = _ms(at - panel_on) if answered else None
     else:
         extra.update(prompt_onset_ms=rel(r["prompt_onset"]),
                      response_phase=phase(at) if answered else None)
-        rt = _ms(at - on[trial.critical_index]) if answered else None
+    crit = on[trial.critical_index] if not panel else on[0]  # (a panel's RT is from the panel's onset)
+    rt, rt_end = response_times(at if answered else None, crit, end, panel_on if panel else None, _ms)
     return TrialResult(
         response=r["response"], correct=correct,  # type: ignore[arg-type]
-        rt_ms=rt, rt_sentence_end_ms=_ms(at - end) if answered else None,
+        rt_ms=rt, rt_sentence_end_ms=rt_end,
         word_onsets_ms=[_ms(o - t0) for o in on], word_durations_ms=[_ms(b - a) for a, b in zip(on, off)],
         feedback_shown=bool(trial.feedback), feedback_text=r["feedback_text"],
         started_at=r["started_at"], ended_at=r["ended_at"], iti_onset=r["iti_onset"], extra=extra,
