@@ -41,13 +41,12 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
         fail(f"{spec}: " + "; ".join(problems))  # no runner at all
     try:
         sizes = dict(check_sizes(exp))  # the design and the stimulus pool can supply every block
-        from experiments.tasks.violation_detection import check_forced_choice
-
+        check_sequence = get_task(exp.task.kind).check_sequence
         try:
-            if exp.task.kind == "forced_choice":  # run-model would refuse it: said here, before anyone runs it
+            if check_sequence is not None:  # a runner would refuse an item: said here, before anyone runs it
                 from experiments.compiler import compile_sequence
 
-                check_forced_choice(exp, compile_sequence(exp, "validate1", exp.seed))
+                check_sequence(exp, compile_sequence(exp, "validate1", exp.seed))
         except ValueError as exc:
             fail(f"{spec}: {exc}")
         for b in exp.blocks:
@@ -85,9 +84,9 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
         console.print(f"  screen texts: the spec's, else the built-in {base_language(exp.language)!r} set",
                       highlight=False)
     console.print(f"  runners: {runs_on(exp.task.kind)}", highlight=False, soft_wrap=True)
-    # `response` (key or panel) is how a violation-detection task is answered; other task kinds say their kind
-    how = (f"response={exp.task.response}" if exp.task.kind in ("violation_detection", "forced_choice")
-           else f"task={exp.task.kind}")
+    # the kind's own words (violation detection: `response`, key or panel), else its name
+    summary = get_task(exp.task.kind).summary
+    how = summary(exp.task) if summary is not None else f"task={exp.task.kind}"
     typer.echo(f"OK {exp.name} spec_hash={exp.spec_hash} sessions={exp.sessions} {how} language={exp.language}")
 
 

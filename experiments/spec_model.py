@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, Strict, ValidationInfo, field_validator,
+                      model_serializer, model_validator)
 
 from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
                                      placeholder_problem)
-from experiments.tasks.config import TASK_FIELDS, Label as TaskLabel, Scale as TaskScale, settings_for
+from experiments.tasks.config import settings_for
 
 CONDITION_LETTERS = {"S", "P"}
 # bounds that keep `plan` fast and memory small; a block beyond them is a typo, not an experiment
@@ -239,12 +239,9 @@ class Panel(_Strict):
         return v
 
 
-TaskKindName = Literal["violation_detection", "forced_choice", "judgment", "choice", "rating", "completion",
-                       "self_paced_reading", "lexical_decision"]
-
 
 class Task(_Strict):
-    kind: str = "violation_detection"  # a registered task kind (experiments.tasks): the built-in TaskKindName or one added
+    kind: str = "violation_detection"  # a registered task kind (experiments.tasks.registry: the built-in ones or one added)
     # key: go/no-go, press `response_key` on noticing an error; panel: answer on a two-option
     # panel after every sentence (presses during the sentence are recorded as early responses)
     response: Literal["key", "panel"] = "key"
@@ -253,20 +250,57 @@ class Task(_Strict):
     quit_key: str = "escape"
     respond_during_sentence: bool = True
     response_prompt: str = "?"
-    # the settings of the other kinds (experiments.tasks.config; None: the kind's default), see `settings()`
-    labels: list[TaskLabel] | None = None
-    scale: TaskScale | None = None
-    question: str | None = None
-    presentation: Literal["whole", "rsvp", "moving_window"] | None = None
-    positions: Literal["counterbalance", "fixed"] | None = None
-    option_keys: list[str] | None = None
-    max_chars: Annotated[int, Strict()] | None = None
-    advance_key: str | None = None
-    reveal: Literal["word", "region"] | None = None
-    submit_key: str | None = None
-    mouse: bool | None = None
-    hint: str | None = None
-    region_names: list[str] | None = None  # self_paced_reading: the regions' names (analysis)
+    # the kind's own settings (labels, scale, question, ...) are given flat beside these and declared once, in
+    # the kind's settings model (TaskKind.settings, experiments.tasks.config): `given_settings()` holds what
+    # the spec gave, `settings()` the kind's model with its defaults
+    _given: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _collect_settings(cls, data: Any, handler: Any) -> "Task":
+        """Take the fields of the registered kinds' settings out of the `task:` mapping (a field no kind
+        declares stays, and is refused as an unknown field); they are checked by the kind's model."""
+        from experiments.tasks.config import task_fields
+
+        if not isinstance(data, dict):
+            return handler(data)
+        fields = set(task_fields()) - set(cls.model_fields)
+        given = {k: data[k] for k in data if k in fields and data[k] is not None}
+        task = handler({k: v for k, v in data.items() if k not in fields})
+        object.__setattr__(task, "__pydantic_private__", {**(task.__pydantic_private__ or {}), "_given": given})
+        st = task.settings()  # the kind's model checks them (a field of another kind, a bad value: refused)
+        if st is not None and given:  # kept as the model reads them, so equal settings make equal Tasks
+            dumped = st.model_dump()
+            task.__pydantic_private__["_given"] = {f: dumped[f] for f in given}  # type: ignore[index]
+        task._check_settings()
+        return task
+
+    @model_serializer(mode="wrap")
+    def _dump_settings(self, handler: Any, info: Any) -> dict[str, Any]:
+        """The dump holds the given settings beside the Task's own fields, as the spec wrote them flat (each
+        as the kind's model validates it), so a dumped Task validates back to the same Task and the hash
+        reads them (only where given: a spec that gives none keeps its hash)."""
+        data = handler(self)
+        st = self.settings() if self._given else None
+        if st is not None:
+            dumped = st.model_dump(mode="json" if info.mode_is_json() else "python")
+            data.update({f: dumped[f] for f in self._given})
+        return data
+
+    def given_settings(self) -> dict[str, Any]:
+        """The kind's settings fields the spec itself gave (as given)."""
+        return dict(self._given)
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Task":
+        """A copy; settings fields in `update` are validated by the kind's model as the spec's are."""
+        from experiments.tasks.config import task_fields
+
+        update = dict(update or {})
+        own = {k: update.pop(k) for k in list(update) if k in task_fields() and k not in type(self).model_fields}
+        if not own:
+            return super().model_copy(update=update, deep=deep)
+        data = {**self.model_dump(), **self._given, **update, **own}
+        return type(self).model_validate(data)
 
     @field_validator("kind")
     @classmethod
@@ -278,18 +312,21 @@ class Task(_Strict):
         return v
 
     def settings(self) -> Any:
-        """The kind's settings with its defaults (None for violation_detection / forced_choice)."""
-        return settings_for(self.kind, {f: getattr(self, f) for f in TASK_FIELDS})
+        """The kind's settings with its defaults (None for a kind without settings: forced_choice). A kind's
+        model may read the Task's own fields (violation detection's: response, panel, response_key, ...)."""
+        from experiments.tasks.base import registry
 
-    @model_validator(mode="after")
-    def _kind_settings(self) -> "Task":
-        from experiments.tasks.items import given_settings
+        cls = getattr(registry().get(self.kind), "settings", None)
+        own = {f: getattr(self, f) for f in (cls.model_fields if cls is not None else ())
+               if f != "kind" and f in type(self).model_fields}
+        return settings_for(self.kind, {**own, **self._given})
+
+    def _check_settings(self) -> None:
         from experiments.tasks.keys import check_keys
 
         # a field of another kind, or an invalid combination, is refused here; and keys no human runner
         # can honour (the quit key as an answer, two answers on one key, too few keys)
-        check_keys(self.kind, self.settings(), given_settings(self), self.quit_key)
-        return self
+        check_keys(self.kind, self.settings(), self.given_settings(), self.quit_key)
 
     @field_validator("response_key", "quit_key")
     @classmethod
@@ -573,6 +610,8 @@ class Experiment(_Strict):
 
 def _check_design_blocks(exp: "Experiment") -> None:
     """The parts of a design spec that only make sense together (checked before the file is read)."""
+    from experiments.tasks.base import get_task
+
     assert exp.design is not None
     if exp.stimuli.file is not None:
         raise ValueError("give the items either as `design:` (a long-format file) or as `stimuli.file`, not both")
@@ -589,9 +628,9 @@ def _check_design_blocks(exp: "Experiment") -> None:
             if name not in ("condition", "item", "answer") and name not in exp.design.factors:
                 raise ValueError(f"block {b.name!r}: max_run names {name!r}, which is neither a declared factor "
                                  f"({', '.join(exp.design.factors)}) nor condition, item or answer")
-    if exp.task.kind == "violation_detection" and exp.task.response != "panel":
-        raise ValueError("a design spec with task.kind violation_detection needs `response: panel` (the key "
-                         "response times a critical word, which a design's items do not mark)")
+    check = get_task(exp.task.kind).check_design  # what the kind itself cannot present from a design's items
+    if check is not None:
+        check(exp)
 
 
 def _file_sha256(path: str) -> str:
@@ -615,7 +654,7 @@ _LATER_DEFAULTS: dict[str | None, dict[str, Any]] = {
     "blocks": {"design": None, "sessions": "all", "across_sessions": False, "role": None, "fillers": False,
                "max_run": None},
     "timing": {"panel_delay_ms": 1500},
-    "task": {"response": "key", "panel": None, **{f: None for f in TASK_FIELDS}},
+    "task": {"response": "key", "panel": None},
     "feedback": {"no_response_text": "Too slow!"},
 }
 

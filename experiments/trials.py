@@ -146,9 +146,9 @@ class Trial:
         value of `detection`, False when the rejecting one; experiments.tasks.detection_values), else None:
         no column claims a value the items do not give."""
         if detection is None:
-            from experiments.tasks.detection import detection_values
+            from experiments.tasks.detection import settled_detection
 
-            detection = detection_values(self.task) if self.task in ("violation_detection", "lexical_decision") else None
+            detection = settled_detection(self.task)
         answer = self.mat.get("answer")
         if detection is None or answer is None:
             return None

@@ -9,7 +9,6 @@ plan for a trial it had not finished.
 """
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
@@ -50,26 +49,19 @@ class Autopilot:
         self._sent: list[tuple[str, float]] = []
 
     def plan(self, trial: Trial, available_ms: float) -> AutopilotPlan:
-        """The answer for `trial`; a press lands between 250 ms and the end of the response window."""
-        rng = random.Random(f"{self.seed}:{trial.trial_index}")
-        right = rng.random() < self.accuracy
-        wrong = "no_violation" if trial.correct_response == "violation" else "violation"
-        response = trial.correct_response if right else wrong
-        rt = None
-        if response == "violation":
-            hi = max(300.0, min(900.0, available_ms - 150.0))
-            rt = round(rng.uniform(250.0, hi), 1)
+        """The answer for `trial`; a press lands between 250 ms and the end of the response window
+        (violation detection's own rule: experiments.tasks.violation_detection.autopilot_answer)."""
+        from experiments.tasks.violation_detection import autopilot_answer
+
+        response, right, rt, _ = autopilot_answer(trial, self.seed, self.accuracy, available_ms, panel=False)
         return AutopilotPlan(response, right, rt)
 
     def plan_panel(self, trial: Trial, response_ms: float) -> AutopilotPlan:
         """A panel answer (right with probability `accuracy`) pressed 250-900 ms after panel onset; on
         some violation answers also an early press of the violation key during the sentence."""
-        rng = random.Random(f"{self.seed}:panel:{trial.trial_index}")
-        right = rng.random() < self.accuracy
-        wrong = "no_violation" if trial.correct_response == "violation" else "violation"
-        response = trial.correct_response if right else wrong
-        rt = round(rng.uniform(250.0, max(300.0, min(900.0, response_ms - 200.0))), 1)
-        early = round(rng.uniform(100.0, 400.0), 1) if response == "violation" and rng.random() < 0.5 else None
+        from experiments.tasks.violation_detection import autopilot_answer
+
+        response, right, rt, early = autopilot_answer(trial, self.seed, self.accuracy, response_ms, panel=True)
         return AutopilotPlan(response, right, rt, early)
 
     def press_in(self, seconds: float, key: str | None = None) -> None:

@@ -16,6 +16,7 @@ from experiments.screen_texts import confirm_keys, page_hint
 from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial
+from experiments.tasks.violation_detection import key_response, outcome, response_times
 from participants.autopilot import Autopilot
 from participants.keys import KeyEvent, Keys
 from participants.screens import Screens, Screenshots
@@ -312,8 +313,9 @@ class Presenter:
             prompt_on = self.flip(sc.prompt.draw, shot="response_prompt")
             self.hold(sc.prompt.draw, prompt_on, tm.response_ms, stop=lambda: first_valid() is not None)
         press = first_valid()
-        response = "violation" if press is not None else "no_violation"
-        correct = response == trial.correct_response
+        response = key_response(press is not None)  # the kind's rules (experiments.tasks.violation_detection)
+        correct = bool(outcome(trial, response))
+        rts = response_times(t0 + press.t if press else None, crit, sentence_end, None, _ms)
 
         fb_text = None
         fb_on = None
@@ -355,8 +357,7 @@ class Presenter:
         return TrialResult(
             response=response,
             correct=correct,
-            rt_ms=_ms(t0 + press.t - crit) if press else None,
-            rt_sentence_end_ms=_ms(t0 + press.t - sentence_end) if press else None,
+            rt_ms=rts[0], rt_sentence_end_ms=rts[1],
             word_onsets_ms=[rel(o) for o in onsets],
             word_durations_ms=[_ms(off - on) for on, off in zip(onsets, offsets)],
             feedback_shown=bool(trial.feedback),
@@ -448,8 +449,8 @@ class Presenter:
         if self._mouse is not None:
             self.win.mouseVisible = False
         response = choice[0] if choice else "none"
-        correct: bool | None = (response == trial.correct_response) if choice else None
-        rt = _ms(choice[1] - panel_on) if choice else None
+        correct: bool | None = outcome(trial, response, answered=choice is not None)
+        rt, rt_end = response_times(choice[1] if choice else None, onsets[ci], sentence_end, panel_on, _ms)
         self.log("PanelResp", trial, "", response.upper() if choice else "", None if rt is None else rt / 1000.0)
 
         fb_text = fb_on = None
@@ -508,7 +509,7 @@ class Presenter:
             response=response,
             correct=correct,  # type: ignore[arg-type]
             rt_ms=rt,
-            rt_sentence_end_ms=_ms(choice[1] - sentence_end) if choice else None,
+            rt_sentence_end_ms=rt_end,
             word_onsets_ms=[rel(o) for o in onsets],
             word_durations_ms=[_ms(off - on) for on, off in zip(onsets, offsets)],
             feedback_shown=bool(trial.feedback),

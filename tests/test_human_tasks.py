@@ -50,10 +50,14 @@ def seq_of(trials, seed=3, subject="s1") -> TrialSequence:
 # ---- registries ---------------------------------------------------------------------------------
 def test_each_runners_registry_agrees_with_the_task_kinds():
     kinds = registry()
-    psychopy = {k for k, v in kinds.items() if "psychopy" in v.runners} - {"violation_detection"}
-    browser = {k for k, v in kinds.items() if "browser" in v.runners} - {"violation_detection"}
-    assert set(PSYCHOPY) == psychopy
-    assert set(BROWSER_KINDS) == browser
+    # every PsychoPy kind has its unit (violation detection's runs the RSVP trial); the page's task plugin
+    # presents every browser kind whose renderer is its own (violation detection has twinlab-rsvp.js)
+    psychopy = {k for k, v in kinds.items() if "psychopy" in v.runners}
+    browser = {k for k, v in kinds.items() if "browser" in v.runners and v.renderer == "task"}
+    assert set(PSYCHOPY) == psychopy and all(hasattr(PSYCHOPY[k], "present") or hasattr(PSYCHOPY[k], "run")
+                                             for k in psychopy)
+    assert {k for k in psychopy if hasattr(PSYCHOPY[k], "run")} == {k for k in psychopy if kinds[k].renderer == "rsvp"}
+    assert set(BROWSER_KINDS) == browser and "violation_detection" not in browser
     js = (ROOT / "participants" / "web" / "js" / "twinlab-task.js").read_text(encoding="utf-8")
     body = js[js.index("const TASKS = {"):js.index("function normalizeBy")]
     assert set(re.findall(r"^    async (\w+)\(ctx\)", body, re.M)) == browser

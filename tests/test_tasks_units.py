@@ -125,7 +125,12 @@ def test_task_settings_defaults_and_values():
     assert exp.task.settings().presentation == "whole"
     assert parse_spec(spec_with({"kind": "choice"})).task.settings().positions == "counterbalance"
     assert parse_spec(spec_with({"kind": "self_paced_reading"})).task.settings().presentation == "moving_window"
-    assert parse_spec(spec_with({})).task.settings() is None
+    # violation detection's settings are its unit's model, read from the Task's own first-release fields
+    vd = parse_spec(spec_with({})).task
+    assert (vd.settings().response, vd.settings().response_key) == (vd.response, vd.response_key) == ("key", "space")
+    panel = {"labels": {"violation": "BAD", "no_violation": "OK"}, "left": "no_violation"}
+    vd = parse_spec(spec_with({"response": "panel", "panel": panel})).task
+    assert vd.settings().panel["labels"] == panel["labels"] and vd.given_settings() == {}
 
 
 @pytest.mark.parametrize("task,match", [
@@ -184,3 +189,33 @@ def test_a_model_only_task_validates_and_the_human_runners_refuse_it(tmp_path: P
     assert "run-model" in msg and not (tmp_path / "h").exists()
     msg = refused("web", "build", str(p), "--out", str(tmp_path / "w"), match="forced_choice")
     assert "run-model" in msg
+
+
+def test_violation_detection_answers_on_screen_and_its_outcome():
+    """The kind's own answers (the panel's, its `left` answer first, or the one violation key) through the
+    runners' settings, and the rows' correctness rule (a panel left unanswered is neither right nor wrong)."""
+    from experiments.tasks.violation_detection import outcome
+    from participants.tasks.logic import Answer
+    from participants.tasks.settings import task_settings
+
+    class Exp:
+        language = "en"
+
+        def __init__(self, task):
+            self.task = task
+
+    panel = {"labels": {"violation": "BAD", "no_violation": "OK"}, "keys": {"violation": "d", "no_violation": "k"},
+             "left": "no_violation"}
+    task = parse_spec(spec_with({"response": "panel", "panel": panel})).task
+    s = task_settings(Exp(task), "violation_detection")
+    kind = get_task("violation_detection")
+    assert kind.answers(None, s) == [Answer("no_violation", "OK", "k"), Answer("violation", "BAD", "d")]
+    s = task_settings(Exp(parse_spec(spec_with({"response_key": "v"})).task), "violation_detection")
+    assert kind.answers(None, s) == [Answer("violation", "?", "v")]
+
+    class T:
+        correct_response = "violation"
+        violation_position = "other"  # a filler: the analysis leaves it unscored, the row says right or wrong
+
+    assert outcome(T, "violation") is True and outcome(T, "no_violation") is False
+    assert outcome(T, "none", answered=False) is None and kind.score(T, "violation") is None

@@ -7,13 +7,14 @@ task a runner cannot present, naming the runner. Register a kind with `register`
 """
 from __future__ import annotations
 
-from experiments.tasks.base import (RUNNERS, TaskError, TaskKind, check_runner, get_task, refuse_runner,
-                                    register, registry, runner_problems, runs_on)
+from experiments.tasks.base import (RUNNERS, TaskError, TaskKind, check_runner, get_task, layer_hook, layer_hooks,
+                                    refuse_runner, register, register_hooks, registry, runner_problems, runs_on,
+                                    unregister)
 
 from experiments.tasks.detection import detection_values
 
 __all__ = ["detection_values", "RUNNERS", "TaskKind", "TaskError", "register", "registry", "get_task", "check_runner", "runner_problems",
-           "runs_on", "refuse_runner"]
+           "runs_on", "refuse_runner", "register_hooks", "layer_hooks", "layer_hook", "unregister"]
 
 # the built-in kinds register themselves on import
 from experiments.tasks import builtin  # noqa: E402,F401

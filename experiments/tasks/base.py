@@ -1,4 +1,12 @@
-"""The task-kind contract and its registry (as a jsPsych plugin or an lm-eval output type)."""
+"""The task-kind contract and its registry (as a jsPsych plugin or an lm-eval output type).
+
+A kind brings its hooks (docs/general_model.md "A kind brings its hooks"): everything a runner, the page or
+`validate` would otherwise decide by branching on the kind's name is a field of its `TaskKind` (settings,
+answers, derive, plan, check_keys, human_settings, detection, option_order, raw_fields, record_keys,
+types_text, page_view, renderer, renders_as, check_design, check_sequence, summary). The layers imported
+after `experiments` (model_subjects, analysis) register their side of a kind with `register_hooks(kind,
+layer, ...)` and read it with `layer_hook(kind, layer, name)`.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,6 +26,10 @@ class TaskError(ValueError):
 
 def _no_answer(trial: "Trial", response: Any) -> bool | None:
     return None
+
+
+# the raw record's fields of a kind that shows answers and waits for one (experiments/tasks/record.py)
+ANSWER_FIELDS = frozenset({"presses", "pointers", "response_onset", "answered_by", "answer_time"})
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,45 @@ class TaskKind:
     answers: Callable[..., list[Any]] | None = None
     derive: Callable[..., None] | None = None
     plan: Callable[..., Any] | None = None
+    # ---- the kind's hooks: everything a runner, the page or `validate` would otherwise decide by the kind's
+    # name (docs/general_model.md "A kind brings its hooks"). Each is optional; None: the generic behaviour.
+    # keys: (settings, given, quit_key, n_options, n_question_options) -> None; raise keys.KeySettingError
+    # naming the field for keys no human runner can honour (None: the kind's keys need no check)
+    check_keys: Callable[..., None] | None = None
+    # the human runners' presentation: (settings, given, language, n_options) -> a dict of some of
+    # participants.tasks.settings.TaskSettings's fields (labels, keys, scale, anchors, question_keys, hint:
+    # the default hint when the spec gives none); raise keys.KeySettingError naming the field
+    human_settings: Callable[..., dict[str, Any]] | None = None
+    # detection: (settings: the kind's settings model, a dict as the spec gives them, or None) ->
+    # (accepting value, rejecting value), or None when the kind has no such pair (experiments.tasks.detection)
+    detection: Callable[[Any], tuple[str, str] | None] | None = None
+    # the settings decide the pair (a judgment's labels): without them no pair is claimed (detection.settled)
+    detection_by_settings: bool = False
+    # option order: (trial, seed, subject_id, human settings) -> the options' original indices in screen order
+    # (None: the answers are shown as `answers` lists them)
+    option_order: Callable[..., list[int]] | None = None
+    # the raw record a human runner reports for a trial (experiments/tasks/record.py): (fields every record
+    # has, fields some records have); `record_keys(s)`: keys the trial polls besides its answers' (the first
+    # is the key a tap stands for); `types_text`: the typing keys are polled too
+    raw_fields: tuple[frozenset[str], frozenset[str]] = (ANSWER_FIELDS, frozenset())
+    record_keys: Callable[[Any], tuple[str, ...]] | None = None
+    types_text: bool = False
+    # the page's view of a trial: (trial, s, order, listed) -> the kind's fields of the view (None: the answers
+    # in screen order, `listed(answers)`); `listed` turns Answers into the page's dicts (key label, correct)
+    page_view: Callable[..., dict[str, Any]] | None = None
+    # which renderer presents it to people: "task" (a participants/tasks/<kind>.py unit in the task window;
+    # the page's twinlab-task.js builder) or a runner of its own ("rsvp": participants/rsvp.py, twinlab-rsvp.js)
+    renderer: str = "task"
+    # a kind presented by another kind's renderers (its PsychoPy unit and page builder), e.g. a toy judgment
+    renders_as: str | None = None
+    # a design spec (items from a file) of this kind: (exp) -> None, ValueError naming what the kind cannot
+    # present (violation detection: the key response needs a critical word a design's items do not mark)
+    check_design: Callable[[Any], None] | None = None
+    # `validate` on a compiled sequence: (exp, trials) -> None, ValueError naming the item a runner would refuse
+    # (forced choice: a trial without the critical word's two forms); the caller compiles
+    check_sequence: Callable[[Any, Any], None] | None = None
+    # the words `validate`'s OK line says of the task: (the spec's Task) -> text (None: "task=<kind>")
+    summary: Callable[[Any], str] | None = None
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]
@@ -97,6 +148,44 @@ def runner_problems(kind: str, runners: tuple[str, ...] = RUNNERS) -> list[str]:
     """Every runner among `runners` that cannot present `kind`, as messages (what `validate` prints)."""
     k = get_task(kind)
     return [p for p in (k.runner_problem(r) for r in runners) if p]
+
+
+# ---- other layers' hooks of a kind ----------------------------------------------------------------------
+# `model_subjects` and `analysis` are imported after `experiments` and never by it, so their side of a kind
+# (its protocol table, its analysis sections, its report's tables) cannot be a field of TaskKind. They
+# register it here under their layer's name when they are imported, and look it up by kind, never by
+# branching on the kind's name:
+#     register_hooks("rating", "model", protocols=RATING_PROTOCOLS)         # model_subjects/tasks/rating.py
+#     register_hooks("rating", "analysis", sections=rating_sections)        # analysis/...
+#     layer_hook(kind, "analysis", "sections")  -> the function, or None when the kind has none
+# A kind registered from outside (a test's toy kind) registers its layers' hooks the same way.
+_LAYER_HOOKS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def register_hooks(kind: str, layer: str, **hooks: Any) -> None:
+    """Register `layer`'s hooks of `kind` (a hook given twice is refused: one meaning, one place)."""
+    have = _LAYER_HOOKS.setdefault((kind, layer), {})
+    twice = sorted(set(have) & set(hooks))
+    if twice:
+        raise ValueError(f"task kind {kind!r}: {layer} hook(s) {', '.join(twice)} registered twice")
+    have.update(hooks)
+
+
+def layer_hooks(kind: str, layer: str) -> dict[str, Any]:
+    """Every hook `layer` registered for `kind` (empty: none)."""
+    return dict(_LAYER_HOOKS.get((kind, layer), {}))
+
+
+def layer_hook(kind: str, layer: str, name: str, default: Any = None) -> Any:
+    """One hook of `layer` for `kind`, else `default`."""
+    return _LAYER_HOOKS.get((kind, layer), {}).get(name, default)
+
+
+def unregister(name: str) -> None:
+    """Take a kind and its layers' hooks out of the registry (tests that register a toy kind)."""
+    _REGISTRY.pop(name, None)
+    for key in [k for k in _LAYER_HOOKS if k[0] == name]:
+        del _LAYER_HOOKS[key]
 
 
 RUNNER_COMMANDS = {"psychopy": "run-human", "browser": "web", "model": "run-model"}

@@ -8,11 +8,27 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from typing import Any
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind, register
-from experiments.tasks.config import ChoiceSettings
+from experiments.tasks.config import _Settings, _check_key
 from experiments.tasks.scoring import equals_answer, normalize_answer
+
+
+
+class ChoiceSettings(_Settings):
+    question: str = "Which is better?"
+    positions: Literal["counterbalance", "fixed"] = "counterbalance"
+    option_keys: Annotated[list[str], Field(min_length=2)] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
+
+    @field_validator("option_keys")
+    @classmethod
+    def _keys(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("option_keys: a key is given twice")
+        return [_check_key(k) for k in v]
 
 
 def options_tie(options: Any) -> bool:
@@ -113,10 +129,29 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
     return plan_answer(trial, s, order, rng, right)
 
 
+def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
+    from experiments.tasks.keys import choice_keys, clash
+
+    clash("task.option_keys", choice_keys(settings, "option_keys" in given, max(2, n_options)), quit_key)
+
+
+def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
+    """The key of each screen position (F, J for two options, the digits for more; `option_keys` if given)."""
+    from experiments.tasks.keys import choice_keys
+
+    return {"keys": tuple(choice_keys(st, "option_keys" in given, n_options))}
+
+
+def screen_order(trial: Any, seed: int | None, subject_id: str, s: Any) -> list[int]:
+    """The human runners' option order of a trial (`trial_option_order` under the settings' `positions`)."""
+    return trial_option_order(trial, seed, subject_id, s.positions if s is not None else "counterbalance")
+
+
 KIND = register(TaskKind(
     name="choice", description="2 to n options shown together, position counterbalanced",
     materials=("options",), optional_materials=("prefix", "answer", "question"),
     recorded=("response", "correct", "rt_ms", "option_order", "chosen_position"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "direct:mean", "meta", "production", "surprisal"), score=score, settings=ChoiceSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
+    check_keys=check_keys, human_settings=human_settings, option_order=screen_order,
 ))

@@ -10,11 +10,26 @@ typed answer is incorrect.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, Strict, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind, register
-from experiments.tasks.config import CompletionSettings
+from experiments.tasks.config import _Settings, _check_key
 from experiments.tasks.scoring import missing, normalize_answer
+
+
+
+class CompletionSettings(_Settings):
+    question: str = "What word comes next?"
+    max_chars: Annotated[int, Strict(), Field(ge=1, le=200)] = 40
+    presentation: Literal["whole", "rsvp"] = "whole"
+    submit_key: str = "return"  # humans: ends the typed answer
+
+    @field_validator("submit_key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _check_key(v)
 
 
 def accepted_answers(mat: dict[str, Any]) -> list[str]:
@@ -99,10 +114,44 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
     return TaskPlan({"type": typed}, word, right)
 
 
+def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
+    """The submit key neither quits nor types; the quit key does not type."""
+    from experiments.tasks.keys import KeySettingError, types_text
+
+    if settings.submit_key == quit_key:
+        raise KeySettingError(f"task.submit_key: {quit_key!r} is the quit key (task.quit_key)")
+    if types_text(settings.submit_key):
+        raise KeySettingError(f"task.submit_key: {settings.submit_key!r} types text in the answer; use e.g. return")
+    if types_text(quit_key):
+        raise KeySettingError(f"task.quit_key: {quit_key!r} types text in a completion answer; use e.g. escape")
+
+
+def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
+    """The hint that names the submit key."""
+    from experiments.screen_texts import key_label, task_text
+
+    return {"hint": task_text(lang, "hint_completion", key=key_label(st.submit_key, lang))}
+
+
+def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+    """The submit key, the accepted answers already normalised and the one rule as data (scoring.RULE):
+    the page's feedback compares the typed text by them."""
+    from experiments.tasks.scoring import RULE
+
+    return {"submit_key": s.submit_key, "accepted": accepted_answers(trial.mat), "rule": RULE}
+
+
+# taps: the submit button's taps (touch screens); input_presses: the presses read from the text field's
+# input events (an on-screen keyboard sends no key names)
+RAW_FIELDS = (frozenset({"presses", "pointers", "response_onset", "submit_time", "text"}),
+              frozenset({"taps", "input_presses"}))
+
 KIND = register(TaskKind(
     name="completion", description="a prefix and a typed answer (cloze)",
     materials=("prefix", "target"), optional_materials=("accepted", "question"),
     recorded=("response", "response_text", "keystrokes", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "production", "meta", "surprisal"), score=score, settings=CompletionSettings,
     check_item=check_item, derive=derive, plan=plan,
+    check_keys=check_keys, human_settings=human_settings, page_view=page_view,
+    raw_fields=RAW_FIELDS, record_keys=lambda s: (s.submit_key,), types_text=True,
 ))

@@ -1,15 +1,18 @@
-"""The `task:` settings of each kind (pydantic), as the spec takes them.
+"""The `task:` settings as the spec takes them: the pieces the kinds' settings models share (`_Settings`,
+`Label`, `Scale`, the key check) and the one reader of them.
 
-The spec's `task:` section holds the kind and its settings flat (`task: {kind: rating, scale: {points: 7}}`);
-`settings_for(task)` builds the kind's own settings model from the fields the spec gave, with the
-kind's defaults for the rest. A field that belongs to another kind is refused, naming the kind's own.
+Each kind declares its settings once, in its own unit (`<Kind>Settings` in experiments/tasks/<kind>.py,
+named in `TaskKind.settings`). The spec's `task:` section holds the kind and its settings flat
+(`task: {kind: rating, scale: {points: 7}}`); `task_fields()` is every registered kind's fields (what
+experiments.spec_model.Task takes), and `settings_for(kind, given)` builds the kind's own settings model
+from the fields the spec gave, with the kind's defaults for the rest. A field that belongs to another kind is refused, naming the kind's own.
 Defaults are English; a spec in another language gives its texts (labels, question, scale ends).
 """
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
 Presentation = Literal["whole", "rsvp", "moving_window"]
 
@@ -91,121 +94,50 @@ class _Settings(_Strict):
         return self.model_dump(mode="json", exclude={"kind"})
 
 
-class JudgmentSettings(_Settings):
-    labels: Annotated[list[Label], Field(min_length=2)] = [Label(value="yes", text="Yes", key="f"),
-                                                           Label(value="no", text="No", key="j")]
-    question: str = "Is this sentence acceptable?"
-    presentation: Literal["whole", "rsvp"] = "whole"
+def __getattr__(name: str) -> Any:
+    """The built-in kinds' settings models live in their units (experiments/tasks/<kind>.py); their old
+    names here still import."""
+    units = {"JudgmentSettings": "judgment", "ChoiceSettings": "choice", "RatingSettings": "rating",
+             "CompletionSettings": "completion", "SelfPacedReadingSettings": "self_paced_reading",
+             "LexicalDecisionSettings": "lexical_decision"}
+    if name in units:
+        import importlib
 
-    @field_validator("labels")
-    @classmethod
-    def _differ(cls, v: list[Label]) -> list[Label]:
-        return _labels_differ(v)
-
-
-class ChoiceSettings(_Settings):
-    question: str = "Which is better?"
-    positions: Literal["counterbalance", "fixed"] = "counterbalance"
-    option_keys: Annotated[list[str], Field(min_length=2)] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
-
-    @field_validator("option_keys")
-    @classmethod
-    def _keys(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError("option_keys: a key is given twice")
-        return [_check_key(k) for k in v]
+        return getattr(importlib.import_module(f"experiments.tasks.{units[name]}"), name)
+    raise AttributeError(name)
 
 
-class RatingSettings(_Settings):
-    scale: Scale = Scale(points=7, low_label="completely unacceptable", high_label="completely acceptable")
-    question: str = "How acceptable is this sentence?"
-    presentation: Literal["whole", "rsvp"] = "whole"
+def task_fields() -> tuple[str, ...]:
+    """Every field the spec's `task:` section takes for a kind's settings: the union of the registered kinds'
+    settings models (`TaskKind.settings`), in registration order. A kind declares its settings once, in its
+    model; the spec, the runners and the hash read them from here."""
+    from experiments.tasks.base import registry
+
+    out: dict[str, None] = {}
+    for kind in registry().values():
+        if kind.settings is not None:
+            out.update(dict.fromkeys(f for f in kind.settings.model_fields if f != "kind"))
+    return tuple(out)
 
 
-class CompletionSettings(_Settings):
-    question: str = "What word comes next?"
-    max_chars: Annotated[int, Strict(), Field(ge=1, le=200)] = 40
-    presentation: Literal["whole", "rsvp"] = "whole"
-    submit_key: str = "return"  # humans: ends the typed answer
-
-    @field_validator("submit_key")
-    @classmethod
-    def _key(cls, v: str) -> str:
-        return _check_key(v)
-
-
-class SelfPacedReadingSettings(_Settings):
-    presentation: Presentation = "moving_window"
-    reveal: Literal["word", "region"] = "word"  # humans: one word or one region per key press
-    advance_key: str = "space"
-    option_keys: Annotated[list[str], Field(min_length=2)] = ["f", "j", "k", "d"]  # comprehension answers
-    region_names: list[str] | None = None  # names of the regions in order (analysis); None: each region's own words
-
-    @field_validator("region_names")
-    @classmethod
-    def _names(cls, v: list[str] | None) -> list[str] | None:
-        """One name per region, each given once (a region is chosen by its name: `analyze --region NAME`)."""
-        if v is None:
-            return v
-        if not v:
-            raise ValueError("region_names: give one name per region, or leave it out")
-        seen: dict[str, int] = {}
-        for k, name in enumerate(v):
-            if not str(name).strip():
-                raise ValueError(f"region_names: name {k + 1} is empty")
-            key = str(name).strip().casefold()
-            if key in seen:
-                raise ValueError(f"region_names: {name!r} is given twice (names {seen[key] + 1} and {k + 1}); "
-                                 "each region needs its own name")
-            seen[key] = k
-        return v
-
-    @field_validator("advance_key")
-    @classmethod
-    def _key(cls, v: str) -> str:
-        return _check_key(v)
-
-    @field_validator("option_keys")
-    @classmethod
-    def _keys(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError("option_keys: a key is given twice")
-        return [_check_key(k) for k in v]
-
-
-class LexicalDecisionSettings(_Settings):
-    labels: Annotated[list[Label], Field(min_length=2, max_length=2)] = [
-        Label(value="word", text="Word", key="j"), Label(value="nonword", text="Non-word", key="f")]
-    question: str = "Is this an English word?"
-
-    @field_validator("labels")
-    @classmethod
-    def _word_nonword(cls, v: list[Label]) -> list[Label]:
-        if sorted(lab.value for lab in v) != ["nonword", "word"]:
-            raise ValueError("lexical decision labels need the values word and nonword "
-                             f"(got {', '.join(lab.value for lab in v)})")
-        return _labels_differ(v)
-
-
-SETTINGS: dict[str, type[_Settings]] = {
-    "judgment": JudgmentSettings, "choice": ChoiceSettings, "rating": RatingSettings,
-    "completion": CompletionSettings, "self_paced_reading": SelfPacedReadingSettings,
-    "lexical_decision": LexicalDecisionSettings,
-}
-# the fields the spec's `task:` section takes for the kinds above (None: not given)
-TASK_FIELDS: tuple[str, ...] = ("labels", "scale", "question", "presentation", "positions", "option_keys",
-                                "max_chars", "advance_key", "reveal", "submit_key", "mouse", "hint", "region_names")
+def _problems(exc: ValidationError) -> str:
+    """A settings model's errors as `field: message (value: ...)`, joined (the spec's error names the task)."""
+    out = []
+    for e in exc.errors():
+        value = e.get("input")
+        shown = "" if isinstance(value, (dict, list)) or e["type"] == "missing" else f" (value: {value!r})"
+        out.append(f"{'.'.join(str(p) for p in e['loc']) or 'task'}: {e['msg'].removeprefix('Value error, ')}{shown}")
+    return "; ".join(out)
 
 
 def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:
     """The kind's settings from the `task:` fields given (None values = not given); ValueError naming
-    a field that is not the kind's. Violation detection and forced choice take none of these."""
-    given = {k: v for k, v in given.items() if v is not None}
-    cls = SETTINGS.get(kind)
-    if cls is None:  # a kind registered after these (its TaskKind names its settings model)
-        from experiments.tasks.base import registry
+    a field that is not the kind's, or a value its settings model refuses. A kind without a settings
+    model (violation detection, forced choice) takes none of these."""
+    from experiments.tasks.base import registry
 
-        cls = getattr(registry().get(kind), "settings", None)
+    given = {k: v for k, v in given.items() if v is not None}
+    cls = getattr(registry().get(kind), "settings", None)
     own = set(cls.model_fields) - {"kind"} if cls else set()
     foreign = sorted(set(given) - own)
     if foreign:
@@ -213,4 +145,7 @@ def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:
         raise ValueError(f"{', '.join(foreign)}: not a setting of task kind {kind!r} (its settings: {known})")
     if cls is None:
         return None
-    return cls(kind=kind, **{k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in given.items()})
+    try:
+        return cls(kind=kind, **{k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in given.items()})
+    except ValidationError as exc:
+        raise ValueError(_problems(exc)) from None

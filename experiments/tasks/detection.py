@@ -1,6 +1,7 @@
 """Which answer of a judgment-like kind accepts and which rejects (for acceptance, hits, false alarms).
 
-The rule, per kind (docs/general_model.md "Detection values"):
+The rule is each kind's own (`TaskKind.detection`, in experiments/tasks/<kind>.py; docs/general_model.md
+"Detection values"); the built-in kinds':
   judgment            the label whose *text* (else value) says it accepts (yes, acceptable, grammatical, good, ok,
                       true, correct, sensible, natural, word...) accepts and the one whose value says it
                       rejects (no, unacceptable, ungrammatical, bad, ...) rejects, whatever their order on
@@ -18,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def _labels(settings: Any, field: str = "value") -> list[str] | None:
+def label_field(settings: Any, field: str = "value") -> list[str] | None:
     labels = settings.get("labels") if isinstance(settings, dict) else getattr(settings, "labels", None)
     if labels is None:
         return None
@@ -59,17 +60,23 @@ def judgment_values(labels: list[str], texts: list[str] | None = None) -> tuple[
 
 def detection_values(kind: str, settings: Any = None) -> tuple[str, str] | None:
     """(accepting value, rejecting value) of `kind` under its `task:` settings (a dict as the spec gives
-    them, or the kind's settings model; None or {}: the defaults), or None when the kind has no such pair."""
-    if kind == "violation_detection":
-        return ("no_violation", "violation")
-    if kind == "lexical_decision":
-        return ("word", "nonword")
-    if kind == "judgment":
-        labels = _labels(settings or {})
-        if labels is None:
-            return ("yes", "no")
-        return judgment_values(labels, _labels(settings, "text"))
-    return None
+    them, or the kind's settings model; None or {}: the defaults), or None when the kind has no such pair:
+    the kind's own rule (`TaskKind.detection`, in experiments/tasks/<kind>.py)."""
+    from experiments.tasks.base import registry
+
+    k = registry().get(kind)
+    return k.detection(settings) if k is not None and k.detection is not None else None
+
+
+def settled_detection(kind: str) -> tuple[str, str] | None:
+    """The (accepting, rejecting) pair a kind has whatever its settings (violation detection, lexical
+    decision); None where the settings decide it (a judgment's labels) or the kind has none."""
+    from experiments.tasks.base import registry
+
+    k = registry().get(kind)
+    if k is None or k.detection is None or k.detection_by_settings:
+        return None
+    return k.detection(None)
 
 
 def detection_for(kind: str, task: Any = None, overrides: dict[str, Any] | None = None) -> tuple[str, str] | None:

@@ -11,10 +11,8 @@ from experiments.tasks.keys import KeySettingError, check_keys
 
 
 def given_settings(task: Any) -> dict[str, Any]:
-    """The `task:` fields the spec itself gave (None: not given)."""
-    from experiments.tasks.config import TASK_FIELDS
-
-    return {f: getattr(task, f) for f in TASK_FIELDS if getattr(task, f, None) is not None}
+    """The `task:` fields of the kind's settings the spec itself gave."""
+    return task.given_settings()
 
 
 def check_items(task: Any, rows: Iterable[tuple[int, dict[str, Any]]], path: str) -> None:

@@ -3,11 +3,27 @@
 item's `answer`."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind, register
-from experiments.tasks.config import JudgmentSettings
+from experiments.tasks.config import Label, _Settings, _labels_differ
+from experiments.tasks.keys import POSITION_KEYS
 from experiments.tasks.scoring import equals_answer
+
+
+
+class JudgmentSettings(_Settings):
+    labels: Annotated[list[Label], Field(min_length=2)] = [Label(value="yes", text="Yes", key="f"),
+                                                           Label(value="no", text="No", key="j")]
+    question: str = "Is this sentence acceptable?"
+    presentation: Literal["whole", "rsvp"] = "whole"
+
+    @field_validator("labels")
+    @classmethod
+    def _differ(cls, v: list[Label]) -> list[Label]:
+        return _labels_differ(v)
 
 
 def check_answer_among(mat: dict[str, Any], values: list[str], what: str, where: str, key: str = "answer") -> None:
@@ -58,9 +74,48 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
     return plan_answer(trial, s, order, rng, right)
 
 
+def label_key_checker(default_keys: tuple[str, ...]) -> Any:
+    """The keys rule of a kind whose answers are labels (a label's own key, else `default_keys` by position)."""
+    def check(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
+        from experiments.tasks.keys import clash, label_keys
+
+        clash("task.labels", label_keys(settings, "labels" in given, default_keys), quit_key)
+    return check
+
+
+def label_settings(default_values: tuple[str, str], default_keys: tuple[str, ...]) -> Any:
+    """The human runners' labels and keys of a label kind: the spec's labels, else `default_values` with the
+    spec language's texts (experiments.screen_texts `label_<value>`) on F, J."""
+    def human(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
+        from experiments.screen_texts import task_text
+        from experiments.tasks.keys import KeySettingError, label_keys
+
+        keys = tuple(label_keys(st, "labels" in given, default_keys))
+        if "labels" in given:
+            labels = [(lab.value, lab.text) for lab in st.labels]
+        else:
+            labels = [(v, task_text(lang, f"label_{v}")) for v in default_values]
+        if len(set(keys)) != len(keys):
+            raise KeySettingError(f"task.labels: two answers share a key ({', '.join(keys)})")
+        return {"labels": tuple(labels), "keys": keys}
+    return human
+
+
+def detection(settings: Any) -> tuple[str, str] | None:
+    """The accepting and rejecting labels (experiments.tasks.detection.judgment_values); yes/no by default."""
+    from experiments.tasks.detection import judgment_values, label_field
+
+    labels = label_field(settings or {})
+    if labels is None:
+        return ("yes", "no")
+    return judgment_values(labels, label_field(settings, "text"))
+
+
 KIND = register(TaskKind(
     name="judgment", description="one sentence (whole or word by word), two or more labelled answers",
     materials=("sentence",), optional_materials=("answer", "pair_sentence", "question"),
     runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
+    check_keys=label_key_checker(POSITION_KEYS), human_settings=label_settings(("yes", "no"), POSITION_KEYS),
+    detection=detection, detection_by_settings=True,
 ))

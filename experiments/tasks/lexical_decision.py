@@ -2,12 +2,30 @@
 `nonword`, the labels' values) is correct when it equals the item's `answer`."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskKind, register
-from experiments.tasks.config import LexicalDecisionSettings
-from experiments.tasks.judgment import answers, check_label_answer, derive, label_values, plan
+from experiments.tasks.config import Label, _Settings, _labels_differ
+from experiments.tasks.judgment import (answers, check_label_answer, derive, label_key_checker, label_settings,
+                                        label_values, plan)
 from experiments.tasks.scoring import equals_answer
+
+
+
+class LexicalDecisionSettings(_Settings):
+    labels: Annotated[list[Label], Field(min_length=2, max_length=2)] = [
+        Label(value="word", text="Word", key="j"), Label(value="nonword", text="Non-word", key="f")]
+    question: str = "Is this an English word?"
+
+    @field_validator("labels")
+    @classmethod
+    def _word_nonword(cls, v: list[Label]) -> list[Label]:
+        if sorted(lab.value for lab in v) != ["nonword", "word"]:
+            raise ValueError("lexical decision labels need the values word and nonword "
+                             f"(got {', '.join(lab.value for lab in v)})")
+        return _labels_differ(v)
 
 
 def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
@@ -23,4 +41,6 @@ KIND = register(TaskKind(
     materials=("sentence", "answer"), recorded=("response", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("direct", "meta", "surprisal"), score=score, settings=LexicalDecisionSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
+    check_keys=label_key_checker(("f", "j")), human_settings=label_settings(("nonword", "word"), ("f", "j")),
+    detection=lambda settings: ("word", "nonword"),
 ))

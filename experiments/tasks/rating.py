@@ -2,11 +2,18 @@
 the chosen point goes to `rating` (and `response` as text)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, Any
 
 from experiments.tasks.base import TaskKind, register
-from experiments.tasks.config import RatingSettings
+from experiments.tasks.config import Scale, _Settings
 from experiments.tasks.scoring import missing
+
+
+
+class RatingSettings(_Settings):
+    scale: Scale = Scale(points=7, low_label="completely unacceptable", high_label="completely acceptable")
+    question: str = "How acceptable is this sentence?"
+    presentation: Literal["whole", "rsvp"] = "whole"
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -47,9 +54,27 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
     return TaskPlan({"answer": [(rt(rng), pick.key)]}, pick.value, None)
 
 
+def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
+    from experiments.tasks.keys import clash
+
+    clash("task.scale.keys", list(settings.scale.point_keys), quit_key)
+
+
+def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
+    """The scale's points, one key per point and its labelled ends."""
+    return {"scale": st.scale.points, "keys": tuple(st.scale.point_keys),
+            "anchors": (str(st.scale.low_label), str(st.scale.high_label))}
+
+
+def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+    """The scale's points as answers, with its labelled ends."""
+    return {"answers": listed(answers(trial, s, order)), "anchors": list(s.anchors)}
+
+
 KIND = register(TaskKind(
     name="rating", description="a k-point scale",
     materials=("sentence",), optional_materials=("question",),
     recorded=("response", "rating", "rt_ms"), runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"),
     score=score, settings=RatingSettings, answers=answers, derive=derive, plan=plan,
+    check_keys=check_keys, human_settings=human_settings, page_view=page_view,
 ))

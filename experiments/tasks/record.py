@@ -162,8 +162,9 @@ def _kind(s: Any) -> Any:
     from experiments.tasks.base import get_task
 
     k = get_task(s.kind)
-    if k.derive is None:
-        raise TaskResultError(f"task: kind {s.kind!r} has no human presentation")
+    if k.derive is None:  # a model-only kind, or one whose renderer runs its own trial (violation detection: rsvp)
+        raise TaskResultError(f"task: kind {s.kind!r} is not presented in the task window"
+                              + (f" (its renderer: {k.renderer})" if k.renderer != "task" else ""))
     return k
 
 

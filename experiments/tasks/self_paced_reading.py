@@ -4,11 +4,53 @@ against `question_answer` (the trial is unscored without one)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind, register
-from experiments.tasks.config import SelfPacedReadingSettings
+from experiments.tasks.config import Presentation, _Settings, _check_key
 from experiments.tasks.scoring import equals_answer, normalize_answer
+
+
+
+class SelfPacedReadingSettings(_Settings):
+    presentation: Presentation = "moving_window"
+    reveal: Literal["word", "region"] = "word"  # humans: one word or one region per key press
+    advance_key: str = "space"
+    option_keys: Annotated[list[str], Field(min_length=2)] = ["f", "j", "k", "d"]  # comprehension answers
+    region_names: list[str] | None = None  # names of the regions in order (analysis); None: each region's own words
+
+    @field_validator("region_names")
+    @classmethod
+    def _names(cls, v: list[str] | None) -> list[str] | None:
+        """One name per region, each given once (a region is chosen by its name: `analyze --region NAME`)."""
+        if v is None:
+            return v
+        if not v:
+            raise ValueError("region_names: give one name per region, or leave it out")
+        seen: dict[str, int] = {}
+        for k, name in enumerate(v):
+            if not str(name).strip():
+                raise ValueError(f"region_names: name {k + 1} is empty")
+            key = str(name).strip().casefold()
+            if key in seen:
+                raise ValueError(f"region_names: {name!r} is given twice (names {seen[key] + 1} and {k + 1}); "
+                                 "each region needs its own name")
+            seen[key] = k
+        return v
+
+    @field_validator("advance_key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _check_key(v)
+
+    @field_validator("option_keys")
+    @classmethod
+    def _keys(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("option_keys: a key is given twice")
+        return [_check_key(k) for k in v]
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -160,10 +202,45 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
     return TaskPlan(phases, intended, ok)
 
 
+def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
+    """Enough comprehension keys, none shared, none the quit key; the advance key neither quits nor answers."""
+    from experiments.tasks.keys import KeySettingError, clash
+
+    qk = list(settings.option_keys)
+    if n_question_options > len(qk):
+        raise KeySettingError(f"task.option_keys: comprehension questions with {n_question_options} options need "
+                              f"{n_question_options} keys, got {len(qk)} ({', '.join(qk)})")
+    clash("task.option_keys", qk[:max(n_question_options, 0)] or qk, quit_key)
+    if settings.advance_key == quit_key:
+        raise KeySettingError(f"task.advance_key: {quit_key!r} is the quit key (task.quit_key)")
+    if settings.advance_key in qk[:n_question_options]:
+        raise KeySettingError(f"task.advance_key: {settings.advance_key!r} is also a comprehension answer key "
+                              "(task.option_keys)")
+
+
+def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
+    """The comprehension answers' keys, and the hint that names the advance key."""
+    from experiments.screen_texts import key_label, task_text
+
+    return {"question_keys": tuple(st.option_keys),
+            "hint": task_text(lang, "hint_self_paced_reading", key=key_label(st.advance_key, lang))}
+
+
+def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+    """The units one press reveals, the advance key and the comprehension question (none: no question)."""
+    return {"units": trial_units(trial, s.reveal)[0], "advance_key": s.advance_key,
+            "question_answers": listed(answers(trial, s)), "question": str(trial.mat.get("question") or "")}
+
+
+RAW_FIELDS = (frozenset({"presses", "pointers", "steps", "taps"}),
+              frozenset({"question_onset", "question_answered_by", "question_answer_time"}))
+
 KIND = register(TaskKind(
     name="self_paced_reading", description="moving window, per-word reading times, optional question",
     materials=("sentence",), optional_materials=("regions", "question", "question_options", "question_answer"),
     recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms"),
     runners=("psychopy", "browser", "model"), model_protocols=("surprisal",), score=score, settings=SelfPacedReadingSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
+    check_keys=check_keys, human_settings=human_settings, page_view=page_view,
+    raw_fields=RAW_FIELDS, record_keys=lambda s: (s.advance_key,),
 ))

@@ -1,27 +1,48 @@
 """The PsychoPy runner's task kinds: one small presentation unit per kind (as a jsPsych plugin is).
 
-`PSYCHOPY` is this runner's registry (kind -> unit); the browser's is in
-participants/web/js/twinlab-task.js (`TASKS`) and `participants.web.payload.BROWSER_KINDS`; a test
-checks both against `experiments.tasks` (`TaskKind.runners`). What an answer means is decided
-once, for both runners, in participants/tasks/logic.py.
+`PSYCHOPY` is this runner's registry (kind -> unit), read from `experiments.tasks` when asked: every
+kind whose `TaskKind.runners` names psychopy is presented by participants/tasks/<kind>.py (or by the unit
+of the kind it `renders_as`). A unit either draws into the task window (`present(w, order)`) or runs
+the trial its own way (`run(pres, trial, seq, exp, overrides)`: violation detection's RSVP trial,
+participants/rsvp.py). The browser's registry is participants/web/js/twinlab-task.js (`TASKS`) and
+`participants.web.payload.BROWSER_KINDS`; a test checks both against `experiments.tasks`. What an
+answer means is decided once, for both runners, in the kind's own unit (participants/tasks/logic.py).
 """
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
 from experiments.tasks import registry
 from experiments.trials import Trial, TrialSequence
-from participants.tasks.logic import option_order, plan
+from participants.tasks.logic import plan, screen_order
 from participants.tasks.settings import TaskSettings, task_settings
 
-# every kind whose TaskKind.runners names psychopy has its presentation unit here, participants/tasks/<kind>.py
-# (violation detection is the RSVP runner's own, participants/rsvp.py)
-PSYCHOPY: dict[str, ModuleType] = {
-    name: importlib.import_module(f"participants.tasks.{name}") for name, kind in registry().items()
-    if "psychopy" in kind.runners and name != "violation_detection"
-}
+
+class Units(Mapping[str, ModuleType]):
+    """kind -> its presentation unit in this runner, from the task registry at each look-up (a kind
+    registered later, e.g. from a test, is found as the built-in ones are)."""
+
+    def _names(self) -> dict[str, str]:
+        return {name: kind.renders_as or name for name, kind in registry().items() if "psychopy" in kind.runners}
+
+    def __getitem__(self, name: str) -> ModuleType:
+        unit = self._names()[name]
+        return importlib.import_module(f"participants.tasks.{unit}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+
+PSYCHOPY: Mapping[str, ModuleType] = Units()
 
 
 def implemented() -> tuple[str, ...]:
@@ -37,13 +58,16 @@ def run_task_trial(pres: Any, trial: Trial, seq: TrialSequence, exp: Any,
     """Present one task trial in the PsychoPy window; returns its TrialResult (the caller writes the row)."""
     from participants.tasks.window import TaskWindow
 
+    unit = PSYCHOPY[trial.task]
+    if hasattr(unit, "run"):  # a kind that runs its trial its own way (violation detection: RSVP)
+        return unit.run(pres, trial, seq, exp, overrides)
     s = settings_for(exp, trial, overrides)
-    order = option_order(trial, seq, s) if trial.task == "choice" else None
+    order = screen_order(trial, seq, s)
     p = None
     if pres.autopilot is not None:
         pres.autopilot.cancel()
         p = plan(trial, s, order, seed=pres.autopilot.seed, accuracy=pres.autopilot.accuracy)
     with pres.task_trial():
         w = TaskWindow(pres, trial, s, p)
-        PSYCHOPY[trial.task].present(w, order)
+        unit.present(w, order)
         return w.finish(order)

@@ -23,6 +23,17 @@ def option_order(trial: Trial, seq: TrialSequence | None, s: TaskSettings | None
     return trial_option_order(trial, seq.seed if seq else 0, seq.subject_id if seq else "", positions)
 
 
+def screen_order(trial: Trial, seq: TrialSequence | None, s: TaskSettings | None) -> list[int] | None:
+    """The answers' order on screen where the kind decides one (its `TaskKind.option_order`: the choice's
+    counterbalanced options), the same in both runners; None: as `answers` lists them."""
+    from experiments.tasks import get_task
+
+    hook = get_task(trial.task).option_order
+    if hook is None:
+        return None
+    return hook(trial, seq.seed if seq else 0, seq.subject_id if seq else "", s)
+
+
 def spr_units(trial: Trial, s: TaskSettings) -> tuple[list[str], list[list[int]]]:
     """Self-paced reading: the units revealed one per press, and each region's word indices (the
     kind's one reading of `sentence` and `regions`: experiments.tasks.self_paced_reading.units)."""

@@ -12,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.screen_texts import key_label, task_text
-from experiments.tasks.keys import POSITION_KEYS, KeySettingError, choice_keys, label_keys
-
-KINDS = ("judgment", "choice", "rating", "lexical_decision", "self_paced_reading", "completion")
+from experiments.screen_texts import key_label
+from experiments.tasks.keys import KeySettingError
 
 class SettingsError(ValueError):
     """A task setting that cannot be presented (names the field)."""
@@ -63,67 +61,40 @@ def task_kind(exp: Any) -> str | None:
 def _spec_settings(exp: Any, kind: str) -> tuple[Any, dict[str, Any]]:
     """The kind's validated settings (experiments.tasks.config) and the fields the spec itself gave
     (so a default the human runners choose differently, e.g. f/j for two options, can apply)."""
-    from experiments.tasks.config import TASK_FIELDS, settings_for
+    from experiments.tasks.config import settings_for
 
     task = getattr(exp, "task", None)
     if task is None or task_kind(exp) != kind:
         return settings_for(kind, {}), {}
-    given = {f: getattr(task, f, None) for f in TASK_FIELDS}
-    given = {k: v for k, v in given.items() if v is not None}
-    return task.settings(), given
+    return task.settings(), task.given_settings()
 
 
 def task_settings(exp: Any, kind: str, overrides: dict[str, Any] | None = None, n_options: int = 2) -> TaskSettings:
     """The settings the runners present `kind` with: the spec's `task:` settings (validated by
-    experiments.tasks.config), `overrides` (e.g. {"question": ...}) on top."""
-    from experiments.tasks.config import TASK_FIELDS, settings_for
+    experiments.tasks.config), `overrides` (e.g. {"question": ...}) on top; what is the kind's own (its
+    labels, keys, scale, default hint) comes from its `TaskKind.human_settings` hook."""
+    from experiments.tasks import get_task
+    from experiments.tasks.config import settings_for, task_fields
 
     st, given = _spec_settings(exp, kind)
     over = dict(overrides or {})
-    if any(k in TASK_FIELDS for k in over):  # settings given beside the spec (same schema): validated the same way
-        given = {**given, **{k: v for k, v in over.items() if k in TASK_FIELDS and v is not None}}
+    fields = task_fields()
+    if any(k in fields for k in over):  # settings given beside the spec (same schema): validated the same way
+        given = {**given, **{k: v for k, v in over.items() if k in fields and v is not None}}
         st = settings_for(kind, given)
     lang = getattr(exp, "language", "en") or "en"
-    labels: list[tuple[str, str]] = []
-    keys: tuple[str, ...] = ()
-    scale, anchors = 7, ("", "")
-    if kind in ("judgment", "lexical_decision"):
-        try:
-            keys = tuple(label_keys(kind, st, "labels" in given))
-        except KeySettingError as exc:
-            raise SettingsError(str(exc)) from None
-        if "labels" in given:
-            labels = [(lab.value, lab.text) for lab in st.labels]
-        else:
-            values = ("yes", "no") if kind == "judgment" else ("nonword", "word")
-            labels = [(v, task_text(lang, f"label_{v}")) for v in values]
-        if len(set(keys)) != len(keys):
-            raise SettingsError(f"task.labels: two answers share a key ({', '.join(keys)})")
-    elif kind == "choice":
-        try:
-            keys = tuple(choice_keys(st, "option_keys" in given, n_options))
-        except KeySettingError as exc:
-            raise SettingsError(str(exc)) from None
-    elif kind == "rating":
-        scale = st.scale.points
-        if scale > 9 and st.scale.keys is None:
-            raise SettingsError(f"task.scale: {scale} points need scale.keys")
-        keys = tuple(st.scale.point_keys)
-        anchors = (st.scale.low_label, st.scale.high_label)
+    hook = get_task(kind).human_settings
+    try:
+        own = dict(hook(st, given, lang, n_options)) if hook is not None and st is not None else {}
+    except KeySettingError as exc:
+        raise SettingsError(str(exc)) from None
+    default_hint = own.pop("hint", "")
+    hint = over.get("hint", getattr(st, "hint", None))
     presentation = str(getattr(st, "presentation", "whole"))
-    positions = str(getattr(st, "positions", "counterbalance"))
-    reveal = str(getattr(st, "reveal", "word"))
-    advance = str(getattr(st, "advance_key", "space"))
-    submit = str(getattr(st, "submit_key", "return"))
-    question_keys = tuple(st.option_keys) if kind == "self_paced_reading" else ("f", "j", "d", "k")
-    question = over.get("question", given.get("question", ""))
-    hint = over.get("hint", st.hint)
-    if hint is None:
-        hint = (task_text(lang, f"hint_{kind}", key=key_label(advance if kind == "self_paced_reading" else submit, lang))
-                if kind in ("self_paced_reading", "completion") else "")
-    return TaskSettings(
-        kind=kind, language=lang, labels=tuple(labels), keys=keys, scale=scale,
-        anchors=(str(anchors[0]), str(anchors[1])), question=str(question or ""),
-        presentation="whole" if presentation == "moving_window" else presentation, positions=positions,
-        reveal=reveal, advance_key=advance, question_keys=question_keys,
-        submit_key=submit, mouse=bool(over.get("mouse", st.mouse)), hint=str(hint))
+    fields: dict[str, Any] = dict(
+        kind=kind, language=lang, question=str(over.get("question", given.get("question", "")) or ""),
+        presentation="whole" if presentation == "moving_window" else presentation,
+        positions=str(getattr(st, "positions", "counterbalance")), reveal=str(getattr(st, "reveal", "word")),
+        advance_key=str(getattr(st, "advance_key", "space")), submit_key=str(getattr(st, "submit_key", "return")),
+        mouse=bool(over.get("mouse", getattr(st, "mouse", True))), hint=str(default_hint if hint is None else hint))
+    return TaskSettings(**{**fields, **own})

@@ -6,23 +6,38 @@ serve mode sends a participant's own sequence when the session starts.
 """
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from experiments.screen_texts import key_label
 from experiments.spec import Experiment
 from experiments.tasks import get_task, registry
-from experiments.tasks.completion import accepted_answers
 from experiments.tasks.record import CHAR_KEYS, TYPING
-from experiments.tasks.scoring import RULE
 from experiments.trials import Trial, TrialSequence, thaw
 from participants.tasks import settings_for
-from participants.tasks.logic import answers, option_order, sentence_of, spr_units
+from participants.tasks.logic import answers, screen_order, sentence_of
 from participants.web.texts import page_texts
 
-# the browser runner's task kinds (participants/web/js/twinlab-task.js, TASKS; a test checks the page has
-# a builder for each): every kind whose TaskKind.runners names browser (violation detection: twinlab-rsvp.js)
-BROWSER_KINDS = tuple(name for name, kind in registry().items()
-                      if "browser" in kind.runners and name != "violation_detection")
+class PageKinds(Collection[str]):
+    """The kinds the page's task plugin presents (participants/web/js/twinlab-task.js, TASKS; a test checks
+    the page has a builder for each): every kind whose TaskKind.runners names browser and whose renderer is
+    the task plugin's (a kind with a renderer of its own, violation detection's RSVP, has its own plugin,
+    twinlab-rsvp.js). Read from the task registry at each look-up (a kind registered later is found too)."""
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(name for name, kind in registry().items() if "browser" in kind.runners and kind.renderer == "task")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+BROWSER_KINDS: Collection[str] = PageKinds()
 
 # PsychoPy's names of the browser's keys (KeyboardEvent.key -> name), for every plugin of the page (it
 # names a key by this table only, else by the key in lower case): the keys with names, and the marks
@@ -51,30 +66,28 @@ def trial_payload(trial: Trial) -> dict[str, Any]:
 
 def task_view(trial: Trial, seq: TrialSequence, exp: Experiment, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the page shows for a task trial: texts, the answers in screen order with their keys (the
-    choice options already counterbalanced, logic.option_order), the self-paced reading units."""
+    choice options already counterbalanced, logic.screen_order), and the kind's own view (TaskKind.page_view:
+    the self-paced reading units, the completion's accepted answers and rule, the rating's scale ends)."""
     s = settings_for(exp, trial, overrides)
-    order = option_order(trial, seq, s) if trial.task == "choice" else None
+    order = screen_order(trial, seq, s)
     lang = exp.language
     m = trial.mat
-
-    score = get_task(trial.task).score
+    kind = get_task(trial.task)
 
     def listed(ans):
         # `correct`: the kind's own score of this answer (experiments.tasks), for the feedback screen only
         return [{"value": a.value, "label": a.label, "key": a.key, "key_label": key_label(a.key, lang),
-                 "correct": score(trial, a.value)} for a in ans]
+                 "correct": kind.score(trial, a.value)} for a in ans]
 
     view: dict[str, Any] = {"question": str(m.get("question") or s.question), "hint": s.hint, "mouse": s.mouse,
                             "presentation": s.presentation, "sentence": sentence_of(trial),
                             "prefix": str(m.get("prefix") or "")}
-    if trial.task == "self_paced_reading":
-        view.update(units=spr_units(trial, s)[0], advance_key=s.advance_key, question_answers=listed(answers(trial, s)),
-                    question=str(m.get("question") or ""))
-    elif trial.task == "completion":
-        # the accepted answers already normalised, and the one rule as data (experiments.tasks.scoring.RULE)
-        view.update(submit_key=s.submit_key, accepted=accepted_answers(m), rule=RULE)
+    if kind.page_view is not None:  # the kind's own view (self-paced reading's units, completion's rule, ...)
+        view.update(kind.page_view(trial, s, order, listed))
     else:
-        view.update(answers=listed(answers(trial, s, order)), anchors=list(s.anchors) if trial.task == "rating" else None)
+        view.update(answers=listed(answers(trial, s, order)), anchors=None)
+    if kind.renders_as is not None:  # presented by another kind's builder
+        view["builder"] = kind.renders_as
     return view
 
 

@@ -205,9 +205,10 @@ def _answer_of(exp: Experiment) -> dict[str, str]:
 
 
 def correctness(trial: Trial, response: str, answered: bool, panel: bool) -> bool | None:
-    if panel and not answered:
-        return None
-    return response == trial.correct_response
+    """The kind's rule (experiments.tasks.violation_detection.outcome): a key trial is always answered."""
+    from experiments.tasks.violation_detection import outcome
+
+    return outcome(trial, response, answered=answered or not panel)
 
 
 def feedback_text(exp: Experiment, trial: Trial, response: str, answered: bool) -> str | None:
@@ -224,6 +225,8 @@ def _ms(x: float) -> float:
 
 def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResult:
     """The checked report as the PsychoPy runner's TrialResult (times in ms from the fixation onset)."""
+    from experiments.tasks.violation_detection import response_times
+
     panel = exp.task.response == "panel"
     t0, on, off = r["fixation_onset"], r["unit_onsets"], r["unit_offsets"]
     rel = lambda t: None if t is None else _ms(t - t0)  # noqa: E731
@@ -277,14 +280,14 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
         extra.update(panel_fixation_onset_ms=rel(r["panel_fixation_onset"]), panel_onset_ms=rel(panel_on),
                      panel_delay_ms_measured=_ms(panel_on - r["panel_fixation_onset"]),
                      answered_by=r["answered_by"])
-        rt = _ms(at - panel_on) if answered else None
     else:
         extra.update(prompt_onset_ms=rel(r["prompt_onset"]),
                      response_phase=phase(at) if answered else None)
-        rt = _ms(at - on[trial.critical_index]) if answered else None
+    crit = on[trial.critical_index] if not panel else on[0]  # (a panel's RT is from the panel's onset)
+    rt, rt_end = response_times(at if answered else None, crit, end, panel_on if panel else None, _ms)
     return TrialResult(
         response=r["response"], correct=correct,  # type: ignore[arg-type]
-        rt_ms=rt, rt_sentence_end_ms=_ms(at - end) if answered else None,
+        rt_ms=rt, rt_sentence_end_ms=rt_end,
         word_onsets_ms=[_ms(o - t0) for o in on], word_durations_ms=[_ms(b - a) for a, b in zip(on, off)],
         feedback_shown=bool(trial.feedback), feedback_text=r["feedback_text"],
         started_at=r["started_at"], ended_at=r["ended_at"], iti_onset=r["iti_onset"], extra=extra,
@@ -311,7 +314,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
                  overrides: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
     from participants.tasks import settings_for
-    from participants.tasks.logic import derive, option_order
+    from participants.tasks.logic import derive, screen_order
 
     _check_envelope(raw, trial, TASK_FIELDS)
     if raw["task"] != trial.task:
@@ -329,7 +332,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     s = settings_for(exp, trial, overrides)
     if words and (s.presentation != "rsvp" or len(words) != len(trial.words)):
         raise ResultError(f"word_onsets: this trial shows {len(trial.words) if s.presentation == 'rsvp' else 0} RSVP words")
-    order = option_order(trial, seq, s) if trial.task == "choice" else None
+    order = screen_order(trial, seq, s)
     try:  # only what the trial can produce (fields, keys, boxes, times in its window), then what it means
         check_raw(raw["raw"], trial, s, order, end)  # type: ignore[arg-type]
     except (RawRecordError, TaskResultError) as exc:

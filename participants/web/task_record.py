@@ -1,6 +1,6 @@
 """A browser task trial's raw record holds only what that trial can produce (checked before `derive`).
 
-twinlab-task.js reports, per kind, a fixed set of raw fields (`RAW_FIELDS`). Every key press names one
+twinlab-task.js reports, per kind, a fixed set of raw fields (the kind's `TaskKind.raw_fields`). Every key press names one
 of the trial's keys (the answers' keys, the advance or submit key, and for completion the typing keys),
 every click hits one of the trial's answer boxes, and every time lies in the trial's window: from its
 first frame (0, the fixation's onset) to its last (`end`). A record with anything else cannot have
@@ -13,26 +13,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from experiments.tasks import get_task
 from experiments.trials import Trial
 from participants.tasks.logic import POINTERS, answers, is_text_key
 
 MAX_EVENTS = 400  # presses and clicks together (the page stops recording at 390 of each)
 MAX_TEXT = 400  # characters of a completion's text
 
-_ANSWER = frozenset({"presses", "pointers", "response_onset", "answered_by", "answer_time"})
-# kind -> (fields every record has, fields some records have)
-RAW_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "judgment": (_ANSWER, frozenset()),
-    "choice": (_ANSWER, frozenset()),
-    "rating": (_ANSWER, frozenset()),
-    "lexical_decision": (_ANSWER, frozenset()),
-    "self_paced_reading": (frozenset({"presses", "pointers", "steps", "taps"}),
-                           frozenset({"question_onset", "question_answered_by", "question_answer_time"})),
-    # taps: the submit button's taps (touch screens); input_presses: the presses read from the text field's
-    # input events (an on-screen keyboard sends no key names)
-    "completion": (frozenset({"presses", "pointers", "response_onset", "submit_time", "text"}),
-                   frozenset({"taps", "input_presses"})),
-}
+
+
+def raw_fields(kind: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(fields every record of `kind` has, fields some records have): the kind's own (TaskKind.raw_fields)."""
+    return get_task(kind).raw_fields
+
+
 _TIMES = ("response_onset", "answer_time", "question_onset", "question_answer_time", "submit_time")
 
 
@@ -47,14 +41,11 @@ def typing_key(k: str) -> bool:
 
 
 def trial_keys(trial: Trial, s: Any, order: list[int] | None) -> tuple[frozenset[str], int]:
-    """The key names the page records for this trial (besides typing keys) and its number of answer boxes."""
+    """The key names the page records for this trial (besides typing keys): its answers' keys and the
+    kind's own (TaskKind.record_keys: the advance or submit key), and its number of answer boxes."""
     ans = answers(trial, s, order)
-    keys = {a.key for a in ans}
-    if s.kind == "self_paced_reading":
-        keys.add(s.advance_key)
-    elif s.kind == "completion":
-        keys.add(s.submit_key)
-    return frozenset(keys), len(ans)
+    own = get_task(trial.task).record_keys
+    return frozenset({a.key for a in ans} | set(own(s) if own is not None else ())), len(ans)
 
 
 def _time(v: Any, name: str, end: float) -> float:
@@ -76,12 +67,15 @@ def check_raw(raw: Any, trial: Trial, s: Any, order: list[int] | None, end: floa
 
     `s` is the trial's task settings, `order` the choice options' screen order, `end` the trial's last
     frame (ms from its first)."""
+    from participants.web.payload import BROWSER_KINDS
+
     kind = trial.task
-    if kind not in RAW_FIELDS:
+    if kind not in BROWSER_KINDS:
         raise RawRecordError(f"task: the browser does not present {kind!r}")
     if not isinstance(raw, dict):
         raise RawRecordError("expected a JSON object")
-    required, optional = RAW_FIELDS[kind]
+    task = get_task(kind)
+    required, optional = task.raw_fields
     unknown = sorted(set(raw) - required - optional)
     if unknown:
         raise RawRecordError(f"unknown field(s) {', '.join(str(u)[:40] for u in unknown[:5])} "
@@ -98,8 +92,8 @@ def check_raw(raw: Any, trial: Trial, s: Any, order: list[int] | None, end: floa
         if not isinstance(p, dict) or set(p) != {"key", "t"}:
             raise RawRecordError("presses: each press is {key: a key name, t: a time}")
         k = p["key"]
-        if not isinstance(k, str) or not (k in keys or (kind == "completion" and typing_key(k))):
-            shown = sorted(keys) + (["typing keys"] if kind == "completion" else [])
+        if not isinstance(k, str) or not (k in keys or (task.types_text and typing_key(k))):
+            shown = sorted(keys) + (["typing keys"] if task.types_text else [])
             raise RawRecordError(f"presses: {str(k)[:24]!r} is not a key of this trial ({', '.join(shown)})")
         press_times.setdefault(k, set()).add(_time(p["t"], "presses.t", end))
     for p in pointers:
@@ -121,12 +115,13 @@ def check_raw(raw: Any, trial: Trial, s: Any, order: list[int] | None, end: floa
         _times(raw["steps"], "steps", end, 1000)
     if "text" in raw and (not isinstance(raw["text"], str) or len(raw["text"]) > MAX_TEXT):
         raise RawRecordError(f"text: expected a text of at most {MAX_TEXT} characters")
-    # a tap stands for a press of the advance (reading) or submit key, recorded with it at the same time
-    tap_key = s.advance_key if kind == "self_paced_reading" else s.submit_key
+    # a tap stands for a press of the kind's own key (the advance key of reading, the submit key of a typed
+    # answer: TaskKind.record_keys), recorded with it at the same time
+    tap_key = (task.record_keys(s) or (None,))[0] if task.record_keys is not None else None
     for t in _times(raw.get("taps") or [], "taps", end, MAX_EVENTS):
         if t not in press_times.get(tap_key, set()):
             raise RawRecordError(f"taps: a tap at {t:g} ms has no press of {tap_key!r} with it")
-    typed = set().union(*(v for k, v in press_times.items() if typing_key(k))) if kind == "completion" else set()
+    typed = set().union(*(v for k, v in press_times.items() if typing_key(k))) if task.types_text else set()
     for t in _times(raw.get("input_presses") or [], "input_presses", end, MAX_EVENTS):
         if t not in typed:
             raise RawRecordError(f"input_presses: {t:g} ms is not the time of a typing press")

@@ -359,9 +359,9 @@ var jsPsychTwinlabTask = (function (jspsych) {
   }
 
   /** correct / incorrect / unknown for the feedback screen: the server's own scoring, carried by the
-   * compiled trial (each answer's `correct`; completion: the accepted answers, normalised, and the rule) */
+   * compiled trial (each answer's `correct`; a typed answer: the accepted answers, normalised, and the rule) */
   function correctness(T, V, a, raw) {
-    if (T.task === "completion") {
+    if (V.rule) {  // a typed answer (the kind's view carries its accepted answers and the rule)
       if (!V.accepted || !V.accepted.length) return null;
       return V.accepted.includes(normalizeBy(V.rule, raw.text));
     }
@@ -384,7 +384,7 @@ var jsPsychTwinlabTask = (function (jspsych) {
       const started_at = new Date().toISOString();
       const fix = await ctx.paint([el("div", "tl-word", "+")], "fixation");
       ctx.lastOnset = fix; ctx.lastMs = tm.fixation_ms;
-      const a = await TASKS[T.task](ctx);
+      const a = await TASKS[ctx.V.builder || T.task](ctx);  // (a kind may be presented by another's builder)
       const correct = correctness(T, ctx.V, a, ctx.raw);
       let feedbackText = null, fbOn = null;
       if (T.feedback && correct !== null) {
