@@ -195,8 +195,7 @@ def cell_sizes(exp: Experiment) -> list[tuple[str, int]]:
                             + (" or raise stimuli.items_per_condition" if not exp.stimuli.file else " or add items"))
         if b.shuffle and b.trials is None:  # the whole design is ordered: the counting bounds apply now
             cells = block_cells(b, exp.stimuli.file)
-            check_orderable(cells, b, b.max_consecutive_violations or len(cells) + 1,
-                             b.max_consecutive_same_structure or len(cells) + 1)
+            check_orderable(cells, b)
         sizes.append((b.name, per_session))
     return sizes
 
