@@ -45,6 +45,9 @@ class SubjectDraw(Protocol):
 
 
 class ItemSource(Protocol):
+    def n_lists(self) -> int | None:
+        """How many lists the source has (a subject reads one); None: it has none (`--list` is refused)."""
+
     def sizes(self) -> list[tuple[str, int]]:
         """Each block's trials per session, after checking that the source can supply them (SpecError)."""
 
@@ -54,7 +57,7 @@ class ItemSource(Protocol):
 
 def items_source(exp: Experiment) -> ItemSource:
     """The source the spec names: its `design:` file, else its `stimuli:` (generator or stimulus file)."""
-    if exp.design is not None:
+    if getattr(exp, "design", None) is not None:
         from experiments.sources.design_rows import DesignRows
 
         return DesignRows(exp)

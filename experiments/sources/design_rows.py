@@ -162,6 +162,9 @@ class DesignRows:
 
     exp: Experiment
 
+    def n_lists(self) -> int | None:
+        return check_design(self.exp, self.exp.source_path or self.exp.name).n_lists
+
     def sizes(self) -> list[tuple[str, int]]:
         return design_sizes(self.exp)
 

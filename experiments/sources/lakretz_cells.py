@@ -206,6 +206,9 @@ class LakretzCells:
 
     exp: Experiment
 
+    def n_lists(self) -> int | None:
+        return None  # each item's versions rotate over the subjects instead (the Latin square above)
+
     def sizes(self) -> list[tuple[str, int]]:
         return cell_sizes(self.exp)
 
