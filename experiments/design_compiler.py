@@ -14,11 +14,11 @@ import random
 from typing import Any, Callable
 
 from experiments.sources import SubjectDraw, items_source
-from experiments.sources.design_order import ORDER_STEPS, SHUFFLE_ATTEMPTS  # noqa: F401 (compatibility)
-from experiments.sources.design_order import order_rows as _order  # noqa: F401 (compatibility)
-from experiments.sources.design_order import run_value as _value  # noqa: F401 (compatibility)
-from experiments.sources.design_rows import (check_design, design_meta, design_sizes,  # noqa: F401
-                                             load_design, make_trial)
+# the design file's names where callers import them (experiments/cli.py, spec.py, run_checks, tests)
+from experiments.sources.design_order import SHUFFLE_ATTEMPTS  # noqa: F401
+from experiments.sources.design_order import order_rows as _order  # noqa: F401
+from experiments.sources.design_order import run_value as _value  # noqa: F401
+from experiments.sources.design_rows import check_design, load_design  # noqa: F401
 from experiments.spec_model import Block, Experiment, SpecError
 from experiments.trials import Trial, TrialSequence
 
@@ -60,9 +60,6 @@ def compile_sessions(exp: Experiment, subject_id: str, seed: int | None = None,
     return [TrialSequence(experiment=exp.name, subject_id=subject_id, seed=seed, spec_hash=exp.spec_hash,
                           trials=tuple(trials), session=s, meta=draw.meta())
             for s, trials in enumerate(per_session, start=1)]
-
-
-compile_design_sessions = compile_sessions  # the name the design path had (one path now)
 
 
 def _block_parts(draw: SubjectDraw, index: int, block: Block, n_sessions: int,
