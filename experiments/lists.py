@@ -36,14 +36,13 @@ _N_LISTS: dict[int, tuple[Any, int]] = {}  # id(spec) -> (weak reference to it, 
 
 
 def n_lists(exp: Any) -> int | None:
-    """L, the number of lists of a design spec; None for a spec without lists (the Lakretz specs)."""
-    if getattr(exp, "design", None) is None:
-        return None
+    """L, the number of lists of the spec's source of items; None for a source without lists (the Lakretz
+    cells: their counterbalancing is the rotation of each item's versions, experiments/sources)."""
     held = _N_LISTS.get(id(exp))
     if held is None or held[0]() is not exp:  # the design file is read once per loaded spec, not at every start
-        from experiments.design_compiler import check_design
+        from experiments.sources import items_source
 
-        held = _N_LISTS[id(exp)] = (weakref.ref(exp), check_design(exp, exp.source_path or exp.name).n_lists)
+        held = _N_LISTS[id(exp)] = (weakref.ref(exp), items_source(exp).n_lists())
     return held[1]
 
 
