@@ -15,6 +15,11 @@ Modules, each with one job (nothing heavy is imported here; R (lme4 through rpy2
   sum-coded, fitted with the random-effects fallback), `tasks_choice`, `tasks_rating` (ordinal::clmm),
   `tasks_completion`, `tasks_reading` (self-paced reading, surprisal and reading time), `demand_gap`
   (any two protocols), `design_report` (the sections) and `design_figures`
+- `kind_sections`: what each task kind registers (its report section, detection, response times, typed
+  answers, its protocols' evaluation methods); each kind's unit (`tasks_<kind>`) registers itself, and
+  `kinds_builtin`, imported here, loads the built-in ones (a kind registered later, e.g. from a test, joins them)
 - `simulate`: subjects with known parameters, for tests, dry runs and the demo's simulated humans
   (labelled 'human (simulated)')
 """
+
+from analysis import kinds_builtin  # noqa: E402,F401 (the built-in kinds register their analysis units)

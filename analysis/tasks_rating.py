@@ -21,6 +21,8 @@ import pandas as pd
 
 from analysis import formula as fm
 
+KIND = "rating"
+
 R_CLMM = r"""
 function(formula, d, method) {
   msgs <- character(0)
@@ -186,7 +188,7 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
 def rating_rows(df: pd.DataFrame) -> pd.DataFrame:
     if "task" not in df.columns or "rating" not in df.columns:
         return df.iloc[0:0]
-    return df[(df["task"] == "rating") & df["rating"].notna()].copy()
+    return df[(df["task"] == KIND) & df["rating"].notna()].copy()
 
 
 def distribution(d: pd.DataFrame, by: list[str]) -> pd.DataFrame:
