@@ -51,8 +51,8 @@ def task_family(protocol: str | None) -> str:
     """Protocols that pose the same task at different demands share a family.
 
     sentence_judgment:<PromptType> and sentence_comparison:<PromptType> (Hu & Levy) are families of
-    their own; direct and violation_judgment (the human's question) form 'violation_judgment';
-    forced_choice and production form 'forced_choice' (Hu & Frank).
+    their own; a kind registers its other families (analysis/kind_sections.py; violation detection:
+    direct with violation_judgment, the human's question, and forced choice with production, Hu & Frank).
     """
     from analysis.kind_sections import protocol_family
 

@@ -1,7 +1,7 @@
-"""Measures a reviewer reads beside accuracy: model ratings (expected value and argmax), the `direct`
-protocols' log-probabilities, and response times of the RT tasks with named trimming rules
-(lexical decision without a decision rule, AUC and d' at a stated criterion, is its own unit's,
-analysis/tasks_lexical.py, re-exported here).
+"""Measures a reviewer reads beside accuracy: the `direct` protocols' log-probabilities and response times
+of the RT tasks with named trimming rules; model ratings (expected value and argmax: analysis/tasks_rating.py)
+and lexical decision without a decision rule (AUC, d' at a stated criterion: analysis/tasks_lexical.py) are
+their kinds' own units', re-exported here.
 
 Why each:
 - a model's "rating" is a distribution over the scale; its argmax throws the distribution away (a model
@@ -30,39 +30,6 @@ def rt_tasks() -> tuple[str, ...]:
     from analysis.kind_sections import kinds_where
 
     return kinds_where("rt")
-
-
-# ---- ratings ---------------------------------------------------------------------------------
-def rating_measures(r: pd.DataFrame) -> pd.DataFrame:
-    """One row per rating trial and measure: humans `chosen point`; models `expected value` (the default)
-    and `argmax`. Column `value` holds the number, `measure` names it."""
-    parts = []
-    hum = r[r["subject_kind"] != "model"]
-    if len(hum):
-        parts.append(hum.assign(measure="chosen point", value=hum["rating"].astype(float)))
-    mod = r[r["subject_kind"] == "model"]
-    if len(mod):
-        if "rating_expected" in mod.columns and mod["rating_expected"].notna().any():
-            e = mod[mod["rating_expected"].notna()]
-            parts.append(e.assign(measure="expected value (default)", value=e["rating_expected"].astype(float)))
-        parts.append(mod.assign(measure="argmax", value=mod["rating"].astype(float)))
-    if not parts:
-        return r.iloc[0:0].assign(measure=[], value=[])
-    out = pd.concat(parts, ignore_index=True)
-    out["measure"] = pd.Categorical(out["measure"], categories=list(MEASURES), ordered=True)
-    return out
-
-
-MEASURES = ("chosen point", "expected value (default)", "argmax")  # the order of the tables
-
-
-def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
-    """Scale points never chosen (a cumulative-link model has no threshold between two unused points)."""
-    used = sorted({int(v) for v in r["rating"].dropna()})
-    if not used:
-        return []
-    top = points or max(used)
-    return [p for p in range(1, top + 1) if p not in used]
 
 
 # ---- direct log-probabilities -----------------------------------------------------------------
@@ -167,3 +134,4 @@ def rt_means(kept: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_B
 
 
 from analysis.tasks_lexical import CRITERION, auc, lexical_logprob_decision  # noqa: E402,F401 (re-exported)
+from analysis.tasks_rating import MEASURES, rating_measures, unused_points  # noqa: E402,F401 (re-exported)

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from analysis.kind_sections import AnalysisKind, SectionArgs, register_analysis_kind
-from analysis.tasks_rating import KIND, distribution, fit_clmm, rating_rows
+from analysis.tasks_rating import KIND, distribution, fit_clmm, rating_measures, rating_rows
 
 
 def rating_section(a: SectionArgs) -> None:
@@ -17,7 +17,6 @@ def rating_section(a: SectionArgs) -> None:
     from analysis import design_figures as dfig
     from analysis.design_rates import rates
     from analysis.design_report import F1F2, shown_rates
-    from analysis.task_measures import rating_measures
 
     res, by, opt, out = a.res, a.by, a.opt, a.out
     r = rating_rows(a.rows)
