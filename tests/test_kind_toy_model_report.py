@@ -105,7 +105,14 @@ def test_a_toy_kind_runs_in_the_model_runner_and_has_its_section_in_the_report(t
     from analysis import api
     from model_subjects.runner import RunConfig, run_models
 
-    cfg = RunConfig(spec=str(write_spec(tmp_path)), subjects=2, out=tmp_path / "sessions", seed=1)
+    from experiments.spec import load_spec
+    from model_subjects.context import protocol_for
+    from model_subjects.run_checks import candidate_protocols
+
+    spec = write_spec(tmp_path)
+    exp = load_spec(spec)  # run-model's checks and `twinlab context` find the toy's protocol by lookup
+    assert candidate_protocols(exp) == ["meta"] and protocol_for(exp, f"{TOY}:meta").name == f"{TOY}:meta"
+    cfg = RunConfig(spec=str(spec), subjects=2, out=tmp_path / "sessions", seed=1)
     run_models(cfg, backend=Lexicon())
     csvs = sorted((tmp_path / "sessions").rglob("*_data.csv"))
     assert len(csvs) == 2

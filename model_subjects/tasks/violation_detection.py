@@ -1,9 +1,9 @@
 """Violation detection (and its model-only sibling, forced choice) for models: the Lakretz protocols.
 
 The kind's unit on the model side, beside the other kinds' (model_subjects/tasks/); it registers both
-kinds at the end of this file. Each protocol is a small class with one job. It turns a Trial into one or more queries (a prompt
-and the answer options scored after it), and the options' log-probabilities (or a generation)
-into a Decision: the response, whether it is correct, the scores, the margin, and the answer
+kinds at the end of this file. Each protocol is a small class with one job. It turns a Trial into one
+or more queries (a prompt and the answer options scored after it), and the options' log-probabilities
+(or a generation) into a Decision: the response, whether it is correct, the scores, the margin, and the answer
 text that a running context shows after the prompt. Prompts are plain text; the context builder
 puts them after the instructions, few-shot prompt or session history.
 
@@ -413,5 +413,5 @@ def resolve(name: str, *, question: str | None = None, max_new_tokens: int = 8, 
 from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
 
 register_model_kind(ModelKind(KIND, resolve=resolve, names=offered, default=default_for, surprisal=True))
-register_model_kind(ModelKind(FORCED_CHOICE_KIND, resolve=resolve, names=offered, default=lambda response="key": "forced_choice",
-                              surprisal=True))
+register_model_kind(ModelKind(FORCED_CHOICE_KIND, resolve=resolve, names=offered, surprisal=True,
+                              default=lambda response="key": "forced_choice"))
