@@ -2,7 +2,8 @@
 
 The analysis reads trial tables, never a runner, so it keeps its own registry keyed by the kind's name
 (the `task` column), beside experiments.tasks (the kind's meaning) and model_subjects.tasks (its model
-protocols). A kind's analysis unit (analysis/tasks_<kind>.py) registers itself; the report, acceptance
+protocols). The built-in kinds are registered by analysis/kinds_builtin.py (their hooks call their units,
+analysis/tasks_<kind>.py); a kind from outside registers itself; the report, acceptance
 and d′, the response-time section, the twins' likelihoods and the demand gap look a kind up here and
 never branch on its name. A kind registered from a test (a toy kind) gets its section in the report.
 """
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-import pandas as pd
+if TYPE_CHECKING:  # the registry stays light: the `analysis` package imports it (analysis/kinds_builtin.py)
+    import pandas as pd
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from analysis.kind_sections import AnalysisKind, SectionArgs, register_analysis_kind
+from analysis.kind_sections import SectionArgs
 from experiments.tasks.choice import answer_position
 
 KIND = "choice"
@@ -106,6 +106,3 @@ def choice_section(a: SectionArgs) -> None:
                  res.table("choice_accuracy_by_position", ap, "Accuracy by the correct option's position")],
                 [res.figure("choice_position_bias", dfig.position_bias_bars(pb, a.out / "figures" / "choice_position_bias.png"),
                             "Share of choices per screen position; dotted: chance.")])
-
-
-register_analysis_kind(AnalysisKind(KIND, rt=True, section=choice_section))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.kind_sections import AnalysisKind, SectionArgs, register_analysis_kind
+from analysis.kind_sections import SectionArgs
 from analysis.tasks_choice import materials
 from experiments.tasks.completion import accepted_answers
 from experiments.tasks.scoring import normalize_answer
@@ -82,6 +82,3 @@ def completion_section(a: SectionArgs) -> None:
                                                 "by_item_mean"]], "Completion accuracy"),
                  res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),
                  res.table("completion_model_scores", mt, "Models: target log-probability") if len(mt) else None])
-
-
-register_analysis_kind(AnalysisKind(KIND, typed=True, section=completion_section))

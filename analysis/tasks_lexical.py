@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 
 from analysis.detection import dprime_c
-from analysis.kind_sections import AnalysisKind, register_analysis_kind
 
 KIND = "lexical_decision"
 
@@ -49,6 +48,3 @@ def lexical_logprob_decision(d: pd.DataFrame) -> pd.DataFrame:
                     "hit_rate": hits / len(nonwords), "false_alarm_rate": fas / len(words), "dprime": float(dp),
                     "criterion_c": float(c), "criterion_rule": CRITERION})
     return pd.DataFrame(out)
-
-
-register_analysis_kind(AnalysisKind(KIND, detection=True, rt=True))

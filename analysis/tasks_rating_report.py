@@ -1,5 +1,5 @@
 """Rating on the analysis side: the report's section (distribution, means with the model's expected value and
-argmax named, the people's cumulative-link mixed model), registered for the kind. The fits themselves are in
+argmax named, the people's cumulative-link mixed model), the kind's hook (analysis/kinds_builtin.py). The fits themselves are in
 analysis/tasks_rating.py (a lower module: the formula fits use it too)."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 
 import pandas as pd
 
-from analysis.kind_sections import AnalysisKind, SectionArgs, register_analysis_kind
-from analysis.tasks_rating import KIND, distribution, fit_clmm, rating_measures, rating_rows
+from analysis.kind_sections import SectionArgs
+from analysis.tasks_rating import distribution, fit_clmm, rating_measures, rating_rows
 
 
 def rating_section(a: SectionArgs) -> None:
@@ -77,6 +77,3 @@ def rating_clmm(res, r: pd.DataFrame, by: list[str], factors: dict, opt, log, sk
         return [], text + " The fit failed: see the notes."
     tabs.append(res.table("rating_clmm", pd.DataFrame(f.coefficients), "clmm coefficients", show=False))
     return [fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f)], text
-
-
-register_analysis_kind(AnalysisKind(KIND, section=rating_section))
