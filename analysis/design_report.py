@@ -238,42 +238,11 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
     fs = [f for f in factors if f in d.columns]
     by = list(opt.by) or fs
     tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()
-    if "choice" in tasks:
-        from analysis.tasks_choice import accuracy_by_position, choice_rows, position_bias
-
-        c = choice_rows(t)
-        pb, ap = position_bias(c), accuracy_by_position(c)
-        res.section("task_choice", "Choice: position bias",
-                    "Share of choices per screen position (0 = first shown) against chance (1/n options), two-sided "
-                    "exact binomial test; accuracy by the screen position of the correct option (a bias to position 0 "
-                    "shows as higher accuracy there). From `chosen_position`, `option_order` and the item's options.",
-                    [res.table("choice_position_bias", pb, "Position bias"),
-                     res.table("choice_accuracy_by_position", ap, "Accuracy by the correct option's position")],
-                    [res.figure("choice_position_bias", dfig.position_bias_bars(pb, out / "figures" / "choice_position_bias.png"),
-                                "Share of choices per screen position; dotted: chance.")])
-    if "rating" in tasks:
-        rating_section(res, t, factors, by, opt, out, log, skipped)
-    if "completion" in tasks:
-        from analysis.tasks_completion import NORMALISATION, completion_rows, model_target_scores
-
-        c = completion_rows(t)
-        parts = [rates(c, by, "match_target", opt.seed, opt.n_boot).assign(score="target"),
-                 rates(c, by, "match_accepted", opt.seed, opt.n_boot).assign(score="target or accepted")]
-        r = pd.concat(parts, ignore_index=True)
-        mt = model_target_scores(c)
-        res.section("task_completion", "Completion (cloze): accuracy against the target and its accepted variants",
-                    "Strict: the answer is the target; lenient: the target or one of the item's accepted variants; "
-                    + NORMALISATION + ". " + F1F2 + ". Models (direct): mean log P(target | prefix), median rank of the "
-                    "target's first token, share ranked first.",
-                    [res.table("completion_rates", r.assign(**{"rate [CI subjects]": [
-                        _fmt_ci(*x) for x in zip(r["rate"], r["rate_ci_low"], r["rate_ci_high"])]})
-                        [["score", "group"] + by + ["n_subjects", "n_items", "n_trials", "rate [CI subjects]",
-                                                    "by_item_mean"]], "Completion accuracy"),
-                     res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),
-                     res.table("completion_model_scores", mt, "Models: target log-probability") if len(mt) else None])
+    from analysis.kind_sections import SectionArgs, kind_sections
     from analysis.measure_sections import logprob_section, rt_section
     from analysis.reading_report import reading_sections  # self-paced reading and surprisal
 
+    kind_sections(SectionArgs(res, t, factors, by, opt, out, log, skipped), tasks)  # each kind's own (its unit registers it)
     logprob_section(res, t, by, opt)
     rt_section(res, t, by, opt)
     reading_sections(res, d, {f: list(factors[f]) for f in fs}, opt, out, log, skipped)
@@ -282,72 +251,3 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
 CLMM_FALLBACK = ("The cumulative-link model is fitted with its random effects as given (never simplified); when the "
                  "default optimiser (nlminb) does not converge it is refitted once with ucminf (one grouping factor "
                  "only), and the fit names the one it reports.")
-
-
-def rating_section(res: Results, t: pd.DataFrame, factors: dict, by: list[str], opt: Options, out: Path, log,
-                   skipped: list[str]) -> None:
-    """Distribution, means (people: the chosen point; models: expected value, the default, and argmax, both
-    named) and, for people, a cumulative-link mixed model, or why none was fitted."""
-    from analysis.task_measures import rating_measures
-    from analysis.tasks_rating import distribution, rating_rows
-
-    r = rating_rows(t)
-    dist = distribution(r, by)
-    rm = rating_measures(r)
-    means = rates(rm, ["measure"] + by, "value", opt.seed, opt.n_boot).drop(columns=["n_outcome"])
-    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point; models: the argmax)"),
-            res.table("rating_means", shown_rates(means, ["measure"] + by).rename(
-                columns={"rate [CI subjects]": "mean [CI subjects]"}), "Mean rating"),
-            res.table("rating_means_long", means, "Mean rating (long format)", show=False)]
-    items, why = rating_clmm(res, r, by, factors, opt, log, skipped, tabs)
-    res.section("task_rating", "Ratings: distributions, means" + (" and a cumulative-link mixed model" if items else ""),
-                "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
-                "`measure`: people's chosen point; a model's rating is a distribution over the scale, reported as its "
-                "expected value (sum of point x probability, the default measure) and its argmax (the most probable "
-                "point), both named. " + why, tabs,
-                [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
-                            "Share of each rating per group and cell.")], items)
-
-
-def _scale_points(r: pd.DataFrame) -> int | None:
-    import json
-
-    for s in (r["task_settings"].dropna().unique() if "task_settings" in r.columns else []):
-        try:
-            pts = (json.loads(s).get("scale") or {}).get("points")
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(pts, int):
-            return pts
-    return None
-
-
-def rating_clmm(res: Results, r: pd.DataFrame, by: list[str], factors: dict, opt: Options, log, skipped: list[str],
-                tabs: list) -> tuple[list[dict], str]:
-    """The people's cumulative-link mixed model; returns (fit items, the text saying what was fitted or why not)."""
-    from analysis.tasks_rating import fit_clmm
-
-    humans = r[r["subject_kind"] == "human"]
-    varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]
-    if humans.empty:
-        return [], ("No cumulative-link mixed model: it is fitted to people's ratings and there are none here "
-                    "(a model's ratings are its distribution, summarised above).")
-    if not opt.mixed:
-        return [], "No cumulative-link mixed model: mixed models are off (--no-mixed)."
-    if not varying or humans["rating"].nunique() < 2:
-        return [], ("No cumulative-link mixed model: " + ("no factor varies among the people's trials." if not varying
-                                                          else "the people used a single scale point."))
-    formula = f"rating ~ {' * '.join(varying)} + (1 | subject_id) + (1 | item)"
-    log(f"fitting the cumulative-link mixed model {formula} (ordinal::clmm)")
-    f = _fit_or_note(lambda: fit_clmm(model_frame(humans), formula, factors, _scale_points(humans)),
-                     "rating clmm (humans)", skipped)
-    text = ("The cumulative-link mixed model of the people's ratings (R ordinal::clmm, logit link, flexible thresholds, "
-            f"factors sum-coded) `{formula}` treats the scale as ordered categories; a positive effect shifts ratings "
-            "up. " + CLMM_FALLBACK + " Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), "
-            "max.grad, cond.H (> 1e4: ill-defined), and scale points never used (no threshold between them).")
-    if f is None:
-        return [], text + " The fit failed: see the notes."
-    tabs.append(res.table("rating_clmm", pd.DataFrame(f.coefficients), "clmm coefficients", show=False))
-    return [fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f)], text
-
-

@@ -19,39 +19,36 @@ import json
 
 import pandas as pd
 
-JUDGMENT_KINDS = ("judgment", "violation_detection", "lexical_decision")
+from experiments.tasks import detection_values  # the one place the labels' meaning lives
+
 RULE = ("acceptance = trials answered with the task's accepting label / trials answered with either label; "
         "signal trials are the items whose answer is the rejecting label (a hit rejects one, a false alarm "
         "rejects an item whose answer is the accepting label); the labels come from the task's settings "
         "(experiments.tasks.detection_values), never from a `grammatical` column")
 
-try:  # the one place the labels' meaning lives (helper "tasks")
-    from experiments.tasks import detection_values  # type: ignore[attr-defined]
-except ImportError:  # TODO(tasks): remove when detection_values lands
-    def detection_values(kind: str, settings: dict) -> tuple[str, str] | None:
-        """(accepting value, rejecting value) of a judgment-like kind; None for other kinds."""
-        settings = settings or {}
-        if kind == "violation_detection":
-            return "no_violation", "violation"
-        if kind == "lexical_decision":
-            return "word", "nonword"
-        if kind != "judgment":
-            return None
-        labels = settings.get("labels") or [{"value": "yes"}, {"value": "no"}]
-        values = [str(lab.get("value")) for lab in labels if isinstance(lab, dict)]
-        flagged = [str(lab.get("value")) for lab in labels if isinstance(lab, dict) and lab.get("accepts")]
-        acc = flagged[0] if flagged else (values[0] if values else None)
-        rest = [v for v in values if v != acc]
-        if acc is None or len(rest) != 1:
-            return None
-        return acc, rest[0]
+
+def judgment_kinds() -> tuple[str, ...]:
+    """The judgment-like kinds: each registers `detection` (analysis/kind_sections.py)."""
+    from analysis.kind_sections import kinds_where
+
+    return kinds_where("detection")
+
+
+def __getattr__(name: str):
+    if name == "JUDGMENT_KINDS":  # the old constant, read from the registry when first asked
+        return judgment_kinds()
+    raise AttributeError(name)
 
 
 def row_kind(df: pd.DataFrame) -> pd.Series:
-    """The task kind of each row (a Lakretz table has none: violation detection)."""
+    """The task kind of each row (a table without `task`, a Lakretz release: the kind that claims such
+    tables, violation detection; analysis/kind_sections.untyped_kind)."""
+    from analysis.kind_sections import untyped_kind
+
+    default = untyped_kind()
     if "task" not in df.columns:
-        return pd.Series("violation_detection", index=df.index, dtype="string")
-    return df["task"].astype("string").fillna("violation_detection")
+        return pd.Series(default, index=df.index, dtype="string")
+    return df["task"].astype("string").fillna(default) if default is not None else df["task"].astype("string")
 
 
 def _settings(text) -> dict:
@@ -71,9 +68,10 @@ def values_per_row(df: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     acc = pd.Series(pd.NA, index=df.index, dtype="string")
     rej = pd.Series(pd.NA, index=df.index, dtype="string")
     key = kind.astype(str) + "\x00" + sett.astype("string").fillna("").astype(str)
+    judged = judgment_kinds()
     for k, idx in key.groupby(key).groups.items():
         kd, s = k.split("\x00", 1)
-        vals = detection_values(kd, _settings(s)) if kd in JUDGMENT_KINDS else None
+        vals = detection_values(kd, _settings(s)) if kd in judged else None
         if vals:
             acc[idx], rej[idx] = vals
     return acc, rej

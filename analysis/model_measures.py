@@ -32,13 +32,16 @@ def evaluation_method(protocol: str | None) -> str:
     """
     if protocol is None or protocol is pd.NA or (isinstance(protocol, float) and math.isnan(protocol)):
         return "other"
+    from analysis.kind_sections import protocol_method
+
     p = str(protocol).lower()
     if "meta" in p:
         return "metalinguistic"
-    if "direct" in p or p.startswith("forced_choice") or p == "forced-choice":
+    if "direct" in p:
         return "direct"
-    if p.startswith("violation_judgment"):
-        return "metalinguistic"
+    registered = protocol_method(p)  # a kind's own names (violation detection: forced_choice, violation_judgment)
+    if registered:
+        return registered
     if "production" in p or "generat" in p:
         return "production"
     return "other"
@@ -48,18 +51,17 @@ def task_family(protocol: str | None) -> str:
     """Protocols that pose the same task at different demands share a family.
 
     sentence_judgment:<PromptType> and sentence_comparison:<PromptType> (Hu & Levy) are families of
-    their own; direct and violation_judgment (the human's question) form 'violation_judgment';
-    forced_choice and production form 'forced_choice' (Hu & Frank).
+    their own; a kind registers its other families (analysis/kind_sections.py; violation detection:
+    direct with violation_judgment, the human's question, and forced choice with production, Hu & Frank).
     """
+    from analysis.kind_sections import protocol_family
+
     p = "" if protocol is None or protocol is pd.NA else str(protocol)
     head = p.split(":")[0].lower()
-    if head in ("sentence_judgment", "sentence_comparison"):
-        return head
-    if head in ("direct", "violation_judgment"):
-        return "violation_judgment"
-    if head in ("forced_choice", "forced-choice") or "production" in head or "generat" in head:
-        return "forced_choice"
-    return head or "other"
+    family = protocol_family(head)  # the kinds' registered families (analysis/kinds_builtin.py)
+    if family is None and ("production" in head or "generat" in head):
+        family = protocol_family("production")
+    return family or head or "other"
 
 
 def _model_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -108,8 +110,11 @@ def low_demand_partner(protocols: list[tuple[str, str, str]], family: str) -> st
     same = [p for p, meth, fam in protocols if meth == "direct" and fam == family]
     if same:
         return sorted(same)[0]
-    if "forced_choice" in direct:
-        return "forced_choice"
+    from analysis.kind_sections import low_demand_protocols
+
+    preferred = [p for p in low_demand_protocols() if p in direct]
+    if preferred:
+        return preferred[0]
     return sorted(direct)[0] if direct else None
 
 

@@ -1,6 +1,7 @@
-"""Measures a reviewer reads beside accuracy: model ratings (expected value and argmax), the `direct`
-protocols' log-probabilities, lexical decision without a decision rule (AUC, d' at a stated criterion),
-and response times of the RT tasks with named trimming rules.
+"""Measures a reviewer reads beside accuracy: the `direct` protocols' log-probabilities and response times
+of the RT tasks with named trimming rules; model ratings (expected value and argmax: analysis/tasks_rating.py)
+and lexical decision without a decision rule (AUC, d' at a stated criterion: analysis/tasks_lexical.py) are
+their kinds' own units', re-exported here.
 
 Why each:
 - a model's "rating" is a distribution over the scale; its argmax throws the distribution away (a model
@@ -22,42 +23,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.bootstrap import N_BOOT, bootstrap_mean
-from analysis.detection import dprime_c
-
-RT_TASKS = ("lexical_decision", "judgment", "choice")
 
 
-# ---- ratings ---------------------------------------------------------------------------------
-def rating_measures(r: pd.DataFrame) -> pd.DataFrame:
-    """One row per rating trial and measure: humans `chosen point`; models `expected value` (the default)
-    and `argmax`. Column `value` holds the number, `measure` names it."""
-    parts = []
-    hum = r[r["subject_kind"] != "model"]
-    if len(hum):
-        parts.append(hum.assign(measure="chosen point", value=hum["rating"].astype(float)))
-    mod = r[r["subject_kind"] == "model"]
-    if len(mod):
-        if "rating_expected" in mod.columns and mod["rating_expected"].notna().any():
-            e = mod[mod["rating_expected"].notna()]
-            parts.append(e.assign(measure="expected value (default)", value=e["rating_expected"].astype(float)))
-        parts.append(mod.assign(measure="argmax", value=mod["rating"].astype(float)))
-    if not parts:
-        return r.iloc[0:0].assign(measure=[], value=[])
-    out = pd.concat(parts, ignore_index=True)
-    out["measure"] = pd.Categorical(out["measure"], categories=list(MEASURES), ordered=True)
-    return out
+def rt_tasks() -> tuple[str, ...]:
+    """The kinds whose people's response times are analysed (each kind registers it: analysis/kind_sections.py)."""
+    from analysis.kind_sections import kinds_where
 
-
-MEASURES = ("chosen point", "expected value (default)", "argmax")  # the order of the tables
-
-
-def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
-    """Scale points never chosen (a cumulative-link model has no threshold between two unused points)."""
-    used = sorted({int(v) for v in r["rating"].dropna()})
-    if not used:
-        return []
-    top = points or max(used)
-    return [p for p in range(1, top + 1) if p not in used]
+    return kinds_where("rt")
 
 
 # ---- direct log-probabilities -----------------------------------------------------------------
@@ -106,45 +78,6 @@ def logprob_means(d: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N
     return pd.DataFrame(out)
 
 
-def auc(pos: np.ndarray, neg: np.ndarray) -> float:
-    """P(score of a positive > score of a negative) + 0.5 P(tie): the Mann-Whitney AUC."""
-    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
-    if not len(pos) or not len(neg):
-        return float("nan")
-    gt = (pos[:, None] > neg[None, :]).sum()
-    eq = (pos[:, None] == neg[None, :]).sum()
-    return float((gt + 0.5 * eq) / (len(pos) * len(neg)))
-
-
-CRITERION = ("a string is called a word when its log-probability per character is at or above the median of "
-             "the group's strings (half called words)")
-
-
-def lexical_logprob_decision(d: pd.DataFrame) -> pd.DataFrame:
-    """Lexical decision from log-probabilities per group: AUC (words above non-words) on the per-character
-    log-probability, and hits, false alarms, d', c at the median criterion (signal = a non-word, a hit
-    calls it a non-word, as in the acceptance section)."""
-    d = d[d["task"] == "lexical_decision"] if "task" in d.columns else d.iloc[0:0]
-    if d.empty or "signal" not in d.columns:
-        return pd.DataFrame()
-    out = []
-    for g, x in d[d["signal"].notna()].groupby("group", sort=True):
-        words, nonwords = x[~x["signal"].astype(bool)], x[x["signal"].astype(bool)]
-        if words.empty or nonwords.empty:
-            continue
-        crit = float(np.median(x["logprob_per_char"]))
-        called_non = x["logprob_per_char"] < crit
-        hits = int(called_non[nonwords.index].sum())
-        fas = int(called_non[words.index].sum())
-        dp, c = dprime_c(hits, len(nonwords), fas, len(words))
-        out.append({"group": g, "words": len(words), "nonwords": len(nonwords),
-                    "auc": auc(words["logprob_per_char"].to_numpy(), nonwords["logprob_per_char"].to_numpy()),
-                    "criterion_logprob_per_char": crit, "hits": hits, "false_alarms": fas,
-                    "hit_rate": hits / len(nonwords), "false_alarm_rate": fas / len(words), "dprime": float(dp),
-                    "criterion_c": float(c), "criterion_rule": CRITERION})
-    return pd.DataFrame(out)
-
-
 # ---- response times --------------------------------------------------------------------------
 def rt_rule(trim: tuple[float, float], sd: float) -> str:
     return (f"RTs of correct trials only; kept when {trim[0]:g} <= RT <= {trim[1]:g} ms (--rt-trim)"
@@ -157,7 +90,7 @@ def rt_rows(t: pd.DataFrame, trim: tuple[float, float] = (200.0, 3000.0), sd: fl
     The exclusions table counts what each rule removed, per group and task."""
     if "rt_ms" not in t.columns or "task" not in t.columns:
         return t.iloc[0:0], pd.DataFrame()
-    d = t[t["task"].isin(RT_TASKS) & t["rt_ms"].notna() & (t["subject_kind"] == "human")].copy()
+    d = t[t["task"].isin(rt_tasks()) & t["rt_ms"].notna() & (t["subject_kind"] == "human")].copy()
     if d.empty:
         return d, pd.DataFrame()
     d["rt_ms"] = d["rt_ms"].astype(float)
@@ -198,3 +131,7 @@ def rt_means(kept: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_B
                           "rt_ci_low": math.exp(ci.low) if np.isfinite(ci.low) else float("nan"),
                           "rt_ci_high": math.exp(ci.high) if np.isfinite(ci.high) else float("nan")})
     return pd.DataFrame(out)
+
+
+from analysis.tasks_lexical import CRITERION, auc, lexical_logprob_decision  # noqa: E402,F401 (re-exported)
+from analysis.tasks_rating import MEASURES, rating_measures, unused_points  # noqa: E402,F401 (re-exported)

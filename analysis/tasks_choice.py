@@ -17,7 +17,10 @@ import json
 import numpy as np
 import pandas as pd
 
+from analysis.kind_sections import SectionArgs
 from experiments.tasks.choice import answer_position
+
+KIND = "choice"
 
 
 def materials(df: pd.DataFrame) -> list[dict]:
@@ -46,7 +49,7 @@ def choice_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Choice trials with n_options and the screen position of the correct option (where known)."""
     if "task" not in df.columns:
         return df.iloc[0:0]
-    d = df[df["task"] == "choice"].copy()
+    d = df[df["task"] == KIND].copy()
     n_opt, correct_pos = [], []
     for order, mat in zip(d["option_order"].tolist() if "option_order" in d else [None] * len(d), materials(d)):
         order = json_list(order)
@@ -86,3 +89,20 @@ def accuracy_by_position(d: pd.DataFrame) -> pd.DataFrame:
         n_trials="size", accuracy="mean").reset_index()
     t["correct_position"] = t["correct_position"].astype(int)
     return t[cols]
+
+
+def choice_section(a: SectionArgs) -> None:
+    """The report's choice section: position bias and accuracy by the correct option's position."""
+    from analysis import design_figures as dfig
+
+    c = choice_rows(a.rows)
+    pb, ap = position_bias(c), accuracy_by_position(c)
+    res = a.res
+    res.section("task_choice", "Choice: position bias",
+                "Share of choices per screen position (0 = first shown) against chance (1/n options), two-sided "
+                "exact binomial test; accuracy by the screen position of the correct option (a bias to position 0 "
+                "shows as higher accuracy there). From `chosen_position`, `option_order` and the item's options.",
+                [res.table("choice_position_bias", pb, "Position bias"),
+                 res.table("choice_accuracy_by_position", ap, "Accuracy by the correct option's position")],
+                [res.figure("choice_position_bias", dfig.position_bias_bars(pb, a.out / "figures" / "choice_position_bias.png"),
+                            "Share of choices per screen position; dotted: chance.")])

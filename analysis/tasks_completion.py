@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.kind_sections import SectionArgs
 from analysis.tasks_choice import materials
 from experiments.tasks.completion import accepted_answers
 from experiments.tasks.scoring import normalize_answer
+
+KIND = "completion"
 
 NORMALISATION = ("answers and targets are compared by the task's one rule (experiments.tasks.scoring, the same "
                  "for every runner): Unicode NFC, lower case, leading and trailing white space and punctuation "
@@ -27,7 +30,7 @@ def completion_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Completion trials with `match_target` and `match_accepted` (1/0; missing without an answer)."""
     if "task" not in df.columns:
         return df.iloc[0:0]
-    d = df[df["task"] == "completion"].copy()
+    d = df[df["task"] == KIND].copy()
     strict, lenient = [], []
     for text, mat in zip(d["response_text"].tolist(), materials(d)):
         target = normalise(mat.get("target"))
@@ -56,3 +59,26 @@ def model_target_scores(d: pd.DataFrame) -> pd.DataFrame:
                     "median_target_rank": float(ranks.median()) if len(ranks) else float("nan"),
                     "share_rank_1": float((ranks == 1).mean()) if len(ranks) else float("nan")})
     return pd.DataFrame(out, columns=cols)
+
+
+def completion_section(a: SectionArgs) -> None:
+    """The report's completion section: accuracy against the target and its accepted variants; models' scores."""
+    from analysis.design_rates import rates
+    from analysis.design_report import F1F2, _fmt_ci
+
+    by, res = a.by, a.res
+    c = completion_rows(a.rows)
+    parts = [rates(c, by, "match_target", a.opt.seed, a.opt.n_boot).assign(score="target"),
+             rates(c, by, "match_accepted", a.opt.seed, a.opt.n_boot).assign(score="target or accepted")]
+    r = pd.concat(parts, ignore_index=True)
+    mt = model_target_scores(c)
+    res.section("task_completion", "Completion (cloze): accuracy against the target and its accepted variants",
+                "Strict: the answer is the target; lenient: the target or one of the item's accepted variants; "
+                + NORMALISATION + ". " + F1F2 + ". Models (direct): mean log P(target | prefix), median rank of the "
+                "target's first token, share ranked first.",
+                [res.table("completion_rates", r.assign(**{"rate [CI subjects]": [
+                    _fmt_ci(*x) for x in zip(r["rate"], r["rate_ci_low"], r["rate_ci_high"])]})
+                    [["score", "group"] + by + ["n_subjects", "n_items", "n_trials", "rate [CI subjects]",
+                                                "by_item_mean"]], "Completion accuracy"),
+                 res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),
+                 res.table("completion_model_scores", mt, "Models: target log-probability") if len(mt) else None])

@@ -21,6 +21,8 @@ import pandas as pd
 
 from analysis import formula as fm
 
+KIND = "rating"
+
 R_CLMM = r"""
 function(formula, d, method) {
   msgs <- character(0)
@@ -186,7 +188,7 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
 def rating_rows(df: pd.DataFrame) -> pd.DataFrame:
     if "task" not in df.columns or "rating" not in df.columns:
         return df.iloc[0:0]
-    return df[(df["task"] == "rating") & df["rating"].notna()].copy()
+    return df[(df["task"] == KIND) & df["rating"].notna()].copy()
 
 
 def distribution(d: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -200,3 +202,36 @@ def distribution(d: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     wide.columns = [f"share_{int(c) if float(c).is_integer() else c}" for c in wide.columns]
     n = d.groupby(keys, sort=True, observed=True, dropna=False).size().rename("n_trials")
     return wide.join(n).reset_index()
+
+
+# ---- ratings ---------------------------------------------------------------------------------
+def rating_measures(r: pd.DataFrame) -> pd.DataFrame:
+    """One row per rating trial and measure: humans `chosen point`; models `expected value` (the default)
+    and `argmax`. Column `value` holds the number, `measure` names it."""
+    parts = []
+    hum = r[r["subject_kind"] != "model"]
+    if len(hum):
+        parts.append(hum.assign(measure="chosen point", value=hum["rating"].astype(float)))
+    mod = r[r["subject_kind"] == "model"]
+    if len(mod):
+        if "rating_expected" in mod.columns and mod["rating_expected"].notna().any():
+            e = mod[mod["rating_expected"].notna()]
+            parts.append(e.assign(measure="expected value (default)", value=e["rating_expected"].astype(float)))
+        parts.append(mod.assign(measure="argmax", value=mod["rating"].astype(float)))
+    if not parts:
+        return r.iloc[0:0].assign(measure=[], value=[])
+    out = pd.concat(parts, ignore_index=True)
+    out["measure"] = pd.Categorical(out["measure"], categories=list(MEASURES), ordered=True)
+    return out
+
+
+MEASURES = ("chosen point", "expected value (default)", "argmax")  # the order of the tables
+
+
+def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
+    """Scale points never chosen (a cumulative-link model has no threshold between two unused points)."""
+    used = sorted({int(v) for v in r["rating"].dropna()})
+    if not used:
+        return []
+    top = points or max(used)
+    return [p for p in range(1, top + 1) if p not in used]

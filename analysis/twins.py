@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from analysis.kind_sections import kinds_where, value_option_protocols
 from analysis.prepare import is_human_group
 
 REPLAY = "replay"
@@ -89,7 +90,7 @@ def answer_index(labels: list[str], answer, protocol: str = "", settings: str | 
             return labels.index(str(int(f)))
     except ValueError:
         pass
-    if protocol == "judgment:direct" and settings:
+    if settings and protocol in value_option_protocols():  # (sentence, pair) read as (accepting, rejecting) values
         values = [str(lab.get("value")) for lab in (json.loads(settings).get("labels") or [])]
         if a in values[:2]:
             return values.index(a)
@@ -244,7 +245,7 @@ def _group_trials(g: str, m: pd.DataFrame, people: pd.DataFrame, missing: list, 
                      "use `twinlab run-model --replay PEOPLE_DIR` to score the people's answers in their own "
                      "histories.")
         return []
-    if "task" in m.columns and (m["task"].astype("string") == "completion").any():
+    if "task" in m.columns and m["task"].astype("string").isin(kinds_where("typed")).fillna(False).any():
         return _typed_trials(people, g, ctx, m, missing)
     if not m["option_logprobs"].map(_floats).map(lambda x: x is not None and len(x) >= 2).any():
         notes.append(f"{g}: its protocol records no scores of two or more options (e.g. a sentence's "

@@ -327,11 +327,7 @@ def protocol_for(exp: Experiment, name: str, question: str | None = None) -> Any
     'surprisal'; ProtocolError lists the names when it is none of them."""
     from model_subjects.protocols import get_protocol
 
-    kind = getattr(exp.task, "kind", "violation_detection")
-    key = name.strip()
-    if kind not in ("violation_detection", "forced_choice") and key.startswith(kind + ":"):
-        key = key[len(kind) + 1:]
-    return get_protocol(key, question=question, panel=getattr(exp.task, "panel", None), task=exp.task)
+    return get_protocol(name, question=question, panel=getattr(exp.task, "panel", None), task=exp.task)
 
 
 def _as_bool(v: Any) -> bool:

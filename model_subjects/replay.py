@@ -99,12 +99,10 @@ def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False)
 
 
 def typed_word(trial: Trial, response: str) -> str:
-    """A completion trial's typed answer as scored (its first word, surrounding punctuation trimmed); '' otherwise."""
-    if trial.task != "completion" or not response.strip():
-        return ""
-    from experiments.tasks.completion import first_word
+    """A typed answer as its kind scores it (completion: the first word, punctuation trimmed); '' otherwise."""
+    from model_subjects.tasks import typed_answer
 
-    return first_word(response).strip().strip(".,;:!?\"'")
+    return typed_answer(trial, response)
 
 
 def person_feedback(exp: Experiment, trial: Trial, row: dict[str, str]) -> str | None:

@@ -96,16 +96,10 @@ def protocol_and_context(cfg, exp) -> None:
 
 
 def candidate_protocols(exp) -> list[str]:
-    """Every protocol name a spec's task kind offers (the Lakretz kinds: the protocols of
-    model_subjects.protocols, the panel's with a panel; a kind of the general model: its own)."""
-    from model_subjects.protocols import PANEL_PROTOCOL, PROTOCOL_NAMES
-
-    kind = exp.task.kind
-    if kind in ("violation_detection", "forced_choice"):
-        return list(PROTOCOL_NAMES) + ([PANEL_PROTOCOL] if exp.task.panel is not None else []) + ["surprisal"]
+    """Every protocol name a spec's task kind offers (its model unit's registration: model_subjects.tasks)."""
     from model_subjects.tasks import protocol_names
 
-    return protocol_names(kind)
+    return protocol_names(exp.task.kind, exp.task)
 
 
 def protocol_meant(cfg, exp, proto) -> None:

@@ -109,3 +109,23 @@ def test_generic_cells_and_a_lakretz_only_table():
     assert "rating" not in out and json.loads(out["extra"]) == {"prompt": "p", "columns": {"rating": 3.0, "item": "1"}}
     Writer.columns = ["subject_id", "extra", "rating", "item"]
     assert fit_to_writer(Writer(), row) == row
+
+
+def test_every_kind_the_model_runner_presents_registers_its_model_unit():
+    """The model side of each kind is looked up, never branched on: every kind whose `runners` hold "model"
+    has a registered model unit (violation detection and forced choice included), its declared protocols and
+    its default are among the unit's names, and each name builds a protocol of that kind's unit."""
+    from experiments.tasks import registry
+    from model_subjects.tasks import default_protocol, model_kinds, protocol_names, task_protocol
+
+    presented = {name for name, k in registry().items() if "model" in k.runners}
+    assert presented == set(model_kinds())
+    for name in presented:
+        names = protocol_names(name)
+        assert set(registry()[name].model_protocols) <= set(names), name
+        assert default_protocol(name) in names and default_protocol(name, "panel") in names + ["panel_judgment"], name
+        for p in names:
+            if p != "panel_judgment":
+                assert task_protocol(name, p) is not None
+    assert default_protocol("violation_detection", "panel") == "panel_judgment"
+    assert default_protocol("violation_detection") == "violation_judgment" and default_protocol("judgment") == "meta"

@@ -152,3 +152,10 @@ class ChoiceProduction(ChoiceMeta):
                                "correct_lenient": bool(lenient is not None and self.score(trial, lenient))},
                         columns={"response_text": generation, "chosen_position": opts.index(strict) if strict else None,
                                  "option_order": list(range(len(opts)))})
+
+
+from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
+
+register_model_kind(ModelKind("choice", surprisal=True, protocols={
+    "direct": lambda s, q, n: ChoiceDirect(s, n), "direct:mean": lambda s, q, n: ChoiceDirect(s, n, by="mean"),
+    "meta": lambda s, q, n: ChoiceMeta(s, n, q), "production": lambda s, q, n: ChoiceProduction(s, n, q)}))

@@ -102,3 +102,17 @@ class CompletionMeta(CompletionProduction):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "question": self.question}
+
+
+def typed_answer(trial: Trial, response: str) -> str:
+    """A person's typed answer as the replay scores it: its first word, surrounding punctuation trimmed."""
+    if not response.strip():
+        return ""
+    return first_word(response).strip().strip(".,;:!?\"'")
+
+
+from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
+
+register_model_kind(ModelKind("completion", surprisal=True, typed_answer=typed_answer, protocols={
+    "direct": lambda s, q, n: CompletionDirect(s, n), "production": lambda s, q, n: CompletionProduction(s, n),
+    "meta": lambda s, q, n: CompletionMeta(s, n, q)}))

@@ -118,3 +118,11 @@ class LexicalDirect(TaskProtocol):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "scored": "log P(string) after the start token; no decision (criterion-free)"}
+
+
+from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
+
+register_model_kind(ModelKind("judgment", surprisal=True, protocols={
+    "meta": lambda s, q, n: LabelMeta("judgment", s, q, n), "direct": lambda s, q, n: JudgmentDirect(s, n)}))
+register_model_kind(ModelKind("lexical_decision", surprisal=True, protocols={
+    "direct": lambda s, q, n: LexicalDirect(s, n), "meta": lambda s, q, n: LabelMeta("lexical_decision", s, q, n)}))

@@ -1,0 +1,123 @@
+"""What each task kind registers on the analysis side: its report section and the measures it takes part in.
+
+The analysis reads trial tables, never a runner, so it keeps its own registry keyed by the kind's name
+(the `task` column), beside experiments.tasks (the kind's meaning) and model_subjects.tasks (its model
+protocols). The built-in kinds are registered by analysis/kinds_builtin.py (their hooks call their units,
+analysis/tasks_<kind>.py); a kind from outside registers itself; the report, acceptance
+and d′, the response-time section, the twins' likelihoods and the demand gap look a kind up here and
+never branch on its name. A kind registered from a test (a toy kind) gets its section in the report.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+if TYPE_CHECKING:  # the registry stays light: the `analysis` package imports it (analysis/kinds_builtin.py)
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class SectionArgs:
+    """What a kind's report section gets: the results folder, the rows of --blocks, the design's factors,
+    the cells (--by), the options, the output folder, the log and the list of skipped analyses."""
+
+    res: Any
+    rows: pd.DataFrame
+    factors: dict
+    by: list[str]
+    opt: Any
+    out: Path
+    log: Callable[[str], None]
+    skipped: list[str]
+
+
+@dataclass(frozen=True)
+class AnalysisKind:
+    """One task kind on the analysis side.
+
+    `detection`: the kind answers with an accepting and a rejecting label (experiments.tasks.detection_values),
+    so acceptance, hits, false alarms and d′ apply; `rt`: people's response times are analysed (correct
+    trials, named trimming rules); `typed`: answers are typed words (a twin's likelihood is log P(the word),
+    no option set); `section(args)`: the kind's own report section, shown when its rows are present;
+    `methods`: the start of a recorded protocol name -> its evaluation method, for names the generic rule
+    ('meta', 'direct', 'production' in the name) does not place; `families`: a name's head (before the first
+    ':') -> its task family (protocols posing the same task at different demands; 'production' also names
+    the family of every production head); `low_demand`: protocols preferred as the low-demand partner of
+    the demand gap; `value_options`: recorded
+    protocols whose two options are (sentence, pair) read as the kind's (accepting, rejecting) values;
+    `untyped_tables`: a table without a `task` column (a Lakretz release) is this kind.
+    """
+
+    name: str
+    detection: bool = False
+    rt: bool = False
+    typed: bool = False
+    section: Callable[[SectionArgs], None] | None = None
+    methods: Mapping[str, str] = field(default_factory=dict)
+    families: Mapping[str, str] = field(default_factory=dict)
+    low_demand: tuple[str, ...] = ()
+    value_options: tuple[str, ...] = ()
+    untyped_tables: bool = False
+
+
+_KINDS: dict[str, AnalysisKind] = {}
+
+
+def register_analysis_kind(kind: AnalysisKind) -> AnalysisKind:
+    if kind.name in _KINDS:
+        raise ValueError(f"analysis task kind {kind.name!r} registered twice")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    _KINDS.pop(name, None)
+
+
+def analysis_kinds() -> dict[str, AnalysisKind]:
+    """Every registered kind in registration order (the built-in units first, registered when the `analysis`
+    package is imported (analysis/kinds_builtin.py): the report's section order)."""
+    return dict(_KINDS)
+
+
+def kinds_where(flag: str) -> tuple[str, ...]:
+    """The kinds whose `flag` (detection, rt, typed) is set, in registration order."""
+    return tuple(name for name, k in analysis_kinds().items() if getattr(k, flag))
+
+
+def untyped_kind() -> str | None:
+    """The kind of a table without a `task` column (None: no kind claims such tables)."""
+    return next((name for name, k in analysis_kinds().items() if k.untyped_tables), None)
+
+
+def protocol_method(protocol: str) -> str | None:
+    """The evaluation method a kind registered for a recorded protocol name (lower case; matched at its start)."""
+    for k in analysis_kinds().values():
+        for start, method in k.methods.items():
+            if protocol.startswith(start):
+                return method
+    return None
+
+
+def protocol_family(head: str) -> str | None:
+    """The task family a kind registered for a protocol name's head (lower case)."""
+    for k in analysis_kinds().values():
+        if head in k.families:
+            return k.families[head]
+    return None
+
+
+def low_demand_protocols() -> tuple[str, ...]:
+    return tuple(p for k in analysis_kinds().values() for p in k.low_demand)
+
+
+def value_option_protocols() -> set[str]:
+    return {p for k in analysis_kinds().values() for p in k.value_options}
+
+
+def kind_sections(args: SectionArgs, present: set[str]) -> None:
+    """Each present kind's own section, in registration order."""
+    for name, k in analysis_kinds().items():
+        if name in present and k.section is not None:
+            k.section(args)

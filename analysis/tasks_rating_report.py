@@ -1,0 +1,79 @@
+"""Rating on the analysis side: the report's section (distribution, means with the model's expected value and
+argmax named, the people's cumulative-link mixed model), the kind's hook (analysis/kinds_builtin.py). The fits themselves are in
+analysis/tasks_rating.py (a lower module: the formula fits use it too)."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from analysis.kind_sections import SectionArgs
+from analysis.tasks_rating import distribution, fit_clmm, rating_measures, rating_rows
+
+
+def rating_section(a: SectionArgs) -> None:
+    """The report's rating section: distribution, means (people: the chosen point; models: expected value, the
+    default, and argmax, both named) and, for people, a cumulative-link mixed model, or why none was fitted."""
+    from analysis import design_figures as dfig
+    from analysis.design_rates import rates
+    from analysis.design_report import F1F2, shown_rates
+
+    res, by, opt, out = a.res, a.by, a.opt, a.out
+    r = rating_rows(a.rows)
+    dist = distribution(r, by)
+    rm = rating_measures(r)
+    means = rates(rm, ["measure"] + by, "value", opt.seed, opt.n_boot).drop(columns=["n_outcome"])
+    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point; models: the argmax)"),
+            res.table("rating_means", shown_rates(means, ["measure"] + by).rename(
+                columns={"rate [CI subjects]": "mean [CI subjects]"}), "Mean rating"),
+            res.table("rating_means_long", means, "Mean rating (long format)", show=False)]
+    items, why = rating_clmm(res, r, by, a.factors, opt, a.log, a.skipped, tabs)
+    res.section("task_rating", "Ratings: distributions, means" + (" and a cumulative-link mixed model" if items else ""),
+                "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
+                "`measure`: people's chosen point; a model's rating is a distribution over the scale, reported as its "
+                "expected value (sum of point x probability, the default measure) and its argmax (the most probable "
+                "point), both named. " + why, tabs,
+                [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
+                            "Share of each rating per group and cell.")], items)
+
+
+def _scale_points(r: pd.DataFrame) -> int | None:
+    for s in (r["task_settings"].dropna().unique() if "task_settings" in r.columns else []):
+        try:
+            pts = (json.loads(s).get("scale") or {}).get("points")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(pts, int):
+            return pts
+    return None
+
+
+def rating_clmm(res, r: pd.DataFrame, by: list[str], factors: dict, opt, log, skipped: list[str],
+                tabs: list) -> tuple[list[dict], str]:
+    """The people's cumulative-link mixed model; returns (fit items, the text saying what was fitted or why not)."""
+    from analysis.design_report import CLMM_FALLBACK
+    from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
+    from analysis.frames import model_frame
+
+    humans = r[r["subject_kind"] == "human"]
+    varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]
+    if humans.empty:
+        return [], ("No cumulative-link mixed model: it is fitted to people's ratings and there are none here "
+                    "(a model's ratings are its distribution, summarised above).")
+    if not opt.mixed:
+        return [], "No cumulative-link mixed model: mixed models are off (--no-mixed)."
+    if not varying or humans["rating"].nunique() < 2:
+        return [], ("No cumulative-link mixed model: " + ("no factor varies among the people's trials." if not varying
+                                                          else "the people used a single scale point."))
+    formula = f"rating ~ {' * '.join(varying)} + (1 | subject_id) + (1 | item)"
+    log(f"fitting the cumulative-link mixed model {formula} (ordinal::clmm)")
+    f = _fit_or_note(lambda: fit_clmm(model_frame(humans), formula, factors, _scale_points(humans)),
+                     "rating clmm (humans)", skipped)
+    text = ("The cumulative-link mixed model of the people's ratings (R ordinal::clmm, logit link, flexible thresholds, "
+            f"factors sum-coded) `{formula}` treats the scale as ordered categories; a positive effect shifts ratings "
+            "up. " + CLMM_FALLBACK + " Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), "
+            "max.grad, cond.H (> 1e4: ill-defined), and scale points never used (no threshold between them).")
+    if f is None:
+        return [], text + " The fit failed: see the notes."
+    tabs.append(res.table("rating_clmm", pd.DataFrame(f.coefficients), "clmm coefficients", show=False))
+    return [fit_item("ordinal_fit", "Humans: cumulative-link mixed model", f)], text

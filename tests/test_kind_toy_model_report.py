@@ -1,0 +1,139 @@
+"""A new kind is one module on the model and analysis sides too: a toy kind registered from this test only
+(its experiment side, its model protocol in model_subjects.tasks, its report section in
+analysis.kind_sections) runs in the model runner with a stand-in backend and appears in the report with
+its own section, whose numbers are counted here from the session table by hand. Nothing in twinlab names it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+import pytest
+import yaml
+
+from experiments.tasks import TaskKind, base, register
+from experiments.tasks.config import _Settings
+from experiments.tasks.scoring import equals_answer
+from model_subjects.backend import Backend
+from model_subjects.protocol_base import Option, Query
+from model_subjects.requests import LoglikelihoodResult
+from model_subjects.tasks.base import TaskProtocol, argmax, decision, sentence_of
+
+TOY = "colour_toy_b"
+COLOURS = {"red", "blue", "green"}
+
+
+class ToySettings(_Settings):
+    question: str = "Is the word a colour?"
+
+
+class ToyMeta(TaskProtocol):
+    """The toy's one protocol: the word and the question, the two answers scored."""
+
+    kind, short = TOY, "meta"
+
+    def queries(self, trial: Any) -> list[Query]:
+        prompt = f"{sentence_of(trial)}\n{self.settings.question}\nAnswer:"
+        return [Query(prompt, (Option("colour", " colour"), Option("other", " other")))]
+
+    def decide(self, trial: Any, scores: list[list[float]], generation: str = "", results: Any = None):
+        lps = list(scores[0])
+        k = argmax(lps)
+        value = ("colour", "other")[k]
+        return decision(value, self.score(trial, value), ["colour", "other"], lps, None, " " + value)
+
+
+class Lexicon(Backend):
+    """A stand-in model: ' colour' is likely after a prompt that holds a colour word, ' other' otherwise."""
+
+    name = "lexicon"
+
+    def loglikelihood(self, requests: Sequence[Any], progress: Any = None) -> list[LoglikelihoodResult]:
+        out = []
+        for r in requests:
+            said_colour = any(w in COLOURS for w in r.context.replace("\n", " ").split())
+            likely = "colour" if said_colour else "other"
+            out.append(LoglikelihoodResult(-0.5 if r.continuation.strip() == likely else -3.0, True, 1))
+        return out
+
+    def generate_until(self, requests: Sequence[Any], progress: Any = None) -> list[str]:
+        return ["" for _ in requests]
+
+
+def toy_section(a: Any) -> None:
+    """The toy's report section: how often each group answered 'colour', per item answer."""
+    d = a.rows[a.rows["task"] == TOY]
+    t = (d.assign(said_colour=(d["response"] == "colour").astype(int))
+         .groupby(["group", "correct_response"], sort=True)["said_colour"].agg(["size", "sum"]).reset_index()
+         .rename(columns={"size": "n_trials", "sum": "n_colour"}))
+    a.res.section(f"task_{TOY}", "Colour toy: answers", "Trials answered 'colour', by the item's answer.",
+                  [a.res.table("toy_answers", t, "Answers")])
+
+
+@pytest.fixture()
+def toy():
+    from analysis.kind_sections import AnalysisKind, register_analysis_kind, unregister as drop_analysis
+    from model_subjects.tasks import ModelKind, register_model_kind, unregister as drop_model
+
+    register(TaskKind(name=TOY, description="is the word a colour", materials=("sentence", "answer"),
+                      runners=("model",), model_protocols=("meta",), settings=ToySettings,
+                      score=lambda trial, response: equals_answer(trial.mat.get("answer"), response)))
+    register_model_kind(ModelKind(TOY, protocols={"meta": lambda s, q, n: ToyMeta(s, n)}))
+    register_analysis_kind(AnalysisKind(TOY, section=toy_section))
+    try:
+        yield
+    finally:
+        base._REGISTRY.pop(TOY, None)
+        drop_model(TOY)
+        drop_analysis(TOY)
+
+
+def write_spec(tmp: Path) -> Path:
+    rows = ["1,c,red,colour", "1,o,table,other", "2,c,blue,colour", "2,o,chair,other",
+            "3,c,green,colour", "3,o,spoon,other", "4,c,red,colour", "4,o,chair,other"]
+    (tmp / "items.csv").write_text("item,colourness,sentence,answer\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    data = {"name": "toyb", "seed": 1, "design": {"file": "items.csv", "factors": {"colourness": ["c", "o"]},
+                                                  "lists": "latin_square"},
+            "blocks": [{"name": "test", "role": "test", "feedback": False}],
+            "task": {"kind": TOY}, "texts": {"instructions": ["Say whether each word is a colour."]}}
+    p = tmp / "toy.yaml"
+    p.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return p
+
+
+def test_a_toy_kind_runs_in_the_model_runner_and_has_its_section_in_the_report(toy, tmp_path):
+    from analysis import api
+    from model_subjects.runner import RunConfig, run_models
+
+    from experiments.spec import load_spec
+    from model_subjects.context import protocol_for
+    from model_subjects.run_checks import candidate_protocols
+
+    spec = write_spec(tmp_path)
+    exp = load_spec(spec)  # run-model's checks and `twinlab context` find the toy's protocol by lookup
+    assert candidate_protocols(exp) == ["meta"] and protocol_for(exp, f"{TOY}:meta").name == f"{TOY}:meta"
+    cfg = RunConfig(spec=str(spec), subjects=2, out=tmp_path / "sessions", seed=1)
+    run_models(cfg, backend=Lexicon())
+    csvs = sorted((tmp_path / "sessions").rglob("*_data.csv"))
+    assert len(csvs) == 2
+    rows = pd.concat([pd.read_csv(p) for p in csvs], ignore_index=True)
+    assert set(rows["task"]) == {TOY} and set(rows["protocol"]) == {f"{TOY}:meta"} and len(rows) == 8
+    # the stand-in answers by the word, so every answer is the item's: the kind's own score says so
+    assert (rows["response"] == rows["correct_response"]).all() and rows["correct"].all()
+
+    res = api.report(tmp_path / "sessions", tmp_path / "out", n_boot=20, mixed=False)
+    sec = {s["id"]: s for s in res["sections"]}
+    assert f"task_{TOY}" in sec
+    got = pd.read_csv(tmp_path / "out" / "tables" / "toy_answers.csv")
+    by_answer = rows.groupby("correct_response")["response"].agg(lambda r: int((r == "colour").sum()))
+    assert dict(zip(got["correct_response"], got["n_colour"])) == by_answer.to_dict() == {"colour": 4, "other": 0}
+    assert dict(zip(got["correct_response"], got["n_trials"])) == {"colour": 4, "other": 4}
+
+
+def test_without_its_registration_the_kind_has_no_model_protocol(toy):
+    from model_subjects.protocols import ProtocolError, get_protocol
+    from model_subjects.tasks import unregister
+
+    unregister(TOY)
+    with pytest.raises(ProtocolError, match=f"task kind '{TOY}' has no model protocols here"):
+        get_protocol("meta", task=type("T", (), {"kind": TOY})())
