@@ -127,30 +127,36 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print, plan: RunPl
             f"session file {existing} already exists" + (f" (written with other settings: {'; '.join(diffs)})"
                                                          if diffs else "")
             + "; use --resume to continue it or choose another session number (--session)")))
-    start = 0
-    if cfg.resume:
-        if not exists:
-            raise RunError(f"nothing to resume: {csv_path} does not exist (check --participant, --session, --out)")
-        try:
-            meta = json.loads(json_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise RunError(f"cannot resume: sidecar {json_path} is unreadable ({exc})") from None
-        diffs = hash_differences(meta, seq)
-        if diffs:
-            raise RunError(f"cannot resume {csv_path.name}: it was written with other settings ({'; '.join(diffs)}): "
-                           "the spec, participant or seed changed")
-        scan = scan_table(csv_path) if csv_path.exists() else None
-        if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
-            log(f"WARNING: {scan.note()}")
-        if scan is not None:
-            try:
-                check_rows_follow(scan, seq)
-            except SessionError as exc:
-                raise RunError(str(exc)) from None
-        start = scan.n_rows if scan is not None else 0
-        if start >= n:
-            raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
+    start = _resume_point(seq, n, csv_path, json_path, exists, log) if cfg.resume else 0
     return Prepared(seq=seq, n_planned=n, csv_path=csv_path, json_path=json_path, start=start, plan=plan)
+
+
+def _resume_point(seq: TrialSequence, n: int, csv_path: Path, json_path: Path, exists: bool,
+                  log: Callable[[str], None]) -> int:
+    """The first trial a --resume runs: the session's rows checked against this run's sequence (its sidecar's
+    seed and hashes, its rows this sequence's first trials); RunError naming what does not fit."""
+    if not exists:
+        raise RunError(f"nothing to resume: {csv_path} does not exist (check --participant, --session, --out)")
+    try:
+        meta = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RunError(f"cannot resume: sidecar {json_path} is unreadable ({exc})") from None
+    diffs = hash_differences(meta, seq)
+    if diffs:
+        raise RunError(f"cannot resume {csv_path.name}: it was written with other settings ({'; '.join(diffs)}): "
+                       "the spec, participant or seed changed")
+    scan = scan_table(csv_path) if csv_path.exists() else None
+    if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
+        log(f"WARNING: {scan.note()}")
+    if scan is not None:
+        try:
+            check_rows_follow(scan, seq)
+        except SessionError as exc:
+            raise RunError(str(exc)) from None
+    start = scan.n_rows if scan is not None else 0
+    if start >= n:
+        raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
+    return start
 
 
 def participant_info(cfg: HumanRunConfig) -> dict[str, Any]:
