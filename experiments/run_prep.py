@@ -26,7 +26,7 @@ from typing import Any
 from experiments.spec import Experiment, load_spec
 from experiments.trials import TrialSequence
 
-MAX_KEPT = 512  # compiled sequences a plan keeps (a server sees many participants; a sweep reuses its subjects)
+MAX_KEPT = 512  # compiled sequences a plan keeps by default (a sweep reuses its subjects in every cell)
 _PLAN_LIST = object()  # `sequence(list_number=...)` not given: the plan's own --list
 
 
@@ -76,6 +76,7 @@ class RunPlan:
     seed: int | None = None
     trials: int | None = None
     list_number: int | None = None
+    keep: int = MAX_KEPT  # sequences kept (0: none; a server keeps its open sessions' sequences itself)
     _kept: OrderedDict = field(default_factory=OrderedDict, repr=False)
     _guard: Any = field(default_factory=threading.Lock, repr=False)
 
@@ -91,7 +92,7 @@ class RunPlan:
             seq = compile_sequence(self.exp, subject_id, self.seed, session=key[1], list_number=ln)
             with self._guard:
                 self._kept[key] = seq
-                while len(self._kept) > MAX_KEPT:
+                while len(self._kept) > self.keep:
                     self._kept.popitem(last=False)
         return seq
 

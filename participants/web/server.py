@@ -97,8 +97,9 @@ class WebSessions:
                  compile: Callable[[str, int], TrialSequence] | None = None, task_settings: dict[str, Any] | None = None,
                  abandon_after_min: float = DEFAULT_ABANDON_MIN):
         self.exp, self.out, self.seed, self.trials = exp, Path(out), seed, trials
-        # experiments/run_prep.py: each session's sequence compiled once (kept for its trials and reloads)
-        self.plan = RunPlan(exp, seed=seed, trials=trials)
+        # experiments/run_prep.py: the sequences and writers of this server's sessions (a live session keeps
+        # its sequence in `Live`; the plan keeps none, so a long-running server holds only its open sessions)
+        self.plan = RunPlan(exp, seed=seed, trials=trials, keep=0)
         self.abandon_after_min = abandon_after_min  # experiments/lists.py: least-filled list assignment
         # `compile` replaces compile_sequence (tests of general designs until the design compiler serves
         # them); `task_settings` go on top of the spec's task section (participants.tasks.settings)

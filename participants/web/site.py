@@ -93,7 +93,7 @@ def build_site(exp: Experiment, out: Path, *, slots: int, seed: int | None = Non
     n = n_lists(exp)
     numbers = list(range(1, slots + 1)) if list_number is None or n is None else \
         [list_number + j * n for j in range(slots)]
-    plan = RunPlan(exp, seed=seed)  # experiments/run_prep.py: each slot's sequences compiled once
+    plan = RunPlan(exp, seed=seed, keep=0)  # experiments/run_prep.py; each slot compiled once, here
     sequences: dict[str, Any] = {}
     slot_lists = []
     for k in numbers:
