@@ -145,10 +145,10 @@ def run_human(
     _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
     exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
     fields = _parse_info(info)
-    unknown = sorted(set(fields) - set(exp.participant_fields))
-    if unknown:
-        fail(f"--info field(s) {', '.join(unknown)} are not participant fields of {exp.name} "
-             f"(known: {', '.join(exp.participant_fields) or 'none'})")
+    from participants.runner import info_problem
+
+    if info_problem(exp, fields):
+        fail(info_problem(exp, fields) or "")
     from participants.tasks import PSYCHOPY
 
     if exp.task.kind not in ("violation_detection", *PSYCHOPY):  # a spec matter: said before the display's

@@ -104,6 +104,8 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print, plan: RunPl
         )
     if cfg.session < 1:
         raise RunError(f"--session must be 1 or more, got {cfg.session}")
+    if info_problem(exp, cfg.info):
+        raise RunError(info_problem(exp, cfg.info) or "")
     try:
         csv_path, json_path = plan.paths(cfg.out, cfg.participant)
         check_list(exp, cfg.list_number)
@@ -157,6 +159,15 @@ def _resume_point(seq: TrialSequence, n: int, csv_path: Path, json_path: Path, e
     if start >= n:
         raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
     return start
+
+
+def info_problem(exp: Experiment, fields: dict[str, str]) -> str | None:
+    """Why participant fields (--info, the dialog's) do not fit the spec's `participant_fields` (None: they do)."""
+    unknown = sorted(set(fields) - set(exp.participant_fields))
+    if not unknown:
+        return None
+    return (f"--info field(s) {', '.join(unknown)} are not participant fields of {exp.name} "
+            f"(known: {', '.join(exp.participant_fields) or 'none'})")
 
 
 def participant_info(cfg: HumanRunConfig) -> dict[str, Any]:

@@ -102,3 +102,14 @@ def test_the_model_runner_and_a_sweep_compile_each_subject_once(monkeypatch, tmp
         runner.prepare_subjects()
         runner.prepare_subjects()
     assert sorted(c[0] for c in calls) == ["m01", "m02", "m03"]
+
+
+def test_the_runner_api_refuses_participant_fields_the_spec_lacks_as_the_cli_does(tmp_path):
+    from participants.runner import HumanRunConfig, RunError, prepare
+
+    exp = load_spec(str(SPEC))
+    bad = {**{f: "1" for f in exp.participant_fields}, "shoe_size": "44"}
+    with pytest.raises(RunError, match=r"--info field\(s\) shoe_size are not participant fields of"):
+        prepare(HumanRunConfig(spec=exp, participant="P01", out=tmp_path, info=bad))
+    assert not tmp_path.joinpath("data").exists()
+    prepare(HumanRunConfig(spec=exp, participant="P01", out=tmp_path, info={f: "1" for f in exp.participant_fields}))
