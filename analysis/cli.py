@@ -42,6 +42,45 @@ def analyze(
     designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
     from experiments.cli_common import console, fail
 
+    blocks = _checked_rows_options(data, out, fmt, n_boot, force, rejected_rule, focus, blocks)
+    by_list, word_range, rt_range, pairs = _checked_fit_options(by, family, formula, no_mixed, region, word,
+                                                                word_rt_range, model_copies, rt_trim, rt_sd, gap)
+    from analysis.api import InputError, report as api_report
+    from analysis.demand_gap import GapError
+    from analysis.formula import FormulaError
+    from analysis.learning import FocusError
+    from analysis.learning_rows import BlocksError
+    from analysis.load import LoadError
+    from analysis.mixed import MixedModelError
+    from analysis.report import ReportError
+    from analysis.tasks_rating import OrdinalError
+    from experiments.options import OptionError
+
+    t0 = time.time()
+    try:  # the command is the API's report() (analysis/api.py); --out was checked above (--force)
+        res = api_report(list(data), out, by=by_list, formula=formula, force=True,
+                         log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
+                         mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
+                         keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
+                         model_copies=model_copies, rt_trim=rt_range, rt_sd=rt_sd,
+                         region=region, word=word, word_rt_range=word_range,
+                         exclude_wrong_answers=exclude_wrong_answers, allow_spec_versions=allow_spec_versions,
+                         blocks=blocks)
+    except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError, GapError, InputError,
+            OptionError, FocusError, BlocksError) as exc:
+        fail(str(exc))
+    except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole
+        fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc}); "
+             "free space or choose another --out, then run the analysis again")
+    _say_results(res, out, time.time() - t0)
+
+
+def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, force: bool, rejected_rule: str,
+                          focus: str, blocks: str):
+    """--format, --n-boot, --out (never the data; an earlier analysis only with --force), --rejected-rule,
+    --focus and --blocks, in that order; one line and exit 2. Returns the parsed --blocks."""
+    from experiments.cli_common import fail
+
     if fmt not in ("auto", "twinlab", "lakretz"):
         fail(f"--format must be auto, twinlab or lakretz, not {fmt!r}")
     from experiments.options import OptionError, at_least, output_folder
@@ -57,21 +96,23 @@ def analyze(
     if rejected_rule not in RULES:
         fail(f"--rejected-rule must be {' or '.join(RULES)}, not {rejected_rule!r}")
     from analysis.exposures import Focus
-
     from analysis.learning import FocusError, parse_focus
     from analysis.learning_rows import BlocksError, parse_blocks
 
     try:
         parse_focus(focus) if "=" in focus else Focus.parse(focus)
-        blocks = parse_blocks(blocks)
+        return parse_blocks(blocks)
     except (ValueError, FocusError, BlocksError) as exc:
         fail(str(exc))
+
+
+def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, region: str, word: int,
+                         word_rt_range: str, model_copies: str, rt_trim: str, rt_sd: float, gap: List[str]):
+    """--by, --family, --region/--word, --word-rt-range, --formula, --model-copies, --rt-trim/--rt-sd and --gap,
+    in that order; one line and exit 2. Returns (--by columns, word RT range, RT trim, --gap pairs)."""
+    from analysis.demand_gap import GapError, parse_pair
     from analysis.formula import FormulaError, parse
-    from analysis.load import LoadError
-    from analysis.mixed import MixedModelError
-    from analysis.api import InputError, report as api_report
-    from analysis.report import ReportError
-    from analysis.tasks_rating import OrdinalError
+    from experiments.cli_common import fail
 
     by_list = [b.strip() for b in by.split(",") if b.strip()]
     if by and not by_list:
@@ -105,35 +146,24 @@ def analyze(
         assert 0 <= lo_ms < hi_ms and rt_sd >= 0
     except (ValueError, AssertionError):
         fail(f"--rt-trim {rt_trim!r} / --rt-sd {rt_sd!r}: write --rt-trim LOW,HIGH in ms (LOW < HIGH) and --rt-sd >= 0")
-    from analysis.demand_gap import GapError, parse_pair
-
     try:
-        pairs = [parse_pair(g) for g in gap]
+        return by_list, (spr_lo, spr_hi), (lo_ms, hi_ms), [parse_pair(g) for g in gap]
     except GapError as exc:
         fail(str(exc))
-    t0 = time.time()
-    try:  # the command is the API's report() (analysis/api.py); --out was checked above (--force)
-        res = api_report(list(data), out, by=by_list, formula=formula, force=True,
-                         log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
-                         mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
-                         keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
-                         model_copies=model_copies, rt_trim=(lo_ms, hi_ms), rt_sd=rt_sd,
-                         region=region, word=word, word_rt_range=(spr_lo, spr_hi),
-                         exclude_wrong_answers=exclude_wrong_answers, allow_spec_versions=allow_spec_versions,
-                         blocks=blocks)
-    except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError, GapError, InputError,
-            OptionError, FocusError, BlocksError) as exc:
-        fail(str(exc))
-    except OSError as exc:  # a full disk, a read-only folder: the files written so far are whole
-        fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc}); "
-             "free space or choose another --out, then run the analysis again")
+
+
+def _say_results(res: dict, out: Path, seconds: float) -> None:
+    """The notes, the trial-order statement and one line of what was written; exit 1 when a result asked for
+    is missing (said at the top of the report too)."""
+    from experiments.cli_common import console
+
     for n in res["notes"] + res["skipped"]:
         console.print(f"[yellow]note:[/yellow] {n}", highlight=False)
     if res.get("order_statement"):
         console.print(f"[yellow]trial order:[/yellow] {res['order_statement']}", highlight=False)
     typer.echo(f"wrote {len(res['tables'])} tables, {len(res['figures'])} figures and {out / 'report.html'} "
-               f"in {time.time() - t0:.1f} s")
-    if res.get("failures"):  # a result asked for is missing: said at the top of the report and here, exit 1
+               f"in {seconds:.1f} s")
+    if res.get("failures"):
         for f in res["failures"]:
             typer.echo(f"failed: {f}", err=True)
         raise typer.Exit(1)

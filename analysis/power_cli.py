@@ -34,7 +34,7 @@ def power(
 ) -> None:
     """Power by simulation from a pilot (people, or model subjects as a hypothesis): power curves with Monte Carlo
     CIs over subjects and items, failed and boundary fits counted apart, in parallel with early stopping."""
-    from experiments.cli import console, fail
+    from experiments.cli_common import console, fail
 
     from analysis.api import InputError, power as api_power
     from analysis.load import LoadError

@@ -5,7 +5,7 @@ commands) so the runner, analysis and import CLIs reach for these without import
 """
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -29,12 +29,18 @@ def load_spec_or_exit(spec: str):
         fail(str(exc))
 
 
-def checked_spec_or_exit(spec: str, list_number: int | None = None):
+def checked_spec_or_exit(spec: Any, list_number: int | None = None):
     """`experiments.run_prep.checked_spec` for a command: the experiment, or one line and exit 2."""
+    return prepare_run_or_exit(spec, list_number=list_number).exp
+
+
+def prepare_run_or_exit(spec: Any, **settings: Any):
+    """`experiments.run_prep.prepare_run` for a command (load, sizes, --list; `settings`: session, seed,
+    trials, list_number): the run's plan, or one line naming what is wrong and exit 2."""
     from experiments.options import OptionError
-    from experiments.run_prep import checked_spec
+    from experiments.run_prep import prepare_run
 
     try:
-        return checked_spec(spec, list_number)
+        return prepare_run(spec, **settings)
     except (SpecError, OptionError) as exc:
         fail(str(exc))

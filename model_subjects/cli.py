@@ -52,7 +52,7 @@ def run_model(
                                                "its history and scores the person's answer (subjects <model>replay<person>)"),
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
-    from experiments.cli_common import checked_spec_or_exit, fail
+    from experiments.cli_common import fail, prepare_run_or_exit
     from model_subjects.backend import ModelLoadError
     from model_subjects.registry import canonical_name
     from model_subjects.runner import RunConfig
@@ -75,24 +75,25 @@ def run_model(
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number)
     check_options(cfg)
-    exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
+    plan = prepare_run_or_exit(spec, session=session, seed=seed, trials=trials, list_number=list_number)
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
         from model_subjects.replay import replay_command
 
-        _checked(cfg, exp)
-        return replay_command(cfg, exp, replay, quiet)
-    locks = _checked_and_locked(cfg, exp)
-    _run_loaded(cfg, exp, locks, options, quiet)
+        _checked(cfg, plan.exp)
+        return replay_command(cfg, plan.exp, replay, quiet)
+    locks = _checked_and_locked(cfg, plan.exp)
+    _run_loaded(cfg, plan, locks, options, quiet)
 
 
 def _checked(cfg: Any, exp: Any) -> None:
     """The checks that need the spec: session, protocol and context, device."""
     from experiments.cli_common import fail
     from experiments.options import OptionError
+    from experiments.run_prep import session_problem
     from model_subjects.run_checks import device_available
 
-    if not 1 <= cfg.session <= exp.sessions:
-        fail(f"--session {cfg.session}: {exp.name} has {exp.sessions} session(s) per subject (spec field `sessions`)")
+    if session_problem(exp, cfg.session):
+        fail(session_problem(exp, cfg.session) or "")
     check_protocol_and_context(cfg, exp)
     try:
         device_available(cfg.device, cfg.backend)
@@ -113,7 +114,7 @@ def _checked_and_locked(cfg: Any, exp: Any) -> Any:
         fail(str(exc))
 
 
-def _run_loaded(cfg: Any, exp: Any, locks: Any, options: dict[str, Any], quiet: bool) -> None:
+def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet: bool) -> None:
     """Load the model, run every subject with a progress bar, print one line per subject and a summary."""
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
@@ -127,24 +128,16 @@ def _run_loaded(cfg: Any, exp: Any, locks: Any, options: dict[str, Any], quiet: 
     from model_subjects.runner import RunError, Runner
 
     console = Console(stderr=True)
-    try:
-        with console.status(f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."):
-            from model_subjects.registry import load_backend
-
-            lm = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device, add_bos=cfg.add_bos,
-                              batch_size=cfg.batch_size, threads=cfg.threads, **options)
-    except ModelLoadError as exc:
-        fail(str(exc))
+    lm = _load_model(cfg, options, console)
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("trials"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                         console=console, disable=quiet, transient=False)
     try:
-        runner = Runner(cfg, lm, exp=exp)
-        states = runner.prepare_subjects()
+        runner = Runner(cfg, lm, plan=plan)
+        states = runner.prepare_subjects()  # every trial askable before any session opens
     except (RunError, ContextError, SpecError) as exc:
         fail(str(exc))
-    label = f"{lm.name} · {runner.protocol.name} · {cfg.context}"
-    task = progress.add_task(label, total=None)
+    task = progress.add_task(f"{lm.name} · {runner.protocol.name} · {cfg.context}", total=None)
 
     def advance(n: int, total: int | None) -> None:
         if total is not None:
@@ -156,12 +149,11 @@ def _run_loaded(cfg: Any, exp: Any, locks: Any, options: dict[str, Any], quiet: 
     runner.notify = lambda message: console.print(message, style="yellow", highlight=False, markup=False)
     try:
         with progress:
-            summary = runner.run(locks)
+            summary = runner.run(locks, states)
     except (RunError, ContextError, SessionError, SpecError, ModelLoadError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         fail("interrupted; finished trials are saved; run the same command again to continue", code=130)
-    del states
     for s in summary.subjects:
         scored = s.get("scored_now", s["run_now"])
         acc = ((f"{s['correct_now']}/{scored} correct" if scored else "no right answers to score")
@@ -170,6 +162,20 @@ def _run_loaded(cfg: Any, exp: Any, locks: Any, options: dict[str, Any], quiet: 
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
                f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {cfg.backend})")
+
+
+def _load_model(cfg: Any, options: dict[str, Any], console: Any) -> Any:
+    """The backend of `cfg`, loaded under a spinner; a model that cannot load is one line and exit 2."""
+    from experiments.cli_common import fail
+    from model_subjects.backend import ModelLoadError
+    from model_subjects.registry import load_backend
+
+    try:
+        with console.status(f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."):
+            return load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
+                                add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads, **options)
+    except ModelLoadError as exc:
+        fail(str(exc))
 
 
 def parse_backend_options(items: list[str]) -> dict[str, Any]:
@@ -229,7 +235,7 @@ def people_jsonl(
 ) -> None:
     """Each person's session as a Psych-201-style JSONL line: the transcript a model would read, the person's
     answers marked <<...>>, RTs (model_subjects/psych201.py)."""
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.spec import SpecError
     from model_subjects.protocols import ProtocolError
     from model_subjects.psych201 import export_jsonl

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from experiments.compiler import compile_sequence
+from experiments.run_prep import RunPlan, hash_differences, prepare_run
 from experiments.screen_texts import block_sizes
 from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, check_rows_follow,
                                  now_iso, read_rows, scan_table, session_paths)
@@ -133,10 +133,14 @@ class Runner:
     """Runs the subjects of one RunConfig with a loaded backend."""
 
     def __init__(self, cfg: RunConfig, backend: Backend, exp: Experiment | None = None,
-                 progress: Callable[[int, int | None], None] | None = None):
+                 progress: Callable[[int, int | None], None] | None = None, plan: RunPlan | None = None):
         self.cfg = cfg
         self.backend = backend
-        self.exp = exp or load_spec(cfg.spec)
+        self.exp = exp or (plan.exp if plan is not None else load_spec(cfg.spec))
+        # experiments/run_prep.py: each subject's sequence compiled once for the run (a sweep shares one
+        # plan across its cells); a plan given must be this config's spec, session, seed, trials and list
+        self.plan = plan or RunPlan(self.exp, session=cfg.session, seed=cfg.seed, trials=cfg.trials,
+                                    list_number=cfg.list_number)
         from experiments.tasks import TaskError, check_runner
 
         try:
@@ -164,9 +168,8 @@ class Runner:
             mode = parse_context(self.cfg.context, k + self.cfg.first_subject - 1)
             if mode.kind == "running" and mode.window and self.chat:
                 raise RunError("a running window with --chat is not supported")
-            seq = compile_sequence(self.exp, sid, self.cfg.seed, session=self.cfg.session,
-                                   list_number=self.cfg.list_number)
-            planned = len(seq) if self.cfg.trials is None else min(len(seq), max(0, int(self.cfg.trials)))
+            seq = self.plan.sequence(sid)
+            planned = self.plan.n_planned(seq)
             for trial in seq.trials[:planned]:  # every trial askable before any session opens
                 self.dispatch(trial)
             states.append(SubjectState(sid, k, seq, mode, planned))
@@ -201,11 +204,7 @@ class Runner:
         ident = json.loads(json.dumps(ident))
         diffs = [] if prev is None else [f"{k}: {prev.get(k)!r} there, {ident.get(k)!r} now"
                                          for k in sorted(set(prev) | set(ident)) if prev.get(k) != ident.get(k)]
-        for key, now in (("seed", st.seq.seed), ("spec_hash", st.seq.spec_hash),
-                         ("sequence_hash", st.seq.sequence_hash)):
-            if key in old and old.get(key) != now:
-                diffs.append(f"{key}: {old.get(key)!r} there, {now!r} now")
-        return diffs
+        return diffs + hash_differences(old, st.seq, ": ")
 
     def check_existing(self, st: SubjectState) -> bool:
         """Read an existing session (under its lock) without changing it; True when it is finished.
@@ -252,11 +251,8 @@ class Runner:
         except BaseException:
             lock.release()
             raise
-        writer = SessionWriter.create(
-            self.out, experiment=self.exp.name, subject_id=st.subject_id, session=self.cfg.session,
-            subject_kind="model", spec_hash=st.seq.spec_hash, sequence_hash=st.seq.sequence_hash,
-            n_trials=st.planned, metadata=self._metadata(st), resume=True, lock=lock, sequence=st.seq,
-        )
+        writer = self.plan.open_writer(self.out, st.subject_id, st.seq, "model", st.planned,
+                                       session=self.cfg.session, metadata=self._metadata(st), resume=True, lock=lock)
         if st.unclosed:
             resumes = writer.meta.get("resumes") or [{}]
             last = resumes[-1]  # this run's entry (SessionWriter._reopen); the one before: the crashed run's
@@ -329,10 +325,12 @@ class Runner:
             st.writer.meta["n_unscorable"] = int(st.writer.meta.get("n_unscorable", 0)) + 1
 
     # ------------------------------------------------------------------ running
-    def run(self, locks: dict[str, SessionLock] | None = None) -> RunSummary:
-        """Run every subject; `locks` (from `lock_sessions`, taken earlier) or the sessions are locked here."""
+    def run(self, locks: dict[str, SessionLock] | None = None,
+            states: list[SubjectState] | None = None) -> RunSummary:
+        """Run every subject; `locks` (from `lock_sessions`, taken earlier) or the sessions are locked here;
+        `states`: the fresh ones `prepare_subjects` just gave (a CLI prepares them before the progress bar)."""
         t0 = time.perf_counter()
-        states = self.prepare_subjects()
+        states = states if states is not None else self.prepare_subjects()
         summary = RunSummary()
         locks = dict(locks) if locks is not None else lock_sessions(self.out, self.exp.name,
                                                                    [st.subject_id for st in states], self.cfg.session)
@@ -636,8 +634,10 @@ def unscorable(d: Decision, proto: Protocol, results: list) -> Decision:
 
 def run_models(cfg: RunConfig, backend: Backend | None = None,
                progress: Callable[[int, int | None], None] | None = None) -> RunSummary:
-    """Load the model (unless given) and run every subject of `cfg`."""
-    exp = load_spec(cfg.spec)
+    """Load the model (unless given) and run every subject of `cfg` (the spec and --list checked first:
+    experiments/run_prep.py, SpecError or OptionError)."""
+    plan = prepare_run(cfg.spec, session=cfg.session, seed=cfg.seed, trials=cfg.trials, list_number=cfg.list_number)
+    exp = plan.exp
     locks = lock_sessions(cfg.out, exp.name, subject_ids(cfg), cfg.session)  # refused before the model loads
     try:
         if backend is None:
@@ -646,7 +646,7 @@ def run_models(cfg: RunConfig, backend: Backend | None = None,
             backend = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
                                    add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads,
                                    **cfg.backend_options)
-        return Runner(cfg, backend, exp=exp, progress=progress).run(locks)
+        return Runner(cfg, backend, progress=progress, plan=plan).run(locks)
     finally:
         for lock in locks.values():  # released by the writers already, unless the run stopped early
             lock.release()

@@ -105,7 +105,7 @@ def context_command(session: Path, trial: int, spec: Path | None = None, as_json
     """Print trial N's context as the model read it (the hash verified), or a refusal naming the problem."""
     import typer
 
-    from experiments.cli import fail
+    from experiments.cli_common import fail
 
     try:
         got = session_context(session, trial, spec)

@@ -172,19 +172,31 @@ def cells(sweep: Sweep, out: Path) -> list[Cell]:
     return res
 
 
-def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local") -> None:
-    """Every job of the sweep, by run-model's rules, before the first runs: the spec, each model
-    (path, weights, dtype, device, threads, batch size), labels, contexts and protocols for every
-    subject, the executor and its Slurm parameters. SweepError naming the file and field."""
-    from experiments import options as o
-    from experiments.run_prep import checked_spec
+def sweep_plan(sweep: Sweep, where: Path | None = None):
+    """The sweep's run plan (experiments/run_prep.py): its spec loaded and checked once, each subject's
+    sequence compiled once for every cell (all cells share the spec, session, seed and trials).
+    SweepError naming the file and field 'spec' when `where` is given; else SpecError as it comes."""
+    from experiments.run_prep import prepare_run
     from experiments.spec import SpecError
-    from model_subjects.run_checks import protocol_and_context
 
     try:
-        exp = checked_spec(sweep.spec)
+        return prepare_run(sweep.spec, session=sweep.session, seed=sweep.seed, trials=sweep.trials)
     except SpecError as exc:
+        if where is None:
+            raise
         raise SweepError(f"{where}: field 'spec': {exc}") from None
+
+
+def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"):
+    """Every job of the sweep, by run-model's rules, before the first runs: the spec, each model
+    (path, weights, dtype, device, threads, batch size), labels, contexts and protocols for every
+    subject, the executor and its Slurm parameters. SweepError naming the file and field.
+    Returns the sweep's plan (`sweep_plan`)."""
+    from experiments import options as o
+    from model_subjects.run_checks import protocol_and_context
+
+    plan = sweep_plan(sweep, where)
+    exp = plan.exp
     if not 1 <= sweep.session <= exp.sessions:
         raise SweepError(f"{where}: field 'session': {exp.name} has {exp.sessions} session(s), got {sweep.session}")
     entries = sweep.model_entries()
@@ -210,6 +222,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
         check_executor(executor, sweep.slurm)
     except o.OptionError as exc:
         raise SweepError(f"{where}: {exc}") from None
+    return plan
 
 
 def check_executor(executor: str, slurm: dict[str, Any]) -> None:
@@ -295,26 +308,22 @@ def run_config(sweep: Sweep, cell: Cell):
                      dtype=m.dtype, device=m.device, batch_size=m.batch_size, threads=m.threads)
 
 
-def cell_done(sweep: Sweep, cell: Cell) -> bool:
-    """All sessions of the cell are completed (read from the sidecars; no model needed)."""
-    from experiments.compiler import compile_sequence
-    from experiments.session import session_paths
-    from experiments.spec import load_spec
+def cell_done(sweep: Sweep, cell: Cell, plan: Any = None) -> bool:
+    """All sessions of the cell are completed (read from the sidecars; no model needed). `plan`: the
+    sweep's (`sweep_plan`), shared by its cells so that each subject's sequence is compiled once."""
     from model_subjects.runner import subject_ids
 
     cfg = run_config(sweep, cell)
-    exp = load_spec(sweep.spec)
+    plan = plan or sweep_plan(sweep)
     for sid in subject_ids(cfg):
-        side = session_paths(cell.out, exp.name, sid, cfg.session)[1]
+        side = plan.paths(cell.out, sid)[1]
         if not side.exists():
             return False
         try:
             meta = json.loads(side.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             return False
-        planned = len(compile_sequence(exp, sid, cfg.seed))
-        if cfg.trials is not None:
-            planned = min(planned, cfg.trials)
+        planned = plan.n_planned(plan.sequence(sid))  # the sweep's session (session 1 was counted before)
         if meta.get("status") != "completed" or int(meta.get("n_trials_written", 0)) < planned:
             return False
     return True
@@ -326,8 +335,9 @@ def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
     from model_subjects.runner import Runner
 
     sweep, out = load_sweep(sweep_path)
+    plan = sweep_plan(sweep)
     todo = [c for c in cells(sweep, out) if c.model_index == model_index]
-    pending = [c for c in todo if not cell_done(sweep, c)]
+    pending = [c for c in todo if not cell_done(sweep, c, plan)]
     report: dict[str, Any] = {"model_index": model_index, "skipped": len(todo) - len(pending), "ran": [],
                               "trials_run": 0}
     if not pending:
@@ -336,7 +346,7 @@ def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
     backend = load_backend(m.model, backend=m.backend, dtype=m.dtype, device=m.device, add_bos=m.add_bos,
                            batch_size=m.batch_size, threads=m.threads, **m.options)
     for c in pending:
-        summary = Runner(run_config(sweep, c), backend).run()
+        summary = Runner(run_config(sweep, c), backend, plan=plan).run()
         report["ran"].append(str(c.out))
         report["trials_run"] += summary.trials_run
     return report
@@ -379,11 +389,11 @@ def sweep_command(
 
     try:
         sweep, out = load_sweep(file)
-        validate_sweep(sweep, out, file, "local" if dry_run else executor)
+        plan = validate_sweep(sweep, out, file, "local" if dry_run else executor)
         all_cells = cells(sweep, out)
         if dry_run:
             for c in all_cells:
-                typer.echo(f"{'done   ' if cell_done(sweep, c) else 'pending'} {c.out}")
+                typer.echo(f"{'done   ' if cell_done(sweep, c, plan) else 'pending'} {c.out}")
             return
         reports = run_sweep(file, executor, validated=True)
     except (SweepError, SpecError, RunError, ContextError, SessionError, ModelLoadError) as exc:

@@ -69,6 +69,19 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
+def _check_who(participant: str | None, session: int) -> None:
+    """--participant and --session (as given, or as the dialog answered), by run-model's rules; exit 2."""
+    from experiments import options as o
+    from experiments.cli_common import fail
+
+    try:
+        o.session_number(session)
+        if participant is not None:
+            o.subject_id("--participant", participant)
+    except o.OptionError as exc:
+        fail(str(exc))
+
+
 def _check_options(session: int, trials: int | None, out: Path, screen: int, accuracy: float,
                    refresh_hz: float | None, participant: str | None, screenshots: Path | None = None) -> None:
     """The options, with the rules `run-model` uses for the ones they share; exit 2 before a window opens."""
@@ -91,30 +104,6 @@ def _check_options(session: int, trials: int | None, out: Path, screen: int, acc
         if refresh_hz is not None and not (0 < refresh_hz <= 1000 and math.isfinite(refresh_hz)):
             raise o.OptionError(f"--expected-refresh-hz must be above 0 and at most 1000, got {refresh_hz}")
     except o.OptionError as exc:
-        fail(str(exc))
-
-
-def _listed_sequence(exp, participant: str, session: int, seed: Optional[int], out: Path, list_number: Optional[int],
-                     resume: bool):
-    """The sequence of a list given by hand (`--list`), or on --resume of the list the session's sidecar
-    records; None: the runner compiles the id rotation's."""
-    from experiments.cli_common import fail
-    from experiments.compiler import compile_sequence
-    from experiments.lists import read_sidecar, recorded_list
-    from experiments.session import SessionError, session_paths
-    from experiments.spec import SpecError
-
-    if list_number is None and resume and exp.design is not None:
-        try:
-            meta = read_sidecar(session_paths(out, exp.name, participant, session)[1])
-        except SessionError:
-            meta = None
-        list_number = recorded_list(meta) if meta else None
-    if list_number is None:
-        return None
-    try:
-        return compile_sequence(exp, participant, seed, session=session, list_number=list_number)
-    except SpecError as exc:
         fail(str(exc))
 
 
@@ -156,10 +145,10 @@ def run_human(
     _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
     exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
     fields = _parse_info(info)
-    unknown = sorted(set(fields) - set(exp.participant_fields))
-    if unknown:
-        fail(f"--info field(s) {', '.join(unknown)} are not participant fields of {exp.name} "
-             f"(known: {', '.join(exp.participant_fields) or 'none'})")
+    from participants.runner import info_problem
+
+    if info_problem(exp, fields):
+        fail(info_problem(exp, fields) or "")
     from participants.tasks import PSYCHOPY
 
     if exp.task.kind not in ("violation_detection", *PSYCHOPY):  # a spec matter: said before the display's
@@ -172,11 +161,9 @@ def run_human(
     participant, session, fields = _who(exp, participant, session, autopilot, fields)
     if not participant:
         fail("a participant id is required")
-    _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
-
-    sequence = _listed_sequence(exp, participant, session, seed, out, list_number, resume)
+    _check_who(participant, session)  # the dialog's answers; the other options were checked above
     cfg = HumanRunConfig(
-        sequence=sequence,
+        list_number=list_number,  # None: the id rotation, or on --resume the session's own list (run_prep)
         spec=exp, participant=participant, session=session, out=out, info=fields, fullscreen=fullscreen,
         screen=screen, window_size=_window_size(window_size), resume=resume, trials=trials, seed=seed,
         expected_refresh_hz=expected_refresh_hz, allow_refresh_mismatch=allow_refresh_mismatch,

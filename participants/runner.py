@@ -13,9 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from experiments.compiler import compile_sequence
+from experiments.lists import read_sidecar
+from experiments.run_prep import RunPlan, hash_differences, session_problem
 from experiments.session import (SessionError, SessionExistsError, SessionLock, SessionWriter, acquire_session_lock,
-                                 check_rows_follow, read_rows, scan_table, session_paths)
+                                 check_rows_follow, read_rows, scan_table)
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
 from participants.autopilot import AUTOPILOT_PREFIX
@@ -50,6 +51,9 @@ class HumanRunConfig:
     # until the design compiler serves them) and task settings on top of the spec's task section
     sequence: TrialSequence | None = None
     task_settings: dict[str, Any] | None = None
+    # --list: the design's list N instead of the id rotation (None: the rotation, or on --resume the
+    # list the session's sidecar records; experiments/run_prep.py RunPlan.list_for)
+    list_number: int | None = None
 
 
 @dataclass
@@ -72,13 +76,21 @@ class Prepared:
     csv_path: Path
     json_path: Path
     start: int  # first trial to run (0, or the resume point)
+    plan: RunPlan | None = None  # the run's plan (experiments/run_prep.py): its sequence compiled once
 
 
-def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared:
+def plan_for(cfg: HumanRunConfig) -> RunPlan:
+    """The run's plan (experiments/run_prep.py): the checks before and under the lock share its sequence."""
+    return RunPlan(cfg.spec, session=cfg.session, seed=cfg.seed, trials=cfg.trials, list_number=cfg.list_number)
+
+
+def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print, plan: RunPlan | None = None) -> Prepared:
     """Compile the sequence and check the data files; raises RunError before anything is written."""
+    from experiments.lists import check_list
+    from experiments.options import OptionError
     from participants.tasks import PSYCHOPY
 
-    exp = cfg.spec
+    exp, plan = cfg.spec, plan or plan_for(cfg)
     presentable = ("violation_detection", *PSYCHOPY)
     if exp.task.kind not in presentable:
         from experiments.tasks import refuse_runner
@@ -92,15 +104,17 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
         )
     if cfg.session < 1:
         raise RunError(f"--session must be 1 or more, got {cfg.session}")
+    if info_problem(exp, cfg.info):
+        raise RunError(info_problem(exp, cfg.info) or "")
     try:
-        csv_path, json_path = session_paths(cfg.out, exp.name, cfg.participant, cfg.session)
-    except SessionError as exc:
+        csv_path, json_path = plan.paths(cfg.out, cfg.participant)
+        check_list(exp, cfg.list_number)
+    except (SessionError, OptionError) as exc:
         raise RunError(str(exc)) from None
     if cfg.session > exp.sessions:
-        raise RunError(f"--session {cfg.session}: {exp.name} has {exp.sessions} session(s) per participant "
-                       "(spec field `sessions`)")
-    seq = cfg.sequence if cfg.sequence is not None else compile_sequence(exp, cfg.participant, cfg.seed,
-                                                                           session=cfg.session)
+        raise RunError(session_problem(exp, cfg.session, "participant") or "")
+    seq = cfg.sequence if cfg.sequence is not None else plan.sequence(
+        cfg.participant, list_number=plan.list_for(cfg.out, cfg.participant, cfg.resume))
     unknown = sorted({t.task for t in seq if t.task and t.task != "violation_detection" and t.task not in PSYCHOPY})
     if unknown:
         raise RunError(f"run-human (PsychoPy) cannot present task kind(s) {', '.join(unknown)}")
@@ -110,49 +124,50 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> Prepared
     exists = csv_path.exists() or json_path.exists()
     if exists and not cfg.resume:
         existing = csv_path if csv_path.exists() else json_path
-        diffs = _differences(_read_sidecar(json_path), seq)
+        diffs = hash_differences(read_sidecar(json_path) or {}, seq)
         raise RunError(str(SessionExistsError(
             f"session file {existing} already exists" + (f" (written with other settings: {'; '.join(diffs)})"
                                                          if diffs else "")
             + "; use --resume to continue it or choose another session number (--session)")))
-    start = 0
-    if cfg.resume:
-        if not exists:
-            raise RunError(f"nothing to resume: {csv_path} does not exist (check --participant, --session, --out)")
-        try:
-            meta = json.loads(json_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise RunError(f"cannot resume: sidecar {json_path} is unreadable ({exc})") from None
-        diffs = _differences(meta, seq)
-        if diffs:
-            raise RunError(f"cannot resume {csv_path.name}: it was written with other settings ({'; '.join(diffs)}): "
-                           "the spec, participant or seed changed")
-        scan = scan_table(csv_path) if csv_path.exists() else None
-        if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
-            log(f"WARNING: {scan.note()}")
-        if scan is not None:
-            try:
-                check_rows_follow(scan, seq)
-            except SessionError as exc:
-                raise RunError(str(exc)) from None
-        start = scan.n_rows if scan is not None else 0
-        if start >= n:
-            raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
-    return Prepared(seq=seq, n_planned=n, csv_path=csv_path, json_path=json_path, start=start)
+    start = _resume_point(seq, n, csv_path, json_path, exists, log) if cfg.resume else 0
+    return Prepared(seq=seq, n_planned=n, csv_path=csv_path, json_path=json_path, start=start, plan=plan)
 
 
-def _read_sidecar(json_path: Path) -> dict[str, Any]:
+def _resume_point(seq: TrialSequence, n: int, csv_path: Path, json_path: Path, exists: bool,
+                  log: Callable[[str], None]) -> int:
+    """The first trial a --resume runs: the session's rows checked against this run's sequence (its sidecar's
+    seed and hashes, its rows this sequence's first trials); RunError naming what does not fit."""
+    if not exists:
+        raise RunError(f"nothing to resume: {csv_path} does not exist (check --participant, --session, --out)")
     try:
-        return json.loads(json_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
+        meta = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RunError(f"cannot resume: sidecar {json_path} is unreadable ({exc})") from None
+    diffs = hash_differences(meta, seq)
+    if diffs:
+        raise RunError(f"cannot resume {csv_path.name}: it was written with other settings ({'; '.join(diffs)}): "
+                       "the spec, participant or seed changed")
+    scan = scan_table(csv_path) if csv_path.exists() else None
+    if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
+        log(f"WARNING: {scan.note()}")
+    if scan is not None:
+        try:
+            check_rows_follow(scan, seq)
+        except SessionError as exc:
+            raise RunError(str(exc)) from None
+    start = scan.n_rows if scan is not None else 0
+    if start >= n:
+        raise RunError(f"nothing to resume: {csv_path} already holds {start} of {n} planned trials")
+    return start
 
 
-def _differences(meta: dict[str, Any], seq: TrialSequence) -> list[str]:
-    """Settings of an existing session (its sidecar) that differ from this run's compiled sequence."""
-    return [f"{key} {meta.get(key)!r} there, {now!r} now"
-            for key, now in (("seed", seq.seed), ("spec_hash", seq.spec_hash), ("sequence_hash", seq.sequence_hash))
-            if key in meta and meta.get(key) != now]
+def info_problem(exp: Experiment, fields: dict[str, str]) -> str | None:
+    """Why participant fields (--info, the dialog's) do not fit the spec's `participant_fields` (None: they do)."""
+    unknown = sorted(set(fields) - set(exp.participant_fields))
+    if not unknown:
+        return None
+    return (f"--info field(s) {', '.join(unknown)} are not participant fields of {exp.name} "
+            f"(known: {', '.join(exp.participant_fields) or 'none'})")
 
 
 def participant_info(cfg: HumanRunConfig) -> dict[str, Any]:
@@ -166,13 +181,14 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
     second `run-human` on the same participant and session is refused at once, naming the holder);
     the checks are then made again under the lock, which the session writer keeps until it closes.
     """
-    prep = prepare(cfg, log)
+    plan = plan_for(cfg)
+    prep = prepare(cfg, log, plan)
     try:
         lock = acquire_session_lock(prep.csv_path)
     except SessionError as exc:
         raise RunError(str(exc)) from None
     try:
-        prep = prepare(cfg, lambda msg: None)  # again, now that no one else can write the session
+        prep = prepare(cfg, lambda msg: None, plan)  # again (the same sequence), now that no one else can write
         from participants.display import open_display
 
         display = open_display(cfg, log)
@@ -301,12 +317,11 @@ def _open_writer(cfg: HumanRunConfig, prep: Prepared, lock: SessionLock, run_inf
     """The session's writer: a new file, or the checked one reopened for a resume (this run added to its sidecar)."""
     from participants.rows import table_columns
 
-    exp, seq = cfg.spec, prep.seq
+    seq = prep.seq
     try:
-        writer = SessionWriter.create(
-            cfg.out, experiment=exp.name, subject_id=cfg.participant, session=cfg.session, subject_kind="human",
-            spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=prep.n_planned,
-            metadata=metadata, resume=cfg.resume, lock=lock, sequence=seq, columns=table_columns(seq))
+        writer = (prep.plan or plan_for(cfg)).open_writer(
+            cfg.out, cfg.participant, seq, "human", prep.n_planned, metadata=metadata, resume=cfg.resume, lock=lock,
+            columns=table_columns(seq))
     except SessionError as exc:
         raise RunError(str(exc)) from None
     if cfg.resume and writer.n_rows != prep.start:  # the file changed between the check and the reopen

@@ -171,11 +171,16 @@ def test_abandoned_sessions_stop_counting_and_returning_participants_keep_their_
 @pytest.mark.long
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
 def test_run_human_reads_the_list_given(tmp_path):
-    r = twinlab("run-human", str(SPEC), "-p", "autopilot7", "--autopilot", "--list", "3", "--trials", "2", "--out",
+    r = twinlab("run-human", str(SPEC), "-p", "autopilot7", "--autopilot", "--list", "3", "--trials", "1", "--out",
+                str(tmp_path), "--allow-refresh-mismatch", timeout=600)
+    assert r.returncode == 0, r.stderr
+    # --resume without --list keeps the session's own list (experiments/run_prep.py RunPlan.list_for)
+    r = twinlab("run-human", str(SPEC), "-p", "autopilot7", "--autopilot", "--resume", "--trials", "2", "--out",
                 str(tmp_path), "--allow-refresh-mismatch", timeout=600)
     assert r.returncode == 0, r.stderr
     meta = json.loads(next((tmp_path / "data").glob("*_data.json")).read_text())
     assert meta["design"]["list"] == 3 and meta["status"] == "completed"  # the rotation would give list 7
+    assert meta["n_trials_written"] == 2 and len(meta["runs"]) == 2
     assert meta["sequence_hash"] == compile_sequence(load_spec(str(SPEC)), "autopilot7", list_number=3).sequence_hash
 
 

@@ -95,3 +95,23 @@ def test_submitit_local_executor_one_job_per_model(tmp_path):
     sweep, out = load_sweep(p)
     assert all(cell_done(sweep, c) for c in cells(sweep, out))
     assert list((out / "submitit").glob("*_result.pkl"))  # it really went through submitit
+
+
+def test_a_cell_of_a_later_session_is_done_when_that_sessions_trials_are_written(tmp_path):
+    """cell_done counts the sweep's own session (lakretz2021_replication: 310 trials in session 1, 270 in
+    session 2; counted against session 1 a finished session 2 looked unfinished and was run again)."""
+    from experiments.compiler import compile_sequence
+    from experiments.session import session_paths
+    from experiments.spec import load_spec
+
+    text = SWEEP.replace("lakretz2021_nested", "lakretz2021_replication").replace("trials: 3", "session: 2")
+    sweep, out = load_sweep(_write(tmp_path, text.replace("subjects: {count: 2, prefix: s}", "subjects: 1")))
+    cell = cells(sweep, out)[0]
+    exp = load_spec("lakretz2021_replication")
+    n2 = len(compile_sequence(exp, "m01", session=2))
+    assert n2 != len(compile_sequence(exp, "m01", session=1))  # the two sessions differ in length
+    side = session_paths(cell.out, exp.name, "m01", 2)[1]
+    side.parent.mkdir(parents=True)
+    for written, done in ((n2 - 1, False), (n2, True)):
+        side.write_text(json.dumps({"status": "completed", "n_trials_written": written}), encoding="utf-8")
+        assert cell_done(sweep, cell) is done

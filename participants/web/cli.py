@@ -13,10 +13,11 @@ import typer
 app = typer.Typer(no_args_is_help=True, help="Browser sessions (jsPsych): a static site, or a local server saving every trial.")
 
 
-def _spec(spec: str):
+def _spec(spec: str, list_number: Optional[int] = None):
+    """The checked spec (experiments/run_prep.py: load, sizes), a task kind the page presents, then --list."""
     from experiments.cli_common import checked_spec_or_exit, fail
 
-    exp = checked_spec_or_exit(spec)  # load and sizes (experiments/run_prep.py); --list is checked by its command
+    exp = checked_spec_or_exit(spec)
     from participants.web.payload import BROWSER_KINDS
 
     presentable = ("violation_detection", *BROWSER_KINDS)
@@ -25,7 +26,7 @@ def _spec(spec: str):
 
         fail(f"the browser runner cannot present task.kind {exp.task.kind!r} ({exp.name}); it presents "
              f"{', '.join(presentable)}. " + (refuse_runner(exp.task.kind, "browser") or ""))
-    return exp
+    return checked_spec_or_exit(exp, list_number) if list_number is not None else exp
 
 
 @app.command("build")
@@ -46,14 +47,7 @@ def build(
         fail(f"--slots must be from 1 to {MAX_SLOTS}, got {slots}")
     if out.exists() and not out.is_dir():
         fail(f"--out {out} is a file; give a folder")
-    exp = _spec(spec)
-    from experiments.lists import check_list
-    from experiments.options import OptionError
-
-    try:
-        check_list(exp, list_number)
-    except OptionError as exc:
-        fail(str(exc))
+    exp = _spec(spec, list_number)
     try:
         summary = build_site(exp, out, slots=slots, seed=seed, force=force, list_number=list_number)
     except SiteError as exc:

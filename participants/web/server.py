@@ -37,10 +37,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from experiments.compiler import compile_sequence
 from experiments.lists import (DEFAULT_ABANDON_MIN, ListLockError, check_list, check_list_files, choose_list,
                                rebuild_index, recorded_list)
 from experiments.options import OptionError
+from experiments.run_prep import RunPlan
 from experiments.session import (SessionError, SessionWriter, remove_stale_temporaries, scan_table,
                                  session_paths)
 from experiments.spec import Experiment
@@ -97,6 +97,9 @@ class WebSessions:
                  compile: Callable[[str, int], TrialSequence] | None = None, task_settings: dict[str, Any] | None = None,
                  abandon_after_min: float = DEFAULT_ABANDON_MIN):
         self.exp, self.out, self.seed, self.trials = exp, Path(out), seed, trials
+        # experiments/run_prep.py: the sequences and writers of this server's sessions (a live session keeps
+        # its sequence in `Live`; the plan keeps none, so a long-running server holds only its open sessions)
+        self.plan = RunPlan(exp, seed=seed, trials=trials, keep=0)
         self.abandon_after_min = abandon_after_min  # experiments/lists.py: least-filled list assignment
         # `compile` replaces compile_sequence (tests of general designs until the design compiler serves
         # them); `task_settings` go on top of the spec's task section (participants.tasks.settings)
@@ -121,9 +124,8 @@ class WebSessions:
 
     def _sequence(self, pid: str, session: int, list_number: int | None = None) -> tuple[TrialSequence, int]:
         seq = (self.compile(pid, session) if self.compile is not None
-               else compile_sequence(self.exp, pid, self.seed, session=session, list_number=list_number))
-        n = len(seq) if self.trials is None else min(self.trials, len(seq))
-        return seq, n
+               else self.plan.sequence(pid, session, list_number))
+        return seq, self.plan.n_planned(seq)
 
     @staticmethod
     def _token_ok(token: Any, token_sha256: str | None) -> bool:
@@ -173,10 +175,8 @@ class WebSessions:
         if meta.get("status") == "completed":
             return live  # finished: never reopened for writing
         try:
-            live.writer = SessionWriter.create(
-                self.out, experiment=self.exp.name, subject_id=pid, session=session, subject_kind="human",
-                spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=live.n_planned, resume=True,
-                sequence=seq, columns=table_columns(seq))  # the rows kept must be this sequence's first trials
+            live.writer = self.plan.open_writer(  # the rows kept must be this sequence's first trials
+                self.out, pid, seq, "human", live.n_planned, session=session, resume=True, columns=table_columns(seq))
         except SessionError as exc:
             raise ApiError(409, f"cannot continue this session: {exc}") from None
         if live.writer.n_rows >= live.n_planned:
@@ -229,10 +229,8 @@ class WebSessions:
                     # one at a time: SessionWriter.create writes the dataset's dataset_description.json
                     # through one fixed temporary name, which two threads must not share
                     with self._create:
-                        live.writer = SessionWriter.create(
-                            self.out, experiment=self.exp.name, subject_id=pid, session=session,
-                            subject_kind="human", spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash,
-                            n_trials=n, metadata=meta, sequence=seq)  # its header and design record
+                        live.writer = self.plan.open_writer(self.out, pid, seq, "human", n, session=session,
+                                                            metadata=meta)  # its header and design record
                 except SessionError as exc:
                     raise ApiError(409, f"cannot start this session: {exc}") from None
                 self._live[(pid, session)] = live

@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from experiments.compiler import compile_sequence
 from experiments.spec import Experiment
 from participants.web.payload import page_config, sequence_payload, slot_subject
 
@@ -89,20 +88,24 @@ def build_site(exp: Experiment, out: Path, *, slots: int, seed: int | None = Non
     if out.exists() and not force:
         raise SiteError(f"{out} exists; choose another --out or pass --force to replace it")
     from experiments.lists import n_lists
+    from experiments.run_prep import RunPlan
 
     n = n_lists(exp)
     numbers = list(range(1, slots + 1)) if list_number is None or n is None else \
         [list_number + j * n for j in range(slots)]
+    plan = RunPlan(exp, seed=seed, keep=0)  # experiments/run_prep.py; each slot compiled once, here
     sequences: dict[str, Any] = {}
+    slot_lists = []
     for k in numbers:
         sid = slot_subject(k)
-        sequences[sid] = {str(s): sequence_payload(compile_sequence(exp, sid, seed, session=s), exp=exp)
-                          for s in range(1, exp.sessions + 1)}
+        compiled = {s: plan.sequence(sid, s) for s in range(1, exp.sessions + 1)}
+        sequences[sid] = {str(s): sequence_payload(seq, exp=exp) for s, seq in compiled.items()}
+        slot_lists.append((compiled[1].design or {}).get("list"))
     config = page_config(exp, "static")
     config["slots"] = [slot_subject(k) for k in numbers]
     if n is not None:  # a design's lists: the page's ?list=N picks among the slots of list N
         config["n_lists"] = n
-        config["slot_lists"] = [(compile_sequence(exp, slot_subject(k), seed).design or {}).get("list") for k in numbers]
+        config["slot_lists"] = slot_lists
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
