@@ -77,6 +77,22 @@ def table_c1_beside_paper(fe: pd.DataFrame, group: str = "human", other: pd.Data
     return pd.DataFrame(rows)
 
 
+def table_c1(long: pd.DataFrame, group: str = "human", structure: str = "long_nested") -> pd.DataFrame:
+    """Table C1 layout of a first-encounter table (analysis/learning.py): rows violation position (inner,
+    outer), columns the conditions in the seeds' order, cells the error rate."""
+    from analysis.prepare import condition_order
+
+    t = long[(long["group"] == group) & (long["structure"] == structure)]
+    if t.empty:
+        return pd.DataFrame()
+    wide = t.pivot(index="violation_position", columns="condition", values="error_rate")
+    wide = wide.reindex(index=[v for v in ("inner", "outer") if v in wide.index],
+                        columns=condition_order(wide.columns))
+    wide.index.name = "violation_type"
+    wide.columns.name = None
+    return wide
+
+
 def cell_rows(df: pd.DataFrame, group: str, structure: str, condition: str | None, position: str) -> pd.DataFrame:
     """Model data for one cell (condition None = all conditions of the structure pooled)."""
     r = scored_rows(df)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from analysis.first_encounter import logistic_fit
+from analysis.logistic import logistic_fit
 from analysis.prepare import scored_rows
 
 BASE_FORMULA = "error ~ exposures + (1|subject)"

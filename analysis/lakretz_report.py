@@ -12,9 +12,10 @@ from analysis import appendix_c as ac
 from analysis import error_rates as er_mod
 from analysis import exposures as ex_mod
 from analysis import figures as fig
-from analysis import first_encounter as fe_mod
+from analysis import learning as ln
 from analysis import model_measures as mm
 from analysis import scoring
+from analysis.error_rates import sort_conditions
 from analysis.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes
 from analysis.exposures import Focus
 from analysis.options import Options
@@ -122,14 +123,14 @@ def error_rates_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) 
 def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Path) -> dict | None:
     """Table C1, Figures 6a and C1; returns the differences between the two REJECTED rules (or None)."""
     od, od_strict, od_other, other_rule, has_order = r.od, r.od_strict, r.od_other, r.other_rule, r.has_order
-    fe = fe_mod.first_encounter_table(od, seed=opt.seed, n_boot=opt.n_boot)
+    fe = sort_conditions(ln.first_encounter_table(od, ln.LAKRETZ, seed=opt.seed, n_boot=opt.n_boot))
     rule_diff = None
     if has_order:
-        fe_fits = fe_mod.first_encounter_fits(od)
-        fe_pts = fe_mod.first_encounter_points(od)
+        fe_fits = sort_conditions(ln.first_encounter_fits(od, ln.LAKRETZ))
+        fe_pts = ln.first_encounter_points(od, ln.LAKRETZ)
         tabs, figs = [], []
         if "human" in set(fe["group"]) and (fe["structure"] == "long_nested").any():
-            fe_other = fe_mod.first_encounter_table(od_other, seed=opt.seed, n_boot=opt.n_boot)
+            fe_other = sort_conditions(ln.first_encounter_table(od_other, ln.LAKRETZ, seed=opt.seed, n_boot=opt.n_boot))
             rule_diff = scoring.rule_differences(od_strict, {opt.rejected_rule: fe, other_rule: fe_other})
             beside = ac.table_c1_beside_paper(fe, "human", other=fe_other, rule=opt.rejected_rule,
                                               other_rule=other_rule)
@@ -141,7 +142,7 @@ def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Pat
             for g in ordered_groups(fe[fe["structure"] == s]):
                 if g == "human" and s == "long_nested":
                     continue
-                c1 = fe_mod.table_c1(fe, g, s)
+                c1 = ac.table_c1(fe, g, s)
                 if not c1.empty:
                     tabs.append(res.table(f"table_c1_{slug(g)}_{s}", c1.map(_fmt_rate).reset_index(),
                                           f"First-encounter error rates: {g}, {s}"))

@@ -71,7 +71,7 @@ def first_encounter_table(d: pd.DataFrame, cfg: LearningConfig, seed: int = 0, n
     """Error on the first test trial of each cell per group: subjects, errors, rate, 95% CI over subjects,
     mean trials before. A subject whose first test trial of a cell has no usable answer leaves the cell
     (the next trial is not promoted: it is not a first encounter)."""
-    rows = scored(d[d["first_encounter"].astype(bool)], cfg)
+    rows = first_rows(d, cfg)
     keys = _keys(cfg)
     rng = np.random.default_rng(seed)
     out = []
@@ -83,6 +83,30 @@ def first_encounter_table(d: pd.DataFrame, cfg: LearningConfig, seed: int = 0, n
             "mean_trial": float(g["trials_before"].astype(float).mean())})
     cols = keys + ["n_subjects", "n_errors", "error_rate", "ci_low", "ci_high", "mean_trial"]
     return pd.DataFrame(out, columns=cols)
+
+
+def first_rows(d: pd.DataFrame, cfg: LearningConfig) -> pd.DataFrame:
+    """The scored first test trials of each cell (the rows of the first-encounter table and curves)."""
+    return scored(d[d["first_encounter"].astype(bool)], cfg)
+
+
+def first_encounter_fits(d: pd.DataFrame, cfg: LearningConfig, x: str = "trials_before") -> pd.DataFrame:
+    """Per cell and group: a plain logistic regression of first-encounter error on `x` (Figure C1's curves)."""
+    from analysis.logistic import logistic_fit
+
+    keys = _keys(cfg)
+    out = [dict(zip(keys, key)) | {"x": x} | logistic_fit(g[x].astype(float), g["error"].astype(float))
+           for key, g in first_rows(d, cfg).groupby(keys, sort=True, observed=True)]
+    return pd.DataFrame(out, columns=keys + ["x", "n", "intercept", "slope", "slope_se", "slope_p", "status", "note"])
+
+
+def first_encounter_points(d: pd.DataFrame, cfg: LearningConfig, x: str = "trials_before") -> pd.DataFrame:
+    """Per cell, group and value of `x`: the mean first-encounter error of the subjects met there (Figure C1)."""
+    rows = first_rows(d, cfg)
+    keys = _keys(cfg)
+    if rows.empty:
+        return pd.DataFrame(columns=keys + [x, "n", "error_rate"])
+    return rows.groupby(keys + [x], observed=True)["error"].agg(n="size", error_rate="mean").reset_index()
 
 
 def unanswered_first(d: pd.DataFrame, cfg: LearningConfig) -> pd.DataFrame:
