@@ -1,6 +1,7 @@
-"""The Lakretz designs' sections (seeds/000: error rates, first encounters, exposures; seeds/002-003:
-model-side measures), one function per section; `analysis.pipeline.run_lakretz` calls them in order.
-Split out of the pipeline (issue 31.7) without changing a number or a word of the report."""
+"""The Lakretz cells' sections (seeds/000: error rates, first encounters, exposures; seeds/002-003:
+model-side measures), one function per section, in the paper's layout; the numbers come from the general
+learning analyses (analysis/learning.py, configured `LAKRETZ`). The plan `LAKRETZ_CELLS` of
+analysis/report_plan.py runs them in order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,14 +11,13 @@ import pandas as pd
 
 from analysis import appendix_c as ac
 from analysis import error_rates as er_mod
-from analysis import exposures as ex_mod
 from analysis import figures as fig
 from analysis import learning as ln
 from analysis import model_measures as mm
 from analysis import scoring
 from analysis.error_rates import sort_conditions
+from analysis.learning_rows import select_blocks
 from analysis.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes
-from analysis.exposures import Focus
 from analysis.options import Options
 from analysis.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored_rows
 from analysis.report_tables import (ordered_groups, ordered_structures, rule_text, slug, wide_error_rates, wide_slopes,
@@ -37,13 +37,13 @@ class LakretzRows:
     od_other: pd.DataFrame
     other_rule: str
     has_order: bool
-    focus: Focus
+    focus: dict[str, str]
     notes: list[str] = field(default_factory=list)
 
 
 def lakretz_rows(df: pd.DataFrame, info, opt: Options) -> LakretzRows:
     """Prepare the rows; subjects outside an imported release's results table and training-only sessions out."""
-    focus = Focus.parse(opt.focus)
+    focus = ln.parse_focus_path(opt.focus, ln.LAKRETZ)
     d_all = prepare(df)
     # Imported release: subjects with logs but no row in the results table (pilots with training logs
     # only, an incomplete participant) are not among the analysed subjects; only Figure C4 (training)
@@ -183,8 +183,9 @@ def exposures_section(res: Results, r: LakretzRows, opt: Options, out: Path, log
     """Figure C2 and its glmer slopes."""
     od, has_order = r.od, r.has_order
     if has_order:
-        pts = ex_mod.exposure_points(od, "cell")
-        glm = ex_mod.exposure_fits(od, "cell")
+        test = select_blocks(od, "test")
+        pts = ln.cell_points(test, ln.LAKRETZ)
+        glm = ln.cell_fits(test, ln.LAKRETZ)
         slopes = pd.DataFrame()
         tabs = []
         if opt.mixed and "human" in set(scored_rows(od)["group"]) and (scored_rows(od)["structure"] == "long_nested").any():

@@ -38,9 +38,11 @@ class LearningConfig:
     name: str
     cell: tuple[str, ...]
     positions: tuple[str, ...] | None = None
+    default_focus: str | None = None
 
 
-LAKRETZ = LearningConfig("lakretz", ("structure", "condition", "violation_position"), ("inner", "outer"))
+LAKRETZ = LearningConfig("lakretz", ("structure", "condition", "violation_position"), ("inner", "outer"),
+                         "long_nested:PSP:inner")
 
 
 def general_config(cell: list[str]) -> LearningConfig:
@@ -144,6 +146,25 @@ def learning_curve(d: pd.DataFrame, cfg: LearningConfig, x: str, seed: int = 0, 
     return pd.DataFrame(out, columns=cols).rename(columns={x: "x"}).assign(x_name=x)
 
 
+def cell_points(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -> pd.DataFrame:
+    """Per cell, group and value of `x`: trials and mean error of the scored `rows` (the caller picks the
+    blocks; the points of Figures 6c, C2 and C3 on the Lakretz cells)."""
+    keys = _keys(cfg)
+    r = scored(rows, cfg)
+    if r.empty:
+        return pd.DataFrame(columns=keys + [x, "n", "error_rate"])
+    return r.groupby(keys + [x], observed=True)["error"].agg(n="size", error_rate="mean").reset_index()
+
+
+def cell_fits(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -> pd.DataFrame:
+    """Per cell and group: a plain logistic regression (no random effects) of error on `x`, for the grids."""
+    from analysis.logistic import logistic_fit
+
+    keys = _keys(cfg)
+    return pd.DataFrame([dict(zip(keys, k)) | logistic_fit(g[x].astype(float), g["error"].astype(float))
+                         for k, g in scored(rows, cfg).groupby(keys, observed=True)])
+
+
 # ---------------------------------------------------------------------------------- focus cell
 class FocusError(ValueError):
     """A --focus that names no factor or level of the data (the message lists them)."""
@@ -168,6 +189,22 @@ def parse_focus(text: str, d: pd.DataFrame | None = None, cell: list[str] | None
     return out
 
 
+def parse_focus_path(text: str, cfg: LearningConfig) -> dict[str, str]:
+    """'long_nested:PSP:inner' -> {factor: level} in the order of the cell's factors (the short form of a
+    configuration whose cell is known, e.g. `LAKRETZ`); a factor limited to `positions` takes one of them."""
+    parts = (text or "").split(":")
+    last = cfg.cell[-1] if cfg.positions else None
+    if len(parts) != len(cfg.cell) or (last and parts[-1] not in cfg.positions):
+        form = ":".join("|".join(cfg.positions) if c == last else c.upper() for c in cfg.cell)
+        example = f", e.g. {cfg.default_focus}" if cfg.default_focus else ""
+        raise ValueError(f"focus {text!r} must be {form}{example}")
+    return dict(zip(cfg.cell, parts))
+
+
+def focus_path_text(focus: dict[str, str]) -> str:
+    return ":".join(focus.values())
+
+
 def focus_text(focus: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in focus.items()) or "every cell"
 
@@ -182,7 +219,7 @@ def focus_source(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str],
 
 
 def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], groups: list[str] | None = None) -> pd.DataFrame:
-    """Model rows (as analysis.exposures.focus_rows shapes them) of the focus cell: the scored rows of `d`
+    """Model rows (analysis.exposures.model_rows) of the focus cell: the scored rows of `d`
     (the caller selects the blocks) whose factors take the focus levels; no focus: every cell."""
     r = focus_source(d, cfg, focus, groups)
     from analysis.exposures import model_rows
