@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.prepare import scored_rows
 
 LONG_NESTED_ORDER = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP")
 TABLE_C1_PAPER = {
@@ -22,6 +21,7 @@ TABLE_C1_PAPER = {
 }
 TABLE_C1_PAPER_N = 55
 PSP_SLOPE_PAPER = {"estimate": -0.23, "z": -1.86, "p": 0.063}
+PSP_FOCUS = {"structure": "long_nested", "condition": "PSP", "violation_position": "inner"}  # the slope's cell
 PAPER = "seeds/000 (Lampinen)"
 
 DEFINITIONS = {
@@ -77,26 +77,38 @@ def table_c1_beside_paper(fe: pd.DataFrame, group: str = "human", other: pd.Data
     return pd.DataFrame(rows)
 
 
+def table_c1(long: pd.DataFrame, group: str = "human", structure: str = "long_nested") -> pd.DataFrame:
+    """Table C1 layout of a first-encounter table (analysis/learning.py): rows violation position (inner,
+    outer), columns the conditions in the seeds' order, cells the error rate."""
+    from analysis.prepare import condition_order
+
+    t = long[(long["group"] == group) & (long["structure"] == structure)]
+    if t.empty:
+        return pd.DataFrame()
+    wide = t.pivot(index="violation_position", columns="condition", values="error_rate")
+    wide = wide.reindex(index=[v for v in ("inner", "outer") if v in wide.index],
+                        columns=condition_order(wide.columns))
+    wide.index.name = "violation_type"
+    wide.columns.name = None
+    return wide
+
+
 def cell_rows(df: pd.DataFrame, group: str, structure: str, condition: str | None, position: str) -> pd.DataFrame:
-    """Model data for one cell (condition None = all conditions of the structure pooled)."""
-    r = scored_rows(df)
-    r = r[(r["group"] == group) & (r["structure"] == structure) & (r["violation_position"] == position)
-          & r["exposures"].notna()]
-    if condition is not None:
-        r = r[r["condition"] == condition]
-    return pd.DataFrame({
-        "error": r["error"].astype(float).astype(int),
-        "exposures": r["exposures"].astype(float),
-        "subject": r["subject_key"].astype(str),
-        "condition": r["condition"].astype(str),
-    }).reset_index(drop=True)
+    """Model rows (analysis/learning.py `focus_data`) of one post-training cell (condition None = all
+    conditions of the structure pooled), exposures known."""
+    from analysis import learning as ln
+    from analysis.learning_rows import select_blocks
+
+    cell = {"structure": structure, "violation_position": position} | ({"condition": condition} if condition else {})
+    r = ln.focus_data(select_blocks(df, "test"), ln.LAKRETZ, cell, [group])
+    return r[r["exposures"].notna()].reset_index(drop=True)
 
 
 def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "long_nested",
                     progress=None) -> tuple[pd.DataFrame, list[str]]:
     """Figure C2 slopes: `error ~ exposures + (1|subject)` per condition x violation position, and
     pooled over the conditions of each position (condition 'all'). Returns the table and notes."""
-    from analysis.exposures import BASE_FORMULA, _usable
+    from analysis.exposures import BASE_FORMULA, usable
     from analysis.mixed import MixedModelError, fit_glmer, significance_mark
 
     conds = [c for c in LONG_NESTED_ORDER if c in set(df.loc[df["structure"] == structure, "condition"])] \
@@ -111,7 +123,7 @@ def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "lo
                    "ci_low": float("nan"), "ci_high": float("nan"), "intercept": float("nan"), "status": "",
                    "signif": "", "converged": None, "singular": None, "optimizer": "", "fallback": "",
                    "optimizer_warnings": "", "note": ""}
-            why = _usable(data)
+            why = usable(data)
             if why:
                 row["note"] = f"not fitted: {why}"
             else:

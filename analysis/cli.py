@@ -95,12 +95,11 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
 
     if rejected_rule not in RULES:
         fail(f"--rejected-rule must be {' or '.join(RULES)}, not {rejected_rule!r}")
-    from analysis.exposures import Focus
-    from analysis.learning import FocusError, parse_focus
+    from analysis.learning import LAKRETZ, FocusError, parse_focus, parse_focus_path
     from analysis.learning_rows import BlocksError, parse_blocks
 
     try:
-        parse_focus(focus) if "=" in focus else Focus.parse(focus)
+        parse_focus(focus) if "=" in focus else parse_focus_path(focus, LAKRETZ)
         return parse_blocks(blocks)
     except (ValueError, FocusError, BlocksError) as exc:
         fail(str(exc))

@@ -13,7 +13,7 @@ from analysis import design_figures as dfig
 from analysis.design_rates import acceptance_rates, design_rows, dprime_table, rates
 from analysis.frames import is_general_design, model_frame  # noqa: F401 (is_general_design re-exported)
 from analysis.learning_rows import block_kind, scope_text, select_blocks
-from analysis.report_tables import slug
+from analysis.report_tables import fmt_ci as _fmt_ci, slug
 from analysis.results_folder import Results
 
 if TYPE_CHECKING:
@@ -22,12 +22,6 @@ if TYPE_CHECKING:
 F1F2 = ("`rate` pools the cell's trials (errors or hits / trials) with a 95% percentile bootstrap CI resampling "
         "subjects with all their trials; `by_subject_mean` is the mean of the subjects' own rates (F1) with its CI "
         "over subjects, `by_item_mean` the mean of the items' own rates (F2) with its CI over items")
-
-
-def _fmt_ci(v, lo, hi) -> str:
-    if pd.isna(v):
-        return ""
-    return f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{v:.3f}"
 
 
 def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:

@@ -8,72 +8,22 @@ With session as a number (1, 2) the intercept sits at an impossible session 0, f
 and on the full Lakretz release that fit does not converge (z = 297); as a factor it is the same
 model, centred on session 1, and converges.) Both are fitted on the same rows --
 the focus cell's post-training violation trials with an answer -- and compared by AIC, BIC and a
-likelihood-ratio test. `exposures` is defined in analysis/prepare.py.
+likelihood-ratio test. `exposures` is defined in analysis/prepare.py (the Lakretz tables) and
+analysis/learning_rows.py (any design); the rows come from analysis/learning.py (`focus_data`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import pandas as pd
 
-from analysis.first_encounter import logistic_fit
-from analysis.prepare import scored_rows
-
 BASE_FORMULA = "error ~ exposures + (1|subject)"
-CELL = ["group", "subject_kind", "structure", "condition", "violation_position"]
-
-
-@dataclass(frozen=True)
-class Focus:
-    """The design cell a mixed model is fitted on (seeds/000: long-nested PSP, inner violation)."""
-
-    structure: str = "long_nested"
-    condition: str = "PSP"
-    violation_position: str = "inner"
-
-    @classmethod
-    def parse(cls, text: str) -> "Focus":
-        parts = text.split(":")
-        if len(parts) != 3 or parts[2] not in ("inner", "outer"):
-            raise ValueError(f"focus {text!r} must be STRUCTURE:CONDITION:inner|outer, e.g. long_nested:PSP:inner")
-        return cls(*parts)
-
-    def __str__(self) -> str:
-        return f"{self.structure}:{self.condition}:{self.violation_position}"
-
-
-def focus_rows(df: pd.DataFrame, focus: Focus, groups: list[str] | None = None) -> pd.DataFrame:
-    """Model data: one row per answered post-training trial of the focus cell."""
-    r = scored_rows(df)
-    r = r[(r["structure"] == focus.structure) & (r["condition"] == focus.condition)
-          & (r["violation_position"] == focus.violation_position)]
-    if groups is not None:
-        r = r[r["group"].isin(groups)]
-    return model_rows(r)
 
 
 def extended_formula(data: pd.DataFrame) -> str:
     terms = ["exposures"] + (["factor(session)"] if data["session"].nunique() > 1 else []) + ["total_trials"]
     return "error ~ " + " + ".join(terms) + " + (1 + exposures|subject)"
-
-
-def exposure_points(df: pd.DataFrame, scope: str = "cell") -> pd.DataFrame:
-    """Figure 6c/C2 (scope 'cell') or C3 (scope 'structure'): mean error by number of earlier exposures."""
-    col = "exposures" if scope == "cell" else "exposures_structure"
-    rows = scored_rows(df, post_training=(scope == "cell"))
-    if rows.empty:
-        return pd.DataFrame(columns=CELL + ["exposures", "n", "error_rate"])
-    t = rows.groupby(CELL + [col], observed=True)["error"].agg(n="size", error_rate="mean").reset_index()
-    return t.rename(columns={col: "exposures"})
-
-
-def exposure_fits(df: pd.DataFrame, scope: str = "cell") -> pd.DataFrame:
-    """Per-cell logistic curves (no random effects) for the grid figure: error ~ exposures."""
-    col = "exposures" if scope == "cell" else "exposures_structure"
-    rows = scored_rows(df, post_training=(scope == "cell"))
-    out = [dict(zip(CELL, k)) | logistic_fit(g[col].astype(float), g["error"].astype(float))
-           for k, g in rows.groupby(CELL, observed=True)]
-    return pd.DataFrame(out)
 
 
 @dataclass
@@ -91,7 +41,7 @@ class ExposureModels:
     skipped: list[str] = field(default_factory=list)
 
 
-def _usable(data: pd.DataFrame) -> str | None:
+def usable(data: pd.DataFrame) -> str | None:
     if data.empty:
         return "no trials in the focus cell"
     if data["subject"].nunique() < 2:
@@ -103,18 +53,13 @@ def _usable(data: pd.DataFrame) -> str | None:
     return None
 
 
-def fit_exposure_models(df: pd.DataFrame, focus: Focus, group: str, extended: bool = True) -> ExposureModels:
-    """Table C2 and C3 models for one group, with AIC/BIC and the likelihood-ratio test."""
-    return fit_models_on(focus_rows(df, focus, [group]), group, str(focus), extended)
-
-
 def fit_models_on(data: pd.DataFrame, group: str, focus: str, extended: bool = True) -> ExposureModels:
-    """The base and extended models on rows shaped as `focus_rows` makes them (any design's focus cell:
-    analysis/learning.py builds them from a general design's cells)."""
+    """The base and extended models on one group's rows of a focus cell (`model_rows`; analysis/learning.py
+    `focus_data` builds them from any design's cells, the Lakretz ones included)."""
     from analysis.mixed import MixedModelError, fit_glmer, likelihood_ratio
 
     res = ExposureModels(label=group, focus=focus, n_rows=len(data), n_subjects=data["subject"].nunique())
-    why = _usable(data)
+    why = usable(data)
     if why:
         res.skipped.append(f"{group}: mixed model not fitted ({why})")
         return res
@@ -137,13 +82,8 @@ def fit_models_on(data: pd.DataFrame, group: str, focus: str, extended: bool = T
 JOINT_FORMULA = "error ~ exposures * subject_kind + (1|subject)"
 
 
-def fit_joint_model(df: pd.DataFrame, focus: Focus, model_group: str) -> dict:
-    """Humans and one model group together: error ~ exposures * subject_kind + (1|subject)."""
-    return fit_joint_on(focus_rows(df, focus, ["human", model_group]), model_group)
-
-
 def fit_joint_on(data: pd.DataFrame, model_group: str) -> dict:
-    """The joint model on people's and one model group's focus rows (as `focus_rows` shapes them)."""
+    """The joint model on people's and one model group's focus rows (`model_rows`)."""
     from analysis.mixed import MixedModelError, fit_glmer
 
     formula = JOINT_FORMULA
@@ -152,7 +92,7 @@ def fit_joint_on(data: pd.DataFrame, model_group: str) -> dict:
     if len(per_kind) < 2 or per_kind.min() < 2:
         out["skipped"] = "needs at least 2 human and 2 model subjects in the focus cell"
         return out
-    why = _usable(data)
+    why = usable(data)
     if why:
         out["skipped"] = why
         return out
@@ -161,6 +101,22 @@ def fit_joint_on(data: pd.DataFrame, model_group: str) -> dict:
     except MixedModelError as exc:
         out["skipped"] = str(exc)
     return out
+
+
+def fit_groups(data: pd.DataFrame, groups: list[str], focus: str,
+               advance: Callable[[], None] = lambda: None) -> tuple[dict[str, ExposureModels], list[dict]]:
+    """The base and extended models of each group on its focus rows (`model_rows`), then, with people among
+    the groups, the joint model of people with each model group; `advance` after each fit (progress)."""
+    fits = {}
+    for g in groups:
+        fits[g] = fit_models_on(data[data["group"] == g].reset_index(drop=True), g, focus)
+        advance()
+    joint = []
+    if "human" in groups:
+        for g in [g for g in groups if g != "human"]:
+            joint.append(fit_joint_on(data[data["group"].isin(["human", g])].reset_index(drop=True), g))
+            advance()
+    return fits, joint
 
 
 def model_rows(r: pd.DataFrame) -> pd.DataFrame:

@@ -258,10 +258,18 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
     return _save(fig, path)
 
 
-def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: pd.DataFrame, focus, path: Path) -> Path | None:
-    """seeds/000 Figure 6c: error on the focus cell by exposures; glmer fixed-effect curve per group."""
-    p = points[(points["structure"] == focus.structure) & (points["condition"] == focus.condition)
-               & (points["violation_position"] == focus.violation_position)]
+def _in_cell(t: pd.DataFrame, focus: dict[str, str]) -> pd.Series:
+    keep = pd.Series(True, index=t.index)
+    for k, v in focus.items():
+        keep &= t[k] == v
+    return keep
+
+
+def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: pd.DataFrame, focus: dict[str, str],
+                   path: Path) -> Path | None:
+    """seeds/000 Figure 6c: error on the focus cell ({factor: level}) by exposures; glmer fixed-effect curve
+    per group."""
+    p = points[_in_cell(points, focus)]
     if p.empty:
         return None
     plt = _plt()
@@ -280,9 +288,7 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
             _curve(ax, {"intercept": coefs["(Intercept)"], "slope": coefs["exposures"]}, xmax, color,
                    label=f"{g}: glmer fixed effect")
         else:
-            row = glm_fits[(glm_fits["group"] == g) & (glm_fits["structure"] == focus.structure)
-                           & (glm_fits["condition"] == focus.condition)
-                           & (glm_fits["violation_position"] == focus.violation_position)] if not glm_fits.empty else glm_fits
+            row = glm_fits[(glm_fits["group"] == g) & _in_cell(glm_fits, focus)] if not glm_fits.empty else glm_fits
             why = f" (glmer {status})" if status and status != "ok" else ""
             if len(row):
                 _curve(ax, row.iloc[0].to_dict(), xmax, color, ls="--", label=f"{g}: logistic fit{why}")
@@ -293,7 +299,7 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
     ax.set_xlabel("earlier exposures to this condition and violation")
     ax.set_ylabel("error rate")
     ax.set_xticks(sorted(p["exposures"].unique()))
-    ax.set_title(f"Learning over exposures: {focus}", fontsize=9)
+    ax.set_title(f"Learning over exposures: {':'.join(focus.values())}", fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     tight_layout(fig)
     return _save(fig, path)

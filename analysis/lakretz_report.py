@@ -1,6 +1,7 @@
-"""The Lakretz designs' sections (seeds/000: error rates, first encounters, exposures; seeds/002-003:
-model-side measures), one function per section; `analysis.pipeline.run_lakretz` calls them in order.
-Split out of the pipeline (issue 31.7) without changing a number or a word of the report."""
+"""The Lakretz cells' sections (seeds/000: error rates, first encounters, exposures; seeds/002-003:
+model-side measures), one function per section, in the paper's layout; the numbers come from the general
+learning analyses (analysis/learning.py, configured `LAKRETZ`). The plan `LAKRETZ_CELLS` of
+analysis/report_plan.py runs them in order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,13 +11,13 @@ import pandas as pd
 
 from analysis import appendix_c as ac
 from analysis import error_rates as er_mod
-from analysis import exposures as ex_mod
 from analysis import figures as fig
-from analysis import first_encounter as fe_mod
+from analysis import learning as ln
 from analysis import model_measures as mm
 from analysis import scoring
+from analysis.error_rates import sort_conditions
+from analysis.learning_rows import select_blocks
 from analysis.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes
-from analysis.exposures import Focus
 from analysis.options import Options
 from analysis.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored_rows
 from analysis.report_tables import (ordered_groups, ordered_structures, rule_text, slug, wide_error_rates, wide_slopes,
@@ -36,13 +37,13 @@ class LakretzRows:
     od_other: pd.DataFrame
     other_rule: str
     has_order: bool
-    focus: Focus
+    focus: dict[str, str]
     notes: list[str] = field(default_factory=list)
 
 
 def lakretz_rows(df: pd.DataFrame, info, opt: Options) -> LakretzRows:
     """Prepare the rows; subjects outside an imported release's results table and training-only sessions out."""
-    focus = Focus.parse(opt.focus)
+    focus = ln.parse_focus_path(opt.focus, ln.LAKRETZ)
     d_all = prepare(df)
     # Imported release: subjects with logs but no row in the results table (pilots with training logs
     # only, an incomplete participant) are not among the analysed subjects; only Figure C4 (training)
@@ -122,14 +123,14 @@ def error_rates_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) 
 def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Path) -> dict | None:
     """Table C1, Figures 6a and C1; returns the differences between the two REJECTED rules (or None)."""
     od, od_strict, od_other, other_rule, has_order = r.od, r.od_strict, r.od_other, r.other_rule, r.has_order
-    fe = fe_mod.first_encounter_table(od, seed=opt.seed, n_boot=opt.n_boot)
+    fe = sort_conditions(ln.first_encounter_table(od, ln.LAKRETZ, seed=opt.seed, n_boot=opt.n_boot))
     rule_diff = None
     if has_order:
-        fe_fits = fe_mod.first_encounter_fits(od)
-        fe_pts = fe_mod.first_encounter_points(od)
+        fe_fits = sort_conditions(ln.first_encounter_fits(od, ln.LAKRETZ))
+        fe_pts = ln.first_encounter_points(od, ln.LAKRETZ)
         tabs, figs = [], []
         if "human" in set(fe["group"]) and (fe["structure"] == "long_nested").any():
-            fe_other = fe_mod.first_encounter_table(od_other, seed=opt.seed, n_boot=opt.n_boot)
+            fe_other = sort_conditions(ln.first_encounter_table(od_other, ln.LAKRETZ, seed=opt.seed, n_boot=opt.n_boot))
             rule_diff = scoring.rule_differences(od_strict, {opt.rejected_rule: fe, other_rule: fe_other})
             beside = ac.table_c1_beside_paper(fe, "human", other=fe_other, rule=opt.rejected_rule,
                                               other_rule=other_rule)
@@ -141,7 +142,7 @@ def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Pat
             for g in ordered_groups(fe[fe["structure"] == s]):
                 if g == "human" and s == "long_nested":
                     continue
-                c1 = fe_mod.table_c1(fe, g, s)
+                c1 = ac.table_c1(fe, g, s)
                 if not c1.empty:
                     tabs.append(res.table(f"table_c1_{slug(g)}_{s}", c1.map(_fmt_rate).reset_index(),
                                           f"First-encounter error rates: {g}, {s}"))
@@ -182,8 +183,9 @@ def exposures_section(res: Results, r: LakretzRows, opt: Options, out: Path, log
     """Figure C2 and its glmer slopes."""
     od, has_order = r.od, r.has_order
     if has_order:
-        pts = ex_mod.exposure_points(od, "cell")
-        glm = ex_mod.exposure_fits(od, "cell")
+        test = select_blocks(od, "test")
+        pts = ln.cell_points(test, ln.LAKRETZ)
+        glm = ln.cell_fits(test, ln.LAKRETZ)
         slopes = pd.DataFrame()
         tabs = []
         if opt.mixed and "human" in set(scored_rows(od)["group"]) and (scored_rows(od)["structure"] == "long_nested").any():

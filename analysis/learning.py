@@ -38,9 +38,11 @@ class LearningConfig:
     name: str
     cell: tuple[str, ...]
     positions: tuple[str, ...] | None = None
+    default_focus: str | None = None
 
 
-LAKRETZ = LearningConfig("lakretz", ("structure", "condition", "violation_position"), ("inner", "outer"))
+LAKRETZ = LearningConfig("lakretz", ("structure", "condition", "violation_position"), ("inner", "outer"),
+                         "long_nested:PSP:inner")
 
 
 def general_config(cell: list[str]) -> LearningConfig:
@@ -71,7 +73,7 @@ def first_encounter_table(d: pd.DataFrame, cfg: LearningConfig, seed: int = 0, n
     """Error on the first test trial of each cell per group: subjects, errors, rate, 95% CI over subjects,
     mean trials before. A subject whose first test trial of a cell has no usable answer leaves the cell
     (the next trial is not promoted: it is not a first encounter)."""
-    rows = scored(d[d["first_encounter"].astype(bool)], cfg)
+    rows = first_rows(d, cfg)
     keys = _keys(cfg)
     rng = np.random.default_rng(seed)
     out = []
@@ -83,6 +85,30 @@ def first_encounter_table(d: pd.DataFrame, cfg: LearningConfig, seed: int = 0, n
             "mean_trial": float(g["trials_before"].astype(float).mean())})
     cols = keys + ["n_subjects", "n_errors", "error_rate", "ci_low", "ci_high", "mean_trial"]
     return pd.DataFrame(out, columns=cols)
+
+
+def first_rows(d: pd.DataFrame, cfg: LearningConfig) -> pd.DataFrame:
+    """The scored first test trials of each cell (the rows of the first-encounter table and curves)."""
+    return scored(d[d["first_encounter"].astype(bool)], cfg)
+
+
+def first_encounter_fits(d: pd.DataFrame, cfg: LearningConfig, x: str = "trials_before") -> pd.DataFrame:
+    """Per cell and group: a plain logistic regression of first-encounter error on `x` (Figure C1's curves)."""
+    from analysis.logistic import logistic_fit
+
+    keys = _keys(cfg)
+    out = [dict(zip(keys, key)) | {"x": x} | logistic_fit(g[x].astype(float), g["error"].astype(float))
+           for key, g in first_rows(d, cfg).groupby(keys, sort=True, observed=True)]
+    return pd.DataFrame(out, columns=keys + ["x", "n", "intercept", "slope", "slope_se", "slope_p", "status", "note"])
+
+
+def first_encounter_points(d: pd.DataFrame, cfg: LearningConfig, x: str = "trials_before") -> pd.DataFrame:
+    """Per cell, group and value of `x`: the mean first-encounter error of the subjects met there (Figure C1)."""
+    rows = first_rows(d, cfg)
+    keys = _keys(cfg)
+    if rows.empty:
+        return pd.DataFrame(columns=keys + [x, "n", "error_rate"])
+    return rows.groupby(keys + [x], observed=True)["error"].agg(n="size", error_rate="mean").reset_index()
 
 
 def unanswered_first(d: pd.DataFrame, cfg: LearningConfig) -> pd.DataFrame:
@@ -120,6 +146,25 @@ def learning_curve(d: pd.DataFrame, cfg: LearningConfig, x: str, seed: int = 0, 
     return pd.DataFrame(out, columns=cols).rename(columns={x: "x"}).assign(x_name=x)
 
 
+def cell_points(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -> pd.DataFrame:
+    """Per cell, group and value of `x`: trials and mean error of the scored `rows` (the caller picks the
+    blocks; the points of Figures 6c, C2 and C3 on the Lakretz cells)."""
+    keys = _keys(cfg)
+    r = scored(rows, cfg)
+    if r.empty:
+        return pd.DataFrame(columns=keys + [x, "n", "error_rate"])
+    return r.groupby(keys + [x], observed=True)["error"].agg(n="size", error_rate="mean").reset_index()
+
+
+def cell_fits(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -> pd.DataFrame:
+    """Per cell and group: a plain logistic regression (no random effects) of error on `x`, for the grids."""
+    from analysis.logistic import logistic_fit
+
+    keys = _keys(cfg)
+    return pd.DataFrame([dict(zip(keys, k)) | logistic_fit(g[x].astype(float), g["error"].astype(float))
+                         for k, g in scored(rows, cfg).groupby(keys, observed=True)])
+
+
 # ---------------------------------------------------------------------------------- focus cell
 class FocusError(ValueError):
     """A --focus that names no factor or level of the data (the message lists them)."""
@@ -144,6 +189,22 @@ def parse_focus(text: str, d: pd.DataFrame | None = None, cell: list[str] | None
     return out
 
 
+def parse_focus_path(text: str, cfg: LearningConfig) -> dict[str, str]:
+    """'long_nested:PSP:inner' -> {factor: level} in the order of the cell's factors (the short form of a
+    configuration whose cell is known, e.g. `LAKRETZ`); a factor limited to `positions` takes one of them."""
+    parts = (text or "").split(":")
+    last = cfg.cell[-1] if cfg.positions else None
+    if len(parts) != len(cfg.cell) or (last and parts[-1] not in cfg.positions):
+        form = ":".join("|".join(cfg.positions) if c == last else c.upper() for c in cfg.cell)
+        example = f", e.g. {cfg.default_focus}" if cfg.default_focus else ""
+        raise ValueError(f"focus {text!r} must be {form}{example}")
+    return dict(zip(cfg.cell, parts))
+
+
+def focus_path_text(focus: dict[str, str]) -> str:
+    return ":".join(focus.values())
+
+
 def focus_text(focus: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in focus.items()) or "every cell"
 
@@ -158,7 +219,7 @@ def focus_source(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str],
 
 
 def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], groups: list[str] | None = None) -> pd.DataFrame:
-    """Model rows (as analysis.exposures.focus_rows shapes them) of the focus cell: the scored rows of `d`
+    """Model rows (analysis.exposures.model_rows) of the focus cell: the scored rows of `d`
     (the caller selects the blocks) whose factors take the focus levels; no focus: every cell."""
     r = focus_source(d, cfg, focus, groups)
     from analysis.exposures import model_rows

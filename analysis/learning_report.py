@@ -13,7 +13,7 @@ from analysis import design_figures as dfig
 from analysis import learning as ln
 from analysis import scoring
 from analysis.learning_rows import scope_text, select_blocks
-from analysis.report_tables import slug
+from analysis.report_tables import fmt_ci, slug
 from analysis.results_folder import Results
 
 if TYPE_CHECKING:
@@ -22,10 +22,6 @@ if TYPE_CHECKING:
 CELL_TEXT = ("A cell is one combination of {cell}; `exposures` counts the subject's earlier trials of the same "
              "cell (training included), `trial_position` the trial's place in its block (1 = first), "
              "`trials_before` all trials before it (analysis/learning_rows.py).")
-
-
-def _rate(v, lo, hi) -> str:
-    return "" if pd.isna(v) else (f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{v:.3f}")
 
 
 def learning_sections(res: Results, d: pd.DataFrame, cell: list[str], opt: Options, out: Path, log,
@@ -47,8 +43,8 @@ def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg:
     shown = both[keys].copy()
     shown["subjects"] = both["n_subjects"]
     shown["errors"] = both["n_errors"]
-    shown[f"error [CI] ({main} rule)"] = [_rate(*r) for r in zip(both["error_rate"], both["ci_low"], both["ci_high"])]
-    shown[f"error [CI] ({other} rule)"] = [_rate(*r) for r in zip(both[f"error_rate_{other}"], both[f"ci_low_{other}"],
+    shown[f"error [CI] ({main} rule)"] = [fmt_ci(*r) for r in zip(both["error_rate"], both["ci_low"], both["ci_high"])]
+    shown[f"error [CI] ({other} rule)"] = [fmt_ci(*r) for r in zip(both[f"error_rate_{other}"], both[f"ci_low_{other}"],
                                                                    both[f"ci_high_{other}"])]
     shown["mean trials before"] = both["mean_trial"].round(1)
     miss = ln.unanswered_first(by_rule["strict"], cfg)
@@ -94,7 +90,7 @@ def focus_of(opt: Options, d: pd.DataFrame, cfg: ln.LearningConfig) -> dict[str,
 
 def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, log,
                             skipped: list[str]) -> None:
-    from analysis.exposures import BASE_FORMULA, fit_joint_on, fit_models_on
+    from analysis.exposures import BASE_FORMULA, fit_groups
 
     rows = select_blocks(d, opt.blocks)
     focus = focus_of(opt, d, cfg)
@@ -102,11 +98,11 @@ def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfi
     data = ln.focus_data(rows, cfg, focus)
     groups = sorted(set(data["group"]), key=lambda g: (g != "human", g))
     no_history = [g for g in groups if not ln.sees_history(d, g)]
-    fit_groups = [g for g in groups if g not in no_history]
-    log(f"fitting the exposure models on {ftext} for {len(fit_groups)} group(s)")
+    fit_groups_ = [g for g in groups if g not in no_history]
+    log(f"fitting the exposure models on {ftext} for {len(fit_groups_)} group(s)")
     items, tabs, slopes = [], [], []
-    for g in fit_groups:
-        m = fit_models_on(data[data["group"] == g].reset_index(drop=True), g, ftext)
+    fits, joint = fit_groups(data, fit_groups_, ftext)
+    for g, m in fits.items():
         skipped.extend(m.skipped)
         items.append({"kind": "mixed", "group": g, "paper_tables": False,
                       **{k: v for k, v in asdict(m).items() if k != "label"}})
@@ -114,12 +110,10 @@ def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfi
         if m.comparison:
             tabs.append(res.table(f"learning_comparison_{slug(g)}", pd.DataFrame([m.comparison]),
                                   f"{g}: base vs extended model (AIC, BIC, likelihood ratio)", show=False))
-    if "human" in fit_groups:
-        for g in [g for g in fit_groups if g != "human"]:
-            j = fit_joint_on(data[data["group"].isin(["human", g])].reset_index(drop=True), g)
-            items.append({"kind": "joint", **j})
-            if "skipped" in j:
-                skipped.append(f"joint learning model human + {g}: {j['skipped']}")
+    for j in joint:
+        items.append({"kind": "joint", **j})
+        if "skipped" in j:
+            skipped.append(f"joint learning model human + {j['model_group']}: {j['skipped']}")
     for g in no_history:
         items.append({"kind": "text", "text": f"{g}: no learning fit: {ln.NO_HISTORY}."})
     res.section("learning_exposure_models", f"Learning: exposure models on {ftext}",

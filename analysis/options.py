@@ -108,7 +108,7 @@ def check_options(opt: Options) -> Options:
         raise InputError(f"formula (--formula) must be a text, not {opt.formula!r}")
     if not isinstance(opt.by, list) or not all(isinstance(b, str) for b in opt.by):
         raise InputError(f"by (--by) must be column names, not {opt.by!r}")
-    from analysis.exposures import Focus
+    from analysis.learning import LAKRETZ, parse_focus_path
     from analysis.scoring import RULES
 
     if opt.rejected_rule not in RULES:
@@ -118,7 +118,7 @@ def check_options(opt: Options) -> Options:
     if "=" in opt.focus:  # a general design's focus cell (FACTOR=LEVEL,...): checked against the data later
         return opt
     try:
-        Focus.parse(opt.focus)
+        parse_focus_path(opt.focus, LAKRETZ)
     except (ValueError, TypeError, AttributeError) as exc:
         raise InputError(f"focus (--focus): {exc}") from None
     return opt

@@ -7,10 +7,12 @@ Output layout::
     OUT/results.json      options, inputs, sample sizes, exclusions, model fits, section layout
     OUT/report.html       rendered from the three above (`twinlab report OUT` re-renders it)
 
-This module runs the analyses in order and writes results.json; the pieces live beside it:
-`results_folder` (the collector), `data_section` (sample sizes, order, outliers), `report_tables`
-(the shown tables), `sections` (detection, exposure models, training),
-`lakretz_report` (the Lakretz sections), `design_report` (a general design's).
+One pipeline for every design: `run_loaded` picks the report plan the trial table calls for
+(analysis/report_plan.py: a general design's, or the Lakretz cells' with the paper's rules: data, not a
+branch on a design's name), runs its steps on one `Run` and writes results.json. The pieces live beside it:
+`results_folder` (the collector), `data_section` (sample sizes, order, outliers), `report_tables` (the shown
+tables), `learning` (first encounter, curves, exposure models of any design), `learning_report` and
+`lakretz_report` + `sections` (their sections), `design_report` (a general design's).
 """
 from __future__ import annotations
 
@@ -23,18 +25,10 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from analysis import scoring
-from analysis.design_report import design_sections
-from analysis.frames import design_frame, is_general_design, with_order
-from analysis.learning import has_learning_data
-from analysis.learning_report import learning_sections
-from analysis.lakretz_report import (data_section, error_rates_section, exposures_section, first_encounter_section,
-                                     lakretz_rows, model_measures_section)
 from analysis.load import load
 from analysis.options import Options, check_options  # noqa: F401 (Options re-exported: analysis.pipeline.Options)
-from analysis.prepare import order_known_rows
+from analysis.report_plan import Run, plan_for
 from analysis.results_folder import Results, clean_json, json_default
-from analysis.sections import detection_section, exposure_models_section, training_section
 from experiments.atomic import atomic_write_text
 # names other code imported from here before the split (kept importable from the pipeline)
 from analysis.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes  # noqa: F401,E402
@@ -52,63 +46,30 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
 
 def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None = None,
                log: Callable[[str], None] | None = None) -> dict:
-    """The analysis of trials already loaded (analysis.load.load or analysis.api.load_sessions): the
-    sections follow the design (a general design's own, or the Lakretz sections)."""
+    """The analysis of trials already loaded (analysis.load.load or analysis.api.load_sessions): the steps of
+    the plan the table calls for (analysis/report_plan.py), then results.json and report.html."""
     opt = check_options(options or Options())
-    log = log or (lambda s: None)
     t0 = time.time()
     out = Path(out)
-    general = is_general_design(df, info.factors)
-    check_by_and_formula(df, opt, general, info.factors)
-    if general:
-        return run_general(df, info, out, opt, log, t0)
-    if opt.gap_pairs:  # never silently ignored
-        from analysis.demand_gap import GapError
-
-        raise GapError("--gap applies to a general design's protocols; a Lakretz design's demand gap pairs each "
-                       "metalinguistic protocol with its direct partner (analysis/model_measures.py)")
-    return run_lakretz(df, info, out, opt, log, t0)
-
-
-def run_lakretz(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[str], None], t0: float) -> dict:
-    """The Lakretz designs: the sections of seeds/000 (and the model-side measures), in order."""
-    from analysis.twins import is_replay  # twins (issue 40): a replay is neither a person nor a model subject
-
-    if is_replay(df).any():
-        info.notes.append(f"{int(is_replay(df).sum())} replay row(s) left out: the Twins sections are a general "
-                          "design's (docs/analysis.md)")
-        df = df[~is_replay(df)]
-    r = lakretz_rows(df, info, opt)
-    d, notes, skipped = r.d, r.notes, []
-    res = Results(out)
-    statement = data_section(res, d, info, log)
-    er = error_rates_section(res, d, opt, out)
-    detection_section(res, d, er, opt, out)
-    rule_diff = first_encounter_section(res, r, opt, out)
-    group_fits: dict[str, dict] = {}
-    exposures_section(res, r, opt, out, log, skipped)
-    if r.has_order:  # exposure models on the focus cell (Tables C2, C3)
-        skipped += exposure_models_section(res, r.od, r.focus, opt, group_fits, log, out, r.od_other, r.other_rule)
-    if r.has_order or r.d_all["training"].any():  # training: Figures C3, C4
-        training_section(res, d, r.od, order_known_rows(r.d_all), opt, out, notes)
-    if (d["subject_kind"] == "model").any():
-        model_measures_section(res, d, opt, out, notes)
-    if opt.by or opt.formula:
-        design_sections(res, d, {}, opt, out, log, notes, skipped, general=False)
+    plan = plan_for(df, info.factors)
+    check_by_and_formula(df, opt, plan.general, info.factors)
+    run = Run(info=info, opt=opt, out=out, log=log or (lambda s: None), res=Results(out))
+    plan.frame(df, run)
+    for step in plan.steps:
+        step(run)
     results = {
         "title": "twinlab analysis",
-        "design": "lakretz",
+        "design": plan.name,
+        **run.head,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "runtime_s": round(time.time() - t0, 1),
         "options": asdict(opt),
         "inputs": {"files": info.files, "formats": info.formats},
         "outliers": info.outliers,
-        "order_statement": statement,
-        "rejected_rule": {"rule": opt.rejected_rule, "text": scoring.RULE_TEXT[opt.rejected_rule],
-                          "differences": rule_diff if r.has_order else None},
-        "notes": notes, "skipped": skipped, "exclusions": info.exclusions, "failures": res.failures,
+        **run.extra,
+        "notes": run.notes, "skipped": run.skipped, "exclusions": info.exclusions, "failures": run.res.failures,
         "spec_versions": info.spec_versions,
-        "tables": res.tables, "figures": res.figures, "sections": res.sections,
+        "tables": run.res.tables, "figures": run.res.figures, "sections": run.res.sections,
     }
     return write_results(out, results)
 
@@ -161,40 +122,3 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True, f
     from analysis.demand_gap import check_pairs
 
     opt.gap_pairs = check_pairs(df, opt.gap_pairs)
-
-
-def run_general(df: pd.DataFrame, info, out: Path, opt: Options, log: Callable[[str], None], t0: float) -> dict:
-    """A general design (docs/general_model.md): its own sections (analysis/design_report.py)."""
-    d, copies, copy_notes = design_frame(df, dict(info.factors), opt.model_copies)
-    if copies.empty and df.attrs.get("model_copies"):
-        copies = pd.DataFrame(df.attrs["model_copies"])  # a frame of api.load_sessions: merged there (records)
-    from analysis.learning_rows import ORDER_COLUMNS
-
-    # a cell: the factors of --by (order columns such as block_kind are no cell), else the design's
-    cell = [b for b in opt.by if b not in ORDER_COLUMNS] or [f for f in info.factors if f in d.columns]
-    d = with_order(d, cell)  # exposures per cell of --by (else the design's factors)
-    res = Results(out)
-    notes, skipped = list(info.notes) + copy_notes, []
-    log(f"loaded {len(d)} trials of {d['subject_key'].nunique()} subject(s) from {len(info.files)} file(s); "
-        f"design factors: {', '.join(info.factors) or 'none'}")
-    design_sections(res, d, dict(info.factors), opt, out, log, notes, skipped, general=True, copies=copies)
-    if has_learning_data(d):  # a training block or feedback: learning, whatever the design is called
-        learning_sections(res, d, cell, opt, out, log, skipped)
-    excl = pd.DataFrame(info.exclusions, columns=["what", "rows", "reason"])
-    if len(excl):
-        res.section("exclusions", "Exclusions", "What was left out before the analyses.",
-                    [res.table("exclusions", excl, "Exclusions")])
-    results = {
-        "title": "twinlab analysis",
-        "design": "general",
-        "factors": dict(info.factors),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "runtime_s": round(time.time() - t0, 1),
-        "options": asdict(opt),
-        "inputs": {"files": info.files, "formats": info.formats},
-        "outliers": info.outliers,
-        "notes": notes, "skipped": skipped, "exclusions": info.exclusions, "failures": res.failures,
-        "spec_versions": info.spec_versions,
-        "tables": res.tables, "figures": res.figures, "sections": res.sections,
-    }
-    return write_results(out, results)

@@ -13,6 +13,13 @@ def _fmt_rate(v: float) -> str:
     return "" if pd.isna(v) else f"{v:.3f}"
 
 
+def fmt_ci(v, lo, hi) -> str:
+    """'estimate [low, high]' (3 decimals); the estimate alone without a CI, '' without an estimate."""
+    if pd.isna(v):
+        return ""
+    return f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{v:.3f}"
+
+
 def _rate_ci(r: pd.Series) -> str:
     if pd.isna(r["error_rate"]):
         return ""

@@ -11,11 +11,12 @@ import pandas as pd
 
 from analysis import appendix_c as ac
 from analysis import exposures as ex_mod
+from analysis import learning as ln
 from analysis import figures as fig
 from analysis import model_measures as mm
-from analysis.exposures import Focus
 from analysis.mixed import status_of
-from analysis.prepare import is_human_group, scored_rows
+from analysis.learning_rows import select_blocks
+from analysis.prepare import scored_rows
 from analysis.report_tables import ordered_groups, ordered_structures, slug, wide_detection, wide_training
 from analysis.results_folder import Results
 
@@ -39,37 +40,30 @@ def with_progress(opt: Options, label: str, total: int, work: Callable[[Callable
             prog.stop()
 
 
-def exposure_models_section(res: Results, od: pd.DataFrame, focus: Focus, opt: Options, group_fits: dict, log, out: Path,
-                     od_other: pd.DataFrame | None = None, other_rule: str = "strict") -> list[str]:
-    """Tables C2/C3 on the focus cell per group, the LR test, joint human + model fits; Figure 6c."""
+def exposure_models_section(res: Results, od: pd.DataFrame, focus: dict[str, str], opt: Options, group_fits: dict, log,
+                            out: Path, od_other: pd.DataFrame | None = None, other_rule: str = "strict") -> list[str]:
+    """Tables C2/C3 on the focus cell per group, the LR test, joint human + model fits; Figure 6c (the general
+    learning analyses of analysis/learning.py on the Lakretz cells, post-training trials)."""
     skipped: list[str] = []
-    pts = ex_mod.exposure_points(od, "cell")
-    glm = ex_mod.exposure_fits(od, "cell")
+    test = select_blocks(od, "test")
+    pts = ln.cell_points(test, ln.LAKRETZ)
+    glm = ln.cell_fits(test, ln.LAKRETZ)
+    data = ln.focus_data(test, ln.LAKRETZ, focus)
+    ftext = ln.focus_path_text(focus)
     tabs: list[str | None] = []
-    joint: list[dict] = []
     items: list[dict] = []
     if opt.mixed:
-        fgroups = ordered_groups(ex_mod.focus_rows(od, focus))
-        no_history = [g for g in fgroups if not _sees_history(od, g)]
+        fgroups = ordered_groups(data)
+        no_history = [g for g in fgroups if not ln.sees_history(od, g)]
         fgroups = [g for g in fgroups if g not in no_history]
         todo = len(fgroups) + (len([g for g in fgroups if g != "human"]) if "human" in fgroups else 0)
-        log(f"fitting the exposure models on {focus} for {len(fgroups)} group(s)")
-
-        def work(advance):
-            for g in fgroups:
-                m = ex_mod.fit_exposure_models(od, focus, g)
-                group_fits[g] = asdict(m)
-                skipped.extend(m.skipped)
-                advance()
-            if "human" in fgroups:
-                for g in [g for g in fgroups if g != "human"]:
-                    j = ex_mod.fit_joint_model(od, focus, g)
-                    joint.append(j)
-                    if "skipped" in j:
-                        skipped.append(f"joint model human + {g}: {j['skipped']}")
-                    advance()
-
-        with_progress(opt, "glmer fits (Tables C2, C3)", max(1, todo), work)
+        log(f"fitting the exposure models on {ftext} for {len(fgroups)} group(s)")
+        fits, joint = with_progress(opt, "glmer fits (Tables C2, C3)", max(1, todo),
+                                    lambda advance: ex_mod.fit_groups(data, fgroups, ftext, advance))
+        for g, m in fits.items():
+            group_fits[g] = asdict(m)
+            skipped.extend(m.skipped)
+        skipped += [f"joint model human + {j['model_group']}: {j['skipped']}" for j in joint if "skipped" in j]
         for g, m in group_fits.items():
             for kind in ("base", "extended"):
                 if m.get(kind) and status_of(m[kind]) != "ok":
@@ -87,7 +81,7 @@ def exposure_models_section(res: Results, od: pd.DataFrame, focus: Focus, opt: O
         items = [{"kind": "mixed", "group": g, **{k: m.get(k) for k in ("base", "extended", "comparison", "n_rows",
                                                                        "n_subjects", "focus")}}
                  for g, m in group_fits.items()] + [{"kind": "joint", **j} for j in joint]
-        if "human" in group_fits and str(focus) == "long_nested:PSP:inner":
+        if "human" in group_fits and focus == ac.PSP_FOCUS:
             items.insert(0, {"kind": "paper", "text": "seeds/000 Table C2 / Figure 6c (55 subjects): exposures "
                              f"beta = {ac.PSP_SLOPE_PAPER['estimate']}, z = {ac.PSP_SLOPE_PAPER['z']}, "
                              f"p = {ac.PSP_SLOPE_PAPER['p']}; the paper reports that AIC and BIC favour this base "
@@ -100,10 +94,10 @@ def exposure_models_section(res: Results, od: pd.DataFrame, focus: Focus, opt: O
                       "earlier exposures and an exposure slope would only fit noise; the exposure models are fitted "
                       "for humans and for model subjects with a running context (trial history with feedback)."})
     figs = [res.figure("exposures_focus", fig.exposure_focus(pts, group_fits, glm, focus, out / "figures" / "exposures_focus.png"),
-                       f"Error on {focus} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean over "
+                       f"Error on {ftext} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean over "
                        "subjects (size: n); solid: glmer fixed-effect prediction; dashed: plain logistic fit.")]
-    res.section("exposure_models", f"Exposure models on {focus} (Tables C2, C3)",
-                "Definition: " + ac.DEFINITIONS["exposures"] + f" Rows: the answered post-training trials of {focus}. "
+    res.section("exposure_models", f"Exposure models on {ftext} (Tables C2, C3)",
+                "Definition: " + ac.DEFINITIONS["exposures"] + f" Rows: the answered post-training trials of {ftext}. "
                 f"Base model (Table C2): `{ex_mod.BASE_FORMULA}`; extended model (Table C3): `error ~ exposures + "
                 "factor(session) + total_trials + (1 + exposures|subject)` (total_trials = trials completed before it, "
                 "all sessions, / 100; session a factor with session 1 as reference -- as the number 1/2 the fit on the "
@@ -116,19 +110,12 @@ def exposure_models_section(res: Results, od: pd.DataFrame, focus: Focus, opt: O
     return skipped
 
 
-def _sees_history(d: pd.DataFrame, group: str) -> bool:
-    """Can earlier trials influence this group's answers? Humans: yes; models: only in a running context."""
-    if is_human_group(group):
-        return True
-    ctx = set(d.loc[d["group"] == group, "context_mode"].dropna().astype(str))
-    return any(c.startswith("running") for c in ctx)
-
-
-def _other_rule_fit(od_other: pd.DataFrame | None, focus: Focus) -> dict | None:
+def _other_rule_fit(od_other: pd.DataFrame | None, focus: dict[str, str]) -> dict | None:
     """The humans' base model under the other scoring rule (shown beside the paper's slope)."""
     if od_other is None:
         return None
-    return ex_mod.fit_exposure_models(od_other, focus, "human", extended=False).base
+    data = ln.focus_data(select_blocks(od_other, "test"), ln.LAKRETZ, focus, ["human"]).reset_index(drop=True)
+    return ex_mod.fit_models_on(data, "human", ln.focus_path_text(focus), extended=False).base
 
 
 def _slope_text(fit: dict | None, rule: str) -> str:
@@ -178,8 +165,8 @@ def training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd
     texts, tabs, figs = ["Definition: " + ac.DEFINITIONS["exposures_structure"]], [], []
     if both:
         sub = od[od["subject_key"].isin(both)]
-        pts_s = ex_mod.exposure_points(sub, "structure")
-        glm_s = ex_mod.exposure_fits(sub, "structure")
+        pts_s = ln.cell_points(sub, ln.LAKRETZ, "exposures_structure").rename(columns={"exposures_structure": "exposures"})
+        glm_s = ln.cell_fits(sub, ln.LAKRETZ, "exposures_structure")
         tabs.append(res.table("exposure_points_structure", pts_s, "Figure C3 points (long format)", show=False))
         for s in ordered_structures(sub)[:1]:
             for g in ordered_groups(pts_s[pts_s["structure"] == s]):  # one figure per group, none dropped (issue 38)

@@ -9,7 +9,10 @@ import pytest
 
 from analysis.bootstrap import bootstrap_mean, error_rate_ci
 from analysis.error_rates import error_rates
-from analysis.first_encounter import first_encounter_fits, first_encounter_table, table_c1
+from analysis.appendix_c import table_c1
+from analysis.learning import LAKRETZ
+from analysis.learning import first_encounter_fits as _fits
+from analysis.learning import first_encounter_table as _fe
 from analysis.model_measures import demand_gap, evaluation_method, internal_consistency, task_family
 from analysis.prepare import prepare
 from experiments.schema import COLUMN_NAMES, DTYPES
@@ -97,6 +100,14 @@ def _cells_frame(n_subjects: int, rng: np.random.Generator) -> pd.DataFrame:
                 p = 1 / (1 + math.exp(-(1.5 - 0.5 * k))) if first else 0.05
             rows.append(trial(sid, k, "test", "long_nested", str(cond), "inner", bool(rng.random() >= p)))
     return prepare(frame(rows))
+
+
+def first_encounter_table(d, **kw):
+    return _fe(d, LAKRETZ, **kw)
+
+
+def first_encounter_fits(d):
+    return _fits(d, LAKRETZ)
 
 
 def test_first_encounter_recovers_known_rates_and_trial_slope():

@@ -115,12 +115,10 @@ def test_order_columns_pass_the_formula_and_by_checks(df):
 
 
 def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
-    """The general first-encounter table and focus rows, configured with the paper's cells and rule, equal
-    the Lakretz sections' own (first_encounter.first_encounter_table, exposures.focus_rows) on the
-    synthetic release, under both rules."""
-    from analysis import first_encounter as fe_mod
+    """The general first-encounter table and focus rows, configured with the paper's cells and rule, give the
+    hand-checked Table C1 cells of the sample under both rules, and the focus rows are the post-training
+    answered trials of the cell counted directly on the frame."""
     from analysis import learning as ln
-    from analysis.exposures import Focus, focus_rows
     from analysis.lakretz_report import lakretz_rows
     from analysis.load import load
     from analysis.options import Options
@@ -145,11 +143,6 @@ def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
         import_lakretz2021(table, tmp / "logs", tmp / "imp")
         raw, info = load([tmp / "imp"], keep_outliers=True)
     r = lakretz_rows(raw, info, Options(keep_outliers=True))
-    keys = fe_mod.KEYS
-    for od in (r.od, r.od_other):
-        mine = ln.first_encounter_table(od, ln.LAKRETZ, seed=3, n_boot=200).sort_values(keys).reset_index(drop=True)
-        theirs = fe_mod.first_encounter_table(od, seed=3, n_boot=200).sort_values(keys).reset_index(drop=True)
-        pd.testing.assert_frame_equal(mine[theirs.columns], theirs, check_dtype=False)
     c1 = ln.first_encounter_table(r.od, ln.LAKRETZ, n_boot=20)
     c1 = c1[(c1["group"] == "human") & (c1["structure"] == "long_nested")].set_index(["violation_position", "condition"])
     assert len(c1) == 16 and tuple(c1.loc[("inner", "PSP"), ["n_errors", "n_subjects"]]) == (3, 5)  # paper rule
@@ -157,7 +150,13 @@ def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
         ["group", "structure", "violation_position", "condition"])
     assert tuple(strict.loc[("human", "long_nested", "inner", "PSP"), ["n_errors", "n_subjects"]]) == (2, 4)
     focus = {"structure": "long_nested", "condition": "PSP", "violation_position": "inner"}
-    pd.testing.assert_frame_equal(ln.focus_data(r.od, ln.LAKRETZ, focus), focus_rows(r.od, Focus()))
+    direct = r.od[(r.od["structure"] == "long_nested") & (r.od["condition"] == "PSP") & ~r.od["training"]
+                  & (r.od["violation_position"] == "inner") & r.od["error"].notna()]
+    mine = ln.focus_data(r.od[~r.od["training"]], ln.LAKRETZ, focus)
+    assert len(mine) == len(direct) > 0 and list(mine["error"]) == list(direct["error"].astype(int))
+    assert ln.parse_focus_path("long_nested:PSP:inner", ln.LAKRETZ) == focus
+    with pytest.raises(ValueError, match="STRUCTURE:CONDITION:inner|outer"):
+        ln.parse_focus_path("long_nested:PSP", ln.LAKRETZ)
 
 
 @pytest.mark.slow
@@ -301,22 +300,22 @@ def _coefs(fit: dict) -> dict:
 def test_general_fits_on_the_lakretz_cells_give_figure_c2_and_tables_c2_c3(r_ready):
     """Fitted numbers, not only rows: the general exposure models on the paper's focus cell (Tables C2/C3:
     base, extended, their comparison) and the general per-cell base fits (Figure C2's slopes) equal the
-    Lakretz functions' own fits (exposures.fit_exposure_models, appendix_c.fit_cell_slopes)."""
+    direct lme4 fits on the same rows (mixed.fit_glmer) and the Figure C2 slopes (appendix_c.fit_cell_slopes)."""
     from analysis import learning as ln
     from analysis.appendix_c import fit_cell_slopes
-    from analysis.exposures import BASE_FORMULA, Focus, fit_exposure_models, fit_models_on
+    from analysis.exposures import BASE_FORMULA, extended_formula, fit_models_on
     from analysis.mixed import fit_glmer
 
     r = _lakretz_sample_rows()
     focus = {"structure": "long_nested", "condition": "PSP", "violation_position": "inner"}
     data = ln.focus_data(r.od, ln.LAKRETZ, focus)
     mine = fit_models_on(data[data["group"] == "human"].reset_index(drop=True), "human", ln.focus_text(focus))
-    theirs = fit_exposure_models(r.od, Focus(), "human")
-    assert mine.base and theirs.base and mine.n_rows == theirs.n_rows > 0
-    assert _coefs(mine.base) == pytest.approx(_coefs(theirs.base), rel=1e-9, nan_ok=True)
-    if theirs.extended:
-        assert _coefs(mine.extended) == pytest.approx(_coefs(theirs.extended), rel=1e-9, nan_ok=True)
-    assert (mine.comparison is None) == (theirs.comparison is None)
+    h = data[data["group"] == "human"].reset_index(drop=True)
+    assert mine.base and mine.n_rows == len(h) > 0
+    assert _coefs(mine.base) == pytest.approx(_coefs(fit_glmer(h, BASE_FORMULA).to_dict()), rel=1e-9, nan_ok=True)
+    if mine.extended:
+        assert _coefs(mine.extended) == pytest.approx(_coefs(fit_glmer(h, extended_formula(h)).to_dict()), rel=1e-9,
+                                                      nan_ok=True)
     slopes, _ = fit_cell_slopes(r.od, "human", "long_nested")
     fitted = slopes[(slopes["condition"] != "all") & slopes["estimate"].notna()]
     assert len(fitted) >= 4
