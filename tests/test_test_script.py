@@ -51,7 +51,8 @@ def _run(tmp_path: Path, fail: set[str], sleep_long: int = 0) -> tuple[subproces
     return r, calls.read_text(encoding="utf-8").splitlines() if calls.exists() else []
 
 
-@pytest.mark.parametrize("fail", [set(), {PASSES[0]}, {PASSES[2]}, {PASSES[0], PASSES[1]}], ids=str)
+@pytest.mark.parametrize("fail", [set(), {PASSES[0]}, {PASSES[2]}, {PASSES[0], PASSES[1]}],
+                         ids=lambda s: " + ".join(sorted(s)) or "none")  # sorted: the same ids on every xdist worker
 def test_every_pass_runs_and_a_failure_fails_at_the_end(tmp_path, fail):
     r, calls = _run(tmp_path, fail)
     assert len(calls) == 3 and all(f"-m {m}" in c for m, c in zip(PASSES, calls)), calls  # all three, in order

@@ -63,7 +63,7 @@ def test_none_likelihood_equals_the_model_sessions_own_probabilities(runs):
 def _expected_context(exp, people_rows, k: int, prompt_of) -> str:
     """Trial k's context written out by hand: instructions, block intros, each earlier trial's prompt, the
     PERSON's answer label and the feedback the person got."""
-    labels = {lab.value: lab.text for lab in exp.task.labels}
+    labels = {lab.value: lab.text for lab in exp.task.settings().labels}
     sizes = {}
     for r in people_rows:
         sizes[r["block"]] = sizes.get(r["block"], 0) + 1
@@ -96,7 +96,7 @@ def test_replay_rows_follow_each_person_with_their_answers_in_the_history(runs):
             extra = json.loads(r["extra"])
             assert extra["replay_of"] == pid and extra["person_response"] == prow[k]["response"]
             want = _expected_context(exp, prow, k, lambda x: f"{json.loads(x['materials'])['sentence']}\n"
-                                     f"{exp.task.question} (Acceptable / Not acceptable)\nAnswer:")
+                                     f"{exp.task.settings().question} (Acceptable / Not acceptable)\nAnswer:")
             assert extra["context_sha256"] == hashlib.sha256(want.encode()).hexdigest(), (pid, k)
         # and the table alone recovers every context by the running rule (the person's answers are the rows')
         from model_subjects.context import ContextMode, rebuild_contexts, sha256
@@ -157,7 +157,7 @@ def test_people_jsonl_marks_each_persons_answers_with_rts(runs, tmp_path):
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in f.read_text().splitlines()]
     assert [x["participant"] for x in lines] == ["P01", "P02"]
-    labels = {lab.value: lab.text for lab in exp.task.labels}
+    labels = {lab.value: lab.text for lab in exp.task.settings().labels}
     for x in lines:
         prow = read_rows(next((out / "people" / "data").glob(f"*subject-{x['participant']}_*.csv")))
         import re

@@ -143,7 +143,9 @@ def make_trial(exp: Experiment, block: Block, row: Row, index: int, block_index:
 
 def design_meta(exp: Experiment, df: DesignFile, list_number: int) -> dict[str, Any]:
     """The sidecar's `design` record (and the sequence's)."""
-    names = getattr(exp.task, "region_names", None)  # self_paced_reading: the analysis names the regions with them
+    # a kind's settings live in its settings model (Task.settings()), not on the Task: self_paced_reading's
+    # region_names name the regions for the analysis
+    names = getattr(exp.task.settings(), "region_names", None)
     return {"factors": {k: list(v) for k, v in exp.design.factors.items()},  # type: ignore[union-attr]
             "list": list_number, "lists": df.n_lists, "mode": df.mode, "file": Path(df.path).name,
             **({"region_names": list(names)} if names else {})}

@@ -16,7 +16,7 @@ from experiments.tasks.detection import detection_for
 
 
 def options_of(exp: Experiment, trial) -> list[str]:
-    s = exp.task
+    s = exp.task.settings()
     if getattr(s, "labels", None):
         return [str(lab.value) for lab in s.labels]
     if trial.mat.get("target"):  # completion: the target, its accepted variants, one other word (typed)
