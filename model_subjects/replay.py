@@ -227,7 +227,7 @@ def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: boo
     """`run-model SPEC --replay PEOPLE_DIR`: every input checked (people, spec hash, locks) before the model loads."""
     import typer
 
-    from experiments.cli import fail
+    from experiments.cli_common import fail
     from experiments.session import SessionError
     from model_subjects.backend import ModelLoadError
     from model_subjects.context import ContextError

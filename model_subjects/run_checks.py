@@ -106,7 +106,7 @@ def protocol_meant(cfg, exp, proto) -> None:
     """Refuse (ProtocolError) a protocol that cannot mean anything on the items the run would ask
     (e.g. forced choice on items with no critical word and flipped form), naming the protocol, what
     the items lack and the protocols that work on them; checked on every subject's compiled trials
-    before any model loads."""
+    before any model loads (the list the run reads: --list, else the id rotation)."""
     from experiments.compiler import compile_sequence
     from model_subjects.protocols import ProtocolError, get_protocol
     from model_subjects.runner import subject_ids
@@ -116,7 +116,7 @@ def protocol_meant(cfg, exp, proto) -> None:
         return
     seen: set[tuple[str, str]] = set()
     for sid in subject_ids(cfg):
-        seq = compile_sequence(exp, sid, cfg.seed, session=cfg.session)
+        seq = compile_sequence(exp, sid, cfg.seed, session=cfg.session, list_number=getattr(cfg, "list_number", None))
         planned = seq.trials if cfg.trials is None else seq.trials[: max(0, int(cfg.trials))]
         for trial in planned:
             if (trial.item_id, trial.block) in seen:

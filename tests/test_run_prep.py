@@ -113,3 +113,18 @@ def test_the_runner_api_refuses_participant_fields_the_spec_lacks_as_the_cli_doe
         prepare(HumanRunConfig(spec=exp, participant="P01", out=tmp_path, info=bad))
     assert not tmp_path.joinpath("data").exists()
     prepare(HumanRunConfig(spec=exp, participant="P01", out=tmp_path, info={f: "1" for f in exp.participant_fields}))
+
+
+def test_the_protocol_check_reads_the_list_the_run_reads(monkeypatch, tmp_path):
+    """run-model's protocol check (run_checks.protocol_meant) asks the trials of the list the run will ask:
+    `--list 3` checks list 3 for every subject, not each subject's rotation list."""
+    from model_subjects.protocols import get_protocol
+    from model_subjects.run_checks import protocol_meant
+    from model_subjects.runner import RunConfig
+
+    exp = load_spec(str(SPEC))
+    proto = get_protocol("violation_judgment", panel=exp.task.panel, task=exp.task)
+    proto.check = lambda trial: None  # the check runs only for protocols that have one: this one passes every trial
+    calls = _count_compiles(monkeypatch)
+    protocol_meant(RunConfig(spec=str(SPEC), out=tmp_path, subjects=2, list_number=3), exp, proto)
+    assert [c[2] for c in calls] == [3, 3], calls
