@@ -151,7 +151,7 @@ def run_human(
         fail(info_problem(exp, fields) or "")
     from participants.tasks import PSYCHOPY
 
-    if exp.task.kind not in ("violation_detection", *PSYCHOPY):  # a spec matter: said before the display's
+    if exp.task.kind not in PSYCHOPY:  # a spec matter: said before the display's
         from experiments.tasks import refuse_runner
 
         fail(f"{spec}: " + (refuse_runner(exp.task.kind, "psychopy") or f"task.kind {exp.task.kind!r}"))

@@ -91,7 +91,7 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print, plan: RunPl
     from participants.tasks import PSYCHOPY
 
     exp, plan = cfg.spec, plan or plan_for(cfg)
-    presentable = ("violation_detection", *PSYCHOPY)
+    presentable = tuple(PSYCHOPY)  # every kind with a PsychoPy unit (violation detection's is the RSVP one)
     if exp.task.kind not in presentable:
         from experiments.tasks import refuse_runner
 
@@ -115,7 +115,7 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print, plan: RunPl
         raise RunError(session_problem(exp, cfg.session, "participant") or "")
     seq = cfg.sequence if cfg.sequence is not None else plan.sequence(
         cfg.participant, list_number=plan.list_for(cfg.out, cfg.participant, cfg.resume))
-    unknown = sorted({t.task for t in seq if t.task and t.task != "violation_detection" and t.task not in PSYCHOPY})
+    unknown = sorted({t.task for t in seq if t.task and t.task not in PSYCHOPY})
     if unknown:
         raise RunError(f"run-human (PsychoPy) cannot present task kind(s) {', '.join(unknown)}")
     n = len(seq) if cfg.trials is None else min(cfg.trials, len(seq))

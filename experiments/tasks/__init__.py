@@ -7,13 +7,13 @@ task a runner cannot present, naming the runner. Register a kind with `register`
 """
 from __future__ import annotations
 
-from experiments.tasks.base import (RUNNERS, TaskError, TaskKind, check_runner, get_task, layer_hook, layer_hooks,
+from experiments.tasks.base import (RUNNERS, TaskError, TaskKind, check_runner, get_task, runner_kinds, layer_hook, layer_hooks,
                                     refuse_runner, register, register_hooks, registry, runner_problems, runs_on,
                                     unregister)
 
 from experiments.tasks.detection import detection_values
 
-__all__ = ["detection_values", "RUNNERS", "TaskKind", "TaskError", "register", "registry", "get_task", "check_runner", "runner_problems",
+__all__ = ["detection_values", "RUNNERS", "TaskKind", "TaskError", "register", "registry", "get_task", "check_runner", "runner_kinds", "runner_problems",
            "runs_on", "refuse_runner", "register_hooks", "layer_hooks", "layer_hook", "unregister"]
 
 # the built-in kinds register themselves on import

@@ -144,6 +144,11 @@ def check_runner(kind: str, runner: str) -> None:
         raise TaskError(problem)
 
 
+def runner_kinds(runner: str) -> tuple[str, ...]:
+    """Every registered kind `runner` presents, in registration order (what run-human and web list)."""
+    return tuple(name for name, k in _REGISTRY.items() if runner in k.runners)
+
+
 def runner_problems(kind: str, runners: tuple[str, ...] = RUNNERS) -> list[str]:
     """Every runner among `runners` that cannot present `kind`, as messages (what `validate` prints)."""
     k = get_task(kind)

@@ -18,9 +18,9 @@ def _spec(spec: str, list_number: Optional[int] = None):
     from experiments.cli_common import checked_spec_or_exit, fail
 
     exp = checked_spec_or_exit(spec)
-    from participants.web.payload import BROWSER_KINDS
+    from experiments.tasks import runner_kinds
 
-    presentable = ("violation_detection", *BROWSER_KINDS)
+    presentable = runner_kinds("browser")  # the task page's kinds and violation detection's RSVP page
     if exp.task.kind not in presentable:
         from experiments.tasks import refuse_runner
 
