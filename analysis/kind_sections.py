@@ -64,6 +64,18 @@ class AnalysisKind:
 _KINDS: dict[str, AnalysisKind] = {}
 
 
+def unit_hook(module: str, function: str) -> Callable[..., Any]:
+    """A section hook named by its unit and function ("analysis.tasks_choice", "choice_section"), imported
+    when first called: a kind's entry point, so registering it imports nothing heavy and nothing circular."""
+    def call(*args: Any, **kw: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), function)(*args, **kw)
+
+    call.__qualname__ = f"{module}.{function}"
+    return call
+
+
 def register_analysis_kind(kind: AnalysisKind) -> AnalysisKind:
     if kind.name in _KINDS:
         raise ValueError(f"analysis task kind {kind.name!r} registered twice")

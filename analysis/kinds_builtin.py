@@ -24,30 +24,14 @@ it. A kind from outside (a plugin, a test's toy kind) calls `register_analysis_k
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from analysis.kind_sections import AnalysisKind, register_analysis_kind, unit_hook
 
-from analysis.kind_sections import AnalysisKind, register_analysis_kind
-
-if TYPE_CHECKING:
-    from analysis.kind_sections import SectionArgs
-
-
-def _choice_section(a: SectionArgs) -> None:
-    from analysis.tasks_choice import choice_section
-
-    choice_section(a)
-
-
-def _rating_section(a: SectionArgs) -> None:
-    from analysis.tasks_rating_report import rating_section
-
-    rating_section(a)
-
-
-def _completion_section(a: SectionArgs) -> None:
-    from analysis.tasks_completion import completion_section
-
-    completion_section(a)
+# each section is named by its unit and function, imported when a report calls it (an entry point, as a
+# plugin's): the units import the analysis modules that read this registry, so a direct import here would
+# be an import circle (tests/test_import_cycles.py) as well as slow
+_choice_section = unit_hook("analysis.tasks_choice", "choice_section")
+_rating_section = unit_hook("analysis.tasks_rating_report", "rating_section")
+_completion_section = unit_hook("analysis.tasks_completion", "completion_section")
 
 
 register_analysis_kind(AnalysisKind("choice", rt=True, section=_choice_section))

@@ -41,7 +41,7 @@ def test_bundled_spec_is_chinese_counterbalanced_and_builds_for_the_browser(tmp_
     texts = screen_texts(exp)
     for key in ("correct_text", "incorrect_text", "end_text", "continue_hint", "break_text"):
         assert _cjk(texts[key]), key
-    assert _cjk(exp.task.question) and all(_cjk(p) for p in exp.texts.instructions)
+    assert _cjk(exp.task.settings().question) and all(_cjk(p) for p in exp.texts.instructions)
     orders, left_good = set(), []
     for sub in ("S01", "S02", "S03", "S04"):
         seq = compile_sequence(exp, sub)
@@ -72,7 +72,7 @@ def test_hu_levy_human_accepts_the_chinese_pairs(tmp_path):
     with open(FIX / "exp3" / "mandarin" / "corpus.csv", encoding="utf-8", newline="") as fh:
         pairs = list(csv.DictReader(fh))
     exp = load_spec(tmp_path / "hu_levy2023_human_zh.yaml")
-    assert exp.language == "zh" and exp.task.question == "哪一句话在中文里更为通顺？"
+    assert exp.language == "zh" and exp.task.settings().question == "哪一句话在中文里更为通顺？"
     seq = compile_sequence(exp, "P01")
     assert len(seq) == len(pairs)
     by_words = {t.mat["words_1"]: t for t in seq.trials}

@@ -10,10 +10,11 @@ layer, ...)` and read it with `layer_hook(kind, layer, name)`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-if TYPE_CHECKING:
-    from experiments.trials import Trial
+# a trial is experiments.trials.Trial; not imported here, not even for type checking: trials.py asks the
+# kinds (through experiments.tasks.detection), and tests/test_import_cycles.py reads every import
+Trial = Any
 
 RUNNERS: tuple[str, ...] = ("psychopy", "browser", "model")
 RUNNER_NAMES = {"psychopy": "the PsychoPy runner (run-human)", "browser": "the browser runner (web serve)",
@@ -24,7 +25,7 @@ class TaskError(ValueError):
     """A task cannot be built from an item, or a response cannot be scored."""
 
 
-def _no_answer(trial: "Trial", response: Any) -> bool | None:
+def _no_answer(trial: Trial, response: Any) -> bool | None:
     return None
 
 
@@ -52,7 +53,7 @@ class TaskKind:
     recorded: tuple[str, ...] = ("response", "correct", "rt_ms")
     runners: tuple[str, ...] = RUNNERS
     model_protocols: tuple[str, ...] = ()
-    score: Callable[["Trial", Any], bool | None] = field(default=_no_answer)
+    score: Callable[[Trial, Any], bool | None] = field(default=_no_answer)
     settings: Any = None  # a pydantic model class (config.py); None: the kind takes no settings of its own
     # (materials, settings, where) -> None: refuse (TaskError naming the field) an item the kind cannot
     # present or score under these settings (an answer no label has, regions that are not the sentence, ...)

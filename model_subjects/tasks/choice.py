@@ -154,7 +154,7 @@ class ChoiceProduction(ChoiceMeta):
                                  "option_order": list(range(len(opts)))})
 
 
-from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
+from model_subjects.tasks.registry import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
 
 register_model_kind(ModelKind("choice", surprisal=True, protocols={
     "direct": lambda s, q, n: ChoiceDirect(s, n), "direct:mean": lambda s, q, n: ChoiceDirect(s, n, by="mean"),

@@ -111,7 +111,7 @@ def typed_answer(trial: Trial, response: str) -> str:
     return first_word(response).strip().strip(".,;:!?\"'")
 
 
-from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
+from model_subjects.tasks.registry import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
 
 register_model_kind(ModelKind("completion", surprisal=True, typed_answer=typed_answer, protocols={
     "direct": lambda s, q, n: CompletionDirect(s, n), "production": lambda s, q, n: CompletionProduction(s, n),

@@ -120,7 +120,7 @@ class LexicalDirect(TaskProtocol):
         return {**super().describe(), "scored": "log P(string) after the start token; no decision (criterion-free)"}
 
 
-from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
+from model_subjects.tasks.registry import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
 
 register_model_kind(ModelKind("judgment", surprisal=True, protocols={
     "meta": lambda s, q, n: LabelMeta("judgment", s, q, n), "direct": lambda s, q, n: JudgmentDirect(s, n)}))

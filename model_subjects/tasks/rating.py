@@ -74,7 +74,7 @@ class RatingDirect(TaskProtocol):
         return decision("", None, [s], [lp], None, s, extra=extra, columns={"sentence_logprob": lp})
 
 
-from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
+from model_subjects.tasks.registry import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
 
 register_model_kind(ModelKind("rating", surprisal=True, protocols={
     "meta": lambda s, q, n: RatingMeta(s, n, q), "direct": lambda s, q, n: RatingDirect(s, n)}))

@@ -410,7 +410,7 @@ def resolve(name: str, *, question: str | None = None, max_new_tokens: int = 8, 
     raise ProtocolError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOL_NAMES)}, {PANEL_PROTOCOL} (panel specs)")
 
 
-from model_subjects.tasks import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
+from model_subjects.tasks.registry import ModelKind, register_model_kind  # noqa: E402 (the registry imports this unit last)
 
 register_model_kind(ModelKind(KIND, resolve=resolve, names=offered, default=default_for, surprisal=True))
 register_model_kind(ModelKind(FORCED_CHOICE_KIND, resolve=resolve, names=offered, surprisal=True,
