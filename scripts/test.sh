@@ -56,7 +56,7 @@ run_pass() {  # run_pass NAME PYTEST-ARGS...: one pass, its output shown as it c
 WORKERS=${TWINLAB_TEST_WORKERS:-2}
 [[ $WORKERS =~ ^[1-9][0-9]*$ ]] || { echo "TWINLAB_TEST_WORKERS must be a whole number of workers, 1 or more, not '$WORKERS'" >&2; exit 2; }
 PARALLEL=()
-((WORKERS > 1)) && PARALLEL=(-n "$WORKERS" --dist worksteal)
+((WORKERS > 1)) && PARALLEL=(-n "$WORKERS" --dist load)  # load: the workers take tests in order, the timing tests first (tests/conftest.py)
 
 ALL_START=$(date +%s)
 run_pass 'default run (all but the "long" and "server" marks)' "${PARALLEL[@]}" --durations=15 -m "not server and not long"

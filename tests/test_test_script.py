@@ -112,7 +112,7 @@ def _calls_with_workers(tmp_path: Path, workers: str | None) -> tuple[subprocess
 def test_default_and_long_passes_run_on_two_workers_and_the_server_pass_in_one_process(tmp_path):
     r, calls = _calls_with_workers(tmp_path, None)
     assert r.returncode == 0 and len(calls) == 3, (r.stdout, r.stderr)
-    assert all("-n 2 --dist worksteal" in c for c in calls[:2]), calls
+    assert all("-n 2 --dist load" in c for c in calls[:2]), calls
     assert "-n " not in calls[2], calls[2]  # one llama.cpp and one vLLM server for the pass
 
 
