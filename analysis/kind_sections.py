@@ -46,7 +46,8 @@ class AnalysisKind:
     the family of every production head); `low_demand`: protocols preferred as the low-demand partner of
     the demand gap; `value_options`: recorded
     protocols whose two options are (sentence, pair) read as the kind's (accepting, rejecting) values;
-    `untyped_tables`: a table without a `task` column (a Lakretz release) is this kind.
+    `untyped_tables`: a table without a `task` column (a Lakretz release) is this kind; `word_by_word`: rows
+    are read word by word (per-word RTs beside the models' surprisal: the reading ΔLL of the twins).
     """
 
     name: str
@@ -59,6 +60,7 @@ class AnalysisKind:
     low_demand: tuple[str, ...] = ()
     value_options: tuple[str, ...] = ()
     untyped_tables: bool = False
+    word_by_word: bool = False
 
 
 _KINDS: dict[str, AnalysisKind] = {}

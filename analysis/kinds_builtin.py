@@ -16,6 +16,8 @@ it. A kind from outside (a plugin, a test's toy kind) calls `register_analysis_k
   rejecting value (the twins).
 - lexical_decision: acceptance and d′ (word accepts, a non-word is the signal), people's RTs; the decision
   from a model's log-probabilities is its unit's (`tasks_lexical.py`).
+- self_paced_reading: read word by word (its sections are the reading report's, `reading_report.py`; the
+  twins' reading ΔLL reads its word rows).
 - violation_detection (the Lakretz kind): acceptance and d′; a table without a `task` column (a Lakretz
   release, a session written before the general model) is this kind; how its model protocols' recorded
   names place in the demand gap (Hu & Frank): forced choice and `direct` read probabilities,
@@ -39,6 +41,7 @@ register_analysis_kind(AnalysisKind("rating", section=_rating_section))
 register_analysis_kind(AnalysisKind("completion", typed=True, section=_completion_section))
 register_analysis_kind(AnalysisKind("judgment", detection=True, rt=True, value_options=("judgment:direct",)))
 register_analysis_kind(AnalysisKind("lexical_decision", detection=True, rt=True))
+register_analysis_kind(AnalysisKind("self_paced_reading", word_by_word=True))  # its sections: reading_report
 register_analysis_kind(AnalysisKind(
     "violation_detection", detection=True, untyped_tables=True,
     methods={"forced_choice": "direct", "forced-choice": "direct", "violation_judgment": "metalinguistic"},

@@ -104,8 +104,10 @@ def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     from analysis.frames import model_frame
     from analysis.tasks_reading import add_spillover, join_surprisal, trim_rts, word_rows
 
+    from analysis.kind_sections import kinds_where
+
     m = model_frame(d)
-    if "task" not in m.columns or not (m["task"].astype("string") == "self_paced_reading").any():
+    if "task" not in m.columns or not m["task"].astype("string").isin(kinds_where("word_by_word")).any():
         return {}
     w = word_rows(m, {f: lv for f, lv in factors.items() if f in m.columns})
     if "word_rt_ms" not in w.columns or "surprisal_bits" not in w.columns:
