@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -37,25 +35,16 @@ SHOTS = {"judgment": "judgment", "choice": "choice", "rating": "rating", "lexica
 
 @pytest.fixture(scope="module")
 def xdisplay():
-    xvfb = shutil.which("Xvfb")
-    if xvfb is None:
+    from tests.support.xdisplay import start_display, stop_display
+
+    if shutil.which("Xvfb") is None:
         pytest.skip("Xvfb is not installed (apt-get install xvfb); GUI tests need a virtual display")
-    r, w = os.pipe()
-    proc = subprocess.Popen([xvfb, "-displayfd", str(w), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    buf, t0 = b"", time.monotonic()
-    while b"\n" not in buf and time.monotonic() - t0 < 20 and proc.poll() is None:
-        ready, _, _ = select.select([r], [], [], 0.2)
-        if ready:
-            buf += os.read(r, 64)
-    os.close(r)
-    if b"\n" not in buf:
-        proc.kill()
+    started = start_display()
+    if started is None:
         pytest.skip("Xvfb did not start")
-    yield ":" + buf.decode().strip()
-    proc.terminate()
-    proc.wait(10)
+    display, proc = started
+    yield display
+    stop_display(proc)
 
 
 def run_psychopy(display: str, kind: str, spec: Path, out: Path, pid: str, shots: Path | None = None,
