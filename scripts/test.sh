@@ -9,8 +9,10 @@
 # exits 1 if any pass failed.
 # The default and long passes run on TWINLAB_TEST_WORKERS pytest-xdist workers (default 2: the 2-core machine's
 # CPU-bound tests use one core each, its window and browser sessions mostly wait on the clock), each worker
-# with its own Xvfb display (tests/support/xdisplay.py); 1 runs them in one process. The server pass runs in
-# one process (one llama.cpp and one vLLM server for the pass).
+# with its own Xvfb display (tests/support/xdisplay.py); 1 runs them in one process. The server pass runs its
+# test files side by side on the same workers (--dist loadfile: a file's tests stay on one worker, so each file
+# starts its server once): the llama.cpp server's file beside the vLLM server's, each server mostly waiting on
+# the other's client (one thread each).
 # TWINLAB_TEST_RUNNER (optional): the command that runs pytest instead of xvfb-run + .venv's pytest
 # (tests/test_test_script.py puts a stand-in there to check that every pass runs).
 set -uo pipefail
@@ -62,8 +64,10 @@ ALL_START=$(date +%s)
 run_pass 'default run (all but the "long" and "server" marks)' "${PARALLEL[@]}" --durations=15 -m "not server and not long"
 run_pass 'marked run: long real-part tests (whole sessions in windows and Chromium, end-to-end commands)' \
   "${PARALLEL[@]}" --durations=10 -m "long and not server"
+FILEWISE=()
+((WORKERS > 1)) && FILEWISE=(-n "$WORKERS" --dist loadfile)
 run_pass 'marked run: the served backend against real llama-cpp-python and vLLM servers on 127.0.0.1' \
-  --durations=5 -m server
+  "${FILEWISE[@]}" --durations=5 -m server
 
 printf '\033[1m[test]\033[0m summary\n'
 printf '  %s\n' "${SUMMARIES[@]}"

@@ -11,12 +11,14 @@ _LOCKS = lock_dir()
 
 
 def pytest_collection_modifyitems(config, items):
-    """Every window and browser session runs on the clock (frames, onsets, key and click times): `timing`.
+    """Every window and browser session runs on the clock (frames, onsets, key and click times): `timing`,
+    unless marked `untimed` (an autopilot session or a look at what is drawn: nothing in it waits on a deadline).
     The timing tests go first (a stable sort: the same order on every xdist worker): on two workers they run
     one after the other at the start of the pass, then the rest runs side by side; a timing test queued
     behind a long CPU-bound one (a real-release refit) would leave the other worker idle while it waits."""
     for item in items:
-        if item.get_closest_marker("gui") or item.get_closest_marker("browser"):
+        if (item.get_closest_marker("gui") or item.get_closest_marker("browser")) \
+                and not item.get_closest_marker("untimed"):
             item.add_marker(pytest.mark.timing)
     items.sort(key=lambda item: item.get_closest_marker("timing") is None)
 

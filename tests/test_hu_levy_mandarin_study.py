@@ -109,6 +109,7 @@ def _shot_dir(tmp_path: Path) -> Path:
 @pytest.mark.gui
 @pytest.mark.slow
 @pytest.mark.long
+@pytest.mark.untimed  # an autopilot session and what it draws: nothing on a deadline
 def test_psychopy_draws_chinese_characters_not_boxes(tmp_path):
     import shutil
 
@@ -138,6 +139,7 @@ def test_psychopy_draws_chinese_characters_not_boxes(tmp_path):
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.long
+@pytest.mark.untimed  # an autopilot session and what it draws: nothing on a deadline
 def test_chromium_draws_chinese_characters_not_boxes(tmp_path):
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("Debian's chromium is not installed")

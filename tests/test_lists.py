@@ -167,6 +167,7 @@ def test_abandoned_sessions_stop_counting_and_returning_participants_keep_their_
 
 
 @pytest.mark.gui
+@pytest.mark.untimed  # autopilot sessions; the list and the counts are checked, no time
 @pytest.mark.slow
 @pytest.mark.long
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")

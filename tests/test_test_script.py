@@ -109,11 +109,11 @@ def _calls_with_workers(tmp_path: Path, workers: str | None) -> tuple[subprocess
     return r, calls.read_text().splitlines() if calls.exists() else []
 
 
-def test_default_and_long_passes_run_on_two_workers_and_the_server_pass_in_one_process(tmp_path):
+def test_default_and_long_passes_run_on_two_workers_and_the_server_pass_file_by_file(tmp_path):
     r, calls = _calls_with_workers(tmp_path, None)
     assert r.returncode == 0 and len(calls) == 3, (r.stdout, r.stderr)
-    assert all("-n 2 --dist load" in c for c in calls[:2]), calls
-    assert "-n " not in calls[2], calls[2]  # one llama.cpp and one vLLM server for the pass
+    assert all("-n 2 --dist load " in c for c in calls[:2]), calls
+    assert "-n 2 --dist loadfile " in calls[2], calls[2]  # a file's tests on one worker: its server started once
 
 
 def test_one_worker_runs_each_pass_in_one_process_and_a_bad_count_is_refused(tmp_path):

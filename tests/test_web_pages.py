@@ -242,6 +242,7 @@ def test_a_second_browser_cannot_lock_the_first_out_and_a_lost_server_is_retried
     assert meta["status"] == "completed"
 
 
+@pytest.mark.untimed  # the instruction pages, paged with SPACE: no trial runs
 def test_the_last_page_has_one_instruction_and_the_intro_the_real_number_of_trials(browser, tmp_path):
     data = yaml.safe_load((ROOT / "experiments" / "specs" / "lakretz2021_replication.yaml").read_text(encoding="utf-8"))
     data["timing"] = dict(fixation_ms=100, word_ms=100, gap_ms=50, panel_delay_ms=100, response_ms=1500,

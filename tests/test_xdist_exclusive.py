@@ -49,3 +49,28 @@ def test_no_lock_outside_xdist(monkeypatch):
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
     monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "../x")  # never a path out of the temporary folder
     assert lock_dir() is None
+
+
+def test_windows_and_browsers_are_timing_unless_marked_untimed():
+    """tests/conftest.py: a gui or browser test is `timing` (run alone), one marked `untimed` is not (it runs
+    beside others), and the timing tests come first. Checked on the real collection of three files."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    files = ["tests/test_lists.py", "tests/test_hu_levy_mandarin_study.py", "tests/test_human_tasks_gui.py"]
+
+    def collected(mark: str) -> list[str]:
+        r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+                            "-m", mark, *files], cwd=root, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTEST_ADDOPTS": ""})
+        return [ln for ln in r.stdout.splitlines() if "::" in ln]
+
+    timing, every = collected("timing"), collected("long or not long")
+    assert "tests/test_lists.py::test_run_human_reads_the_list_given" in every
+    assert not any(t.startswith(("tests/test_lists.py", "tests/test_hu_levy_mandarin_study.py::test_psychopy_draws",
+                                 "tests/test_hu_levy_mandarin_study.py::test_chromium_draws")) for t in timing), timing
+    gui_sessions = [t for t in every if "test_a_four_trial_psychopy_session_of_each_task_kind" in t]
+    assert gui_sessions and set(gui_sessions) <= set(timing)
+    assert every[: len(timing)] == timing  # the timing tests first, in collection order
