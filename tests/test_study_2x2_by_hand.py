@@ -136,6 +136,7 @@ def hand_counts(rows: list[dict]) -> tuple[dict, dict]:
     return {c: a / n for c, (a, n) in acc.items()}, dprime
 
 
+@pytest.mark.untimed  # no response deadline: each key waits for its screen; the RT rules are counted from the rows
 def test_a_2x2_study_of_our_own_by_models_and_people_checked_by_hand(tmp_path):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian's chromium is not installed ({CHROMIUM})")
