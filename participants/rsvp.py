@@ -64,6 +64,11 @@ def _ms(x: float) -> float:
     return round(x * 1000.0, 3)
 
 
+def _unit_at(onsets: list[float], t: float) -> int | None:
+    """The RSVP unit on screen (or last shown) at time `t`; None before the first unit's onset."""
+    return max((j for j, o in enumerate(onsets) if o <= t), default=None)
+
+
 class Presenter:
     """Flips, holds and polls for one window, under one timing policy."""
 
@@ -277,27 +282,73 @@ class Presenter:
                 self.hold(None, off, tm.gap_ms)
         return frames, dropped_before, t0, started_at, onsets, offsets
 
+    def _start_trial(self, trial: Trial) -> list:
+        """The units' stimuli, a fresh key buffer, no autopilot press left over: how both modes begin."""
+        stims = self.screens.prepare_words(trial.words)
+        self.drain()
+        if self.autopilot is not None:
+            self.autopilot.cancel()
+        return stims
+
+    def _sentence_extra(self, t0: float, onsets: list[float], offsets: list[float], crit: float) -> dict[str, Any]:
+        """The extra fields on the fixation and RSVP timing: the first ones of the row in both response modes."""
+        return {
+            "timing_mode": self.policy.mode,
+            "word_ms_planned": round(self.policy.planned_ms(self.exp.timing.word_ms), 3),
+            "gap_durations_ms": [_ms(onsets[j + 1] - offsets[j]) for j in range(len(onsets) - 1)],
+            "fixation_ms_measured": _ms(onsets[0] - t0),
+            "critical_onset_ms": _ms(crit - t0),
+            "sentence_end_ms": _ms(offsets[-1] - t0),
+        }
+
     def _add_timing_extra(self, extra: dict[str, Any], frames: bool, dropped_before: int, plan: Any) -> None:
-        """Dropped frames (frame-timed displays) and the autopilot's plan, in both response modes."""
+        """Keyboard, flip latency, dropped frames (frame-timed displays) and the autopilot's plan: the last
+        extra fields of the row in both response modes."""
+        extra["keyboard_backend"] = self.keys.backend
+        extra["flip_latency_ms"] = _ms(self.flip_latency())
         if frames:
             extra["dropped_frames"] = int(self.win.nDroppedFrames - dropped_before)
             extra["word_frames"] = self.policy.frames(self.exp.timing.word_ms)
         if plan is not None:
             extra["autopilot"] = {**plan.to_dict(), "sent_ms": self.autopilot.sent_ms()}  # type: ignore[union-attr]
 
-    def _run_trial(self, trial: Trial) -> TrialResult:
+    @staticmethod
+    def _word_fields(t0: float, onsets: list[float], offsets: list[float]) -> dict[str, Any]:
+        """The TrialResult fields on the units' onsets and durations, the same in both response modes."""
+        return {"word_onsets_ms": [_ms(o - t0) for o in onsets],
+                "word_durations_ms": [_ms(off - on) for on, off in zip(onsets, offsets)]}
+
+    def _feedback_then_blank(self, trial: Trial, correct: bool | None,
+                             log_feedback: bool = False) -> tuple[str | None, float | None, float]:
+        """Feedback on `correct` (None: not answered) if the trial has it, then the inter-trial blank.
+
+        Both response modes end a trial this way; frame recording stops before the blank's flip.
+        `log_feedback` writes the panel mode's FeedbackOn/FeedbackOff events. Returns (feedback text,
+        feedback onset, blank onset).
+        """
         tm, sc = self.exp.timing, self.screens
-        stims = sc.prepare_words(trial.words)
-        self.drain()
-        ci = trial.critical_index
-        plan = None
-        if self.autopilot is not None:
-            self.autopilot.cancel()
-            after = (len(trial.words) - ci) * (tm.word_ms + tm.gap_ms) + tm.response_ms
-            plan = self.autopilot.plan(trial, after)
-        press_at = (plan.rt_ms / 1000.0, None) if plan is not None and plan.rt_ms is not None else None
-        frames, dropped_before, t0, started_at, onsets, offsets = self._present_sentence(trial, stims, press_at)
-        crit, sentence_end = onsets[ci], offsets[-1]
+        fb_text = fb_on = None
+        if trial.feedback:
+            fb = self.exp.feedback
+            fb_text = fb.correct_text if correct else fb.incorrect_text if correct is False else fb.no_response_text
+            stim = sc.feedback[bool(correct)] if correct is not None else sc.no_response
+            fb_on = self.flip(stim.draw, shot="feedback_correct" if correct else "feedback_incorrect"
+                              if correct is False else "feedback_no_response")
+            if log_feedback:
+                self.log("FeedbackOn", trial, "", fb_text, fb_on)
+            self.hold(stim.draw, fb_on, tm.feedback_ms)
+        self.win.recordFrameIntervals = False
+        iti_on = self.flip()
+        if log_feedback and fb_on is not None:
+            self.log("FeedbackOff", trial, "", "", iti_on)
+        return fb_text, fb_on, iti_on
+
+    # ---- a key trial -------------------------------------------------------------------------
+    def _key_response_window(self, t0: float, onsets: list[float],
+                             sentence_end: float) -> tuple[float | None, KeyEvent | None]:
+        """The gap after the last word (it belongs to the response window), then the prompt, until the
+        first press in the window or `response_ms`: (prompt onset or None, the press counted or None)."""
+        tm, sc = self.exp.timing, self.screens
         window_start = onsets[0] if self.exp.task.respond_during_sentence else sentence_end
 
         def first_valid() -> KeyEvent | None:
@@ -306,60 +357,60 @@ class Presenter:
                     return e
             return None
 
-        # the gap after the last word belongs to the response window
         self.hold(None, sentence_end, tm.gap_ms, stop=lambda: first_valid() is not None)
         prompt_on = None
         if first_valid() is None:
             prompt_on = self.flip(sc.prompt.draw, shot="response_prompt")
             self.hold(sc.prompt.draw, prompt_on, tm.response_ms, stop=lambda: first_valid() is not None)
-        press = first_valid()
-        response = key_response(press is not None)  # the kind's rules (experiments.tasks.violation_detection)
-        correct = bool(outcome(trial, response))
-        rts = response_times(t0 + press.t if press else None, crit, sentence_end, None, _ms)
+        return prompt_on, first_valid()
 
-        fb_text = None
-        fb_on = None
-        if trial.feedback:
-            fb = self.exp.feedback
-            fb_text = fb.correct_text if correct else fb.incorrect_text
-            stim = sc.feedback[correct]
-            fb_on = self.flip(stim.draw, shot="feedback_correct" if correct else "feedback_incorrect")
-            self.hold(stim.draw, fb_on, tm.feedback_ms)
-        self.win.recordFrameIntervals = False
-        iti_on = self.flip()
-        ended_at = now_iso()
-        self.log("END_TRIAL", trial, "", "CORRECT" if correct else "WRONG", None)
-
-        rel = lambda t: _ms(t - t0)  # noqa: E731
+    def _key_presses(self, t0: float, onsets: list[float], sentence_end: float,
+                     press: KeyEvent | None) -> list[dict[str, Any]]:
+        """Every press of a key trial: its phase, the word on screen, whether it is the one counted."""
         presses = []
         for e in self._events:
             t = t0 + e.t
             phase = "fixation" if t < onsets[0] else "sentence" if t < sentence_end else "response"
-            word = max((j for j, o in enumerate(onsets) if o <= t), default=None)
-            presses.append({"key": e.name, "t_ms": _ms(e.t), "phase": phase, "word_index": word,
+            presses.append({"key": e.name, "t_ms": _ms(e.t), "phase": phase, "word_index": _unit_at(onsets, t),
                             "counted": press is e})
+        return presses
+
+    def _run_trial(self, trial: Trial) -> TrialResult:
+        """A key trial: fixation, RSVP words, the response window (a press or none), feedback, blank."""
+        tm = self.exp.timing
+        stims = self._start_trial(trial)
+        ci = trial.critical_index
+        plan = None
+        if self.autopilot is not None:
+            after = (len(trial.words) - ci) * (tm.word_ms + tm.gap_ms) + tm.response_ms
+            plan = self.autopilot.plan(trial, after)
+        press_at = (plan.rt_ms / 1000.0, None) if plan is not None and plan.rt_ms is not None else None
+        frames, dropped_before, t0, started_at, onsets, offsets = self._present_sentence(trial, stims, press_at)
+        crit, sentence_end = onsets[ci], offsets[-1]
+        prompt_on, press = self._key_response_window(t0, onsets, sentence_end)
+        response = key_response(press is not None)  # the kind's rules (experiments.tasks.violation_detection)
+        correct = bool(outcome(trial, response))
+        rts = response_times(t0 + press.t if press else None, crit, sentence_end, None, _ms)
+        fb_text, fb_on, iti_on = self._feedback_then_blank(trial, correct)
+        ended_at = now_iso()
+        self.log("END_TRIAL", trial, "", "CORRECT" if correct else "WRONG", None)
+
+        rel = lambda t: _ms(t - t0)  # noqa: E731
+        presses = self._key_presses(t0, onsets, sentence_end, press)
         extra: dict[str, Any] = {
-            "timing_mode": self.policy.mode,
-            "word_ms_planned": round(self.policy.planned_ms(tm.word_ms), 3),
-            "gap_durations_ms": [_ms(onsets[j + 1] - offsets[j]) for j in range(len(onsets) - 1)],
-            "fixation_ms_measured": _ms(onsets[0] - t0),
-            "critical_onset_ms": rel(crit),
-            "sentence_end_ms": rel(sentence_end),
+            **self._sentence_extra(t0, onsets, offsets, crit),
             "prompt_onset_ms": rel(prompt_on) if prompt_on is not None else None,
             "feedback_onset_ms": rel(fb_on) if fb_on is not None else None,
             "iti_onset_ms": rel(iti_on),
             "presses": presses,
             "response_phase": next((p["phase"] for p in presses if p["counted"]), None),
-            "keyboard_backend": self.keys.backend,
-            "flip_latency_ms": _ms(self.flip_latency()),
         }
         self._add_timing_extra(extra, frames, dropped_before, plan)
         return TrialResult(
             response=response,
             correct=correct,
             rt_ms=rts[0], rt_sentence_end_ms=rts[1],
-            word_onsets_ms=[rel(o) for o in onsets],
-            word_durations_ms=[_ms(off - on) for on, off in zip(onsets, offsets)],
+            **self._word_fields(t0, onsets, offsets),
             feedback_shown=bool(trial.feedback),
             feedback_text=fb_text,
             started_at=started_at,
@@ -390,34 +441,32 @@ class Presenter:
             return None
         return answer, t
 
-    def _run_panel_trial(self, trial: Trial) -> TrialResult:
-        """Lakretz et al. (2021): fixation, RSVP units (presses recorded as early responses), blank,
-        fixation, then the two-option panel until an answer (key or click) or `response_ms`, feedback."""
+    def _show_mouse(self) -> None:
+        """Show the pointer for a panel answered by clicks (its Mouse is made once per window)."""
+        if self._mouse is None:
+            from psychopy import event
+
+            self._mouse = event.Mouse(win=self.win)
+        self.win.mouseVisible = True
+
+    def _panel_choice(self, t0: float, panel_on: float,
+                      clicked: list[tuple[str, float]]) -> tuple[str, float, str] | None:
+        """The panel's answer: the first answer key pressed after the panel's onset or the first click on a
+        box, whichever came first (a key on a tie): (answer, time, 'key:<name>' or 'mouse'), else None."""
+        key_answer = next(((self.answer_of[e.name], t0 + e.t, e.name) for e in self._events
+                           if t0 + e.t >= panel_on and e.name in self.answer_of), None)
+        if key_answer is not None and (not clicked or key_answer[1] <= clicked[0][1]):
+            return (key_answer[0], key_answer[1], "key:" + key_answer[2])
+        if clicked:
+            return (clicked[0][0], clicked[0][1], "mouse")
+        return None
+
+    def _panel_wait(self, trial: Trial, t0: float, plan: Any) -> tuple[float, tuple[str, float, str] | None]:
+        """The two-option panel until an answer (key or click) or `response_ms`: (panel onset, choice)."""
         tm, sc, panel = self.exp.timing, self.screens, self.panel
         assert panel is not None and sc.panel is not None
-        stims = sc.prepare_words(trial.words)
-        self.drain()
-        ci = trial.critical_index
-        plan = None
-        if self.autopilot is not None:
-            self.autopilot.cancel()
-            plan = self.autopilot.plan_panel(trial, tm.response_ms)
-        press_at = ((plan.early_ms / 1000.0, panel.keys["violation"])
-                    if plan is not None and plan.early_ms is not None else None)
-        frames, dropped_before, t0, started_at, onsets, offsets = self._present_sentence(
-            trial, stims, press_at, multiword_shots=True)
-        sentence_end = offsets[-1]
-        self.hold(None, sentence_end, tm.gap_ms)
-        fix2 = self.flip(sc.fixation.draw, shot="panel_fixation")
-        self.log("FIX2PANEL_ON", trial, "", "+", fix2)
-        self.hold(sc.fixation.draw, fix2, tm.panel_delay_ms)
-
         if panel.mouse:
-            if self._mouse is None:
-                from psychopy import event
-
-                self._mouse = event.Mouse(win=self.win)
-            self.win.mouseVisible = True
+            self._show_mouse()
         clicked: list[tuple[str, float]] = []
         self._clicks = []
 
@@ -439,43 +488,23 @@ class Presenter:
             self.autopilot.press_in(plan.rt_ms / 1000.0, panel.keys[plan.intended_response])  # type: ignore[union-attr]
         self.hold(sc.panel.draw, panel_on, tm.response_ms, stop=answered)
         answered()
-        key_answer = next(((self.answer_of[e.name], t0 + e.t, e.name) for e in self._events
-                           if t0 + e.t >= panel_on and e.name in self.answer_of), None)
-        choice = None
-        if key_answer is not None and (not clicked or key_answer[1] <= clicked[0][1]):
-            choice = (key_answer[0], key_answer[1], "key:" + key_answer[2])
-        elif clicked:
-            choice = (clicked[0][0], clicked[0][1], "mouse")
+        choice = self._panel_choice(t0, panel_on, clicked)
         if self._mouse is not None:
             self.win.mouseVisible = False
-        response = choice[0] if choice else "none"
-        correct: bool | None = outcome(trial, response, answered=choice is not None)
-        rt, rt_end = response_times(choice[1] if choice else None, onsets[ci], sentence_end, panel_on, _ms)
-        self.log("PanelResp", trial, "", response.upper() if choice else "", None if rt is None else rt / 1000.0)
+        return panel_on, choice
 
-        fb_text = fb_on = None
-        if trial.feedback:
-            fb = self.exp.feedback
-            fb_text = fb.correct_text if correct else fb.incorrect_text if correct is False else fb.no_response_text
-            stim = sc.feedback[bool(correct)] if correct is not None else sc.no_response
-            fb_on = self.flip(stim.draw, shot="feedback_correct" if correct else "feedback_incorrect"
-                              if correct is False else "feedback_no_response")
-            self.log("FeedbackOn", trial, "", fb_text, fb_on)
-            self.hold(stim.draw, fb_on, tm.feedback_ms)
-        self.win.recordFrameIntervals = False
-        iti_on = self.flip()
-        if fb_on is not None:
-            self.log("FeedbackOff", trial, "", "", iti_on)
-        ended_at = now_iso()
-
-        rel = lambda t: _ms(t - t0)  # noqa: E731
+    def _panel_presses(self, trial: Trial, t0: float, onsets: list[float], sentence_end: float,
+                       panel_on: float) -> tuple[list[dict[str, Any]], tuple[str, int | None, float] | None]:
+        """Every press and click of a panel trial in time order, and the early response: the first answer
+        key pressed during the sentence or the panel delay (answer, unit, ms from the first unit's onset).
+        The presses before the panel go to the event log (KEY_PRESS)."""
         presses = []
         early = None
         for e in self._events:
             t = t0 + e.t
             phase = ("fixation" if t < onsets[0] else "sentence" if t < sentence_end else
                      "panel_delay" if t < panel_on else "panel")
-            unit = max((j for j, o in enumerate(onsets) if o <= t), default=None)
+            unit = _unit_at(onsets, t)
             answer = self.answer_of.get(e.name)
             presses.append({"key": e.name, "t_ms": _ms(e.t), "phase": phase, "unit": unit, "answer": answer})
             if phase in ("sentence", "panel_delay"):
@@ -483,17 +512,41 @@ class Presenter:
                 if early is None and answer is not None:
                     early = (answer, unit, _ms(t - onsets[0]))
         # mouse clicks on the panel, listed as presses are ("key": "mouse"; answer None: outside the boxes)
-        presses += [{"key": "mouse", "t_ms": rel(t), "phase": "panel", "unit": len(onsets) - 1, "answer": answer}
-                    for t, answer in self._clicks]
+        presses += [{"key": "mouse", "t_ms": _ms(t - t0), "phase": "panel", "unit": len(onsets) - 1,
+                     "answer": answer} for t, answer in self._clicks]
         presses.sort(key=lambda p: p["t_ms"])
+        return presses, early
+
+    def _run_panel_trial(self, trial: Trial) -> TrialResult:
+        """Lakretz et al. (2021): fixation, RSVP units (presses recorded as early responses), blank,
+        fixation, then the two-option panel until an answer (key or click) or `response_ms`, feedback."""
+        tm, sc, panel = self.exp.timing, self.screens, self.panel
+        assert panel is not None and sc.panel is not None
+        stims = self._start_trial(trial)
+        ci = trial.critical_index
+        plan = self.autopilot.plan_panel(trial, tm.response_ms) if self.autopilot is not None else None
+        press_at = ((plan.early_ms / 1000.0, panel.keys["violation"])
+                    if plan is not None and plan.early_ms is not None else None)
+        frames, dropped_before, t0, started_at, onsets, offsets = self._present_sentence(
+            trial, stims, press_at, multiword_shots=True)
+        sentence_end = offsets[-1]
+        self.hold(None, sentence_end, tm.gap_ms)
+        fix2 = self.flip(sc.fixation.draw, shot="panel_fixation")
+        self.log("FIX2PANEL_ON", trial, "", "+", fix2)
+        self.hold(sc.fixation.draw, fix2, tm.panel_delay_ms)
+        panel_on, choice = self._panel_wait(trial, t0, plan)
+        response = choice[0] if choice else "none"
+        correct: bool | None = outcome(trial, response, answered=choice is not None)
+        rt, rt_end = response_times(choice[1] if choice else None, onsets[ci], sentence_end, panel_on, _ms)
+        self.log("PanelResp", trial, "", response.upper() if choice else "", None if rt is None else rt / 1000.0)
+        fb_text, fb_on, iti_on = self._feedback_then_blank(trial, correct, log_feedback=True)
+        ended_at = now_iso()
+
+        rel = lambda t: _ms(t - t0)  # noqa: E731
+        presses, early = self._panel_presses(trial, t0, onsets, sentence_end, panel_on)
         self.log("END_TRIAL", trial, "", "CORRECT" if correct else "WRONG" if correct is False else "NO_RESPONSE", None)
         extra: dict[str, Any] = {
-            "timing_mode": self.policy.mode,
-            "word_ms_planned": round(self.policy.planned_ms(tm.word_ms), 3),
-            "gap_durations_ms": [_ms(onsets[j + 1] - offsets[j]) for j in range(len(onsets) - 1)],
-            "fixation_ms_measured": _ms(onsets[0] - t0),
-            "critical_onset_ms": rel(onsets[ci]),
-            "sentence_end_ms": rel(sentence_end),
+            **self._sentence_extra(t0, onsets, offsets, onsets[ci]),
             "panel_fixation_onset_ms": rel(fix2),
             "panel_onset_ms": rel(panel_on),
             "panel_delay_ms_measured": _ms(panel_on - fix2),
@@ -501,8 +554,6 @@ class Presenter:
             "feedback_onset_ms": rel(fb_on) if fb_on is not None else None,
             "iti_onset_ms": rel(iti_on),
             "presses": presses,
-            "keyboard_backend": self.keys.backend,
-            "flip_latency_ms": _ms(self.flip_latency()),
         }
         self._add_timing_extra(extra, frames, dropped_before, plan)
         return TrialResult(
@@ -510,8 +561,7 @@ class Presenter:
             correct=correct,  # type: ignore[arg-type]
             rt_ms=rt,
             rt_sentence_end_ms=rt_end,
-            word_onsets_ms=[rel(o) for o in onsets],
-            word_durations_ms=[_ms(off - on) for on, off in zip(onsets, offsets)],
+            **self._word_fields(t0, onsets, offsets),
             feedback_shown=bool(trial.feedback),
             feedback_text=fb_text,
             started_at=started_at,

@@ -88,12 +88,9 @@ def _check_envelope(raw: Any, trial: Trial, fields: frozenset[str] | set[str]) -
         raise ResultError(f"item_id: trial {trial.trial_index} shows item {trial.item_id!r}, got {str(raw['item_id'])[:80]!r}")
 
 
-def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
-    """The posted report, checked against the compiled trial and the spec (raises ResultError)."""
-    _check_envelope(raw, trial, FIELDS)
-    n = len(trial.words)
-    r: dict[str, Any] = {"trial_index": trial.trial_index}
-    r["frame_ms"] = _num(raw, "frame_ms", 2.0, 100.0)
+def _check_units(raw: dict[str, Any], n: int) -> dict[str, Any]:
+    """The frame size and counts, the fixation's onset and the `n` RSVP units' times and frames, in order."""
+    r: dict[str, Any] = {"frame_ms": _num(raw, "frame_ms", 2.0, 100.0)}
     for k in ("unit_frames", "gap_frames", "dropped_frames"):
         r[k] = _int(raw, k, 0, 10**6)
     t0 = _num(raw, "fixation_onset", 0.0, MAX_CLOCK_MS)
@@ -109,76 +106,125 @@ def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
         r[k] = v
     if any(b < a for a, b in zip(r["unit_onsets"], r["unit_offsets"])) or r["unit_onsets"] != sorted(r["unit_onsets"]):
         raise ResultError("unit_onsets/unit_offsets: units must appear in order and end after they start")
-    panel = exp.task.response == "panel"
-    for k in ("panel_fixation_onset", "panel_onset", "prompt_onset", "feedback_onset", "iti_onset", "end",
-              "answer_time"):
-        r[k] = _num(raw, k, lo, hi, optional=True)
+    return r
+
+
+def _check_screens(raw: dict[str, Any], lo: float, hi: float, panel: bool) -> dict[str, Any]:
+    """The later screens' onsets and the answer's time, within the trial; a finished trial (and a panel) shown."""
+    r = {k: _num(raw, k, lo, hi, optional=True) for k in (
+        "panel_fixation_onset", "panel_onset", "prompt_onset", "feedback_onset", "iti_onset", "end", "answer_time")}
     if r["iti_onset"] is None or r["end"] is None:
         raise ResultError("iti_onset/end: a finished trial has both")
     if panel and (r["panel_onset"] is None or r["panel_fixation_onset"] is None):
         raise ResultError("panel_onset: a panel trial shows the panel")
+    return r
+
+
+def _check_response(raw: dict[str, Any], panel: bool) -> str:
+    """The answer: violation or no_violation, or none when a panel timed out."""
     allowed = ("violation", "no_violation", "none") if panel else ("violation", "no_violation")
     if raw["response"] not in allowed:
         raise ResultError(f"response: expected one of {', '.join(allowed)}, got {str(raw['response'])[:40]!r}")
-    r["response"] = raw["response"]
-    if r["end"] < r["iti_onset"]:  # type: ignore[operator]
-        raise ResultError("end: the trial ends after its inter-trial blank begins")
-    last = r["end"]  # the trial's input lies between its fixation's onset and its last frame
+    return raw["response"]
+
+
+def _check_presses(raw: dict[str, Any], exp: Experiment, lo: float, last: float) -> list[dict[str, Any]]:
+    """The key presses: at most MAX_PRESSES, each a key this trial polls, within the trial."""
     presses = raw["presses"]
     if not isinstance(presses, list) or len(presses) > MAX_PRESSES:
         raise ResultError(f"presses: expected a list of at most {MAX_PRESSES} presses")
     polled = polled_keys(exp)
-    r["presses"] = []
+    checked = []
     for p in presses:
         if not isinstance(p, dict) or set(p) != {"key", "t"} or not isinstance(p["key"], str) or not _KEY.match(p["key"]):
             raise ResultError("presses: each press is {key: a key name, t: a time}")
         if p["key"] not in polled:
             raise ResultError(f"presses: {p['key']!r} is not a key of this trial ({', '.join(sorted(polled))})")
-        r["presses"].append({"key": p["key"], "t": _in_trial(p, lo, last, "presses.t")})
+        checked.append({"key": p["key"], "t": _in_trial(p, lo, last, "presses.t")})
+    return checked
+
+
+def _check_pointers(raw: dict[str, Any], lo: float, last: float) -> list[dict[str, Any]]:
+    """The clicks and taps on an answer box: at most MAX_PRESSES, within the trial."""
     pointers = raw["pointers"]
     if not isinstance(pointers, list) or len(pointers) > MAX_PRESSES:
         raise ResultError(f"pointers: expected a list of at most {MAX_PRESSES} clicks")
-    r["pointers"] = []
+    checked = []
     for p in pointers:
         if (not isinstance(p, dict) or set(p) != {"type", "t", "answer"} or p["type"] not in POINTER_TYPES
                 or p["answer"] not in ("violation", "no_violation")):
             raise ResultError("pointers: each click is {type: mouse|touch|pen, t: a time, answer: violation|no_violation}")
-        r["pointers"].append({"type": p["type"], "t": _in_trial(p, lo, last, "pointers.t"), "answer": p["answer"]})
+        checked.append({"type": p["type"], "t": _in_trial(p, lo, last, "pointers.t"), "answer": p["answer"]})
+    return checked
+
+
+def _answer_given(by: Any, at: float, r: dict[str, Any], exp: Experiment, panel: bool) -> str | None:
+    """The answer that `answered_by` gave at `at`: a press or click there must exist (a click only on a
+    panel answered by pointer)."""
+    if not isinstance(by, str):
+        raise ResultError("answered_by: expected key:<name>, mouse, touch or pen")
+    if by.startswith("key:"):
+        key = by[4:]
+        if not any(p["key"] == key and p["t"] == at for p in r["presses"]):
+            raise ResultError(f"answered_by: no press of {key[:24]!r} at answer_time")
+        return _answer_of(exp).get(key) if panel else "violation" if key == exp.task.response_key else None
+    if by in POINTER_TYPES and panel and not exp.task.panel.mouse:  # type: ignore[union-attr]
+        raise ResultError(f"answered_by: {by}: this spec answers by keys only (task.panel.mouse: false)")
+    if by in POINTER_TYPES and panel:
+        hit = [p for p in r["pointers"] if p["type"] == by and p["t"] == at]
+        if not hit:
+            raise ResultError(f"answered_by: no {by} click at answer_time")
+        return hit[0]["answer"]
+    raise ResultError(f"answered_by: expected key:<name>, mouse, touch or pen, got {by[:40]!r}")
+
+
+def _check_answer(raw: dict[str, Any], r: dict[str, Any], exp: Experiment, panel: bool) -> bool:
+    """`answered_by` and `answer_time` agree with the presses, the clicks and the response: is it answered?"""
     by, at = raw["answered_by"], r["answer_time"]
     answered = by is not None
     if answered != (at is not None):
         raise ResultError("answered_by/answer_time: both or neither")
     if answered:
-        if not isinstance(by, str):
-            raise ResultError("answered_by: expected key:<name>, mouse, touch or pen")
-        if by.startswith("key:"):
-            key = by[4:]
-            if not any(p["key"] == key and p["t"] == at for p in r["presses"]):
-                raise ResultError(f"answered_by: no press of {key[:24]!r} at answer_time")
-            expect = (_answer_of(exp).get(key) if panel else "violation" if key == exp.task.response_key else None)
-        elif by in POINTER_TYPES and panel and not exp.task.panel.mouse:  # type: ignore[union-attr]
-            raise ResultError(f"answered_by: {by}: this spec answers by keys only (task.panel.mouse: false)")
-        elif by in POINTER_TYPES and panel:
-            hit = [p for p in r["pointers"] if p["type"] == by and p["t"] == at]
-            if not hit:
-                raise ResultError(f"answered_by: no {by} click at answer_time")
-            expect = hit[0]["answer"]
-        else:
-            raise ResultError(f"answered_by: expected key:<name>, mouse, touch or pen, got {by[:40]!r}")
+        expect = _answer_given(by, at, r, exp, panel)
         if expect != r["response"]:
             raise ResultError(f"response: the answering {by[:30]} gives {expect}, not {r['response']}")
         if panel and at < r["panel_onset"]:  # type: ignore[operator]
             raise ResultError("answer_time: a panel answer comes after the panel's onset")
     elif r["response"] not in ("none", "no_violation"):
         raise ResultError(f"response: {r['response']} without a press or click")
-    r["answered_by"] = by
-    r["feedback_text"] = raw["feedback_text"]
-    if r["feedback_text"] is not None and (not isinstance(r["feedback_text"], str) or len(r["feedback_text"]) > 500):
+    return answered
+
+
+def _check_feedback_text(raw: dict[str, Any], trial: Trial, exp: Experiment, response: str,
+                         answered: bool) -> str | None:
+    """The feedback the page showed: the spec's text for this response (None without feedback)."""
+    text = raw["feedback_text"]
+    if text is not None and (not isinstance(text, str) or len(text) > 500):
         raise ResultError("feedback_text: expected a text of at most 500 characters")
-    expected_fb = feedback_text(exp, trial, r["response"], answered)
-    if r["feedback_text"] != expected_fb:
+    expected_fb = feedback_text(exp, trial, response, answered)
+    if text != expected_fb:
         raise ResultError(f"feedback_text: this trial's feedback is {expected_fb!r}, the page reports "
-                          f"{str(r['feedback_text'])[:60]!r}")
+                          f"{str(text)[:60]!r}")
+    return text
+
+
+def check_result(raw: Any, trial: Trial, exp: Experiment) -> dict[str, Any]:
+    """The posted report, checked against the compiled trial and the spec (raises ResultError)."""
+    _check_envelope(raw, trial, FIELDS)
+    panel = exp.task.response == "panel"
+    r: dict[str, Any] = {"trial_index": trial.trial_index}
+    r.update(_check_units(raw, len(trial.words)))
+    lo, hi = r["fixation_onset"], r["fixation_onset"] + MAX_TRIAL_MS
+    r.update(_check_screens(raw, lo, hi, panel))
+    r["response"] = _check_response(raw, panel)
+    if r["end"] < r["iti_onset"]:
+        raise ResultError("end: the trial ends after its inter-trial blank begins")
+    last = r["end"]  # the trial's input lies between its fixation's onset and its last frame
+    r["presses"] = _check_presses(raw, exp, lo, last)
+    r["pointers"] = _check_pointers(raw, lo, last)
+    answered = _check_answer(raw, r, exp, panel)
+    r["answered_by"] = raw["answered_by"]
+    r["feedback_text"] = _check_feedback_text(raw, trial, exp, r["response"], answered)
     r["started_at"], r["ended_at"] = _iso(raw, "started_at"), _iso(raw, "ended_at")
     return r
 
