@@ -185,9 +185,9 @@ def _paper_shown(paper: pd.DataFrame, n_orders: int) -> pd.DataFrame:
     return shown
 
 
-def _check_r(opt: AuthorsOptions) -> None:
-    """With fits, R and lme4 must start before anything is written (else: say so, or --no-fits)."""
-    if opt.fits:
+def require_r(fits: bool) -> None:
+    """With fits, R and lme4 must start before anything is written or run (else: say so, or --no-fits)."""
+    if fits:
         from analysis.mixed import MixedModelError, _r
 
         try:
@@ -261,7 +261,7 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
     if not 1 <= opt.row_orders <= MAX_ROW_ORDERS:
         raise ReproError(f"--row-orders must be 1 to {MAX_ROW_ORDERS} (1: the rows as read only), not {opt.row_orders}")
     rel = read_released(opt.authors_outputs)  # every file's header is checked before anything is written
-    _check_r(opt)
+    require_r(opt.fits)
     opt.out.mkdir(parents=True, exist_ok=True)
     rep = Report(opt.out, "Hu & Frank (2024) recomputed from the authors' released outputs")
     rep.text("Input: the per-item outputs of the 13 models and the OLMo-7B checkpoints released with the paper "

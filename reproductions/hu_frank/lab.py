@@ -12,7 +12,7 @@ import pandas as pd
 from reproductions.common import ReproError, Report, slug, write_provenance
 from reproductions.hu_frank import fits as F
 from reproductions.hu_frank import stimuli as st
-from reproductions.hu_frank.authors import PAPER, AuthorsOptions, analyse, training_section
+from reproductions.hu_frank.authors import PAPER, AuthorsOptions, analyse, require_r, training_section
 from reproductions.hu_frank.released import LABEL, Released, read_released
 
 
@@ -54,17 +54,6 @@ def model_entries(opt: LabOptions) -> list:
     if opt.entries:
         return list(opt.entries)
     return [ModelEntry(str(m) if m is not None else "", "twinlab", None) for m in opt.models]
-
-
-def _check_r(opt: LabOptions) -> None:
-    """With --fits, R and lme4 must start before any model runs (hours of scoring, then no fits)."""
-    if opt.fits:
-        from analysis.mixed import MixedModelError, _r
-
-        try:
-            _r()
-        except MixedModelError as exc:
-            raise ReproError(f"{exc} (or pass --no-fits)") from None
 
 
 def _run_models(opt: LabOptions, items: dict[str, list[st.Item]]) -> tuple[pd.DataFrame, list[dict], list]:
@@ -159,7 +148,7 @@ def reproduce_lab(opt: LabOptions) -> Path:
     items = plan_items(opt)  # every stimulus file is read and checked before the first model loads
     root = Path(opt.data).expanduser()
     rel = read_released(root) if (root / "output").is_dir() else Released({}, {})
-    _check_r(opt)
+    require_r(opt.fits)
     opt.out.mkdir(parents=True, exist_ok=True)
     ours, models, timings = _run_models(opt, items)
     rep = Report(opt.out, "Hu & Frank (2024): the four domains on your models, beside the authors' 13")
