@@ -35,7 +35,8 @@ def items_and_requests(n: int | None, prompt_set: str | None = "eightshot_a"):
     return items, rows
 
 
-def main(argv: list[str] | None = None) -> dict:
+def _parser() -> argparse.ArgumentParser:
+    """The benchmark's options (the module docstring is its --help)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=None, help="use a subset of N items (default: all 4096)")
     ap.add_argument("--batch-size", default="auto", help="twinlab rows per forward pass (or auto)")
@@ -51,7 +52,53 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--no-prefix-cache", action="store_true", help="ablation: twinlab without prompt KV reuse")
     ap.add_argument("--warmup", type=int, default=8, help="items scored once, untimed, by each scorer first")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _compare_sharing(backend, reqs: list, res: list, n: int) -> dict:
+    """Time the other prefix-sharing scheme on the same requests; the log-probabilities must not move."""
+    other = "prompt" if backend.prefix_sharing == "tree" else "tree"
+    mine, backend.prefix_sharing = backend.prefix_sharing, other
+    t = time.perf_counter()
+    res2 = backend.loglikelihood(reqs)
+    o_s = time.perf_counter() - t
+    backend.prefix_sharing = mine
+    diff = max(abs(a.logprob - b.logprob) for a, b in zip(res, res2))
+    print(f"twinlab ({other} sharing): {o_s:8.1f}s  {n / o_s:8.2f} items/s  max |dlogP| vs {mine} {diff:.1e}",
+          flush=True)
+    return {f"{other}_seconds": o_s, f"{other}_items_per_s": n / o_s, "sharing_max_abs_diff": diff}
+
+
+def _minicons(backend, rows: list[tuple[str, str, str]], ours: list[tuple[float, float]], tw_s: float,
+              tw_cpu: float, args: argparse.Namespace) -> dict:
+    """minicons on the same model and pairs (same warm-up), with the choices and log-probabilities compared."""
+    from minicons import scorer
+
+    n = len(rows)
+    mc = scorer.IncrementalLMScorer(backend.model, device="cpu", tokenizer=backend.tokenizer)
+    pre = [ctx for ctx, c, f in rows for _ in (0, 1)]
+    stim = [w for ctx, c, f in rows for w in (c, f)]
+    if args.warmup:
+        mc.conditional_score(pre[: 2 * args.warmup], stim[: 2 * args.warmup], reduction=lambda x: x.sum(0).item())
+    t, c = time.perf_counter(), time.process_time()
+    scores: list[float] = []
+    for s in range(0, len(pre), args.minicons_batch):
+        scores += mc.conditional_score(pre[s:s + args.minicons_batch], stim[s:s + args.minicons_batch],
+                                       reduction=lambda x: x.sum(0).item())
+    mc_s, mc_cpu = time.perf_counter() - t, time.process_time() - c
+    theirs = [(scores[2 * i], scores[2 * i + 1]) for i in range(n)]
+    same = sum((a > b) == (c > d) for (a, b), (c, d) in zip(ours, theirs))
+    maxdiff = max(max(abs(a - c), abs(b - d)) for (a, b), (c, d) in zip(ours, theirs))
+    print(f"minicons: {mc_s:8.1f}s  {n / mc_s:8.2f} items/s", flush=True)
+    print(f"speed-up {mc_s / tw_s:.2f}x wall, {mc_cpu / tw_cpu:.2f}x CPU time   identical choices {same}/{n}   max |dlogP| {maxdiff:.2e}", flush=True)
+    return {"minicons_seconds": mc_s, "minicons_items_per_s": n / mc_s, "speedup": mc_s / tw_s,
+            "minicons_cpu_seconds": mc_cpu, "speedup_cpu_time": mc_cpu / tw_cpu,
+            "identical_choices": same, "max_abs_logprob_diff": maxdiff}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Time twinlab (and, unless skipped, minicons) on the same pairs; returns (and optionally writes) the figures."""
+    args = _parser().parse_args(argv)
 
     import torch
 
@@ -83,39 +130,10 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"twinlab : {tw_s:8.1f}s  {n / tw_s:8.2f} items/s  accuracy {out['twinlab_accuracy']:.3f}"
           f"  ({backend.prefix_sharing}, tokens run {backend.last_tree_tokens or '-'})", flush=True)
     if args.compare_sharing:
-        other = "prompt" if backend.prefix_sharing == "tree" else "tree"
-        mine, backend.prefix_sharing = backend.prefix_sharing, other
-        t = time.perf_counter()
-        res2 = backend.loglikelihood(reqs)
-        o_s = time.perf_counter() - t
-        backend.prefix_sharing = mine
-        diff = max(abs(a.logprob - b.logprob) for a, b in zip(res, res2))
-        out.update({f"{other}_seconds": o_s, f"{other}_items_per_s": n / o_s, "sharing_max_abs_diff": diff})
-        print(f"twinlab ({other} sharing): {o_s:8.1f}s  {n / o_s:8.2f} items/s  max |dlogP| vs {mine} {diff:.1e}",
-              flush=True)
+        out.update(_compare_sharing(backend, reqs, res, n))
 
     if not args.skip_minicons:
-        from minicons import scorer
-
-        mc = scorer.IncrementalLMScorer(backend.model, device="cpu", tokenizer=backend.tokenizer)
-        pre = [ctx for ctx, c, f in rows for _ in (0, 1)]
-        stim = [w for ctx, c, f in rows for w in (c, f)]
-        if args.warmup:
-            mc.conditional_score(pre[: 2 * args.warmup], stim[: 2 * args.warmup], reduction=lambda x: x.sum(0).item())
-        t, c = time.perf_counter(), time.process_time()
-        scores: list[float] = []
-        for s in range(0, len(pre), args.minicons_batch):
-            scores += mc.conditional_score(pre[s:s + args.minicons_batch], stim[s:s + args.minicons_batch],
-                                           reduction=lambda x: x.sum(0).item())
-        mc_s, mc_cpu = time.perf_counter() - t, time.process_time() - c
-        theirs = [(scores[2 * i], scores[2 * i + 1]) for i in range(n)]
-        same = sum((a > b) == (c > d) for (a, b), (c, d) in zip(ours, theirs))
-        maxdiff = max(max(abs(a - c), abs(b - d)) for (a, b), (c, d) in zip(ours, theirs))
-        out.update({"minicons_seconds": mc_s, "minicons_items_per_s": n / mc_s, "speedup": mc_s / tw_s,
-                    "minicons_cpu_seconds": mc_cpu, "speedup_cpu_time": mc_cpu / tw_cpu,
-                    "identical_choices": same, "max_abs_logprob_diff": maxdiff})
-        print(f"minicons: {mc_s:8.1f}s  {n / mc_s:8.2f} items/s", flush=True)
-        print(f"speed-up {mc_s / tw_s:.2f}x wall, {mc_cpu / tw_cpu:.2f}x CPU time   identical choices {same}/{n}   max |dlogP| {maxdiff:.2e}", flush=True)
+        out.update(_minicons(backend, rows, ours, tw_s, tw_cpu, args))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=2)

@@ -34,7 +34,8 @@ def long_spec(min_trials: int):
     return exp.model_copy(update={"blocks": blocks})
 
 
-def main(argv: list[str] | None = None) -> dict:
+def _parser() -> argparse.ArgumentParser:
+    """The benchmark's options (the module docstring is its --help)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--window", type=int, default=20, help="trials per measured window (first and last)")
@@ -43,18 +44,13 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--model", default=None)
     ap.add_argument("--json", default=None)
-    args = ap.parse_args(argv)
+    return ap
 
-    import torch
 
-    from experiments.session import read_rows
-    from model_subjects.registry import load_backend
-    from model_subjects.context import parse_context, rebuild_contexts
-    from model_subjects.requests import LoglikelihoodRequest
+def _timed_session(args: argparse.Namespace, backend, exp) -> tuple[list[float], object, str]:
+    """Run one running-context session, stamping each trial; returns the seconds per trial, the runner, its folder."""
     from model_subjects.runner import RunConfig, Runner
 
-    backend = load_backend(args.model, threads=args.threads)
-    exp = long_spec(args.trials)
     out_dir = tempfile.mkdtemp(prefix="twinlab-bench-running-")
     cfg = RunConfig(spec="lakretz2021_nested", subjects=1, context="running", protocol=args.protocol,
                     out=out_dir, trials=args.trials)
@@ -70,6 +66,65 @@ def main(argv: list[str] | None = None) -> dict:
     runner = Runner(cfg, backend, exp=exp, progress=tick)
     runner.run()
     per = [b - a for a, b in zip(start[:1] + stamps[:-1], stamps)]
+    return per, runner, out_dir
+
+
+def _naive(idx: list[int], runner, protocol, contexts: list[str], rows: list[dict], backend) -> tuple[float, float]:
+    """Mean seconds to score the trials `idx` from scratch, and the largest |dlogP| against the stored scores."""
+    from model_subjects.requests import LoglikelihoodRequest
+
+    times, diff = [], 0.0
+    for i in idx:
+        trial = runner.prepare_subjects()[0].seq.trials[i]
+        q = protocol.queries(trial)[0]
+        reqs = [LoglikelihoodRequest(contexts[i], o.continuation) for o in q.options]
+        t = time.perf_counter()
+        out = backend.loglikelihood(reqs)  # one request pair: no shared-prefix reuse, whole context encoded
+        times.append(time.perf_counter() - t)
+        stored = json.loads(rows[i]["option_logprobs"])
+        diff = max(diff, max(abs(r.logprob - s) for r, s in zip(out, stored)))
+    return statistics.mean(times), diff
+
+
+def _naive_section(args: argparse.Namespace, exp, rows: list[dict], runner, backend, per: list[float],
+                   res: dict) -> None:
+    """The naive figure: sampled trials of both windows re-encoded whole; adds its numbers to `res` and prints them."""
+    from model_subjects.context import parse_context, rebuild_contexts
+
+    w = args.window
+    last = per[-w:]
+    protocol = runner.protocol
+    contexts = rebuild_contexts(exp, rows, parse_context("running"), protocol)
+    ctx_tokens = [len(backend.encode(c)) for c in contexts]
+    res["context_tokens_first_trial"], res["context_tokens_last_trial"] = ctx_tokens[0], ctx_tokens[-1]
+
+    k = min(args.naive_samples, w)
+    pick_first = [round(j * (w - 1) / max(1, k - 1)) for j in range(k)]
+    pick_last = [len(per) - w + p for p in pick_first]
+    nf, d1 = _naive(pick_first, runner, protocol, contexts, rows, backend)
+    nl, d2 = _naive(pick_last, runner, protocol, contexts, rows, backend)
+    res.update({"naive_first_window_mean_s": nf, "naive_last_window_mean_s": nl, "naive_ratio": nl / nf,
+                "naive_samples_per_window": k, "max_abs_logprob_diff_kv_vs_naive": max(d1, d2),
+                "kv_speedup_last_window": nl / statistics.mean(last)})
+    print(f"naive re-encoding  : trials 1-{w}: {nf * 1000:7.1f} ms/trial   trials {len(per) - w + 1}-{len(per)}: "
+          f"{nl * 1000:7.1f} ms/trial   ratio {nl / nf:.2f}   ({k} sampled trials per window; "
+          f"context {ctx_tokens[0]}..{ctx_tokens[-1]} tokens)")
+    print(f"KV cache vs naive in the last window: {nl / statistics.mean(last):.1f}x faster;  "
+          f"max |dlogP| kv vs naive {max(d1, d2):.1e}")
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Time a running session (and, unless --naive-samples 0, the naive re-encoding); returns the figures."""
+    args = _parser().parse_args(argv)
+
+    import torch
+
+    from experiments.session import read_rows
+    from model_subjects.registry import load_backend
+
+    backend = load_backend(args.model, threads=args.threads)
+    exp = long_spec(args.trials)
+    per, runner, out_dir = _timed_session(args, backend, exp)
     w = args.window
     first, last = per[:w], per[-w:]
     ratio = statistics.mean(last) / statistics.mean(first)
@@ -84,37 +139,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"ratio {ratio:.2f}   (session {sum(per):.1f}s)", flush=True)
 
     if args.naive_samples:
-        protocol = runner.protocol
-        contexts = rebuild_contexts(exp, rows, parse_context("running"), protocol)
-        ctx_tokens = [len(backend.encode(c)) for c in contexts]
-        res["context_tokens_first_trial"], res["context_tokens_last_trial"] = ctx_tokens[0], ctx_tokens[-1]
-
-        def naive(idx: list[int]) -> tuple[float, float]:
-            times, diff = [], 0.0
-            for i in idx:
-                trial = runner.prepare_subjects()[0].seq.trials[i]
-                q = protocol.queries(trial)[0]
-                reqs = [LoglikelihoodRequest(contexts[i], o.continuation) for o in q.options]
-                t = time.perf_counter()
-                out = backend.loglikelihood(reqs)  # one request pair: no shared-prefix reuse, whole context encoded
-                times.append(time.perf_counter() - t)
-                stored = json.loads(rows[i]["option_logprobs"])
-                diff = max(diff, max(abs(r.logprob - s) for r, s in zip(out, stored)))
-            return statistics.mean(times), diff
-
-        k = min(args.naive_samples, w)
-        pick_first = [round(j * (w - 1) / max(1, k - 1)) for j in range(k)]
-        pick_last = [len(per) - w + p for p in pick_first]
-        nf, d1 = naive(pick_first)
-        nl, d2 = naive(pick_last)
-        res.update({"naive_first_window_mean_s": nf, "naive_last_window_mean_s": nl, "naive_ratio": nl / nf,
-                    "naive_samples_per_window": k, "max_abs_logprob_diff_kv_vs_naive": max(d1, d2),
-                    "kv_speedup_last_window": nl / statistics.mean(last)})
-        print(f"naive re-encoding  : trials 1-{w}: {nf * 1000:7.1f} ms/trial   trials {len(per) - w + 1}-{len(per)}: "
-              f"{nl * 1000:7.1f} ms/trial   ratio {nl / nf:.2f}   ({k} sampled trials per window; "
-              f"context {ctx_tokens[0]}..{ctx_tokens[-1]} tokens)")
-        print(f"KV cache vs naive in the last window: {nl / statistics.mean(last):.1f}x faster;  "
-              f"max |dlogP| kv vs naive {max(d1, d2):.1e}")
+        _naive_section(args, exp, rows, runner, backend, per, res)
     print(f"(prompt of the last trial: {n_tokens} tokens)")
     if args.json:
         with open(args.json, "w") as fh:

@@ -345,64 +345,110 @@ def hu_frank2024(
     """seeds/002: forced choice vs production and vs metalinguistic judgment per model; demand gap; glmer over size.
     With --authors-outputs: the paper's analysis recomputed from the authors' released per-item outputs."""
     if data is not None:
-        from reproductions.common import ReproError
-        from reproductions.hu_frank.lab import LabOptions, reproduce_lab
-        from reproductions.hu_frank.models_file import read_models_file
-        from stimuli.input_rules import ascii_int
-
-        n_items = None
-        if items:
-            n_items = ascii_int(str(items[0])) if len(items) == 1 else None
-            if n_items is None or n_items < 1:
-                _fail("with --data, --items is the number of items per domain (a whole number, at least 1)")
-        if authors_outputs is not None or pairs:
-            _fail("--data runs the release's four domains: leave out --authors-outputs and --pairs")
-        if models_file is not None and model:
-            _fail("--models FILE names every model (path, family, size, step): leave out --model")
-        if dependency is not None or max_new_tokens != 4 or items_per_condition != 8:
-            _fail("--data runs the release's four domains with the authors' production lengths: leave out "
-                  "--dependency, --max-new-tokens and --items-per-condition (--items N samples N items per domain)")
-        backend_name, options = _backend_settings(backend, backend_option)
-        batch_size = _served_batch(backend_name, batch_size)
-        entries = None
-        if models_file is not None:
-            try:
-                entries = read_models_file(models_file)
-            except ReproError as exc:
-                _fail(str(exc))
-        paths = [e.path for e in entries] if entries else model
-        batch_size = _check_options(out, None, n_boot, dtype, device, batch_size, threads, max_new_tokens,
-                                    models=_local(backend_name, paths), seed=seed)
-        _run(reproduce_lab, LabOptions(data=data, out=out, models=list(model) if model else [None], items=n_items,
-                                       seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
-                                       batch_size=batch_size, threads=threads or None, quiet=quiet,
-                                       backend=backend_name, backend_options=options, entries=entries, fits=fits),
-             "finished domains are saved per model (OUT/items/)")
+        n_items = _lab_n_items(items)
+        _check_lab_exclusions(authors_outputs=authors_outputs, pairs=pairs, models_file=models_file, model=model,
+                              dependency=dependency, max_new_tokens=max_new_tokens,
+                              items_per_condition=items_per_condition)
+        _hu_frank_lab(data, out, model, n_items, models_file, backend=backend, backend_option=backend_option,
+                      batch_size=batch_size, threads=threads, max_new_tokens=max_new_tokens, n_boot=n_boot, seed=seed,
+                      add_bos=add_bos, dtype=dtype, device=device, fits=fits, quiet=quiet)
         return
     if authors_outputs is not None:
-        from experiments import options as o
-        from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
-
-        try:
-            o.output_folder("--out", out)
-            o.at_least("--n-boot", n_boot, 100, 100_000)
-            o.at_least("--row-orders", row_orders, 1, 20)
-            if seed < 0:
-                raise o.OptionError(f"--seed must be 0 or more, not {seed}")
-        except o.OptionError as exc:
-            _fail(str(exc))
-        if model or pairs or items or backend or backend_option or models_file:
-            _fail("--authors-outputs reads the authors' outputs and runs no model: leave out --model, --models, "
-                  "--backend, -B, --pairs and --items")
-        _run(reproduce_authors, AuthorsOptions(authors_outputs=authors_outputs, out=out, fits=fits, sensitivity=sensitivity,
-                                               row_orders=row_orders if row_order else 1, n_boot=n_boot,
-                                               seed=seed, quiet=quiet),
-             "nothing is lost: run it again")
+        _hu_frank_authors(authors_outputs, out, n_boot=n_boot, row_orders=row_orders, row_order=row_order, seed=seed,
+                          fits=fits, sensitivity=sensitivity, quiet=quiet,
+                          runs_a_model=bool(model or pairs or items or backend or backend_option or models_file))
         return
-    from reproductions.hu_frank2024 import Options, reproduce
-
     if models_file is not None:
         _fail("--models FILE is for --data (the release's four domains); with agreement items give --model per model")
+    _hu_frank_agreement(out, model, items, pairs, items_per_condition=items_per_condition, dependency=dependency,
+                        mixed=mixed, backend=backend, backend_option=backend_option, batch_size=batch_size,
+                        threads=threads, max_new_tokens=max_new_tokens, n_boot=n_boot, seed=seed, add_bos=add_bos,
+                        dtype=dtype, device=device, quiet=quiet)
+
+
+def _lab_n_items(items: Optional[list[Path]]) -> Optional[int]:
+    """With --data, --items is a count of items per domain (not stimulus files): the one whole number, or None."""
+    from stimuli.input_rules import ascii_int
+
+    n_items = None
+    if items:
+        n_items = ascii_int(str(items[0])) if len(items) == 1 else None
+        if n_items is None or n_items < 1:
+            _fail("with --data, --items is the number of items per domain (a whole number, at least 1)")
+    return n_items
+
+
+def _check_lab_exclusions(*, authors_outputs: Optional[Path], pairs: Optional[list[Path]],
+                          models_file: Optional[Path], model: Optional[list[str]], dependency: Optional[str],
+                          max_new_tokens: int, items_per_condition: int) -> None:
+    """--data runs the release as the authors did: an option of the other modes is refused by name, not ignored."""
+    if authors_outputs is not None or pairs:
+        _fail("--data runs the release's four domains: leave out --authors-outputs and --pairs")
+    if models_file is not None and model:
+        _fail("--models FILE names every model (path, family, size, step): leave out --model")
+    if dependency is not None or max_new_tokens != 4 or items_per_condition != 8:
+        _fail("--data runs the release's four domains with the authors' production lengths: leave out "
+              "--dependency, --max-new-tokens and --items-per-condition (--items N samples N items per domain)")
+
+
+def _hu_frank_lab(data: Path, out: Path, model: Optional[list[str]], n_items: Optional[int],
+                  models_file: Optional[Path], *, backend: Optional[str], backend_option: Optional[list[str]],
+                  batch_size: str, threads: int, max_new_tokens: int, n_boot: int, seed: int, add_bos: bool,
+                  dtype: str, device: str, fits: bool, quiet: bool) -> None:
+    """`--data`: the release's four domains on --model(s) or a --models file, every input checked before writing."""
+    from reproductions.common import ReproError
+    from reproductions.hu_frank.lab import LabOptions, reproduce_lab
+    from reproductions.hu_frank.models_file import read_models_file
+
+    backend_name, options = _backend_settings(backend, backend_option)
+    batch_size = _served_batch(backend_name, batch_size)
+    entries = None
+    if models_file is not None:
+        try:
+            entries = read_models_file(models_file)
+        except ReproError as exc:
+            _fail(str(exc))
+    paths = [e.path for e in entries] if entries else model
+    batch_size = _check_options(out, None, n_boot, dtype, device, batch_size, threads, max_new_tokens,
+                                models=_local(backend_name, paths), seed=seed)
+    _run(reproduce_lab, LabOptions(data=data, out=out, models=list(model) if model else [None], items=n_items,
+                                   seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
+                                   batch_size=batch_size, threads=threads or None, quiet=quiet,
+                                   backend=backend_name, backend_options=options, entries=entries, fits=fits),
+         "finished domains are saved per model (OUT/items/)")
+
+
+def _hu_frank_authors(authors_outputs: Path, out: Path, *, n_boot: int, row_orders: int, row_order: bool, seed: int,
+                      fits: bool, sensitivity: bool, quiet: bool, runs_a_model: bool) -> None:
+    """`--authors-outputs`: the paper's analysis from the authors' outputs; a model option is refused by name."""
+    from experiments import options as o
+    from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
+
+    try:
+        o.output_folder("--out", out)
+        o.at_least("--n-boot", n_boot, 100, 100_000)
+        o.at_least("--row-orders", row_orders, 1, 20)
+        if seed < 0:
+            raise o.OptionError(f"--seed must be 0 or more, not {seed}")
+    except o.OptionError as exc:
+        _fail(str(exc))
+    if runs_a_model:
+        _fail("--authors-outputs reads the authors' outputs and runs no model: leave out --model, --models, "
+              "--backend, -B, --pairs and --items")
+    _run(reproduce_authors, AuthorsOptions(authors_outputs=authors_outputs, out=out, fits=fits, sensitivity=sensitivity,
+                                           row_orders=row_orders if row_order else 1, n_boot=n_boot,
+                                           seed=seed, quiet=quiet),
+         "nothing is lost: run it again")
+
+
+def _hu_frank_agreement(out: Path, model: Optional[list[str]], items: Optional[list[Path]],
+                        pairs: Optional[list[Path]], *, items_per_condition: int, dependency: Optional[str],
+                        mixed: bool, backend: Optional[str], backend_option: Optional[list[str]], batch_size: str,
+                        threads: int, max_new_tokens: int, n_boot: int, seed: int, add_bos: bool, dtype: str,
+                        device: str, quiet: bool) -> None:
+    """The default mode: agreement items (and --pairs) with both methods on --model(s), inputs checked first."""
+    from reproductions.hu_frank2024 import Options, reproduce
+
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
     batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=_local(backend_name, model),

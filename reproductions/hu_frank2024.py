@@ -211,17 +211,8 @@ def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return pd.DataFrame(out), notes
 
 
-def reproduce(opt: Options) -> Path:
-    from analysis.figures import demand_gap_plot
-    from reproductions.figures import accuracy_bars
-    from reproductions.pairs import load_blimp_jsonl
-
-    started = time.time()
-    opt.out.mkdir(parents=True, exist_ok=True)
-    opt.check_selection()
-    opt.models, duplicates = unique_models(opt.models)
-    subtasks, spec_for = _subtasks(opt, opt.out)
-    pairs = [p for path in (opt.pairs or []) for p in load_blimp_jsonl(Path(path))]
+def _run_models(opt: Options, subtasks: list, spec_for, pairs: list) -> tuple[pd.DataFrame, list[dict], list]:
+    """Every model runs every session and pair (one progress display); returns the rows, models and arm results."""
     frames, models, results = [], [], []
     with progress_bar(opt.quiet) as prog:
         for model in opt.models:
@@ -229,8 +220,12 @@ def reproduce(opt: Options) -> Path:
             frames.append(rows)
             models.append(desc)
             results += res
-    rows = pd.concat(frames, ignore_index=True)
-    rep = Report(opt.out, "Reproduction of seeds/002 (Hu & Frank 2024): the demand gap")
+    return pd.concat(frames, ignore_index=True), models, results
+
+
+def _report_intro(rep: Report, opt: Options, rows: pd.DataFrame, subtasks: list, pairs: list,
+                  duplicates: list[str]) -> None:
+    """The models (smallest first), the items and what each contrast compares, before any number."""
     for d in duplicates:
         rep.note(d)
     names = rows.groupby("model")["n_parameters"].first().sort_values()
@@ -247,6 +242,12 @@ def reproduce(opt: Options) -> Path:
              "`sentence_comparison:Direct` (log P of the two sentences) vs `sentence_comparison:MetaQuestionSimple` "
              "(which sentence is better, both answer orders). Demand gap = logit(low-demand accuracy) - "
              "logit(high-demand accuracy). Sizes are the models' parameter counts.")
+
+
+def _accuracy_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
+    """Accuracy per model, dataset and protocol, and one bar figure per contrast (Figures 2A/C, 3C)."""
+    from reproductions.figures import accuracy_bars
+
     acc = accuracies(rows, opt.n_boot, opt.seed)
     rep.heading("Accuracy by evaluation method (Figures 2A/C, 3C)", anchor="accuracy")
     rep.table("accuracy", acc, "Accuracy per model, dataset and protocol (95% bootstrap CI over items)")
@@ -257,6 +258,12 @@ def reproduce(opt: Options) -> Path:
         t = t.assign(x=[f"{m} · {d}" for m, d in zip(t["model"], t["dataset"])], estimate=t["accuracy"])
         rep.figure(accuracy_bars(t, "x", "method", opt.out / "figures" / f"accuracy_{slug(contrast)}.png", contrast),
                    f"{contrast}: accuracy of the low- and high-demand method per model (smallest model first)")
+
+
+def _demand_gap_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
+    """The demand gaps with their CIs; a gap from a method never (or always) right is flagged, not read."""
+    from analysis.figures import demand_gap_plot
+
     gaps = demand_gaps(rows, opt.n_boot, opt.seed)
     rep.heading("Demand gap (Figures 2B/D, 3D)", anchor="demand-gap")
     rep.table("demand_gap", gaps, "logit(low-demand accuracy) - logit(high-demand accuracy), 95% bootstrap CI")
@@ -268,6 +275,10 @@ def reproduce(opt: Options) -> Path:
     rep.figure(demand_gap_plot(gaps.rename(columns={"dataset": "context_mode"}), opt.out / "figures" / "demand_gap.png"),
                "Demand gap per model, contrast and dataset: " + SMOOTHING + ". Hatched bars: a method never (or "
                "always) right, flagged as a task failure (or ceiling), not a result.")
+
+
+def _mixed_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
+    """The glmer over model size (with --mixed), its notes, and the paper's printed interaction tests."""
     rep.heading("Mixed model: does the gap shrink with size?", anchor="mixed")
     if opt.mixed:
         coefs, notes = mixed_models(rows)
@@ -279,6 +290,11 @@ def reproduce(opt: Options) -> Path:
         rep.note("mixed model not fitted (--no-mixed)")
     rep.table("paper_numbers", pd.DataFrame(PAPER_NUMBERS, columns=["domain", "test", "paper (seeds/002)"]),
               "The paper's printed interaction tests (its models, 1B-70B)")
+
+
+def _provenance_section(rep: Report, opt: Options, models: list[dict], subtasks: list, results: list,
+                        started: float) -> None:
+    """The sessions run, and provenance.json with the prompt templates and every file read."""
     from model_subjects.protocols import COMPARISON_TEMPLATES
 
     templates = {"sentence_comparison:MetaQuestionSimple": COMPARISON_TEMPLATES["MetaQuestionSimple"],
@@ -295,5 +311,23 @@ def reproduce(opt: Options) -> Path:
     write_provenance(opt.out, PAPER, opts, models, {}, templates,
                      {s.name: s.items_path for s in subtasks} | {f"pairs:{Path(f).name}": Path(f) for f in opt.pairs},
                      results, started)
-    return rep.write()
 
+
+def reproduce(opt: Options) -> Path:
+    """Plan the sessions, run every model, then accuracy, demand gap, mixed model and provenance; returns report.html."""
+    from reproductions.pairs import load_blimp_jsonl
+
+    started = time.time()
+    opt.out.mkdir(parents=True, exist_ok=True)
+    opt.check_selection()
+    opt.models, duplicates = unique_models(opt.models)
+    subtasks, spec_for = _subtasks(opt, opt.out)
+    pairs = [p for path in (opt.pairs or []) for p in load_blimp_jsonl(Path(path))]
+    rows, models, results = _run_models(opt, subtasks, spec_for, pairs)
+    rep = Report(opt.out, "Reproduction of seeds/002 (Hu & Frank 2024): the demand gap")
+    _report_intro(rep, opt, rows, subtasks, pairs, duplicates)
+    _accuracy_section(rep, opt, rows)
+    _demand_gap_section(rep, opt, rows)
+    _mixed_section(rep, opt, rows)
+    _provenance_section(rep, opt, models, subtasks, results, started)
+    return rep.write()

@@ -293,14 +293,8 @@ def paper_comparison(datasets: list[Dataset], perf: pd.DataFrame, mean_ic: pd.Da
 
 
 # ------------------------------------------------------------------------------------ the run
-def reproduce(opt: Options) -> Path:
-    from reproductions.hu_levy import figures as F
-    from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
-    from reproductions.hu_levy.phenomena import table5
-
-    started = time.time()
-    datasets, notes = check_inputs(opt)
-    queries = all_queries(datasets, opt.experiments, opt.prompt_text, opt.language)
+def _score_models(opt: Options, queries: list) -> tuple[pd.DataFrame, list[dict[str, Any]], list[dict]]:
+    """Every model scores every query (one progress display); returns the scores, the models and their timings."""
     frames, models, timings = [], [], []
     with progress_bar(opt.quiet) as prog:
         for model in opt.models:
@@ -308,10 +302,12 @@ def reproduce(opt: Options) -> Path:
             frames.append(scores)
             models.append(desc)
             timings.append(timing)
-    scores = pd.concat(frames, ignore_index=True)
-    names = list(dict.fromkeys(scores["model"]))
-    rep = Report(opt.out, "Reproduction of seeds/003 (Hu & Levy 2023): direct vs metalinguistic evaluation"
-                 + (" in Mandarin Chinese (Appendix D, Figure 11)" if opt.language == "zh" else ""))
+    return pd.concat(frames, ignore_index=True), models, timings
+
+
+def _report_run(rep: Report, opt: Options, names: list[str], datasets: list[Dataset], timings: list[dict],
+                notes: list[str]) -> None:
+    """What ran (models, prompt text, scoring, data, requests) and the notes a reader needs before the numbers."""
     rep.text(f"Model(s): {', '.join(names)}; backend(s): {', '.join(sorted({str(t['backend']) for t in timings}))}. "
              f"Prompt text: {_prompt_text_said(opt)}. "
              f"Scoring: {opt.scoring} ({conventions.SCORING[opt.scoring]}). Experiments: {', '.join(opt.experiments)}.")
@@ -333,6 +329,10 @@ def reproduce(opt: Options) -> Path:
     if any("SmolLM2-135M" in n for n in names):
         rep.note("SmolLM2-135M-Instruct is a 135M-parameter causal model, not one of the paper's models "
                  f"({PAPER_MODELS}).")
+
+
+def _note_unscored(rep: Report, scores: pd.DataFrame) -> None:
+    """Requests without a score are named with their reasons: they are left out of their cells, never counted wrong."""
     bad = scores[scores["logprob"].isna()]
     if len(bad):
         kinds = bad.loc[bad["unscorable"] != "", "unscorable"].str.replace(
@@ -344,11 +344,10 @@ def reproduce(opt: Options) -> Path:
                  "column of tables/items_scores.csv. " + " ".join(f"{n} x: {why}." for why, n in reasons.head(6).items())
                  + (f" {len(bad) - int(reasons.sum())} outside the served model's top log-probabilities."
                     if len(bad) > int(reasons.sum()) else ""))
-    items = item_table(scores)
-    perf = performance(items, opt.n_boot, opt.seed)
-    diffs = differentials(items)
-    ic = consistency(diffs)
-    by_model, mean_ic = consistency_means(ic)
+
+
+def _write_item_tables(rep: Report, opt: Options, scores: pd.DataFrame, items: pd.DataFrame) -> None:
+    """The per-item tables (every prompt, option and log-probability), written before any summary."""
     score_cols = ["model", "experiment", "dataset", "item", "method", "order", "shown", "option", "prompt", "context",
                   "continuation", "logprob", "unscorable", "request"]
     atomic_write_text(opt.out / "tables" / "items_scores.csv", spreadsheet_safe_frame(scores[score_cols]).to_csv(index=False))
@@ -356,6 +355,11 @@ def reproduce(opt: Options) -> Path:
     rep.text("Per-item tables: `tables/items_scores.csv` (every prompt, option and log-probability) and "
              "`tables/items.csv` (per item, method and answer order: correct, differential, the prompts, options "
              "and log-probabilities).")
+
+
+def _performance_section(rep: Report, opt: Options, perf: pd.DataFrame, datasets: list[Dataset]) -> None:
+    """Figure 2: task performance pooled over datasets, then one figure per dataset (Appendix B)."""
+    from reproductions.hu_levy import figures as F
 
     rep.heading("Task performance (Figure 2)", anchor="performance")
     rep.text("Exp 1: mean log-probability of the ground-truth final word. Exp 2 and 3b: accuracy over items and both "
@@ -372,6 +376,12 @@ def reproduce(opt: Options) -> Path:
         rep.figure(F.figure2(perf, opt.out / "figures" / f"figure2_{slug(ds)}.png", dataset=ds),
                    f"Figure 2 for {F.DATASET_LABELS.get(ds, ds)} alone (the paper's Appendix B, Figures 4-5)")
 
+
+def _consistency_section(rep: Report, opt: Options, diffs: pd.DataFrame, ic: pd.DataFrame, by_model: pd.DataFrame,
+                         mean_ic: pd.DataFrame, n_models: int) -> None:
+    """Figures 3 and 6 (internal consistency) and the item-level scatters of Figures 7-10."""
+    from reproductions.hu_levy import figures as F
+
     rep.heading("Internal consistency (Figures 3 and 6)", anchor="consistency")
     rep.text("Pearson r between the item-level Direct and Meta values (Exp 1: log P(word); Exp 2: the plausible-minus-"
              "implausible differential; Exp 3a: Direct good-minus-bad sentence log-probability against log P(Yes | good) "
@@ -384,12 +394,17 @@ def reproduce(opt: Options) -> Path:
     rep.table("consistency_by_model", by_model, "Figure 6: mean r by model", show=False)
     rep.table("consistency", ic, "Per model, experiment, dataset and method: r, p, 95% CI, n", show=False)
     atomic_write_text(opt.out / "tables" / "differentials.csv", spreadsheet_safe_frame(diffs).to_csv(index=False))
-    rep.figure(F.figure3(mean_ic, opt.out / "figures" / "figure3.png", len(names)), "Figure 3: internal consistency")
+    rep.figure(F.figure3(mean_ic, opt.out / "figures" / "figure3.png", n_models), "Figure 3: internal consistency")
     rep.figure(F.figure6(by_model, opt.out / "figures" / "figure6.png"), "Figure 6: internal consistency by model")
     rep.heading("Item-level differentials (Figures 7-10)", anchor="scatters")
     for exp, num in F.FIGURE_OF_EXPERIMENT.items():
         rep.figure(F.scatter_figure(diffs, ic, exp, opt.out / "figures" / f"figure{num}.png"),
                    f"Figure {num}: {TASK_LABELS[exp]}, Direct (x) against each Meta method (y), every panel")
+
+
+def _table5_section(rep: Report, datasets: list[Dataset]) -> None:
+    """Table 5 (the phenomena of Experiment 3) beside the items of the files read, when there are any."""
+    from reproductions.hu_levy.phenomena import table5
 
     t5 = table5(datasets)
     if not t5.empty:
@@ -400,6 +415,10 @@ def reproduce(opt: Options) -> Path:
                  + (f"; differing: {', '.join(bad['release_value'])}" if len(bad) else "") + ".")
         rep.table("table5", t5, "Table 5: phenomena and items (paper beside the release)")
 
+
+def _paper_section(rep: Report, opt: Options, datasets: list[Dataset], perf: pd.DataFrame, mean_ic: pd.DataFrame,
+                   names: list[str]) -> None:
+    """The paper's claims checked on this run: Appendix D's for Chinese, the four English results otherwise."""
     if opt.language == "zh":
         from reproductions.hu_levy.authors_zh import statements
 
@@ -417,12 +436,19 @@ def reproduce(opt: Options) -> Path:
             rep.text(r)
         rep.note(APPENDIX_D)
 
+
+def _conventions_section(rep: Report, opt: Options) -> None:
+    """Where the authors' code and twinlab differ, and which one this run followed."""
     rep.heading("Conventions: the authors' code and twinlab", anchor="conventions")
     rep.text(f"This run: --prompt-text {opt.prompt_text}, --scoring {opt.scoring}. Each difference between the "
              "authors' released code and twinlab's own rules, and which one the default follows:")
     rep.table("conventions", pd.DataFrame(conventions.describe(opt.scoring, opt.prompt_text)["differences"]),
               "Differences between the authors' code and twinlab")
 
+
+def _provenance_section(rep: Report, opt: Options, scores: pd.DataFrame, models: list[dict[str, Any]],
+                        timings: list[dict], datasets: list[Dataset], started: float) -> None:
+    """The prompt templates in the report, and provenance.json (files, hashes, timings, the items run)."""
     templates = templates_text(opt.prompt_text, opt.language)
     rep.heading("Provenance", anchor="provenance")
     rep.details(f"prompt templates ({opt.prompt_text})",
@@ -441,4 +467,31 @@ def reproduce(opt: Options) -> Path:
         "datasets": [{"name": d.spec.name, "file": str(d.file), "sha256": d.sha256, "items_in_file": d.all_count,
                       "items_run": [it.item_id for it in d.items]} for d in datasets],
         "sample": {"items_per_dataset": opt.n_items, "seed": opt.seed}})
+
+
+def reproduce(opt: Options) -> Path:
+    """Check the inputs, score every model, then write the report section by section; returns report.html."""
+    from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
+
+    started = time.time()
+    datasets, notes = check_inputs(opt)
+    queries = all_queries(datasets, opt.experiments, opt.prompt_text, opt.language)
+    scores, models, timings = _score_models(opt, queries)
+    names = list(dict.fromkeys(scores["model"]))
+    rep = Report(opt.out, "Reproduction of seeds/003 (Hu & Levy 2023): direct vs metalinguistic evaluation"
+                 + (" in Mandarin Chinese (Appendix D, Figure 11)" if opt.language == "zh" else ""))
+    _report_run(rep, opt, names, datasets, timings, notes)
+    _note_unscored(rep, scores)
+    items = item_table(scores)
+    perf = performance(items, opt.n_boot, opt.seed)
+    diffs = differentials(items)
+    ic = consistency(diffs)
+    by_model, mean_ic = consistency_means(ic)
+    _write_item_tables(rep, opt, scores, items)
+    _performance_section(rep, opt, perf, datasets)
+    _consistency_section(rep, opt, diffs, ic, by_model, mean_ic, len(names))
+    _table5_section(rep, datasets)
+    _paper_section(rep, opt, datasets, perf, mean_ic, names)
+    _conventions_section(rep, opt)
+    _provenance_section(rep, opt, scores, models, timings, datasets, started)
     return rep.write()

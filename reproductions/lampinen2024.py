@@ -286,21 +286,19 @@ def human_for(h: pd.DataFrame | None, structure: str) -> pd.DataFrame:
     return base
 
 
-def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: list[ArmResult],
-            models: list[dict[str, Any]], started: float) -> Path:
-    from analysis.figures import error_rate_bars
-    from reproductions.figures import interpolation_lines
-
-    out = opt.out
+def _analysis_frame(arms: list[Arm], subtasks: list[Subtask]) -> pd.DataFrame:
+    """All trials of the run, with the columns the tables group by (structure, prompt set, model name)."""
     df = load_arms(arms)
     structure_of = {st.name: st.structure for st in subtasks}
     df["structure"] = df["subtask"].map(structure_of)
     df["prompt_set"] = df["context_mode"].astype(str).str.replace("fewshot:", "", regex=False)
     df["model"] = df["model"].astype(str)
-    human = human_rates(opt.humans, opt.n_boot, opt.seed) if opt.humans else None
+    return df
 
-    rep = Report(out, "Reproduction of seeds/000 (Lampinen 2024): model experiments")
-    model_names = sorted(df["model"].unique())
+
+def _report_intro(rep: Report, opt: Options, subtasks: list[Subtask], arms: list[Arm], results: list[ArmResult],
+                  model_names: list[str]) -> None:
+    """What ran and how the error rates are counted, before any table (and a warning for the bundled model)."""
     bundled = any("SmolLM2-135M" in m for m in model_names)
     n_trials, n_run = sum(r.trials_total for r in results), sum(r.trials_run for r in results)
     secs = sum(r.seconds for r in results)
@@ -320,8 +318,9 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
              f"({opt.n_boot} resamples, seed {opt.seed}); a prompt group pools its prompts' trials. Conditions "
              "name the noun numbers (outer subject, inner subject, distractor), in the paper's column order.")
 
-    # ---- Table B1
-    main = df[df["prompt"] != "interp"]
+
+def _table_b1(rep: Report, opt: Options, main: pd.DataFrame, subtasks: list[Subtask]) -> pd.DataFrame:
+    """Table B1 (this run's, then the paper's as printed); returns the long table the figures draw from."""
     b1 = rates(main, ["model", "subtask", "structure", "prompt", "condition"], opt.n_boot, opt.seed)
     b1["column"] = [column_condition(s, c) for s, c in zip(b1["structure"], b1["condition"])]
     b1["prompt_label"] = b1["prompt"].map(lambda p: PROMPT_LABELS.get(p, p))
@@ -342,82 +341,108 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
     rep.note("The seed text of Table B1 has 6 or 7 numbers per row for its 8 condition columns (SSS SSP SPP SPS "
              "PPP PPS PSS PSP): cells were lost in the text, so which number belongs to which condition cannot be "
              "told. They are shown as printed, beside this run's rows, and are not aligned to columns.")
+    return b1
 
-    # ---- Figure 2 / B3: main conditions
-    def bars(t: pd.DataFrame, group_col: str) -> pd.DataFrame:
+
+@dataclass
+class _Bars:
+    """What every bar figure needs beside its rows: the model names (a bar group names its model only
+    when several ran), each subtask's dependency (the figure's panel row) and the human rates (dashed)."""
+
+    model_names: list[str]
+    subtasks: list[Subtask]
+    human: pd.DataFrame | None
+
+    def bars(self, t: pd.DataFrame, group_col: str) -> pd.DataFrame:
+        """Rows of a rates table labelled for error_rate_bars (group and dependency columns)."""
         t = t.copy()
-        t["group"] = [f"{m} · {g}" if len(model_names) > 1 else str(g) for m, g in zip(t["model"], t[group_col])]
-        t["dependency"] = t["subtask"].map(lambda s: next((st.dependency for st in subtasks if st.name == s), "inner"))
+        t["group"] = [f"{m} · {g}" if len(self.model_names) > 1 else str(g) for m, g in zip(t["model"], t[group_col])]
+        t["dependency"] = t["subtask"].map(
+            lambda s: next((st.dependency for st in self.subtasks if st.name == s), "inner"))
         return t
 
-    def with_humans(t: pd.DataFrame, structure: str) -> pd.DataFrame:
-        h = human_for(human, structure)
+    def with_humans(self, t: pd.DataFrame, structure: str) -> pd.DataFrame:
+        """The rows plus the human rates of the structure, for the dependencies that ran."""
+        h = human_for(self.human, structure)
         if not h.empty:
             h = h[h["dependency"].isin(set(t["dependency"]))]  # no empty panels for a dependency not run
         return pd.concat([t, h.assign(group="human")], ignore_index=True) if not h.empty else t
 
-    figs = out / "figures"
+
+def _figures_2_and_4(rep: Report, b1: pd.DataFrame, plot: _Bars, figs: Path) -> None:
+    """Figure 2/B3 (long nested by prompt) and Figure 4 (the harder variants, when they ran)."""
+    from analysis.figures import error_rate_bars
+
+    human = plot.human
     rep.heading("Figure 2 and B3: error rates by prompt (long nested, inner and outer dependency)", anchor="figure-2")
-    t = bars(b1[(b1["structure"] == "long_nested") & b1["prompt"].isin(["none", "twoshot", "eightshot"])
-                & b1["subtask"].isin(list(SUBTASKS))], "prompt_label")
-    rep.figure(error_rate_bars(with_humans(t, "long_nested"), "long_nested", figs / "figure2_long_nested.png"),
+    t = plot.bars(b1[(b1["structure"] == "long_nested") & b1["prompt"].isin(["none", "twoshot", "eightshot"])
+                     & b1["subtask"].isin(list(SUBTASKS))], "prompt_label")
+    rep.figure(error_rate_bars(plot.with_humans(t, "long_nested"), "long_nested", figs / "figure2_long_nested.png"),
                "Error rate by condition, one panel per prompt group (rows: inner, outer dependency); bars: 95% "
                "bootstrap CI over items and prompts" + ("; dashed: human error rates" if human is not None else ""))
 
-    # ---- Figure 4: harder variants
-    harder = [st for st in subtasks if st.structure in HARDER]
+    harder = [st for st in plot.subtasks if st.structure in HARDER]
     if harder:
         rep.heading("Figure 4: harder variants (eight-shot prompts)", anchor="figure-4")
         for st in harder:
-            t = bars(b1[b1["subtask"] == st.name], "prompt_label")
-            rep.figure(error_rate_bars(with_humans(t, st.structure), st.structure, figs / f"figure4_{st.structure}.png"),
+            t = plot.bars(b1[b1["subtask"] == st.name], "prompt_label")
+            rep.figure(error_rate_bars(plot.with_humans(t, st.structure), st.structure,
+                                       figs / f"figure4_{st.structure}.png"),
                        f"{st.name}: {HARDER[st.structure]}" + ("; dashed: human long-nested error rates (humans were "
                                                               "not tested on the harder variants)" if human is not None else ""))
 
-    # ---- per prompt: Figure B1 (hand-written) and B2 (recombined)
+
+def _figures_per_prompt(rep: Report, opt: Options, main: pd.DataFrame, plot: _Bars, figs: Path) -> None:
+    """Figure B1 (each hand-written prompt) and B2 (each recombined prompt), with their table."""
+    from analysis.figures import error_rate_bars
+
     per = rates(main[main["prompt"] != "none"], ["model", "subtask", "structure", "prompt", "prompt_set", "condition"],
                 opt.n_boot, opt.seed)
-    if not per.empty:
-        per["column"] = [column_condition(s, c) for s, c in zip(per["structure"], per["condition"])]
-        rep.heading("Figure B1 and B2: error rates per prompt (long nested, inner dependency)", anchor="figure-b1")
-        rep.table("per_prompt", wide(per, ["model", "subtask", "prompt_set"], with_ci=False),
-                  "Per prompt set (every subtask)", shown=wide(per, ["model", "subtask", "prompt_set"], with_ci=True))
-        inner = per[(per["subtask"] == "long_nested_inner_english")]
-        for fig_name, prompts_, cap in (("figureB1a_twoshot", ("twoshot",), "Figure B1a: each two-shot prompt"),
-                                        ("figureB1b_eightshot", ("eightshot",), "Figure B1b: each eight-shot prompt"),
-                                        ("figureB2_recombined", ("recombined",), "Figure B2: each recombined "
-                                         "eight-shot prompt")):
-            t = inner[inner["prompt"].isin(prompts_)]
-            if t.empty:
-                continue
-            t = bars(t, "prompt_set")
-            rep.figure(error_rate_bars(with_humans(t, "long_nested"), "long_nested", figs / f"{fig_name}.png"), cap)
+    if per.empty:
+        return
+    per["column"] = [column_condition(s, c) for s, c in zip(per["structure"], per["condition"])]
+    rep.heading("Figure B1 and B2: error rates per prompt (long nested, inner dependency)", anchor="figure-b1")
+    rep.table("per_prompt", wide(per, ["model", "subtask", "prompt_set"], with_ci=False),
+              "Per prompt set (every subtask)", shown=wide(per, ["model", "subtask", "prompt_set"], with_ci=True))
+    inner = per[(per["subtask"] == "long_nested_inner_english")]
+    for fig_name, prompts_, cap in (("figureB1a_twoshot", ("twoshot",), "Figure B1a: each two-shot prompt"),
+                                    ("figureB1b_eightshot", ("eightshot",), "Figure B1b: each eight-shot prompt"),
+                                    ("figureB2_recombined", ("recombined",), "Figure B2: each recombined "
+                                     "eight-shot prompt")):
+        t = inner[inner["prompt"].isin(prompts_)]
+        if t.empty:
+            continue
+        t = plot.bars(t, "prompt_set")
+        rep.figure(error_rate_bars(plot.with_humans(t, "long_nested"), "long_nested", figs / f"{fig_name}.png"), cap)
 
-    # ---- Figure 5: interpolation
+
+def _figure_5(rep: Report, opt: Options, df: pd.DataFrame, human: pd.DataFrame | None, figs: Path) -> None:
+    """Figure 5 (the interp prompts: 0..8 nested examples), its table and one figure per model and subtask."""
+    from reproductions.figures import interpolation_lines
+
     interp = df[df["prompt"] == "interp"]
-    if not interp.empty:
-        it = rates(interp, ["model", "subtask", "structure", "prompt_set", "condition"], opt.n_boot, opt.seed)
-        it["n_nested"] = it["prompt_set"].str.replace("interp_", "", regex=False).astype(int)
-        it = it.sort_values(["model", "subtask", "n_nested"], kind="stable")
-        rep.heading("Figure 5: from successive to nested examples in the eight-shot prompt", anchor="figure-5")
-        it["column"] = it["condition"]
-        rep.table("interpolation", wide(it, ["model", "subtask", "n_nested"], with_ci=False),
-                  "Error rate by the number of nested examples (rows) and condition",
-                  shown=wide(it, ["model", "subtask", "n_nested"], with_ci=True))
-        for (m, s), t in it.groupby(["model", "subtask"], sort=False):
-            h = human_for(human, "long_nested")
-            h = h[h["dependency"] == "inner"] if not h.empty else h
-            rep.figure(interpolation_lines(t, h, figs / f"figure5_{slug(m)}_{s}.png", f"{m}: {s}"),
-                       f"Figure 5 ({m}, {s}): prompts swap successive for nested examples in the paper's order "
-                       "(5, 2, 3, 7, 1, 0, 6, 4); PSP thick with its 95% bootstrap CI"
-                       + ("; dashed: human PSP error rate" if human is not None and not h.empty else ""))
+    if interp.empty:
+        return
+    it = rates(interp, ["model", "subtask", "structure", "prompt_set", "condition"], opt.n_boot, opt.seed)
+    it["n_nested"] = it["prompt_set"].str.replace("interp_", "", regex=False).astype(int)
+    it = it.sort_values(["model", "subtask", "n_nested"], kind="stable")
+    rep.heading("Figure 5: from successive to nested examples in the eight-shot prompt", anchor="figure-5")
+    it["column"] = it["condition"]
+    rep.table("interpolation", wide(it, ["model", "subtask", "n_nested"], with_ci=False),
+              "Error rate by the number of nested examples (rows) and condition",
+              shown=wide(it, ["model", "subtask", "n_nested"], with_ci=True))
+    for (m, s), t in it.groupby(["model", "subtask"], sort=False):
+        h = human_for(human, "long_nested")
+        h = h[h["dependency"] == "inner"] if not h.empty else h
+        rep.figure(interpolation_lines(t, h, figs / f"figure5_{slug(m)}_{s}.png", f"{m}: {s}"),
+                   f"Figure 5 ({m}, {s}): prompts swap successive for nested examples in the paper's order "
+                   "(5, 2, 3, 7, 1, 0, 6, 4); PSP thick with its 95% bootstrap CI"
+                   + ("; dashed: human PSP error rate" if human is not None and not h.empty else ""))
 
-    if human is not None:
-        rep.heading("Human error rates (dashed lines)", anchor="humans")
-        rep.table("human_error_rates", human, "Humans: post-training violation trials, 95% bootstrap CI over subjects "
-                  "(analysis.error_rates)")
 
-    # ---- provenance
+def _provenance_section(rep: Report, opt: Options, df: pd.DataFrame, subtasks: list[Subtask],
+                        results: list[ArmResult], models: list[dict[str, Any]], started: float) -> None:
+    """The arms, the prompt texts with their hashes, and provenance.json."""
     used_sets = sorted({s for s in df["prompt_set"].unique() if s != "none"})
     prompts = prompt_provenance(used_sets)
     rep.heading("Provenance", anchor="provenance")
@@ -433,9 +458,36 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
              "followed by the sentence up to the critical verb; `none` is the prefix alone. Full record: "
              "`provenance.json` (models with weight hashes, dtype, BOS, device, package versions, command line, seeds).")
     files = {st.name: st.items_path for st in subtasks}
-    write_provenance(out, PAPER, _jsonable(opt), models, prompts,
+    write_provenance(opt.out, PAPER, _jsonable(opt), models, prompts,
                      {"context": "<prompt text + '\\n'><sentence words before the critical verb, space-joined>",
                       "options": "' ' + correct form | ' ' + number-flipped form"}, files, results, started)
+
+
+def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: list[ArmResult],
+            models: list[dict[str, Any]], started: float) -> Path:
+    """The report in the paper's order: intro, Table B1, Figures 2/B3, 4, B1/B2, 5, humans, provenance."""
+    out = opt.out
+    df = _analysis_frame(arms, subtasks)
+    human = human_rates(opt.humans, opt.n_boot, opt.seed) if opt.humans else None
+
+    rep = Report(out, "Reproduction of seeds/000 (Lampinen 2024): model experiments")
+    model_names = sorted(df["model"].unique())
+    _report_intro(rep, opt, subtasks, arms, results, model_names)
+
+    main = df[df["prompt"] != "interp"]
+    b1 = _table_b1(rep, opt, main, subtasks)
+    plot = _Bars(model_names, subtasks, human)
+    figs = out / "figures"
+    _figures_2_and_4(rep, b1, plot, figs)
+    _figures_per_prompt(rep, opt, main, plot, figs)
+    _figure_5(rep, opt, df, human, figs)
+
+    if human is not None:
+        rep.heading("Human error rates (dashed lines)", anchor="humans")
+        rep.table("human_error_rates", human, "Humans: post-training violation trials, 95% bootstrap CI over subjects "
+                  "(analysis.error_rates)")
+
+    _provenance_section(rep, opt, df, subtasks, results, models, started)
     return rep.write()
 
 

@@ -185,18 +185,83 @@ def _paper_shown(paper: pd.DataFrame, n_orders: int) -> pd.DataFrame:
     return shown
 
 
-def reproduce_authors(opt: AuthorsOptions) -> Path:
-    started = time.time()
-    if not 1 <= opt.row_orders <= MAX_ROW_ORDERS:
-        raise ReproError(f"--row-orders must be 1 to {MAX_ROW_ORDERS} (1: the rows as read only), not {opt.row_orders}")
-    rel = read_released(opt.authors_outputs)  # every file's header is checked before anything is written
-    if opt.fits:
+def require_r(fits: bool) -> None:
+    """With fits, R and lme4 must start before anything is written or run (else: say so, or --no-fits)."""
+    if fits:
         from analysis.mixed import MixedModelError, _r
 
         try:
             _r()
         except MixedModelError as exc:
             raise ReproError(f"{exc} (or pass --no-fits)") from None
+
+
+def _paper_section(rep: Report, fits: list, row_orders: int) -> None:
+    """The paper's statistics beside twinlab's, each verdict, the flagged fits and the fixed effects."""
+    paper = F.paper_table(fits)
+    rep.heading("The paper's statistics beside twinlab's", anchor="paper")
+    rep.table("paper_vs_twinlab", paper, "Interaction of size (or training step) and evaluation method: the paper "
+              "prints |z| or |t|; the sign follows R's reference level (production, direct). Hessian-free z: the "
+              f"estimate over lme4's SE from vcov(use.hessian = FALSE) (glmer only). {_orders_text(row_orders)}"
+              " Estimates, SEs and lme4's messages are in the CSV", shown=_paper_shown(paper, row_orders))
+    for r in paper.itertuples():
+        if isinstance(getattr(r, "verdict", None), str) and r.verdict:
+            rep.note(f"{r.domain}, {r.analysis}, equation {r.equation}: {r.verdict}")
+    flagged = paper[~paper["fit_status"].astype(str).isin(["ok", ""])]
+    if not flagged.empty:
+        rep.note("Fits not to interpret as they stand (boundary rule, docs/analysis.md): " + "; ".join(
+            f"{r.domain}, equation {r.equation} ({r.fit_status.split(',')[0]})" for r in flagged.itertuples())
+            + ". The authors' own summaries say 'boundary (singular) fit' for every size model. A singular "
+            "fit's random-effect covariance sits on the boundary and the Wald SE of its interaction is not a "
+            "stable number (it moves with the order of the rows: check (d) below); read the sensitivity "
+            "analysis before these p-values.")
+    fixed = F.authors_fixed_table(fits)
+    if not fixed.empty:
+        rep.table("authors_fixed_effects", fixed, "Every fixed effect of the four size models beside the authors' "
+                  "printed summaries (analysis/lmers/*_lmer_size.txt)",
+                  shown=fixed[["domain", "term", "authors_estimate", "twinlab_estimate", "difference", "authors_se",
+                               "twinlab_se", "twinlab_se_hessian_free", "fit_status"]].round(
+                      {"twinlab_estimate": 5, "difference": 5, "twinlab_se": 5, "twinlab_se_hessian_free": 5}))
+
+
+def _sensitivity_section(rep: Report, fits: list) -> None:
+    """The sensitivity fits of the size models (when run) and their verdicts, then every fit's full tables."""
+    sens = F.sensitivity_summary(fits)
+    if not sens.empty:
+        rep.heading("Sensitivity analysis (size models)", anchor="sensitivity")
+        rep.text("(a) the same fixed effects with simpler by-family random effects, from the richest down, until a "
+                 "fit is neither singular nor unconverged; (b) model family as a fixed effect (glm/lm); (c) family "
+                 "fixed with random intercepts for items (every item is seen by all 13 models); (d) the paper's "
+                 "model with the rows in reverse order (a singular fit's SE can depend on it).")
+        compact = sens.assign(model=sens["formula"].str.split("~", n=1).str[1].str.strip())[
+            ["domain", "fit", "model", "estimate", "se", "statistic", "value", "p", "status"]]
+        rep.table("sensitivity", sens, "The interaction under each model (formulas in full in the CSV)",
+                  shown=compact.round({"estimate": 4, "se": 4, "value": 3}))
+        for line in F.sensitivity_verdicts(sens):
+            rep.note(line)
+    rep.table("fits", F.fits_table(fits), "Every coefficient of every fit, with its diagnostics", show=False)
+    rep.table("random_effects", F.random_effects_table(fits), "Random-effect SDs and correlations", show=False)
+
+
+def _authors_provenance(opt: AuthorsOptions, rel: Released, fits: list, started: float) -> None:
+    """provenance.json: the release files read, the options, each fit's status and optimizer, R's versions."""
+    files = {f"release:{f.relative_to(Path(opt.authors_outputs).expanduser())}": f for f in rel.files}
+    opts = {"authors_outputs": str(opt.authors_outputs), "out": str(opt.out), "fits": opt.fits,
+            "sensitivity": opt.sensitivity, "row_orders": opt.row_orders, "n_boot": opt.n_boot, "seed": opt.seed}
+    fit_info = [{"domain": f.domain, "analysis": f.analysis, "fit": f.label, "formula": f.formula,
+                 "status": f.fit.status if f.fit else "failed", "optimizer": f.fit.optimizer if f.fit else ""}
+                for f in fits]
+    write_provenance(opt.out, PAPER, opts, [], {}, {}, files, [], started,
+                     extra={"fits": fit_info, "r_packages": _r_versions() if opt.fits else {}})
+
+
+def reproduce_authors(opt: AuthorsOptions) -> Path:
+    """Read and check the release, analyse it, and put the paper-vs-twinlab summary first in the report."""
+    started = time.time()
+    if not 1 <= opt.row_orders <= MAX_ROW_ORDERS:
+        raise ReproError(f"--row-orders must be 1 to {MAX_ROW_ORDERS} (1: the rows as read only), not {opt.row_orders}")
+    rel = read_released(opt.authors_outputs)  # every file's header is checked before anything is written
+    require_r(opt.fits)
     opt.out.mkdir(parents=True, exist_ok=True)
     rep = Report(opt.out, "Hu & Frank (2024) recomputed from the authors' released outputs")
     rep.text("Input: the per-item outputs of the 13 models and the OLMo-7B checkpoints released with the paper "
@@ -211,45 +276,8 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
     blocks_after = rep.blocks[summary_at:]
     rep.blocks = rep.blocks[:summary_at]
     if fits:
-        paper = F.paper_table(fits)
-        rep.heading("The paper's statistics beside twinlab's", anchor="paper")
-        rep.table("paper_vs_twinlab", paper, "Interaction of size (or training step) and evaluation method: the paper "
-                  "prints |z| or |t|; the sign follows R's reference level (production, direct). Hessian-free z: the "
-                  f"estimate over lme4's SE from vcov(use.hessian = FALSE) (glmer only). {_orders_text(opt.row_orders)}"
-                  " Estimates, SEs and lme4's messages are in the CSV", shown=_paper_shown(paper, opt.row_orders))
-        for r in paper.itertuples():
-            if isinstance(getattr(r, "verdict", None), str) and r.verdict:
-                rep.note(f"{r.domain}, {r.analysis}, equation {r.equation}: {r.verdict}")
-        flagged = paper[~paper["fit_status"].astype(str).isin(["ok", ""])]
-        if not flagged.empty:
-            rep.note("Fits not to interpret as they stand (boundary rule, docs/analysis.md): " + "; ".join(
-                f"{r.domain}, equation {r.equation} ({r.fit_status.split(',')[0]})" for r in flagged.itertuples())
-                + ". The authors' own summaries say 'boundary (singular) fit' for every size model. A singular "
-                "fit's random-effect covariance sits on the boundary and the Wald SE of its interaction is not a "
-                "stable number (it moves with the order of the rows: check (d) below); read the sensitivity "
-                "analysis before these p-values.")
-        fixed = F.authors_fixed_table(fits)
-        if not fixed.empty:
-            rep.table("authors_fixed_effects", fixed, "Every fixed effect of the four size models beside the authors' "
-                      "printed summaries (analysis/lmers/*_lmer_size.txt)",
-                      shown=fixed[["domain", "term", "authors_estimate", "twinlab_estimate", "difference", "authors_se",
-                                   "twinlab_se", "twinlab_se_hessian_free", "fit_status"]].round(
-                          {"twinlab_estimate": 5, "difference": 5, "twinlab_se": 5, "twinlab_se_hessian_free": 5}))
-        sens = F.sensitivity_summary(fits)
-        if not sens.empty:
-            rep.heading("Sensitivity analysis (size models)", anchor="sensitivity")
-            rep.text("(a) the same fixed effects with simpler by-family random effects, from the richest down, until a "
-                     "fit is neither singular nor unconverged; (b) model family as a fixed effect (glm/lm); (c) family "
-                     "fixed with random intercepts for items (every item is seen by all 13 models); (d) the paper's "
-                     "model with the rows in reverse order (a singular fit's SE can depend on it).")
-            compact = sens.assign(model=sens["formula"].str.split("~", n=1).str[1].str.strip())[
-                ["domain", "fit", "model", "estimate", "se", "statistic", "value", "p", "status"]]
-            rep.table("sensitivity", sens, "The interaction under each model (formulas in full in the CSV)",
-                      shown=compact.round({"estimate": 4, "se": 4, "value": 3}))
-            for line in F.sensitivity_verdicts(sens):
-                rep.note(line)
-        rep.table("fits", F.fits_table(fits), "Every coefficient of every fit, with its diagnostics", show=False)
-        rep.table("random_effects", F.random_effects_table(fits), "Random-effect SDs and correlations", show=False)
+        _paper_section(rep, fits, opt.row_orders)
+        _sensitivity_section(rep, fits)
     rep.blocks += blocks_after
     rep.heading("Tables", anchor="tables")
     for name, t in res["tables"].items():
@@ -257,14 +285,7 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
                             "The demand gap per model (Figures 2B/D, 3B/D)", "gap_slopes":
                             "Slope of the gap on log10 size per family and overall (the lines drawn)"}[name], show=False)
     rep.table("models", table2_frame(), "The paper's Table 2 (the sizes and families used)")
-    files = {f"release:{f.relative_to(Path(opt.authors_outputs).expanduser())}": f for f in rel.files}
-    opts = {"authors_outputs": str(opt.authors_outputs), "out": str(opt.out), "fits": opt.fits,
-            "sensitivity": opt.sensitivity, "row_orders": opt.row_orders, "n_boot": opt.n_boot, "seed": opt.seed}
-    fit_info = [{"domain": f.domain, "analysis": f.analysis, "fit": f.label, "formula": f.formula,
-                 "status": f.fit.status if f.fit else "failed", "optimizer": f.fit.optimizer if f.fit else ""}
-                for f in fits]
-    write_provenance(opt.out, PAPER, opts, [], {}, {}, files, [], started,
-                     extra={"fits": fit_info, "r_packages": _r_versions() if opt.fits else {}})
+    _authors_provenance(opt, rel, fits, started)
     return rep.write()
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from reproductions.common import ReproError, Report, slug, write_provenance
 from reproductions.hu_frank import fits as F
 from reproductions.hu_frank import stimuli as st
-from reproductions.hu_frank.authors import PAPER, AuthorsOptions, analyse, training_section
+from reproductions.hu_frank.authors import PAPER, AuthorsOptions, analyse, require_r, training_section
 from reproductions.hu_frank.released import LABEL, Released, read_released
 
 
@@ -56,22 +56,11 @@ def model_entries(opt: LabOptions) -> list:
     return [ModelEntry(str(m) if m is not None else "", "twinlab", None) for m in opt.models]
 
 
-def reproduce_lab(opt: LabOptions) -> Path:
+def _run_models(opt: LabOptions, items: dict[str, list[st.Item]]) -> tuple[pd.DataFrame, list[dict], list]:
+    """Each model, loaded one at a time, runs every domain; returns the rows, the models and the timings."""
     from model_subjects import ModelLoadError, load_backend
     from reproductions.hu_frank.run import run_model
 
-    started = time.time()
-    items = plan_items(opt)  # every stimulus file is read and checked before the first model loads
-    root = Path(opt.data).expanduser()
-    rel = read_released(root) if (root / "output").is_dir() else Released({}, {})
-    if opt.fits:
-        from analysis.mixed import MixedModelError, _r
-
-        try:
-            _r()
-        except MixedModelError as exc:
-            raise ReproError(f"{exc} (or pass --no-fits)") from None
-    opt.out.mkdir(parents=True, exist_ok=True)
     frames, models, timings = [], [], []
     for e in model_entries(opt):
         try:
@@ -87,8 +76,12 @@ def reproduce_lab(opt: LabOptions) -> Path:
         models.append(desc)
         timings += t
         del backend
-    ours = pd.concat(frames, ignore_index=True)
-    rep = Report(opt.out, "Hu & Frank (2024): the four domains on your models, beside the authors' 13")
+    return pd.concat(frames, ignore_index=True), models, timings
+
+
+def _report_intro(rep: Report, opt: LabOptions, items: dict[str, list[st.Item]], models: list[dict],
+                  rel: Released, root: Path) -> None:
+    """What ran (models, items, the authors' outputs beside them) and how each domain is scored."""
     rep.text(f"Models run by twinlab: {', '.join(str(d.get('label') or d.get('name')) + ' (' + str(d.get('backend')) + ')' for d in models)} (marked 'twinlab' in every "
              f"figure). Items: {', '.join(f'{LABEL[d]} {len(v)}' for d, v in items.items())}"
              + (f" (a seeded sample, --items {opt.items}" + (" per CRT condition" if opt.items else "") + f", seed {opt.seed})"
@@ -102,14 +95,10 @@ def reproduce_lab(opt: LabOptions) -> Path:
              "or prompt (1); grammaticality, log P(good) > log P(bad) (direct) or P('1') vs P('2') after prompt (2) "
              "in both orders. The authors' production codes of the CRT were checked by hand; twinlab's are the "
              "automatic pattern match.")
-    size_rows, series = split_series(ours)
-    res = analyse(rel, AuthorsOptions(root, opt.out, fits=False, sensitivity=False, n_boot=opt.n_boot,
-                                      seed=opt.seed, quiet=opt.quiet, extra_rows=size_rows), rep)
-    for key, rows in series.items():
-        for domain in ("digit_mat", "lambada"):
-            training_section(domain, rows[rows["domain"] == domain], f"{key[0]} ({key[1]:.3g}B parameters)",
-                             AuthorsOptions(root, opt.out, fits=False, n_boot=opt.n_boot, seed=opt.seed, quiet=opt.quiet), rep,
-                             slug(f"{key[0]}-{key[1]:.3g}"))
+
+
+def _fits_section(rep: Report, size_rows: pd.DataFrame, series: dict, rel: Released, opt: LabOptions) -> list:
+    """Equations (1)-(4) on the user's models (with --fits), each with its diagnostics; returns the fits."""
     fits = lab_fits(size_rows, series, rel, opt) if opt.fits else []
     if fits:
         table = F.lab_fits_table(fits)
@@ -125,12 +114,12 @@ def reproduce_lab(opt: LabOptions) -> Path:
         for r in table.itertuples():
             if r.status == "refused":
                 rep.note(f"{r.domain}, {r.models}: {r.messages}.")
-    else:
-        table = pd.DataFrame()
-    for name, t in res["tables"].items():
-        rep.table(name, t, name.replace("_", " "), show=False)
-    rep.table("twinlab_rows", ours, "twinlab's per-item rows in the authors' coding (the analysis's input)", show=False)
-    rep.table("timings", pd.DataFrame(timings), "Time per model and domain")
+    return fits
+
+
+def _lab_provenance(opt: LabOptions, root: Path, rel: Released, models: list[dict], timings: list, fits: list,
+                    started: float) -> None:
+    """provenance.json: the stimulus and release files read, the options, prompts, timings and each fit's status."""
     ext = root / "external_stimuli" if (root / "external_stimuli").is_dir() else root
     files = {f"stimuli:{p.relative_to(ext)}": p for p in (ext / "digit_mat" / "all_problems.npz", ext / "crt" / "stimuli.csv",
                                                            ext / "dgl" / "stimuli.csv", ext / "blimp" / "stimuli.csv")}
@@ -151,6 +140,33 @@ def reproduce_lab(opt: LabOptions) -> Path:
                      files, [], started, extra={"timings": timings, "fits": [
                          {"domain": f.domain, "analysis": f.analysis, "models": f.label, "formula": f.formula,
                           "status": f.fit.status if f.fit else f.error} for f in fits]})
+
+
+def reproduce_lab(opt: LabOptions) -> Path:
+    """Read every stimulus file and check R first, run the models, then the authors' analysis with them added."""
+    started = time.time()
+    items = plan_items(opt)  # every stimulus file is read and checked before the first model loads
+    root = Path(opt.data).expanduser()
+    rel = read_released(root) if (root / "output").is_dir() else Released({}, {})
+    require_r(opt.fits)
+    opt.out.mkdir(parents=True, exist_ok=True)
+    ours, models, timings = _run_models(opt, items)
+    rep = Report(opt.out, "Hu & Frank (2024): the four domains on your models, beside the authors' 13")
+    _report_intro(rep, opt, items, models, rel, root)
+    size_rows, series = split_series(ours)
+    res = analyse(rel, AuthorsOptions(root, opt.out, fits=False, sensitivity=False, n_boot=opt.n_boot,
+                                      seed=opt.seed, quiet=opt.quiet, extra_rows=size_rows), rep)
+    for key, rows in series.items():
+        for domain in ("digit_mat", "lambada"):
+            training_section(domain, rows[rows["domain"] == domain], f"{key[0]} ({key[1]:.3g}B parameters)",
+                             AuthorsOptions(root, opt.out, fits=False, n_boot=opt.n_boot, seed=opt.seed, quiet=opt.quiet), rep,
+                             slug(f"{key[0]}-{key[1]:.3g}"))
+    fits = _fits_section(rep, size_rows, series, rel, opt)
+    for name, t in res["tables"].items():
+        rep.table(name, t, name.replace("_", " "), show=False)
+    rep.table("twinlab_rows", ours, "twinlab's per-item rows in the authors' coding (the analysis's input)", show=False)
+    rep.table("timings", pd.DataFrame(timings), "Time per model and domain")
+    _lab_provenance(opt, root, rel, models, timings, fits, started)
     return rep.write()
 
 

@@ -109,6 +109,55 @@ def specs_for(experiments: tuple[str, ...], names: tuple[str, ...] | None = None
     return [s for s in every if set(s.experiments) & set(experiments) and (names is None or s.name in names)]
 
 
+def _read_header(reader, spec: DatasetSpec, file: Path) -> list[str]:
+    """The stripped header: refused when the file is empty, not CSV, lacks a column or repeats one."""
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise DataError(f"{file}: empty file (expected a header: {','.join(spec.columns)})") from None
+    except csv.Error as exc:
+        raise DataError(f"{file}: line 1: not CSV ({exc})") from None
+    header = [h.strip() for h in header]
+    missing = [c for c in spec.columns if c not in header]
+    if missing:
+        raise DataError(f"{file}: line 1: missing column(s) {', '.join(missing)} (the header has {','.join(header)})")
+    dup_cols = sorted({h for h in header if header.count(h) > 1})
+    if dup_cols:
+        raise DataError(f"{file}: line 1: column(s) {', '.join(dup_cols)} appear twice")
+    return header
+
+
+def _row_error(spec: DatasetSpec, values: dict[str, str], start: int, seen_ids: dict[str, int],
+               seen_items: dict[tuple[str, ...], int], repeats: list[str]) -> str | None:
+    """What is wrong with one row (None: nothing); records its item_id, and its line when its text repeats."""
+    empty = [c for c in spec.columns if not values[c].strip()]
+    if empty:
+        return f"line {start}: empty {', '.join(empty)}"
+    iid = values["item_id"].strip()
+    if iid in seen_ids:
+        return f"line {start}: item_id {iid} already on line {seen_ids[iid]}"
+    seen_ids[iid] = start
+    ident = tuple(values[c] for c in spec.identity)
+    if ident in seen_items:  # the release has these (News: one article from several outlets); the paper kept them
+        repeats.append(f"line {start} repeats the {', '.join(spec.identity)} of line {seen_items[ident]}")
+    else:
+        seen_items[ident] = start
+    if spec.name == "dtfit" and values["good_continuation"] == values["bad_continuation"]:
+        return f"line {start}: good_continuation and bad_continuation are the same"
+    if spec.group and values["good_sentence"] == values["bad_sentence"]:
+        return f"line {start}: good_sentence and bad_sentence are the same"
+    return None
+
+
+def _row_item(spec: DatasetSpec, values: dict[str, str], start: int) -> Item:
+    """The Item of a checked row (exp1's continuation and exp2's good continuation share one field)."""
+    return Item(spec.name, values["item_id"].strip(), start, prefix=values.get("prefix", ""),
+                continuation=values.get("continuation") or values.get("good_continuation", ""),
+                bad_continuation=values.get("bad_continuation", ""),
+                good_sentence=values.get("good_sentence", ""), bad_sentence=values.get("bad_sentence", ""),
+                group=values.get(spec.group, "") if spec.group else "")
+
+
 def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[str]]:
     """The items of one corpus file, its SHA-256 and the lines whose item text repeats an earlier line.
 
@@ -123,19 +172,7 @@ def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[st
     raw = read_bytes_bounded(file, DataError, "corpus CSV", MAX_CORPUS_BYTES)
     text = decode_utf8(raw, file, DataError, "corpus CSV")
     reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise DataError(f"{file}: empty file (expected a header: {','.join(spec.columns)})") from None
-    except csv.Error as exc:
-        raise DataError(f"{file}: line 1: not CSV ({exc})") from None
-    header = [h.strip() for h in header]
-    missing = [c for c in spec.columns if c not in header]
-    if missing:
-        raise DataError(f"{file}: line 1: missing column(s) {', '.join(missing)} (the header has {','.join(header)})")
-    dup_cols = sorted({h for h in header if header.count(h) > 1})
-    if dup_cols:
-        raise DataError(f"{file}: line 1: column(s) {', '.join(dup_cols)} appear twice")
+    header = _read_header(reader, spec, file)
     col = {h: i for i, h in enumerate(header)}
     items: list[Item] = []
     errors: list[str] = []
@@ -159,31 +196,11 @@ def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[st
             errors.append(f"line {start}: {len(row)} fields, the header has {len(header)}")
             continue
         values = {h: row[i] if spec.raw_text else " ".join(row[i].split()) for h, i in col.items()}
-        empty = [c for c in spec.columns if not values[c].strip()]
-        if empty:
-            errors.append(f"line {start}: empty {', '.join(empty)}")
+        error = _row_error(spec, values, start, seen_ids, seen_items, repeats)
+        if error:
+            errors.append(error)
             continue
-        iid = values["item_id"].strip()
-        if iid in seen_ids:
-            errors.append(f"line {start}: item_id {iid} already on line {seen_ids[iid]}")
-            continue
-        seen_ids[iid] = start
-        ident = tuple(values[c] for c in spec.identity)
-        if ident in seen_items:  # the release has these (News: one article from several outlets); the paper kept them
-            repeats.append(f"line {start} repeats the {', '.join(spec.identity)} of line {seen_items[ident]}")
-        else:
-            seen_items[ident] = start
-        if spec.name == "dtfit" and values["good_continuation"] == values["bad_continuation"]:
-            errors.append(f"line {start}: good_continuation and bad_continuation are the same")
-            continue
-        if spec.group and values["good_sentence"] == values["bad_sentence"]:
-            errors.append(f"line {start}: good_sentence and bad_sentence are the same")
-            continue
-        items.append(Item(spec.name, iid, start, prefix=values.get("prefix", ""),
-                          continuation=values.get("continuation") or values.get("good_continuation", ""),
-                          bad_continuation=values.get("bad_continuation", ""),
-                          good_sentence=values.get("good_sentence", ""), bad_sentence=values.get("bad_sentence", ""),
-                          group=values.get(spec.group, "") if spec.group else ""))
+        items.append(_row_item(spec, values, start))
     if errors:
         shown = errors[:20] + ([f"... and {len(errors) - 20} more"] if len(errors) > 20 else [])
         raise DataError(f"{file}: {len(errors)} bad row(s)\n" + "\n".join(f"  {e}" for e in shown))
