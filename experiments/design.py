@@ -196,14 +196,9 @@ def _materials(row: dict[str, str], columns: list[str]) -> tuple[tuple[str, Any]
     return tuple(sorted(out.items()))
 
 
-def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode = "latin_square",
-                item_column: str = "item") -> DesignFile:
-    """Read and check a long-format stimulus file against the declared factors and list mode."""
-    p = Path(path)
-    where = str(p)
-    check_factors(factors)
-    text = read_text_file(p, DesignError, "CSV/TSV stimulus", MAX_FILE_BYTES)
-    delim = _delimiter(p)
+def _read_cells(where: str, text: str, delim: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header (stripped) and each row with its line number; a row over the size limits or with more
+    cells than the header is refused at its line, as it is read (before any work on a huge file)."""
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delim)
         header = [h.strip() for h in (reader.fieldnames or [])]
@@ -223,6 +218,12 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
             raw.append((reader.line_num, r))
     except csv.Error as exc:
         raise DesignError(f"{where}: not readable as CSV/TSV ({exc})") from None
+    return header, raw
+
+
+def _check_header(where: str, header: list[str], factors: dict[str, list[str]], mode: ListMode,
+                  item_column: str, n_rows: int) -> None:
+    """Refuse a file whose header cannot carry the declared design (checked before any row is)."""
     if not header:
         raise DesignError(f"{where}: empty file (no header line)")
     doubled = sorted({c for c in header if header.count(c) > 1})
@@ -235,67 +236,98 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
                           f"the file's columns: {', '.join(header)}")
     if mode == "column" and "list" not in header:
         raise DesignError(f"{where}: line 1: design.lists is `column` but the file has no `list` column")
-    if not raw:
+    if not n_rows:
         raise DesignError(f"{where}: no rows below the header")
+
+
+def _row_levels(line: int, r: dict[str, str], role: str, factors: dict[str, list[str]],
+                problems: list[str]) -> list[str] | None:
+    """The row's level of each factor ("" where empty), or None when a problem was noted (every bad
+    level of the row is listed, not only the first)."""
+    levels: list[str] = []
+    for name, declared in factors.items():
+        cell = (r.get(name) or "").strip()
+        if cell and cell not in declared:
+            # true/false are matched whatever their case (spreadsheets write TRUE)
+            match = [lv for lv in declared if lv in ("true", "false") and lv == cell.lower()]
+            if match:
+                cell = match[0]
+            else:
+                problems.append(f"line {line}: {name} {cell!r} is not a declared level ({', '.join(declared)})")
+                continue
+        levels.append(cell)
+    if len(levels) < len(factors):
+        return None
+    if role == "test" and not all(levels):
+        empty = [n for n, lv in zip(factors, levels) if not lv]
+        problems.append(f"line {line}: a test row needs a level of every factor; empty: {', '.join(empty)}")
+        return None
+    if any(levels) and not all(levels):
+        empty = [n for n, lv in zip(factors, levels) if not lv]
+        problems.append(f"line {line}: a {role} row gives some factors but not {', '.join(empty)} "
+                        "(give all or none)")
+        return None
+    return levels
+
+
+def _parse_row(line: int, r: dict[str, str], factors: dict[str, list[str]], mode: ListMode, item_column: str,
+               header: list[str], material_cols: list[str], problems: list[str]) -> Row | None:
+    """One file row as a Row, or None (a blank line, or a problem noted: all rows are checked before
+    the file is refused, so one message lists them)."""
+    if not any((v or "").strip() for v in r.values()):
+        return None  # a blank line
+    item = (r.get(item_column) or "").strip()
+    role = (r.get("role") or "").strip() or "test"
+    if not item:
+        problems.append(f"line {line}: empty {item_column!r}")
+        return None
+    if role not in ROLES:
+        problems.append(f"line {line}: role {role!r} is not one of {', '.join(ROLES)}")
+        return None
+    levels = _row_levels(line, r, role, factors, problems)
+    if levels is None:
+        return None
+    list_number = None
+    lv = (r.get("list") or "").strip()
+    if mode == "column" and role == "test":
+        if not _LIST_NUMBER.fullmatch(lv) or int(lv) < 1:
+            problems.append(f"line {line}, column {header.index('list') + 1} (list): {lv!r} must be a list "
+                            f"number written in ASCII digits (1, 2, ...)")
+            return None
+        list_number = int(lv)
+        if list_number > MAX_LISTS:
+            problems.append(f"line {line}, column {header.index('list') + 1} (list): list {list_number}; "
+                            f"at most {MAX_LISTS} lists")
+            return None
+    return Row(line, item, role, tuple(levels) if all(levels) and levels else None, list_number,
+               _materials(r, material_cols))
+
+
+def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode = "latin_square",
+                item_column: str = "item") -> DesignFile:
+    """Read and check a long-format stimulus file against the declared factors and list mode."""
+    p = Path(path)
+    where = str(p)
+    check_factors(factors)
+    text = read_text_file(p, DesignError, "CSV/TSV stimulus", MAX_FILE_BYTES)
+    header, raw = _read_cells(where, text, _delimiter(p))
+    _check_header(where, header, factors, mode, item_column, len(raw))
     special = {item_column, *factors, *RESERVED}
     material_cols = [c for c in header if c not in special]
     unknown = tuple(c for c in material_cols if c not in MATERIAL_KEYS and not _OPTION.match(c))
     problems: list[str] = []
     rows: list[Row] = []
     for line, r in raw:
-        if not any((v or "").strip() for v in r.values()):
-            continue  # a blank line
-        item = (r.get(item_column) or "").strip()
-        role = (r.get("role") or "").strip() or "test"
-        if not item:
-            problems.append(f"line {line}: empty {item_column!r}")
-            continue
-        if role not in ROLES:
-            problems.append(f"line {line}: role {role!r} is not one of {', '.join(ROLES)}")
-            continue
-        levels: list[str] = []
-        for name, declared in factors.items():
-            cell = (r.get(name) or "").strip()
-            if cell and cell not in declared:
-                # true/false are matched whatever their case (spreadsheets write TRUE)
-                match = [lv for lv in declared if lv in ("true", "false") and lv == cell.lower()]
-                if match:
-                    cell = match[0]
-                else:
-                    problems.append(f"line {line}: {name} {cell!r} is not a declared level ({', '.join(declared)})")
-                    continue
-            levels.append(cell)
-        if len(levels) < len(factors):
-            continue
-        if role == "test" and not all(levels):
-            empty = [n for n, lv in zip(factors, levels) if not lv]
-            problems.append(f"line {line}: a test row needs a level of every factor; empty: {', '.join(empty)}")
-            continue
-        if any(levels) and not all(levels):
-            empty = [n for n, lv in zip(factors, levels) if not lv]
-            problems.append(f"line {line}: a {role} row gives some factors but not {', '.join(empty)} "
-                            "(give all or none)")
-            continue
-        list_number = None
-        lv = (r.get("list") or "").strip()
-        if mode == "column" and role == "test":
-            if not _LIST_NUMBER.fullmatch(lv) or int(lv) < 1:
-                problems.append(f"line {line}, column {header.index('list') + 1} (list): {lv!r} must be a list "
-                                f"number written in ASCII digits (1, 2, ...)")
-                continue
-            list_number = int(lv)
-            if list_number > MAX_LISTS:
-                problems.append(f"line {line}, column {header.index('list') + 1} (list): list {list_number}; "
-                                f"at most {MAX_LISTS} lists")
-                continue
-        rows.append(Row(line, item, role, tuple(levels) if all(levels) and levels else None, list_number,
-                        _materials(r, material_cols)))
+        row = _parse_row(line, r, factors, mode, item_column, header, material_cols, problems)
+        if row is not None:
+            rows.append(row)
     _refuse(where, problems)
     return _check_and_build(where, factors, mode, rows, tuple(header), unknown)
 
 
-def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, rows: list[Row],
-                     header: tuple[str, ...], unknown: tuple[str, ...]) -> DesignFile:
+def _row_problems(rows: list[Row], factors: dict[str, list[str]]) -> list[str]:
+    """Rows that repeat one another or share a trial id, and a design without test rows or with a
+    declared level no test row has."""
     problems: list[str] = []
     seen: dict[tuple, int] = {}
     ids: dict[str, Row] = {}
@@ -320,59 +352,83 @@ def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, 
         empty = [lv for lv in declared if lv not in present]
         if empty:
             problems.append(f"factor {name!r}: level(s) {', '.join(map(repr, empty))} have no test row")
+    return problems
+
+
+def _latin_square_lists(where: str, factors: dict[str, list[str]], conditions: list[tuple[str, ...]],
+                        items: list[str], by_item: dict[str, dict[tuple[str, ...], Row]]) -> dict[int, tuple[Row, ...]]:
+    """List l: item i (0-based) in condition (i + l - 1) mod L; refused unless every item is in every
+    condition and the items are a multiple of the conditions (else the lists are unbalanced)."""
+    problems: list[str] = []
+    for it in items:
+        lacking = [condition_label(c) for c in conditions if c not in by_item[it]]
+        if lacking:
+            first = min(r.line for r in by_item[it].values())
+            problems.append(f"item {it!r} (line {first}): no row for condition(s) {', '.join(lacking)} "
+                            f"(a Latin square needs every item in every condition of {' x '.join(factors)})")
     _refuse(where, problems)
+    n = len(conditions)
+    if len(items) < n:
+        raise DesignError(f"{where}: {len(items)} item(s) for {n} conditions ({' x '.join(factors)}): too few items "
+                          f"for a Latin square (each subject sees each item once, so it needs at least {n} items, "
+                          f"a multiple of {n})")
+    if len(items) % n:
+        raise DesignError(f"{where}: {len(items)} items for {n} conditions: a Latin square needs a multiple of {n} "
+                          f"items so that every list has each condition equally often (with {len(items)}, "
+                          f"{len(items) % n} condition(s) would get one item more); add "
+                          f"{n - len(items) % n} or remove {len(items) % n} item(s)")
+    lists: dict[int, tuple[Row, ...]] = {}
+    for list_number in range(1, n + 1):  # list l: item i (0-based) in condition (i + l - 1) mod L
+        lists[list_number] = tuple(by_item[it][conditions[(i + list_number - 1) % n]] for i, it in enumerate(items))
+    return lists
+
+
+def _column_lists(where: str, test: list[Row], items: list[str]) -> dict[int, tuple[Row, ...]]:
+    """The file's own lists (`list` column): numbered 1, 2, ... without gaps, an item at most once in a
+    list, each list's rows in the file order of items."""
+    problems: list[str] = []
+    lists: dict[int, tuple[Row, ...]] = {}
+    numbers = sorted({r.list_number for r in test if r.list_number is not None})
+    if numbers != list(range(1, len(numbers) + 1)):
+        have = set(numbers)
+        gap = next(k for k in range(1, len(numbers) + 2) if k not in have)
+        raise DesignError(f"{where}: list numbers must run 1, 2, ... without gaps; the file numbers "
+                          f"{len(numbers)} list(s) from {numbers[0]} to {numbers[-1]} and has no list {gap}")
+    by_list: dict[int, list[Row]] = {}
+    for r in test:
+        by_list.setdefault(r.list_number, []).append(r)  # type: ignore[arg-type]
+    position = {it: i for i, it in enumerate(items)}
+    for ln in numbers:
+        rows_l = by_list[ln]
+        per_item = Counter(r.item for r in rows_l)
+        twice = sorted(it for it, c in per_item.items() if c > 1)
+        if twice:
+            lines = [r.line for r in rows_l if per_item[r.item] > 1]
+            problems.append(f"list {ln}: item(s) {', '.join(map(repr, twice))} appear more than once "
+                            f"(lines {_lines(lines)}); a subject sees an item once")
+        lists[ln] = tuple(sorted(rows_l, key=lambda r: position[r.item]))
+    _refuse(where, problems)
+    return lists
+
+
+def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, rows: list[Row],
+                     header: tuple[str, ...], unknown: tuple[str, ...]) -> DesignFile:
+    """Check the rows as a whole (repeats, coverage of the levels) and build the mode's lists."""
+    _refuse(where, _row_problems(rows, factors))
+    test = [r for r in rows if r.role == "test"]
     conditions = conditions_of(factors)
     items = list(dict.fromkeys(r.item for r in test))
     by_item: dict[str, dict[tuple[str, ...], Row]] = {}
     for r in test:
         by_item.setdefault(r.item, {})[r.levels] = r  # type: ignore[index]
     if mode == "latin_square":
-        for it in items:
-            lacking = [condition_label(c) for c in conditions if c not in by_item[it]]
-            if lacking:
-                first = min(r.line for r in by_item[it].values())
-                problems.append(f"item {it!r} (line {first}): no row for condition(s) {', '.join(lacking)} "
-                                f"(a Latin square needs every item in every condition of {' x '.join(factors)})")
-        _refuse(where, problems)
-    lists: dict[int, tuple[Row, ...]] = {}
-    if mode == "latin_square":
-        n = len(conditions)
-        if len(items) < n:
-            raise DesignError(f"{where}: {len(items)} item(s) for {n} conditions ({' x '.join(factors)}): too few items "
-                              f"for a Latin square (each subject sees each item once, so it needs at least {n} items, "
-                              f"a multiple of {n})")
-        if len(items) % n:
-            raise DesignError(f"{where}: {len(items)} items for {n} conditions: a Latin square needs a multiple of {n} "
-                              f"items so that every list has each condition equally often (with {len(items)}, "
-                              f"{len(items) % n} condition(s) would get one item more); add "
-                              f"{n - len(items) % n} or remove {len(items) % n} item(s)")
-        for list_number in range(1, n + 1):  # list l: item i (0-based) in condition (i + l - 1) mod L
-            lists[list_number] = tuple(by_item[it][conditions[(i + list_number - 1) % n]] for i, it in enumerate(items))
-        n_lists = n
+        lists = _latin_square_lists(where, factors, conditions, items, by_item)
+        n_lists = len(conditions)
     elif mode == "all":  # every row; an item may lack conditions (a between-item factor): summary() says so
-        lists[1] = tuple(by_item[it][c] for it in items for c in conditions if c in by_item[it])
+        lists = {1: tuple(by_item[it][c] for it in items for c in conditions if c in by_item[it])}
         n_lists = 1
     else:
-        numbers = sorted({r.list_number for r in test if r.list_number is not None})
-        if numbers != list(range(1, len(numbers) + 1)):
-            have = set(numbers)
-            gap = next(k for k in range(1, len(numbers) + 2) if k not in have)
-            raise DesignError(f"{where}: list numbers must run 1, 2, ... without gaps; the file numbers "
-                              f"{len(numbers)} list(s) from {numbers[0]} to {numbers[-1]} and has no list {gap}")
-        by_list: dict[int, list[Row]] = {}
-        for r in test:
-            by_list.setdefault(r.list_number, []).append(r)  # type: ignore[arg-type]
-        position = {it: i for i, it in enumerate(items)}
-        for ln in numbers:
-            rows_l = by_list[ln]
-            per_item = Counter(r.item for r in rows_l)
-            twice = sorted(it for it, c in per_item.items() if c > 1)
-            if twice:
-                lines = [r.line for r in rows_l if per_item[r.item] > 1]
-                problems.append(f"list {ln}: item(s) {', '.join(map(repr, twice))} appear more than once "
-                                f"(lines {_lines(lines)}); a subject sees an item once")
-            lists[ln] = tuple(sorted(rows_l, key=lambda r: position[r.item]))
-        _refuse(where, problems)
-        n_lists = len(numbers)
+        lists = _column_lists(where, test, items)
+        n_lists = len(lists)
     return DesignFile(path=where, factors=factors, rows=tuple(rows), columns=header, unknown_columns=unknown,
                       mode=mode, n_lists=n_lists, test_items=tuple(items), lists_by_number=lists)

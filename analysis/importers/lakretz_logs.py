@@ -295,6 +295,135 @@ def _trial_code(file: np.ndarray, block: np.ndarray, trial: np.ndarray) -> np.nd
     return (file.astype(np.int64) << 42) + (block.astype(np.int64) << 21) + trial.astype(np.int64)
 
 
+def _error_at(logs: list[LogFile], r: pd.Series, what: str) -> ImportDataError:
+    """The refusal of event row `r`: the message names its log file and line."""
+    return ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: {what}")
+
+
+def _trial_codes(logs: list[LogFile], fix: pd.DataFrame) -> np.ndarray:
+    """The code of each FIX_ON's trial; a block or trial number out of the code's range, or a trial that
+    starts twice in one log, is refused at its line."""
+    bad_num = (fix["block"] < 0) | (fix["block"] >= 2 ** 20) | (fix["trial"] < 0) | (fix["trial"] >= 2 ** 20)
+    if bad_num.any():
+        r = fix[bad_num].iloc[0]
+        raise _error_at(logs, r, f"block {r['block']} / trial {r['trial']} out of range")
+    code = _trial_code(fix["file"].to_numpy(), fix["block"].to_numpy(), fix["trial"].to_numpy())
+    dup = pd.Series(code).duplicated().to_numpy()
+    if dup.any():
+        r = fix.iloc[int(np.flatnonzero(dup)[0])]
+        raise _error_at(logs, r, f"trial {int(r['trial'])} of block {int(r['block'])} starts a second time (FIX_ON)")
+    return code
+
+
+@dataclass
+class _TrialEvents:
+    """The trial events after FIX_ON as plain arrays, each with `tid`, the row of its trial in `trials`."""
+
+    tev: pd.DataFrame
+    tid: np.ndarray
+    event: np.ndarray
+    time: np.ndarray
+    line: np.ndarray
+    word: np.ndarray
+    vtype: np.ndarray
+    slide: np.ndarray
+
+
+def _trial_events(logs: list[LogFile], ev: pd.DataFrame, code: np.ndarray, fix_line: np.ndarray) -> _TrialEvents:
+    """Each trial event matched to its trial; one before its trial's FIX_ON (or of no trial) is refused."""
+    index = pd.Index(code)
+    tev = ev[ev["event"].isin(TRIAL_EVENTS) & (ev["event"] != "FIX_ON")]
+    tid = index.get_indexer(_trial_code(tev["file"].to_numpy(), tev["block"].to_numpy().astype(np.int64),
+                                        tev["trial"].to_numpy().astype(np.int64)))
+    line = tev["line"].to_numpy()
+    orphan = (tid < 0) | (line < fix_line[np.maximum(tid, 0)])
+    if orphan.any():
+        r = tev.iloc[int(np.flatnonzero(orphan)[0])]
+        raise _error_at(logs, r, f"{r['event']} of trial {int(r['trial'])} comes before that trial's FIX_ON")
+    return _TrialEvents(tev=tev, tid=tid, event=tev["event"].to_numpy(), time=tev["time"].to_numpy(dtype="float64"),
+                        line=line, word=tev["word"].to_numpy(dtype=object), vtype=tev["vtype"].to_numpy(dtype=object),
+                        slide=tev["slide"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan))
+
+
+def _column(n: int, values: np.ndarray, at: np.ndarray, fill) -> np.ndarray:
+    """A trial column of length n: `values` at rows `at`, `fill` elsewhere (object dtype when fill is None)."""
+    out = np.full(n, fill, dtype=values.dtype if fill is not None else object)
+    out[at] = values
+    return out
+
+
+def _add_single_events(logs: list[LogFile], trials: pd.DataFrame, te: _TrialEvents) -> None:
+    """t_/l_/w_/v_<event> (time, line, word, violation type) of the events a trial has at most once."""
+    n = len(trials)
+    for name in SINGLE_EVENTS[1:]:
+        sel = np.flatnonzero(te.event == name)
+        t_sel = te.tid[sel]
+        dup = pd.Series(t_sel).duplicated().to_numpy()
+        if dup.any():
+            r = te.tev.iloc[int(sel[np.flatnonzero(dup)[0]])]
+            raise _error_at(logs, r, f"a second {name} in trial {int(r['trial'])}")
+        trials[f"t_{name}"] = _column(n, te.time[sel], t_sel, np.nan)
+        trials[f"l_{name}"] = _column(n, te.line[sel].astype("float64"), t_sel, np.nan)
+        trials[f"w_{name}"] = _column(n, te.word[sel], t_sel, None)
+        trials[f"v_{name}"] = _column(n, te.vtype[sel], t_sel, None)
+
+
+def _add_units(logs: list[LogFile], trials: pd.DataFrame, te: _TrialEvents) -> None:
+    """The RSVP units of each trial (WORD_ON in line order, WORD_OFF paired by slide): units, onsets,
+    offs, vtype_word (the first unit's) and t_last_off; a trial whose units are interleaved with another
+    trial's is refused."""
+    n = len(trials)
+    tid, time, word = te.tid, te.time, te.word
+    on = np.flatnonzero(te.event == "WORD_ON")
+    off = np.flatnonzero(te.event == "WORD_OFF")
+    off_code = pd.Series(tid[off] * 4096 + np.nan_to_num(te.slide[off], nan=-1).astype(np.int64))
+    keep = ~off_code.duplicated().to_numpy()
+    on_code = tid[on] * 4096 + np.nan_to_num(te.slide[on], nan=-1).astype(np.int64)
+    pos = pd.Index(off_code[keep].to_numpy()).get_indexer(on_code)
+    t_off = np.where(pos >= 0, time[off[keep]][np.maximum(pos, 0)] if keep.any() else np.nan, np.nan)
+    t_on = tid[on]
+    cut = np.flatnonzero(np.r_[True, t_on[1:] != t_on[:-1]]) if len(on) else np.array([], dtype=int)
+    if len(np.unique(t_on[cut])) != len(cut):
+        dup = pd.Series(t_on[cut]).duplicated().to_numpy()
+        r = te.tev.iloc[int(on[cut[int(np.flatnonzero(dup)[0])]])]
+        raise _error_at(logs, r, f"WORD_ON of trial {int(r['trial'])} after another trial's events "
+                              "(the trials' lines are interleaved)")
+    owners = t_on[cut]
+    for name, vals in (("units", [list(a) for a in np.split(word[on], cut[1:])] if len(on) else []),
+                       ("onsets", np.split(time[on], cut[1:]) if len(on) else []),
+                       ("offs", np.split(t_off, cut[1:]) if len(on) else [])):
+        col = np.empty(n, dtype=object)
+        col[:] = None
+        for t, v in zip(owners, vals):
+            col[t] = v
+        trials[name] = col
+    last = np.r_[cut[1:] - 1, len(on) - 1] if len(on) else cut
+    trials["vtype_word"] = _column(n, te.vtype[on][cut], owners, None) if len(on) else None
+    trials["t_last_off"] = _column(n, t_off[last], owners, np.nan) if len(on) else np.nan
+
+
+def _add_keys(trials: pd.DataFrame, te: _TrialEvents) -> None:
+    """Key presses before the panel: n_keys, n_keys_total, and the early answer (the first one: its
+    time, unit, word and phase)."""
+    n = len(trials)
+    tid, line = te.tid, te.line
+    kp = np.flatnonzero(te.event == "KEY_PRESS")
+    t_kp = tid[kp]
+    panel_line = trials["l_PanelOn"].to_numpy()[t_kp]
+    early = kp[np.isnan(panel_line) | (line[kp] < panel_line)]
+    t_early = tid[early]
+    first_of, first_at = np.unique(t_early, return_index=True)
+    k1 = early[first_at]
+    trials["n_keys"] = np.bincount(t_early, minlength=n)[:n] if len(t_early) else 0
+    trials["n_keys_total"] = np.bincount(t_kp, minlength=n)[:n] if len(t_kp) else 0
+    trials["key_time"] = _column(n, te.time[k1], first_of, np.nan)
+    trials["key_slide"] = pd.array(_column(n, te.slide[k1], first_of, np.nan), dtype="Float64").astype("Int64")
+    trials["key_word"] = _column(n, te.word[k1], first_of, None)
+    f2p = trials["l_FIX2PANEL_ON"].to_numpy()[first_of]
+    phase = np.where(~np.isnan(f2p) & (line[k1] > f2p), "panel_delay", "sentence").astype(object)
+    trials["key_phase"] = _column(n, phase, first_of, None)
+
+
 def assemble_trials(logs: list[LogFile], ev: pd.DataFrame) -> pd.DataFrame:
     """One row per trial (FIX_ON) of every log, in file then line order, with its timings and answers.
 
@@ -307,97 +436,13 @@ def assemble_trials(logs: list[LogFile], ev: pd.DataFrame) -> pd.DataFrame:
     """
     starts = ev[ev["event"].isin(SESSION_EVENTS)].groupby("file")["time"].min()
     fix = ev[ev["event"] == "FIX_ON"]
-    bad_num = (fix["block"] < 0) | (fix["block"] >= 2 ** 20) | (fix["trial"] < 0) | (fix["trial"] >= 2 ** 20)
-    if bad_num.any():
-        r = fix[bad_num].iloc[0]
-        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: block {r['block']} / trial "
-                              f"{r['trial']} out of range")
-    code = _trial_code(fix["file"].to_numpy(), fix["block"].to_numpy(), fix["trial"].to_numpy())
-    dup = pd.Series(code).duplicated().to_numpy()
-    if dup.any():
-        r = fix.iloc[int(np.flatnonzero(dup)[0])]
-        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: trial {int(r['trial'])} of block "
-                              f"{int(r['block'])} starts a second time (FIX_ON)")
+    code = _trial_codes(logs, fix)
     trials = fix[["file", "block", "trial", "line", "stype", "condition", "vslide", "time"]].rename(
         columns={"time": "t_fix"}).reset_index(drop=True)
-    n = len(trials)
-    index = pd.Index(code)
-    tev = ev[ev["event"].isin(TRIAL_EVENTS) & (ev["event"] != "FIX_ON")]
-    tid = index.get_indexer(_trial_code(tev["file"].to_numpy(), tev["block"].to_numpy().astype(np.int64),
-                                        tev["trial"].to_numpy().astype(np.int64)))
-    fix_line = trials["line"].to_numpy()
-    line = tev["line"].to_numpy()
-    orphan = (tid < 0) | (line < fix_line[np.maximum(tid, 0)])
-    if orphan.any():
-        r = tev.iloc[int(np.flatnonzero(orphan)[0])]
-        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: {r['event']} of trial "
-                              f"{int(r['trial'])} comes before that trial's FIX_ON")
-    event = tev["event"].to_numpy()
-    time = tev["time"].to_numpy(dtype="float64")
-    word = tev["word"].to_numpy(dtype=object)
-    vtype = tev["vtype"].to_numpy(dtype=object)
-    slide = tev["slide"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
-
-    def column(values: np.ndarray, at: np.ndarray, fill) -> np.ndarray:
-        out = np.full(n, fill, dtype=values.dtype if fill is not None else object)
-        out[at] = values
-        return out
-
-    for name in SINGLE_EVENTS[1:]:
-        sel = np.flatnonzero(event == name)
-        t_sel = tid[sel]
-        dup = pd.Series(t_sel).duplicated().to_numpy()
-        if dup.any():
-            r = tev.iloc[int(sel[np.flatnonzero(dup)[0]])]
-            raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: a second {name} in trial "
-                                  f"{int(r['trial'])}")
-        trials[f"t_{name}"] = column(time[sel], t_sel, np.nan)
-        trials[f"l_{name}"] = column(line[sel].astype("float64"), t_sel, np.nan)
-        trials[f"w_{name}"] = column(word[sel], t_sel, None)
-        trials[f"v_{name}"] = column(vtype[sel], t_sel, None)
-    # RSVP units: WORD_ON in line order, WORD_OFF paired by slide
-    on = np.flatnonzero(event == "WORD_ON")
-    off = np.flatnonzero(event == "WORD_OFF")
-    off_code = pd.Series(tid[off] * 4096 + np.nan_to_num(slide[off], nan=-1).astype(np.int64))
-    keep = ~off_code.duplicated().to_numpy()
-    on_code = tid[on] * 4096 + np.nan_to_num(slide[on], nan=-1).astype(np.int64)
-    pos = pd.Index(off_code[keep].to_numpy()).get_indexer(on_code)
-    t_off = np.where(pos >= 0, time[off[keep]][np.maximum(pos, 0)] if keep.any() else np.nan, np.nan)
-    t_on = tid[on]
-    cut = np.flatnonzero(np.r_[True, t_on[1:] != t_on[:-1]]) if len(on) else np.array([], dtype=int)
-    if len(np.unique(t_on[cut])) != len(cut):
-        dup = pd.Series(t_on[cut]).duplicated().to_numpy()
-        r = tev.iloc[int(on[cut[int(np.flatnonzero(dup)[0])]])]
-        raise ImportDataError(f"{logs[int(r['file'])].path}: line {int(r['line'])}: WORD_ON of trial {int(r['trial'])} "
-                              "after another trial's events (the trials' lines are interleaved)")
-    owners = t_on[cut]
-    for name, vals in (("units", [list(a) for a in np.split(word[on], cut[1:])] if len(on) else []),
-                       ("onsets", np.split(time[on], cut[1:]) if len(on) else []),
-                       ("offs", np.split(t_off, cut[1:]) if len(on) else [])):
-        col = np.empty(n, dtype=object)
-        col[:] = None
-        for t, v in zip(owners, vals):
-            col[t] = v
-        trials[name] = col
-    last = np.r_[cut[1:] - 1, len(on) - 1] if len(on) else cut
-    trials["vtype_word"] = column(vtype[on][cut], owners, None) if len(on) else None
-    trials["t_last_off"] = column(t_off[last], owners, np.nan) if len(on) else np.nan
-    # key presses before the panel: the early answer (the first one, its unit, its phase)
-    kp = np.flatnonzero(event == "KEY_PRESS")
-    t_kp = tid[kp]
-    panel_line = trials["l_PanelOn"].to_numpy()[t_kp]
-    early = kp[np.isnan(panel_line) | (line[kp] < panel_line)]
-    t_early = tid[early]
-    first_of, first_at = np.unique(t_early, return_index=True)
-    k1 = early[first_at]
-    trials["n_keys"] = np.bincount(t_early, minlength=n)[:n] if len(t_early) else 0
-    trials["n_keys_total"] = np.bincount(t_kp, minlength=n)[:n] if len(t_kp) else 0
-    trials["key_time"] = column(time[k1], first_of, np.nan)
-    trials["key_slide"] = pd.array(column(slide[k1], first_of, np.nan), dtype="Float64").astype("Int64")
-    trials["key_word"] = column(word[k1], first_of, None)
-    f2p = trials["l_FIX2PANEL_ON"].to_numpy()[first_of]
-    phase = np.where(~np.isnan(f2p) & (line[k1] > f2p), "panel_delay", "sentence").astype(object)
-    trials["key_phase"] = column(phase, first_of, None)
+    te = _trial_events(logs, ev, code, trials["line"].to_numpy())
+    _add_single_events(logs, trials, te)
+    _add_units(logs, trials, te)
+    _add_keys(trials, te)
     trials["vtype"] = trials["v_END_TRIAL"].fillna(trials["vtype_word"]).fillna(trials["v_FIX2PANEL_ON"])
     trials["finished"] = trials["t_END_TRIAL"].notna()
     trials["t_grand_start"] = trials["file"].map(starts)

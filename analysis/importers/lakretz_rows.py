@@ -109,20 +109,22 @@ def _local_iso(started: pd.Series, seconds: pd.Series) -> np.ndarray:
     return _array(pd.DataFrame({"t": t.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").str[:-3]}), "t")
 
 
-def log_rows(trials: pd.DataFrame, logs: list[LogFile],
-             table: pd.DataFrame | None) -> tuple[list[dict], list[RowKey]]:
-    """Trial-table rows (dicts) for every log trial, with `extra`, and each row's RowKey.
-
-    `trials` carries `table_idx` and `match` (lakretz2021._label_trials).
-    """
-    n = len(trials)
-    tt = trials["vslide"].astype(int).map(trial_type_of_slide)
-    vpos = _positions(trials["stype"], tt, trials["vtype"].fillna("None")).to_numpy(dtype=object)
-    tt = tt.to_numpy(dtype=object)
+def _outlier_flags(table: pd.DataFrame | None) -> dict:
+    """Subject -> the table's outlier flag (None when the table says nothing for the subject)."""
     outlier_of: dict = {}
     if table is not None and len(table):
         flags = table.groupby("subject")["is_outlier"]
         outlier_of = {k: (bool(v.fillna(False).any()) if v.notna().any() else None) for k, v in flags}
+    return outlier_of
+
+
+def _trial_columns(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame | None) -> dict[str, list]:
+    """Every per-trial value the rows need, computed at once and kept as plain Python lists: indexing
+    them in the per-row loop is much cheaper than indexing numpy arrays or frames."""
+    n = len(trials)
+    tt = trials["vslide"].astype(int).map(trial_type_of_slide)
+    vpos = _positions(trials["stype"], tt, trials["vtype"].fillna("None")).to_numpy(dtype=object)
+    tt = tt.to_numpy(dtype=object)
     correct = _correct_of_outcome(trials["outcome"])
     tidx = trials["table_idx"]
     table_line = np.full(n, None, dtype=object)
@@ -133,99 +135,126 @@ def log_rows(trials: pd.DataFrame, logs: list[LogFile],
     t_end = trials["t_feedback_off"].fillna(trials["t_feedback_on"]).fillna(trials["t_panel_on"]).fillna(trials["t_last_off"])
     started_at = _local_iso(started, trials["t_fix"] - trials["t_grand_start"])
     ended_at = _local_iso(started, t_end - trials["t_grand_start"])
-    # plain Python lists: indexing them in the loop below is much cheaper than indexing numpy arrays
-    rel = {c: ((trials[c] - trials["t_fix"]).to_numpy(dtype="float64") * 1000.0).tolist()
+    rel = {"rel_" + c: ((trials[c] - trials["t_fix"]).to_numpy(dtype="float64") * 1000.0).tolist()
            for c in ("t_last_off", "t_fix2panel", "t_panel_on", "t_feedback_on", "t_feedback_off")}
     rt_end = ((trials["t_panel_on"] + trials["panel_rt_s"] - trials["t_last_off"]) * 1000.0).to_numpy(dtype="float64").tolist()
-    started_at, ended_at, table_line, vpos, tt = (a.tolist() for a in (started_at, ended_at, table_line, vpos, tt))
     c = {name: _array(trials, name).tolist() for name in (
         "file", "units", "onsets", "offs", "panel_word", "finished", "stype", "vtype", "table_idx", "match",
         "vslide", "outcome", "release_rt_s", "line", "block", "trial", "n_keys", "n_keys_total", "key_phase",
         "key_word", "key_slide", "key_time", "panel_rt_s", "t_fix", "t_feedback_on", "condition")}
+    c.update(rel)
+    c.update(started_at=started_at.tolist(), ended_at=ended_at.tolist(), table_line=table_line.tolist(),
+             vpos=vpos.tolist(), tt=tt.tolist(), correct=correct, rt_end=rt_end)
+    return c
+
+
+def _log_extra(c: dict[str, list], i: int, lf: LogFile, outlier_of: dict, table: pd.DataFrame | None) -> dict:
+    """Trial i's `extra` (the module docstring lists its keys, in this order)."""
+    finished = bool(c["finished"][i])
+    outcome = c["outcome"][i]
+    table_idx = c["table_idx"][i]
+    table_line = c["table_line"][i]
+    extra = {
+        "source": "log+table" if table_idx is not None else "log",
+        "match": c["match"][i],
+        "order": "log",
+        "trial_type": c["tt"][i],
+        "violation_type": c["vtype"][i],
+        "slide_num_of_viol": int(c["vslide"][i]),
+        "outcome": outcome,
+        "valid_answer": VALID_ANSWER_OF_OUTCOME.get(outcome) if finished else None,
+        "release_rt_s": c["release_rt_s"][i],
+        "is_outlier": outlier_of.get(lf.subject),
+        "log_file": lf.path.name,
+        "log_line": int(c["line"][i]),
+        "log_block": int(c["block"][i]),
+        "log_trial": int(c["trial"][i]),
+        "table_line": None if table_line is None else int(table_line),
+        "key_presses": int(c["n_keys"][i]),
+        "key_presses_total": int(c["n_keys_total"][i]),
+        "early_response_phase": c["key_phase"][i],
+        "sentence_end_ms": _ms3(c["rel_t_last_off"][i]),
+        "panel_fixation_onset_ms": _ms3(c["rel_t_fix2panel"][i]),
+        "panel_onset_ms": _ms3(c["rel_t_panel_on"][i]),
+        "feedback_onset_ms": _ms3(c["rel_t_feedback_on"][i]),
+        "feedback_offset_ms": _ms3(c["rel_t_feedback_off"][i]),
+    }
+    if extra["match"] == "answer_mismatch":
+        extra["table_outcome"] = _plain(table.at[table_idx, "outcome"])
+        extra["table_release_rt_s"] = _plain(table.at[table_idx, "release_rt_s"])
+    if not finished:
+        extra["unfinished"] = True
+    return extra
+
+
+def _log_row(c: dict[str, list], i: int, lf: LogFile, extra: dict) -> dict:
+    """Trial i as a trial-table row (the schema's column order), `extra` written as compact JSON."""
+    units = c["units"][i] or []
+    onsets = c["onsets"][i] if c["onsets"][i] is not None else np.empty(0)
+    offs = c["offs"][i] if c["offs"][i] is not None else np.empty(0)
+    t0 = c["t_fix"][i]
+    panel = c["panel_word"][i]
+    answered = bool(panel)
+    finished = bool(c["finished"][i])
+    ttype = c["tt"][i]
+    position = c["vpos"][i]
+    stype, vtype = c["stype"][i], c["vtype"][i]
+    crit_unit = CRITICAL_UNIT.get((stype, vtype)) if ttype != "Acceptable" else None
+    if crit_unit is not None and crit_unit >= len(units):
+        crit_unit = None
+    n_keys = int(c["n_keys"][i])
+    key_slide = c["key_slide"][i]
+    return {
+        "subject_id": subject_id(lf.subject),
+        "subject_kind": "human",
+        "session": lf.session,
+        "experiment": EXPERIMENT,
+        "block": "training" if lf.training else "main",
+        "structure": STRUCTURE_OF_TYPE[stype],
+        "condition": c["condition"][i],
+        "dependency": position if position in ("inner", "outer") else None,
+        "violation_position": position,
+        "grammatical": ttype == "Acceptable",
+        "words": " ".join(units) if units else None,
+        "rsvp_units": json.dumps(units, ensure_ascii=False) if any(" " in u for u in units) else None,
+        "critical_index": (sum(len(u.split()) for u in units[:crit_unit]) if crit_unit is not None else None),
+        "critical_word": units[crit_unit] if crit_unit is not None else None,
+        "correct_response": "no_violation" if ttype == "Acceptable" else "violation",
+        "feedback": True,
+        "response": (PANEL_RESPONSE.get(panel or "", "none") if finished else None),
+        "correct": c["correct"][i] if finished else None,
+        "response_mode": "panel",
+        "rt_ms": _ms(c["panel_rt_s"][i]) if answered else None,
+        "rt_sentence_end_ms": _ms3(c["rt_end"][i]) if answered else None,
+        "early_response": (PANEL_RESPONSE.get(c["key_word"][i], str(c["key_word"][i]).lower()) if n_keys else None),
+        "early_response_unit": int(key_slide) - 1 if n_keys and key_slide is not None else None,
+        "early_response_ms": _ms(c["key_time"][i] - onsets[0]) if n_keys and len(onsets) else None,
+        "word_onsets_ms": _json_floats(np.round((onsets - t0) * 1000.0, 1).tolist()),
+        "word_durations_ms": _json_floats(np.round((offs - onsets) * 1000.0, 1).tolist()),
+        "context_mode": "human",
+        "feedback_shown": c["t_feedback_on"][i] is not None,
+        "started_at": c["started_at"][i],
+        "ended_at": c["ended_at"][i],
+        "extra": json.dumps(extra, separators=(",", ":"), ensure_ascii=False),
+    }
+
+
+def log_rows(trials: pd.DataFrame, logs: list[LogFile],
+             table: pd.DataFrame | None) -> tuple[list[dict], list[RowKey]]:
+    """Trial-table rows (dicts) for every log trial, with `extra`, and each row's RowKey.
+
+    `trials` carries `table_idx` and `match` (lakretz2021._label_trials).
+    """
+    outlier_of = _outlier_flags(table)
+    c = _trial_columns(trials, logs, table)
     rows: list[dict] = []
     keys: list[RowKey] = []
-    for i in range(n):
+    for i in range(len(trials)):
         lf = logs[c["file"][i]]
-        units = c["units"][i] or []
-        onsets = c["onsets"][i] if c["onsets"][i] is not None else np.empty(0)
-        offs = c["offs"][i] if c["offs"][i] is not None else np.empty(0)
-        t0 = c["t_fix"][i]
-        panel = c["panel_word"][i]
-        answered = bool(panel)
-        finished = bool(c["finished"][i])
-        ttype = tt[i]
-        position = vpos[i]
-        stype, vtype, outcome = c["stype"][i], c["vtype"][i], c["outcome"][i]
-        crit_unit = CRITICAL_UNIT.get((stype, vtype)) if ttype != "Acceptable" else None
-        if crit_unit is not None and crit_unit >= len(units):
-            crit_unit = None
-        table_idx = c["table_idx"][i]
-        n_keys = int(c["n_keys"][i])
-        extra = {
-            "source": "log+table" if table_idx is not None else "log",
-            "match": c["match"][i],
-            "order": "log",
-            "trial_type": ttype,
-            "violation_type": vtype,
-            "slide_num_of_viol": int(c["vslide"][i]),
-            "outcome": outcome,
-            "valid_answer": VALID_ANSWER_OF_OUTCOME.get(outcome) if finished else None,
-            "release_rt_s": c["release_rt_s"][i],
-            "is_outlier": outlier_of.get(lf.subject),
-            "log_file": lf.path.name,
-            "log_line": int(c["line"][i]),
-            "log_block": int(c["block"][i]),
-            "log_trial": int(c["trial"][i]),
-            "table_line": None if table_line[i] is None else int(table_line[i]),
-            "key_presses": n_keys,
-            "key_presses_total": int(c["n_keys_total"][i]),
-            "early_response_phase": c["key_phase"][i],
-            "sentence_end_ms": _ms3(rel["t_last_off"][i]),
-            "panel_fixation_onset_ms": _ms3(rel["t_fix2panel"][i]),
-            "panel_onset_ms": _ms3(rel["t_panel_on"][i]),
-            "feedback_onset_ms": _ms3(rel["t_feedback_on"][i]),
-            "feedback_offset_ms": _ms3(rel["t_feedback_off"][i]),
-        }
-        if extra["match"] == "answer_mismatch":
-            extra["table_outcome"] = _plain(table.at[table_idx, "outcome"])
-            extra["table_release_rt_s"] = _plain(table.at[table_idx, "release_rt_s"])
-        if not finished:
-            extra["unfinished"] = True
-        key_slide = c["key_slide"][i]
-        rows.append({
-            "subject_id": subject_id(lf.subject),
-            "subject_kind": "human",
-            "session": lf.session,
-            "experiment": EXPERIMENT,
-            "block": "training" if lf.training else "main",
-            "structure": STRUCTURE_OF_TYPE[stype],
-            "condition": c["condition"][i],
-            "dependency": position if position in ("inner", "outer") else None,
-            "violation_position": position,
-            "grammatical": ttype == "Acceptable",
-            "words": " ".join(units) if units else None,
-            "rsvp_units": json.dumps(units, ensure_ascii=False) if any(" " in u for u in units) else None,
-            "critical_index": (sum(len(u.split()) for u in units[:crit_unit]) if crit_unit is not None else None),
-            "critical_word": units[crit_unit] if crit_unit is not None else None,
-            "correct_response": "no_violation" if ttype == "Acceptable" else "violation",
-            "feedback": True,
-            "response": (PANEL_RESPONSE.get(panel or "", "none") if finished else None),
-            "correct": correct[i] if finished else None,
-            "response_mode": "panel",
-            "rt_ms": _ms(c["panel_rt_s"][i]) if answered else None,
-            "rt_sentence_end_ms": _ms3(rt_end[i]) if answered else None,
-            "early_response": (PANEL_RESPONSE.get(c["key_word"][i], str(c["key_word"][i]).lower()) if n_keys else None),
-            "early_response_unit": int(key_slide) - 1 if n_keys and key_slide is not None else None,
-            "early_response_ms": _ms(c["key_time"][i] - onsets[0]) if n_keys and len(onsets) else None,
-            "word_onsets_ms": _json_floats(np.round((onsets - t0) * 1000.0, 1).tolist()),
-            "word_durations_ms": _json_floats(np.round((offs - onsets) * 1000.0, 1).tolist()),
-            "context_mode": "human",
-            "feedback_shown": c["t_feedback_on"][i] is not None,
-            "started_at": started_at[i],
-            "ended_at": ended_at[i],
-            "extra": json.dumps(extra, separators=(",", ":"), ensure_ascii=False),
-        })
-        keys.append(RowKey(lf.subject, lf.session, c["file"][i], extra["match"], extra["is_outlier"], not finished))
+        extra = _log_extra(c, i, lf, outlier_of, table)
+        rows.append(_log_row(c, i, lf, extra))
+        keys.append(RowKey(lf.subject, lf.session, c["file"][i], extra["match"], extra["is_outlier"],
+                           not bool(c["finished"][i])))
     return rows, keys
 
 

@@ -5,6 +5,7 @@ is an error naming the file, the line and the column (a typo would otherwise bec
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -45,14 +46,12 @@ def _int(path: Path, raw: pd.DataFrame, column: str) -> pd.Series:
     return num.astype("int64")
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """The table's rows with canonical columns for matching and the raw ones for provenance.
+def _read_raw(path: Path) -> pd.DataFrame:
+    """The table's non-blank rows as stripped-header strings with their line numbers (`_line`).
 
-    Columns: line, subject (int), stype (the table's sentence type), condition, trial_type, vtype,
-    trial_num, vslide (Int64, missing if the column is absent), outcome (correct_wrong or missing),
-    release_rt_s (RT), valid_answer, is_outlier (boolean), structure, plus the raw `congruent_*`.
+    Why apart: the file-level refusals (missing, a folder, empty, unreadable, columns missing, header
+    only) all come before any value is looked at.
     """
-    path = Path(path)
     if not path.exists():
         raise ImportDataError(f"{path}: no such file (--results)")
     if path.is_dir():
@@ -60,8 +59,6 @@ def read_table(path: str | Path) -> pd.DataFrame:
     text = _decode(path)
     if not text.strip():
         raise ImportDataError(f"{path}: file is empty (expected the header line of the results table)")
-    import io
-
     try:
         raw = pd.read_csv(io.StringIO(text), dtype=object, keep_default_na=False, skip_blank_lines=False)
     except pd.errors.ParserError as exc:
@@ -78,7 +75,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if raw.empty:
         raise ImportDataError(f"{path}: the results table holds only its header line (no trial rows): "
                               "nothing to import; is the file complete?")
+    return raw
 
+
+def _required_columns(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
+    """The checked required columns, in the order they are checked (the first bad value is the one named)."""
     subject = _int(path, raw, "subject")
     stype = raw["sentence_type"].str.strip().replace({k: v for k, v in TABLE_TYPE_OF_LOG.items() if k != v})
     bad = ~stype.isin(list(STRUCTURE_OF_TYPE))
@@ -105,11 +106,15 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if bad.any():
         raise _bad(path, raw, bad, "valid_answer", "is not CORRECT, WRONG or REJECTED")
     trial_num = _int(path, raw, "trial_num")
-    out = pd.DataFrame({
+    return pd.DataFrame({
         "line": raw["_line"].astype("int64"), "subject": subject, "stype": stype, "condition": cond,
         "trial_type": ttype, "vtype": vtype, "trial_num": trial_num, "valid_answer": answer,
         "structure": stype.map(STRUCTURE_OF_TYPE),
     })
+
+
+def _add_optional_columns(path: Path, raw: pd.DataFrame, out: pd.DataFrame) -> None:
+    """The columns a release may lack, checked when present and missing (typed) when absent."""
     if "slide_num_of_viol" in raw.columns:
         out["vslide"] = _int(path, raw, "slide_num_of_viol").astype("Int64")
     else:
@@ -142,4 +147,17 @@ def read_table(path: str | Path) -> pd.DataFrame:
               "block"):
         if c in raw.columns:
             out["raw_" + c] = raw[c].str.strip()
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """The table's rows with canonical columns for matching and the raw ones for provenance.
+
+    Columns: line, subject (int), stype (the table's sentence type), condition, trial_type, vtype,
+    trial_num, vslide (Int64, missing if the column is absent), outcome (correct_wrong or missing),
+    release_rt_s (RT), valid_answer, is_outlier (boolean), structure, plus the raw `congruent_*`.
+    """
+    path = Path(path)
+    raw = _read_raw(path)
+    out = _required_columns(path, raw)
+    _add_optional_columns(path, raw, out)
     return out
