@@ -12,7 +12,7 @@
 # with its own Xvfb display (tests/support/xdisplay.py); 1 runs them in one process. The server pass runs its
 # test files side by side on the same workers (--dist loadfile: a file's tests stay on one worker, so each file
 # starts its server once): the llama.cpp server's file beside the vLLM server's, each server mostly waiting on
-# the other's client (one thread each).
+# its own client (one thread each).
 # TWINLAB_TEST_RUNNER (optional): the command that runs pytest instead of xvfb-run + .venv's pytest
 # (tests/test_test_script.py puts a stand-in there to check that every pass runs).
 set -uo pipefail
