@@ -1,0 +1,86 @@
+"""The one record every reader of another tool's files produces: a person's trial as that tool wrote it.
+
+Readers (psychopy.py, jspsych.py, pcibex.py, table.py) only parse their format and apply a `Mapping`;
+everything after (checks against labels, sessions, the spec read from the data) works on these records, so
+a rule lives in one place whatever the tool.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+PHASES = ("practice", "test")
+
+
+class ImportInputError(ValueError):
+    """Bad input to an import: the message names the file, line and column (the CLI exits 2, nothing written)."""
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """Which source field means what (a `--map MAP.yaml`, or a tool's defaults).
+
+    Each value is a column / data-field name of the source, or None (absent). `factors` maps a twinlab
+    factor name to a source column; `labels` maps a raw response (a key, a button index) to the answer's
+    words; `practice` names a column and `practice_values` the values of it that mark practice trials.
+    """
+    participant: Optional[str] = None
+    session: Optional[str] = None
+    item: Optional[str] = None
+    condition: Optional[str] = None
+    factors: dict[str, str] = field(default_factory=dict)
+    task: Optional[str] = None            # a twinlab kind name (judgment, choice, rating, lexical_decision,
+                                          # self_paced_reading, maze, completion), fixed for the study
+    stimulus: Optional[str] = None
+    response: Optional[str] = None
+    labels: dict[str, str] = field(default_factory=dict)
+    expected: Optional[str] = None        # the correct answer's column
+    correct: Optional[str] = None         # the tool's own correctness column (1/0, true/false)
+    rt: Optional[str] = None
+    rt_unit: str = "ms"                   # "ms" or "s" (PsychoPy writes seconds)
+    order: Optional[str] = None
+    practice: Optional[str] = None
+    practice_values: tuple[str, ...] = ()
+    feedback: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class SourceTrial:
+    """One trial of one person, as the tool recorded it, with every original field kept in `extra`."""
+    tool: str                       # "psychopy" | "jspsych" | "pcibex" | "table"
+    source_file: str                # the file's name as given on the command line
+    line: int                       # 1-based line (CSV/TSV) or record number (JSON) of the trial's main row
+    participant: str
+    session: str                    # the tool's session label ("" when the file has none)
+    order: int                      # 0-based position in the person's session, as the person got them
+    phase: str                      # one of PHASES
+    item: Optional[str] = None
+    condition: Optional[str] = None
+    factors: dict[str, str] = field(default_factory=dict)
+    task: Optional[str] = None
+    stimulus: Optional[str] = None
+    words: Optional[tuple[str, ...]] = None       # self-paced reading / Maze: the words as shown
+    response: Optional[str] = None                # the raw response (key, button, rating, typed text)
+    expected: Optional[str] = None                # the correct answer, where the file states it
+    correct: Optional[bool] = None                # the tool's own scoring, where the file states it
+    rt_ms: Optional[float] = None
+    word_rts: Optional[tuple[float, ...]] = None  # self-paced reading / Maze: per-word RTs in ms
+    feedback: Optional[str] = None
+    extra: dict[str, str] = field(default_factory=dict)  # every original field of the trial's row(s), verbatim
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A source row that is not a trial or cannot be one, with the reason: every row is accounted for."""
+    source_file: str
+    line: int
+    reason: str
+
+
+@dataclass
+class ReadResult:
+    """What a reader returns for a set of files: trials, excluded rows, and what the files state of themselves."""
+    trials: list[SourceTrial] = field(default_factory=list)
+    excluded: list[Excluded] = field(default_factory=list)
+    rows_read: dict[str, int] = field(default_factory=dict)     # file -> data rows/records read
+    tool_version: dict[str, str] = field(default_factory=dict)  # file -> version the file states ("" unknown)
