@@ -46,7 +46,7 @@ JATOS_DIR = re.compile(r"^study_result_(\d+)$")
 
 
 def default_mapping() -> Mapping:
-    """The fields of an unedited jsPsych 7/8 study that adds item/condition/correct_response data (see docs/import.md)."""
+    """The fields of an unedited jsPsych 7/8 study adding item/condition/correct_response data (docs/import.md)."""
     return Mapping(participant="subject", item="item", condition="condition", stimulus="stimulus",
                    response="response", expected="correct_response", correct="correct", rt="rt",
                    order="trial_index", practice="phase", practice_values=PRACTICE_VALUES,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -36,7 +36,8 @@ EXPECTED_COLUMNS = ("correct_response", "correct_answer", "CorrectAnswer", "expe
 PRACTICE_VALUES = ("practice", "training", "train", "prac", "practise")
 RESPONSE_EVENTS = {("Key", "PressedKey"), ("Selector", "Selection"), ("Scale", "Choice"),
                    ("DropDown", "Selected"), ("TextInput", "Final")}
-TASKS = {"Maze": "maze", "DashedSentence": "self_paced_reading", "AcceptabilityJudgment": "judgment", "Scale": "rating",
+TASKS = {"Maze": "maze", "DashedSentence": "self_paced_reading", "AcceptabilityJudgment": "judgment",
+         "Scale": "rating",
          "Controller-Maze": "maze", "Controller-DashedSentence": "self_paced_reading"}
 NULLS = MISSING + ("NULL", "None", "NA", "undefined")
 
@@ -62,7 +63,7 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         if not rows:
             raise ImportInputError(f"{path}: no results rows (not a PCIbex/Ibex results file, or an empty one)")
         columns = list(dict.fromkeys(c for r in rows for c in r.fields))
-        m = infer_mapping(columns) if mapping is None else mapping
+        m = infer_mapping(columns) if mapping is None else synonyms(mapping, columns)
         check_mapping(path, columns, m)
         result.rows_read[str(path)] = len(rows)
         result.tool_version[str(path)] = ""   # results files state no Ibex/PennController version
@@ -79,6 +80,17 @@ def infer_mapping(columns: list[str]) -> Mapping:
                    condition=first(CONDITION_COLUMNS) or first(ROLES["label"]),
                    practice=first(ROLES["label"]), practice_values=PRACTICE_VALUES,
                    expected=first(EXPECTED_COLUMNS))
+
+
+def synonyms(m: Mapping, columns: list[str]) -> Mapping:
+    """A standard column named by PennController's name or old Ibex's ("Label"/"Type") means the one the file has."""
+    def present(name: Optional[str]) -> Optional[str]:
+        if not name or name in columns:
+            return name
+        names = next((n for n in ROLES.values() if name in n), ())
+        return next((c for c in names if c in columns), name)
+    return replace(m, **{k: present(getattr(m, k)) for k in ("participant", "session", "item", "condition",
+                                                             "practice", "stimulus", "feedback")})
 
 
 def check_mapping(path: Path, columns: list[str], m: Mapping) -> None:

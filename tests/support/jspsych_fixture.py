@@ -56,7 +56,8 @@ def answer(page, screen: dict, rng: random.Random, accuracy: float, skip: tuple,
             state["test"] = state.get("test", 0) + 1
             if state["test"] - 1 in skip:
                 return  # no key: the trial times out (response and rt null)
-        key = screen["correct_response"] if rng.random() < accuracy else {"f": "j", "j": "f"}[screen["correct_response"]]
+        right = screen["correct_response"]
+        key = right if rng.random() < accuracy else {"f": "j", "j": "f"}[right]
         time.sleep(rng.uniform(0.45, 1.4))
         page.keyboard.press(key)
     elif kind == "button":
