@@ -1,0 +1,66 @@
+"""File-level checks shared by the jsPsych and PCIbex readers: the size limit (checked before a byte is read),
+the text's decoding, and the one way a reader names a place in a file in its refusals.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from participants.imports.records import ImportInputError
+
+MAX_FILE_BYTES = 200 * 1024 * 1024   # a results file over this is refused before it is read (issue 50)
+MISSING = ("", "null", "undefined")  # what jsPsych writes for an absent value (its CSV writes JS null as "null")
+
+
+def where(path: Path, line: int | None = None, field: str | None = None, unit: str = "line") -> str:
+    """'FILE, line 12, field "rt"': the place a refusal names."""
+    parts = [str(path)]
+    if line is not None:
+        parts.append(f"{unit} {line}")
+    if field is not None:
+        parts.append(f'field "{field}"')
+    return ", ".join(parts)
+
+
+def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """The file's text (UTF-8, a byte-order mark dropped), refused when over `limit` bytes or undecodable."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ImportInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if size > limit:
+        raise ImportInputError(f"{path}: {size:,} bytes is over the {limit:,}-byte limit on one results file; "
+                               "split it (one file per participant or per export)")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ImportInputError(f"{where(path, line)}: not UTF-8 text (byte {exc.start}); "
+                               "save the file as UTF-8") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def number(path: Path, line: int, field: str, value: str, unit: str = "line") -> float | None:
+    """A numeric field's value (None when absent), refused when it is not a finite number."""
+    if value.strip() in MISSING:
+        return None
+    try:
+        x = float(value)
+    except ValueError:
+        x = math.nan
+    if not math.isfinite(x):
+        raise ImportInputError(f"{where(path, line, field, unit)}: {value!r} is not a number")
+    return x
+
+
+def flag(path: Path, line: int, field: str, value: str, unit: str = "line") -> bool | None:
+    """A correctness field (true/false, 1/0, as the tools write it); None when absent."""
+    v = value.strip().lower()
+    if v in MISSING:
+        return None
+    if v in ("true", "1", "1.0"):
+        return True
+    if v in ("false", "0", "0.0"):
+        return False
+    raise ImportInputError(f"{where(path, line, field, unit)}: {value!r} is not true/false or 1/0")
