@@ -60,6 +60,17 @@ def show(value: Any) -> str:
     return text if len(text) <= 90 else text[:80] + "...'"
 
 
+def show_pair(want: str, got: str | None) -> tuple[str, str]:
+    """Both cells for a message; long ones from a little before where they first differ (a changed option deep in
+    a materials JSON stays visible)."""
+    if got is None or (len(want) <= 80 and len(got) <= 80):
+        return show(want), show(got)
+    at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    start = max(0, at - 20)
+    cut = (lambda t: ("..." if start else "") + t[start:start + 70] + ("..." if len(t) > start + 70 else ""))
+    return repr(cut(want)), repr(cut(got))
+
+
 def find_people(people_dir: str | Path, exp: Experiment) -> list[Person]:
     """Every person's session of `exp` under `people_dir`, each checked against the spec (RunError naming the
     file, line and column of the first difference); model sessions and autopilot runs are not people."""
@@ -122,6 +133,10 @@ def check_spec_hash(csv: Path, meta: dict[str, Any], scan: Any, exp: Experiment)
         raise RunError(f"{side}: the sidecar records no spec_hash; a person's session must say which spec it ran")
     df = pd.DataFrame(scan.rows, index=[line - 2 for line in scan.lines], dtype="string")
     v = session_version(csv, meta, df, None)
+    if v.spec_hash != exp.spec_hash and v.n_other == len(scan.rows) and {r.get("spec_hash") for r in scan.rows} \
+            == {exp.spec_hash}:
+        raise RunError(f"{side}: field spec_hash: expected {show(exp.spec_hash)} (the spec's, as every row has it), "
+                       f"found {show(v.spec_hash)}")
     if v.n_other:
         line, found = v.other_rows[0]
         raise RunError(f"{csv} line {line}, column spec_hash: expected {show(v.spec_hash)} (the sidecar's), found "
@@ -198,8 +213,8 @@ def check_row(csv: Path, line: int, i: int, row: dict[str, str], seq: TrialSeque
             note = ""
             if col == "item_id" and got not in {t.item_id for t in seq.trials}:
                 note = " (an item the spec's sequence for this person does not have)"
-            raise RunError(f"{where}, column {col}: expected {show(want)} (the spec's trial {i}), found "
-                           f"{show(got)}{note}")
+            shown = show_pair(want, got)
+            raise RunError(f"{where}, column {col}: expected {shown[0]} (the spec's trial {i}), found {shown[1]}{note}")
     response = row.get("response") or ""
     problem = response_problem(exp, trial, response)
     if problem:
