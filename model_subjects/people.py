@@ -167,6 +167,8 @@ def person_sequence(csv: Path, meta: dict[str, Any], exp: Experiment) -> TrialSe
                            ("session", session, isinstance(session, int) and session >= 1)):
         if isinstance(value, bool) or not ok:
             raise RunError(f"{side}: field {key}: {show(value)} is not a whole number")
+    if not isinstance(meta.get("design") or {}, dict):
+        raise RunError(f"{side}: field design: {show(meta.get('design'))} is not an object")
     try:
         seq = compile_sequence(exp, slot, seed, session=session, list_number=recorded_list(meta))
     except SpecError as exc:

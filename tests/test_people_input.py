@@ -216,3 +216,10 @@ def test_the_commands_refuse_a_tampered_folder_before_any_work(made, tmp_path):
     tamper(folder, 0, feedback_text="Correct!", trial_index="zero")
     refused("people-jsonl", YESNO, str(folder), "--out", str(out), match=["column trial_index: 'zero' is not a "
                                                                             "trial number"])
+
+
+def test_a_sidecar_design_that_is_not_an_object_is_refused(made, tmp_path):
+    folder = copy_of(made, YESNO, tmp_path)
+    side = table(folder).with_suffix(".json")
+    side.write_text(json.dumps({**json.loads(side.read_text()), "design": [1, 2]}))
+    assert f"{side}: field design: [1, 2] is not an object" in refusal(folder, YESNO)
