@@ -24,18 +24,37 @@ CELL_TEXT = ("A cell is one combination of {cell}; `exposures` counts the subjec
              "`trials_before` all trials before it (analysis/learning_rows.py).")
 
 
+def replay_note(d: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows without replays (issue 40: a replay is neither a person nor an ordinary model subject, and its
+    answers are the person's, so it would count the person's learning twice) and the sentence saying so."""
+    from analysis.twins import is_replay
+
+    rep = is_replay(d)
+    n = int(rep.sum())
+    if not n:
+        return d, ""
+    subjects = d.loc[rep, "subject_key"].nunique() if "subject_key" in d.columns else 0
+    return d[~rep], (f" Replays ({subjects} subject(s), {n} row(s)) are left out here: their answers are the people's; "
+                     "they are in the Twins sections.")
+
+
 def learning_sections(res: Results, d: pd.DataFrame, cell: list[str], opt: Options, out: Path, log,
                       skipped: list[str]) -> None:
-    """First encounter, learning curves and exposure models of a design whose data hold training or feedback."""
+    """First encounter, learning curves and exposure models of a design whose data hold training or feedback
+    (people and model groups; replays left out, with a sentence saying so)."""
+    d, note = replay_note(d)
+    if d.empty or not ln.has_learning_data(d):
+        return
     cfg = ln.general_config(cell)
     by_rule = {r: scoring.apply_rule(d, r) for r in scoring.RULES}
-    first_encounter_section(res, by_rule, cfg, opt)
-    curves_section(res, by_rule[opt.rejected_rule], cfg, opt, out)
+    first_encounter_section(res, by_rule, cfg, opt, note)
+    curves_section(res, by_rule[opt.rejected_rule], cfg, opt, out, note)
     if opt.mixed:
-        exposure_models_section(res, by_rule[opt.rejected_rule], cfg, opt, log, skipped)
+        exposure_models_section(res, by_rule[opt.rejected_rule], cfg, opt, log, skipped, note)
 
 
-def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg: ln.LearningConfig, opt: Options) -> None:
+def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg: ln.LearningConfig, opt: Options,
+                            note: str = "") -> None:
     keys = ["group", "subject_kind"] + list(cfg.cell)
     tabs = {r: ln.first_encounter_table(x, cfg, opt.seed, opt.n_boot) for r, x in by_rule.items()}
     main, other = opt.rejected_rule, next(r for r in scoring.RULES if r != opt.rejected_rule)
@@ -60,13 +79,15 @@ def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg:
                 + (f"{n_miss} first test trial(s) had no answer: their subjects leave those cells (the next trial "
                    "is not promoted)" + ("; the paper rule scores those with a release code from it." if coded else ".")
                    if n_miss else "Every first test trial was answered.")
-                + " Rows: the first test trial of each cell (training trials before it count only as exposures).",
+                + " Rows: the first test trial of each cell (training trials before it count only as exposures)."
+                + note,
                 [res.table("learning_first_encounter", shown, "First encounter per cell"),
                  res.table("learning_first_encounter_long", both, "First encounter (long format, both rules)", show=False),
                  res.table("learning_unanswered_first", miss, "Unanswered first trials") if n_miss else None])
 
 
-def curves_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, out: Path) -> None:
+def curves_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, out: Path,
+                   note: str = "") -> None:
     rows = select_blocks(d, "training,test")
     curves = pd.concat([ln.learning_curve(rows, cfg, x, opt.seed, opt.n_boot) for x in ("exposures", "trial_position")],
                        ignore_index=True)
@@ -76,7 +97,7 @@ def curves_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: O
                 "same cell (`exposures`) and by the trial's position in its block (`trial_position`), per group and "
                 "block kind (training: dashed; test: solid), people and every model group in one figure; 95% "
                 "bootstrap CIs resampling subjects (one subject: its trials). " + scope_text(rows, "training,test")
-                + " " + CELL_TEXT.format(cell=" x ".join(cfg.cell) or "(no factors)"),
+                + " " + CELL_TEXT.format(cell=" x ".join(cfg.cell) or "(no factors)") + note,
                 [res.table("learning_curves", curves, "Learning curves (long format: x_name, x, group, block_kind)")],
                 [res.figure("learning_curves", dfig.learning_curves(curves, out / "figures" / "learning_curves.png"),
                             "Error" + (" and RT" if has_rt else "") + " by exposures and by trial position; dashed: "
@@ -89,7 +110,7 @@ def focus_of(opt: Options, d: pd.DataFrame, cfg: ln.LearningConfig) -> dict[str,
 
 
 def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, log,
-                            skipped: list[str]) -> None:
+                            skipped: list[str], note: str = "") -> None:
     from analysis.exposures import BASE_FORMULA, fit_groups
 
     rows = select_blocks(d, opt.blocks)
@@ -124,7 +145,7 @@ def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfi
                 "likelihood-ratio test; the joint model `error ~ exposures * subject_kind + (1|subject)` compares "
                 "people's learning with each model group's (the interaction: how much the slopes differ). Binomial "
                 "glmer (lme4); every fit shows its diagnostics, and a fit that did not converge, is singular or has a "
-                "variance at its boundary is marked so and never given significance stars.",
+                "variance at its boundary is marked so and never given significance stars." + note,
                 ([res.table("learning_exposure_slopes", pd.DataFrame(slopes), "Exposure slope per group (base model)")]
                  if slopes else []) + tabs, [], items)
 

@@ -2,49 +2,57 @@
 
 `text` is the transcript a model subject would read in a replay (model_subjects/replay.py): the instructions,
 block intros, every trial's prompt (the protocol's first query, as `twinlab context` shows), the person's answer
-in the task's words marked `<<...>>`, then the feedback the person got. Beside it: the experiment, the person,
+in the task's words marked `<<...>>` (exactly one marked answer per trial), then the feedback the person got. The
+trials are the spec's, compiled for each person and checked against every row first (model_subjects/people.py: a
+row that differs is refused, naming file, line and column; a typed answer holding a line end, a control or format
+character or `<`/`>` is refused, so it can never add a trial). Beside it: the experiment, the person,
 the session, the spec hash, the protocol whose prompts were used, and per trial the item, the answer, whether it
 was right and the RT (ms; null where none), so the data can train or test such models.
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from experiments.screen_texts import block_sizes
 from experiments.spec import Experiment
 from model_subjects.context import History, history_entry
-from model_subjects.replay import Person, person_feedback, person_trial
+from model_subjects.people import Person
 
 OPEN, CLOSE = "<<", ">>"
 
 
 def mark(answer: str) -> str:
-    """' Acceptable' -> ' <<Acceptable>>' (the leading space stays outside the marks)."""
+    """' Acceptable' -> ' <<Acceptable>>' (the leading space stays outside the marks); no answer -> '<<>>', so every
+    trial has exactly one marked answer (a person's answer never holds < or >: model_subjects/person_answers.py)."""
     body = answer.lstrip(" ")
-    return answer[: len(answer) - len(body)] + OPEN + body + CLOSE if body else answer
+    return answer[: len(answer) - len(body)] + OPEN + body + CLOSE
 
 
 def _num(v: Any) -> float | None:
+    """A recorded RT as a number; None where there is none (or it is not a finite number: JSON has no NaN)."""
     try:
-        return float(v) if v not in (None, "") else None
+        x = float(v) if v not in (None, "") else None
     except ValueError:
         return None
+    return x if x is not None and math.isfinite(x) else None
 
 
 def person_line(exp: Experiment, protocol: Any, p: Person) -> dict[str, Any]:
-    trials = [person_trial(exp, r) for r in p.rows]
-    hist = History(exp, sizes=block_sizes(trials))
-    for trial, row in zip(trials, p.rows):
+    """One person's transcript and trials, from the spec's trials and the person's checked answers
+    (model_subjects/people.py); only the RTs come from the rows as recorded."""
+    hist = History(exp, sizes=block_sizes(list(p.trials)))
+    for trial, response, feedback in zip(p.trials, p.responses, p.feedback):
         hist.begin_trial(trial)
-        e = history_entry(protocol, trial, str(row.get("response") or ""), person_feedback(exp, trial, row))
+        e = history_entry(protocol, trial, response, feedback)
         hist.commit(trial, e.question, mark(e.answer), e.feedback)
     return {"text": hist.text, "experiment": exp.name, "participant": p.subject_id, "session": p.session,
             "spec_hash": exp.spec_hash, "protocol": protocol.name, "source": str(p.csv),
-            "trials": [{"trial_index": int(r["trial_index"]), "block": r["block"], "item_id": r["item_id"],
-                        "response": r.get("response"), "correct": {"True": True, "False": False}.get(r.get("correct")),
-                        "rt_ms": _num(r.get("rt_ms"))} for r in p.rows]}
+            "trials": [{"trial_index": t.trial_index, "block": t.block, "item_id": t.item_id, "response": response,
+                        "correct": correct, "rt_ms": _num(r.get("rt_ms"))}
+                       for t, response, correct, r in zip(p.trials, p.responses, p.correct, p.rows)]}
 
 
 def export_jsonl(spec: str, people_dir: str | Path, out: str | Path, protocol: str | None = None,
@@ -53,7 +61,7 @@ def export_jsonl(spec: str, people_dir: str | Path, out: str | Path, protocol: s
     from experiments.atomic import atomic_write_text
     from experiments.spec import load_spec
     from model_subjects.protocols import default_protocol, get_protocol
-    from model_subjects.replay import find_people
+    from model_subjects.people import find_people
     from model_subjects.runner import RunError
 
     exp = load_spec(spec)

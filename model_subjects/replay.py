@@ -1,45 +1,37 @@
 """Replay: a model reads each person's session (issue 40), as Centaur scores Psych-101.
 
 `twinlab run-model SPEC --replay PEOPLE_DIR` takes every person's session of SPEC and runs the model through
-that person's trials in the person's order. Its history follows the running-context rule
-(model_subjects/context.py, `History`) with the *person's* answer in the task's words and the feedback the
-*person* got, so on every trial the model has read what the person had read and done. Each trial's row
+that person's trials in the person's order. The trials are the spec's, compiled for that person and checked
+against every row before the model loads (model_subjects/people.py: a row that differs from the spec is refused,
+naming file, line and column); nothing the model reads is taken from a row but the person's checked answer. Its
+history follows the running-context rule (model_subjects/context.py, `History`) with the *person's* answer in the
+task's words and the feedback the spec gives for it (what the *person* got), so on every trial the model has read
+what the person had read and done. Each trial's row
 records the model's scores of every option (`option_logprobs`), hence of the person's answer
 (`extra.person_response`); the model's own best option is `response`, as in any model row.
 
 A replay subject is named by model and person (`<model>replay<person>`), its rows carry
 `context_mode = replay` and `extra.replay_of`, its sidecar a `replay` record (the person's file, session,
-spec and sequence hashes). The analysis never counts it as a person or as an ordinary model subject
-(analysis/twins.py). Resumable like any session: the history is rebuilt from the person's rows, the
-cache with the same forward passes (`Runner._replay`).
+spec and sequence hashes, the SHA-256 of the person's table). The analysis never counts it as a person or as an
+ordinary model subject (analysis/twins.py). Resumable like any session (the history rebuilt from the person's
+checked rows, the cache with the same forward passes: `Runner._replay`), unless the person's table changed since
+the replay started: that resume is refused, naming the file.
 """
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from experiments.screen_texts import block_sizes
-from experiments.session import now_iso, read_rows
+from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
 from model_subjects.context import ContextMode, History, history_entry, option_text
+from model_subjects.people import Person, find_people  # noqa: F401 (the people's folder, checked: people.py)
 from model_subjects.runner import RunConfig, Runner, RunError, SubjectState, decide, unscorable
 
 REPLAY = "replay"
-
-
-@dataclass
-class Person:
-    """One person's session as read from PEOPLE_DIR."""
-
-    subject_id: str
-    session: int
-    csv: Path
-    rows: list[dict[str, str]]  # in trial order
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def model_slug(name: str) -> str:
@@ -48,43 +40,6 @@ def model_slug(name: str) -> str:
 
 def replay_id(model: str, person: str) -> str:
     return f"{model_slug(model)}{REPLAY}{re.sub(r'[^A-Za-z0-9]', '', person)}"
-
-
-def find_people(people_dir: str | Path, exp: Experiment) -> list[Person]:
-    """Every human session of `exp` under `people_dir`; refuses another spec or spec hash, naming both."""
-    root = Path(people_dir)
-    if not root.is_dir():
-        raise RunError(f"--replay {root}: no such folder")
-    files = sorted(root.rglob("*_data.csv"))
-    people: list[Person] = []
-    for f in files:
-        side = f.with_suffix(".json")
-        try:
-            meta = json.loads(side.read_text(encoding="utf-8")) if side.exists() else {}
-        except (OSError, json.JSONDecodeError) as exc:
-            raise RunError(f"{side}: unreadable sidecar ({exc})") from None
-        rows = [r for r in read_rows(f) if r.get("subject_kind") == "human"]
-        if not rows or meta.get("autopilot"):
-            continue
-        exp_name, spec_hash = rows[0].get("experiment"), rows[0].get("spec_hash")
-        if exp_name != exp.name or spec_hash != exp.spec_hash:
-            raise RunError(f"--replay: {f} was run on spec {exp_name!r} (spec hash {spec_hash}); this run's spec is "
-                           f"{exp.name!r} (spec hash {exp.spec_hash}); replay people with the spec they were run on")
-        rows.sort(key=lambda r: int(r["trial_index"]))
-        people.append(Person(rows[0]["subject_id"], int(rows[0].get("session") or 1), f, rows, meta))
-    if not people:
-        raise RunError(f"--replay {root}: no people's sessions (human rows in *_data.csv) of {exp.name!r} found")
-    return people
-
-
-def person_trial(exp: Experiment, row: dict[str, str]) -> Trial:
-    """The trial the person saw, from the person's row (as `context.rebuild_contexts` reads rows)."""
-    def as_bool(v: Any) -> bool:
-        return str(v).strip().lower() in ("true", "1", "yes")
-    return Trial.from_dict({**row, "feedback": as_bool(row["feedback"]), "trial_index": int(row["trial_index"]),
-                            "block_trial_index": int(row["block_trial_index"]),
-                            "critical_index": int(row["critical_index"])},
-                           factor_names=list(exp.design.factors) if exp.design is not None else ())
 
 
 def person_answer_text(runner: Runner, trial: Trial, response: str) -> str:
@@ -105,13 +60,6 @@ def typed_word(trial: Trial, response: str) -> str:
     return typed_answer(trial, response)
 
 
-def person_feedback(exp: Experiment, trial: Trial, row: dict[str, str]) -> str | None:
-    """The feedback text the person got on this trial (None: no feedback shown)."""
-    if str(row.get("feedback_shown", "")).strip().lower() not in ("true", "1"):
-        return None
-    return row.get("feedback_text") or None
-
-
 class ReplayRunner(Runner):
     """Runs one replay subject per person; everything else (protocol, rows, sessions) as `Runner`."""
 
@@ -126,11 +74,10 @@ class ReplayRunner(Runner):
         states = []
         for k, p in enumerate(self.people):
             sid = replay_id(self.backend.name, p.subject_id)
-            trials = tuple(person_trial(self.exp, r) for r in p.rows)
             seq = TrialSequence(experiment=self.exp.name, subject_id=sid, seed=int(p.meta.get("seed") or 0),
-                                spec_hash=self.exp.spec_hash, trials=trials, session=1)
+                                spec_hash=self.exp.spec_hash, trials=p.trials, session=1)
             planned = len(seq) if self.cfg.trials is None else min(len(seq), max(0, int(self.cfg.trials)))
-            for t in trials[:planned]:
+            for t in p.trials[:planned]:
                 self.dispatch(t)
             st = SubjectState(sid, k, seq, ContextMode(REPLAY), planned)
             st.person = p  # type: ignore[attr-defined]
@@ -141,11 +88,23 @@ class ReplayRunner(Runner):
         p: Person = st.person  # type: ignore[attr-defined]
         meta = super()._metadata(st)
         meta["replay"] = {"person": p.subject_id, "person_session": p.session, "person_file": str(p.csv),
-                          "person_spec_hash": p.rows[0].get("spec_hash"),
-                          "person_sequence_hash": p.rows[0].get("sequence_hash"), "person_trials": len(p.rows),
-                          "rule": "the person's trials in the person's order; the history holds the person's "
-                                  "answers (in the task's words) and the feedback the person got"}
+                          "person_spec_hash": p.meta.get("spec_hash"),
+                          "person_sequence_hash": p.meta.get("sequence_hash"), "person_trials": len(p.rows),
+                          "person_sha256": p.sha256,
+                          "rule": "the person's trials in the person's order, rebuilt from the spec and checked "
+                                  "against the person's rows; the history holds the person's answers (in the "
+                                  "task's words) and the feedback the spec gives for them"}
         return meta
+
+    def settings_differences(self, st: SubjectState, old: dict[str, Any]) -> list[str]:
+        """A resumed replay also needs the person's table unchanged (its SHA-256 as the replay started)."""
+        p: Person = st.person  # type: ignore[attr-defined]
+        was = (old.get("replay") or {}).get("person_sha256") if isinstance(old.get("replay"), dict) else None
+        diffs = super().settings_differences(st, old)
+        if was is not None and was != p.sha256:
+            diffs.append(f"the person's file {p.csv} changed since this replay started (SHA-256 {str(was)[:16]}... "
+                         f"then, {p.sha256[:16]}... now): a resumed replay would match neither version")
+        return diffs
 
     def _run_batched(self, states: list[SubjectState]) -> None:
         """`Runner.run` hands every non-running subject here: a replay goes person by person."""
@@ -160,7 +119,7 @@ class ReplayRunner(Runner):
         for _, seg in hist.segments:
             stream.extend(seg)
         for i in range(st.planned):
-            trial, row = st.seq.trials[i], p.rows[i]
+            trial = st.seq.trials[i]
             started = now_iso()
             for seg in hist.begin_trial(trial):
                 stream.extend(seg)
@@ -168,12 +127,12 @@ class ReplayRunner(Runner):
             if i < st.done:
                 self._replay(stream, hist, trial)
             else:
-                self._score_and_write(st, stream, hist, trial, qs, row, started)
-            entry = history_entry(proto, trial, str(row.get("response") or ""), person_feedback(exp, trial, row))
+                self._score_and_write(st, stream, hist, trial, qs, i, started)
+            entry = history_entry(proto, trial, p.responses[i], p.feedback[i])
             stream.extend(hist.commit_entry(trial, entry))  # the model's own history rule, the person's answer
 
     def _score_and_write(self, st: SubjectState, stream: Any, hist: History, trial: Trial, qs: list,
-                         row: dict[str, str], started: str) -> None:
+                         i: int, started: str) -> None:
         tctx = [hist.trial_context(q.prompt) for q in qs]
         scores: list[list[float]] = [[] for _ in qs]
         per_query: list[list] = [[] for _ in qs]
@@ -183,19 +142,19 @@ class ReplayRunner(Runner):
             scores[qi], per_query[qi] = [r.logprob for r in res], list(res)
             got += res
         d = unscorable(decide(self.protocol, trial, scores, per_query), self.protocol, got)
-        typed = typed_word(trial, str(row.get("response") or ""))
+        p: Person = st.person  # type: ignore[attr-defined]
+        response, row = p.responses[i], p.rows[i]
+        typed = typed_word(trial, response)
         if typed:  # a typed answer (completion): log P(the person's word), as the person typed it
             d.extra["person_word"] = typed
             d.extra["person_word_logprob"] = round(float(stream.loglikelihood(tctx[0], [" " + typed])[0].logprob), 6)
         # the history shows the person's answer (extra.answer_text, as context.rebuild_contexts reads it);
         # the model's own best option stays in `response` and extra.model_answer_text
         d.extra["model_answer_text"] = d.answer_text
-        d.answer_text = person_answer_text(self, trial, str(row.get("response") or ""))
-        d.extra.update({"replay_of": st.person.subject_id,  # type: ignore[attr-defined]
-                        "person_response": row.get("response"), "person_correct": row.get("correct"),
-                        "person_rt_ms": row.get("rt_ms") or None})
-        fb = person_feedback(self.exp, trial, row)
-        self._write(st, self.make_row(st, trial, d, hist.text + tctx[0], fb, started, qs[0].prompt))
+        d.answer_text = person_answer_text(self, trial, response)
+        d.extra.update({"replay_of": p.subject_id, "person_response": response,
+                        "person_correct": row.get("correct"), "person_rt_ms": row.get("rt_ms") or None})
+        self._write(st, self.make_row(st, trial, d, hist.text + tctx[0], p.feedback[i], started, qs[0].prompt))
         st.writer.save_sidecar()  # type: ignore[union-attr]
         self.progress(1, None)
 

@@ -129,6 +129,12 @@ def test_replay_likelihood_and_never_counted_as_people_or_models(runs):
     assert set(tw["context"]) == {"none", "replay"}
     html = (out / "report" / "report.html").read_text()
     assert "Twins: the model as a model of the people" in html and res is not None
+    # the learning sections are people's and model groups' (issue 47): the 2 replays (8 rows) are named, not shown
+    for name in ("learning_first_encounter", "learning_curves"):
+        groups = set(pd.read_csv(out / "report" / "tables" / f"{name}.csv")["group"].astype(str))
+        assert "human" in groups and not any("replay" in g for g in groups), (name, groups)
+    assert html.count("Replays (2 subject(s), 8 row(s)) are left out here") >= 2
+    assert "they are in the Twins sections" in html
 
 
 def test_replay_of_another_spec_is_refused_naming_both(runs, tmp_path):
@@ -235,3 +241,34 @@ def test_a_direct_replay_shows_the_persons_answers_and_its_table_rebuilds_every_
     for k, r in enumerate(rows[:-1]):  # every earlier trial: the person's answer in the task's words
         person = json.loads(r["extra"])["person_response"]
         assert f"(Acceptable / Not acceptable)\nAnswer: {words[person]}\n" in ctx[k + 1], (k, ctx[k + 1][-300:])
+
+
+def test_a_replay_resumed_after_the_persons_file_changed_is_refused_naming_it(bundled_backend, tmp_path):
+    """The replay's sidecar records the SHA-256 of the person's table; a resume after the table changed (here a
+    valid edit, an RT, which the people's check accepts) is refused naming the file, nothing written; the
+    table put back as it was, the resume goes on."""
+    import re
+
+    exp = load_spec(SPEC)
+    write_people(exp, tmp_path / "people", ["P01"])
+    person = next((tmp_path / "people" / "data").glob("*_data.csv"))
+    original = person.read_bytes()
+    cfg = lambda n: RunConfig(spec=SPEC, out=tmp_path / "r", protocol="meta", trials=n)  # noqa: E731
+    run_replay(cfg(2), tmp_path / "people", backend=bundled_backend)
+    rf = next((tmp_path / "r" / "data").glob("*_data.csv"))
+    assert json.loads(rf.with_suffix(".json").read_text())["replay"]["person_sha256"] == \
+        hashlib.sha256(original).hexdigest()
+    rows = original.decode().split("\n")
+    rt = rows[0].split(",").index("rt_ms")
+    cells = rows[-2].split(",")  # the last row (no quoted commas before rt_ms in this spec's rows)
+    cells[rt] = "999.9"
+    person.write_bytes("\n".join(rows[:-2] + [",".join(cells), ""]).encode())
+    assert len(find_people(tmp_path / "people", exp)[0].rows) == 10  # still a valid session
+    kept = {f.name: f.read_bytes() for f in (tmp_path / "r" / "data").iterdir() if f.suffix in (".csv", ".json")}
+    with pytest.raises(RunError, match=rf"the person's file {re.escape(str(person))} changed since this replay"):
+        run_replay(cfg(4), tmp_path / "people", backend=bundled_backend)
+    assert {f.name: f.read_bytes() for f in (tmp_path / "r" / "data").iterdir() if f.suffix in (".csv", ".json")} \
+        == kept
+    person.write_bytes(original)
+    run_replay(cfg(4), tmp_path / "people", backend=bundled_backend)
+    assert len(read_rows(rf)) == 4

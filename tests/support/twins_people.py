@@ -16,6 +16,10 @@ from experiments.tasks.detection import detection_for
 
 
 def options_of(exp: Experiment, trial) -> list[str]:
+    if (trial.task or exp.task.kind) == "violation_detection":  # the panel's or the key's two answers
+        return ["violation", "no_violation"]
+    if (trial.task or exp.task.kind) == "self_paced_reading":  # the comprehension question's options (or none)
+        return [str(o) for o in trial.mat.get("question_options") or ()] or [""]
     s = exp.task.settings()
     if getattr(s, "labels", None):
         return [str(lab.value) for lab in s.labels]
@@ -38,12 +42,15 @@ def write_people(exp: Experiment, out: Path, ids: list[str], p_right: float = 0.
                                  metadata={"seed": seq.seed}, sequence=seq, columns=table_columns(seq))
         for t in seq:
             opts = options_of(exp, t)
-            ans = t.mat.get("answer", t.mat.get("target"))
+            ans = t.mat.get("answer", t.mat.get("target", t.mat.get("question_answer")))
+            if (t.task or exp.task.kind) == "violation_detection":
+                ans = t.correct_response
             right = str(ans) if ans is not None and str(ans) in opts else None
             resp = right if right is not None and rng.random() < p_right else rng.choice(opts)
-            correct = None if right is None else resp == right
+            accepted = {right, *(str(a) for a in t.mat.get("accepted") or ())}  # a typed answer's other spellings
+            correct = None if right is None else resp in accepted
             fb = None
-            if t.feedback:
+            if t.feedback and correct is not None:  # feedback on a scored answer (the runners' rule)
                 fb = exp.feedback.correct_text if correct else exp.feedback.incorrect_text
             row = t.to_row(detection_for(t.task, exp.task) if t.task else None)
             row.update(subject_id=pid, subject_kind="human", session=1, spec_hash=seq.spec_hash,

@@ -1,0 +1,57 @@
+"""What a person's answer earned: whether it is right and the feedback text it was shown, from the spec's trial.
+
+The human runners decide both as a trial ends (participants/rsvp.py for the RSVP renderer, the task window
+and the page for the other kinds); a people's folder read later (`run-model --replay`, `people-jsonl`,
+model_subjects/people.py) asks the same question of a recorded answer, to check a row's `correct` and
+`feedback_text` against the spec instead of taking them from the row. The rules:
+
+- the RSVP renderer (violation detection, a Lakretz spec's trials): right when the answer is the trial's correct
+  response (a filler's too); a panel left unanswered (response `none`) is neither, and its feedback is
+  `no_response_text`;
+- every other kind: the kind's own `score` (experiments/tasks/<kind>.py), no response not scored; feedback
+  only for a scored answer;
+- feedback only on a trial of a block that gives it (`Trial.feedback`), in the spec's words (`exp.feedback`,
+  the language's defaults filled in when the spec is loaded).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+NO_ANSWER = "none"  # the response of a violation-detection panel left unanswered (participants/rsvp.py)
+
+
+def kind_of(exp: Any, trial: Any) -> str:
+    """The trial's task kind: its own, else the spec's (a Lakretz trial has none of its own)."""
+    return str(trial.task or exp.task.kind)
+
+
+def renders_rsvp(exp: Any, trial: Any) -> bool:
+    """Whether the RSVP renderer presents the trial (its own outcome and no-response rules)."""
+    from experiments.tasks import get_task
+
+    return get_task(kind_of(exp, trial)).renderer == "rsvp"
+
+
+def person_outcome(exp: Any, trial: Any, response: str) -> bool | None:
+    """Whether `response` (as the table records it) is right on `trial`; None: not scored."""
+    from experiments.tasks import get_task
+
+    if renders_rsvp(exp, trial):
+        from experiments.tasks.violation_detection import outcome
+
+        return outcome(trial, response, answered=response != NO_ANSWER)
+    kind = get_task(kind_of(exp, trial))
+    if response == "" and not kind.types_text:  # no answer (a reading trial without a question)
+        return None
+    return kind.score(trial, response)
+
+
+def person_feedback(exp: Any, trial: Any, response: str) -> str | None:
+    """The feedback text `response` earned on `trial` (None: none shown)."""
+    if not trial.feedback:
+        return None
+    correct = person_outcome(exp, trial, response)
+    fb = exp.feedback
+    if correct is None:
+        return fb.no_response_text if renders_rsvp(exp, trial) else None
+    return fb.correct_text if correct else fb.incorrect_text
