@@ -38,7 +38,7 @@ class ImportReport:
     no_response: int = 0
     excluded: dict[str, int] = field(default_factory=dict)       # reason -> rows
     excluded_rows: list[str] = field(default_factory=list)       # "file: line N: reason" (first 50)
-    markup_cells: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     people: int = 0
     sessions: dict[str, int] = field(default_factory=dict)       # new / unchanged / replaced
     rows_written: int = 0
@@ -128,6 +128,7 @@ def count_read(report: ImportReport, result: ReadResult) -> None:
     report.excluded = dict(Counter(e.reason for e in result.excluded))
     report.excluded_rows = [f"{Path(e.source_file).name}: line {e.line}: {e.reason}" for e in result.excluded[:50]]
     report.tool_versions = sorted(set(result.tool_version.values()) - {""})
+    report.notes = list(result.notes[:50])
     if not report.accounted:
         raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trials} trials and "
                                f"{sum(report.excluded.values())} excluded: a reader lost rows")

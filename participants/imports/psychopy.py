@@ -63,6 +63,7 @@ def read_psychopy(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         m = effective_mapping(table.header, mapping)
         require_columns(table, {k: v for k, v in _columns(m).items() if v})
         _read_file(table, m, result)
+        result.notes += [f"{table.path.name}: {where}: markup kept as text" for where in table.markup]
     return result
 
 

@@ -47,6 +47,7 @@ def read_table(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         cols.update({f"factors.{k}": v for k, v in m.factors.items()})
         require_columns(table, {k: v for k, v in cols.items() if v})
         _read_file(table, m, result)
+        result.notes += [f"{table.path.name}: {where}: markup kept as text" for where in table.markup]
     return result
 
 
