@@ -80,6 +80,9 @@ def _value(key: str, value: Any, where: str) -> Any:
         return tuple(str(v) for v in value)
     if value is None:
         return {}
+    if isinstance(value, dict) and any(isinstance(x, bool) for kv in value.items() for x in kv):
+        raise ImportInputError(f"{where}: {key}: YAML reads unquoted yes/no/true/false/on/off as true or false; "
+                               f"quote them (e.g. 'yes': 'yes'), got {value!r}")
     if not isinstance(value, dict) or not all(isinstance(k, (str, int)) and isinstance(v, (str, int))
                                               and not isinstance(v, bool) and not isinstance(k, bool)
                                               for k, v in value.items()):

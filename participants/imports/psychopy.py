@@ -42,8 +42,10 @@ def default_mapping() -> Mapping:
 def effective_mapping(header: list[str], mapping: Mapping | None) -> Mapping:
     """The mapping for one file: without one, the defaults with each field's first candidate column the
     file has (a default column the file lacks is dropped); with one, as given (require_columns checks it)."""
-    if mapping is not None:
-        return mapping
+    if mapping is not None:  # a default column the file lacks is left unmapped; a changed one must exist
+        d = default_mapping()
+        return dataclasses.replace(mapping, **{f: None for f in _FIELDS if getattr(mapping, f) == getattr(d, f)
+                                               and getattr(mapping, f) not in header})
     m = default_mapping()
     changes: dict[str, str | None] = {}
     for fld in ("participant", "session", "item", "condition", "stimulus", "response", "expected", "correct", "rt",
@@ -65,6 +67,10 @@ def read_psychopy(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         _read_file(table, m, result)
         result.notes += [f"{table.path.name}: {where}: markup kept as text" for where in table.markup]
     return result
+
+
+_FIELDS = ("participant", "session", "item", "condition", "stimulus", "response", "expected", "correct", "rt",
+           "order", "practice", "feedback")
 
 
 def _columns(m: Mapping) -> dict[str, str | None]:

@@ -28,11 +28,12 @@ def default_mapping() -> Mapping:
 
 
 def effective_mapping(header: list[str], mapping: Mapping | None) -> Mapping:
-    """Without a mapping: the defaults, less the columns this file lacks; with one: as given."""
-    if mapping is not None:
-        return mapping
-    m = default_mapping()
-    return dataclasses.replace(m, **{f: (getattr(m, f) if getattr(m, f) in header else None) for f in _FIELDS})
+    """The defaults' columns where this file has them (a default column it lacks is left unmapped); a column
+    the mapping changed from the default is kept, and must exist (require_columns)."""
+    d = default_mapping()
+    m = mapping or d
+    return dataclasses.replace(m, **{f: None for f in _FIELDS
+                                     if getattr(m, f) == getattr(d, f) and getattr(m, f) not in header})
 
 
 def read_table(paths: list[Path], mapping: Mapping | None) -> ReadResult:
