@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,36 +131,6 @@ def count_read(report: ImportReport, result: ReadResult) -> None:
     if not report.accounted:
         raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trials} trials and "
                                f"{sum(report.excluded.values())} excluded: a reader lost rows")
-
-
-def staged_spec(study: Any, tool: str, folder: Path) -> tuple[Path, Path, str, str]:
-    """Write the spec and items file into `folder` and load them with the project's loader (SpecError -> an
-    ImportInputError naming what the data could not give). Returns (spec, items, spec text, items text)."""
-    import yaml
-
-    from experiments.spec import SpecError, load_spec
-    from participants.imports.csv_out import items_csv
-
-    items_name = f"{study.name}_items.csv"
-    spec = _spec_dict(study, tool, items_name)
-    spec_text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
-    items_text = items_csv(study)
-    (folder / items_name).write_text(items_text, encoding="utf-8")
-    (folder / f"{study.name}.yaml").write_text(spec_text, encoding="utf-8")
-    try:
-        load_spec(folder / f"{study.name}.yaml")
-    except SpecError as exc:
-        raise ImportInputError(f"the design read from the data is not a valid twinlab spec: {exc}") from None
-    return folder / f"{study.name}.yaml", folder / items_name, spec_text, items_text
-
-
-def _spec_dict(study: Any, tool: str, items_name: str) -> dict[str, Any]:
-    from participants.imports.study import spec_dict
-
-    d = spec_dict(study, items_name, f"Read from {tool} data by `twinlab import {tool}`: {len(study.people)} "
-                                     "people, each a list of the design (the items in the order the person got them).")
-    d["texts"] = {"instructions": [f"(Imported from {tool}: the study's own instructions are not in its data files.)"]}
-    return d
 
 
 def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Path, *,

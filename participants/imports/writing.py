@@ -13,6 +13,36 @@ from typing import Any, Optional
 from participants.imports.records import ImportInputError, ReadResult
 
 
+def staged_spec(study: Any, tool: str, folder: Path) -> tuple[Path, Path, str, str]:
+    """Write the spec and items file into `folder` and load them with the project's loader (SpecError -> an
+    ImportInputError naming what the data could not give). Returns (spec, items, spec text, items text)."""
+    import yaml
+
+    from experiments.spec import SpecError, load_spec
+    from participants.imports.csv_out import items_csv
+
+    items_name = f"{study.name}_items.csv"
+    spec = _spec_dict(study, tool, items_name)
+    spec_text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
+    items_text = items_csv(study)
+    (folder / items_name).write_text(items_text, encoding="utf-8")
+    (folder / f"{study.name}.yaml").write_text(spec_text, encoding="utf-8")
+    try:
+        load_spec(folder / f"{study.name}.yaml")
+    except SpecError as exc:
+        raise ImportInputError(f"the design read from the data is not a valid twinlab spec: {exc}") from None
+    return folder / f"{study.name}.yaml", folder / items_name, spec_text, items_text
+
+
+def _spec_dict(study: Any, tool: str, items_name: str) -> dict[str, Any]:
+    from participants.imports.study import spec_dict
+
+    d = spec_dict(study, items_name, f"Read from {tool} data by `twinlab import {tool}`: {len(study.people)} "
+                                     "people, each a list of the design (the items in the order the person got them).")
+    d["texts"] = {"instructions": [f"(Imported from {tool}: the study's own instructions are not in its data files.)"]}
+    return d
+
+
 def _target_state(path: Path, text: str, force: bool) -> str:
     """new, unchanged, or replace (--force); another file there is refused, naming it."""
     if not path.exists():
@@ -30,7 +60,6 @@ def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path,
     from experiments.atomic import atomic_write_text
     from experiments.session import write_dataset_description
     from experiments.spec import load_spec
-    from participants.imports.pipeline import staged_spec
     from participants.imports.sessions import plan_sessions, write_session
 
     if out.exists() and not out.is_dir():
