@@ -182,7 +182,7 @@ def _tail(log) -> str:
     return log.read().decode(errors="replace")[-2000:]
 
 
-def generate(out: Path) -> list[Path]:
+def generate(out: Path, participants: list[tuple[str, str, str, int]] | None = None) -> list[Path]:
     """Write the study (out/study) and one CSV per participant (out/data), as PsychoPy wrote them."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from xdisplay import start_display
@@ -203,7 +203,7 @@ def generate(out: Path) -> list[Path]:
             work = Path(tmp)
             for f in study.glob("*.csv"):
                 shutil.copy(f, work / f.name)
-            for pid, session, list_number, seed in PARTICIPANTS:
+            for pid, session, list_number, seed in participants or PARTICIPANTS:
                 run_one(compile_for(work, pid, session, list_number), seed, env)
                 made = sorted((work / "data").glob(f"{pid}_{STUDY}_*.csv"))
                 if len(made) != 1:
