@@ -24,7 +24,10 @@ from stimuli.textfile import read_text_file
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 ROLES = ("test", "filler", "practice")
-ListMode = Literal["latin_square", "column", "all"]
+ListMode = Literal["latin_square", "column", "all", "given"]
+# modes whose lists are the file's own `list` column; `given` also keeps each list's rows in the file's order
+# and lets practice and filler rows name a list (data read from another tool: each person's trials as run)
+FILE_LISTS = ("column", "given")
 SHOWN = 12  # problems listed in one message (the rest counted)
 # Size limits (docs/validation.md "Design files"): within them `validate` and `plan` finish in seconds
 # (checking is linear in the rows); beyond them the file is refused, saying which limit, before any work.
@@ -124,6 +127,11 @@ class DesignFile:
     def role_rows(self, role: str) -> list[Row]:
         return [r for r in self.rows if r.role == role]
 
+    def shared_rows(self, role: str, list_number: int) -> list[Row]:
+        """The practice or filler rows of a list: those without a list number (every list's) and, with
+        `lists: given`, those naming this list."""
+        return [r for r in self.rows if r.role == role and r.list_number in (None, list_number)]
+
     def list_for(self, subject_number: int) -> int:
         """Subjects rotate through the lists: subject k gets list ((k - 1) mod L) + 1."""
         return (subject_number - 1) % self.n_lists + 1
@@ -150,7 +158,7 @@ class DesignFile:
             partial = sum(1 for n in by_item.values() if n < n_cond)
             return (f"; {partial} of {len(by_item)} items are not in every condition (shown in the ones they have: "
                     "a between-item factor?)") if partial else ""
-        if self.mode != "column":
+        if self.mode not in FILE_LISTS:
             return ""  # a Latin square is balanced by construction
         uneven = []
         for ln, rows in sorted(self.lists_by_number.items()):
@@ -234,8 +242,8 @@ def _check_header(where: str, header: list[str], factors: dict[str, list[str]], 
         what = ["the item column" if c == item_column else f"factor {c!r}" for c in missing]
         raise DesignError(f"{where}: line 1: no column for {', '.join(what)} (declared in the spec's design); "
                           f"the file's columns: {', '.join(header)}")
-    if mode == "column" and "list" not in header:
-        raise DesignError(f"{where}: line 1: design.lists is `column` but the file has no `list` column")
+    if mode in FILE_LISTS and "list" not in header:
+        raise DesignError(f"{where}: line 1: design.lists is `{mode}` but the file has no `list` column")
     if not n_rows:
         raise DesignError(f"{where}: no rows below the header")
 
@@ -289,7 +297,7 @@ def _parse_row(line: int, r: dict[str, str], factors: dict[str, list[str]], mode
         return None
     list_number = None
     lv = (r.get("list") or "").strip()
-    if mode == "column" and role == "test":
+    if (mode == "column" and role == "test") or (mode == "given" and (role == "test" or lv)):
         if not _LIST_NUMBER.fullmatch(lv) or int(lv) < 1:
             problems.append(f"line {line}, column {header.index('list') + 1} (list): {lv!r} must be a list "
                             f"number written in ASCII digits (1, 2, ...)")
@@ -383,9 +391,10 @@ def _latin_square_lists(where: str, factors: dict[str, list[str]], conditions: l
     return lists
 
 
-def _column_lists(where: str, test: list[Row], items: list[str]) -> dict[int, tuple[Row, ...]]:
+def _column_lists(where: str, test: list[Row], items: list[str], given: bool = False) -> dict[int, tuple[Row, ...]]:
     """The file's own lists (`list` column): numbered 1, 2, ... without gaps, an item at most once in a
-    list, each list's rows in the file order of items."""
+    list, each list's rows in the file order of items. `given`: each list's rows in the file's order of
+    its own rows, and an item may come in several conditions (never twice in one: `_row_problems`)."""
     problems: list[str] = []
     lists: dict[int, tuple[Row, ...]] = {}
     numbers = sorted({r.list_number for r in test if r.list_number is not None})
@@ -400,6 +409,9 @@ def _column_lists(where: str, test: list[Row], items: list[str]) -> dict[int, tu
     position = {it: i for i, it in enumerate(items)}
     for ln in numbers:
         rows_l = by_list[ln]
+        if given:
+            lists[ln] = tuple(rows_l)
+            continue
         per_item = Counter(r.item for r in rows_l)
         twice = sorted(it for it, c in per_item.items() if c > 1)
         if twice:
@@ -428,7 +440,7 @@ def _check_and_build(where: str, factors: dict[str, list[str]], mode: ListMode, 
         lists = {1: tuple(by_item[it][c] for it in items for c in conditions if c in by_item[it])}
         n_lists = 1
     else:
-        lists = _column_lists(where, test, items)
+        lists = _column_lists(where, test, items, given=mode == "given")
         n_lists = len(lists)
     return DesignFile(path=where, factors=factors, rows=tuple(rows), columns=header, unknown_columns=unknown,
                       mode=mode, n_lists=n_lists, test_items=tuple(items), lists_by_number=lists)

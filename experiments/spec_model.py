@@ -465,7 +465,7 @@ class DesignSpec(_Strict):
 
     file: Annotated[str, Field(min_length=1)]
     factors: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], list[str]] = Field(min_length=1)
-    lists: Literal["latin_square", "column", "all"] = "latin_square"
+    lists: Literal["latin_square", "column", "all", "given"] = "latin_square"
     item_column: Annotated[str, Field(min_length=1)] = "item"
 
     @field_validator("factors", mode="before")

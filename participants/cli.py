@@ -237,3 +237,7 @@ def _run_and_report(cfg, spec: str, console) -> None:
 def register(app: typer.Typer) -> None:
     """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml)."""
     app.command("run-human")(run_human)
+    from experiments.cli import data_import_app
+    from participants.imports.cli import register_imports
+
+    register_imports(data_import_app)  # `twinlab import psychopy|jspsych|pcibex|table`

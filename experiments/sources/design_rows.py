@@ -42,7 +42,7 @@ def _block_pools(exp: Experiment, df: DesignFile, list_number: int,
     that take them, in block order, as consecutive nearly equal parts of the file's order. `shared`: the
     practice and filler rows (the same in every list), when the caller has them already."""
     pools: list[list[Row]] = [[] for _ in exp.blocks]
-    shared = shared or {"practice": df.role_rows("practice"), "filler": df.role_rows("filler")}
+    shared = shared or {"practice": df.shared_rows("practice", list_number), "filler": df.shared_rows("filler", list_number)}
     sources = {"test": df.test_rows(list_number), "practice": shared["practice"], "filler": shared["filler"]}
     for role, rows in sources.items():
         takers = [k for k, b in enumerate(exp.blocks) if b.role == role or (role == "filler" and b.fillers)]
@@ -83,7 +83,7 @@ def check_design(exp: Experiment, where: str) -> DesignFile:
             lines = [r.line for r in df.rows if r.role == role]
             raise SpecError(f"{where}: blocks: {df.path} has {roles[role]} {role} row(s) (line(s) {_lines(lines)}) "
                             f"but no block takes them; add {how}, or remove the rows")
-    shared = {"practice": df.role_rows("practice"), "filler": df.role_rows("filler")}
+    shared = None if df.mode == "given" else {"practice": df.role_rows("practice"), "filler": df.role_rows("filler")}
     for list_number in sorted(df.lists_by_number):  # linear in the rows: at most MAX_LISTS lists
         for k, (b, pool) in enumerate(zip(exp.blocks, _block_pools(exp, df, list_number, shared))):
             if not pool:

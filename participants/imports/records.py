@@ -84,3 +84,5 @@ class ReadResult:
     excluded: list[Excluded] = field(default_factory=list)
     rows_read: dict[str, int] = field(default_factory=dict)     # file -> data rows/records read
     tool_version: dict[str, str] = field(default_factory=dict)  # file -> version the file states ("" unknown)
+    notes: list[str] = field(default_factory=list)              # what the import states about the files (e.g.
+                                                                # "f.csv: line 4, column 2 (stimulus): markup kept as text")

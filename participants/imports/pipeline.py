@@ -1,0 +1,162 @@
+"""`twinlab import psychopy|jspsych|pcibex|table`: read, map, check, read the design, write sessions (issue 50).
+
+Order of work, so that bad input writes nothing: every file is read and checked by its tool's reader, the
+mapping applied, the people, labels and factors read (study.py), the spec and items file written to a
+temporary folder and loaded by the project's own loader, each person's sequence compiled and compared with
+the person's trials, every row built and scored, and what already lies in --out compared; only then are
+the spec (OUT/spec/, and --spec-out) and the sessions written (each staged and renamed). A re-import of the
+same files changes nothing; new files add sessions (with --force where they change the design read).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from participants.imports.records import ImportInputError, Mapping, ReadResult
+
+TOOLS = ("psychopy", "jspsych", "pcibex", "table")
+MAX_FILES = 10_000
+
+
+@dataclass
+class ImportReport:
+    """What an import read, kept and wrote; every source row is counted as a trial or an exclusion."""
+    tool: str
+    out: str = ""
+    spec: str = ""
+    spec_out: str = ""
+    spec_hash: str = ""
+    files: dict[str, int] = field(default_factory=dict)          # file -> data rows read
+    trials: int = 0
+    practice_trials: int = 0
+    no_response: int = 0
+    excluded: dict[str, int] = field(default_factory=dict)       # reason -> rows
+    excluded_rows: list[str] = field(default_factory=list)       # "file: line N: reason" (first 50)
+    notes: list[str] = field(default_factory=list)
+    people: int = 0
+    sessions: dict[str, int] = field(default_factory=dict)       # new / unchanged / replaced
+    rows_written: int = 0
+    mapping: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    factors: dict[str, list[str]] = field(default_factory=dict)
+    feedback: dict[str, list[int]] = field(default_factory=dict)  # phase -> [trials with feedback, trials]
+    tool_versions: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def accounted(self) -> bool:
+        """Every data row read is a trial or an excluded row (the readers' promise, checked)."""
+        return sum(self.files.values()) == self.trials + sum(self.excluded.values())
+
+
+def reader_for(tool: str) -> tuple[Callable[[list[Path], Optional[Mapping]], ReadResult], Callable[[], Mapping]]:
+    """The tool's reader and defaults, imported when asked (a reader whose module is missing is said so)."""
+    if tool not in TOOLS:
+        raise ImportInputError(f"unknown tool {tool!r}; one of {', '.join(TOOLS)}")
+    try:
+        mod = importlib.import_module(f"participants.imports.{tool}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"participants.imports.{tool}":
+            raise ImportInputError(f"the {tool} reader is not available in this installation "
+                                   f"(participants/imports/{tool}.py is missing)") from None
+        raise
+    return getattr(mod, f"read_{tool}"), mod.default_mapping
+
+
+def expand_files(paths: list[Path]) -> list[Path]:
+    """The files given, folders read for .csv/.tsv/.txt/.json/.jsonl files (sorted); each must exist."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise ImportInputError(f"{p}: does not exist")
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")
+                          and f.suffix.lower() in (".csv", ".tsv", ".txt", ".json", ".jsonl"))
+        else:
+            out.append(p)
+    if not out:
+        raise ImportInputError(f"no data files in {', '.join(map(str, paths))}")
+    if len(out) > MAX_FILES:
+        raise ImportInputError(f"{len(out)} files; at most {MAX_FILES} in one import")
+    if len({f.resolve() for f in out}) < len(out):
+        twice = next(f for f in out if sum(g.resolve() == f.resolve() for g in out) > 1)
+        raise ImportInputError(f"{twice}: given twice")
+    return out
+
+
+def resolve_mapping(tool: str, map_path: Optional[Path]) -> Optional[Mapping]:
+    """None (the tool's defaults, as the reader infers them per file) or the --map over the defaults."""
+    if map_path is None:
+        return None
+    from participants.imports.mapping import load_mapping
+
+    _, defaults = reader_for(tool)
+    return load_mapping(map_path, defaults())
+
+
+def study_name(tool: str, spec_out: Optional[Path], result: ReadResult) -> str:
+    """The spec's name: --spec-out's file name, else the study's own name (PsychoPy's expName), else the tool's."""
+    if spec_out is not None:
+        raw = spec_out.stem
+    else:
+        names = {t.extra.get("expName", "") for t in result.trials} - {""}
+        raw = sorted(names)[0] if len(names) == 1 else f"imported_{tool}"
+    name = re.sub(r"[^A-Za-z0-9_]", "_", raw)[:60].strip("_")
+    return name or f"imported_{tool}"
+
+
+def read_all(tool: str, paths: list[Path], mapping: Optional[Mapping]) -> tuple[list[Path], ReadResult]:
+    read, _ = reader_for(tool)
+    files = expand_files(paths)
+    return files, read(files, mapping)
+
+
+def count_read(report: ImportReport, result: ReadResult) -> None:
+    report.files = {Path(f).name if list(result.rows_read).count(f) == 1 else f: n for f, n in result.rows_read.items()}
+    report.trials = len(result.trials)
+    report.practice_trials = sum(t.phase == "practice" for t in result.trials)
+    report.no_response = sum(t.response is None for t in result.trials)
+    report.excluded = dict(Counter(e.reason for e in result.excluded))
+    report.excluded_rows = [f"{Path(e.source_file).name}: line {e.line}: {e.reason}" for e in result.excluded[:50]]
+    report.tool_versions = sorted(set(result.tool_version.values()) - {""})
+    report.notes = list(result.notes[:50])
+    if not report.accounted:
+        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trials} trials and "
+                               f"{sum(report.excluded.values())} excluded: a reader lost rows")
+
+
+def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Path, *,
+               spec_out: Optional[Path] = None, force: bool = False) -> ImportReport:
+    """Import `paths` (see the module docstring); ImportInputError before anything is written."""
+    from participants.imports.study import derive_study
+
+    report = ImportReport(tool=tool, out=str(out))
+    files, result = read_all(tool, paths, mapping)
+    count_read(report, result)
+    if not result.trials:
+        raise ImportInputError(f"no trials in {len(files)} file(s) ({sum(report.excluded.values())} rows excluded: "
+                               + "; ".join(f"{n} {r}" for r, n in report.excluded.items()) + ")")
+    _, defaults = reader_for(tool)
+    m = mapping or _mapping_seen(result, defaults())
+    study = derive_study(result.trials, m, study_name(tool, spec_out, result))
+    report.mapping = {k: v for k, v in dataclasses.asdict(m).items() if v not in (None, {}, ())}
+    report.labels, report.factors = dict(study.labels), study.factors
+    report.feedback = {ph: list(c) for ph, c in study.feedback_counts.items()}
+    report.people = len(study.people)
+    from participants.imports.writing import write_all
+
+    write_all(report, study, tool, result, out, spec_out, force)
+    return report
+
+
+def _mapping_seen(result: ReadResult, defaults: Mapping) -> Mapping:
+    """Without --map the readers used their defaults per file; the study reads labels and factors with these."""
+    return defaults

@@ -1,0 +1,159 @@
+"""Each imported person written as a twinlab session: the rows of the sequence the read spec compiles for the
+person's list, filled with the person's answers, through the project's one session writer (staged: written
+under temporary names, verified, renamed; SessionWriter(staged=True), as `twinlab import web` writes).
+
+The person's answer is scored by the task kind's own rule against the item's answer; where the tool scored
+the trial itself (PsychoPy's `key_resp.corr`), the two must agree, else the import is refused naming the
+line (a wrong mapping of labels or answers would otherwise give a silently wrong accuracy). Every original
+cell of the trial is kept in the row's `extra.source`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from experiments.session import SessionError, SessionWriter, session_paths
+from experiments.spec import Experiment
+from experiments.trials import Trial, TrialSequence
+from participants.imports.records import ImportInputError, SourceTrial
+from participants.imports.study import Person, Study
+
+
+@dataclass
+class Planned:
+    person: Person
+    seq: TrialSequence
+    rows: list[dict[str, Any]]
+    meta: dict[str, Any]
+    state: str = "new"  # new | unchanged | replace
+
+
+def file_record(path: str) -> dict[str, Any]:
+    data = Path(path).read_bytes()
+    return {"name": Path(path).name, "path": str(path), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def check_sequence(seq: TrialSequence, person: Person) -> None:
+    """The compiled sequence is the person's trials, in the person's order (the spec's promise)."""
+    if len(seq) != len(person.trials):
+        raise ImportInputError(f"internal error: the read spec compiles {len(seq)} trials for {person.participant}, "
+                               f"who has {len(person.trials)}")
+    for tr, t in zip(seq, person.trials):
+        if tr.role != t.phase or (tr.mat.get("sentence") or "") != (t.stimulus or "").strip():
+            raise ImportInputError(f"internal error: trial {tr.trial_index} of {person.participant} compiles as "
+                                   f"{tr.item_id} but the person's line {t.line} is another trial")
+
+
+def _feedback_text(exp: Experiment, trial: Trial, t: SourceTrial, correct: Optional[bool]) -> Optional[str]:
+    if not (trial.feedback and t.feedback):
+        return None
+    try:
+        float(t.feedback)  # a time (PsychoPy's feedback.started): the text itself is not in the file
+    except ValueError:
+        return t.feedback
+    if correct is None:
+        return exp.feedback.no_response_text
+    return exp.feedback.correct_text if correct else exp.feedback.incorrect_text
+
+
+def person_rows(exp: Experiment, study: Study, seq: TrialSequence, person: Person) -> list[dict[str, Any]]:
+    from experiments.tasks import get_task
+    from experiments.tasks.detection import detection_for
+    from participants.rows import trial_row
+    from participants.rsvp import TrialResult
+
+    kind = get_task(exp.task.kind)
+    rows = []
+    for trial, t in zip(seq, person.trials):
+        value = study.value_of(t.response)
+        correct = kind.score(trial, value) if value is not None else None
+        if t.correct is not None and correct is not None and t.correct != correct:
+            raise ImportInputError(
+                f"{t.source_file}: line {t.line}: the tool scored this trial {'correct' if t.correct else 'wrong'} but "
+                f"the response {t.response!r} ({value}) against the answer {t.expected!r} "
+                f"({study.value_of(t.expected)}) is {'correct' if correct else 'wrong'}: check `labels` and `expected` "
+                "in --map")
+        fb = _feedback_text(exp, trial, t, correct)
+        result = TrialResult(
+            response=value, correct=correct, rt_ms=t.rt_ms, rt_sentence_end_ms=None, word_onsets_ms=[],
+            word_durations_ms=[], feedback_shown=fb is not None, feedback_text=fb, started_at=None, ended_at=None,
+            iti_onset=0.0, response_mode="task",
+            extra={"imported": {"tool": t.tool, "file": Path(t.source_file).name, "line": t.line},
+                   "raw_response": t.response, "tool_correct": t.correct, "source": t.extra})
+        rows.append(trial_row(trial, result, seq, subject_id=person.subject_id, session=1,
+                              detection=detection_for(trial.task, exp.task, None)))
+    return rows
+
+
+def plan_sessions(exp: Experiment, study: Study, out: Path, tool: str, versions: dict[str, str],
+                  force: bool) -> list[Planned]:
+    """Every person's sequence, rows and sidecar, and what writing would do to `out` (checked, nothing written)."""
+    from experiments.compiler import compile_sequence
+
+    planned = []
+    for p in study.people:
+        seq = compile_sequence(exp, p.subject_id, list_number=p.list_number)
+        check_sequence(seq, p)
+        files = [file_record(f) for f in p.files]
+        meta = {"runner": f"twinlab import {tool}", "data_kind": f"human participant (imported from {tool})",
+                "participant_info": {"participant": p.participant, "session": p.session}, "autopilot": False,
+                "seed": seq.seed, "n_trials_in_sequence": len(seq),
+                "list_assignment": {"method": "given", "list": p.list_number,
+                                    "by": "the person's own trials, in the person's order (twinlab import)"},
+                "imported": {"tool": tool, "tool_version": sorted({versions.get(f, "") for f in p.files} - {""}),
+                             "source_files": files}}
+        plan = Planned(p, seq, person_rows(exp, study, seq, p), meta)
+        plan.state = _state(out, exp, plan, force)
+        planned.append(plan)
+    return planned
+
+
+def _state(out: Path, exp: Experiment, plan: Planned, force: bool) -> str:
+    """new, unchanged (the same files imported by the same spec: a re-import changes nothing) or replace
+    (--force); anything else is refused, naming the session."""
+    csv_path, json_path = session_paths(out, exp.name, plan.person.subject_id, 1)
+    if not (csv_path.exists() or json_path.exists()):
+        return "new"
+    try:
+        old = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        old = {}
+    same = (old.get("spec_hash") == exp.spec_hash and old.get("sequence_hash") == plan.seq.sequence_hash
+            and [f["sha256"] for f in old.get("imported", {}).get("source_files", [])]
+            == [f["sha256"] for f in plan.meta["imported"]["source_files"]] and old.get("status") == "completed")
+    if same:
+        return "unchanged"
+    if force:
+        return "replace"
+    raise ImportInputError(
+        f"{csv_path} already exists from another import (other source files, or a spec read from other data: "
+        f"spec hash {old.get('spec_hash')} vs {exp.spec_hash}); nothing was written. Re-import into a new --out, or "
+        "give --force to rewrite this study's sessions from the files given now")
+
+
+def write_session(out: Path, exp: Experiment, plan: Planned) -> None:
+    """Staged (temporary names, verified, renamed); a --force replacement is written beside and renamed over."""
+    target_root = out
+    if plan.state == "replace":
+        target_root = out / ".twinlab-import-staging"
+    p = plan.person
+    try:
+        w = SessionWriter.create(target_root, experiment=exp.name, subject_id=p.subject_id, session=1,
+                                 subject_kind="human", spec_hash=exp.spec_hash, sequence_hash=plan.seq.sequence_hash,
+                                 n_trials=len(plan.seq), metadata=plan.meta, staged=True, sequence=plan.seq)
+        try:
+            w.append_rows(plan.rows)
+        except BaseException:
+            w.close("crashed")
+            raise
+        w.close("completed" if len(plan.rows) == len(plan.seq) else "incomplete")
+    except SessionError as exc:
+        raise ImportInputError(str(exc)) from None
+    if plan.state == "replace":
+        for new, old in zip(session_paths(target_root, exp.name, p.subject_id, 1),
+                            session_paths(out, exp.name, p.subject_id, 1)):
+            os.replace(new, old)

@@ -1,0 +1,226 @@
+"""The design read from the data: people, answers and the spec + items file their trials make (issue 50).
+
+Every person (participant and session of the source) becomes one list of a design with `lists: given`
+(docs/spec.md): the list's practice rows, then its test rows, in the order the person got them, blocks
+unshuffled. So the spec compiles, for person k's list, exactly the trials the person saw, in the person's
+order: `run-model SPEC` puts model subjects on the same items and lists, `run-model --replay` replays each
+person, and the imported sessions are rows of that compiled sequence. The factors are the mapped condition
+(factor `condition`) or factors; the answer labels are the mapping's `labels` (raw response -> value), or
+the raw responses themselves.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from participants.imports.records import ImportInputError, Mapping, SourceTrial
+
+MAX_LABELS = 9
+
+
+@dataclass
+class Person:
+    subject_id: str               # the twinlab id (letters and digits of the source's participant)
+    participant: str              # as the source wrote it
+    session: str                  # the source's session label
+    files: list[str]
+    trials: list[SourceTrial]
+    list_number: int = 0
+
+
+@dataclass
+class Study:
+    name: str
+    task: str
+    labels: list[tuple[str, str]]                  # (raw response, value), in the spec's order
+    factors: dict[str, list[str]]
+    people: list[Person]
+    items: list[dict[str, str]] = field(default_factory=list)   # the items file's rows
+    feedback: dict[str, bool] = field(default_factory=dict)     # phase -> feedback shown
+    feedback_counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # phase -> (shown, trials)
+
+    def value_of(self, raw: Optional[str]) -> Optional[str]:
+        """A raw response or answer as the label's value (None stays None)."""
+        if raw is None:
+            return None
+        for r, v in self.labels:
+            if raw == r or raw == v:
+                return v
+        return None
+
+
+def subject_id_for(participant: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", participant)[:64]
+
+
+def group_people(trials: list[SourceTrial]) -> list[Person]:
+    """One Person per participant; a participant with files of two sessions is refused (a design read from
+    the data runs in one session), as is a participant whose id has no letter or digit, or two
+    participants whose ids become one."""
+    by: dict[str, Person] = {}
+    owner: dict[str, str] = {}
+    for t in trials:
+        p = by.get(t.participant)
+        if p is None:
+            sid = subject_id_for(t.participant)
+            if not sid:
+                raise ImportInputError(f"{t.source_file}: line {t.line}: participant {t.participant!r} has no letter "
+                                       "or digit to make a twinlab id of")
+            if sid in owner:
+                raise ImportInputError(f"{t.source_file}: line {t.line}: participants {owner[sid]!r} and "
+                                       f"{t.participant!r} both become the twinlab id {sid!r} (letters and digits)")
+            owner[sid] = t.participant
+            p = by[t.participant] = Person(sid, t.participant, t.session, [], [])
+        elif t.session != p.session:
+            raise ImportInputError(
+                f"{t.source_file}: line {t.line}: participant {t.participant!r} has data of two sessions "
+                f"({p.session!r} in {p.files[0]}, {t.session!r} here); a design read from the data runs in one "
+                "session: import each session into its own --out (or leave `session` unmapped if the files are one "
+                "session)")
+        if t.source_file not in p.files:
+            p.files.append(t.source_file)
+        p.trials.append(t)
+    people = sorted(by.values(), key=lambda q: _natural(q.subject_id))
+    for k, p in enumerate(people, start=1):
+        p.list_number = k
+    return people
+
+
+def _natural(text: str) -> list[Any]:
+    return [int(x) if x.isdigit() else x for x in re.split(r"([0-9]+)", text)]
+
+
+def labels_of(trials: list[SourceTrial], m: Mapping) -> list[tuple[str, str]]:
+    """The answer labels: the mapping's (raw -> value), else every raw response and answer as its own value."""
+    if m.labels:
+        labels = list(m.labels.items())
+    else:
+        seen = sorted({x for t in trials for x in (t.response, t.expected) if x is not None})
+        labels = [(x, x) for x in seen]
+    if len(labels) < 2:
+        raise ImportInputError(f"the responses give {len(labels)} answer label(s) ({', '.join(v for _, v in labels)}); "
+                               "a judgment needs two or more: map `labels:` in --map")
+    if len(labels) > MAX_LABELS:
+        raise ImportInputError(f"{len(labels)} different responses ({', '.join(r for r, _ in labels[:12])} ...): too "
+                               f"many for answer labels (at most {MAX_LABELS}); map `response` to the answer column "
+                               "and `labels:` (raw -> value) in --map")
+    return labels
+
+
+def check_answers(study: Study) -> None:
+    """Every response and correct answer is among the labels (else the error names file, line and column)."""
+    for p in study.people:
+        for t in p.trials:
+            for what, raw in (("response", t.response), ("expected", t.expected)):
+                if raw is not None and study.value_of(raw) is None:
+                    col = _column_name(t, what)
+                    raise ImportInputError(
+                        f"{t.source_file}: line {t.line}{col}: {what} {raw[:40]!r} is not among the labels "
+                        f"({', '.join(f'{r} = {v}' for r, v in study.labels)}); add it to `labels:` in --map")
+
+
+def _column_name(t: SourceTrial, what: str) -> str:
+    return f", {what} column" if what else ""
+
+
+def factors_of(people: list[Person], m: Mapping) -> dict[str, list[str]]:
+    """The factors and their levels (sorted) from the test trials: the mapping's `factors`, else `condition`."""
+    test = [t for p in people for t in p.trials if t.phase == "test"]
+    if not test:
+        raise ImportInputError("no test trials (every trial is practice): check `practice`/`practice_values` in --map")
+    names = dict(m.factors) if m.factors else ({"condition": m.condition} if m.condition else {})
+    if not names:
+        raise ImportInputError("no condition: map `condition:` (or `factors:`) in --map to the column that names "
+                               "each trial's condition")
+    factors: dict[str, list[str]] = {}
+    for name in names:
+        levels = sorted({_level(t, name, m) for t in test})
+        if "" in levels:
+            t = next(t for t in test if _level(t, name, m) == "")
+            raise ImportInputError(f"{t.source_file}: line {t.line}: a test trial without a {name} (column "
+                                   f"{names[name]!r} is empty)")
+        if len(levels) < 2:
+            raise ImportInputError(f"factor {name} (column {names[name]!r}) has one level ({levels[0]!r}) over all test "
+                                   "trials; a design needs two or more (map another column)")
+        factors[name] = levels
+    return factors
+
+
+def _level(t: SourceTrial, name: str, m: Mapping) -> str:
+    return (t.factors.get(name) if m.factors else t.condition) or ""
+
+
+def feedback_by_phase(people: list[Person]) -> tuple[dict[str, bool], dict[str, tuple[int, int]]]:
+    """Per phase: was feedback shown (on any of its trials), with the counts (shown, trials) for the report."""
+    counts = {ph: (sum(1 for p in people for t in p.trials if t.phase == ph and t.feedback),
+                   sum(1 for p in people for t in p.trials if t.phase == ph)) for ph in ("practice", "test")}
+    return {ph: c[0] > 0 for ph, c in counts.items()}, counts
+
+
+def item_rows(study: Study, m: Mapping) -> list[dict[str, str]]:
+    """The items file: per person (list k), the practice then the test trials, in the person's order."""
+    rows: list[dict[str, str]] = []
+    for p in study.people:
+        phases = [t.phase for t in p.trials]
+        if "test" in phases and "practice" in phases[phases.index("test"):]:
+            t = next(t for t in p.trials[phases.index("test"):] if t.phase == "practice")
+            raise ImportInputError(f"{t.source_file}: line {t.line}: a practice trial after test trials; twinlab gives "
+                                   "practice before the test (map `practice` so that these are test trials)")
+        seen: dict[tuple[str, str], int] = {}
+        for t in p.trials:
+            rows.append(_item_row(study, m, p, t, seen))
+    return rows
+
+
+def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tuple[str, str], int]) -> dict[str, str]:
+    item = (t.item or t.stimulus or "").strip()
+    if not item:
+        raise ImportInputError(f"{t.source_file}: line {t.line}: no item (map `item:` or `stimulus:` in --map)")
+    if not t.stimulus:
+        raise ImportInputError(f"{t.source_file}: line {t.line}: no stimulus text (map `stimulus:` to the column "
+                               "holding the sentence or word shown)")
+    levels = {n: _level(t, n, m) for n in study.factors}
+    keep = t.phase == "test" or all(v in study.factors[n] for n, v in levels.items())
+    key = (item, "-".join(levels.values()) if keep else "")
+    if key in seen:
+        raise ImportInputError(f"{t.source_file}: line {t.line}: participant {p.participant!r} got item {item!r}"
+                               f"{' in ' + key[1] if key[1] else ''} again (first on line {seen[key]}); twinlab shows "
+                               "an item once per condition and person (map `item` to a column that tells repeats apart)")
+    seen[key] = t.line
+    row = {"item": item, "role": t.phase, "list": str(p.list_number), "sentence": t.stimulus.strip(),
+           "answer": study.value_of(t.expected) or ""}
+    row.update({n: (v if keep else "") for n, v in levels.items()})
+    return row
+
+
+def derive_study(trials: list[SourceTrial], m: Mapping, name: str) -> Study:
+    """People, labels, factors, feedback and the items file: everything the spec and the sessions need."""
+    people = group_people(trials)
+    task = m.task or "judgment"
+    study = Study(name=name, task=task, labels=labels_of(trials, m), factors=factors_of(people, m), people=people)
+    check_answers(study)
+    study.feedback, study.feedback_counts = feedback_by_phase(people)
+    study.items = item_rows(study, m)
+    return study
+
+
+def spec_dict(study: Study, items_file: str, description: str) -> dict[str, Any]:
+    """The spec (YAML-ready): the design with the people's own lists, a practice block with its feedback where
+    the people had practice, the test block, the task with its labels."""
+    from experiments.psychopy_names import check_key
+
+    keys_ok = all(check_key(r) is None for r, _ in study.labels) and len({r for r, _ in study.labels}) == len(study.labels)
+    labels = [{"value": v, "text": v, **({"key": r} if keys_ok else {})} for r, v in study.labels]
+    blocks = []
+    if any(t.phase == "practice" for p in study.people for t in p.trials):
+        blocks.append({"name": "practice", "role": "practice", "feedback": study.feedback["practice"], "shuffle": False})
+    blocks.append({"name": "test", "role": "test", "feedback": study.feedback["test"], "shuffle": False})
+    return {"name": study.name, "description": description, "seed": 1,
+            "design": {"file": items_file, "factors": study.factors, "lists": "given"},
+            "blocks": blocks, "task": {"kind": study.task, "labels": labels}}
+
+
+def level_counts(study: Study) -> dict[str, Counter]:
+    return {n: Counter(r[n] for r in study.items if r["role"] == "test") for n in study.factors}

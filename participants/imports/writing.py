@@ -1,0 +1,97 @@
+"""The writing half of an import: the spec files and the sessions, after everything was checked.
+
+The spec is loaded from a temporary folder, every session planned (compiled, compared, scored) and what lies
+in --out compared before the first byte is written; then the spec and items file go to OUT/spec/ (and
+--spec-out) atomically, and each session is written staged and renamed (sessions.py).
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from participants.imports.records import ImportInputError, ReadResult
+
+
+def staged_spec(study: Any, tool: str, folder: Path) -> tuple[Path, Path, str, str]:
+    """Write the spec and items file into `folder` and load them with the project's loader (SpecError -> an
+    ImportInputError naming what the data could not give). Returns (spec, items, spec text, items text)."""
+    import yaml
+
+    from experiments.spec import SpecError, load_spec
+    from participants.imports.csv_out import items_csv
+
+    items_name = f"{study.name}_items.csv"
+    spec = _spec_dict(study, tool, items_name)
+    spec_text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
+    items_text = items_csv(study)
+    (folder / items_name).write_text(items_text, encoding="utf-8")
+    (folder / f"{study.name}.yaml").write_text(spec_text, encoding="utf-8")
+    try:
+        load_spec(folder / f"{study.name}.yaml")
+    except SpecError as exc:
+        raise ImportInputError(f"the design read from the data is not a valid twinlab spec: {exc}") from None
+    return folder / f"{study.name}.yaml", folder / items_name, spec_text, items_text
+
+
+def _spec_dict(study: Any, tool: str, items_name: str) -> dict[str, Any]:
+    from participants.imports.study import spec_dict
+
+    d = spec_dict(study, items_name, f"Read from {tool} data by `twinlab import {tool}`: {len(study.people)} "
+                                     "people, each a list of the design (the items in the order the person got them).")
+    d["texts"] = {"instructions": [f"(Imported from {tool}: the study's own instructions are not in its data files.)"]}
+    return d
+
+
+def _target_state(path: Path, text: str, force: bool) -> str:
+    """new, unchanged, or replace (--force); another file there is refused, naming it."""
+    if not path.exists():
+        return "new"
+    if path.is_file() and path.read_text(encoding="utf-8", errors="replace") == text:
+        return "unchanged"
+    if force and path.is_file():
+        return "replace"
+    raise ImportInputError(f"{path} already exists and differs from the spec read from these files; nothing was "
+                           "written (give --force to replace it, or another path)")
+
+
+def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path, spec_out: Optional[Path],
+              force: bool) -> None:
+    from experiments.atomic import atomic_write_text
+    from experiments.session import write_dataset_description
+    from experiments.spec import load_spec
+    from participants.imports.sessions import plan_sessions, write_session
+
+    if out.exists() and not out.is_dir():
+        raise ImportInputError(f"--out {out} is a file; give a folder")
+    with tempfile.TemporaryDirectory(prefix="twinlab-import-") as tmp:
+        spec_path, items_path, spec_text, items_text = staged_spec(study, tool, Path(tmp))
+        exp = load_spec(spec_path)
+        planned = plan_sessions(exp, study, out, tool, result.tool_version, force)
+        spec_hash = exp.spec_hash  # while its items file is there (the hash reads the file's bytes)
+    targets = [(out / "spec" / spec_path.name, spec_text), (out / "spec" / items_path.name, items_text)]
+    if spec_out is not None:
+        targets += [(spec_out, spec_text), (spec_out.parent / items_path.name, items_text)]
+    states = [(p, t, _target_state(p, t, force)) for p, t in targets]
+    for p, t, state in states:  # the items file first: the spec names it
+        if state != "unchanged" and p.suffix == ".csv":
+            atomic_write_text(p, t)
+    for p, t, state in states:
+        if state != "unchanged" and p.suffix != ".csv":
+            atomic_write_text(p, t)
+    final = load_spec(out / "spec" / spec_path.name)
+    if final.spec_hash != spec_hash:
+        raise ImportInputError(f"internal error: the written spec hashes {final.spec_hash}, not {spec_hash}")
+    write_dataset_description(out)
+    counts = {"new": 0, "unchanged": 0, "replaced": 0}
+    for plan in planned:
+        if plan.state == "unchanged":
+            counts["unchanged"] += 1
+            continue
+        write_session(out, final, plan)
+        counts["replaced" if plan.state == "replace" else "new"] += 1
+        report.rows_written += len(plan.rows)
+    report.sessions = counts
+    report.spec = str(out / "spec" / spec_path.name)
+    report.spec_out = str(spec_out) if spec_out else ""
+    report.spec_hash = spec_hash
