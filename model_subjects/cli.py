@@ -77,8 +77,13 @@ def run_model(
     check_options(cfg)
     plan = prepare_run_or_exit(spec, session=session, seed=seed, trials=trials, list_number=list_number)
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
+        from experiments.outputs import check_dataset_folder
         from model_subjects.replay import replay_command
 
+        try:  # the model's sessions are never written into the people's folder (nor it into theirs)
+            check_dataset_folder("--out", out, [("the --replay folder", replay)])
+        except OptionError as exc:
+            fail(str(exc))
         _checked(cfg, plan.exp)
         return replay_command(cfg, plan.exp, replay, quiet)
     locks = _checked_and_locked(cfg, plan.exp)
@@ -236,6 +241,7 @@ def people_jsonl(
     """Each person's session as a Psych-201-style JSONL line: the transcript a model would read, the person's
     answers marked <<...>>, RTs (model_subjects/psych201.py)."""
     from experiments.cli_common import fail
+    from experiments.session import SessionError
     from experiments.spec import SpecError
     from model_subjects.protocols import ProtocolError
     from model_subjects.psych201 import export_jsonl
@@ -243,7 +249,7 @@ def people_jsonl(
 
     try:
         n = export_jsonl(spec, people, out, protocol, force)
-    except (RunError, SpecError, ProtocolError) as exc:
+    except (RunError, SpecError, ProtocolError, SessionError) as exc:  # SessionError: a bad row, named by line
         fail(str(exc))
     typer.echo(f"wrote {n} session(s) to {out}")
 
