@@ -77,17 +77,25 @@ def run_model(
     check_options(cfg)
     plan = prepare_run_or_exit(spec, session=session, seed=seed, trials=trials, list_number=list_number)
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
-        from experiments.outputs import check_dataset_folder
         from model_subjects.replay import replay_command
 
-        try:  # the model's sessions are never written into the people's folder (nor it into theirs)
-            check_dataset_folder("--out", out, [("the --replay folder", replay)])
-        except OptionError as exc:
-            fail(str(exc))
+        _replay_out(out, replay)
         _checked(cfg, plan.exp)
         return replay_command(cfg, plan.exp, replay, quiet)
     locks = _checked_and_locked(cfg, plan.exp)
     _run_loaded(cfg, plan, locks, options, quiet)
+
+
+def _replay_out(out: Path, replay: Path) -> None:
+    """The model's sessions are never written into the people's folder, nor theirs into its data/ (one line, exit 2)."""
+    from experiments.cli_common import fail
+    from experiments.options import OptionError
+    from experiments.outputs import check_dataset_folder
+
+    try:
+        check_dataset_folder("--out", out, [("the --replay folder", replay)])
+    except OptionError as exc:
+        fail(str(exc))
 
 
 def _checked(cfg: Any, exp: Any) -> None:
