@@ -375,8 +375,9 @@ def check_out(out: str | Path, data_paths: Iterable[str | Path], force: bool, fr
     holding one, nor inside a folder that holds data files directly (a folder given, or its `data/`; for a
     frame, `frame=True`, the folders of the files it was read from); an earlier analysis in `out` is
     replaced only with force. `twinlab analyze --out` and report() both check this."""
+    from analysis.results_folder import KINDS as RESULT_FOLDERS
     from experiments.options import OptionError
-    from experiments.outputs import same_file
+    from experiments.outputs import check_output_folder, same_file
 
     out = Path(out)
     ro = out.resolve()
@@ -392,6 +393,9 @@ def check_out(out: str | Path, data_paths: Iterable[str | Path], force: bool, fr
         if same_file(dr, out) or ro in dr.parents or inside:
             raise OptionError(f"--out {out} holds the data analysed ({d}); results are never written among "
                               "their inputs, even with --force: choose another --out")
+    # tables/ and figures/ real folders, results.json and report.html regular files: nothing written through a
+    # link or over a device, even with --force (experiments/outputs.py)
+    check_output_folder("--out", out, subfolders=RESULT_FOLDERS, files=("results.json", "report.html"))
     if (out / "results.json").exists() and not force:
         raise OptionError(f"--out {out} holds the results of an earlier analysis; pass --force to replace "
                           "them or choose another folder")

@@ -112,6 +112,15 @@ def _check_header_names(path: Path) -> None:
         seen.add(n)
 
 
+def _header_columns(path: Path) -> list[str]:
+    """The column names (the header line only: a torn last row, which the session reader sets aside, is not
+    read here, and a large table is not parsed twice); a file pandas cannot read says why as the loader does."""
+    try:
+        return list(pd.read_csv(path, nrows=0, dtype=str, encoding="utf-8", index_col=False).columns)
+    except Exception:  # noqa: BLE001 (any failure: the full reader gives the one message for it)
+        return list(_read_raw(path).columns)
+
+
 def sniff_format(path: Path, columns: Iterable[str]) -> str:
     cols = set(columns)
     if {"subject", "sentence_type", "valid_answer"} <= cols:
@@ -400,7 +409,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
             info.exclude(f.name, 0, f"skipped: {empty}")
             continue
         _check_header_names(f)
-        raw_cols = list(_read_raw(f).columns)
+        raw_cols = _header_columns(f)
         kind = sniff_format(f, raw_cols) if fmt == "auto" else fmt
         info.files.append(str(f))
         info.formats[str(f)] = kind

@@ -80,9 +80,15 @@ class LoadInfo:
             self.outliers[k] += [s for s in other.outliers[k] if s not in self.outliers[k]]
 
 
+MAX_GZ_BYTES = 1_000_000_000  # one compressed table, inflated (and at most 200 times its size: stimuli/archives.py)
+
+
 def read_raw_csv(path: Path | io.BytesIO, name: Path | None = None) -> pd.DataFrame:
+    from stimuli.archives import ArchiveLimitError, csv_source
+
     path_name = name or path
     try:
+        path = csv_source(path, MAX_GZ_BYTES)  # a .gz inflated under the caps (pandas would not bound it)
         with warnings.catch_warnings():
             # rows longer than the header: pandas would quietly make the first column the index
             # (shifting every value one column) or drop cells; both are a broken table
@@ -96,7 +102,9 @@ def read_raw_csv(path: Path | io.BytesIO, name: Path | None = None) -> pd.DataFr
         raise LoadError(f"{path_name}: file is empty (no header line)") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise LoadError(f"{path_name}: not a readable CSV ({str(exc).strip()})") from None
-    except (EOFError, zlib.error) as exc:  # a damaged .gz (pandas decompresses by the file name)
+    except ArchiveLimitError as exc:
+        raise LoadError(str(exc)) from None
+    except (EOFError, zlib.error) as exc:  # a damaged .gz
         raise LoadError(f"{path_name}: cannot be read (damaged compressed file: {exc})") from None
     except OSError as exc:
         raise LoadError(f"{path_name}: cannot be read ({exc.strerror or exc})") from None

@@ -169,10 +169,11 @@ class Pilot:
 def check_out_folder(out: str | Path, force: bool) -> None:
     """--out: a folder (or a new one) that holds no earlier power run unless --force (the data rule is
     api.check_out's, applied by api.power)."""
-    from experiments.options import OptionError, output_folder
+    from experiments.options import OptionError
+    from experiments.outputs import check_output_folder
 
-    try:
-        output_folder("--out", Path(out))
+    try:  # no link among tables/ and figures/, power.json a regular file (experiments/outputs.py)
+        check_output_folder("--out", Path(out), subfolders=("tables", "figures"), files=("power.json",))
     except OptionError as exc:
         raise PowerInputError(str(exc)) from None
     if (Path(out) / "power.json").exists() and not force:

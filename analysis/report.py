@@ -285,8 +285,13 @@ def render_report(out: str | Path) -> Path:
     """Write OUT/report.html from OUT/results.json and the files it names. results.json is input like any
     other (a folder may come from anyone): every string is escaped, every file it names must lie inside
     OUT (tables/ or figures/, no symlink out), and an entry not as twinlab writes it is a ReportError."""
+    from experiments.outputs import unsafe_target
+
     out = Path(out)
     res = load_results(out)
+    problem = unsafe_target(out / "report.html")  # never written through a link or over a device
+    if problem:
+        raise ReportError(f"{out / 'report.html'} {problem}")
     try:
         page = _page(out, res)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:

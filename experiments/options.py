@@ -197,5 +197,7 @@ def run_options(cfg, name=cli_name) -> None:
     at_least(name("max_new_tokens"), cfg.max_new_tokens, 1, 4096)
     dtype(cfg.dtype, name("dtype"))
     device(cfg.device, name("device"))
-    output_folder(name("out"), Path(cfg.out))
+    from experiments.outputs import check_dataset_folder  # here: outputs imports this module
+
+    check_dataset_folder(name("out"), Path(cfg.out))
     model_path(name("model"), cfg.model)

@@ -27,6 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from experiments.atomic import check_rename_target
+from experiments.outputs import unsafe_target
 from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_table_header
 from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
 from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
@@ -122,6 +124,7 @@ def _atomic_write_json(path: Path, obj: Any, durable: bool = True) -> None:
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
+        check_rename_target(path)
         os.replace(tmp, path)
     except OSError as exc:
         try:
@@ -302,6 +305,10 @@ class SessionWriter:
               metadata: dict[str, Any] | None, resume: bool, durable: bool, sequence: Any,
               staged: bool = False, columns: list[str] | None = None) -> "SessionWriter":
         remove_stale_temporaries(csv_path.parent)  # left by a writer killed mid-rename (kill -9)
+        for p in (csv_path, json_path):  # appended to or replaced: never through a link, never a device
+            problem = unsafe_target(p)
+            if problem:
+                raise SessionError(f"session file {p} {problem}")
         columns = list(COLUMN_NAMES) if columns is None else columns
         exists = csv_path.exists() or json_path.exists()
         if exists and not resume:
@@ -559,52 +566,86 @@ def scan_table(path: str | Path) -> TableScan:
     """Read a session CSV without changing it; a torn last row is set aside, not counted.
 
     A row is complete when it ends with a line end outside quotes and has as many cells as the
-    header. Only the tail can be torn (rows are appended and fsync'ed one at a time); a bad row
-    followed by good ones is not a torn tail and is left for the loaders to report.
+    header. Only the tail can be torn (rows are appended and fsync'ed one at a time): the final record
+    without a line end, or one cut inside a quoted cell at the end of the file. Anything else that is
+    not a row (a stray quote, a cell over the field limit, a row with the wrong number of cells before
+    the last) is a SessionError naming the file and line: a bad row never silently ends a session.
     """
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    consumed = 0
+    records, torn_at = _records(path, data)
+    if not records:
+        return TableScan(path, [], [], 0, data, header_complete=not data)
+    (_, hdr_end, header), body = records[0], records[1:]
+    if torn_at is not None:
+        _check_torn_tail(path, data, torn_at, len(header))
+    keep = hdr_end
+    rows: list[dict[str, str]] = []
+    lines: list[int] = []
+    for k, (line, end, cells) in enumerate(body):
+        if len(cells) != len(header):
+            if k == len(body) - 1 and len(cells) < len(header) and torn_at is None:
+                break  # the last line is short: a torn row that happened to end at a line end inside a cell
+            raise SessionError(f"{path} line {line}: {len(cells)} cells where the header has {len(header)}; "
+                               "a row in the middle of a session is never partly written (the file was edited or "
+                               "damaged): repair or remove that line")
+        rows.append(dict(zip(header, cells)))
+        lines.append(line)
+        keep = end
+    return TableScan(path, header, rows, keep, data[keep:], lines=tuple(lines))
 
-    def lines():
-        nonlocal consumed
+
+def _records(path: Path, data: bytes) -> tuple[list[tuple[int, int, list[str]]], int | None]:
+    """([(first line, end offset, cells)] of the records that end in a line end, the offset where a torn
+    final record starts or None). A CSV error before the end of the data is a SessionError naming its line."""
+    offsets: list[int] = []  # where each physical line ends
+
+    def physical_lines():
         start = 0
         while start < len(data):
             end = data.find(b"\n", start)
             end = len(data) if end < 0 else end + 1
-            chunk = data[start:end]
-            consumed = end
+            offsets.append(end)
+            yield data[start:end].decode("utf-8", errors="replace")
             start = end
-            yield chunk.decode("utf-8", errors="replace")
 
-    records: list[tuple[int, list[str]]] = []  # (end offset, cells) of records ending in a line end
-    reader = csv.reader(lines(), strict=True)
-    try:
-        for cells in reader:
-            if data[consumed - 1:consumed] == b"\n":
-                records.append((consumed, cells))
-            else:
-                break  # the last record has no line end: torn
-    except csv.Error:
-        pass  # an open quote at the end of the data: the last record is torn
-    if not records:
-        return TableScan(path, [], [], 0, data, header_complete=not data)
-    (hdr_end, header), body = records[0], records[1:]
-    keep = hdr_end
-    rows: list[dict[str, str]] = []
-    lines: list[int] = []
-    line = data.count(b"\n", 0, hdr_end) + 1  # where the next record starts
-    for k, (end, cells) in enumerate(body):
-        if len(cells) != len(header) and k == len(body) - 1:
-            break  # the last line is short: a torn row that happened to end at a line end inside a cell
-        rows.append(dict(zip(header, cells)))
-        lines.append(line)
-        line += data.count(b"\n", keep, end)
-        keep = end
-    return TableScan(path, header, rows, keep, data[keep:], lines=tuple(lines))
+    records: list[tuple[int, int, list[str]]] = []
+    reader = csv.reader(physical_lines(), strict=True)
+    while True:
+        first = reader.line_num + 1  # the line this record starts on
+        begin = offsets[-1] if offsets else 0
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return records, None
+        except csv.Error as exc:
+            if offsets and offsets[-1] == len(data) and "unexpected end of data" in str(exc):
+                return records, begin  # an open quote at the end of the data: the last record is torn
+            raise SessionError(f"{path} line {reader.line_num}: not a CSV row ({exc}); the row starting on line "
+                               f"{first} is damaged (a stray quote, a cell over the field limit, a NUL byte), not "
+                               "partly written: repair or remove it") from None
+        if data[offsets[-1] - 1:offsets[-1]] != b"\n":
+            return records, begin  # the last record has no line end: torn
+        records.append((first, offsets[-1], cells))
+
+
+def _check_torn_tail(path: Path, data: bytes, begin: int, n_cells: int) -> None:
+    """A torn tail is part of one row: a complete line after its first that is a whole row by itself means
+    a quote opened on the tail's first line was never closed, and the rows after it are not torn."""
+    tail = data[begin:].split(b"\n")
+    line = data.count(b"\n", 0, begin) + 1
+    for k, piece in enumerate(tail[1:-1], start=1):
+        try:
+            cells = next(csv.reader([piece.decode("utf-8", errors="replace")]), [])
+        except csv.Error:
+            continue
+        if len(cells) == n_cells:
+            raise SessionError(f"{path} line {line}: a quote opened on this line is never closed, so line "
+                               f"{line + k} and every row after it would be read as one cell; the row is damaged, "
+                               "not partly written: repair or remove it")
 
 
 # the columns a kept row must share with its trial of the compiled sequence (its identity)

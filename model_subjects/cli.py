@@ -79,10 +79,23 @@ def run_model(
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
         from model_subjects.replay import replay_command
 
+        _replay_out(out, replay)
         _checked(cfg, plan.exp)
         return replay_command(cfg, plan.exp, replay, quiet)
     locks = _checked_and_locked(cfg, plan.exp)
     _run_loaded(cfg, plan, locks, options, quiet)
+
+
+def _replay_out(out: Path, replay: Path) -> None:
+    """The model's sessions are never written into the people's folder, nor theirs into its data/ (one line, exit 2)."""
+    from experiments.cli_common import fail
+    from experiments.options import OptionError
+    from experiments.outputs import check_dataset_folder
+
+    try:
+        check_dataset_folder("--out", out, [("the --replay folder", replay)])
+    except OptionError as exc:
+        fail(str(exc))
 
 
 def _checked(cfg: Any, exp: Any) -> None:
@@ -236,6 +249,7 @@ def people_jsonl(
     """Each person's session as a Psych-201-style JSONL line: the transcript a model would read, the person's
     answers marked <<...>>, RTs (model_subjects/psych201.py)."""
     from experiments.cli_common import fail
+    from experiments.session import SessionError
     from experiments.spec import SpecError
     from model_subjects.protocols import ProtocolError
     from model_subjects.psych201 import export_jsonl
@@ -243,7 +257,7 @@ def people_jsonl(
 
     try:
         n = export_jsonl(spec, people, out, protocol, force)
-    except (RunError, SpecError, ProtocolError) as exc:
+    except (RunError, SpecError, ProtocolError, SessionError) as exc:  # SessionError: a bad row, named by line
         fail(str(exc))
     typer.echo(f"wrote {n} session(s) to {out}")
 

@@ -55,6 +55,20 @@ def person_line(exp: Experiment, protocol: Any, p: Person) -> dict[str, Any]:
                        for t, response, correct, r in zip(p.trials, p.responses, p.correct, p.rows)]}
 
 
+def check_jsonl_out(out: str | Path, spec: str, people_dir: str | Path, force: bool) -> None:
+    """--out a regular file (or a new one) outside the people's folder, not the spec, not a session's table or
+    sidecar, not a link or a device, an existing file only with --force (experiments/outputs.py); RunError."""
+    from experiments.options import OptionError
+    from experiments.outputs import check_output_file
+    from model_subjects.runner import RunError
+
+    try:
+        check_output_file("--out", Path(out), force, [("the spec", Path(spec))] if Path(spec).is_file() else [],
+                          input_folders=[("the people's folder", Path(people_dir))])
+    except OptionError as exc:
+        raise RunError(str(exc)) from None
+
+
 def export_jsonl(spec: str, people_dir: str | Path, out: str | Path, protocol: str | None = None,
                  force: bool = False) -> int:
     """Write one line per person's session to `out` (atomically; an existing file only with `force`)."""
@@ -64,15 +78,12 @@ def export_jsonl(spec: str, people_dir: str | Path, out: str | Path, protocol: s
     from model_subjects.people import find_people
     from model_subjects.runner import RunError
 
+    check_jsonl_out(out, spec, people_dir, force)
     exp = load_spec(spec)
     out = Path(out)
-    if out.exists() and not force:
-        raise RunError(f"{out} exists; use --force to replace it")
     proto = get_protocol(protocol or default_protocol(exp.task.kind, exp.task.response), panel=exp.task.panel,
                          task=exp.task)
     people = find_people(people_dir, exp)
-    if out.resolve().parent == Path(people_dir).resolve() or any(out.resolve() == p.csv.resolve() for p in people):
-        raise RunError(f"{out}: write the JSONL outside the people's folder")
     lines = [json.dumps(person_line(exp, proto, p), ensure_ascii=False) for p in people]
     atomic_write_text(out, "\n".join(lines) + "\n")
     return len(lines)

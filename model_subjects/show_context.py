@@ -19,11 +19,14 @@ class ShowContextError(ValueError):
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    from experiments.session import read_rows
+    from experiments.session import SessionError, read_rows
 
     if not path.is_file():
         raise ShowContextError(f"{path}: no such session file")
-    rows = read_rows(path)
+    try:
+        rows = read_rows(path)
+    except SessionError as exc:  # a bad row in the middle, named by line (a torn last row is not a row)
+        raise ShowContextError(str(exc)) from None
     if not rows:
         raise ShowContextError(f"{path}: holds no trials")
     return rows

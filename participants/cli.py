@@ -93,7 +93,9 @@ def _check_options(session: int, trials: int | None, out: Path, screen: int, acc
     try:
         o.session_number(session)
         o.trials_limit(trials)
-        o.output_folder("--out", out)
+        from experiments.outputs import check_dataset_folder
+
+        check_dataset_folder("--out", out)  # data/ a real folder, no link or device in it
         if screenshots is not None:
             o.output_folder("--screenshots", screenshots)
         o.at_least("--screen", screen, 0, 64)

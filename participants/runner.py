@@ -147,7 +147,10 @@ def _resume_point(seq: TrialSequence, n: int, csv_path: Path, json_path: Path, e
     if diffs:
         raise RunError(f"cannot resume {csv_path.name}: it was written with other settings ({'; '.join(diffs)}): "
                        "the spec, participant or seed changed")
-    scan = scan_table(csv_path) if csv_path.exists() else None
+    try:
+        scan = scan_table(csv_path) if csv_path.exists() else None
+    except SessionError as exc:  # a damaged row before the end: named by line, never taken for a torn tail
+        raise RunError(f"cannot resume: {exc}") from None
     if scan is not None and scan.torn:  # the writer drops it when it reopens (same scan rule)
         log(f"WARNING: {scan.note()}")
     if scan is not None:

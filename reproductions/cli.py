@@ -63,7 +63,7 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
     from stimuli.textfile import regular_file_problem
 
     try:
-        o.output_folder("--out", out)
+        out_folder(out)
         if dependency is not None and dependency not in ("inner", "outer"):
             raise o.OptionError(f"--dependency must be inner or outer, not {dependency!r}")
         o.at_least("--n-boot", n_boot, 100, 100_000)
@@ -286,7 +286,7 @@ def _hu_levy_authors(archive: Path, out: Path, n_boot: int, seed: int, quiet: bo
     from reproductions.hu_levy.authors_zh import AuthorsZhOptions, read_outputs, reproduce_authors_zh
 
     try:
-        o.output_folder("--out", out)
+        out_folder(out)
         o.at_least("--n-boot", n_boot, 100, 100_000)
         _seed(seed)
     except o.OptionError as exc:
@@ -425,7 +425,7 @@ def _hu_frank_authors(authors_outputs: Path, out: Path, *, n_boot: int, row_orde
     from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
 
     try:
-        o.output_folder("--out", out)
+        out_folder(out)
         o.at_least("--n-boot", n_boot, 100, 100_000)
         o.at_least("--row-orders", row_orders, 1, 20)
         if seed < 0:
@@ -481,7 +481,7 @@ def hu_levy2023_human(
     try:
         o.at_least("--items", n_items, 0, MAX_ITEMS)
         _seed(seed)
-        o.output_folder("--out", out)
+        out_folder(out, [("--data", data)])
     except o.OptionError as exc:
         _fail(str(exc))
     if language not in ("en", "zh"):
@@ -492,6 +492,20 @@ def hu_levy2023_human(
         _fail(str(exc))
     typer.echo(f"wrote {spec} and its {n} items; run it with `twinlab web serve {spec}` (people), "
                f"`twinlab run-model {spec}` (models), then `twinlab analyze` on both folders")
+
+
+# what a reproduction writes under --out (reproductions/common.py, hu_levy, hu_frank): checked before any work
+OUT_FOLDERS = ("tables", "figures", "specs", "stimuli", "items", "cache", "sessions")
+OUT_FILES = ("report.html", "provenance.json")
+
+
+def out_folder(out: Path, input_folders: list[tuple[str, Path]] | None = None) -> Path:
+    """--out a folder whose sub-folders hold no link, device or other non-regular file (nothing written
+    through a link, nothing cleaned up outside --out) and which is not inside the data read
+    (experiments/outputs.py); an OptionError naming it."""
+    from experiments.outputs import check_output_folder
+
+    return check_output_folder("--out", out, OUT_FOLDERS, OUT_FILES, input_folders or [])
 
 
 def register(root: typer.Typer) -> None:

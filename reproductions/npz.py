@@ -24,7 +24,8 @@ from numpy.lib import format as npformat
 
 MAX_MEMBER_BYTES = 500_000_000  # one member, uncompressed (the released digit-matrix archive: 1.25 MB)
 MAX_TOTAL_BYTES = 500_000_000  # all members together, uncompressed (five 470 MB members are not five small ones)
-MAX_MEMBERS = 1000  # .npy members in one archive (the released one has 1)
+MAX_MEMBERS = 1000  # members in one archive (the released one has 1)
+MAX_RATIO = 200  # a member's declared size over its compressed size, past 1 MB (the released one is stored: 1)
 MAX_OBJECTS = 2_000_000  # values built from the object arrays' pickles, all members together
 MAX_DEPTH = 64  # nesting of containers in an object array
 NUMERIC_KINDS = "biufc"  # bool, int, uint, float, complex: their bytes are only numbers
@@ -228,22 +229,17 @@ def _read_member(stream: io.BufferedIOBase, budget: _Budget) -> np.ndarray:
     return arr
 
 
-def _check_totals(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
-    """The .npy members, after the limits on each and on all together (sizes as the archive declares
-    them; zipfile reads no more than a member declares)."""
-    members = [i for i in zf.infolist() if i.filename.endswith(".npy")]
-    if len(members) > MAX_MEMBERS:
-        raise NpzError(f"{len(members)} members; at most {MAX_MEMBERS} are read")
-    total = 0
-    for info in members:
-        if info.file_size > MAX_MEMBER_BYTES:
-            raise NpzError(f"member {info.filename} is {info.file_size} bytes uncompressed; at most "
-                           f"{MAX_MEMBER_BYTES} are read")
-        total += info.file_size
-        if total > MAX_TOTAL_BYTES:
-            raise NpzError(f"its members hold more than {MAX_TOTAL_BYTES} bytes uncompressed together (at "
-                           f"{info.filename}); at most {MAX_TOTAL_BYTES} are read")
-    return members
+def _check_totals(zf: zipfile.ZipFile, where: str) -> list[zipfile.ZipInfo]:
+    """The .npy members, after every check of stimuli/archives.py on every member (names, links, duplicates,
+    the count, each declared size, the total and the inflation ratio), before any member is read; zipfile
+    then reads no more than a member declares."""
+    from stimuli.archives import ArchiveLimitError, ZipLimits, check_zip
+
+    limits = ZipLimits(members=MAX_MEMBERS, member_bytes=MAX_MEMBER_BYTES, total_bytes=MAX_TOTAL_BYTES, ratio=MAX_RATIO)
+    try:
+        return check_zip(zf, limits, where, wanted=lambda i: i.filename.endswith(".npy"))
+    except ArchiveLimitError as exc:
+        raise NpzError(str(exc).removeprefix(f"{where}: ")) from None
 
 
 def read_npz(path: str | Path) -> dict[str, np.ndarray]:
@@ -252,7 +248,7 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
     try:
         with zipfile.ZipFile(p) as zf:
             out: dict[str, np.ndarray] = {}
-            members = _check_totals(zf)
+            members = _check_totals(zf, str(p))
             budget = _Budget()
             for info in members:
                 with zf.open(info) as raw:

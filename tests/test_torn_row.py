@@ -13,7 +13,7 @@ import json
 import pytest
 
 from experiments.compiler import compile_sequence
-from experiments.session import SessionWriter, read_rows, recover_table, scan_table
+from experiments.session import SessionError, SessionWriter, read_rows, recover_table, scan_table
 from experiments.spec import load_spec
 from participants.rows import trial_row
 from participants.rsvp import TrialResult
@@ -98,10 +98,12 @@ def test_torn_header_is_rewritten_on_resume(tmp_path, spec):
 
 
 def test_a_bad_row_in_the_middle_is_not_a_torn_tail(tmp_path, spec):
-    """Only the tail can be torn; a short row followed by good ones is left for the loaders to report."""
+    """Only the tail can be torn; a short row followed by good ones is an error naming its line, and the
+    file is left as it is (nothing truncated)."""
     w, data, row_start = _session(tmp_path, spec, 3)
     lines = data.split(b"\n")
     broken = b"\n".join([lines[0], b"a,b,c"] + lines[1:])
     w.csv_path.write_bytes(broken)
-    scan = recover_table(w.csv_path)
-    assert not scan.torn and scan.n_rows == 4 and w.csv_path.read_bytes() == broken
+    with pytest.raises(SessionError, match=r"line 2: 3 cells where the header has \d+"):
+        recover_table(w.csv_path)
+    assert w.csv_path.read_bytes() == broken

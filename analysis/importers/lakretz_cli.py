@@ -27,6 +27,13 @@ def import_lakretz2021(
     from analysis.importers.lakretz2021 import import_lakretz2021 as run
     from experiments.cli_common import console, fail
 
+    from experiments.options import OptionError
+    from experiments.outputs import check_dataset_folder
+
+    try:  # data/ a real folder without links or devices, and not among the files read
+        check_dataset_folder("--out", out, [(f"--{k}", p) for k, p in (("results", results), ("logs", logs)) if p])
+    except OptionError as exc:
+        fail(str(exc))
     t0 = time.time()
     tasks: dict[str, int] = {}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -45,8 +45,18 @@ def build(
 
     if not 1 <= slots <= MAX_SLOTS:
         fail(f"--slots must be from 1 to {MAX_SLOTS}, got {slots}")
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out} is a file; give a folder")
+    from experiments.options import OptionError
+    from experiments.outputs import check_target, inside_or_same
+
+    try:  # --force replaces the folder: never a link, a device or a folder holding the spec
+        if out.exists() and not out.is_dir():
+            raise OptionError(f"--out {out} is a file; give a folder")
+        check_target("--out", out, folder=True)
+        if Path(spec).is_file() and inside_or_same(Path(spec), out):
+            raise OptionError(f"--out {out} holds the spec {spec} (this command's input); it is never replaced, "
+                              "even with --force: choose another --out")
+    except OptionError as exc:
+        fail(str(exc))
     exp = _spec(spec, list_number)
     try:
         summary = build_site(exp, out, slots=slots, seed=seed, force=force, list_number=list_number)
@@ -79,8 +89,10 @@ def serve(
     from experiments import options as o
     from experiments.cli_common import fail
 
+    from experiments.outputs import check_dataset_folder
+
     try:
-        o.output_folder("--out", out)
+        check_dataset_folder("--out", out)  # data/ a real folder, no link or device in it
         o.trials_limit(trials)
         o.at_least("--port", port, 1, 65535)
         if not 0.5 <= abandon_after <= 60 * 24 * 365:

@@ -16,7 +16,6 @@ def import_web(
 ) -> None:
     """Import browser sessions saved by a `twinlab web build` site (JATOS, Pavlovia, a download) as twinlab sessions."""
     import json
-    import os
     from datetime import datetime, timezone
 
     from rich.table import Table
@@ -25,6 +24,14 @@ def import_web(
     from participants.web.importer import WebImportError, count_table
     from participants.web.importer import import_web as run
 
+    from experiments.atomic import atomic_write_text
+    from experiments.options import OptionError
+    from experiments.outputs import check_dataset_folder
+
+    try:  # data/ a real folder without links or devices, and not among the files read
+        check_dataset_folder("--out", out, [("the results", p) for p in results])
+    except OptionError as exc:
+        fail(str(exc))
     exp = load_spec_or_exit(spec)
     try:
         summary = run(list(results), exp, out, seed=seed)
@@ -32,9 +39,7 @@ def import_web(
         fail(str(exc))
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = out / f"import_web_{stamp}.json"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(summary.to_dict(), indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(summary.to_dict(), indent=2) + "\n")
     table = Table(title=f"web import -> {out}", header_style="bold")
     table.add_column("what")
     table.add_column("count", justify="right")

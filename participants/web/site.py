@@ -85,8 +85,12 @@ def build_site(exp: Experiment, out: Path, *, slots: int, seed: int | None = Non
     files = assets()
     if not 1 <= slots <= MAX_SLOTS:
         raise SiteError(f"--slots must be from 1 to {MAX_SLOTS}, got {slots}")
+    from experiments.outputs import unsafe_target
+
     if out.exists() and not force:
         raise SiteError(f"{out} exists; choose another --out or pass --force to replace it")
+    if unsafe_target(out, folder=True):  # rmtree and rename below: never a link or a device
+        raise SiteError(f"--out {out} {unsafe_target(out, folder=True)}")
     from experiments.lists import n_lists
     from experiments.run_prep import RunPlan
 

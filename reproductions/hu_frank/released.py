@@ -99,9 +99,15 @@ def _files(folder: Path) -> list[Path]:
     return files
 
 
+MAX_TABLE_BYTES = 500_000_000  # one released table, inflated (the largest .csv.gz: a few MB)
+
+
 def _read(path: Path, required: tuple[str, ...], header_only: bool = False) -> pd.DataFrame:
-    try:
-        df = pd.read_csv(path, nrows=0 if header_only else None, keep_default_na=True)
+    from stimuli.archives import csv_source
+
+    try:  # a .gz inflated under the caps of stimuli/archives.py (pandas alone would inflate it without bound)
+        source = path if header_only else csv_source(path, MAX_TABLE_BYTES)
+        df = pd.read_csv(source, nrows=0 if header_only else None, keep_default_na=True)
     except (OSError, ValueError, EOFError, zlib.error, pd.errors.ParserError) as exc:  # zlib.error: a damaged .gz
         raise ReproError(f"{path}: cannot be read as CSV: {' '.join(str(exc).split())}") from None
     missing = [c for c in required if c not in df.columns]

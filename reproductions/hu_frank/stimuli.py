@@ -14,7 +14,6 @@ A problem with a file is one ReproError naming the file, the field and the line.
 """
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from reproductions.npz import NpzError, read_npz
 N_PER_TYPE = 40  # the authors' loop: the first 40 problems of each type
 MAX_PROBLEM_TYPES = 1000  # the release has 32
 MAX_ITEMS = 100_000  # items built from one archive (the release: 1216)
+MAX_JSONL_BYTES = 200_000_000  # one BLiMP paradigm file, inflated (the release's: about 0.5 MB)
 META_PROMPT_LAMBADA = "What word is most likely to come next in the following text?\nText: {prefix}\nPrediction:"
 META_PROMPT_PAIR = ("\nWhich of the following two sentences is more grammatically correct in English? Respond with 1 or "
                     "2 as your answer.\nSentence 1: {sentence1}\nSentence 2: {sentence2}\nAnswer:")
@@ -184,9 +184,13 @@ def blimp(path: Path) -> list[Item]:
 
 def blimp_jsonl(path: Path) -> list[Item]:
     """An official BLiMP paradigm file (.jsonl or .jsonl.gz): sentence_good, sentence_bad, pairID."""
+    from stimuli.archives import ArchiveLimitError, gunzip
+
     raw = _need(path).read_bytes()
-    try:
-        text = gzip.decompress(raw).decode("utf-8") if path.name.endswith(".gz") else raw.decode("utf-8")
+    try:  # inflated under the caps of stimuli/archives.py: a small .gz never becomes gigabytes
+        text = gunzip(raw, MAX_JSONL_BYTES, str(path)).decode("utf-8") if path.name.endswith(".gz") else raw.decode("utf-8")
+    except ArchiveLimitError as exc:
+        raise ReproError(str(exc)) from None
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:  # a damaged .gz, or not UTF-8
         raise ReproError(f"{path}: cannot be read ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     items = []

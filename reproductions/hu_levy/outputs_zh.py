@@ -57,11 +57,19 @@ def _refuse(member: str, why: str) -> ArchiveError:
     return ArchiveError(f"member {member}: {why} (refused: not the authors' outputs as released)")
 
 
+def folder_problem(member: str) -> str | None:
+    """Why a member cannot be one of the outputs by its name alone (checked before any member is read)."""
+    parts = member.split("/")
+    if len(parts) < 2 or parts[-2] not in FOLDERS:
+        return f"not in one of the results folders {', '.join(FOLDERS)}"
+    return None
+
+
 def identify(member: str, data: Any) -> OutputFile:
     """The experiment, dataset, model, method and order of one file; its meta must agree with its name."""
     parts = member.split("/")
-    if len(parts) < 2 or parts[-2] not in FOLDERS:
-        raise _refuse(member, f"not in one of the results folders {', '.join(FOLDERS)}")
+    if folder_problem(member):
+        raise _refuse(member, folder_problem(member) or "")
     exp, task = FOLDERS[parts[-2]]
     if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) or not isinstance(data.get("results"), list):
         raise _refuse(member, 'not an object with "meta" (object) and "results" (list)')
@@ -191,7 +199,7 @@ def score_rows(f: OutputFile) -> list[dict[str, Any]]:
 
 def read_outputs(path: Path) -> tuple[pd.DataFrame, list[OutputFile], dict[str, Any], list[str]]:
     """(score table, the files, the checkpoint copies set aside, notes); ArchiveError naming what is wrong."""
-    members, aside = read_json_archive(path)
+    members, aside = read_json_archive(path, name_problem=folder_problem)
     if not members:
         raise ArchiveError(f"{path}: no JSON files outside .ipynb_checkpoints/")
     files = [identify(name, data) for name, data in sorted(members.items())]
