@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from experiments.spec import Experiment
+from experiments.tasks.earned import feedback_earned
 from experiments.trials import Trial
 from stimuli.input_rules import ascii_int
 
@@ -131,9 +132,7 @@ def block_start_segments(exp: Experiment, trial: Trial, previous_block: str | No
 
 def feedback_for(exp: Experiment, trial: Trial, correct: bool) -> str | None:
     """The feedback text the answer earned, or None when the block gives no feedback."""
-    if not trial.feedback:
-        return None
-    return exp.feedback.correct_text if correct else exp.feedback.incorrect_text
+    return feedback_earned(exp, trial, bool(correct), rsvp=False)  # an undecided answer (None) reads as wrong
 
 
 @dataclass(frozen=True)

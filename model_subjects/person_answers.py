@@ -3,7 +3,7 @@ change what a model or a transcript reads (issue 47).
 
 A label kind (judgment, lexical decision), a choice, a rating, a reading trial's question, violation detection:
 the response is exactly one of the values the human runners offer on this trial (experiments/tasks/<kind>.py
-`answers`, with the spec's settings: participants/tasks/settings.py), or for violation detection's panel the
+`answers`, with the settings the runners present it with: experiments/tasks/presented.py), or for violation detection's panel the
 unanswered `none`. A typed answer (completion) is free text, refused (never rewritten) when it holds a character
 of Unicode categories Cc (control characters: line ends, tab, ESC, BEL), Cf (format characters: zero-width
 spaces, direction overrides), Zl/Zp (U+2028, U+2029), Cs/Co/Cn (surrogates, private use, unassigned), or `<` or `>`
@@ -51,9 +51,9 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
         return tuple(ANSWERS) + ((NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
     if kind.answers is None or kind.human_settings is None:
         raise ValueError(f"task kind {kind.name!r} is not presented to people (no human runner implements it)")
-    from participants.tasks import settings_for  # the human runners' settings (labels, scale) of this spec
+    from experiments.tasks.presented import trial_settings  # the human runners' settings (labels, scale)
 
-    values = tuple(str(a.value) for a in kind.answers(trial, settings_for(exp, trial), None))
+    values = tuple(str(a.value) for a in kind.answers(trial, trial_settings(exp, trial), None))
     return values or ("",)  # a trial that asks nothing (reading without a question): no response
 
 

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 from experiments.screen_texts import confirm_keys, page_hint
 from experiments.session import now_iso
+from experiments.tasks.earned import feedback_earned
 from experiments.spec import Experiment
 from experiments.trials import Trial
 from experiments.tasks.violation_detection import key_response, outcome, response_times
@@ -327,10 +328,9 @@ class Presenter:
         feedback onset, blank onset).
         """
         tm, sc = self.exp.timing, self.screens
-        fb_text = fb_on = None
-        if trial.feedback:
-            fb = self.exp.feedback
-            fb_text = fb.correct_text if correct else fb.incorrect_text if correct is False else fb.no_response_text
+        fb_on = None
+        fb_text = feedback_earned(self.exp, trial, correct, rsvp=True)
+        if fb_text is not None:
             stim = sc.feedback[bool(correct)] if correct is not None else sc.no_response
             fb_on = self.flip(stim.draw, shot="feedback_correct" if correct else "feedback_incorrect"
                               if correct is False else "feedback_no_response")

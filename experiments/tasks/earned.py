@@ -11,7 +11,7 @@ model_subjects/people.py) asks the same question of a recorded answer, to check 
 - every other kind: the kind's own `score` (experiments/tasks/<kind>.py), no response not scored; feedback
   only for a scored answer;
 - feedback only on a trial of a block that gives it (`Trial.feedback`), in the spec's words (`exp.feedback`,
-  the language's defaults filled in when the spec is loaded).
+  the language's defaults filled in when the spec is loaded): `feedback_earned`, which the runners call too.
 """
 from __future__ import annotations
 
@@ -46,12 +46,23 @@ def person_outcome(exp: Any, trial: Any, response: str) -> bool | None:
     return kind.score(trial, response)
 
 
+def feedback_earned(exp: Any, trial: Any, correct: bool | None, *, rsvp: bool) -> str | None:
+    """The feedback text an answer judged `correct` (None: not scored) earned on `trial`; None: no feedback
+    screen. The one rule every runner shows and every reader checks: the PsychoPy task window and RSVP
+    presenter, the page's reports (participants/web/results.py), a people's folder (person_feedback), a
+    model's history (model_subjects/context.py). `rsvp`: the RSVP renderer, which shows `no_response_text`
+    for a panel left unanswered; the other kinds show nothing for an unscored answer. A loaded spec's texts
+    are always strings (the language's defaults fill the ones it leaves out), so None means no screen."""
+    if not trial.feedback or (correct is None and not rsvp):
+        return None
+    fb = exp.feedback
+    if correct is None:
+        return fb.no_response_text
+    return fb.correct_text if correct else fb.incorrect_text
+
+
 def person_feedback(exp: Any, trial: Any, response: str) -> str | None:
     """The feedback text `response` earned on `trial` (None: none shown)."""
     if not trial.feedback:
         return None
-    correct = person_outcome(exp, trial, response)
-    fb = exp.feedback
-    if correct is None:
-        return fb.no_response_text if renders_rsvp(exp, trial) else None
-    return fb.correct_text if correct else fb.incorrect_text
+    return feedback_earned(exp, trial, person_outcome(exp, trial, response), rsvp=renders_rsvp(exp, trial))

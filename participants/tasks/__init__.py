@@ -16,9 +16,12 @@ from types import ModuleType
 from typing import Any
 
 from experiments.tasks import registry
+from experiments.tasks.presented import TaskSettings, task_settings
+from experiments.tasks.presented import trial_settings as settings_for  # this package's name for it
 from experiments.trials import Trial, TrialSequence
 from participants.tasks.logic import plan, screen_order
-from participants.tasks.settings import TaskSettings, task_settings
+
+__all__ = ["PSYCHOPY", "TaskSettings", "implemented", "run_task_trial", "settings_for", "task_settings"]
 
 
 class Units(Mapping[str, ModuleType]):
@@ -47,10 +50,6 @@ PSYCHOPY: Mapping[str, ModuleType] = Units()
 
 def implemented() -> tuple[str, ...]:
     return tuple(PSYCHOPY)
-
-
-def settings_for(exp: Any, trial: Trial, overrides: dict[str, Any] | None = None) -> TaskSettings:
-    return task_settings(exp, trial.task, overrides, n_options=len(trial.mat.get("options") or ()) or 2)
 
 
 def run_task_trial(pres: Any, trial: Trial, seq: TrialSequence, exp: Any,

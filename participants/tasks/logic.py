@@ -11,7 +11,7 @@ from experiments.tasks.record import (CHAR_KEYS, FRAME_SLACK_MS, MAX_EVENTS, MAX
                                       TEXT_KEYS, Answer, TaskPlan, TaskResultError, answers, dashes, derive,
                                       is_text_key, plan, sentence_of, typed_text)
 from experiments.trials import Trial, TrialSequence
-from participants.tasks.settings import TaskSettings
+from experiments.tasks.presented import TaskSettings
 
 
 def option_order(trial: Trial, seq: TrialSequence | None, s: TaskSettings | None = None) -> list[int]:

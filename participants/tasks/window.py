@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from experiments.session import now_iso
+from experiments.tasks.earned import feedback_earned
+from experiments.tasks.presented import TaskSettings
 from experiments.trials import Trial
 from participants.rsvp import Presenter, TrialResult, _ms
 from participants.fonts import breakable, font_of
 from participants.screens import HINT_COLOR, PAGE_HEIGHT, TEXT_COLOR, WORD_HEIGHT
 from participants.tasks.logic import Answer, TaskPlan, derive
-from participants.tasks.settings import TaskSettings
 
 FOREVER_MS = 30 * 60 * 1000.0  # a participant-paced screen: held until answered
 SENTENCE_HEIGHT = WORD_HEIGHT * 0.75
@@ -216,10 +217,9 @@ class TaskWindow:
         fields = derive(self.trial, self.s, order, self.raw)
         extra_task = fields.pop("_extra")
         correct = fields["correct"]
-        fb_text = fb_on = None
-        if self.trial.feedback and correct is not None:
-            fb = p.exp.feedback
-            fb_text = fb.correct_text if correct else fb.incorrect_text
+        fb_on = None
+        fb_text = feedback_earned(p.exp, self.trial, correct, rsvp=False)
+        if fb_text is not None:
             stim = p.screens.feedback[bool(correct)]
             fb_on = p.flip(stim.draw, shot=f"{self.s.kind}_feedback")
             p.hold(stim.draw, fb_on, tm.feedback_ms)

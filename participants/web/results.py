@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from experiments.spec import Experiment
+from experiments.tasks.earned import feedback_earned
 from experiments.trials import Trial, TrialSequence
 from participants.rows import trial_row
 from participants.rsvp import TrialResult
@@ -258,11 +259,9 @@ def correctness(trial: Trial, response: str, answered: bool, panel: bool) -> boo
 
 
 def feedback_text(exp: Experiment, trial: Trial, response: str, answered: bool) -> str | None:
-    if not trial.feedback:
-        return None
+    """The feedback a violation-detection report must carry (the RSVP renderer's rule, experiments.tasks.earned)."""
     correct = correctness(trial, response, answered, exp.task.response == "panel")
-    fb = exp.feedback
-    return fb.no_response_text if correct is None else fb.correct_text if correct else fb.incorrect_text
+    return feedback_earned(exp, trial, correct, rsvp=True)
 
 
 def _ms(x: float) -> float:
@@ -389,8 +388,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
         raise ResultError(f"raw.{exc}") from None
     task_extra = fields.pop("_extra")
     correct = fields["correct"]
-    fb = exp.feedback
-    expected_fb = (fb.correct_text if correct else fb.incorrect_text) if trial.feedback and correct is not None else None
+    expected_fb = feedback_earned(exp, trial, correct, rsvp=False)
     if raw["feedback_text"] != expected_fb:
         raise ResultError(f"feedback_text: this trial's feedback is {expected_fb!r}, the page reports "
                           f"{str(raw['feedback_text'])[:60]!r}")
