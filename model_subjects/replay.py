@@ -21,15 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.screen_texts import block_sizes
 from experiments.session import now_iso, read_rows
 from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
-from model_subjects.context import ContextMode, History, history_entry, option_text
+from model_subjects.context import REPLAY, ContextMode, History, history_entry, option_text, row_trial
 from model_subjects.runner import RunConfig, Runner, RunError, SubjectState, decide, unscorable
-
-REPLAY = "replay"
-
 
 @dataclass
 class Person:
@@ -78,13 +74,8 @@ def find_people(people_dir: str | Path, exp: Experiment) -> list[Person]:
 
 
 def person_trial(exp: Experiment, row: dict[str, str]) -> Trial:
-    """The trial the person saw, from the person's row (as `context.rebuild_contexts` reads rows)."""
-    def as_bool(v: Any) -> bool:
-        return str(v).strip().lower() in ("true", "1", "yes")
-    return Trial.from_dict({**row, "feedback": as_bool(row["feedback"]), "trial_index": int(row["trial_index"]),
-                            "block_trial_index": int(row["block_trial_index"]),
-                            "critical_index": int(row["critical_index"])},
-                           factor_names=list(exp.design.factors) if exp.design is not None else ())
+    """The trial the person saw, from the person's row (`context.row_trial`, as `rebuild_contexts` reads rows)."""
+    return row_trial(exp, row)
 
 
 def person_answer_text(runner: Runner, trial: Trial, response: str) -> str:
@@ -155,7 +146,7 @@ class ReplayRunner(Runner):
     def _run_replay(self, st: SubjectState) -> None:
         """One person's trials in order; finished rows (a resumed session) replay the cache only."""
         proto, exp, p = self.protocol, self.exp, st.person  # type: ignore[attr-defined]
-        hist = History(exp, chat=self.chat, window=None, sizes=block_sizes(st.seq.trials[:st.planned]))
+        hist = self.history(st)  # the person's trials' block sizes fill {trials}, as the person read them
         stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
         for _, seg in hist.segments:
             stream.extend(seg)
