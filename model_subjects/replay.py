@@ -24,7 +24,8 @@ from typing import Any
 from experiments.session import now_iso, read_rows
 from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
-from model_subjects.context import REPLAY, ContextMode, History, history_entry, option_text, row_trial
+from model_subjects.context import (REPLAY, ContextMode, History, history_entry, option_text, row_trial,
+                                    session_sizes)
 from model_subjects.runner import RunConfig, Runner, RunError, SubjectState, decide, unscorable
 
 @dataclass
@@ -128,6 +129,11 @@ class ReplayRunner(Runner):
             states.append(st)
         return states
 
+    def sizes(self, st: SubjectState) -> dict[str, int]:
+        """A replay shows the block intros the person read: `{trials}` is the person's block sizes (all of the
+        person's trials, whatever --trials replays)."""
+        return session_sizes(st.seq.trials)
+
     def _metadata(self, st: SubjectState) -> dict[str, Any]:
         p: Person = st.person  # type: ignore[attr-defined]
         meta = super()._metadata(st)
@@ -146,7 +152,7 @@ class ReplayRunner(Runner):
     def _run_replay(self, st: SubjectState) -> None:
         """One person's trials in order; finished rows (a resumed session) replay the cache only."""
         proto, exp, p = self.protocol, self.exp, st.person  # type: ignore[attr-defined]
-        hist = self.history(st)  # the person's trials' block sizes fill {trials}, as the person read them
+        hist = self.history(st)  # the person's block sizes fill {trials}, as the person read them (`sizes`)
         stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
         for _, seg in hist.segments:
             stream.extend(seg)

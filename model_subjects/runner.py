@@ -197,11 +197,14 @@ class Runner:
             "spec_file": spec_file(self.exp),
         }
 
+    def sizes(self, st: SubjectState) -> dict[str, int]:
+        """The block sizes its block intros' `{trials}` say: those of the trials the subject's session plans
+        (`session_sizes`; recorded in the sidecar by `open_session` for `twinlab context`)."""
+        return session_sizes(st.seq.trials[:st.planned])
+
     def history(self, st: SubjectState) -> History:
-        """A running (or replay) subject's history: the spec's texts, `{trials}` filled with the block sizes of
-        the trials it plans (`session_sizes`, recorded in the sidecar by `open_session`)."""
-        return History(self.exp, chat=self.chat, window=st.mode.window,
-                       sizes=session_sizes(st.seq.trials[:st.planned]))
+        """A running (or replay) subject's history: the spec's texts, `{trials}` filled by `sizes`."""
+        return History(self.exp, chat=self.chat, window=st.mode.window, sizes=self.sizes(st))
 
     def settings_differences(self, st: SubjectState, old: dict[str, Any]) -> list[str]:
         """What differs between an existing session's sidecar and this run (empty: the same settings)."""
@@ -278,7 +281,7 @@ class Runner:
             return None
         if writer.meta.get("n_trials_planned") != st.planned:
             writer.update(n_trials_planned=st.planned)
-        if record_block_sizes(writer.meta, writer.n_rows, session_sizes(st.seq.trials[:st.planned])):
+        if record_block_sizes(writer.meta, writer.n_rows, self.sizes(st)):
             writer.save_sidecar()
         st.done = writer.n_rows
         return writer
