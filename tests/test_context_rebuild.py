@@ -90,27 +90,32 @@ def verify_all(out: Path, spec: Path | None = None) -> int:
     return n
 
 
-def _protocols(exp) -> list[str]:
-    """`direct` and `meta` where the kind has them, else its default protocol."""
+def _protocols(exp, trials) -> list[str]:
+    """`direct` and `meta` where the kind has them and can ask these trials (a `direct` needs each item's pair),
+    else the kind's default protocol."""
     from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
 
     names = []
     for name in ("direct", "meta"):
         try:
-            get_protocol(name, panel=exp.task.panel, task=exp.task)
+            proto = get_protocol(name, panel=exp.task.panel, task=exp.task)
+            for t in trials:
+                getattr(proto, "check", lambda t: None)(t)
             names.append(name)
         except ProtocolError:
             pass
     return names or [default_protocol(exp.task.kind, exp.task.response)]
 
 
-def _n_trials(exp, session: int = 1) -> int:
-    """Into the second block when the first is short (at most 8 trials), else 3."""
+def _first_trials(exp, session: int = 1) -> list:
+    """Into the second block when the first is short (at most 8 trials), else (one block, or a long first one)
+    the first 3."""
     from experiments.compiler import compile_sequence
     from experiments.screen_texts import block_sizes
 
-    first = next(iter(block_sizes(compile_sequence(exp, "m01", None, session=session).trials).values()))
-    return first + 2 if first <= 8 else 3
+    trials = list(compile_sequence(exp, "m01", None, session=session).trials)
+    sizes = list(block_sizes(trials).values())
+    return trials[:sizes[0] + 2 if len(sizes) > 1 and sizes[0] <= 8 else 3]
 
 
 @pytest.mark.parametrize("name", BUNDLED)
@@ -118,8 +123,9 @@ def test_every_bundled_example_verifies_every_trial(name, bundled_backend, tmp_p
     from model_subjects.runner import RunConfig, run_models
 
     exp = load_spec(name)
-    n = _n_trials(exp)
-    runs = [("running", p) for p in _protocols(exp)] + [("none", None), ("fewshot:twoshot", None)]
+    trials = _first_trials(exp)
+    n = len(trials)
+    runs = [("running", p) for p in _protocols(exp, trials)] + [("none", None), ("fewshot:twoshot", None)]
     for context, proto in runs:
         out = tmp_path / f"{context.replace(':', '_')}-{proto}"
         run_models(RunConfig(spec=name, out=out, context=context, protocol=proto, trials=n), bundled_backend)
@@ -174,7 +180,7 @@ def test_a_second_session_verifies(bundled_backend, tmp_path):
     exp = load_spec("lakretz2021_replication")
     assert exp.sessions == 2
     run_models(RunConfig(spec="lakretz2021_replication", out=tmp_path, context="running", protocol="direct",
-                         session=2, trials=_n_trials(exp, 2)), bundled_backend)
+                         session=2, trials=len(_first_trials(exp, 2))), bundled_backend)
     f = next((tmp_path / "data").glob("*_session-2_data.csv"))
     assert verify_all(tmp_path) == len(read_rows(f)) > 0
 
