@@ -36,6 +36,7 @@ the trial table and the spec alone, so any trial's context can be recovered and 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -278,45 +279,89 @@ def option_text(continuation: str, chat: bool) -> str:
 
 
 # ---------------------------------------------------------------------------------- recovery
+# A replay's context mode (model_subjects/replay.py): the running rule over a person's trials and answers.
+REPLAY = "replay"
+HISTORY_KINDS = ("running", REPLAY)  # modes whose context is a History (the others: `static_context`)
+BLOCK_SIZES_KEY = "context_block_sizes"  # the sidecar's record of each run's block sizes (a {trials} intro)
+
+
+def session_sizes(planned: Sequence[Trial]) -> dict[str, int]:
+    """The block sizes a session's block intros fill `{trials}` with: the trials per block of the trials the
+    run plans (its sequence cut to --trials, or a person's trials for a replay). Recorded in the sidecar
+    (`record_block_sizes`) so that `twinlab context` rebuilds with the very numbers the run used."""
+    from experiments.screen_texts import block_sizes
+
+    return block_sizes(planned)
+
+
+def record_block_sizes(meta: dict[str, Any], from_trial: int, sizes: dict[str, int]) -> bool:
+    """Note in a sidecar's metadata the block sizes a run uses from trial `from_trial` on (a resume with
+    another --trials fills `{trials}` anew); True when the record changed (the sidecar must be saved)."""
+    runs = meta.setdefault(BLOCK_SIZES_KEY, [])
+    if runs and runs[-1].get("sizes") == sizes:
+        return False
+    runs.append({"from_trial": int(from_trial), "sizes": dict(sizes)})
+    return True
+
+
+def recorded_block_sizes(meta: dict[str, Any], trial_index: int) -> dict[str, int] | None:
+    """The block sizes the run that wrote trial `trial_index` used (None: the sidecar records none)."""
+    runs = [r for r in meta.get(BLOCK_SIZES_KEY) or () if int(r.get("from_trial", 0)) <= trial_index]
+    return dict(runs[-1]["sizes"]) if runs else None
+
+
+def row_trial(exp: Experiment, row: dict[str, Any]) -> Trial:
+    """The trial a table row records (a model's row, or a person's row a replay reads)."""
+    return Trial.from_dict({**row, "feedback": _as_bool(row["feedback"]), "trial_index": int(row["trial_index"]),
+                            "block_trial_index": int(row["block_trial_index"]),
+                            "critical_index": int(row["critical_index"])},
+                           factor_names=list(exp.design.factors) if exp.design is not None else ())
+
+
+def row_feedback(row: dict[str, Any]) -> str | None:
+    """The feedback text a row's trial showed (None: none shown; an empty text shown is "")."""
+    fb = row.get("feedback_text")
+    fb = "" if fb is None or (isinstance(fb, float) and fb != fb) else str(fb)
+    shown = row.get("feedback_shown")
+    if shown in (None, ""):  # a row without the column: a text means it was shown
+        return fb or None
+    return fb if _as_bool(shown) else None
+
+
+def row_entry(protocol: Any, trial: Trial, row: dict[str, Any], rule: str | None = None) -> HistoryEntry:
+    """A written row as its history entry: what a resumed run and `rebuild_contexts` commit for it (the run
+    committed `history_entry` of the same response, answer text and feedback). A replay's row holds the
+    person's answer in `extra.person_response` (its `response` is the model's own best option)."""
+    extra = row.get("extra") or "{}"
+    extra = json.loads(extra) if isinstance(extra, str) else extra
+    answer = extra["person_response"] if "replay_of" in extra else row.get("response")
+    return history_entry(protocol, trial, str(answer or ""), row_feedback(row), extra["answer_text"],
+                         rule or extra.get("context_rule") or RULE)
+
+
 def rebuild_contexts(exp: Experiment, rows: Sequence[dict[str, Any]], mode: ContextMode, protocol: Any,
-                     chat: ChatRenderer | None = None) -> list[str]:
+                     chat: ChatRenderer | None = None, sizes: dict[str, int] | None = None) -> list[str]:
     """The context text (before the first option) of every row of one session, from the table.
 
     Uses only the rows' trial columns, their `response`, `extra.answer_text`, `extra.context_rule` and
-    `feedback_text`, the spec and the settings recorded in the sidecar. Compare `sha256(text)` with
+    feedback, the spec and the settings recorded in the sidecar. Compare `sha256(text)` with
     `extra.context_sha256`. `protocol`: a Protocol, or its name as `run-model --protocol` takes it
-    (e.g. 'meta', 'judgment:meta', 'direct'; resolved for the spec's task by `protocol_for`).
+    (e.g. 'meta', 'judgment:meta', 'direct'; resolved for the spec's task by `protocol_for`). `sizes`: the
+    block sizes the run filled `{trials}` with (`recorded_block_sizes`); None: the rows' own, which are the
+    run's when `rows` are the whole session as planned.
     """
-    import json
-
     if isinstance(protocol, str):
         protocol = protocol_for(exp, protocol)
     out: list[str] = []
     ordered = sorted(rows, key=lambda r: int(r["trial_index"]))
-    sizes: dict[str, int] = {}  # a block intro's {trials}: exact for a whole session (its rows are its trials)
-    for row in ordered:
-        sizes[row["block"]] = sizes.get(row["block"], 0) + 1
-    hist = History(exp, chat=chat, window=mode.window, sizes=sizes) if mode.kind == "running" else None
-    for row in ordered:
-        trial = Trial.from_dict({**row, "feedback": _as_bool(row["feedback"]),
-                                 "trial_index": int(row["trial_index"]),
-                                 "block_trial_index": int(row["block_trial_index"]),
-                                 "critical_index": int(row["critical_index"])},
-                                factor_names=list(exp.design.factors) if exp.design is not None else ())
-        prompt = protocol.queries(trial)[0].prompt
-        if hist is None:
-            out.append(static_context(mode, prompt, chat))
-            continue
+    trials = [row_trial(exp, row) for row in ordered]
+    if mode.kind not in HISTORY_KINDS:
+        return [static_context(mode, protocol.queries(t)[0].prompt, chat) for t in trials]
+    hist = History(exp, chat=chat, window=mode.window, sizes=session_sizes(trials) if sizes is None else sizes)
+    for row, trial in zip(ordered, trials):
         hist.begin_trial(trial)
-        out.append(hist.windowed_text(trial.trial_index) + hist.trial_context(prompt))
-        extra = row.get("extra") or "{}"
-        extra = json.loads(extra) if isinstance(extra, str) else extra
-        fb = row.get("feedback_text")
-        fb = None if fb in (None, "") or (isinstance(fb, float) and fb != fb) else str(fb)
-        # a replay's history holds the person's answer (its `response` is the model's own best option)
-        answer = extra["person_response"] if "replay_of" in extra else row.get("response")
-        hist.commit_entry(trial, history_entry(protocol, trial, str(answer or ""), fb,
-                                               extra["answer_text"], extra.get("context_rule") or RULE))
+        out.append(hist.windowed_text(trial.trial_index) + hist.trial_context(protocol.queries(trial)[0].prompt))
+        hist.commit_entry(trial, row_entry(protocol, trial, row))
     return out
 
 

@@ -23,15 +23,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from experiments.screen_texts import block_sizes
 from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
-from model_subjects.context import ContextMode, History, history_entry, option_text
+from model_subjects.context import REPLAY, ContextMode, History, history_entry, option_text, session_sizes
 from model_subjects.people import Person, find_people  # noqa: F401 (the people's folder, checked: people.py)
 from model_subjects.runner import RunConfig, Runner, RunError, SubjectState, decide, unscorable
-
-REPLAY = "replay"
 
 
 def model_slug(name: str) -> str:
@@ -84,6 +81,11 @@ class ReplayRunner(Runner):
             states.append(st)
         return states
 
+    def sizes(self, st: SubjectState) -> dict[str, int]:
+        """A replay shows the block intros the person read: `{trials}` is the person's block sizes (all of the
+        person's trials, whatever --trials replays)."""
+        return session_sizes(st.seq.trials)
+
     def _metadata(self, st: SubjectState) -> dict[str, Any]:
         p: Person = st.person  # type: ignore[attr-defined]
         meta = super()._metadata(st)
@@ -114,7 +116,7 @@ class ReplayRunner(Runner):
     def _run_replay(self, st: SubjectState) -> None:
         """One person's trials in order; finished rows (a resumed session) replay the cache only."""
         proto, exp, p = self.protocol, self.exp, st.person  # type: ignore[attr-defined]
-        hist = History(exp, chat=self.chat, window=None, sizes=block_sizes(st.seq.trials[:st.planned]))
+        hist = self.history(st)  # the person's block sizes fill {trials}, as the person read them (`sizes`)
         stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
         for _, seg in hist.segments:
             stream.extend(seg)

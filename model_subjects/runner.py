@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from experiments.run_prep import RunPlan, hash_differences, prepare_run
-from experiments.screen_texts import block_sizes
 from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, check_rows_follow,
                                  now_iso, read_rows, scan_table, session_paths)
 from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
 from model_subjects.context import (RULE, RULES_READ, ContextMode, History, feedback_for, history_entry, option_text,
-                                    parse_context, sha256, static_context)
+                                    parse_context, record_block_sizes, row_entry, session_sizes, sha256,
+                                    static_context)
 from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
 from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
@@ -193,7 +193,18 @@ class Runner:
             "seed": st.seq.seed,
             "trials_limit": cfg.trials,
             "identity": identity(cfg, self.backend, self.protocol, st.mode, st.rule),
+            # `twinlab context` reads the spec from here when it still holds the session's spec hash
+            "spec_file": spec_file(self.exp),
         }
+
+    def sizes(self, st: SubjectState) -> dict[str, int]:
+        """The block sizes its block intros' `{trials}` say: those of the trials the subject's session plans
+        (`session_sizes`; recorded in the sidecar by `open_session` for `twinlab context`)."""
+        return session_sizes(st.seq.trials[:st.planned])
+
+    def history(self, st: SubjectState) -> History:
+        """A running (or replay) subject's history: the spec's texts, `{trials}` filled by `sizes`."""
+        return History(self.exp, chat=self.chat, window=st.mode.window, sizes=self.sizes(st))
 
     def settings_differences(self, st: SubjectState, old: dict[str, Any]) -> list[str]:
         """What differs between an existing session's sidecar and this run (empty: the same settings)."""
@@ -270,6 +281,8 @@ class Runner:
             return None
         if writer.meta.get("n_trials_planned") != st.planned:
             writer.update(n_trials_planned=st.planned)
+        if record_block_sizes(writer.meta, writer.n_rows, self.sizes(st)):
+            writer.save_sidecar()
         st.done = writer.n_rows
         return writer
 
@@ -461,8 +474,7 @@ class Runner:
         proto = self.protocol
         exp = self.exp
         group = self.backend.stream_group(len(states))  # type: ignore[attr-defined]
-        hists = [History(exp, chat=self.chat, window=None, sizes=block_sizes(st.seq.trials[:st.planned]))
-                 for st in states]
+        hists = [self.history(st) for st in states]  # unwindowed (`_can_run_together`)
         for k, hist in enumerate(hists):
             for _, seg in hist.segments:
                 group.extend(k, seg)
@@ -504,7 +516,7 @@ class Runner:
         """One subject, trial by trial, on one growing context (its own answers and feedback)."""
         proto = self.protocol
         exp = self.exp
-        hist = History(exp, chat=self.chat, window=st.mode.window, sizes=block_sizes(st.seq.trials[:st.planned]))
+        hist = self.history(st)
         windowed = bool(st.mode.window)
         stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
         for _, seg in hist.segments:
@@ -521,10 +533,7 @@ class Runner:
                     stream.extend(seg)
                 if not windowed:
                     self._replay(stream, hist, trial)
-                extra = json.loads(row.get("extra") or "{}")
-                fb = row.get("feedback_text") or None
-                seg = hist.commit_entry(trial, history_entry(proto, trial, row.get("response") or "", fb,
-                                                             extra["answer_text"], st.rule))
+                seg = hist.commit_entry(trial, row_entry(proto, trial, row, st.rule))
                 stream.extend(seg)
         for i in range(st.done, st.planned):
             trial = st.seq.trials[i]
@@ -563,6 +572,12 @@ class Runner:
             st.writer.save_sidecar()  # type: ignore[union-attr]
             stream.extend(hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text, st.rule)))
             self.progress(1, None)
+
+
+def spec_file(exp: Experiment) -> str | None:
+    """The absolute path of the spec file a run read (None: a spec not read from a file)."""
+    path = Path(exp.source_path) if exp.source_path else None
+    return str(path.resolve()) if path is not None and path.is_file() else None
 
 
 def _to_stderr(message: str) -> None:

@@ -1,17 +1,24 @@
 """`twinlab context SESSION.csv --trial N`: the exact text a model subject read before answering trial N.
 
-Rebuilt from the session's rows, its sidecar (context mode, protocol and its question, chat) and the spec
-(`--spec`, else the bundled spec of the session's experiment), then checked against the row's
-`extra.context_sha256`: a text that does not hash to what the run recorded is refused, never shown as
-what the model read. With `--chat` sessions the text is the chat template's rendering (the model's
-tokenizer, read from the local cache)."""
+Rebuilt by the run's own rule (model_subjects/context.py: `History`, `row_entry`, `rebuild_contexts`) from the
+session's rows, its sidecar (context mode, protocol and its question, chat, the block sizes a block intro's
+`{trials}` was filled with) and the spec, then checked against the row's `extra.context_sha256`: a text that
+does not hash to what the run recorded is refused, never shown as what the model read. A replay's context
+(`run-model --replay`) is the person's history, rebuilt and verified the same way. The spec: `--spec`, else
+the file the run read (the sidecar's `spec_file`) when it still holds the session's spec hash, else the
+bundled spec of the session's experiment. With `--chat` sessions the text is the chat template's rendering
+(the model's tokenizer, read from the local cache)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
 
-from model_subjects.context import ContextError, rebuild_contexts, sha256
+from model_subjects.context import (REPLAY, ContextError, ContextMode, parse_context, rebuild_contexts,
+                                    recorded_block_sizes, row_trial, session_sizes, sha256)
+
+INT_CELLS = ("trial_index", "block_trial_index", "critical_index")  # the cells a trial is rebuilt from as numbers
+JSON_CELLS = ("extra", "materials")  # JSON objects (an empty cell: none)
 
 
 class ShowContextError(ValueError):
@@ -19,17 +26,37 @@ class ShowContextError(ValueError):
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    from experiments.session import SessionError, read_rows
+    """The session's complete rows, every cell the rebuild reads checked (line and column named)."""
+    from experiments.session import SessionError, scan_table
 
     if not path.is_file():
         raise ShowContextError(f"{path}: no such session file")
     try:
-        rows = read_rows(path)
-    except SessionError as exc:  # a bad row in the middle, named by line (a torn last row is not a row)
+        scan = scan_table(path)
+    except SessionError as exc:
         raise ShowContextError(str(exc)) from None
-    if not rows:
+    if not scan.rows:
         raise ShowContextError(f"{path}: holds no trials")
-    return rows
+    for row, line in zip(scan.rows, scan.lines):
+        _check_cells(path, row, line)
+    return scan.rows
+
+
+def _check_cells(path: Path, row: dict[str, Any], line: int) -> None:
+    from stimuli.input_rules import ascii_int
+
+    for col in INT_CELLS:
+        if col in row and ascii_int(row[col], signed=True) is None:
+            raise ShowContextError(f"{path}: line {line}, column {col}: {row[col]!r} is not a whole number")
+    for col in JSON_CELLS:
+        if not row.get(col):
+            continue
+        try:
+            value = json.loads(row[col])
+        except ValueError as exc:
+            raise ShowContextError(f"{path}: line {line}, column {col}: not JSON ({exc})") from None
+        if not isinstance(value, dict):
+            raise ShowContextError(f"{path}: line {line}, column {col}: not a JSON object")
 
 
 def _sidecar(path: Path) -> dict[str, Any]:
@@ -37,24 +64,48 @@ def _sidecar(path: Path) -> dict[str, Any]:
     if not side.is_file():
         raise ShowContextError(f"{path}: its sidecar {side.name} is missing (it records the context mode and protocol)")
     try:
-        return json.loads(side.read_text(encoding="utf-8"))
+        meta = json.loads(side.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ShowContextError(f"{side}: not JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise ShowContextError(f"{side}: not a JSON object")
+    return meta
 
 
-def _spec(rows: list[dict[str, Any]], spec: Path | None):
-    from experiments.spec import BUNDLED_SPECS, load_spec
+def _spec_path(rows: list[dict[str, Any]], meta: dict[str, Any], given: Path | None) -> tuple[Path, str]:
+    """The spec file to read and where it comes from: --spec, the file the run read, or the bundled spec."""
+    from experiments.spec import BUNDLED_SPECS
 
+    if given is not None:
+        return given, "--spec"
+    recorded = meta.get("spec_file")
+    if isinstance(recorded, str) and recorded and Path(recorded).is_file():
+        return Path(recorded), "recorded"
     name = rows[0].get("experiment") or ""
-    path = spec or BUNDLED_SPECS / f"{name}.yaml"
-    if not Path(path).is_file():
-        raise ShowContextError(f"the session's experiment {name!r} is not a bundled spec: give its spec with --spec")
-    exp = load_spec(path)
-    want = rows[0].get("spec_hash")
+    bundled = BUNDLED_SPECS / f"{name}.yaml"
+    if name and bundled.is_file():
+        return bundled, "bundled"
+    where = f" ({recorded} is gone)" if isinstance(recorded, str) and recorded else ""
+    raise ShowContextError(f"the session's experiment {name!r} is not a bundled spec and its sidecar names no spec "
+                           f"file that still exists{where}: give its spec with --spec")
+
+
+def _spec(rows: list[dict[str, Any]], meta: dict[str, Any], given: Path | None):
+    """(the spec the session ran, a note saying where it was read from); refused unless its hash is the session's."""
+    from experiments.spec import SpecError, load_spec
+
+    path, how = _spec_path(rows, meta, given)
+    try:
+        exp = load_spec(path)
+    except SpecError as exc:
+        raise ShowContextError(str(exc)) from None
+    want = rows[0].get("spec_hash") or meta.get("spec_hash")
     if want and exp.spec_hash != want:
-        raise ShowContextError(f"{path}: spec hash {exp.spec_hash[:12]} differs from the session's {str(want)[:12]} "
-                               "(another version of the spec): give the spec the session ran with --spec")
-    return exp
+        what = {"--spec": "--spec", "recorded": "the spec file the session was run from",
+                "bundled": "the bundled spec"}[how]
+        raise ShowContextError(f"{path} ({what}): spec hash {exp.spec_hash} differs from the session's {want} "
+                               "(the spec changed since the run): give the spec the session ran with --spec")
+    return exp, f"spec read from {path} (hash matches the session's)"
 
 
 def _chat_renderer(meta: dict[str, Any]):
@@ -70,10 +121,42 @@ def _chat_renderer(meta: dict[str, Any]):
         messages, tokenize=False, add_generation_prompt=add_generation_prompt)
 
 
+def _mode(row: dict[str, Any], meta: dict[str, Any]) -> ContextMode:
+    """The context mode the run recorded (a replay: the person's history, the running rule)."""
+    label = row.get("context_mode") or meta.get("context_mode") or "none"
+    return ContextMode(REPLAY) if label == REPLAY else parse_context(label)
+
+
+def _sizes(exp: Any, meta: dict[str, Any], rows: list[dict[str, Any]], trial: int, path: Path) -> dict[str, int] | None:
+    """The block sizes the run filled its block intros' `{trials}` with when it wrote `trial`: the sidecar's
+    record; for a session written before the record, the whole session's rows (a complete session) or its
+    compiled sequence as planned (the sequence hash checked). None: no intro says `{trials}`."""
+    if not any("{trials}" in (b.intro_text or "") for b in exp.blocks):
+        return None
+    got = recorded_block_sizes(meta, trial)
+    if got is not None:
+        return got
+    planned = meta.get("n_trials_planned")
+    if planned == len(rows):
+        return session_sizes([row_trial(exp, r) for r in rows])
+    if (rows[0].get("context_mode") or "") != REPLAY and isinstance(planned, int):
+        from experiments.compiler import compile_sequence
+        from experiments.list_index import recorded_list
+
+        seq = compile_sequence(exp, rows[0]["subject_id"], meta.get("seed"), session=int(rows[0].get("session") or 1),
+                               list_number=recorded_list(meta))
+        if seq.sequence_hash == rows[0].get("sequence_hash"):
+            return session_sizes(seq.trials[:planned])
+    raise ShowContextError(f"{path}: the session is incomplete and its sidecar does not record the block sizes its "
+                           "intros' {trials} were filled with (written before twinlab recorded them): trial "
+                           f"{trial}'s context cannot be rebuilt")
+
+
 def session_context(path: str | Path, trial: int, spec: str | Path | None = None) -> dict[str, Any]:
-    """{'text', 'sha256', 'trial_index', 'protocol', 'context_mode', 'chat'} for trial `trial` (its
+    """{'text', 'sha256', 'trial_index', 'protocol', 'context_mode', 'chat', 'spec'} for trial `trial` (its
     `trial_index`), verified against the row's recorded hash (ShowContextError when it differs)."""
-    from model_subjects.context import parse_context, protocol_for
+    from experiments.spec import SpecError
+    from model_subjects.context import protocol_for
     from model_subjects.protocol_base import ProtocolError
 
     path = Path(path)
@@ -82,26 +165,28 @@ def session_context(path: str | Path, trial: int, spec: str | Path | None = None
     idx = {int(r["trial_index"]): k for k, r in enumerate(rows)}
     if trial not in idx:
         raise ShowContextError(f"--trial {trial}: the session holds trials {min(idx)} to {max(idx)}")
-    exp = _spec(rows, Path(spec) if spec else None)
     row = rows[idx[trial]]
     extra = json.loads(row.get("extra") or "{}")
     if "context_sha256" not in extra:
         raise ShowContextError(f"{path}: trial {trial} records no context hash (not a model subject's session?)")
+    exp, note = _spec(rows, meta, Path(spec) if spec else None)
     settings = meta.get("protocol_settings") or {}
     chat = bool((meta.get("context") or {}).get("chat"))
     try:
         proto = protocol_for(exp, row.get("protocol") or meta.get("protocol") or "", settings.get("question"))
-        mode = parse_context(row.get("context_mode") or meta.get("context_mode") or "none")
-        texts = rebuild_contexts(exp, rows[: idx[trial] + 1], mode, proto, chat=_chat_renderer(meta) if chat else None)
-    except (ProtocolError, ContextError, KeyError) as exc:
+        mode = _mode(row, meta)
+        sizes = _sizes(exp, meta, rows, trial, path)
+        texts = rebuild_contexts(exp, rows[: idx[trial] + 1], mode, proto,
+                                 chat=_chat_renderer(meta) if chat else None, sizes=sizes)
+    except (ProtocolError, ContextError, SpecError, KeyError, ValueError) as exc:
         raise ShowContextError(f"{path}: cannot rebuild trial {trial}'s context ({exc})") from None
     text = texts[-1]
     if sha256(text) != extra["context_sha256"]:
         raise ShowContextError(f"{path}: the rebuilt context of trial {trial} does not match the hash the run recorded "
                                f"({sha256(text)[:12]} vs {extra['context_sha256'][:12]}): the spec, sidecar or rows differ "
-                               "from the run's")
+                               "from the run's; not shown")
     return {"text": text, "sha256": extra["context_sha256"], "trial_index": trial, "protocol": proto.name,
-            "context_mode": mode.label, "chat": chat}
+            "context_mode": mode.label, "chat": chat, "spec": note}
 
 
 def context_command(session: Path, trial: int, spec: Path | None = None, as_json: bool = False) -> None:
@@ -117,6 +202,7 @@ def context_command(session: Path, trial: int, spec: Path | None = None, as_json
     if as_json:
         typer.echo(json.dumps(got, indent=1, ensure_ascii=False))
         return
+    typer.echo(f"# {got['spec']}", err=True)
     typer.echo(f"# trial {trial} · {got['protocol']} · context {got['context_mode']} · sha256 {got['sha256'][:16]} "
                "(verified)", err=True)
     typer.echo(got["text"], nl=False)

@@ -346,3 +346,23 @@ def test_tsv_file_with_spreadsheet_booleans_and_an_extra_column(tmp_path):
             assert t.to_row()["grammatical"] is (t.factor_levels["grammatical"] == "true")
     both = Counter((t.item, t.condition) for s in seqs for t in s)
     assert len(both) == 8 and set(both.values()) == {1}
+
+
+def test_violation_items_are_checked_by_the_kind_naming_every_bad_line(tmp_path):
+    """Issue 48 item 9: the kind's own item check (experiments/tasks/violation_detection.py), not a branch on the
+    kind's name in design_rows.py, refuses the file, naming every bad line grouped by what each lacks."""
+    rows = _crossed(4)
+    for k in (0, 1, 6):  # lines 2, 3 and 8: no answer
+        rows[k]["answer"] = ""
+    rows[9]["answer"] = "maybe"  # line 11
+    rows[12]["sentence"] = ""  # line 14: no sentence
+    path = _write(tmp_path, rows)
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    msg = str(err.value)
+    assert "line(s) 2, 3, 8: task violation_detection needs an `answer` column of violation or no_violation (got '')" \
+        in msg, msg
+    assert "line 11: task violation_detection needs an `answer` column of violation or no_violation (got 'maybe')" \
+        in msg and "line 14: task violation_detection needs a `sentence` on every row" in msg and str(path) in msg
+    source = (Path(__file__).resolve().parents[1] / "experiments" / "sources" / "design_rows.py").read_text()
+    assert "violation_detection" not in source

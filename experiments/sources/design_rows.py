@@ -101,20 +101,10 @@ def check_design(exp: Experiment, where: str) -> DesignFile:
 
 
 def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
+    """Every row through its kind's own item check (experiments.tasks.items: every bad line named)."""
     from experiments.tasks import TaskError, registry
 
-    kind = exp.task.kind
-    if kind == "violation_detection":
-        bad = [r.line for r in df.rows if dict(r.materials).get("answer") not in ("violation", "no_violation")]
-        if bad:
-            raise SpecError(f"{where}: design.file: {df.path}: task violation_detection needs an `answer` column "
-                            f"of violation or no_violation on every row; line(s) {_lines(bad)} lack one")
-        bad = [r.line for r in df.rows if "sentence" not in dict(r.materials)]
-        if bad:
-            raise SpecError(f"{where}: design.file: {df.path}: task violation_detection needs a `sentence` on "
-                            f"every row; line(s) {_lines(bad)} lack one")
-        return
-    if kind in registry():  # the kind's own checks, and the keys the largest item needs (experiments.tasks.items)
+    if exp.task.kind in registry():  # the kind's own checks, and the keys the largest item needs
         from experiments.tasks.items import check_items
 
         try:
@@ -124,7 +114,9 @@ def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
 
 
 def _lines(numbers: list[int]) -> str:
-    return ", ".join(map(str, numbers[:8])) + (f" and {len(numbers) - 8} more" if len(numbers) > 8 else "")
+    from experiments.tasks.items import line_list
+
+    return line_list(numbers)
 
 
 # ---- trials -----------------------------------------------------------------------------------------

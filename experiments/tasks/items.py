@@ -21,15 +21,41 @@ def check_items(task: Any, rows: Iterable[tuple[int, dict[str, Any]]], path: str
     kind = get_task(task.kind)
     settings = task.settings()
     n_opt, n_q = 2, 0
+    bad: dict[str, list[int]] = {}  # problem -> the lines that have it
     for line, mat in rows:
         where = f"{path}: line {line}"
-        kind.check_materials(mat, where)
-        if kind.check_item is not None:
-            kind.check_item(mat, settings, where)
+        try:
+            kind.check_materials(mat, where)
+            if kind.check_item is not None:
+                kind.check_item(mat, settings, where)
+        except TaskError as exc:
+            text = str(exc)
+            bad.setdefault(text[len(where) + 2:] if text.startswith(where + ": ") else text, []).append(line)
+            continue
         n_opt = max(n_opt, len(mat.get("options") or ()))
         n_q = max(n_q, len(mat.get("question_options") or ()))
+    if bad:
+        raise TaskError(bad_items_message(path, bad))
     try:
         check_keys(task.kind, settings, given_settings(task), task.quit_key, n_options=n_opt,
                    n_question_options=n_q)
     except KeySettingError as exc:
         raise TaskError(f"{path}: {exc}") from None
+
+
+MAX_PROBLEMS = 6  # distinct problems a refusal lists (each with its lines)
+
+
+def bad_items_message(path: str, bad: dict[str, list[int]]) -> str:
+    """One refusal naming every bad line, grouped by problem ('FILE: line 3: ...' for one line)."""
+    parts = [f"line {lines[0]}: {problem}" if len(lines) == 1 else f"line(s) {line_list(lines, 20)}: {problem}"
+             for problem, lines in list(bad.items())[:MAX_PROBLEMS]]
+    more = len(bad) - MAX_PROBLEMS
+    rest = sorted(n for _, lines in list(bad.items())[MAX_PROBLEMS:] for n in lines)
+    tail = f"; {more} more problem(s) on line(s) {line_list(rest, 20)}" if more > 0 else ""
+    return f"{path}: " + "; ".join(parts) + tail
+
+
+def line_list(numbers: list[int], limit: int = 8) -> str:
+    """Line numbers as a refusal names them: the first `limit`, then how many more."""
+    return ", ".join(map(str, numbers[:limit])) + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")

@@ -103,10 +103,10 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     """A design file's item: a `sentence` and an `answer` of violation or no_violation (a Lakretz trial's
     materials come from the generator and carry its correct response)."""
     if mat.get("answer") not in ANSWERS:
-        raise TaskError(f"{where}: answer {mat.get('answer')!r}: task violation_detection needs violation or "
-                        "no_violation")
+        raise TaskError(f"{where}: task violation_detection needs an `answer` column of violation or no_violation "
+                        f"(got {mat.get('answer', '')!r})")
     if not str(mat.get("sentence") or "").strip():
-        raise TaskError(f"{where}: task violation_detection needs a `sentence`")
+        raise TaskError(f"{where}: task violation_detection needs a `sentence` on every row")
 
 
 def check_design(exp: Any) -> None:
