@@ -108,3 +108,12 @@ def check_reading_rules(df: pd.DataFrame, opt: Options) -> None:
         raise InputError(f"--word-rt-range {rules.rt_min:g},{rules.rt_max:g} leaves out every one of the {n} word "
                          f"reading times (they run from {low:g} to {high:g} ms): no reading time would be left to "
                          "analyse; widen the range (the default is 100,5000)")
+
+
+def check_training_blocks(opt: Options, formats: dict[str, str]) -> None:
+    """--training-block names blocks of a Lakretz et al. (2021) results CSV: on twinlab sessions alone (whose
+    training rows are read from their block names) it would be ignored without a word: refused."""
+    if opt.training_blocks and "lakretz" not in set(formats.values()):
+        raise InputError(f"--training-block {', '.join(map(str, opt.training_blocks))}: applies to Lakretz et al. "
+                         "(2021) results CSVs, and none was given; twinlab sessions mark their training rows by "
+                         "block name (training/practice) or role practice: leave the option out")

@@ -27,7 +27,7 @@ import pandas as pd
 
 from analysis.load import load
 from analysis.options import Options, check_options  # noqa: F401 (Options re-exported: analysis.pipeline.Options)
-from analysis.option_checks import check_by_and_formula  # noqa: F401 (importable from here, as before)
+from analysis.option_checks import check_by_and_formula, check_training_blocks  # noqa: F401 (importable from here)
 from analysis.report_plan import Run, plan_for
 from analysis.results_folder import Results, clean_json, json_default
 from experiments.atomic import atomic_write_text
@@ -42,6 +42,7 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
     opt = check_options(options or Options())
     df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks,
                     allow_spec_versions=opt.allow_spec_versions)
+    check_training_blocks(opt, info.formats)
     return run_loaded(df, info, out, opt, log)
 
 

@@ -54,6 +54,8 @@ def _siblings(values: list[Any], parts: list[str], where: str, error: type[Excep
 def _walk(v: Any, parts: list[str], where: str, error: type[Exception]) -> Any:
     if isinstance(v, str):
         return _text(v, parts, where, error)
+    if isinstance(v, (bytes, bytearray)):  # YAML's !!binary: bytes the schema would quietly take for a text
+        raise error(f"{where}: {_path(parts)}: a binary value (!!binary); a spec holds text, numbers and lists")
     if isinstance(v, list):
         out = [_walk(x, parts + [str(i)], where, error) for i, x in enumerate(v)]
         _siblings(out, parts, where, error)

@@ -40,14 +40,19 @@ class _PairsFileError(ReproError):
 
 
 def _text_problem(good: str, bad: str) -> str | None:
-    """Hidden characters or a look-alike word in a sentence, or a pair that differs only invisibly (a
-    zero-width or trailing space: no minimal pair), by the one rule (stimuli/visible_text.py)."""
+    """Hidden characters or a look-alike word in a sentence, a pair longer than a model subject reads
+    (model_subjects/run_checks.py: checked before any model loads), or a pair that differs only invisibly
+    (a zero-width or trailing space: no minimal pair), by the one rule (stimuli/visible_text.py)."""
+    from model_subjects.run_checks import item_length_problem
     from stimuli.visible_text import lookalike_problem, text_problem
 
     for name, text in (("sentence_good", good), ("sentence_bad", bad)):
         problem = text_problem(text)
         if problem:
             return f"{name}: {problem}"
+    problem = item_length_problem([good, bad])
+    if problem:
+        return f"{problem}; shorten or split it"
     problem = lookalike_problem([good, bad], "sentence_good and sentence_bad:")
     return f"{problem} (no minimal pair)" if problem else None
 
