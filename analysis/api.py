@@ -110,9 +110,12 @@ def load_sessions(paths: Iterable[str | Path] | str | Path, include_simulated: b
     `allow_spec_versions`: then they are coded by the current version and the notes name every version."""
     from analysis.load import load
 
-    from analysis.options import FORMATS, model_copies as check_copies
+    from analysis.options import FORMATS, flag, model_copies as check_copies
 
     check_copies(model_copies)
+    for name, v in (("include_simulated", include_simulated), ("keep_outliers", keep_outliers),
+                    ("allow_spec_versions", allow_spec_versions)):
+        flag(name, v)
     if fmt not in FORMATS:
         raise InputError(f"fmt must be {', '.join(FORMATS)}, not {fmt!r}")
     if isinstance(paths, (str, Path)):
@@ -138,7 +141,10 @@ def factors(df: pd.DataFrame) -> dict[str, list[str]]:
 def _check_by(df: pd.DataFrame, by: Iterable[str] | str | None) -> list[str]:
     from analysis.formula import FormulaError
 
+    from analysis.options import distinct
+
     by = [b.strip() for b in by.split(",")] if isinstance(by, str) else list(by or [])
+    distinct("by", by)
     missing = [b for b in by if b not in df.columns]
     if missing:
         raise FormulaError(f"--by: unknown column {missing[0]!r}; the design's factors are "
@@ -217,9 +223,10 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
     from analysis.formula_fit import fit_groups as _fit_groups
     from analysis.tasks_reading import plain, target_rows
 
-    from analysis.options import target
+    from analysis.options import flag, target
 
     _check_frame(df)
+    flag("fallback", fallback)
     if family not in FAMILIES:
         raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {family!r}")
     region_s, word_n = target(region, word)

@@ -116,6 +116,12 @@ def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, reg
     by_list = [b.strip() for b in by.split(",") if b.strip()]
     if by and not by_list:
         fail("--by names no column (e.g. --by head_number,attractor_number)")
+    from analysis.options import InputError, distinct
+
+    try:
+        distinct("--by", by_list)
+    except InputError as exc:
+        fail(str(exc))
     if family not in ("auto", "binomial", "gaussian", "ordinal"):
         fail(f"--family must be auto, binomial, gaussian or ordinal, not {family!r}")
     if (region or word) and not formula:

@@ -170,22 +170,30 @@ class FocusError(ValueError):
     """A --focus that names no factor or level of the data (the message lists them)."""
 
 
-def parse_focus(text: str, d: pd.DataFrame | None = None, cell: list[str] | None = None) -> dict[str, str]:
-    """'factor=level,factor=level' -> {factor: level}; checked against the frame's columns and levels."""
+def parse_focus(text: str, d: pd.DataFrame | None = None, cell: list[str] | None = None,
+                levels: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """'factor=level,factor=level' -> {factor: level}. Each factor once (a second value is refused, both
+    named, never the last one taken); with `cell` each a factor of it (`correct=True` names a column, not a
+    factor), with `levels` (the declared ones) or `d` (the data's) each level one of the factor's."""
     out: dict[str, str] = {}
     for part in [p for p in (text or "").split(",") if p.strip()]:
         if "=" not in part:
             raise FocusError(f"--focus {text!r}: write FACTOR=LEVEL[,FACTOR=LEVEL...] for a general design "
                              "(e.g. --focus attractor=mismatch,agreement=broken)")
         k, v = (s.strip() for s in part.split("=", 1))
+        if k in out:
+            raise FocusError(f"--focus {text!r} names factor {k!r} twice ({k}={out[k]} and {k}={v}); give each "
+                             "factor once")
         out[k] = v
-    if d is not None:
-        for k, v in out.items():
-            if k not in d.columns:
-                raise FocusError(f"--focus: unknown factor {k!r}; the cell's factors are {', '.join(cell or []) or 'none'}")
-            levels = sorted(set(d[k].dropna().astype(str)))
-            if v not in levels:
-                raise FocusError(f"--focus: {k} has no level {v!r}; its levels are {', '.join(levels)}")
+    for k, v in out.items():
+        if cell is not None and k not in cell:
+            raise FocusError(f"--focus: {k!r} is not a factor of the design; the focus cell is FACTOR=LEVEL of its "
+                             f"factors: {', '.join(cell) or 'none (the design declares no factors)'}")
+        if d is not None and k not in d.columns:
+            raise FocusError(f"--focus: unknown factor {k!r}; the cell's factors are {', '.join(cell or []) or 'none'}")
+        known = list((levels or {}).get(k) or ([] if d is None else sorted(set(d[k].dropna().astype(str)))))
+        if (levels or d is not None) and v not in known:
+            raise FocusError(f"--focus: {k} has no level {v!r}; its levels are {', '.join(known)}")
     return out
 
 

@@ -65,6 +65,31 @@ def ms_range(name: str, v, example: str) -> tuple[float, float]:
     return float(v[0]), float(v[1])
 
 
+def flag(name: str, v) -> bool:
+    """A yes/no option: True or False only. 'no', 0, 1 or None are refused: `bool('no')` is True, so a text
+    read as a flag silently turns the option on (early_stop='no' ran with early stopping)."""
+    import numpy as np
+
+    if not isinstance(v, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, not {v!r}")
+    return bool(v)
+
+
+def distinct(name: str, values: list[str]) -> list[str]:
+    """Names given at most once each: a factor given twice (`--by a,a`) is refused, both named, never the
+    last one silently taken."""
+    seen: set[str] = set()
+    for v in values:
+        if v in seen:
+            raise InputError(f"{name} names {v!r} twice ({', '.join(values)}); give each column once")
+        seen.add(v)
+    return values
+
+
+FLAGS = ("mixed", "keep_outliers", "show_progress", "exclude_wrong_answers", "allow_spec_versions")
+FLAG_NAMES = {"mixed": "mixed (--no-mixed)"}
+
+
 def model_copies(v) -> str:
     if v not in COPIES:
         raise InputError(f"model_copies (--model-copies) must be merge or subjects, not {v!r}")
@@ -90,6 +115,8 @@ def check_options(opt: Options) -> Options:
     import numbers
 
     whole("seed (--seed)", opt.seed, 0, 2**32 - 1)
+    for f in FLAGS:
+        setattr(opt, f, flag(FLAG_NAMES.get(f, f"{f} (--{f.replace('_', '-')})"), getattr(opt, f)))
     whole("n_boot (--n-boot)", opt.n_boot, 1, MAX_BOOT)
     if opt.family not in FAMILIES:
         raise InputError(f"family (--family) must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {opt.family!r}")
@@ -108,6 +135,7 @@ def check_options(opt: Options) -> Options:
         raise InputError(f"formula (--formula) must be a text, not {opt.formula!r}")
     if not isinstance(opt.by, list) or not all(isinstance(b, str) for b in opt.by):
         raise InputError(f"by (--by) must be column names, not {opt.by!r}")
+    distinct("by (--by)", opt.by)
     from analysis.learning import LAKRETZ, parse_focus_path
     from analysis.scoring import RULES
 
@@ -115,7 +143,13 @@ def check_options(opt: Options) -> Options:
         raise InputError(f"rejected_rule (--rejected-rule) must be {' or '.join(RULES)}, not {opt.rejected_rule!r}")
     if not isinstance(opt.focus, str):
         raise InputError(f"focus (--focus) must be a text, not {opt.focus!r}")
-    if "=" in opt.focus:  # a general design's focus cell (FACTOR=LEVEL,...): checked against the data later
+    if "=" in opt.focus:  # a general design's focus cell (FACTOR=LEVEL,...): its form (each factor once) here,
+        from analysis.learning import FocusError, parse_focus  # its factors and levels against the data later
+
+        try:
+            parse_focus(opt.focus)
+        except FocusError as exc:
+            raise InputError(str(exc)) from None
         return opt
     try:
         parse_focus_path(opt.focus, LAKRETZ)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from analysis.load import load
 from analysis.options import Options, check_options  # noqa: F401 (Options re-exported: analysis.pipeline.Options)
+from analysis.option_checks import check_by_and_formula, check_training_blocks  # noqa: F401 (importable from here)
 from analysis.report_plan import Run, plan_for
 from analysis.results_folder import Results, clean_json, json_default
 from experiments.atomic import atomic_write_text
@@ -41,6 +42,7 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
     opt = check_options(options or Options())
     df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks,
                     allow_spec_versions=opt.allow_spec_versions)
+    check_training_blocks(opt, info.formats)
     return run_loaded(df, info, out, opt, log)
 
 
@@ -81,44 +83,3 @@ def write_results(out: Path, results: dict) -> dict:
 
     render_report(out)
     return results
-
-
-def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True, factors: Iterable[str] = ()) -> None:
-    """--by and --formula name columns of the table: checked before any work (FormulaError names the column).
-    The order columns count as columns (a general design gets all of them, analysis/learning_rows.py; a
-    Lakretz table those analysis/prepare.py defines)."""
-    from analysis import formula as fm
-
-    from analysis.learning_rows import ORDER_COLUMNS, parse_blocks
-
-    opt.blocks = parse_blocks(opt.blocks)  # BlocksError names the choices
-    if "=" in (opt.focus or ""):  # a general design's focus cell: its factors and levels must be in the data
-        from analysis.learning import parse_focus
-
-        parse_focus(opt.focus, df, [c for c in df.columns if c in (df.attrs.get("factors") or {})] or None)
-    cols = set(df.columns) | {"group", "subject_key", "error", "accepted", "signal", "said_reject", "training",
-                              "item", "block", "trials_before", "exposures", "first_encounter"}
-    if general:
-        cols |= set(ORDER_COLUMNS)
-    missing = [b for b in opt.by if b not in cols]
-    if missing:
-        import difflib
-
-        guess = difflib.get_close_matches(missing[0], sorted(cols), n=1)
-        raise fm.FormulaError(f"--by: unknown column {missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
-                              + "; the design's factors and columns are named in `twinlab analyze --help`")
-    if opt.region or opt.word:  # the reading rows' columns; an unknown region or word is refused here
-        from analysis.tasks_reading import check_target
-
-        cols |= check_target(df, opt.region or None, opt.word or None)
-    if opt.formula:
-        from analysis.formula_checks import check_fit_request
-
-        f = fm.parse(opt.formula)
-        fm.check_columns(f, sorted(cols))
-        check_fit_request(f, df, opt.family, factors)
-    if opt.family not in ("auto", "binomial", "gaussian", "ordinal"):
-        raise fm.FormulaError(f"--family must be auto, binomial, gaussian or ordinal, not {opt.family!r}")
-    from analysis.demand_gap import check_pairs
-
-    opt.gap_pairs = check_pairs(df, opt.gap_pairs)

@@ -103,6 +103,12 @@ def check_settings(s: PowerSettings) -> fm.Formula:
     for name, v in (("--alpha", s.alpha), ("--target", s.target)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < float(v) < 1:
             raise PowerInputError(f"{name} must be a number between 0 and 1 (exclusive), not {v!r}")
+    from analysis.options import flag
+
+    try:
+        flag("early_stop (--no-early-stop)", s.early_stop)
+    except InputError as exc:
+        raise PowerInputError(str(exc)) from None
     if s.test not in TESTS:
         raise PowerInputError(f"--test must be wald or lrt, not {s.test!r}")
     if s.interval not in ("wilson", "clopper-pearson"):

@@ -5,7 +5,10 @@ sessions (another spec_hash) may mean other items, labels or timing. The loader 
 version (sidecar spec_hash, factor levels, start time, the rows' spec_hash); `check_versions` compares
 them once every file is read: a difference is a SpecVersionError naming the versions and the files,
 unless `allow` (`--allow-spec-versions`), when every session is coded by the current version (the newest
-session's) and the notes name every version. The coding never depends on which sidecar was read first.
+session's) and the notes name every version. The coding never depends on which sidecar was read first,
+and "newest" is read from the start times as times: a session whose time is missing or not a time, or
+two versions started at the same newest time, make the newest unknowable, and pooling is then refused
+naming them (as text, "unknown" sorted newest and its level order flipped every sign).
 """
 from __future__ import annotations
 
@@ -84,9 +87,42 @@ def _differences(versions: list[SessionVersion]) -> list[str]:
     return levels + hashes + rows
 
 
-def current(versions: list[SessionVersion]) -> SessionVersion:
-    """The current version: the newest session's (latest started_at; the last file read on a tie)."""
-    return max(enumerate(versions), key=lambda kv: (kv[1].started_at, kv[0]))[1]
+def start_time(text: str):
+    """A sidecar's `started_at` as a time (ISO 8601, as twinlab writes it), or None when it is missing or not
+    a time ('unknown', '', '2026-13-40'). Compared as times, never as text: as text 'unknown' sorts after
+    every date and '2026-11-20T09:00+01:00' before '2026-11-20T08:30+00:00'."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(text).strip())
+    except ValueError:
+        return None
+
+
+def _key(v: SessionVersion) -> tuple:
+    return v.spec_hash, tuple((k, tuple(lv)) for k, lv in (v.factors or {}).items())
+
+
+def newest(versions: list[SessionVersion]) -> tuple[SessionVersion | None, str]:
+    """The current version: the newest session's (latest started_at as a time), or (None, why it cannot be
+    told): a start time missing or not a time, times with and without a time zone mixed (they cannot be
+    ordered), or two sessions of different versions started at the newest time."""
+    times = [(v, start_time(v.started_at)) for v in versions]
+    bad = [v for v, t in times if t is None]
+    if bad:
+        return None, (f"the start time of {len(bad)} session(s) is not a time (" + "; ".join(
+            f"{v.file}: started_at {v.started_at!r}" for v in bad[:3]) + (", ..." if len(bad) > 3 else "") + ")")
+    aware = [t.utcoffset() is not None for _, t in times]
+    if any(aware) and not all(aware):
+        naive = [v.file for (v, _), a in zip(times, aware) if not a]
+        return None, (f"the start time of {', '.join(naive[:3])}{', ...' if len(naive) > 3 else ''} has no time zone "
+                      "and others have one, so they cannot be ordered")
+    last = max(t for _, t in times)
+    top = [v for v, t in times if t == last]
+    if len({_key(v) for v in top}) > 1:
+        return None, (f"sessions of different versions started at the same newest time {top[0].started_at} "
+                      f"({', '.join(v.file for v in top[:3])})")
+    return top[-1], ""
 
 
 def check_versions(versions: list[SessionVersion], info: LoadInfo, allow: bool) -> None:
@@ -95,13 +131,18 @@ def check_versions(versions: list[SessionVersion], info: LoadInfo, allow: bool) 
     diffs = _differences(versions)
     if not diffs:
         return
-    cur = current([v for v in versions if v.spec_hash or v.factors] or versions)
+    cur, why = newest([v for v in versions if v.spec_hash or v.factors] or versions)
     if not allow:
+        which = (f"the current version (spec_hash {_short(cur.spec_hash)}, the newest session: {cur.file})" if cur
+                 else f"the newest session's version (which cannot be told: {why})")
         raise SpecVersionError("sessions of different spec versions given together: " + "; ".join(diffs[:6])
                                + f"{'; ...' if len(diffs) > 6 else ''}. Pooling them silently would code every "
                                "session by whichever was read first: analyse one version, or pass "
-                               "--allow-spec-versions (API: allow_spec_versions=True) to code them all by the "
-                               f"current version (spec_hash {_short(cur.spec_hash)}, the newest session: {cur.file})")
+                               f"--allow-spec-versions (API: allow_spec_versions=True) to code them all by {which}")
+    if cur is None:
+        raise SpecVersionError("--allow-spec-versions codes every session by the newest session's version, but which "
+                               f"session is newest cannot be told: {why}. Give each sidecar its started_at (an ISO "
+                               "time), or analyse one version at a time; differences: " + "; ".join(diffs[:6]))
     factors: dict[str, list[str]] = {k: list(v) for k, v in (cur.factors or {}).items()}
     for name, levels in info.factors.items():
         have = factors.setdefault(name, [])

@@ -213,6 +213,32 @@ def apply_rules(w: pd.DataFrame, rules: ReadingRules = ReadingRules()) -> tuple[
     return out, counts
 
 
+def kept_word_times(trials: pd.DataFrame, rules: ReadingRules) -> tuple[int, int, float, float]:
+    """People's word reading times in the trials (`word_rts_ms`) and how many the rules keep: (times, kept,
+    lowest, highest). Read straight from the cells (no word rows built), so the analysis checks a range
+    before any work; wrong comprehension answers count as left out under `exclude_wrong_answers`."""
+    if "word_rts_ms" not in trials.columns:
+        return 0, 0, 0.0, 0.0
+    rows = trials[trials["word_rts_ms"].notna()]
+    if "subject_kind" in rows.columns:
+        rows = rows[rows["subject_kind"].astype(str) != "model"]
+    times: list[float] = []
+    kept = 0
+    for v, ok in zip(rows["word_rts_ms"], _answered_right(rows, rules)):
+        for x in json_list(v) or []:
+            if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
+                times.append(float(x))
+                kept += ok and rules.rt_min <= x <= rules.rt_max
+    return len(times), kept, min(times, default=0.0), max(times, default=0.0)
+
+
+def _answered_right(rows: pd.DataFrame, rules: ReadingRules) -> list[bool]:
+    """Per trial: kept by the `wrong_answer` rule (always, when the rule is off)."""
+    if not rules.exclude_wrong_answers or "correct" not in rows.columns:
+        return [True] * len(rows)
+    return [not (v is False or v == 0 or str(v).lower() == "false") for v in rows["correct"]]
+
+
 def trim_rts(w: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Human words with a reading time inside [RT_MIN, RT_MAX]; returns (rows, count removed)."""
     kept, counts = apply_rules(w, ReadingRules())
@@ -225,6 +251,11 @@ def region_rows(w: pd.DataFrame) -> pd.DataFrame:
     fs = list(w.attrs.get("factors") or {})
     trial = [c for c in ID_COLS + fs if c in w.columns] + ["words"]
     keys = trial + ["region", "region_name"]
+    if w.empty:  # no word left (the rules removed every one): no region, not a crash
+        cols = keys + ["region_rt_ms", "surprisal_bits", "length", "n_words", "region_text"]
+        r = pd.DataFrame(columns=cols + [f"{c}_prev1" for c in ("region_rt_ms", "surprisal_bits", "length")])
+        r.attrs = dict(w.attrs)
+        return r
 
     def total(s: pd.Series) -> float:
         return float(s.sum()) if s.notna().all() and len(s) else np.nan

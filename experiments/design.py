@@ -229,6 +229,26 @@ def _read_cells(where: str, text: str, delim: str) -> tuple[list[str], list[tupl
     return header, raw
 
 
+def _text_problems(header: list[str], raw: list[tuple[int, dict[str, str]]]) -> list[str]:
+    """Every cell (and header name) made NFC in place; a hidden or control character or a mixed-script
+    look-alike word is a problem naming the line, column and characters (stimuli/visible_text.py)."""
+    from stimuli.visible_text import nfc, text_problem
+
+    problems = [f"line 1, column {k + 1} ({h!r}): {p}" for k, h in enumerate(header) if (p := text_problem(h))]
+    col = {h: k + 1 for k, h in enumerate(header)}
+    for i, (line, r) in enumerate(raw):
+        cells = {}
+        for k, v in r.items():
+            v = nfc(v) if v else v
+            p = text_problem(v) if v else None
+            if p:
+                problems.append(f"line {line}, column {col.get(k, '?')} ({k}): {p}")
+            cells[nfc(k) if isinstance(k, str) else k] = v
+        raw[i] = (line, cells)
+    header[:] = [nfc(h) for h in header]
+    return problems
+
+
 def _check_header(where: str, header: list[str], factors: dict[str, list[str]], mode: ListMode,
                   item_column: str, n_rows: int) -> None:
     """Refuse a file whose header cannot carry the declared design (checked before any row is)."""
@@ -319,6 +339,7 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
     check_factors(factors)
     text = read_text_file(p, DesignError, "CSV/TSV stimulus", MAX_FILE_BYTES)
     header, raw = _read_cells(where, text, _delimiter(p))
+    _refuse(where, _text_problems(header, raw))  # before the header's names are matched
     _check_header(where, header, factors, mode, item_column, len(raw))
     special = {item_column, *factors, *RESERVED}
     material_cols = [c for c in header if c not in special]

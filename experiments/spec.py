@@ -67,6 +67,12 @@ _BRANCH = re.compile(r"^[a-z][a-z0-9_-]*\[.*\]$|^(int|str|float|bool|none|dict|l
 def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -> Experiment:
     if not isinstance(data, dict):
         raise SpecError(f"{where}: the spec must be a YAML mapping at the top level, got {type(data).__name__}")
+    from experiments.spec_texts import checked_texts
+
+    try:  # every text NFC; hidden characters, look-alikes and over-long texts refused naming the field
+        data = checked_texts(data, where, SpecError)
+    except RecursionError:
+        raise SpecError(f"{where}: nested too deeply to be an experiment spec") from None
     try:
         exp = Experiment.model_validate({**data, "source_path": where})
     except ValidationError as exc:

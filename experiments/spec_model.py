@@ -130,7 +130,7 @@ class Block(_Strict):
     # at most n trials in a row with the same level of a factor (`condition`: the same condition,
     # `item`: the same item, `answer`: the same correct answer, fillers included)
     max_run: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")],
-                  Annotated[int, Strict(), Field(ge=1)]] | None = None
+                  Annotated[int, Strict(), Field(ge=1, le=MAX_BLOCK_TRIALS)]] | None = None
 
     @field_validator("conditions")
     @classmethod

@@ -39,6 +39,24 @@ class _PairsFileError(ReproError):
         super().__init__(f"--pairs {message}")
 
 
+def _text_problem(good: str, bad: str) -> str | None:
+    """Hidden characters or a look-alike word in a sentence, a pair longer than a model subject reads
+    (model_subjects/run_checks.py: checked before any model loads), or a pair that differs only invisibly
+    (a zero-width or trailing space: no minimal pair), by the one rule (stimuli/visible_text.py)."""
+    from model_subjects.run_checks import item_length_problem
+    from stimuli.visible_text import lookalike_problem, text_problem
+
+    for name, text in (("sentence_good", good), ("sentence_bad", bad)):
+        problem = text_problem(text)
+        if problem:
+            return f"{name}: {problem}"
+    problem = item_length_problem([good, bad])
+    if problem:
+        return f"{problem}; shorten or split it"
+    problem = lookalike_problem([good, bad], "sentence_good and sentence_bad:")
+    return f"{problem} (no minimal pair)" if problem else None
+
+
 def load_blimp_jsonl(path: Path) -> list[Pair]:
     """BLiMP JSONL: one JSON object per line with `sentence_good` and `sentence_bad`; errors name the line."""
     from stimuli.textfile import read_text_file
@@ -67,6 +85,10 @@ def load_blimp_jsonl(path: Path) -> list[Pair]:
             continue
         if good.strip() == bad.strip():
             errors.append(f"  line {lineno}: sentence_good and sentence_bad are the same")
+            continue
+        problem = _text_problem(good, bad)
+        if problem:
+            errors.append(f"  line {lineno}: {problem}")
             continue
         category = str(d.get("UID") or d.get("linguistics_term") or d.get("field") or path.stem)
         pid = str(d.get("pairID", lineno))

@@ -78,6 +78,7 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
                 if None in row:  # more cells than the header (a stray delimiter?)
                     raise ValueError(f"has {len(header) + len(row[None])} cells but the header has "  # type: ignore[index]
                                      f"{len(header)} (a stray {'tab' if delimiter == chr(9) else 'comma'}?)")
+                row = _visible_row(row)
                 items.append(_row_to_item(row, seen, english))
                 lines.append(lineno)
             except ValueError as exc:
@@ -95,6 +96,22 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
     if not items:
         raise StimulusFileError(f"{path}: no stimulus rows")
     return items
+
+
+def _visible_row(row: dict) -> dict:
+    """The row's cells NFC; a hidden or control character or a mixed-script look-alike word is a
+    ValueError naming the column and characters (stimuli/visible_text.py)."""
+    from stimuli.visible_text import nfc, text_problem
+
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, str):
+            v = nfc(v)
+            problem = text_problem(v)
+            if problem:
+                raise ValueError(f"column {k}: {problem}")
+        out[k] = v
+    return out
 
 
 def _design_errors(items: list[Item], lines: list[int]) -> list[tuple[int, str]]:

@@ -15,6 +15,26 @@ def given_settings(task: Any) -> dict[str, Any]:
     return task.given_settings()
 
 
+# the texts of one item that must read differently: its options, its question's options, a minimal pair
+LOOKALIKE_SETS = (("options", "options:"), ("question_options", "question_options:"))
+
+
+def lookalike_materials(mat: dict[str, Any], where: str) -> None:
+    """Two options (or a sentence and its pair_sentence) that differ only invisibly -- a zero-width space, a
+    full-width letter, a trailing space -- are no choice and no minimal pair: TaskError naming both
+    (stimuli/visible_text.py)."""
+    from stimuli.visible_text import lookalike_problem, visible_key
+
+    for key, what in LOOKALIKE_SETS:
+        problem = lookalike_problem([str(o) for o in mat.get(key) or ()], what)
+        if problem:
+            raise TaskError(f"{where}: {problem}")
+    pair = [mat.get("sentence"), mat.get("pair_sentence")]
+    if all(isinstance(p, str) and p for p in pair) and visible_key(pair[0]) == visible_key(pair[1]):
+        problem = lookalike_problem(pair, "sentence and pair_sentence:") or "sentence and pair_sentence are the same text"
+        raise TaskError(f"{where}: {problem}; a minimal pair must differ in what is read")
+
+
 def check_items(task: Any, rows: Iterable[tuple[int, dict[str, Any]]], path: str) -> None:
     """Refuse (TaskError naming the file, line and field) an item the spec's task cannot present or score.
     `task`: the spec's Task; `rows`: (line, materials) of the design file."""
@@ -26,6 +46,7 @@ def check_items(task: Any, rows: Iterable[tuple[int, dict[str, Any]]], path: str
         where = f"{path}: line {line}"
         try:
             kind.check_materials(mat, where)
+            lookalike_materials(mat, where)
             if kind.check_item is not None:
                 kind.check_item(mat, settings, where)
         except TaskError as exc:

@@ -133,6 +133,9 @@ def _row_error(spec: DatasetSpec, values: dict[str, str], start: int, seen_ids: 
     empty = [c for c in spec.columns if not values[c].strip()]
     if empty:
         return f"line {start}: empty {', '.join(empty)}"
+    problem = _text_error(spec, values)
+    if problem:
+        return f"line {start}: {problem}"
     iid = values["item_id"].strip()
     if iid in seen_ids:
         return f"line {start}: item_id {iid} already on line {seen_ids[iid]}"
@@ -146,6 +149,30 @@ def _row_error(spec: DatasetSpec, values: dict[str, str], start: int, seen_ids: 
         return f"line {start}: good_continuation and bad_continuation are the same"
     if spec.group and values["good_sentence"] == values["bad_sentence"]:
         return f"line {start}: good_sentence and bad_sentence are the same"
+    return None
+
+
+def _text_error(spec: DatasetSpec, values: dict[str, str]) -> str | None:
+    """A cell with hidden or control characters or a mixed-script look-alike word, an item longer than a
+    model subject reads (model_subjects/run_checks.py, checked before any model loads: a 200,000-character
+    prefix ran the model out of memory), or a good/bad pair that differs only invisibly (a zero-width or
+    trailing space: no minimal pair)."""
+    from model_subjects.run_checks import item_length_problem
+    from stimuli.visible_text import lookalike_problem, nfc, text_problem
+
+    for c in spec.columns:
+        values[c] = nfc(values[c])
+        problem = text_problem(values[c])
+        if problem:
+            return f"{c}: {problem}"
+    problem = item_length_problem(values[c] for c in spec.columns if c not in ("item_id", spec.group))
+    if problem:
+        return f"item {values['item_id'].strip()}: {problem}; shorten or split it"
+    for good, bad in (("good_sentence", "bad_sentence"), ("good_continuation", "bad_continuation")):
+        if good in values and bad in values:
+            problem = lookalike_problem([values[good], values[bad]], f"{good} and {bad}:")
+            if problem:
+                return f"{problem} (no minimal pair)"
     return None
 
 
