@@ -219,9 +219,10 @@ def check_options(cfg) -> None:
     exit 2 before the model loads."""
     from experiments import options as o
     from experiments.cli_common import fail
+    from experiments.run_options import run_options
 
     try:
-        o.run_options(cfg)
+        run_options(cfg)
     except o.OptionError as exc:
         fail(str(exc))
 

@@ -193,6 +193,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
     subject, the executor and its Slurm parameters. SweepError naming the file and field.
     Returns the sweep's plan (`sweep_plan`)."""
     from experiments import options as o
+    from experiments.run_options import run_options
     from model_subjects.run_checks import protocol_and_context
 
     plan = sweep_plan(sweep, where)
@@ -210,7 +211,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
             for c in sweep.contexts:
                 for pr in sweep.protocols:
                     cfg = run_config(sweep, Cell(k, c, pr, out))
-                    o.run_options(cfg, lambda f, k=k: f"field '{names.get(f) or (f if f in ('trials', 'out') else f'models.{k}.{f}')}'")
+                    run_options(cfg, lambda f, k=k: f"field '{names.get(f) or (f if f in ('trials', 'out') else f'models.{k}.{f}')}'")
                     try:
                         protocol_and_context(cfg, exp)
                     except o.OptionError as exc:
