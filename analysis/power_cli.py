@@ -56,7 +56,8 @@ def power(
     for r in res["rows"]:
         shown = "no power" if r["power"] != r["power"] else f"power {r['power']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
         typer.echo(f"{r['subjects']} subjects x {r['items']} items: {shown} ({r['tests']} tests of {r['sims_run']} sims; "
-                   f"failed {r['failed']}, unconverged {r['unconverged']}, boundary {r['boundary']}; analytic "
+                   f"failed {r['failed']}, unconverged {r['unconverged']}, implausible SE {r['implausible_se']}, "
+                   f"boundary {r['boundary']}; analytic "
                    f"{r['analytic_power']:.3f}){'' if r['status'] == 'ok' else ' - ' + r['status']}")
     failed = [r for r in res["rows"] if r["power"] is None or r["power"] != r["power"]]
     typer.echo(f"wrote {Path(out) / 'tables' / 'power.csv'} ({len(res['rows'])} sizes, {res['test']}) and "

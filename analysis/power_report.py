@@ -13,15 +13,16 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.power import MODEL_LABEL, Pilot, PowerSettings
+from analysis.power_stats import IMPLAUSIBLE_SE
 from analysis.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
 
 TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
-                 "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "boundary", "degenerate",
-                 "power_no_boundary",
+                 "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "implausible_se",
+                 "power_incl_implausible", "boundary", "degenerate", "power_no_boundary",
                  "analytic_power", "status", "stopped_early", "notes", "analytic_note", "seed", "seconds"]
 SIM_COLUMNS = ["subjects", "items", "sim", "estimate", "se", "statistic", "p", "failed", "converged", "singular",
-               "boundary", "degenerate", "message"]
+               "boundary", "degenerate", "se_ratio", "implausible_se", "message"]
 
 
 def test_name(s: PowerSettings, pilot: Pilot) -> str:
@@ -59,13 +60,20 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
         "simulated": {"term": s.term, "coefficients": pilot.coefficients, "beta": pilot.truth.beta,
                       "random_effects": pilot.truth.random_effects, "sigma": pilot.truth.sigma,
                       "effect": "stated (--effect)" if s.effect is not None else "the pilot's estimate (observed power)"},
-        "rules": {"power": "rejections / tests; a test is a converged fit (boundary fits included and counted); "
-                           "failed and unconverged fits are counted apart, never as 'not significant'",
+        "rules": {"power": "rejections / tests; a test is a converged fit with a plausible SE (boundary fits included "
+                           "and counted); failed, unconverged and implausible-SE fits are counted apart, never as "
+                           "'not significant' or as rejections",
+                  "implausible_se": f"a converged fit whose tested SE is below {IMPLAUSIBLE_SE:g} x the pilot's SE x "
+                                    "sqrt(pilot trials / simulated trials) is a broken fit, not a test "
+                                    "(power_incl_implausible: the share had they been counted)",
                   "mostly_failed": "a size where fewer than half of the simulations gave a test has no power",
                   "early_stop": f"after each batch of {s.batch}, from {s.min_sims} sims on, a size stops once the 99% "
                                 f"Wilson interval of its power lies above or below {s.target:g}" if s.early_stop else "off",
-                  "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed)",
-                  "refit": "lme4 started at the true parameters (start=), optimizer bobyqa"},
+                  "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed); "
+                           "within a run its numbers do not depend on --cores, --batch or early stopping",
+                  "refit": "lme4 with the fixed effects started at the true ones and the random-effect parameters at "
+                           "lme4's default start (1 on the diagonal, 0 off it), optimizer bobyqa; boundary counts are "
+                           "those of that start"},
         "warnings": pilot.warnings,
         "rows": [{k: r.get(k) for k in TABLE_COLUMNS} | {"pilot": _pilot_label(pilot, s)} for r in rows],
         "software": _software(),
