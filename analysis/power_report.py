@@ -117,10 +117,38 @@ def figure(table: pd.DataFrame, res: dict) -> bytes | None:
     """Power against subjects, a line per item count, CI bands, the analytic pass dashed, the 80% line."""
     import io
 
+    from analysis.figures import _plt
+
+    fig = draw_figure(table, res)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    _plt().close(fig)
+    return buf.getvalue()
+
+
+def figure_title(res: dict) -> str:
+    """The term, the effect simulated and whose pilot it is (and the model label for a model pilot)."""
+    st, pilot = res["settings"], res["pilot"]
+    coefs = res["simulated"]["coefficients"]
+    if st.get("effect") is not None:
+        effect = f"effect {st['effect']:g} (stated)"
+    elif len(coefs) == 1:
+        effect = f"effect {res['simulated']['beta'][coefs[0]]:.3g} (the pilot's: observed power)"
+    else:
+        effect = f"{len(coefs)} coefficients at the pilot's estimates (observed power)"
+    title = f"power of {st['term']}, {effect}\npilot: {pilot['group'] or 'one group'}"
+    if pilot["subject_kind"] == "model":
+        title += f" ({MODEL_LABEL})"
+    return title
+
+
+def draw_figure(table: pd.DataFrame, res: dict):
+    """The figure itself (a matplotlib Figure): the target's label sits outside the axes, right of the line,
+    where no point or band can be under it."""
     from analysis.figures import PALETTE, _plt
 
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for k, (items, t) in enumerate(table.groupby("items", sort=True)):
         t = t.sort_values("subjects")
         col = PALETTE[k % len(PALETTE)]
@@ -132,18 +160,13 @@ def figure(table: pd.DataFrame, res: dict) -> bytes | None:
             ax.annotate("fits failed", (r["subjects"], 0.02), color=col, ha="center", fontsize=8)
     target = res["settings"]["target"]
     ax.axhline(target, color="#555555", linestyle=":", linewidth=1)
-    ax.annotate(f"{target:.0%}", (1.0, target), xycoords=("axes fraction", "data"), ha="right", va="bottom",
-                fontsize=8, color="#555555")
+    ax.annotate(f"{target:.0%}", (1.0, target), xycoords=("axes fraction", "data"), xytext=(3, 0),
+                textcoords="offset points", ha="left", va="center", fontsize=8, color="#555555",
+                annotation_clip=False, gid="target_label")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("subjects")
     ax.set_ylabel(f"power ({res['test'].split(' (')[0]}, alpha {res['alpha']:g})")
-    title = f"{res['settings']['term']}: power by simulation"
-    if res["pilot"]["subject_kind"] == "model":
-        title += f"\n{MODEL_LABEL}"
-    ax.set_title(title, fontsize=10)
+    ax.set_title(figure_title(res), fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
-    return buf.getvalue()
+    return fig
