@@ -146,14 +146,12 @@ def test_boundary_counts_match_a_plain_glmer_refit(boundary_pilot, r_ready):
     the true SD of 0 left many more singular in issue 48), and the estimates are those data's."""
     import rpy2.robjects as ro
 
-    from analysis.mixed import _r_frame
+    from analysis.power import PowerSettings, check_settings
+    from analysis.power_pilot import build_pilot
     from analysis.power_run import coded_design, size_seed
     from analysis.power_sim import SizeModel
 
     res = _power(boundary_pilot, sims=16, batch=16, early_stop=False)
-    from analysis.power import PowerSettings, check_settings
-    from analysis.power_pilot import build_pilot
-
     st = PowerSettings(data=[], formula=F, term="cond", subjects=[8], effect=0.5, seed=7)
     p = build_pilot(st, check_settings(st), boundary_pilot, api.factors(boundary_pilot), lambda m: None)
     design, _ = coded_design(p, 8, 12)
