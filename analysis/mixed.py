@@ -24,6 +24,7 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 _R = None
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 R_FIT = r"""
 function(formula, d, optimizer, maxfun) {
@@ -72,6 +73,11 @@ def _r():
         # (seen: `import ssl` -> undefined symbol). The running process is unaffected by the
         # variable once started, so restore it for children.
         saved = os.environ.get("LD_LIBRARY_PATH")
+        # one BLAS thread for R's fits (a threaded BLAS sums in an order that depends on the threads, and the
+        # power simulation's forked workers would share them); read when R loads its BLAS, then put back for children
+        threads = {k: os.environ.get(k) for k in BLAS_THREADS}
+        for k in BLAS_THREADS:
+            os.environ[k] = "1"
         try:
             import rpy2.robjects as ro
 
@@ -83,10 +89,11 @@ def _r():
                 f"{type(exc).__name__}: {' '.join(str(exc).split())}"
             ) from exc
         finally:
-            if saved is None:
-                os.environ.pop("LD_LIBRARY_PATH", None)
-            else:
-                os.environ["LD_LIBRARY_PATH"] = saved
+            for k, v in [("LD_LIBRARY_PATH", saved), *threads.items()]:
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         _R = fit
     return _R
 

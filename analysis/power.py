@@ -24,8 +24,14 @@ import pandas as pd
 from analysis import formula as fm
 from analysis.input_errors import InputError
 
+# The bounds of one run (docs/analysis.md "Bounds"), checked before the pilot is read or R starts; the rows of one
+# simulated study are checked once the pilot's lists are known, before the pilot is fitted
 MAX_SIMS = 10_000
-MAX_SUBJECTS = 100_000
+MAX_SUBJECTS = 5_000
+MAX_ITEMS = 5_000
+MAX_SIZES = 50  # subjects x items combinations
+MAX_CORES = 64
+MAX_ROWS = 500_000  # trials of one simulated study (subjects x trials per subject)
 TESTS = ("wald", "lrt")
 MODEL_LABEL = "effect sizes from models: a hypothesis, not an estimate"
 OBSERVED_POWER = ("observed power: the effect simulated is the pilot's own estimate (no --effect). Power computed "
@@ -65,15 +71,19 @@ class PowerSettings:
 from stimuli.input_rules import is_ascii_digits  # noqa: E402 (ASCII digits only: never isdigit() then int())
 
 
-def parse_sizes(text: str | list, name: str) -> list[int]:
-    """'16,24,32' (or a list) -> sorted distinct positive whole numbers; PowerInputError otherwise."""
+def parse_sizes(text: str | list, name: str, most: int = MAX_SUBJECTS) -> list[int]:
+    """'16,24,32' (or a list) -> sorted distinct positive whole numbers up to `most`; PowerInputError otherwise."""
+    if not isinstance(text, (str, list, tuple)) and not hasattr(text, "__iter__"):
+        raise PowerInputError(f"{name} {text!r}: sizes are whole numbers separated by commas (e.g. 16,24,32)")
     parts = [p.strip() for p in text.split(",")] if isinstance(text, str) else list(text)
+    if len(parts) > MAX_SIZES:
+        raise PowerInputError(f"{name}: {len(parts):,} sizes; at most {MAX_SIZES} in one run")
     out = []
     for p in parts:
         s = str(p).strip()
-        if not is_ascii_digits(s) or int(s) < 1 or int(s) > MAX_SUBJECTS:
+        if isinstance(p, bool) or not is_ascii_digits(s) or len(s) > 9 or int(s) < 1 or int(s) > most:
             raise PowerInputError(f"{name} {text!r}: sizes are positive whole numbers separated by commas "
-                                  f"(e.g. 16,24,32), at most {MAX_SUBJECTS:,}; refused {s!r}")
+                                  f"(e.g. 16,24,32), at most {most:,}; refused {s!r}")
         out.append(int(s))
     if not out:
         raise PowerInputError(f"{name} names no size (e.g. {name} 16,24,32)")
@@ -92,12 +102,15 @@ def check_settings(s: PowerSettings) -> fm.Formula:
 
     s.subjects = parse_sizes(s.subjects, "--subjects")
     if s.items is not None:
-        s.items = parse_sizes(s.items, "--items")
+        s.items = parse_sizes(s.items, "--items", MAX_ITEMS)
         if min(s.items) < 2:
             raise PowerInputError("--items: a study needs at least 2 items")
+    n_sizes = len(s.subjects) * len(s.items or [0])
+    if n_sizes > MAX_SIZES:
+        raise PowerInputError(f"--subjects x --items: {n_sizes} study sizes; at most {MAX_SIZES} in one run")
     _whole("--sims", s.sims, 1, MAX_SIMS)
     _whole("--seed", s.seed, 0, 2**31 - 1)
-    _whole("--cores", s.cores, 1, 64)
+    _whole("--cores", s.cores, 1, MAX_CORES)
     _whole("--batch", s.batch, 1, MAX_SIMS)
     _whole("--min-sims", s.min_sims, 1, MAX_SIMS)
     for name, v in (("--alpha", s.alpha), ("--target", s.target)):
@@ -170,6 +183,7 @@ class Pilot:
     group: str
     kind: str
     warnings: list[str] = field(default_factory=list)
+    zero_sds: list[str] = field(default_factory=list)  # the pilot's zero SDs that are simulated as zero, said
 
 
 def check_out_folder(out: str | Path, force: bool) -> None:
@@ -178,6 +192,8 @@ def check_out_folder(out: str | Path, force: bool) -> None:
     from experiments.options import OptionError
     from experiments.outputs import check_output_folder
 
+    if not isinstance(force, (bool, np.bool_)):
+        raise PowerInputError(f"force must be True or False, not {force!r}")
     try:  # no link among tables/ and figures/, power.json a regular file (experiments/outputs.py)
         check_output_folder("--out", Path(out), subfolders=("tables", "figures"), files=("power.json",))
     except OptionError as exc:

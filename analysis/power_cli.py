@@ -19,7 +19,7 @@ def power(
     effect: Optional[float] = typer.Option(None, "--effect", help="the term's coefficient on the fitted model's scale (log-odds for 0/1, log RT for RTs); 0 simulates the null. Default: the pilot's estimate (observed power, warned)"),
     sims: int = typer.Option(500, "--sims", help="simulated studies per size (at most 10,000)"),
     alpha: float = typer.Option(0.05, "--alpha", help="significance level of the test"),
-    seed: int = typer.Option(0, "--seed", help="seed: the same seed gives the same numbers"),
+    seed: int = typer.Option(0, "--seed", help="seed: in one run each simulation's numbers depend only on the seed, never on --cores, --batch or early stopping (docs/analysis.md: across runs lme4 can differ in the last bits)"),
     group: Optional[str] = typer.Option(None, "--group", help="the group whose rows are the pilot (human, or a model group 'model · context · protocol'); needed when the data hold several"),
     out: Path = typer.Option(..., "--out", "-o", help="results folder: tables/power.csv, tables/power_sims.csv, figures/power.png, power.json"),
     test: str = typer.Option("wald", "--test", help="wald (Wald z; a chi-square for several coefficients) or lrt (likelihood-ratio test against the fit without the term)"),
@@ -56,7 +56,8 @@ def power(
     for r in res["rows"]:
         shown = "no power" if r["power"] != r["power"] else f"power {r['power']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
         typer.echo(f"{r['subjects']} subjects x {r['items']} items: {shown} ({r['tests']} tests of {r['sims_run']} sims; "
-                   f"failed {r['failed']}, unconverged {r['unconverged']}, boundary {r['boundary']}; analytic "
+                   f"failed {r['failed']}, unconverged {r['unconverged']}, implausible SE {r['implausible_se']}, "
+                   f"boundary {r['boundary']}; analytic "
                    f"{r['analytic_power']:.3f}){'' if r['status'] == 'ok' else ' - ' + r['status']}")
     failed = [r for r in res["rows"] if r["power"] is None or r["power"] != r["power"]]
     typer.echo(f"wrote {Path(out) / 'tables' / 'power.csv'} ({len(res['rows'])} sizes, {res['test']}) and "

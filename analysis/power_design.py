@@ -91,6 +91,14 @@ def template(rows: pd.DataFrame, predictors: list[str]) -> Template:
                     "the list column" if use_list else "the items and conditions each subject saw", notes)
 
 
+def study_rows(t: Template, n_subjects: int, n_items: int | None = None) -> int:
+    """The trials of the largest list of a study `extend` would build, times the subjects: its size without
+    building it (checked against the bounds before any work)."""
+    n_items = len(t.items) if n_items is None else n_items
+    per_item = max(len(rows) for rows in t.lists) / max(1, len(t.items))
+    return int(round(per_item * n_items)) * n_subjects
+
+
 def extend(t: Template, n_subjects: int, n_items: int | None = None) -> pd.DataFrame:
     """The rows of a study with `n_subjects` subjects (rotating through the lists) and `n_items` items
     (the pilot's count when None): columns subject_id, item, list and the predictors."""

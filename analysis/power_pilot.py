@@ -77,6 +77,7 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dic
         tpl = template(used_rows, list(f.predictors))
     except DesignError as exc:
         raise PowerInputError(str(exc)) from None
+    _check_rows(s, tpl)
     if min(s.subjects) < len(tpl.lists) and tpl.list_source == "the list column":
         raise PowerInputError(f"--subjects {min(s.subjects)}: fewer subjects than the design's {len(tpl.lists)} lists "
                               f"(read from {tpl.list_source}); every list must be run at least once")
@@ -86,10 +87,45 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dic
     used, coded_fit = _stated_groups(s, used, coded_fit)
     tested = _tested(s, [c["term"] for c in fit.coefficients], codings)
     truth, warnings = _truth(fit, family, tested, s, rows)
-    warnings += tpl.notes
+    zero = zero_sd_sentences(truth.random_effects, s.sd)
+    warnings += zero + tpl.notes
     if kind == "model":
         warnings.insert(0, f"the pilot is model subjects ({group}): {MODEL_LABEL}")
-    return Pilot(fit, coded_fit, used, truth, tested, tpl, declared, group, kind, warnings)
+    return Pilot(fit, coded_fit, used, truth, tested, tpl, declared, group, kind, warnings, zero)
+
+
+ZERO_SD = 1e-4  # an SD below this is a variance estimated at the boundary (0)
+
+
+def zero_sd_sentences(rfx: list[dict], stated: dict) -> list[str]:
+    """What is true of each SD the simulation takes as 0 from the pilot (a boundary fit): the simulated
+    subjects or items lack that variation, and --sd states one; an SD given with --sd is never among them."""
+    stated_cols = {fm.ALIASES.get(g, g) for g in stated}
+    out = []
+    for r in rfx:
+        if not r["term"].startswith("sd__") or float(r["estimate"]) >= ZERO_SD:
+            continue
+        col, var = str(r["group"]), r.get("var1") or r["term"][4:]
+        name = next((a for a, c in fm.ALIASES.items() if c == col), col)
+        if var == "(Intercept)" and col not in stated_cols:
+            out.append(f"the pilot's {name} SD is {float(r['estimate']):.3g} (a boundary fit), so simulated {name}s have "
+                       f"no random intercept; give --sd {name}=X to simulate one")
+        elif var != "(Intercept)":
+            out.append(f"the pilot's SD of the {var} slope by {name} is {float(r['estimate']):.3g} (a boundary fit), so "
+                       f"simulated {name}s all have the same {var} effect (--sd states intercepts only)")
+    return out
+
+
+def _check_rows(s: PowerSettings, tpl) -> None:
+    """The largest simulated study within MAX_ROWS trials (analysis/power.py), before the pilot is fitted."""
+    from analysis.power import MAX_ROWS
+    from analysis.power_design import study_rows
+
+    n_items = max(s.items) if s.items else None
+    rows = study_rows(tpl, max(s.subjects), n_items)
+    if rows > MAX_ROWS:
+        raise PowerInputError(f"--subjects {max(s.subjects)} x --items {n_items or len(tpl.items)}: one simulated study "
+                              f"would have {rows:,} trials; at most {MAX_ROWS:,} (fewer subjects or items)")
 
 
 def _stated_groups(s: PowerSettings, used: fm.Formula, coded: fm.Formula) -> tuple[fm.Formula, fm.Formula]:
@@ -161,13 +197,10 @@ def _truth(fit, family: str, tested: list[str], s: PowerSettings, rows: pd.DataF
             rfx.append({"group": col, "term": "sd__(Intercept)", "estimate": float(v), "var1": "(Intercept)",
                         "var2": ""})
     sigma = next((float(r["estimate"]) for r in fit.random_effects if r["group"] == "Residual"), 1.0)
-    if fit.status != "ok":
-        warnings.append(f"the pilot fit is {fit.status}: {'; '.join(fit.boundary_reasons or fit.messages)}; a variance "
-                        "estimated at zero is simulated as zero (state one with --sd GROUP=SD)")
-    for r in rfx:
-        if r["term"].startswith("sd__") and float(r["estimate"]) < 1e-4:
-            warnings.append(f"the SD of {r['term'][4:]} by {r['group']} is {float(r['estimate']):.3g}: simulated "
-                            "studies have no such variation (optimistic); state one with --sd")
+    if fit.status != "ok":  # what is simulated of it is said by zero_sd_sentences, the stated SDs here
+        stated = ", ".join(f"{g}={v:g}" for g, v in s.sd.items())
+        warnings.append(f"the pilot fit is {fit.status}: {'; '.join(fit.boundary_reasons or fit.messages)}"
+                        + (f"; simulated with the stated --sd {stated}" if stated else ""))
     if "subject_id" not in {r["group"] for r in rfx} and rows["subject_id"].nunique() < 2:
         warnings.append("the pilot has one subject (e.g. deterministic model copies merged): no subject variance is "
                         "simulated unless stated with --sd subject=SD")

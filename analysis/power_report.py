@@ -13,15 +13,16 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.power import MODEL_LABEL, Pilot, PowerSettings
+from analysis.power_stats import IMPLAUSIBLE_SE
 from analysis.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
 
 TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
-                 "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "boundary", "degenerate",
-                 "power_no_boundary",
+                 "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "implausible_se",
+                 "power_incl_implausible", "boundary", "degenerate", "power_no_boundary",
                  "analytic_power", "status", "stopped_early", "notes", "analytic_note", "seed", "seconds"]
 SIM_COLUMNS = ["subjects", "items", "sim", "estimate", "se", "statistic", "p", "failed", "converged", "singular",
-               "boundary", "degenerate", "message"]
+               "boundary", "degenerate", "se_ratio", "implausible_se", "message"]
 
 
 def test_name(s: PowerSettings, pilot: Pilot) -> str:
@@ -59,13 +60,20 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
         "simulated": {"term": s.term, "coefficients": pilot.coefficients, "beta": pilot.truth.beta,
                       "random_effects": pilot.truth.random_effects, "sigma": pilot.truth.sigma,
                       "effect": "stated (--effect)" if s.effect is not None else "the pilot's estimate (observed power)"},
-        "rules": {"power": "rejections / tests; a test is a converged fit (boundary fits included and counted); "
-                           "failed and unconverged fits are counted apart, never as 'not significant'",
+        "rules": {"power": "rejections / tests; a test is a converged fit with a plausible SE (boundary fits included "
+                           "and counted); failed, unconverged and implausible-SE fits are counted apart, never as "
+                           "'not significant' or as rejections",
+                  "implausible_se": f"a converged fit whose tested SE is below {IMPLAUSIBLE_SE:g} x the pilot's SE x "
+                                    "sqrt(pilot trials / simulated trials) is a broken fit, not a test "
+                                    "(power_incl_implausible: the share had they been counted)",
                   "mostly_failed": "a size where fewer than half of the simulations gave a test has no power",
                   "early_stop": f"after each batch of {s.batch}, from {s.min_sims} sims on, a size stops once the 99% "
                                 f"Wilson interval of its power lies above or below {s.target:g}" if s.early_stop else "off",
-                  "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed)",
-                  "refit": "lme4 started at the true parameters (start=), optimizer bobyqa"},
+                  "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed); "
+                           "within a run its numbers do not depend on --cores, --batch or early stopping",
+                  "refit": "lme4 with the fixed effects started at the true ones and the random-effect parameters at "
+                           "lme4's default start (1 on the diagonal, 0 off it), optimizer bobyqa; boundary counts are "
+                           "those of that start"},
         "warnings": pilot.warnings,
         "rows": [{k: r.get(k) for k in TABLE_COLUMNS} | {"pilot": _pilot_label(pilot, s)} for r in rows],
         "software": _software(),
@@ -109,10 +117,38 @@ def figure(table: pd.DataFrame, res: dict) -> bytes | None:
     """Power against subjects, a line per item count, CI bands, the analytic pass dashed, the 80% line."""
     import io
 
+    from analysis.figures import _plt
+
+    fig = draw_figure(table, res)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    _plt().close(fig)
+    return buf.getvalue()
+
+
+def figure_title(res: dict) -> str:
+    """The term, the effect simulated and whose pilot it is (and the model label for a model pilot)."""
+    st, pilot = res["settings"], res["pilot"]
+    coefs = res["simulated"]["coefficients"]
+    if st.get("effect") is not None:
+        effect = f"effect {st['effect']:g} (stated)"
+    elif len(coefs) == 1:
+        effect = f"effect {res['simulated']['beta'][coefs[0]]:.3g} (the pilot's: observed power)"
+    else:
+        effect = f"{len(coefs)} coefficients at the pilot's estimates (observed power)"
+    title = f"power of {st['term']}, {effect}\npilot: {pilot['group'] or 'one group'}"
+    if pilot["subject_kind"] == "model":
+        title += f" ({MODEL_LABEL})"
+    return title
+
+
+def draw_figure(table: pd.DataFrame, res: dict):
+    """The figure itself (a matplotlib Figure): the target's label sits outside the axes, right of the line,
+    where no point or band can be under it."""
     from analysis.figures import PALETTE, _plt
 
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for k, (items, t) in enumerate(table.groupby("items", sort=True)):
         t = t.sort_values("subjects")
         col = PALETTE[k % len(PALETTE)]
@@ -124,18 +160,13 @@ def figure(table: pd.DataFrame, res: dict) -> bytes | None:
             ax.annotate("fits failed", (r["subjects"], 0.02), color=col, ha="center", fontsize=8)
     target = res["settings"]["target"]
     ax.axhline(target, color="#555555", linestyle=":", linewidth=1)
-    ax.annotate(f"{target:.0%}", (1.0, target), xycoords=("axes fraction", "data"), ha="right", va="bottom",
-                fontsize=8, color="#555555")
+    ax.annotate(f"{target:.0%}", (1.0, target), xycoords=("axes fraction", "data"), xytext=(3, 0),
+                textcoords="offset points", ha="left", va="center", fontsize=8, color="#555555",
+                annotation_clip=False, gid="target_label")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("subjects")
     ax.set_ylabel(f"power ({res['test'].split(' (')[0]}, alpha {res['alpha']:g})")
-    title = f"{res['settings']['term']}: power by simulation"
-    if res["pilot"]["subject_kind"] == "model":
-        title += f"\n{MODEL_LABEL}"
-    ax.set_title(title, fontsize=10)
+    ax.set_title(figure_title(res), fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
-    return buf.getvalue()
+    return fig

@@ -74,29 +74,47 @@ def run_size(s: PowerSettings, pilot: Pilot, design: pd.DataFrame, n_subj: int, 
         raise MixedModelError(f"the simulated design has no column for {', '.join(missing)} (its columns: "
                               f"{', '.join(model.columns)})")
     cols = [model.columns.index(c) for c in pilot.coefficients]
+    ref = reference_ses(pilot, len(design))
+    cause = "; ".join(pilot.zero_sds)
     seed = size_seed(s.seed, n_subj, n_items)
     parts, done, stopped = [], 0, ""
     while done < s.sims:
         n = min(s.batch, s.sims - done)
-        parts.append(model.batch(seed, done, n, cols, s.test, s.cores))
+        parts.append(model.batch(seed, done, n, cols, ref, s.test, s.cores))
         done += n
         sims = pd.concat(parts, ignore_index=True)
-        row = summarize(sims, s.alpha, s.interval)
+        row = summarize(sims, s.alpha, s.interval, cause)
         log(f"subjects {n_subj}, items {n_items}: {done}/{s.sims} sims, power {_pct(row['power'])} "
             f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}], failed {row['failed']}, unconverged "
-            f"{row['unconverged']}, boundary {row['boundary']} ({time.time() - t0:.0f} s)")
+            f"{row['unconverged']}, implausible SE {row['implausible_se']}, boundary {row['boundary']} "
+            f"({time.time() - t0:.0f} s)")
         if s.early_stop and done < s.sims:  # after the last batch nothing is stopped early
             stopped = stop_decision(sims, s.alpha, s.target, s.min_sims)
             if stopped:
                 log(f"subjects {n_subj}, items {n_items}: {stopped}")
                 break
     sims = pd.concat(parts, ignore_index=True)
-    row = summarize(sims, s.alpha, s.interval)
+    row = summarize(sims, s.alpha, s.interval, cause)
     trials = design.groupby("subject_id").size()
     row = {"subjects": n_subj, "items": n_items, "lists": len(pilot.template.lists),
            "trials_per_subject": int(trials.max()), "sims_asked": s.sims, **row,
            "stopped_early": stopped, "seed": seed, "seconds": round(time.time() - t0, 1)}
     return row, sims.assign(subjects=n_subj, items=n_items)
+
+
+def reference_ses(pilot: Pilot, simulated_trials: int) -> list[float]:
+    """Per tested coefficient, the smallest SE the simulated design allows (analysis/power_stats.reference_se),
+    from the pilot's SE (the Hessian-free one where lme4 gave it: steadier at a boundary)."""
+    from analysis.power_stats import reference_se
+
+    by_term = {c["term"]: c for c in pilot.fit.coefficients}
+    out = []
+    for name in pilot.coefficients:
+        c = by_term[name]
+        se = c.get("se_hessian_free")
+        se = se if se is not None and np.isfinite(se) and se > 0 else c["se"]
+        out.append(reference_se(se, pilot.fit.n_obs, simulated_trials))
+    return out
 
 
 def _pct(x: float) -> str:

@@ -4,19 +4,26 @@ Why inside R: simr's speed problem is one full model build and refit per simulat
 Here a size's model structure (fixed-effects matrix X, random-effects Zt and Lambdat from lme4::glFormula or
 lFormula) is built once; each simulation draws u ~ N(0, I), b = sigma * Lambda u, eta = X beta + Z b and the
 response (Bernoulli(logit^-1 eta) for binomial, eta + N(0, sigma^2) for gaussian), exactly lme4's
-simulate.merMod, then refits the same formula with lme4 started at the true parameters (`start=`, optimiser
-bobyqa for every stage). A batch of simulations is one R call (parallel::mclapply over the cores), so Python
-is crossed once per batch, not once per fit.
+simulate.merMod, then refits the same formula with lme4, the fixed effects started at the true ones
+(`start = list(fixef =)`) and the random-effect parameters at lme4's own default start (1 on the diagonal, 0
+off it), optimiser bobyqa for every stage. Why not the true variances too: a start at a true SD of (nearly) 0
+sits on the boundary and leaves more fits singular than glmer's own start does (39 against 20 of 60 in issue
+48), so the boundary counts would not be those of the analysis the study will run. A batch of simulations is
+one R call (parallel::mclapply over the cores), so Python is crossed once per batch, not once per fit.
 
-Reproducible: simulation i of a size uses the i-th L'Ecuyer-CMRG stream from that size's seed
-(parallel::nextRNGStream), so its numbers do not depend on the batch size, the cores or early stopping; the
-R session's RNG kind and seed are restored after each batch.
+Reproducible: simulation i of a size draws its response from the i-th L'Ecuyer-CMRG stream of that size's seed
+(parallel::nextRNGStream) and nothing else, and its fit reads only that response (the same start, no random
+numbers), so within one run its numbers do not depend on the batch size, the cores or early stopping; the R
+session's RNG kind and seed are put back after every draw. Across two runs (two processes) lme4's compiled
+code can differ in the last bits (a lottery on the process's address-space layout, gone under `setarch -R`),
+which the optimiser carries to about 1e-7 in an estimate (docs/analysis.md says what that means).
 
 What each simulation returns: the term's estimate, SE, statistic and p (Wald z for one coefficient, a Wald
 chi-square for several; or the likelihood-ratio chi-square against the fit without the term), whether the fit
 failed (R error, or a binomial response with one value), converged (optimiser code 0 and no lme4 convergence
-message besides singularity), isSingular, and the random-effect SDs/correlations (the boundary rule of
-analysis/mixed.py is applied to them in Python: one rule, one place).
+message besides singularity), isSingular, the random-effect SDs/correlations (the boundary rule of
+analysis/mixed.py is applied to them in Python: one rule, one place), and the smallest ratio of a tested
+coefficient's SE to the SE the design allows (analysis/power_stats.py flags a broken fit from it).
 """
 from __future__ import annotations
 
@@ -77,18 +84,46 @@ function(design, fixed_rhs, random_text, family, beta_names, beta, vc_grp, vc_va
 }
 """
 
-R_BATCH = r"""
-function(S, seed, first, n, cols, test, cores, maxfun) {
+R_STREAMS = r"""
+function(seed, first, n) {
+  # the L'Ecuyer-CMRG streams of simulations first+1 .. first+n of a size's seed, computed without touching the
+  # session's RNG (its kind and seed are put back)
   has_seed <- exists(".Random.seed", envir = globalenv())
   old_seed <- if (has_seed) get(".Random.seed", envir = globalenv()) else NULL
   old_kind <- RNGkind()
   on.exit({ RNGkind(old_kind[1], old_kind[2], old_kind[3])
-            if (has_seed) assign(".Random.seed", old_seed, envir = globalenv()) })
+            if (has_seed) assign(".Random.seed", old_seed, envir = globalenv()) else
+              if (exists(".Random.seed", envir = globalenv())) rm(".Random.seed", envir = globalenv()) })
   RNGkind("L'Ecuyer-CMRG", "Inversion", "Rejection")
   set.seed(seed)
   s <- get(".Random.seed", envir = globalenv())
   streams <- vector("list", n)
   for (i in seq_len(first + n)) { s <- parallel::nextRNGStream(s); if (i > first) streams[[i - first]] <- s }
+  streams
+}
+"""
+
+R_DRAW = r"""
+function(S, stream) {
+  # one simulated response from its own stream alone (simulate.merMod's rule); the session's RNG is put back
+  has_seed <- exists(".Random.seed", envir = globalenv())
+  old_seed <- if (has_seed) get(".Random.seed", envir = globalenv()) else NULL
+  old_kind <- RNGkind()
+  on.exit({ RNGkind(old_kind[1], old_kind[2], old_kind[3])
+            if (has_seed) assign(".Random.seed", old_seed, envir = globalenv()) else
+              if (exists(".Random.seed", envir = globalenv())) rm(".Random.seed", envir = globalenv()) })
+  RNGkind("L'Ecuyer-CMRG", "Inversion", "Rejection")
+  assign(".Random.seed", stream, envir = globalenv())
+  u <- stats::rnorm(S$q)
+  zb <- if (S$q) as.vector(Matrix::crossprod(S$Zt, Matrix::crossprod(S$Lambdat, u))) * S$sigma else 0
+  eta <- as.vector(S$X %*% S$beta) + zb
+  if (S$family == "binomial") stats::rbinom(S$n, 1, stats::plogis(eta)) else eta + stats::rnorm(S$n, 0, S$sigma)
+}
+"""
+
+R_BATCH = r"""
+function(S, streams, draw, cols, ref, test, cores, maxfun) {
+  n <- length(streams)
   keep <- setdiff(seq_along(S$xn), cols)
   form <- function(idx) stats::as.formula(paste("y__ ~", paste(c(paste("0 +", paste(S$xn[idx], collapse = " + ")),
                                                                   if (nzchar(S$random_text)) S$random_text), collapse = " + ")))
@@ -97,11 +132,11 @@ function(S, seed, first, n, cols, test, cores, maxfun) {
     msgs <- character(0)
     m <- withCallingHandlers(
       if (S$family == "binomial") {
-        if (length(S$theta)) lme4::glmer(f, d, family = stats::binomial, start = list(theta = S$theta, fixef = fixef),
+        if (length(S$theta)) lme4::glmer(f, d, family = stats::binomial, start = list(fixef = fixef),
           control = lme4::glmerControl(optimizer = "bobyqa", optCtrl = list(maxfun = maxfun)))
         else stats::glm(f, d, family = stats::binomial, start = fixef)
       } else {
-        if (length(S$theta)) lme4::lmer(f, d, REML = reml, start = list(theta = S$theta),
+        if (length(S$theta)) lme4::lmer(f, d, REML = reml,
           control = lme4::lmerControl(optimizer = "bobyqa", optCtrl = list(maxfun = maxfun)))
         else stats::lm(f, d)
       },
@@ -116,11 +151,7 @@ function(S, seed, first, n, cols, test, cores, maxfun) {
          msgs = unique(c(msgs, conv)))
   }
   one <- function(k) tryCatch({
-    assign(".Random.seed", streams[[k]], envir = globalenv())
-    u <- stats::rnorm(S$q)
-    zb <- if (S$q) as.vector(Matrix::crossprod(S$Zt, Matrix::crossprod(S$Lambdat, u))) * S$sigma else 0
-    eta <- as.vector(S$X %*% S$beta) + zb
-    y <- if (S$family == "binomial") stats::rbinom(S$n, 1, stats::plogis(eta)) else eta + stats::rnorm(S$n, 0, S$sigma)
+    y <- draw(S, streams[[k]])
     if (length(unique(y)) < 2) stop("the simulated response has one value (all ", y[1], "): nothing to fit")
     d <- S$d; d$y__ <- y
     a <- fit(d, f_full, S$beta, test != "lrt")
@@ -143,15 +174,17 @@ function(S, seed, first, n, cols, test, cores, maxfun) {
       bb <- b[cols]; stat <- as.numeric(t(bb) %*% solve(V[cols, cols], bb)); est <- NA_real_; se <- NA_real_
       p <- stats::pchisq(stat, length(cols), lower.tail = FALSE)
     }
-    list(num = c(est, se, stat, p, 0, as.numeric(conv), as.numeric(sing)), msg = paste(msgs, collapse = " | "),
+    # the tested coefficients' SEs against the SEs the design allows (ref): the smallest ratio
+    se_ratio <- min(sqrt(pmax(diag(V)[cols], 0)) / ref)
+    list(num = c(est, se, stat, p, 0, as.numeric(conv), as.numeric(sing), se_ratio), msg = paste(msgs, collapse = " | "),
          grp = as.character(vc$grp), var1 = as.character(vc$var1),
          var2 = ifelse(is.na(vc$var2), "", as.character(vc$var2)), sdcor = as.numeric(vc$sdcor))
-  }, error = function(e) list(num = c(NA, NA, NA, NA, 1, 0, 0), msg = conditionMessage(e),
+  }, error = function(e) list(num = c(NA, NA, NA, NA, 1, 0, 0, NA), msg = conditionMessage(e),
                               grp = character(0), var1 = character(0), var2 = character(0), sdcor = numeric(0)))
   res <- if (cores > 1) parallel::mclapply(seq_len(n), one, mc.cores = cores, mc.preschedule = TRUE)
          else lapply(seq_len(n), one)
   res <- lapply(res, function(r) if (inherits(r, "try-error") || is.null(r$num))
-    list(num = c(NA, NA, NA, NA, 1, 0, 0), msg = paste("worker failed:", as.character(r)), grp = character(0),
+    list(num = c(NA, NA, NA, NA, 1, 0, 0, NA), msg = paste("worker failed:", as.character(r)), grp = character(0),
          var1 = character(0), var2 = character(0), sdcor = numeric(0)) else r)
   num <- do.call(rbind, lapply(res, `[[`, "num"))
   vcs <- vapply(res, function(r) paste(r$grp, r$var1, r$var2, format(r$sdcor, digits = 17), sep = "\t", collapse = "\n"),
@@ -161,7 +194,7 @@ function(S, seed, first, n, cols, test, cores, maxfun) {
 """
 
 _FNS: dict = {}
-COLUMNS = ("estimate", "se", "statistic", "p", "failed", "converged", "singular")
+COLUMNS = ("estimate", "se", "statistic", "p", "failed", "converged", "singular", "se_ratio")
 
 
 def _fns():
@@ -171,6 +204,8 @@ def _fns():
         import rpy2.robjects as ro
 
         _FNS["setup"] = ro.r(R_SETUP)
+        _FNS["streams"] = ro.r(R_STREAMS)
+        _FNS["draw"] = ro.r(R_DRAW)
         _FNS["batch"] = ro.r(R_BATCH)
     return _FNS
 
@@ -206,14 +241,19 @@ class SizeModel:
         self.family = truth.family
         self.mixed = len(self.r.rx2("theta")) > 0
 
-    def batch(self, seed: int, first: int, n: int, cols: list[int], test: str, cores: int,
+    def batch(self, seed: int, first: int, n: int, cols: list[int], ref: list[float], test: str, cores: int,
               maxfun: int = 10_000) -> pd.DataFrame:
-        """Simulations first+1 .. first+n of this size: one row each (module docstring)."""
+        """Simulations first+1 .. first+n of this size: one row each (module docstring); `ref`: the SE each
+        tested coefficient's design allows (analysis/power_stats.reference_se)."""
         import rpy2.robjects as ro
 
+        from analysis.power_stats import IMPLAUSIBLE_SE
+
+        fns = _fns()
         try:
-            out = _fns()["batch"](self.r, int(seed), int(first), int(n), ro.IntVector([c + 1 for c in cols]), test,
-                                  int(cores), float(maxfun))
+            out = fns["batch"](self.r, fns["streams"](int(seed), int(first), int(n)), fns["draw"],
+                               ro.IntVector([c + 1 for c in cols]), ro.FloatVector([float(r) for r in ref]), test,
+                               int(cores), float(maxfun))
         except Exception as exc:
             raise MixedModelError(f"the simulation batch failed in R: {' '.join(str(exc).split())}") from exc
         num = np.array(list(out.rx2("num")), dtype=float).reshape(n, len(COLUMNS))
@@ -226,9 +266,25 @@ class SizeModel:
         # (analysis/mixed.degenerate_warnings' rule); its Wald test barely rejects (Hauck-Donner), so it is counted
         d["degenerate"] = (~d["failed"] & (self.family == "binomial")
                            & ((d["estimate"].abs() > 8) | (d["se"] > 8))).astype(bool)
+        # a broken fit: an SE far below what the design allows (analysis/power_stats.py), never a test
+        d["implausible_se"] = (~d["failed"] & (d["se_ratio"] < IMPLAUSIBLE_SE)).astype(bool)
         d["boundary"] = [not f and bool(boundary_reasons(s, _records(v)) if self.mixed else False)
                          for f, s, v in zip(d["failed"], d["singular"], out.rx2("vc"))]
         return d
+
+    def responses(self, seed: int, sims: list[int]) -> list[np.ndarray]:
+        """The simulated responses of simulations `sims` (1-based) of this size, drawn as `batch` draws them: any
+        one simulation can be rebuilt and refitted elsewhere (tests/test_power_fits.py does)."""
+        fns = _fns()
+        out = []
+        for k in sims:
+            stream = fns["streams"](int(seed), int(k) - 1, 1)[0]
+            out.append(np.array(list(fns["draw"](self.r, stream)), dtype=float))
+        return out
+
+    def data(self):
+        """The simulated design's rows in R (the columns X__1.. and the groupings), for a refit elsewhere."""
+        return self.r.rx2("d")
 
 
 def _records(text: str) -> list[dict]:

@@ -58,6 +58,13 @@ def _power(frame, **kw):
     ({"sd": {"subject": "big"}}, "an SD is a number"),
     ({"effect": "0.3"}, "--effect must be a finite number"),
     ({"max_sims": 20_000}, "unknown option 'max_sims'"),
+    ({"subjects": "100000"}, "at most 5,000; refused '100000'"),  # issue 47: a hang, then a traceback
+    ({"items": [100_000]}, "at most 5,000; refused '100000'"),
+    ({"subjects": list(range(4, 56))}, "52 sizes; at most 50"),
+    ({"subjects": "2000", "items": "2000"}, "would have 4,000,000 trials; at most 500,000"),
+    ({"cores": 65}, "--cores must be a whole number from 1 to 64"),
+    ({"early_stop": "no"}, "must be True or False, not 'no'"),
+    ({"out": "o", "force": "no"}, "force must be True or False"),
 ])
 def test_bad_input_refused_before_any_simulation(frame, kw, match, monkeypatch):
     import analysis.power_sim as ps
