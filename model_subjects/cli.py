@@ -50,6 +50,17 @@ def run_model(
                                           help="a folder of people's sessions of this spec: the model reads each "
                                                "person's trials in order with the person's answers and feedback in "
                                                "its history and scores the person's answer (subjects <model>replay<person>)"),
+    learning: str = typer.Option("context", "--learning",
+                                 help="context (weights frozen) | weights (weights learn after each trial; --context "
+                                      "none or fewshot) | both (weights learn and --context running)"),
+    lr: float = typer.Option(1e-4, "--lr", help="learning rate of the weight updates (0 to 1; 0: the frozen model)"),
+    steps: int = typer.Option(1, "--steps", help="optimizer steps after each trial that teaches (1 to 100)"),
+    adapter: str = typer.Option("full", "--adapter", help="full (all weights) | lora (a LoRA adapter; needs peft)"),
+    update_on: str = typer.Option("feedback", "--update-on",
+                                  help="feedback (the right answer after a trial with feedback) | read (the sentence "
+                                       "read, every trial)"),
+    optimizer: str = typer.Option("sgd", "--optimizer", help="sgd | adamw"),
+    rank: int = typer.Option(8, "--rank", help="LoRA rank (--adapter lora)"),
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli_common import fail, prepare_run_or_exit
@@ -73,8 +84,13 @@ def run_model(
                     first_subject=first_subject, subject_prefix=subject_prefix, context=context,
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
-                    kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number)
+                    kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number,
+                    learning=learning, lr=lr, steps=steps, adapter=adapter, update_on=update_on, optimizer=optimizer,
+                    rank=rank)
     check_options(cfg)
+    if replay is not None and learning != "context":
+        fail("--replay with --learning weights/both is not supported yet: a replay subject learns in context "
+             "(the person's history); run --replay without --learning")
     plan = prepare_run_or_exit(spec, session=session, seed=seed, trials=trials, list_number=list_number)
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
         from model_subjects.replay import replay_command
@@ -207,8 +223,11 @@ def check_options(cfg) -> None:
     from experiments import options as o
     from experiments.cli_common import fail
 
+    from model_subjects.weights import check_learning
+
     try:
         o.run_options(cfg)
+        check_learning(cfg)
     except o.OptionError as exc:
         fail(str(exc))
 
