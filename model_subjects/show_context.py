@@ -88,7 +88,9 @@ def session_context(path: str | Path, trial: int, spec: str | Path | None = None
     chat = bool((meta.get("context") or {}).get("chat"))
     try:
         proto = protocol_for(exp, row.get("protocol") or meta.get("protocol") or "", settings.get("question"))
-        mode = parse_context(row.get("context_mode") or meta.get("context_mode") or "none")
+        from model_subjects.weights import context_part
+
+        mode = parse_context(context_part(row.get("context_mode") or meta.get("context_mode") or "none"))
         texts = rebuild_contexts(exp, rows[: idx[trial] + 1], mode, proto, chat=_chat_renderer(meta) if chat else None)
     except (ProtocolError, ContextError, KeyError) as exc:
         raise ShowContextError(f"{path}: cannot rebuild trial {trial}'s context ({exc})") from None

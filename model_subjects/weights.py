@@ -129,6 +129,11 @@ def context_label(label: str, settings: LearningSettings) -> str:
     return f"{label}{LABEL_SUFFIX}:{settings.update_on}"
 
 
+def context_part(label: str) -> str:
+    """The context of a recorded `context_mode` (a weight learner's `<context>+weights:<update-on>` -> `<context>`)."""
+    return label.split(LABEL_SUFFIX, 1)[0] if LABEL_SUFFIX in label else label
+
+
 def learning_identity(settings: LearningSettings, threads: int | None) -> dict[str, Any]:
     """What must not change within a session that learns in its weights (a resume with other settings is
     refused before any trial; the thread count changes float sums, hence the hashes)."""

@@ -177,3 +177,21 @@ def test_bad_learning_options_are_refused_before_anything(tmp_path):
     refused("run-model", SPEC, "--learning", "weights", "--backend", "llamacpp", "-o", str(out),
             match=["gives no gradients", "transformers"])
     assert not out.exists()
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_lora_lr0_is_the_frozen_model(bundled_backend, tmp_path):
+    """A fresh LoRA adapter (B = 0) changes no score; its hash is the adapter's and stays put at lr 0."""
+    pytest.importorskip("peft")
+    from model_subjects.weight_learner import digest_of
+
+    frozen_sha = digest_of(bundled_backend.model.parameters(), bundled_backend.torch)
+    _run(bundled_backend, tmp_path / "lora", subjects=1, learning="weights", adapter="lora", rank=4, lr=0.0)
+    rows = _rows(tmp_path / "lora")
+    assert _close(_scores(rows), _alone(bundled_backend, rows), 1.01e-6)
+    assert len(set(_hashes(rows))) == 1 and _hashes(rows)[0] != frozen_sha  # the adapter's bytes, not the model's
+    meta = json.loads(next((tmp_path / "lora" / "data").glob("*.json")).read_text())
+    assert meta["learning"]["frozen_weights_sha256"] == frozen_sha and meta["learning"]["rank"] == 4
+    assert bundled_backend.model.__class__.__name__ == "LlamaForCausalLM"  # the backend scores the frozen model again
+    assert digest_of(bundled_backend.model.parameters(), bundled_backend.torch) == frozen_sha
