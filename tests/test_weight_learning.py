@@ -195,3 +195,27 @@ def test_lora_lr0_is_the_frozen_model(bundled_backend, tmp_path):
     assert meta["learning"]["frozen_weights_sha256"] == frozen_sha and meta["learning"]["rank"] == 4
     assert bundled_backend.model.__class__.__name__ == "LlamaForCausalLM"  # the backend scores the frozen model again
     assert digest_of(bundled_backend.model.parameters(), bundled_backend.torch) == frozen_sha
+
+
+def test_analysis_groups_learners_by_mode():
+    """The runner's label (model_subjects.weights.context_label) and the analysis' reading of it agree: context,
+    weights and both are three groups; weight learners see their history (learning fits), frozen `none` does not."""
+    import pandas as pd
+
+    from analysis.learning import sees_history
+    from analysis.prepare import group_label, learning_mode
+    from model_subjects.weights import LearningSettings, context_label, context_part
+
+    cases = {("none", "context"): "context", ("running", "context"): "context", ("none", "weights"): "weights",
+             ("fewshot:twoshot_a", "weights"): "weights", ("running", "both"): "both", ("running:5", "both"): "both"}
+    labels = {}
+    for (ctx, mode), want in cases.items():
+        label = context_label(ctx, LearningSettings(mode=mode, update_on="read"))
+        assert learning_mode(label) == want and context_part(label) == ctx
+        labels[(ctx, mode)] = label
+    assert labels[("none", "weights")] == "none+weights:read" and labels[("none", "context")] == "none"
+    d = pd.DataFrame({"subject_kind": ["model"] * 3, "model": ["m"] * 3, "protocol": ["p"] * 3,
+                      "context_mode": ["none", "none+weights:feedback", "running+weights:feedback"]})
+    d["group"] = group_label(d)
+    assert d["group"].nunique() == 3
+    assert [sees_history(d, g) for g in d["group"]] == [False, True, True]
