@@ -4,7 +4,7 @@ One model subject runs the demo spec's 40-trial training block (feedback on ever
 same process on the same loaded model: frozen (`--learning context --context none`: all 40 trials scored
 in batches) and learning (`--learning weights --update-on feedback --steps 1`, full fine-tuning, SGD:
 each trial scored, one optimizer step on its right answer, the weights hashed). Printed: wall seconds
-of each, seconds per learning trial split into scoring, update and hashing (timed around the learner's
+and CPU seconds of each, seconds per learning trial split into scoring, update and hashing (timed around the learner's
 calls), the ratio, and the machine's load average (the CPUs may be shared: the ratio is the figure to
 compare; the goal is under a minute for the 40 trials on 2 cores).
 
@@ -54,14 +54,14 @@ class _Timer:
             setattr(cls, name, timed)
 
 
-def _session(backend, args, **learning) -> tuple[float, str]:
+def _session(backend, args, **learning) -> tuple[float, float]:
     from model_subjects.runner import RunConfig, Runner
 
     out = tempfile.mkdtemp(prefix="twinlab-bench-weights-")
     cfg = RunConfig(spec=args.spec, out=out, trials=args.trials, subjects=1, threads=args.threads, **learning)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     Runner(cfg, backend).run()
-    return time.perf_counter() - t, out
+    return time.perf_counter() - t, time.process_time() - c  # wall, and this process's CPU seconds
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -71,21 +71,23 @@ def main(argv: list[str] | None = None) -> dict:
 
     load0 = os.getloadavg()
     backend = load_backend(None, threads=args.threads)
-    frozen_s, _ = _session(backend, args)
+    frozen_s, frozen_cpu = _session(backend, args)
     timer = _Timer()
     timer.wrap(WeightLearner)
-    learn_s, _ = _session(backend, args, learning="weights", lr=args.lr, steps=1, optimizer=args.optimizer,
+    learn_s, learn_cpu = _session(backend, args, learning="weights", lr=args.lr, steps=1, optimizer=args.optimizer,
                           update_on=args.update_on, adapter=args.adapter)
     n = args.trials
     res = {"trials": n, "spec": args.spec, "optimizer": args.optimizer, "update_on": args.update_on,
            "adapter": args.adapter, "threads": args.threads, "cpus": os.cpu_count(),
            "frozen_s": round(frozen_s, 2), "learning_s": round(learn_s, 2), "ratio": round(learn_s / frozen_s, 1),
+           "frozen_cpu_s": round(frozen_cpu, 2), "learning_cpu_s": round(learn_cpu, 2),
            "per_trial_s": round(learn_s / n, 3), "update_s_per_trial": round(timer.train / n, 3),
            "hash_s_per_trial": round(timer.digest / n, 3),
            "other_s_per_trial": round((learn_s - timer.train - timer.digest) / n, 3),
            "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
     print(f"{n} trials, bundled model, {args.threads} thread(s), {args.adapter} {args.optimizer} on {args.update_on}: "
-          f"frozen {frozen_s:.1f}s, learning {learn_s:.1f}s (x{res['ratio']}); per learning trial "
+          f"frozen {frozen_s:.1f}s, learning {learn_s:.1f}s (x{res['ratio']}) wall; CPU {frozen_cpu:.1f}s and "
+          f"{learn_cpu:.1f}s; per learning trial "
           f"{res['per_trial_s']}s = update {res['update_s_per_trial']}s + hash {res['hash_s_per_trial']}s + scoring "
           f"and writing {res['other_s_per_trial']}s; load average {res['loadavg_before']} -> {res['loadavg_after']}")
     if args.json:
