@@ -189,7 +189,8 @@ def test_lora_lr0_is_the_frozen_model(bundled_backend, tmp_path):
     frozen_sha = digest_of(bundled_backend.model.parameters(), bundled_backend.torch)
     _run(bundled_backend, tmp_path / "lora", subjects=1, learning="weights", adapter="lora", rank=4, lr=0.0)
     rows = _rows(tmp_path / "lora")
-    assert _close(_scores(rows), _alone(bundled_backend, rows), 1.01e-6)
+    # B = 0 adds exact zeros, but peft's copy of the model sums in another order: within 1e-6 before rounding
+    assert _close(_scores(rows), _alone(bundled_backend, rows), 2e-6)
     assert len(set(_hashes(rows))) == 1 and _hashes(rows)[0] != frozen_sha  # the adapter's bytes, not the model's
     meta = json.loads(next((tmp_path / "lora" / "data").glob("*.json")).read_text())
     assert meta["learning"]["frozen_weights_sha256"] == frozen_sha and meta["learning"]["rank"] == 4
