@@ -236,18 +236,18 @@ def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], grou
 
 
 def sees_history(d: pd.DataFrame, group: str) -> bool:
-    """Can earlier trials (and their feedback) influence this group's answers? People: yes; models: only
-    in a running context (the trial history in the prompt)."""
-    from analysis.prepare import is_human_group
+    """Can earlier trials (and their feedback) influence this group's answers? People: yes; models: in a
+    running context (the trial history in the prompt) or when their weights learn after trials (issue 51)."""
+    from analysis.prepare import is_human_group, learning_mode
 
     if is_human_group(group):
         return True
     ctx = set(d.loc[d["group"] == group, "context_mode"].dropna().astype(str)) if "context_mode" in d else set()
-    return any(c.startswith("running") for c in ctx)
+    return any(c.startswith("running") or learning_mode(c) != "context" for c in ctx)
 
 
-NO_HISTORY = ("its context shows no earlier trial (context none or a fixed few-shot prompt), so no answer can depend "
-              "on earlier trials or their feedback: a learning slope would only fit noise")
+NO_HISTORY = ("its context shows no earlier trial (context none or a fixed few-shot prompt) and its weights are frozen, "
+              "so no answer can depend on earlier trials or their feedback: a learning slope would only fit noise")
 
 
 def has_learning_data(d: pd.DataFrame) -> bool:

@@ -47,6 +47,19 @@ def context_family(context: str) -> str:
     return context
 
 
+WEIGHTS_MARK = "+weights"  # model_subjects/weights.py `context_label`: `<context>+weights:<update-on>` (issue 51)
+
+
+def learning_mode(context: str) -> str:
+    """How a model group learns, from its `context_mode`: `weights` (its weights change after trials, its context
+    shows no history), `both` (weights and a running context), `context` (frozen weights; a running context
+    learns in context, `none`/few-shot not at all). People's rows have no context_mode: `context`."""
+    c = str(context or "")
+    if WEIGHTS_MARK not in c:
+        return "context"
+    return "both" if c.startswith("running") else "weights"
+
+
 SIMULATED_HUMANS = "human (simulated)"
 
 

@@ -92,7 +92,8 @@ def exposure_models_section(res: Results, od: pd.DataFrame, focus: dict[str, str
         items.append({"kind": "text", "text": "Not fitted for " + ", ".join(no_history) + ": their context shows "
                       "no earlier trial (context none or a fixed few-shot prompt), so a trial cannot depend on "
                       "earlier exposures and an exposure slope would only fit noise; the exposure models are fitted "
-                      "for humans and for model subjects with a running context (trial history with feedback)."})
+                      "for humans and for model subjects with a running context (trial history with feedback) "
+                      "or whose weights learn after trials (context_mode `...+weights:...`)."})
     figs = [res.figure("exposures_focus", fig.exposure_focus(pts, group_fits, glm, focus, out / "figures" / "exposures_focus.png"),
                        f"Error on {ftext} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean over "
                        "subjects (size: n); solid: glmer fixed-effect prediction; dashed: plain logistic fit.")]

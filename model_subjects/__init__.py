@@ -7,6 +7,7 @@ Public API (importing this package does not import torch):
     get_protocol(name), PROTOCOL_NAMES                         response protocols
     parse_context(text, subject_index), rebuild_contexts(...)  context modes and recovery
     RunConfig, Runner, run_models(cfg)                         sessions through SessionWriter
+    RunConfig(learning="weights"|"both", lr=, steps=, update_on=, ...)  weights that learn (model_subjects/weights.py)
 CLI: `twinlab run-model` (model_subjects.cli.run_model). See docs/model_subjects.md.
 """
 from model_subjects.backend import Backend, ModelLoadError, Stream

@@ -7,6 +7,18 @@ from typing import Any, Optional
 import typer
 
 
+# the weight-learning options (issue 51, model_subjects/weights.py), declared here to keep `run_model` short
+_LEARNING = typer.Option("context", "--learning", help="context (weights frozen) | weights (weights learn after "
+                         "trials; context none/fewshot) | both (weights learn, --context running)")
+_LR = typer.Option(1e-4, "--lr", help="learning rate of the weight updates (0 to 1; 0: the frozen model)")
+_STEPS = typer.Option(1, "--steps", help="optimizer steps after each trial that teaches (1 to 100)")
+_ADAPTER = typer.Option("full", "--adapter", help="full (all weights) | lora (a LoRA adapter; needs peft)")
+_UPDATE_ON = typer.Option("feedback", "--update-on", help="feedback (the right answer, trials with feedback) | "
+                          "read (the sentence read, every trial)")
+_OPTIMIZER = typer.Option("sgd", "--optimizer", help="sgd | adamw")
+_RANK = typer.Option(8, "--rank", help="LoRA rank (--adapter lora)")
+
+
 def run_model(
     spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec"),
     model: Optional[str] = typer.Option(None, "--model", "-m",
@@ -50,6 +62,8 @@ def run_model(
                                           help="a folder of people's sessions of this spec: the model reads each "
                                                "person's trials in order with the person's answers and feedback in "
                                                "its history and scores the person's answer (subjects <model>replay<person>)"),
+    learning: str = _LEARNING, lr: float = _LR, steps: int = _STEPS, adapter: str = _ADAPTER,  # issue 51
+    update_on: str = _UPDATE_ON, optimizer: str = _OPTIMIZER, rank: int = _RANK,
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli_common import fail, prepare_run_or_exit
@@ -57,24 +71,24 @@ def run_model(
     from model_subjects.registry import canonical_name
     from model_subjects.runner import RunConfig
 
-    try:
-        backend = canonical_name(backend)
-    except ModelLoadError as exc:
-        fail(f"--backend: {exc}")
-    options = parse_backend_options(backend_option)
-
     from experiments.options import OptionError, batch_size as check_batch_size
 
     try:
+        backend = canonical_name(backend)
         batch_size = check_batch_size(batch_size)  # type: ignore[assignment]
+    except ModelLoadError as exc:
+        fail(f"--backend: {exc}")
     except OptionError as exc:
         fail(str(exc))
+    options = parse_backend_options(backend_option)
     cfg = RunConfig(spec=spec, model=model, backend=backend, backend_options=options, subjects=subjects,
                     first_subject=first_subject, subject_prefix=subject_prefix, context=context,
                     protocol=protocol, out=out, trials=trials, session=session, seed=seed, add_bos=add_bos,
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
-                    kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number)
-    check_options(cfg)
+                    kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number,
+                    learning=learning, lr=lr, steps=steps, adapter=adapter, update_on=update_on, optimizer=optimizer,
+                    rank=rank)
+    check_options(cfg, replay is not None)
     plan = prepare_run_or_exit(spec, session=session, seed=seed, trials=trials, list_number=list_number)
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
         from model_subjects.replay import replay_command
@@ -214,15 +228,23 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
     return out
 
 
-def check_options(cfg) -> None:
+def check_options(cfg, replay: bool = False) -> None:
     """The options, by the rules (experiments/options.py) `sweep`, `reproduce` and `run-human` share;
     exit 2 before the model loads."""
+    if replay and getattr(cfg, "learning", "context") != "context":
+        from experiments.cli_common import fail
+
+        fail("--replay with --learning weights/both is not supported yet: a replay subject learns in context "
+             "(the person's history); run --replay without --learning")
     from experiments import options as o
     from experiments.cli_common import fail
     from experiments.run_options import run_options
 
+    from model_subjects.weights import check_learning
+
     try:
         run_options(cfg)
+        check_learning(cfg)
     except o.OptionError as exc:
         fail(str(exc))
 

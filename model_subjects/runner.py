@@ -64,6 +64,14 @@ class RunConfig:
     parallel_running: bool = True  # running subjects advance together (one forward pass per step)
     tie_margin: float | None = None  # re-score choices this close alone (None: by dtype; 0: never)
     backend_options: dict[str, Any] = field(default_factory=dict)  # backend-specific settings, by name
+    # learning in the weights (issue 51, model_subjects/weights.py); `context`: the weights never change
+    learning: str = "context"  # context | weights | both
+    lr: float = 1e-4
+    steps: int = 1
+    adapter: str = "full"  # full | lora
+    update_on: str = "feedback"  # feedback | read
+    optimizer: str = "sgd"  # sgd | adamw
+    rank: int = 8  # LoRA rank
 
 
 @dataclass
@@ -101,15 +109,20 @@ def subject_ids(cfg: RunConfig) -> list[str]:
 def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: ContextMode,
              rule: str = RULE) -> dict[str, Any]:
     """Settings that must not change within one session (checked when resuming)."""
+    from model_subjects.weights import context_label, learning_identity, settings_of
+
     d = backend.describe()
+    learning = settings_of(cfg)
     ident = {
         "model": d.get("name"), "weights": d.get("revision"), "dtype": d.get("dtype"),
-        "protocol": protocol.describe(), "context_mode": mode.label, "add_bos": bool(d.get("add_bos", cfg.add_bos)),
+        "protocol": protocol.describe(), "context_mode": context_label(mode.label, learning), "add_bos": bool(d.get("add_bos", cfg.add_bos)),
         "chat": bool(cfg.chat), "context_rule": rule,
     }
     name = getattr(backend, "backend_name", "") or "transformers"
     if name != "transformers":  # sessions written before the registry carry no backend: they stay resumable
         ident["backend"] = name
+    if learning.in_weights:  # sessions that learn in context keep today's identity
+        ident["learning"] = learning_identity(learning, d.get("threads"))
     return ident
 
 
@@ -160,6 +173,14 @@ class Runner:
             self.chat = backend.chat_template
         self.out = Path(cfg.out)
         self.tie_margin = tie_margin_for(backend, cfg.tie_margin)
+        from model_subjects.weights import settings_of
+
+        self.learning = settings_of(cfg)  # issue 51: weights that learn (model_subjects/weight_runs.py)
+        self.learner: Any = None
+        if self.learning.in_weights:
+            from model_subjects.weight_runs import check_runnable
+
+            check_runnable(self)
 
     # ------------------------------------------------------------------ sessions
     def prepare_subjects(self) -> list[SubjectState]:
@@ -175,14 +196,29 @@ class Runner:
             states.append(SubjectState(sid, k, seq, mode, planned))
         return states
 
+    def label(self, st: SubjectState) -> str:
+        """The `context_mode` the subject's rows record (its context, and `+weights:...` when weights learn)."""
+        from model_subjects.weights import context_label
+
+        return context_label(st.mode.label, self.learning)
+
     def _metadata(self, st: SubjectState) -> dict[str, Any]:
+        meta = self._context_metadata(st)
+        if self.learning.in_weights:
+            from model_subjects.weight_runs import learning_metadata
+
+            meta["learning"] = learning_metadata(self.learning, self.learner, getattr(self.backend, "dtype_name", None),
+                                                 self.backend.torch.get_num_threads())
+        return meta
+
+    def _context_metadata(self, st: SubjectState) -> dict[str, Any]:
         cfg = self.cfg
         return {
             "runner": {"name": "model_subjects", "version": RUNNER_VERSION},
             "model": self.backend.describe(),
             "protocol": self.protocol.name,
             "protocol_settings": self.protocol.describe(),
-            "context_mode": st.mode.label,
+            "context_mode": self.label(st),
             "context": {"given": cfg.context, "kind": st.mode.kind, "prompt_set": st.mode.prompt_set,
                         "group": st.mode.group, "window": st.mode.window, "chat": bool(cfg.chat), "rule": st.rule},
             "add_bos": bool(getattr(self.backend, "add_bos", cfg.add_bos)),
@@ -316,7 +352,7 @@ class Runner:
             "response": d.response, "correct": None if d.correct is None else bool(d.correct),
             "protocol": self.protocol.name,
             "response_mode": "panel" if self.protocol.name == "panel_judgment" else None,
-            "context_mode": st.mode.label, "option_labels": json.dumps(d.option_labels),
+            "context_mode": self.label(st), "option_labels": json.dumps(d.option_labels),
             "option_logprobs": json.dumps([None if math.isnan(float(x)) else round(float(x), 6)
                                            for x in d.option_logprobs]),
             "margin": None if d.margin is None else round(float(d.margin), 6),
@@ -350,11 +386,20 @@ class Runner:
         try:
             for st in states:  # every subject checked before any session is opened
                 self.check_existing(st)
+            if self.learning.in_weights:  # replays every unfinished session's steps: a mismatch refuses here
+                from model_subjects.weight_runs import verify_resumes
+
+                verify_resumes(self, states)
             for st in states:
                 st.writer = self.open_session(st, locks.pop(st.subject_id))
             todo = [st for st in states if st.writer is not None]
             total = sum(st.planned - st.done for st in todo)
             self.progress(0, total)
+            if self.learning.in_weights:
+                from model_subjects.weight_runs import run_learning
+
+                run_learning(self, todo)
+                todo = []
             running = [st for st in todo if st.mode.kind == "running"]
             batched = [st for st in todo if st.mode.kind != "running"]
             if batched:
@@ -366,13 +411,16 @@ class Runner:
                 if not (len(together) > 1 and st in together):
                     self._run_running(st)
         finally:
+            if self.learner is not None:  # the backend scores with the frozen weights again
+                self.learner.close()
+                self.learner = None
             for lock in locks.values():  # sessions never opened (a refusal stopped the loop)
                 lock.release()
             for st in states:
                 if st.writer is not None and st.writer._fh is not None:
                     st.writer.close("completed" if st.done >= st.planned else "aborted")
         for st in states:
-            summary.subjects.append({"subject_id": st.subject_id, "context_mode": st.mode.label,
+            summary.subjects.append({"subject_id": st.subject_id, "context_mode": self.label(st),
                                      "trials": st.done, "planned": st.planned, "run_now": st.n_run,
                                      "correct_now": st.n_correct, "scored_now": st.n_scored, "unscorable_now": st.n_unscorable,
                                      "csv": str(session_paths(self.out, self.exp.name, st.subject_id,

@@ -123,7 +123,9 @@ def _chat_renderer(meta: dict[str, Any]):
 
 def _mode(row: dict[str, Any], meta: dict[str, Any]) -> ContextMode:
     """The context mode the run recorded (a replay: the person's history, the running rule)."""
-    label = row.get("context_mode") or meta.get("context_mode") or "none"
+    from model_subjects.weights import context_part  # a weight learner's label: `<context>+weights:<update-on>`
+
+    label = context_part(row.get("context_mode") or meta.get("context_mode") or "none")
     return ContextMode(REPLAY) if label == REPLAY else parse_context(label)
 
 

@@ -10,6 +10,7 @@
     contexts: [none, "fewshot:eightshot", running]
     protocols: [forced_choice, violation_judgment]
     subjects: 4                          # or {count: 4, first: 1, prefix: m}
+    learning: {mode: weights, lr: 1e-4, steps: 1, update_on: feedback}   # optional (issue 51; default: context)
     trials: 40                           # optional: first N trials of each subject
     slurm: {timeout_min: 120, gpus_per_node: 1, slurm_partition: gpu}   # submitit parameters
 
@@ -101,6 +102,20 @@ class Subjects(BaseModel):
     prefix: str = "m"
 
 
+class Learning(BaseModel):
+    """How every cell's subjects learn (issue 51, model_subjects/weights.py); checked by run-model's rules."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: str = "context"  # context | weights | both
+    lr: float = 1e-4
+    steps: int = 1
+    adapter: str = "full"
+    update_on: str = "feedback"
+    optimizer: str = "sgd"
+    rank: int = 8
+
+
 class Sweep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -113,6 +128,7 @@ class Sweep(BaseModel):
     trials: Optional[int] = Field(None, ge=1)
     session: int = 1
     seed: Optional[int] = None
+    learning: Learning = Field(default_factory=Learning)
     slurm: dict[str, Any] = Field(default_factory=dict)
 
     def model_entries(self) -> list[ModelEntry]:
@@ -168,8 +184,16 @@ def cells(sweep: Sweep, out: Path) -> list[Cell]:
     for k, m in enumerate(sweep.model_entries()):
         for c in sweep.contexts:
             for pr in sweep.protocols:
-                res.append(Cell(k, c, pr, out / m.folder / _slug(c) / _slug(pr or "default")))
+                res.append(Cell(k, c, pr, out / m.folder / _slug(_cell_context(sweep, c)) / _slug(pr or "default")))
     return res
+
+
+def _cell_context(sweep: Sweep, context: str) -> str:
+    """A cell's context folder name: the context, and `+weights:<update-on>` when weights learn."""
+    from model_subjects.weights import LearningSettings, context_label
+
+    ln = sweep.learning
+    return context_label(context, LearningSettings(mode=ln.mode, update_on=ln.update_on))
 
 
 def sweep_plan(sweep: Sweep, where: Path | None = None):
@@ -195,6 +219,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
     from experiments import options as o
     from experiments.run_options import run_options
     from model_subjects.run_checks import protocol_and_context
+    from model_subjects.weights import check_learning
 
     plan = sweep_plan(sweep, where)
     exp = plan.exp
@@ -212,6 +237,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
                 for pr in sweep.protocols:
                     cfg = run_config(sweep, Cell(k, c, pr, out))
                     run_options(cfg, lambda f, k=k: f"field '{names.get(f) or (f if f in ('trials', 'out') else f'models.{k}.{f}')}'")
+                    check_learning(cfg, lambda f, k=k: f"field '{_learning_field(f, k)}'")
                     try:
                         protocol_and_context(cfg, exp)
                     except o.OptionError as exc:
@@ -224,6 +250,13 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
     except o.OptionError as exc:
         raise SweepError(f"{where}: {exc}") from None
     return plan
+
+
+def _learning_field(field: str, model_index: int) -> str:
+    """Where a learning setting lives in a sweep file (the backend is the model entry's)."""
+    if field == "backend":
+        return f"models.{model_index}.backend"
+    return "learning.mode" if field == "learning" else f"learning.{field}"
 
 
 def check_executor(executor: str, slurm: dict[str, Any]) -> None:
@@ -306,7 +339,10 @@ def run_config(sweep: Sweep, cell: Cell):
                      subjects=s.count, first_subject=s.first,
                      subject_prefix=s.prefix, context=cell.context, protocol=cell.protocol, out=cell.out,
                      trials=sweep.trials, session=sweep.session, seed=sweep.seed, add_bos=m.add_bos,
-                     dtype=m.dtype, device=m.device, batch_size=m.batch_size, threads=m.threads)
+                     dtype=m.dtype, device=m.device, batch_size=m.batch_size, threads=m.threads,
+                     learning=sweep.learning.mode, lr=sweep.learning.lr, steps=sweep.learning.steps,
+                     adapter=sweep.learning.adapter, update_on=sweep.learning.update_on,
+                     optimizer=sweep.learning.optimizer, rank=sweep.learning.rank)
 
 
 def cell_done(sweep: Sweep, cell: Cell, plan: Any = None) -> bool:
