@@ -23,6 +23,7 @@ from experiments.session import (SessionError, SessionLock, SessionWriter, acqui
 from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
+from model_subjects.decisions import RunError, decide, unscorable  # noqa: F401 (their home; named here too)
 from model_subjects.context import (RULE, RULES_READ, ContextMode, History, feedback_for, history_entry, option_text,
                                     parse_context, record_block_sizes, row_entry, session_sizes, sha256,
                                     static_context)
@@ -33,8 +34,7 @@ from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
 RUNNER_VERSION = 1
 
 
-class RunError(RuntimeError):
-    """A run that cannot start or continue; the message says why and what to do."""
+
 
 
 @dataclass
@@ -634,19 +634,6 @@ def _to_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def decide(proto: Protocol, trial: Trial, scores: list[list[float]], results: list[list] | None = None,
-           generation: str = "", measured: dict[str, Any] | None = None) -> Decision:
-    """The protocol's decision, given what it asks for: the generation (production protocols), the
-    backend's results (task protocols: token counts) and the model-side measures (surprisal, rank)."""
-    kw: dict[str, Any] = {}
-    if getattr(proto, "uses_results", False):
-        kw["results"] = results
-    if getattr(proto, "measures", False):
-        kw["measured"] = measured
-    if proto.generates or kw:
-        return proto.decide(trial, scores, generation, **kw)  # type: ignore[call-arg]
-    return proto.decide(trial, scores)
-
 
 def generic_cells(columns: dict[str, Any]) -> dict[str, Any]:
     """A decision's general-model columns as table cells: lists as JSON (floats rounded to 1e-6)."""
@@ -674,25 +661,6 @@ def fit_to_writer(writer: Any, row: dict[str, Any]) -> dict[str, Any]:
     kept["extra"] = json.dumps(extra, sort_keys=True)
     return kept
 
-
-def unscorable(d: Decision, proto: Protocol, results: list) -> Decision:
-    """A trial with an option the backend could not score (NaN, a named reason) is never guessed.
-
-    A scoring protocol's trial becomes unscorable: response `none`, not correct, no margin, the
-    model's answer empty in a running history, `extra.unscorable` naming the reason. A generating
-    protocol keeps its generated response; only the options' margin is dropped.
-    """
-    reasons = list(dict.fromkeys(r.unscorable for r in results if getattr(r, "unscorable", None)))
-    if not reasons and not any(math.isnan(float(x)) for x in d.option_logprobs):
-        return d
-    why = "; ".join(reasons) or "an option has no score"
-    if proto.generates:
-        d.margin = None
-        d.extra["unscorable_options"] = why
-        return d
-    return Decision(response="none", correct=False, option_labels=d.option_labels,
-                    option_logprobs=d.option_logprobs, margin=None, answer_text="",
-                    extra={**d.extra, "unscorable": why})
 
 
 def run_models(cfg: RunConfig, backend: Backend | None = None,

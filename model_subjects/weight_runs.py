@@ -111,7 +111,7 @@ class LearningSubject:
     # ------------------------------------------------------------------ trials
     def score(self, trial: Trial) -> tuple[Any, list[str], list]:
         """The trial's Decision with the current weights, its contexts and queries."""
-        from model_subjects.runner import decide, unscorable
+        from model_subjects.decisions import decide, unscorable
 
         r, proto = self.r, self.r.protocol
         qs = proto.queries(trial)
@@ -186,7 +186,7 @@ def learning_metadata(settings: LearningSettings, learner: Any, dtype: str | Non
 def check_runnable(runner: Any) -> None:
     """The run's learning settings and a backend that has gradients (RunError naming what can)."""
     from experiments.options import OptionError
-    from model_subjects.runner import RunError
+    from model_subjects.decisions import RunError
     from model_subjects.weights import GRADIENT_BACKENDS, check_learning
 
     try:
@@ -202,7 +202,7 @@ def check_runnable(runner: Any) -> None:
 def verify_resumes(runner: Any, states: list) -> None:
     """Make the run's learner; replay every unfinished session's recorded steps (last subject first, so the
     weights left are those of the first to run, kept); RunError on a mismatch, before any file is opened."""
-    from model_subjects.runner import RunError
+    from model_subjects.decisions import RunError
     from model_subjects.weight_learner import WeightLearner
 
     runner.learner = WeightLearner(runner.backend, runner.learning)
