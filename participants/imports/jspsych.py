@@ -43,6 +43,11 @@ NOT_TRIALS = frozenset({"instructions", "fullscreen", "preload", "browser-check"
                         "survey-text", "survey-likert", "survey-multi-choice", "survey-multi-select", "survey",
                         "survey-html-form", "html-button-response"})
 JATOS_DIR = re.compile(r"^study_result_(\d+)$")
+# the kind a plugin's trial is whatever the study (a keyboard or button response may be a judgment, a lexical
+# decision, a choice: the study's `task:`, judgment by default); these plugins say it themselves
+PLUGIN_TASKS = {"survey-likert": "rating", "html-slider-response": "rating", "image-slider-response": "rating",
+                "audio-slider-response": "rating", "video-slider-response": "rating", "survey-text": "completion",
+                "cloze": "completion", "maze": "maze"}
 
 
 def default_mapping() -> Mapping:
@@ -336,6 +341,21 @@ def _value(row: dict[str, str], name: Optional[str]) -> Optional[str]:
     return None if v.strip() in MISSING else v
 
 
+def one_answer(value: Optional[str]) -> Optional[str]:
+    """A survey plugin's response of one question ({"Q0": 3}, as jsPsych writes it) is that answer ("3");
+    any other value as written (several questions stay the JSON text; extra keeps it either way)."""
+    if value is None or not value.startswith("{"):
+        return value
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return value
+    if isinstance(parsed, dict) and len(parsed) == 1:
+        (answer,) = parsed.values()
+        return None if answer is None else js_text(answer)
+    return value
+
+
 def _trial(path: Path, rec: _Rec, person: str, session: str, order: int, m: Mapping, unit: str,
            feedback: Optional[str]) -> SourceTrial:
     row = rec.row
@@ -344,8 +364,8 @@ def _trial(path: Path, rec: _Rec, person: str, session: str, order: int, m: Mapp
     return SourceTrial(
         tool=TOOL, source_file=str(path), line=rec.line, participant=person, session=session, order=order,
         phase="practice" if practice else "test", item=_value(row, m.item), condition=_value(row, m.condition),
-        factors={k: row[v] for k, v in m.factors.items()}, task=m.task, stimulus=_value(row, m.stimulus),
-        response=_value(row, m.response), expected=_value(row, m.expected),
+        factors={k: row[v] for k, v in m.factors.items()}, task=PLUGIN_TASKS.get(row.get("trial_type", "")),
+        stimulus=_value(row, m.stimulus), response=one_answer(_value(row, m.response)), expected=_value(row, m.expected),
         correct=flag(path, rec.line, m.correct, row[m.correct], unit) if m.correct else None,
         rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),
         feedback=None if feedback is None or feedback.strip() in MISSING else feedback, extra=dict(row))

@@ -37,7 +37,7 @@ PRACTICE_VALUES = ("practice", "training", "train", "prac", "practise")
 RESPONSE_EVENTS = {("Key", "PressedKey"), ("Selector", "Selection"), ("Scale", "Choice"),
                    ("DropDown", "Selected"), ("TextInput", "Final")}
 TASKS = {"Maze": "maze", "DashedSentence": "self_paced_reading", "AcceptabilityJudgment": "judgment",
-         "Scale": "rating",
+         "Scale": "rating", "Selector": "choice", "DropDown": "choice", "TextInput": "completion",
          "Controller-Maze": "maze", "Controller-DashedSentence": "self_paced_reading"}
 NULLS = MISSING + ("NULL", "None", "NA", "undefined")
 
@@ -247,8 +247,9 @@ def _trial(path: Path, group: list[Row], person: str, order: int, m: Mapping, fo
         session=_column(group, m.session) or "", order=order, phase="practice" if practice else "test",
         item=_column(group, m.item), condition=_column(group, m.condition),
         factors={k: _column(group, v) or "" for k, v in m.factors.items()},
-        task=m.task or found.task, stimulus=_column(group, m.stimulus) or found.stimulus,
+        task=found.task, stimulus=_column(group, m.stimulus) or found.stimulus,
         words=tuple(found.words) or None, response=found.response, expected=_column(group, m.expected),
         correct=flag(path, first.line, m.correct, _column(group, m.correct) or "") if m.correct else found.correct,
         rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),
-        word_rts=tuple(found.word_rts) or None, feedback=_column(group, m.feedback), extra=extra)
+        word_rts=tuple(found.word_rts) or None, feedback=_column(group, m.feedback), extra=extra,
+        rows=tuple(r.line for r in group))

@@ -33,6 +33,8 @@ class ImportReport:
     spec_hash: str = ""
     files: dict[str, int] = field(default_factory=dict)          # file -> data rows read
     trials: int = 0
+    trial_rows: int = 0                                          # source rows the trials are made of
+    task: str = ""
     practice_trials: int = 0
     no_response: int = 0
     excluded: dict[str, int] = field(default_factory=dict)       # reason -> rows
@@ -53,7 +55,7 @@ class ImportReport:
     @property
     def accounted(self) -> bool:
         """Every data row read is a trial or an excluded row (the readers' promise, checked)."""
-        return sum(self.files.values()) == self.trials + sum(self.excluded.values())
+        return sum(self.files.values()) == self.trial_rows + sum(self.excluded.values())
 
 
 def reader_for(tool: str) -> tuple[Callable[[list[Path], Optional[Mapping]], ReadResult], Callable[[], Mapping]]:
@@ -122,6 +124,7 @@ def read_all(tool: str, paths: list[Path], mapping: Optional[Mapping]) -> tuple[
 def count_read(report: ImportReport, result: ReadResult) -> None:
     report.files = {Path(f).name if list(result.rows_read).count(f) == 1 else f: n for f, n in result.rows_read.items()}
     report.trials = len(result.trials)
+    report.trial_rows = sum(t.n_rows for t in result.trials)
     report.practice_trials = sum(t.phase == "practice" for t in result.trials)
     report.no_response = sum(t.response is None for t in result.trials)
     report.excluded = dict(Counter(e.reason for e in result.excluded))
@@ -129,7 +132,7 @@ def count_read(report: ImportReport, result: ReadResult) -> None:
     report.tool_versions = sorted(set(result.tool_version.values()) - {""})
     report.notes = list(result.notes[:50])
     if not report.accounted:
-        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trials} trials and "
+        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trial_rows} in trials and "
                                f"{sum(report.excluded.values())} excluded: a reader lost rows")
 
 
@@ -138,15 +141,19 @@ def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Pa
     """Import `paths` (see the module docstring); ImportInputError before anything is written."""
     from participants.imports.study import derive_study
 
+    from participants.imports.kinds import decide_task
+
     report = ImportReport(tool=tool, out=str(out))
     files, result = read_all(tool, paths, mapping)
-    count_read(report, result)
     if not result.trials:
+        count_read(report, result)
         raise ImportInputError(f"no trials in {len(files)} file(s) ({sum(report.excluded.values())} rows excluded: "
                                + "; ".join(f"{n} {r}" for r, n in report.excluded.items()) + ")")
     _, defaults = reader_for(tool)
     m = mapping or _mapping_seen(result, defaults())
-    study = derive_study(result.trials, m, study_name(tool, spec_out, result))
+    report.task = decide_task(result, m)
+    count_read(report, result)
+    study = derive_study(result.trials, m, study_name(tool, spec_out, result), report.task)
     report.mapping = {k: v for k, v in dataclasses.asdict(m).items() if v not in (None, {}, ())}
     report.labels, report.factors = dict(study.labels), study.factors
     report.feedback = {ph: list(c) for ph, c in study.feedback_counts.items()}

@@ -37,13 +37,15 @@ def file_record(path: str) -> dict[str, Any]:
     return {"name": Path(path).name, "path": str(path), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def check_sequence(seq: TrialSequence, person: Person) -> None:
+def check_sequence(seq: TrialSequence, person: Person, task: str) -> None:
     """The compiled sequence is the person's trials, in the person's order (the spec's promise)."""
+    from participants.imports.kinds import trial_sentence
+
     if len(seq) != len(person.trials):
         raise ImportInputError(f"internal error: the read spec compiles {len(seq)} trials for {person.participant}, "
                                f"who has {len(person.trials)}")
     for tr, t in zip(seq, person.trials):
-        if tr.role != t.phase or (tr.mat.get("sentence") or "") != (t.stimulus or "").strip():
+        if tr.role != t.phase or (tr.mat.get("sentence") or "") != trial_sentence(task, t):
             raise ImportInputError(f"internal error: trial {tr.trial_index} of {person.participant} compiles as "
                                    f"{tr.item_id} but the person's line {t.line} is another trial")
 
@@ -61,32 +63,41 @@ def _feedback_text(exp: Experiment, trial: Trial, t: SourceTrial, correct: Optio
 
 
 def person_rows(exp: Experiment, study: Study, seq: TrialSequence, person: Person) -> list[dict[str, Any]]:
-    from experiments.tasks import get_task
+    """The person's rows: each trial's task fields by the kind's own derive (task_rows.py), the tool's own
+    scoring checked against them, the feedback and every original cell kept."""
     from experiments.tasks.detection import detection_for
+    from participants.imports.task_rows import GENERIC, task_fields
     from participants.rows import trial_row
     from participants.rsvp import TrialResult
 
-    kind = get_task(exp.task.kind)
     rows = []
     for trial, t in zip(seq, person.trials):
-        value = study.value_of(t.response)
-        correct = kind.score(trial, value) if value is not None else None
-        if t.correct is not None and correct is not None and t.correct != correct:
-            raise ImportInputError(
-                f"{t.source_file}: line {t.line}: the tool scored this trial {'correct' if t.correct else 'wrong'} but "
-                f"the response {t.response!r} ({value}) against the answer {t.expected!r} "
-                f"({study.value_of(t.expected)}) is {'correct' if correct else 'wrong'}: check `labels` and `expected` "
-                "in --map")
+        fields = task_fields(exp, seq, trial, t, study.value_of(t.response))
+        correct = fields["correct"]
+        _check_tool_scoring(study, t, correct)
         fb = _feedback_text(exp, trial, t, correct)
         result = TrialResult(
-            response=value, correct=correct, rt_ms=t.rt_ms, rt_sentence_end_ms=None, word_onsets_ms=[],
-            word_durations_ms=[], feedback_shown=fb is not None, feedback_text=fb, started_at=None, ended_at=None,
-            iti_onset=0.0, response_mode="task",
+            response=fields["response"], correct=correct, rt_ms=fields["rt_ms"], rt_sentence_end_ms=None,
+            word_onsets_ms=[], word_durations_ms=[], feedback_shown=fb is not None, feedback_text=fb,
+            started_at=None, ended_at=None, iti_onset=0.0, response_mode="task",
             extra={"imported": {"tool": t.tool, "file": Path(t.source_file).name, "line": t.line},
-                   "raw_response": t.response, "tool_correct": t.correct, "source": t.extra})
+                   **fields["_extra"], "raw_response": t.response, "tool_correct": t.correct, "source": t.extra},
+            generic={k: fields[k] for k in GENERIC})
         rows.append(trial_row(trial, result, seq, subject_id=person.subject_id, session=1,
                               detection=detection_for(trial.task, exp.task, None)))
     return rows
+
+
+def _check_tool_scoring(study: Study, t: SourceTrial, correct: Optional[bool]) -> None:
+    """Where the tool scored the trial too, the two must agree: a wrong `labels` or `expected` in --map would
+    otherwise give a silently wrong accuracy."""
+    if t.correct is None or correct is None or t.correct == correct:
+        return
+    raise ImportInputError(
+        f"{t.source_file}: line {t.line}: the tool scored this trial {'correct' if t.correct else 'wrong'} but "
+        f"the response {t.response!r} ({study.value_of(t.response)}) against the answer {t.expected!r} "
+        f"({study.value_of(t.expected)}) is {'correct' if correct else 'wrong'}: check `labels` and `expected` "
+        "in --map")
 
 
 def plan_sessions(exp: Experiment, study: Study, out: Path, tool: str, versions: dict[str, str],
@@ -97,7 +108,7 @@ def plan_sessions(exp: Experiment, study: Study, out: Path, tool: str, versions:
     planned = []
     for p in study.people:
         seq = compile_sequence(exp, p.subject_id, list_number=p.list_number)
-        check_sequence(seq, p)
+        check_sequence(seq, p, study.task)
         files = [file_record(f) for f in p.files]
         meta = {"runner": f"twinlab import {tool}", "data_kind": f"human participant (imported from {tool})",
                 "participant_info": {"participant": p.participant, "session": p.session}, "autopilot": False,
