@@ -5,7 +5,7 @@ mapping applied, the people, labels and factors read (study.py), the spec and it
 temporary folder and loaded by the project's own loader, each person's sequence compiled and compared with
 the person's trials, every row built and scored, and what already lies in --out compared; only then are
 the spec (OUT/spec/, and --spec-out) and the sessions written (each staged and renamed). A re-import of the
-same files changes nothing; new files add sessions (with --force where they change the design read).
+same files changes nothing; new files add sessions (--add: the earlier ones left as they are, earlier.py).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class ImportReport:
     excluded_rows: list[str] = field(default_factory=list)       # "file: line N: reason" (first 50)
     notes: list[str] = field(default_factory=list)
     people: int = 0
-    sessions: dict[str, int] = field(default_factory=dict)       # new / unchanged / replaced
+    sessions: dict[str, int] = field(default_factory=dict)       # new / unchanged / replaced / kept (--add)
     rows_written: int = 0
     mapping: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
@@ -137,12 +137,16 @@ def count_read(report: ImportReport, result: ReadResult) -> None:
 
 
 def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Path, *,
-               spec_out: Optional[Path] = None, force: bool = False) -> ImportReport:
+               spec_out: Optional[Path] = None, force: bool = False, add: bool = False) -> ImportReport:
     """Import `paths` (see the module docstring); ImportInputError before anything is written."""
     from participants.imports.study import derive_study
 
+    from participants.imports.earlier import read_earlier
     from participants.imports.kinds import decide_task
 
+    if force and add:
+        raise ImportInputError("--add and --force: give one (--add leaves earlier sessions as they are, --force "
+                               "rewrites them)")
     report = ImportReport(tool=tool, out=str(out))
     files, result = read_all(tool, paths, mapping)
     if not result.trials:
@@ -153,14 +157,16 @@ def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Pa
     m = mapping or _mapping_seen(result, defaults())
     report.task = decide_task(result, m)
     count_read(report, result)
-    study = derive_study(result.trials, m, study_name(tool, spec_out, result), report.task)
+    name = study_name(tool, spec_out, result)
+    earlier = read_earlier(out, name)
+    study = derive_study(result.trials, m, name, report.task, earlier)
     report.mapping = {k: v for k, v in dataclasses.asdict(m).items() if v not in (None, {}, ())}
     report.labels, report.factors = dict(study.labels), study.factors
     report.feedback = {ph: list(c) for ph, c in study.feedback_counts.items()}
     report.people = len(study.people)
     from participants.imports.writing import write_all
 
-    write_all(report, study, tool, result, out, spec_out, force)
+    write_all(report, study, tool, result, out, spec_out, force, add, earlier)
     return report
 
 

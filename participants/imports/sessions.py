@@ -29,7 +29,7 @@ class Planned:
     seq: TrialSequence
     rows: list[dict[str, Any]]
     meta: dict[str, Any]
-    state: str = "new"  # new | unchanged | replace
+    state: str = "new"  # new | unchanged | replace | kept (an earlier session left as it is: --add)
 
 
 def file_record(path: str) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def _check_tool_scoring(study: Study, t: SourceTrial, correct: Optional[bool]) -
 
 
 def plan_sessions(exp: Experiment, study: Study, out: Path, tool: str, versions: dict[str, str],
-                  force: bool) -> list[Planned]:
+                  force: bool, add: bool = False, earlier: Any = None) -> list[Planned]:
     """Every person's sequence, rows and sidecar, and what writing would do to `out` (checked, nothing written)."""
     from experiments.compiler import compile_sequence
 
@@ -118,13 +118,14 @@ def plan_sessions(exp: Experiment, study: Study, out: Path, tool: str, versions:
                 "imported": {"tool": tool, "tool_version": sorted({versions.get(f, "") for f in p.files} - {""}),
                              "source_files": files}}
         plan = Planned(p, seq, person_rows(exp, study, seq, p), meta)
-        plan.state = _state(out, exp, plan, force)
+        plan.state = _state(out, exp, plan, force, add, earlier)
         planned.append(plan)
     return planned
 
 
-def _state(out: Path, exp: Experiment, plan: Planned, force: bool) -> str:
-    """new, unchanged (the same files imported by the same spec: a re-import changes nothing) or replace
+def _state(out: Path, exp: Experiment, plan: Planned, force: bool, add: bool, earlier: Any) -> str:
+    """new, unchanged (the same files imported by the same spec: a re-import changes nothing), kept (--add: an
+    earlier session whose person's trials the extended spec compiles unchanged, left byte for byte) or replace
     (--force); anything else is refused, naming the session."""
     csv_path, json_path = session_paths(out, exp.name, plan.person.subject_id, 1)
     if not (csv_path.exists() or json_path.exists()):
@@ -140,10 +141,20 @@ def _state(out: Path, exp: Experiment, plan: Planned, force: bool) -> str:
         return "unchanged"
     if force:
         return "replace"
+    if add:
+        from participants.imports.earlier import kept_reason
+
+        why = kept_reason(earlier, exp, plan.person, plan.meta["imported"]["source_files"])
+        if why is None:
+            return "kept"
+        raise ImportInputError(f"{csv_path}: --add leaves earlier sessions as they are, but this one cannot stay: "
+                               f"{why}; nothing was written (--force rewrites every session from the files given now)")
     raise ImportInputError(
         f"{csv_path} already exists from another import (other source files, or a spec read from other data: "
-        f"spec hash {old.get('spec_hash')} vs {exp.spec_hash}); nothing was written. Re-import into a new --out, or "
-        "give --force to rewrite this study's sessions from the files given now")
+        f"spec hash {old.get('spec_hash')} vs {exp.spec_hash}); nothing was written. New people make new lists, so "
+        "the spec hash changes: give --add to write the new people's sessions under the extended spec and leave the "
+        "earlier sessions byte for byte (they keep their spec hash; OUT/spec/versions/ keeps their spec), --force "
+        "to rewrite every session under the new spec, or import into a new --out")
 
 
 def write_session(out: Path, exp: Experiment, plan: Planned) -> None:

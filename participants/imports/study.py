@@ -175,10 +175,15 @@ def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tu
     return row
 
 
-def derive_study(trials: list[SourceTrial], m: Mapping, name: str, task: str) -> Study:
+def derive_study(trials: list[SourceTrial], m: Mapping, name: str, task: str, earlier: Any = None) -> Study:
     """People, labels, factors, feedback and the items file: everything the spec and the sessions need
-    (`task`: the study's one kind, kinds.decide_task)."""
+    (`task`: the study's one kind, kinds.decide_task; `earlier`: an earlier import's people keep their lists)."""
+    from participants.imports.earlier import keep_lists, require_everyone
+
     people = group_people(trials)
+    if earlier is not None and earlier.lists:
+        require_everyone(people, earlier)
+        keep_lists(people, earlier)
     study = Study(name=name, task=task, labels=answer_labels(task, trials, m), factors=factors_of(people, m),
                   people=people)
     check_answers(study)
