@@ -210,3 +210,58 @@ def test_an_unknown_kind_is_refused_listing_the_kinds(tmp_path):
     with pytest.raises(ImportInputError, match="cannot write task kind 'cloze'.*judgment, lexical_decision, choice, "
                                                "rating, self_paced_reading, completion"):
         import_study("jspsych", sorted(JSPSYCH.glob("*.csv")), {"task": "cloze"}, tmp_path / "out")
+
+
+def penn_spr_file(tmp_path: Path) -> Path:
+    """PennController's layout (as the held-out PCIbex file KoheiHaneda/WSS_EN_SPR writes it): DashedSentence
+    chunks of several words per press, then a Key `rating`; one trial's key never pressed (EventTime Never)."""
+    cols = ["Results reception time", "MD5 hash of participant's IP address", "Controller name",
+            "Order number of item", "Inner element number", "Label", "Latin.Square.Group", "PennElementType",
+            "PennElementName", "Parameter", "Value", "EventTime", "item_id", "condition", "Reading time",
+            "Newline?", "Sentence (or sentence MD5)", "Comments"]
+    head = "# Columns below this comment are as follows:\n" + "".join(f"# {i}. {c}.\n" for i, c in enumerate(cols, 1))
+    text = "#\n# Results on Monday January 27 2025.\n#\n" + head
+    chunks = {"a": ["Noah", "was leaving", "early."], "b": ["Noah", "left", "early."]}
+    for n, (item, cond, key) in enumerate([("i1", "a", "F"), ("i2", "b", "J"), ("i3", "a", None), ("i4", "b", "F")]):
+        p = f"1737733243,49f6bed4,PennController,{n + 3},0,experiment,NULL"
+        text += f"{p},PennController,{n},_Trial_,Start,1000,{item},{cond},NULL,NULL,NULL,NULL\n"
+        for w, chunk in enumerate(chunks[cond]):
+            text += (f"{p},Controller-DashedSentence,DashedSentence,{w + 1},{chunk},1001,{item},{cond},"
+                     f"{300 + 10 * n + w},false,{' '.join(chunks[cond])},NULL\n")
+        text += (f"{p},Key,rating,PressedKey,{key},2500,{item},{cond},NULL,NULL,NULL,NULL\n" if key else
+                 f"{p},Key,rating,Key,NA,Never,{item},{cond},NULL,NULL,NULL,NULL\n")
+        text += f"{p},PennController,{n},_Trial_,End,2600,{item},{cond},NULL,NULL,NULL,NULL\n"
+    path = tmp_path / "penn_results"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_penncontroller_chunks_read_by_region_and_a_key_never_pressed(tmp_path):
+    path = penn_spr_file(tmp_path)
+    m = {"task": "self_paced_reading", "response": "rating", "item": "item_id", "condition": "condition",
+         "labels": {"F": "yes", "J": "no"}}
+    report = import_study("pcibex", [path], m, tmp_path / "out", spec_out=tmp_path / "spr.yaml")
+    rows = {r["item"]: r for r in session_rows(tmp_path / "out")}
+    assert report.accounted and report.trials == 4 and report.no_response == 1
+    assert json.loads(rows["i1"]["region_rts_ms"]) == [300.0, 301.0, 302.0] and rows["i1"]["word_rts_ms"] == ""
+    assert json.loads(rows["i1"]["materials"])["regions"] == "Noah | was leaving | early."
+    assert (rows["i2"]["response"], rows["i3"]["response"], rows["i4"]["response"]) == ("no", "", "yes")
+    assert json.loads(rows["i3"]["region_rts_ms"]) == [320.0, 321.0, 322.0]   # read, not answered
+    assert load_spec(tmp_path / "spr.yaml").task.settings().reveal == "region"
+
+
+def test_jspsych_map_over_defaults_a_file_without_them(tmp_path):
+    """A --map over the defaults on a file without the default `subject` field (each file a person, as the
+    held-out jsPsychHelpeR files are), and an instructions screen with the item field is still no trial."""
+    with open(JSPSYCH / "s01.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[0]["item"] = "Instructions_001"
+    cols = [c for c in rows[0] if c != "subject"]
+    path = tmp_path / "person7.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, cols, quoting=csv.QUOTE_ALL, extrasaction="ignore", lineterminator="\r\n")
+        w.writeheader()
+        w.writerows(rows)
+    report = import_study("jspsych", [path], {"labels": {"f": "good", "j": "bad"}}, tmp_path / "out")
+    assert report.people == 1 and report.trials == 14 and report.accounted
+    assert [r["subject_id"] for r in session_rows(tmp_path / "out")] == ["person7"] * 14

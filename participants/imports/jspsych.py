@@ -42,6 +42,8 @@ NEXT = "next."   # feedback "next.FIELD": FIELD of the screen after the trial
 NOT_TRIALS = frozenset({"instructions", "fullscreen", "preload", "browser-check", "call-function", "external-html",
                         "survey-text", "survey-likert", "survey-multi-choice", "survey-multi-select", "survey",
                         "survey-html-form", "html-button-response"})
+# screens that take no answer: never a trial, even where the study's item field is on every row
+SCREENS = frozenset({"instructions", "fullscreen", "preload", "browser-check", "call-function", "external-html"})
 JATOS_DIR = re.compile(r"^study_result_(\d+)$")
 # the kind a plugin's trial is whatever the study (a keyboard or button response may be a judgment, a lexical
 # decision, a choice: the study's `task:`, judgment by default); these plugins say it themselves
@@ -73,7 +75,7 @@ def read_jspsych(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         path = Path(path)
         text = read_text(path)
         columns, recs, unit = load_records(path, text)
-        m = infer_mapping(columns, recs) if mapping is None else mapping
+        m = infer_mapping(columns, recs) if mapping is None else over_defaults(mapping, columns, recs)
         check_mapping(path, columns, m)
         result.rows_read[str(path)] = len(recs)
         result.tool_version[str(path)] = stated_version(recs)
@@ -205,6 +207,17 @@ def infer_mapping(columns: list[str], recs: list[_Rec]) -> Mapping:
                    feedback=NEXT + pick["stimulus"] if pick["stimulus"] else None)
 
 
+def over_defaults(m: Mapping, columns: list[str], recs: list[_Rec]) -> Mapping:
+    """A --map over the defaults, for one file: a field the map left at its default that this file lacks takes
+    the file's own default (the first candidate it has, as without --map), else none; a field the map changed
+    must exist (check_mapping)."""
+    d, inferred = default_mapping(), infer_mapping(columns, recs)
+    names = [f for f in ("participant", "session", "item", "condition", "stimulus", "response", "expected", "correct",
+                         "rt", "order", "practice", "feedback") if getattr(m, f) == getattr(d, f)]
+    present = lambda v: v is not None and (v[len(NEXT):] if v.startswith(NEXT) else v) in columns  # noqa: E731
+    return replace(m, **{f: getattr(inferred, f) for f in names if not present(getattr(m, f))})
+
+
 def named_fields(m: Mapping) -> list[tuple[str, str]]:
     """(role, field) for every source field the mapping names."""
     roles = [(r, getattr(m, r)) for r in ("participant", "session", "item", "condition", "stimulus", "response",
@@ -275,6 +288,8 @@ def participants(path: Path, recs: list[_Rec], m: Mapping, unit: str) -> list[Op
 
 
 def _is_trial(row: dict[str, str], m: Mapping) -> bool:
+    if row.get("trial_type", "") in SCREENS:
+        return False
     if m.item:
         return row[m.item].strip() not in MISSING
     has_response = bool(m.response) and row[m.response].strip() not in MISSING

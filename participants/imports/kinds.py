@@ -118,7 +118,16 @@ def trial_sentence(kind: str, t: SourceTrial) -> str:
                                "times in one trial; twinlab's self-paced reading reads it once")
     if any(x != x or x is None for x in t.word_rts) or len(t.word_rts) != len(t.words):
         raise ImportInputError(f"{t.source_file}: line {t.line}: a word without its reading time")
-    return " ".join(t.words)
+    if any(not w.strip() or "|" in w for w in t.words):
+        raise ImportInputError(f"{t.source_file}: line {t.line}: an empty word, or one with '|', among the words read")
+    return " ".join(w.strip() for w in t.words)
+
+
+def regions_read(t: SourceTrial) -> Optional[str]:
+    """Self-paced reading whose presses revealed several words at once (PennController's chunks "was doing it"):
+    the items file's `regions` (the chunks, `|` between them), read with `reveal: region`; None: word by word."""
+    chunks = [w.strip() for w in t.words or ()]
+    return " | ".join(chunks) if any(len(c.split()) > 1 for c in chunks) else None
 
 
 def item_materials(kind: str, labels: list[tuple[str, str]], t: SourceTrial,
@@ -130,7 +139,9 @@ def item_materials(kind: str, labels: list[tuple[str, str]], t: SourceTrial,
     if kind == "choice":
         return {**{f"option_{i}": v for i, (_, v) in enumerate(labels, 1)}, "answer": answer}
     if kind == "self_paced_reading":
-        return {"question_options": "|".join(v for _, v in labels), "question_answer": answer} if labels else {}
+        regions = regions_read(t)
+        return {**({"regions": regions} if regions else {}),
+                **({"question_options": "|".join(v for _, v in labels), "question_answer": answer} if labels else {})}
     if kind == "completion":
         target = (t.expected or "").strip()
         if t.phase == "test" and not target:
@@ -154,6 +165,8 @@ def task_section(kind: str, labels: list[tuple[str, str]], items: list[dict[str,
     if kind == "completion":
         longest = max((len(r.get("target", "")) for r in items), default=1)
         return {"kind": kind, "max_chars": min(200, max(40, longest))}
+    if kind == "self_paced_reading" and any(r.get("regions") for r in items):
+        return {"kind": kind, "reveal": "region"}   # a press revealed a chunk: reading times are per region
     return {"kind": kind}
 
 

@@ -166,10 +166,11 @@ def _read_group(path: Path, group: list[Row], m: Mapping) -> _Found:
         elif "Answer" in f:
             _question(path, r, found)
         elif "PennElementType" in f:
-            t = number(path, r.line, "EventTime", f.get("EventTime", ""))
+            when = f.get("EventTime", "")   # "Never": PennController's time of an event that never came (a Key
+            t = None if when.strip() == "Never" else number(path, r.line, "EventTime", when)  # not pressed)
             event = (f["PennElementType"], f.get("Parameter", ""))
             name = f.get("PennElementName")
-            wanted = name == m.response if m.response else event in RESPONSE_EVENTS
+            wanted = (name == m.response if m.response else event in RESPONSE_EVENTS) and when.strip() != "Never"
             first_responder = found.response_row is None or found.response_row.fields.get("PennElementName") == name
             if wanted and first_responder:   # a changed answer (a Scale clicked twice): the last one counts
                 found.response, found.response_row = unescape(f.get("Value", "")), r

@@ -141,6 +141,12 @@ def feedback_by_phase(people: list[Person]) -> tuple[dict[str, bool], dict[str, 
 def item_rows(study: Study, m: Mapping) -> list[dict[str, str]]:
     """The items file: per person (list k), the practice then the test trials, in the person's order."""
     rows: list[dict[str, str]] = []
+    named = [t for p in study.people for t in p.trials if t.item]
+    unnamed = next((t for p in study.people for t in p.trials if not t.item), None)
+    if named and unnamed is not None:   # else the sentence would silently stand in for the item on some trials
+        raise ImportInputError(f"{unnamed.source_file}: line {unnamed.line}: no item on this trial (column "
+                               f"{m.item!r}), while {len(named)} other trials have one (e.g. line {named[0].line}): "
+                               "files of another version of the study? import them on their own, or map `item:`")
     for p in study.people:
         phases = [t.phase for t in p.trials]
         if "test" in phases and "practice" in phases[phases.index("test"):]:

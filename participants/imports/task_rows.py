@@ -10,6 +10,7 @@ display_lag_ms, submit_ms) are dropped; the reading times are the tool's (the pr
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Optional
 
 from participants.imports.records import ImportInputError, SourceTrial
@@ -69,7 +70,7 @@ def raw_record(kind: str, trial: Any, s: Any, order: Any, t: SourceTrial, value:
 
     where = f"{t.source_file}: line {t.line}"
     if kind == "self_paced_reading":
-        return _reading_record(trial, s, t, value, answers(trial, s, order), where)
+        return _reading_record(trial, s, t, value, answers(trial, s, order) if value is not None else [], where)
     if value is None or (kind == "completion" and not value.strip()):
         return None
     if kind == "completion":
@@ -87,6 +88,9 @@ def task_fields(exp: Any, seq: Any, trial: Any, t: SourceTrial, value: Optional[
     s = settings_for(exp, trial, None)
     order = screen_order(trial, seq, s)
     raw = raw_record(trial.task, trial, s, order, t, value)
+    if trial.task == "self_paced_reading" and value is None:   # the sentence read, its question not answered:
+        trial = replace(trial, materials=tuple((k, v) for k, v in trial.materials  # the reading times only
+                                               if k not in ("question_options", "question_answer", "question")))
     if raw is None:
         fields: dict[str, Any] = {k: None for k in ("response", "correct", *GENERIC)}
         extra: dict[str, Any] = {}
