@@ -50,16 +50,15 @@ def check_sequence(seq: TrialSequence, person: Person, task: str) -> None:
                                    f"{tr.item_id} but the person's line {t.line} is another trial")
 
 
-def _feedback_text(exp: Experiment, trial: Trial, t: SourceTrial, correct: Optional[bool]) -> Optional[str]:
+def _feedback_text(exp: Experiment, trial: Trial, t: SourceTrial, response: Optional[str]) -> Optional[str]:
+    """The feedback the spec's rule gives this answer (experiments.tasks.earned.person_feedback: one rule, the
+    one `run-model --replay` checks), on the trials the tool showed feedback on; the tool's own text (the spec's
+    texts are read from it where it is one text per outcome: study.feedback_texts) stays in extra.tool_feedback."""
+    from experiments.tasks.earned import person_feedback
+
     if not (trial.feedback and t.feedback):
         return None
-    try:
-        float(t.feedback)  # a time (PsychoPy's feedback.started): the text itself is not in the file
-    except ValueError:
-        return t.feedback
-    if correct is None:
-        return exp.feedback.no_response_text
-    return exp.feedback.correct_text if correct else exp.feedback.incorrect_text
+    return person_feedback(exp, trial, response or "")
 
 
 def person_rows(exp: Experiment, study: Study, seq: TrialSequence, person: Person) -> list[dict[str, Any]]:
@@ -75,13 +74,14 @@ def person_rows(exp: Experiment, study: Study, seq: TrialSequence, person: Perso
         fields = task_fields(exp, seq, trial, t, study.value_of(t.response))
         correct = fields["correct"]
         _check_tool_scoring(study, t, correct)
-        fb = _feedback_text(exp, trial, t, correct)
+        fb = _feedback_text(exp, trial, t, fields["response"])
         result = TrialResult(
             response=fields["response"], correct=correct, rt_ms=fields["rt_ms"], rt_sentence_end_ms=None,
             word_onsets_ms=[], word_durations_ms=[], feedback_shown=fb is not None, feedback_text=fb,
             started_at=None, ended_at=None, iti_onset=0.0, response_mode="task",
             extra={"imported": {"tool": t.tool, "file": Path(t.source_file).name, "line": t.line},
-                   **fields["_extra"], "raw_response": t.response, "tool_correct": t.correct, "source": t.extra},
+                   **fields["_extra"], "raw_response": t.response, "tool_correct": t.correct,
+                   "tool_feedback": t.feedback, "source": t.extra},
             generic={k: fields[k] for k in GENERIC})
         rows.append(trial_row(trial, result, seq, subject_id=person.subject_id, session=1,
                               detection=detection_for(trial.task, exp.task, None)))

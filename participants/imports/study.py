@@ -138,6 +138,24 @@ def feedback_by_phase(people: list[Person]) -> tuple[dict[str, bool], dict[str, 
     return {ph: c[0] > 0 for ph, c in counts.items()}, counts
 
 
+def feedback_texts(study: Study) -> dict[str, str]:
+    """The spec's feedback texts read from the data: where the tool showed one text after every correct answer
+    (and one after every wrong one), that text, markup dropped (the tool's own stays in each row's extra);
+    a time (PsychoPy's feedback.started) or texts that vary leave the spec language's texts."""
+    import html
+
+    seen: dict[str, set[str]] = {"correct_text": set(), "incorrect_text": set()}
+    for p in study.people:
+        for t in p.trials:
+            value = study.value_of(t.response)
+            ok = t.correct if t.correct is not None else (
+                None if value is None or t.expected is None else value == study.value_of(t.expected))
+            if t.feedback and ok is not None and not re.fullmatch(r"[0-9.eE+-]+", t.feedback.strip()):
+                seen["correct_text" if ok else "incorrect_text"].add(
+                    html.unescape(re.sub(r"<[^>]*>", " ", t.feedback)).strip())
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and next(iter(v))}
+
+
 def item_rows(study: Study, m: Mapping) -> list[dict[str, str]]:
     """The items file: per person (list k), the practice then the test trials, in the person's order."""
     rows: list[dict[str, str]] = []
@@ -207,7 +225,8 @@ def spec_dict(study: Study, items_file: str, description: str) -> dict[str, Any]
     blocks.append({"name": "test", "role": "test", "feedback": study.feedback["test"], "shuffle": False})
     return {"name": study.name, "description": description, "seed": 1,
             "design": {"file": items_file, "factors": study.factors, "lists": "given"},
-            "blocks": blocks, "task": task_section(study.task, study.labels, study.items)}
+            "blocks": blocks, "task": task_section(study.task, study.labels, study.items),
+            **({"feedback": texts} if (texts := feedback_texts(study)) else {})}
 
 
 def level_counts(study: Study) -> dict[str, Counter]:
