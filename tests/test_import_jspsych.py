@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from participants.imports.jspsych_files import MAX_FILE_BYTES
+from participants.imports.records import MAX_FILE_BYTES
 from participants.imports.jspsych import default_mapping, read_jspsych
 from participants.imports.records import ImportInputError
 
@@ -203,7 +203,7 @@ def test_over_the_size_limit_refused_before_reading(tmp_path, monkeypatch):
     with open(big, "wb") as f:
         f.truncate(MAX_FILE_BYTES + 1)   # sparse: no disk used
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("read before the size check"))
-    with pytest.raises(ImportInputError, match="big.csv.*over the 209,715,200-byte limit"):
+    with pytest.raises(ImportInputError, match="big.csv.*larger than the 100 MiB limit"):
         read_jspsych([big], None)
 
 

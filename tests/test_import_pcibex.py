@@ -15,7 +15,7 @@ from statistics import mean
 
 import pytest
 
-from participants.imports.jspsych_files import MAX_FILE_BYTES
+from participants.imports.records import MAX_FILE_BYTES
 from participants.imports.pcibex import default_mapping, read_pcibex
 from participants.imports.records import ImportInputError
 
@@ -179,7 +179,7 @@ def test_over_the_size_limit_refused_before_reading(tmp_path, monkeypatch):
     with open(big, "wb") as f:
         f.truncate(MAX_FILE_BYTES + 1)
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("read before the size check"))
-    with pytest.raises(ImportInputError, match="over the .*-byte limit"):
+    with pytest.raises(ImportInputError, match="larger than the 100 MiB limit"):
         read_pcibex([big], None)
 
 

@@ -53,7 +53,7 @@ def test_every_row_is_accounted_for(imported):
     assert sum(report.files.values()) == n_rows
     assert report.trials == n_loop and sum(report.excluded.values()) == n_rows - n_loop > 0
     assert report.practice_trials == sum(1 for f in FILES for r in original(f) if r.get("practice.thisN"))
-    assert report.sessions == {"new": 3, "unchanged": 0, "replaced": 0} and report.rows_written == n_loop
+    assert report.sessions == {"new": 3, "unchanged": 0, "replaced": 0, "kept": 0} and report.rows_written == n_loop
 
 
 def test_accuracy_and_mean_rt_per_person_and_condition_equal_a_count_of_the_original(imported):
@@ -110,7 +110,7 @@ def test_a_reimport_changes_nothing(imported):
     out, _ = imported
     before = {p: p.read_bytes() for p in sorted((out / "sessions").rglob("*")) if p.is_file() and "import_" not in p.name}
     again = import_study("psychopy", [DATA], MAP, out / "sessions", spec_out=out / "spec" / "builder_study.yaml")
-    assert again.sessions == {"new": 0, "unchanged": 3, "replaced": 0} and again.rows_written == 0
+    assert again.sessions == {"new": 0, "unchanged": 3, "replaced": 0, "kept": 0} and again.rows_written == 0
     assert {p: p.read_bytes() for p in before} == before
 
 
@@ -120,7 +120,7 @@ def test_new_files_add_sessions_with_force(tmp_path):
         import_study("psychopy", FILES, MAP, tmp_path / "s")
     assert len(list((tmp_path / "s" / "data").glob("*_data.csv"))) == 2
     r = import_study("psychopy", FILES, MAP, tmp_path / "s", force=True)
-    assert r.sessions == {"new": 1, "unchanged": 0, "replaced": 2}
+    assert r.sessions == {"new": 1, "unchanged": 0, "replaced": 2, "kept": 0}
     hashes = {json.loads(p.read_text())["spec_hash"] for p in (tmp_path / "s" / "data").glob("*_data.json")}
     assert hashes == {r.spec_hash}
 

@@ -154,3 +154,16 @@ def test_an_existing_session_of_other_files_is_not_overwritten(tmp_path):
     g = write(tmp_path / "t.csv", GOOD_TABLE.replace("512", "513"))
     refused("import", "table", str(g), "--out", str(tmp_path / "out"), match=["already exists", "--force"])
     assert tree(tmp_path / "out") == before
+
+
+@pytest.mark.parametrize("tool", ["psychopy", "table", "jspsych", "pcibex"])
+def test_one_size_limit_for_every_reader(tmp_path, tool):
+    """The issue's 200 MB results file is refused by every reader, by the one limit (records.MAX_FILE_BYTES),
+    before a byte is read (a sparse file: no disk used)."""
+    from participants.imports.records import MAX_FILE_BYTES
+
+    f = tmp_path / "results.csv"
+    with open(f, "wb") as out:
+        out.truncate(200_000_000)
+    assert 200_000_000 > MAX_FILE_BYTES
+    check_refused(tmp_path, [tool, str(f)], [str(f), "larger than the 100 MiB limit"])

@@ -33,10 +33,10 @@ def as_mapping(tool: str, mapping: MappingLike) -> Optional[Mapping]:
 
 
 def import_study(tool: str, paths: list[Any], mapping: MappingLike, out: Any, spec_out: Any = None,
-                 force: bool = False) -> ImportReport:
+                 force: bool = False, add: bool = False) -> ImportReport:
     """Import a study's files as twinlab sessions under `out` (and the spec read from them to `spec_out`)."""
     return run_import(tool, [Path(p) for p in paths], as_mapping(tool, mapping), Path(out),
-                      spec_out=None if spec_out is None else Path(spec_out), force=force)
+                      spec_out=None if spec_out is None else Path(spec_out), force=force, add=add)
 
 
 def show_map(tool: str, paths: list[Any], mapping: MappingLike = None) -> str:

@@ -1,5 +1,5 @@
 """`twinlab import psychopy|jspsych|pcibex|table FILES... --out DIR [--map MAP.yaml] [--spec-out SPEC.yaml]
-[--show-map] [--force]`: another tool's results as twinlab sessions (only typer at module level)."""
+[--show-map] [--add | --force]`: another tool's results as twinlab sessions (only typer at module level)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,14 +26,17 @@ def _command(tool: str) -> Callable[..., None]:
                                                                 "counts, and write nothing"),
         force: bool = typer.Option(False, "--force", help="replace sessions and spec files an earlier import of "
                                                           "other files wrote"),
+        add: bool = typer.Option(False, "--add", help="new files add people: write their sessions under the extended "
+                                                      "spec and leave earlier sessions byte for byte (they keep "
+                                                      "their spec hash; OUT/spec/versions/ keeps their spec)"),
     ) -> None:
-        run(tool, files, out, map_file, spec_out, show_map, force)
+        run(tool, files, out, map_file, spec_out, show_map, force, add)
     command.__doc__ = f"Import {HELP[tool]} as twinlab sessions, with the design read from the data."
     return command
 
 
 def run(tool: str, files: list[Path], out: Optional[Path], map_file: Optional[Path], spec_out: Optional[Path],
-        show_map: bool, force: bool) -> None:
+        show_map: bool, force: bool, add: bool = False) -> None:
     from experiments.cli_common import fail
     from participants.imports.api import show_map as show
     from participants.imports.pipeline import resolve_mapping, run_import
@@ -47,7 +50,8 @@ def run(tool: str, files: list[Path], out: Optional[Path], map_file: Optional[Pa
             fail("--out is required (the folder the sessions go to)")
         if spec_out is not None and spec_out.suffix.lower() not in (".yaml", ".yml"):
             fail(f"--spec-out {spec_out}: a .yaml file")
-        report = run_import(tool, list(files), resolve_mapping(tool, map_file), out, spec_out=spec_out, force=force)
+        report = run_import(tool, list(files), resolve_mapping(tool, map_file), out, spec_out=spec_out, force=force,
+                            add=add)
     except ImportInputError as exc:
         fail(str(exc))
     _print(report)
@@ -71,7 +75,8 @@ def _print(report) -> None:
         typer.echo(f"  note: {note}")
     s = report.sessions
     typer.echo(f"{report.people} people: {s.get('new', 0)} new session(s), {s.get('unchanged', 0)} unchanged, "
-               f"{s.get('replaced', 0)} replaced; {report.rows_written} rows written to {report.out}")
+               f"{s.get('replaced', 0)} replaced, {s.get('kept', 0)} earlier kept as they are (another spec hash); "
+               f"{report.rows_written} rows written to {report.out}")
     typer.echo(f"spec {report.spec} (spec_hash {report.spec_hash})" + (f", also {report.spec_out}" if report.spec_out else "")
                + f"; report {path}")
 

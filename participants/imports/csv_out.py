@@ -7,8 +7,10 @@ from typing import Any
 
 
 def items_csv(study: Any) -> str:
-    """item, the factors, role, list, sentence, answer: one row per person's trial, lists in people's order."""
-    cols = ["item", *study.factors, "role", "list", "sentence", "answer"]
+    """item, the factors, role, list, sentence and the kind's columns (answer, option_N, prefix, target, ...):
+    one row per person's trial, lists in people's order."""
+    cols = ["item", *study.factors, "role", "list", "sentence"]
+    cols += list(dict.fromkeys(k for row in study.items for k in row if k not in cols))
     buf = io.StringIO()
     w = csv.DictWriter(buf, cols, lineterminator="\n")
     w.writeheader()

@@ -42,7 +42,14 @@ NEXT = "next."   # feedback "next.FIELD": FIELD of the screen after the trial
 NOT_TRIALS = frozenset({"instructions", "fullscreen", "preload", "browser-check", "call-function", "external-html",
                         "survey-text", "survey-likert", "survey-multi-choice", "survey-multi-select", "survey",
                         "survey-html-form", "html-button-response"})
+# screens that take no answer: never a trial, even where the study's item field is on every row
+SCREENS = frozenset({"instructions", "fullscreen", "preload", "browser-check", "call-function", "external-html"})
 JATOS_DIR = re.compile(r"^study_result_(\d+)$")
+# the kind a plugin's trial is whatever the study (a keyboard or button response may be a judgment, a lexical
+# decision, a choice: the study's `task:`, judgment by default); these plugins say it themselves
+PLUGIN_TASKS = {"survey-likert": "rating", "html-slider-response": "rating", "image-slider-response": "rating",
+                "audio-slider-response": "rating", "video-slider-response": "rating", "survey-text": "completion",
+                "cloze": "completion", "maze": "maze"}
 
 
 def default_mapping() -> Mapping:
@@ -68,7 +75,7 @@ def read_jspsych(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         path = Path(path)
         text = read_text(path)
         columns, recs, unit = load_records(path, text)
-        m = infer_mapping(columns, recs) if mapping is None else mapping
+        m = infer_mapping(columns, recs) if mapping is None else over_defaults(mapping, columns, recs)
         check_mapping(path, columns, m)
         result.rows_read[str(path)] = len(recs)
         result.tool_version[str(path)] = stated_version(recs)
@@ -200,6 +207,17 @@ def infer_mapping(columns: list[str], recs: list[_Rec]) -> Mapping:
                    feedback=NEXT + pick["stimulus"] if pick["stimulus"] else None)
 
 
+def over_defaults(m: Mapping, columns: list[str], recs: list[_Rec]) -> Mapping:
+    """A --map over the defaults, for one file: a field the map left at its default that this file lacks takes
+    the file's own default (the first candidate it has, as without --map), else none; a field the map changed
+    must exist (check_mapping)."""
+    d, inferred = default_mapping(), infer_mapping(columns, recs)
+    names = [f for f in ("participant", "session", "item", "condition", "stimulus", "response", "expected", "correct",
+                         "rt", "order", "practice", "feedback") if getattr(m, f) == getattr(d, f)]
+    present = lambda v: v is not None and (v[len(NEXT):] if v.startswith(NEXT) else v) in columns  # noqa: E731
+    return replace(m, **{f: getattr(inferred, f) for f in names if not present(getattr(m, f))})
+
+
 def named_fields(m: Mapping) -> list[tuple[str, str]]:
     """(role, field) for every source field the mapping names."""
     roles = [(r, getattr(m, r)) for r in ("participant", "session", "item", "condition", "stimulus", "response",
@@ -270,6 +288,8 @@ def participants(path: Path, recs: list[_Rec], m: Mapping, unit: str) -> list[Op
 
 
 def _is_trial(row: dict[str, str], m: Mapping) -> bool:
+    if row.get("trial_type", "") in SCREENS:
+        return False
     if m.item:
         return row[m.item].strip() not in MISSING
     has_response = bool(m.response) and row[m.response].strip() not in MISSING
@@ -336,6 +356,21 @@ def _value(row: dict[str, str], name: Optional[str]) -> Optional[str]:
     return None if v.strip() in MISSING else v
 
 
+def one_answer(value: Optional[str]) -> Optional[str]:
+    """A survey plugin's response of one question ({"Q0": 3}, as jsPsych writes it) is that answer ("3");
+    any other value as written (several questions stay the JSON text; extra keeps it either way)."""
+    if value is None or not value.startswith("{"):
+        return value
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return value
+    if isinstance(parsed, dict) and len(parsed) == 1:
+        (answer,) = parsed.values()
+        return None if answer is None else js_text(answer)
+    return value
+
+
 def _trial(path: Path, rec: _Rec, person: str, session: str, order: int, m: Mapping, unit: str,
            feedback: Optional[str]) -> SourceTrial:
     row = rec.row
@@ -344,8 +379,8 @@ def _trial(path: Path, rec: _Rec, person: str, session: str, order: int, m: Mapp
     return SourceTrial(
         tool=TOOL, source_file=str(path), line=rec.line, participant=person, session=session, order=order,
         phase="practice" if practice else "test", item=_value(row, m.item), condition=_value(row, m.condition),
-        factors={k: row[v] for k, v in m.factors.items()}, task=m.task, stimulus=_value(row, m.stimulus),
-        response=_value(row, m.response), expected=_value(row, m.expected),
+        factors={k: row[v] for k, v in m.factors.items()}, task=PLUGIN_TASKS.get(row.get("trial_type", "")),
+        stimulus=_value(row, m.stimulus), response=one_answer(_value(row, m.response)), expected=_value(row, m.expected),
         correct=flag(path, rec.line, m.correct, row[m.correct], unit) if m.correct else None,
         rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),
         feedback=None if feedback is None or feedback.strip() in MISSING else feedback, extra=dict(row))

@@ -1,4 +1,5 @@
-"""File-level checks shared by the jsPsych and PCIbex readers: the size limit (checked before a byte is read),
+"""File-level checks shared by the jsPsych and PCIbex readers: the size limit (records.MAX_FILE_BYTES, the one
+limit of every reader, checked before a byte is read),
 the text's decoding, and the one way a reader names a place in a file in its refusals.
 """
 from __future__ import annotations
@@ -6,9 +7,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from participants.imports.records import ImportInputError
+from participants.imports.records import MAX_FILE_BYTES, ImportInputError, check_file_size  # noqa: F401
 
-MAX_FILE_BYTES = 200 * 1024 * 1024   # a results file over this is refused before it is read (issue 50)
 MISSING = ("", "null", "undefined")  # what jsPsych writes for an absent value (its CSV writes JS null as "null")
 
 
@@ -22,15 +22,9 @@ def where(path: Path, line: int | None = None, field: str | None = None, unit: s
     return ", ".join(parts)
 
 
-def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
-    """The file's text (UTF-8, a byte-order mark dropped), refused when over `limit` bytes or undecodable."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ImportInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if size > limit:
-        raise ImportInputError(f"{path}: {size:,} bytes is over the {limit:,}-byte limit on one results file; "
-                               "split it (one file per participant or per export)")
+def read_text(path: Path) -> str:
+    """The file's text (UTF-8, a byte-order mark dropped), refused when over the size limit or undecodable."""
+    check_file_size(path)
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")

@@ -22,13 +22,13 @@ from typing import Any
 
 import yaml
 
+from participants.imports.kinds import IMPORT_TASKS, refuse_kind
 from participants.imports.records import ImportInputError, Mapping
 
 FIELDS = {f.name: f for f in dataclasses.fields(Mapping)}
 _TEXT = {n for n, f in FIELDS.items() if n not in ("factors", "labels", "practice_values", "rt_unit")}
 MAX_MAP_BYTES = 1_000_000
-# task kinds an import can write today (the rows' kind-specific columns are built in sessions.py)
-IMPORT_TASKS = ("judgment", "lexical_decision")
+__all__ = ["IMPORT_TASKS", "load_mapping", "mapping_from_dict", "mapped_columns"]
 
 
 def load_mapping(path: Path, base: Mapping) -> Mapping:
@@ -64,9 +64,8 @@ def _value(key: str, value: Any, where: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise ImportInputError(f"{where}: {key}: a column name (text), got {value!r}")
         value = str(value)
-        if key == "task" and value not in IMPORT_TASKS:
-            raise ImportInputError(f"{where}: task: {value!r}; an import writes the task kinds "
-                                   f"{', '.join(IMPORT_TASKS)}")
+        if key == "task":
+            refuse_kind(value, f"{where}: task: {value!r}: ")
         return value
     if key == "rt_unit":
         if value not in ("ms", "s"):

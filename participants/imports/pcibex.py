@@ -37,7 +37,7 @@ PRACTICE_VALUES = ("practice", "training", "train", "prac", "practise")
 RESPONSE_EVENTS = {("Key", "PressedKey"), ("Selector", "Selection"), ("Scale", "Choice"),
                    ("DropDown", "Selected"), ("TextInput", "Final")}
 TASKS = {"Maze": "maze", "DashedSentence": "self_paced_reading", "AcceptabilityJudgment": "judgment",
-         "Scale": "rating",
+         "Scale": "rating", "Selector": "choice", "DropDown": "choice", "TextInput": "completion",
          "Controller-Maze": "maze", "Controller-DashedSentence": "self_paced_reading"}
 NULLS = MISSING + ("NULL", "None", "NA", "undefined")
 
@@ -166,10 +166,11 @@ def _read_group(path: Path, group: list[Row], m: Mapping) -> _Found:
         elif "Answer" in f:
             _question(path, r, found)
         elif "PennElementType" in f:
-            t = number(path, r.line, "EventTime", f.get("EventTime", ""))
+            when = f.get("EventTime", "")   # "Never": PennController's time of an event that never came (a Key
+            t = None if when.strip() == "Never" else number(path, r.line, "EventTime", when)  # not pressed)
             event = (f["PennElementType"], f.get("Parameter", ""))
             name = f.get("PennElementName")
-            wanted = name == m.response if m.response else event in RESPONSE_EVENTS
+            wanted = (name == m.response if m.response else event in RESPONSE_EVENTS) and when.strip() != "Never"
             first_responder = found.response_row is None or found.response_row.fields.get("PennElementName") == name
             if wanted and first_responder:   # a changed answer (a Scale clicked twice): the last one counts
                 found.response, found.response_row = unescape(f.get("Value", "")), r
@@ -247,8 +248,9 @@ def _trial(path: Path, group: list[Row], person: str, order: int, m: Mapping, fo
         session=_column(group, m.session) or "", order=order, phase="practice" if practice else "test",
         item=_column(group, m.item), condition=_column(group, m.condition),
         factors={k: _column(group, v) or "" for k, v in m.factors.items()},
-        task=m.task or found.task, stimulus=_column(group, m.stimulus) or found.stimulus,
+        task=found.task, stimulus=_column(group, m.stimulus) or found.stimulus,
         words=tuple(found.words) or None, response=found.response, expected=_column(group, m.expected),
         correct=flag(path, first.line, m.correct, _column(group, m.correct) or "") if m.correct else found.correct,
         rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),
-        word_rts=tuple(found.word_rts) or None, feedback=_column(group, m.feedback), extra=extra)
+        word_rts=tuple(found.word_rts) or None, feedback=_column(group, m.feedback), extra=extra,
+        rows=tuple(r.line for r in group))

@@ -5,7 +5,7 @@ mapping applied, the people, labels and factors read (study.py), the spec and it
 temporary folder and loaded by the project's own loader, each person's sequence compiled and compared with
 the person's trials, every row built and scored, and what already lies in --out compared; only then are
 the spec (OUT/spec/, and --spec-out) and the sessions written (each staged and renamed). A re-import of the
-same files changes nothing; new files add sessions (with --force where they change the design read).
+same files changes nothing; new files add sessions (--add: the earlier ones left as they are, earlier.py).
 """
 from __future__ import annotations
 
@@ -33,13 +33,15 @@ class ImportReport:
     spec_hash: str = ""
     files: dict[str, int] = field(default_factory=dict)          # file -> data rows read
     trials: int = 0
+    trial_rows: int = 0                                          # source rows the trials are made of
+    task: str = ""
     practice_trials: int = 0
     no_response: int = 0
     excluded: dict[str, int] = field(default_factory=dict)       # reason -> rows
     excluded_rows: list[str] = field(default_factory=list)       # "file: line N: reason" (first 50)
     notes: list[str] = field(default_factory=list)
     people: int = 0
-    sessions: dict[str, int] = field(default_factory=dict)       # new / unchanged / replaced
+    sessions: dict[str, int] = field(default_factory=dict)       # new / unchanged / replaced / kept (--add)
     rows_written: int = 0
     mapping: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
@@ -53,7 +55,7 @@ class ImportReport:
     @property
     def accounted(self) -> bool:
         """Every data row read is a trial or an excluded row (the readers' promise, checked)."""
-        return sum(self.files.values()) == self.trials + sum(self.excluded.values())
+        return sum(self.files.values()) == self.trial_rows + sum(self.excluded.values())
 
 
 def reader_for(tool: str) -> tuple[Callable[[list[Path], Optional[Mapping]], ReadResult], Callable[[], Mapping]]:
@@ -122,6 +124,7 @@ def read_all(tool: str, paths: list[Path], mapping: Optional[Mapping]) -> tuple[
 def count_read(report: ImportReport, result: ReadResult) -> None:
     report.files = {Path(f).name if list(result.rows_read).count(f) == 1 else f: n for f, n in result.rows_read.items()}
     report.trials = len(result.trials)
+    report.trial_rows = sum(t.n_rows for t in result.trials)
     report.practice_trials = sum(t.phase == "practice" for t in result.trials)
     report.no_response = sum(t.response is None for t in result.trials)
     report.excluded = dict(Counter(e.reason for e in result.excluded))
@@ -129,31 +132,41 @@ def count_read(report: ImportReport, result: ReadResult) -> None:
     report.tool_versions = sorted(set(result.tool_version.values()) - {""})
     report.notes = list(result.notes[:50])
     if not report.accounted:
-        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trials} trials and "
+        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trial_rows} in trials and "
                                f"{sum(report.excluded.values())} excluded: a reader lost rows")
 
 
 def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Path, *,
-               spec_out: Optional[Path] = None, force: bool = False) -> ImportReport:
+               spec_out: Optional[Path] = None, force: bool = False, add: bool = False) -> ImportReport:
     """Import `paths` (see the module docstring); ImportInputError before anything is written."""
     from participants.imports.study import derive_study
 
+    from participants.imports.earlier import read_earlier
+    from participants.imports.kinds import decide_task
+
+    if force and add:
+        raise ImportInputError("--add and --force: give one (--add leaves earlier sessions as they are, --force "
+                               "rewrites them)")
     report = ImportReport(tool=tool, out=str(out))
     files, result = read_all(tool, paths, mapping)
-    count_read(report, result)
     if not result.trials:
+        count_read(report, result)
         raise ImportInputError(f"no trials in {len(files)} file(s) ({sum(report.excluded.values())} rows excluded: "
                                + "; ".join(f"{n} {r}" for r, n in report.excluded.items()) + ")")
     _, defaults = reader_for(tool)
     m = mapping or _mapping_seen(result, defaults())
-    study = derive_study(result.trials, m, study_name(tool, spec_out, result))
+    report.task = decide_task(result, m)
+    count_read(report, result)
+    name = study_name(tool, spec_out, result)
+    earlier = read_earlier(out, name)
+    study = derive_study(result.trials, m, name, report.task, earlier)
     report.mapping = {k: v for k, v in dataclasses.asdict(m).items() if v not in (None, {}, ())}
     report.labels, report.factors = dict(study.labels), study.factors
     report.feedback = {ph: list(c) for ph, c in study.feedback_counts.items()}
     report.people = len(study.people)
     from participants.imports.writing import write_all
 
-    write_all(report, study, tool, result, out, spec_out, force)
+    write_all(report, study, tool, result, out, spec_out, force, add, earlier)
     return report
 
 

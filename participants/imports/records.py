@@ -7,13 +7,29 @@ a rule lives in one place whatever the tool.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 PHASES = ("practice", "test")
+# The one size limit on a results file, for every reader (checked before a byte is read; docs/import.md). A
+# PsychoPy, jsPsych or PCIbex file of a long study is a few MB; a 200 MB file is refused (issue 50).
+MAX_FILE_BYTES = 100 * 1024 * 1024
 
 
 class ImportInputError(ValueError):
     """Bad input to an import: the message names the file, line and column (the CLI exits 2, nothing written)."""
+
+
+def check_file_size(path: Path) -> None:
+    """Refuse a results file over MAX_FILE_BYTES before a byte of it is read (every reader calls this)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ImportInputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if size > MAX_FILE_BYTES:
+        raise ImportInputError(f"{path}: {size:,} bytes, larger than the {MAX_FILE_BYTES // 2**20} MiB limit "
+                               f"({MAX_FILE_BYTES:,} bytes) on one results file; split it (one file per participant "
+                               "or per export)")
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,13 @@ class SourceTrial:
     word_rts: Optional[tuple[float, ...]] = None  # self-paced reading / Maze: per-word RTs in ms
     feedback: Optional[str] = None
     extra: dict[str, str] = field(default_factory=dict)  # every original field of the trial's row(s), verbatim
+    rows: tuple[int, ...] = ()    # the lines of every source row the trial is made of (PCIbex: an item's rows);
+                                  # empty: the one row at `line`
+
+    @property
+    def n_rows(self) -> int:
+        """How many source rows this trial accounts for."""
+        return len(self.rows) or 1
 
 
 @dataclass(frozen=True)

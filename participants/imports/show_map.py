@@ -43,8 +43,11 @@ def show_map_text(tool: str, files: list[Path], mapping: Optional[Mapping], resu
         for name, col in m.factors.items():
             vals = Counter(t.factors.get(name, "") for t in result.trials)
             lines.append(f"factor {name:<5} {col:<28} {len(vals):>8}  " + ", ".join(f"{v} ({n})" for v, n in vals.most_common(4)))
-        lines.append(f"task: {m.task or 'judgment'}; labels: " + (", ".join(f"{k} = {v}" for k, v in m.labels.items())
-                                                             or "the raw responses themselves"))
+        stated = Counter(t.task or "not stated (judgment)" for t in result.trials)
+        kinds = f"{m.task} (--map)" if m.task else "as the files state: " + ", ".join(
+            f"{k} ({n})" for k, n in stated.most_common())
+        lines.append(f"task: {kinds}; labels: " + (", ".join(f"{k} = {v}" for k, v in m.labels.items())
+                                                   or "the raw responses themselves"))
         lines.append(f"rt unit: {m.rt_unit}")
     people = Counter(t.participant for t in result.trials)
     lines.append(f"people: {len(people)} (" + ", ".join(f"{p}: {n} trials" for p, n in list(people.items())[:8])

@@ -16,13 +16,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from participants.imports.records import ImportInputError
+from participants.imports.records import MAX_FILE_BYTES, ImportInputError, check_file_size
 from stimuli.input_rules import CSV_FIELD_LIMIT, starts_like_formula  # noqa: F401 (sets the CSV field limit)
 from stimuli.textfile import read_text_file
 
-# One results file at most this large (docs/import.md): a PsychoPy or jsPsych file of a long study is a
-# few MB; a larger one is refused before it is read, naming the limit.
-MAX_FILE_BYTES = 100 * 1024 * 1024
 _MARKUP = re.compile(r"<\s*/?\s*[A-Za-z!][^<>]*>")
 MARKUP_SHOWN = 5
 
@@ -49,13 +46,7 @@ def delimiter_for(path: Path, first_line: str) -> str:
 def read_source_table(path: Path, what: str) -> SourceTable:
     """Read and check one CSV/TSV results file (`what` names the format in messages, e.g. "PsychoPy CSV")."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ImportInputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if size > MAX_FILE_BYTES:
-        raise ImportInputError(f"{path}: {size / 2**20:.0f} MiB, larger than the {MAX_FILE_BYTES // 2**20} MiB limit "
-                               f"for one results file (split it, e.g. one file per participant)")
+    check_file_size(path)
     text = read_text_file(path, ImportInputError, what, MAX_FILE_BYTES)
     if text.startswith("\ufeff"):
         text = text[1:]

@@ -15,9 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from participants.imports.kinds import answer_labels, item_materials, task_section, trial_sentence, value_for
 from participants.imports.records import ImportInputError, Mapping, SourceTrial
-
-MAX_LABELS = 9
 
 
 @dataclass
@@ -42,13 +41,8 @@ class Study:
     feedback_counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # phase -> (shown, trials)
 
     def value_of(self, raw: Optional[str]) -> Optional[str]:
-        """A raw response or answer as the label's value (None stays None)."""
-        if raw is None:
-            return None
-        for r, v in self.labels:
-            if raw == r or raw == v:
-                return v
-        return None
+        """A raw response or answer as the kind's value (None stays None; kinds.value_for)."""
+        return value_for(self.task, self.labels, raw)
 
 
 def subject_id_for(participant: str) -> str:
@@ -92,28 +86,13 @@ def _natural(text: str) -> list[Any]:
     return [int(x) if x.isdigit() else x for x in re.split(r"([0-9]+)", text)]
 
 
-def labels_of(trials: list[SourceTrial], m: Mapping) -> list[tuple[str, str]]:
-    """The answer labels: the mapping's (raw -> value), else every raw response and answer as its own value."""
-    if m.labels:
-        labels = list(m.labels.items())
-    else:
-        seen = sorted({x for t in trials for x in (t.response, t.expected) if x is not None})
-        labels = [(x, x) for x in seen]
-    if len(labels) < 2:
-        raise ImportInputError(f"the responses give {len(labels)} answer label(s) ({', '.join(v for _, v in labels)}); "
-                               "a judgment needs two or more: map `labels:` in --map")
-    if len(labels) > MAX_LABELS:
-        raise ImportInputError(f"{len(labels)} different responses ({', '.join(r for r, _ in labels[:12])} ...): too "
-                               f"many for answer labels (at most {MAX_LABELS}); map `response` to the answer column "
-                               "and `labels:` (raw -> value) in --map")
-    return labels
-
-
 def check_answers(study: Study) -> None:
     """Every response and correct answer is among the labels (else the error names file, line and column)."""
+    if study.task == "completion" or (study.task == "self_paced_reading" and not study.labels):
+        return
     for p in study.people:
         for t in p.trials:
-            for what, raw in (("response", t.response), ("expected", t.expected)):
+            for what, raw in (("response", t.response), ("expected", None if study.task == "rating" else t.expected)):
                 if raw is not None and study.value_of(raw) is None:
                     col = _column_name(t, what)
                     raise ImportInputError(
@@ -159,9 +138,33 @@ def feedback_by_phase(people: list[Person]) -> tuple[dict[str, bool], dict[str, 
     return {ph: c[0] > 0 for ph, c in counts.items()}, counts
 
 
+def feedback_texts(study: Study) -> dict[str, str]:
+    """The spec's feedback texts read from the data: where the tool showed one text after every correct answer
+    (and one after every wrong one), that text, markup dropped (the tool's own stays in each row's extra);
+    a time (PsychoPy's feedback.started) or texts that vary leave the spec language's texts."""
+    import html
+
+    seen: dict[str, set[str]] = {"correct_text": set(), "incorrect_text": set()}
+    for p in study.people:
+        for t in p.trials:
+            value = study.value_of(t.response)
+            ok = t.correct if t.correct is not None else (
+                None if value is None or t.expected is None else value == study.value_of(t.expected))
+            if t.feedback and ok is not None and not re.fullmatch(r"[0-9.eE+-]+", t.feedback.strip()):
+                seen["correct_text" if ok else "incorrect_text"].add(
+                    html.unescape(re.sub(r"<[^>]*>", " ", t.feedback)).strip())
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and next(iter(v))}
+
+
 def item_rows(study: Study, m: Mapping) -> list[dict[str, str]]:
     """The items file: per person (list k), the practice then the test trials, in the person's order."""
     rows: list[dict[str, str]] = []
+    named = [t for p in study.people for t in p.trials if t.item]
+    unnamed = next((t for p in study.people for t in p.trials if not t.item), None)
+    if named and unnamed is not None:   # else the sentence would silently stand in for the item on some trials
+        raise ImportInputError(f"{unnamed.source_file}: line {unnamed.line}: no item on this trial (column "
+                               f"{m.item!r}), while {len(named)} other trials have one (e.g. line {named[0].line}): "
+                               "files of another version of the study? import them on their own, or map `item:`")
     for p in study.people:
         phases = [t.phase for t in p.trials]
         if "test" in phases and "practice" in phases[phases.index("test"):]:
@@ -175,10 +178,11 @@ def item_rows(study: Study, m: Mapping) -> list[dict[str, str]]:
 
 
 def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tuple[str, str], int]) -> dict[str, str]:
-    item = (t.item or t.stimulus or "").strip()
+    sentence = trial_sentence(study.task, t)
+    item = (t.item or sentence).strip()
     if not item:
         raise ImportInputError(f"{t.source_file}: line {t.line}: no item (map `item:` or `stimulus:` in --map)")
-    if not t.stimulus:
+    if not sentence:
         raise ImportInputError(f"{t.source_file}: line {t.line}: no stimulus text (map `stimulus:` to the column "
                                "holding the sentence or word shown)")
     levels = {n: _level(t, n, m) for n in study.factors}
@@ -189,17 +193,23 @@ def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tu
                                f"{' in ' + key[1] if key[1] else ''} again (first on line {seen[key]}); twinlab shows "
                                "an item once per condition and person (map `item` to a column that tells repeats apart)")
     seen[key] = t.line
-    row = {"item": item, "role": t.phase, "list": str(p.list_number), "sentence": t.stimulus.strip(),
-           "answer": study.value_of(t.expected) or ""}
+    row = {"item": item, "role": t.phase, "list": str(p.list_number), "sentence": sentence}
+    row.update(item_materials(study.task, study.labels, t, study.value_of))
     row.update({n: (v if keep else "") for n, v in levels.items()})
     return row
 
 
-def derive_study(trials: list[SourceTrial], m: Mapping, name: str) -> Study:
-    """People, labels, factors, feedback and the items file: everything the spec and the sessions need."""
+def derive_study(trials: list[SourceTrial], m: Mapping, name: str, task: str, earlier: Any = None) -> Study:
+    """People, labels, factors, feedback and the items file: everything the spec and the sessions need
+    (`task`: the study's one kind, kinds.decide_task; `earlier`: an earlier import's people keep their lists)."""
+    from participants.imports.earlier import keep_lists, require_everyone
+
     people = group_people(trials)
-    task = m.task or "judgment"
-    study = Study(name=name, task=task, labels=labels_of(trials, m), factors=factors_of(people, m), people=people)
+    if earlier is not None and earlier.lists:
+        require_everyone(people, earlier)
+        keep_lists(people, earlier)
+    study = Study(name=name, task=task, labels=answer_labels(task, trials, m), factors=factors_of(people, m),
+                  people=people)
     check_answers(study)
     study.feedback, study.feedback_counts = feedback_by_phase(people)
     study.items = item_rows(study, m)
@@ -209,17 +219,14 @@ def derive_study(trials: list[SourceTrial], m: Mapping, name: str) -> Study:
 def spec_dict(study: Study, items_file: str, description: str) -> dict[str, Any]:
     """The spec (YAML-ready): the design with the people's own lists, a practice block with its feedback where
     the people had practice, the test block, the task with its labels."""
-    from experiments.psychopy_names import check_key
-
-    keys_ok = all(check_key(r) is None for r, _ in study.labels) and len({r for r, _ in study.labels}) == len(study.labels)
-    labels = [{"value": v, "text": v, **({"key": r} if keys_ok else {})} for r, v in study.labels]
     blocks = []
     if any(t.phase == "practice" for p in study.people for t in p.trials):
         blocks.append({"name": "practice", "role": "practice", "feedback": study.feedback["practice"], "shuffle": False})
     blocks.append({"name": "test", "role": "test", "feedback": study.feedback["test"], "shuffle": False})
     return {"name": study.name, "description": description, "seed": 1,
             "design": {"file": items_file, "factors": study.factors, "lists": "given"},
-            "blocks": blocks, "task": {"kind": study.task, "labels": labels}}
+            "blocks": blocks, "task": task_section(study.task, study.labels, study.items),
+            **({"feedback": texts} if (texts := feedback_texts(study)) else {})}
 
 
 def level_counts(study: Study) -> dict[str, Counter]:

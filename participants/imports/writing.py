@@ -52,11 +52,30 @@ def _target_state(path: Path, text: str, force: bool) -> str:
     if force and path.is_file():
         return "replace"
     raise ImportInputError(f"{path} already exists and differs from the spec read from these files; nothing was "
-                           "written (give --force to replace it, or another path)")
+                           "written (--add replaces it with the extended spec, keeping the earlier one in "
+                           "OUT/spec/versions/; --force replaces it; or give another path)")
+
+
+def keep_version(spec_path: Path) -> None:
+    """Before OUT/spec/<name>.yaml is replaced, its spec and items file are kept in OUT/spec/versions/<hash>/ (the
+    spec earlier sessions name stays loadable: `run-model --replay` replays a person with the spec they ran)."""
+    from experiments.atomic import atomic_write_text
+    from experiments.spec import SpecError, load_spec
+    from participants.imports.earlier import VERSIONS
+
+    try:
+        old = load_spec(spec_path)
+    except SpecError:
+        return
+    folder = spec_path.parent / VERSIONS / old.spec_hash
+    old_items = spec_path.parent / Path(str(old.design.file)).name if old.design else None
+    for src in ([old_items] if old_items is not None and old_items.is_file() else []) + [spec_path]:
+        if not (folder / src.name).exists():
+            atomic_write_text(folder / src.name, src.read_text(encoding="utf-8"))
 
 
 def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path, spec_out: Optional[Path],
-              force: bool) -> None:
+              force: bool, add: bool = False, earlier: Any = None) -> None:
     from experiments.atomic import atomic_write_text
     from experiments.session import write_dataset_description
     from experiments.spec import load_spec
@@ -67,12 +86,14 @@ def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path,
     with tempfile.TemporaryDirectory(prefix="twinlab-import-") as tmp:
         spec_path, items_path, spec_text, items_text = staged_spec(study, tool, Path(tmp))
         exp = load_spec(spec_path)
-        planned = plan_sessions(exp, study, out, tool, result.tool_version, force)
+        planned = plan_sessions(exp, study, out, tool, result.tool_version, force, add, earlier)
         spec_hash = exp.spec_hash  # while its items file is there (the hash reads the file's bytes)
     targets = [(out / "spec" / spec_path.name, spec_text), (out / "spec" / items_path.name, items_text)]
     if spec_out is not None:
         targets += [(spec_out, spec_text), (spec_out.parent / items_path.name, items_text)]
-    states = [(p, t, _target_state(p, t, force)) for p, t in targets]
+    states = [(p, t, _target_state(p, t, force or add)) for p, t in targets]
+    if states[0][2] == "replace":
+        keep_version(states[0][0])
     for p, t, state in states:  # the items file first: the spec names it
         if state != "unchanged" and p.suffix == ".csv":
             atomic_write_text(p, t)
@@ -83,10 +104,10 @@ def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path,
     if final.spec_hash != spec_hash:
         raise ImportInputError(f"internal error: the written spec hashes {final.spec_hash}, not {spec_hash}")
     write_dataset_description(out)
-    counts = {"new": 0, "unchanged": 0, "replaced": 0}
+    counts = {"new": 0, "unchanged": 0, "replaced": 0, "kept": 0}
     for plan in planned:
-        if plan.state == "unchanged":
-            counts["unchanged"] += 1
+        if plan.state in ("unchanged", "kept"):
+            counts[plan.state] += 1
             continue
         write_session(out, final, plan)
         counts["replaced" if plan.state == "replace" else "new"] += 1
