@@ -46,6 +46,7 @@ class Adaptation:
     regions: list[str]
     frozen_of: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    trials: pd.DataFrame = field(default_factory=pd.DataFrame)  # the learners' trial x region rows the means use
 
 
 def _mode_of(d: pd.DataFrame) -> dict[str, str]:
@@ -106,7 +107,7 @@ def _regions(d: pd.DataFrame, levels: dict, rules) -> pd.DataFrame:
     both = pd.concat([kept, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
     r = region_rows(both)
-    order = d.dropna(subset=["exposures"])[KEYS + ["exposures"]]
+    order = d.dropna(subset=["exposures"])[KEYS + ["exposures", "trials_before"]]
     if order.duplicated(KEYS).any():
         raise AdaptationError("a subject read the same sentence of the same item twice: its trials cannot be told "
                               "apart by item and sentence, so their exposures cannot be joined")
@@ -144,7 +145,7 @@ def adaptation(d: pd.DataFrame, factors: dict, region: str | None = None, rules=
     if region is not None:
         r = r[r["region"] == find_region(r, region)]
     res = Adaptation(pd.DataFrame(), fs, list(dict.fromkeys(r.sort_values("region")["region_name"].astype(str))))
-    parts = []
+    parts, rows = [], []
     for g in learners:
         frozen = frozen_group(d, g, modes)
         if frozen is None:
@@ -152,9 +153,11 @@ def adaptation(d: pd.DataFrame, factors: dict, region: str | None = None, rules=
                              "none or few-shot) to compare with; left out")
             continue
         res.frozen_of[g] = frozen
-        parts.append(_summarise(_learner_rows(r, g, frozen, res.notes), g, frozen, fs))
+        rows.append(_learner_rows(r, g, frozen, res.notes))
+        parts.append(_summarise(rows[-1], g, frozen, fs))
     if not parts:
         raise AdaptationError("; ".join(res.notes))
+    res.trials = pd.concat(rows, ignore_index=True)
     people = _people(r, fs)
     res.table = pd.concat(parts, ignore_index=True).merge(people, on=["region", "region_name", *fs, "exposures"],
                                                           how="left")
@@ -222,9 +225,18 @@ def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -
     return _save(fig, path)
 
 
+def critical_region(t: pd.DataFrame, fs: list[str]) -> str | None:
+    """The region whose frozen surprisal differs most between the design's cells (None without factors)."""
+    if not fs or t.empty:
+        return None
+    spread = t.groupby(["region_name", *fs], observed=True)["frozen_bits"].mean().groupby(level=0).agg(np.ptp)
+    return str(spread.idxmax()) if len(spread) and np.isfinite(spread.max()) else None
+
+
 def adaptation_step(run) -> None:
     """The report's section (analysis/report_plan.py DESIGN): nothing without a weight-learning model group;
-    a sentence in `skipped` when the effect cannot be computed; else the table (and a figure for --region)."""
+    a sentence in `skipped` when the effect cannot be computed; else the table (every region, or the one of
+    --region with --formula) and a figure of one region."""
     from analysis.tasks_reading import reading_rules
 
     if not learner_groups(run.d):
@@ -238,10 +250,13 @@ def adaptation_step(run) -> None:
     res = run.res
     tab = res.table("adaptation_by_exposure", a.table, "Surprisal by exposure to the structure: frozen vs adapted "
                     "model, beside people's reading time", show=len(a.table) <= 60)
+    shown = a.regions[0] if region is not None and a.regions else critical_region(a.table, a.factors)
     figs = []
-    if region is not None and a.regions:
-        path = adaptation_figure(a.table, a.factors, a.regions[0], run.out / "figures" / "adaptation.png")
-        figs.append(res.figure("adaptation", path, f"Region {a.regions[0]}: surprisal (bits) by exposures, frozen "
+    if shown is not None:
+        path = adaptation_figure(a.table, a.factors, shown, run.out / "figures" / "adaptation.png")
+        how = ("the region --region names" if region is not None else "the region whose frozen surprisal differs "
+               "most between the cells (the model's own effect; --region with --formula names another)")
+        figs.append(res.figure("adaptation", path, f"Region {shown} ({how}): surprisal (bits) by exposures, frozen "
                                "(dashed) and adapted (solid), and people's reading time (ms)."))
     pairs = "; ".join(f"{g} against {f}" for g, f in a.frozen_of.items())
     res.section("adaptation", "Adaptation in reading: surprisal by exposure, frozen vs adapted",
@@ -250,6 +265,5 @@ def adaptation_step(run) -> None:
                 "the same sentence, so `adaptation_bits` (adapted - frozen) is the adaptation alone; means over "
                 "trials, no CIs (one trial per subject per exposure count). People: mean region time over their "
                 "trials, the reading rules applied. "
-                + ("Regions: all (give --region NAME for the critical region and its figure). " if region is None
-                   else f"Region: {a.regions[0] if a.regions else region}. ")
+                + ("Regions: all. " if region is None else f"Region: {a.regions[0] if a.regions else region}. ")
                 + " ".join(a.notes), [tab], figs)

@@ -68,6 +68,10 @@ def test_the_table_is_the_hand_computed_means(tmp_path):
         assert r["people_rt_ms"] == pytest.approx(rt) and r["people_trials"] == n
     every = adaptation(frame(), FACTORS).table  # no region named: every region (the first two never adapted)
     assert set(every["region"]) == {1, 2, 3} and every[every["region"] < 3]["adaptation_bits"].abs().max() == 0
+    from analysis.adaptation import critical_region
+
+    # the figure's region without --region: the frozen means differ by 13.5 - 7.5 = 6 bits in region 3, 0 elsewhere
+    assert critical_region(every, ["ambiguity"]) == "R3 (c d)"
     path = adaptation_figure(a.table, a.factors, a.regions[0], tmp_path / "adaptation.png")
     assert path is not None and path.stat().st_size > 10_000
 
@@ -86,29 +90,41 @@ def test_refused_saying_why(change, why):
 @pytest.mark.model
 @pytest.mark.slow
 def test_a_real_learner_adapts_and_the_report_shows_it(bundled_backend, tmp_path):
+    """Each region value against the protocol's own record of the row (`extra.region_surprisal_bits`): the frozen
+    value is the frozen run's for the same sentence, the adapted one the learner's; a subject's first trial is read
+    with the frozen weights, every later one after steps on the sentences read."""
     from analysis import api
+    from analysis.frames import design_frame
+    from experiments.session import read_rows
     from model_subjects.runner import RunConfig, run_models
 
+    factors = {"ambiguity": ["ambiguous", "unambiguous"]}
     base = {"spec": "self_paced_reading", "protocol": "surprisal", "trials": 4, "subjects": 2}
     run_models(RunConfig(out=tmp_path / "frozen", **base), backend=bundled_backend)
     run_models(RunConfig(out=tmp_path / "adapted", learning="weights", update_on="read", lr=1e-3, **base),
                backend=bundled_backend)
+    own = {}  # (run, item_id) -> region 4's surprisal as the protocol recorded it
+    for run in ("frozen", "adapted"):
+        for f in (tmp_path / run / "data").glob("*_data.csv"):
+            for r in read_rows(f):
+                own[(run, r["subject_id"], r["item_id"])] = json.loads(r["extra"])["region_surprisal_bits"][3]
     df = api.load_sessions([tmp_path / "frozen", tmp_path / "adapted"])
-    from analysis.frames import design_frame
-
-    d, _, _ = design_frame(df, df.attrs["load_info"].factors if hasattr(df.attrs.get("load_info"), "factors")
-                           else {"ambiguity": ["ambiguous", "unambiguous"]})
-    a = adaptation(d, {"ambiguity": ["ambiguous", "unambiguous"]}, region="4")
-    t = a.table
-    assert len(a.frozen_of) == 1 and t["trials"].sum() == 8  # 2 subjects x 4 trials, one region
-    first = t[t["exposures"] == 0]
-    assert first["adaptation_bits"].abs().max() < 1e-4 or first["trials"].sum() > 2  # see below
-    # a subject's very first trial is read with the frozen weights; every later one after steps on the sentences
-    later = t[t["exposures"] > 0]
-    assert len(later) and later["adaptation_bits"].abs().min() > 1e-3
-    assert not math.isnan(t["frozen_bits"]).any() if hasattr(math, "isnan") else True
-    res = api.report(df, tmp_path / "report", n_boot=50, region="4", mixed=False)
+    a = adaptation(design_frame(df, factors)[0], factors, region="4")
+    x = a.trials
+    assert len(a.frozen_of) == 1 and len(x) == 8 and a.table["trials"].sum() == 8  # 2 subjects x 4 trials
+    frozen = {iid: v for (run, _, iid), v in own.items() if run == "frozen"}
+    for _, r in x.iterrows():
+        assert r["frozen_bits"] == pytest.approx(frozen[r["item_id"]], abs=1e-4)
+        assert r["adapted_bits"] == pytest.approx(own[("adapted", r["subject_id"].split(":")[-1], r["item_id"])],
+                                                  abs=1e-4)
+        moved = abs(r["adapted_bits"] - r["frozen_bits"])
+        assert (moved < 1e-3) if r["trials_before"] == 0 else (moved > 1e-3), (r["subject_key"], r["trials_before"])
+    res = api.report(df, tmp_path / "report", n_boot=50, mixed=False)
     html = (tmp_path / "report" / "report.html").read_text()
     assert "Adaptation in reading" in html and res is not None
+    from analysis.adaptation import critical_region
+
+    every = adaptation(design_frame(df, factors)[0], factors).table
+    assert f"Region {critical_region(every, ['ambiguity'])} (the region whose frozen surprisal" in html
     assert (tmp_path / "report" / "tables" / "adaptation_by_exposure.csv").exists()
     assert (tmp_path / "report" / "figures" / "adaptation.png").exists()
