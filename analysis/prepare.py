@@ -57,7 +57,7 @@ def learning_mode(context: str) -> str:
     c = str(context or "")
     if WEIGHTS_MARK not in c:
         return "context"
-    return "both" if c.startswith("running") else "weights"
+    return "both" if c.startswith("running") or c.startswith("replay+") else "weights"  # a replay: its history
 
 
 SIMULATED_HUMANS = "human (simulated)"

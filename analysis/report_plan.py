@@ -21,6 +21,7 @@ from typing import Callable
 
 import pandas as pd
 
+from analysis.adaptation import adaptation_step  # issue 51: the adaptation effect in reading
 from analysis.options import Options
 from analysis.results_folder import Results
 
@@ -108,7 +109,8 @@ def _is_general(df: pd.DataFrame, factors: dict) -> bool:
     return is_general_design(df, factors)
 
 
-DESIGN = ReportPlan("general", _is_general, True, design_frame_step, (design_step, learning_step, exclusions_step))
+DESIGN = ReportPlan("general", _is_general, True, design_frame_step, (design_step, learning_step, adaptation_step,
+                                                                        exclusions_step))
 
 
 # ------------------------------------------------------------------------------ the Lakretz cells

@@ -24,8 +24,8 @@ DOC = ("Per model group and item x condition: the people's share of each answer 
        "CI resampling items; `mean_jsd_bits`: the mean Jensen-Shannon divergence per item (bits: 0 the same "
        "distribution, 1 no overlap), CI over items; `r_mean_vs_expected`: a scale's people's mean answer against the "
        "model's expected value, over items. `items`, `people_trials`: what each number rests on.")
-from analysis.twins import (REPLAY, _floats, _labels, _model_table, answer_index, context_of, is_replay, person_answer,
-                            renormalised)
+from analysis.twins import (_floats, _labels, _model_table, answer_index, context_of, is_replay, is_replay_context,
+                            person_answer, renormalised)
 
 
 def _replay_table(m: pd.DataFrame) -> dict:
@@ -55,7 +55,7 @@ def item_shares(d: pd.DataFrame) -> pd.DataFrame:
         ctx = context_of(m)
         if ctx.startswith("running"):
             continue
-        table = _replay_table(m) if ctx == REPLAY else _model_table(m)
+        table = _replay_table(m) if is_replay_context(ctx) else _model_table(m)
         for iid, ans in answers.items():
             hit = table.get(str(iid))
             if hit is None:

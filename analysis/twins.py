@@ -107,8 +107,15 @@ def person_answer(row: pd.Series):
 
 
 def context_of(group_rows: pd.DataFrame) -> str:
-    c = str(group_rows["context_mode"].dropna().iloc[0]) if group_rows["context_mode"].notna().any() else "none"
-    return REPLAY if c == REPLAY else c
+    """The group's context_mode (a replay whose weights learn keeps its own label: `replay+weights:...`)."""
+    return str(group_rows["context_mode"].dropna().iloc[0]) if group_rows["context_mode"].notna().any() else "none"
+
+
+def is_replay_context(context: str) -> bool:
+    """A replay's context_mode: `replay`, or with weights that learn (issue 51, model_subjects/weights.py
+    `replay_label`) `replay+weights:<update-on>` and `replay:none+weights:<update-on>`."""
+    c = str(context)
+    return c == REPLAY or c.startswith(REPLAY + "+weights:") or c.startswith(REPLAY + ":none+weights:")
 
 
 def _model_table(m: pd.DataFrame) -> dict[str, tuple[list[str], np.ndarray, int, str, str | None]]:
@@ -170,7 +177,7 @@ def replay_person(row: pd.Series) -> tuple[str | None, object]:
     return extra.get("replay_of"), extra.get("person_response")
 
 
-def _replay_trials(m: pd.DataFrame, group: str, missing: list) -> list[dict]:
+def _replay_trials(m: pd.DataFrame, group: str, missing: list, context: str = REPLAY) -> list[dict]:
     rows = []
     for _, r in m.iterrows():
         pid, ans = replay_person(r)
@@ -181,7 +188,7 @@ def _replay_trials(m: pd.DataFrame, group: str, missing: list) -> list[dict]:
             continue
         p = pd.Series({"subject_key": f"human:human:{pid}", "item_id": r["item_id"], "item": r.get("item"),
                        "condition": r.get("condition"), "training": r.get("training", False), "response": ans})
-        out = _trial_row(p, group, REPLAY, labels, np.exp(renormalised(lp)), str(r.get("protocol") or ""),
+        out = _trial_row(p, group, context, labels, np.exp(renormalised(lp)), str(r.get("protocol") or ""),
                          None if pd.isna(r.get("task_settings", np.nan)) else str(r.get("task_settings")), missing)
         if out:
             rows.append(out)
@@ -196,7 +203,7 @@ def _typed_trials(people: pd.DataFrame, group: str, context: str, m: pd.DataFram
     from experiments.tasks.scoring import normalize_answer
 
     rows = []
-    if context == REPLAY:
+    if is_replay_context(context):
         for _, r in m.iterrows():
             extra = json.loads(r.get("extra") or "{}")
             pid, lp = extra.get("replay_of"), extra.get("person_word_logprob")
@@ -231,10 +238,11 @@ def _typed_row(group: str, context: str, person: str, r, answer, lp: float) -> d
 
 
 def is_replay(d: pd.DataFrame) -> pd.Series:
-    """Rows of replay sessions (model_subjects/replay.py): `context_mode` replay."""
+    """Rows of replay sessions (model_subjects/replay.py): `context_mode` replay (`is_replay_context`)."""
     if "context_mode" not in d.columns or "subject_kind" not in d.columns:
         return pd.Series(False, index=d.index)
-    return (d["subject_kind"] == "model") & (d["context_mode"].astype("string") == REPLAY).fillna(False)
+    return (d["subject_kind"] == "model") & d["context_mode"].astype("string").map(
+        lambda c: c is not pd.NA and is_replay_context(c)).astype(bool)
 
 
 def _group_trials(g: str, m: pd.DataFrame, people: pd.DataFrame, missing: list, notes: list) -> list[dict]:
@@ -252,8 +260,8 @@ def _group_trials(g: str, m: pd.DataFrame, people: pd.DataFrame, missing: list, 
                      "log-probability, a production, surprisal), so it gives no probability of a person's "
                      "answer; nothing computed.")
         return []
-    if ctx == REPLAY:
-        return _replay_trials(m, g, missing)
+    if is_replay_context(ctx):
+        return _replay_trials(m, g, missing, ctx)
     return _static_trials(people, g, ctx, m, missing) if not people.empty else []
 
 

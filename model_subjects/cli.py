@@ -231,11 +231,6 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
 def check_options(cfg, replay: bool = False) -> None:
     """The options, by the rules (experiments/options.py) `sweep`, `reproduce` and `run-human` share;
     exit 2 before the model loads."""
-    if replay and getattr(cfg, "learning", "context") != "context":
-        from experiments.cli_common import fail
-
-        fail("--replay with --learning weights/both is not supported yet: a replay subject learns in context "
-             "(the person's history); run --replay without --learning")
     from experiments import options as o
     from experiments.cli_common import fail
     from experiments.run_options import run_options
@@ -244,7 +239,7 @@ def check_options(cfg, replay: bool = False) -> None:
 
     try:
         run_options(cfg)
-        check_learning(cfg)
+        check_learning(cfg, replay=replay)
     except o.OptionError as exc:
         fail(str(exc))
 

@@ -60,6 +60,8 @@ def typed_word(trial: Trial, response: str) -> str:
 class ReplayRunner(Runner):
     """Runs one replay subject per person; everything else (protocol, rows, sessions) as `Runner`."""
 
+    is_replay = True  # --learning weights|both: the context is the person's history or the prompt (weights.py)
+
     def __init__(self, cfg: RunConfig, backend: Any, people: list[Person], exp: Experiment | None = None, **kw: Any):
         if cfg.context not in ("none", REPLAY):
             raise RunError(f"--replay gives the model each person's own history; --context {cfg.context} cannot "
@@ -80,6 +82,18 @@ class ReplayRunner(Runner):
             st.person = p  # type: ignore[attr-defined]
             states.append(st)
         return states
+
+    def label(self, st: SubjectState) -> str:
+        """`replay`, or with weights that learn `replay+weights:<update-on>` / `replay:none+weights:<update-on>`."""
+        from model_subjects.weights import replay_label
+
+        return replay_label(self.learning)
+
+    def learning_subject(self, st: SubjectState) -> Any:
+        """A replay subject whose weights learn the person's trials (model_subjects/replay_weights.py)."""
+        from model_subjects.replay_weights import ReplayLearningSubject
+
+        return ReplayLearningSubject(self, st, self.learner, self.learning)
 
     def sizes(self, st: SubjectState) -> dict[str, int]:
         """A replay shows the block intros the person read: `{trials}` is the person's block sizes (all of the
@@ -145,20 +159,26 @@ class ReplayRunner(Runner):
             got += res
         d = unscorable(decide(self.protocol, trial, scores, per_query), self.protocol, got)
         p: Person = st.person  # type: ignore[attr-defined]
-        response, row = p.responses[i], p.rows[i]
-        typed = typed_word(trial, response)
-        if typed:  # a typed answer (completion): log P(the person's word), as the person typed it
-            d.extra["person_word"] = typed
-            d.extra["person_word_logprob"] = round(float(stream.loglikelihood(tctx[0], [" " + typed])[0].logprob), 6)
-        # the history shows the person's answer (extra.answer_text, as context.rebuild_contexts reads it);
-        # the model's own best option stays in `response` and extra.model_answer_text
-        d.extra["model_answer_text"] = d.answer_text
-        d.answer_text = person_answer_text(self, trial, response)
-        d.extra.update({"replay_of": p.subject_id, "person_response": response,
-                        "person_correct": row.get("correct"), "person_rt_ms": row.get("rt_ms") or None})
+        mark_person(self, p, i, trial, d, lambda word: stream.loglikelihood(tctx[0], [" " + word])[0].logprob)
         self._write(st, self.make_row(st, trial, d, hist.text + tctx[0], p.feedback[i], started, qs[0].prompt))
         st.writer.save_sidecar()  # type: ignore[union-attr]
         self.progress(1, None)
+
+
+def mark_person(runner: Runner, p: Person, i: int, trial: Trial, d: Any, word_logprob: Any) -> None:
+    """A replay row's decision, in place: the person's answer and its outcome in `extra`; `word_logprob(word)`
+    scores a typed answer as the person typed it (completion) in the context the model read."""
+    response, row = p.responses[i], p.rows[i]
+    typed = typed_word(trial, response)
+    if typed:  # a typed answer (completion): log P(the person's word), as the person typed it
+        d.extra["person_word"] = typed
+        d.extra["person_word_logprob"] = round(float(word_logprob(typed)), 6)
+    # the history shows the person's answer (extra.answer_text, as context.rebuild_contexts reads it);
+    # the model's own best option stays in `response` and extra.model_answer_text
+    d.extra["model_answer_text"] = d.answer_text
+    d.answer_text = person_answer_text(runner, trial, response)
+    d.extra.update({"replay_of": p.subject_id, "person_response": response,
+                    "person_correct": row.get("correct"), "person_rt_ms": row.get("rt_ms") or None})
 
 
 def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, progress: Any = None) -> Any:

@@ -103,10 +103,7 @@ class LearningSubject:
                 raise ResumeMismatch(f"trial {trial.trial_index} ({trial.item_id}): the row records weights "
                                      f"{str(extra.get('weights_sha256'))[:12]}..., replaying its steps gives "
                                      f"{got[:12]}...")
-            if self.hist is not None:
-                fb = row.get("feedback_text") or None
-                self.hist.commit_entry(trial, history_entry(self.r.protocol, trial, row.get("response") or "", fb,
-                                                            extra.get("answer_text", ""), self.st.rule))
+            self.commit(trial, row.get("response") or "", row.get("feedback_text") or None, extra.get("answer_text", ""))
 
     # ------------------------------------------------------------------ trials
     def score(self, trial: Trial) -> tuple[Any, list[str], list]:
@@ -134,27 +131,46 @@ class LearningSubject:
             d.extra["rescored_alone"] = True
         return d, ctxs, qs
 
+    def commit(self, trial: Trial, response: str, feedback: str | None, answer_text: str | None) -> None:
+        """The finished trial into the running history (none: nothing): the answer given and its feedback."""
+        if self.hist is not None:
+            self.hist.commit_entry(trial, history_entry(self.r.protocol, trial, response, feedback, answer_text,
+                                                        self.st.rule))
+
+    def shown_feedback(self, trial: Trial, d: Any) -> str | None:
+        """The feedback text the row records (and a running history shows) for the answer `d`."""
+        learns_feedback = self.s.update_on == "feedback" and trial.feedback
+        return feedback_for(self.r.exp, trial, bool(d.correct)) if (self.hist is not None or learns_feedback) else None
+
+    def annotate(self, trial: Trial, d: Any, ctxs: list[str]) -> None:
+        """What a variant adds to the row's decision before the update (a replay: the person's answer)."""
+
     def run_trial(self, trial: Trial) -> None:
-        st, exp = self.st, self.r.exp
+        st = self.st
         started = now_iso()
         if self.hist is not None:
             self.hist.begin_trial(trial)
         d, ctxs, qs = self.score(trial)
-        learns_feedback = self.s.update_on == "feedback" and trial.feedback
-        fb = feedback_for(exp, trial, bool(d.correct)) if (self.hist is not None or learns_feedback) else None
+        fb = self.shown_feedback(trial, d)
+        self.annotate(trial, d, ctxs)
         upd = self.update(trial)
         d.extra["weights_sha256"] = self.learner.digest()
         d.extra["weights_update"] = upd
         row = self.r.make_row(st, trial, d, ctxs[0], fb, started, qs[0].prompt)
         self.r._write(st, row)
         st.writer.save_sidecar()
-        if self.hist is not None:
-            self.hist.commit_entry(trial, history_entry(self.r.protocol, trial, d.response, fb, d.answer_text, st.rule))
+        self.commit(trial, d.response, fb, d.answer_text)
         self.r.progress(1, None)
 
 
 def _rounded(xs: list[float]) -> list[float]:
     return [round(float(x), 6) for x in xs]
+
+
+def subject_for(runner: Any, st: Any) -> LearningSubject:
+    """A fresh subject of the run (a replay's own kind where the runner makes one: `learning_subject`)."""
+    make = getattr(runner, "learning_subject", None)
+    return make(st) if make is not None else LearningSubject(runner, st, runner.learner, runner.learning)
 
 
 def done_rows(runner: Any, st: Any) -> list[dict[str, str]]:
@@ -190,7 +206,7 @@ def check_runnable(runner: Any) -> None:
     from model_subjects.weights import GRADIENT_BACKENDS, check_learning
 
     try:
-        check_learning(runner.cfg)
+        check_learning(runner.cfg, replay=bool(getattr(runner, "is_replay", False)))
     except OptionError as exc:
         raise RunError(str(exc)) from None
     name = getattr(runner.backend, "backend_name", "") or "transformers"
@@ -211,7 +227,7 @@ def verify_resumes(runner: Any, states: list) -> None:
         rows = done_rows(runner, st)
         if not rows:
             continue
-        subject = LearningSubject(runner, st, runner.learner, runner.learning)
+        subject = subject_for(runner, st)
         try:
             subject.replay(rows)
         except ResumeMismatch as exc:
@@ -229,7 +245,7 @@ def run_learning(runner: Any, todo: list) -> None:
         if kept is not None and k == 0 and kept[0].st is st and kept[1] == st.done:
             subject = kept[0]
         else:
-            subject = LearningSubject(runner, st, runner.learner, runner.learning)
+            subject = subject_for(runner, st)
             if st.done:
                 subject.replay(done_rows(runner, st)[: st.done])
         for i in range(st.done, st.planned):

@@ -71,10 +71,11 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
         raise OptionError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
 
 
-def check_learning(cfg: Any, name: Any = None) -> None:
+def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
     """The learning options of a run, by one set of rules (run-model, sweep, the API); OptionError naming the
     option. Checked before any model loads: a bad value, a backend without gradients, LoRA without `peft`,
-    a context that contradicts the mode."""
+    a context that contradicts the mode. `replay` (run-model --replay): the context is the person's history
+    (`both`) or the prompt alone (`weights`), never --context (model_subjects/replay_weights.py)."""
     from experiments.options import OptionError, cli_name
 
     name = name or cli_name
@@ -99,10 +100,10 @@ def check_learning(cfg: Any, name: Any = None) -> None:
                           f"llama.cpp model or a served one cannot be trained here); weights learn on: "
                           f"{', '.join(GRADIENT_BACKENDS)} (--backend transformers)")
     running = str(getattr(cfg, "context", "none") or "none").startswith("running")
-    if s.mode == "weights" and running:
+    if s.mode == "weights" and running and not replay:  # a replay refuses --context itself (replay.py)
         raise OptionError(f"{name('learning')} weights with --context {cfg.context}: a model that learns in its "
                           "weights and in a running context is `--learning both`")
-    if s.mode == "both" and not running:
+    if s.mode == "both" and not running and not replay:
         raise OptionError(f"{name('learning')} both learns in context too: give --context running (or "
                           f"running:<window>), not {getattr(cfg, 'context', 'none')!r}; or use --learning weights")
     if s.adapter == "lora":
@@ -127,6 +128,17 @@ def context_label(label: str, settings: LearningSettings) -> str:
     if not settings.in_weights:
         return label
     return f"{label}{LABEL_SUFFIX}:{settings.update_on}"
+
+
+REPLAY_PROMPT_ONLY = "replay:none"  # a replay whose weights alone learn the person's trials (`--learning weights`)
+
+
+def replay_label(settings: LearningSettings) -> str:
+    """The `context_mode` of a replay subject: `replay` (frozen), `replay+weights:<update-on>` (the person's
+    history in context and the weights learn: `both`), `replay:none+weights:<update-on>` (the prompt alone,
+    the weights learn: `weights`)."""
+    base = REPLAY_PROMPT_ONLY if settings.mode == "weights" else "replay"
+    return context_label(base, settings)
 
 
 def context_part(label: str) -> str:
