@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
+import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
 from participants.imports.jspsych_files import MISSING, flag, number, read_text, where
 from participants.imports.records import ImportInputError, Mapping, ReadResult, SourceTrial, Excluded
 

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from participants.imports.kinds import answer_labels, item_materials, task_section, trial_sentence, value_for
 from participants.imports.records import ImportInputError, Mapping, SourceTrial
+from stimuli.input_rules import is_ascii_digits
 
 
 @dataclass
@@ -83,7 +84,7 @@ def group_people(trials: list[SourceTrial]) -> list[Person]:
 
 
 def _natural(text: str) -> list[Any]:
-    return [int(x) if x.isdigit() else x for x in re.split(r"([0-9]+)", text)]
+    return [int(x) if is_ascii_digits(x) else x for x in re.split(r"([0-9]+)", text)]
 
 
 def check_answers(study: Study) -> None:

@@ -59,7 +59,7 @@ def _target_state(path: Path, text: str, force: bool) -> str:
 def keep_version(spec_path: Path) -> None:
     """Before OUT/spec/<name>.yaml is replaced, its spec and items file are kept in OUT/spec/versions/<hash>/ (the
     spec earlier sessions name stays loadable: `run-model --replay` replays a person with the spec they ran)."""
-    from experiments.atomic import atomic_write_text
+    from experiments.atomic import atomic_write_bytes
     from experiments.spec import SpecError, load_spec
     from participants.imports.earlier import VERSIONS
 
@@ -71,7 +71,7 @@ def keep_version(spec_path: Path) -> None:
     old_items = spec_path.parent / Path(str(old.design.file)).name if old.design else None
     for src in ([old_items] if old_items is not None and old_items.is_file() else []) + [spec_path]:
         if not (folder / src.name).exists():
-            atomic_write_text(folder / src.name, src.read_text(encoding="utf-8"))
+            atomic_write_bytes(folder / src.name, src.read_bytes())  # the spec and items as written, byte for byte
 
 
 def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path, spec_out: Optional[Path],
