@@ -133,5 +133,8 @@ def rt_means(kept: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_B
     return pd.DataFrame(out)
 
 
-from analysis.tasks_lexical import CRITERION, auc, lexical_logprob_decision  # noqa: E402,F401 (re-exported)
-from analysis.tasks_rating import MEASURES, rating_measures, unused_points  # noqa: E402,F401 (re-exported)
+from experiments.kinds import reexports  # noqa: E402
+
+# the kinds' own measures, importable from here as before (each imported from its kind when first asked)
+__getattr__ = reexports({**{n: ("lexical_decision", "analysis") for n in ("CRITERION", "auc", "lexical_logprob_decision")},
+                         **{n: ("rating", "analysis") for n in ("MEASURES", "rating_measures", "unused_points")}})

@@ -46,7 +46,8 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
     if kind.types_text:
         return None
     if renders_rsvp(exp, trial):
-        from experiments.tasks.violation_detection import ANSWERS
+        from experiments.kinds import kind_attrs
+        ANSWERS = kind_attrs("violation_detection", "task", "ANSWERS")
 
         return tuple(ANSWERS) + ((NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
     if kind.answers is None or kind.human_settings is None:

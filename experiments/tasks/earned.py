@@ -37,7 +37,8 @@ def person_outcome(exp: Any, trial: Any, response: str) -> bool | None:
     from experiments.tasks import get_task
 
     if renders_rsvp(exp, trial):
-        from experiments.tasks.violation_detection import outcome
+        from experiments.kinds import kind_attrs
+        outcome = kind_attrs("violation_detection", "task", "outcome")
 
         return outcome(trial, response, answered=response != NO_ANSWER)
     kind = get_task(kind_of(exp, trial))
