@@ -12,8 +12,8 @@ Modules, each with one job (nothing heavy is imported here; R (lme4 through rpy2
 - `load_base` (what the readers share; `load` -> `lakretz` -> `load_base`, one way)
 - general designs (docs/general_model.md): `api` (the notebook API the CLI uses), `design_rates` (rates by
   factor with F1/F2 CIs, acceptance, d'), `formula` + `formula_fit` (the analyst's lme4 formula: checked,
-  sum-coded, fitted with the random-effects fallback), `tasks_choice`, `tasks_rating` (ordinal::clmm),
-  `tasks_completion`, `tasks_reading` (self-paced reading, surprisal and reading time), `demand_gap`
+  sum-coded, fitted with the random-effects fallback), each kind's own analysis in its
+  folder (kinds/<kind>/analysis.py: choice, rating (ordinal::clmm), completion, self-paced reading), `demand_gap`
   (any two protocols), `design_report` (the sections) and `design_figures`
 - `kind_sections`: what each task kind says on the analysis side (its report section, detection, response
   times, typed answers, its protocols' evaluation methods): the `analysis` part of its folder

@@ -350,7 +350,7 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
     """Fit `formula` once per group of rows (the `group` column), or once over all rows when the formula
     names `group` or the data hold one group. A group whose rows cannot be fitted (a factor with one
     level there, too few rows) is named in `skipped` with the reason; when no group can be fitted the
-    first reason is raised. `family='ordinal'` fits ordinal::clmm (analysis/tasks_rating.py)."""
+    first reason is raised. `family='ordinal'` fits ordinal::clmm (kinds/rating/analysis.py)."""
     f = fm.parse(formula) if isinstance(formula, str) else formula
     fm.check_columns(f, list(df.columns))
 

@@ -1,4 +1,4 @@
-"""The report's self-paced-reading sections (analysis/tasks_reading.py does the numbers): reading times and
+"""The report's self-paced-reading sections (kinds/self_paced_reading/analysis.py does the numbers): reading times and
 surprisal by region and by word with CIs for people and models, one figure, log-RT mixed models per
 region with length and spillover, and surprisal beside reading times (humans' RTs on models' surprisals).
 """

@@ -1,6 +1,6 @@
 """Measures a reviewer reads beside accuracy: the `direct` protocols' log-probabilities and response times
-of the RT tasks with named trimming rules; model ratings (expected value and argmax: analysis/tasks_rating.py)
-and lexical decision without a decision rule (AUC, d' at a stated criterion: analysis/tasks_lexical.py) are
+of the RT tasks with named trimming rules; model ratings (expected value and argmax: kinds/rating/analysis.py)
+and lexical decision without a decision rule (AUC, d' at a stated criterion: kinds/lexical_decision/analysis.py) are
 their kinds' own units', re-exported here.
 
 Why each:

@@ -1,4 +1,4 @@
-"""Self-paced reading without R (analysis/tasks_reading.py): regions named, the declared factor order kept
+"""Self-paced reading without R (kinds/self_paced_reading/analysis.py): regions named, the declared factor order kept
 through every API call, region rows and rules with counts, means with CIs for people (over subjects) and
 models (over items) against hand computations, --region/--word rows and refusals, and the report's figure."""
 from __future__ import annotations

@@ -89,7 +89,7 @@ class TaskKind:
     # the page's view of a trial: (trial, s, order, listed) -> the kind's fields of the view (None: the answers
     # in screen order, `listed(answers)`); `listed` turns Answers into the page's dicts (key label, correct)
     page_view: Callable[..., dict[str, Any]] | None = None
-    # which renderer presents it to people: "task" (a participants/tasks/<kind>.py unit in the task window;
+    # which renderer presents it to people: "task" (a kinds/<kind>/view.py unit in the task window;
     # the page's twinlab-task.js builder) or a runner of its own ("rsvp": participants/rsvp.py, twinlab-rsvp.js)
     renderer: str = "task"
     # a kind presented by another kind's renderers (its PsychoPy unit and page builder), e.g. a toy judgment

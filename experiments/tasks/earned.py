@@ -8,7 +8,7 @@ model_subjects/people.py) asks the same question of a recorded answer, to check 
 - the RSVP renderer (violation detection, a Lakretz spec's trials): right when the answer is the trial's correct
   response (a filler's too); a panel left unanswered (response `none`) is neither, and its feedback is
   `no_response_text`;
-- every other kind: the kind's own `score` (experiments/tasks/<kind>.py), no response not scored; feedback
+- every other kind: the kind's own `score` (kinds/<kind>/task.py), no response not scored; feedback
   only for a scored answer;
 - feedback only on a trial of a block that gives it (`Trial.feedback`), in the spec's words (`exp.feedback`,
   the language's defaults filled in when the spec is loaded): `feedback_earned`, which the runners call too.

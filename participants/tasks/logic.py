@@ -1,6 +1,6 @@
 """What a task trial shows as answers, and what its raw events mean, for both human runners.
 
-The meaning lives in the task kind's own unit (experiments/tasks/<kind>.py: `answers`, `derive`,
+The meaning lives in the task kind's own unit (kinds/<kind>/task.py: `answers`, `derive`,
 `plan`), dispatched by experiments/tasks/record.py, which also documents the raw record both runners
 report. This module is the human runners' door to it, plus the two things that need a compiled
 sequence: the choice's option order and the self-paced reading units of a trial.
