@@ -12,15 +12,12 @@ Modules, each with one job (nothing heavy is imported here; R (lme4 through rpy2
 - `load_base` (what the readers share; `load` -> `lakretz` -> `load_base`, one way)
 - general designs (docs/general_model.md): `api` (the notebook API the CLI uses), `design_rates` (rates by
   factor with F1/F2 CIs, acceptance, d'), `formula` + `formula_fit` (the analyst's lme4 formula: checked,
-  sum-coded, fitted with the random-effects fallback), `tasks_choice`, `tasks_rating` (ordinal::clmm),
-  `tasks_completion`, `tasks_reading` (self-paced reading, surprisal and reading time), `demand_gap`
+  sum-coded, fitted with the random-effects fallback), each kind's own analysis in its
+  folder (kinds/<kind>/analysis.py: choice, rating (ordinal::clmm), completion, self-paced reading), `demand_gap`
   (any two protocols), `design_report` (the sections) and `design_figures`
-- `kind_sections`: what each task kind registers (its report section, detection, response times, typed
-  answers, its protocols' evaluation methods); `kinds_builtin`, imported here and kept light, registers the
-  built-in kinds (their section hooks import their units, `tasks_<kind>`, when called); a kind registered
-  later (a plugin, a test's toy kind) joins them
+- `kind_sections`: what each task kind says on the analysis side (its report section, detection, response
+  times, typed answers, its protocols' evaluation methods): the `analysis` part of its folder
+  (kinds/<kind>/analysis.py), found through the one registry of kinds (experiments/kinds.py) when asked
 - `simulate`: subjects with known parameters, for tests, dry runs and the demo's simulated humans
   (labelled 'human (simulated)')
 """
-
-from analysis import kinds_builtin  # noqa: E402,F401 (the built-in kinds register their analysis units)

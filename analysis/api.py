@@ -221,7 +221,8 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
     formula names `group`: a GroupFits (analysis/formula_fit.py). `region`/`word` as in fit()."""
     from analysis.formula import parse
     from analysis.formula_fit import fit_groups as _fit_groups
-    from analysis.tasks_reading import plain, target_rows
+    from experiments.kinds import kind_attrs
+    plain, target_rows = kind_attrs("self_paced_reading", "analysis", "plain", "target_rows")
 
     from analysis.options import flag, target
 
@@ -288,14 +289,18 @@ def learning_curves(df: pd.DataFrame, x: str = "exposures", cell: Iterable[str] 
 
 def choice_bias(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Choice tasks: (position bias table, accuracy by the correct option's screen position)."""
-    from analysis.tasks_choice import accuracy_by_position, choice_rows, position_bias
+    from experiments.kinds import kind_attrs
+    accuracy_by_position, choice_rows, position_bias = kind_attrs(
+        "choice", "analysis", "accuracy_by_position", "choice_rows", "position_bias"
+    )
 
     c = choice_rows(_design(df))
     return position_bias(c), accuracy_by_position(c)
 
 
 def rating_distribution(df: pd.DataFrame, by: Iterable[str] | str | None = None) -> pd.DataFrame:
-    from analysis.tasks_rating import distribution, rating_rows
+    from experiments.kinds import kind_attrs
+    distribution, rating_rows = kind_attrs("rating", "analysis", "distribution", "rating_rows")
 
     return distribution(rating_rows(_design(df)), _check_by(df, by))
 
@@ -304,7 +309,8 @@ def reading_words(df: pd.DataFrame) -> pd.DataFrame:
     """One row per word of the trials with reading times or surprisals (position, length, region,
     region_name, word_rt_ms, surprisal_bits, ...); the factors are ordered categoricals in the spec's
     order and `attrs['factors']` is kept, so api.fit on these rows sum-codes in that order."""
-    from analysis.tasks_reading import word_rows
+    from experiments.kinds import kind_attrs
+    word_rows = kind_attrs("self_paced_reading", "analysis", "word_rows")
 
     d = model_frame(df)
     return word_rows(d, {f: lv for f, lv in factors(df).items() if f in d.columns})
@@ -313,7 +319,8 @@ def reading_words(df: pd.DataFrame) -> pd.DataFrame:
 def reading_regions(df: pd.DataFrame) -> pd.DataFrame:
     """One row per trial x region (region_rt_ms, surprisal_bits, length, n_words, *_prev1), people's word
     times after the `rt_range` rule (a region with a trimmed word has no region time)."""
-    from analysis.tasks_reading import apply_rules, region_rows
+    from experiments.kinds import kind_attrs
+    apply_rules, region_rows = kind_attrs("self_paced_reading", "analysis", "apply_rules", "region_rows")
 
     w = reading_words(df)
     kept, _ = apply_rules(w)
@@ -325,8 +332,11 @@ def reading_regions(df: pd.DataFrame) -> pd.DataFrame:
 def reading_times(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, rules=None) -> dict[str, pd.DataFrame]:
     """The reading report's tables: people's mean reading time by region and by word (CIs over subjects),
     models' mean surprisal by region and by word (CIs over items), and the rules' counts (`rules`)."""
-    from analysis.tasks_reading import (ReadingRules, apply_rules, region_means, region_surprisal, word_means,
-                                        word_surprisal)
+    from experiments.kinds import kind_attrs
+    (ReadingRules, apply_rules, region_means, region_surprisal, word_means, word_surprisal) = kind_attrs(
+        "self_paced_reading", "analysis", "ReadingRules", "apply_rules", "region_means", "region_surprisal",
+        "word_means", "word_surprisal"
+    )
 
     w = reading_words(df)
     fs = list(w.attrs.get("factors") or {})
@@ -338,7 +348,10 @@ def reading_times(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, rules=N
 
 def surprisal_rt(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Human word rows joined to each model group's surprisal, with spillover columns (model group -> rows)."""
-    from analysis.tasks_reading import add_spillover, join_surprisal, trim_rts
+    from experiments.kinds import kind_attrs
+    add_spillover, join_surprisal, trim_rts = kind_attrs(
+        "self_paced_reading", "analysis", "add_spillover", "join_surprisal", "trim_rts"
+    )
 
     w = reading_words(df)
     h, _ = trim_rts(w)
@@ -353,7 +366,8 @@ def completion(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: in
                n_boot: int = N_BOOT) -> pd.DataFrame:
     """Completion: strict (target) and lenient (accepted variants) match rates per cell of `by`."""
     from analysis.design_rates import rates as _rates
-    from analysis.tasks_completion import completion_rows
+    from experiments.kinds import kind_attrs
+    completion_rows = kind_attrs("completion", "analysis", "completion_rows")
 
     c = completion_rows(_design(df))
     by = _check_by(df, by)

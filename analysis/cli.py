@@ -53,7 +53,8 @@ def analyze(
     from analysis.load import LoadError
     from analysis.mixed import MixedModelError
     from analysis.report import ReportError
-    from analysis.tasks_rating import OrdinalError
+    from experiments.kinds import kind_attrs
+    OrdinalError = kind_attrs("rating", "analysis", "OrdinalError")
     from experiments.options import OptionError
 
     t0 = time.time()

@@ -194,8 +194,11 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
     m = model_frame(d, opt.blocks)
-    if opt.region or opt.word:  # --region NAME / --word N: that region's or word's rows (analysis/tasks_reading.py)
-        from analysis.tasks_reading import plain, reading_rules, target_rows
+    if opt.region or opt.word:  # --region NAME / --word N: that region's or word's rows (kinds/self_paced_reading/analysis.py)
+        from experiments.kinds import kind_attrs
+        plain, reading_rules, target_rows = kind_attrs(
+            "self_paced_reading", "analysis", "plain", "reading_rules", "target_rows"
+        )
 
         m = plain(target_rows(m, factors, opt.region or None, opt.word or None, reading_rules(opt)))
     kind = "ordinal_fit" if opt.family == "ordinal" else "formula_fit"
@@ -232,14 +235,14 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
     fs = [f for f in factors if f in d.columns]
     by = list(opt.by) or fs
     tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()
-    from analysis.kind_sections import SectionArgs, kind_sections
+    from analysis.kind_sections import SectionArgs, kind_closing_sections, kind_sections
     from analysis.measure_sections import logprob_section, rt_section
-    from analysis.reading_report import reading_sections  # self-paced reading and surprisal
 
-    kind_sections(SectionArgs(res, t, factors, by, opt, out, log, skipped), tasks)  # each kind's own (its unit registers it)
+    kind_sections(SectionArgs(res, t, factors, by, opt, out, log, skipped), tasks)  # each kind's own (kinds/<kind>/analysis.py)
     logprob_section(res, t, by, opt)
     rt_section(res, t, by, opt)
-    reading_sections(res, d, {f: list(factors[f]) for f in fs}, opt, out, log, skipped)
+    # the kinds' closing sections on all rows (self-paced reading: word and region times beside surprisal)
+    kind_closing_sections(SectionArgs(res, d, {f: list(factors[f]) for f in fs}, by, opt, out, log, skipped))
 
 
 CLMM_FALLBACK = ("The cumulative-link model is fitted with its random effects as given (never simplified); when the "

@@ -13,7 +13,8 @@ def fit_or_note(fn: Callable, label: str, skipped: list[str]):
     """Run one fit; a fit that fails is named in the notes (never silently missing)."""
     from analysis.formula import FormulaError
     from analysis.mixed import MixedModelError
-    from analysis.tasks_rating import OrdinalError
+    from experiments.kinds import kind_attrs
+    OrdinalError = kind_attrs("rating", "analysis", "OrdinalError")
 
     try:
         f = fn()

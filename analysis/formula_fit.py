@@ -350,14 +350,15 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
     """Fit `formula` once per group of rows (the `group` column), or once over all rows when the formula
     names `group` or the data hold one group. A group whose rows cannot be fitted (a factor with one
     level there, too few rows) is named in `skipped` with the reason; when no group can be fitted the
-    first reason is raised. `family='ordinal'` fits ordinal::clmm (analysis/tasks_rating.py)."""
+    first reason is raised. `family='ordinal'` fits ordinal::clmm (kinds/rating/analysis.py)."""
     f = fm.parse(formula) if isinstance(formula, str) else formula
     fm.check_columns(f, list(df.columns))
 
     def one(rows: pd.DataFrame):
         ff, dropped = _without_one_level_groups(f, rows)
         if family == "ordinal":
-            from analysis.tasks_rating import fit_clmm
+            from experiments.kinds import kind_attrs
+            fit_clmm = kind_attrs("rating", "analysis", "fit_clmm")
 
             fit = fit_clmm(rows, ff.r_text() if dropped else f.text, declared)
         else:
@@ -378,7 +379,8 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
     out = GroupFits(f.text, PER_GROUP)
     errors: tuple = (fm.FormulaError, MixedModelError)
     if family == "ordinal":
-        from analysis.tasks_rating import OrdinalError
+        from experiments.kinds import kind_attrs
+        OrdinalError = kind_attrs("rating", "analysis", "OrdinalError")
 
         errors += (OrdinalError,)
     first_error: Exception | None = None

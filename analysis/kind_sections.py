@@ -1,11 +1,10 @@
 """What each task kind registers on the analysis side: its report section and the measures it takes part in.
 
-The analysis reads trial tables, never a runner, so it keeps its own registry keyed by the kind's name
-(the `task` column), beside experiments.tasks (the kind's meaning) and model_subjects.tasks (its model
-protocols). The built-in kinds are registered by analysis/kinds_builtin.py (their hooks call their units,
-analysis/tasks_<kind>.py); a kind from outside registers itself; the report, acceptance
-and d′, the response-time section, the twins' likelihoods and the demand gap look a kind up here and
-never branch on its name. A kind registered from a test (a toy kind) gets its section in the report.
+The analysis reads trial tables, never a runner; a kind's analysis side is its folder's `analysis` part
+(kinds/<kind>/analysis.py: `ANALYSIS`, an AnalysisKind), found through the one registry of kinds
+(experiments/kinds.py), keyed by the kind's name (the `task` column). The report, acceptance and d′, the
+response-time section, the twins' likelihoods and the demand gap look a kind up here and never branch on
+its name. A kind from outside (a test's toy kind, a third party's package) gets its section in the report.
 """
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-if TYPE_CHECKING:  # the registry stays light: the `analysis` package imports it (analysis/kinds_builtin.py)
+if TYPE_CHECKING:  # the registry stays light: the kinds' analysis parts import it
     import pandas as pd
 
 
@@ -47,7 +46,8 @@ class AnalysisKind:
     the demand gap; `value_options`: recorded
     protocols whose two options are (sentence, pair) read as the kind's (accepting, rejecting) values;
     `untyped_tables`: a table without a `task` column (a Lakretz release) is this kind; `word_by_word`: rows
-    are read word by word (per-word RTs beside the models' surprisal: the reading ΔLL of the twins).
+    are read word by word (per-word RTs beside the models' surprisal: the reading ΔLL of the twins);
+    `closing_section(args)`: sections after the shared measures', on all rows.
     """
 
     name: str
@@ -61,38 +61,17 @@ class AnalysisKind:
     value_options: tuple[str, ...] = ()
     untyped_tables: bool = False
     word_by_word: bool = False
-
-
-_KINDS: dict[str, AnalysisKind] = {}
-
-
-def unit_hook(module: str, function: str) -> Callable[..., Any]:
-    """A section hook named by its unit and function ("analysis.tasks_choice", "choice_section"), imported
-    when first called: a kind's entry point, so registering it imports nothing heavy and nothing circular."""
-    def call(*args: Any, **kw: Any) -> Any:
-        import importlib
-
-        return getattr(importlib.import_module(module), function)(*args, **kw)
-
-    call.__qualname__ = f"{module}.{function}"
-    return call
-
-
-def register_analysis_kind(kind: AnalysisKind) -> AnalysisKind:
-    if kind.name in _KINDS:
-        raise ValueError(f"analysis task kind {kind.name!r} registered twice")
-    _KINDS[kind.name] = kind
-    return kind
-
-
-def unregister(name: str) -> None:
-    _KINDS.pop(name, None)
+    # sections shown after the shared measures' (log-probabilities, response times), on every row of the
+    # table (`args.rows`: all blocks; the kind says itself whether it applies): self-paced reading's
+    closing_section: Callable[[SectionArgs], None] | None = None
 
 
 def analysis_kinds() -> dict[str, AnalysisKind]:
-    """Every registered kind in registration order (the built-in units first, registered when the `analysis`
-    package is imported (analysis/kinds_builtin.py): the report's section order)."""
-    return dict(_KINDS)
+    """Every kind's AnalysisKind (its folder's `analysis` part, `ANALYSIS`), in listing order (the report's
+    section order; experiments/kinds.py)."""
+    from experiments.kinds import parts
+
+    return parts("analysis", "ANALYSIS")  # type: ignore[return-value]
 
 
 def kinds_where(flag: str) -> tuple[str, ...]:
@@ -135,3 +114,10 @@ def kind_sections(args: SectionArgs, present: set[str]) -> None:
     for name, k in analysis_kinds().items():
         if name in present and k.section is not None:
             k.section(args)
+
+
+def kind_closing_sections(args: SectionArgs) -> None:
+    """Each kind's closing sections (after the shared measures'), in listing order."""
+    for k in analysis_kinds().values():
+        if k.closing_section is not None:
+            k.closing_section(args)

@@ -380,7 +380,7 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     df["deterministic"] = pd.Series(deterministic, index=df.index, dtype="boolean")
     names = (meta.get("design") or {}).get("region_names") if isinstance(meta.get("design"), dict) else None
     df["region_names"] = pd.Series(json.dumps([str(x) for x in names]) if isinstance(names, list) and names else None,
-                                   index=df.index, dtype="string")  # task.region_names (analysis/tasks_reading.py)
+                                   index=df.index, dtype="string")  # task.region_names (kinds/self_paced_reading/analysis.py)
     df.attrs["excluded"] = excluded  # emptied on purpose (outlier, autopilot): not a header-only file
     return df
 

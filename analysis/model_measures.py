@@ -58,7 +58,7 @@ def task_family(protocol: str | None) -> str:
 
     p = "" if protocol is None or protocol is pd.NA else str(protocol)
     head = p.split(":")[0].lower()
-    family = protocol_family(head)  # the kinds' registered families (analysis/kinds_builtin.py)
+    family = protocol_family(head)  # the kinds' registered families (kinds/violation_detection/analysis.py)
     if family is None and ("production" in head or "generat" in head):
         family = protocol_family("production")
     return family or head or "other"

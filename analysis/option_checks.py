@@ -41,7 +41,8 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
         raise fm.FormulaError(f"--by: unknown column {missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
                               + "; the design's factors and columns are named in `twinlab analyze --help`")
     if opt.region or opt.word:  # the reading rows' columns; an unknown region or word is refused here
-        from analysis.tasks_reading import check_target
+        from experiments.kinds import kind_attrs
+        check_target = kind_attrs("self_paced_reading", "analysis", "check_target")
 
         cols |= check_target(df, opt.region or None, opt.word or None)
     check_reading_rules(df, opt)
@@ -100,7 +101,8 @@ def check_blocks_have_rows(df: pd.DataFrame, blocks: str) -> None:
 def check_reading_rules(df: pd.DataFrame, opt: Options) -> None:
     """--word-rt-range (and --exclude-wrong-answers) leave at least one person's word reading time: a range
     that trims every word is refused, naming the times the data hold (before, a traceback)."""
-    from analysis.tasks_reading import ReadingRules, kept_word_times
+    from experiments.kinds import kind_attrs
+    ReadingRules, kept_word_times = kind_attrs("self_paced_reading", "analysis", "ReadingRules", "kept_word_times")
 
     rules = ReadingRules(*opt.word_rt_range, exclude_wrong_answers=opt.exclude_wrong_answers)
     n, kept, low, high = kept_word_times(df, rules)

@@ -24,7 +24,7 @@ class Options:
     model_copies: str = "merge"  # --model-copies: merge deterministic model copies into one subject, or keep "subjects"
     rt_trim: tuple[float, float] = (200.0, 3000.0)  # --rt-trim LOW,HIGH: response times (ms) kept, inclusive
     rt_sd: float = 2.5  # --rt-sd: drop RTs beyond this many SDs of the subject's mean (0: off)
-    region: str = ""  # --region NAME: --formula fitted on that region's rows (analysis/tasks_reading.py)
+    region: str = ""  # --region NAME: --formula fitted on that region's rows (kinds/self_paced_reading/analysis.py)
     word: int = 0  # --word N: --formula fitted on the N-th word's rows
     word_rt_range: tuple[float, float] = (100.0, 5000.0)  # --word-rt-range: self-paced reading's `rt_range` rule
     exclude_wrong_answers: bool = False  # --exclude-wrong-answers: self-paced reading's `wrong_answer` rule

@@ -102,7 +102,10 @@ def delta_ll(joined: dict[str, pd.DataFrame], seed: int = 0, n_boot: int = 2000)
 def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     """People's word rows (the rt_range rule applied) with each model group's surprisal and spillover columns."""
     from analysis.frames import model_frame
-    from analysis.tasks_reading import add_spillover, join_surprisal, trim_rts, word_rows
+    from experiments.kinds import kind_attrs
+    add_spillover, join_surprisal, trim_rts, word_rows = kind_attrs(
+        "self_paced_reading", "analysis", "add_spillover", "join_surprisal", "trim_rts", "word_rows"
+    )
 
     from analysis.kind_sections import kinds_where
 

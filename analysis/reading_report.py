@@ -1,4 +1,4 @@
-"""The report's self-paced-reading sections (analysis/tasks_reading.py does the numbers): reading times and
+"""The report's self-paced-reading sections (kinds/self_paced_reading/analysis.py does the numbers): reading times and
 surprisal by region and by word with CIs for people and models, one figure, log-RT mixed models per
 region with length and spillover, and surprisal beside reading times (humans' RTs on models' surprisals).
 """
@@ -23,7 +23,10 @@ def _reading_tables(res: Results, h: pd.DataFrame, w: pd.DataFrame, rm: pd.DataF
                     cell: list[str], opt: "Options", has_rt: bool, has_s: bool) -> list[str]:
     """The tables by region and by word (people's reading times, models' surprisals, the two side by
     side), written in the order the section lists them."""
-    from analysis.tasks_reading import humans_beside_models, word_means, word_surprisal
+    from experiments.kinds import kind_attrs
+    humans_beside_models, word_means, word_surprisal = kind_attrs(
+        "self_paced_reading", "analysis", "humans_beside_models", "word_means", "word_surprisal"
+    )
 
     tabs = []
     if has_rt:
@@ -48,7 +51,10 @@ def _model_region_fits(w: pd.DataFrame, cell: list[str], declared: list[str], sk
     named in `skipped`); appends the fits to `items` and returns the sentence that says how they were fitted."""
     from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
     from analysis.formula_fit import fit_formula
-    from analysis.tasks_reading import plain, region_rows, surprisal_region_formula
+    from experiments.kinds import kind_attrs
+    plain, region_rows, surprisal_region_formula = kind_attrs(
+        "self_paced_reading", "analysis", "plain", "region_rows", "surprisal_region_formula"
+    )
 
     ms = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()].copy()
     ms.attrs = dict(w.attrs)
@@ -84,7 +90,10 @@ def _people_region_fits(res: Results, h: pd.DataFrame, cell: list[str], declared
     says how they were fitted."""
     from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
     from analysis.formula_fit import fit_formula
-    from analysis.tasks_reading import plain, region_fit_rows, region_formula, region_rows
+    from experiments.kinds import kind_attrs
+    plain, region_fit_rows, region_formula, region_rows = kind_attrs(
+        "self_paced_reading", "analysis", "plain", "region_fit_rows", "region_formula", "region_rows"
+    )
 
     r_all = region_rows(h)
     coefs = []
@@ -119,7 +128,11 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
     or a note in `skipped` when no model scored the sentences the people read."""
     from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
     from analysis.formula_fit import fit_formula
-    from analysis.tasks_reading import add_spillover, join_surprisal, plain, surprisal_beside_rt, surprisal_formula
+    from experiments.kinds import kind_attrs
+    (add_spillover, join_surprisal, plain, surprisal_beside_rt, surprisal_formula) = kind_attrs(
+        "self_paced_reading", "analysis", "add_spillover", "join_surprisal", "plain", "surprisal_beside_rt",
+        "surprisal_formula"
+    )
 
     both = pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
@@ -156,8 +169,11 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     from analysis.frames import model_frame
     from analysis.learning_rows import select_blocks
     from analysis.reading_figures import reading_by_region
-    from analysis.tasks_reading import (apply_rules, reading_rules, region_means, region_order, region_surprisal,
-                                        word_rows)
+    from experiments.kinds import kind_attrs
+    (apply_rules, reading_rules, region_means, region_order, region_surprisal, word_rows) = kind_attrs(
+        "self_paced_reading", "analysis", "apply_rules", "reading_rules", "region_means", "region_order",
+        "region_surprisal", "word_rows"
+    )
 
     m = select_blocks(model_frame(d), opt.blocks)  # --blocks (default test: design_rows)
     has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()

@@ -1,6 +1,6 @@
 """Measures a reviewer reads beside accuracy: the `direct` protocols' log-probabilities and response times
-of the RT tasks with named trimming rules; model ratings (expected value and argmax: analysis/tasks_rating.py)
-and lexical decision without a decision rule (AUC, d' at a stated criterion: analysis/tasks_lexical.py) are
+of the RT tasks with named trimming rules; model ratings (expected value and argmax: kinds/rating/analysis.py)
+and lexical decision without a decision rule (AUC, d' at a stated criterion: kinds/lexical_decision/analysis.py) are
 their kinds' own units', re-exported here.
 
 Why each:
@@ -133,5 +133,8 @@ def rt_means(kept: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_B
     return pd.DataFrame(out)
 
 
-from analysis.tasks_lexical import CRITERION, auc, lexical_logprob_decision  # noqa: E402,F401 (re-exported)
-from analysis.tasks_rating import MEASURES, rating_measures, unused_points  # noqa: E402,F401 (re-exported)
+from experiments.kinds import reexports  # noqa: E402
+
+# the kinds' own measures, importable from here as before (each imported from its kind when first asked)
+__getattr__ = reexports({**{n: ("lexical_decision", "analysis") for n in ("CRITERION", "auc", "lexical_logprob_decision")},
+                         **{n: ("rating", "analysis") for n in ("MEASURES", "rating_measures", "unused_points")}})

@@ -2,7 +2,7 @@
 change what a model or a transcript reads (issue 47).
 
 A label kind (judgment, lexical decision), a choice, a rating, a reading trial's question, violation detection:
-the response is exactly one of the values the human runners offer on this trial (experiments/tasks/<kind>.py
+the response is exactly one of the values the human runners offer on this trial (kinds/<kind>/task.py
 `answers`, with the settings the runners present it with: experiments/tasks/presented.py), or for violation detection's panel the
 unanswered `none`. A typed answer (completion) is free text, refused (never rewritten) when it holds a character
 of Unicode categories Cc (control characters: line ends, tab, ESC, BEL), Cf (format characters: zero-width
@@ -46,7 +46,8 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
     if kind.types_text:
         return None
     if renders_rsvp(exp, trial):
-        from experiments.tasks.violation_detection import ANSWERS
+        from experiments.kinds import kind_attrs
+        ANSWERS = kind_attrs("violation_detection", "task", "ANSWERS")
 
         return tuple(ANSWERS) + ((NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
     if kind.answers is None or kind.human_settings is None:

@@ -45,7 +45,12 @@ def other_form(trial: Trial) -> str:
     return trial.alternative_word if trial.critical_word == trial.correct_form else trial.critical_word
 
 
-from experiments.tasks.violation_detection import pair_missing  # noqa: E402,F401 (the one rule, re-exported)
+def pair_missing(trial: Trial) -> list[str]:
+    """What a trial lacks for the comparison of the critical word with its number-flipped form: the one rule
+    is violation detection's (kinds/violation_detection/task.py), asked through the kinds' registry."""
+    from experiments.kinds import kind_attrs
+
+    return kind_attrs("violation_detection", "task", "pair_missing")(trial)
 
 
 class Protocol(ABC):

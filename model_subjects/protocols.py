@@ -1,9 +1,9 @@
 """Response protocols by name: the one entry the runner, `run-model`'s checks and `twinlab context` call.
 
-Each kind's protocols live in its model unit (model_subjects/tasks/<kind>.py) and are registered there;
-this module looks them up (model_subjects.tasks) and keeps the old names importable: violation
-detection's protocol classes, templates and names (model_subjects/tasks/violation_detection.py lists
-them, with the names the `protocol` column records).
+Each kind's protocols live in its folder's model part (kinds/<kind>/model.py); this module looks them up
+(model_subjects.tasks) and keeps the old names importable: violation detection's protocol classes,
+templates and names (kinds/violation_detection/model.py lists them, with the names the `protocol` column
+records).
 """
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ from typing import Any
 from model_subjects.protocol_base import (Decision, Option, Protocol, ProtocolError, Query,  # noqa: F401 (re-exported)
                                           other_form, pair_missing)
 from model_subjects.tasks import default_protocol as _default, task_protocol
-from model_subjects.tasks.violation_detection import (COMPARISON_TEMPLATES, JUDGMENT_TEMPLATES,  # noqa: F401
-                                                      KIND as LAKRETZ_KIND, PANEL_PROTOCOL, PROMPT_TYPES,
-                                                      PROTOCOL_NAMES, QUESTION, Direct, ForcedChoice,
-                                                      PanelJudgment, Production, SentenceComparison,
-                                                      SentenceJudgment, ViolationJudgment, grammatical_sentence,
-                                                      rest_after_critical, ungrammatical_sentence, with_form)
+from experiments.kinds import reexports
+
+LAKRETZ_KIND = "violation_detection"  # a spec without a task (before the general model) is this kind
+# violation detection's protocol classes, templates and names, importable from here as before
+# (kinds/violation_detection/model.py lists them)
+__getattr__ = reexports({name: (LAKRETZ_KIND, "model") for name in (
+    "COMPARISON_TEMPLATES", "JUDGMENT_TEMPLATES", "PANEL_PROTOCOL", "PROMPT_TYPES", "PROTOCOL_NAMES", "QUESTION",
+    "Direct", "ForcedChoice", "PanelJudgment", "Production", "SentenceComparison", "SentenceJudgment",
+    "ViolationJudgment", "grammatical_sentence", "rest_after_critical", "ungrammatical_sentence", "with_form")})
 
 
 def default_protocol(task_kind: str, response: str = "key") -> str:

@@ -51,7 +51,8 @@ class Autopilot:
     def plan(self, trial: Trial, available_ms: float) -> AutopilotPlan:
         """The answer for `trial`; a press lands between 250 ms and the end of the response window
         (violation detection's own rule: experiments.tasks.violation_detection.autopilot_answer)."""
-        from experiments.tasks.violation_detection import autopilot_answer
+        from experiments.kinds import kind_attrs
+        autopilot_answer = kind_attrs("violation_detection", "task", "autopilot_answer")
 
         response, right, rt, _ = autopilot_answer(trial, self.seed, self.accuracy, available_ms, panel=False)
         return AutopilotPlan(response, right, rt)
@@ -59,7 +60,8 @@ class Autopilot:
     def plan_panel(self, trial: Trial, response_ms: float) -> AutopilotPlan:
         """A panel answer (right with probability `accuracy`) pressed 250-900 ms after panel onset; on
         some violation answers also an early press of the violation key during the sentence."""
-        from experiments.tasks.violation_detection import autopilot_answer
+        from experiments.kinds import kind_attrs
+        autopilot_answer = kind_attrs("violation_detection", "task", "autopilot_answer")
 
         response, right, rt, early = autopilot_answer(trial, self.seed, self.accuracy, response_ms, panel=True)
         return AutopilotPlan(response, right, rt, early)

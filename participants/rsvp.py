@@ -17,7 +17,10 @@ from experiments.session import now_iso
 from experiments.tasks.earned import feedback_earned
 from experiments.spec import Experiment
 from experiments.trials import Trial
-from experiments.tasks.violation_detection import key_response, outcome, response_times
+from experiments.kinds import kind_attrs
+key_response, outcome, response_times = kind_attrs(
+    "violation_detection", "task", "key_response", "outcome", "response_times"
+)
 from participants.autopilot import Autopilot
 from participants.keys import KeyEvent, Keys
 from participants.screens import Screens, Screenshots

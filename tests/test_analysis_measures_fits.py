@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.r, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def ordinal_ready():
     from analysis.mixed import MixedModelError
-    from analysis.tasks_rating import OrdinalError, _clmm
+    from kinds.rating.analysis import OrdinalError, _clmm
 
     try:
         _clmm()

@@ -5,7 +5,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-UPPER = ("analysis", "participants", "model_subjects", "reproductions")
+UPPER = ("analysis", "participants", "model_subjects", "reproductions", "kinds")
 
 
 def test_experiments_imports_no_package_above_it():

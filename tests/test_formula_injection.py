@@ -124,7 +124,7 @@ def test_analyze_refuses_every_injection_before_r_and_writes_nothing(humans, tmp
 
 def test_the_api_refuses_every_injection_before_r(humans, tmp_path, no_r):
     from analysis.formula_fit import fit_formula, fit_groups
-    from analysis.tasks_rating import fit_clmm
+    from kinds.rating.analysis import fit_clmm
 
     target = tmp_path / "pwned"
     df = api.load_sessions(humans)
@@ -149,12 +149,12 @@ def test_formulas_built_from_factor_names_are_quoted_or_refused(humans, tmp_path
     import pandas as pd
 
     from analysis.formula_fit import fit_formula
-    from analysis.tasks_rating import fit_clmm
+    from kinds.rating.analysis import fit_clmm
 
     target = tmp_path / "pwned"
     evil = f"x) + I(system(intToUtf8(c({_codes('touch ' + str(target))})))) + (y"
     # twinlab's own builders write the factor into a formula as text; the parser stands in between
-    from analysis.tasks_reading import region_formula
+    from kinds.self_paced_reading.analysis import region_formula
 
     region, _ = region_formula([evil], pd.DataFrame({evil: ["a", "b"], "position": [1, 2]}))
     assert "system" in region  # the builder passed the name through as text

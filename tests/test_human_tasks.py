@@ -58,9 +58,13 @@ def test_each_runners_registry_agrees_with_the_task_kinds():
                                              for k in psychopy)
     assert {k for k in psychopy if hasattr(PSYCHOPY[k], "run")} == {k for k in psychopy if kinds[k].renderer == "rsvp"}
     assert set(BROWSER_KINDS) == browser and "violation_detection" not in browser
-    js = (ROOT / "participants" / "web" / "js" / "twinlab-task.js").read_text(encoding="utf-8")
-    body = js[js.index("const TASKS = {"):js.index("function normalizeBy")]
-    assert set(re.findall(r"^    async (\w+)\(ctx\)", body, re.M)) == browser
+    # each browser kind's page code is its folder's page.js, registering its builder under the kind's name
+    from participants.web.site import kind_pages
+
+    registered = set()
+    for page in kind_pages().values():
+        registered |= set(re.findall(r'jsPsychTwinlabTask\.register\("(\w+)"', page.read_text(encoding="utf-8")))
+    assert registered == browser and {p.parent.name for p in kind_pages().values()} == browser
 
 
 # ---- judgment, lexical decision, rating ----------------------------------------------------------

@@ -1,9 +1,10 @@
-"""A new kind is one module on the model and analysis sides too: a toy kind registered from this test only
-(its experiment side, its model protocol in model_subjects.tasks, its report section in
-analysis.kind_sections) runs in the model runner with a stand-in backend and appears in the report with
+"""A new kind is one folder on the model and analysis sides too: a toy kind installed by this test only
+(tests/support/kinds/colour_toy_b/: its task part, its model protocol, its report section), found through
+the one registry of kinds, runs in the model runner with a stand-in backend and appears in the report with
 its own section, whose numbers are counted here from the session table by hand. Nothing in twinlab names it."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -11,36 +12,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.tasks import TaskKind, base, register
-from experiments.tasks.config import _Settings
-from experiments.tasks.scoring import equals_answer
 from model_subjects.backend import Backend
-from model_subjects.protocol_base import Option, Query
 from model_subjects.requests import LoglikelihoodResult
-from model_subjects.tasks.base import TaskProtocol, argmax, decision, sentence_of
+
+sys.path.insert(0, str(Path(__file__).parent / "support"))
+from toy_kinds import installed  # noqa: E402
 
 TOY = "colour_toy_b"
 COLOURS = {"red", "blue", "green"}
-
-
-class ToySettings(_Settings):
-    question: str = "Is the word a colour?"
-
-
-class ToyMeta(TaskProtocol):
-    """The toy's one protocol: the word and the question, the two answers scored."""
-
-    kind, short = TOY, "meta"
-
-    def queries(self, trial: Any) -> list[Query]:
-        prompt = f"{sentence_of(trial)}\n{self.settings.question}\nAnswer:"
-        return [Query(prompt, (Option("colour", " colour"), Option("other", " other")))]
-
-    def decide(self, trial: Any, scores: list[list[float]], generation: str = "", results: Any = None):
-        lps = list(scores[0])
-        k = argmax(lps)
-        value = ("colour", "other")[k]
-        return decision(value, self.score(trial, value), ["colour", "other"], lps, None, " " + value)
 
 
 class Lexicon(Backend):
@@ -60,32 +39,10 @@ class Lexicon(Backend):
         return ["" for _ in requests]
 
 
-def toy_section(a: Any) -> None:
-    """The toy's report section: how often each group answered 'colour', per item answer."""
-    d = a.rows[a.rows["task"] == TOY]
-    t = (d.assign(said_colour=(d["response"] == "colour").astype(int))
-         .groupby(["group", "correct_response"], sort=True)["said_colour"].agg(["size", "sum"]).reset_index()
-         .rename(columns={"size": "n_trials", "sum": "n_colour"}))
-    a.res.section(f"task_{TOY}", "Colour toy: answers", "Trials answered 'colour', by the item's answer.",
-                  [a.res.table("toy_answers", t, "Answers")])
-
-
 @pytest.fixture()
-def toy():
-    from analysis.kind_sections import AnalysisKind, register_analysis_kind, unregister as drop_analysis
-    from model_subjects.tasks import ModelKind, register_model_kind, unregister as drop_model
-
-    register(TaskKind(name=TOY, description="is the word a colour", materials=("sentence", "answer"),
-                      runners=("model",), model_protocols=("meta",), settings=ToySettings,
-                      score=lambda trial, response: equals_answer(trial.mat.get("answer"), response)))
-    register_model_kind(ModelKind(TOY, protocols={"meta": lambda s, q, n: ToyMeta(s, n)}))
-    register_analysis_kind(AnalysisKind(TOY, section=toy_section))
-    try:
+def toy(tmp_path):
+    with installed(TOY, tmp_path):
         yield
-    finally:
-        base._REGISTRY.pop(TOY, None)
-        drop_model(TOY)
-        drop_analysis(TOY)
 
 
 def write_spec(tmp: Path) -> Path:
@@ -130,10 +87,8 @@ def test_a_toy_kind_runs_in_the_model_runner_and_has_its_section_in_the_report(t
     assert dict(zip(got["correct_response"], got["n_trials"])) == {"colour": 4, "other": 4}
 
 
-def test_without_its_registration_the_kind_has_no_model_protocol(toy):
+def test_without_its_folder_the_kind_has_no_model_protocol():
     from model_subjects.protocols import ProtocolError, get_protocol
-    from model_subjects.tasks import unregister
 
-    unregister(TOY)
     with pytest.raises(ProtocolError, match=f"task kind '{TOY}' has no model protocols here"):
         get_protocol("meta", task=type("T", (), {"kind": TOY})())

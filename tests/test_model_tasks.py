@@ -134,7 +134,7 @@ def test_choice_production_parses_the_generation(backend):
     t = trial("choice", options=["yes", "no"], answer="yes")
     qs, _, d, text = ask(backend, p, t)
     assert d.extra["generation"] == text and d.columns["response_text"] == text
-    from model_subjects.tasks.choice import parse_choice
+    from kinds.choice.model import parse_choice
 
     assert parse_choice("2", ["a", "b"]) == ("b", "b") and parse_choice(" b.", ["a", "b"]) == ("b", "b")
     assert parse_choice("I think 1", ["a", "b"]) == (None, "a") and parse_choice("maybe", ["a", "b"]) == (None, None)

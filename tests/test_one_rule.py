@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from analysis.tasks_completion import completion_rows
-from experiments.tasks import completion
+from kinds.completion.analysis import completion_rows
+from kinds.completion import task as completion
 from experiments.tasks.base import TaskError
 from experiments.tasks.record import CHAR_KEYS, is_text_key, typed_text
 from participants.web.task_record import typing_key
@@ -55,8 +55,8 @@ def test_a_target_holds_what_the_typing_keys_type():
 def test_the_analysis_finds_the_answer_option_by_the_kinds_rule():
     """The screen position of the correct option is the option the kind scores correct ("Dog." is the
     option "dog"), not an exact string match."""
-    from analysis.tasks_choice import choice_rows
-    from experiments.tasks import choice
+    from kinds.choice.analysis import choice_rows
+    from kinds.choice import task as choice
 
     cases = [({"options": ["dog", "cat"], "answer": "Dog."}, [1, 0], 1),
              ({"options": ["a cat", "a dog", "a cow"], "answer": "a  COW"}, [2, 0, 1], 0),
@@ -73,7 +73,7 @@ def test_the_analysis_finds_the_answer_option_by_the_kinds_rule():
 
 def test_the_models_correct_option_is_the_kinds():
     """A model's margin is signed by the option the kind scores correct ("Dog." is the option "dog")."""
-    from model_subjects.tasks.choice import correct_index
+    from kinds.choice.model import correct_index
 
     trial = SimpleNamespace(mat={"options": ["cat", "dog"], "answer": "Dog."})
     assert correct_index(trial, ["cat", "dog"]) == 1

@@ -1,4 +1,4 @@
-"""Self-paced reading without R (analysis/tasks_reading.py): regions named, the declared factor order kept
+"""Self-paced reading without R (kinds/self_paced_reading/analysis.py): regions named, the declared factor order kept
 through every API call, region rows and rules with counts, means with CIs for people (over subjects) and
 models (over items) against hand computations, --region/--word rows and refusals, and the report's figure."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from analysis.tasks_reading import (ReadingError, ReadingRules, apply_rules, check_target, region_formula,
+from kinds.self_paced_reading.analysis import (ReadingError, ReadingRules, apply_rules, check_target, region_formula,
                                     region_rows, target_rows, varying, word_rows)
 from tests.cli_refusal import refused
 from tests.support import reading_synthetic as rs
@@ -180,7 +180,7 @@ def test_report_section_and_figure_without_r(data, tmp_path):
 
 
 def test_a_region_the_same_in_every_condition_gets_no_surprisal_fit():
-    from analysis.tasks_reading import surprisal_region_formula
+    from kinds.self_paced_reading.analysis import surprisal_region_formula
 
     same = pd.DataFrame({"item": ["1", "1", "2", "2"], "cue": ["weak", "strong"] * 2, "surprisal_bits": [5.0, 5.0, 7.0, 7.0]})
     formula, _, why = surprisal_region_formula(["cue"], same)
@@ -230,7 +230,7 @@ def test_the_word_rt_range_option_is_applied_and_counted(data, tmp_path):
 def test_the_analysis_regions_are_the_kinds_regions(regions):
     """One rule: the analysis' regions of an item are the self_paced_reading kind's (the one every runner
     uses to sum reading times per region), for a bar-less `regions`, one with bars, and none."""
-    from experiments.tasks.self_paced_reading import units
+    from kinds.self_paced_reading.task import units
 
     sentence = "The horse raced past the barn fell ."
     mat = {"sentence": sentence} | ({"regions": regions} if regions else {})

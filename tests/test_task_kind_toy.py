@@ -1,43 +1,28 @@
-"""A new kind is one module: a toy kind registered here (settings, materials, its item check, scoring,
-runners) is validated in a spec, its items checked, scored by the one rule, and refused by the runners
+"""A new kind is one folder: a toy kind installed here (tests/support/kinds/colour_toy_b/, as a third party's
+package: settings, materials, its item check, scoring, runners) is validated in a spec, its items checked, scored by the one rule, and refused by the runners
 that do not implement it, naming the one that does; nothing else in twinlab was edited for it."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from experiments.spec import SpecError, load_spec, parse_spec
-from experiments.tasks import TaskError, TaskKind, get_task, register, runs_on
-from experiments.tasks import base
-from experiments.tasks.config import _Settings
+from experiments.tasks import TaskError, get_task, runs_on
 from experiments.tasks.items import check_items
-from experiments.tasks.scoring import equals_answer
 
+sys.path.insert(0, str(Path(__file__).parent / "support"))
+from toy_kinds import installed  # noqa: E402
 
-class ToySettings(_Settings):
-    """The toy's own setting: which word counts as the answer's opposite."""
-
-    question: str = "Is the word a colour?"
-
-
-def toy_score(trial: Any, response: Any) -> bool | None:
-    return equals_answer(trial.mat.get("answer"), response)
-
-
-def toy_check(mat: dict, settings: Any, where: str) -> None:
-    if str(mat.get("answer", "")).strip() not in ("colour", "other"):
-        raise TaskError(f"{where}: answer {mat.get('answer')!r} is not colour or other")
+TOY = "colour_toy_b"  # tests/support/kinds/colour_toy_b/: the folder is the whole kind
 
 
 @pytest.fixture()
-def toy():
-    kind = register(TaskKind(name="colour_toy", description="is the word a colour", materials=("sentence", "answer"),
-                             runners=("model",), score=toy_score, settings=ToySettings, check_item=toy_check))
-    yield kind
-    base._REGISTRY.pop("colour_toy")
+def toy(tmp_path):
+    with installed(TOY, tmp_path / "site"):
+        yield get_task(TOY)
 
 
 def spec(tmp: Path, rows: list[str]) -> Path:
@@ -45,7 +30,7 @@ def spec(tmp: Path, rows: list[str]) -> Path:
     data = {"name": "toy", "seed": 1, "design": {"file": "items.csv", "factors": {"colourness": ["c", "o"]},
                                                  "lists": "latin_square"},
             "blocks": [{"name": "test", "role": "test", "feedback": False}],
-            "task": {"kind": "colour_toy", "question": "Colour?"}, "texts": {"instructions": ["Colour or not?"]}}
+            "task": {"kind": TOY, "question": "Colour?"}, "texts": {"instructions": ["Colour or not?"]}}
     p = tmp / "toy.yaml"
     p.write_text(yaml.safe_dump(data), encoding="utf-8")
     return p
@@ -54,15 +39,15 @@ def spec(tmp: Path, rows: list[str]) -> Path:
 def test_a_registered_toy_kind_is_a_whole_kind(toy, tmp_path):
     p = spec(tmp_path, ["1,c,red,colour", "1,o,table,other", "2,c,blue,colour", "2,o,chair,other"])
     exp = load_spec(p)
-    assert exp.task.kind == "colour_toy" and exp.task.settings().question == "Colour?"
-    assert get_task("colour_toy") is toy and runs_on("colour_toy") == "model subjects (run-model) only"
+    assert exp.task.kind == TOY and exp.task.settings().question == "Colour?"
+    assert get_task(TOY) is toy and runs_on(TOY) == "model subjects (run-model) only"
     from experiments.compiler import compile_sequence
 
     seq = compile_sequence(exp, "p01", 1)
     t = seq[0]
-    assert t.task == "colour_toy" and toy.score(t, " " + t.mat["answer"].upper() + ".") is True
+    assert t.task == TOY and toy.score(t, " " + t.mat["answer"].upper() + ".") is True
     with pytest.raises(SpecError, match="question: not a setting|scale: not a setting"):
-        parse_spec({**yaml.safe_load(p.read_text()), "task": {"kind": "colour_toy", "scale": {"points": 5}}},
+        parse_spec({**yaml.safe_load(p.read_text()), "task": {"kind": TOY, "scale": {"points": 5}}},
                    base_dir=tmp_path)
 
 
@@ -75,5 +60,5 @@ def test_the_toy_kinds_item_check_runs_at_validate_time(toy, tmp_path):
 
 
 def test_an_unregistered_kind_is_refused_naming_the_known_ones():
-    with pytest.raises(SpecError, match="unknown task kind 'colour_toy'"):
-        parse_spec({"name": "x", "task": {"kind": "colour_toy"}, "texts": {"instructions": ["x"]}})
+    with pytest.raises(SpecError, match="unknown task kind 'colour_toy_b'"):
+        parse_spec({"name": "x", "task": {"kind": TOY}, "texts": {"instructions": ["x"]}})

@@ -1,4 +1,4 @@
-"""A kind brings its hooks: a toy kind registered from this test only (tests/support/toy_kind.py, with a
+"""A kind brings its hooks: a toy kind installed by this test only (tests/support/kinds/colour_toy/, with a
 setting no built-in kind has) is taken by `validate` and the spec (its setting checked, hashed, refused
 for other kinds and when the kind is not registered), gets its PsychoPy unit, answers, keys and plan,
 and appears in the page's payload with its own labels and keys; the server derives its row by the one
@@ -19,16 +19,17 @@ from experiments.session import read_rows
 from experiments.spec import SpecError, load_spec, parse_spec
 
 sys.path.insert(0, str(Path(__file__).parent / "support"))
-import toy_kind  # noqa: E402
+import toy_kinds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
-def toy():
-    kind = toy_kind.register_toy()
-    yield kind
-    toy_kind.unregister()
+def toy(tmp_path):
+    from experiments.tasks import get_task
+
+    with toy_kinds.installed("colour_toy", tmp_path / "site"):
+        yield get_task("colour_toy")
 
 
 def _seq(exp):
@@ -40,7 +41,7 @@ def _seq(exp):
 def test_validate_and_the_spec_take_the_toys_own_setting(toy, tmp_path):
     from experiments.cli import app
 
-    p = toy_kind.toy_spec(tmp_path)
+    p = toy_kinds.toy_spec(tmp_path)
     r = CliRunner().invoke(app, ["validate", str(p)])
     assert r.exit_code == 0, r.output
     assert "task=colour_toy" in r.output and "runners: PsychoPy (run-human), the browser (web)" in r.output
@@ -51,11 +52,11 @@ def test_validate_and_the_spec_take_the_toys_own_setting(toy, tmp_path):
 
     assert Task.model_validate(exp.task.model_dump()) == exp.task  # a dumped Task holds its kind's settings
     # the kind's own setting is hashed where the spec gives it, as the built-in kinds' are
-    other = load_spec(toy_kind.toy_spec(tmp_path, {"kind": "colour_toy", "colour_text": "Colourful", "question": "Colour?"}))
+    other = load_spec(toy_kinds.toy_spec(tmp_path, {"kind": "colour_toy", "colour_text": "Colourful", "question": "Colour?"}))
     assert other.spec_hash != exp.spec_hash
     # its key check is the kind's own; its setting is no other kind's
     with pytest.raises(SpecError, match="task.colour_key: .*'escape' is the quit key"):
-        load_spec(toy_kind.toy_spec(tmp_path, {"kind": "colour_toy", "colour_key": "escape"}))
+        load_spec(toy_kinds.toy_spec(tmp_path, {"kind": "colour_toy", "colour_key": "escape"}))
     data = {"name": "j", "task": {"kind": "judgment", "colour_text": "x"}, "texts": {"instructions": ["x"]}}
     with pytest.raises(SpecError, match="colour_text: not a setting of task kind 'judgment'"):
         parse_spec(data)
@@ -71,9 +72,9 @@ def test_psychopy_presents_the_toy_with_its_answers_keys_and_plan(toy, tmp_path)
     from participants.tasks import PSYCHOPY, settings_for
     from participants.tasks.logic import answers, derive, plan
 
-    exp = load_spec(toy_kind.toy_spec(tmp_path))
+    exp = load_spec(toy_kinds.toy_spec(tmp_path))
     seq = _seq(exp)
-    assert "colour_toy" in PSYCHOPY and PSYCHOPY["colour_toy"].__name__ == "participants.tasks.judgment"
+    assert "colour_toy" in PSYCHOPY and PSYCHOPY["colour_toy"].__name__ == "kinds.judgment.view"
     t = seq[0]
     s = settings_for(exp, t)
     assert [(a.value, a.label, a.key) for a in answers(t, s)] == [("colour", "A colour", "c"), ("other", "Other", "m")]
@@ -91,7 +92,7 @@ def test_the_page_payload_and_the_server_present_the_toy(toy, tmp_path):
     from participants.web.payload import BROWSER_KINDS, sequence_payload
     from participants.web.results import web_task_row
 
-    exp = load_spec(toy_kind.toy_spec(tmp_path))
+    exp = load_spec(toy_kinds.toy_spec(tmp_path))
     seq = _seq(exp)
     assert "colour_toy" in BROWSER_KINDS
     pay = sequence_payload(seq, exp=exp)
@@ -118,16 +119,15 @@ def test_the_page_payload_and_the_server_present_the_toy(toy, tmp_path):
 @pytest.mark.slow
 @pytest.mark.long
 def test_a_two_trial_psychopy_session_of_the_toy(tmp_path):
-    """run-human, in a real window under Xvfb, with the toy registered by the process that runs it."""
+    """run-human, in a real window under Xvfb, with the toy installed as a package (its entry point on the child process's path)."""
     if shutil.which("xvfb-run") is None:
         pytest.skip("xvfb-run is not installed")
-    spec, out, shots = toy_kind.toy_spec(tmp_path), tmp_path / "data", tmp_path / "shots"
-    code = ("import sys; sys.path.insert(0, 'tests/support'); import toy_kind; toy_kind.register_toy(); "
-            "from experiments.cli import app; app()")
+    spec, out, shots = toy_kinds.toy_spec(tmp_path), tmp_path / "data", tmp_path / "shots"
+    code = "from experiments.cli import app; app()"  # the toy found as an installed package is
     args = ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", sys.executable, "-c", code, "run-human", str(spec),
             "--participant", "autopilot1", "--out", str(out), "--autopilot", "--autopilot-accuracy", "1.0",
             "--trials", "2", "--screenshots", str(shots), "--allow-refresh-mismatch"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": f"{toy_kinds.pythonpath('colour_toy', tmp_path / 'site')}:{ROOT}"}
     r = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     csv = next(out.rglob("*_data.csv"))
@@ -153,7 +153,7 @@ def test_a_session_of_the_toy_in_chromium(toy, tmp_path):
     from participants.tasks.logic import plan
     from participants.web.server import create_app
 
-    exp = load_spec(toy_kind.toy_spec(tmp_path))
+    exp = load_spec(toy_kinds.toy_spec(tmp_path))
     pid = "autopilot1"
     with ThreadedServer(create_app(exp, tmp_path / "web"), start_timeout_s=20.0, stop_timeout_s=10.0) as srv, \
             sync_api.sync_playwright() as p:
@@ -187,18 +187,22 @@ def test_a_session_of_the_toy_in_chromium(toy, tmp_path):
     assert [r["response"] for r in rows] == intended
 
 
-def test_other_layers_register_their_hooks_of_a_kind_by_kind(toy):
-    """The model runner's and the analysis' side of a kind is looked up by kind (experiments.tasks.base)."""
-    from experiments.tasks import layer_hook, layer_hooks, register_hooks
+def test_the_toys_parts_are_found_through_the_one_registry(toy):
+    """The toy is one folder: its task part is found by name, it has no view or page of its own (the judgment's
+    present it), and the layers' registries all read the same discovery; without the folder it is unknown."""
+    from experiments.kinds import kind_file, kind_names, kind_part
+    from model_subjects.tasks import model_kinds
+    from participants.web.site import kind_pages
 
-    def sections(df):
-        return ["colour section"]
+    assert "colour_toy" in kind_names() and kind_part("colour_toy", "task").KIND is toy
+    assert kind_part("colour_toy", "view") is None and kind_file("colour_toy", "page.js") is None
+    assert "kind-colour_toy.js" not in kind_pages() and "colour_toy" not in model_kinds()
 
-    register_hooks("colour_toy", "analysis", sections=sections)
-    assert layer_hook("colour_toy", "analysis", "sections") is sections and layer_hooks("colour_toy", "model") == {}
-    assert layer_hook("judgment", "analysis", "sections", "none") == "none"
-    with pytest.raises(ValueError, match="registered twice"):
-        register_hooks("colour_toy", "analysis", sections=sections)
-    toy_kind.unregister()
-    assert layer_hook("colour_toy", "analysis", "sections") is None  # (taken out with the kind)
-    toy_kind.register_toy()
+
+def test_without_the_folder_the_toy_is_unknown():
+    from experiments.kinds import kind_names
+    from experiments.tasks import TaskError, get_task
+
+    assert "colour_toy" not in kind_names()
+    with pytest.raises(TaskError, match="unknown task kind 'colour_toy'"):
+        get_task("colour_toy")

@@ -89,7 +89,7 @@ SURROUND = st.text(alphabet=" .!?«»\"'\u00a0\t", max_size=3)
 @given(pick=st.integers(0, 1), which=st.integers(0, 1), case=st.sampled_from([str.lower, str.upper, str.title]),
        left=SURROUND, right=SURROUND)
 def test_judgment_three_runners_agree(pick, which, case, left, right):
-    from model_subjects.tasks.judgment import LabelMeta
+    from kinds.judgment.model import LabelMeta
 
     exp, seq, t = first_trial("acceptability_yesno", "judgment")
     values = [lab.value for lab in exp.task.settings().labels]
@@ -117,7 +117,7 @@ WORDS = st.sampled_from(["café", "Café", "naïve", "résumé", "cat", "dog", "
 @given(opts=st.lists(WORDS, min_size=2, max_size=2, unique=True), which=st.integers(0, 3), pick=st.integers(0, 3),
        form=st.sampled_from(["NFC", "NFD"]), case=st.sampled_from([str.lower, str.upper, str.title]), right=SURROUND)
 def test_choice_three_runners_agree(opts, which, pick, form, case, right):
-    from model_subjects.tasks.choice import ChoiceDirect
+    from kinds.choice.model import ChoiceDirect
 
     assume(len({by_hand(o) for o in opts}) == len(opts))  # validate refuses options that tie
     which, pick = which % len(opts), pick % len(opts)
@@ -155,7 +155,7 @@ KEY_OF = {" ": "space", "'": "apostrophe", "-": "minus", ".": "period", ",": "co
 def test_completion_three_runners_agree(target, typed_word, pre, post_, sp, form, case):
     """A person types `word` (None: the target) wrapped in marks and spaces; the item's target is written
     in any case and either Unicode form; the model generates the same text."""
-    from model_subjects.tasks.completion import CompletionProduction
+    from kinds.completion.model import CompletionProduction
 
     exp, seq, t = first_trial("cloze", "completion")
     word = target if typed_word is None else typed_word
@@ -175,7 +175,7 @@ def test_completion_three_runners_agree(target, typed_word, pre, post_, sp, form
 
 
 def test_completion_bread_with_a_period_is_correct_and_empty_is_refused_or_wrong():
-    from model_subjects.tasks.completion import CompletionProduction
+    from kinds.completion.model import CompletionProduction
     from participants.tasks.logic import TaskResultError
 
     exp, seq, t = first_trial("cloze", "completion")
@@ -246,8 +246,8 @@ def test_ties_of_identical_options_are_never_correct_for_models():
     """Equal log-probabilities of identical options (or forms) can never make a trial correct: the choice
     kind scores it wrong, forced choice and judgment `direct` refuse the item."""
     from model_subjects.protocols import ForcedChoice, ProtocolError
-    from model_subjects.tasks.choice import ChoiceDirect
-    from model_subjects.tasks.judgment import JudgmentDirect
+    from kinds.choice.model import ChoiceDirect
+    from kinds.judgment.model import JudgmentDirect
 
     exp, seq, t = first_trial("minimal_pairs_2afc", "choice")
     tie = with_materials(t, options=["The cat sleeps.", "the cat sleeps"], answer="The cat sleeps.")
@@ -269,7 +269,7 @@ def test_ties_of_identical_options_are_never_correct_for_models():
 @given(pick=st.integers(0, 1), which=st.sampled_from(["word", "nonword", "Word", " nonword.", "", "maybe"]))
 def test_lexical_decision_three_runners_agree(pick, which):
     """Any answer an item may carry (exact values; others validate refuses, empty: unscored) is scored alike."""
-    from model_subjects.tasks.judgment import LabelMeta
+    from kinds.judgment.model import LabelMeta
 
     exp, seq, t = first_trial("lexical_decision", "lexical_decision")
     t = with_materials(t, answer=which)
@@ -289,7 +289,7 @@ def test_lexical_decision_three_runners_agree(pick, which):
 @SETTINGS
 @given(pick=st.integers(0, 6))
 def test_rating_three_runners_agree(pick):
-    from model_subjects.tasks.rating import RatingMeta
+    from kinds.rating.model import RatingMeta
 
     exp, seq, t = first_trial("acceptability_rating", "rating")
     t = with_materials(t)

@@ -9,11 +9,11 @@ import yaml
 
 from experiments.spec import SpecError, bundled_spec_path, parse_spec
 from experiments.tasks import get_task, registry, runner_problems
-from experiments.tasks.choice import chosen_position, option_order
-from experiments.tasks.completion import accepted_answers
-from experiments.tasks.rating import rating_value
+from kinds.choice.task import chosen_position, option_order
+from kinds.completion.task import accepted_answers
+from kinds.rating.task import rating_value
 from experiments.tasks.scoring import normalize_answer
-from experiments.tasks.self_paced_reading import masked, region_sums, regions
+from kinds.self_paced_reading.task import masked, region_sums, regions
 from experiments.trials import Trial, freeze_pairs
 
 
@@ -159,12 +159,13 @@ def test_lakretz_hashes_unchanged():
 
 # ---------------------------------------------------------------------------------- registries
 def test_model_runner_registry_agrees_with_task_kinds():
-    from model_subjects.tasks import MODEL_TASKS, protocol_names
+    from model_subjects.tasks import model_kinds, protocol_names
 
+    tables = {name for name, mk in model_kinds().items() if mk.resolve is None}  # kinds named by short tables
     for name, kind in registry().items():
-        model_here = name in MODEL_TASKS or name in ("violation_detection", "forced_choice")
+        model_here = name in tables or name in ("violation_detection", "forced_choice")
         assert ("model" in kind.runners) == model_here, name
-        if name in MODEL_TASKS:
+        if name in tables:
             assert list(kind.model_protocols) and set(kind.model_protocols) <= set(protocol_names(name)), name
             assert set(protocol_names(name)) <= set(kind.model_protocols), name
 
@@ -194,7 +195,7 @@ def test_a_model_only_task_validates_and_the_human_runners_refuse_it(tmp_path: P
 def test_violation_detection_answers_on_screen_and_its_outcome():
     """The kind's own answers (the panel's, its `left` answer first, or the one violation key) through the
     runners' settings, and the rows' correctness rule (a panel left unanswered is neither right nor wrong)."""
-    from experiments.tasks.violation_detection import outcome
+    from kinds.violation_detection.task import outcome
     from participants.tasks.logic import Answer
     from participants.tasks.settings import task_settings
 

@@ -184,8 +184,8 @@ def test_web_build_writes_a_self_contained_site_with_the_compilers_sequences(tmp
     assert summary["slots"] == 3
     assert sorted(p.name for p in (site / "static").iterdir()) == sorted(
         ["jspsych.js", "jspsych.css", "plugin-html-keyboard-response.js", "twinlab-frames.js", "twinlab-rsvp.js", "twinlab-task.js",
-         "twinlab-experiment.js",
-         "twinlab.css"])
+         "twinlab-experiment.js", "twinlab.css",
+         *(f"kind-{k}.js" for k in ("judgment", "choice", "rating", "completion", "self_paced_reading", "lexical_decision"))])
     html = (site / "index.html").read_text()
     assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing loaded from the network
     seqs = json.loads((site / "sequences.js").read_text().split("=", 1)[1].rstrip().rstrip(";"))

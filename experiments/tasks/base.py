@@ -3,9 +3,9 @@
 A kind brings its hooks (docs/general_model.md "A kind brings its hooks"): everything a runner, the page or
 `validate` would otherwise decide by branching on the kind's name is a field of its `TaskKind` (settings,
 answers, derive, plan, check_keys, human_settings, detection, option_order, raw_fields, record_keys,
-types_text, page_view, renderer, renders_as, check_design, check_sequence, summary). The layers imported
-after `experiments` (model_subjects, analysis) register their side of a kind with `register_hooks(kind,
-layer, ...)` and read it with `layer_hook(kind, layer, name)`.
+types_text, page_view, renderer, renders_as, check_design, check_sequence, summary). A kind is one folder
+(kinds/<name>/, found by experiments/kinds.py): its `task` part's `KIND` is its TaskKind; the other layers'
+sides of it (model protocols, analysis sections) are its other parts, found through the same registry.
 """
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ class TaskKind:
     # the page's view of a trial: (trial, s, order, listed) -> the kind's fields of the view (None: the answers
     # in screen order, `listed(answers)`); `listed` turns Answers into the page's dicts (key label, correct)
     page_view: Callable[..., dict[str, Any]] | None = None
-    # which renderer presents it to people: "task" (a participants/tasks/<kind>.py unit in the task window;
+    # which renderer presents it to people: "task" (a kinds/<kind>/view.py unit in the task window;
     # the page's twinlab-task.js builder) or a runner of its own ("rsvp": participants/rsvp.py, twinlab-rsvp.js)
     renderer: str = "task"
     # a kind presented by another kind's renderers (its PsychoPy unit and page builder), e.g. a toy judgment
@@ -117,25 +117,23 @@ class TaskKind:
                 f"(runners that implement it: {can})")
 
 
-_REGISTRY: dict[str, TaskKind] = {}
-
-
-def register(kind: TaskKind) -> TaskKind:
-    if kind.name in _REGISTRY:
-        raise ValueError(f"task kind {kind.name!r} registered twice")
-    _REGISTRY[kind.name] = kind
-    return kind
-
-
 def registry() -> dict[str, TaskKind]:
-    return dict(_REGISTRY)
+    """Every kind's TaskKind (its folder's `task` part, `KIND`), in listing order (experiments/kinds.py)."""
+    from experiments.kinds import parts
+
+    return parts("task", "KIND")  # type: ignore[return-value]
 
 
 def get_task(name: str) -> TaskKind:
+    from experiments.kinds import UnknownKind, kind_part
+
     try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise TaskError(f"unknown task kind {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        task = kind_part(name, "task")
+    except UnknownKind:
+        task = None
+    if task is None or getattr(task, "KIND", None) is None:
+        raise TaskError(f"unknown task kind {name!r}; known: {', '.join(sorted(registry()))}") from None
+    return task.KIND
 
 
 def check_runner(kind: str, runner: str) -> None:
@@ -146,52 +144,14 @@ def check_runner(kind: str, runner: str) -> None:
 
 
 def runner_kinds(runner: str) -> tuple[str, ...]:
-    """Every registered kind `runner` presents, in registration order (what run-human and web list)."""
-    return tuple(name for name, k in _REGISTRY.items() if runner in k.runners)
+    """Every registered kind `runner` presents, in listing order (what run-human and web list)."""
+    return tuple(name for name, k in registry().items() if runner in k.runners)
 
 
 def runner_problems(kind: str, runners: tuple[str, ...] = RUNNERS) -> list[str]:
     """Every runner among `runners` that cannot present `kind`, as messages (what `validate` prints)."""
     k = get_task(kind)
     return [p for p in (k.runner_problem(r) for r in runners) if p]
-
-
-# ---- other layers' hooks of a kind ----------------------------------------------------------------------
-# `model_subjects` and `analysis` are imported after `experiments` and never by it, so their side of a kind
-# (its protocol table, its analysis sections, its report's tables) cannot be a field of TaskKind. They
-# register it here under their layer's name when they are imported, and look it up by kind, never by
-# branching on the kind's name:
-#     register_hooks("rating", "model", protocols=RATING_PROTOCOLS)         # model_subjects/tasks/rating.py
-#     register_hooks("rating", "analysis", sections=rating_sections)        # analysis/...
-#     layer_hook(kind, "analysis", "sections")  -> the function, or None when the kind has none
-# A kind registered from outside (a test's toy kind) registers its layers' hooks the same way.
-_LAYER_HOOKS: dict[tuple[str, str], dict[str, Any]] = {}
-
-
-def register_hooks(kind: str, layer: str, **hooks: Any) -> None:
-    """Register `layer`'s hooks of `kind` (a hook given twice is refused: one meaning, one place)."""
-    have = _LAYER_HOOKS.setdefault((kind, layer), {})
-    twice = sorted(set(have) & set(hooks))
-    if twice:
-        raise ValueError(f"task kind {kind!r}: {layer} hook(s) {', '.join(twice)} registered twice")
-    have.update(hooks)
-
-
-def layer_hooks(kind: str, layer: str) -> dict[str, Any]:
-    """Every hook `layer` registered for `kind` (empty: none)."""
-    return dict(_LAYER_HOOKS.get((kind, layer), {}))
-
-
-def layer_hook(kind: str, layer: str, name: str, default: Any = None) -> Any:
-    """One hook of `layer` for `kind`, else `default`."""
-    return _LAYER_HOOKS.get((kind, layer), {}).get(name, default)
-
-
-def unregister(name: str) -> None:
-    """Take a kind and its layers' hooks out of the registry (tests that register a toy kind)."""
-    _REGISTRY.pop(name, None)
-    for key in [k for k in _LAYER_HOOKS if k[0] == name]:
-        del _LAYER_HOOKS[key]
 
 
 RUNNER_COMMANDS = {"psychopy": "run-human", "browser": "web", "model": "run-model"}

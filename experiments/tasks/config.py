@@ -1,7 +1,7 @@
 """The `task:` settings as the spec takes them: the pieces the kinds' settings models share (`_Settings`,
 `Label`, `Scale`, the key check) and the one reader of them.
 
-Each kind declares its settings once, in its own unit (`<Kind>Settings` in experiments/tasks/<kind>.py,
+Each kind declares its settings once, in its own unit (`<Kind>Settings` in kinds/<kind>/task.py,
 named in `TaskKind.settings`). The spec's `task:` section holds the kind and its settings flat
 (`task: {kind: rating, scale: {points: 7}}`); `task_fields()` is every registered kind's fields (what
 experiments.spec_model.Task takes), and `settings_for(kind, given)` builds the kind's own settings model
@@ -95,7 +95,7 @@ class _Settings(_Strict):
 
 
 def __getattr__(name: str) -> Any:
-    """The built-in kinds' settings models live in their units (experiments/tasks/<kind>.py); their old
+    """The built-in kinds' settings models live in their units (kinds/<kind>/task.py); their old
     names here still import."""
     units = {"JudgmentSettings": "judgment", "ChoiceSettings": "choice", "RatingSettings": "rating",
              "CompletionSettings": "completion", "SelfPacedReadingSettings": "self_paced_reading",

@@ -1,6 +1,6 @@
 """Which answer of a judgment-like kind accepts and which rejects (for acceptance, hits, false alarms).
 
-The rule is each kind's own (`TaskKind.detection`, in experiments/tasks/<kind>.py; docs/general_model.md
+The rule is each kind's own (`TaskKind.detection`, in kinds/<kind>/task.py; docs/general_model.md
 "Detection values"); the built-in kinds':
   judgment            the label whose *text* (else value) says it accepts (yes, acceptable, grammatical, good, ok,
                       true, correct, sensible, natural, word...) accepts and the one whose value says it
@@ -61,7 +61,7 @@ def judgment_values(labels: list[str], texts: list[str] | None = None) -> tuple[
 def detection_values(kind: str, settings: Any = None) -> tuple[str, str] | None:
     """(accepting value, rejecting value) of `kind` under its `task:` settings (a dict as the spec gives
     them, or the kind's settings model; None or {}: the defaults), or None when the kind has no such pair:
-    the kind's own rule (`TaskKind.detection`, in experiments/tasks/<kind>.py)."""
+    the kind's own rule (`TaskKind.detection`, in kinds/<kind>/task.py)."""
     from experiments.tasks.base import registry
 
     k = registry().get(kind)

@@ -8,7 +8,7 @@ model_subjects/people.py) asks the same question of a recorded answer, to check 
 - the RSVP renderer (violation detection, a Lakretz spec's trials): right when the answer is the trial's correct
   response (a filler's too); a panel left unanswered (response `none`) is neither, and its feedback is
   `no_response_text`;
-- every other kind: the kind's own `score` (experiments/tasks/<kind>.py), no response not scored; feedback
+- every other kind: the kind's own `score` (kinds/<kind>/task.py), no response not scored; feedback
   only for a scored answer;
 - feedback only on a trial of a block that gives it (`Trial.feedback`), in the spec's words (`exp.feedback`,
   the language's defaults filled in when the spec is loaded): `feedback_earned`, which the runners call too.
@@ -37,7 +37,8 @@ def person_outcome(exp: Any, trial: Any, response: str) -> bool | None:
     from experiments.tasks import get_task
 
     if renders_rsvp(exp, trial):
-        from experiments.tasks.violation_detection import outcome
+        from experiments.kinds import kind_attrs
+        outcome = kind_attrs("violation_detection", "task", "outcome")
 
         return outcome(trial, response, answered=response != NO_ANSWER)
     kind = get_task(kind_of(exp, trial))

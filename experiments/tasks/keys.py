@@ -65,7 +65,7 @@ def check_keys(kind: str, settings: Any, given: dict[str, Any], quit_key: str, *
                n_question_options: int = 0) -> None:
     """Refuse (KeySettingError naming the field) keys a human runner cannot honour for `kind` with these
     settings; `n_options`/`n_question_options`: the most options/comprehension options an item has.
-    The rule is the kind's own (`TaskKind.check_keys`, in experiments/tasks/<kind>.py)."""
+    The rule is the kind's own (`TaskKind.check_keys`, in kinds/<kind>/task.py)."""
     from experiments.tasks.base import get_task
 
     hook = get_task(kind).check_keys

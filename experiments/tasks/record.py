@@ -1,5 +1,5 @@
 """A human task trial's raw record and what it means: one code for both human runners, dispatched to
-the task kind's own unit (experiments/tasks/<kind>.py: `answers`, `derive`, `plan`).
+the task kind's own unit (kinds/<kind>/task.py: `answers`, `derive`, `plan`).
 
 Each runner reports the same *raw record* of a task trial (times in ms on the trial's own clock,
 0 = the flip / frame that showed its first screen; key presses at their events' own timestamps):

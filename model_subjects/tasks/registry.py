@@ -1,5 +1,5 @@
-"""The model side's registry of task kinds (see model_subjects/tasks/__init__.py): its own module, so a
-kind's unit imports the registry, not the package that imports the units (no import circle)."""
+"""The model side's view of the one registry of task kinds (experiments/kinds.py; see
+model_subjects/tasks/__init__.py): the ModelKind a kind's `model` part builds, and the look-ups on it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,39 +31,33 @@ class ModelKind:
     typed_answer: Callable[[Any, str], str] | None = None
 
 
-_KINDS: dict[str, ModelKind] = {}
-# the kinds named by short protocol tables (kept for callers that read it; `model_kinds()` has them all)
-MODEL_TASKS: dict[str, Callable[[], dict[str, Factory]]] = {}
-
-
-def register_model_kind(kind: ModelKind) -> ModelKind:
-    """Register a kind's model side (a test may register a toy kind and pop it again with `unregister`)."""
-    if kind.name in _KINDS:
-        raise ValueError(f"model task kind {kind.name!r} registered twice")
-    _KINDS[kind.name] = kind
-    if kind.resolve is None:
-        MODEL_TASKS[kind.name] = lambda: dict(kind.protocols)
-    return kind
-
-
-def unregister(name: str) -> None:
-    _KINDS.pop(name, None)
-    MODEL_TASKS.pop(name, None)
-
-
 def model_kinds() -> dict[str, ModelKind]:
-    return dict(_KINDS)
+    """Every kind's ModelKind (its folder's `model` part, `MODEL`), in listing order (experiments/kinds.py)."""
+    from experiments.kinds import parts
+
+    return parts("model", "MODEL")  # type: ignore[return-value]
+
+
+def _model(kind: str) -> ModelKind | None:
+    from experiments.kinds import UnknownKind, kind_part
+
+    try:
+        mod = kind_part(kind, "model")
+    except UnknownKind:
+        return None
+    return getattr(mod, "MODEL", None) if mod is not None else None
 
 
 def model_kind(kind: str) -> ModelKind:
-    if kind not in _KINDS:
+    mk = _model(kind)
+    if mk is None:
         raise ProtocolError(f"task kind {kind!r} has no model protocols here")
-    return _KINDS[kind]
+    return mk
 
 
 def protocol_names(kind: str, task: Any = None) -> list[str]:
     """Every protocol name a spec of `kind` offers (`task`: the spec's Task, for a kind whose names depend on it)."""
-    mk = _KINDS.get(kind)
+    mk = _model(kind)
     if mk is None:
         return []
     names = list(mk.names(task)) if mk.names is not None else list(mk.protocols)
@@ -72,7 +66,7 @@ def protocol_names(kind: str, task: Any = None) -> list[str]:
 
 def default_protocol(kind: str, response: str = "key") -> str:
     """The protocol a spec of `kind` is put to a model with when --protocol is not given."""
-    mk = _KINDS.get(kind)
+    mk = _model(kind)
     if mk is not None and mk.default is not None:
         return mk.default(response)
     from experiments.tasks import get_task
@@ -82,7 +76,7 @@ def default_protocol(kind: str, response: str = "key") -> str:
 
 def typed_answer(trial: Any, response: str) -> str:
     """A person's typed answer as the replay scores it ('' for a kind that records no typed answer)."""
-    mk = _KINDS.get(getattr(trial, "task", None) or "")
+    mk = _model(getattr(trial, "task", None) or "")
     return mk.typed_answer(trial, response) if mk is not None and mk.typed_answer is not None else ""
 
 

@@ -50,7 +50,8 @@ class Surprisal(TaskProtocol):
         bits = (measured or {}).get("word_surprisal_bits")
         extra: dict[str, Any] = {}
         if bits is not None and trial.mat.get("regions"):
-            from experiments.tasks.self_paced_reading import regions
+            from experiments.kinds import kind_attrs
+            regions = kind_attrs("self_paced_reading", "task", "regions")
 
             extra["region_surprisal_bits"] = region_surprisals(bits, regions({**trial.mat, "sentence": s}))
         return decision("", None, [s], [lp], None, s, extra=extra,

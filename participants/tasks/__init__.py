@@ -1,20 +1,20 @@
 """The PsychoPy runner's task kinds: one small presentation unit per kind (as a jsPsych plugin is).
 
-`PSYCHOPY` is this runner's registry (kind -> unit), read from `experiments.tasks` when asked: every
-kind whose `TaskKind.runners` names psychopy is presented by participants/tasks/<kind>.py (or by the unit
-of the kind it `renders_as`). A unit either draws into the task window (`present(w, order)`) or runs
+`PSYCHOPY` is this runner's view of the one registry of kinds (kind -> unit), read from `experiments.tasks`
+when asked: every kind whose `TaskKind.runners` names psychopy is presented by its folder's `view` part,
+kinds/<kind>/view.py (or by the view of the kind it `renders_as`). A unit either draws into the task window (`present(w, order)`) or runs
 the trial its own way (`run(pres, trial, seq, exp, overrides)`: violation detection's RSVP trial,
-participants/rsvp.py). The browser's registry is participants/web/js/twinlab-task.js (`TASKS`) and
+participants/rsvp.py). The browser's builders are the kinds' page.js (registered into twinlab-task.js's `TASKS`) and
 `participants.web.payload.BROWSER_KINDS`; a test checks both against `experiments.tasks`. What an
 answer means is decided once, for both runners, in the kind's own unit (participants/tasks/logic.py).
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
+from experiments.kinds import kind_part
 from experiments.tasks import registry
 from experiments.tasks.presented import TaskSettings, task_settings
 from experiments.tasks.presented import trial_settings as settings_for  # this package's name for it
@@ -32,8 +32,10 @@ class Units(Mapping[str, ModuleType]):
         return {name: kind.renders_as or name for name, kind in registry().items() if "psychopy" in kind.runners}
 
     def __getitem__(self, name: str) -> ModuleType:
-        unit = self._names()[name]
-        return importlib.import_module(f"participants.tasks.{unit}")
+        unit = kind_part(self._names()[name], "view")
+        if unit is None:
+            raise KeyError(f"task kind {name!r} has no PsychoPy view (kinds/{name}/view.py)")
+        return unit
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names())

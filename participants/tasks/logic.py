@@ -1,6 +1,6 @@
 """What a task trial shows as answers, and what its raw events mean, for both human runners.
 
-The meaning lives in the task kind's own unit (experiments/tasks/<kind>.py: `answers`, `derive`,
+The meaning lives in the task kind's own unit (kinds/<kind>/task.py: `answers`, `derive`,
 `plan`), dispatched by experiments/tasks/record.py, which also documents the raw record both runners
 report. This module is the human runners' door to it, plus the two things that need a compiled
 sequence: the choice's option order and the self-paced reading units of a trial.
@@ -17,7 +17,8 @@ from experiments.tasks.presented import TaskSettings
 def option_order(trial: Trial, seq: TrialSequence | None, s: TaskSettings | None = None) -> list[int]:
     """Choice: the options' original indices in screen order (experiments.tasks.choice.option_order:
     `positions: fixed` keeps the item's order; counterbalanced otherwise, the same in both runners)."""
-    from experiments.tasks.choice import trial_option_order
+    from experiments.kinds import kind_attrs
+    trial_option_order = kind_attrs("choice", "task", "trial_option_order")
 
     positions = s.positions if s is not None else "counterbalance"
     return trial_option_order(trial, seq.seed if seq else 0, seq.subject_id if seq else "", positions)
@@ -37,6 +38,7 @@ def screen_order(trial: Trial, seq: TrialSequence | None, s: TaskSettings | None
 def spr_units(trial: Trial, s: TaskSettings) -> tuple[list[str], list[list[int]]]:
     """Self-paced reading: the units revealed one per press, and each region's word indices (the
     kind's one reading of `sentence` and `regions`: experiments.tasks.self_paced_reading.units)."""
-    from experiments.tasks.self_paced_reading import trial_units
+    from experiments.kinds import kind_attrs
+    trial_units = kind_attrs("self_paced_reading", "task", "trial_units")
 
     return trial_units(trial, s.reveal)

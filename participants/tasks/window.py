@@ -1,5 +1,5 @@
 """The PsychoPy side of a task trial: one scaffold (fixation, screens, answers, feedback, blank) the
-kinds' units (participants/tasks/<kind>.py) draw into.
+kinds' units (kinds/<kind>/view.py) draw into.
 
 Times follow the violation task's rules: every onset is the timestamp `win.flip()` returns for
 the frame that shows it; the keyboard clock is reset on the trial's first flip, so a press's own

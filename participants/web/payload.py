@@ -19,7 +19,7 @@ from participants.tasks.logic import answers, screen_order, sentence_of
 from participants.web.texts import page_texts
 
 class PageKinds(Collection[str]):
-    """The kinds the page's task plugin presents (participants/web/js/twinlab-task.js, TASKS; a test checks
+    """The kinds the page's task plugin presents (the kinds' page.js builders registered into twinlab-task.js; a test checks
     the page has a builder for each): every kind whose TaskKind.runners names browser and whose renderer is
     the task plugin's (a kind with a renderer of its own, violation detection's RSVP, has its own plugin,
     twinlab-rsvp.js). Read from the task registry at each look-up (a kind registered later is found too)."""

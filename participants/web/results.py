@@ -253,7 +253,8 @@ def _answer_of(exp: Experiment) -> dict[str, str]:
 
 def correctness(trial: Trial, response: str, answered: bool, panel: bool) -> bool | None:
     """The kind's rule (experiments.tasks.violation_detection.outcome): a key trial is always answered."""
-    from experiments.tasks.violation_detection import outcome
+    from experiments.kinds import kind_attrs
+    outcome = kind_attrs("violation_detection", "task", "outcome")
 
     return outcome(trial, response, answered=answered or not panel)
 
@@ -270,7 +271,8 @@ def _ms(x: float) -> float:
 
 def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResult:
     """The checked report as the PsychoPy runner's TrialResult (times in ms from the fixation onset)."""
-    from experiments.tasks.violation_detection import response_times
+    from experiments.kinds import kind_attrs
+    response_times = kind_attrs("violation_detection", "task", "response_times")
 
     panel = exp.task.response == "panel"
     t0, on, off = r["fixation_onset"], r["unit_onsets"], r["unit_offsets"]

@@ -1,7 +1,9 @@
-"""The experiment page and its files: one HTML page, the pinned jsPsych build, twinlab's two scripts.
+"""The experiment page and its files: one HTML page, the pinned jsPsych build, twinlab's scripts.
 
 `assets()` names every file the page loads (served from a fixed table, never from a path taken from
-a request). `build_site` writes them with precompiled sequences into a folder any static host serves.
+a request): the pinned jsPsych build, twinlab's scripts and every registered kind's page code
+(kinds/<kind>/page.js, as `kind-<kind>.js`, loaded after twinlab-task.js, whose builders they register).
+`build_site` writes them with precompiled sequences into a folder any static host serves.
 """
 from __future__ import annotations
 
@@ -36,13 +38,21 @@ class SiteError(RuntimeError):
     """The site cannot be built (missing npm packages, an existing output folder...)."""
 
 
+def kind_pages() -> dict[str, Path]:
+    """Each registered kind's page code (its folder's page.js), as the page names it, in listing order."""
+    from experiments.kinds import kind_file, kind_names
+
+    pages = {name: kind_file(name, "page.js") for name in kind_names()}
+    return {f"kind-{name}.js": path for name, path in pages.items() if path is not None}
+
+
 def assets() -> dict[str, Path]:
     """The page's static files; refuses when the npm packages are not installed."""
     missing = [str(p) for p in _ASSETS.values() if not p.is_file()]
     if missing:
         raise SiteError(f"missing JavaScript file(s) {', '.join(missing)}; install them with "
                         f"`npm ci` in {JS_DIR} (scripts/setup.sh does it)")
-    return dict(_ASSETS)
+    return {**_ASSETS, **kind_pages()}
 
 
 def index_html(exp: Experiment, config: dict[str, Any], with_sequences: bool = False) -> str:
@@ -50,6 +60,7 @@ def index_html(exp: Experiment, config: dict[str, Any], with_sequences: bool = F
     blob = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
     title = exp.name.replace("<", "").replace("&", "")
     seq = '  <script src="sequences.js"></script>\n' if with_sequences else ""
+    kinds = "".join(f'  <script src="static/{name}"></script>\n' for name in kind_pages())
     return f"""<!doctype html>
 <html lang="{config['language']}">
 <head>
@@ -63,7 +74,7 @@ def index_html(exp: Experiment, config: dict[str, Any], with_sequences: bool = F
   <script src="static/twinlab-frames.js"></script>
   <script src="static/twinlab-rsvp.js"></script>
   <script src="static/twinlab-task.js"></script>
-  <script id="twinlab-config" type="application/json">{blob}</script>
+{kinds}  <script id="twinlab-config" type="application/json">{blob}</script>
 {seq}  <script src="static/twinlab-experiment.js" defer></script>
 </head>
 <body></body>

@@ -1,5 +1,5 @@
-/* twinlab-task: one jsPsych 8 plugin for the task kinds of the general model, one small builder per
- * kind in TASKS (judgment, choice, rating, lexical_decision, self_paced_reading, completion).
+/* twinlab-task: one jsPsych 8 plugin for the task kinds of the general model; each kind's builder is its
+ * folder's page.js (kinds/<kind>/page.js), registered into TASKS with jsPsychTwinlabTask.register.
  *
  * Every screen change is made inside a requestAnimationFrame callback; its onset is the frame that
  * presents it (TwinlabFrames.onset, twinlab-frames.js: the one rule of every kind and the RSVP
@@ -195,158 +195,9 @@ var jsPsychTwinlabTask = (function (jspsych) {
     }
   }
 
-  const TASKS = {
-    async judgment(ctx) {
-      const V = ctx.V, parts = [];
-      if (V.question) parts.push(textBlock("tl-question", V.question));
-      if (V.presentation === "rsvp") await rsvp(ctx, V.sentence.split(" "));
-      else parts.push(textBlock("tl-sentence", V.sentence));
-      return answerScreen(ctx, parts, "tl-judgment");
-    },
-    async rating(ctx) {
-      const V = ctx.V, parts = [];
-      if (V.question) parts.push(textBlock("tl-question", V.question));
-      if (V.presentation === "rsvp") await rsvp(ctx, V.sentence.split(" "));
-      else parts.push(textBlock("tl-sentence", V.sentence));
-      return answerScreen(ctx, parts, "tl-scale");
-    },
-    async lexical_decision(ctx) {
-      return answerScreen(ctx, [textBlock("tl-word tl-letters", ctx.V.sentence)], "tl-lexical");
-    },
-    async choice(ctx) {
-      const V = ctx.V, parts = [];
-      if (V.question) parts.push(textBlock("tl-question", V.question));
-      if (V.prefix) parts.push(textBlock("tl-sentence", V.prefix));
-      return answerScreen(ctx, parts, "tl-choice");
-    },
-    async self_paced_reading(ctx) {
-      const V = ctx.V, units = V.units, adv = V.advance_key;
-      ctx.keys.add(adv);
-      const line = (shown) => {
-        const d = el("div", "tl-spr");
-        units.forEach((u, i) => {
-          d.appendChild(el("span", i === shown ? "tl-spr-word" : "tl-spr-mask", i === shown ? u : u.replace(/\S/g, "-")));
-          if (i < units.length - 1) d.appendChild(document.createTextNode(" "));
-        });
-        const s = el("div", "tl-task");
-        s.appendChild(d);
-        if (V.hint && !coarse) s.appendChild(textBlock("tl-hint", V.hint));  // (the hint names a key)
-        return s;
-      };
-      // on a touch screen a tap anywhere reads on, as the advance key does (recorded as its press, and in raw.taps)
-      ctx.raw.taps = [];
-      const onTap = (e) => {
-        if (e.target.closest && e.target.closest(".tl-box")) return;
-        e.preventDefault();
-        const t = ctx.rel(e.timeStamp);
-        if (!ctx.live(t) || ctx.raw.presses.length >= 390) return;
-        ctx.raw.presses.push({ key: adv, t });
-        ctx.raw.taps.push(t);
-        ctx.waiters.slice().forEach((w) => w());
-      };
-      ctx.stage.addEventListener("pointerdown", onTap);
-      const steps = [await ctx.paint([line(null)], "spr", ctx.after(ctx.lastOnset, ctx.lastMs))];
-      const count = () => ctx.raw.presses.filter((p) => p.key === adv && p.t >= steps[0]).length;
-      for (let k = 1; k <= units.length + 1; k++) {
-        await ctx.until(() => count() >= k);
-        if (k <= units.length) steps.push(await ctx.paint([line(k - 1)], "spr_" + (k - 1)));
-      }
-      ctx.raw.steps = steps;
-      ctx.stage.removeEventListener("pointerdown", onTap);
-      if (!V.question_answers || !V.question_answers.length) { ctx.lastOnset = steps[steps.length - 1]; ctx.lastMs = 0; return null; }
-      V.question_answers.forEach((a) => ctx.keys.add(a.key));
-      const s = el("div", "tl-task");
-      s.appendChild(textBlock("tl-question tl-comprehension", V.question));
-      s.appendChild(boxes(ctx, V.question_answers));
-      const onset = await ctx.paint([s], "spr_question");
-      ctx.raw.question_onset = onset;
-      return ctx.answer(V.question_answers, onset, "question_answered_by", "question_answer_time");
-    },
-    async completion(ctx) {
-      // A text field, so that a touch screen opens its on-screen keyboard. What is recorded is the key log:
-      // on a desktop, every typing key and backspace from its keydown (the page types it into the field
-      // itself: the field shows exactly what the recorded keys type), as before; on a touch screen an
-      // on-screen keyboard sends no key names (keydown "Unidentified"), so there each change of the field
-      // is read from its input event as the keys that make it (backspaces, then the characters, at the
-      // event's time; raw.input_presses lists their times). A paste on a desktop is read the same way.
-      // The submit key, or on a touch screen the button under the field, sends the answer.
-      const V = ctx.V;
-      ctx.keys.add(V.submit_key);
-      ctx.text = true;
-      ctx.raw.taps = [];
-      ctx.raw.input_presses = [];
-      const { typedText, isTextKey, charKey, deleteKey } = ctx.typing;  // (the shipped rule: C.typing)
-      const s = el("div", "tl-task");
-      s.appendChild(textBlock("tl-sentence", V.prefix));
-      const form = el("form", "tl-typed-form");
-      const field = el("input", "tl-typed");
-      Object.assign(field, { type: "text", autocomplete: "off", spellcheck: false, name: "answer" });
-      field.setAttribute("autocapitalize", "off");
-      field.setAttribute("autocorrect", "off");
-      field.setAttribute("enterkeyhint", "done");
-      field.setAttribute("inputmode", "text");
-      field.setAttribute("aria-label", V.prefix);
-      form.appendChild(field);
-      let button = null;
-      if (coarse) {
-        button = el("button", "tl-submit", ctx.C.texts.continue_button);
-        button.type = "button";
-        form.appendChild(button);
-      }
-      s.appendChild(form);
-      if (V.hint && !coarse) s.appendChild(textBlock("tl-hint", V.hint));  // (it names the submit key)
-      let onset = null;
-      const typedKeys = () => ctx.raw.presses.filter((q) => q.t >= onset && isTextKey(q.key)).map((q) => q.key);
-      const show = (text) => { if (field.value !== text) field.value = text; };
-      const press = (key, t) => {
-        if (ctx.raw.presses.length >= 390) return false;
-        ctx.raw.presses.push({ key, t });
-        return true;
-      };
-      const onInput = (e) => {
-        const t = ctx.rel(e.timeStamp), was = typedText(typedKeys()), now = field.value;
-        if (onset !== null && t >= onset && ctx.live(t)) {
-          const a = Array.from(was), b = Array.from(now);
-          let i = 0;
-          while (i < a.length && i < b.length && a[i] === b[i]) i++;
-          const keys = a.slice(i).map(() => deleteKey).concat(b.slice(i).map(charKey).filter((k) => k !== null));
-          keys.forEach((k) => { if (press(k, t)) ctx.raw.input_presses.push(t); });
-        }
-        show(typedText(typedKeys()));  // what the record types (a character no key names is not kept)
-        ctx.waiters.slice().forEach((w) => w());
-      };
-      const onSubmit = (e) => {
-        e.preventDefault();
-        const t = ctx.rel(e.timeStamp);
-        if (!coarse || onset === null || t < onset || !ctx.live(t)) return;  // a touch screen's ENTER as the button
-        if (press(V.submit_key, t)) ctx.raw.taps.push(t);
-        ctx.waiters.slice().forEach((w) => w());
-      };
-      field.addEventListener("input", onInput);
-      form.addEventListener("submit", onSubmit);
-      if (button) button.addEventListener("pointerdown", onSubmit);  // (preventDefault keeps the keyboard open)
-      onset = await ctx.paint([s], "completion", ctx.after(ctx.lastOnset, ctx.lastMs));
-      ctx.raw.response_onset = onset;
-      if (!coarse) field.focus({ preventScroll: true });  // (a phone opens its keyboard on the participant's tap)
-      let seen = 0;
-      for (;;) {
-        await ctx.until(() => ctx.raw.presses.length > seen);
-        const p = ctx.raw.presses[seen++];
-        if (p.t < onset) continue;
-        const keys = ctx.raw.presses.slice(0, seen - 1).filter((q) => q.t >= onset && isTextKey(q.key)).map((q) => q.key);
-        if (p.key === V.submit_key) {
-          if (typedText(keys).trim()) { ctx.raw.submit_time = p.t; ctx.raw.text = typedText(keys); break; }
-          continue;
-        }
-        show(typedText(typedKeys()));  // (all recorded so far: a field being composed on is left alone)
-      }
-      field.removeEventListener("input", onInput);
-      form.removeEventListener("submit", onSubmit);
-      field.readOnly = true;
-      field.blur();
-      return null;
-    },
-  };
+  /** kind name -> its builder, registered by the kinds' page.js (kinds/<kind>/page.js, loaded after this
+   * script: participants/web/site.py lists them); a kind presented by another's builder names it (V.builder) */
+  const TASKS = {};
 
   /** a response as experiments.tasks.scoring.normalize_answer compares it, from the rule the trial
    * carries (view.rule, generated from the Python constants): nothing of the rule is written here */
@@ -412,6 +263,13 @@ var jsPsychTwinlabTask = (function (jspsych) {
     }
   }
   TwinlabTaskPlugin.info = info;
-  TwinlabTaskPlugin.TASKS = Object.keys(TASKS);
+  /** a kind's page.js registers its builder: async (ctx) -> the answer chosen (or null) */
+  TwinlabTaskPlugin.register = (name, builder) => {
+    if (Object.hasOwn(TASKS, name)) throw new Error("twinlab-task: kind " + name + " registered twice");
+    TASKS[name] = builder;
+  };
+  /** the helpers a kind's builder uses */
+  TwinlabTaskPlugin.kit = { el, textBlock, boxes, answerScreen, rsvp, coarse };
+  Object.defineProperty(TwinlabTaskPlugin, "TASKS", { get: () => Object.keys(TASKS) });
   return TwinlabTaskPlugin;
 })(jsPsychModule);

@@ -1,0 +1,120 @@
+"""The one registry of task kinds: a kind is one folder (a package), found by name, lazily, by discovery.
+
+A kind is a package (the built-in ones: the folders of the `kinds` package, kinds/<name>/; a third party's:
+a package named by an entry point of the group `twinlab.kinds`, `<name> = <module>`). Its `__init__.py`
+is light (no imports) and may say `ORDER` (where the kind stands in listings: the runners' lists, the
+report's sections; default 1000, then by name). Its parts are its modules, each optional:
+
+    task      TaskKind `KIND`: settings, item checks, scoring, declared columns (experiments.tasks.base)
+    view      the PsychoPy presentation unit (participants/tasks/__init__.py)
+    page.js   the browser builder (participants/web/site.py concatenates every kind's into one script)
+    model     ModelKind `MODEL`: its protocols (model_subjects/tasks/registry.py)
+    analysis  AnalysisKind `ANALYSIS`: its report section and measures (analysis/kind_sections.py)
+
+Layers ask here (`kind_names`, `kind_part`, `kind_file`) and never import a kind's module by a static
+name; kinds import the layers. Nothing is imported until asked, so `twinlab --help` pays nothing.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+BUILTIN = "kinds"  # the package whose folders are the built-in kinds
+ENTRY_POINTS = "twinlab.kinds"  # the entry-point group a third party's kind is named in
+DEFAULT_ORDER = 1000
+
+
+class UnknownKind(LookupError):
+    """No registered kind has this name."""
+
+
+@lru_cache(maxsize=1)
+def _modules() -> dict[str, str]:
+    """name -> the kind's package, in listing order (the built-in folders, then the entry points)."""
+    import pkgutil
+    from importlib.metadata import entry_points
+
+    found: dict[str, str] = {}
+    builtin = importlib.import_module(BUILTIN)
+    for info in pkgutil.iter_modules(builtin.__path__):
+        if info.ispkg and not info.name.startswith("_"):
+            found[info.name] = f"{BUILTIN}.{info.name}"
+    for ep in entry_points(group=ENTRY_POINTS):
+        if ep.name in found and found[ep.name] != ep.value:
+            raise ValueError(f"task kind {ep.name!r} registered twice ({found[ep.name]}, {ep.value})")
+        found[ep.name] = ep.value
+
+    def order(name: str) -> tuple[float, str]:
+        return (getattr(importlib.import_module(found[name]), "ORDER", DEFAULT_ORDER), name)
+
+    return {name: found[name] for name in sorted(found, key=order)}
+
+
+def refresh() -> None:
+    """Forget what was discovered (a kind installed or removed while the process runs: a test's toy kind)."""
+    _modules.cache_clear()
+    importlib.invalidate_caches()
+
+
+def kind_names() -> tuple[str, ...]:
+    """Every registered kind, in listing order."""
+    return tuple(_modules())
+
+
+def kind_module(name: str) -> ModuleType:
+    """The kind's package (UnknownKind when no kind has this name)."""
+    mods = _modules()
+    if name not in mods:
+        raise UnknownKind(name)
+    return importlib.import_module(mods[name])
+
+
+def kind_part(name: str, part: str) -> ModuleType | None:
+    """The kind's module `part` (task, view, model, analysis, ...), imported when first asked; None when
+    the kind has no such part (an error inside a part that exists is raised, never taken for absence)."""
+    package = kind_module(name).__name__
+    if importlib.util.find_spec(f"{package}.{part}") is None:
+        return None
+    return importlib.import_module(f"{package}.{part}")
+
+
+def kind_file(name: str, filename: str) -> Path | None:
+    """A file of the kind's folder (its page.js, its README.md), or None when it has none."""
+    path = Path(kind_module(name).__file__ or "").parent / filename
+    return path if path.is_file() else None
+
+
+def parts(part: str, attribute: str) -> dict[str, object]:
+    """name -> the `attribute` of each kind's `part` that has it (TaskKind `KIND`, ModelKind `MODEL`, ...),
+    in listing order: each layer's view of the one registry."""
+    out: dict[str, object] = {}
+    for name in kind_names():
+        mod = kind_part(name, part)
+        if mod is not None and getattr(mod, attribute, None) is not None:
+            out[name] = getattr(mod, attribute)
+    return out
+
+
+def kind_attrs(name: str, part: str, *attributes: str) -> Any:
+    """Names from a kind's part, for a layer that uses one kind's rule by the kind's name (the one reading
+    of a rule lives in its kind): one attribute's value, or a tuple of them in the order asked."""
+    mod = kind_part(name, part)
+    if mod is None:
+        raise UnknownKind(f"task kind {name!r} has no {part} part")
+    values = tuple(getattr(mod, a) for a in attributes)
+    return values[0] if len(values) == 1 else values
+
+
+def reexports(table: dict[str, tuple[str, str]]) -> Callable[[str], Any]:
+    """A module's `__getattr__` that keeps old names importable from a layer (attribute -> (kind, part)),
+    each imported from its kind when first asked (so the layer imports no kind when it is imported)."""
+    def __getattr__(attribute: str) -> Any:
+        if attribute in table:
+            return kind_attrs(*table[attribute], attribute)
+        raise AttributeError(attribute)
+
+    return __getattr__

@@ -1,0 +1,121 @@
+"""Judgment: one sentence (whole or word by word), two or more labelled answers (yes/no acceptability,
+"does it make sense", any labels). The response is a label's `value`; it is correct when it equals the
+item's `answer`."""
+from __future__ import annotations
+
+from typing import Annotated, Literal, Any
+
+from pydantic import Field, field_validator
+
+from experiments.tasks.base import TaskError, TaskKind
+from experiments.tasks.config import Label, _Settings, _labels_differ
+from experiments.tasks.keys import POSITION_KEYS
+from experiments.tasks.scoring import equals_answer
+
+
+
+class JudgmentSettings(_Settings):
+    labels: Annotated[list[Label], Field(min_length=2)] = [Label(value="yes", text="Yes", key="f"),
+                                                           Label(value="no", text="No", key="j")]
+    question: str = "Is this sentence acceptable?"
+    presentation: Literal["whole", "rsvp"] = "whole"
+
+    @field_validator("labels")
+    @classmethod
+    def _differ(cls, v: list[Label]) -> list[Label]:
+        return _labels_differ(v)
+
+
+def check_answer_among(mat: dict[str, Any], values: list[str], what: str, where: str, key: str = "answer") -> None:
+    """Refuse an item whose `key` (given) is none of `values` under the one rule."""
+    ans = mat.get(key)
+    if ans not in (None, "") and not any(equals_answer(ans, v) for v in values):
+        raise TaskError(f"{where}: {key} {ans!r} is not {what} ({', '.join(values)})")
+
+
+def label_values(settings: Any) -> list[str]:
+    return [lab.value for lab in settings.labels]
+
+
+def check_label_answer(mat: dict[str, Any], values: list[str], where: str) -> None:
+    """An item's `answer` (given) is exactly one label's value: it is what the table records and what the
+    analysis compares responses with ("Word" for the value word is refused, naming the values)."""
+    ans = mat.get("answer")
+    if ans not in (None, "") and str(ans).strip() not in values:
+        raise TaskError(f"{where}: answer {ans!r} is not a label's value ({', '.join(values)}; task.labels); "
+                        "write it exactly as the value")
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    check_label_answer(mat, label_values(settings), where)
+
+
+def score(trial: Any, response: Any) -> bool | None:
+    """The chosen label's value against `answer` (None: no answer in the item, or no response)."""
+    return equals_answer(trial.mat.get("answer"), response)
+
+
+def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+    """The labels in screen order with their keys (the human runners' settings `s`)."""
+    from experiments.tasks.record import Answer
+
+    return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
+
+
+def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+    from experiments.tasks.record import derive_answer
+
+    derive_answer(trial, s, order, raw, presses, pointers, out, extra)
+
+
+def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+    from experiments.tasks.record import plan_answer
+
+    return plan_answer(trial, s, order, rng, right)
+
+
+def label_key_checker(default_keys: tuple[str, ...]) -> Any:
+    """The keys rule of a kind whose answers are labels (a label's own key, else `default_keys` by position)."""
+    def check(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
+        from experiments.tasks.keys import clash, label_keys
+
+        clash("task.labels", label_keys(settings, "labels" in given, default_keys), quit_key)
+    return check
+
+
+def label_settings(default_values: tuple[str, str], default_keys: tuple[str, ...]) -> Any:
+    """The human runners' labels and keys of a label kind: the spec's labels, else `default_values` with the
+    spec language's texts (experiments.screen_texts `label_<value>`) on F, J."""
+    def human(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
+        from experiments.screen_texts import task_text
+        from experiments.tasks.keys import KeySettingError, label_keys
+
+        keys = tuple(label_keys(st, "labels" in given, default_keys))
+        if "labels" in given:
+            labels = [(lab.value, lab.text) for lab in st.labels]
+        else:
+            labels = [(v, task_text(lang, f"label_{v}")) for v in default_values]
+        if len(set(keys)) != len(keys):
+            raise KeySettingError(f"task.labels: two answers share a key ({', '.join(keys)})")
+        return {"labels": tuple(labels), "keys": keys}
+    return human
+
+
+def detection(settings: Any) -> tuple[str, str] | None:
+    """The accepting and rejecting labels (experiments.tasks.detection.judgment_values); yes/no by default."""
+    from experiments.tasks.detection import judgment_values, label_field
+
+    labels = label_field(settings or {})
+    if labels is None:
+        return ("yes", "no")
+    return judgment_values(labels, label_field(settings, "text"))
+
+
+KIND = TaskKind(
+    name="judgment", description="one sentence (whole or word by word), two or more labelled answers",
+    materials=("sentence",), optional_materials=("answer", "pair_sentence", "question"),
+    runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
+    check_item=check_item, answers=answers, derive=derive, plan=plan,
+    check_keys=label_key_checker(POSITION_KEYS), human_settings=label_settings(("yes", "no"), POSITION_KEYS),
+    detection=detection, detection_by_settings=True,
+)

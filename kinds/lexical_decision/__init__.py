@@ -1,0 +1,2 @@
+"""Lexical decision: a letter string, word or non-word (README.md)."""
+ORDER = 70

@@ -1,0 +1,46 @@
+"""Lexical decision: a letter string (`sentence`), word / non-word keys; the response (`word` or
+`nonword`, the labels' values) is correct when it equals the item's `answer`."""
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator
+
+from experiments.tasks.base import TaskKind
+from experiments.tasks.config import Label, _Settings, _labels_differ
+from kinds.judgment.task import (answers, check_label_answer, derive, label_key_checker, label_settings,
+                                        label_values, plan)
+from experiments.tasks.scoring import equals_answer
+
+
+
+class LexicalDecisionSettings(_Settings):
+    labels: Annotated[list[Label], Field(min_length=2, max_length=2)] = [
+        Label(value="word", text="Word", key="j"), Label(value="nonword", text="Non-word", key="f")]
+    question: str = "Is this an English word?"
+
+    @field_validator("labels")
+    @classmethod
+    def _word_nonword(cls, v: list[Label]) -> list[Label]:
+        if sorted(lab.value for lab in v) != ["nonword", "word"]:
+            raise ValueError("lexical decision labels need the values word and nonword "
+                             f"(got {', '.join(lab.value for lab in v)})")
+        return _labels_differ(v)
+
+
+def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
+    check_label_answer(mat, label_values(settings), where)
+
+
+def score(trial: Any, response: Any) -> bool | None:
+    return equals_answer(trial.mat.get("answer"), response)
+
+
+KIND = TaskKind(
+    name="lexical_decision", description="a letter string; word / non-word keys",
+    materials=("sentence", "answer"), recorded=("response", "correct", "rt_ms"),
+    runners=("psychopy", "browser", "model"), model_protocols=("direct", "meta", "surprisal"), score=score, settings=LexicalDecisionSettings,
+    check_item=check_item, answers=answers, derive=derive, plan=plan,
+    check_keys=label_key_checker(("f", "j")), human_settings=label_settings(("nonword", "word"), ("f", "j")),
+    detection=lambda settings: ("word", "nonword"),
+)

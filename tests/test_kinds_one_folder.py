@@ -1,0 +1,120 @@
+"""A kind is one folder (issue 49, part 1): the layers find kinds through one registry (experiments/kinds.py)
+and never import a kind's module by name nor branch on a kind's name; each built-in kind's folder holds its
+parts; a toy kind's folder (tests/support/kinds/) is the only thing a test adds for it. Read from the source
+(ast), so a late import or an import by a literal name counts."""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("analysis", "experiments", "model_subjects", "participants", "reproductions", "stimuli")
+PARTS = {"__init__.py", "task.py", "view.py", "page.js", "model.py", "analysis.py", "README.md"}
+# the Lakretz study's materials, which leave the core with the study package (issue 49, part 2)
+ALLOWED_COMPARISONS = {("experiments/tasks/lakretz_materials.py", "violation_detection")}
+# files still branching on kinds' names, each to move into the kinds' folders (a kind's importer part):
+# issue 50's importers of other tools' data (merged on main after this test was written)
+ALLOWED_FILES = {"participants/imports/kinds.py", "participants/imports/task_rows.py", "participants/imports/study.py"}
+
+sys.path.insert(0, str(Path(__file__).parent / "support"))
+from toy_kinds import installed  # noqa: E402
+
+
+def builtin_kinds() -> list[str]:
+    return sorted(p.name for p in (ROOT / "kinds").iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+
+
+def layer_files() -> list[Path]:
+    return sorted(f for pkg in LAYERS for f in (ROOT / pkg).rglob("*.py") if "node_modules" not in f.parts)
+
+
+def imported_names(tree: ast.AST) -> list[str]:
+    """Modules imported anywhere in `tree` (statements, and import_module/__import__ on a literal name)."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.append(node.module or "")
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and (
+                getattr(node.func, "attr", None) == "import_module" or getattr(node.func, "id", None) == "__import__"):
+            names.append(str(node.args[0].value))
+    return names
+
+
+def kind_comparisons(tree: ast.AST, kinds: set[str]) -> list[tuple[int, str]]:
+    """Comparisons with a kind's name (`== "judgment"`, `in ("choice", ...)`): a branch on the kind."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                values = [side] if isinstance(side, ast.Constant) else list(getattr(side, "elts", []))
+                found += [(node.lineno, v.value) for v in values if isinstance(v, ast.Constant) and v.value in kinds]
+    return found
+
+
+def test_the_scan_sees_a_kind_import_and_a_branch_on_a_kind():
+    tree = ast.parse("def f(t):\n    from kinds.judgment.task import KIND\n    importlib.import_module('kinds.choice')\n"
+                     "    return t.task == 'judgment' or t.task in ('rating', 'x')\n")
+    assert imported_names(tree) == ["kinds.judgment.task", "kinds.choice"]
+    assert kind_comparisons(tree, {"judgment", "rating"}) == [(4, "judgment"), (4, "rating")]
+
+
+def test_no_layer_imports_a_kind_or_branches_on_a_kinds_name():
+    files = layer_files()
+    assert len(files) > 100  # the scan reads the real tree
+    kinds = set(builtin_kinds())
+    imports, branches = [], []
+    for f in files:
+        rel = f.relative_to(ROOT).as_posix()
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        imports += [f"{rel}: {n}" for n in imported_names(tree) if n == "kinds" or n.startswith("kinds.")]
+        branches += [f"{rel}:{line}: {k}" for line, k in kind_comparisons(tree, kinds)
+                     if (rel, k) not in ALLOWED_COMPARISONS and rel not in ALLOWED_FILES]
+    assert imports == [] and branches == []
+
+
+def test_each_built_in_kind_is_one_folder_of_its_parts():
+    from experiments.kinds import kind_names, kind_part
+
+    names = builtin_kinds()
+    assert names and set(names) <= set(kind_names())
+    for name in names:
+        folder = ROOT / "kinds" / name
+        files = {p.name for p in folder.iterdir() if not p.name.startswith((".", "__pycache__"))}
+        assert {"__init__.py", "task.py", "README.md"} <= files <= PARTS, (name, files)
+        assert kind_part(name, "task").KIND.name == name
+        # the subject verticals meet only below them: a kind's view never imports its model side, nor back
+        for part, other in (("view.py", "model_subjects"), ("model.py", "participants")):
+            if (folder / part).is_file():
+                tree = ast.parse((folder / part).read_text(encoding="utf-8"))
+                assert not [n for n in imported_names(tree) if n.split(".")[0] == other], (name, part)
+
+
+def test_the_listing_order_is_the_kinds_declared_order():
+    from experiments.kinds import kind_names
+
+    assert [k for k in kind_names() if k in builtin_kinds()] == [
+        "violation_detection", "forced_choice", "judgment", "choice", "rating", "completion", "self_paced_reading",
+        "lexical_decision"]
+
+
+def test_a_toy_kind_is_its_folder_and_nothing_else(tmp_path):
+    """Installing the toy (its folder on the path and its entry point, as a package's metadata) adds exactly
+    that kind to every layer's view of the registry; no product file names it."""
+    from analysis.kind_sections import analysis_kinds
+    from experiments.kinds import kind_names
+    from experiments.tasks import registry
+    from model_subjects.tasks import model_kinds
+
+    before = kind_names()
+    toy_files = {p.name for p in (ROOT / "tests" / "support" / "kinds" / "colour_toy_b").iterdir()
+                 if p.suffix == ".py"}
+    assert toy_files == {"__init__.py", "task.py", "model.py", "analysis.py"}
+    with installed("colour_toy_b", tmp_path):
+        assert set(kind_names()) - set(before) == {"colour_toy_b"} and set(before) <= set(kind_names())
+        assert "colour_toy_b" in registry() and "colour_toy_b" in model_kinds() and "colour_toy_b" in analysis_kinds()
+    assert kind_names() == before
+    assert not [f for f in layer_files() + sorted((ROOT / "kinds").rglob("*.py"))
+                if "colour_toy" in f.read_text(encoding="utf-8")]
