@@ -5,7 +5,7 @@ surprisal at the critical region falls with exposure to the structure, as people
 2013). Here, for a self-paced-reading design run with a model that learns in its weights
 (`run-model --protocol surprisal --learning weights --update-on read`) and the same model frozen:
 
-- per trial of a weight learner: the region's surprisal (bits, the sum of its words', analysis/tasks_reading.py
+- per trial of a weight learner: the region's surprisal (bits, the sum of its words', kinds/self_paced_reading/analysis.py
   `region_rows`) as the adapted model read it, and the frozen model's surprisal of the *same sentence* (the
   frozen group's mean over its rows of that item and sentence: a frozen model without a running context scores
   a sentence the same way every time), so the difference is the adaptation alone, never the order of items;
@@ -100,7 +100,10 @@ def frozen_group(d: pd.DataFrame, learner: str, modes: dict[str, str]) -> str | 
 
 def _regions(d: pd.DataFrame, levels: dict, rules) -> pd.DataFrame:
     """One row per trial x region (people's times through the reading rules), with the trial's `exposures`."""
-    from analysis.tasks_reading import apply_rules, region_rows, word_rows
+    from experiments.kinds import kind_attrs  # the reading kind's rules, found by name (one registry)
+
+    apply_rules, region_rows, word_rows = kind_attrs("self_paced_reading", "analysis", "apply_rules", "region_rows",
+                                                     "word_rows")
 
     w = word_rows(d, levels)
     kept, _ = apply_rules(w, rules)
@@ -133,7 +136,9 @@ def adaptation(d: pd.DataFrame, factors: dict, region: str | None = None, rules=
     """The adaptation table of a design frame (rows with `exposures`: analysis/frames.py `design_frame`);
     `region`: a region's name or number (every region when None); AdaptationError when it cannot be computed."""
     from analysis.learning_rows import add_order_columns
-    from analysis.tasks_reading import ReadingRules, find_region
+    from experiments.kinds import kind_attrs  # the reading kind's rules, found by name (one registry)
+
+    ReadingRules, find_region = kind_attrs("self_paced_reading", "analysis", "ReadingRules", "find_region")
     from analysis.twins import is_replay
 
     learners = check_rows(d)
@@ -237,7 +242,9 @@ def adaptation_step(run) -> None:
     """The report's section (analysis/report_plan.py DESIGN): nothing without a weight-learning model group;
     a sentence in `skipped` when the effect cannot be computed; else the table (every region, or the one of
     --region with --formula) and a figure of one region."""
-    from analysis.tasks_reading import reading_rules
+    from experiments.kinds import kind_attrs  # the reading kind's rules, found by name (one registry)
+
+    reading_rules = kind_attrs("self_paced_reading", "analysis", "reading_rules")
 
     if not learner_groups(run.d):
         return

@@ -79,7 +79,8 @@ def cases(target: Path) -> list[tuple[str, str]]:
 @pytest.fixture()
 def no_r(monkeypatch):
     """A tripwire on every way twinlab starts R: a refusal must come before it."""
-    from analysis import formula_fit, mixed, tasks_rating
+    from analysis import formula_fit, mixed
+    from kinds.rating import analysis as tasks_rating
 
     def tripped(*a, **k):
         raise AssertionError("R was started: the formula reached R")
