@@ -27,6 +27,7 @@ from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
 from model_subjects.context import REPLAY, ContextMode, History, history_entry, option_text, session_sizes
+from model_subjects.person_marks import answer_words, mark_person, person_answer_text, typed_word  # noqa: F401
 from model_subjects.people import Person, find_people  # noqa: F401 (the people's folder, checked: people.py)
 from model_subjects.runner import RunConfig, Runner, RunError, SubjectState, decide, unscorable
 
@@ -38,23 +39,6 @@ def model_slug(name: str) -> str:
 def replay_id(model: str, person: str) -> str:
     return f"{model_slug(model)}{REPLAY}{re.sub(r'[^A-Za-z0-9]', '', person)}"
 
-
-def person_answer_text(runner: Runner, trial: Trial, response: str) -> str:
-    """The person's answer in the task's words, as the history shows a model's own (see `answer_words`)."""
-    return answer_words(runner.protocol, trial, response, bool(runner.chat))
-
-
-def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False) -> str:
-    """The person's answer in the words the running history shows (context.history_entry: the same rule as a
-    model's own answer, e.g. judgment `direct`: the task's question, then the label)."""
-    return option_text(history_entry(protocol, trial, response, None).answer, chat)
-
-
-def typed_word(trial: Trial, response: str) -> str:
-    """A typed answer as its kind scores it (completion: the first word, punctuation trimmed); '' otherwise."""
-    from model_subjects.tasks import typed_answer
-
-    return typed_answer(trial, response)
 
 
 class ReplayRunner(Runner):
@@ -164,21 +148,6 @@ class ReplayRunner(Runner):
         st.writer.save_sidecar()  # type: ignore[union-attr]
         self.progress(1, None)
 
-
-def mark_person(runner: Runner, p: Person, i: int, trial: Trial, d: Any, word_logprob: Any) -> None:
-    """A replay row's decision, in place: the person's answer and its outcome in `extra`; `word_logprob(word)`
-    scores a typed answer as the person typed it (completion) in the context the model read."""
-    response, row = p.responses[i], p.rows[i]
-    typed = typed_word(trial, response)
-    if typed:  # a typed answer (completion): log P(the person's word), as the person typed it
-        d.extra["person_word"] = typed
-        d.extra["person_word_logprob"] = round(float(word_logprob(typed)), 6)
-    # the history shows the person's answer (extra.answer_text, as context.rebuild_contexts reads it);
-    # the model's own best option stays in `response` and extra.model_answer_text
-    d.extra["model_answer_text"] = d.answer_text
-    d.answer_text = person_answer_text(runner, trial, response)
-    d.extra.update({"replay_of": p.subject_id, "person_response": response,
-                    "person_correct": row.get("correct"), "person_rt_ms": row.get("rt_ms") or None})
 
 
 def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, progress: Any = None) -> Any:

@@ -27,6 +27,7 @@ from typing import Any
 
 from experiments.trials import Trial
 from model_subjects.context import history_entry
+from model_subjects.person_marks import mark_person
 from model_subjects.requests import LoglikelihoodRequest
 from model_subjects.weight_runs import LearningSubject
 
@@ -62,8 +63,6 @@ class ReplayLearningSubject(LearningSubject):
         return self.p.feedback[trial.trial_index]
 
     def annotate(self, trial: Trial, d: Any, ctxs: list[str]) -> None:
-        from model_subjects.replay import mark_person
-
         def word_logprob(word: str) -> float:
             return self.r.backend.loglikelihood([LoglikelihoodRequest(ctxs[0], " " + word)])[0].logprob
 
