@@ -46,13 +46,13 @@ def analyze(
     by_list, word_range, rt_range, pairs = _checked_fit_options(by, family, formula, no_mixed, region, word,
                                                                 word_rt_range, model_copies, rt_trim, rt_sd, gap)
     from analysis.api import InputError, report as api_report
-    from analysis.demand_gap import GapError
-    from analysis.formula import FormulaError
-    from analysis.learning import FocusError
-    from analysis.learning_rows import BlocksError
+    from analysis.measures.demand_gap import GapError
+    from analysis.stats.formula import FormulaError
+    from analysis.learning.general import FocusError
+    from analysis.load.rows import BlocksError
     from analysis.load import LoadError
-    from analysis.mixed import MixedModelError
-    from analysis.report import ReportError
+    from analysis.stats.mixed import MixedModelError
+    from analysis.report.render import ReportError
     from analysis.tasks_rating import OrdinalError
     from experiments.options import OptionError
 
@@ -91,12 +91,12 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
         check_results_folder(out, data, force)
     except OptionError as exc:
         fail(str(exc))
-    from analysis.scoring import RULES
+    from analysis.measures.scoring import RULES
 
     if rejected_rule not in RULES:
         fail(f"--rejected-rule must be {' or '.join(RULES)}, not {rejected_rule!r}")
-    from analysis.learning import LAKRETZ, FocusError, parse_focus, parse_focus_path
-    from analysis.learning_rows import BlocksError, parse_blocks
+    from analysis.learning.general import LAKRETZ, FocusError, parse_focus, parse_focus_path
+    from analysis.load.rows import BlocksError, parse_blocks
 
     try:
         parse_focus(focus) if "=" in focus else parse_focus_path(focus, LAKRETZ)
@@ -109,8 +109,8 @@ def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, reg
                          word_rt_range: str, model_copies: str, rt_trim: str, rt_sd: float, gap: List[str]):
     """--by, --family, --region/--word, --word-rt-range, --formula, --model-copies, --rt-trim/--rt-sd and --gap,
     in that order; one line and exit 2. Returns (--by columns, word RT range, RT trim, --gap pairs)."""
-    from analysis.demand_gap import GapError, parse_pair
-    from analysis.formula import FormulaError, parse
+    from analysis.measures.demand_gap import GapError, parse_pair
+    from analysis.stats.formula import FormulaError, parse
     from experiments.cli_common import fail
 
     by_list = [b.strip() for b in by.split(",") if b.strip()]
@@ -188,7 +188,7 @@ def report(
     """Re-render report.html from a results folder (no data, no R needed)."""
     from experiments.cli_common import fail
 
-    from analysis.report import ReportError, render_report
+    from analysis.report.render import ReportError, render_report
 
     try:
         path = render_report(results)
@@ -203,7 +203,7 @@ def register(app: typer.Typer) -> None:
     from analysis.importers import REGISTRY
     from experiments.cli import data_import_app
 
-    from analysis.power_cli import power
+    from analysis.power.cli import power
 
     app.command("analyze")(analyze)
     app.command("report")(report)

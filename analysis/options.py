@@ -15,7 +15,7 @@ class Options:
     fmt: str = "auto"
     training_blocks: list[str] = field(default_factory=list)
     keep_outliers: bool = False
-    rejected_rule: str = "paper"  # analysis/scoring.py: how REJECTED trials count in first encounters and exposures
+    rejected_rule: str = "paper"  # analysis/measures/scoring.py: how REJECTED trials count in first encounters and exposures
     show_progress: bool = True
     by: list[str] = field(default_factory=list)  # --by: the factors of the rates tables (default: the design's)
     formula: str = ""  # --formula: the analyst's lme4 formula
@@ -136,15 +136,15 @@ def check_options(opt: Options) -> Options:
     if not isinstance(opt.by, list) or not all(isinstance(b, str) for b in opt.by):
         raise InputError(f"by (--by) must be column names, not {opt.by!r}")
     distinct("by (--by)", opt.by)
-    from analysis.learning import LAKRETZ, parse_focus_path
-    from analysis.scoring import RULES
+    from analysis.learning.general import LAKRETZ, parse_focus_path
+    from analysis.measures.scoring import RULES
 
     if opt.rejected_rule not in RULES:
         raise InputError(f"rejected_rule (--rejected-rule) must be {' or '.join(RULES)}, not {opt.rejected_rule!r}")
     if not isinstance(opt.focus, str):
         raise InputError(f"focus (--focus) must be a text, not {opt.focus!r}")
     if "=" in opt.focus:  # a general design's focus cell (FACTOR=LEVEL,...): its form (each factor once) here,
-        from analysis.learning import FocusError, parse_focus  # its factors and levels against the data later
+        from analysis.learning.general import FocusError, parse_focus  # its factors and levels against the data later
 
         try:
             parse_focus(opt.focus)

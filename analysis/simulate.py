@@ -6,7 +6,7 @@ reads exactly what a runner would have written. Responses come from a logistic e
     logit P(error) = base(structure, condition, violation) + slope * exposures + session_effect * (session-1)
                      + u_subject,   u_subject ~ Normal(0, subject_sd)
 
-where `exposures` follows the definition in analysis/prepare.py (earlier post-training trials of
+where `exposures` follows the definition in analysis/load/prepare.py (earlier post-training trials of
 the same structure x condition x violation position).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from analysis.prepare import is_training_block
+from analysis.load.prepare import is_training_block
 
 
 def logistic(x: float) -> float:

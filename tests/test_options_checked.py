@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from analysis import api
-from analysis.learning import FocusError
-from analysis.learning_rows import BlocksError
-from analysis.spec_versions import SpecVersionError, start_time
+from analysis.learning.general import FocusError
+from analysis.load.rows import BlocksError
+from analysis.load.spec_versions import SpecVersionError, start_time
 from tests.support import design_synthetic as ds
 from tests.support import learning_synthetic as ls
 from tests.test_shared_checks import cli

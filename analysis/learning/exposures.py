@@ -8,8 +8,8 @@ With session as a number (1, 2) the intercept sits at an impossible session 0, f
 and on the full Lakretz release that fit does not converge (z = 297); as a factor it is the same
 model, centred on session 1, and converges.) Both are fitted on the same rows --
 the focus cell's post-training violation trials with an answer -- and compared by AIC, BIC and a
-likelihood-ratio test. `exposures` is defined in analysis/prepare.py (the Lakretz tables) and
-analysis/learning_rows.py (any design); the rows come from analysis/learning.py (`focus_data`).
+likelihood-ratio test. `exposures` is defined in analysis/load/prepare.py (the Lakretz tables) and
+analysis/load/rows.py (any design); the rows come from analysis/learning/general.py (`focus_data`).
 """
 from __future__ import annotations
 
@@ -54,9 +54,9 @@ def usable(data: pd.DataFrame) -> str | None:
 
 
 def fit_models_on(data: pd.DataFrame, group: str, focus: str, extended: bool = True) -> ExposureModels:
-    """The base and extended models on one group's rows of a focus cell (`model_rows`; analysis/learning.py
+    """The base and extended models on one group's rows of a focus cell (`model_rows`; analysis/learning/general.py
     `focus_data` builds them from any design's cells, the Lakretz ones included)."""
-    from analysis.mixed import MixedModelError, fit_glmer, likelihood_ratio
+    from analysis.stats.mixed import MixedModelError, fit_glmer, likelihood_ratio
 
     res = ExposureModels(label=group, focus=focus, n_rows=len(data), n_subjects=data["subject"].nunique())
     why = usable(data)
@@ -84,7 +84,7 @@ JOINT_FORMULA = "error ~ exposures * subject_kind + (1|subject)"
 
 def fit_joint_on(data: pd.DataFrame, model_group: str) -> dict:
     """The joint model on people's and one model group's focus rows (`model_rows`)."""
-    from analysis.mixed import MixedModelError, fit_glmer
+    from analysis.stats.mixed import MixedModelError, fit_glmer
 
     formula = JOINT_FORMULA
     out = {"model_group": model_group, "formula": formula, "n_rows": len(data)}

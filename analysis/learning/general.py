@@ -8,7 +8,7 @@ configuration `LAKRETZ` (the paper's cells and rules), a general design's is `ge
   Lakretz cells), pooled errors / subjects with a 95% bootstrap CI resampling subjects;
 - `learning_curve`: error (and mean RT where there are RTs) by exposures or by trial position, per group
   and block kind (training, test), CIs resampling subjects;
-- `focus_data` + `analysis.exposures.fit_models_on` / `fit_joint_on`: the base model
+- `focus_data` + `analysis.learning.exposures.fit_models_on` / `fit_joint_on`: the base model
   `error ~ exposures + (1|subject)`, the extended model (session, trials before, random slope) and the
   joint `error ~ exposures * subject_kind` on the answered rows of a focus cell (`--focus a=x,b=y`).
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.bootstrap import N_BOOT, bootstrap_mean, error_rate_ci
-from analysis.learning_rows import block_kind
+from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, error_rate_ci
+from analysis.load.rows import block_kind
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class LearningConfig:
     cell: the factors whose combination is a cell; positions: when given, only trials whose
     `violation_position` is one of them are scored (the Lakretz violation trials); the others are any
     answered trial of a cell. The exposures and first-encounter columns are read from the frame
-    (analysis/prepare.py for the Lakretz tables, analysis/learning_rows.add_order_columns otherwise)."""
+    (analysis/load/prepare.py for the Lakretz tables, analysis/learning_rows.add_order_columns otherwise)."""
 
     name: str
     cell: tuple[str, ...]
@@ -51,7 +51,7 @@ def general_config(cell: list[str]) -> LearningConfig:
 
 def scored(d: pd.DataFrame, cfg: LearningConfig) -> pd.DataFrame:
     """The trials a learning analysis scores: a usable answer (`error` known; the paper rule of
-    analysis/scoring.py has already scored REJECTED trials from their code), levels for every factor of
+    analysis/measures/scoring.py has already scored REJECTED trials from their code), levels for every factor of
     the cell, not a filler; with `positions`, only those violation positions."""
     keep = d["error"].notna()
     if cfg.positions is not None:
@@ -94,7 +94,7 @@ def first_rows(d: pd.DataFrame, cfg: LearningConfig) -> pd.DataFrame:
 
 def first_encounter_fits(d: pd.DataFrame, cfg: LearningConfig, x: str = "trials_before") -> pd.DataFrame:
     """Per cell and group: a plain logistic regression of first-encounter error on `x` (Figure C1's curves)."""
-    from analysis.logistic import logistic_fit
+    from analysis.stats.logistic import logistic_fit
 
     keys = _keys(cfg)
     out = [dict(zip(keys, key)) | {"x": x} | logistic_fit(g[x].astype(float), g["error"].astype(float))
@@ -158,7 +158,7 @@ def cell_points(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -
 
 def cell_fits(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -> pd.DataFrame:
     """Per cell and group: a plain logistic regression (no random effects) of error on `x`, for the grids."""
-    from analysis.logistic import logistic_fit
+    from analysis.stats.logistic import logistic_fit
 
     keys = _keys(cfg)
     return pd.DataFrame([dict(zip(keys, k)) | logistic_fit(g[x].astype(float), g["error"].astype(float))
@@ -227,10 +227,10 @@ def focus_source(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str],
 
 
 def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], groups: list[str] | None = None) -> pd.DataFrame:
-    """Model rows (analysis.exposures.model_rows) of the focus cell: the scored rows of `d`
+    """Model rows (analysis.learning.exposures.model_rows) of the focus cell: the scored rows of `d`
     (the caller selects the blocks) whose factors take the focus levels; no focus: every cell."""
     r = focus_source(d, cfg, focus, groups)
-    from analysis.exposures import model_rows
+    from analysis.learning.exposures import model_rows
 
     return model_rows(r)
 
@@ -238,7 +238,7 @@ def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], grou
 def sees_history(d: pd.DataFrame, group: str) -> bool:
     """Can earlier trials (and their feedback) influence this group's answers? People: yes; models: in a
     running context (the trial history in the prompt) or when their weights learn after trials (issue 51)."""
-    from analysis.prepare import is_human_group, learning_mode
+    from analysis.load.prepare import is_human_group, learning_mode
 
     if is_human_group(group):
         return True

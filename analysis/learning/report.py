@@ -1,4 +1,4 @@
-"""The learning sections of any design's report (analysis/learning.py): first encounter per cell, learning
+"""The learning sections of any design's report (analysis/learning/general.py): first encounter per cell, learning
 curves (training and test), exposure models on a focus cell. Added when the data hold a training block or
 feedback (`learning.has_learning_data`), whatever the design is called."""
 from __future__ import annotations
@@ -9,25 +9,25 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysis import design_figures as dfig
-from analysis import learning as ln
-from analysis import scoring
-from analysis.learning_rows import scope_text, select_blocks
-from analysis.report_tables import fmt_ci, slug
-from analysis.results_folder import Results
+from analysis.report import design_figures as dfig
+from analysis.learning import general as ln
+from analysis.measures import scoring
+from analysis.load.rows import scope_text, select_blocks
+from analysis.report.tables import fmt_ci, slug
+from analysis.report.results_folder import Results
 
 if TYPE_CHECKING:
     from analysis.options import Options
 
 CELL_TEXT = ("A cell is one combination of {cell}; `exposures` counts the subject's earlier trials of the same "
              "cell (training included), `trial_position` the trial's place in its block (1 = first), "
-             "`trials_before` all trials before it (analysis/learning_rows.py).")
+             "`trials_before` all trials before it (analysis/load/rows.py).")
 
 
 def replay_note(d: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The rows without replays (issue 40: a replay is neither a person nor an ordinary model subject, and its
     answers are the person's, so it would count the person's learning twice) and the sentence saying so."""
-    from analysis.twins import is_replay
+    from analysis.twins.answers import is_replay
 
     rep = is_replay(d)
     n = int(rep.sum())
@@ -111,7 +111,7 @@ def focus_of(opt: Options, d: pd.DataFrame, cfg: ln.LearningConfig) -> dict[str,
 
 def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, log,
                             skipped: list[str], note: str = "") -> None:
-    from analysis.exposures import BASE_FORMULA, fit_groups
+    from analysis.learning.exposures import BASE_FORMULA, fit_groups
 
     rows = select_blocks(d, opt.blocks)
     focus = focus_of(opt, d, cfg)
@@ -151,7 +151,7 @@ def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfi
 
 
 def _slope_row(group: str, fit: dict | None, n_rows: int, n_subjects: int, note: str) -> dict:
-    from analysis.mixed import status_of
+    from analysis.stats.mixed import status_of
 
     row = {"group": group, "trials": n_rows, "subjects": n_subjects, "estimate": None, "se": None, "z": None,
            "p": None, "status": "not fitted", "note": note}

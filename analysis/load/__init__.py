@@ -14,7 +14,7 @@ from typing import Iterable, Literal
 
 import pandas as pd
 
-from analysis.load_base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
+from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
 from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, required_columns
 
 Format = Literal["auto", "twinlab", "lakretz"]
@@ -347,7 +347,7 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     _check_columns(path, list(raw.columns), info, factors)
     df = typed_frame(path, raw, factors)
     info.add_factors(factors)
-    from analysis.spec_versions import session_version
+    from analysis.load.spec_versions import session_version
 
     info.versions.append(session_version(path, meta, df, sidecar_factors(meta)))
     if meta.get("autopilot") and not include_simulated:
@@ -373,7 +373,7 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     settings = sidecar_task_settings(meta)
     df["task_settings"] = pd.Series(json.dumps(settings, sort_keys=True) if settings else pd.NA, index=df.index,
                                     dtype="string")
-    from analysis.subjects import session_identity
+    from analysis.load.subjects import session_identity
 
     ident, deterministic = session_identity(meta)
     df["model_identity"] = pd.Series(ident, index=df.index, dtype="string")
@@ -427,7 +427,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
     if not frames:
         why = "; ".join(info.notes) or "no data files given"
         raise LoadError(f"no trials to analyse: {why}")
-    from analysis.spec_versions import check_versions
+    from analysis.load.spec_versions import check_versions
 
     check_versions(info.versions, info, allow_spec_versions)
     df = pd.concat(frames, ignore_index=True)

@@ -31,7 +31,7 @@ class LoadInfo:
     # a general design's factors (docs/general_model.md): name -> levels in the spec's order ([] when the
     # levels are not known, e.g. a table without its sidecar, whose extra columns are taken as factors)
     factors: dict[str, list[str]] = field(default_factory=dict)
-    versions: list = field(default_factory=list)  # analysis.spec_versions.SessionVersion, one per session read
+    versions: list = field(default_factory=list)  # analysis.load.spec_versions.SessionVersion, one per session read
     spec_versions: str = ""  # what was pooled under --allow-spec-versions (the report names it)
 
     def add_factors(self, factors: dict[str, list[str]]) -> None:

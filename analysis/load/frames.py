@@ -1,14 +1,14 @@
 """The trial frame every analysis of a general design reads, built once: prepared rows, the item key, the
 judgment columns from the task's labels, `grammatical` only where the items give it, deterministic model
-copies merged (analysis/subjects.py). `api.load_sessions` and `twinlab analyze` both call `design_frame`."""
+copies merged (analysis/load/subjects.py). `api.load_sessions` and `twinlab analyze` both call `design_frame`."""
 from __future__ import annotations
 
 import pandas as pd
 
-from analysis.design_rates import add_accepted, design_rows, item_key
-from analysis.judgments import fill_grammatical
-from analysis.prepare import prepare
-from analysis.subjects import merge_copies
+from analysis.measures.design_rates import add_accepted, design_rows, item_key
+from analysis.measures.judgments import fill_grammatical
+from analysis.load.prepare import prepare
+from analysis.load.subjects import merge_copies
 
 
 def is_general_design(d: pd.DataFrame, factors: dict) -> bool:
@@ -31,17 +31,17 @@ def design_frame(df: pd.DataFrame, factors: dict, copies: str = "merge") -> tupl
 
 def with_order(d: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
     """The order columns (block_kind, trial_position, trials_before, exposures, exposures_any,
-    first_encounter) with `cell` the factors of a cell (analysis/learning_rows.py)."""
-    from analysis.learning_rows import add_order_columns
+    first_encounter) with `cell` the factors of a cell (analysis/load/rows.py)."""
+    from analysis.load.rows import add_order_columns
 
     return add_order_columns(d, cell)
 
 
 def model_frame(df: pd.DataFrame, blocks: str = "test") -> pd.DataFrame:
-    """The rows a formula is fitted on: the blocks `blocks` names (analysis/learning_rows.py; default the
+    """The rows a formula is fitted on: the blocks `blocks` names (analysis/load/rows.py; default the
     design's test trials); `subject_id` made unique across groups (a human S01 and a model subject S01 are
     two subjects; merged model copies are one), `item` the item group."""
-    from analysis.learning_rows import select_blocks
+    from analysis.load.rows import select_blocks
 
     d = (design_rows(df) if blocks == "test" else select_blocks(df, blocks)).copy()
     if "subject_key" in d.columns:

@@ -6,7 +6,7 @@ says it in words (`scope_text`).
 
 Blocks (`--blocks`, `api.report(blocks=...)`, `api.fit(..., blocks=...)`):
 
-- a row is **training** when its block is named like training or practice (`analysis.prepare`'s rule)
+- a row is **training** when its block is named like training or practice (`analysis.load.prepare`'s rule)
   or its role is `practice`; every other row is **test** (fillers are test-block rows of role `filler`);
 - `test` (the default): the test rows, fillers left out (they have no factor levels);
 - `training,test`: training and test rows, fillers left out;
@@ -25,8 +25,8 @@ Order columns (per subject, in the order session, trial_index; only where the or
 - `first_encounter`: the subject's first *test* trial of its cell (training trials before it do not
   count: the question is what the training taught), whether answered or not.
 
-The Lakretz designs keep their own definitions (analysis/prepare.py: exposures count post-training
-trials only); `LearningConfig` in analysis/learning.py expresses them as a configuration.
+The Lakretz designs keep their own definitions (analysis/load/prepare.py: exposures count post-training
+trials only); `LearningConfig` in analysis/learning/general.py expresses them as a configuration.
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def block_kind(d: pd.DataFrame) -> pd.Series:
 
 
 def select_blocks(d: pd.DataFrame, blocks: str = "test") -> pd.DataFrame:
-    """The rows `blocks` names (the module doc); `test` is exactly analysis.design_rates.design_rows."""
+    """The rows `blocks` names (the module doc); `test` is exactly analysis.measures.design_rates.design_rows."""
     blocks = parse_blocks(blocks)
     if blocks == "all":
         return d

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from analysis.load_base import LoadError, LoadInfo
+from analysis.load.base import LoadError, LoadInfo
 
 
 class SpecVersionError(LoadError):

@@ -14,7 +14,7 @@ participants. The rule (docs/analysis.md, "Subjects"):
   condition and presentation answered the same way every time; a disagreement means they are not
   copies, and they stay subjects, said in the notes);
 - a merged subject's repeated trials are counted once (the count is in the subjects table); items are
-  then its unit: rates resample items (analysis/design_rates.py), d' resamples items, and a model fit
+  then its unit: rates resample items (analysis/measures/design_rates.py), d' resamples items, and a model fit
   has no subject random effect to give it;
 - humans, sampled models and models with a running context stay one subject per session's subject id.
 """

@@ -1,7 +1,7 @@
 """The demand gap between any two protocols of the same items (seeds/002, Hu & Frank 2024, generalised).
 
 Why generalised: the Lakretz sections compare each metalinguistic protocol with its direct partner of
-one task family (analysis/model_measures.py); a general design may run any protocols (direct, meta,
+one task family (analysis/measures/model_measures.py); a general design may run any protocols (direct, meta,
 production, a prompt of one's own) on the same items. Here every pair of protocols of one model and
 context is compared on the items both answered (matched on item_id, so an item missing in one
 protocol leaves both), low-demand first (direct before metalinguistic before production; two of a
@@ -24,7 +24,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from analysis.model_measures import _log_odds, evaluation_method, gap_flag, smoothed_log_odds
+from analysis.measures.model_measures import _log_odds, evaluation_method, gap_flag, smoothed_log_odds
 
 class GapError(ValueError):
     """A --gap pair that names no pair of protocols in the data; the message lists the protocols there are."""

@@ -11,23 +11,23 @@ the cells of `by`:
 - `by_item_mean`: the mean of the items' own rates, CI resampling items (F2).
 
 A cell with a single subject (one person, or a model whose sessions are deterministic copies merged
-into one subject, analysis/subjects.py) cannot be resampled over subjects: its pooled rate's CI then
+into one subject, analysis/load/subjects.py) cannot be resampled over subjects: its pooled rate's CI then
 resamples items (the item is the unit; `ci_unit` says which).
 
 Acceptance (`accepted`): the share of trials answered with the task's accepting label (yes, no_violation,
-word), read from the response through the task's labels (analysis/judgments.py). Signal detection takes
+word), read from the response through the task's labels (analysis/measures/judgments.py). Signal detection takes
 the items whose answer is the rejecting label as the signal: a hit rejects one, a false alarm rejects an
 item whose answer is the accepting label; d' = z(H) - z(F) and c = -(z(H) + z(F)) / 2 with the log-linear
-correction (analysis/detection.py), counts pooled over the cell's subjects, the CI resampling subjects.
+correction (analysis/measures/detection.py), counts pooled over the cell's subjects, the CI resampling subjects.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from analysis.bootstrap import N_BOOT, bootstrap_mean, bootstrap_ratio
-from analysis.detection import dprime_c
-from analysis.judgments import JUDGMENT_KINDS
+from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, bootstrap_ratio
+from analysis.measures.detection import dprime_c
+from analysis.measures.judgments import JUDGMENT_KINDS
 
 NON_DESIGN_ROLES = ("practice", "filler")
 BINARY_TASKS = JUDGMENT_KINDS
@@ -49,8 +49,8 @@ def design_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 def add_accepted(df: pd.DataFrame) -> pd.DataFrame:
     """`accepted`, `signal`, `said_reject` of judgment-like trials, read from the responses and the items'
-    answers through the task's labels (analysis/judgments.py); never from `grammatical` or `correct`."""
-    from analysis.judgments import add_judgment_columns
+    answers through the task's labels (analysis/measures/judgments.py); never from `grammatical` or `correct`."""
+    from analysis.measures.judgments import add_judgment_columns
 
     return add_judgment_columns(df)
 
@@ -101,7 +101,7 @@ def answer_confounded(d: pd.DataFrame, by: list[str]) -> list[str]:
 def acceptance_rates(df: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
     """Acceptance (share of the accepting label) per group x cell of `by` x the item's answer (`answer`:
     'accept (yes)' / 'reject (no)'), from the judged trials only."""
-    from analysis.judgments import answer_label, judged_rows
+    from analysis.measures.judgments import answer_label, judged_rows
 
     d = judged_rows(df if "signal" in df.columns else add_accepted(df))
     d = d.assign(answer=answer_label(d))
@@ -128,9 +128,9 @@ def _bias_words(c: float, lo: float, hi: float, acc: str, rej: str, h: float, s:
 
 def dprime_table(df: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
     """d' and c per group x cell of `by`: signal = items whose answer is the rejecting label, a hit rejects
-    one, a false alarm rejects an item whose answer is the accepting label (analysis/judgments.py). Factors
+    one, a false alarm rejects an item whose answer is the accepting label (analysis/measures/judgments.py). Factors
     of `by` that fix the answer are pooled over. CIs resample subjects (one subject: its items)."""
-    from analysis.judgments import judged_rows
+    from analysis.measures.judgments import judged_rows
 
     d = judged_rows(df if "signal" in df.columns else add_accepted(df)).copy()
     d["_item"] = item_key(d) if len(d) else pd.Series(dtype="string")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.bootstrap import N_BOOT, error_rate_ci, make_progress
-from analysis.prepare import condition_order, scored_rows
+from analysis.stats.bootstrap import N_BOOT, error_rate_ci, make_progress
+from analysis.load.prepare import condition_order, scored_rows
 
 KEYS = ["group", "subject_kind", "structure", "condition", "dependency"]
 

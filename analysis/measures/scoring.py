@@ -20,7 +20,7 @@ import json
 
 import pandas as pd
 
-from analysis.prepare import SCORED_POSITIONS
+from analysis.load.prepare import SCORED_POSITIONS
 
 RULES = ("paper", "strict")
 DEFAULT_RULE = "paper"

@@ -1,4 +1,4 @@
-"""Report sections for the measures of analysis/task_measures.py: the `direct` protocols' log-probabilities
+"""Report sections for the measures of analysis/measures/task_measures.py: the `direct` protocols' log-probabilities
 (with lexical decision's AUC and d' at a stated criterion) and response times of the RT tasks."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysis.results_folder import Results
-from analysis.task_measures import (CRITERION, lexical_logprob_decision, logprob_means, logprob_rows, rt_means,
+from analysis.report.results_folder import Results
+from analysis.measures.task_measures import (CRITERION, lexical_logprob_decision, logprob_means, logprob_rows, rt_means,
                                     rt_rows, rt_rule)
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.bootstrap import N_BOOT, bootstrap_mean
+from analysis.stats.bootstrap import N_BOOT, bootstrap_mean
 
 
 def rt_tasks() -> tuple[str, ...]:

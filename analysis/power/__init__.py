@@ -5,10 +5,10 @@ The steps, each in its own module: every setting checked before any data or R (`
 module; bad input is a PowerInputError naming the option); the pilot loaded as `analyze` loads it and one
 group's test rows taken (`pilot_rows`); the formula fitted to them by the analysis layer's fit_formula (family
 rules, sum coding, the random-effects fallback, diagnostics); the design's lists read from the pilot
-(analysis/power_design.py); per study size, batches of simulations refitted in R in parallel
-(analysis/power_sim.py) until the sims are done or the Monte Carlo interval is clearly above or below the
-target (analysis/power_stats.py); an analytic first pass beside it where the design allows
-(analysis/power_analytic.py); the table, power.json and the figure written (analysis/power_report.py).
+(analysis/power/design.py); per study size, batches of simulations refitted in R in parallel
+(analysis/power/sim.py) until the sims are done or the Monte Carlo interval is clearly above or below the
+target (analysis/power/stats.py); an analytic first pass beside it where the design allows
+(analysis/power/analytic.py); the table, power.json and the figure written (analysis/power/report.py).
 
 A pilot of model subjects is a hypothesis, not an estimate, and says so everywhere; a pilot whose effect is
 simulated as estimated gets simr's observed-power warning.
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import formula as fm
+from analysis.stats import formula as fm
 from analysis.input_errors import InputError
 
 # The bounds of one run (docs/analysis.md "Bounds"), checked before the pilot is read or R starts; the rows of one
@@ -98,7 +98,7 @@ def _whole(name: str, v, low: int, high: int) -> int:
 
 def check_settings(s: PowerSettings) -> fm.Formula:
     """Everything checkable without data: returns the parsed formula (module docstring)."""
-    from analysis.power_terms import TermError, check_in_formula
+    from analysis.power.terms import TermError, check_in_formula
 
     s.subjects = parse_sizes(s.subjects, "--subjects")
     if s.items is not None:
@@ -153,7 +153,7 @@ def check_settings(s: PowerSettings) -> fm.Formula:
 
 def pilot_rows(df: pd.DataFrame, group: str | None) -> tuple[pd.DataFrame, str, str]:
     """(rows, group label, subject kind) of one group's test trials; several groups need --group."""
-    from analysis.frames import model_frame
+    from analysis.load.frames import model_frame
 
     d = model_frame(df)
     groups = sorted(set(d["group"].dropna().astype(str))) if "group" in d.columns else []
@@ -173,12 +173,12 @@ def pilot_rows(df: pd.DataFrame, group: str | None) -> tuple[pd.DataFrame, str, 
 class Pilot:
     """What the simulation is built from: the fit, the coded formula it fitted, the truth, the design."""
 
-    fit: object  # analysis.formula_fit.FormulaFit
+    fit: object  # analysis.stats.formula_fit.FormulaFit
     coded: fm.Formula  # the fitted structure, factors coded
     formula: fm.Formula  # the user's formula with the random structure that was fitted (uncoded)
-    truth: object  # analysis.power_sim.Truth
+    truth: object  # analysis.power.sim.Truth
     coefficients: list[str]  # the tested ones
-    template: object  # analysis.power_design.Template
+    template: object  # analysis.power.design.Template
     declared: dict
     group: str
     kind: str

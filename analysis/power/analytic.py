@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.formula import summands
+from analysis.stats.formula import summands
 
 GROUPS = ("subject_id", "item")
 

@@ -38,7 +38,7 @@ def power(
 
     from analysis.api import InputError, power as api_power
     from analysis.load import LoadError
-    from analysis.mixed import MixedModelError
+    from analysis.stats.mixed import MixedModelError
 
     t0 = time.time()
     try:

@@ -11,12 +11,12 @@ from typing import Callable
 
 import pandas as pd
 
-from analysis import formula as fm
+from analysis.stats import formula as fm
 from analysis.power import MODEL_LABEL, OBSERVED_POWER, Pilot, PowerInputError, PowerSettings, pilot_rows
 
 
 def _coded(f: fm.Formula, rows: pd.DataFrame, s: PowerSettings, declared: dict):
-    from analysis.formula_fit import prepare_data
+    from analysis.stats.formula_fit import prepare_data
 
     try:
         return prepare_data(rows, f, s.family, declared)
@@ -56,7 +56,7 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dic
                 log: Callable[[str], None]) -> Pilot:
     """Check against the data, fit the pilot, read the truth (module docstring); `declared`: the design's
     factors and their levels (api.factors)."""
-    from analysis.power_design import DesignError, template
+    from analysis.power.design import DesignError, template
 
     rows, group, kind = pilot_rows(df, s.group)
     try:
@@ -117,9 +117,9 @@ def zero_sd_sentences(rfx: list[dict], stated: dict) -> list[str]:
 
 
 def _check_rows(s: PowerSettings, tpl) -> None:
-    """The largest simulated study within MAX_ROWS trials (analysis/power.py), before the pilot is fitted."""
+    """The largest simulated study within MAX_ROWS trials (analysis/power/__init__.py), before the pilot is fitted."""
     from analysis.power import MAX_ROWS
-    from analysis.power_design import study_rows
+    from analysis.power.design import study_rows
 
     n_items = max(s.items) if s.items else None
     rows = study_rows(tpl, max(s.subjects), n_items)
@@ -140,7 +140,7 @@ def _stated_groups(s: PowerSettings, used: fm.Formula, coded: fm.Formula) -> tup
 
 
 def _tested(s: PowerSettings, names: list[str], codings: list) -> list[str]:
-    from analysis.power_terms import TermError, check_effect, resolve
+    from analysis.power.terms import TermError, check_effect, resolve
 
     try:
         tested = resolve(s.term, names, codings)
@@ -153,8 +153,8 @@ def _tested(s: PowerSettings, names: list[str], codings: list) -> list[str]:
 
 def _fit(rows: pd.DataFrame, f: fm.Formula, s: PowerSettings, declared: dict):
     """fit_formula on the pilot rows; refuse a fit whose estimates are not parameters (module docstring)."""
-    from analysis.formula_fit import _without_one_level_groups, fit_formula, prepare_data
-    from analysis.mixed import NOT_CONVERGED, MixedModelError, degenerate_warnings
+    from analysis.stats.formula_fit import _without_one_level_groups, fit_formula, prepare_data
+    from analysis.stats.mixed import NOT_CONVERGED, MixedModelError, degenerate_warnings
 
     used, dropped = _without_one_level_groups(f, rows)
     try:
@@ -179,7 +179,7 @@ def _fit(rows: pd.DataFrame, f: fm.Formula, s: PowerSettings, declared: dict):
 
 def _truth(fit, family: str, tested: list[str], s: PowerSettings, rows: pd.DataFrame):
     """The parameters simulated from, and the warnings they need (observed power, zero variances)."""
-    from analysis.power_sim import Truth
+    from analysis.power.sim import Truth
 
     warnings = []
     beta = {c["term"]: float(c["estimate"]) for c in fit.coefficients}

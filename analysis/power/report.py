@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.power import MODEL_LABEL, Pilot, PowerSettings
-from analysis.power_stats import IMPLAUSIBLE_SE
-from analysis.results_folder import clean_json, json_default
+from analysis.power.stats import IMPLAUSIBLE_SE
+from analysis.report.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
 
 TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
@@ -56,7 +56,7 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
                    "trials_per_list": pilot.template.trials_per_list, "pilot_items": len(pilot.template.items),
                    "pilot_subjects": pilot.template.n_pilot_subjects,
                    "rule": "subjects rotate through the pilot's lists; extra items copy the pilot's items with their "
-                           "condition in each list (analysis/power_design.py)"},
+                           "condition in each list (analysis/power/design.py)"},
         "simulated": {"term": s.term, "coefficients": pilot.coefficients, "beta": pilot.truth.beta,
                       "random_effects": pilot.truth.random_effects, "sigma": pilot.truth.sigma,
                       "effect": "stated (--effect)" if s.effect is not None else "the pilot's estimate (observed power)"},
@@ -117,7 +117,7 @@ def figure(table: pd.DataFrame, res: dict) -> bytes | None:
     """Power against subjects, a line per item count, CI bands, the analytic pass dashed, the 80% line."""
     import io
 
-    from analysis.figures import _plt
+    from analysis.report.figures import _plt
 
     fig = draw_figure(table, res)
     buf = io.BytesIO()
@@ -145,7 +145,7 @@ def figure_title(res: dict) -> str:
 def draw_figure(table: pd.DataFrame, res: dict):
     """The figure itself (a matplotlib Figure): the target's label sits outside the axes, right of the line,
     where no point or band can be under it."""
-    from analysis.figures import PALETTE, _plt
+    from analysis.report.figures import PALETTE, _plt
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from analysis import formula as fm
+from analysis.stats import formula as fm
 from analysis.power import Pilot, PowerSettings
 
 
@@ -22,10 +22,10 @@ def size_seed(seed: int, subjects: int, items: int) -> int:
 
 def coded_design(pilot: Pilot, n_subjects: int, n_items: int | None) -> tuple[pd.DataFrame, list[str]]:
     """The extended design with the factors coded as the pilot's (the columns R needs), and its notes."""
-    from analysis.power_design import balance_notes, extend
+    from analysis.power.design import balance_notes, extend
 
     from analysis.power import PowerInputError
-    from analysis.power_design import DesignError
+    from analysis.power.design import DesignError
 
     try:
         design = extend(pilot.template, n_subjects, n_items)
@@ -41,7 +41,7 @@ def coded_design(pilot: Pilot, n_subjects: int, n_items: int | None) -> tuple[pd
 
 def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
     """(power table rows, every simulation's row, analytic results) over subjects x items."""
-    from analysis.power_analytic import analytic_power
+    from analysis.power.analytic import analytic_power
 
     items = s.items or [len(pilot.template.items)]
     sizes = [(n_subj, n_items) for n_items in items for n_subj in s.subjects]
@@ -61,10 +61,10 @@ def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
 
 def run_size(s: PowerSettings, pilot: Pilot, design: pd.DataFrame, n_subj: int, n_items: int,
              log: Callable[[str], None]) -> tuple[dict, pd.DataFrame]:
-    """Batches of simulations of one size until done or stopped early (analysis/power_stats.py)."""
-    from analysis.mixed import MixedModelError
-    from analysis.power_sim import SizeModel
-    from analysis.power_stats import stop_decision, summarize
+    """Batches of simulations of one size until done or stopped early (analysis/power/stats.py)."""
+    from analysis.stats.mixed import MixedModelError
+    from analysis.power.sim import SizeModel
+    from analysis.power.stats import stop_decision, summarize
 
     t0 = time.time()
     random_text = " + ".join(r.text() for r in pilot.coded.random)
@@ -105,7 +105,7 @@ def run_size(s: PowerSettings, pilot: Pilot, design: pd.DataFrame, n_subj: int, 
 def reference_ses(pilot: Pilot, simulated_trials: int) -> list[float]:
     """Per tested coefficient, the smallest SE the simulated design allows (analysis/power_stats.reference_se),
     from the pilot's SE (the Hessian-free one where lme4 gave it: steadier at a boundary)."""
-    from analysis.power_stats import reference_se
+    from analysis.power.stats import reference_se
 
     by_term = {c["term"]: c for c in pilot.fit.coefficients}
     out = []

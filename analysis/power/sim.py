@@ -22,8 +22,8 @@ What each simulation returns: the term's estimate, SE, statistic and p (Wald z f
 chi-square for several; or the likelihood-ratio chi-square against the fit without the term), whether the fit
 failed (R error, or a binomial response with one value), converged (optimiser code 0 and no lme4 convergence
 message besides singularity), isSingular, the random-effect SDs/correlations (the boundary rule of
-analysis/mixed.py is applied to them in Python: one rule, one place), and the smallest ratio of a tested
-coefficient's SE to the SE the design allows (analysis/power_stats.py flags a broken fit from it).
+analysis/stats/mixed.py is applied to them in Python: one rule, one place), and the smallest ratio of a tested
+coefficient's SE to the SE the design allows (analysis/power/stats.py flags a broken fit from it).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.mixed import MixedModelError, _r, _r_frame, boundary_reasons
+from analysis.stats.mixed import MixedModelError, _r, _r_frame, boundary_reasons
 
 R_SETUP = r"""
 function(design, fixed_rhs, random_text, family, beta_names, beta, vc_grp, vc_var1, vc_var2, vc_sdcor, sigma) {
@@ -198,7 +198,7 @@ COLUMNS = ("estimate", "se", "statistic", "p", "failed", "converged", "singular"
 
 
 def _fns():
-    """The two R functions (R started once with lme4, analysis/mixed.py)."""
+    """The two R functions (R started once with lme4, analysis/stats/mixed.py)."""
     if not _FNS:
         _r()
         import rpy2.robjects as ro
@@ -216,7 +216,7 @@ class Truth:
 
     family: str  # binomial | gaussian
     beta: dict[str, float]
-    random_effects: list[dict]  # group, var1, var2, estimate (SD or correlation), as analysis.formula_fit._rfx
+    random_effects: list[dict]  # group, var1, var2, estimate (SD or correlation), as analysis.stats.formula_fit._rfx
     sigma: float = 1.0
 
 
@@ -247,7 +247,7 @@ class SizeModel:
         tested coefficient's design allows (analysis/power_stats.reference_se)."""
         import rpy2.robjects as ro
 
-        from analysis.power_stats import IMPLAUSIBLE_SE
+        from analysis.power.stats import IMPLAUSIBLE_SE
 
         fns = _fns()
         try:
@@ -266,7 +266,7 @@ class SizeModel:
         # (analysis/mixed.degenerate_warnings' rule); its Wald test barely rejects (Hauck-Donner), so it is counted
         d["degenerate"] = (~d["failed"] & (self.family == "binomial")
                            & ((d["estimate"].abs() > 8) | (d["se"] > 8))).astype(bool)
-        # a broken fit: an SE far below what the design allows (analysis/power_stats.py), never a test
+        # a broken fit: an SE far below what the design allows (analysis/power/stats.py), never a test
         d["implausible_se"] = (~d["failed"] & (d["se_ratio"] < IMPLAUSIBLE_SE)).astype(bool)
         d["boundary"] = [not f and bool(boundary_reasons(s, _records(v)) if self.mixed else False)
                          for f, s, v in zip(d["failed"], d["singular"], out.rx2("vc"))]
@@ -288,7 +288,7 @@ class SizeModel:
 
 
 def _records(text: str) -> list[dict]:
-    """The VarCorr records a batch returns (tab-separated lines) as analysis.mixed reads them."""
+    """The VarCorr records a batch returns (tab-separated lines) as analysis.stats.mixed reads them."""
     out = []
     for line in str(text).splitlines():
         g, v1, v2, sd = line.split("\t")

@@ -8,7 +8,7 @@ likelihood-ratio test, either way named). A coefficient's own name (`a1`, `a1:b`
 """
 from __future__ import annotations
 
-from analysis import formula as fm
+from analysis.stats import formula as fm
 from stimuli.input_rules import is_ascii_digits
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.prepare import scored_rows
+from analysis.load.prepare import scored_rows
 
 
 def drop_training_only_sessions(d: pd.DataFrame, info) -> pd.DataFrame:

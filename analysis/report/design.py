@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 
-from analysis import design_figures as dfig
-from analysis.design_rates import acceptance_rates, design_rows, dprime_table, rates
-from analysis.frames import is_general_design, model_frame  # noqa: F401 (is_general_design re-exported)
-from analysis.learning_rows import block_kind, scope_text, select_blocks
-from analysis.report_tables import fmt_ci as _fmt_ci, slug
-from analysis.results_folder import Results
+from analysis.report import design_figures as dfig
+from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table, rates
+from analysis.load.frames import is_general_design, model_frame  # noqa: F401 (is_general_design re-exported)
+from analysis.load.rows import block_kind, scope_text, select_blocks
+from analysis.report.tables import fmt_ci as _fmt_ci, slug
+from analysis.report.results_folder import Results
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -40,7 +40,7 @@ def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
                                                                              t["by_item_ci_high"])]})
 
 
-from analysis.fit_items import fit_item, fit_or_note as _fit_or_note  # noqa: E402 (shared with reading_report)
+from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note  # noqa: E402 (shared with reading_report)
 
 
 def sample_table(d: pd.DataFrame) -> pd.DataFrame:
@@ -75,13 +75,13 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
                     log: Callable[[str], None], notes: list[str], skipped: list[str], general: bool = True,
                     copies: pd.DataFrame | None = None) -> None:
     """Add the sections of a general design (or, for a Lakretz design, only those --by / --formula ask for)."""
-    from analysis.design_rates import add_accepted, item_key
+    from analysis.measures.design_rates import add_accepted, item_key
 
     if "item" not in d.columns or d["item"].isna().any():
         d = d.assign(item=item_key(d))
     if "signal" not in d.columns:
         d = add_accepted(d)
-    from analysis.twins import is_replay  # twins (issue 40): replays are never people nor ordinary model subjects
+    from analysis.twins.answers import is_replay  # twins (issue 40): replays are never people nor ordinary model subjects
 
     everything, d = d, d[~is_replay(d)]
     by = list(opt.by) or [f for f in factors if f in d.columns]
@@ -96,14 +96,14 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
     if general and (d["subject_kind"] == "model").any():
         demand_gap_section(res, t, opt)
     if general:
-        from analysis.twins_report import twins_section
+        from analysis.twins.report import twins_section
 
         twins_section(res, everything, opt, out, fits, factors)
 
 
 def data_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]], copies: pd.DataFrame | None) -> None:
     """Data (sample sizes, deterministic model copies) and Design (factors, trials per cell)."""
-    from analysis.subjects import RULE as COPIES_RULE
+    from analysis.load.subjects import RULE as COPIES_RULE
 
     has_copies = copies is not None and len(copies) > 0
     res.section("data", "Data", "Sample sizes per group (a group is 'human', or one model with its context mode "
@@ -138,8 +138,8 @@ def rates_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, o
 
 def acceptance_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, opt: Options, out: Path) -> None:
     """Acceptance and d' whenever the task is judgment-like and the items give both answers."""
-    from analysis.design_rates import answer_confounded
-    from analysis.judgments import RULE, answer_label, judged_rows
+    from analysis.measures.design_rates import answer_confounded
+    from analysis.measures.judgments import RULE, answer_label, judged_rows
 
     judged = judged_rows(t)
     if judged.empty or judged["signal"].nunique() < 2:
@@ -169,7 +169,7 @@ def acceptance_section(res: Results, t: pd.DataFrame, by: list[str], factors: di
 
 
 def demand_gap_section(res: Results, t: pd.DataFrame, opt: Options) -> None:
-    from analysis.demand_gap import demand_gaps
+    from analysis.measures.demand_gap import demand_gaps
 
     gp = demand_gaps(t, opt.gap_pairs or None, opt.seed, opt.n_boot)
     if len(gp):
@@ -184,13 +184,13 @@ def demand_gap_section(res: Results, t: pd.DataFrame, opt: Options) -> None:
 
 
 def fits_response(formula: str) -> str:
-    from analysis.formula import parse
+    from analysis.stats.formula import parse
 
     return parse(formula).response_var
 
 
 def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]):
-    from analysis.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
+    from analysis.stats.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
 
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
     m = model_frame(d, opt.blocks)
@@ -233,8 +233,8 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
     by = list(opt.by) or fs
     tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()
     from analysis.kind_sections import SectionArgs, kind_sections
-    from analysis.measure_sections import logprob_section, rt_section
-    from analysis.reading_report import reading_sections  # self-paced reading and surprisal
+    from analysis.measures.sections import logprob_section, rt_section
+    from analysis.report.reading import reading_sections  # self-paced reading and surprisal
 
     kind_sections(SectionArgs(res, t, factors, by, opt, out, log, skipped), tasks)  # each kind's own (its unit registers it)
     logprob_section(res, t, by, opt)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.figures import PALETTE, _plt, _save
+from analysis.report.figures import PALETTE, _plt, _save
 
 GRID_COLUMNS = 4  # panels per row; more panels add rows (a figure never drops a group, issue 38)
 TITLE_WIDTH = 30  # characters per line of a panel title (longer titles wrap instead of overlapping)

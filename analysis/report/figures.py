@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.prepare import condition_order, is_human_group
+from analysis.load.prepare import condition_order, is_human_group
 
 HUMAN_COLOR = "#222222"
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
@@ -280,7 +280,7 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
         ax.scatter(d["exposures"], d["error_rate"], s=12 + 60 * d["n"] / max(1, p["n"].max()), color=color, alpha=0.6,
                    lw=0, label=f"{g} (mean)")
         fit = group_fits.get(g)
-        from analysis.mixed import status_of
+        from analysis.stats.mixed import status_of
 
         status = status_of(fit.get("base")) if fit else ""
         if fit and fit.get("base") and status == "ok":

@@ -7,7 +7,7 @@ trial table holds and runs the plan's steps on one `Run`. Two plans exist:
   factors, each task's analyses, the analyst's formula, and the learning analyses (first encounter,
   learning curves, exposure models) wherever the data hold training or feedback;
 - `LAKRETZ_CELLS`: the Lakretz cells (structure x condition x violation position, no task column): the
-  same learning analyses (analysis/learning.py, configured `learning.LAKRETZ`) laid out with the paper's
+  same learning analyses (analysis/learning/general.py, configured `learning.LAKRETZ`) laid out with the paper's
   rules as seeds/000 prints them (error rates by condition x dependency, d', Table C1, Figures C1-C4,
   Tables C2/C3), the model-side measures, and the design sections that --by / --formula ask for.
 
@@ -22,7 +22,7 @@ from typing import Callable
 import pandas as pd
 
 from analysis.options import Options
-from analysis.results_folder import Results
+from analysis.report.results_folder import Results
 
 
 @dataclass
@@ -63,8 +63,8 @@ class ReportPlan:
 
 # ------------------------------------------------------------------------------ a general design
 def design_frame_step(df: pd.DataFrame, run: Run) -> None:
-    from analysis.frames import design_frame, with_order
-    from analysis.learning_rows import ORDER_COLUMNS
+    from analysis.load.frames import design_frame, with_order
+    from analysis.load.rows import ORDER_COLUMNS
 
     d, copies, copy_notes = design_frame(df, dict(run.info.factors), run.opt.model_copies)
     if copies.empty and df.attrs.get("model_copies"):
@@ -80,7 +80,7 @@ def design_frame_step(df: pd.DataFrame, run: Run) -> None:
 
 
 def design_step(run: Run) -> None:
-    from analysis.design_report import design_sections
+    from analysis.report.design import design_sections
 
     design_sections(run.res, run.d, dict(run.info.factors), run.opt, run.out, run.log, run.notes, run.skipped,
                     general=True, copies=run.copies)
@@ -88,8 +88,8 @@ def design_step(run: Run) -> None:
 
 def learning_step(run: Run) -> None:
     """A training block or feedback: learning, whatever the design is called."""
-    from analysis.learning import has_learning_data
-    from analysis.learning_report import learning_sections
+    from analysis.learning.general import has_learning_data
+    from analysis.learning.report import learning_sections
 
     if has_learning_data(run.d):
         learning_sections(run.res, run.d, run.cell, run.opt, run.out, run.log, run.skipped)
@@ -103,7 +103,7 @@ def exclusions_step(run: Run) -> None:
 
 
 def _is_general(df: pd.DataFrame, factors: dict) -> bool:
-    from analysis.frames import is_general_design
+    from analysis.load.frames import is_general_design
 
     return is_general_design(df, factors)
 
@@ -116,13 +116,13 @@ def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
     """The paper's rows (analysis/lakretz_report.py `lakretz_rows`); a replay (issue 40) is neither a person
     nor a model subject, and --gap pairs protocols of a general design."""
     from analysis.lakretz_report import lakretz_rows
-    from analysis.twins import is_replay
+    from analysis.twins.answers import is_replay
 
     if run.opt.gap_pairs:  # never silently ignored
-        from analysis.demand_gap import GapError
+        from analysis.measures.demand_gap import GapError
 
         raise GapError("--gap applies to a general design's protocols; a Lakretz design's demand gap pairs each "
-                       "metalinguistic protocol with its direct partner (analysis/model_measures.py)")
+                       "metalinguistic protocol with its direct partner (analysis/measures/model_measures.py)")
     if is_replay(df).any():
         run.info.notes.append(f"{int(is_replay(df).sum())} replay row(s) left out: the Twins sections are a general "
                               "design's (docs/analysis.md)")
@@ -139,14 +139,14 @@ def data_step(run: Run) -> None:
 
 def error_rates_step(run: Run) -> None:
     from analysis.lakretz_report import error_rates_section
-    from analysis.sections import detection_section
+    from analysis.report.sections import detection_section
 
     er = error_rates_section(run.res, run.d, run.opt, run.out)
     detection_section(run.res, run.d, er, run.opt, run.out)
 
 
 def first_encounter_step(run: Run) -> None:
-    from analysis import scoring
+    from analysis.measures import scoring
     from analysis.lakretz_report import first_encounter_section
 
     r, opt = run.rows, run.opt
@@ -158,7 +158,7 @@ def first_encounter_step(run: Run) -> None:
 def exposures_step(run: Run) -> None:
     """Figure C2, then the exposure models on the focus cell (Tables C2, C3) where the order is known."""
     from analysis.lakretz_report import exposures_section
-    from analysis.sections import exposure_models_section
+    from analysis.report.sections import exposure_models_section
 
     r = run.rows
     exposures_section(run.res, r, run.opt, run.out, run.log, run.skipped)
@@ -169,8 +169,8 @@ def exposures_step(run: Run) -> None:
 
 def training_step(run: Run) -> None:
     """Figures C3, C4."""
-    from analysis.prepare import order_known_rows
-    from analysis.sections import training_section
+    from analysis.load.prepare import order_known_rows
+    from analysis.report.sections import training_section
 
     r = run.rows
     if r.has_order or r.d_all["training"].any():
@@ -186,7 +186,7 @@ def model_measures_step(run: Run) -> None:
 
 def requested_step(run: Run) -> None:
     """The design sections --by or --formula ask for."""
-    from analysis.design_report import design_sections
+    from analysis.report.design import design_sections
 
     if run.opt.by or run.opt.formula:
         design_sections(run.res, run.d, {}, run.opt, run.out, run.log, run.notes, run.skipped, general=False)

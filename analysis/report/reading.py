@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysis import design_figures as dfig
-from analysis.report_tables import slug
-from analysis.results_folder import Results
+from analysis.report import design_figures as dfig
+from analysis.report.tables import slug
+from analysis.report.results_folder import Results
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -46,8 +46,8 @@ def _model_region_fits(w: pd.DataFrame, cell: list[str], declared: list[str], sk
                        items: list[dict]) -> str:
     """One fit of the models' surprisal per group and region (the first MAX_REGION_FITS regions, the rest
     named in `skipped`); appends the fits to `items` and returns the sentence that says how they were fitted."""
-    from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.formula_fit import fit_formula
+    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
+    from analysis.stats.formula_fit import fit_formula
     from analysis.tasks_reading import plain, region_rows, surprisal_region_formula
 
     ms = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()].copy()
@@ -82,8 +82,8 @@ def _people_region_fits(res: Results, h: pd.DataFrame, cell: list[str], declared
     """One lmer of log reading time per region (the first MAX_REGION_FITS, the rest named in `skipped`);
     appends the fits to `items` and their fixed effects' table to `tabs`, and returns the sentence that
     says how they were fitted."""
-    from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.formula_fit import fit_formula
+    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
+    from analysis.stats.formula_fit import fit_formula
     from analysis.tasks_reading import plain, region_fit_rows, region_formula, region_rows
 
     r_all = region_rows(h)
@@ -117,8 +117,8 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
                           out: Path, log, skipped: list[str], rule_text: str) -> None:
     """The section of people's reading times on each model's surprisal (word by word, same sentences),
     or a note in `skipped` when no model scored the sentences the people read."""
-    from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.formula_fit import fit_formula
+    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
+    from analysis.stats.formula_fit import fit_formula
     from analysis.tasks_reading import add_spillover, join_surprisal, plain, surprisal_beside_rt, surprisal_formula
 
     both = pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True)
@@ -153,9 +153,9 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
 def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options", out: Path, log,
                      skipped: list[str]) -> None:
     """The self-paced-reading sections (nothing when the rows have neither reading times nor surprisals)."""
-    from analysis.frames import model_frame
-    from analysis.learning_rows import select_blocks
-    from analysis.reading_figures import reading_by_region
+    from analysis.load.frames import model_frame
+    from analysis.load.rows import select_blocks
+    from analysis.report.reading_figures import reading_by_region
     from analysis.tasks_reading import (apply_rules, reading_rules, region_means, region_order, region_surprisal,
                                         word_rows)
 

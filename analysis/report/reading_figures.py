@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.figures import PALETTE, _plt, _save
+from analysis.report.figures import PALETTE, _plt, _save
 
 MAX_PANELS = 6
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]

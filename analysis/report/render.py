@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.results_folder import FolderPathError, href, inside
+from analysis.report.results_folder import FolderPathError, href, inside
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -94,7 +94,7 @@ def _read_table(out: Path, meta: dict) -> pd.DataFrame:
 def fit_status_html(fit: dict) -> str:
     """The fit's diagnostics in one line: converged, singular, optimiser, fallback; a fit that is not
     interpretable says so in bold before anything else."""
-    from analysis.mixed import status_of
+    from analysis.stats.mixed import status_of
 
     status = status_of(fit)
     conv = fit.get("converged")
@@ -110,7 +110,7 @@ def fit_status_html(fit: dict) -> str:
 
 
 def _fit_html(title: str, fit: dict) -> str:
-    from analysis.mixed import significance_mark, status_of
+    from analysis.stats.mixed import significance_mark, status_of
 
     status = status_of(fit)
     coef = pd.DataFrame(fit["coefficients"])
@@ -132,7 +132,7 @@ def _fit_html(title: str, fit: dict) -> str:
 def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
     """A user's formula (or a task's model): what was fitted, its diagnostics, contrasts, the fallback
     attempts and the coefficients (stars only for an interpretable fit)."""
-    from analysis.mixed import significance_mark
+    from analysis.stats.mixed import significance_mark
 
     status = fit.get("status", "")
     coef = pd.DataFrame(fit["coefficients"])
@@ -184,7 +184,7 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
 
 
 def _items_html(items: list[dict]) -> str:
-    from analysis.mixed import status_of
+    from analysis.stats.mixed import status_of
 
     parts = []
     for it in items:
@@ -223,7 +223,7 @@ def _esc(v) -> str:
 
 
 def _file(out: Path, rel, what: str) -> Path:
-    """A file results.json names: inside the results folder (analysis/results_folder.py: inside) and a
+    """A file results.json names: inside the results folder (analysis/report/results_folder.py: inside) and a
     regular file, or ReportError naming it."""
     from stimuli.textfile import regular_file_problem
 

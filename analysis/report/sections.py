@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Callable
 import pandas as pd
 
 from analysis import appendix_c as ac
-from analysis import exposures as ex_mod
-from analysis import learning as ln
-from analysis import figures as fig
-from analysis import model_measures as mm
-from analysis.mixed import status_of
-from analysis.learning_rows import select_blocks
-from analysis.prepare import scored_rows
-from analysis.report_tables import ordered_groups, ordered_structures, slug, wide_detection, wide_training
-from analysis.results_folder import Results
+from analysis.learning import exposures as ex_mod
+from analysis.learning import general as ln
+from analysis.report import figures as fig
+from analysis.measures import model_measures as mm
+from analysis.stats.mixed import status_of
+from analysis.load.rows import select_blocks
+from analysis.load.prepare import scored_rows
+from analysis.report.tables import ordered_groups, ordered_structures, slug, wide_detection, wide_training
+from analysis.report.results_folder import Results
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -27,7 +27,7 @@ MAX_GROUP_FIGURES = 8  # kept for imports; per-group figures are no longer cappe
 
 
 def with_progress(opt: Options, label: str, total: int, work: Callable[[Callable[[], None]], object]):
-    from analysis.bootstrap import make_progress
+    from analysis.stats.bootstrap import make_progress
 
     prog = make_progress() if opt.show_progress else None
     task = prog.add_task(label, total=total) if prog else None
@@ -43,7 +43,7 @@ def with_progress(opt: Options, label: str, total: int, work: Callable[[Callable
 def exposure_models_section(res: Results, od: pd.DataFrame, focus: dict[str, str], opt: Options, group_fits: dict, log,
                             out: Path, od_other: pd.DataFrame | None = None, other_rule: str = "strict") -> list[str]:
     """Tables C2/C3 on the focus cell per group, the LR test, joint human + model fits; Figure 6c (the general
-    learning analyses of analysis/learning.py on the Lakretz cells, post-training trials)."""
+    learning analyses of analysis/learning/general.py on the Lakretz cells, post-training trials)."""
     skipped: list[str] = []
     test = select_blocks(od, "test")
     pts = ln.cell_points(test, ln.LAKRETZ)
@@ -130,7 +130,7 @@ def _slope_text(fit: dict | None, rule: str) -> str:
 
 def detection_section(res: Results, d: pd.DataFrame, er: pd.DataFrame, opt: Options, out: Path) -> None:
     """Hits, false alarms, d' and c for every group that answered violation / no violation."""
-    from analysis import detection as det_mod
+    from analysis.measures import detection as det_mod
 
     pooled = det_mod.detection_table(d, seed=opt.seed, n_boot=opt.n_boot, pooled=True)
     if pooled.empty:

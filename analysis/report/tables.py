@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import appendix_c as ac
-from analysis.mixed import significance_mark
-from analysis.prepare import SIMULATED_HUMANS, condition_order, is_human_group, scored_rows
+from analysis.stats.mixed import significance_mark
+from analysis.load.prepare import SIMULATED_HUMANS, condition_order, is_human_group, scored_rows
 
 
 def _fmt_rate(v: float) -> str:
@@ -146,7 +146,7 @@ def wide_slopes(sl: pd.DataFrame) -> pd.DataFrame:
 def wide_detection(pooled: pd.DataFrame) -> pd.DataFrame:
     """The shown signal-detection table: per group x structure x dependency (conditions pooled), the
     counts, the miss rate (the error rate) beside d' and c with their CIs, and the bias in words."""
-    from analysis.detection import bias_label
+    from analysis.measures.detection import bias_label
 
     rows = []
     for r in pooled.itertuples():

@@ -11,8 +11,8 @@ def fit_item(kind: str, title: str, fit) -> dict:
 
 def fit_or_note(fn: Callable, label: str, skipped: list[str]):
     """Run one fit; a fit that fails is named in the notes (never silently missing)."""
-    from analysis.formula import FormulaError
-    from analysis.mixed import MixedModelError
+    from analysis.stats.formula import FormulaError
+    from analysis.stats.mixed import MixedModelError
     from analysis.tasks_rating import OrdinalError
 
     try:

@@ -12,7 +12,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from analysis import formula as fm
+from analysis.stats import formula as fm
 
 
 def _estimates_something(f: fm.Formula) -> bool:

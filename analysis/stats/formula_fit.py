@@ -5,7 +5,7 @@ Why a fallback sequence: the maximal random-effects structure a design justifies
 often does not converge or is singular on a lab's sample; the usual remedy (Matuschek et al. 2017) is
 to simplify it step by step. Each step is tried only when the one before is not converged or singular;
 the report names the structure it shows, and every attempt with its status. R (lme4 through rpy2) is
-started on the first fit only (analysis/mixed.py); lmer p-values use lmerTest's Satterthwaite df when
+started on the first fit only (analysis/stats/mixed.py); lmer p-values use lmerTest's Satterthwaite df when
 lmerTest is installed, else none are given (lme4 prints none).
 """
 from __future__ import annotations
@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis import formula as fm
-from analysis.mixed import (MixedModelError, _converged, _r, _r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
+from analysis.stats import formula as fm
+from analysis.stats.mixed import (MixedModelError, _converged, _r, _r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
                             fit_status, hessian_free)
 
-from analysis.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
+from analysis.stats.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
 
 R_FIT_ANY = r"""
 function(formula, d, family, mixed) {
@@ -46,7 +46,7 @@ function(formula, d, family, mixed) {
   dfcol <- which(cn == "df")
   ll <- stats::logLik(m)
   # glmer: the SE from vcov(use.hessian = FALSE) beside the Wald SE (steady at a boundary optimum, where the
-  # finite-difference Hessian moves with the row order; analysis/mixed.py, docs/analysis.md "Boundary fits")
+  # finite-difference Hessian moves with the row order; analysis/stats/mixed.py, docs/analysis.md "Boundary fits")
   se_hf <- if (mixed && family == "binomial") tryCatch(
     unname(sqrt(diag(as.matrix(suppressWarnings(stats::vcov(m, use.hessian = FALSE)))))),
     error = function(e) rep(NA_real_, nrow(cf))) else rep(NA_real_, nrow(cf))
@@ -123,7 +123,7 @@ class FormulaFit:
     rows_dropped: dict[str, int] = field(default_factory=dict)
     status: str = "ok"
     statistic: str = "z"
-    boundary_reasons: list[str] = field(default_factory=list)  # the boundary rule (analysis/mixed.py), [] when none
+    boundary_reasons: list[str] = field(default_factory=list)  # the boundary rule (analysis/stats/mixed.py), [] when none
     group: str = ""  # the group of rows fitted (analysis/prepare.group_label), "" when all rows were fitted together
 
     def coef(self, term: str) -> dict:

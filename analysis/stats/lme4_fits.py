@@ -1,8 +1,8 @@
 """Linear mixed models (lme4::lmer, Satterthwaite t tests by lmerTest when installed) and plain glm/lm
-fits through the same R session as analysis.mixed.fit_glmer, with the same diagnostics (converged,
+fits through the same R session as analysis.stats.mixed.fit_glmer, with the same diagnostics (converged,
 singular, optimiser messages) in the same MixedFit record.
 
-Why beside analysis/mixed.py rather than in it: mixed.py's glmer path is used by the Appendix C
+Why beside analysis/stats/mixed.py rather than in it: mixed.py's glmer path is used by the Appendix C
 reanalysis and must not change; these fits add the Gaussian and the fixed-effects-only models that
 seeds/002's equations (2)-(4) need. Coefficient dicts carry `z` (the Wald statistic: z for binomial
 models, t for Gaussian ones), `statistic` ("z" or "t") and `df` (Satterthwaite or residual df; NaN for z).
@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from analysis.mixed import (MixedFit, MixedModelError, _f, _r, _r_frame, boundary_messages, boundary_reasons,
+from analysis.stats.mixed import (MixedFit, MixedModelError, _f, _r, _r_frame, boundary_messages, boundary_reasons,
                            convergence_failures, degenerate_warnings,
                            fit_status)
 
@@ -71,7 +71,7 @@ function(formula, d, binomial) {
 def _extra():
     global _EXTRA
     if _EXTRA is None:
-        _r()  # starts R with lme4 (and the environment fix-ups of analysis.mixed)
+        _r()  # starts R with lme4 (and the environment fix-ups of analysis.stats.mixed)
         import rpy2.robjects as ro
 
         _EXTRA = (ro.r(R_LMER), ro.r(R_FIXED))

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.kind_sections import kinds_where, value_option_protocols
-from analysis.prepare import is_human_group
+from analysis.load.prepare import is_human_group
 
 REPLAY = "replay"
 SPLITS = ("all", "training", "test")
@@ -327,7 +327,7 @@ def by_unit(trials: pd.DataFrame, unit: str) -> pd.DataFrame:
 
 
 def likelihood(d: pd.DataFrame, seed: int = 1, n_boot: int = 2000) -> TwinLikelihood:
-    """Everything of the likelihood part, from a design frame (analysis.frames.design_frame)."""
+    """Everything of the likelihood part, from a design frame (analysis.load.frames.design_frame)."""
     trials, missing, notes = trial_likelihoods(d)
     if not missing.empty:
         for (g, why), x in missing.groupby(["group", "why"]):

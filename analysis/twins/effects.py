@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from analysis.prepare import is_human_group
+from analysis.load.prepare import is_human_group
 
 
 def default_formula(d: pd.DataFrame, factors: dict[str, list[str]]) -> str | None:

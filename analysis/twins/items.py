@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.prepare import is_human_group
+from analysis.load.prepare import is_human_group
 
 DOC = ("Per model group and item x condition: the people's share of each answer beside the model's renormalised "
        "probability of it (replay: the mean over the replays of the people who saw the item). `r_share_vs_p`: Pearson "
@@ -24,7 +24,7 @@ DOC = ("Per model group and item x condition: the people's share of each answer 
        "CI resampling items; `mean_jsd_bits`: the mean Jensen-Shannon divergence per item (bits: 0 the same "
        "distribution, 1 no overlap), CI over items; `r_mean_vs_expected`: a scale's people's mean answer against the "
        "model's expected value, over items. `items`, `people_trials`: what each number rests on.")
-from analysis.twins import (REPLAY, _floats, _labels, _model_table, answer_index, context_of, is_replay, person_answer,
+from analysis.twins.answers import (REPLAY, _floats, _labels, _model_table, answer_index, context_of, is_replay, person_answer,
                             renormalised)
 
 
@@ -160,7 +160,7 @@ def calibration(shares: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
 
 
 def calibration_figure(cal: pd.DataFrame, path) -> object:
-    from analysis.figures import PALETTE, _plt, _save
+    from analysis.report.figures import PALETTE, _plt, _save
 
     if cal.empty:
         return None

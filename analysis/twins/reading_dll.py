@@ -8,7 +8,7 @@ maximum-likelihood residual SD); ΔLL per word = (LL_full - LL_base) / held-out 
 Folds are of people (no person in both training and test) and, separately, of items; the 95% CI resamples
 the fold unit (people, or items) over the held-out per-word differences. Positive: surprisal predicts the
 people's times beyond the baseline. Words without a previous word (a sentence's first) have no spillover and
-are left out (counted). The report's lmer of surprisal on RT stays as it is (analysis/reading_report.py).
+are left out (counted). The report's lmer of surprisal on RT stays as it is (analysis/report/reading.py).
 """
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def delta_ll(joined: dict[str, pd.DataFrame], seed: int = 0, n_boot: int = 2000)
 
 def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     """People's word rows (the rt_range rule applied) with each model group's surprisal and spillover columns."""
-    from analysis.frames import model_frame
+    from analysis.load.frames import model_frame
     from analysis.tasks_reading import add_spillover, join_surprisal, trim_rts, word_rows
 
     from analysis.kind_sections import kinds_where
@@ -119,7 +119,7 @@ def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
 
 
 def dll_figure(t: pd.DataFrame, path) -> object:
-    from analysis.figures import PALETTE, _plt, _save
+    from analysis.report.figures import PALETTE, _plt, _save
 
     t = t[t["folds"] > 0] if "folds" in t.columns else t
     if t.empty:

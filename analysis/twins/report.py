@@ -1,4 +1,4 @@
-"""The report's "Twins" section: the model as a model of the people (analysis/twins.py computes it)."""
+"""The report's "Twins" section: the model as a model of the people (analysis/twins/answers.py computes it)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis.prepare import is_human_group
-from analysis.results_folder import Results
-from analysis.twins import is_replay, likelihood
+from analysis.load.prepare import is_human_group
+from analysis.report.results_folder import Results
+from analysis.twins.answers import is_replay, likelihood
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -27,7 +27,7 @@ TEXT = ("For every model group, log P(each person's answer): the model's scores 
 
 def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
     """Mean log-likelihood per trial per group (test and all trials), CIs over people, chance marked."""
-    from analysis.figures import PALETTE, _plt, _save
+    from analysis.report.figures import PALETTE, _plt, _save
 
     s = s[s["trials_used"] == "all"]
     if s.empty:
@@ -49,8 +49,8 @@ def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
 
 
 def items_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> None:
-    """Item by item (analysis/twin_items.py): shares beside probabilities, r, JSD, calibration."""
-    from analysis.twin_items import DOC, agreement, calibration, calibration_figure, item_shares
+    """Item by item (analysis/twins/items.py): shares beside probabilities, r, JSD, calibration."""
+    from analysis.twins.items import DOC, agreement, calibration, calibration_figure, item_shares
 
     shares = item_shares(d)
     if shares.empty:
@@ -69,8 +69,8 @@ def items_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> Non
 
 
 def reading_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, factors: dict) -> None:
-    """ΔLL of surprisal over a baseline of people's word RTs (analysis/reading_dll.py), per model group."""
-    from analysis.reading_dll import DOC, delta_ll, dll_figure, joined_words
+    """ΔLL of surprisal over a baseline of people's word RTs (analysis/twins/reading_dll.py), per model group."""
+    from analysis.twins.reading_dll import DOC, delta_ll, dll_figure, joined_words
 
     joined = joined_words(d[~is_replay(d)], factors)
     if not joined:
@@ -84,8 +84,8 @@ def reading_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fact
 
 
 def effects_section(res: Results, d: pd.DataFrame, fits, factors: dict) -> None:
-    """The same effects in both (analysis/twin_effects.py): the --formula fits lined up, or a sentence."""
-    from analysis.twin_effects import default_formula, twin_long, twin_wide
+    """The same effects in both (analysis/twins/effects.py): the --formula fits lined up, or a sentence."""
+    from analysis.twins.effects import default_formula, twin_long, twin_wide
 
     people = d["group"].astype(str).map(is_human_group).any()
     if fits is None:

@@ -1,0 +1,14 @@
+"""Kept for analysis/tasks_*.py until the kinds move: the old path of analysis/measures/design_rates.py, for the names they import.
+
+Read at each access (module __getattr__), so a test that patches analysis/measures/design_rates.py patches what these files see."""
+from __future__ import annotations
+
+from analysis.measures import design_rates as _moved
+
+_NAMES = {'rates'}
+
+
+def __getattr__(name: str):
+    if name in _NAMES:
+        return getattr(_moved, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: it lives in {_moved.__name__}")
