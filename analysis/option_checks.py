@@ -11,8 +11,15 @@ from __future__ import annotations
 from typing import Iterable
 
 import pandas as pd
+import difflib
 
 from analysis.options import InputError, Options
+from analysis.learning.general import FocusError, parse_focus
+from analysis.load.prepare import is_training_block
+from analysis.load.rows import BlocksError, ORDER_COLUMNS, parse_blocks
+from analysis.measures.demand_gap import check_pairs
+from analysis.stats import formula as fm
+from analysis.stats.formula_checks import check_fit_request
 
 
 def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
@@ -21,10 +28,6 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
     the table has: checked before any work (FormulaError, FocusError, BlocksError or InputError naming the
     option). The order columns count as columns (a general design gets all of them,
     analysis/load/rows.py; a Lakretz table those analysis/load/prepare.py defines)."""
-    from analysis.stats import formula as fm
-
-    from analysis.load.rows import ORDER_COLUMNS, parse_blocks
-
     declared = dict(factors) if isinstance(factors, dict) else {f: [] for f in factors}
     opt.blocks = parse_blocks(opt.blocks)  # BlocksError names the choices
     check_blocks_have_rows(df, opt.blocks)
@@ -35,35 +38,26 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
         cols |= set(ORDER_COLUMNS)
     missing = [b for b in opt.by if b not in cols]
     if missing:
-        import difflib
-
         guess = difflib.get_close_matches(missing[0], sorted(cols), n=1)
         raise fm.FormulaError(f"--by: unknown column {missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
                               + "; the design's factors and columns are named in `twinlab analyze --help`")
     if opt.region or opt.word:  # the reading rows' columns; an unknown region or word is refused here
-        from analysis.tasks_reading import check_target
+        from analysis.tasks_reading import check_target  # late: a kind's unit, loaded when its kind is asked for
 
         cols |= check_target(df, opt.region or None, opt.word or None)
     check_reading_rules(df, opt)
     if opt.formula:
-        from analysis.stats.formula_checks import check_fit_request
-
         f = fm.parse(opt.formula)
         fm.check_columns(f, sorted(cols))
         check_fit_request(f, df, opt.family, list(declared))
     if opt.family not in ("auto", "binomial", "gaussian", "ordinal"):
         raise fm.FormulaError(f"--family must be auto, binomial, gaussian or ordinal, not {opt.family!r}")
-    from analysis.measures.demand_gap import check_pairs
-
     opt.gap_pairs = check_pairs(df, opt.gap_pairs)
 
 
 def check_focus(df: pd.DataFrame, opt: Options, general: bool, declared: dict[str, list[str]]) -> None:
     """--focus FACTOR=LEVEL,...: each a declared factor of the design (of the cell, when --by chooses it) and
     one of its levels; the Lakretz cells take their own form (STRUCTURE:CONDITION:inner|outer)."""
-    from analysis.learning.general import FocusError, parse_focus
-    from analysis.load.rows import ORDER_COLUMNS
-
     if "=" not in (opt.focus or ""):
         return
     if not general:
@@ -80,9 +74,6 @@ def check_focus(df: pd.DataFrame, opt: Options, general: bool, declared: dict[st
 def check_blocks_have_rows(df: pd.DataFrame, blocks: str) -> None:
     """--blocks training on sessions without a training row would give an empty report: refused, naming the
     blocks the sessions have (the rule of a training row: analysis/load/rows.py)."""
-    from analysis.load.rows import BlocksError
-    from analysis.load.prepare import is_training_block
-
     if "training" not in blocks.split(",") or df.empty or "block" not in df.columns:
         return
     train = df["training"].astype(bool) if "training" in df.columns else is_training_block(df["block"])
@@ -100,7 +91,7 @@ def check_blocks_have_rows(df: pd.DataFrame, blocks: str) -> None:
 def check_reading_rules(df: pd.DataFrame, opt: Options) -> None:
     """--word-rt-range (and --exclude-wrong-answers) leave at least one person's word reading time: a range
     that trims every word is refused, naming the times the data hold (before, a traceback)."""
-    from analysis.tasks_reading import ReadingRules, kept_word_times
+    from analysis.tasks_reading import ReadingRules, kept_word_times  # late: a kind's unit, loaded when its kind is asked for
 
     rules = ReadingRules(*opt.word_rt_range, exclude_wrong_answers=opt.exclude_wrong_answers)
     n, kept, low, high = kept_word_times(df, rules)

@@ -34,6 +34,7 @@ from experiments.atomic import atomic_write_text
 # names other code imported from here before the split (kept importable from the pipeline)
 from analysis.report.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes  # noqa: F401,E402
 from analysis.report.tables import wide_error_rates, wide_slopes, wide_table_c1  # noqa: F401,E402
+from analysis.report.render import render_report
 
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,
@@ -79,7 +80,5 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
 def write_results(out: Path, results: dict) -> dict:
     """results.json (atomically), then report.html rendered from it."""
     atomic_write_text(out / "results.json", json.dumps(clean_json(results), indent=1, default=json_default))
-    from analysis.report.render import render_report
-
     render_report(out)
     return results

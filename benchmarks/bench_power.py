@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from analysis import api
-    from analysis.power import PowerSettings, check_settings
+    from analysis.power.settings import PowerSettings, check_settings
     from analysis.power.pilot import build_pilot
     from analysis.power.run import coded_design
     from tests.support.power_synthetic import pilot

@@ -82,7 +82,7 @@ def test_blocks_training_on_sessions_without_training_rows_is_refused(judgments,
 
 @pytest.mark.parametrize("value", ["no", "yes", 0, 1, None, "False"])
 def test_a_flag_is_true_or_false_never_a_text_read_as_true(study, tmp_path, value):
-    from analysis.power import PowerInputError, PowerSettings, check_settings
+    from analysis.power.settings import PowerInputError, PowerSettings, check_settings
 
     s = PowerSettings(data=[], formula="correct ~ attractor + (1 | subject)", term="attractor", subjects=[8],
                       early_stop=value)

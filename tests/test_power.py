@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from analysis.power import PowerInputError
+from analysis.power.settings import PowerInputError
 from tests.cli_refusal import refused
 from tests.support.power_synthetic import pilot
 

@@ -146,7 +146,7 @@ def test_boundary_counts_match_a_plain_glmer_refit(boundary_pilot, r_ready):
     the true SD of 0 left many more singular in issue 48), and the estimates are those data's."""
     import rpy2.robjects as ro
 
-    from analysis.power import PowerSettings, check_settings
+    from analysis.power.settings import PowerSettings, check_settings
     from analysis.power.pilot import build_pilot
     from analysis.power.run import coded_design, size_seed
     from analysis.power.sim import SizeModel

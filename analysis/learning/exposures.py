@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import pandas as pd
+from analysis.stats.mixed import fit_glmer, likelihood_ratio, MixedModelError
 
 BASE_FORMULA = "error ~ exposures + (1|subject)"
 
@@ -56,8 +57,6 @@ def usable(data: pd.DataFrame) -> str | None:
 def fit_models_on(data: pd.DataFrame, group: str, focus: str, extended: bool = True) -> ExposureModels:
     """The base and extended models on one group's rows of a focus cell (`model_rows`; analysis/learning/general.py
     `focus_data` builds them from any design's cells, the Lakretz ones included)."""
-    from analysis.stats.mixed import MixedModelError, fit_glmer, likelihood_ratio
-
     res = ExposureModels(label=group, focus=focus, n_rows=len(data), n_subjects=data["subject"].nunique())
     why = usable(data)
     if why:
@@ -84,8 +83,6 @@ JOINT_FORMULA = "error ~ exposures * subject_kind + (1|subject)"
 
 def fit_joint_on(data: pd.DataFrame, model_group: str) -> dict:
     """The joint model on people's and one model group's focus rows (`model_rows`)."""
-    from analysis.stats.mixed import MixedModelError, fit_glmer
-
     formula = JOINT_FORMULA
     out = {"model_group": model_group, "formula": formula, "n_rows": len(data)}
     per_kind = data.groupby("subject_kind")["subject"].nunique()

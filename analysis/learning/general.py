@@ -24,6 +24,9 @@ import pandas as pd
 
 from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, error_rate_ci
 from analysis.load.rows import block_kind
+from analysis.learning.exposures import model_rows
+from analysis.load.prepare import is_human_group, learning_mode
+from analysis.stats.logistic import logistic_fit
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class LearningConfig:
     cell: the factors whose combination is a cell; positions: when given, only trials whose
     `violation_position` is one of them are scored (the Lakretz violation trials); the others are any
     answered trial of a cell. The exposures and first-encounter columns are read from the frame
-    (analysis/load/prepare.py for the Lakretz tables, analysis/learning_rows.add_order_columns otherwise)."""
+    (analysis/load/prepare.py for the Lakretz tables, analysis/load/rows.add_order_columns otherwise)."""
 
     name: str
     cell: tuple[str, ...]
@@ -94,8 +97,6 @@ def first_rows(d: pd.DataFrame, cfg: LearningConfig) -> pd.DataFrame:
 
 def first_encounter_fits(d: pd.DataFrame, cfg: LearningConfig, x: str = "trials_before") -> pd.DataFrame:
     """Per cell and group: a plain logistic regression of first-encounter error on `x` (Figure C1's curves)."""
-    from analysis.stats.logistic import logistic_fit
-
     keys = _keys(cfg)
     out = [dict(zip(keys, key)) | {"x": x} | logistic_fit(g[x].astype(float), g["error"].astype(float))
            for key, g in first_rows(d, cfg).groupby(keys, sort=True, observed=True)]
@@ -158,8 +159,6 @@ def cell_points(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -
 
 def cell_fits(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -> pd.DataFrame:
     """Per cell and group: a plain logistic regression (no random effects) of error on `x`, for the grids."""
-    from analysis.stats.logistic import logistic_fit
-
     keys = _keys(cfg)
     return pd.DataFrame([dict(zip(keys, k)) | logistic_fit(g[x].astype(float), g["error"].astype(float))
                          for k, g in scored(rows, cfg).groupby(keys, observed=True)])
@@ -230,16 +229,12 @@ def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], grou
     """Model rows (analysis.learning.exposures.model_rows) of the focus cell: the scored rows of `d`
     (the caller selects the blocks) whose factors take the focus levels; no focus: every cell."""
     r = focus_source(d, cfg, focus, groups)
-    from analysis.learning.exposures import model_rows
-
     return model_rows(r)
 
 
 def sees_history(d: pd.DataFrame, group: str) -> bool:
     """Can earlier trials (and their feedback) influence this group's answers? People: yes; models: in a
     running context (the trial history in the prompt) or when their weights learn after trials (issue 51)."""
-    from analysis.load.prepare import is_human_group, learning_mode
-
     if is_human_group(group):
         return True
     ctx = set(d.loc[d["group"] == group, "context_mode"].dropna().astype(str)) if "context_mode" in d else set()

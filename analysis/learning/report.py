@@ -15,6 +15,9 @@ from analysis.measures import scoring
 from analysis.load.rows import scope_text, select_blocks
 from analysis.report.tables import fmt_ci, slug
 from analysis.report.results_folder import Results
+from analysis.learning.exposures import BASE_FORMULA, fit_groups
+from analysis.stats.mixed import status_of
+from analysis.twins.answers import is_replay
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -27,8 +30,6 @@ CELL_TEXT = ("A cell is one combination of {cell}; `exposures` counts the subjec
 def replay_note(d: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The rows without replays (issue 40: a replay is neither a person nor an ordinary model subject, and its
     answers are the person's, so it would count the person's learning twice) and the sentence saying so."""
-    from analysis.twins.answers import is_replay
-
     rep = is_replay(d)
     n = int(rep.sum())
     if not n:
@@ -111,8 +112,6 @@ def focus_of(opt: Options, d: pd.DataFrame, cfg: ln.LearningConfig) -> dict[str,
 
 def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, log,
                             skipped: list[str], note: str = "") -> None:
-    from analysis.learning.exposures import BASE_FORMULA, fit_groups
-
     rows = select_blocks(d, opt.blocks)
     focus = focus_of(opt, d, cfg)
     ftext = ln.focus_text(focus)
@@ -151,8 +150,6 @@ def exposure_models_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfi
 
 
 def _slope_row(group: str, fit: dict | None, n_rows: int, n_subjects: int, note: str) -> dict:
-    from analysis.stats.mixed import status_of
-
     row = {"group": group, "trials": n_rows, "subjects": n_subjects, "estimate": None, "se": None, "z": None,
            "p": None, "status": "not fitted", "note": note}
     if fit:

@@ -13,9 +13,15 @@ from pathlib import Path
 from typing import Iterable, Literal
 
 import pandas as pd
+import csv
 
 from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
 from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, required_columns
+from analysis.lakretz import import_lakretz_frame
+from analysis.load.spec_versions import check_versions, session_version
+from analysis.load.subjects import session_identity
+from experiments.session import scan_table, SessionError
+from stimuli.textfile import regular_file_problem
 
 Format = Literal["auto", "twinlab", "lakretz"]
 EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table", "task_settings",
@@ -43,8 +49,6 @@ def find_data_files(paths: Iterable[str | Path]) -> list[Path]:
         if not p.exists():
             raise LoadError(f"{p}: no such file or folder")
         if not p.is_dir():
-            from stimuli.textfile import regular_file_problem
-
             problem = regular_file_problem(p, "trial table")  # a FIFO would hang, /dev/zero never end
             if problem:
                 raise LoadError(f"{p}: {problem}")
@@ -79,8 +83,6 @@ def _empty_session(path: Path) -> str | None:
 
 def _read_session_csv(path: Path, info: LoadInfo) -> pd.DataFrame:
     """A twinlab session CSV without its torn last row, if a kill left one (noted, never counted)."""
-    from experiments.session import SessionError, scan_table
-
     try:
         scan = scan_table(path)
     except SessionError as exc:
@@ -94,8 +96,6 @@ def _read_session_csv(path: Path, info: LoadInfo) -> pd.DataFrame:
 def _check_header_names(path: Path) -> None:
     """A column named twice in the header is refused naming it (pandas would rename the second `x.1`,
     and the loader would then call it an unknown column or read the wrong one)."""
-    import csv
-
     if str(path).endswith(".gz"):
         return  # read by pandas; a compressed release's header is checked by its importer
     try:
@@ -347,8 +347,6 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     _check_columns(path, list(raw.columns), info, factors)
     df = typed_frame(path, raw, factors)
     info.add_factors(factors)
-    from analysis.load.spec_versions import session_version
-
     info.versions.append(session_version(path, meta, df, sidecar_factors(meta)))
     if meta.get("autopilot") and not include_simulated:
         # the PsychoPy runner answering itself: real timing, simulated responses, never human data
@@ -373,8 +371,6 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     settings = sidecar_task_settings(meta)
     df["task_settings"] = pd.Series(json.dumps(settings, sort_keys=True) if settings else pd.NA, index=df.index,
                                     dtype="string")
-    from analysis.load.subjects import session_identity
-
     ident, deterministic = session_identity(meta)
     df["model_identity"] = pd.Series(ident, index=df.index, dtype="string")
     df["deterministic"] = pd.Series(deterministic, index=df.index, dtype="boolean")
@@ -396,8 +392,6 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
     sidecar) are excluded unless `keep_outliers`. Autopilot sessions of the human runner (sidecar
     `"autopilot": true`) are excluded unless `include_simulated`.
     """
-    from analysis.lakretz import import_lakretz_frame
-
     files = find_data_files(paths)
     info = LoadInfo()
     info.outliers["policy"] = "keep" if keep_outliers else "exclude"
@@ -427,8 +421,6 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
     if not frames:
         why = "; ".join(info.notes) or "no data files given"
         raise LoadError(f"no trials to analyse: {why}")
-    from analysis.load.spec_versions import check_versions
-
     check_versions(info.versions, info, allow_spec_versions)
     df = pd.concat(frames, ignore_index=True)
     _check_duplicate_sessions(df)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from stimuli.archives import ArchiveLimitError, csv_source
 
 
 class LoadError(ValueError):
@@ -84,8 +85,6 @@ MAX_GZ_BYTES = 1_000_000_000  # one compressed table, inflated (and at most 200 
 
 
 def read_raw_csv(path: Path | io.BytesIO, name: Path | None = None) -> pd.DataFrame:
-    from stimuli.archives import ArchiveLimitError, csv_source
-
     path_name = name or path
     try:
         path = csv_source(path, MAX_GZ_BYTES)  # a .gz inflated under the caps (pandas would not bound it)

@@ -9,6 +9,7 @@ from analysis.measures.design_rates import add_accepted, design_rows, item_key
 from analysis.measures.judgments import fill_grammatical
 from analysis.load.prepare import prepare
 from analysis.load.subjects import merge_copies
+from analysis.load.rows import add_order_columns, select_blocks
 
 
 def is_general_design(d: pd.DataFrame, factors: dict) -> bool:
@@ -32,8 +33,6 @@ def design_frame(df: pd.DataFrame, factors: dict, copies: str = "merge") -> tupl
 def with_order(d: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
     """The order columns (block_kind, trial_position, trials_before, exposures, exposures_any,
     first_encounter) with `cell` the factors of a cell (analysis/load/rows.py)."""
-    from analysis.load.rows import add_order_columns
-
     return add_order_columns(d, cell)
 
 
@@ -41,8 +40,6 @@ def model_frame(df: pd.DataFrame, blocks: str = "test") -> pd.DataFrame:
     """The rows a formula is fitted on: the blocks `blocks` names (analysis/load/rows.py; default the
     design's test trials); `subject_id` made unique across groups (a human S01 and a model subject S01 are
     two subjects; merged model copies are one), `item` the item group."""
-    from analysis.load.rows import select_blocks
-
     d = (design_rows(df) if blocks == "test" else select_blocks(df, blocks)).copy()
     if "subject_key" in d.columns:
         d["subject_id"] = d["subject_key"].astype(str)

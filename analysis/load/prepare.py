@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+from stimuli.prompts import PROMPT_GROUPS
 
 TRAINING_PATTERN = re.compile(r"train|practi", re.IGNORECASE)
 SCORED_POSITIONS = ("inner", "outer")
@@ -37,8 +38,6 @@ def context_family(context: str) -> str:
     (`fewshot:eightshot_b`); subjects of one group are one condition of the study
     (`fewshot:eightshot`), each prompt a different subject.
     """
-    from stimuli.prompts import PROMPT_GROUPS
-
     if context.startswith("fewshot:"):
         name = context.split(":", 1)[1]
         for group, members in PROMPT_GROUPS.items():

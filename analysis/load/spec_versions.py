@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
+from datetime import datetime
 
 from analysis.load.base import LoadError, LoadInfo
 
@@ -91,8 +92,6 @@ def start_time(text: str):
     """A sidecar's `started_at` as a time (ISO 8601, as twinlab writes it), or None when it is missing or not
     a time ('unknown', '', '2026-13-40'). Compared as times, never as text: as text 'unknown' sorts after
     every date and '2026-11-20T09:00+01:00' before '2026-11-20T08:30+00:00'."""
-    from datetime import datetime
-
     try:
         return datetime.fromisoformat(str(text).strip())
     except ValueError:

@@ -12,7 +12,7 @@ Two definitions, both written:
 - `gap_paper`: the paper's definition, log-odds(accuracy low) - log-odds(accuracy high); infinite when
   an accuracy is 0 or 1 (the paper's models never hit that; small runs do);
 - `gap_smoothed`: twinlab's, the same difference of log-linear-smoothed log odds,
-  log((k + 0.5) / (n - k + 0.5)), finite at 0 and 1 (analysis/model_measures.SMOOTHING), with a 95%
+  log((k + 0.5) / (n - k + 0.5)), finite at 0 and 1 (analysis/measures/model_measures.SMOOTHING), with a 95%
   percentile bootstrap CI resampling the matched items (paired);
 - `gap_logprob` (word prediction, where both protocols record `target_logprob`): the paper's
   difference of mean log P(target), low minus high.

@@ -28,6 +28,7 @@ import pandas as pd
 from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, bootstrap_ratio
 from analysis.measures.detection import dprime_c
 from analysis.measures.judgments import JUDGMENT_KINDS
+from analysis.measures.judgments import add_judgment_columns, answer_label, judged_rows
 
 NON_DESIGN_ROLES = ("practice", "filler")
 BINARY_TASKS = JUDGMENT_KINDS
@@ -50,8 +51,6 @@ def design_rows(df: pd.DataFrame) -> pd.DataFrame:
 def add_accepted(df: pd.DataFrame) -> pd.DataFrame:
     """`accepted`, `signal`, `said_reject` of judgment-like trials, read from the responses and the items'
     answers through the task's labels (analysis/measures/judgments.py); never from `grammatical` or `correct`."""
-    from analysis.measures.judgments import add_judgment_columns
-
     return add_judgment_columns(df)
 
 
@@ -101,8 +100,6 @@ def answer_confounded(d: pd.DataFrame, by: list[str]) -> list[str]:
 def acceptance_rates(df: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
     """Acceptance (share of the accepting label) per group x cell of `by` x the item's answer (`answer`:
     'accept (yes)' / 'reject (no)'), from the judged trials only."""
-    from analysis.measures.judgments import answer_label, judged_rows
-
     d = judged_rows(df if "signal" in df.columns else add_accepted(df))
     d = d.assign(answer=answer_label(d))
     keys = [b for b in by if b != "answer"] + ["answer"]
@@ -130,8 +127,6 @@ def dprime_table(df: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N
     """d' and c per group x cell of `by`: signal = items whose answer is the rejecting label, a hit rejects
     one, a false alarm rejects an item whose answer is the accepting label (analysis/measures/judgments.py). Factors
     of `by` that fix the answer are pooled over. CIs resample subjects (one subject: its items)."""
-    from analysis.measures.judgments import judged_rows
-
     d = judged_rows(df if "signal" in df.columns else add_accepted(df)).copy()
     d["_item"] = item_key(d) if len(d) else pd.Series(dtype="string")
     keys = [b for b in by if b not in answer_confounded(d, by)] if len(d) else list(by)

@@ -28,6 +28,7 @@ from scipy.stats import norm
 
 from analysis.stats.bootstrap import N_BOOT
 from analysis.load.prepare import SCORED_POSITIONS
+from analysis.measures.error_rates import sort_conditions
 
 CORRECTION = ("log-linear correction (Hautus 1995): H = (hits + 0.5) / (signal trials + 1), F = (false alarms + 0.5) / "
               "(noise trials + 1), in every cell")
@@ -112,8 +113,6 @@ def detection_table(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, poole
                     continue
                 key = {"group": g, "subject_kind": kind, "structure": st, "condition": cond, "dependency": dep}
                 out.append(_row(key, signal, noise, rng, n_boot))
-    from analysis.measures.error_rates import sort_conditions
-
     return sort_conditions(pd.DataFrame(out, columns=COLUMNS))
 
 

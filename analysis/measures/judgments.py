@@ -29,7 +29,7 @@ RULE = ("acceptance = trials answered with the task's accepting label / trials a
 
 def judgment_kinds() -> tuple[str, ...]:
     """The judgment-like kinds: each registers `detection` (analysis/kind_sections.py)."""
-    from analysis.kind_sections import kinds_where
+    from analysis.kind_sections import kinds_where  # late: a kind's unit, loaded when its kind is asked for
 
     return kinds_where("detection")
 
@@ -43,7 +43,7 @@ def __getattr__(name: str):
 def row_kind(df: pd.DataFrame) -> pd.Series:
     """The task kind of each row (a table without `task`, a Lakretz release: the kind that claims such
     tables, violation detection; analysis/kind_sections.untyped_kind)."""
-    from analysis.kind_sections import untyped_kind
+    from analysis.kind_sections import untyped_kind  # late: a kind's unit, loaded when its kind is asked for
 
     default = untyped_kind()
     if "task" not in df.columns:

@@ -34,11 +34,11 @@ def power(
 ) -> None:
     """Power by simulation from a pilot (people, or model subjects as a hypothesis): power curves with Monte Carlo
     CIs over subjects and items, failed and boundary fits counted apart, in parallel with early stopping."""
-    from experiments.cli_common import console, fail
+    from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
-    from analysis.api import InputError, power as api_power
-    from analysis.load import LoadError
-    from analysis.stats.mixed import MixedModelError
+    from analysis.api import InputError, power as api_power  # late: the CLI starts without the analysis (pandas, R)
+    from analysis.load import LoadError  # late: the CLI starts without the analysis (pandas, R)
+    from analysis.stats.mixed import MixedModelError  # late: the CLI starts without the analysis (pandas, R)
 
     t0 = time.time()
     try:
@@ -68,7 +68,7 @@ def power(
 
 
 def _parse_sd(values: list[str]) -> dict[str, float]:
-    from analysis.input_errors import InputError
+    from analysis.input_errors import InputError  # late: the CLI starts without the analysis (pandas, R)
 
     out = {}
     for v in values:

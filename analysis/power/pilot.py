@@ -10,14 +10,19 @@ from __future__ import annotations
 from typing import Callable
 
 import pandas as pd
+import itertools
 
 from analysis.stats import formula as fm
-from analysis.power import MODEL_LABEL, OBSERVED_POWER, Pilot, PowerInputError, PowerSettings, pilot_rows
+from analysis.power.settings import (MAX_ROWS, MODEL_LABEL, OBSERVED_POWER, Pilot, PowerInputError, PowerSettings,
+                                     pilot_rows)
+from analysis.power.design import DesignError, study_rows, template
+from analysis.power.sim import Truth
+from analysis.power.terms import check_effect, resolve, TermError
+from analysis.stats.formula_fit import _without_one_level_groups, fit_formula, prepare_data
+from analysis.stats.mixed import degenerate_warnings, MixedModelError, NOT_CONVERGED
 
 
 def _coded(f: fm.Formula, rows: pd.DataFrame, s: PowerSettings, declared: dict):
-    from analysis.stats.formula_fit import prepare_data
-
     try:
         return prepare_data(rows, f, s.family, declared)
     except fm.FormulaError as exc:
@@ -27,8 +32,6 @@ def _coded(f: fm.Formula, rows: pd.DataFrame, s: PowerSettings, declared: dict):
 def _coefficient_names(coded: fm.Formula) -> list[str]:
     """The fixed-effect coefficients R will name (main effects and interactions of the coded columns), read
     without R: the formula's fixed part expanded by the grammar's operators."""
-    import itertools
-
     def terms(node) -> list[tuple[str, ...]]:
         if node is None:
             return []
@@ -56,8 +59,6 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dic
                 log: Callable[[str], None]) -> Pilot:
     """Check against the data, fit the pilot, read the truth (module docstring); `declared`: the design's
     factors and their levels (api.factors)."""
-    from analysis.power.design import DesignError, template
-
     rows, group, kind = pilot_rows(df, s.group)
     try:
         fm.check_columns(f, list(rows.columns))
@@ -117,10 +118,7 @@ def zero_sd_sentences(rfx: list[dict], stated: dict) -> list[str]:
 
 
 def _check_rows(s: PowerSettings, tpl) -> None:
-    """The largest simulated study within MAX_ROWS trials (analysis/power/__init__.py), before the pilot is fitted."""
-    from analysis.power import MAX_ROWS
-    from analysis.power.design import study_rows
-
+    """The largest simulated study within MAX_ROWS trials (analysis/power/settings.py), before the pilot is fitted."""
     n_items = max(s.items) if s.items else None
     rows = study_rows(tpl, max(s.subjects), n_items)
     if rows > MAX_ROWS:
@@ -140,8 +138,6 @@ def _stated_groups(s: PowerSettings, used: fm.Formula, coded: fm.Formula) -> tup
 
 
 def _tested(s: PowerSettings, names: list[str], codings: list) -> list[str]:
-    from analysis.power.terms import TermError, check_effect, resolve
-
     try:
         tested = resolve(s.term, names, codings)
         if s.effect is not None:
@@ -153,9 +149,6 @@ def _tested(s: PowerSettings, names: list[str], codings: list) -> list[str]:
 
 def _fit(rows: pd.DataFrame, f: fm.Formula, s: PowerSettings, declared: dict):
     """fit_formula on the pilot rows; refuse a fit whose estimates are not parameters (module docstring)."""
-    from analysis.stats.formula_fit import _without_one_level_groups, fit_formula, prepare_data
-    from analysis.stats.mixed import NOT_CONVERGED, MixedModelError, degenerate_warnings
-
     used, dropped = _without_one_level_groups(f, rows)
     try:
         fit = fit_formula(rows, used, s.family, declared)
@@ -179,8 +172,6 @@ def _fit(rows: pd.DataFrame, f: fm.Formula, s: PowerSettings, declared: dict):
 
 def _truth(fit, family: str, tested: list[str], s: PowerSettings, rows: pd.DataFrame):
     """The parameters simulated from, and the warnings they need (observed power, zero variances)."""
-    from analysis.power.sim import Truth
-
     warnings = []
     beta = {c["term"]: float(c["estimate"]) for c in fit.coefficients}
     if s.effect is not None:

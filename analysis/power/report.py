@@ -11,11 +11,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+import io
 
-from analysis.power import MODEL_LABEL, Pilot, PowerSettings
+from analysis.power.settings import MODEL_LABEL, Pilot, PowerSettings
 from analysis.power.stats import IMPLAUSIBLE_SE
 from analysis.report.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
+from analysis.report.figures import _plt, PALETTE
 
 TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
                  "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "implausible_se",
@@ -90,7 +92,7 @@ def _pilot_label(pilot: Pilot, s: PowerSettings) -> str:
 def _software() -> dict:
     out = {"python": platform.python_version()}
     try:
-        import rpy2.robjects as ro
+        import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
         out["R"] = str(ro.r("R.version.string")[0])
         out["lme4"] = str(ro.r('as.character(packageVersion("lme4"))')[0])
@@ -115,10 +117,6 @@ def write_outputs(out: Path, res: dict, sims: pd.DataFrame) -> None:
 
 def figure(table: pd.DataFrame, res: dict) -> bytes | None:
     """Power against subjects, a line per item count, CI bands, the analytic pass dashed, the 80% line."""
-    import io
-
-    from analysis.report.figures import _plt
-
     fig = draw_figure(table, res)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
@@ -145,8 +143,6 @@ def figure_title(res: dict) -> str:
 def draw_figure(table: pd.DataFrame, res: dict):
     """The figure itself (a matplotlib Figure): the target's label sits outside the axes, right of the line,
     where no point or band can be under it."""
-    from analysis.report.figures import PALETTE, _plt
-
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for k, (items, t) in enumerate(table.groupby("items", sort=True)):

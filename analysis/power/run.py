@@ -12,7 +12,10 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import formula as fm
-from analysis.power import Pilot, PowerSettings
+from analysis.power.settings import Pilot, PowerInputError, PowerSettings
+from analysis.power.design import balance_notes, DesignError, extend
+from analysis.power.sim import SizeModel
+from analysis.stats.mixed import MixedModelError
 
 
 def size_seed(seed: int, subjects: int, items: int) -> int:
@@ -22,11 +25,6 @@ def size_seed(seed: int, subjects: int, items: int) -> int:
 
 def coded_design(pilot: Pilot, n_subjects: int, n_items: int | None) -> tuple[pd.DataFrame, list[str]]:
     """The extended design with the factors coded as the pilot's (the columns R needs), and its notes."""
-    from analysis.power.design import balance_notes, extend
-
-    from analysis.power import PowerInputError
-    from analysis.power.design import DesignError
-
     try:
         design = extend(pilot.template, n_subjects, n_items)
         d, _, _ = fm.sum_code(design, pilot.formula, pilot.declared)
@@ -41,7 +39,7 @@ def coded_design(pilot: Pilot, n_subjects: int, n_items: int | None) -> tuple[pd
 
 def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
     """(power table rows, every simulation's row, analytic results) over subjects x items."""
-    from analysis.power.analytic import analytic_power
+    from analysis.power.analytic import analytic_power  # late: scipy.stats stays out of start-up
 
     items = s.items or [len(pilot.template.items)]
     sizes = [(n_subj, n_items) for n_items in items for n_subj in s.subjects]
@@ -62,9 +60,7 @@ def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
 def run_size(s: PowerSettings, pilot: Pilot, design: pd.DataFrame, n_subj: int, n_items: int,
              log: Callable[[str], None]) -> tuple[dict, pd.DataFrame]:
     """Batches of simulations of one size until done or stopped early (analysis/power/stats.py)."""
-    from analysis.stats.mixed import MixedModelError
-    from analysis.power.sim import SizeModel
-    from analysis.power.stats import stop_decision, summarize
+    from analysis.power.stats import stop_decision, summarize  # late: scipy.stats stays out of start-up
 
     t0 = time.time()
     random_text = " + ".join(r.text() for r in pilot.coded.random)
@@ -103,9 +99,9 @@ def run_size(s: PowerSettings, pilot: Pilot, design: pd.DataFrame, n_subj: int, 
 
 
 def reference_ses(pilot: Pilot, simulated_trials: int) -> list[float]:
-    """Per tested coefficient, the smallest SE the simulated design allows (analysis/power_stats.reference_se),
+    """Per tested coefficient, the smallest SE the simulated design allows (analysis/power/stats.reference_se),
     from the pilot's SE (the Hessian-free one where lme4 gave it: steadier at a boundary)."""
-    from analysis.power.stats import reference_se
+    from analysis.power.stats import reference_se  # late: scipy.stats stays out of start-up
 
     by_term = {c["term"]: c for c in pilot.fit.coefficients}
     out = []

@@ -201,7 +201,7 @@ def _fns():
     """The two R functions (R started once with lme4, analysis/stats/mixed.py)."""
     if not _FNS:
         _r()
-        import rpy2.robjects as ro
+        import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
         _FNS["setup"] = ro.r(R_SETUP)
         _FNS["streams"] = ro.r(R_STREAMS)
@@ -224,7 +224,7 @@ class SizeModel:
     """One study size's model structure in R (built once, used by every batch of that size)."""
 
     def __init__(self, design: pd.DataFrame, fixed_rhs: str, random_text: str, truth: Truth):
-        import rpy2.robjects as ro
+        import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
         fns = _fns()
         rfx = [r for r in truth.random_effects if r.get("group") != "Residual"]
@@ -244,10 +244,10 @@ class SizeModel:
     def batch(self, seed: int, first: int, n: int, cols: list[int], ref: list[float], test: str, cores: int,
               maxfun: int = 10_000) -> pd.DataFrame:
         """Simulations first+1 .. first+n of this size: one row each (module docstring); `ref`: the SE each
-        tested coefficient's design allows (analysis/power_stats.reference_se)."""
-        import rpy2.robjects as ro
+        tested coefficient's design allows (analysis/power/stats.reference_se)."""
+        import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
-        from analysis.power.stats import IMPLAUSIBLE_SE
+        from analysis.power.stats import IMPLAUSIBLE_SE  # late: scipy.stats stays out of start-up
 
         fns = _fns()
         try:
@@ -263,7 +263,7 @@ class SizeModel:
             d[c] = d[c].fillna(0).astype(bool)
         d["message"] = [str(m) for m in out.rx2("msg")]
         # quasi-separation in a binomial fit: the tested coefficient's |estimate| or SE above 8 on the log-odds scale
-        # (analysis/mixed.degenerate_warnings' rule); its Wald test barely rejects (Hauck-Donner), so it is counted
+        # (analysis/stats/mixed.degenerate_warnings' rule); its Wald test barely rejects (Hauck-Donner), so it is counted
         d["degenerate"] = (~d["failed"] & (self.family == "binomial")
                            & ((d["estimate"].abs() > 8) | (d["se"] > 8))).astype(bool)
         # a broken fit: an SE far below what the design allows (analysis/power/stats.py), never a test

@@ -81,7 +81,7 @@ def counts(sims: pd.DataFrame, alpha: float) -> dict:
 
 def summarize(sims: pd.DataFrame, alpha: float, interval: str = "wilson", boundary_cause: str = "") -> dict:
     """One row of the power table (module docstring): power, its 95% MC interval, the counts, the status.
-    `boundary_cause`: the pilot's own zero variance when there is one (analysis/power_pilot.zero_sd_sentences):
+    `boundary_cause`: the pilot's own zero variance when there is one (analysis/power/pilot.zero_sd_sentences):
     then boundary fits are what the pilot implies, not a sign of the study's size."""
     c = counts(sims, alpha)
     ci = INTERVALS[interval]

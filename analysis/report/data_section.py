@@ -7,13 +7,12 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.load.prepare import scored_rows
+from analysis.load import LoadError
 
 
 def drop_training_only_sessions(d: pd.DataFrame, info) -> pd.DataFrame:
     """Sessions that never got past training (a set-up check such as `run-human --trials 5`) have nothing
     to score; they are skipped with a note, and the rest is analysed. None left: a LoadError."""
-    from analysis.load import LoadError
-
     keys = ["source_file", "subject_key", "session"]
     only = d.groupby(keys, dropna=False, sort=False)["training"].transform("all")
     if only.any():

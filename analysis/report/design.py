@@ -15,6 +15,16 @@ from analysis.load.frames import is_general_design, model_frame  # noqa: F401 (i
 from analysis.load.rows import block_kind, scope_text, select_blocks
 from analysis.report.tables import fmt_ci as _fmt_ci, slug
 from analysis.report.results_folder import Results
+from analysis.load.subjects import RULE as COPIES_RULE
+from analysis.measures.demand_gap import demand_gaps
+from analysis.measures.design_rates import add_accepted, answer_confounded, item_key
+from analysis.measures.judgments import answer_label, judged_rows, RULE
+from analysis.measures.sections import logprob_section, rt_section
+from analysis.report.reading import reading_sections
+from analysis.stats.formula import parse
+from analysis.stats.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
+from analysis.twins.answers import is_replay
+from analysis.twins.report import twins_section
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -75,14 +85,10 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
                     log: Callable[[str], None], notes: list[str], skipped: list[str], general: bool = True,
                     copies: pd.DataFrame | None = None) -> None:
     """Add the sections of a general design (or, for a Lakretz design, only those --by / --formula ask for)."""
-    from analysis.measures.design_rates import add_accepted, item_key
-
     if "item" not in d.columns or d["item"].isna().any():
         d = d.assign(item=item_key(d))
     if "signal" not in d.columns:
         d = add_accepted(d)
-    from analysis.twins.answers import is_replay  # twins (issue 40): replays are never people nor ordinary model subjects
-
     everything, d = d, d[~is_replay(d)]
     by = list(opt.by) or [f for f in factors if f in d.columns]
     t = select_blocks(d, opt.blocks)  # --blocks (default test: the design's test trials)
@@ -96,15 +102,11 @@ def design_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]]
     if general and (d["subject_kind"] == "model").any():
         demand_gap_section(res, t, opt)
     if general:
-        from analysis.twins.report import twins_section
-
         twins_section(res, everything, opt, out, fits, factors)
 
 
 def data_sections(res: Results, d: pd.DataFrame, factors: dict[str, list[str]], copies: pd.DataFrame | None) -> None:
     """Data (sample sizes, deterministic model copies) and Design (factors, trials per cell)."""
-    from analysis.load.subjects import RULE as COPIES_RULE
-
     has_copies = copies is not None and len(copies) > 0
     res.section("data", "Data", "Sample sizes per group (a group is 'human', or one model with its context mode "
                 "and protocol). Test trials: not practice, not fillers. Subjects: " + COPIES_RULE + "."
@@ -138,9 +140,6 @@ def rates_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, o
 
 def acceptance_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, opt: Options, out: Path) -> None:
     """Acceptance and d' whenever the task is judgment-like and the items give both answers."""
-    from analysis.measures.design_rates import answer_confounded
-    from analysis.measures.judgments import RULE, answer_label, judged_rows
-
     judged = judged_rows(t)
     if judged.empty or judged["signal"].nunique() < 2:
         return
@@ -169,8 +168,6 @@ def acceptance_section(res: Results, t: pd.DataFrame, by: list[str], factors: di
 
 
 def demand_gap_section(res: Results, t: pd.DataFrame, opt: Options) -> None:
-    from analysis.measures.demand_gap import demand_gaps
-
     gp = demand_gaps(t, opt.gap_pairs or None, opt.seed, opt.n_boot)
     if len(gp):
         res.section("demand_gap", "Demand gap between protocols (seeds/002)",
@@ -184,18 +181,14 @@ def demand_gap_section(res: Results, t: pd.DataFrame, opt: Options) -> None:
 
 
 def fits_response(formula: str) -> str:
-    from analysis.stats.formula import parse
-
     return parse(formula).response_var
 
 
 def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]):
-    from analysis.stats.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
-
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
     m = model_frame(d, opt.blocks)
     if opt.region or opt.word:  # --region NAME / --word N: that region's or word's rows (analysis/tasks_reading.py)
-        from analysis.tasks_reading import plain, reading_rules, target_rows
+        from analysis.tasks_reading import plain, reading_rules, target_rows  # late: a kind's unit, loaded when its kind is asked for
 
         m = plain(target_rows(m, factors, opt.region or None, opt.word or None, reading_rules(opt)))
     kind = "ordinal_fit" if opt.family == "ordinal" else "formula_fit"
@@ -232,10 +225,7 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
     fs = [f for f in factors if f in d.columns]
     by = list(opt.by) or fs
     tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()
-    from analysis.kind_sections import SectionArgs, kind_sections
-    from analysis.measures.sections import logprob_section, rt_section
-    from analysis.report.reading import reading_sections  # self-paced reading and surprisal
-
+    from analysis.kind_sections import SectionArgs, kind_sections  # late: a kind's unit, loaded when its kind is asked for
     kind_sections(SectionArgs(res, t, factors, by, opt, out, log, skipped), tasks)  # each kind's own (its unit registers it)
     logprob_section(res, t, by, opt)
     rt_section(res, t, by, opt)

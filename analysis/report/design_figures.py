@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import textwrap
 
 from analysis.report.figures import PALETTE, _plt, _save
 
@@ -40,8 +41,6 @@ def panel_grid(plt, n: int, width: float = 3.6, height: float = 3.4, sharey: boo
 
 def panel_title(ax, name: str) -> None:
     """A panel's title wrapped to TITLE_WIDTH characters a line (long group names never overlap)."""
-    import textwrap
-
     ax.set_title("\n".join(textwrap.wrap(name, TITLE_WIDTH)) if name else "", fontsize=8)
 
 

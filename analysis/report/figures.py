@@ -10,8 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import io
+import textwrap
 
 from analysis.load.prepare import condition_order, is_human_group
+from experiments.atomic import atomic_write_bytes
+from analysis.stats.mixed import status_of
 
 HUMAN_COLOR = "#222222"
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
@@ -37,10 +41,10 @@ def tight_layout(fig) -> None:
         fig.set_size_inches(width * 1.25, height * 1.25)
 
 def _plt():
-    import matplotlib
+    import matplotlib  # late: matplotlib loads only when a figure is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # late: matplotlib loads only when a figure is drawn
 
     plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "axes.spines.top": False,
                          "axes.spines.right": False, "font.size": 10})
@@ -49,14 +53,10 @@ def _plt():
 
 def _save(fig, path: Path) -> Path:
     """Save a figure whole or not at all (rendered in memory, then written to a temporary file and renamed)."""
-    import io
-
-    from experiments.atomic import atomic_write_bytes
-
     buf = io.BytesIO()
     fig.savefig(buf, format=path.suffix.lstrip(".") or "png", bbox_inches="tight")
     atomic_write_bytes(path, buf.getvalue())
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # late: matplotlib loads only when a figure is drawn
 
     plt.close(fig)
     return path
@@ -118,7 +118,7 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
             if i % ncol == 0:
                 ax.set_ylabel(f"error rate ({dep})")
     handles = []
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # late: matplotlib loads only when a figure is drawn
 
     if not human.empty:
         handles.append(Line2D([], [], color=HUMAN_COLOR, ls="--", label=human_label))
@@ -160,7 +160,7 @@ def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: s
         ax.set_ylim(0, 1)
         ax.set_title(st.replace("_", " "), fontsize=10)
     axes[0][0].set_ylabel(ylabel)
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch  # late: matplotlib loads only when a figure is drawn
 
     present = [v for v in ("inner", "outer") if v in set(t[position_col])]
     axes[0][-1].legend(handles=[Patch(color=DEP_COLOR[v], alpha=0.8, label=v) for v in present], title="violation",
@@ -280,8 +280,6 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
         ax.scatter(d["exposures"], d["error_rate"], s=12 + 60 * d["n"] / max(1, p["n"].max()), color=color, alpha=0.6,
                    lw=0, label=f"{g} (mean)")
         fit = group_fits.get(g)
-        from analysis.stats.mixed import status_of
-
         status = status_of(fit.get("base")) if fit else ""
         if fit and fit.get("base") and status == "ok":
             coefs = {c["term"]: c["estimate"] for c in fit["base"]["coefficients"]}
@@ -310,8 +308,6 @@ def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
     width); a flagged gap (a method never or always right) is hatched and says so at its bar."""
     if dg.empty:
         return None
-    import textwrap
-
     plt = _plt()
     d = dg.reset_index(drop=True)
     flags = d["flag"].fillna("") if "flag" in d.columns else pd.Series([""] * len(d))

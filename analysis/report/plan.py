@@ -23,6 +23,16 @@ import pandas as pd
 
 from analysis.options import Options
 from analysis.report.results_folder import Results
+from analysis.lakretz_report import (data_section, error_rates_section, exposures_section,
+    first_encounter_section, lakretz_rows, model_measures_section)
+from analysis.learning.general import has_learning_data
+from analysis.learning.report import learning_sections
+from analysis.load.prepare import order_known_rows
+from analysis.load.rows import ORDER_COLUMNS
+from analysis.measures import scoring
+from analysis.report.sections import detection_section, exposure_models_section, training_section
+from analysis.twins.answers import is_replay
+from analysis.measures.demand_gap import GapError
 
 
 @dataclass
@@ -63,9 +73,7 @@ class ReportPlan:
 
 # ------------------------------------------------------------------------------ a general design
 def design_frame_step(df: pd.DataFrame, run: Run) -> None:
-    from analysis.load.frames import design_frame, with_order
-    from analysis.load.rows import ORDER_COLUMNS
-
+    from analysis.load.frames import design_frame, with_order  # late: scipy.stats stays out of start-up
     d, copies, copy_notes = design_frame(df, dict(run.info.factors), run.opt.model_copies)
     if copies.empty and df.attrs.get("model_copies"):
         copies = pd.DataFrame(df.attrs["model_copies"])  # a frame of api.load_sessions: merged there (records)
@@ -80,7 +88,7 @@ def design_frame_step(df: pd.DataFrame, run: Run) -> None:
 
 
 def design_step(run: Run) -> None:
-    from analysis.report.design import design_sections
+    from analysis.report.design import design_sections  # late: scipy.stats stays out of start-up
 
     design_sections(run.res, run.d, dict(run.info.factors), run.opt, run.out, run.log, run.notes, run.skipped,
                     general=True, copies=run.copies)
@@ -88,9 +96,6 @@ def design_step(run: Run) -> None:
 
 def learning_step(run: Run) -> None:
     """A training block or feedback: learning, whatever the design is called."""
-    from analysis.learning.general import has_learning_data
-    from analysis.learning.report import learning_sections
-
     if has_learning_data(run.d):
         learning_sections(run.res, run.d, run.cell, run.opt, run.out, run.log, run.skipped)
 
@@ -103,7 +108,7 @@ def exclusions_step(run: Run) -> None:
 
 
 def _is_general(df: pd.DataFrame, factors: dict) -> bool:
-    from analysis.load.frames import is_general_design
+    from analysis.load.frames import is_general_design  # late: scipy.stats stays out of start-up
 
     return is_general_design(df, factors)
 
@@ -115,12 +120,7 @@ DESIGN = ReportPlan("general", _is_general, True, design_frame_step, (design_ste
 def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
     """The paper's rows (analysis/lakretz_report.py `lakretz_rows`); a replay (issue 40) is neither a person
     nor a model subject, and --gap pairs protocols of a general design."""
-    from analysis.lakretz_report import lakretz_rows
-    from analysis.twins.answers import is_replay
-
     if run.opt.gap_pairs:  # never silently ignored
-        from analysis.measures.demand_gap import GapError
-
         raise GapError("--gap applies to a general design's protocols; a Lakretz design's demand gap pairs each "
                        "metalinguistic protocol with its direct partner (analysis/measures/model_measures.py)")
     if is_replay(df).any():
@@ -132,23 +132,15 @@ def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
 
 
 def data_step(run: Run) -> None:
-    from analysis.lakretz_report import data_section
-
     run.extra["order_statement"] = data_section(run.res, run.d, run.info, run.log)
 
 
 def error_rates_step(run: Run) -> None:
-    from analysis.lakretz_report import error_rates_section
-    from analysis.report.sections import detection_section
-
     er = error_rates_section(run.res, run.d, run.opt, run.out)
     detection_section(run.res, run.d, er, run.opt, run.out)
 
 
 def first_encounter_step(run: Run) -> None:
-    from analysis.measures import scoring
-    from analysis.lakretz_report import first_encounter_section
-
     r, opt = run.rows, run.opt
     diff = first_encounter_section(run.res, r, opt, run.out)
     run.extra["rejected_rule"] = {"rule": opt.rejected_rule, "text": scoring.RULE_TEXT[opt.rejected_rule],
@@ -157,9 +149,6 @@ def first_encounter_step(run: Run) -> None:
 
 def exposures_step(run: Run) -> None:
     """Figure C2, then the exposure models on the focus cell (Tables C2, C3) where the order is known."""
-    from analysis.lakretz_report import exposures_section
-    from analysis.report.sections import exposure_models_section
-
     r = run.rows
     exposures_section(run.res, r, run.opt, run.out, run.log, run.skipped)
     if r.has_order:
@@ -169,24 +158,19 @@ def exposures_step(run: Run) -> None:
 
 def training_step(run: Run) -> None:
     """Figures C3, C4."""
-    from analysis.load.prepare import order_known_rows
-    from analysis.report.sections import training_section
-
     r = run.rows
     if r.has_order or r.d_all["training"].any():
         training_section(run.res, run.d, r.od, order_known_rows(r.d_all), run.opt, run.out, run.notes)
 
 
 def model_measures_step(run: Run) -> None:
-    from analysis.lakretz_report import model_measures_section
-
     if (run.d["subject_kind"] == "model").any():
         model_measures_section(run.res, run.d, run.opt, run.out, run.notes)
 
 
 def requested_step(run: Run) -> None:
     """The design sections --by or --formula ask for."""
-    from analysis.report.design import design_sections
+    from analysis.report.design import design_sections  # late: scipy.stats stays out of start-up
 
     if run.opt.by or run.opt.formula:
         design_sections(run.res, run.d, {}, run.opt, run.out, run.log, run.notes, run.skipped, general=False)

@@ -12,6 +12,10 @@ import pandas as pd
 from analysis.report import design_figures as dfig
 from analysis.report.tables import slug
 from analysis.report.results_folder import Results
+from analysis.load.rows import select_blocks
+from analysis.report.reading_figures import reading_by_region
+from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
+from analysis.stats.formula_fit import fit_formula
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -23,7 +27,7 @@ def _reading_tables(res: Results, h: pd.DataFrame, w: pd.DataFrame, rm: pd.DataF
                     cell: list[str], opt: "Options", has_rt: bool, has_s: bool) -> list[str]:
     """The tables by region and by word (people's reading times, models' surprisals, the two side by
     side), written in the order the section lists them."""
-    from analysis.tasks_reading import humans_beside_models, word_means, word_surprisal
+    from analysis.tasks_reading import humans_beside_models, word_means, word_surprisal  # late: a kind's unit, loaded when its kind is asked for
 
     tabs = []
     if has_rt:
@@ -46,9 +50,7 @@ def _model_region_fits(w: pd.DataFrame, cell: list[str], declared: list[str], sk
                        items: list[dict]) -> str:
     """One fit of the models' surprisal per group and region (the first MAX_REGION_FITS regions, the rest
     named in `skipped`); appends the fits to `items` and returns the sentence that says how they were fitted."""
-    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.stats.formula_fit import fit_formula
-    from analysis.tasks_reading import plain, region_rows, surprisal_region_formula
+    from analysis.tasks_reading import plain, region_rows, surprisal_region_formula  # late: a kind's unit, loaded when its kind is asked for
 
     ms = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()].copy()
     ms.attrs = dict(w.attrs)
@@ -82,9 +84,7 @@ def _people_region_fits(res: Results, h: pd.DataFrame, cell: list[str], declared
     """One lmer of log reading time per region (the first MAX_REGION_FITS, the rest named in `skipped`);
     appends the fits to `items` and their fixed effects' table to `tabs`, and returns the sentence that
     says how they were fitted."""
-    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.stats.formula_fit import fit_formula
-    from analysis.tasks_reading import plain, region_fit_rows, region_formula, region_rows
+    from analysis.tasks_reading import plain, region_fit_rows, region_formula, region_rows  # late: a kind's unit, loaded when its kind is asked for
 
     r_all = region_rows(h)
     coefs = []
@@ -117,9 +117,7 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
                           out: Path, log, skipped: list[str], rule_text: str) -> None:
     """The section of people's reading times on each model's surprisal (word by word, same sentences),
     or a note in `skipped` when no model scored the sentences the people read."""
-    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.stats.formula_fit import fit_formula
-    from analysis.tasks_reading import add_spillover, join_surprisal, plain, surprisal_beside_rt, surprisal_formula
+    from analysis.tasks_reading import add_spillover, join_surprisal, plain, surprisal_beside_rt, surprisal_formula  # late: a kind's unit, loaded when its kind is asked for
 
     both = pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
@@ -153,11 +151,9 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
 def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options", out: Path, log,
                      skipped: list[str]) -> None:
     """The self-paced-reading sections (nothing when the rows have neither reading times nor surprisals)."""
-    from analysis.load.frames import model_frame
-    from analysis.load.rows import select_blocks
-    from analysis.report.reading_figures import reading_by_region
+    from analysis.load.frames import model_frame  # late: scipy.stats stays out of start-up
     from analysis.tasks_reading import (apply_rules, reading_rules, region_means, region_order, region_surprisal,
-                                        word_rows)
+                                        word_rows)  # late: a kind's unit, loaded when its kind is asked for
 
     m = select_blocks(model_frame(d), opt.blocks)  # --blocks (default test: design_rows)
     has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()

@@ -13,6 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.report.results_folder import FolderPathError, href, inside
+from analysis.stats.mixed import significance_mark, status_of
+from experiments.atomic import atomic_write_text
+from experiments.outputs import unsafe_target
+from stimuli.textfile import read_text_file, regular_file_problem
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -94,8 +98,6 @@ def _read_table(out: Path, meta: dict) -> pd.DataFrame:
 def fit_status_html(fit: dict) -> str:
     """The fit's diagnostics in one line: converged, singular, optimiser, fallback; a fit that is not
     interpretable says so in bold before anything else."""
-    from analysis.stats.mixed import status_of
-
     status = status_of(fit)
     conv = fit.get("converged")
     diag = (f"converged: {'yes' if conv else 'no' if conv is not None else '?'}; singular: "
@@ -110,8 +112,6 @@ def fit_status_html(fit: dict) -> str:
 
 
 def _fit_html(title: str, fit: dict) -> str:
-    from analysis.stats.mixed import significance_mark, status_of
-
     status = status_of(fit)
     coef = pd.DataFrame(fit["coefficients"])
     coef = coef[[c for c in ("term", "estimate", "se", "z", "p", "ci_low", "ci_high", "se_hessian_free", "z_hessian_free")
@@ -132,8 +132,6 @@ def _fit_html(title: str, fit: dict) -> str:
 def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
     """A user's formula (or a task's model): what was fitted, its diagnostics, contrasts, the fallback
     attempts and the coefficients (stars only for an interpretable fit)."""
-    from analysis.stats.mixed import significance_mark
-
     status = fit.get("status", "")
     coef = pd.DataFrame(fit["coefficients"])
     keep = [c for c in ("term", "estimate", "se", "df", "z", "p", "ci_low", "ci_high", "se_hessian_free",
@@ -184,8 +182,6 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
 
 
 def _items_html(items: list[dict]) -> str:
-    from analysis.stats.mixed import status_of
-
     parts = []
     for it in items:
         if it.get("kind") == "mixed":
@@ -225,8 +221,6 @@ def _esc(v) -> str:
 def _file(out: Path, rel, what: str) -> Path:
     """A file results.json names: inside the results folder (analysis/report/results_folder.py: inside) and a
     regular file, or ReportError naming it."""
-    from stimuli.textfile import regular_file_problem
-
     try:
         path = inside(out, rel, what)
     except FolderPathError as exc:
@@ -244,8 +238,6 @@ def load_results(out: Path) -> dict:
     rpath = out / "results.json"
     if not rpath.exists():
         raise ReportError(f"{out} is not a results folder (no results.json); run `twinlab analyze DATA --out {out}` first")
-    from stimuli.textfile import read_text_file
-
     try:
         res = json.loads(read_text_file(rpath, ReportError, "results.json", 200_000_000))
     except json.JSONDecodeError as exc:
@@ -285,8 +277,6 @@ def render_report(out: str | Path) -> Path:
     """Write OUT/report.html from OUT/results.json and the files it names. results.json is input like any
     other (a folder may come from anyone): every string is escaped, every file it names must lie inside
     OUT (tables/ or figures/, no symlink out), and an entry not as twinlab writes it is a ReportError."""
-    from experiments.outputs import unsafe_target
-
     out = Path(out)
     res = load_results(out)
     problem = unsafe_target(out / "report.html")  # never written through a link or over a device
@@ -297,8 +287,6 @@ def render_report(out: str | Path) -> Path:
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ReportError(f"{out / 'results.json'}: an entry is not as twinlab writes it ({type(exc).__name__}: "
                           f"{exc}); re-run `twinlab analyze` to rewrite the results folder") from None
-    from experiments.atomic import atomic_write_text
-
     return atomic_write_text(out / "report.html", page)
 
 

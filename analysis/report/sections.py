@@ -19,6 +19,7 @@ from analysis.load.rows import select_blocks
 from analysis.load.prepare import scored_rows
 from analysis.report.tables import ordered_groups, ordered_structures, slug, wide_detection, wide_training
 from analysis.report.results_folder import Results
+from analysis.stats.bootstrap import make_progress
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -27,8 +28,6 @@ MAX_GROUP_FIGURES = 8  # kept for imports; per-group figures are no longer cappe
 
 
 def with_progress(opt: Options, label: str, total: int, work: Callable[[Callable[[], None]], object]):
-    from analysis.stats.bootstrap import make_progress
-
     prog = make_progress() if opt.show_progress else None
     task = prog.add_task(label, total=total) if prog else None
     if prog:
@@ -130,7 +129,7 @@ def _slope_text(fit: dict | None, rule: str) -> str:
 
 def detection_section(res: Results, d: pd.DataFrame, er: pd.DataFrame, opt: Options, out: Path) -> None:
     """Hits, false alarms, d' and c for every group that answered violation / no violation."""
-    from analysis.measures import detection as det_mod
+    from analysis.measures import detection as det_mod  # late: scipy.stats stays out of start-up
 
     pooled = det_mod.detection_table(d, seed=opt.seed, n_boot=opt.n_boot, pooled=True)
     if pooled.empty:

@@ -3,6 +3,7 @@ built from the long analysis tables, and the ordering helpers the report and fig
 from __future__ import annotations
 
 import pandas as pd
+import re
 
 from analysis import appendix_c as ac
 from analysis.stats.mixed import significance_mark
@@ -146,7 +147,7 @@ def wide_slopes(sl: pd.DataFrame) -> pd.DataFrame:
 def wide_detection(pooled: pd.DataFrame) -> pd.DataFrame:
     """The shown signal-detection table: per group x structure x dependency (conditions pooled), the
     counts, the miss rate (the error rate) beside d' and c with their CIs, and the bias in words."""
-    from analysis.measures.detection import bias_label
+    from analysis.measures.detection import bias_label  # late: scipy.stats stays out of start-up
 
     rows = []
     for r in pooled.itertuples():
@@ -173,6 +174,4 @@ def ordered_groups(t: pd.DataFrame) -> list[str]:
 
 
 def slug(s: str) -> str:
-    import re
-
     return re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-").lower()[:60] or "group"

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 N_BOOT = 2000
 
@@ -72,8 +74,5 @@ def error_rate_ci(rows: pd.DataFrame, rng: np.random.Generator, n_boot: int = N_
 
 def make_progress():
     """A rich progress bar on stderr for bootstrap and model-fitting loops."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=Console(stderr=True))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from typing import Callable
+from analysis.stats.formula import FormulaError
+from analysis.stats.mixed import MixedModelError
 
 
 def fit_item(kind: str, title: str, fit) -> dict:
@@ -11,9 +13,7 @@ def fit_item(kind: str, title: str, fit) -> dict:
 
 def fit_or_note(fn: Callable, label: str, skipped: list[str]):
     """Run one fit; a fit that fails is named in the notes (never silently missing)."""
-    from analysis.stats.formula import FormulaError
-    from analysis.stats.mixed import MixedModelError
-    from analysis.tasks_rating import OrdinalError
+    from analysis.tasks_rating import OrdinalError  # late: a kind's unit, loaded when its kind is asked for
 
     try:
         f = fn()

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 import pandas as pd
+import difflib
 
 from stimuli.input_rules import is_ascii_digits
 
@@ -735,8 +736,6 @@ def check_columns(formula: Formula, columns: list[str]) -> None:
     """Every variable of the formula must be a column of the table (the message lists what exists)."""
     missing = [v for v in formula.variables if v not in columns]
     if missing:
-        import difflib
-
         guess = difflib.get_close_matches(missing[0], columns, n=1)
         hint = f" (did you mean {guess[0]!r}?)" if guess else ""
         raise FormulaError(f"--formula {formula.text!r}: unknown column {missing[0]!r}{hint}; the table's columns "

@@ -87,7 +87,7 @@ def _fit_fn():
     global _FIT
     if _FIT is None:
         _r()  # starts R with lme4 (and says clearly when it cannot)
-        import rpy2.robjects as ro
+        import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
         _FIT = ro.r(R_FIT_ANY)
     return _FIT
@@ -124,7 +124,7 @@ class FormulaFit:
     status: str = "ok"
     statistic: str = "z"
     boundary_reasons: list[str] = field(default_factory=list)  # the boundary rule (analysis/stats/mixed.py), [] when none
-    group: str = ""  # the group of rows fitted (analysis/prepare.group_label), "" when all rows were fitted together
+    group: str = ""  # the group of rows fitted (analysis/load/prepare.group_label), "" when all rows were fitted together
 
     def coef(self, term: str) -> dict:
         for c in self.coefficients:
@@ -203,7 +203,7 @@ def _run(fit_fn, rd, text: str, family: str, mixed: bool) -> dict:
     except Exception as exc:
         raise MixedModelError(f"{'glmer' if mixed and family == 'binomial' else 'lmer' if mixed else 'glm'} failed "
                               f"for {text}: {' '.join(str(exc).split())}") from exc
-    import rpy2.rinterface as ri
+    import rpy2.rinterface as ri  # late: R starts only when a model is fitted
 
     return {k: ([] if r.rx2(k) is ri.NULL else list(r.rx2(k))) for k in r.names}
 
@@ -212,7 +212,7 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
                 declared: dict[str, list[str]] | None = None, fallback: bool = True, log_rt: bool = True) -> FormulaFit:
     """Fit `formula` to `df` (columns checked first); with random effects, simplify them step by step while
     the fit is not converged or singular, and report which structure is shown."""
-    from scipy.stats import norm
+    from scipy.stats import norm  # late: scipy.stats stays out of start-up
 
     f = fm.parse(formula) if isinstance(formula, str) else formula
     d, coded, codings, fam, transform, dropped = prepare_data(df, f, family, declared, log_rt)
@@ -357,7 +357,7 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
     def one(rows: pd.DataFrame):
         ff, dropped = _without_one_level_groups(f, rows)
         if family == "ordinal":
-            from analysis.tasks_rating import fit_clmm
+            from analysis.tasks_rating import fit_clmm  # late: a kind's unit, loaded when its kind is asked for
 
             fit = fit_clmm(rows, ff.r_text() if dropped else f.text, declared)
         else:
@@ -378,7 +378,7 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
     out = GroupFits(f.text, PER_GROUP)
     errors: tuple = (fm.FormulaError, MixedModelError)
     if family == "ordinal":
-        from analysis.tasks_rating import OrdinalError
+        from analysis.tasks_rating import OrdinalError  # late: a kind's unit, loaded when its kind is asked for
 
         errors += (OrdinalError,)
     first_error: Exception | None = None

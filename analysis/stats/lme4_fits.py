@@ -72,7 +72,7 @@ def _extra():
     global _EXTRA
     if _EXTRA is None:
         _r()  # starts R with lme4 (and the environment fix-ups of analysis.stats.mixed)
-        import rpy2.robjects as ro
+        import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
         _EXTRA = (ro.r(R_LMER), ro.r(R_FIXED))
     return _EXTRA
@@ -87,7 +87,7 @@ def _frame(data: pd.DataFrame, formula: str):
 
 
 def _coefs(get: dict, statistic: str) -> list[dict]:
-    from scipy.stats import norm, t as tdist
+    from scipy.stats import norm, t as tdist  # late: scipy.stats stays out of start-up
 
     out = []
     dfs = get["df"] if len(get["df"]) == len(get["term"]) else [get["df"][0]] * len(get["term"])

@@ -9,7 +9,7 @@ import numpy as np
 
 def logistic_fit(x: np.ndarray, y: np.ndarray) -> dict:
     """error ~ x by maximum likelihood (statsmodels GLM, binomial); a note instead of a fit when impossible."""
-    import statsmodels.api as sm
+    import statsmodels.api as sm  # late: statsmodels loads only for this fit
 
     x = np.asarray(x, float)
     y = np.asarray(y, float)

@@ -79,7 +79,7 @@ def _r():
         for k in BLAS_THREADS:
             os.environ[k] = "1"
         try:
-            import rpy2.robjects as ro
+            import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
             ro.r("suppressPackageStartupMessages(library(lme4))")
             fit = ro.r(R_FIT)
@@ -149,7 +149,7 @@ class MixedFit:
 
 def _r_frame(data: pd.DataFrame):
     """A pandas frame as an R data.frame: numbers as doubles, everything else as character."""
-    import rpy2.robjects as ro
+    import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
     cols = {}
     for c in data.columns:
@@ -292,7 +292,7 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
               maxfun: int = 10_000, fallback: bool = True) -> MixedFit:
     """Fit a binomial glmer and record its diagnostics (converged, singular, optimiser warnings, the
     fallback refit if one was needed); raise MixedModelError with R's message when it fails."""
-    from scipy.stats import norm
+    from scipy.stats import norm  # late: scipy.stats stays out of start-up
 
     fit_r = _r()
     tokens = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", formula))
@@ -416,7 +416,7 @@ def degenerate_warnings(coefs: list[dict], rfx: list[dict]) -> list[str]:
 
 def likelihood_ratio(small: MixedFit, big: MixedFit) -> dict:
     """LR test of nested fits on the same rows: chi2 = 2 (logLik_big - logLik_small), df = extra parameters."""
-    from scipy.stats import chi2
+    from scipy.stats import chi2  # late: scipy.stats stays out of start-up
 
     if small.n_obs != big.n_obs:
         raise MixedModelError(f"models were fitted on different rows ({small.n_obs} vs {big.n_obs})")
@@ -430,7 +430,7 @@ def likelihood_ratio(small: MixedFit, big: MixedFit) -> dict:
 
 
 def wald_interval(estimate: float, se: float, level: float = 0.95) -> tuple[float, float]:
-    from scipy.stats import norm
+    from scipy.stats import norm  # late: scipy.stats stays out of start-up
 
     z = norm.ppf(0.5 + level / 2)
     return estimate - z * se, estimate + z * se

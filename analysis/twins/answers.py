@@ -29,6 +29,7 @@ import pandas as pd
 
 from analysis.kind_sections import kinds_where, value_option_protocols
 from analysis.load.prepare import is_human_group
+from experiments.tasks.scoring import normalize_answer
 
 REPLAY = "replay"
 SPLITS = ("all", "training", "test")
@@ -193,8 +194,6 @@ def _typed_trials(people: pd.DataFrame, group: str, context: str, m: pd.DataFram
     chance and no pseudo-R²). Replay: the word as the person typed it, scored in the person's history
     (`extra.person_word_logprob`); none / few-shot: the sessions hold log P(target) only, so a person's word
     is scored when it is the target (by the task's normaliser) and counted as not scored otherwise."""
-    from experiments.tasks.scoring import normalize_answer
-
     rows = []
     if context == REPLAY:
         for _, r in m.iterrows():

@@ -1,6 +1,6 @@
 """Twins, part 3: the same formula's effects for the people and for each model group, side by side.
 
-The fits are the per-group fits of `--formula` (analysis/formula_fit.fit_groups: one fit per group, the
+The fits are the per-group fits of `--formula` (analysis/stats/formula_fit.fit_groups: one fit per group, the
 boundary rule, the random-effects fallback); this module only lines them up. A term's sign "agrees" when
 the model group's estimate has the people's sign; "differs from 0" when its 95% CI excludes 0. Neither is
 claimed from a fit whose status is not ok (unconverged, singular, boundary): the cell names the status.

@@ -1,7 +1,7 @@
 """Twins, part 4: item by item, the people's share of each answer beside the model's probability of it.
 
 Per model group and item x condition (`item_id`): the people's answers counted per option (the model's
-options, analysis/twins.answer_index), the model's renormalised probability of each (context none / few-shot:
+options, analysis/twins/answers.answer_index), the model's renormalised probability of each (context none / few-shot:
 its sessions on that item; replay: the mean over its replays of the people who saw it). Agreement over items:
 Pearson r of share and probability (each item's first k-1 options: the last share is fixed by the others),
 with a 95% bootstrap CI resampling items; Jensen-Shannon divergence (bits, 0 = the same distribution, 1 = no
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.load.prepare import is_human_group
+from analysis.report.figures import _plt, _save, PALETTE
 
 DOC = ("Per model group and item x condition: the people's share of each answer beside the model's renormalised "
        "probability of it (replay: the mean over the replays of the people who saw the item). `r_share_vs_p`: Pearson "
@@ -160,8 +161,6 @@ def calibration(shares: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
 
 
 def calibration_figure(cal: pd.DataFrame, path) -> object:
-    from analysis.report.figures import PALETTE, _plt, _save
-
     if cal.empty:
         return None
     plt = _plt()

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from analysis.report.figures import _plt, _save, PALETTE
 
 BASE = ["length", "length_prev1", "position"]
 FREQ = ["log_frequency", "log_frequency_prev1"]
@@ -101,10 +102,10 @@ def delta_ll(joined: dict[str, pd.DataFrame], seed: int = 0, n_boot: int = 2000)
 
 def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     """People's word rows (the rt_range rule applied) with each model group's surprisal and spillover columns."""
-    from analysis.load.frames import model_frame
-    from analysis.tasks_reading import add_spillover, join_surprisal, trim_rts, word_rows
+    from analysis.load.frames import model_frame  # late: scipy.stats stays out of start-up
+    from analysis.tasks_reading import add_spillover, join_surprisal, trim_rts, word_rows  # late: a kind's unit, loaded when its kind is asked for
 
-    from analysis.kind_sections import kinds_where
+    from analysis.kind_sections import kinds_where  # late: a kind's unit, loaded when its kind is asked for
 
     m = model_frame(d)
     if "task" not in m.columns or not m["task"].astype("string").isin(kinds_where("word_by_word")).any():
@@ -119,8 +120,6 @@ def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
 
 
 def dll_figure(t: pd.DataFrame, path) -> object:
-    from analysis.report.figures import PALETTE, _plt, _save
-
     t = t[t["folds"] > 0] if "folds" in t.columns else t
     if t.empty:
         return None

@@ -10,6 +10,10 @@ import pandas as pd
 from analysis.load.prepare import is_human_group
 from analysis.report.results_folder import Results
 from analysis.twins.answers import is_replay, likelihood
+from analysis.report.figures import _plt, _save, PALETTE
+from analysis.twins.effects import default_formula, twin_long, twin_wide
+from analysis.twins.items import agreement, calibration, calibration_figure, DOC, item_shares
+from analysis.twins.reading_dll import DOC as DLL_DOC, delta_ll, dll_figure, joined_words
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -27,8 +31,6 @@ TEXT = ("For every model group, log P(each person's answer): the model's scores 
 
 def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
     """Mean log-likelihood per trial per group (test and all trials), CIs over people, chance marked."""
-    from analysis.report.figures import PALETTE, _plt, _save
-
     s = s[s["trials_used"] == "all"]
     if s.empty:
         return None
@@ -50,8 +52,6 @@ def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
 
 def items_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> None:
     """Item by item (analysis/twins/items.py): shares beside probabilities, r, JSD, calibration."""
-    from analysis.twins.items import DOC, agreement, calibration, calibration_figure, item_shares
-
     shares = item_shares(d)
     if shares.empty:
         return
@@ -70,13 +70,11 @@ def items_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> Non
 
 def reading_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, factors: dict) -> None:
     """ΔLL of surprisal over a baseline of people's word RTs (analysis/twins/reading_dll.py), per model group."""
-    from analysis.twins.reading_dll import DOC, delta_ll, dll_figure, joined_words
-
     joined = joined_words(d[~is_replay(d)], factors)
     if not joined:
         return
     t = delta_ll(joined, opt.seed, min(int(opt.n_boot), 2000))
-    res.section("twins_reading", "Twins: what surprisal adds to people's reading times (ΔLL)", DOC,
+    res.section("twins_reading", "Twins: what surprisal adds to people's reading times (ΔLL)", DLL_DOC,
                 [res.table("twins_delta_ll", t.round(6), "ΔLL per word, held-out folds")],
                 [res.figure("twins_delta_ll", dll_figure(t, out / "figures" / "twins_delta_ll.png"),
                             "ΔLL per word (nats) of surprisal and its spillover over the baseline, held-out folds by "
@@ -85,8 +83,6 @@ def reading_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fact
 
 def effects_section(res: Results, d: pd.DataFrame, fits, factors: dict) -> None:
     """The same effects in both (analysis/twins/effects.py): the --formula fits lined up, or a sentence."""
-    from analysis.twins.effects import default_formula, twin_long, twin_wide
-
     people = d["group"].astype(str).map(is_human_group).any()
     if fits is None:
         f = default_formula(d[~is_replay(d)], factors)
