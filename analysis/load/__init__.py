@@ -6,6 +6,7 @@ values, the line.
 """
 from __future__ import annotations
 
+import csv
 import difflib
 import io
 import json
@@ -13,14 +14,14 @@ from pathlib import Path
 from typing import Iterable, Literal
 
 import pandas as pd
-import csv
 
-from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
-from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, required_columns
 from analysis.lakretz import import_lakretz_frame
+from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
 from analysis.load.spec_versions import check_versions, session_version
 from analysis.load.subjects import session_identity
-from experiments.session import scan_table, SessionError
+from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, required_columns
+from experiments.session import SessionError, scan_table
+from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 from stimuli.textfile import regular_file_problem
 
 Format = Literal["auto", "twinlab", "lakretz"]
