@@ -10,7 +10,7 @@ surprisal at the critical region falls with exposure to the structure, as people
   frozen group's mean over its rows of that item and sentence: a frozen model without a running context scores
   a sentence the same way every time), so the difference is the adaptation alone, never the order of items;
 - `exposures`: the trials of the same cell of the design's factors (the structure) the subject read before this
-  one (analysis/learning_rows.py, 0 on the first); a table row is one group x region x cell x exposure count:
+  one (analysis/load/rows.py, 0 on the first); a table row is one group x region x cell x exposure count:
   trials, subjects, mean frozen, mean adapted and mean adapted - frozen (`adaptation_bits`) over the trials;
 - beside it, the people's reading time of the same region on their trials with the same cell and exposure count
   (mean over trials, each person giving one trial per exposure count; the reading rules of the reading
@@ -50,9 +50,9 @@ class Adaptation:
 
 
 def _mode_of(d: pd.DataFrame) -> dict[str, str]:
-    """group -> learning mode (analysis/prepare.py `learning_mode`) of the model groups (replays left out)."""
-    from analysis.prepare import learning_mode
-    from analysis.twins import is_replay
+    """group -> learning mode (analysis/load/prepare.py `learning_mode`) of the model groups (replays left out)."""
+    from analysis.load.prepare import learning_mode
+    from analysis.twins.answers import is_replay
 
     m = d[(d["subject_kind"] == "model") & ~is_replay(d)]
     if "context_mode" not in m.columns:
@@ -85,7 +85,7 @@ def check_rows(d: pd.DataFrame) -> list[str]:
 
 def frozen_group(d: pd.DataFrame, learner: str, modes: dict[str, str]) -> str | None:
     """The frozen group of the same model and protocol (the learner's own context first), or None."""
-    from analysis.prepare import WEIGHTS_MARK
+    from analysis.load.prepare import WEIGHTS_MARK
 
     def first(g: str, col: str) -> str:
         x = d.loc[d["group"].astype(str) == g, col] if col in d.columns else pd.Series(dtype=object)
@@ -133,13 +133,13 @@ def _learner_rows(r: pd.DataFrame, learner: str, frozen: str, notes: list[str]) 
 
 
 def adaptation(d: pd.DataFrame, factors: dict, region: str | None = None, rules=None) -> Adaptation:
-    """The adaptation table of a design frame (rows with `exposures`: analysis/frames.py `design_frame`);
+    """The adaptation table of a design frame (rows with `exposures`: analysis/load/frames.py `design_frame`);
     `region`: a region's name or number (every region when None); AdaptationError when it cannot be computed."""
-    from analysis.learning_rows import add_order_columns
+    from analysis.load.rows import add_order_columns
     from experiments.kinds import kind_attrs  # the reading kind's rules, found by name (one registry)
 
     ReadingRules, find_region = kind_attrs("self_paced_reading", "analysis", "ReadingRules", "find_region")
-    from analysis.twins import is_replay
+    from analysis.twins.answers import is_replay
 
     learners = check_rows(d)
     modes = _mode_of(d)
@@ -193,7 +193,7 @@ def _people(r: pd.DataFrame, fs: list[str]) -> pd.DataFrame:
 def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -> Path | None:
     """One region: surprisal by exposures (frozen dashed, adapted solid; one colour per cell and learner) and,
     where there are people, their reading time by exposures."""
-    from analysis.figures import PALETTE, _plt, _save
+    from analysis.report.figures import PALETTE, _plt, _save
 
     t = t[t["region_name"].astype(str) == region]
     if t.empty:
@@ -239,7 +239,7 @@ def critical_region(t: pd.DataFrame, fs: list[str]) -> str | None:
 
 
 def adaptation_step(run) -> None:
-    """The report's section (analysis/report_plan.py DESIGN): nothing without a weight-learning model group;
+    """The report's section (analysis/report/plan.py DESIGN): nothing without a weight-learning model group;
     a sentence in `skipped` when the effect cannot be computed; else the table (every region, or the one of
     --region with --formula) and a figure of one region."""
     from experiments.kinds import kind_attrs  # the reading kind's rules, found by name (one registry)

@@ -20,9 +20,31 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
+from dataclasses import fields
+import difflib
 
-from analysis.bootstrap import N_BOOT
-from analysis.load_base import LoadInfo
+from analysis.stats.bootstrap import N_BOOT
+from analysis.load.base import LoadInfo
+from analysis.learning import general as ln
+from analysis.learning.general import first_encounter_table, learning_curve
+from analysis.load import load
+from analysis.load.frames import design_frame, with_order
+from analysis.load.rows import BlocksError, parse_blocks, select_blocks
+from analysis.measures.demand_gap import check_pairs, demand_gaps as _gaps
+from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table, rates as _rates
+from analysis.measures.scoring import apply_rule, RULES
+from analysis.options import check_options, distinct, flag, FORMATS, model_copies as check_copies, target, whole
+from analysis.pipeline import Options, run_analysis, run_loaded
+from analysis.power.settings import check_out_folder, check_settings, PowerSettings
+from analysis.power.main import run_power
+from analysis.report.results_folder import KINDS as RESULT_FOLDERS
+from analysis.stats.formula import FormulaError, parse
+from analysis.stats.formula_checks import check_fit_request
+from analysis.stats.formula_fit import fit_groups as _fit_groups
+from analysis.twins.answers import is_replay, likelihood
+from analysis.twins.effects import default_formula, twin_long
+from experiments.options import OptionError, output_folder
+from experiments.outputs import check_output_folder, same_file
 
 __all__ = ["load_sessions", "factors", "model_copies", "rates", "acceptance", "dprime", "fit", "fit_groups", "report",
            "first_encounter", "learning_curves", "choice_bias",
@@ -46,8 +68,6 @@ def _check_frame(df) -> pd.DataFrame:
 def _check_boot(seed, n_boot) -> None:
     """As `analyze --seed/--n-boot` (analysis/options.py: the one rule): whole numbers, seed >= 0,
     n_boot from 1 to 100,000."""
-    from analysis.options import whole
-
     whole("seed (--seed)", seed, 0, 2**32 - 1)
     whole("n_boot (--n-boot)", n_boot, 1, MAX_BOOT)
 
@@ -55,8 +75,6 @@ def _check_boot(seed, n_boot) -> None:
 def _check_outcome(df: pd.DataFrame, outcome) -> str:
     """A rate is the mean of a 0/1 (or numeric) column: a text column (response, text) is refused naming it."""
     if not isinstance(outcome, str) or outcome not in df.columns:
-        import difflib
-
         guess = difflib.get_close_matches(str(outcome), [str(c) for c in df.columns], n=1)
         raise InputError(f"outcome: unknown column {outcome!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
                          + "; a rate is of a 0/1 column such as correct or accepted")
@@ -75,10 +93,8 @@ def _check_outcome(df: pd.DataFrame, outcome) -> str:
 
 
 def _finish(df: pd.DataFrame, info: LoadInfo, copies: str = "merge") -> pd.DataFrame:
-    """Derived columns every analysis of a design uses (analysis/frames.py: prepare()'s, item, the judgment
+    """Derived columns every analysis of a design uses (analysis/load/frames.py: prepare()'s, item, the judgment
     columns, deterministic model copies merged); attrs: factors, load info, the copies table."""
-    from analysis.frames import design_frame
-
     d, table, notes = design_frame(df, dict(info.factors), copies)
     info.notes += [n for n in notes if n not in info.notes]
     d.attrs["factors"] = dict(info.factors)
@@ -101,17 +117,13 @@ def load_sessions(paths: Iterable[str | Path] | str | Path, include_simulated: b
     factors under their own names, plus `group`, `subject_key`, `error`, `training`, and for judgment-like
     tasks `accepted`, `signal`, `said_reject` (from the task's labels). Deterministic model copies are one
     subject (`model_copies="subjects"` keeps them apart; `api.model_copies(df)` lists them). The order
-    columns (analysis/learning_rows.py: block_kind, trial_position, trials_before, exposures per cell of the
+    columns (analysis/load/rows.py: block_kind, trial_position, trials_before, exposures per cell of the
     design's factors, exposures_any, first_encounter) are columns like any other (`fit`, `rates(by=...)`).
 
     `df.attrs['factors']` maps each factor to its levels (the spec's order, from the sidecars);
     `df.attrs['load_info']` says what was read, noted and excluded. Sessions of different versions of a
     spec (another spec_hash or factor level order) are refused (analysis.load.SpecVersionError) unless
     `allow_spec_versions`: then they are coded by the current version and the notes name every version."""
-    from analysis.load import load
-
-    from analysis.options import FORMATS, flag, model_copies as check_copies
-
     check_copies(model_copies)
     for name, v in (("include_simulated", include_simulated), ("keep_outliers", keep_outliers),
                     ("allow_spec_versions", allow_spec_versions)):
@@ -139,10 +151,6 @@ def factors(df: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def _check_by(df: pd.DataFrame, by: Iterable[str] | str | None) -> list[str]:
-    from analysis.formula import FormulaError
-
-    from analysis.options import distinct
-
     by = [b.strip() for b in by.split(",")] if isinstance(by, str) else list(by or [])
     distinct("by", by)
     missing = [b for b in by if b not in df.columns]
@@ -153,8 +161,6 @@ def _check_by(df: pd.DataFrame, by: Iterable[str] | str | None) -> list[str]:
 
 
 def _design(df: pd.DataFrame) -> pd.DataFrame:
-    from analysis.design_rates import design_rows
-
     return design_rows(df)
 
 
@@ -162,8 +168,6 @@ def rates(df: pd.DataFrame, by: Iterable[str] | str | None = None, outcome: str 
           n_boot: int = N_BOOT) -> pd.DataFrame:
     """Rates of a 0/1 outcome (default: correct) per group x cell of `by` (default: every factor), with
     95% bootstrap CIs over subjects (pooled rate and F1 by-subject mean) and over items (F2 mean)."""
-    from analysis.design_rates import rates as _rates
-
     _check_frame(df)
     by = _check_by(df, list(factors(df)) if by is None else by)
     _check_outcome(df, outcome)
@@ -174,8 +178,6 @@ def rates(df: pd.DataFrame, by: Iterable[str] | str | None = None, outcome: str 
 def acceptance(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 0,
                n_boot: int = N_BOOT) -> pd.DataFrame:
     """Acceptance (share of the task's accepting label) per cell of `by` x the item's answer."""
-    from analysis.design_rates import acceptance_rates
-
     _check_frame(df)
     _check_boot(seed, n_boot)
     return acceptance_rates(_design(df), _check_by(df, by), seed, n_boot)
@@ -184,14 +186,12 @@ def acceptance(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: in
 def dprime(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 0,
            n_boot: int = N_BOOT) -> pd.DataFrame:
     """d' and criterion c per cell of `by` (signal: items whose answer is the rejecting label; a hit rejects one)."""
-    from analysis.design_rates import dprime_table
-
     _check_frame(df)
     _check_boot(seed, n_boot)
     return dprime_table(_design(df), _check_by(df, by), seed, n_boot)
 
 
-from analysis.frames import model_frame  # noqa: E402,F401 (the rows a formula is fitted on)
+from analysis.load.frames import model_frame  # noqa: E402,F401 (the rows a formula is fitted on)
 
 
 def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True, region: str | None = None,
@@ -200,7 +200,7 @@ def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = T
     log scale) otherwise, glm/lm without random effects; `family='ordinal'` fits ordinal::clmm (ratings).
     Factors are sum-coded in the declared level order (attrs or ordered categoricals of `df`, so frames
     of reading_words/reading_regions keep it); the formula is parsed by twinlab's grammar
-    (analysis/formula.py) and refused (FormulaError) before R starts when it is not one. `region`/`word`:
+    (analysis/stats/formula.py) and refused (FormulaError) before R starts when it is not one. `region`/`word`:
     fitted on that region's rows (region_rt_ms, surprisal_bits, length, length_prev1, ...) or that word
     position's (word_rt_ms, ...), as `analyze --region/--word`.
 
@@ -218,9 +218,9 @@ def fit(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = T
 def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: bool = True,
                region: str | None = None, word: int | None = None, blocks: str = "test"):
     """One fit per group of rows (people; each model · context · protocol), or one pooled fit when the
-    formula names `group`: a GroupFits (analysis/formula_fit.py). `region`/`word` as in fit()."""
-    from analysis.formula import parse
-    from analysis.formula_fit import fit_groups as _fit_groups
+    formula names `group`: a GroupFits (analysis/stats/formula_fit.py). `region`/`word` as in fit()."""
+    from analysis.stats.formula import parse
+    from analysis.stats.formula_fit import fit_groups as _fit_groups
     from experiments.kinds import kind_attrs
     plain, target_rows = kind_attrs("self_paced_reading", "analysis", "plain", "target_rows")
 
@@ -232,8 +232,6 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
         raise InputError(f"family must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {family!r}")
     region_s, word_n = target(region, word)
     f = parse(formula)  # refused here, before any data work or R
-    from analysis.formula_checks import check_fit_request
-
     check_fit_request(f, df, family)
     d = model_frame(df, _blocks(blocks))
     if region_s or word_n:
@@ -242,8 +240,6 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
 
 
 def _blocks(blocks) -> str:
-    from analysis.learning_rows import BlocksError, parse_blocks
-
     try:
         return parse_blocks(blocks)
     except BlocksError as exc:
@@ -251,10 +247,6 @@ def _blocks(blocks) -> str:
 
 
 def _learning_frame(df: pd.DataFrame, cell, rule: str):
-    from analysis import learning as ln
-    from analysis.frames import with_order
-    from analysis.scoring import RULES, apply_rule
-
     _check_frame(df)
     if rule not in RULES:
         raise InputError(f"rule must be {' or '.join(RULES)}, not {rule!r}")
@@ -265,9 +257,7 @@ def _learning_frame(df: pd.DataFrame, cell, rule: str):
 def first_encounter(df: pd.DataFrame, cell: Iterable[str] | str | None = None, rule: str = "paper", seed: int = 0,
                     n_boot: int = N_BOOT) -> pd.DataFrame:
     """Error on each subject's first test trial of each cell (default cell: the design's factors), per group,
-    95% bootstrap CIs over subjects; `rule` how an unanswered trial counts (analysis/scoring.py)."""
-    from analysis.learning import first_encounter_table
-
+    95% bootstrap CIs over subjects; `rule` how an unanswered trial counts (analysis/measures/scoring.py)."""
     _check_boot(seed, n_boot)
     d, cfg = _learning_frame(df, cell, rule)
     return first_encounter_table(d, cfg, seed, n_boot)
@@ -277,9 +267,6 @@ def learning_curves(df: pd.DataFrame, x: str = "exposures", cell: Iterable[str] 
                     blocks: str = "training,test", seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
     """Error (and mean RT) by `x` (exposures, trial_position, trials_before, exposures_any) per group and block
     kind, CIs over subjects, on the rows of `blocks`."""
-    from analysis.learning import learning_curve
-    from analysis.learning_rows import select_blocks
-
     if x not in ("exposures", "trial_position", "trials_before", "exposures_any"):
         raise InputError(f"x must be exposures, trial_position, trials_before or exposures_any, not {x!r}")
     _check_boot(seed, n_boot)
@@ -365,7 +352,7 @@ def surprisal_rt(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
 def completion(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 0,
                n_boot: int = N_BOOT) -> pd.DataFrame:
     """Completion: strict (target) and lenient (accepted variants) match rates per cell of `by`."""
-    from analysis.design_rates import rates as _rates
+    from analysis.measures.design_rates import rates as _rates
     from experiments.kinds import kind_attrs
     completion_rows = kind_attrs("completion", "analysis", "completion_rows")
 
@@ -379,8 +366,6 @@ def completion(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: in
 def demand_gaps(df: pd.DataFrame, pairs: list[tuple[str, str]] | None = None, seed: int = 0,
                 n_boot: int = N_BOOT) -> pd.DataFrame:
     """The demand gap between protocols of the same items: the paper's log-odds and twinlab's smoothed one."""
-    from analysis.demand_gap import check_pairs, demand_gaps as _gaps
-
     _check_frame(df)
     _check_boot(seed, n_boot)
     pairs = check_pairs(df, pairs) or None  # GapError names the protocols there are
@@ -396,10 +381,6 @@ def check_out(out: str | Path, data_paths: Iterable[str | Path], force: bool, fr
     holding one, nor inside a folder that holds data files directly (a folder given, or its `data/`; for a
     frame, `frame=True`, the folders of the files it was read from); an earlier analysis in `out` is
     replaced only with force. `twinlab analyze --out` and report() both check this."""
-    from analysis.results_folder import KINDS as RESULT_FOLDERS
-    from experiments.options import OptionError
-    from experiments.outputs import check_output_folder, same_file
-
     out = Path(out)
     ro = out.resolve()
     for d in data_paths:
@@ -431,13 +412,6 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     the data (a frame's data: the files it was loaded from). Returns the results dict; its `failures` lists
     results asked for that could not be computed (a --formula group not fitted: `analyze` exits 1), also
     stated at the top of report.html."""
-    from dataclasses import fields
-
-    from analysis.formula import parse
-    from analysis.options import check_options
-    from analysis.pipeline import Options, run_analysis, run_loaded
-    from experiments.options import output_folder
-
     out = Path(out)
     known = {f.name for f in fields(Options)} - {"by", "formula"}
     unknown = sorted(set(options) - known)
@@ -466,15 +440,12 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
           subjects: Iterable[int] | str, items: Iterable[int] | str | None = None, effect: float | None = None,
           sims: int = 500, alpha: float = 0.05, seed: int = 0, group: str | None = None, out: str | Path | None = None,
           force: bool = False, log=None, **options) -> dict:
-    """Power by simulation from a pilot: `twinlab power` is this call (analysis/power.py, docs/analysis.md
+    """Power by simulation from a pilot: `twinlab power` is this call (analysis/power/settings.py, docs/analysis.md
     "Power by simulation"). `data`: a frame of load_sessions() or paths (loaded as `analyze` loads them);
     `options`: test ('wald'|'lrt'), target, early_stop, cores, batch, min_sims, interval, sd ({'subject': 0.8}),
     family. Every input is checked before R starts (InputError naming it; a data file LoadError). Returns the
     results dict (power.json's content; `rows` one per size, `sims` a frame of every simulated study); with
     `out` the folder is written too."""
-    from analysis.power import PowerSettings, check_out_folder, check_settings
-    from analysis.power_main import run_power
-
     frame = data if isinstance(data, pd.DataFrame) else None
     if frame is not None:
         info = frame.attrs.get("load_info")
@@ -489,8 +460,6 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
                       alpha=alpha, seed=seed, group=group, **options)
     f = check_settings(s)
     if out is not None:
-        from experiments.options import OptionError
-
         try:
             check_out(out, paths, True, frame=frame is not None)
         except OptionError as exc:
@@ -500,14 +469,12 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
     return run_power(s, f, df, factors(df), out, log)
 
 
-# ---- twins (issue 40): the model as a model of the people (analysis/twins.py, twin_effects.py) -------------
+# ---- twins (issue 40): the model as a model of the people (analysis/twins/answers.py, effects.py) ------------------
 def twins_likelihood(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000):
     """log P(each person's answer) under every model group and context (none, few-shot, replay): a
     TwinLikelihood with `.trials` (per person and trial), `.summary` (per group and trials used: people,
     trials, items, LL, LL per trial with a CI over people, pseudo-R²), `.by_item`, `.by_condition`,
     `.missing` (answers not among the options, items the model never ran) and `.notes`."""
-    from analysis.twins import likelihood
-
     _check_frame(df)
     _check_boot(seed, n_boot)
     return likelihood(df, int(seed), int(n_boot))
@@ -517,9 +484,6 @@ def twin_effects(df: pd.DataFrame, formula: str | None = None, family: str = "au
     """The formula's effects for the people and each model group side by side (one row per term and group:
     estimate, CI, status, differs_from_0, sign_agrees_with_people); `formula` None: the design's default
     (accuracy by the crossed factors, random intercepts for subjects and items). Replays are left out."""
-    from analysis.twin_effects import default_formula, twin_long
-    from analysis.twins import is_replay
-
     _check_frame(df)
     d = df[~is_replay(df)]
     formula = formula or default_formula(d, factors(df))

@@ -12,6 +12,13 @@ so its inner row is PSS .618 and PSP .537. The tables here use that column order
 from __future__ import annotations
 
 import pandas as pd
+import numpy as np
+from analysis.learning import general as ln
+from analysis.learning.exposures import BASE_FORMULA, usable
+from analysis.load.prepare import condition_order
+from analysis.load.rows import select_blocks
+from analysis.stats.bootstrap import error_rate_ci
+from analysis.stats.mixed import fit_glmer, MixedModelError, significance_mark
 
 
 LONG_NESTED_ORDER = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP")
@@ -50,7 +57,7 @@ def table_c1_beside_paper(fe: pd.DataFrame, group: str = "human", other: pd.Data
                           rule: str = "paper", other_rule: str = "strict") -> pd.DataFrame:
     """Long table: for inner/outer x the 8 long-nested conditions, this data's first-encounter
     rate with k/n under `rule`, the paper's printed rate, the difference, and (with `other`) the
-    same cell under the other scoring rule (analysis/scoring.py)."""
+    same cell under the other scoring rule (analysis/measures/scoring.py)."""
     def cell(t: pd.DataFrame, pos: str, cond: str) -> tuple[float, int, int]:
         if t is None:
             return float("nan"), 0, 0
@@ -78,10 +85,8 @@ def table_c1_beside_paper(fe: pd.DataFrame, group: str = "human", other: pd.Data
 
 
 def table_c1(long: pd.DataFrame, group: str = "human", structure: str = "long_nested") -> pd.DataFrame:
-    """Table C1 layout of a first-encounter table (analysis/learning.py): rows violation position (inner,
+    """Table C1 layout of a first-encounter table (analysis/learning/general.py): rows violation position (inner,
     outer), columns the conditions in the seeds' order, cells the error rate."""
-    from analysis.prepare import condition_order
-
     t = long[(long["group"] == group) & (long["structure"] == structure)]
     if t.empty:
         return pd.DataFrame()
@@ -94,11 +99,8 @@ def table_c1(long: pd.DataFrame, group: str = "human", structure: str = "long_ne
 
 
 def cell_rows(df: pd.DataFrame, group: str, structure: str, condition: str | None, position: str) -> pd.DataFrame:
-    """Model rows (analysis/learning.py `focus_data`) of one post-training cell (condition None = all
+    """Model rows (analysis/learning/general.py `focus_data`) of one post-training cell (condition None = all
     conditions of the structure pooled), exposures known."""
-    from analysis import learning as ln
-    from analysis.learning_rows import select_blocks
-
     cell = {"structure": structure, "violation_position": position} | ({"condition": condition} if condition else {})
     r = ln.focus_data(select_blocks(df, "test"), ln.LAKRETZ, cell, [group])
     return r[r["exposures"].notna()].reset_index(drop=True)
@@ -108,9 +110,6 @@ def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "lo
                     progress=None) -> tuple[pd.DataFrame, list[str]]:
     """Figure C2 slopes: `error ~ exposures + (1|subject)` per condition x violation position, and
     pooled over the conditions of each position (condition 'all'). Returns the table and notes."""
-    from analysis.exposures import BASE_FORMULA, usable
-    from analysis.mixed import MixedModelError, fit_glmer, significance_mark
-
     conds = [c for c in LONG_NESTED_ORDER if c in set(df.loc[df["structure"] == structure, "condition"])] \
         if structure == "long_nested" else sorted(set(df.loc[df["structure"] == structure, "condition"].dropna()))
     rows, notes = [], []
@@ -148,10 +147,6 @@ def fit_cell_slopes(df: pd.DataFrame, group: str = "human", structure: str = "lo
 def training_error_rates(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
     """Figure C4: error rates on the training trials of the first session, by structure and violation
     (none = grammatical: an error is a false alarm), errors / trials with bootstrap CIs."""
-    import numpy as np
-
-    from analysis.bootstrap import error_rate_ci
-
     t = df[df["training"] & df["correct"].notna() & (df["session"] == 1)]
     if "order_known" in t.columns:
         t = t[t["order_known"]]

@@ -40,19 +40,19 @@ def analyze(
 ) -> None:
     """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
     designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
-    from experiments.cli_common import console, fail
+    from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
     blocks = _checked_rows_options(data, out, fmt, n_boot, force, rejected_rule, focus, blocks)
     by_list, word_range, rt_range, pairs = _checked_fit_options(by, family, formula, no_mixed, region, word,
                                                                 word_rt_range, model_copies, rt_trim, rt_sd, gap)
     from analysis.api import InputError, report as api_report
-    from analysis.demand_gap import GapError
-    from analysis.formula import FormulaError
-    from analysis.learning import FocusError
-    from analysis.learning_rows import BlocksError
+    from analysis.measures.demand_gap import GapError
+    from analysis.stats.formula import FormulaError
+    from analysis.learning.general import FocusError
+    from analysis.load.rows import BlocksError
     from analysis.load import LoadError
-    from analysis.mixed import MixedModelError
-    from analysis.report import ReportError
+    from analysis.stats.mixed import MixedModelError
+    from analysis.report.render import ReportError
     from experiments.kinds import kind_attrs
     OrdinalError = kind_attrs("rating", "analysis", "OrdinalError")
     from experiments.options import OptionError
@@ -80,11 +80,11 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
                           focus: str, blocks: str):
     """--format, --n-boot, --out (never the data; an earlier analysis only with --force), --rejected-rule,
     --focus and --blocks, in that order; one line and exit 2. Returns the parsed --blocks."""
-    from experiments.cli_common import fail
+    from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
     if fmt not in ("auto", "twinlab", "lakretz"):
         fail(f"--format must be auto, twinlab or lakretz, not {fmt!r}")
-    from experiments.options import OptionError, at_least, output_folder
+    from experiments.options import OptionError, at_least, output_folder  # late: the CLI starts without the analysis (pandas, R)
 
     try:
         at_least("--n-boot", n_boot, 1, 100_000)
@@ -92,12 +92,12 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
         check_results_folder(out, data, force)
     except OptionError as exc:
         fail(str(exc))
-    from analysis.scoring import RULES
+    from analysis.measures.scoring import RULES  # late: the CLI starts without the analysis (pandas, R)
 
     if rejected_rule not in RULES:
         fail(f"--rejected-rule must be {' or '.join(RULES)}, not {rejected_rule!r}")
-    from analysis.learning import LAKRETZ, FocusError, parse_focus, parse_focus_path
-    from analysis.learning_rows import BlocksError, parse_blocks
+    from analysis.learning.general import LAKRETZ, FocusError, parse_focus, parse_focus_path  # late: the CLI starts without the analysis (pandas, R)
+    from analysis.load.rows import BlocksError, parse_blocks  # late: the CLI starts without the analysis (pandas, R)
 
     try:
         parse_focus(focus) if "=" in focus else parse_focus_path(focus, LAKRETZ)
@@ -110,14 +110,14 @@ def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, reg
                          word_rt_range: str, model_copies: str, rt_trim: str, rt_sd: float, gap: List[str]):
     """--by, --family, --region/--word, --word-rt-range, --formula, --model-copies, --rt-trim/--rt-sd and --gap,
     in that order; one line and exit 2. Returns (--by columns, word RT range, RT trim, --gap pairs)."""
-    from analysis.demand_gap import GapError, parse_pair
-    from analysis.formula import FormulaError, parse
-    from experiments.cli_common import fail
+    from analysis.measures.demand_gap import GapError, parse_pair  # late: the CLI starts without the analysis (pandas, R)
+    from analysis.stats.formula import FormulaError, parse  # late: the CLI starts without the analysis (pandas, R)
+    from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
     by_list = [b.strip() for b in by.split(",") if b.strip()]
     if by and not by_list:
         fail("--by names no column (e.g. --by head_number,attractor_number)")
-    from analysis.options import InputError, distinct
+    from analysis.options import InputError, distinct  # late: the CLI starts without the analysis (pandas, R)
 
     try:
         distinct("--by", by_list)
@@ -161,7 +161,7 @@ def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, reg
 def _say_results(res: dict, out: Path, seconds: float) -> None:
     """The notes, the trial-order statement and one line of what was written; exit 1 when a result asked for
     is missing (said at the top of the report too)."""
-    from experiments.cli_common import console
+    from experiments.cli_common import console  # late: the CLI starts without the analysis (pandas, R)
 
     for n in res["notes"] + res["skipped"]:
         console.print(f"[yellow]note:[/yellow] {n}", highlight=False)
@@ -178,7 +178,7 @@ def _say_results(res: dict, out: Path, seconds: float) -> None:
 def check_results_folder(out: Path, data: List[Path], force: bool) -> None:
     """--out may hold an earlier analysis only with --force, and never the data being analysed (the rule
     lives in analysis.api.check_out, which api.report() applies too)."""
-    from analysis.api import check_out
+    from analysis.api import check_out  # late: the CLI starts without the analysis (pandas, R)
 
     check_out(out, data, force)
 
@@ -187,9 +187,9 @@ def report(
     results: Path = typer.Argument(..., help="a results folder written by `twinlab analyze` (holds results.json)"),
 ) -> None:
     """Re-render report.html from a results folder (no data, no R needed)."""
-    from experiments.cli_common import fail
+    from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
-    from analysis.report import ReportError, render_report
+    from analysis.report.render import ReportError, render_report  # late: the CLI starts without the analysis (pandas, R)
 
     try:
         path = render_report(results)
@@ -201,10 +201,10 @@ def report(
 def register(app: typer.Typer) -> None:
     """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml):
     `analyze`, `report`, `power`, and `import <format>` (one command per importer in analysis/importers)."""
-    from analysis.importers import REGISTRY
-    from experiments.cli import data_import_app
+    from analysis.importers import REGISTRY  # late: the CLI starts without the analysis (pandas, R)
+    from experiments.cli import data_import_app  # late: the CLI starts without the analysis (pandas, R)
 
-    from analysis.power_cli import power
+    from analysis.power.cli import power  # late: the CLI starts without the analysis (pandas, R)
 
     app.command("analyze")(analyze)
     app.command("report")(report)

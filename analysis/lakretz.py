@@ -26,7 +26,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from analysis.load_base import LoadError, LoadInfo, read_raw_csv as _read_raw
+from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw
 from experiments.schema import COLUMN_NAMES, DTYPES
 
 LAKRETZ_COLUMNS = (

@@ -1,7 +1,7 @@
 """The Lakretz cells' sections (seeds/000: error rates, first encounters, exposures; seeds/002-003:
 model-side measures), one function per section, in the paper's layout; the numbers come from the general
-learning analyses (analysis/learning.py, configured `LAKRETZ`). The plan `LAKRETZ_CELLS` of
-analysis/report_plan.py runs them in order."""
+learning analyses (analysis/learning/general.py, configured `LAKRETZ`). The plan `LAKRETZ_CELLS` of
+analysis/report/plan.py runs them in order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,20 +10,20 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import appendix_c as ac
-from analysis import error_rates as er_mod
-from analysis import figures as fig
-from analysis import learning as ln
-from analysis import model_measures as mm
-from analysis import scoring
-from analysis.error_rates import sort_conditions
-from analysis.learning_rows import select_blocks
-from analysis.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes
+from analysis.measures import error_rates as er_mod
+from analysis.report import figures as fig
+from analysis.learning import general as ln
+from analysis.measures import model_measures as mm
+from analysis.measures import scoring
+from analysis.measures.error_rates import sort_conditions
+from analysis.load.rows import select_blocks
+from analysis.report.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes
 from analysis.options import Options
-from analysis.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored_rows
-from analysis.report_tables import (ordered_groups, ordered_structures, rule_text, slug, wide_error_rates, wide_slopes,
+from analysis.load.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored_rows
+from analysis.report.tables import (ordered_groups, ordered_structures, rule_text, slug, wide_error_rates, wide_slopes,
                                     wide_table_c1, _drawable, _fmt_rate)
-from analysis.results_folder import Results
-from analysis.sections import method_summary, with_progress
+from analysis.report.results_folder import Results
+from analysis.report.sections import method_summary, with_progress
 
 
 @dataclass

@@ -11,8 +11,15 @@ from __future__ import annotations
 from typing import Iterable
 
 import pandas as pd
+import difflib
 
 from analysis.options import InputError, Options
+from analysis.learning.general import FocusError, parse_focus
+from analysis.load.prepare import is_training_block
+from analysis.load.rows import BlocksError, ORDER_COLUMNS, parse_blocks
+from analysis.measures.demand_gap import check_pairs
+from analysis.stats import formula as fm
+from analysis.stats.formula_checks import check_fit_request
 
 
 def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
@@ -20,11 +27,7 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
     """--blocks, --focus, --by, --region/--word, --formula, --family, --gap and the reading rules name what
     the table has: checked before any work (FormulaError, FocusError, BlocksError or InputError naming the
     option). The order columns count as columns (a general design gets all of them,
-    analysis/learning_rows.py; a Lakretz table those analysis/prepare.py defines)."""
-    from analysis import formula as fm
-
-    from analysis.learning_rows import ORDER_COLUMNS, parse_blocks
-
+    analysis/load/rows.py; a Lakretz table those analysis/load/prepare.py defines)."""
     declared = dict(factors) if isinstance(factors, dict) else {f: [] for f in factors}
     opt.blocks = parse_blocks(opt.blocks)  # BlocksError names the choices
     check_blocks_have_rows(df, opt.blocks)
@@ -35,8 +38,6 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
         cols |= set(ORDER_COLUMNS)
     missing = [b for b in opt.by if b not in cols]
     if missing:
-        import difflib
-
         guess = difflib.get_close_matches(missing[0], sorted(cols), n=1)
         raise fm.FormulaError(f"--by: unknown column {missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
                               + "; the design's factors and columns are named in `twinlab analyze --help`")
@@ -47,24 +48,17 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
         cols |= check_target(df, opt.region or None, opt.word or None)
     check_reading_rules(df, opt)
     if opt.formula:
-        from analysis.formula_checks import check_fit_request
-
         f = fm.parse(opt.formula)
         fm.check_columns(f, sorted(cols))
         check_fit_request(f, df, opt.family, list(declared))
     if opt.family not in ("auto", "binomial", "gaussian", "ordinal"):
         raise fm.FormulaError(f"--family must be auto, binomial, gaussian or ordinal, not {opt.family!r}")
-    from analysis.demand_gap import check_pairs
-
     opt.gap_pairs = check_pairs(df, opt.gap_pairs)
 
 
 def check_focus(df: pd.DataFrame, opt: Options, general: bool, declared: dict[str, list[str]]) -> None:
     """--focus FACTOR=LEVEL,...: each a declared factor of the design (of the cell, when --by chooses it) and
     one of its levels; the Lakretz cells take their own form (STRUCTURE:CONDITION:inner|outer)."""
-    from analysis.learning import FocusError, parse_focus
-    from analysis.learning_rows import ORDER_COLUMNS
-
     if "=" not in (opt.focus or ""):
         return
     if not general:
@@ -80,10 +74,7 @@ def check_focus(df: pd.DataFrame, opt: Options, general: bool, declared: dict[st
 
 def check_blocks_have_rows(df: pd.DataFrame, blocks: str) -> None:
     """--blocks training on sessions without a training row would give an empty report: refused, naming the
-    blocks the sessions have (the rule of a training row: analysis/learning_rows.py)."""
-    from analysis.learning_rows import BlocksError
-    from analysis.prepare import is_training_block
-
+    blocks the sessions have (the rule of a training row: analysis/load/rows.py)."""
     if "training" not in blocks.split(",") or df.empty or "block" not in df.columns:
         return
     train = df["training"].astype(bool) if "training" in df.columns else is_training_block(df["block"])

@@ -3,7 +3,14 @@
 Its own module so that the pipeline and the section writers share it without importing each other."""
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
+
+import numpy as np
+
+from analysis.learning.general import LAKRETZ, FocusError, parse_focus, parse_focus_path
+from analysis.measures.scoring import RULES
 
 
 @dataclass
@@ -15,7 +22,7 @@ class Options:
     fmt: str = "auto"
     training_blocks: list[str] = field(default_factory=list)
     keep_outliers: bool = False
-    rejected_rule: str = "paper"  # analysis/scoring.py: how REJECTED trials count in first encounters and exposures
+    rejected_rule: str = "paper"  # analysis/measures/scoring.py: how REJECTED trials count in first encounters and exposures
     show_progress: bool = True
     by: list[str] = field(default_factory=list)  # --by: the factors of the rates tables (default: the design's)
     formula: str = ""  # --formula: the analyst's lme4 formula
@@ -43,8 +50,6 @@ MAX_BOOT = 100_000
 
 def whole(name: str, v, low: int, high: int | None = None) -> int:
     """A whole-number option: an int (not a bool, not 200.0, not '3'), from `low` (to `high`)."""
-    import numbers
-
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise InputError(f"{name} must be a whole number (an int), not {v!r}")
     if v < low or (high is not None and v > high):
@@ -55,9 +60,6 @@ def whole(name: str, v, low: int, high: int | None = None) -> int:
 
 def ms_range(name: str, v, example: str) -> tuple[float, float]:
     """LOW, HIGH in ms: two finite numbers with 0 <= LOW < HIGH."""
-    import math
-    import numbers
-
     ok = (isinstance(v, (tuple, list)) and len(v) == 2
           and all(isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) for x in v))
     if not ok or not 0 <= v[0] < v[1]:
@@ -68,8 +70,6 @@ def ms_range(name: str, v, example: str) -> tuple[float, float]:
 def flag(name: str, v) -> bool:
     """A yes/no option: True or False only. 'no', 0, 1 or None are refused: `bool('no')` is True, so a text
     read as a flag silently turns the option on (early_stop='no' ran with early stopping)."""
-    import numpy as np
-
     if not isinstance(v, (bool, np.bool_)):
         raise InputError(f"{name} must be True or False, not {v!r}")
     return bool(v)
@@ -111,9 +111,6 @@ def target(region, word) -> tuple[str, int]:
 def check_options(opt: Options) -> Options:
     """Every option of an analysis, checked in the one function `api.report`, `twinlab analyze` and the
     pipeline itself (run_analysis, run_loaded) apply before any work: InputError naming the option."""
-    import math
-    import numbers
-
     whole("seed (--seed)", opt.seed, 0, 2**32 - 1)
     for f in FLAGS:
         setattr(opt, f, flag(FLAG_NAMES.get(f, f"{f} (--{f.replace('_', '-')})"), getattr(opt, f)))
@@ -136,17 +133,12 @@ def check_options(opt: Options) -> Options:
     if not isinstance(opt.by, list) or not all(isinstance(b, str) for b in opt.by):
         raise InputError(f"by (--by) must be column names, not {opt.by!r}")
     distinct("by (--by)", opt.by)
-    from analysis.learning import LAKRETZ, parse_focus_path
-    from analysis.scoring import RULES
-
     if opt.rejected_rule not in RULES:
         raise InputError(f"rejected_rule (--rejected-rule) must be {' or '.join(RULES)}, not {opt.rejected_rule!r}")
     if not isinstance(opt.focus, str):
         raise InputError(f"focus (--focus) must be a text, not {opt.focus!r}")
     if "=" in opt.focus:  # a general design's focus cell (FACTOR=LEVEL,...): its form (each factor once) here,
-        from analysis.learning import FocusError, parse_focus  # its factors and levels against the data later
-
-        try:
+        try:  # its factors and levels against the data later
             parse_focus(opt.focus)
         except FocusError as exc:
             raise InputError(str(exc)) from None

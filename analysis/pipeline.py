@@ -8,7 +8,7 @@ Output layout::
     OUT/report.html       rendered from the three above (`twinlab report OUT` re-renders it)
 
 One pipeline for every design: `run_loaded` picks the report plan the trial table calls for
-(analysis/report_plan.py: a general design's, or the Lakretz cells' with the paper's rules: data, not a
+(analysis/report/plan.py: a general design's, or the Lakretz cells' with the paper's rules: data, not a
 branch on a design's name), runs its steps on one `Run` and writes results.json. The pieces live beside it:
 `results_folder` (the collector), `data_section` (sample sizes, order, outliers), `report_tables` (the shown
 tables), `learning` (first encounter, curves, exposure models of any design), `learning_report` and
@@ -28,12 +28,13 @@ import pandas as pd
 from analysis.load import load
 from analysis.options import Options, check_options  # noqa: F401 (Options re-exported: analysis.pipeline.Options)
 from analysis.option_checks import check_by_and_formula, check_training_blocks  # noqa: F401 (importable from here)
-from analysis.report_plan import Run, plan_for
-from analysis.results_folder import Results, clean_json, json_default
+from analysis.report.plan import Run, plan_for
+from analysis.report.results_folder import Results, clean_json, json_default
 from experiments.atomic import atomic_write_text
 # names other code imported from here before the split (kept importable from the pipeline)
-from analysis.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes  # noqa: F401,E402
-from analysis.report_tables import wide_error_rates, wide_slopes, wide_table_c1  # noqa: F401,E402
+from analysis.report.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes  # noqa: F401,E402
+from analysis.report.tables import wide_error_rates, wide_slopes, wide_table_c1  # noqa: F401,E402
+from analysis.report.render import render_report
 
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,
@@ -49,7 +50,7 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
 def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None = None,
                log: Callable[[str], None] | None = None) -> dict:
     """The analysis of trials already loaded (analysis.load.load or analysis.api.load_sessions): the steps of
-    the plan the table calls for (analysis/report_plan.py), then results.json and report.html."""
+    the plan the table calls for (analysis/report/plan.py), then results.json and report.html."""
     opt = check_options(options or Options())
     t0 = time.time()
     out = Path(out)
@@ -79,7 +80,5 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
 def write_results(out: Path, results: dict) -> dict:
     """results.json (atomically), then report.html rendered from it."""
     atomic_write_text(out / "results.json", json.dumps(clean_json(results), indent=1, default=json_default))
-    from analysis.report import render_report
-
     render_report(out)
     return results

@@ -6,7 +6,7 @@ reads exactly what a runner would have written. Responses come from a logistic e
     logit P(error) = base(structure, condition, violation) + slope * exposures + session_effect * (session-1)
                      + u_subject,   u_subject ~ Normal(0, subject_sd)
 
-where `exposures` follows the definition in analysis/prepare.py (earlier post-training trials of
+where `exposures` follows the definition in analysis/load/prepare.py (earlier post-training trials of
 the same structure x condition x violation position).
 """
 from __future__ import annotations
@@ -20,7 +20,11 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from analysis.prepare import is_training_block
+from analysis.load.prepare import is_training_block
+from analysis.lakretz import STRUCTURE_OF
+from experiments.compiler import compile_sequence
+from experiments.session import SessionWriter
+from experiments.spec import load_spec
 
 
 def logistic(x: float) -> float:
@@ -89,10 +93,6 @@ def simulate_sessions(
 
     Model subjects get `protocol`, option columns and a margin (sign agrees with `correct`).
     """
-    from experiments.compiler import compile_sequence
-    from experiments.session import SessionWriter
-    from experiments.spec import load_spec
-
     exp = load_spec(spec)
     em = error_model or ErrorModel()
     rng = np.random.default_rng(seed)
@@ -161,8 +161,6 @@ def simulate_lakretz_rows(n_subjects: int, seed: int = 0, error_model: ErrorMode
                           reps: int = 1, n_fillers: int = 4, outliers: tuple[int, ...] = (),
                           rejected_rate: float = 0.0, with_session: bool = False) -> pd.DataFrame:
     """Rows in the Lakretz et al. (2021) results format, sorted by design cells as the public file is."""
-    from analysis.lakretz import STRUCTURE_OF
-
     em = error_model or lampinen_like_model(slope=0.0, subject_sd=0.0)
     rng = np.random.default_rng(seed)
     rows = []

@@ -52,9 +52,9 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from analysis import api
-    from analysis.power import PowerSettings, check_settings
-    from analysis.power_pilot import build_pilot
-    from analysis.power_run import coded_design
+    from analysis.power.settings import PowerSettings, check_settings
+    from analysis.power.pilot import build_pilot
+    from analysis.power.run import coded_design
     from tests.support.power_synthetic import pilot
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
         design, _ = coded_design(p, args.subjects, None)
         import rpy2.robjects as ro
 
-        from analysis.mixed import _r_frame
+        from analysis.stats.mixed import _r_frame
 
         beta = ro.FloatVector([p.truth.beta["(Intercept)"], 0.3])
         hits, ok, secs = ro.r(PLAIN)(_r_frame(design), beta, ro.FloatVector([0.6, 0.4]), args.plain_sims, 5)

@@ -9,7 +9,7 @@ the row holds:
 
 - the sidecar: present, a JSON object, `experiment`, `spec_hash` and `sequence_hash` those of the spec's
   compiled sequence (another seed, list or subject compiles another sequence);
-- `spec_hash` on every row as `analyze` checks it (analysis/spec_versions.py `session_version`: the sidecar's,
+- `spec_hash` on every row as `analyze` checks it (analysis/load/spec_versions.py `session_version`: the sidecar's,
   on each row), then the spec's;
 - `trial_index`: a number, 0, 1, 2, ... in file order (a repeat, a gap or a non-number is named);
 - the trial's own columns (experiment, block, item, materials: the sentence, options, ...; words, feedback,
@@ -123,10 +123,10 @@ def read_person(csv: Path, exp: Experiment) -> Person | None:
 
 
 def check_spec_hash(csv: Path, meta: dict[str, Any], scan: Any, exp: Experiment) -> None:
-    """The sidecar's spec hash, on every row (`analyze`'s check, analysis/spec_versions.py), is the spec's."""
+    """The sidecar's spec hash, on every row (`analyze`'s check, analysis/load/spec_versions.py), is the spec's."""
     import pandas as pd
 
-    from analysis.spec_versions import session_version
+    from analysis.load.spec_versions import session_version
 
     side = csv.with_suffix(".json")
     if not meta.get("spec_hash"):

@@ -13,7 +13,7 @@ records the model's scores of every option (`option_logprobs`), hence of the per
 A replay subject is named by model and person (`<model>replay<person>`), its rows carry
 `context_mode = replay` and `extra.replay_of`, its sidecar a `replay` record (the person's file, session,
 spec and sequence hashes, the SHA-256 of the person's table). The analysis never counts it as a person or as an
-ordinary model subject (analysis/twins.py). Resumable like any session (the history rebuilt from the person's
+ordinary model subject (analysis/twins/answers.py). Resumable like any session (the history rebuilt from the person's
 checked rows, the cache with the same forward passes: `Runner._replay`), unless the person's table changed since
 the replay started: that resume is refused, naming the file.
 """

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import pandas as pd
 import yaml
 
-from analysis.report import CSS, _table_html
+from analysis.report.render import CSS, _table_html
 from stimuli.input_rules import spreadsheet_safe_frame
 
 

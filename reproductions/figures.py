@@ -1,4 +1,4 @@
-"""Figures of the reproductions that analysis.figures has no layout for (drawn from tables only)."""
+"""Figures of the reproductions that analysis.report.figures has no layout for (drawn from tables only)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.figures import HUMAN_COLOR, PALETTE, _plt, _save
-from analysis.prepare import condition_order
+from analysis.report.figures import HUMAN_COLOR, PALETTE, _plt, _save
+from analysis.load.prepare import condition_order
 
 PSP_COLOR = "#C44E52"  # the key condition of seeds/000, drawn thick
 

@@ -18,8 +18,8 @@ Two contrasts per model, each a low-demand against a high-demand evaluation of t
                               prompt (2), "Which of the following two sentences is more grammatically
                               correct in English?"; the exact template is in provenance.json)
 
-Demand gap (analysis.model_measures.demand_gap): logit(accuracy, low demand) - logit(accuracy, high
-demand), per model, contrast and dataset, with a bootstrap CI. Mixed model (analysis.mixed.fit_glmer,
+Demand gap (analysis.measures.model_measures.demand_gap): logit(accuracy, low demand) - logit(accuracy, high
+demand), per model, contrast and dataset, with a bootstrap CI. Mixed model (analysis.stats.mixed.fit_glmer,
 R lme4): correct ~ high_demand * log10_size + (1 | item), per contrast, over all models (the paper:
 `correct ~ size * evalMethod + (size * evalMethod | modelFamily)`; with one model family here, items
 are the grouping factor). Sizes are read from the models (parameter count), never typed in.
@@ -144,8 +144,8 @@ def unique_models(models: list[str | None]) -> tuple[list[str | None], list[str]
 
 
 def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
-    """analysis.model_measures.demand_gap per dataset, restricted to the two contrasts."""
-    from analysis.model_measures import demand_gap
+    """analysis.measures.model_measures.demand_gap per dataset, restricted to the two contrasts."""
+    from analysis.measures.model_measures import demand_gap
 
     import warnings
 
@@ -162,7 +162,7 @@ def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
 
 
 def accuracies(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
-    from analysis.bootstrap import bootstrap_mean
+    from analysis.stats.bootstrap import bootstrap_mean
 
     rng = np.random.default_rng(seed)
     out = []
@@ -183,7 +183,7 @@ def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if len(sizes) < 2:
         return pd.DataFrame(), [f"mixed model skipped: it needs models of at least two sizes (got {len(sizes)}: "
                                 + ", ".join(f"{int(s):,}" for s in sizes) + " parameters)"]
-    from analysis.mixed import MixedModelError, fit_glmer, significance_mark
+    from analysis.stats.mixed import MixedModelError, fit_glmer, significance_mark
 
     out = []
     for name, (low, high) in CONTRASTS.items():
@@ -262,12 +262,12 @@ def _accuracy_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
 
 def _demand_gap_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
     """The demand gaps with their CIs; a gap from a method never (or always) right is flagged, not read."""
-    from analysis.figures import demand_gap_plot
+    from analysis.report.figures import demand_gap_plot
 
     gaps = demand_gaps(rows, opt.n_boot, opt.seed)
     rep.heading("Demand gap (Figures 2B/D, 3D)", anchor="demand-gap")
     rep.table("demand_gap", gaps, "logit(low-demand accuracy) - logit(high-demand accuracy), 95% bootstrap CI")
-    from analysis.model_measures import SMOOTHING
+    from analysis.measures.model_measures import SMOOTHING
 
     for r in gaps[gaps["flag"].fillna("") != ""].itertuples():
         rep.note(f"{r.model} · {r.dataset} · {r.contrast}: {r.flag}. The gap is finite (smoothed) but measures the "

@@ -218,7 +218,7 @@ def arms_for(opt: Options, model: str | None, subtasks: list[Subtask]) -> list[A
 # ---------------------------------------------------------------------------------- analysis
 def rates(df: pd.DataFrame, keys: list[str], n_boot: int, seed: int) -> pd.DataFrame:
     """Error rate per cell with a 95% percentile bootstrap CI over the cell's trials (items x prompts)."""
-    from analysis.bootstrap import bootstrap_mean
+    from analysis.stats.bootstrap import bootstrap_mean
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -240,7 +240,7 @@ def column_condition(structure: str, condition: str) -> str:
 
 
 def wide(t: pd.DataFrame, index: list[str], with_ci: bool) -> pd.DataFrame:
-    from analysis.prepare import condition_order
+    from analysis.load.prepare import condition_order
 
     t = t.copy()
     t["cell"] = ([f"{e:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{e:.3f}"
@@ -251,10 +251,10 @@ def wide(t: pd.DataFrame, index: list[str], with_ci: bool) -> pd.DataFrame:
 
 
 def human_rates(paths: list[Path], n_boot: int, seed: int) -> pd.DataFrame:
-    """Error rates of the human sessions (analysis.error_rates: post-training violations, CI over subjects)."""
-    from analysis.error_rates import error_rates
+    """Error rates of the human sessions (analysis.measures.error_rates: post-training violations, CI over subjects)."""
+    from analysis.measures.error_rates import error_rates
     from analysis.load import LoadError, load
-    from analysis.prepare import prepare
+    from analysis.load.prepare import prepare
 
     try:
         df, _ = load(paths)
@@ -371,7 +371,7 @@ class _Bars:
 
 def _figures_2_and_4(rep: Report, b1: pd.DataFrame, plot: _Bars, figs: Path) -> None:
     """Figure 2/B3 (long nested by prompt) and Figure 4 (the harder variants, when they ran)."""
-    from analysis.figures import error_rate_bars
+    from analysis.report.figures import error_rate_bars
 
     human = plot.human
     rep.heading("Figure 2 and B3: error rates by prompt (long nested, inner and outer dependency)", anchor="figure-2")
@@ -394,7 +394,7 @@ def _figures_2_and_4(rep: Report, b1: pd.DataFrame, plot: _Bars, figs: Path) -> 
 
 def _figures_per_prompt(rep: Report, opt: Options, main: pd.DataFrame, plot: _Bars, figs: Path) -> None:
     """Figure B1 (each hand-written prompt) and B2 (each recombined prompt), with their table."""
-    from analysis.figures import error_rate_bars
+    from analysis.report.figures import error_rate_bars
 
     per = rates(main[main["prompt"] != "none"], ["model", "subtask", "structure", "prompt", "prompt_set", "condition"],
                 opt.n_boot, opt.seed)
@@ -485,7 +485,7 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
     if human is not None:
         rep.heading("Human error rates (dashed lines)", anchor="humans")
         rep.table("human_error_rates", human, "Humans: post-training violation trials, 95% bootstrap CI over subjects "
-                  "(analysis.error_rates)")
+                  "(analysis.measures.error_rates)")
 
     _provenance_section(rep, opt, df, subtasks, results, models, started)
     return rep.write()

@@ -33,7 +33,7 @@ def pytest_runtest_protocol(item, nextitem):
 @pytest.fixture(scope="module")
 def r_ready():
     """R with lme4 started once per module (skipped, saying why, where R cannot start)."""
-    from analysis import mixed as m
+    from analysis.stats import mixed as m
 
     try:
         m._r()

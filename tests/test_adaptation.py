@@ -94,7 +94,7 @@ def test_a_real_learner_adapts_and_the_report_shows_it(bundled_backend, tmp_path
     value is the frozen run's for the same sentence, the adapted one the learner's; a subject's first trial is read
     with the frozen weights, every later one after steps on the sentences read."""
     from analysis import api
-    from analysis.frames import design_frame
+    from analysis.load.frames import design_frame
     from experiments.session import read_rows
     from model_subjects.runner import RunConfig, run_models
 

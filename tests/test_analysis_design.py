@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import norm
 
 from analysis import api
-from analysis import formula as fm
+from analysis.stats import formula as fm
 from analysis.load import LoadError
 from tests.cli_refusal import refused
 from tests.support import design_synthetic as ds

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from analysis.formula_fit import fit_formula
+from analysis.stats.formula_fit import fit_formula
 from tests.support import design_synthetic as ds
 
 pytestmark = [pytest.mark.r, pytest.mark.slow]

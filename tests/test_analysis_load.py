@@ -9,7 +9,7 @@ import pytest
 
 from analysis.lakretz import import_lakretz_frame
 from analysis.load import LoadError, load
-from analysis.prepare import prepare
+from analysis.load.prepare import prepare
 from analysis.simulate import simulate_lakretz_rows, simulate_sessions
 from experiments.schema import COLUMN_NAMES, DTYPES
 

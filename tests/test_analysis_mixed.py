@@ -26,7 +26,7 @@ FORMULA = "error ~ exposures + (1|subject)"
 @pytest.fixture(scope="module")
 def mixed():
     """Import pymer4 (starts R) once for the module."""
-    from analysis import mixed as m
+    from analysis.stats import mixed as m
 
     try:
         m._glmer()
@@ -201,7 +201,7 @@ def _significant_data() -> pd.DataFrame:
 
 def test_an_unconverged_fit_is_marked_and_never_starred(mixed):
     from analysis.pipeline import wide_slopes
-    from analysis.report import _fit_html
+    from analysis.report.render import _fit_html
 
     df = _significant_data()
     ok = mixed.fit_glmer(df, FORMULA)
@@ -232,7 +232,7 @@ def test_the_fallback_refit_is_recorded(mixed):
 
 
 def test_a_singular_fit_is_marked_and_never_starred(mixed):
-    from analysis.report import _fit_html
+    from analysis.report.render import _fit_html
 
     df = simulate_exposure_frame(80, 6, slope=-0.6, intercept=0.8, subject_sd=0.0, seed=33)  # lme4 estimates SD 0 here
     fit = mixed.fit_glmer(df, FORMULA)

@@ -7,14 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.bootstrap import bootstrap_mean, error_rate_ci
-from analysis.error_rates import error_rates
+from analysis.stats.bootstrap import bootstrap_mean, error_rate_ci
+from analysis.measures.error_rates import error_rates
 from analysis.appendix_c import table_c1
-from analysis.learning import LAKRETZ
-from analysis.learning import first_encounter_fits as _fits
-from analysis.learning import first_encounter_table as _fe
-from analysis.model_measures import demand_gap, evaluation_method, internal_consistency, task_family
-from analysis.prepare import prepare
+from analysis.learning.general import LAKRETZ
+from analysis.learning.general import first_encounter_fits as _fits
+from analysis.learning.general import first_encounter_table as _fe
+from analysis.measures.model_measures import demand_gap, evaluation_method, internal_consistency, task_family
+from analysis.load.prepare import prepare
 from experiments.schema import COLUMN_NAMES, DTYPES
 
 

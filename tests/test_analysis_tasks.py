@@ -118,9 +118,9 @@ def test_demand_gap_paper_and_smoothed_definitions(tmp_path):
 def test_task_sections_honour_blocks(tmp_path):
     """The choice section counts the rows --blocks names (issue 38): the default `test` leaves the trials
     marked training out, `all` keeps them; counted against the frame."""
-    from analysis.design_report import task_sections
+    from analysis.report.design import task_sections
     from analysis.options import Options
-    from analysis.results_folder import Results
+    from analysis.report.results_folder import Results
 
     ds.choice_sessions(tmp_path / "data", n_subjects=6, n_items=40, bias=0.4)
     df = api.load_sessions(tmp_path / "data")

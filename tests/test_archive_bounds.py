@@ -165,7 +165,7 @@ def test_a_gzip_bomb_is_refused_while_inflating(tmp_path):
 
 
 def test_a_compressed_table_is_inflated_under_the_caps_by_the_loader(tmp_path, monkeypatch):
-    from analysis import load_base
+    from analysis.load import base as load_base
 
     f = tmp_path / "t.csv.gz"
     f.write_bytes(gzip.compress(b"a,b\n" + b"1,2\n" * 10))

@@ -1,4 +1,4 @@
-"""The boundary rule (analysis.mixed.boundary_reasons, docs/analysis.md "Boundary fits"): unit tests on small
+"""The boundary rule (analysis.stats.mixed.boundary_reasons, docs/analysis.md "Boundary fits"): unit tests on small
 synthetic fit summaries (fast), and one real glmer (R) that lme4's isSingular passes but whose random-effect
 correlation is within 0.01 of -1 or +1: marked boundary, no star, Hessian-free SE beside the Wald SE, and a
 row-order sensitivity."""
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.mixed import (BOUNDARY, SINGULAR, boundary_reasons, conditional_sds, fit_status, significance_mark,
+from analysis.stats.mixed import (BOUNDARY, SINGULAR, boundary_reasons, conditional_sds, fit_status, significance_mark,
                             status_of)
 
 
@@ -101,7 +101,7 @@ BOUNDARY_SEED = 8  # a seed whose fit has |cor| >= 0.99 with isSingular FALSE (f
 def test_a_real_glmer_boundary_by_correlation_but_not_by_isSingular():
     import rpy2.robjects as ro
 
-    from analysis.mixed import _r, _r_frame, fit_glmer, row_order_sensitivity
+    from analysis.stats.mixed import _r, _r_frame, fit_glmer, row_order_sensitivity
 
     d = _boundary_data(BOUNDARY_SEED)
     fit = fit_glmer(d, "y ~ x + (x | g)", group="g")
@@ -109,7 +109,7 @@ def test_a_real_glmer_boundary_by_correlation_but_not_by_isSingular():
     assert not fit.singular and abs(cor) >= 0.99  # lme4 passes it; the rule does not
     assert fit.boundary and fit.status == BOUNDARY and any("correlation" in r for r in fit.boundary_reasons)
     assert significance_mark(fit.coef("x")["p"], fit.status) == ""
-    from analysis.report import _fit_html
+    from analysis.report.render import _fit_html
 
     page = _fit_html("boundary", fit.to_dict())  # the analysis report: marked, the reason, both SEs, no star
     table = page.split("<table>", 1)[1].split("</table>")[0]
@@ -132,13 +132,13 @@ def test_a_real_glmer_boundary_by_correlation_but_not_by_isSingular():
 @pytest.mark.r
 @pytest.mark.slow
 def test_a_users_formula_fit_at_the_boundary_is_marked_and_simplified_with_hessian_free_z():
-    """`analyze --formula` fits (analysis/formula_fit.py) gain the same rule: the maximal structure at the
+    """`analyze --formula` fits (analysis/stats/formula_fit.py) gain the same rule: the maximal structure at the
     boundary by correlation (isSingular FALSE) is not reported as clean; without the fallback it is shown
     marked, unstarred, with the Hessian-free SE of lme4 beside the Wald SE."""
     import rpy2.robjects as ro
 
-    from analysis.formula_fit import fit_formula
-    from analysis.mixed import _r, _r_frame
+    from analysis.stats.formula_fit import fit_formula
+    from analysis.stats.mixed import _r, _r_frame
 
     d = _boundary_data(BOUNDARY_SEED).rename(columns={"g": "subject_id"})
     d["x"] = d["x"].astype(float)
@@ -160,7 +160,7 @@ def test_a_numerically_singular_hessian_is_a_failed_convergence_check_not_a_boun
     """lme4's "Hessian is numerically singular" note says the parameters are not determined: the fit is not
     converged (it was dropped with the boundary note for the word "singular"). The boundary note alone is not a
     convergence failure (it is reported as singular on its own)."""
-    from analysis.mixed import _converged, _needs_fallback, convergence_failures
+    from analysis.stats.mixed import _converged, _needs_fallback, convergence_failures
 
     hessian = "Hessian is numerically singular: parameters are not uniquely determined"
     boundary = "boundary (singular) fit: see help('isSingular')"

@@ -1,4 +1,4 @@
-"""Signal detection (analysis/detection.py) against hand-computed values.
+"""Signal detection (analysis/measures/detection.py) against hand-computed values.
 
 The expected d' and c are written out here from the counts with scipy's normal quantile, not
 with the module's own function.
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from analysis.detection import bias_label, detection_table, dprime_c
+from analysis.measures.detection import bias_label, detection_table, dprime_c
 
 
 def trials(subject: str, group: str, hits: int, signal: int, fas: int, noise: int, dep: str = "inner",

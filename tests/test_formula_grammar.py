@@ -1,4 +1,4 @@
-"""twinlab's formula grammar (analysis/formula.py) without R: what it accepts and how it writes it for R,
+"""twinlab's formula grammar (analysis/stats/formula.py) without R: what it accepts and how it writes it for R,
 the tree's parts (variables, groups, slopes), sum coding on the tree; and issue 30 point 6: `--gap`
 pairs parsed and checked against the protocols there are, the API checking its inputs as the CLI does
 and never writing among the data."""
@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from analysis import api
-from analysis import formula as fm
-from analysis.demand_gap import GapError, check_pairs, parse_pair
+from analysis.stats import formula as fm
+from analysis.measures.demand_gap import GapError, check_pairs, parse_pair
 from tests.support import design_synthetic as ds
 
 RUN = CliRunner()

@@ -44,7 +44,7 @@ def df(three):
 
 
 def test_deterministic_copies_fitted_as_one_subject_without_a_subject_term(r_ready, three):
-    """Default loading merges a deterministic model's copies into one subject (analysis/subjects.py); its
+    """Default loading merges a deterministic model's copies into one subject (analysis/load/subjects.py); its
     group's fit then leaves the subject term out and says so, instead of failing in lme4."""
     merged = api.load_sessions([three / "humans", three / "meta"])
     g = api.fit(merged, "correct ~ head_number * grammatical + (1 | subject)")
@@ -59,7 +59,7 @@ def test_one_fit_per_group_by_default_each_matching_an_independent_lme4_refit(r_
     from rpy2.robjects import pandas2ri
     from rpy2.robjects.conversion import localconverter
 
-    from analysis.formula_fit import PER_GROUP, GroupFits
+    from analysis.stats.formula_fit import PER_GROUP, GroupFits
 
     g = api.fit(df, "correct ~ head_number * grammatical + (1 | subject)")
     assert isinstance(g, GroupFits) and g.scope == PER_GROUP
@@ -85,7 +85,7 @@ def test_one_fit_per_group_by_default_each_matching_an_independent_lme4_refit(r_
     np.testing.assert_allclose([c["estimate"] for c in mine.coefficients], list(ref)[:4], rtol=1e-5, atol=1e-6)
     assert mine.random_effects[0]["estimate"] == pytest.approx(list(ref)[4], rel=1e-4)
     # one glmer over every row (what `--formula` did before) is another number: nothing is pooled silently
-    from analysis.formula_fit import fit_formula
+    from analysis.stats.formula_fit import fit_formula
 
     pooled = fit_formula(api.model_frame(df), "correct ~ head_number * grammatical + (1 | subject)")
     assert pooled.n_obs == len(df)
@@ -110,7 +110,7 @@ def test_group_in_the_formula_fits_once_with_group_effects(r_ready, df):
     import statsmodels.api as sm
     import statsmodels.formula.api as smf
 
-    from analysis.formula_fit import POOLED, FormulaFit
+    from analysis.stats.formula_fit import POOLED, FormulaFit
 
     f = api.fit(df, "correct ~ group * grammatical")
     assert isinstance(f, FormulaFit) and f.group == "" and f.n_obs == len(df)

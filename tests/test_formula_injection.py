@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from analysis import api
-from analysis import formula as fm
+from analysis.stats import formula as fm
 from tests.support import design_synthetic as ds
 
 RUN = CliRunner()
@@ -79,7 +79,8 @@ def cases(target: Path) -> list[tuple[str, str]]:
 @pytest.fixture()
 def no_r(monkeypatch):
     """A tripwire on every way twinlab starts R: a refusal must come before it."""
-    from analysis import formula_fit, mixed
+    from analysis.stats import formula_fit
+    from analysis.stats import mixed
     from kinds.rating import analysis as tasks_rating
 
     def tripped(*a, **k):
@@ -124,7 +125,7 @@ def test_analyze_refuses_every_injection_before_r_and_writes_nothing(humans, tmp
 
 
 def test_the_api_refuses_every_injection_before_r(humans, tmp_path, no_r):
-    from analysis.formula_fit import fit_formula, fit_groups
+    from analysis.stats.formula_fit import fit_formula, fit_groups
     from kinds.rating.analysis import fit_clmm
 
     target = tmp_path / "pwned"
@@ -149,7 +150,7 @@ def test_formulas_built_from_factor_names_are_quoted_or_refused(humans, tmp_path
     no plain R name is backticked (a name only); one that cannot be written as a name is refused."""
     import pandas as pd
 
-    from analysis.formula_fit import fit_formula
+    from analysis.stats.formula_fit import fit_formula
     from kinds.rating.analysis import fit_clmm
 
     target = tmp_path / "pwned"

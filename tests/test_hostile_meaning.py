@@ -57,7 +57,7 @@ def test_direct_refuses_a_judgment_without_two_labels():
 
 
 def test_the_analysis_reads_acceptance_by_the_same_rule():
-    from analysis.judgments import add_judgment_columns
+    from analysis.measures.judgments import add_judgment_columns
 
     d = pd.DataFrame({"task": ["judgment"] * 2, "response": ["yes", "no"], "correct_response": ["yes", "no"],
                       "task_settings": [json.dumps({"labels": NO_FIRST})] * 2})

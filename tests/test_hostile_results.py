@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from analysis import api
-from analysis.report import ReportError, render_report
+from analysis.report.render import ReportError, render_report
 from tests.cli_refusal import refused, twinlab
 from tests.support import design_synthetic as ds
 

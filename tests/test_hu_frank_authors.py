@@ -180,7 +180,7 @@ def test_lmer_equals_statsmodels_mixedlm_on_random_intercepts():
     """fit_lmer (REML) against statsmodels' MixedLM (REML) on a random-intercept model: same fixed effects."""
     import statsmodels.formula.api as smf
 
-    from analysis.lme4_fits import fit_lmer
+    from analysis.stats.lme4_fits import fit_lmer
 
     rng = np.random.default_rng(3)
     g = np.repeat(np.arange(12), 20)
@@ -274,7 +274,7 @@ def test_real_release_reproduces_the_printed_statistics(tmp_path):
 def test_row_orders_are_as_read_reversed_then_the_seeded_shuffles_of_the_default_five():
     """--row-orders N: the first N of the default 5 orders (as read, reversed, shuffles seeded 1, 2, 3), each one
     the rows really reordered (a stand-in fit reports the first row it was given); no R."""
-    from analysis.mixed import ROW_ORDER_SEEDS, row_order_sensitivity
+    from analysis.stats.mixed import ROW_ORDER_SEEDS, row_order_sensitivity
     from reproductions.hu_frank import fits as F
 
     assert F.row_order_seeds(5) == ROW_ORDER_SEEDS and F.row_order_seeds(2) == () and F.row_order_seeds(1) == ()

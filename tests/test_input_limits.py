@@ -23,7 +23,7 @@ import httpx
 import numpy as np
 import pytest
 
-from analysis import formula as fm
+from analysis.stats import formula as fm
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "experiments" / "specs" / "agreement_attraction.yaml"
@@ -50,7 +50,7 @@ def test_the_deepest_formulas_accepted_are_written_simply():
 def test_the_deepest_formulas_accepted_fit_quickly_in_r(r_ready):
     import pandas as pd
 
-    from analysis.formula_fit import fit_formula
+    from analysis.stats.formula_fit import fit_formula
 
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"y": rng.normal(size=60), "x": rng.normal(size=60), "z": rng.normal(size=60),

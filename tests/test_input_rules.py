@@ -89,7 +89,7 @@ def test_the_helpers():
 
 
 def test_tables_are_written_spreadsheet_safe(tmp_path):
-    from analysis.results_folder import Results
+    from analysis.report.results_folder import Results
 
     folder = Results(tmp_path)
     folder.table("t", pd.DataFrame({"model": ["=cmd|' /C calc'!A0", "SmolLM2"], "estimate": [-0.5, 0.25],

@@ -41,7 +41,7 @@ def test_sequence_rows_round_trip_through_the_loader(tmp_path):
 def test_subjects_of_one_prompt_group_form_one_analysis_group():
     import pandas as pd
 
-    from analysis.prepare import group_label
+    from analysis.load.prepare import group_label
 
     df = pd.DataFrame({
         "subject_kind": ["model"] * 4 + ["human"],

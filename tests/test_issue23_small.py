@@ -51,7 +51,7 @@ def test_a_figure_too_small_for_its_panels_grows_instead_of_warning():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from analysis.figures import tight_layout
+    from analysis.report.figures import tight_layout
 
     def crowded():
         fig, axes = plt.subplots(2, 8, figsize=(5, 3))

@@ -66,7 +66,7 @@ def test_the_api_frame_behaves_as_a_plain_dataframe(df):
 
 
 def test_blocks_select_rows_and_are_refused_when_unknown(df):
-    from analysis.learning_rows import BlocksError, parse_blocks, select_blocks
+    from analysis.load.rows import BlocksError, parse_blocks, select_blocks
 
     assert len(select_blocks(df, "test")) == 24 * 12 and len(select_blocks(df, "all")) == len(df) == 40 * 12
     assert len(select_blocks(df, "training,test")) == len(df) and parse_blocks("test,training") == "training,test"
@@ -106,7 +106,7 @@ def test_a_design_without_training_or_feedback_has_no_learning_section(tmp_path)
 def test_order_columns_pass_the_formula_and_by_checks(df):
     from analysis.pipeline import Options, check_by_and_formula
 
-    from analysis.formula import FormulaError
+    from analysis.stats.formula import FormulaError
 
     check_by_and_formula(df, Options(formula="correct ~ exposures * block + trial_position + (1|subject)",
                                      by=["block_kind", "first_encounter"]))
@@ -118,7 +118,7 @@ def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
     """The general first-encounter table and focus rows, configured with the paper's cells and rule, give the
     hand-checked Table C1 cells of the sample under both rules, and the focus rows are the post-training
     answered trials of the cell counted directly on the frame."""
-    from analysis import learning as ln
+    from analysis.learning import general as ln
     from analysis.lakretz_report import lakretz_rows
     from analysis.load import load
     from analysis.options import Options
@@ -197,7 +197,7 @@ def test_exposure_models_on_a_focus_cell_fit_people_and_the_running_group_only(r
     assert any(i["kind"] == "joint" and i["model_group"] == RUNNING for i in sec["items"])
     slopes = pd.read_csv(tmp_path / "out" / "tables" / "learning_exposure_slopes.csv").set_index("group")
     # the same rows, fitted here directly: the answered mismatch-broken trials of each person, all blocks
-    from analysis.mixed import fit_glmer
+    from analysis.stats.mixed import fit_glmer
 
     h = api.load_sessions(study)
     h = h[(h["group"] == HUMAN) & (h["attractor"] == "mismatch") & (h["agreement"] == "broken") & h["error"].notna()]
@@ -209,7 +209,7 @@ def test_exposure_models_on_a_focus_cell_fit_people_and_the_running_group_only(r
 
 
 def test_a_figure_never_drops_a_group_and_wraps_long_titles(monkeypatch, tmp_path):
-    from analysis import design_figures as dfig
+    from analysis.report import design_figures as dfig
 
     groups = ["human"] + [f"SmolLM2-135M-Instruct · running · judgment:protocol{k}" for k in range(4)]
     t = pd.DataFrame([dict(group=g, answer=a, attractor=x, agreement=y, rate=0.5, lo=0.4, hi=0.6)
@@ -224,7 +224,7 @@ def test_a_figure_never_drops_a_group_and_wraps_long_titles(monkeypatch, tmp_pat
 
 
 def test_a_one_label_model_group_gets_a_flag_on_its_demand_gap():
-    from analysis.demand_gap import demand_gaps
+    from analysis.measures.demand_gap import demand_gaps
 
     rows = []
     for item in range(20):
@@ -239,7 +239,7 @@ def test_a_one_label_model_group_gets_a_flag_on_its_demand_gap():
 
 
 def test_the_sample_table_counts_training_apart_from_test_trials(df):
-    from analysis.design_report import sample_table
+    from analysis.report.design import sample_table
 
     t = sample_table(df).set_index("group")
     assert t.loc[HUMAN, "test_trials"] == 6 * 24 and t.loc[HUMAN, "training_trials"] == 6 * 16
@@ -247,7 +247,7 @@ def test_the_sample_table_counts_training_apart_from_test_trials(df):
 
 
 def test_a_focus_naming_no_level_is_refused_before_any_work(study, tmp_path):
-    from analysis.learning import FocusError
+    from analysis.learning.general import FocusError
 
     with pytest.raises(FocusError, match="attractor has no level 'nope'; its levels are match, mismatch"):
         api.report(study, tmp_path / "out", mixed=False, focus="attractor=nope")
@@ -301,10 +301,10 @@ def test_general_fits_on_the_lakretz_cells_give_figure_c2_and_tables_c2_c3(r_rea
     """Fitted numbers, not only rows: the general exposure models on the paper's focus cell (Tables C2/C3:
     base, extended, their comparison) and the general per-cell base fits (Figure C2's slopes) equal the
     direct lme4 fits on the same rows (mixed.fit_glmer) and the Figure C2 slopes (appendix_c.fit_cell_slopes)."""
-    from analysis import learning as ln
+    from analysis.learning import general as ln
     from analysis.appendix_c import fit_cell_slopes
-    from analysis.exposures import BASE_FORMULA, extended_formula, fit_models_on
-    from analysis.mixed import fit_glmer
+    from analysis.learning.exposures import BASE_FORMULA, extended_formula, fit_models_on
+    from analysis.stats.mixed import fit_glmer
 
     r = _lakretz_sample_rows()
     focus = {"structure": "long_nested", "condition": "PSP", "violation_position": "inner"}

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from analysis import api
-from analysis.learning import FocusError
-from analysis.learning_rows import BlocksError
-from analysis.spec_versions import SpecVersionError, start_time
+from analysis.learning.general import FocusError
+from analysis.load.rows import BlocksError
+from analysis.load.spec_versions import SpecVersionError, start_time
 from tests.support import design_synthetic as ds
 from tests.support import learning_synthetic as ls
 from tests.test_shared_checks import cli
@@ -82,7 +82,7 @@ def test_blocks_training_on_sessions_without_training_rows_is_refused(judgments,
 
 @pytest.mark.parametrize("value", ["no", "yes", 0, 1, None, "False"])
 def test_a_flag_is_true_or_false_never_a_text_read_as_true(study, tmp_path, value):
-    from analysis.power import PowerInputError, PowerSettings, check_settings
+    from analysis.power.settings import PowerInputError, PowerSettings, check_settings
 
     s = PowerSettings(data=[], formula="correct ~ attractor + (1 | subject)", term="attractor", subjects=[8],
                       early_stop=value)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis.load import load
-from analysis.prepare import prepare
+from analysis.load.prepare import prepare
 from experiments.compiler import compile_sequence
 from experiments.session import SessionWriter
 from experiments.spec import load_spec

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from analysis.power import PowerInputError
+from analysis.power.settings import PowerInputError
 from tests.cli_refusal import refused
 from tests.support.power_synthetic import pilot
 
@@ -67,16 +67,16 @@ def _power(frame, **kw):
     ({"out": "o", "force": "no"}, "force must be True or False"),
 ])
 def test_bad_input_refused_before_any_simulation(frame, kw, match, monkeypatch):
-    import analysis.power_sim as ps
+    import analysis.power.sim as ps
 
     monkeypatch.setattr(ps.SizeModel, "__init__", lambda *a, **k: pytest.fail("a simulation started"))
-    monkeypatch.setattr("analysis.power_pilot._fit", lambda *a, **k: pytest.fail("the pilot was fitted"))
+    monkeypatch.setattr("analysis.power.pilot._fit", lambda *a, **k: pytest.fail("the pilot was fitted"))
     with pytest.raises(api.InputError, match=match.replace("(", r"\(").replace("*", r"\*")):  # PowerInputError's base
         _power(frame, **kw)
 
 
 def test_effect_on_a_three_level_factor_needs_its_contrast(study, monkeypatch):
-    monkeypatch.setattr("analysis.power_pilot._fit", lambda *a, **k: pytest.fail("the pilot was fitted"))
+    monkeypatch.setattr("analysis.power.pilot._fit", lambda *a, **k: pytest.fail("the pilot was fitted"))
     df = api.load_sessions([study / "three"])
     with pytest.raises(PowerInputError, match=r"factor 'cond' has 3 levels .* one of: cond1, cond2"):
         api.power(df, F, "cond", subjects=[6], effect=0.3)
@@ -87,7 +87,7 @@ def test_effect_on_a_three_level_factor_needs_its_contrast(study, monkeypatch):
 def test_a_degenerate_pilot_fit_is_refused_not_simulated(tmp_path, r_ready, monkeypatch):
     """Answers that follow the condition exactly (quasi-separation): lme4 returns a 'singular' fit with huge
     estimates; simulating from them would give a silent 0% (Hauck-Donner), so the pilot is refused."""
-    import analysis.power_sim as ps
+    import analysis.power.sim as ps
 
     pilot(tmp_path / "sep", n_subjects=4, n_items=8, effect=40.0, intercept=0.0, subject_sd=0.0, item_sd=0.0)
     monkeypatch.setattr(ps.SizeModel, "__init__", lambda *a, **k: pytest.fail("a simulation started"))
@@ -96,8 +96,8 @@ def test_a_degenerate_pilot_fit_is_refused_not_simulated(tmp_path, r_ready, monk
 
 
 def test_term_resolution_by_variables():
-    from analysis.formula import Coding
-    from analysis.power_terms import resolve
+    from analysis.stats.formula import Coding
+    from analysis.power.terms import resolve
 
     cod = [Coding("a", ["x", "y", "z"], {"a1": {}, "a2": {}}), Coding("b", ["p", "q"], {"b": {}})]
     names = ["(Intercept)", "a1", "a2", "b", "a1:b", "a2:b"]
@@ -180,7 +180,7 @@ def test_power_rises_with_subjects(frame, r_ready):
 def test_null_effect_rejects_at_alpha(frame, r_ready):
     res = _power(frame, subjects=[16], items=[16], sims=200, effect=0.0, early_stop=False, batch=100, sd={"item": 0.4})
     row = res["rows"][0]
-    from analysis.power_stats import wilson
+    from analysis.power.stats import wilson
 
     lo, hi = wilson(row["rejected"], row["tests"])
     assert lo <= 0.05 <= hi, (row["rejected"], row["tests"])

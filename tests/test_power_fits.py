@@ -32,7 +32,7 @@ def _power(df, **kw):
 
 # ---- no R ----------------------------------------------------------------------------------------------------
 def test_boundary_status_names_the_pilot_not_the_size():
-    from analysis.power_stats import summarize
+    from analysis.power.stats import summarize
 
     sims = pd.DataFrame({"failed": False, "converged": True, "boundary": [True] * 8 + [False] * 2,
                          "degenerate": False, "implausible_se": False, "p": [0.01] * 5 + [0.5] * 5})
@@ -46,7 +46,7 @@ def test_boundary_status_names_the_pilot_not_the_size():
 
 def test_an_implausible_se_is_counted_apart_never_a_rejection():
     """Hand counts on a frame: 6 converged fits, one with a collapsed SE and p about 0."""
-    from analysis.power_stats import IMPLAUSIBLE_SE, reference_se, summarize
+    from analysis.power.stats import IMPLAUSIBLE_SE, reference_se, summarize
 
     assert reference_se(0.4, 96, 384) == pytest.approx(0.2)  # 4x the trials halves the SE
     sims = pd.DataFrame({"failed": [False] * 6 + [True], "converged": [True] * 6 + [False],
@@ -60,7 +60,7 @@ def test_an_implausible_se_is_counted_apart_never_a_rejection():
 
 
 def test_figure_title_and_target_label_clear_of_every_point():
-    from analysis.power_report import draw_figure
+    from analysis.power.report import draw_figure
 
     table = pd.DataFrame({"subjects": [4, 8, 16, 32], "items": 12, "power": [0.3, 0.55, 0.78, 0.81],
                           "ci_low": [0.2, 0.45, 0.7, 0.74], "ci_high": [0.4, 0.65, 0.85, 0.87],
@@ -146,10 +146,10 @@ def test_boundary_counts_match_a_plain_glmer_refit(boundary_pilot, r_ready):
     the true SD of 0 left many more singular in issue 48), and the estimates are those data's."""
     import rpy2.robjects as ro
 
-    from analysis.power import PowerSettings, check_settings
-    from analysis.power_pilot import build_pilot
-    from analysis.power_run import coded_design, size_seed
-    from analysis.power_sim import SizeModel
+    from analysis.power.settings import PowerSettings, check_settings
+    from analysis.power.pilot import build_pilot
+    from analysis.power.run import coded_design, size_seed
+    from analysis.power.sim import SizeModel
 
     res = _power(boundary_pilot, sims=16, batch=16, early_stop=False)
     st = PowerSettings(data=[], formula=F, term="cond", subjects=[8], effect=0.5, seed=7)

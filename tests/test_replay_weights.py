@@ -175,7 +175,7 @@ def test_a_trial_whose_answer_earned_no_feedback_teaches_nothing(runs, bundled_b
 
 def test_analysis_counts_learning_replays_as_replays(runs):
     from analysis import api
-    from analysis.twins import is_replay, likelihood
+    from analysis.twins.answers import is_replay, likelihood
 
     out, _ = runs
     df = api.load_sessions([out / "people", out / "frozen", out / "lr", out / "weights"])

@@ -1,5 +1,5 @@
 """Issue 39.3: one analysis pipeline. `run_loaded` runs the report plan the trial table calls for
-(analysis/report_plan.py); a plan is data (which rows, which sections), chosen by the table's columns, not by
+(analysis/report/plan.py); a plan is data (which rows, which sections), chosen by the table's columns, not by
 a design's name: a toy plan put first in `PLANS` is run by the same pipeline, and nothing else is."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from analysis import report_plan as rp
+from analysis.report import plan as rp
 from tests.support import learning_synthetic as ls
 
 

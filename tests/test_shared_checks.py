@@ -1,5 +1,5 @@
 """Issue 37 part 2: every check of an analysis lives in the function the API, the CLI and the pipeline all
-call (analysis/options.py: check_options; analysis/formula_checks.py: check_fit_request), so the API
+call (analysis/options.py: check_options; analysis/stats/formula_checks.py: check_fit_request), so the API
 refuses what `twinlab analyze` refuses: a named error (a ValueError the CLI turns into exit 2), never a
 numpy/pandas traceback or a silently different analysis. A fit the user asked for that fails is an error
 (exit 2) or a failure at the top of the report and in the exit status (1), never a note with exit 0."""
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from analysis import formula as fm
+from analysis.stats import formula as fm
 from analysis.options import InputError
 from tests.support import design_synthetic as ds
 
@@ -108,7 +108,7 @@ def test_an_infinite_response_is_refused_before_r(df):
         api.fit(bad, "rt_ms ~ head_number + (1 | subject)")
     # what still fits: an intercept-only model, 0 + a term, a numeric column inside log()
     for ok in ("correct ~ 1 + (1 | subject)", "correct ~ 0 + head_number", "correct ~ log(rt_ms)"):
-        from analysis.formula_checks import check_fit_request
+        from analysis.stats.formula_checks import check_fit_request
 
         check_fit_request(fm.parse(ok), df)
 

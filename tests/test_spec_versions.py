@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analysis import api
-from analysis.spec_versions import SpecVersionError
+from analysis.load.spec_versions import SpecVersionError
 from tests.test_shared_checks import cli
 from tests.support import design_synthetic as ds
 

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent / "support"))
 from design_synthetic import agreement_judgments  # noqa: E402
 
 from analysis import api  # noqa: E402
-from analysis.twin_effects import twin_wide  # noqa: E402
+from analysis.twins.effects import twin_wide  # noqa: E402
 
 FORMULA = "correct ~ head_number * attractor_number + (1 | subject)"
 

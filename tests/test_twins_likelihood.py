@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent / "support"))
 from design_synthetic import base_row, write_session  # noqa: E402
 
 from analysis import api  # noqa: E402
-from analysis.twins import answer_index, likelihood  # noqa: E402
+from analysis.twins.answers import answer_index, likelihood  # noqa: E402
 
 F = {"grammatical": ["true", "false"]}
 LABELS = ["yes", "no"]
@@ -95,7 +95,7 @@ def test_answer_index_reads_ratings_and_direct_judgments():
 
 
 def test_item_shares_jsd_and_calibration_against_hand_counts(frame):
-    from analysis.twin_items import agreement, calibration, item_shares, jsd_bits
+    from analysis.twins.items import agreement, calibration, item_shares, jsd_bits
 
     df, people = frame
     s = item_shares(df)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.reading_dll import delta_ll, delta_ll_words, predictors
+from analysis.twins.reading_dll import delta_ll, delta_ll_words, predictors
 
 
 def _words(effect: float, seed: int = 0) -> pd.DataFrame:

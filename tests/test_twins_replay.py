@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent / "support"))
 from twins_people import write_people  # noqa: E402
 
 from analysis import api  # noqa: E402
-from analysis.twins import likelihood  # noqa: E402
+from analysis.twins.answers import likelihood  # noqa: E402
 from experiments.session import read_rows  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
 from model_subjects.runner import RunConfig, RunError, run_models  # noqa: E402

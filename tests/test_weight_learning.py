@@ -203,8 +203,8 @@ def test_analysis_groups_learners_by_mode():
     weights and both are three groups; weight learners see their history (learning fits), frozen `none` does not."""
     import pandas as pd
 
-    from analysis.learning import sees_history
-    from analysis.prepare import group_label, learning_mode
+    from analysis.learning.general import sees_history
+    from analysis.load.prepare import group_label, learning_mode
     from model_subjects.weights import LearningSettings, context_label, context_part
 
     cases = {("none", "context"): "context", ("running", "context"): "context", ("none", "weights"): "weights",

@@ -212,8 +212,8 @@ def test_analyze_refuses_a_results_folder_with_a_link_inside_before_any_work(tmp
 
 
 def test_power_and_report_refuse_a_link_where_they_write(tmp_path):
-    from analysis.power import PowerInputError, check_out_folder
-    from analysis.report import ReportError, render_report
+    from analysis.power.settings import PowerInputError, check_out_folder
+    from analysis.report.render import ReportError, render_report
 
     outside = _outside(tmp_path)
     out = tmp_path / "power"

@@ -21,14 +21,14 @@ def import_lakretz2021(
                                        help="leave sessions already in --out as they are and write the others"),
 ) -> None:
     """Import the Lakretz et al. (2021) release as twinlab sessions: the logs give the order, the table is matched to them."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # late: the CLI starts without the analysis (pandas, R)
 
-    from analysis.importers import ImportDataError
-    from analysis.importers.lakretz2021 import import_lakretz2021 as run
-    from experiments.cli_common import console, fail
+    from analysis.importers import ImportDataError  # late: the CLI starts without the analysis (pandas, R)
+    from analysis.importers.lakretz2021 import import_lakretz2021 as run  # late: the CLI starts without the analysis (pandas, R)
+    from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
-    from experiments.options import OptionError
-    from experiments.outputs import check_dataset_folder
+    from experiments.options import OptionError  # late: the CLI starts without the analysis (pandas, R)
+    from experiments.outputs import check_dataset_folder  # late: the CLI starts without the analysis (pandas, R)
 
     try:  # data/ a real folder without links or devices, and not among the files read
         check_dataset_folder("--out", out, [(f"--{k}", p) for k, p in (("results", results), ("logs", logs)) if p])
@@ -52,9 +52,9 @@ def import_lakretz2021(
 
 
 def print_summary(summary, seconds: float) -> None:
-    from rich.table import Table
+    from rich.table import Table  # late: the CLI starts without the analysis (pandas, R)
 
-    from experiments.cli_common import console
+    from experiments.cli_common import console  # late: the CLI starts without the analysis (pandas, R)
 
     table = Table(title=f"lakretz2021 import -> {summary.out}", show_header=True, header_style="bold")
     table.add_column("what")

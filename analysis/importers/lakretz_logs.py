@@ -23,6 +23,7 @@ from analysis.importers.lakretz_format import (
     TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES, WIDE_EVENTS,
 )
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
+from stimuli.textfile import read_bytes_bounded
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,6 @@ def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
 
 
 def _decode(path: Path) -> str:
-    from stimuli.textfile import read_bytes_bounded
-
     data = read_bytes_bounded(path, ImportDataError, "session log", 500_000_000)  # FIFOs and devices refused
     try:
         return data.decode("utf-8")

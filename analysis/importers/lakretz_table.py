@@ -15,14 +15,13 @@ from analysis.importers import ImportDataError
 from analysis.importers.lakretz_format import (
     CONDITIONS_OF_TYPE, OUTCOMES, STRUCTURE_OF_TYPE, TABLE_REQUIRED, TABLE_TYPE_OF_LOG, TRIAL_TYPES, VIOLATION_TYPES,
 )
+from stimuli.textfile import read_bytes_bounded
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no", ""}
 
 
 def _decode(path: Path) -> str:
-    from stimuli.textfile import read_bytes_bounded
-
     # a FIFO or a device (/dev/zero) is refused before it is opened; a table over 2 GB is not the release's
     data = read_bytes_bounded(path, ImportDataError, "results table", 2_000_000_000)
     try:

@@ -93,7 +93,7 @@ def accuracy_by_position(d: pd.DataFrame) -> pd.DataFrame:
 
 def choice_section(a: SectionArgs) -> None:
     """The report's choice section: position bias and accuracy by the correct option's position."""
-    from analysis import design_figures as dfig
+    from analysis.report import design_figures as dfig
 
     c = choice_rows(a.rows)
     pb, ap = position_bias(c), accuracy_by_position(c)

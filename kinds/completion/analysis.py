@@ -63,8 +63,8 @@ def model_target_scores(d: pd.DataFrame) -> pd.DataFrame:
 
 def completion_section(a: SectionArgs) -> None:
     """The report's completion section: accuracy against the target and its accepted variants; models' scores."""
-    from analysis.design_rates import rates
-    from analysis.design_report import F1F2, _fmt_ci
+    from analysis.measures.design_rates import rates
+    from analysis.report.design import F1F2, _fmt_ci
 
     by, res = a.by, a.res
     c = completion_rows(a.rows)

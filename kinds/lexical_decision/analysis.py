@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.detection import dprime_c
+from analysis.measures.detection import dprime_c
 from analysis.kind_sections import AnalysisKind
 
 KIND = "lexical_decision"

@@ -4,7 +4,7 @@ cumulative-link mixed model (R `ordinal::clmm`, logit link, flexible thresholds)
 Why an ordinal model: the distance between "3" and "4" on an acceptability scale is not known to equal
 the distance between "6" and "7"; a linear model of the raw ratings assumes it. clmm models the
 probability of rating at or below each point with one set of thresholds and the user's factors
-(sum-coded, analysis/formula.py) shifting them, plus random intercepts (and slopes, when given) of
+(sum-coded, analysis/stats/formula.py) shifting them, plus random intercepts (and slopes, when given) of
 subjects and items. Diagnostics as ordinal reports them: the optimiser's convergence code and message,
 lme4's gradient check applied to clmm's gradient g and Hessian H (converged when max(min(|H^-1/2 g|, |g|))
 < 0.002, as lme4's check.conv.grad; `max.grad`, the largest absolute gradient, is shown beside it), and the
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis import formula as fm
+from analysis.stats import formula as fm
 from analysis.kind_sections import AnalysisKind, SectionArgs
 
 KIND = "rating"
@@ -61,7 +61,7 @@ class OrdinalError(RuntimeError):
 def _clmm():
     global _CLMM
     if _CLMM is None:
-        from analysis.mixed import _r
+        from analysis.stats.mixed import _r
 
         _r()
         import rpy2.robjects as ro
@@ -113,8 +113,8 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     are fitted as given (no simplification); a fit whose default optimiser does not converge is refitted
     once with ucminf (one grouping factor only), and the fit says which it reports. Scale points that no
     trial used are named (`unused_points`; `points`: the scale's size, else the highest point used)."""
-    from analysis.formula import CONTRASTS_NOTE
-    from analysis.mixed import _r_frame, fit_status
+    from analysis.stats.formula import CONTRASTS_NOTE
+    from analysis.stats.mixed import _r_frame, fit_status
 
     f = fm.parse(formula)
     if f.response_var != "rating":
@@ -243,9 +243,9 @@ def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
 def rating_section(a: SectionArgs) -> None:
     """The report's rating section: distribution, means (people: the chosen point; models: expected value, the
     default, and argmax, both named) and, for people, a cumulative-link mixed model, or why none was fitted."""
-    from analysis import design_figures as dfig
-    from analysis.design_rates import rates
-    from analysis.design_report import F1F2, shown_rates
+    from analysis.report import design_figures as dfig
+    from analysis.measures.design_rates import rates
+    from analysis.report.design import F1F2, shown_rates
 
     res, by, opt, out = a.res, a.by, a.opt, a.out
     r = rating_rows(a.rows)
@@ -280,9 +280,9 @@ def _scale_points(r: pd.DataFrame) -> int | None:
 def rating_clmm(res, r: pd.DataFrame, by: list[str], factors: dict, opt, log, skipped: list[str],
                 tabs: list) -> tuple[list[dict], str]:
     """The people's cumulative-link mixed model; returns (fit items, the text saying what was fitted or why not)."""
-    from analysis.design_report import CLMM_FALLBACK
-    from analysis.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.frames import model_frame
+    from analysis.report.design import CLMM_FALLBACK
+    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
+    from analysis.load.frames import model_frame
 
     humans = r[r["subject_kind"] == "human"]
     varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]

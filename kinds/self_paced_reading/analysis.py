@@ -17,7 +17,7 @@ Named rules, each with the count it removes (`ReadingRules`, `apply_rules`):
   above 5000 ms the reader was interrupted);
 - `wrong_answer` (off by default): trials whose comprehension question was answered wrongly are left out.
 
-Models (lme4 through analysis/formula_fit.py, each with its diagnostics):
+Models (lme4 through analysis/stats/formula_fit.py, each with its diagnostics):
 
 - by region: `log(region_rt_ms) ~ <factors> + length + length_prev1 + (1 | subject_id) + (1 | item)` on
   the region's trials (lmer), factors sum-coded in the declared order; a predictor that is constant in
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.formula import FormulaError
+from analysis.stats.formula import FormulaError
 from analysis.kind_sections import AnalysisKind, SectionArgs
 from kinds.choice.analysis import json_list, materials
 from stimuli.input_rules import ascii_int
@@ -280,7 +280,7 @@ def region_rows(w: pd.DataFrame) -> pd.DataFrame:
 
 def _means(rows: pd.DataFrame, keys: list[str], value: str, unit: str, seed: int, n_boot: int) -> pd.DataFrame:
     """Mean of `value` per keys cell: the mean of per-`unit` means, with a bootstrap CI over units."""
-    from analysis.bootstrap import bootstrap_mean
+    from analysis.stats.bootstrap import bootstrap_mean
 
     cols = keys + [f"n_{unit}s", "mean", "ci_low", "ci_high"]
     rows = rows[rows[value].notna()]
@@ -511,11 +511,11 @@ def plain(d: pd.DataFrame) -> pd.DataFrame:
 def _reading_sections(a: SectionArgs) -> None:
     # the reading report (word and region times beside surprisal) on all rows; a function-level import: the
     # report's module imports this one
-    from analysis.reading_report import reading_sections
+    from analysis.report.reading import reading_sections
 
     reading_sections(a.res, a.rows, a.factors, a.opt, a.out, a.log, a.skipped)
 
 
 # the kind on the analysis side: read word by word (the twins' reading ΔLL reads its word rows); its sections
-# come after the shared measures', on all rows (analysis/reading_report.py)
+# come after the shared measures', on all rows (analysis/report/reading.py)
 ANALYSIS = AnalysisKind("self_paced_reading", word_by_word=True, closing_section=_reading_sections)

@@ -127,15 +127,15 @@ class Fit:
     analysis: str  # size | training
     label: str  # "paper: equation (1)" | "sensitivity: ..."
     formula: str
-    fit: object | None  # analysis.mixed.MixedFit
+    fit: object | None  # analysis.stats.mixed.MixedFit
     error: str = ""
     term: str = ""  # the size x method (or step x method) interaction
-    row_order: dict | None = None  # analysis.mixed.row_order_sensitivity of the term (the paper's fits)
+    row_order: dict | None = None  # analysis.stats.mixed.row_order_sensitivity of the term (the paper's fits)
 
 
 def _fit(domain: str, data: pd.DataFrame, f: str, mixed: bool, group: str = "model_family"):
-    from analysis.lme4_fits import fit_fixed, fit_lmer
-    from analysis.mixed import fit_glmer
+    from analysis.stats.lme4_fits import fit_fixed, fit_lmer
+    from analysis.stats.mixed import fit_glmer
 
     if mixed:
         return fit_glmer(data, f, group=group) if BINARY[domain] else fit_lmer(data, f, group=group)
@@ -144,7 +144,7 @@ def _fit(domain: str, data: pd.DataFrame, f: str, mixed: bool, group: str = "mod
 
 def run_fit(domain: str, analysis: str, label: str, data: pd.DataFrame, f: str, mixed: bool,
             group: str = "model_family") -> Fit:
-    from analysis.mixed import MixedModelError
+    from analysis.stats.mixed import MixedModelError
 
     term = interaction(domain, "training_step_log" if analysis == "training" else "model_n_params_log")
     try:
@@ -163,14 +163,14 @@ def paper_fit(domain: str, data: pd.DataFrame, training: bool = False) -> Fit:
 
 def row_order_seeds(n_orders: int) -> tuple[int, ...]:
     """The shuffle seeds of n_orders row orders (as read, reversed, then shuffles): seeds 1, 2, ... as
-    analysis.mixed.ROW_ORDER_SEEDS (1, 2, 3) for the default 5, so a smaller run's orders are a prefix of it."""
+    analysis.stats.mixed.ROW_ORDER_SEEDS (1, 2, 3) for the default 5, so a smaller run's orders are a prefix of it."""
     return tuple(range(1, max(n_orders - 2, 0) + 1))
 
 
 def add_row_order(fit: Fit, data: pd.DataFrame, n_orders: int = 5) -> Fit:
     """The paper's fit refitted in n_orders - 1 more row orders (reversed, then seeded shuffles;
-    analysis.mixed.row_order_sensitivity): the range of its statistic and log-likelihood, stored on the Fit."""
-    from analysis.mixed import row_order_sensitivity
+    analysis.stats.mixed.row_order_sensitivity): the range of its statistic and log-likelihood, stored on the Fit."""
+    from analysis.stats.mixed import row_order_sensitivity
 
     if fit.fit is None or n_orders < 2:
         return fit
@@ -401,7 +401,7 @@ def checked_fit(domain: str, data: pd.DataFrame, training: bool, label: str) -> 
 
 def lab_fits_table(fits: list[Fit]) -> pd.DataFrame:
     """One row per fit of the user's models: the interaction with its diagnostics, or the refusal."""
-    from analysis.mixed import significance_mark
+    from analysis.stats.mixed import significance_mark
     from reproductions.hu_frank.released import LABEL
 
     rows = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.figures import _plt, _save
+from analysis.report.figures import _plt, _save
 from reproductions.hu_frank.gap import regression_band
 from reproductions.hu_frank.models import FAMILY_ORDER, MODEL_ORDER
 

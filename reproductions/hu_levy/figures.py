@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.figures import _plt, _save
+from analysis.report.figures import _plt, _save
 from reproductions.hu_levy.prompts import META, METHODS, TASK_LABELS
 
 # the authors' cubehelix hues: Direct stands out dark, the Meta methods lighter in order of distance

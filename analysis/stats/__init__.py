@@ -1,0 +1,2 @@
+"""Statistics: mixed models (lme4 through rpy2), the analyst's formula (parsed, checked, fitted), logistic curves,
+bootstrap CIs, and a fit as a report item. Nothing heavy here: R starts only when a model is fitted."""
