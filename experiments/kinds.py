@@ -10,6 +10,7 @@ report's sections; default 1000, then by name). Its parts are its modules, each 
     page.js   the browser builder (participants/web/site.py concatenates every kind's into one script)
     model     ModelKind `MODEL`: its protocols (model_subjects/tasks/registry.py)
     analysis  AnalysisKind `ANALYSIS`: its report section and measures (analysis/kind_sections.py)
+    importer  KindImporter `IMPORTER`: its rules for `twinlab import` (participants/imports/kinds.py)
 
 Layers ask here (`kind_names`, `kind_part`, `kind_file`) and never import a kind's module by a static
 name; kinds import the layers. Nothing is imported until asked, so `twinlab --help` pays nothing.

@@ -10,12 +10,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("analysis", "experiments", "model_subjects", "participants", "reproductions", "stimuli")
-PARTS = {"__init__.py", "task.py", "view.py", "page.js", "model.py", "analysis.py", "README.md"}
+PARTS = {"__init__.py", "task.py", "view.py", "page.js", "model.py", "analysis.py", "importer.py", "README.md"}
 # the Lakretz study's materials, which leave the core with the study package (issue 49, part 2)
 ALLOWED_COMPARISONS = {("experiments/tasks/lakretz_materials.py", "violation_detection")}
-# files still branching on kinds' names, each to move into the kinds' folders (a kind's importer part):
-# issue 50's importers of other tools' data (merged on main after this test was written)
-ALLOWED_FILES = {"participants/imports/kinds.py", "participants/imports/task_rows.py", "participants/imports/study.py"}
 
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 from toy_kinds import installed  # noqa: E402
@@ -71,7 +68,7 @@ def test_no_layer_imports_a_kind_or_branches_on_a_kinds_name():
         tree = ast.parse(f.read_text(encoding="utf-8"))
         imports += [f"{rel}: {n}" for n in imported_names(tree) if n == "kinds" or n.startswith("kinds.")]
         branches += [f"{rel}:{line}: {k}" for line, k in kind_comparisons(tree, kinds)
-                     if (rel, k) not in ALLOWED_COMPARISONS and rel not in ALLOWED_FILES]
+                     if (rel, k) not in ALLOWED_COMPARISONS]
     assert imports == [] and branches == []
 
 

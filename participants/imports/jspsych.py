@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
+from participants.imports.kinds import tool_kinds
 from participants.imports.jspsych_files import MISSING, flag, number, read_text, where
 from participants.imports.records import ImportInputError, Mapping, ReadResult, SourceTrial, Excluded
 
@@ -46,11 +47,6 @@ NOT_TRIALS = frozenset({"instructions", "fullscreen", "preload", "browser-check"
 # screens that take no answer: never a trial, even where the study's item field is on every row
 SCREENS = frozenset({"instructions", "fullscreen", "preload", "browser-check", "call-function", "external-html"})
 JATOS_DIR = re.compile(r"^study_result_(\d+)$")
-# the kind a plugin's trial is whatever the study (a keyboard or button response may be a judgment, a lexical
-# decision, a choice: the study's `task:`, judgment by default); these plugins say it themselves
-PLUGIN_TASKS = {"survey-likert": "rating", "html-slider-response": "rating", "image-slider-response": "rating",
-                "audio-slider-response": "rating", "video-slider-response": "rating", "survey-text": "completion",
-                "cloze": "completion", "maze": "maze"}
 
 
 def default_mapping() -> Mapping:
@@ -377,10 +373,11 @@ def _trial(path: Path, rec: _Rec, person: str, session: str, order: int, m: Mapp
     row = rec.row
     rt = number(path, rec.line, m.rt, row[m.rt], unit) if m.rt else None
     practice = m.practice and row[m.practice].strip().lower() in {v.lower() for v in m.practice_values}
+    task = tool_kinds(TOOL).get(row.get("trial_type", ""))   # the plugins that state a kind (a key or button: none)
     return SourceTrial(
         tool=TOOL, source_file=str(path), line=rec.line, participant=person, session=session, order=order,
         phase="practice" if practice else "test", item=_value(row, m.item), condition=_value(row, m.condition),
-        factors={k: row[v] for k, v in m.factors.items()}, task=PLUGIN_TASKS.get(row.get("trial_type", "")),
+        factors={k: row[v] for k, v in m.factors.items()}, task=task,
         stimulus=_value(row, m.stimulus), response=one_answer(_value(row, m.response)), expected=_value(row, m.expected),
         correct=flag(path, rec.line, m.correct, row[m.correct], unit) if m.correct else None,
         rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),

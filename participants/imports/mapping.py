@@ -22,13 +22,13 @@ from typing import Any
 
 import yaml
 
-from participants.imports.kinds import IMPORT_TASKS, refuse_kind
+from participants.imports.kinds import refuse_kind
 from participants.imports.records import ImportInputError, Mapping
 
 FIELDS = {f.name: f for f in dataclasses.fields(Mapping)}
 _TEXT = {n for n, f in FIELDS.items() if n not in ("factors", "labels", "practice_values", "rt_unit")}
 MAX_MAP_BYTES = 1_000_000
-__all__ = ["IMPORT_TASKS", "load_mapping", "mapping_from_dict", "mapped_columns"]
+__all__ = ["load_mapping", "mapping_from_dict", "mapped_columns"]
 
 
 def load_mapping(path: Path, base: Mapping) -> Mapping:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
+from participants.imports.kinds import tool_kinds
 from participants.imports.jspsych_files import MISSING, flag, number, read_text, where
 from participants.imports.pcibex_format import Row, parse
 from participants.imports.records import ImportInputError, Mapping, ReadResult, SourceTrial, Excluded
@@ -36,9 +37,6 @@ EXPECTED_COLUMNS = ("correct_response", "correct_answer", "CorrectAnswer", "expe
 PRACTICE_VALUES = ("practice", "training", "train", "prac", "practise")
 RESPONSE_EVENTS = {("Key", "PressedKey"), ("Selector", "Selection"), ("Scale", "Choice"),
                    ("DropDown", "Selected"), ("TextInput", "Final")}
-TASKS = {"Maze": "maze", "DashedSentence": "self_paced_reading", "AcceptabilityJudgment": "judgment",
-         "Scale": "rating", "Selector": "choice", "DropDown": "choice", "TextInput": "completion",
-         "Controller-Maze": "maze", "Controller-DashedSentence": "self_paced_reading"}
 NULLS = MISSING + ("NULL", "None", "NA", "undefined")
 
 
@@ -160,7 +158,7 @@ def _read_group(path: Path, group: list[Row], m: Mapping) -> _Found:
     for r in group:
         f = r.fields
         kind = f.get("PennElementType") or role(f, "controller") or ""
-        found.task = found.task or TASKS.get(kind)
+        found.task = found.task or tool_kinds(TOOL).get(kind)
         if "Reading time" in f and ("Word" in f or kind.startswith("Controller-")):
             _word(path, r, found)
         elif "Answer" in f:
@@ -203,7 +201,7 @@ def _question(path: Path, r: Row, found: _Found) -> None:
     found.correct = None if ok.strip() in NULLS else flag(path, r.line, "Whether or not answer was correct", ok)
     t = f.get("Time taken to answer", "")
     found.rt = None if t.strip() in NULLS else number(path, r.line, "Time taken to answer", t)
-    found.task = found.task or "judgment"
+    found.task = found.task or tool_kinds(TOOL).get("Question")   # an answer states what a Question states
 
 
 def _accept(path: Path, group: list[Row], person: str, m: Mapping, result: ReadResult,

@@ -16,6 +16,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+from participants.imports.kinds import default_kind
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 from participants.imports.source_csv import SourceTable, read_source_table, require_columns
 
@@ -34,7 +35,7 @@ CANDIDATES = {"item": ("item", "item_id", "itemID", "Item"),
 def default_mapping() -> Mapping:
     """An unedited Builder study: the keyboard `key_resp`, the info dialog's participant and session."""
     return Mapping(participant="participant", session="session", item="item", condition="condition",
-                   task="judgment", stimulus="sentence", response="key_resp.keys", expected="corrAns",
+                   task=default_kind(), stimulus="sentence", response="key_resp.keys", expected="corrAns",
                    correct="key_resp.corr", rt="key_resp.rt", rt_unit="s", practice_values=("practice",),
                    feedback="feedback.started")
 

@@ -45,8 +45,8 @@ class Mapping:
     item: Optional[str] = None
     condition: Optional[str] = None
     factors: dict[str, str] = field(default_factory=dict)
-    task: Optional[str] = None            # a twinlab kind name (judgment, choice, rating, lexical_decision,
-                                          # self_paced_reading, maze, completion), fixed for the study
+    task: Optional[str] = None            # the study's kind: a registered kind with an importer part
+                                          # (kinds/<kind>/importer.py), fixed for the study
     stimulus: Optional[str] = None
     response: Optional[str] = None
     labels: dict[str, str] = field(default_factory=dict)

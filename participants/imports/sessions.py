@@ -39,13 +39,13 @@ def file_record(path: str) -> dict[str, Any]:
 
 def check_sequence(seq: TrialSequence, person: Person, task: str) -> None:
     """The compiled sequence is the person's trials, in the person's order (the spec's promise)."""
-    from participants.imports.kinds import trial_sentence
+    from participants.imports.kinds import importer_for
 
     if len(seq) != len(person.trials):
         raise ImportInputError(f"internal error: the read spec compiles {len(seq)} trials for {person.participant}, "
                                f"who has {len(person.trials)}")
     for tr, t in zip(seq, person.trials):
-        if tr.role != t.phase or (tr.mat.get("sentence") or "") != trial_sentence(task, t):
+        if tr.role != t.phase or (tr.mat.get("sentence") or "") != importer_for(task).sentence(t):
             raise ImportInputError(f"internal error: trial {tr.trial_index} of {person.participant} compiles as "
                                    f"{tr.item_id} but the person's line {t.line} is another trial")
 

@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Optional
 
+from participants.imports.kinds import default_kind
 from participants.imports.records import Mapping, ReadResult
 
 FIELDS = ("participant", "session", "item", "condition", "stimulus", "response", "expected", "correct", "rt_ms",
@@ -43,7 +44,7 @@ def show_map_text(tool: str, files: list[Path], mapping: Optional[Mapping], resu
         for name, col in m.factors.items():
             vals = Counter(t.factors.get(name, "") for t in result.trials)
             lines.append(f"factor {name:<5} {col:<28} {len(vals):>8}  " + ", ".join(f"{v} ({n})" for v, n in vals.most_common(4)))
-        stated = Counter(t.task or "not stated (judgment)" for t in result.trials)
+        stated = Counter(t.task or f"not stated ({default_kind()})" for t in result.trials)
         kinds = f"{m.task} (--map)" if m.task else "as the files state: " + ", ".join(
             f"{k} ({n})" for k, n in stated.most_common())
         lines.append(f"task: {kinds}; labels: " + (", ".join(f"{k} = {v}" for k, v in m.labels.items())

@@ -15,7 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from participants.imports.kinds import answer_labels, item_materials, task_section, trial_sentence, value_for
+from participants.imports.kind_importer import KindImporter
+from participants.imports.kinds import importer_for
 from participants.imports.records import ImportInputError, Mapping, SourceTrial
 from stimuli.input_rules import is_ascii_digits
 
@@ -41,9 +42,14 @@ class Study:
     feedback: dict[str, bool] = field(default_factory=dict)     # phase -> feedback shown
     feedback_counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # phase -> (shown, trials)
 
+    @property
+    def rules(self) -> KindImporter:
+        """The kind's import rules (its importer part, kinds/<kind>/importer.py)."""
+        return importer_for(self.task)
+
     def value_of(self, raw: Optional[str]) -> Optional[str]:
-        """A raw response or answer as the kind's value (None stays None; kinds.value_for)."""
-        return value_for(self.task, self.labels, raw)
+        """A raw response or answer as the kind's value (None stays None; the kind's `value_for`)."""
+        return self.rules.value_for(self.labels, raw)
 
 
 def subject_id_for(participant: str) -> str:
@@ -89,11 +95,10 @@ def _natural(text: str) -> list[Any]:
 
 def check_answers(study: Study) -> None:
     """Every response and correct answer is among the labels (else the error names file, line and column)."""
-    if study.task == "completion" or (study.task == "self_paced_reading" and not study.labels):
-        return
+    checked = study.rules.checked_answers(study.labels)
     for p in study.people:
         for t in p.trials:
-            for what, raw in (("response", t.response), ("expected", None if study.task == "rating" else t.expected)):
+            for what, raw in ((w, getattr(t, w)) for w in checked):
                 if raw is not None and study.value_of(raw) is None:
                     col = _column_name(t, what)
                     raise ImportInputError(
@@ -179,7 +184,7 @@ def item_rows(study: Study, m: Mapping) -> list[dict[str, str]]:
 
 
 def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tuple[str, str], int]) -> dict[str, str]:
-    sentence = trial_sentence(study.task, t)
+    sentence = study.rules.sentence(t)
     item = (t.item or sentence).strip()
     if not item:
         raise ImportInputError(f"{t.source_file}: line {t.line}: no item (map `item:` or `stimulus:` in --map)")
@@ -195,7 +200,7 @@ def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tu
                                "an item once per condition and person (map `item` to a column that tells repeats apart)")
     seen[key] = t.line
     row = {"item": item, "role": t.phase, "list": str(p.list_number), "sentence": sentence}
-    row.update(item_materials(study.task, study.labels, t, study.value_of))
+    row.update(study.rules.item_materials(t, study.labels, study.value_of))
     row.update({n: (v if keep else "") for n, v in levels.items()})
     return row
 
@@ -209,8 +214,8 @@ def derive_study(trials: list[SourceTrial], m: Mapping, name: str, task: str, ea
     if earlier is not None and earlier.lists:
         require_everyone(people, earlier)
         keep_lists(people, earlier)
-    study = Study(name=name, task=task, labels=answer_labels(task, trials, m), factors=factors_of(people, m),
-                  people=people)
+    study = Study(name=name, task=task, labels=importer_for(task).answer_labels(trials, m),
+                  factors=factors_of(people, m), people=people)
     check_answers(study)
     study.feedback, study.feedback_counts = feedback_by_phase(people)
     study.items = item_rows(study, m)
@@ -226,7 +231,7 @@ def spec_dict(study: Study, items_file: str, description: str) -> dict[str, Any]
     blocks.append({"name": "test", "role": "test", "feedback": study.feedback["test"], "shuffle": False})
     return {"name": study.name, "description": description, "seed": 1,
             "design": {"file": items_file, "factors": study.factors, "lists": "given"},
-            "blocks": blocks, "task": task_section(study.task, study.labels, study.items),
+            "blocks": blocks, "task": study.rules.task_section(study.labels, study.items),
             **({"feedback": texts} if (texts := feedback_texts(study)) else {})}
 
 

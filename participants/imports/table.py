@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from participants.imports.kinds import default_kind
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 from participants.imports.source_csv import SourceTable, read_source_table, require_columns
 
@@ -22,7 +23,7 @@ _FIELDS = ("participant", "session", "item", "condition", "stimulus", "response"
 
 def default_mapping() -> Mapping:
     return Mapping(participant="participant", session="session", item="item", condition="condition",
-                   task="judgment", stimulus="sentence", response="response", expected="answer", correct="correct",
+                   task=default_kind(), stimulus="sentence", response="response", expected="answer", correct="correct",
                    rt="rt", rt_unit="ms", order=None, practice="phase", practice_values=("practice",),
                    feedback="feedback")
 
