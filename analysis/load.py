@@ -396,7 +396,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
     sidecar) are excluded unless `keep_outliers`. Autopilot sessions of the human runner (sidecar
     `"autopilot": true`) are excluded unless `include_simulated`.
     """
-    from analysis.lakretz import import_lakretz_frame
+    from studies.lakretz2021.frame import import_lakretz_frame
 
     files = find_data_files(paths)
     info = LoadInfo()

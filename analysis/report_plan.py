@@ -115,9 +115,9 @@ DESIGN = ReportPlan("general", _is_general, True, design_frame_step, (design_ste
 
 # ------------------------------------------------------------------------------ the Lakretz cells
 def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
-    """The paper's rows (analysis/lakretz_report.py `lakretz_rows`); a replay (issue 40) is neither a person
+    """The paper's rows (studies/lakretz2021/report.py `lakretz_rows`); a replay (issue 40) is neither a person
     nor a model subject, and --gap pairs protocols of a general design."""
-    from analysis.lakretz_report import lakretz_rows
+    from studies.lakretz2021.report import lakretz_rows
     from analysis.twins import is_replay
 
     if run.opt.gap_pairs:  # never silently ignored
@@ -134,13 +134,13 @@ def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
 
 
 def data_step(run: Run) -> None:
-    from analysis.lakretz_report import data_section
+    from studies.lakretz2021.report import data_section
 
     run.extra["order_statement"] = data_section(run.res, run.d, run.info, run.log)
 
 
 def error_rates_step(run: Run) -> None:
-    from analysis.lakretz_report import error_rates_section
+    from studies.lakretz2021.report import error_rates_section
     from analysis.sections import detection_section
 
     er = error_rates_section(run.res, run.d, run.opt, run.out)
@@ -149,7 +149,7 @@ def error_rates_step(run: Run) -> None:
 
 def first_encounter_step(run: Run) -> None:
     from analysis import scoring
-    from analysis.lakretz_report import first_encounter_section
+    from studies.lakretz2021.report import first_encounter_section
 
     r, opt = run.rows, run.opt
     diff = first_encounter_section(run.res, r, opt, run.out)
@@ -159,7 +159,7 @@ def first_encounter_step(run: Run) -> None:
 
 def exposures_step(run: Run) -> None:
     """Figure C2, then the exposure models on the focus cell (Tables C2, C3) where the order is known."""
-    from analysis.lakretz_report import exposures_section
+    from studies.lakretz2021.report import exposures_section
     from analysis.sections import exposure_models_section
 
     r = run.rows
@@ -180,7 +180,7 @@ def training_step(run: Run) -> None:
 
 
 def model_measures_step(run: Run) -> None:
-    from analysis.lakretz_report import model_measures_section
+    from studies.lakretz2021.report import model_measures_section
 
     if (run.d["subject_kind"] == "model").any():
         model_measures_section(run.res, run.d, run.opt, run.out, run.notes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import appendix_c as ac
+from studies.lakretz2021 import appendix_c as ac
 from analysis.mixed import significance_mark
 from analysis.prepare import SIMULATED_HUMANS, condition_order, is_human_group, scored_rows
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 
-from analysis import appendix_c as ac
+from studies.lakretz2021 import appendix_c as ac
 from analysis import exposures as ex_mod
 from analysis import learning as ln
 from analysis import figures as fig

@@ -161,7 +161,7 @@ def simulate_lakretz_rows(n_subjects: int, seed: int = 0, error_model: ErrorMode
                           reps: int = 1, n_fillers: int = 4, outliers: tuple[int, ...] = (),
                           rejected_rate: float = 0.0, with_session: bool = False) -> pd.DataFrame:
     """Rows in the Lakretz et al. (2021) results format, sorted by design cells as the public file is."""
-    from analysis.lakretz import STRUCTURE_OF
+    from studies.lakretz2021.frame import STRUCTURE_OF
 
     em = error_model or lampinen_like_model(slope=0.0, subject_sd=0.0)
     rng = np.random.default_rng(seed)

@@ -9,7 +9,7 @@ import pytest
 
 from analysis.bootstrap import bootstrap_mean, error_rate_ci
 from analysis.error_rates import error_rates
-from analysis.appendix_c import table_c1
+from studies.lakretz2021.appendix_c import table_c1
 from analysis.learning import LAKRETZ
 from analysis.learning import first_encounter_fits as _fits
 from analysis.learning import first_encounter_table as _fe

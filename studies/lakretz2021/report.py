@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import appendix_c as ac
+from studies.lakretz2021 import appendix_c as ac
 from analysis import error_rates as er_mod
 from analysis import figures as fig
 from analysis import learning as ln

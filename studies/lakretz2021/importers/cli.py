@@ -24,7 +24,7 @@ def import_lakretz2021(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from analysis.importers import ImportDataError
-    from analysis.importers.lakretz2021 import import_lakretz2021 as run
+    from studies.lakretz2021.importers.release import import_lakretz2021 as run
     from experiments.cli_common import console, fail
 
     from experiments.options import OptionError
