@@ -12,7 +12,7 @@ One pipeline for every design: `run_loaded` picks the report plan the trial tabl
 branch on a design's name), runs its steps on one `Run` and writes results.json. The pieces live beside it:
 `results_folder` (the collector), `data_section` (sample sizes, order, outliers), `report_tables` (the shown
 tables), `learning` (first encounter, curves, exposure models of any design), `learning_report` and
-`lakretz_report` + `sections` (their sections), `design_report` (a general design's).
+`studies.lakretz2021.report` + `sections` (their sections), `design_report` (a general design's).
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.load.prepare import is_training_block
-from analysis.lakretz import STRUCTURE_OF
+from studies.lakretz2021.frame import STRUCTURE_OF
 from experiments.compiler import compile_sequence
 from experiments.session import SessionWriter
 from experiments.spec import load_spec

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--keep", type=Path, default=None, help="copy the last report folder here")
     args = ap.parse_args(argv)
 
-    from analysis.importers.lakretz2021 import import_lakretz2021
+    from studies.lakretz2021.importers.release import import_lakretz2021
     from tests.support.lakretz_synthetic import release_plans, write_release
 
     with tempfile.TemporaryDirectory() as tmp:

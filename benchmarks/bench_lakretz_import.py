@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--runs", type=int, default=3, help="timed imports (each into a fresh folder)")
     args = ap.parse_args(argv)
 
-    from analysis.importers.lakretz2021 import import_lakretz2021
+    from studies.lakretz2021.importers.release import import_lakretz2021
     from tests.support.lakretz_synthetic import release_plans, write_release
 
     with tempfile.TemporaryDirectory() as tmp:

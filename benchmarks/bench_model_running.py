@@ -22,7 +22,7 @@ import time
 
 def long_spec(min_trials: int):
     """The bundled spec with its test block repeated until the session has `min_trials` trials."""
-    from experiments.compiler import block_cells
+    from studies.lakretz2021.cells import block_cells
     from experiments.spec import load_spec
 
     exp = load_spec("lakretz2021_nested")

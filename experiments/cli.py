@@ -252,7 +252,7 @@ def stimuli_import_lakretz_text(
     from collections import Counter
 
     from stimuli.files import StimulusFileError, load_items, save_items
-    from stimuli.lakretz_text import import_lakretz_text
+    from studies.lakretz2021.texts import import_lakretz_text
 
     from experiments.options import OptionError
     from experiments.atomic import write_atomically

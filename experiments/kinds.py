@@ -33,26 +33,32 @@ class UnknownKind(LookupError):
     """No registered kind has this name."""
 
 
-@lru_cache(maxsize=1)
-def _modules() -> dict[str, str]:
-    """name -> the kind's package, in listing order (the built-in folders, then the entry points)."""
+def discover(builtin: str, group: str, what: str) -> dict[str, str]:
+    """name -> package of every folder of the package `builtin` and every entry point of `group`, in
+    listing order (`ORDER` of each package, then the name): the one discovery of kinds and studies."""
     import pkgutil
     from importlib.metadata import entry_points
 
     found: dict[str, str] = {}
-    builtin = importlib.import_module(BUILTIN)
-    for info in pkgutil.iter_modules(builtin.__path__):
+    package = importlib.import_module(builtin)
+    for info in pkgutil.iter_modules(package.__path__):
         if info.ispkg and not info.name.startswith("_"):
-            found[info.name] = f"{BUILTIN}.{info.name}"
-    for ep in entry_points(group=ENTRY_POINTS):
+            found[info.name] = f"{builtin}.{info.name}"
+    for ep in entry_points(group=group):
         if ep.name in found and found[ep.name] != ep.value:
-            raise ValueError(f"task kind {ep.name!r} registered twice ({found[ep.name]}, {ep.value})")
+            raise ValueError(f"{what} {ep.name!r} registered twice ({found[ep.name]}, {ep.value})")
         found[ep.name] = ep.value
 
     def order(name: str) -> tuple[float, str]:
         return (getattr(importlib.import_module(found[name]), "ORDER", DEFAULT_ORDER), name)
 
     return {name: found[name] for name in sorted(found, key=order)}
+
+
+@lru_cache(maxsize=1)
+def _modules() -> dict[str, str]:
+    """name -> the kind's package, in listing order (the built-in folders, then the entry points)."""
+    return discover(BUILTIN, ENTRY_POINTS, "task kind")
 
 
 def refresh() -> None:

@@ -95,8 +95,8 @@ REQUIRED: tuple[str, ...] = (
 
 def required_columns(generic: bool) -> tuple[str, ...]:
     """The columns a table must have and fill: REQUIRED for a Lakretz session, without violation
-    detection's own columns (experiments.tasks.lakretz_materials.TABLE_REQUIRED) for a general design."""
-    from experiments.tasks.lakretz_materials import TABLE_REQUIRED
+    detection's own columns (studies.lakretz2021.materials.TABLE_REQUIRED) for a general design."""
+    from studies.lakretz2021.materials import TABLE_REQUIRED
 
     return tuple(c for c in REQUIRED if not (generic and c in TABLE_REQUIRED))
 

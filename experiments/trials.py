@@ -12,7 +12,7 @@ class Trial:
     """One trial as every runner sees it: ids, its place in the session, the item and its list, role and
     factor levels, the task kind and the materials that kind needs (docs/general_model.md "Trial").
 
-    A Lakretz trial (violation detection's materials, experiments.tasks.lakretz_materials; build it with
+    A Lakretz trial (violation detection's materials, studies.lakretz2021.materials; build it with
     `Trial.lakretz`) reads its RSVP `words`, `critical_index`, `critical_word`, ... from its materials
     through the properties below. `correct_form` is the grammatical word at the critical position and
     `alternative_word` the number-flipped form of the *presented* word, so for forced choice the two
@@ -35,13 +35,13 @@ class Trial:
     task: str = ""  # task kind (experiments.tasks); "" = the spec's task (violation_detection / forced_choice)
     role: str = ""  # test, filler or practice ("" for Lakretz trials)
     materials: tuple[tuple[str, Any], ...] = ()  # what the task needs: sentence, options, target, ... or a
-    # Lakretz trial's record (lakretz_materials.KEYS) (JSON values, lists as tuples)
+    # Lakretz trial's record (studies.lakretz2021.materials.KEYS) (JSON values, lists as tuples)
 
     @classmethod
     def lakretz(cls, *, experiment: str, block: str, trial_index: int, block_trial_index: int, item_id: str,
                 feedback: bool, **record: Any) -> "Trial":
-        """A Lakretz violation-detection trial; `record`: every key of lakretz_materials.KEYS."""
-        from experiments.tasks.lakretz_materials import materials
+        """A Lakretz violation-detection trial; `record`: every key of studies.lakretz2021.materials.KEYS."""
+        from studies.lakretz2021.materials import materials
 
         return cls(experiment=experiment, block=block, trial_index=trial_index,
                    block_trial_index=block_trial_index, item_id=item_id, feedback=feedback,
@@ -50,13 +50,13 @@ class Trial:
     # ---- violation detection's materials, read through properties ----------------------------------
     @property
     def is_lakretz_trial(self) -> bool:
-        from experiments.tasks.lakretz_materials import is_lakretz
+        from studies.lakretz2021.materials import is_lakretz
 
         return is_lakretz(self.materials)
 
     def lakretz_record(self) -> dict[str, Any]:
         """The Lakretz columns: a Lakretz trial's materials, or a general design's values for them."""
-        from experiments.tasks.lakretz_materials import design_values
+        from studies.lakretz2021.materials import design_values
 
         if self.is_lakretz_trial:
             return dict(self.materials)
@@ -108,7 +108,7 @@ class Trial:
 
     def with_materials(self, **changes: Any) -> "Trial":
         """A copy with some materials changed (a Lakretz trial: some of its record's keys)."""
-        from experiments.tasks.lakretz_materials import materials
+        from studies.lakretz2021.materials import materials
 
         if self.is_lakretz_trial:
             return replace(self, materials=materials(**{**self.mat, **changes}))
@@ -157,7 +157,7 @@ class Trial:
     def flat_dict(self) -> dict[str, Any]:
         """Every column of the trial in the order of the flat record sessions store (the Lakretz keys
         in place, then the general model's fields), as `asdict` of the flat dataclass gave it."""
-        from experiments.tasks.lakretz_materials import FEEDBACK_AFTER
+        from studies.lakretz2021.materials import FEEDBACK_AFTER
 
         d: dict[str, Any] = {k: getattr(self, k) for k in BASE_FIELDS}
         for k, v in self.lakretz_record().items():
@@ -213,7 +213,7 @@ class Trial:
         `rsvp_units` wins over `words`; `factor_names`: the design's factors, whose levels a row holds in
         their own columns). A general design's Lakretz columns are not read: they follow from its other
         fields (its factors among them)."""
-        from experiments.tasks.lakretz_materials import KEYS
+        from studies.lakretz2021.materials import KEYS
 
         names = {*BASE_FIELDS, "feedback", *KEYS, *GENERIC_FIELDS}
         kw = {k: v for k, v in d.items() if k in names}

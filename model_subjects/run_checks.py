@@ -66,7 +66,7 @@ def item_lengths(exp) -> None:
             if problem:
                 raise OptionError(f"{df.path}: line {r.line}: item {r.item!r}: {problem}; shorten or split it")
     elif exp.stimuli.file is not None:
-        from experiments.compiler import _file_items
+        from studies.lakretz2021.cells import _file_items
 
         for it in _file_items(exp.stimuli.file):
             problem = item_length_problem(it.words)

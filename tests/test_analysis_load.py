@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.lakretz import import_lakretz_frame
+from studies.lakretz2021.frame import import_lakretz_frame
 from analysis.load import LoadError, load
 from analysis.load.prepare import prepare
 from analysis.simulate import simulate_lakretz_rows, simulate_sessions

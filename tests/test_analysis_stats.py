@@ -9,7 +9,7 @@ import pytest
 
 from analysis.stats.bootstrap import bootstrap_mean, error_rate_ci
 from analysis.measures.error_rates import error_rates
-from analysis.appendix_c import table_c1
+from studies.lakretz2021.appendix_c import table_c1
 from analysis.learning.general import LAKRETZ
 from analysis.learning.general import first_encounter_fits as _fits
 from analysis.learning.general import first_encounter_table as _fe

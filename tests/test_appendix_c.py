@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.importers.lakretz_format import VALID_ANSWER_OF_OUTCOME
+from studies.lakretz2021.importers.format import VALID_ANSWER_OF_OUTCOME
 
 ORDER = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP")
 REPO = Path(__file__).resolve().parents[1]
@@ -94,7 +94,7 @@ def table_subjects(table: pd.DataFrame, keep_outliers: bool = False) -> set[int]
 # ---- fixtures ------------------------------------------------------------------------------------
 def make_release(root: Path, n_subjects: int, scale: float) -> dict:
     """A release of n subjects (the 4th an outlier) + a log-only subject + a pilot training log, imported."""
-    from analysis.importers.lakretz2021 import import_lakretz2021
+    from studies.lakretz2021.importers.release import import_lakretz2021
     from tests.support.lakretz_synthetic import release_plans, write_release
 
     rel = write_release(root / "release", release_plans(n_subjects, n_log_only=1, n_training=1), seed=11, scale=scale)
@@ -167,7 +167,7 @@ def test_the_table_alone_states_once_what_needs_the_logs(analysed):
 
 
 def test_sessions_imported_from_the_table_alone_are_treated_the_same(release, tmp_path):
-    from analysis.importers.lakretz2021 import import_lakretz2021
+    from studies.lakretz2021.importers.release import import_lakretz2021
     from analysis.pipeline import Options, run_analysis
 
     import_lakretz2021(release["table_path"], None, tmp_path / "imp")
@@ -387,7 +387,7 @@ def test_glmer_slopes_and_models_agree_with_lme4_run_by_rscript(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(not SAMPLE.exists(), reason="the shared Lakretz sample is not here")
 def test_shared_sample_import_then_analyze(tmp_path):
-    from analysis.importers.lakretz2021 import import_lakretz2021
+    from studies.lakretz2021.importers.release import import_lakretz2021
     from analysis.pipeline import Options, run_analysis
 
     table_path = SAMPLE / "dataframe_results_all_trials_sample.csv"
@@ -429,7 +429,7 @@ def test_shared_sample_table_c1_under_both_rules_equals_a_hand_count(tmp_path):
     Hand count: subject 66's first PSP inner violation (session 1, the table's trial_num 43) is
     WRONG_DDC, the only REJECTED first encounter of the sample; the paper rule scores it as an error
     (PSP inner 3/5), the strict rule leaves subject 66 out of that cell (2/4); the other 15 cells agree."""
-    from analysis.importers.lakretz2021 import import_lakretz2021
+    from studies.lakretz2021.importers.release import import_lakretz2021
     from analysis.pipeline import Options, run_analysis
 
     table_path = SAMPLE / "dataframe_results_all_trials_sample.csv"

@@ -5,7 +5,8 @@ import collections
 
 import pytest
 
-from experiments.compiler import block_cells, compile_sequence
+from experiments.compiler import compile_sequence
+from studies.lakretz2021.cells import block_cells
 from experiments.spec import bundled_spec_path, load_spec, parse_spec
 from experiments.trials import TrialSequence
 from stimuli.lexicon import TEST, TRAINING

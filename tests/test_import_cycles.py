@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("analysis", "experiments", "kinds", "model_subjects", "participants", "stimuli")
+PACKAGES = ("analysis", "experiments", "kinds", "model_subjects", "participants", "stimuli", "studies")
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -23,7 +23,7 @@ import pytest
 from stimuli import input_rules as R
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = ("analysis", "experiments", "kinds", "model_subjects", "participants", "reproductions", "stimuli")
+PRODUCT = ("analysis", "experiments", "kinds", "model_subjects", "participants", "reproductions", "stimuli", "studies")
 HELPER = ROOT / "stimuli" / "input_rules.py"
 
 

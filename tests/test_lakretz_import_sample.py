@@ -91,7 +91,7 @@ def _field_shapes(folder: Path) -> dict[str, set[int]]:
 
 def test_the_fixtures_copy_the_real_format():
     """Same header, line ends, events with the same field counts, num2str precision, table header."""
-    from analysis.importers.lakretz_format import num2str
+    from studies.lakretz2021.importers.format import num2str
 
     fix = Path(__file__).parent / "fixtures" / "lakretz2021"
     real_log = next((SAMPLE / "logs").glob("logLocal*.csv")).read_bytes()

@@ -11,7 +11,7 @@ from experiments.cli import app
 from experiments.compiler import compile_sequence
 from experiments.spec import parse_spec
 from stimuli.files import StimulusFileError, load_items
-from stimuli.lakretz_text import import_lakretz_text
+from studies.lakretz2021.texts import import_lakretz_text
 
 DATA = Path(__file__).parent / "data" / "lakretz_text"
 # the fixtures are grouped by condition as the release is: 2 items per condition, in this order

@@ -119,7 +119,7 @@ def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
     hand-checked Table C1 cells of the sample under both rules, and the focus rows are the post-training
     answered trials of the cell counted directly on the frame."""
     from analysis.learning import general as ln
-    from analysis.lakretz_report import lakretz_rows
+    from studies.lakretz2021.report import lakretz_rows
     from analysis.load import load
     from analysis.options import Options
     from tests.test_appendix_c import SAMPLE
@@ -130,7 +130,7 @@ def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
     import tempfile
     from pathlib import Path
 
-    from analysis.importers.lakretz2021 import import_lakretz2021
+    from studies.lakretz2021.importers.release import import_lakretz2021
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -271,8 +271,8 @@ def _lakretz_sample_rows():
     import tempfile
     from pathlib import Path
 
-    from analysis.importers.lakretz2021 import import_lakretz2021
-    from analysis.lakretz_report import lakretz_rows
+    from studies.lakretz2021.importers.release import import_lakretz2021
+    from studies.lakretz2021.report import lakretz_rows
     from analysis.load import load
     from analysis.options import Options
     from tests.test_appendix_c import SAMPLE
@@ -302,7 +302,7 @@ def test_general_fits_on_the_lakretz_cells_give_figure_c2_and_tables_c2_c3(r_rea
     base, extended, their comparison) and the general per-cell base fits (Figure C2's slopes) equal the
     direct lme4 fits on the same rows (mixed.fit_glmer) and the Figure C2 slopes (appendix_c.fit_cell_slopes)."""
     from analysis.learning import general as ln
-    from analysis.appendix_c import fit_cell_slopes
+    from studies.lakretz2021.appendix_c import fit_cell_slopes
     from analysis.learning.exposures import BASE_FORMULA, extended_formula, fit_models_on
     from analysis.stats.mixed import fit_glmer
 

@@ -11,7 +11,7 @@ import yaml
 
 from experiments import design_compiler
 from experiments.compiler import compile_sequence
-from experiments.sources import lakretz_order
+from studies.lakretz2021 import order as lakretz_order
 from experiments.sources.orders import excess, runs_ok
 from experiments.spec import bundled_spec_path, load_spec, parse_spec
 

@@ -44,7 +44,7 @@ def write_replication_session(root: Path, subject: str, session: int, n: int) ->
 def folders(tmp_path_factory):
     if not (FIXTURES / "logs").is_dir():
         pytest.skip("the importer's fixtures (tests/fixtures/lakretz2021) are not in this checkout")
-    from analysis.importers.lakretz2021 import import_lakretz2021
+    from studies.lakretz2021.importers.release import import_lakretz2021
 
     root = tmp_path_factory.mktemp("both")
     imported, replication = root / "imported", root / "replication"

@@ -11,7 +11,7 @@ from experiments.cli import app
 from reproductions.common import ReproError
 from reproductions.lampinen2024 import Options, arms_for, column_condition, plan_subtasks
 from stimuli.files import save_items
-from stimuli.lakretz_text import import_lakretz_text
+from studies.lakretz2021.texts import import_lakretz_text
 
 DATA = Path(__file__).parent / "data" / "lakretz_text"
 

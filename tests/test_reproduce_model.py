@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 from model_subjects.loading import resolve_model  # noqa: E402
 from reproductions.lampinen2024 import Options, reproduce  # noqa: E402
 from stimuli.files import save_items  # noqa: E402
-from stimuli.lakretz_text import import_lakretz_text  # noqa: E402
+from studies.lakretz2021.texts import import_lakretz_text  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "lakretz_text"
 

@@ -49,9 +49,16 @@ def get_importer(name: str) -> Importer:
         raise ImportDataError(f"unknown import format {name!r}; known: {', '.join(sorted(REGISTRY))}") from None
 
 
-register(Importer(
-    name="lakretz2021",
-    description="Lakretz et al. (2021) public release: results table and raw session logs -> twinlab sessions",
-    module="analysis.importers.lakretz_cli",
-    command="import_lakretz2021",
-))
+def _register_studies() -> None:
+    """The importers the registered studies declare (their `IMPORTERS`, experiments/studies.py), each
+    command in a module of its study (imported only when its command is registered or run)."""
+    from experiments.studies import declared, study_module
+
+    for study, importers in declared("IMPORTERS").items():
+        package = study_module(study).__name__
+        for imp in importers:
+            register(Importer(name=imp["name"], description=imp["description"],
+                              module=f"{package}.{imp['module']}", command=imp["command"]))
+
+
+_register_studies()

@@ -15,7 +15,7 @@ from typing import Iterable, Literal
 
 import pandas as pd
 
-from analysis.lakretz import import_lakretz_frame
+from studies.lakretz2021.frame import import_lakretz_frame
 from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
 from analysis.load.spec_versions import check_versions, session_version
 from analysis.load.subjects import session_identity

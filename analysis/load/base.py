@@ -1,6 +1,6 @@
 """What every trial-table reader shares: the error type, the record of what was read, the raw CSV read.
 
-Its own module so that the readers (`analysis.load` for twinlab sessions, `analysis.lakretz` for
+Its own module so that the readers (`analysis.load` for twinlab sessions, `studies.lakretz2021.frame` for
 the Lakretz et al. 2021 results table) both import it and neither imports the other's caller:
 `load` -> `lakretz` -> `load_base`, one way.
 """

@@ -24,7 +24,7 @@ import pandas as pd
 from analysis.adaptation import adaptation_step  # issue 51: the adaptation effect in reading
 from analysis.options import Options
 from analysis.report.results_folder import Results
-from analysis.lakretz_report import (data_section, error_rates_section, exposures_section,
+from studies.lakretz2021.report import (data_section, error_rates_section, exposures_section,
     first_encounter_section, lakretz_rows, model_measures_section)
 from analysis.learning.general import has_learning_data
 from analysis.learning.report import learning_sections
@@ -120,7 +120,7 @@ DESIGN = ReportPlan("general", _is_general, True, design_frame_step, (design_ste
 
 # ------------------------------------------------------------------------------ the Lakretz cells
 def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
-    """The paper's rows (analysis/lakretz_report.py `lakretz_rows`); a replay (issue 40) is neither a person
+    """The paper's rows (studies/lakretz2021/report.py `lakretz_rows`); a replay (issue 40) is neither a person
     nor a model subject, and --gap pairs protocols of a general design."""
     if run.opt.gap_pairs:  # never silently ignored
         raise GapError("--gap applies to a general design's protocols; a Lakretz design's demand gap pairs each "

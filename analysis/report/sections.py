@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 
-from analysis import appendix_c as ac
+from studies.lakretz2021 import appendix_c as ac
 from analysis.learning import exposures as ex_mod
 from analysis.learning import general as ln
 from analysis.report import figures as fig

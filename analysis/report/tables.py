@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import re
 
-from analysis import appendix_c as ac
+from studies.lakretz2021 import appendix_c as ac
 from analysis.stats.mixed import significance_mark
 from analysis.load.prepare import SIMULATED_HUMANS, condition_order, is_human_group, scored_rows
 

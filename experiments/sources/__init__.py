@@ -5,7 +5,7 @@ A spec names where its trials come from, and the compiler asks that source, neve
 - `design:` (a long-format file of items, docs/general_model.md) -> `design_rows.DesignRows`: the rows
   of the subject's list, dealt to the blocks by role (test, practice, fillers);
 - `stimuli:` (the nested-agreement generator, or a released or hand-written stimulus file of Lakretz
-  items) -> `lakretz_cells.LakretzCells`: the crossed cells of each block (structure x condition x
+  items) -> `studies.lakretz2021.cells.LakretzCells`: the crossed cells of each block (structure x condition x
   version), an item chosen for each cell by the Latin-square rotation.
 
 Each source answers the same questions (`ItemSource`, `SubjectDraw`): the blocks' sizes, a block's pool
@@ -61,6 +61,6 @@ def items_source(exp: Experiment) -> ItemSource:
         from experiments.sources.design_rows import DesignRows
 
         return DesignRows(exp)
-    from experiments.sources.lakretz_cells import LakretzCells
+    from studies.lakretz2021.cells import LakretzCells
 
     return LakretzCells(exp)

@@ -122,7 +122,7 @@ def _lines(numbers: list[int]) -> str:
 # ---- trials -----------------------------------------------------------------------------------------
 def make_trial(exp: Experiment, block: Block, row: Row, index: int, block_index: int, list_number: int) -> Trial:
     """A generic trial (docs/general_model.md); its Lakretz columns follow from it
-    (experiments.tasks.lakretz_materials.design_values)."""
+    (studies.lakretz2021.materials.design_values)."""
     factors = list(exp.design.factors)  # type: ignore[union-attr]
     pairs = tuple(zip(factors, row.levels)) if row.levels else ()
     return Trial(

@@ -4,7 +4,7 @@ The Lakretz runners implement it as before; it is in the registry so every runne
 read one list. `forced_choice` (the model-only Lakretz forced choice at the critical verb) is here too.
 A Lakretz trial is a generic `Trial` whose materials are this kind's record (`LAKRETZ_MATERIALS`:
 structure, condition, dependency, violation_position, words, critical_index, ...;
-experiments.tasks.lakretz_materials); a design file's violation-detection item gives `sentence` and `answer`.
+studies.lakretz2021.materials); a design file's violation-detection item gives `sentence` and `answer`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from experiments.tasks.base import TaskError, TaskKind
 from experiments.tasks.config import _Settings
-from experiments.tasks.lakretz_materials import KEYS as LAKRETZ_MATERIALS
+from studies.lakretz2021.materials import KEYS as LAKRETZ_MATERIALS
 from experiments.tasks.scoring import missing
 
 ANSWERS = ("violation", "no_violation")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.importers.lakretz_format import (
+from studies.lakretz2021.importers.format import (
     LOG_HEADER, LOG_TYPE_OF_TABLE, TABLE_COLUMNS, VALID_ANSWER_OF_OUTCOME, dependency_of, num2str,
 )
 

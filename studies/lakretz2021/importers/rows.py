@@ -31,10 +31,10 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from analysis.importers.lakretz_format import (
+from studies.lakretz2021.importers.format import (
     CRITICAL_UNIT, PANEL_RESPONSE, STRUCTURE_OF_TYPE, VALID_ANSWER_OF_OUTCOME, dependency_of, trial_type_of_slide,
 )
-from analysis.importers.lakretz_logs import LogFile
+from studies.lakretz2021.importers.logs import LogFile
 
 EXPERIMENT = "lakretz2021"
 

@@ -24,7 +24,7 @@ def import_lakretz2021(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # late: the CLI starts without the analysis (pandas, R)
 
     from analysis.importers import ImportDataError  # late: the CLI starts without the analysis (pandas, R)
-    from analysis.importers.lakretz2021 import import_lakretz2021 as run  # late: the CLI starts without the analysis (pandas, R)
+    from studies.lakretz2021.importers.release import import_lakretz2021 as run  # late: the CLI starts without the analysis (pandas, R)
     from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
     from experiments.options import OptionError  # late: the CLI starts without the analysis (pandas, R)

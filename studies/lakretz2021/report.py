@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import appendix_c as ac
+from studies.lakretz2021 import appendix_c as ac
 from analysis.measures import error_rates as er_mod
 from analysis.report import figures as fig
 from analysis.learning import general as ln

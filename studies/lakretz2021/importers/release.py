@@ -22,10 +22,10 @@ from typing import Callable
 import pandas as pd
 
 from analysis.importers import ImportDataError
-from analysis.importers.lakretz_logs import LogFile, LogNotes, read_logs
-from analysis.importers.lakretz_match import match_rows
-from analysis.importers.lakretz_rows import EXPERIMENT, RowKey, log_rows, table_rows
-from analysis.importers.lakretz_table import read_table
+from studies.lakretz2021.importers.logs import LogFile, LogNotes, read_logs
+from studies.lakretz2021.importers.match import match_rows
+from studies.lakretz2021.importers.rows import EXPERIMENT, RowKey, log_rows, table_rows
+from studies.lakretz2021.importers.table import read_table
 from experiments.atomic import atomic_write_text
 from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, session_paths,
                                  verified_session_problem, write_dataset_description)

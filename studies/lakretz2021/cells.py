@@ -3,7 +3,7 @@
 The items come from the nested-agreement generator (stimuli/generate.py) or from a stimulus file (the
 released Lakretz et al. 2021 materials or a hand-written file, stimuli/files.py). A block's units are its
 cells (structure x condition x version, with repetitions and weights); the compiler samples (balanced over
-structures) and orders them (lakretz_order.py), and an item is then chosen for each cell: the versions
+structures) and orders them (order.py), and an item is then chosen for each cell: the versions
 of an item (grammatical, inner violation, outer violation) are rotated across subjects in a Latin square,
 so subject k sees item i only in version (i + k) mod n_versions, and no item is used twice by one
 subject (across blocks and sessions: all of a subject's sessions are compiled together).
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from experiments.sources.lakretz_order import check_orderable, order_cells
+from studies.lakretz2021.order import check_orderable, order_cells
 from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
 from experiments.subjects import subject_number
 from experiments.trials import Trial

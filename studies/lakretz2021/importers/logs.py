@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.importers import ImportDataError
-from analysis.importers.lakretz_format import (
+from studies.lakretz2021.importers.format import (
     CONDITIONS_OF_TYPE, KNOWN_EVENTS, LOG_FIELDS, LOG_GLOB, LOG_HEADER, LOG_NAME, SESSION_EVENTS, SINGLE_EVENTS,
     TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES, WIDE_EVENTS,
 )

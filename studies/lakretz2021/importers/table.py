@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.importers import ImportDataError
-from analysis.importers.lakretz_format import (
+from studies.lakretz2021.importers.format import (
     CONDITIONS_OF_TYPE, OUTCOMES, STRUCTURE_OF_TYPE, TABLE_REQUIRED, TABLE_TYPE_OF_LOG, TRIAL_TYPES, VIOLATION_TYPES,
 )
 from stimuli.textfile import read_bytes_bounded

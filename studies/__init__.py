@@ -1,0 +1,1 @@
+"""The built-in studies: one folder per published paradigm (experiments/studies.py finds them)."""

@@ -1,0 +1,15 @@
+"""Lakretz, Hupkes, Vergallito, Marelli, Baroni & Dehaene (2021): nested number agreement, violation
+detection in Italian, and seeds/000's re-analysis of it (README.md says what each module holds).
+
+Light on purpose (no imports): experiments/studies.py reads these declarations without importing the
+study's modules.
+"""
+ORDER = 0
+TITLE = "Lakretz et al. (2021): nested agreement, violation detection (seeds/000 Appendix C)"
+
+# the released formats `twinlab import` lists (analysis/importers), each a command of a module of this study
+IMPORTERS = (
+    {"name": "lakretz2021",
+     "description": "Lakretz et al. (2021) public release: results table and raw session logs -> twinlab sessions",
+     "module": "importers.cli", "command": "import_lakretz2021"},
+)
