@@ -141,7 +141,7 @@ def _write(path: Path, rows: list[dict[str, str]], record: dict[str, Any], force
     atomic_write_text(path, buf.getvalue())
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     import typer
 
     from experiments.cli_common import fail
@@ -168,8 +168,7 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo(f"wrote {out} and {out.with_suffix('.distractors.json')} ({len(done)} rows; matched by "
                    f"{', '.join(record['matched_by']) or 'nothing new'})")
 
-    typer.run(run) if argv is None else typer.main.get_command(typer.Typer(add_completion=False).command()(run)).main(
-        argv, standalone_mode=False)
+    typer.run(run)
 
 
 if __name__ == "__main__":
