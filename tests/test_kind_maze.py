@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "kinds" / "maze" / "example" / "maze.yaml"
+EXAMPLE = ROOT / "tests" / "support" / "maze" / "maze.yaml"
 MAT = {"sentence": "The dog barked loudly.", "distractors": "fig ran tree."}
 SIDES = [0, 1, 0, 1]
 
@@ -179,7 +179,7 @@ def test_the_plan_read_back_by_derive_is_the_plan(mode):
 def test_the_generator_picks_the_least_likely_matched_candidate(tmp_path):
     """A stand-in scorer (log P = minus the candidate's letters' alphabet positions summed): the distractor is
     the matched candidate with the largest sum; length-matched, seeded, the punctuation kept, recorded."""
-    from kinds.maze.generate import Entry, generate_distractors
+    from kinds.maze.model import Entry, generate_distractors
 
     def score(context, conts):
         return [-sum(ord(c) - 96 for c in x.strip(" .").lower()) for x in conts]
@@ -197,7 +197,7 @@ def test_the_generator_picks_the_least_likely_matched_candidate(tmp_path):
 
 
 def test_the_generator_matches_frequency_where_the_list_gives_it():
-    from kinds.maze.generate import Entry, candidates
+    from kinds.maze.model import Entry, candidates
 
     vocab = [Entry("cat", 1000.0), Entry("fig", 900.0), Entry("zoo", 10.0), Entry("dog", 1200.0)]
     got, how = candidates("dog", vocab, {"dog"}, 10, random.Random(0))
