@@ -4,6 +4,7 @@ distractor generator (a stand-in scorer), and the analysis' tables against a han
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 from pathlib import Path
@@ -93,7 +94,7 @@ def test_validate_names_the_bad_line_of_a_design(tmp_path):
     rows[3] = rows[3].replace("hurt week poem", "Lawyer week poem")  # line 4: 'lawyer' beside 'Lawyer'
     (tmp_path / "maze_items.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     r = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "experiments.cli", "validate", str(spec)],
-                       cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                       cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 2 and "line 4" in r.stdout + r.stderr and "'lawyer'" in r.stdout + r.stderr, r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "tests" / "support" / "maze" / "maze.yaml"
 CHROMIUM = "/usr/bin/chromium"
-ENV = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
 
 
 def held_out(tmp: Path) -> Path:

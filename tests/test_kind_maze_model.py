@@ -5,6 +5,7 @@ shows the picks."""
 from __future__ import annotations
 
 import json
+import os
 import math
 import shutil
 import subprocess
@@ -29,7 +30,7 @@ def run_model(tmp: Path, *extra: str, mode: str = "end") -> list[dict]:
     shutil.copy(SPEC.parent / "maze_items.csv", tmp / "maze_items.csv")
     r = subprocess.run([sys.executable, "-m", "experiments.cli", "run-model", str(spec), "-n", "1", "--out",
                         str(tmp / "out"), *extra], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                       env={"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"})
     assert r.returncode == 0, r.stdout + r.stderr
     return read_rows(next((tmp / "out").rglob("*_data.csv")))
 
