@@ -22,10 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "tests" / "support" / "maze" / "maze.yaml"
 
 
-def run_model(tmp: Path, *extra: str, mode: str = "end") -> list[dict]:
+def run_model(tmp: Path, *extra: str, mode: str = "end", feedback: bool = False) -> list[dict]:
     spec = tmp / "maze.yaml"
     data = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     data["task"]["error_mode"] = mode
+    data["blocks"][0]["feedback"] = feedback
     spec.write_text(yaml.safe_dump(data), encoding="utf-8")
     shutil.copy(SPEC.parent / "maze_items.csv", tmp / "maze_items.csv")
     r = subprocess.run([sys.executable, "-m", "experiments.cli", "run-model", str(spec), "-n", "1", "--out",
@@ -88,3 +89,15 @@ def test_a_running_context_shows_the_picks(tmp_path):
     assert [sha256(t) for t in texts] == [json.loads(r["extra"])["context_sha256"] for r in rows]
     for k in range(1, len(rows)):  # the picks of every earlier trial, each on its own line
         assert all(r["response"] + "\n" in texts[k] for r in rows[:k]), texts[k]
+
+
+def test_the_learning_sections_take_a_maze_design_with_feedback(tmp_path):
+    """The report's learning sections read the generic columns: a maze design with feedback gets them, beside
+    the kind's own section, found through the registry."""
+    run_model(tmp_path, "--context", "running", feedback=True)
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", "analyze", str(tmp_path / "out" / "data"), "--out",
+                        str(tmp_path / "res"), "--no-mixed", "--n-boot", "20"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    ids = [s["id"] for s in json.loads((tmp_path / "res" / "results.json").read_text(encoding="utf-8"))["sections"]]
+    assert {"task_maze", "learning_first_encounter", "learning_curves"} <= set(ids), ids
