@@ -242,7 +242,7 @@ def main() -> None:
             backend = load_backend(model)
             done, record = generate_distractors(rows, backend_score(backend), vocab, seed=seed,
                                                 n_candidates=n_candidates, where=str(items))
-            record["model"] = model or "bundled"
+            record["model"], record["word_list"] = model or "bundled", str(words)
             _write(out, done, record, force)
         except (GenerateError, OSError, UnicodeDecodeError) as exc:
             fail(str(exc))
