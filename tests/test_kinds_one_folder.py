@@ -95,7 +95,7 @@ def test_the_listing_order_is_the_kinds_declared_order():
 
     assert [k for k in kind_names() if k in builtin_kinds()] == [
         "violation_detection", "forced_choice", "judgment", "choice", "rating", "completion", "self_paced_reading",
-        "lexical_decision"]
+        "lexical_decision", "maze"]
 
 
 def test_a_toy_kind_is_its_folder_and_nothing_else(tmp_path):

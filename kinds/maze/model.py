@@ -1,0 +1,256 @@
+"""Maze for models.
+
+  choice     at each word after the first, log P(word | the sentence's words before it) against log P(distractor |
+             the same prefix), each summed over its tokens (the continuation has its leading space); the model
+             picks the more probable (a tie: the word) and errs where the distractor is more probable. In
+             `error_mode: end` the words after the first error are not asked, as a person is not (their
+             comparisons are not recorded; the prefix is always the sentence's own words, so a word's choice never
+             depends on an earlier one); in `redo` every word is. The row: `response` = the picks (as a person's),
+             `correct` = no error, `word_surprisal_bits` = -log2 P(word | prefix) of every word (the first after
+             the start token), `extra.word_correct`, `first_error`, `word_margins` (log P(word) - log P(distractor)).
+  surprisal  the generic per-word surprisal of the sentence (model_subjects/tasks/surprisal.py).
+
+A running context shows each finished trial as the words the model picked (a replay: the person's).
+
+Distractors the A-maze way (Boyce, Futrell & Levy 2020): for each word after the first, candidates from a word list
+matched to the word in length (letters, punctuation aside) and, where the list gives frequencies, in frequency
+(log10 within `freq_band` of the word's; a word the list lacks is matched in length only), a seeded sample of
+`n_candidates` of them; the candidate the model finds least likely after the sentence's words before it (log P,
+summed over tokens) is the distractor, with the word's trailing punctuation. Nothing offline gives frequencies
+(no frequency list is installed): without one in the word list the match is by length only, and the record says
+so. The record (seed, list, model, the candidates and their log-probabilities) is written beside the items.
+
+Here, beside the protocol, because a kind's folder holds only its parts (tests/test_kinds_one_folder.py).
+API: `generate_distractors(rows, score, vocabulary, seed=...)`; command line (a kind cannot add a `twinlab`
+subcommand from its folder: commands are entry points in pyproject.toml):
+    python -m kinds.maze.model ITEMS.csv WORDS.txt OUT.csv [--model M] [--seed N] [--force]
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from experiments.tasks.scoring import normalize_answer
+from experiments.trials import Trial
+from kinds.maze.task import FIRST_FOIL, distractors, foils, picks_text, score, words_of
+from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
+from model_subjects.tasks.base import TaskProtocol, decision
+
+LN2 = math.log(2.0)
+
+
+class MazeChoice(TaskProtocol):
+    kind, short = "maze", "choice"
+    chat_ok = False
+
+    def mode(self) -> str:
+        return str(getattr(self.settings, "error_mode", "end"))
+
+    def check(self, trial: Trial) -> None:
+        ws = words_of(trial.mat)
+        if len(ws) < 2 or len(distractors(trial.mat)) != len(ws) - 1:
+            raise ProtocolError(f"trial {trial.item_id!r}: protocol {self.name!r} needs a sentence of two or more words "
+                                "and one distractor per word after the first (`distractors`)")
+
+    def queries(self, trial: Trial) -> list[Query]:
+        """The first word after the start token (its surprisal only), then each word against its distractor."""
+        ws, ds = words_of(trial.mat), distractors(trial.mat)
+        out = [Query("", (Option(ws[0], ws[0]),))]
+        for k in range(1, len(ws)):
+            out.append(Query(" ".join(ws[:k]), (Option(ws[k], " " + ws[k]), Option(ds[k - 1], " " + ds[k - 1]))))
+        return out
+
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+        ws = words_of(trial.mat)
+        fs = foils(trial.mat, str(getattr(self.settings, "first_foil", FIRST_FOIL)))
+        picks, margins = [True], [None]  # the first word beside x-x-x is never wrong
+        for k in range(1, len(ws)):
+            if self.mode() == "end" and not all(picks):
+                margins.append(None)
+                continue
+            margin = float(scores[k][0] - scores[k][1])
+            margins.append(round(margin, 6))
+            picks.append(margin >= 0.0)
+        response = picks_text(ws, fs, picks)
+        asked = [m for m in margins if m is not None]
+        first_error = next((k for k, ok in enumerate(picks) if not ok), None)
+        bits = [round(-float(s[0]) / LN2, 6) for s in scores]
+        word_lp = sum(float(scores[k][0]) for k in range(1, len(ws)) if margins[k] is not None)
+        foil_lp = sum(float(scores[k][1]) for k in range(1, len(ws)) if margins[k] is not None)
+        return decision(response, score(trial, response), [" ".join(ws), " ".join(fs)], [word_lp, foil_lp],
+                        min(asked) if asked else None, response,
+                        extra={"word_correct": picks + [None] * (len(ws) - len(picks)), "first_error": first_error,
+                               "word_margins": margins, "error_mode": self.mode()},
+                        columns={"word_surprisal_bits": bits})
+
+    def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
+        """A finished trial in a running history: the words picked (the model's own, or a replayed person's)."""
+        return "", str(response)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "error_mode": self.mode(), "choice": "log P(word | prefix) >= log P(distractor | prefix)",
+                "margin": "the smallest word margin asked", "surprisal": "bits, -log2 P(word | prefix), every word"}
+
+
+from model_subjects.tasks.registry import ModelKind  # noqa: E402 (beside the kind's MODEL it builds)
+
+MODEL = ModelKind("maze", surprisal=True, protocols={"choice": lambda s, q, n: MazeChoice(s, n)})
+
+
+# ---- A-maze distractors -----------------------------------------------------------------------
+Score = Callable[[str, Sequence[str]], list[float]]  # (context, continuations) -> log P of each
+_CORE = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)
+
+
+class GenerateError(ValueError):
+    """Bad input for the generator; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    word: str
+    freq: float | None  # a count (None: the list gives none)
+
+
+def read_vocabulary(text: str, where: str) -> list[Entry]:
+    """One word per line, optionally `word<TAB or comma>count`; blank lines and `#` lines skipped."""
+    out: list[Entry] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = re.split(r"[\t,]", line)
+        if len(parts) > 2 or not parts[0].strip().isalpha():
+            raise GenerateError(f"{where}: line {n}: expected a word (letters only), optionally a tab and its count")
+        freq = None
+        if len(parts) == 2:
+            try:
+                freq = float(parts[1])
+            except ValueError:
+                raise GenerateError(f"{where}: line {n}: count {parts[1]!r} is not a number") from None
+            if not math.isfinite(freq) or freq <= 0:
+                raise GenerateError(f"{where}: line {n}: count {parts[1]!r} must be a positive number")
+        out.append(Entry(parts[0].strip(), freq))
+    if not out:
+        raise GenerateError(f"{where}: no words")
+    return out
+
+
+def split_word(w: str) -> tuple[str, str, str]:
+    m = _CORE.match(w)
+    return (m.group(1), m.group(2), m.group(3)) if m else ("", w, "")
+
+
+def candidates(word: str, vocab: list[Entry], avoid: set[str], n: int, rng: random.Random,
+               freq_band: float = 0.5) -> tuple[list[str], str]:
+    """A seeded sample of the list's words matched to `word` (length; frequency where known) and how they matched."""
+    core = split_word(word)[1]
+    freqs = {normalize_answer(e.word): e.freq for e in vocab if e.freq is not None}
+    target = freqs.get(normalize_answer(core))
+    pool = sorted({e.word for e in vocab if len(e.word) == len(core) and normalize_answer(e.word) not in avoid})
+    how = "length"
+    if target is not None:
+        near = [w for w in pool if freqs.get(normalize_answer(w)) is not None
+                and abs(math.log10(freqs[normalize_answer(w)]) - math.log10(target)) <= freq_band]
+        if near:
+            pool, how = near, "length+frequency"
+    rng.shuffle(pool)
+    return pool[:n], how
+
+
+def generate_distractors(rows: list[dict[str, str]], score: Score, vocab: list[Entry], *, seed: int = 0,
+                         n_candidates: int = 20, where: str = "items") -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """Each row with `distractors` filled (rows that give them are kept as they are) and the record."""
+    rng = random.Random(f"maze-distractors:{seed}")
+    out, record = [], []
+    for line, row in enumerate(rows, start=2):
+        if (row.get("distractors") or "").strip():
+            out.append(dict(row))
+            continue
+        words = str(row.get("sentence") or "").split()
+        if len(words) < 2:
+            raise GenerateError(f"{where}: line {line}: sentence: at least two words are needed")
+        avoid = {normalize_answer(split_word(w)[1]) for w in words}
+        chosen, per_word = [], []
+        for k in range(1, len(words)):
+            cands, how = candidates(words[k], vocab, avoid, n_candidates, rng)
+            if not cands:
+                raise GenerateError(f"{where}: line {line}: no word of the list has the length of {words[k]!r}")
+            lead, _, trail = split_word(words[k])
+            conts = [" " + lead + c + trail for c in cands]
+            lps = score(" ".join(words[:k]), conts)
+            best = min(range(len(cands)), key=lambda i: (lps[i], cands[i]))
+            chosen.append(lead + cands[best] + trail)
+            per_word.append({"word": words[k], "matched_by": how, "candidates": cands,
+                             "logprobs": [round(x, 6) for x in lps], "chosen": chosen[-1]})
+        out.append({**row, "distractors": " ".join(chosen)})
+        record.append({"line": line, "sentence": " ".join(words), "words": per_word})
+    by = {w["matched_by"] for r in record for w in r["words"]}
+    return out, {"seed": seed, "n_candidates": n_candidates, "rule": "least likely candidate after the prefix",
+                 "matched_by": sorted(by), "frequencies": any(e.freq is not None for e in vocab), "items": record}
+
+
+def backend_score(backend: Any) -> Score:
+    """A model backend's log P(continuation | context) (model_subjects' requests), summed over tokens."""
+    from model_subjects.requests import LoglikelihoodRequest
+
+    def score(context: str, conts: Sequence[str]) -> list[float]:
+        return [r.logprob for r in backend.loglikelihood([LoglikelihoodRequest(context, c) for c in conts])]
+    return score
+
+
+def _write(path: Path, rows: list[dict[str, str]], record: dict[str, Any], force: bool) -> None:
+    from experiments.atomic import atomic_write_text
+
+    side = path.with_suffix(".distractors.json")
+    for p in (path, side):
+        if p.exists() and not force:
+            raise GenerateError(f"{p}: exists (give --force to replace it)")
+    cols = list(dict.fromkeys([c for r in rows for c in r]))
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write_text(side, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    atomic_write_text(path, buf.getvalue())
+
+
+def main() -> None:
+    import typer
+
+    from experiments.cli_common import fail
+
+    def run(items: Path, words: Path, out: Path, model: str = typer.Option(None, help="model (default: the bundled one)"),
+            seed: int = 0, n_candidates: int = 20, force: bool = False) -> None:
+        """Fill the items' empty `distractors` the A-maze way; OUT.csv and OUT.distractors.json (the record)."""
+        try:
+            if out.resolve() == items.resolve():
+                raise GenerateError(f"{out}: is the input; write the generated items to another file")
+            rows = list(csv.DictReader(io.StringIO(items.read_text(encoding="utf-8"))))
+            if not rows or "sentence" not in rows[0]:
+                raise GenerateError(f"{items}: a CSV with a `sentence` column is needed")
+            vocab = read_vocabulary(words.read_text(encoding="utf-8"), str(words))
+            from model_subjects.registry import load_backend  # (loads torch: only when asked to generate)
+
+            backend = load_backend(model)
+            done, record = generate_distractors(rows, backend_score(backend), vocab, seed=seed,
+                                                n_candidates=n_candidates, where=str(items))
+            record["model"], record["word_list"] = model or "bundled", str(words)
+            _write(out, done, record, force)
+        except (GenerateError, OSError, UnicodeDecodeError) as exc:
+            fail(str(exc))
+        typer.echo(f"wrote {out} and {out.with_suffix('.distractors.json')} ({len(done)} rows; matched by "
+                   f"{', '.join(record['matched_by']) or 'nothing new'})")
+
+    typer.run(run)
+
+
+if __name__ == "__main__":
+    main()
