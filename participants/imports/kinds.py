@@ -18,7 +18,7 @@ from participants.imports.records import Excluded, ImportInputError, Mapping, Re
 
 # tasks the tools' elements state that twinlab may have no kind for: a study of them is refused, never read as
 # the default kind; a registered kind whose importer names the element takes it (a kinds/<name>/importer.py)
-# (none now: Maze, the last, has its kind; tool -> {element: kind name})
+# (none now: each task the tools state has its kind; tool -> {element: kind name})
 STATED_WITHOUT_KIND: dict[str, dict[str, str]] = {}
 
 
