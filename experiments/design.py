@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from experiments.tasks.base import material_keys
 from stimuli.textfile import read_text_file
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
@@ -40,9 +41,8 @@ _LIST_NUMBER = re.compile(r"[0-9]{1,9}")  # ASCII digits only: int() also reads 
 
 # columns of the file with a meaning of their own (besides `item` and the factors)
 RESERVED = ("role", "list")
-# materials keys (docs/general_model.md); `option_<n>` columns become the list `options`
-MATERIAL_KEYS = ("sentence", "regions", "prefix", "answer", "target", "accepted", "pair_sentence", "question",
-                 "question_options", "question_answer")
+# the materials keys are those the registered kinds declare (experiments.tasks.base.material_keys); `option_<n>`
+# columns become the list `options`
 LIST_KEYS = ("accepted", "question_options")  # `|`-separated in the file, a list in materials
 _OPTION = re.compile(r"^option_([1-9][0-9]*)$")
 # a factor named like one of these Lakretz columns fills that column of the trial table
@@ -343,7 +343,8 @@ def read_design(path: str | Path, factors: dict[str, list[str]], mode: ListMode 
     _check_header(where, header, factors, mode, item_column, len(raw))
     special = {item_column, *factors, *RESERVED}
     material_cols = [c for c in header if c not in special]
-    unknown = tuple(c for c in material_cols if c not in MATERIAL_KEYS and not _OPTION.match(c))
+    known = material_keys()
+    unknown = tuple(c for c in material_cols if c not in known and not _OPTION.match(c))
     problems: list[str] = []
     rows: list[Row] = []
     for line, r in raw:

@@ -99,6 +99,24 @@ def test_validate_names_kept_columns():
     assert t.mat["lexical_item"]  # kept in the trial's materials under its own name
 
 
+def test_a_kinds_declared_materials_are_no_kept_columns(tmp_path):
+    """The material keys are the registered kinds' declared ones (maze's `distractors` has a role); a column
+    no kind declares is kept and named."""
+    from experiments.design import read_design
+    from experiments.tasks.base import registry
+
+    union = {key for k in registry().values() for key in (*k.materials, *k.optional_materials)}
+    assert {"distractors", "sentence", "regions", "question_options"} <= union and "lexical_item" not in union
+    maze = Path(__file__).parent / "support" / "maze" / "maze.yaml"
+    r = runner.invoke(app, ["validate", str(maze)], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    assert "no role in the task" not in r.output
+    (tmp_path / "items.csv").write_text("item,a,sentence,distractors,regions,lexical_item,option_1\n"
+                                        "1,x,The cat sat.,dog ran.,The cat | sat.,cat,o\n"
+                                        "1,y,The dog sat.,cat ran.,The dog | sat.,dog,o\n", encoding="utf-8")
+    assert read_design(tmp_path / "items.csv", {"a": ["x", "y"]}, "all").unknown_columns == ("lexical_item",)
+
+
 # ---- small designs written here ------------------------------------------------------------------
 def _write(tmp_path: Path, rows: list[dict], spec_extra: dict | None = None, factors: dict | None = None,
            name: str = "items.csv", blocks: list | None = None) -> Path:

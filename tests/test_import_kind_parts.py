@@ -25,7 +25,7 @@ PCIBEX_BEFORE = {"Maze": "maze", "DashedSentence": "self_paced_reading", "Accept
 JSPSYCH_BEFORE = {"survey-likert": "rating", "html-slider-response": "rating", "image-slider-response": "rating",
                   "audio-slider-response": "rating", "video-slider-response": "rating", "survey-text": "completion",
                   "cloze": "completion", "maze": "maze"}
-WRITES = "judgment, lexical_decision, choice, rating, self_paced_reading, completion"
+WRITES = "judgment, lexical_decision, choice, rating, self_paced_reading, completion, maze"
 
 
 def test_the_tools_elements_mean_the_kinds_they_meant_before():

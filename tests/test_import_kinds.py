@@ -1,7 +1,7 @@
 """Every task kind the import writes, end to end through `twinlab import` (sessions and the spec read from the
 data), each checked against the original file read here directly (csv module, line splitting), not through
 the readers: jsPsych judgments (CSV, JSON, JATOS) and the same data as a choice, PCIbex ratings, old-Ibex
-self-paced reading with comprehension questions, a typed completion table; Maze and mixed kinds refused.
+self-paced reading with comprehension questions, old-Ibex Maze, a typed completion table; mixed kinds refused.
 """
 from __future__ import annotations
 
@@ -180,13 +180,105 @@ def test_maze_and_mixed_kinds_refused_or_excluded_by_name(tmp_path):
     path, _ = ibex_file(tmp_path, maze=True)
     with pytest.raises(ImportInputError, match=r"several task kinds \(8 self_paced_reading, 2 maze\).*task: KIND"):
         import_study("pcibex", [path], None, tmp_path / "out")
-    with pytest.raises(ImportInputError, match="Maze has no twinlab kind yet.*self_paced_reading, completion"):
-        import_study("pcibex", [path], {"task": "maze"}, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     report = import_study("pcibex", [path], {"task": "self_paced_reading", "labels": {"Yes": "Yes", "No": "No"}},
                           tmp_path / "out")
     assert report.trials == 8 and report.excluded["a maze trial, not of the study's task self_paced_reading "
                                                   "(`task:` in --map)"] == 2 and report.accounted
+
+
+MAZE_SENTENCES = {"subj": ("The dog that chased the cat ran.", "x-x-x eat pay horses wind sky arms."),
+                  "obj": ("The dog that the cat chased ran.", "x-x-x eat pay wind sky horses arms.")}
+
+
+def maze_file(tmp_path: Path) -> Path:
+    """Two submissions of an old-Ibex Maze study (4 items, 2 conditions) in server.py's layout (the Maze rows of
+    tests/test_import_pcibex.py's old_ibex_file): a wrong pick ends the sentence, its later words have no time."""
+    from tests.test_import_pcibex import IBEX_HEADER, numbered
+
+    base = ["Time results were received", "MD5 hash of participant's IP address", "Controller name",
+            "Item number", "Element number", "Type", "Group"]
+    cols = base + ["Word number", "Word", "Alternative", "Word on (0=left, 1=right)", "Correct", "Reading time",
+                   "Sentence"]
+    errors = {("aaa111", 2): 3, ("bbb222", 3): 5, ("bbb222", 4): 1}   # (person, item) -> the wrong word's index
+    text = ""
+    for s, (md5, when) in enumerate([("aaa111", 1583973840), ("bbb222", 1583974000)]):
+        text += IBEX_HEADER.format(design=s) + numbered(cols)
+        for item in (1, 2, 3, 4):
+            cond = ("subj", "obj")[(item + s) % 2]
+            sentence, foils = MAZE_SENTENCES[cond]
+            wrong = errors.get((md5, item))
+            for k, (w, f) in enumerate(zip(sentence.split(), foils.split())):
+                side = 0 if k == 0 else (k + item) % 2
+                ok = "no" if wrong is not None and k >= wrong else "yes"
+                rt = "None" if wrong is not None and k > wrong else str(400 + 37 * k + 11 * item + 5 * s)
+                text += f"{when},{md5},Maze,{item},0,{cond},{item},{k},{w},{f},{side},{ok},{rt},{sentence}\n"
+    path = tmp_path / "maze_results"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_old_ibex_maze_word_times_and_errors_equal_a_hand_count(tmp_path):
+    """Maze imports into the maze kind: per word, the file's reading time where shown (none after the first
+    error), its correctness and side; per person and condition, mean time of the right picks and error count."""
+    path = maze_file(tmp_path)
+    hand: dict[tuple[str, str], dict] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        v = line.split(",")   # 2 md5, 4 item, 6 type, 9 word, 10 alternative, 11 side, 12 correct, 13 reading time
+        h = hand.setdefault((v[1], v[3]), {"cond": v[5], "rts": [], "ok": [], "sides": [], "foils": []})
+        h["rts"].append(None if v[12] == "None" else float(v[12]))
+        h["ok"].append(None if v[12] == "None" else v[11] == "yes")
+        h["sides"].append(int(v[10]))
+        h["foils"].append(v[9])
+    report = import_study("pcibex", [path], {"task": "maze"}, tmp_path / "out", spec_out=tmp_path / "maze.yaml")
+    assert report.task == "maze" and report.trials == len(hand) == 8 and report.accounted and report.people == 2
+    rows = {(r["subject_id"][:6], r["item"]): r for r in session_rows(tmp_path / "out")}
+    assert rows.keys() == hand.keys()
+    for key, h in hand.items():
+        r, extra = rows[key], json.loads(rows[key]["extra"])
+        assert r["condition"] == h["cond"] and json.loads(r["word_rts_ms"]) == h["rts"]
+        assert extra["word_correct"] == h["ok"] and extra["maze_sides"] == h["sides"]
+        assert r["correct"] == str(False not in h["ok"])
+        assert extra["first_error"] == (h["ok"].index(False) if False in h["ok"] else None)
+        mat = json.loads(r["materials"])
+        assert mat["sentence"] == MAZE_SENTENCES[h["cond"]][0] and mat["distractors"] == " ".join(h["foils"][1:])
+    by = lambda rts, oks: [t for t, ok in zip(rts, oks) if ok]  # noqa: E731  the right picks' times
+    for person in ("aaa111", "bbb222"):
+        for cond in ("subj", "obj"):
+            mine = [(by(json.loads(r["word_rts_ms"]), json.loads(r["extra"])["word_correct"]),
+                     json.loads(r["extra"])["word_correct"].count(False))
+                    for (who, _), r in rows.items() if who == person and r["condition"] == cond]
+            theirs = [(by(h["rts"], h["ok"]), h["ok"].count(False)) for (who, _), h in hand.items()
+                      if who == person and h["cond"] == cond]
+            assert mean(t for x, _ in mine for t in x) == pytest.approx(mean(t for x, _ in theirs for t in x))
+            assert sum(n for _, n in mine) == sum(n for _, n in theirs)
+    assert sum(h["ok"].count(False) for h in hand.values()) == 3
+    exp = load_spec(tmp_path / "maze.yaml")
+    assert exp.task.kind == "maze" and exp.task.settings().error_mode == "end"
+
+
+def test_a_redo_maze_study_is_refused_naming_the_line(tmp_path):
+    path = maze_file(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    n = next(i for i, line in enumerate(lines) if ",no,None," in line)
+    lines[n] = lines[n].replace(",no,None,", ",no,812,")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ImportInputError, match=rf"line {n + 1}, column 'Reading time'.*redo"):
+        import_study("pcibex", [path], {"task": "maze"}, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_jspsych_maze_plugin_is_the_maze_kind_and_refused_without_its_words(tmp_path):
+    """jsPsych's `maze` plugin names the kind; its per-word data are not read: refused, naming the line."""
+    f = tmp_path / "s1.csv"
+    f.write_text('"trial_type","trial_index","time_elapsed","rt","stimulus","subject","item","condition"\n'
+                 '"maze","0","900","850","The dog ran.","p1","1","a"\n'
+                 '"maze","1","1900","820","The cat sat.","p1","2","b"\n', encoding="utf-8")
+    with pytest.raises(ImportInputError, match=r"s1\.csv: line 2: a maze trial without its words.*jsPsych reader"):
+        import_study("jspsych", [f], None, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def test_completion_typed_answers_scored_by_the_kind(tmp_path):

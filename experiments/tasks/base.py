@@ -124,6 +124,12 @@ def registry() -> dict[str, TaskKind]:
     return parts("task", "KIND")  # type: ignore[return-value]
 
 
+def material_keys() -> frozenset[str]:
+    """Every item key a registered kind declares (`materials` and `optional_materials`): the design file's
+    columns with a role in some task (experiments/design.py lists the others as kept without one)."""
+    return frozenset(key for k in registry().values() for key in (*k.materials, *k.optional_materials))
+
+
 def get_task(name: str) -> TaskKind:
     from experiments.kinds import UnknownKind, kind_part
 

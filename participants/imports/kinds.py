@@ -18,7 +18,8 @@ from participants.imports.records import Excluded, ImportInputError, Mapping, Re
 
 # tasks the tools' elements state that twinlab may have no kind for: a study of them is refused, never read as
 # the default kind; a registered kind whose importer names the element takes it (a kinds/<name>/importer.py)
-STATED_WITHOUT_KIND = {"pcibex": {"Maze": "maze", "Controller-Maze": "maze"}, "jspsych": {"maze": "maze"}}
+# (none now: each task the tools state has its kind; tool -> {element: kind name})
+STATED_WITHOUT_KIND: dict[str, dict[str, str]] = {}
 
 
 def importers() -> dict[str, KindImporter]:
