@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
 from experiments.tasks.scoring import normalize_answer
 from experiments.trials import Trial
 from kinds.maze.task import FIRST_FOIL, distractors, foils, picks_text, score, words_of
@@ -226,6 +227,7 @@ def main() -> None:
     import typer
 
     from experiments.cli_common import fail
+    from stimuli.textfile import read_text_file  # bounded, BOM-tolerant, names the file
 
     def run(items: Path, words: Path, out: Path, model: str = typer.Option(None, help="model (default: the bundled one)"),
             seed: int = 0, n_candidates: int = 20, force: bool = False) -> None:
@@ -233,10 +235,10 @@ def main() -> None:
         try:
             if out.resolve() == items.resolve():
                 raise GenerateError(f"{out}: is the input; write the generated items to another file")
-            rows = list(csv.DictReader(io.StringIO(items.read_text(encoding="utf-8"))))
+            rows = list(csv.DictReader(io.StringIO(read_text_file(items, GenerateError, "the items file"))))
             if not rows or "sentence" not in rows[0]:
                 raise GenerateError(f"{items}: a CSV with a `sentence` column is needed")
-            vocab = read_vocabulary(words.read_text(encoding="utf-8"), str(words))
+            vocab = read_vocabulary(read_text_file(words, GenerateError, "the word list"), str(words))
             from model_subjects.registry import load_backend  # (loads torch: only when asked to generate)
 
             backend = load_backend(model)
