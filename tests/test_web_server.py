@@ -178,6 +178,8 @@ def test_a_reload_and_a_restarted_server_continue_at_the_next_trial(tmp_path):
 
 
 def test_web_build_writes_a_self_contained_site_with_the_compilers_sequences(tmp_path):
+    from experiments.kinds import kind_file, kind_names
+
     exp = load_spec(italian_spec(tmp_path))
     summary = build_site(exp, tmp_path / "site", slots=3)
     site = tmp_path / "site"
@@ -185,7 +187,8 @@ def test_web_build_writes_a_self_contained_site_with_the_compilers_sequences(tmp
     assert sorted(p.name for p in (site / "static").iterdir()) == sorted(
         ["jspsych.js", "jspsych.css", "plugin-html-keyboard-response.js", "twinlab-frames.js", "twinlab-rsvp.js", "twinlab-task.js",
          "twinlab-experiment.js", "twinlab.css",
-         *(f"kind-{k}.js" for k in ("judgment", "choice", "rating", "completion", "self_paced_reading", "lexical_decision"))])
+         *(f"kind-{k}.js" for k in kind_names() if kind_file(k, "page.js"))])  # every kind's page, a new kind's too
+    assert {"kind-judgment.js", "kind-rating.js", "kind-self_paced_reading.js"} <= {p.name for p in (site / "static").iterdir()}
     html = (site / "index.html").read_text()
     assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing loaded from the network
     seqs = json.loads((site / "sequences.js").read_text().split("=", 1)[1].rstrip().rstrip(";"))
