@@ -47,13 +47,18 @@ def compare_table(a: Path, b: Path, rel: str) -> list[str]:
     return out
 
 
-def compare_file(a: Path, b: Path, rel: str) -> list[str]:
+def load_json(path: Path, root: Path):
+    """A JSON file with its run folder's path written as <ROOT> (paths are keys and values in results.json)."""
+    return json.loads(path.read_text(encoding="utf-8").replace(str(root.resolve()), "<ROOT>").replace(str(root), "<ROOT>"))
+
+
+def compare_file(a: Path, b: Path, rel: str, roots: tuple[Path, Path]) -> list[str]:
     if rel.startswith("plans/"):
         return [] if a.read_bytes() == b.read_bytes() else [f"{rel}: bytes differ"]
     if a.suffix == ".csv":
         return compare_table(a, b, rel)
     if a.suffix == ".json":
-        x, y = strip_clock(json.loads(a.read_text())), strip_clock(json.loads(b.read_text()))
+        x, y = strip_clock(load_json(a, roots[0])), strip_clock(load_json(b, roots[1]))
         return [d.replace("results.json", rel, 1) for d in compare_json(x, y, "", 1e-9)]
     return []
 
@@ -73,14 +78,14 @@ def main(argv: list[str] | None = None) -> int:
         diffs += [f"{name}: {d}" for d in compare_tables(a.ref / name, a.new / name, a.rtol)]
         jr, jn = a.ref / name / "results.json", a.new / name / "results.json"
         if jr.exists() and jn.exists():
-            diffs += [f"{name}: {d}" for d in compare_json(json.loads(jr.read_text()), json.loads(jn.read_text()), "", a.rtol)]
+            diffs += [f"{name}: {d}" for d in compare_json(load_json(jr, a.ref), load_json(jn, a.new), "", a.rtol)]
     files = sorted(p.relative_to(a.ref).as_posix() for p in a.ref.rglob("*")
                    if p.is_file() and not p.relative_to(a.ref).as_posix().startswith("report_"))
     for rel in files:
         if not (a.new / rel).is_file():
             diffs.append(f"{rel}: missing in new")
         else:
-            diffs += compare_file(a.ref / rel, a.new / rel, rel)
+            diffs += compare_file(a.ref / rel, a.new / rel, rel, (a.ref, a.new))
     for d in diffs:
         print(d)
     print(f"{len(files)} files and {len(reports)} reports: {'equal' if not diffs else f'{len(diffs)} difference(s)'}")
