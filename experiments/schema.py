@@ -252,8 +252,10 @@ def check_row(row: dict[str, Any], columns: list[str] | None = None) -> dict[str
 
 def __getattr__(name: str) -> Any:
     """COLUMNS, read when first asked: the layout's own header as (column, dtype, meaning), the meaning in the
-    words its datasets' Psych-DS descriptions have always carried (experiments/session.py)."""
-    if name == "COLUMNS":
+    words its datasets' Psych-DS descriptions have always carried (experiments/session.py); GENERIC_COLUMNS:
+    the same of what the general layout adds."""
+    if name in ("COLUMNS", "GENERIC_COLUMNS"):
         d = declared()
-        return [(c, d.dtypes[c], LAYOUT.described_as.get(c, d.descriptions[c])) for c in COLUMN_NAMES]
+        names = COLUMN_NAMES if name == "COLUMNS" else GENERIC_COLUMN_NAMES
+        return [(c, d.dtypes[c], LAYOUT.described_as.get(c, d.descriptions[c])) for c in names]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

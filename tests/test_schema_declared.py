@@ -83,7 +83,8 @@ def test_a_toy_kinds_column_is_in_its_sessions_header_only(tmp_path):
     general = schema.COLUMN_NAMES + schema.GENERIC_COLUMN_NAMES
     assert "colour_margin" not in schema.column_names()
     with installed(TOY, tmp_path):
-        assert schema.DTYPES["colour_margin"] == "Float64" and schema.declared().owners["colour_margin"] == f"kind {TOY}"
+        assert schema.DTYPES["colour_margin"] == "Float64"
+        assert schema.declared().owners["colour_margin"] == f"kind {TOY}"
         seq = compile_sequence(load_spec(toy_spec(tmp_path, task={"kind": TOY})), "S01")
         header = seq.table_columns()
         assert header == general + ["colour_margin", "colourness"]
