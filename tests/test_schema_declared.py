@@ -130,3 +130,21 @@ def test_a_bad_declaration_is_refused_naming_the_kind(tmp_path, columns, message
         sys.modules.pop("bad_kind_x", None)
         refresh()
     assert "odd" not in schema.DTYPES
+
+
+def test_a_factor_named_like_a_kinds_column_is_refused(tmp_path):
+    """A design factor may not take the name of a column a registered kind declares (its levels would fill
+    that column): refused at the spec, naming the factor."""
+    import yaml
+
+    from experiments.spec import SpecError
+
+    spec = toy_spec(tmp_path, task={"kind": TOY})
+    data = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    data["design"]["factors"] = {"colour_margin": ["c", "o"]}
+    (tmp_path / "items.csv").write_text((tmp_path / "items.csv").read_text(encoding="utf-8")
+                                        .replace("colourness", "colour_margin"), encoding="utf-8")
+    spec.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with installed(TOY, tmp_path):
+        with pytest.raises(SpecError, match="factor 'colour_margin' has the name of a trial-table column"):
+            load_spec(spec)
