@@ -3,7 +3,8 @@
 A kind is a package (the built-in ones: the folders of the `kinds` package, kinds/<name>/; a third party's:
 a package named by an entry point of the group `twinlab.kinds`, `<name> = <module>`). Its `__init__.py`
 is light (no imports) and may say `ORDER` (where the kind stands in listings: the runners' lists, the
-report's sections; default 1000, then by name). Its parts are its modules, each optional:
+report's sections; default 1000, then by name) and `COLUMNS` (the trial-table columns it adds, as plain
+data: experiments/schema.py collects them through `declared`). Its parts are its modules, each optional:
 
     task      TaskKind `KIND`: settings, item checks, scoring, declared columns (experiments.tasks.base)
     view      the PsychoPy presentation unit (participants/tasks/__init__.py)
@@ -103,6 +104,17 @@ def parts(part: str, attribute: str) -> dict[str, object]:
         mod = kind_part(name, part)
         if mod is not None and getattr(mod, attribute, None) is not None:
             out[name] = getattr(mod, attribute)
+    return out
+
+
+def declared(attribute: str) -> dict[str, Any]:
+    """name -> what each kind's light `__init__` declares under `attribute` (only the kinds that do: its
+    trial-table `COLUMNS`, experiments/schema.py), in listing order, without importing the kind's modules."""
+    out: dict[str, Any] = {}
+    for name in kind_names():
+        value = getattr(kind_module(name), attribute, None)
+        if value is not None:
+            out[name] = value
     return out
 
 

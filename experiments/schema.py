@@ -1,15 +1,31 @@
-"""The one trial-table schema shared by human and model sessions.
+"""The one trial-table schema shared by human and model sessions: the core's columns plus the columns the
+registered studies and kinds declare.
 
-Every row has every column (empty where it does not apply), so a human table and a model table
-concatenate without surprises. Runner-specific details that do not deserve a column go in `extra`
-as JSON.
+Every row has every column of its session's header (empty where it does not apply), so tables concatenate
+without surprises; runner-specific details that do not deserve a column go in `extra` as JSON.
+
+- The core (`CORE_COLUMNS`) holds what a session of any kind has: who, which session and sequence, where in
+  it, the item and its condition, the answer and its time, the model's protocol and scores, a general
+  design's item, list, task, role and materials, the clock.
+- A kind adds its own (`COLUMNS` in kinds/<name>/__init__.py, plain data: a rating's scale point, a choice's
+  option order, ...); a study its paradigm's (`TABLE` in studies/<name>/__init__.py names a plain-data module
+  with its `COLUMNS`). A column has one owner: a name declared twice is refused (SchemaError).
+- The header: the layout a study declares (`HEADER`, `GENERAL_HEADER` of that module: the order every
+  session was written in before columns were declared, kept byte for byte), then the declared columns of
+  the session's kinds that the layout does not name (a third party's kind), then the design's factors.
+  Without a declared layout: the core's columns, then the session's kinds' columns, then the factors.
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping
+
+DTYPE_NAMES = ("string", "Int64", "Float64", "boolean")  # the pandas dtypes a column may have
 
 # (column, pandas dtype, meaning)
-COLUMNS: list[tuple[str, str, str]] = [
+CORE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("subject_id", "string", "participant id or model-subject id"),
     ("subject_kind", "string", "human or model"),
     ("session", "Int64", "session number (1-based)"),
@@ -20,28 +36,14 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("trial_index", "Int64", "0-based position in the session"),
     ("block_trial_index", "Int64", "0-based position inside the block"),
     ("item_id", "string", "stimulus item id"),
-    ("structure", "string", "sentence structure (long_nested, short_nested, ...)"),
-    ("condition", "string", "grammatical number of the nouns, e.g. PSP"),
-    ("dependency", "string", "critical dependency: inner or outer"),
-    ("violation_position", "string", "none, inner or outer (other: an imported filler with a violation elsewhere, never scored)"),
+    ("condition", "string", "the trial's condition: a design's factor levels joined, or a study's cell"),
     ("grammatical", "boolean", "True when the sentence has no violation"),
     ("words", "string", "the sentence as presented"),
-    ("critical_index", "Int64", "0-based index of the critical word"),
-    ("critical_word", "string", "critical word as presented"),
-    ("correct_form", "string", "grammatical form at the critical position"),
-    ("alternative_word", "string", "number-flipped form of the presented critical word"),
-    ("correct_response", "string", "violation or no_violation"),
-    ("lexicon", "string", "lexicon the item was built from"),
     ("feedback", "boolean", "the block gives feedback after this trial"),
-    ("response", "string", "the subject's response (violation, no_violation, a chosen form, or none)"),
+    ("response", "string", "the subject's response (the kind's answer value, or none)"),
     ("correct", "boolean", "response matches the correct response"),
-    ("response_mode", "string", "how the answer was given: key (go/no-go during the sentence) or panel (two-option panel after it)"),
-    ("rsvp_units", "string", "JSON list of the RSVP units as shown, when a unit holds more than one word (e.g. Italian \"l' uomo\"); empty when every unit is one word of `words`"),
-    ("rt_ms", "Float64", "humans: response time (ms) from critical-word onset (key mode) or from panel onset (panel mode)"),
-    ("rt_sentence_end_ms", "Float64", "humans: response time from sentence end (ms)"),
-    ("early_response", "string", "humans, panel mode: the answer of the first key press during the sentence (empty if none)"),
-    ("early_response_unit", "Int64", "humans, panel mode: 0-based RSVP unit on screen (or just shown) at that early press"),
-    ("early_response_ms", "Float64", "humans, panel mode: time of that early press from the first word onset (ms)"),
+    ("response_mode", "string", "how the answer was given (the kind's: key, panel, task, ...)"),
+    ("rt_ms", "Float64", "humans: response time (ms), from the onset the kind names"),
     ("word_onsets_ms", "string", "humans: JSON list of word onsets from win.flip() (ms from trial start)"),
     ("word_durations_ms", "string", "humans: JSON list of measured word durations (ms)"),
     ("protocol", "string", "models: response protocol"),
@@ -54,78 +56,206 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("started_at", "string", "ISO time the trial started"),
     ("ended_at", "string", "ISO time the trial ended"),
     ("extra", "string", "JSON with runner-specific details"),
-]
-
-# The general model's columns (docs/general_model.md). A session whose trials are all Lakretz trials
-# keeps the header above byte for byte (its tables and resumes are unchanged); a session of a general
-# design writes COLUMNS + GENERIC_COLUMNS + its factors' own columns (named in the sidecar's `design`).
-GENERIC_COLUMNS: list[tuple[str, str, str]] = [
     ("item", "string", "the item group: one lexical item across its conditions"),
     ("list", "Int64", "the counterbalanced list (1-based) the subject was assigned to"),
     ("task", "string", "task kind: judgment, choice, rating, completion, self_paced_reading, lexical_decision, ..."),
     ("role", "string", "test, filler or practice"),
     ("materials", "string", "JSON object: the item's materials (sentence, options, prefix, target, ...)"),
-    ("option_order", "string", "choice: JSON list of the options' original indices (0-based) in the order shown"),
-    ("chosen_position", "Int64", "choice: 0-based screen position of the chosen option"),
-    ("rating", "Float64", "rating: the scale point chosen (humans) or the argmax (models)"),
-    ("rating_expected", "Float64", "rating, models: expected value of the scale under the model's distribution"),
-    ("response_text", "string", "completion: the typed (humans) or generated (models) text"),
-    ("keystrokes", "string", "completion, humans: JSON list of [key, ms from prompt onset]"),
-    ("word_rts_ms", "string", "self-paced reading, humans: JSON list of reading times (ms), one per word of `words`"),
-    ("region_rts_ms", "string", "self-paced reading, humans: JSON list of reading times (ms), one per region"),
     ("word_surprisal_bits", "string", "models, surprisal: JSON list of surprisal (bits), one per word of `words`"),
     ("option_mean_logprobs", "string", "models: JSON list of per-token mean log-probabilities, one per option"),
     ("target_logprob", "Float64", "models, completion/direct: log P(target | prefix), summed over its tokens"),
     ("target_rank", "Int64", "models, completion/direct: rank of the target's first token (1 = most probable)"),
     ("sentence_logprob", "Float64", "models: log P(sentence), summed over its tokens"),
-]
-GENERIC_COLUMN_NAMES: list[str] = [c for c, _, _ in GENERIC_COLUMNS]
-
-COLUMN_NAMES: list[str] = [c for c, _, _ in COLUMNS]
-DTYPES: dict[str, str] = {c: t for c, t, _ in COLUMNS + GENERIC_COLUMNS}
-DESCRIPTIONS: dict[str, str] = {c: d for c, _, d in COLUMNS + GENERIC_COLUMNS}
-# columns every loader insists on (the rest may be empty): a Lakretz session's. The Lakretz ones among
-# them (structure, dependency, violation_position) are violation detection's: a table of a general design
-# still has them in its header (byte for byte as recorded) but need not fill them (required_columns).
-REQUIRED: tuple[str, ...] = (
-    "subject_id", "subject_kind", "experiment", "block", "trial_index", "structure", "condition",
-    "dependency", "violation_position", "correct",
 )
-
-
-def required_columns(generic: bool) -> tuple[str, ...]:
-    """The columns a table must have and fill: REQUIRED for a Lakretz session, without violation
-    detection's own columns (studies.lakretz2021.materials.TABLE_REQUIRED) for a general design."""
-    from studies.lakretz2021.materials import TABLE_REQUIRED
-
-    return tuple(c for c in REQUIRED if not (generic and c in TABLE_REQUIRED))
+# the columns every table must have and fill (a study may require more of its own sessions' tables)
+CORE_REQUIRED: tuple[str, ...] = ("subject_id", "subject_kind", "experiment", "block", "trial_index", "condition",
+                                  "correct")
 
 
 class SchemaError(ValueError):
-    """A row or table does not fit the trial-table schema."""
+    """A row or table does not fit the trial-table schema, or a declaration of columns is malformed."""
 
 
-def table_columns(factors: tuple[str, ...] | list[str] = (), generic: bool = False) -> list[str]:
-    """A session's header: COLUMN_NAMES (a Lakretz session, byte for byte), or for a general design
-    COLUMN_NAMES + GENERIC_COLUMN_NAMES + its factors' own columns (a factor named like a Lakretz
-    column, e.g. `condition`, fills that column instead of adding one)."""
+@dataclass(frozen=True)
+class Layout:
+    """The header order a study declares: `header` for a session of its own trials, `general` for a general
+    design's (before its kinds' added columns and its factors), what its own tables must fill beyond the
+    core's (`required`), and the words its datasets' descriptions have always carried for core columns."""
+
+    header: tuple[str, ...]
+    general: tuple[str, ...]
+    required: tuple[str, ...] = ()
+    described_as: Mapping[str, str] = field(default_factory=dict)
+    owner: str = "the core"
+
+
+def _study_tables() -> dict[str, Any]:
+    """name -> each study's plain-data table module (its `TABLE`), in listing order."""
+    from experiments.studies import declared_modules
+
+    return declared_modules("TABLE")
+
+
+def _layout(tables: Mapping[str, Any]) -> Layout:
+    """The one declared layout (a study's), else the core's columns in their order."""
+    declaring = [(name, mod) for name, mod in tables.items() if getattr(mod, "HEADER", None) is not None]
+    if len(declaring) > 1:
+        raise SchemaError("trial-table layout declared by more than one study "
+                          f"({', '.join(n for n, _ in declaring)}); only one layout can be kept byte for byte")
+    if not declaring:
+        core = tuple(c for c, _, _ in CORE_COLUMNS)
+        return Layout(core, core)
+    name, mod = declaring[0]
+    header = tuple(mod.HEADER)
+    general = tuple(getattr(mod, "GENERAL_HEADER", header))
+    if general[: len(header)] != header or len(set(general)) != len(general):
+        raise SchemaError(f"study {name}: GENERAL_HEADER must begin with HEADER and name each column once")
+    return Layout(header, general, tuple(getattr(mod, "TABLE_REQUIRED", ())),
+                  MappingProxyType(dict(getattr(mod, "DESCRIBED_AS", {}))), f"study {name}")
+
+
+_TABLES = _study_tables()
+LAYOUT = _layout(_TABLES)
+# the header of a session of the layout's own trials (a Lakretz session: byte for byte as ever written)
+COLUMN_NAMES: list[str] = list(LAYOUT.header)
+# what a general design's header adds to COLUMN_NAMES before its kinds' added columns and its factors
+GENERIC_COLUMN_NAMES: list[str] = [c for c in LAYOUT.general if c not in LAYOUT.header]
+
+
+@dataclass(frozen=True)
+class Declared:
+    """Every declared column: its dtype, meaning and owner, and each kind's own columns in order."""
+
+    dtypes: Mapping[str, str]
+    descriptions: Mapping[str, str]
+    owners: Mapping[str, str]
+    by_kind: Mapping[str, tuple[str, ...]]
+
+
+def _entries(owner: str, cols: Any) -> list[tuple[str, str, str]]:
+    """A declaration checked: (column, dtype, meaning) triples of text, a dtype the tables know."""
+    out = []
+    for entry in cols if isinstance(cols, (list, tuple)) else [cols]:
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 3 and all(isinstance(x, str) for x in entry)):
+            raise SchemaError(f"{owner}: a column is declared as (name, dtype, meaning), got {entry!r}")
+        if entry[1] not in DTYPE_NAMES:
+            raise SchemaError(f"{owner}: column {entry[0]!r} has dtype {entry[1]!r}; one of {', '.join(DTYPE_NAMES)}")
+        out.append((entry[0], entry[1], entry[2]))
+    return out
+
+
+@lru_cache(maxsize=8)
+def _union(kinds: tuple[str, ...]) -> Declared:
+    """The columns of the core, the studies and the kinds `kinds` (the registry's, at the time), each once."""
+    from experiments.kinds import declared as kinds_declared
+
+    sources = [("the core", CORE_COLUMNS)] + [(f"study {n}", getattr(m, "COLUMNS", ())) for n, m in _TABLES.items()]
+    kind_cols = {n: c for n, c in kinds_declared("COLUMNS").items() if n in kinds}
+    sources += [(f"kind {n}", c) for n, c in kind_cols.items()]
+    dtypes: dict[str, str] = {}
+    descriptions: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    for owner, cols in sources:
+        for name, dtype, meaning in _entries(owner, cols):
+            if name in owners:
+                raise SchemaError(f"trial-table column {name!r} is declared by {owners[name]} and by {owner} "
+                                  "(a column has one owner; a kind records another's column without declaring it)")
+            dtypes[name], descriptions[name], owners[name] = dtype, meaning, owner
+    undeclared = [c for c in LAYOUT.general if c not in owners]
+    if undeclared:
+        raise SchemaError(f"{LAYOUT.owner}: its header names column(s) no one declares: {', '.join(undeclared)}")
+    by_kind = {n: tuple(c for c, _, _ in _entries(f"kind {n}", cols)) for n, cols in kind_cols.items()}
+    return Declared(MappingProxyType(dtypes), MappingProxyType(descriptions), MappingProxyType(owners),
+                    MappingProxyType(by_kind))
+
+
+def declared() -> Declared:
+    """Every declared column now (the kinds' registry as it stands: a kind installed later counts)."""
+    from experiments.kinds import kind_names
+
+    return _union(kind_names())
+
+
+def column_names() -> list[str]:
+    """Every declared column's name: the core's, the studies', the registered kinds'."""
+    return list(declared().owners)
+
+
+class _Live(Mapping[str, str]):
+    """A read-only view of one field of `declared()`, read at each use (DTYPES, DESCRIPTIONS)."""
+
+    def __init__(self, field_name: str) -> None:
+        self._field = field_name
+
+    def _now(self) -> Mapping[str, str]:
+        return getattr(declared(), self._field)
+
+    def __getitem__(self, key: str) -> str:
+        return self._now()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._now())
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+
+DTYPES: Mapping[str, str] = _Live("dtypes")  # column -> pandas dtype (the union)
+DESCRIPTIONS: Mapping[str, str] = _Live("descriptions")  # column -> meaning (the union)
+
+
+def required_columns(generic: bool) -> tuple[str, ...]:
+    """The columns a table must have and fill, in header order: the core's, and for a table of the layout
+    study's own trials (not a general design) the columns that study requires too (its TABLE_REQUIRED)."""
+    names = CORE_REQUIRED if generic else CORE_REQUIRED + LAYOUT.required
+    return tuple(c for c in LAYOUT.general if c in names) + tuple(c for c in names if c not in LAYOUT.general)
+
+
+REQUIRED: tuple[str, ...] = required_columns(False)  # a table of the layout's own trials (a Lakretz session)
+
+
+def added_columns(kinds: Iterable[str]) -> list[str]:
+    """The columns the kinds `kinds` declare that the general layout does not name, in the registry's order
+    (a third party's kind; every built-in kind's columns are in the layout)."""
+    wanted = set(kinds)
+    d = declared()
+    return [c for name, cols in d.by_kind.items() if name in wanted for c in cols if c not in LAYOUT.general]
+
+
+def table_columns(factors: tuple[str, ...] | list[str] = (), generic: bool = False,
+                  kinds: Iterable[str] = ()) -> list[str]:
+    """A session's header: COLUMN_NAMES (a session of the layout study's own trials, byte for byte), or for a
+    general design the general layout, then the added columns of its kinds (`added_columns`), then its
+    factors' own columns (a factor named like a column, e.g. `condition`, fills that column)."""
     if not generic and not factors:
         return list(COLUMN_NAMES)
-    return COLUMN_NAMES + GENERIC_COLUMN_NAMES + [f for f in factors if f not in COLUMN_NAMES]
+    cols = list(LAYOUT.general) + added_columns(kinds)
+    return cols + [f for f in factors if f not in cols]
 
 
 def is_table_header(header: list[str]) -> bool:
-    """A header this version writes: the Lakretz columns, or those + the generic ones + factor names."""
-    base = COLUMN_NAMES + GENERIC_COLUMN_NAMES
+    """A header this version writes: COLUMN_NAMES, or the general layout + added columns + factor names."""
+    base = list(LAYOUT.general)
     return header == COLUMN_NAMES or (header[: len(base)] == base and len(set(header)) == len(header))
 
 
 def check_row(row: dict[str, Any], columns: list[str] | None = None) -> dict[str, Any]:
     """Reject unknown columns (typos would otherwise vanish silently); fill missing ones with None.
 
-    `columns`: the session's header (default: the Lakretz columns)."""
+    `columns`: the session's header (default: COLUMN_NAMES)."""
     columns = COLUMN_NAMES if columns is None else columns
     unknown = sorted(set(row) - set(columns))
     if unknown:
         raise SchemaError(f"unknown trial-table column(s): {', '.join(unknown)}")
     return {c: row.get(c) for c in columns}
+
+
+def __getattr__(name: str) -> Any:
+    """COLUMNS, read when first asked: the layout's own header as (column, dtype, meaning), the meaning in the
+    words its datasets' Psych-DS descriptions have always carried (experiments/session.py); GENERIC_COLUMNS:
+    the same of what the general layout adds."""
+    if name in ("COLUMNS", "GENERIC_COLUMNS"):
+        d = declared()
+        names = COLUMN_NAMES if name == "COLUMNS" else GENERIC_COLUMN_NAMES
+        return [(c, d.dtypes[c], LAYOUT.described_as.get(c, d.descriptions[c])) for c in names]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

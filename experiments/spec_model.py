@@ -481,11 +481,10 @@ class DesignSpec(_Strict):
     @classmethod
     def _factor_names(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
         from experiments.design import LAKRETZ_FACTOR_COLUMNS, RESERVED
-        from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
+        from experiments.schema import column_names
 
         for name, levels in v.items():
-            if name in ("item", *RESERVED) or (name in COLUMN_NAMES + GENERIC_COLUMN_NAMES
-                                               and name not in LAKRETZ_FACTOR_COLUMNS):
+            if name in ("item", *RESERVED) or (name in column_names() and name not in LAKRETZ_FACTOR_COLUMNS):
                 raise ValueError(f"factor {name!r} has the name of a trial-table column; rename it "
                                  f"(only {', '.join(LAKRETZ_FACTOR_COLUMNS)} may be factor names among them)")
             if len(levels) < 2:

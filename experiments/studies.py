@@ -7,7 +7,8 @@ of the `studies` package (studies/<name>/); a third party's is a package named b
 group `twinlab.studies` (`<name> = <module>`). The discovery is the kinds' (`experiments.kinds.discover`).
 
 A study's `__init__.py` is light (no imports): it declares, as plain data, what it lends the core (for
-example `IMPORTERS`: the formats `twinlab import` lists, each naming a module of the study); its modules
+example `IMPORTERS`: the formats `twinlab import` lists, each naming a module of the study; `TABLE`: the
+plain-data module holding the trial-table columns it adds, read by experiments/schema.py); its modules
 are imported only when asked (`study_part`). The core asks here and never imports a study by name.
 """
 from __future__ import annotations
@@ -70,4 +71,16 @@ def declared(attribute: str) -> dict[str, Any]:
         value = getattr(study_module(name), attribute, None)
         if value is not None:
             out[name] = value
+    return out
+
+
+def declared_modules(attribute: str) -> dict[str, ModuleType]:
+    """name -> the module each study's `__init__` names under `attribute` (a plain-data module, e.g. `TABLE`:
+    its trial-table columns and header layout, experiments/schema.py), imported; only the studies that do."""
+    out: dict[str, ModuleType] = {}
+    for name, part in declared(attribute).items():
+        mod = study_part(name, str(part))
+        if mod is None:
+            raise UnknownStudy(f"study {name!r}: its {attribute} names module {part!r}, which it does not have")
+        out[name] = mod
     return out

@@ -351,7 +351,7 @@ class TrialSequence:
         names = list((self.design or {}).get("factors") or {})
         for t in self.trials:
             names += [n for n, _ in t.factors if n not in names]
-        return table_columns(names, generic=True)
+        return table_columns(names, generic=True, kinds={t.task for t in self.trials})
 
     def blocks(self) -> list[str]:
         seen: list[str] = []

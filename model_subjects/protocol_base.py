@@ -36,7 +36,7 @@ class Decision:
     margin: float | None
     answer_text: str  # shown after the prompt in a running context (leading space included)
     extra: dict[str, Any] = field(default_factory=dict)
-    columns: dict[str, Any] = field(default_factory=dict)  # the general model's table columns (schema.GENERIC_COLUMNS)
+    columns: dict[str, Any] = field(default_factory=dict)  # the row's other columns (experiments/schema.py)
 
 
 # ---------------------------------------------------------------------------------- helpers

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from experiments import schema
 from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
 from experiments.trials import Trial, TrialSequence
 from participants.rsvp import TrialResult
@@ -29,7 +30,8 @@ PSYCHOPY_COLUMNS = [
 
 def table_columns(seq: TrialSequence) -> list[str] | None:
     """The session table's header: None (the Lakretz schema, byte for byte) unless the sequence holds
-    general-model trials; then COLUMNS + GENERIC_COLUMNS + the design's factors (docs/general_model.md)."""
+    general-model trials; then the general layout, its kinds' added columns and the design's factors
+    (experiments.schema.table_columns; docs/general_model.md)."""
     if not any(t.is_generic for t in seq):
         return None
     factors: list[str] = []
@@ -37,7 +39,7 @@ def table_columns(seq: TrialSequence) -> list[str] | None:
         for name, _ in t.factors:
             if name not in factors and name not in COLUMN_NAMES and name not in GENERIC_COLUMN_NAMES:
                 factors.append(name)
-    return COLUMN_NAMES + GENERIC_COLUMN_NAMES + factors
+    return schema.table_columns(factors, generic=True, kinds={t.task for t in seq})
 
 
 def trial_row(trial: Trial, result: TrialResult, seq: TrialSequence, *, subject_id: str, session: int,

@@ -77,6 +77,14 @@ def test_a_toy_kind_runs_in_the_model_runner_and_has_its_section_in_the_report(t
     assert set(rows["task"]) == {TOY} and set(rows["protocol"]) == {f"{TOY}:meta"} and len(rows) == 8
     # the stand-in answers by the word, so every answer is the item's: the kind's own score says so
     assert (rows["response"] == rows["correct_response"]).all() and rows["correct"].all()
+    # its declared column (tests/support/kinds/colour_toy_b/__init__.py) closes the header before the factor and
+    # holds log P(' colour') - log P(' other'): -0.5 - -3.0 for a colour word, the reverse otherwise
+    assert pd.read_csv(csvs[0], nrows=0).columns[-2:].tolist() == ["colour_margin", "colourness"]
+    assert (rows["colour_margin"] == rows["correct_response"].map({"colour": 2.5, "other": -2.5})).all()
+    from analysis.load import load
+
+    loaded, _ = load(csvs)  # the loader knows the declared column and its dtype (not taken for a factor)
+    assert str(loaded["colour_margin"].dtype) == "Float64" and loaded["colour_margin"].abs().eq(2.5).all()
 
     res = api.report(tmp_path / "sessions", tmp_path / "out", n_boot=20, mixed=False)
     sec = {s["id"]: s for s in res["sections"]}

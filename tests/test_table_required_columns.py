@@ -11,7 +11,7 @@ from analysis.load import LoadError, load
 from experiments.compiler import compile_sequence
 from experiments.schema import COLUMN_NAMES, REQUIRED, check_row, required_columns
 from experiments.spec import bundled_spec_path, load_spec
-from studies.lakretz2021.materials import TABLE_REQUIRED
+from studies.lakretz2021.columns import TABLE_REQUIRED
 
 
 def write_table(spec: str, path, blank: tuple[str, ...]) -> None:

@@ -19,7 +19,7 @@ from studies.lakretz2021.frame import import_lakretz_frame
 from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
 from analysis.load.spec_versions import check_versions, session_version
 from analysis.load.subjects import session_identity
-from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, required_columns
+from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, column_names, required_columns
 from experiments.session import SessionError, scan_table
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 from stimuli.textfile import regular_file_problem
@@ -156,7 +156,8 @@ def sidecar_factors(meta: dict) -> dict[str, list[str]] | None:
 
 
 def _check_columns(path: Path, columns: list[str], info: LoadInfo, factors: Iterable[str] = ()) -> None:
-    known = set(COLUMN_NAMES) | (set(GENERIC_COLUMN_NAMES) | set(factors) if is_generic_table(columns) else set())
+    # a general design's table: also the columns a kind declares beyond the layout (a third party's kind)
+    known = set(COLUMN_NAMES) | (set(column_names()) | set(factors) if is_generic_table(columns) else set())
     unknown = [c for c in columns if c not in known]
     missing = [c for c in COLUMN_NAMES if c not in columns]
     if unknown:
@@ -217,7 +218,8 @@ def typed_frame(path: Path, raw: pd.DataFrame, factors: Iterable[str] = ()) -> p
     design's table also keeps its generic columns (typed) and its factor columns (as text)."""
     generic = is_generic_table(raw.columns)
     cols = {}
-    for c in COLUMN_NAMES + (GENERIC_COLUMN_NAMES if generic else []):
+    added = [c for c in raw.columns if generic and c in DTYPES and c not in COLUMN_NAMES + GENERIC_COLUMN_NAMES]
+    for c in COLUMN_NAMES + (GENERIC_COLUMN_NAMES + added if generic else []):
         if c in raw.columns:
             cols[c] = (_generic_convert(path, c, raw[c]) if generic else convert_column(path, c, raw[c]))
         else:
@@ -258,7 +260,7 @@ def table_factors(raw_columns: list[str], meta: dict) -> dict[str, list[str]]:
     declared = sidecar_factors(meta)
     if declared is not None:
         return declared
-    known = set(COLUMN_NAMES) | set(GENERIC_COLUMN_NAMES)
+    known = set(COLUMN_NAMES) | set(column_names())
     return {c: [] for c in raw_columns if c not in known}
 
 

@@ -7,6 +7,10 @@ study's modules.
 ORDER = 0
 TITLE = "Lakretz et al. (2021): nested agreement, violation detection (seeds/000 Appendix C)"
 
+# the plain-data module of the trial-table columns this study adds and the header layout every session keeps
+# (experiments/schema.py)
+TABLE = "columns"
+
 # the released formats `twinlab import` lists (analysis/importers), each a command of a module of this study
 IMPORTERS = (
     {"name": "lakretz2021",

@@ -31,8 +31,6 @@ KEYS: tuple[str, ...] = (
     "lexicon",  # the lexicon the item was built from
 )
 FEEDBACK_AFTER = "correct_response"
-# the trial-table columns a Lakretz session must fill (experiments.schema.required_columns)
-TABLE_REQUIRED: tuple[str, ...] = ("structure", "dependency", "violation_position")
 
 
 def materials(**values: Any) -> tuple[tuple[str, Any], ...]:

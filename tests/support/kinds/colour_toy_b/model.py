@@ -21,7 +21,8 @@ class ToyMeta(TaskProtocol):
         lps = list(scores[0])
         k = argmax(lps)
         value = ("colour", "other")[k]
-        return decision(value, self.score(trial, value), ["colour", "other"], lps, None, " " + value)
+        return decision(value, self.score(trial, value), ["colour", "other"], lps, None, " " + value,
+                        columns={"colour_margin": lps[0] - lps[1]})  # its own declared column
 
 
 MODEL = ModelKind(NAME, protocols={"meta": lambda s, q, n: ToyMeta(s, n)})
