@@ -13,3 +13,7 @@ IMPORTERS = (
      "description": "Lakretz et al. (2021) public release: results table and raw session logs -> twinlab sessions",
      "module": "importers.cli", "command": "import_lakretz2021"},
 )
+
+# the trial record this study's trials carry, as the module of this study that holds it: experiments/trials.py
+# builds, reads and writes every trial's flat (hashed) record through it (studies/lakretz2021/materials.py)
+TRIAL_RECORD = "materials"
