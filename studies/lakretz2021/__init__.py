@@ -17,3 +17,7 @@ IMPORTERS = (
 # the trial record this study's trials carry, as the module of this study that holds it: experiments/trials.py
 # builds, reads and writes every trial's flat (hashed) record through it (studies/lakretz2021/materials.py)
 TRIAL_RECORD = "materials"
+
+# what a spec whose trials come from this study's cells (its `stimuli:` section: the nested-agreement generator
+# or a stimulus file of Lakretz items) runs when its `task:` names no kind (experiments/spec_model.py)
+SPEC_DEFAULTS = {"source": "stimuli", "task_kind": "violation_detection"}
