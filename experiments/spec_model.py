@@ -92,9 +92,13 @@ class DesignEntry(_Strict):
         return v
 
 
-# fields of a Lakretz block that a block of a design spec (with `role`) refuses when given
-_LAKRETZ_BLOCK_FIELDS = frozenset({"lexicon", "conditions", "versions", "repetitions", "grammatical_weight",
-                                   "max_consecutive_violations", "max_consecutive_same_structure"})
+def study_block_fields() -> frozenset[str]:
+    """The block fields the registered studies' cells read (a study's `BLOCK_FIELDS`): a block of a design
+    spec (with `role`) refuses them when given, its rows bring their own conditions."""
+    from experiments.studies import declared
+
+    return frozenset(f for fields in declared("BLOCK_FIELDS").values() for f in fields)
+
 
 
 class Block(_Strict):
@@ -146,9 +150,9 @@ class Block(_Strict):
                                  "give `role` or `structures`/`design`, not both")
             if self.fillers and self.role != "test":
                 raise ValueError("`fillers: true` mixes filler rows into a test block (role: test)")
-            lakretz_only = sorted(self.model_fields_set & _LAKRETZ_BLOCK_FIELDS)
-            if lakretz_only:
-                raise ValueError(f"{', '.join(lakretz_only)}: not used by a block with `role` (a design's rows "
+            cells_only = sorted(self.model_fields_set & study_block_fields())
+            if cells_only:
+                raise ValueError(f"{', '.join(cells_only)}: not used by a block with `role` (a design's rows "
                                  "bring their own conditions); use max_run for run limits")
             if self.max_run and not self.shuffle:
                 raise ValueError("max_run orders a shuffled block; with shuffle: false the rows keep the file's order")

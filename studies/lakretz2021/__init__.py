@@ -21,3 +21,8 @@ TRIAL_RECORD = "materials"
 # what a spec whose trials come from this study's cells (its `stimuli:` section: the nested-agreement generator
 # or a stimulus file of Lakretz items) runs when its `task:` names no kind (experiments/spec_model.py)
 SPEC_DEFAULTS = {"source": "stimuli", "task_kind": "violation_detection"}
+
+# the block fields this study's cells read besides `structures`/`design` (declared on experiments/spec_model.py's
+# Block): a block of a `design:` spec (with `role`) that gives one is refused naming it
+BLOCK_FIELDS = ("lexicon", "conditions", "versions", "repetitions", "grammatical_weight",
+                "max_consecutive_violations", "max_consecutive_same_structure")
