@@ -118,9 +118,9 @@ def pair_trials(p: Pair) -> tuple[Trial, Trial]:
                   structure=p.category, condition="", dependency="outer", critical_index=0, correct_form=p.good,
                   feedback=False, lexicon=p.dataset)
     g = Trial.of_record(**common, violation_position="none", words=(p.good,), critical_word=p.good,
-                      alternative_word=p.bad, correct_response="no_violation")
+                        alternative_word=p.bad, correct_response="no_violation")
     b = Trial.of_record(**common, violation_position="outer", words=(p.bad,), critical_word=p.bad,
-                      alternative_word=p.good, correct_response="violation")
+                        alternative_word=p.good, correct_response="violation")
     return g, b
 
 
