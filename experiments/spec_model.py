@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, Strict, ValidationInfo, field_validator,
                       model_serializer, model_validator)
+from pydantic_core import PydanticCustomError
 
 from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
                                      placeholder_problem)
@@ -91,9 +92,13 @@ class DesignEntry(_Strict):
         return v
 
 
-# fields of a Lakretz block that a block of a design spec (with `role`) refuses when given
-_LAKRETZ_BLOCK_FIELDS = frozenset({"lexicon", "conditions", "versions", "repetitions", "grammatical_weight",
-                                   "max_consecutive_violations", "max_consecutive_same_structure"})
+def study_block_fields() -> frozenset[str]:
+    """The block fields the registered studies' cells read (a study's `BLOCK_FIELDS`): a block of a design
+    spec (with `role`) refuses them when given, its rows bring their own conditions."""
+    from experiments.studies import declared
+
+    return frozenset(f for fields in declared("BLOCK_FIELDS").values() for f in fields)
+
 
 
 class Block(_Strict):
@@ -145,9 +150,9 @@ class Block(_Strict):
                                  "give `role` or `structures`/`design`, not both")
             if self.fillers and self.role != "test":
                 raise ValueError("`fillers: true` mixes filler rows into a test block (role: test)")
-            lakretz_only = sorted(self.model_fields_set & _LAKRETZ_BLOCK_FIELDS)
-            if lakretz_only:
-                raise ValueError(f"{', '.join(lakretz_only)}: not used by a block with `role` (a design's rows "
+            cells_only = sorted(self.model_fields_set & study_block_fields())
+            if cells_only:
+                raise ValueError(f"{', '.join(cells_only)}: not used by a block with `role` (a design's rows "
                                  "bring their own conditions); use max_run for run limits")
             if self.max_run and not self.shuffle:
                 raise ValueError("max_run orders a shuffled block; with shuffle: false the rows keep the file's order")
@@ -241,7 +246,9 @@ class Panel(_Strict):
 
 
 class Task(_Strict):
-    kind: str = "violation_detection"  # a registered task kind (experiments.tasks.registry: the built-in ones or one added)
+    # a registered task kind (experiments.tasks.registry: the built-in ones or one added); the core has no default:
+    # a spec that names none takes the default of the study its trials come from (Experiment._default_kind)
+    kind: str = Field(default="", validate_default=True)
     # key: go/no-go, press `response_key` on noticing an error; panel: answer on a two-option
     # panel after every sentence (presses during the sentence are recorded as early responses)
     response: Literal["key", "panel"] = "key"
@@ -307,6 +314,10 @@ class Task(_Strict):
     def _registered_kind(cls, v: str) -> str:
         from experiments.tasks.base import registry
 
+        if v == "":  # (a "missing" error: the message, without the empty value)
+            raise PydanticCustomError("missing", f"name the task kind (one of: {', '.join(registry())}); only a "
+                                      "spec whose trials come from a study's `stimuli:` takes that study's default "
+                                      "kind, a `design:` spec names its own")
         if v not in registry():
             raise ValueError(f"unknown task kind {v!r}; known: {', '.join(registry())}")
         return v
@@ -513,13 +524,27 @@ class Experiment(_Strict):
     sessions: Annotated[int, Strict(), Field(ge=1, le=100)] = 1
     blocks: list[Block] = Field(min_length=1)
     timing: Timing = Timing()
-    task: Task = Task()
+    task: Task  # given, or filled with the default kind of where the trials come from (_default_kind)
     feedback: Feedback = Feedback()
     texts: Texts
     participant_fields: list[str] = ["age", "handedness"]
     online: Online | None = None  # the browser runner's completion code / return URL
     seed: Annotated[int, Strict()] = 0
     source_path: str | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_kind(cls, data: Any) -> Any:
+        """A `task:` that names no kind takes the default of the study whose cells the trials come from (a
+        `stimuli:` spec: the study declaring `SPEC_DEFAULTS` for that source); a `design:` spec has none, so
+        its Task refuses the missing kind naming the field (Task._registered_kind)."""
+        if not isinstance(data, dict):
+            return data
+        task = data.get("task", {})
+        if not isinstance(task, dict) or "kind" in task:
+            return data
+        kind = source_default_kind("design" if data.get("design") is not None else "stimuli")
+        return {**data, "task": {**task, **({"kind": kind} if kind else {})}}
 
     @field_validator("participant_fields")
     @classmethod
@@ -605,6 +630,17 @@ class Experiment(_Strict):
             if b.name == name:
                 return b
         raise KeyError(name)
+
+
+def source_default_kind(source: str) -> str:
+    """The task kind a spec whose trials come from `source` (`stimuli`, `design`) runs when it names none: the
+    one a registered study declares for that source (`SPEC_DEFAULTS` in its `__init__`); "" when none does
+    (or several do: which one is meant is not for the core to choose)."""
+    from experiments.studies import declared
+
+    kinds = {d["task_kind"] for d in declared("SPEC_DEFAULTS").values()
+             if d.get("source") == source and d.get("task_kind")}
+    return next(iter(kinds)) if len(kinds) == 1 else ""
 
 
 def _check_design_blocks(exp: "Experiment") -> None:

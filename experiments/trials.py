@@ -4,21 +4,58 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
+from types import ModuleType
 from typing import Any, Iterator, Mapping
+
+def records() -> tuple[ModuleType, ...]:
+    """The registered trial records (a study's `TRIAL_RECORD`: the module of the study that holds it), in
+    the studies' listing order: the columns a trial's flat and hashed record carries beyond the general
+    model's fields (for the Lakretz study, studies/lakretz2021/materials.py)."""
+    from experiments.studies import study_names
+
+    return _records(study_names())
+
+
+@lru_cache(maxsize=4)
+def _records(names: tuple[str, ...]) -> tuple[ModuleType, ...]:
+    from experiments.studies import declared, study_part
+
+    return tuple(study_part(name, part) for name, part in declared("TRIAL_RECORD").items())
+
+
+def record_keys() -> tuple[str, ...]:
+    """Every registered record's keys, in order (the flat record's columns between the ids and the general
+    model's fields)."""
+    return tuple(dict.fromkeys(k for r in records() for k in r.KEYS))
+
+
+def _record_named(keys: set[str]) -> ModuleType:
+    """The registered record these keys belong to (the one sharing most of them: its `materials` refuses
+    a missing or unknown key); TypeError when no study registers a record."""
+    recs = records()
+    if not recs:
+        raise TypeError("no study registers a trial record (a study's TRIAL_RECORD): a trial of a record "
+                        "cannot be built")
+    return max(recs, key=lambda r: len(keys & set(r.KEYS)))
+
+
+def _record_field(key: str, doc: str) -> property:
+    """A property reading one column of the trial's record (`Trial.record`)."""
+    return property(lambda self: self.record()[key], doc=doc)
+
 
 @dataclass(frozen=True)
 class Trial:
     """One trial as every runner sees it: ids, its place in the session, the item and its list, role and
     factor levels, the task kind and the materials that kind needs (docs/general_model.md "Trial").
 
-    A Lakretz trial (violation detection's materials, studies.lakretz2021.materials; build it with
-    `Trial.lakretz`) reads its RSVP `words`, `critical_index`, `critical_word`, ... from its materials
-    through the properties below. `correct_form` is the grammatical word at the critical position and
-    `alternative_word` the number-flipped form of the *presented* word, so for forced choice the two
-    options are always {correct_form, its flip}. A filler (`violation_position` "other") has no critical
-    dependency: its critical unit is the replaced word and `alternative_word` the original one. A trial of a
-    general design answers the same properties with the values its table has always held (`design_values`).
+    A trial of a study's own cells (a Lakretz trial: violation detection's RSVP materials; build it with
+    `Trial.of_record`) holds a registered trial record (`records()`: a study's `TRIAL_RECORD`) as its
+    materials, and reads its RSVP `words`, `critical_index`, `critical_word`, ... from there through the
+    properties below. A trial of a general design answers the same properties with the values its table
+    has always held (the record's `design_values`). The meaning of each column is the record's
+    (studies/lakretz2021/materials.py); this class imports no study.
     """
 
     experiment: str
@@ -27,91 +64,58 @@ class Trial:
     block_trial_index: int  # 0-based position inside its block
     item_id: str
     feedback: bool  # the block gives feedback after this trial
-    # Defaults mean "a Lakretz trial": they are left out of the hashed JSON while they hold their
+    # Defaults mean "a trial of a study's record": they are left out of the hashed JSON while they hold their
     # defaults, so the Lakretz specs keep their hashes.
-    item: str = ""  # the item group (one lexical item across its conditions); "" for Lakretz trials
+    item: str = ""  # the item group (one lexical item across its conditions); "" for a record's trials
     list_number: int | None = None  # the counterbalanced list this subject's trials come from (1-based)
     factors: tuple[tuple[str, str], ...] = ()  # the design's factors: (name, level), in the spec's order
     task: str = ""  # task kind (experiments.tasks); "" = the spec's task (violation_detection / forced_choice)
-    role: str = ""  # test, filler or practice ("" for Lakretz trials)
+    role: str = ""  # test, filler or practice ("" for a record's trials)
     materials: tuple[tuple[str, Any], ...] = ()  # what the task needs: sentence, options, target, ... or a
-    # Lakretz trial's record (studies.lakretz2021.materials.KEYS) (JSON values, lists as tuples)
+    # registered trial record (`records()`) (JSON values, lists as tuples)
 
     @classmethod
-    def lakretz(cls, *, experiment: str, block: str, trial_index: int, block_trial_index: int, item_id: str,
-                feedback: bool, **record: Any) -> "Trial":
-        """A Lakretz violation-detection trial; `record`: every key of studies.lakretz2021.materials.KEYS."""
-        from studies.lakretz2021.materials import materials
-
+    def of_record(cls, *, experiment: str, block: str, trial_index: int, block_trial_index: int, item_id: str,
+                  feedback: bool, **record: Any) -> "Trial":
+        """A trial of a registered record; `record`: every key of that record (a Lakretz trial: the keys of
+        studies.lakretz2021.materials.KEYS)."""
         return cls(experiment=experiment, block=block, trial_index=trial_index,
                    block_trial_index=block_trial_index, item_id=item_id, feedback=feedback,
-                   materials=materials(**record))
+                   materials=_record_named(set(record)).materials(**record))
 
-    # ---- violation detection's materials, read through properties ----------------------------------
+    # ---- the record's columns, read through properties ---------------------------------------------------
     @property
-    def is_lakretz_trial(self) -> bool:
-        from studies.lakretz2021.materials import is_lakretz
+    def record_module(self) -> ModuleType | None:
+        """The registered record the trial's materials are (None: a trial of a general design)."""
+        return next((r for r in records() if r.is_record(self.materials)), None)
 
-        return is_lakretz(self.materials)
-
-    def lakretz_record(self) -> dict[str, Any]:
-        """The Lakretz columns: a Lakretz trial's materials, or a general design's values for them."""
-        from studies.lakretz2021.materials import design_values
-
-        if self.is_lakretz_trial:
+    def record(self) -> dict[str, Any]:
+        """The record's columns: a record trial's materials, or a general design's values for them."""
+        if self.record_module is not None:
             return dict(self.materials)
-        return design_values(self.experiment, self.factors, self.task, self.role, self.mat)
+        out: dict[str, Any] = {}
+        for r in records():
+            out.update(r.design_values(self.experiment, self.factors, self.task, self.role, self.mat))
+        return out
 
-    @property
-    def structure(self) -> str:
-        return self.lakretz_record()["structure"]
-
-    @property
-    def condition(self) -> str:
-        return self.lakretz_record()["condition"]
-
-    @property
-    def dependency(self) -> str | None:
-        return self.lakretz_record()["dependency"]
-
-    @property
-    def violation_position(self) -> str:
-        return self.lakretz_record()["violation_position"]
-
-    @property
-    def words(self) -> tuple[str, ...]:
-        return self.lakretz_record()["words"]
-
-    @property
-    def critical_index(self) -> int:
-        return self.lakretz_record()["critical_index"]
-
-    @property
-    def critical_word(self) -> str:
-        return self.lakretz_record()["critical_word"]
-
-    @property
-    def correct_form(self) -> str:
-        return self.lakretz_record()["correct_form"]
-
-    @property
-    def alternative_word(self) -> str:
-        return self.lakretz_record()["alternative_word"]
-
-    @property
-    def correct_response(self) -> str:
-        return self.lakretz_record()["correct_response"]
-
-    @property
-    def lexicon(self) -> str:
-        return self.lakretz_record()["lexicon"]
+    structure = _record_field("structure", "The record's structure (the Lakretz study's: its cell's structure).")
+    condition = _record_field("condition", "The record's condition (the nouns' numbers; a design's level).")
+    dependency = _record_field("dependency", "Which dependency is critical (None for fillers and designs).")
+    violation_position = _record_field("violation_position", "'none' for a grammatical trial, 'other': a filler.")
+    words = _record_field("words", "The RSVP units as presented (a design: its sentence's words).")
+    critical_index = _record_field("critical_index", "The critical unit (-1: none).")
+    critical_word = _record_field("critical_word", "The critical unit as presented.")
+    correct_form = _record_field("correct_form", "The grammatical form at the critical position.")
+    alternative_word = _record_field("alternative_word", "The number-flipped form of the presented word.")
+    correct_response = _record_field("correct_response", "The right answer (violation / no_violation; a "
+                                                          "design's `answer`).")
+    lexicon = _record_field("lexicon", "The lexicon the item was built from.")
 
     def with_materials(self, **changes: Any) -> "Trial":
-        """A copy with some materials changed (a Lakretz trial: some of its record's keys)."""
-        from studies.lakretz2021.materials import materials
-
-        if self.is_lakretz_trial:
-            return replace(self, materials=materials(**{**self.mat, **changes}))
+        """A copy with some materials changed (a record trial: some of its record's keys)."""
+        rec = self.record_module
+        if rec is not None:
+            return replace(self, materials=rec.materials(**{**self.mat, **changes}))
         return replace(self, materials=freeze_pairs({**self.mat, **changes}))
 
     @property
@@ -155,17 +159,18 @@ class Trial:
         return {detection[0]: True, detection[1]: False}.get(str(answer).strip())
 
     def flat_dict(self) -> dict[str, Any]:
-        """Every column of the trial in the order of the flat record sessions store (the Lakretz keys
+        """Every column of the trial in the order of the flat record sessions store (the record's keys
         in place, then the general model's fields), as `asdict` of the flat dataclass gave it."""
-        from studies.lakretz2021.materials import FEEDBACK_AFTER
-
         d: dict[str, Any] = {k: getattr(self, k) for k in BASE_FIELDS}
-        for k, v in self.lakretz_record().items():
+        after = {r.FEEDBACK_AFTER for r in records()}
+        for k, v in self.record().items():
             d[k] = v
-            if k == FEEDBACK_AFTER:
+            if k in after:
                 d["feedback"] = self.feedback
+        d.setdefault("feedback", self.feedback)  # (no record registered: after the ids)
+        of_record = self.record_module is not None
         for k in GENERIC_FIELDS:
-            d[k] = () if k == "materials" and self.is_lakretz_trial else getattr(self, k)
+            d[k] = () if k == "materials" and of_record else getattr(self, k)
         return d
 
     def to_row(self, detection: tuple[str, str] | None = None) -> dict[str, Any]:
@@ -194,9 +199,9 @@ class Trial:
 
     @property
     def is_generic(self) -> bool:
-        """A trial of the general model (items, factors, task) rather than a Lakretz trial."""
+        """A trial of the general model (items, factors, task) rather than a trial of a study's record."""
         return (any(getattr(self, k) != v for k, v in GENERIC_FIELDS.items() if k != "materials")
-                or (self.materials != () and not self.is_lakretz_trial))
+                or (self.materials != () and self.record_module is None))
 
     def hashed_dict(self) -> dict[str, Any]:
         """The flat record without the general model's fields that hold their defaults (hash stability:
@@ -213,21 +218,12 @@ class Trial:
         `rsvp_units` wins over `words`; `factor_names`: the design's factors, whose levels a row holds in
         their own columns). A general design's Lakretz columns are not read: they follow from its other
         fields (its factors among them)."""
-        from studies.lakretz2021.materials import KEYS
-
-        names = {*BASE_FIELDS, "feedback", *KEYS, *GENERIC_FIELDS}
+        keys = record_keys()
+        names = {*BASE_FIELDS, "feedback", *keys, *GENERIC_FIELDS}
         kw = {k: v for k, v in d.items() if k in names}
-        units = d.get("rsvp_units")
-        w = kw["words"]
-        if isinstance(units, str) and units.strip():
-            kw["words"] = tuple(json.loads(units))
-            if isinstance(w, str):  # a table row: its critical_index counts words; find that word's unit
-                starts = [sum(len(u.split(" ")) for u in kw["words"][:k]) for k in range(len(kw["words"]))]
-                kw["critical_index"] = starts.index(int(kw["critical_index"]))
-        else:
-            kw["words"] = tuple((w.split(" ") if w else ()) if isinstance(w, str) else w)  # "": no words
-        if kw.get("dependency") in ("", None) or kw.get("dependency") != kw.get("dependency"):
-            kw["dependency"] = None
+        for r in records():
+            if any(k in kw for k in r.KEYS):
+                r.read_columns(kw, d)
         if "list_number" not in kw and d.get("list") not in (None, ""):  # a trial-table row
             kw["list_number"] = int(d["list"])
         if factor_names and "factors" not in kw:  # a trial-table row: one column per factor, all or none
@@ -238,10 +234,10 @@ class Trial:
         for k in ("factors", "materials"):
             if k in kw:
                 kw[k] = freeze_pairs(kw[k])
-        record = {k: kw.pop(k) for k in KEYS if k in kw}
-        if any(kw.get(k, v) != v for k, v in GENERIC_FIELDS.items()):
+        record = {k: kw.pop(k) for k in keys if k in kw}
+        if any(kw.get(k, v) != v for k, v in GENERIC_FIELDS.items()) or not record:
             return cls(**kw)  # a general design's trial
-        return cls.lakretz(**kw, **record)
+        return cls.of_record(**kw, **record)
 
 
 

@@ -66,9 +66,9 @@ def item_lengths(exp) -> None:
             if problem:
                 raise OptionError(f"{df.path}: line {r.line}: item {r.item!r}: {problem}; shorten or split it")
     elif exp.stimuli.file is not None:
-        from studies.lakretz2021.cells import _file_items
+        from stimuli.files import load_items
 
-        for it in _file_items(exp.stimuli.file):
+        for it in load_items(exp.stimuli.file):
             problem = item_length_problem(it.words)
             if problem:
                 raise OptionError(f"{exp.stimuli.file}: item {it.item_id!r}: {problem}; shorten or split it")

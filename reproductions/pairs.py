@@ -117,10 +117,10 @@ def pair_trials(p: Pair) -> tuple[Trial, Trial]:
     common = dict(experiment="pairs", block="test", trial_index=0, block_trial_index=0, item_id=p.pair_id,
                   structure=p.category, condition="", dependency="outer", critical_index=0, correct_form=p.good,
                   feedback=False, lexicon=p.dataset)
-    g = Trial.lakretz(**common, violation_position="none", words=(p.good,), critical_word=p.good,
-                      alternative_word=p.bad, correct_response="no_violation")
-    b = Trial.lakretz(**common, violation_position="outer", words=(p.bad,), critical_word=p.bad,
-                      alternative_word=p.good, correct_response="violation")
+    g = Trial.of_record(**common, violation_position="none", words=(p.good,), critical_word=p.good,
+                        alternative_word=p.bad, correct_response="no_violation")
+    b = Trial.of_record(**common, violation_position="outer", words=(p.bad,), critical_word=p.bad,
+                        alternative_word=p.good, correct_response="violation")
     return g, b
 
 

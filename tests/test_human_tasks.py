@@ -100,7 +100,7 @@ def test_judgment_records_that_cannot_be_this_trial_are_refused(bad, message):
 
 
 def test_lexical_decision_and_rating():
-    s = task_settings(Exp(), "lexical_decision")
+    s = task_settings(Exp(kind="violation_detection"), "lexical_decision")
     assert [(v, k) for (v, _), k in zip(s.labels, s.keys)] == [("nonword", "f"), ("word", "j")]
     out = derive(trial("lexical_decision", sentence="tible", answer="nonword"), s, None,
                  {"response_onset": 0.0, "presses": [{"key": "f", "t": 512.25}], "answered_by": "key:f",

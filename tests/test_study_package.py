@@ -14,10 +14,7 @@ STUDY = "studies.lakretz2021"
 
 # core files that still import the study, each with the reason (issue 49 part 2, steps (b) and (c))
 IMPORTS_LEFT = {
-    "experiments/trials.py": "Trial's Lakretz properties and its flat/hashed record read the study's materials",
     "experiments/sources/__init__.py": "a `stimuli:` spec's items come from the study's cells (no source registry yet)",
-    "kinds/violation_detection/task.py": "violation detection's optional materials are the Lakretz record's keys",
-    "model_subjects/run_checks.py": "item lengths of a Lakretz stimulus file read through the study's cells",
     "experiments/cli.py": "`stimuli import lakretz-text` runs the study's text importer",
     "analysis/report/plan.py": "the Lakretz report plan's steps call the study's report (no plan registry yet)",
     "analysis/load/__init__.py": "a Lakretz results CSV is read by the study's frame reader",

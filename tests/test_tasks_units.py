@@ -55,11 +55,11 @@ def test_judgment_choice_lexical_scoring():
 
 
 def lakretz_trial(violation_position: str, correct_response: str) -> Trial:
-    return Trial.lakretz(experiment="x", block="test", trial_index=0, block_trial_index=0, item_id="1:a",
-                         feedback=False, structure="single", condition="S", dependency=None,
-                         violation_position=violation_position, words=("the", "boy", "runs"), critical_index=2,
-                         critical_word="runs", correct_form="runs", alternative_word="run",
-                         correct_response=correct_response, lexicon="x")
+    return Trial.of_record(experiment="x", block="test", trial_index=0, block_trial_index=0, item_id="1:a",
+                           feedback=False, structure="single", condition="S", dependency=None,
+                           violation_position=violation_position, words=("the", "boy", "runs"), critical_index=2,
+                           critical_word="runs", correct_form="runs", alternative_word="run",
+                           correct_response=correct_response, lexicon="x")
 
 
 def test_violation_detection_scoring_skips_fillers():

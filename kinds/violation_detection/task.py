@@ -2,9 +2,9 @@
 
 The Lakretz runners implement it as before; it is in the registry so every runner and `validate`
 read one list. `forced_choice` (the model-only Lakretz forced choice at the critical verb) is here too.
-A Lakretz trial is a generic `Trial` whose materials are this kind's record (`LAKRETZ_MATERIALS`:
-structure, condition, dependency, violation_position, words, critical_index, ...;
-studies.lakretz2021.materials); a design file's violation-detection item gives `sentence` and `answer`.
+A Lakretz trial is a generic `Trial` whose materials are a study's trial record (structure, condition,
+dependency, violation_position, words, critical_index, ...: the registered records' keys,
+experiments.trials.record_keys); a design file's violation-detection item gives `sentence` and `answer`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from experiments.tasks.base import TaskError, TaskKind
 from experiments.tasks.config import _Settings
-from studies.lakretz2021.materials import KEYS as LAKRETZ_MATERIALS
+from experiments.trials import record_keys
 from experiments.tasks.scoring import missing
 
 ANSWERS = ("violation", "no_violation")
@@ -163,8 +163,8 @@ def check_forced_choice(exp: Any, trials: Any) -> None:
 
 KIND = TaskKind(
     name="violation_detection", description="RSVP sentence; report a violation (key or panel)",
-    # a design file's item: sentence + answer (checked by the design compiler); a Lakretz trial: its record
-    materials=(), optional_materials=("sentence", "answer", *LAKRETZ_MATERIALS), runners=("psychopy", "browser", "model"),
+    # a design file's item: sentence + answer (checked by the design compiler); a study's trial: its record
+    materials=(), optional_materials=("sentence", "answer", *record_keys()), runners=("psychopy", "browser", "model"),
     model_protocols=("violation_judgment", "forced_choice", "direct", "surprisal"), score=score,
     settings=ViolationDetectionSettings, check_item=check_item, answers=answers, human_settings=human_settings,
     detection=lambda settings: ("no_violation", "violation"), renderer="rsvp", check_design=check_design,

@@ -17,3 +17,16 @@ IMPORTERS = (
      "description": "Lakretz et al. (2021) public release: results table and raw session logs -> twinlab sessions",
      "module": "importers.cli", "command": "import_lakretz2021"},
 )
+
+# the trial record this study's trials carry, as the module of this study that holds it: experiments/trials.py
+# builds, reads and writes every trial's flat (hashed) record through it (studies/lakretz2021/materials.py)
+TRIAL_RECORD = "materials"
+
+# what a spec whose trials come from this study's cells (its `stimuli:` section: the nested-agreement generator
+# or a stimulus file of Lakretz items) runs when its `task:` names no kind (experiments/spec_model.py)
+SPEC_DEFAULTS = {"source": "stimuli", "task_kind": "violation_detection"}
+
+# the block fields this study's cells read besides `structures`/`design` (declared on experiments/spec_model.py's
+# Block): a block of a `design:` spec (with `role`) that gives one is refused naming it
+BLOCK_FIELDS = ("lexicon", "conditions", "versions", "repetitions", "grammatical_weight",
+                "max_consecutive_violations", "max_consecutive_same_structure")

@@ -275,7 +275,7 @@ def _make_trial(exp: Experiment, block: Block, cell: Cell, item: Item, index: in
         assert item.filler is not None
         idx, word, _kind = item.filler
         original = item.words[idx].rstrip(".")
-        return Trial.lakretz(
+        return Trial.of_record(
             experiment=exp.name, block=block.name, trial_index=index, block_trial_index=block_index,
             item_id=item.item_id, structure=item.structure, condition=item.condition, dependency=None,
             violation_position="other", words=item.version("other"), critical_index=idx, critical_word=word,
@@ -287,7 +287,7 @@ def _make_trial(exp: Experiment, block: Block, cell: Cell, item: Item, index: in
     idx, correct, flipped = item.verbs[cell.dependency]
     presented = correct if cell.violation == "none" else flipped
     words = item.version(cell.violation)
-    return Trial.lakretz(
+    return Trial.of_record(
         experiment=exp.name, block=block.name, trial_index=index, block_trial_index=block_index,
         item_id=item.item_id, structure=item.structure, condition=item.condition,
         dependency=cell.dependency,  # type: ignore[arg-type]

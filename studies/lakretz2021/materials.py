@@ -5,9 +5,15 @@ old dataclass fields, so the hashed JSON and the trial-table row keep their byte
 design has no such materials; its Lakretz columns are filled by `design_values` with the values general
 designs have always written (structure = the experiment, critical_index = -1, ...), so recorded sessions
 keep their sequence hashes and stay resumable. Imports nothing of the trial (no import circle).
+
+This module is the study's trial record (`TRIAL_RECORD` in the study's `__init__`): the core's `Trial`
+(experiments/trials.py) builds, reads and writes every trial's flat record through the names below
+(`KEYS`, `FEEDBACK_AFTER`, `materials`, `is_record`, `design_values`, `read_columns`) and never imports
+this study.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from experiments.design import condition_label
@@ -43,8 +49,26 @@ def materials(**values: Any) -> tuple[tuple[str, Any], ...]:
     return tuple((k, values[k]) for k in KEYS)
 
 
-def is_lakretz(materials: tuple[tuple[str, Any], ...]) -> bool:
+def is_record(materials: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether a trial's materials are this record (a Lakretz trial's: exactly KEYS, in order)."""
     return tuple(k for k, _ in materials) == KEYS
+
+
+def read_columns(kw: dict[str, Any], row: dict[str, Any]) -> None:
+    """The record's columns of a flat record or a trial-table row, in place, as a Trial holds them: the RSVP
+    units (`rsvp_units` wins over `words`; a row's `critical_index` counts words, a Trial's counts units;
+    "": no words) and an empty `dependency` (a filler's; NaN from pandas) as None."""
+    units = row.get("rsvp_units")
+    w = kw["words"]
+    if isinstance(units, str) and units.strip():
+        kw["words"] = tuple(json.loads(units))
+        if isinstance(w, str):  # a table row: its critical_index counts words; find that word's unit
+            starts = [sum(len(u.split(" ")) for u in kw["words"][:k]) for k in range(len(kw["words"]))]
+            kw["critical_index"] = starts.index(int(kw["critical_index"]))
+    else:
+        kw["words"] = tuple((w.split(" ") if w else ()) if isinstance(w, str) else w)
+    if kw.get("dependency") in ("", None) or kw.get("dependency") != kw.get("dependency"):
+        kw["dependency"] = None
 
 
 def design_values(experiment: str, factors: tuple[tuple[str, str], ...], task: str, role: str,
