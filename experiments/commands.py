@@ -34,7 +34,7 @@ class CommandDeclarationError(ValueError):
 class Declared:
     """One declared command: where it is listed, and where its function lives (imported when it runs)."""
 
-    owner: str  # "kind maze", "study lakretz2021": for messages
+    owner: str  # "kind <name>" or "study <name>": for messages
     group: str
     name: str
     module: str  # absolute module name
