@@ -15,7 +15,8 @@ literal brace elsewhere in a text is left alone). `{key}`, `{yes}` and `{no}` ar
 {next}, {sessions}, {measured}, {expected}, {code}) are filled at run time with `fill`.
 
 Adding a text: one entry in `TEXT_KEYS`, one in every language of `DEFAULTS` (a test checks that
-each language is complete), a field in `experiments.spec.Texts` (or `Feedback`), and docs/spec.md.
+each language is complete), a field in `experiments.spec.Texts` (or `Feedback`), and docs/spec.md. A task
+kind's own texts are its folder's (`TEXTS` in its `__init__`, read with `kind_text`, below).
 """
 from __future__ import annotations
 
