@@ -21,7 +21,7 @@ import time
 
 
 def items_and_requests(n: int | None, prompt_set: str | None = "eightshot_a"):
-    from stimuli.generate import generate_items
+    from studies.lakretz2021.stimuli.generate import generate_items
     from stimuli.prompts import get_prompt_set
 
     items = generate_items("long_nested", "test", 512)

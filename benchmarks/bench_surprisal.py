@@ -1,6 +1,6 @@
 """Per-word surprisal: twinlab's SurprisalScorer vs minicons' word_score_tokenized, same sentences and model.
 
-Sentences: `--n` generated nested-agreement sentences of mixed structures (stimuli.generate), scored
+Sentences: `--n` generated nested-agreement sentences of mixed structures (studies.lakretz2021.stimuli.generate), scored
 with BOS, in bits, with and without the beginning-of-word correction. Both sides get the same batch
 size (`--batch`, sentences per forward pass) and one thread; each is timed over `--repeat` runs
 (interleaved; the best wall and CPU time of each is kept: the CPU time of this one-thread process is
@@ -20,7 +20,7 @@ import time
 
 
 def sentences(n: int) -> list[str]:
-    from stimuli.generate import generate_items
+    from studies.lakretz2021.stimuli.generate import generate_items
 
     out: list[str] = []
     for structure in ("long_nested", "short_nested", "single", "long_successive"):

@@ -15,7 +15,8 @@ literal brace elsewhere in a text is left alone). `{key}`, `{yes}` and `{no}` ar
 {next}, {sessions}, {measured}, {expected}, {code}) are filled at run time with `fill`.
 
 Adding a text: one entry in `TEXT_KEYS`, one in every language of `DEFAULTS` (a test checks that
-each language is complete), a field in `experiments.spec.Texts` (or `Feedback`), and docs/spec.md.
+each language is complete), a field in `experiments.spec.Texts` (or `Feedback`), and docs/spec.md. A task
+kind's own texts are its folder's (`TEXTS` in its `__init__`, read with `kind_text`, below).
 """
 from __future__ import annotations
 
@@ -299,18 +300,37 @@ def screen_bundle(exp: "Experiment") -> dict[str, Any]:
     }
 
 
-# The task kinds' own built-in texts (participants/tasks/settings.py reads them; the spec's task
-# section overrides each one: `hint`, `labels`). Per language as DEFAULTS; {key} is the kind's key.
-TASK_TEXTS: dict[str, dict[str, str]] = {
-    "en": {"hint_self_paced_reading": "Press {key} for the next word", "hint_completion": "Type your answer and press {key}",
-           "label_yes": "Yes", "label_no": "No", "label_word": "Word", "label_nonword": "Not a word"},
-    "it": {"hint_self_paced_reading": "Premi {key} per la parola successiva",
-           "hint_completion": "Scrivi la risposta e premi {key}",
-           "label_yes": "Sì", "label_no": "No", "label_word": "Parola", "label_nonword": "Non parola"},
-}
+# A task kind's own built-in texts (a hint naming its key, its answers' labels) are the kind's: its light
+# `__init__` declares `TEXTS` (language -> name -> text, English complete), found through the kinds registry.
+# The spec's task section overrides each one (`hint`, `labels`); participants/tasks/settings.py reads them.
 
 
-def task_text(language: str, name: str, **values: Any) -> str:
-    """A task kind's built-in text in `language` (English where the language has no set), `{key}` filled."""
-    table = TASK_TEXTS.get(base_language(language), TASK_TEXTS["en"])
-    return fill(table.get(name, TASK_TEXTS["en"].get(name, "")), **values)
+def kind_text(kind: str, language: str, name: str, **values: Any) -> str:
+    """The kind's text `name` in `language` (the tag, its primary subtag, else English), `{placeholders}` named
+    in `values` filled. A name the kind's English set lacks is a defect of the kind: LookupError names it."""
+    from experiments.kinds import kind_module
+
+    texts: dict[str, dict[str, str]] = getattr(kind_module(kind), "TEXTS", None) or {}
+    english = texts.get("en", {})
+    if name not in english:
+        raise LookupError(f"task kind {kind!r} declares no English text {name!r} (its TEXTS)")
+    table = texts.get(language) or texts.get(language.split("-", 1)[0].lower()) or english
+    return fill(table.get(name, english[name]), **values)
+
+
+def kind_text_problems(kind: str) -> list[str]:
+    """What is wrong with a kind's declared `TEXTS`: not a mapping of language -> name -> text, no English set,
+    a language with a name English lacks (a test runs it over every registered kind)."""
+    from experiments.kinds import kind_module
+
+    texts = getattr(kind_module(kind), "TEXTS", None)
+    if texts is None:
+        return []
+    if not isinstance(texts, dict) or not all(isinstance(t, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                                           for k, v in t.items())
+                                              for t in texts.values()):
+        return [f"{kind}: TEXTS is not a mapping of language -> name -> text"]
+    if "en" not in texts:
+        return [f"{kind}: TEXTS has no English set ('en')"]
+    return [f"{kind}: TEXTS[{lang!r}] has {name!r}, which English lacks" for lang, t in texts.items()
+            for name in t if name not in texts["en"]]

@@ -102,12 +102,10 @@ def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -
 def _check_structures(exp: Experiment, where: str) -> None:
     """Block structures exist in the stimulus source (the generator's, or the file's)."""
     if exp.stimuli.file is None:
-        from stimuli.structures import STRUCTURES
+        from experiments.studies import stimuli_part  # the study that supplies `stimuli:` items
 
-        from stimuli.lexicon import LEXICONS
-
-        known = set(STRUCTURES)
-        lexicons = set(LEXICONS)
+        known = set(stimuli_part("structures"))
+        lexicons = set(stimuli_part("lexicons"))
         source = "the generator"
     else:
         from stimuli.files import StimulusFileError, load_items

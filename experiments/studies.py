@@ -84,3 +84,23 @@ def declared_modules(attribute: str) -> dict[str, ModuleType]:
             raise UnknownStudy(f"study {name!r}: its {attribute} names module {part!r}, which it does not have")
         out[name] = mod
     return out
+
+def study_object(name: str, ref: str) -> Any:
+    """What a study's declaration names as `"<module>:<attribute>"` (the module dotted inside the study):
+    how the core reaches a study's function or table without naming the study's modules."""
+    module, _, attribute = ref.partition(":")
+    mod = study_part(name, module)
+    if mod is None or not hasattr(mod, attribute):
+        raise UnknownStudy(f"study {name!r} declares {ref!r}, but it has no such {'attribute' if mod else 'module'}")
+    return getattr(mod, attribute)
+
+
+def stimuli_part(key: str) -> Any:
+    """The part `key` (`source`, `structures`, `lexicons`, `generate`) that the study supplying a spec's
+    `stimuli:` section declares in its `STIMULI` (the section names no study: exactly one may supply it)."""
+    found = declared("STIMULI")
+    if len(found) != 1:
+        raise UnknownStudy("a spec's `stimuli:` items come from the one study that declares STIMULI; "
+                           + (f"several do: {', '.join(found)}" if found else "no registered study does"))
+    (name, parts), = found.items()
+    return study_object(name, parts[key])

@@ -33,6 +33,17 @@ import yaml
 from analysis.report.render import CSS, _table_html
 from stimuli.input_rules import spreadsheet_safe_frame
 
+# the study whose cells the reproduced papers re-used; its `papers` module names them (and holds its generator)
+CELLS_STUDY = "lakretz2021"
+
+
+def cells_study() -> Any:
+    """The study's `papers` module (studies/<study>/papers.py), through the registry (experiments/studies.py):
+    the cells the papers test, their names for them, the generator; no reproduction names a cell."""
+    from experiments.studies import study_part
+
+    return study_part(CELLS_STUDY, "papers")
+
 
 class ReproError(RuntimeError):
     """A reproduction that cannot run; the message names the option, file or value."""

@@ -23,10 +23,13 @@ def interpolation_lines(t: pd.DataFrame, human: pd.DataFrame | None, path: Path,
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     conds = condition_order(t["condition"])
+    from reproductions.common import cells_study
+
+    key_condition = cells_study().KEY_CONDITION  # the study's name of the paper's key condition
     others = [c for c in PALETTE if c != PSP_COLOR]
     for k, cond in enumerate(conds):
         d = t[t["condition"] == cond].sort_values("n_nested")
-        key = cond == "PSP"
+        key = cond == key_condition
         color = PSP_COLOR if key else others[k % len(others)]
         err = np.vstack([(d["error_rate"] - d["ci_low"]).clip(lower=0).fillna(0),
                          (d["ci_high"] - d["error_rate"]).clip(lower=0).fillna(0)])
@@ -34,9 +37,9 @@ def interpolation_lines(t: pd.DataFrame, human: pd.DataFrame | None, path: Path,
                     lw=2.2 if key else 0.9, alpha=1.0 if key else 0.55, color=color,
                     capsize=2, label=cond)
     if human is not None and not human.empty:
-        h = human[human["condition"] == "PSP"]["error_rate"]
+        h = human[human["condition"] == key_condition]["error_rate"]
         if len(h):
-            ax.axhline(float(h.iloc[0]), color=HUMAN_COLOR, ls="--", lw=1.3, label="humans, PSP")
+            ax.axhline(float(h.iloc[0]), color=HUMAN_COLOR, ls="--", lw=1.3, label=f"humans, {key_condition}")
     ax.axhline(0.5, color="grey", lw=0.6, ls=":")
     ax.set_xticks(range(0, 9))
     ax.set_xlim(-0.3, 8.3)

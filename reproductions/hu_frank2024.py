@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reproductions.common import (Arm, ReproError, Report, RunOptions, load_arms, progress_bar, sha256_text, slug,
-                                  write_provenance, write_spec)
+from reproductions.common import (Arm, ReproError, Report, RunOptions, cells_study, load_arms, progress_bar, sha256_text,
+                                  slug, write_provenance, write_spec)
 
 PAPER = "seeds/002: Hu & Frank (2024), Auxiliary task demands mask the capabilities of smaller language models"
 CONTRASTS = {
@@ -64,7 +64,7 @@ def _subtasks(opt: Options, out: Path):
                       prompts=["none"], dependency=opt.dependency, seed=opt.seed)
     subs = lp.plan_subtasks(lopt)
     if not opt.items:  # the generated set: the paper's long-nested agreement, both verbs
-        subs = [s for s in subs if s.structure == "long_nested"]
+        subs = [s for s in subs if s.structure == cells_study().KEY_STRUCTURE]
     return subs, lp.spec_for
 
 

@@ -151,8 +151,8 @@ def extra_pair_datasets(opt: Options) -> list[Dataset]:
         pairs = load_blimp_jsonl(f)
         out.append(_pairs_dataset(Path(f).stem, str(f), pairs, sha256_file(Path(f)), opt))
     if opt.agreement:
+        from reproductions.common import cells_study
         from stimuli.files import StimulusFileError, load_items
-        from stimuli.generate import generate_items
 
         if opt.items:
             items = []
@@ -162,7 +162,8 @@ def extra_pair_datasets(opt: Options) -> list[Dataset]:
                 except StimulusFileError as exc:
                     raise ReproError(str(exc)) from None
         else:
-            items = generate_items("long_nested", "test", opt.items_per_condition or 16, opt.seed)
+            cells = cells_study()  # the paper's agreement pairs: the study's key structure, generated
+            items = cells.generate_items(cells.KEY_STRUCTURE, "test", opt.items_per_condition or 16, opt.seed)
         pairs = pairs_from_items(items, opt.dependency)
         digest = sha256_text(json.dumps([(p.pair_id, p.good, p.bad) for p in pairs]))
         out.append(_pairs_dataset("agreement", "twinlab agreement pairs", pairs, digest, opt))

@@ -29,16 +29,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reproductions.common import (Arm, ArmResult, ReproError, Report, RunOptions, backend_suffix, load_arms, progress_bar,
-                                  prompt_provenance, run_arm, sha256_file, slug, write_provenance, write_spec)
+from reproductions.common import (Arm, ArmResult, ReproError, Report, RunOptions, backend_suffix, cells_study, load_arms,
+                                  progress_bar, prompt_provenance, run_arm, sha256_file, slug, write_provenance,
+                                  write_spec)
 
 PAPER = "seeds/000: Lampinen (2024), Can language models handle recursively nested grammatical structures?"
-SUBTASKS: dict[str, tuple[str, str]] = {
-    "long_nested_inner_english": ("long_nested", "inner"),
-    "long_nested_outer_english": ("long_nested", "outer"),
-    "long_nested_inner_english_harder_more_center_distractors": ("long_nested_more_distractors", "inner"),
-    "long_nested_inner_english_harder_more_depth": ("long_nested_deeper", "inner"),
-}
+# the paper's subtasks (structure, critical verb), its harder variants and Table B1's column order: the cells
+# of the study it re-used, named by that study (reproductions/common.py `cells_study`)
+SUBTASKS: dict[str, tuple[str, str]] = cells_study().SUBTASKS
 DEFAULT_PROMPTS: dict[str, tuple[str, ...]] = {
     "long_nested_inner_english": ("none", "twoshot", "eightshot", "recombined", "interp"),
     "long_nested_outer_english": ("none", "twoshot", "eightshot"),
@@ -48,8 +46,8 @@ DEFAULT_PROMPTS: dict[str, tuple[str, ...]] = {
 OTHER_PROMPTS = ("none", "twoshot", "eightshot")  # structures of an --items file that the paper did not run
 PROMPT_LABELS = {"none": "No prompt", "twoshot": "Two shots", "eightshot": "Eight shots",
                  "recombined": "Recombined eight shots", "interp": "Nested/successive interpolation"}
-HARDER = {"long_nested_more_distractors": "more center distractors", "long_nested_deeper": "more depth"}
-CONDITIONS = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP")  # Table B1's column order
+HARDER: dict[str, str] = cells_study().HARDER
+CONDITIONS: tuple[str, ...] = cells_study().TABLE_B1_CONDITIONS
 
 # seeds/000 Table B1 as printed in the seed text. Each row there has 6 or 7 numbers for 8 condition
 # columns (cells were lost in the text), so the numbers cannot be assigned to conditions; they are
@@ -140,7 +138,8 @@ def _subsample(items: list, n: int | None, seed: int, key: str) -> tuple[list, i
 def plan_subtasks(opt: Options) -> list[Subtask]:
     """The stimulus files of the run: generated (the paper's four subtasks) or from --items files."""
     from stimuli.files import StimulusFileError, load_items, save_items
-    from stimuli.generate import generate_items
+
+    generate_items = cells_study().generate_items
 
     opt.check_selection()
     prompts = check_prompts(opt.prompts) if opt.prompts is not None else None
@@ -169,8 +168,7 @@ def plan_subtasks(opt: Options) -> list[Subtask]:
     out = []
     for (structure, dep), items in groups.items():
         name = subtask_name(structure, dep)
-        from stimuli.structures import STRUCTURES
-
+        STRUCTURES = cells_study().STRUCTURES
         if structure not in STRUCTURES:
             raise ReproError(f"structure {structure!r} of the items is unknown; known: {', '.join(STRUCTURES)}")
         keep, k, notes = _subsample(items, opt.items_per_condition, opt.seed, name)
@@ -233,8 +231,7 @@ def rates(df: pd.DataFrame, keys: list[str], n_boot: int, seed: int) -> pd.DataF
 
 def column_condition(structure: str, condition: str) -> str:
     """Table B1 puts the deeper variant under the condition after its fixed plural prefix (PPSP -> PSP)."""
-    from stimuli.structures import STRUCTURES
-
+    STRUCTURES = cells_study().STRUCTURES
     prefix = STRUCTURES[structure].fixed_prefix if structure in STRUCTURES else ""
     return condition[len(prefix):] if prefix and condition.startswith(prefix) else condition
 
@@ -272,14 +269,13 @@ def human_rates(paths: list[Path], n_boot: int, seed: int) -> pd.DataFrame:
 def human_for(h: pd.DataFrame | None, structure: str) -> pd.DataFrame:
     """Human dashed lines for a structure: the humans' own, else long_nested (the paper's reference for
     the harder variants, which humans were not tested on), with the deeper variant's prefix added."""
-    from stimuli.structures import STRUCTURES
-
+    STRUCTURES = cells_study().STRUCTURES
     if h is None or h.empty:
         return pd.DataFrame()
     own = h[h["structure"] == structure]
     if not own.empty:
         return own
-    base = h[h["structure"] == "long_nested"].copy()
+    base = h[h["structure"] == cells_study().KEY_STRUCTURE].copy()
     prefix = STRUCTURES[structure].fixed_prefix if structure in STRUCTURES else ""
     base["condition"] = prefix + base["condition"]
     base["structure"] = structure
@@ -373,11 +369,11 @@ def _figures_2_and_4(rep: Report, b1: pd.DataFrame, plot: _Bars, figs: Path) -> 
     """Figure 2/B3 (long nested by prompt) and Figure 4 (the harder variants, when they ran)."""
     from analysis.report.figures import error_rate_bars
 
-    human = plot.human
+    human, key = plot.human, cells_study().KEY_STRUCTURE
     rep.heading("Figure 2 and B3: error rates by prompt (long nested, inner and outer dependency)", anchor="figure-2")
-    t = plot.bars(b1[(b1["structure"] == "long_nested") & b1["prompt"].isin(["none", "twoshot", "eightshot"])
+    t = plot.bars(b1[(b1["structure"] == key) & b1["prompt"].isin(["none", "twoshot", "eightshot"])
                      & b1["subtask"].isin(list(SUBTASKS))], "prompt_label")
-    rep.figure(error_rate_bars(plot.with_humans(t, "long_nested"), "long_nested", figs / "figure2_long_nested.png"),
+    rep.figure(error_rate_bars(plot.with_humans(t, key), key, figs / f"figure2_{key}.png"),
                "Error rate by condition, one panel per prompt group (rows: inner, outer dependency); bars: 95% "
                "bootstrap CI over items and prompts" + ("; dashed: human error rates" if human is not None else ""))
 
@@ -413,7 +409,8 @@ def _figures_per_prompt(rep: Report, opt: Options, main: pd.DataFrame, plot: _Ba
         if t.empty:
             continue
         t = plot.bars(t, "prompt_set")
-        rep.figure(error_rate_bars(plot.with_humans(t, "long_nested"), "long_nested", figs / f"{fig_name}.png"), cap)
+        key = cells_study().KEY_STRUCTURE
+        rep.figure(error_rate_bars(plot.with_humans(t, key), key, figs / f"{fig_name}.png"), cap)
 
 
 def _figure_5(rep: Report, opt: Options, df: pd.DataFrame, human: pd.DataFrame | None, figs: Path) -> None:
@@ -432,7 +429,7 @@ def _figure_5(rep: Report, opt: Options, df: pd.DataFrame, human: pd.DataFrame |
               "Error rate by the number of nested examples (rows) and condition",
               shown=wide(it, ["model", "subtask", "n_nested"], with_ci=True))
     for (m, s), t in it.groupby(["model", "subtask"], sort=False):
-        h = human_for(human, "long_nested")
+        h = human_for(human, cells_study().KEY_STRUCTURE)
         h = h[h["dependency"] == "inner"] if not h.empty else h
         rep.figure(interpolation_lines(t, h, figs / f"figure5_{slug(m)}_{s}.png", f"{m}: {s}"),
                    f"Figure 5 ({m}, {s}): prompts swap successive for nested examples in the paper's order "

@@ -119,8 +119,11 @@ def _design_errors(items: list[Item], lines: list[int]) -> list[tuple[int, str]]
     structure's (the generator's structures have a fixed number of nouns), or fewer critical
     verbs than the structure's other items have (the compiler would pick it for a dependency it
     lacks)."""
-    from stimuli.structures import STRUCTURES
+    # late, and the one import of experiments here: the generator's structures are the study's that supplies
+    # a spec's `stimuli:` items (experiments/studies.py; pure lookups, nothing of experiments runs)
+    from experiments.studies import stimuli_part
 
+    structures = stimuli_part("structures")
     first: dict[str, tuple[int, Item]] = {}
     deps: dict[str, set[str]] = {}
     for line, it in zip(lines, items):
@@ -128,7 +131,7 @@ def _design_errors(items: list[Item], lines: list[int]) -> list[tuple[int, str]]
         deps.setdefault(it.structure, set()).update(it.verbs)
     errors: list[tuple[int, str]] = []
     for line, it in zip(lines, items):
-        known = STRUCTURES.get(it.structure)
+        known = structures.get(it.structure)
         if known is not None and len(it.condition) != len(known.letters):
             errors.append((line, f"condition {it.condition!r} has {len(it.condition)} letter(s) but structure "
                                  f"{it.structure!r} has {len(known.letters)} nouns ({', '.join(known.letters)})"))

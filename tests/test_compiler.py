@@ -9,7 +9,7 @@ from experiments.compiler import compile_sequence
 from studies.lakretz2021.cells import block_cells
 from experiments.spec import bundled_spec_path, load_spec, parse_spec
 from experiments.trials import TrialSequence
-from stimuli.lexicon import TEST, TRAINING
+from studies.lakretz2021.stimuli.lexicon import TEST, TRAINING
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +124,7 @@ def test_condition_that_does_not_fit_the_structure_is_a_named_error(exp):
 
 def test_stimulus_file_source_round_trip(tmp_path, exp):
     from stimuli.files import save_items
-    from stimuli.generate import generate_items
+    from studies.lakretz2021.stimuli.generate import generate_items
 
     items = generate_items("long_nested", "test", 8) + generate_items("single", "training", 8)
     f = save_items(items, tmp_path / "items.tsv")

@@ -12,7 +12,7 @@ import pytest
 from cli_refusal import refused, tree, twinlab
 from experiments.spec import bundled_spec_path
 from stimuli.files import StimulusFileError, load_items, save_items
-from stimuli.generate import generate_items
+from studies.lakretz2021.stimuli.generate import generate_items
 
 SPEC_TEXT = bundled_spec_path().read_text(encoding="utf-8")
 BOMB = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(

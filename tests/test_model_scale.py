@@ -177,7 +177,7 @@ def test_pairs_path_choices_identical_at_batch_1_32_512_in_bfloat16(bf16, tmp_pa
 
     from model_subjects.protocols import get_protocol
     from reproductions.pairs import ScoreCache, load_blimp_jsonl, pair_trials, pairs_from_items, score_protocols
-    from stimuli.generate import generate_items
+    from studies.lakretz2021.stimuli.generate import generate_items
 
     pairs = (pairs_from_items(generate_items("long_nested", "test", 1), "inner")
              + load_blimp_jsonl(Path(__file__).parent / "data" / "blimp" / "anaphor_gender_agreement.jsonl"))

@@ -17,7 +17,7 @@ from model_subjects import get_protocol
 from reproductions.common import ReproError
 from reproductions.hu_frank2024 import accuracies, demand_gaps, mixed_models
 from reproductions.pairs import load_blimp_jsonl, pair_trials, pairs_from_items
-from stimuli.generate import generate_items
+from studies.lakretz2021.stimuli.generate import generate_items
 
 BLIMP = Path(__file__).parent / "data" / "blimp" / "anaphor_gender_agreement.jsonl"
 

@@ -184,7 +184,7 @@ def test_mutated_spec_bytes(data):
 # ---- stimulus files ----------------------------------------------------------------------------------
 def _stimulus_csv() -> str:
     from stimuli.files import save_items
-    from stimuli.generate import generate_items
+    from studies.lakretz2021.stimuli.generate import generate_items
 
     items = []
     for lex in ("test", "training"):

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from stimuli.generate import generate_items
-from stimuli.lexicon import TEST, TRAINING
+from studies.lakretz2021.stimuli.generate import generate_items
+from studies.lakretz2021.stimuli.lexicon import TEST, TRAINING
 from stimuli.prompts import NESTED_SHOTS, PROMPT_GROUPS, PROMPT_SETS, SUCCESSIVE_SHOTS, SWAP_ORDER, interpolated_shots
-from stimuli.structures import STRUCTURES
+from studies.lakretz2021.stimuli.structures import STRUCTURES
 
 # Independent of the builders: where each structure's subjects sit (word index), per condition letter.
 SUBJECT_POSITIONS = {

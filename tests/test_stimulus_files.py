@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from stimuli.files import StimulusFileError, load_items, save_items
-from stimuli.generate import generate_items
+from studies.lakretz2021.stimuli.generate import generate_items
 
 
 def test_round_trip_csv_and_tsv(tmp_path):

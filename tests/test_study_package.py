@@ -14,8 +14,6 @@ STUDY = "studies.lakretz2021"
 
 # core files that still import the study, each with the reason (issue 49 part 2, steps (b) and (c))
 IMPORTS_LEFT = {
-    "experiments/sources/__init__.py": "a `stimuli:` spec's items come from the study's cells (no source registry yet)",
-    "experiments/cli.py": "`stimuli import lakretz-text` runs the study's text importer",
     "analysis/report/plan.py": "the Lakretz report plan's steps call the study's report (no plan registry yet)",
     "analysis/load/__init__.py": "a Lakretz results CSV is read by the study's frame reader",
     "analysis/simulate.py": "simulated Lakretz rows use the study's structure map",
@@ -24,18 +22,11 @@ IMPORTS_LEFT = {
 }
 # core files that still hold the literal name of a Lakretz cell, each with the reason
 NAMES_LEFT = {
-    "experiments/cli.py": "`analyze --focus` defaults to long_nested:PSP:inner (step (c))",
     "analysis/report/figures.py": "the error-rate and exposure figures order the Lakretz structures and conditions",
     "analysis/load/prepare.py": "the Lakretz frame's preparation names its structures",
     "analysis/report/tables.py": "Table C1 names the long-nested structure",
     "analysis/measures/scoring.py": "the error rate's structure filter",
     "analysis/simulate.py": "the simulated Lakretz study's structures and conditions",
-    "reproductions/figures.py": "Lampinen et al.'s figures of the long-nested cells",
-    "reproductions/hu_frank2024.py": "the reproduction's Lakretz-cell subset",
-    "reproductions/hu_levy2023.py": "the reproduction's Lakretz-cell subset",
-    "reproductions/lampinen2024.py": "seeds/000's subtasks are the Lakretz cells",
-    "stimuli/generate.py": "the nested-agreement generator (the study's stimuli, still in stimuli/)",
-    "stimuli/structures.py": "the nested-agreement structures (the study's stimuli, still in stimuli/)",
 }
 
 

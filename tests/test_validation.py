@@ -21,7 +21,7 @@ from experiments.psychopy_names import COLOR_NAMES, KEY_NAMES, check_color, chec
 from experiments.session import SessionWriter
 from experiments.spec import MAX_BLOCK_TRIALS, SpecError, bundled_spec_path, load_spec
 from stimuli.files import StimulusFileError, load_items, save_items
-from stimuli.generate import generate_items
+from studies.lakretz2021.stimuli.generate import generate_items
 
 RUN = CliRunner()
 SPEC_TEXT = bundled_spec_path().read_text(encoding="utf-8")

@@ -4,9 +4,10 @@ A spec names where its trials come from, and the compiler asks that source, neve
 
 - `design:` (a long-format file of items, docs/general_model.md) -> `design_rows.DesignRows`: the rows
   of the subject's list, dealt to the blocks by role (test, practice, fillers);
-- `stimuli:` (the nested-agreement generator, or a released or hand-written stimulus file of Lakretz
-  items) -> `studies.lakretz2021.cells.LakretzCells`: the crossed cells of each block (structure x condition x
-  version), an item chosen for each cell by the Latin-square rotation.
+- `stimuli:` (a study's generator, or a released or hand-written stimulus file) -> the source the study
+  that supplies `stimuli:` declares (`STIMULI["source"]` in its light __init__, found through
+  experiments/studies.py `stimuli_part`): for the Lakretz study, the crossed cells of each block (structure
+  x condition x version), an item chosen for each cell by the Latin-square rotation.
 
 Each source answers the same questions (`ItemSource`, `SubjectDraw`): the blocks' sizes, a block's pool
 of units, how a block's sample is balanced, how a block is ordered under its run limits, and the trial a
@@ -56,11 +57,12 @@ class ItemSource(Protocol):
 
 
 def items_source(exp: Experiment) -> ItemSource:
-    """The source the spec names: its `design:` file, else its `stimuli:` (generator or stimulus file)."""
+    """The source the spec names: its `design:` file, else its `stimuli:` (generator or stimulus file), whose
+    source the study supplying that section declares."""
     if getattr(exp, "design", None) is not None:
         from experiments.sources.design_rows import DesignRows
 
         return DesignRows(exp)
-    from studies.lakretz2021.cells import LakretzCells
+    from experiments.studies import stimuli_part
 
-    return LakretzCells(exp)
+    return stimuli_part("source")(exp)

@@ -128,9 +128,9 @@ def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: i
 
 def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
     """The hint that names the submit key."""
-    from experiments.screen_texts import key_label, task_text
+    from experiments.screen_texts import key_label, kind_text
 
-    return {"hint": task_text(lang, "hint_completion", key=key_label(st.submit_key, lang))}
+    return {"hint": kind_text("completion", lang, "hint", key=key_label(st.submit_key, lang))}
 
 
 def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:

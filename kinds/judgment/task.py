@@ -83,18 +83,18 @@ def label_key_checker(default_keys: tuple[str, ...]) -> Any:
     return check
 
 
-def label_settings(default_values: tuple[str, str], default_keys: tuple[str, ...]) -> Any:
+def label_settings(kind: str, default_values: tuple[str, str], default_keys: tuple[str, ...]) -> Any:
     """The human runners' labels and keys of a label kind: the spec's labels, else `default_values` with the
-    spec language's texts (experiments.screen_texts `label_<value>`) on F, J."""
+    spec language's texts (the kind's `TEXTS`, `label_<value>`: experiments.screen_texts `kind_text`) on F, J."""
     def human(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
-        from experiments.screen_texts import task_text
+        from experiments.screen_texts import kind_text
         from experiments.tasks.keys import KeySettingError, label_keys
 
         keys = tuple(label_keys(st, "labels" in given, default_keys))
         if "labels" in given:
             labels = [(lab.value, lab.text) for lab in st.labels]
         else:
-            labels = [(v, task_text(lang, f"label_{v}")) for v in default_values]
+            labels = [(v, kind_text(kind, lang, f"label_{v}")) for v in default_values]
         if len(set(keys)) != len(keys):
             raise KeySettingError(f"task.labels: two answers share a key ({', '.join(keys)})")
         return {"labels": tuple(labels), "keys": keys}
@@ -116,6 +116,6 @@ KIND = TaskKind(
     materials=("sentence",), optional_materials=("answer", "pair_sentence", "question"),
     runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
-    check_keys=label_key_checker(POSITION_KEYS), human_settings=label_settings(("yes", "no"), POSITION_KEYS),
+    check_keys=label_key_checker(POSITION_KEYS), human_settings=label_settings("judgment", ("yes", "no"), POSITION_KEYS),
     detection=detection, detection_by_settings=True,
 )

@@ -19,9 +19,6 @@ from experiments.tasks.config import _Settings, _check_key
 from experiments.tasks.scoring import normalize_answer
 
 FIRST_FOIL = "x-x-x"
-# the kind's own screen texts (the `hint` default; `error_text` is a setting): English and Italian
-HINTS = {"en": "{left} for the left word, {right} for the right word", "it": "{left} per la parola a sinistra, "
-         "{right} per la parola a destra"}
 
 
 class MazeSettings(_Settings):
@@ -240,10 +237,10 @@ def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: i
 
 def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
     """The left and right keys, the error mode and texts (in `extra`), the hint naming the keys."""
-    from experiments.screen_texts import base_language, key_label
+    from experiments.screen_texts import key_label, kind_text
 
     left, right = st.option_keys
-    hint = HINTS.get(base_language(lang), HINTS["en"]).format(left=key_label(left, lang), right=key_label(right, lang))
+    hint = kind_text("maze", lang, "hint", left=key_label(left, lang), right=key_label(right, lang))
     return {"keys": (left, right), "hint": hint,
             "extra": {"error_mode": st.error_mode, "first_foil": st.first_foil, "error_text": st.error_text}}
 

@@ -220,10 +220,10 @@ def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: i
 
 def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
     """The comprehension answers' keys, and the hint that names the advance key."""
-    from experiments.screen_texts import key_label, task_text
+    from experiments.screen_texts import key_label, kind_text
 
     return {"question_keys": tuple(st.option_keys),
-            "hint": task_text(lang, "hint_self_paced_reading", key=key_label(st.advance_key, lang))}
+            "hint": kind_text("self_paced_reading", lang, "hint", key=key_label(st.advance_key, lang))}
 
 
 def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:

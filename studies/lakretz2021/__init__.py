@@ -30,3 +30,14 @@ SPEC_DEFAULTS = {"source": "stimuli", "task_kind": "violation_detection"}
 # Block): a block of a `design:` spec (with `role`) that gives one is refused naming it
 BLOCK_FIELDS = ("lexicon", "conditions", "versions", "repetitions", "grammatical_weight",
                 "max_consecutive_violations", "max_consecutive_same_structure")
+# the items of a spec's `stimuli:` section (experiments/sources, experiments/studies.stimuli_part): this
+# study's crossed cells, from its nested-agreement generator or a stimulus file; "<module>:<attribute>"
+STIMULI = {"source": "cells:LakretzCells", "structures": "stimuli.structures:STRUCTURES",
+           "lexicons": "stimuli.lexicon:LEXICONS", "generate": "stimuli.generate:generate_items"}
+# the study's `twinlab` commands (experiments/commands.py mounts them; the module is imported when one runs)
+COMMANDS = (
+    {"group": "stimuli", "name": "generate", "module": "stimuli.commands", "function": "generate",
+     "help": "Generate an agreement stimulus set and write it as CSV/TSV (the format `stimuli.file` reads)."},
+    {"group": "stimuli import", "name": "lakretz-text", "module": "stimuli.commands", "function": "import_text",
+     "help": "Import Lakretz et al.'s released English nested-agreement stimuli (.text + .gold) as a stimulus file."},
+)

@@ -1,6 +1,6 @@
 """The Lakretz items as a source of the one compiler: the crossed cells of a block and the items for them.
 
-The items come from the nested-agreement generator (stimuli/generate.py) or from a stimulus file (the
+The items come from the nested-agreement generator (studies/lakretz2021/stimuli/generate.py) or from a stimulus file (the
 released Lakretz et al. 2021 materials or a hand-written file, stimuli/files.py). A block's units are its
 cells (structure x condition x version, with repetitions and weights); the compiler samples (balanced over
 structures) and orders them (order.py), and an item is then chosen for each cell: the versions
@@ -19,9 +19,9 @@ from studies.lakretz2021.order import check_orderable, order_cells
 from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
 from experiments.subjects import subject_number
 from experiments.trials import Trial
-from stimuli.generate import generate_items
+from studies.lakretz2021.stimuli.generate import generate_items
 from stimuli.items import Item
-from stimuli.structures import STRUCTURES
+from studies.lakretz2021.stimuli.structures import STRUCTURES
 
 VERSION_TO_VIOLATION = {"grammatical": "none", "inner": "inner", "outer": "outer", "filler": "other"}
 

@@ -12,7 +12,7 @@ Why derive the condition from the words: the files carry no design labels, and t
 (noun numbers in the order of seeds/000, e.g. ``PSP`` = outer plural, inner singular, distractor
 plural) is what every analysis groups by. Each sentence is tagged word by word (determiner,
 complementiser, known noun with its number, other word), the tag string is matched against the
-structures of `stimuli.structures`, and the critical index says which dependency the file tests.
+structures of `studies.lakretz2021.stimuli.structures`, and the critical index says which dependency the file tests.
 Anything that does not fit -- an unknown noun, an unknown sentence shape, a gold form that is not
 the word at its index, a correct form whose number disagrees with its subject -- is an error naming
 the file and the line.
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from stimuli.files import StimulusFileError
 from stimuli.items import Item
-from stimuli.lexicon import LEXICONS
-from stimuli.structures import DEEPER_PREFIXES
+from studies.lakretz2021.stimuli.lexicon import LEXICONS
+from studies.lakretz2021.stimuli.structures import DEEPER_PREFIXES
 
 DETERMINERS = {"the"}
 COMPLEMENTISERS = {"that", "whom", "who"}
@@ -63,7 +63,7 @@ class Shape:
     prefix: str = ""
 
 
-# Patterns of the structures in stimuli/structures.py (the English stimuli of Lakretz et al.).
+# Patterns of the structures in studies/lakretz2021/stimuli/structures.py (the English stimuli of Lakretz et al.).
 SHAPES: tuple[Shape, ...] = (
     # The N1 that the N2 P the N3 V2 V1 the N4
     Shape("long_nested", "DNCDNWDNWWDN", (0, 1, 2), ("inner", "outer"), (1, 2)),

@@ -39,9 +39,13 @@ def check_keys(settings: Any, given: dict, quit_key: str, n_options: int, n_ques
 
 
 def human_settings(st: Any, given: dict, lang: str, n_options: int) -> dict[str, Any]:
+    from experiments.screen_texts import kind_text
+
     if st.colour_key == "m":
         raise KeySettingError("task.colour_key: m is the other answer's key")
-    return {"labels": (("colour", st.colour_text), ("other", st.other_text)), "keys": (st.colour_key, "m")}
+    # the spec's text, else the kind's own in the spec's language (its TEXTS, in __init__.py)
+    other = st.other_text if "other_text" in given else kind_text(NAME, lang, "label_other")
+    return {"labels": (("colour", st.colour_text), ("other", other)), "keys": (st.colour_key, "m")}
 
 
 KIND = TaskKind(name=NAME, description="is the word a colour", materials=("sentence", "answer"),

@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Callable
 
-from stimuli.lexicon import Lexicon, Pair
+from studies.lakretz2021.stimuli.lexicon import Lexicon, Pair
 
 Slots = dict[str, Pair | str]  # slot name -> lexical pair or preposition
 

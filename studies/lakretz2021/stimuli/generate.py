@@ -10,8 +10,8 @@ import random
 from functools import lru_cache
 
 from stimuli.items import Item
-from stimuli.lexicon import Lexicon, get_lexicon
-from stimuli.structures import DEEPER_PREFIXES, STRUCTURES, Slots
+from studies.lakretz2021.stimuli.lexicon import Lexicon, get_lexicon
+from studies.lakretz2021.stimuli.structures import DEEPER_PREFIXES, STRUCTURES, Slots
 
 
 class _Cycle:

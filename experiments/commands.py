@@ -1,0 +1,122 @@
+"""The commands kinds and studies add to `twinlab`, declared as data and mounted lazily.
+
+A kind's or a study's light `__init__` may say `COMMANDS`: a tuple of plain records,
+
+    {"group": "stimuli import", "name": "lakretz-text", "module": "stimuli.commands", "function": "import_text",
+     "help": "one line for the listing"}
+
+`group` is the sub-app the command joins ("" for `twinlab` itself, "stimuli", "stimuli import", "import"),
+`module` is dotted inside the kind's or study's package, `function` a typer command function there. The
+CLI lists each command with its `help` without importing anything (`twinlab stimuli --help` stays fast);
+the module is imported, and its options read, only when the command runs or its own `--help` is asked.
+Why data and not `register(app)`: a kind or study is found by the one registry (experiments/kinds.py,
+experiments/studies.py), never by an entry point of its own, and a listing must not import it.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import click
+import typer
+from typer.core import TyperGroup
+
+GROUPS = ("", "stimuli", "stimuli import", "import")  # the sub-apps a declared command may join
+FIELDS = ("group", "name", "module", "function", "help")
+
+
+class CommandDeclarationError(ValueError):
+    """A kind or study declares a command the CLI cannot mount (names the owner and the field)."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One declared command: where it is listed, and where its function lives (imported when it runs)."""
+
+    owner: str  # "kind <name>" or "study <name>": for messages
+    group: str
+    name: str
+    module: str  # absolute module name
+    function: str
+    help: str
+
+
+def _check(owner: str, package: str, entry: Any) -> Declared:
+    if not isinstance(entry, dict) or set(entry) != set(FIELDS):
+        raise CommandDeclarationError(f"{owner}: COMMANDS: each entry is a mapping of exactly {', '.join(FIELDS)} "
+                                      f"(got {entry!r})")
+    if entry["group"] not in GROUPS:
+        raise CommandDeclarationError(f"{owner}: COMMANDS: group {entry['group']!r} is not one of "
+                                      f"{', '.join(repr(g) for g in GROUPS)}")
+    if not all(isinstance(entry[f], str) and entry[f] for f in FIELDS if f != "group"):
+        raise CommandDeclarationError(f"{owner}: COMMANDS: {entry!r}: name, module, function and help are non-empty texts")
+    return Declared(owner, entry["group"], entry["name"], f"{package}.{entry['module']}", entry["function"],
+                    entry["help"])
+
+
+def declared_commands() -> list[Declared]:
+    """Every command the registered kinds and studies declare, kinds first, each in listing order; a name
+    declared twice in one group is refused (naming both owners)."""
+    from experiments.kinds import kind_module, kind_names
+    from experiments.studies import study_module, study_names
+
+    owners = [(f"kind {k}", kind_module(k)) for k in kind_names()]
+    owners += [(f"study {s}", study_module(s)) for s in study_names()]
+    out: list[Declared] = []
+    seen: dict[tuple[str, str], str] = {}
+    for owner, package in owners:
+        for entry in getattr(package, "COMMANDS", None) or ():
+            cmd = _check(owner, package.__name__, entry)
+            if (cmd.group, cmd.name) in seen:
+                raise CommandDeclarationError(f"{owner}: COMMANDS: `twinlab {cmd.group} {cmd.name}` is also "
+                                              f"declared by {seen[(cmd.group, cmd.name)]}")
+            seen[(cmd.group, cmd.name)] = owner
+            out.append(cmd)
+    return out
+
+
+class LazyCommand(click.Command):
+    """A declared command as listed (its name and help only); the real typer command is built from the
+    declared function when the command is parsed, run or asked for its own help."""
+
+    def __init__(self, decl: Declared) -> None:
+        super().__init__(decl.name, help=decl.help, short_help=decl.help)
+        self.decl = decl
+        self._real: click.Command | None = None
+
+    def real(self) -> click.Command:
+        if self._real is None:
+            func = getattr(importlib.import_module(self.decl.module), self.decl.function)
+            one = typer.Typer(add_completion=False)
+            one.command(self.decl.name, help=self.decl.help)(func)
+            self._real = typer.main.get_command(one)  # one command: typer returns the command itself
+        return self._real
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        return self.real().make_context(info_name, args, parent=parent, **extra)
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        return self.real().get_params(ctx)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return self.real().invoke(ctx)
+
+
+def lazy_group(group: str) -> type[TyperGroup]:
+    """The click group class of the sub-app `group`: its own commands, and first the declared ones."""
+
+    class Group(TyperGroup):
+        def __init__(self, **attrs: Any) -> None:
+            super().__init__(**attrs)
+            own = dict(self.commands)
+            self.commands = {d.name: LazyCommand(d) for d in declared_commands() if d.group == group}
+            for name, cmd in own.items():
+                if name in self.commands:
+                    raise CommandDeclarationError(f"{self.commands[name].decl.owner}: COMMANDS: "  # type: ignore[attr-defined]
+                                                  f"`twinlab {group} {name}` is a command of twinlab itself")
+                self.commands[name] = cmd
+
+    Group.__name__ = f"Group_{group.replace(' ', '_') or 'twinlab'}"
+    return Group
