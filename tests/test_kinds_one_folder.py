@@ -73,6 +73,73 @@ def test_no_layer_imports_a_kind_or_branches_on_a_kinds_name():
     assert imports == [] and branches == []
 
 
+REGISTRY_LOOKUPS = {"kind_attrs", "kind_part", "kind_file", "kind_module"}
+
+
+def named_kind_lookups(tree: ast.AST, kinds: set[str]) -> list[tuple[int, str]]:
+    """A layer reaching one named kind through the registry: `kind_attrs("judgment", ...)` and its siblings,
+    a re-export table `{name: ("judgment", "analysis")}`, or a kind's name kept in a constant (`X = "rating"`)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name in REGISTRY_LOOKUPS and node.args[0].value in kinds:
+                found.append((node.lineno, node.args[0].value))
+        elif isinstance(node, ast.Tuple) and len(node.elts) == 2 and all(isinstance(e, ast.Constant) for e in node.elts):
+            kind, part = (e.value for e in node.elts)
+            if kind in kinds and part in {"task", "view", "model", "analysis", "importer"}:
+                found.append((node.lineno, kind))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value in kinds:
+            found.append((node.lineno, node.value.value))
+    return found
+
+
+# layer files that still reach a named kind through the registry (issue 49: "kind names in core code: none"),
+# each with the reason; an entry no longer needed fails the test, so the list only shrinks
+NAMED_KINDS_LEFT: dict[str, str] = {
+    "analysis/adaptation.py": "the adaptation effect reads self-paced reading's region and word rules",
+    "analysis/api.py": "analysis.api keeps its per-kind functions (choice_bias, rating_distribution, reading_*, completion)",
+    "analysis/cli.py": "the ordinal (rating) fit's error is caught by name",
+    "analysis/measures/task_measures.py": "the kinds' measures re-exported from their old home",
+    "analysis/option_checks.py": "--word-rt-range and the reading target are checked by self-paced reading's rules",
+    "analysis/report/design.py": "the reading rules of a design's report come from self-paced reading",
+    "analysis/report/reading.py": "the reading sections call self-paced reading's analysis by name",
+    "analysis/stats/fit_items.py": "the ordinal (rating) fit's error is caught by name",
+    "analysis/stats/formula_fit.py": "the ordinal family is fitted by rating's clmm",
+    "analysis/twins/reading_dll.py": "the reading twin's delta log-likelihood uses self-paced reading's word rows",
+    "experiments/tasks/earned.py": "the feedback rule's outcome of a key response is violation detection's",
+    "model_subjects/person_answers.py": "a replayed person's answers are checked against violation detection's ANSWERS",
+    "model_subjects/protocol_base.py": "a missing form pair is violation detection's rule",
+    "model_subjects/protocols.py": "violation detection's protocol names re-exported from their old home",
+    "model_subjects/tasks/surprisal.py": "surprisal by region reads self-paced reading's regions",
+    "participants/autopilot.py": "the RSVP autopilot's answer is violation detection's",
+    "participants/rsvp.py": "the RSVP runner scores with violation detection's key response and outcome",
+    "participants/tasks/logic.py": "option order (choice) and reading units (self-paced reading) by name",
+    "participants/web/results.py": "a browser RSVP trial's outcome and response times are violation detection's",
+}
+
+
+def scan_named_kinds() -> dict[str, list[str]]:
+    kinds, out = set(builtin_kinds()), {}
+    for f in layer_files():
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        if found := named_kind_lookups(tree, kinds):
+            out[f.relative_to(ROOT).as_posix()] = [f"{line}: {k}" for line, k in found]
+    return out
+
+
+def test_the_scan_sees_a_named_kind_lookup():
+    tree = ast.parse("X = 'rating'\nT = {'a': ('judgment', 'analysis')}\n"
+                     "def f(t):\n    return kind_attrs('choice', 'task', 'x'), kind_attrs(t.task, 'task', 'x')\n")
+    assert named_kind_lookups(tree, {"rating", "judgment", "choice"}) == [(1, "rating"), (2, "judgment"), (4, "choice")]
+
+
+def test_no_layer_reaches_a_named_kind_beyond_the_listed_exceptions():
+    found = scan_named_kinds()
+    assert not {f: v for f, v in found.items() if f not in NAMED_KINDS_LEFT}, "a layer names a kind"
+    assert not set(NAMED_KINDS_LEFT) - set(found), "an exception no longer needed: drop it from NAMED_KINDS_LEFT"
+
+
 def test_each_built_in_kind_is_one_folder_of_its_parts():
     from experiments.kinds import kind_names, kind_part
 
