@@ -24,7 +24,9 @@ def test_the_plan_follows_the_table_not_a_name(loaded):
     df, info = loaded
     assert rp.plan_for(df, info.factors) is rp.DESIGN  # a task column and declared factors
     lakretz_like = df.drop(columns=["task"]).assign(experiment="anything")
-    assert rp.plan_for(lakretz_like, {}) is rp.LAKRETZ_CELLS  # no task, no factors: the Lakretz cells
+    lakretz = rp.plan_for(lakretz_like, {})  # no task, no factors: the Lakretz cells, the study's registered plan
+    assert (lakretz.name, lakretz.study, lakretz.default_focus) == ("lakretz", "lakretz2021", "long_nested:PSP:inner")
+    assert "LAKRETZ_CELLS" not in vars(rp) and lakretz in rp.study_plans()
     assert rp.plan_for(lakretz_like.assign(experiment="lakretz2021_nested"), {"attractor": []}) is rp.DESIGN
 
 

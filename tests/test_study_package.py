@@ -20,20 +20,10 @@ IMPORTS_LEFT = {
     "kinds/violation_detection/task.py": "violation detection's optional materials are the Lakretz record's keys",
     "model_subjects/run_checks.py": "item lengths of a Lakretz stimulus file read through the study's cells",
     "experiments/cli.py": "`stimuli import lakretz-text` runs the study's text importer",
-    "analysis/report/plan.py": "the Lakretz report plan's steps call the study's report (no plan registry yet)",
-    "analysis/load/__init__.py": "a Lakretz results CSV is read by the study's frame reader",
-    "analysis/simulate.py": "simulated Lakretz rows use the study's structure map",
-    "analysis/report/sections.py": "the exposure and training sections quote Appendix C (the paper's slope and texts)",
-    "analysis/report/tables.py": "the Table C1 / slope tables use Appendix C's column order and printed values",
 }
 # core files that still hold the literal name of a Lakretz cell, each with the reason
 NAMES_LEFT = {
     "experiments/cli.py": "`analyze --focus` defaults to long_nested:PSP:inner (step (c))",
-    "analysis/report/figures.py": "the error-rate and exposure figures order the Lakretz structures and conditions",
-    "analysis/load/prepare.py": "the Lakretz frame's preparation names its structures",
-    "analysis/report/tables.py": "Table C1 names the long-nested structure",
-    "analysis/measures/scoring.py": "the error rate's structure filter",
-    "analysis/simulate.py": "the simulated Lakretz study's structures and conditions",
     "reproductions/figures.py": "Lampinen et al.'s figures of the long-nested cells",
     "reproductions/hu_frank2024.py": "the reproduction's Lakretz-cell subset",
     "reproductions/hu_levy2023.py": "the reproduction's Lakretz-cell subset",
