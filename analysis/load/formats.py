@@ -1,15 +1,14 @@
 """The trial-table formats beyond twinlab's sessions: the released tables the registered studies read
 (`FRAME_FORMATS` in a study's `__init__`: a name for `analyze --format`, the columns that recognise it, the
-study's module and its reader). Light on purpose: the CLI checks --format with it before the analysis loads."""
+study's module and its reader). Read from the studies' declarations: a study's reader module is imported only
+when a file of its format is read."""
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Callable
 
 from experiments.studies import declared, study_part
 
 
-@lru_cache(maxsize=1)
 def frame_formats() -> dict[str, tuple[str, dict]]:
     """format name -> (study, its declaration), in the studies' listing order."""
     return {f["name"]: (study, f) for study, formats in declared("FRAME_FORMATS").items() for f in formats}

@@ -18,7 +18,6 @@ None of these exist for rows whose order is unknown (`order_known` False).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 import pandas as pd
 
@@ -135,7 +134,6 @@ def scored_rows(df: pd.DataFrame, post_training: bool = True) -> pd.DataFrame:
     return df[keep]
 
 
-@lru_cache(maxsize=None)
 def _declared_order(attribute: str) -> tuple[str, ...]:
     """The display order the registered studies declare (`STRUCTURE_ORDER`, `CONDITION_ORDER`: data in their
     `__init__`), in listing order, each name once."""

@@ -17,7 +17,6 @@ a study.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -122,7 +121,6 @@ DESIGN = ReportPlan("general", is_general, True, design_frame_step, (design_step
 PLANS: list[ReportPlan] = [DESIGN]  # the core's plans, tried before the studies'
 
 
-@lru_cache(maxsize=1)
 def study_plans() -> tuple[ReportPlan, ...]:
     """The plans the registered studies declare (REPORT_PLANS), in listing order, each with its study and its
     default focus cell; a study's plan module is imported here, when a table is first matched."""
