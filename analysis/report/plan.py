@@ -149,5 +149,5 @@ def with_focus(opt: Options, plan: ReportPlan) -> tuple[Options, str]:
         return opt, "given (--focus)"
     if plan.default_focus:
         return (replace(opt, focus=plan.default_focus),
-                f"the default of study {plan.study} (REPORT_PLANS in its __init__), no --focus given")
+                f"the default of study {plan.study}, declared in its REPORT_PLANS; no --focus given")
     return opt, "none given: every cell"
