@@ -19,7 +19,7 @@ def analyze(
     no_mixed: bool = typer.Option(False, "--no-mixed", help="skip the mixed-effects models (no R needed)"),
     seed: int = typer.Option(0, "--seed", help="seed of the bootstrap resampling"),
     n_boot: int = typer.Option(2000, "--n-boot", help="bootstrap resamples"),
-    focus: str = typer.Option("long_nested:PSP:inner", "--focus", help="cell of the exposure (learning) models: FACTOR=LEVEL,... for a general design (e.g. attractor=mismatch,agreement=broken; default: every cell), STRUCTURE:CONDITION:inner|outer for a Lakretz design"),
+    focus: str = typer.Option("", "--focus", help="cell of the exposure (learning) models: FACTOR=LEVEL,... for a general design (e.g. attractor=mismatch,agreement=broken; default: every cell), STRUCTURE:CONDITION:inner|outer for a Lakretz design (default: the cell its study declares, the paper's slope; results.json records the cell used and where it came from)"),
     blocks: str = typer.Option("test", "--blocks", help="rows of the rates, acceptance, --formula and exposure-model fits: test (default; the test blocks, fillers out), training,test (training blocks and practice rows too), all (every row, fillers included); every table and fit says which blocks and roles it used"),
     training_block: List[str] = typer.Option([], "--training-block", help="Lakretz format: a block number to treat as training (repeatable)"),
     rejected_rule: str = typer.Option("paper", "--rejected-rule", help="how a REJECTED trial (no answer) counts in the first-encounter and exposure analyses: paper = scored by the prefix of its release code (WRONG_DDC an error, CORRECT_DDC correct; seeds/000's Table C1), strict = left out (the subject leaves that first-encounter cell). Error rates leave REJECTED trials out under either rule"),
@@ -82,8 +82,11 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
     --focus and --blocks, in that order; one line and exit 2. Returns the parsed --blocks."""
     from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
-    if fmt not in ("auto", "twinlab", "lakretz"):
-        fail(f"--format must be auto, twinlab or lakretz, not {fmt!r}")
+    from analysis.load.formats import frame_format_names  # late: the CLI starts without the analysis (pandas, R)
+
+    formats = ("auto", "twinlab", *frame_format_names())
+    if fmt not in formats:
+        fail(f"--format must be {', '.join(formats[:-1])} or {formats[-1]}, not {fmt!r}")
     from experiments.options import OptionError, at_least, output_folder  # late: the CLI starts without the analysis (pandas, R)
 
     try:
@@ -96,11 +99,12 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
 
     if rejected_rule not in RULES:
         fail(f"--rejected-rule must be {' or '.join(RULES)}, not {rejected_rule!r}")
-    from analysis.learning.general import LAKRETZ, FocusError, parse_focus, parse_focus_path  # late: the CLI starts without the analysis (pandas, R)
+    from analysis.learning.general import FocusError, check_focus_path, parse_focus  # late: the CLI starts without the analysis (pandas, R)
     from analysis.load.rows import BlocksError, parse_blocks  # late: the CLI starts without the analysis (pandas, R)
 
     try:
-        parse_focus(focus) if "=" in focus else parse_focus_path(focus, LAKRETZ)
+        if focus:  # none given: every cell of a general design, or the default of a study's plan
+            parse_focus(focus) if "=" in focus else check_focus_path(focus)
         return parse_blocks(blocks)
     except (ValueError, FocusError, BlocksError) as exc:
         fail(str(exc))

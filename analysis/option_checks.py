@@ -15,6 +15,7 @@ import difflib
 
 from analysis.options import InputError, Options
 from analysis.learning.general import FocusError, parse_focus
+from analysis.load.formats import frame_format_names
 from analysis.load.prepare import is_training_block
 from analysis.load.rows import BlocksError, ORDER_COLUMNS, parse_blocks
 from analysis.measures.demand_gap import check_pairs
@@ -106,7 +107,7 @@ def check_reading_rules(df: pd.DataFrame, opt: Options) -> None:
 def check_training_blocks(opt: Options, formats: dict[str, str]) -> None:
     """--training-block names blocks of a Lakretz et al. (2021) results CSV: on twinlab sessions alone (whose
     training rows are read from their block names) it would be ignored without a word: refused."""
-    if opt.training_blocks and "lakretz" not in set(formats.values()):
+    if opt.training_blocks and not set(frame_format_names()) & set(formats.values()):
         raise InputError(f"--training-block {', '.join(map(str, opt.training_blocks))}: applies to Lakretz et al. "
                          "(2021) results CSVs, and none was given; twinlab sessions mark their training rows by "
                          "block name (training/practice) or role practice: leave the option out")

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.learning.general import LAKRETZ, FocusError, parse_focus, parse_focus_path
+from analysis.learning.general import FocusError, check_focus_path, parse_focus
+from analysis.load.formats import frame_format_names
 from analysis.measures.scoring import RULES
 
 
@@ -18,7 +19,7 @@ class Options:
     seed: int = 0
     n_boot: int = 2000
     mixed: bool = True
-    focus: str = "long_nested:PSP:inner"
+    focus: str = ""  # --focus: the exposure models' cell; "" = none given (a study's plan may apply its default)
     fmt: str = "auto"
     training_blocks: list[str] = field(default_factory=list)
     keep_outliers: bool = False
@@ -44,7 +45,7 @@ from analysis.input_errors import InputError  # noqa: E402 (one class for the AP
 
 COPIES = ("merge", "subjects")
 FAMILIES = ("auto", "binomial", "gaussian", "ordinal")
-FORMATS = ("auto", "twinlab", "lakretz")
+FORMATS = ("auto", "twinlab", *frame_format_names())  # a study's released tables too (FRAME_FORMATS)
 MAX_BOOT = 100_000
 
 
@@ -118,7 +119,7 @@ def check_options(opt: Options) -> Options:
     if opt.family not in FAMILIES:
         raise InputError(f"family (--family) must be {', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}, not {opt.family!r}")
     if opt.fmt not in FORMATS:
-        raise InputError(f"fmt (--format) must be auto, twinlab or lakretz, not {opt.fmt!r}")
+        raise InputError(f"fmt (--format) must be {', '.join(FORMATS[:-1])} or {FORMATS[-1]}, not {opt.fmt!r}")
     model_copies(opt.model_copies)
     opt.rt_trim = ms_range("rt_trim (--rt-trim)", opt.rt_trim, "(200, 3000)")
     opt.word_rt_range = ms_range("word_rt_range (--word-rt-range)", opt.word_rt_range, "(100, 5000)")
@@ -137,6 +138,8 @@ def check_options(opt: Options) -> Options:
         raise InputError(f"rejected_rule (--rejected-rule) must be {' or '.join(RULES)}, not {opt.rejected_rule!r}")
     if not isinstance(opt.focus, str):
         raise InputError(f"focus (--focus) must be a text, not {opt.focus!r}")
+    if not opt.focus:  # none given: every cell of a general design, or the default of a study's plan
+        return opt
     if "=" in opt.focus:  # a general design's focus cell (FACTOR=LEVEL,...): its form (each factor once) here,
         try:  # its factors and levels against the data later
             parse_focus(opt.focus)
@@ -144,7 +147,7 @@ def check_options(opt: Options) -> Options:
             raise InputError(str(exc)) from None
         return opt
     try:
-        parse_focus_path(opt.focus, LAKRETZ)
+        check_focus_path(opt.focus)
     except (ValueError, TypeError, AttributeError) as exc:
         raise InputError(f"focus (--focus): {exc}") from None
     return opt

@@ -8,11 +8,13 @@ Output layout::
     OUT/report.html       rendered from the three above (`twinlab report OUT` re-renders it)
 
 One pipeline for every design: `run_loaded` picks the report plan the trial table calls for
-(analysis/report/plan.py: a general design's, or the Lakretz cells' with the paper's rules: data, not a
-branch on a design's name), runs its steps on one `Run` and writes results.json. The pieces live beside it:
-`results_folder` (the collector), `data_section` (sample sizes, order, outliers), `report_tables` (the shown
-tables), `learning` (first encounter, curves, exposure models of any design), `learning_report` and
-`studies.lakretz2021.report` + `sections` (their sections), `design_report` (a general design's).
+(analysis/report/plan.py: a general design's, or a registered study's, e.g. the Lakretz cells' with the
+paper's rules: data, not a branch on a design's name), applies that study's default focus cell when no
+--focus is given (results.json `focus_source` says so), runs its steps on one `Run` and writes results.json.
+The pieces live in the rooms beside it: report/results_folder (the collector), report/data_section (sample
+sizes, order, outliers), report/tables (what the shown tables share), learning/ (first encounter, curves,
+exposure models of any design, and their sections), report/design (a general design's); a study's own
+sections and tables live in the study (studies/<name>/).
 """
 from __future__ import annotations
 
@@ -28,12 +30,11 @@ import pandas as pd
 from analysis.load import load
 from analysis.options import Options, check_options  # noqa: F401 (Options re-exported: analysis.pipeline.Options)
 from analysis.option_checks import check_by_and_formula, check_training_blocks  # noqa: F401 (importable from here)
-from analysis.report.plan import Run, plan_for
+from analysis.report.plan import Run, plan_for, with_focus
 from analysis.report.results_folder import Results, clean_json, json_default
 from experiments.atomic import atomic_write_text
 # names other code imported from here before the split (kept importable from the pipeline)
 from analysis.report.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes  # noqa: F401,E402
-from analysis.report.tables import wide_error_rates, wide_slopes, wide_table_c1  # noqa: F401,E402
 from analysis.report.render import render_report
 
 
@@ -55,8 +56,11 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
     t0 = time.time()
     out = Path(out)
     plan = plan_for(df, info.factors)
+    opt, focus_source = with_focus(opt, plan)  # a study's default focus when its design is the data's
     check_by_and_formula(df, opt, plan.general, info.factors)
     run = Run(info=info, opt=opt, out=out, log=log or (lambda s: None), res=Results(out))
+    if plan.default_focus:  # a plan with a focus cell of its own: say which was used and where it came from
+        run.extra["focus_source"] = focus_source
     plan.frame(df, run)
     for step in plan.steps:
         step(run)

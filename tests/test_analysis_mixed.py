@@ -200,7 +200,7 @@ def _significant_data() -> pd.DataFrame:
 
 
 def test_an_unconverged_fit_is_marked_and_never_starred(mixed):
-    from analysis.pipeline import wide_slopes
+    from studies.lakretz2021.tables import wide_slopes
     from analysis.report.render import _fit_html
 
     df = _significant_data()

@@ -10,7 +10,7 @@ import pytest
 from analysis.stats.bootstrap import bootstrap_mean, error_rate_ci
 from analysis.measures.error_rates import error_rates
 from studies.lakretz2021.appendix_c import table_c1
-from analysis.learning.general import LAKRETZ
+from studies.lakretz2021.learning import LAKRETZ
 from analysis.learning.general import first_encounter_fits as _fits
 from analysis.learning.general import first_encounter_table as _fe
 from analysis.measures.model_measures import demand_gap, evaluation_method, internal_consistency, task_family

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
+from studies.lakretz2021.learning import LAKRETZ
 from tests.support import learning_synthetic as ls
 
 HUMAN = "human"
@@ -143,20 +144,20 @@ def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
         import_lakretz2021(table, tmp / "logs", tmp / "imp")
         raw, info = load([tmp / "imp"], keep_outliers=True)
     r = lakretz_rows(raw, info, Options(keep_outliers=True))
-    c1 = ln.first_encounter_table(r.od, ln.LAKRETZ, n_boot=20)
+    c1 = ln.first_encounter_table(r.od, LAKRETZ, n_boot=20)
     c1 = c1[(c1["group"] == "human") & (c1["structure"] == "long_nested")].set_index(["violation_position", "condition"])
     assert len(c1) == 16 and tuple(c1.loc[("inner", "PSP"), ["n_errors", "n_subjects"]]) == (3, 5)  # paper rule
-    strict = ln.first_encounter_table(r.od_other, ln.LAKRETZ, n_boot=20).set_index(
+    strict = ln.first_encounter_table(r.od_other, LAKRETZ, n_boot=20).set_index(
         ["group", "structure", "violation_position", "condition"])
     assert tuple(strict.loc[("human", "long_nested", "inner", "PSP"), ["n_errors", "n_subjects"]]) == (2, 4)
     focus = {"structure": "long_nested", "condition": "PSP", "violation_position": "inner"}
     direct = r.od[(r.od["structure"] == "long_nested") & (r.od["condition"] == "PSP") & ~r.od["training"]
                   & (r.od["violation_position"] == "inner") & r.od["error"].notna()]
-    mine = ln.focus_data(r.od[~r.od["training"]], ln.LAKRETZ, focus)
+    mine = ln.focus_data(r.od[~r.od["training"]], LAKRETZ, focus)
     assert len(mine) == len(direct) > 0 and list(mine["error"]) == list(direct["error"].astype(int))
-    assert ln.parse_focus_path("long_nested:PSP:inner", ln.LAKRETZ) == focus
+    assert ln.parse_focus_path("long_nested:PSP:inner", LAKRETZ) == focus
     with pytest.raises(ValueError, match="STRUCTURE:CONDITION:inner|outer"):
-        ln.parse_focus_path("long_nested:PSP", ln.LAKRETZ)
+        ln.parse_focus_path("long_nested:PSP", LAKRETZ)
 
 
 @pytest.mark.slow
@@ -308,7 +309,7 @@ def test_general_fits_on_the_lakretz_cells_give_figure_c2_and_tables_c2_c3(r_rea
 
     r = _lakretz_sample_rows()
     focus = {"structure": "long_nested", "condition": "PSP", "violation_position": "inner"}
-    data = ln.focus_data(r.od, ln.LAKRETZ, focus)
+    data = ln.focus_data(r.od, LAKRETZ, focus)
     mine = fit_models_on(data[data["group"] == "human"].reset_index(drop=True), "human", ln.focus_text(focus))
     h = data[data["group"] == "human"].reset_index(drop=True)
     assert mine.base and mine.n_rows == len(h) > 0
@@ -321,7 +322,7 @@ def test_general_fits_on_the_lakretz_cells_give_figure_c2_and_tables_c2_c3(r_rea
     assert len(fitted) >= 4
     for _, row in fitted.iterrows():
         cell = {"structure": "long_nested", "condition": row["condition"], "violation_position": row["violation_type"]}
-        d = ln.focus_data(r.od, ln.LAKRETZ, cell)
+        d = ln.focus_data(r.od, LAKRETZ, cell)
         d = d[(d["group"] == "human") & d["exposures"].notna()].reset_index(drop=True)
         assert len(d) == row["n_trials"]
         c = fit_glmer(d, BASE_FORMULA).coef("exposures")

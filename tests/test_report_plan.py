@@ -24,7 +24,9 @@ def test_the_plan_follows_the_table_not_a_name(loaded):
     df, info = loaded
     assert rp.plan_for(df, info.factors) is rp.DESIGN  # a task column and declared factors
     lakretz_like = df.drop(columns=["task"]).assign(experiment="anything")
-    assert rp.plan_for(lakretz_like, {}) is rp.LAKRETZ_CELLS  # no task, no factors: the Lakretz cells
+    lakretz = rp.plan_for(lakretz_like, {})  # no task, no factors: the Lakretz cells, the study's registered plan
+    assert (lakretz.name, lakretz.study, lakretz.default_focus) == ("lakretz", "lakretz2021", "long_nested:PSP:inner")
+    assert "LAKRETZ_CELLS" not in vars(rp) and lakretz in rp.study_plans()
     assert rp.plan_for(lakretz_like.assign(experiment="lakretz2021_nested"), {"attractor": []}) is rp.DESIGN
 
 
@@ -50,3 +52,37 @@ def test_a_plan_added_as_data_is_run_by_the_one_pipeline(loaded, tmp_path, monke
     written = json.loads((tmp_path / "out" / "results.json").read_text())
     assert [s["id"] for s in written["sections"]] == ["toy"] and (tmp_path / "out" / "report.html").exists()
     assert pd.read_csv(tmp_path / "out" / "tables" / "toy_trials.csv")["trials"].sum() == len(df)
+
+
+def test_the_core_has_no_default_focus_and_a_lakretz_table_gets_its_study_s(tmp_path):
+    """Issue 49 (c): `--focus` defaults to nothing in the core (the CLI, Options); the Lakretz study declares
+    its default cell (REPORT_PLANS), applied when the table is that study's; results.json records the cell
+    used and where it came from, the report says so, and the exposure section is on that cell."""
+    import inspect
+
+    from analysis import cli
+    from analysis.pipeline import Options, run_analysis
+    from analysis.simulate import simulate_lakretz_rows
+
+    assert Options().focus == "" and inspect.signature(cli.analyze).parameters["focus"].default.default == ""
+    csv = tmp_path / "results.csv"
+    simulate_lakretz_rows(3, seed=1).to_csv(csv, index=False)
+    opt = dict(n_boot=10, mixed=False, show_progress=False)
+    res = run_analysis([csv], tmp_path / "default", Options(**opt))
+    assert res["design"] == "lakretz" and res["options"]["focus"] == "long_nested:PSP:inner"
+    assert res["focus_source"].startswith("the default of study lakretz2021")
+    titles = {s["id"]: s["title"] for s in res["sections"]}
+    assert titles["exposure_models"].startswith("Exposure models on long_nested:PSP:inner")
+    assert "the default of study lakretz2021" in (tmp_path / "default" / "report.html").read_text()
+    given = run_analysis([csv], tmp_path / "given", Options(focus="long_nested:SSS:outer", **opt))
+    assert given["options"]["focus"] == "long_nested:SSS:outer" and given["focus_source"] == "given (--focus)"
+    assert {s["id"]: s["title"] for s in given["sections"]}["exposure_models"].startswith(
+        "Exposure models on long_nested:SSS:outer")
+
+
+def test_a_general_design_gets_no_focus_cell_unless_given(loaded, tmp_path):
+    from analysis.pipeline import Options, run_loaded
+
+    df, info = loaded
+    res = run_loaded(df, info, tmp_path / "out", Options(n_boot=10, mixed=False, show_progress=False))
+    assert res["design"] == "general" and res["options"]["focus"] == "" and "focus_source" not in res

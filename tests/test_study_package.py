@@ -12,22 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ("analysis", "experiments", "kinds", "model_subjects", "participants", "reproductions", "stimuli")
 STUDY = "studies.lakretz2021"
 
-# core files that still import the study, each with the reason (issue 49 part 2, steps (b) and (c))
-IMPORTS_LEFT = {
-    "analysis/report/plan.py": "the Lakretz report plan's steps call the study's report (no plan registry yet)",
-    "analysis/load/__init__.py": "a Lakretz results CSV is read by the study's frame reader",
-    "analysis/simulate.py": "simulated Lakretz rows use the study's structure map",
-    "analysis/report/sections.py": "the exposure and training sections quote Appendix C (the paper's slope and texts)",
-    "analysis/report/tables.py": "the Table C1 / slope tables use Appendix C's column order and printed values",
-}
+# core files that still import the study, each with the reason (none left: issue 49's steps (b) and (c) are done;
+# a new entry needs a reason a reviewer accepts)
+IMPORTS_LEFT: dict[str, str] = {}
 # core files that still hold the literal name of a Lakretz cell, each with the reason
-NAMES_LEFT = {
-    "analysis/report/figures.py": "the error-rate and exposure figures order the Lakretz structures and conditions",
-    "analysis/load/prepare.py": "the Lakretz frame's preparation names its structures",
-    "analysis/report/tables.py": "Table C1 names the long-nested structure",
-    "analysis/measures/scoring.py": "the error rate's structure filter",
-    "analysis/simulate.py": "the simulated Lakretz study's structures and conditions",
-}
+NAMES_LEFT: dict[str, str] = {}
 
 
 def cell_names() -> set[str]:

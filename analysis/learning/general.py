@@ -2,7 +2,8 @@
 
 Three analyses, each a function of a prepared trial frame and a `LearningConfig` (which factors make a
 cell, which trials are scored, how an unanswered trial counts); the Lakretz sections are the
-configuration `LAKRETZ` (the paper's cells and rules), a general design's is `general_config(factors)`:
+configuration a study's report plan declares (`plan_config`; e.g. the Lakretz cells and the paper's
+rules, studies/lakretz2021/learning.py), a general design's is `general_config(factors)`:
 
 - `first_encounter_table`: error on each subject's first test trial of each cell (Table C1 for the
   Lakretz cells), pooled errors / subjects with a 95% bootstrap CI resampling subjects;
@@ -27,6 +28,7 @@ from analysis.load.rows import block_kind
 from analysis.learning.exposures import model_rows
 from analysis.load.prepare import is_human_group, learning_mode
 from analysis.stats.logistic import logistic_fit
+from experiments.studies import declared
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,17 @@ class LearningConfig:
     default_focus: str | None = None
 
 
-LAKRETZ = LearningConfig("lakretz", ("structure", "condition", "violation_position"), ("inner", "outer"),
-                         "long_nested:PSP:inner")
+def plan_config(plan: dict) -> LearningConfig:
+    """The learning cell of a study's report plan as its `__init__` declares it (`REPORT_PLANS`: name, cell,
+    positions, default_focus; e.g. the Lakretz cells, studies/lakretz2021/learning.py)."""
+    positions = tuple(plan.get("positions") or ()) or None
+    return LearningConfig(plan["name"], tuple(plan["cell"]), positions, plan.get("default_focus") or None)
+
+
+def declared_plan_configs() -> list[LearningConfig]:
+    """The learning cells of the registered studies' report plans (read from their declarations, no study
+    module imported): the short --focus forms (A:B:C) a study's design reads."""
+    return [plan_config(p) for plans in declared("REPORT_PLANS").values() for p in plans if p.get("cell")]
 
 
 def general_config(cell: list[str]) -> LearningConfig:
@@ -198,7 +209,7 @@ def parse_focus(text: str, d: pd.DataFrame | None = None, cell: list[str] | None
 
 def parse_focus_path(text: str, cfg: LearningConfig) -> dict[str, str]:
     """'long_nested:PSP:inner' -> {factor: level} in the order of the cell's factors (the short form of a
-    configuration whose cell is known, e.g. `LAKRETZ`); a factor limited to `positions` takes one of them."""
+    configuration whose cell is known, e.g. a study's plan); a factor limited to `positions` takes one of them."""
     parts = (text or "").split(":")
     last = cfg.cell[-1] if cfg.positions else None
     if len(parts) != len(cfg.cell) or (last and parts[-1] not in cfg.positions):
@@ -206,6 +217,20 @@ def parse_focus_path(text: str, cfg: LearningConfig) -> dict[str, str]:
         example = f", e.g. {cfg.default_focus}" if cfg.default_focus else ""
         raise ValueError(f"focus {text!r} must be {form}{example}")
     return dict(zip(cfg.cell, parts))
+
+
+def check_focus_path(text: str) -> None:
+    """A --focus in the short form (no '='): the cell of a registered study's report plan. ValueError naming
+    the form (or the forms) otherwise; which study's design the data are is known only once they are loaded."""
+    errors = []
+    for cfg in declared_plan_configs():
+        try:
+            parse_focus_path(text, cfg)
+            return
+        except ValueError as exc:
+            errors.append(str(exc))
+    raise ValueError(" or ".join(errors) or f"focus {text!r}: write FACTOR=LEVEL[,FACTOR=LEVEL...] (no registered "
+                     "study's design reads a short form)")
 
 
 def focus_path_text(focus: dict[str, str]) -> str:

@@ -1,4 +1,5 @@
-"""Load trial tables (twinlab sessions or the Lakretz et al. 2021 results CSV) into one tidy frame.
+"""Load trial tables (twinlab sessions, or a study's released table, e.g. the Lakretz et al. 2021 results CSV,
+read by the study's frame reader: analysis/load/formats.py) into one tidy frame.
 
 Why a checked loader: a misnamed column or a stray value would otherwise vanish into NaN and bias
 an error rate silently. Every problem is a `LoadError` naming the file, the column and, for bad
@@ -11,11 +12,11 @@ import difflib
 import io
 import json
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Iterable
 
 import pandas as pd
 
-from studies.lakretz2021.frame import import_lakretz_frame
+from analysis.load.formats import frame_formats, frame_reader, sniff_study_format
 from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
 from analysis.load.spec_versions import check_versions, session_version
 from analysis.load.subjects import session_identity
@@ -24,7 +25,7 @@ from experiments.session import SessionError, scan_table
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 from stimuli.textfile import regular_file_problem
 
-Format = Literal["auto", "twinlab", "lakretz"]
+Format = str  # auto | twinlab | a study's format name (analysis/load/formats.py)
 EXTRA_COLUMNS = ("source_file", "session_status", "model", "order_known", "in_results_table", "task_settings",
                  "model_identity", "deterministic")
 ALLOWED_VALUES: dict[str, set[str]] = {
@@ -123,10 +124,8 @@ def _header_columns(path: Path) -> list[str]:
 
 
 def sniff_format(path: Path, columns: Iterable[str]) -> str:
-    cols = set(columns)
-    if {"subject", "sentence_type", "valid_answer"} <= cols:
-        return "lakretz"
-    return "twinlab"
+    """A study's format recognised by its columns (e.g. the Lakretz results CSV), else a twinlab session."""
+    return sniff_study_format(columns) or "twinlab"
 
 
 # ---- twinlab sessions ------------------------------------------------------------------------
@@ -390,7 +389,8 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
          allow_spec_versions: bool = False) -> tuple[pd.DataFrame, LoadInfo]:
     """Read files/folders into one frame (schema columns + source_file, session_status, model).
 
-    `fmt` 'auto' recognises the Lakretz CSV by its columns; `training_blocks` applies to it.
+    `fmt` 'auto' recognises a study's released table (the Lakretz CSV) by its columns; `training_blocks`
+    applies to it.
     Subjects flagged as outliers (the Lakretz `is_outlier` column, or `is_outlier` in a session
     sidecar) are excluded unless `keep_outliers`. Autopilot sessions of the human runner (sidecar
     `"autopilot": true`) are excluded unless `include_simulated`.
@@ -410,8 +410,8 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
         kind = sniff_format(f, raw_cols) if fmt == "auto" else fmt
         info.files.append(str(f))
         info.formats[str(f)] = kind
-        if kind == "lakretz":
-            df, sub = import_lakretz_frame(f, training_blocks=training_blocks, keep_outliers=keep_outliers)
+        if kind in frame_formats():  # a study's released table, read by the study's reader
+            df, sub = frame_reader(kind)(f, training_blocks=training_blocks, keep_outliers=keep_outliers)
             info.merge(sub)
         else:
             df = load_twinlab_file(f, info, include_simulated, keep_outliers)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+
+from experiments.studies import declared
 from stimuli.prompts import PROMPT_GROUPS
 
 TRAINING_PATTERN = re.compile(r"train|practi", re.IGNORECASE)
@@ -132,14 +134,21 @@ def scored_rows(df: pd.DataFrame, post_training: bool = True) -> pd.DataFrame:
     return df[keep]
 
 
-# Table C1 column order (seeds/000): congruent subjects first, then the harder incongruent ones.
-LAMPINEN_ORDER = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP", "SS", "SP", "PP", "PS")
-# the deeper variant (seeds/000 appendix A) puts its fixed plural prefix before the same order
-LAMPINEN_ORDER += tuple("P" + c for c in LAMPINEN_ORDER[:8])
+def _declared_order(attribute: str) -> tuple[str, ...]:
+    """The display order the registered studies declare (`STRUCTURE_ORDER`, `CONDITION_ORDER`: data in their
+    `__init__`), in listing order, each name once."""
+    return tuple(dict.fromkeys(n for names in declared(attribute).values() for n in names))
+
+
+def structure_order(structures) -> list[str]:
+    """Structures in the studies' display order; unknown ones after, alphabetically."""
+    present = list(dict.fromkeys(structures))
+    known = [s for s in _declared_order("STRUCTURE_ORDER") if s in present]
+    return known + sorted(s for s in present if s not in known)
 
 
 def condition_order(conditions) -> list[str]:
-    """Conditions in the seeds' display order; unknown ones after, alphabetically."""
+    """Conditions in the studies' display order (e.g. Table C1's); unknown ones after, alphabetically."""
     conds = [c for c in dict.fromkeys(conditions) if isinstance(c, str)]
-    known = [c for c in LAMPINEN_ORDER if c in conds]
+    known = [c for c in _declared_order("CONDITION_ORDER") if c in conds]
     return known + sorted(c for c in conds if c not in known)

@@ -68,20 +68,3 @@ def apply_rule(d: pd.DataFrame, rule: str) -> pd.DataFrame:
         d.loc[m, "scored"] = True
         d["rescored"] = m.astype(bool)
     return d
-
-
-def rule_differences(d: pd.DataFrame, fe_by_rule: dict[str, pd.DataFrame]) -> dict:
-    """What the choice of rule changes: trials scored from their code, first-encounter trials among
-    them, and the first-encounter cells whose k/n differ between the rules."""
-    paper = apply_rule(d, "paper")
-    r = paper[paper["rescored"] & ~paper["training"]]
-    keys = ["group", "structure", "condition", "violation_position"]
-    a, b = (fe_by_rule[k][keys + ["n_errors", "n_subjects"]] for k in ("paper", "strict"))
-    both = a.merge(b, on=keys, how="outer", suffixes=("_paper", "_strict")).fillna(0).set_index(keys)
-    diff = both[(both["n_errors_paper"] != both["n_errors_strict"])
-                | (both["n_subjects_paper"] != both["n_subjects_strict"])]
-    return {"trials_scored_from_code": int(len(r)),
-            "first_encounter_trials_scored_from_code": int(r["first_encounter"].sum()),
-            "first_encounter_cells_that_differ": int(len(diff)),
-            "table_c1_cells_that_differ": int(sum(1 for k in diff.index if k[0] == "human" and k[1] == "long_nested")),
-            "cells": [dict(zip(keys, k)) | {c: int(v) for c, v in row.items()} for k, row in diff.iterrows()]}

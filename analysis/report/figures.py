@@ -13,7 +13,7 @@ import pandas as pd
 import io
 import textwrap
 
-from analysis.load.prepare import condition_order, is_human_group
+from analysis.load.prepare import condition_order, is_human_group, structure_order
 from experiments.atomic import atomic_write_bytes
 from analysis.stats.mixed import status_of
 
@@ -129,17 +129,13 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     return _save(fig, path)
 
 
-STRUCTURE_ORDER = ("long_nested", "short_nested", "long_successive", "short_successive")
-
-
 def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: str, path: Path) -> Path | None:
     """One group (e.g. the humans): one panel per structure, conditions on x, inner and outer bars
     side by side with 95% CIs. Compact: the whole design in one row at page width."""
     if t.empty:
         return None
     plt = _plt()
-    structures = [s for s in STRUCTURE_ORDER if s in set(t["structure"])] + sorted(
-        s for s in set(t["structure"]) if s not in STRUCTURE_ORDER)
+    structures = structure_order(set(t["structure"]))
     widths = [len(set(t.loc[t["structure"] == s, "condition"])) for s in structures]
     fig, axes = plt.subplots(1, len(structures), figsize=(0.44 * sum(widths) + 1.2, 3.4), squeeze=False, sharey=True,
                              gridspec_kw={"width_ratios": widths}, layout="constrained")
@@ -403,9 +399,7 @@ def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4
     if det.empty:
         return None
     plt = _plt()
-    structures = [s for s in ("long_nested", "short_nested", "long_successive", "short_successive")
-                  if s in set(det["structure"])] + sorted(set(det["structure"]) - {"long_nested", "short_nested",
-                                                                                   "long_successive", "short_successive"})
+    structures = structure_order(set(det["structure"]))
     structures = structures[:max_structures]
     groups = sorted((g for g in set(det["group"])), key=lambda g: (not is_human_group(g), g))
     ncol = min(2, len(structures))

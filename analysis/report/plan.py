@@ -1,39 +1,35 @@
 """What a report holds, as data: which frame its sections read and which sections, in order.
 
 One pipeline runs every design (analysis/pipeline.py `run_loaded`): it picks a `ReportPlan` from what the
-trial table holds and runs the plan's steps on one `Run`. Two plans exist:
+trial table holds and runs the plan's steps on one `Run`. The core's plan is
 
 - `DESIGN`: a general design (a table with a task or declared factors): data and design, rates by the
   factors, each task's analyses, the analyst's formula, and the learning analyses (first encounter,
   learning curves, exposure models) wherever the data hold training or feedback;
-- `LAKRETZ_CELLS`: the Lakretz cells (structure x condition x violation position, no task column): the
-  same learning analyses (analysis/learning/general.py, configured `learning.LAKRETZ`) laid out with the paper's
-  rules as seeds/000 prints them (error rates by condition x dependency, d', Table C1, Figures C1-C4,
-  Tables C2/C3), the model-side measures, and the design sections that --by / --formula ask for.
 
-A plan is chosen by the table's columns, never by a design's name; adding a plan is adding data here.
+and after it come the plans the registered studies declare (`REPORT_PLANS` in a study's `__init__`: the
+module and object of the plan, its learning cell and its default focus cell), e.g. the Lakretz cells'
+(studies/lakretz2021/plan.py: the paper's sections on a table with no task and no declared factors).
+
+A plan is chosen by the table's columns, never by a design's name; adding a plan is adding data here or in
+a study.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
 from analysis.adaptation import adaptation_step  # issue 51: the adaptation effect in reading
+from analysis.input_errors import InputError
 from analysis.options import Options
 from analysis.report.results_folder import Results
-from studies.lakretz2021.report import (data_section, error_rates_section, exposures_section,
-    first_encounter_section, lakretz_rows, model_measures_section)
-from analysis.learning.general import has_learning_data
 from analysis.learning.report import learning_sections
-from analysis.load.prepare import order_known_rows
+from analysis.learning.general import has_learning_data
 from analysis.load.rows import ORDER_COLUMNS
-from analysis.measures import scoring
-from analysis.report.sections import detection_section, exposure_models_section, training_section
-from analysis.twins.answers import is_replay
-from analysis.measures.demand_gap import GapError
+from experiments.studies import declared, study_part
 
 
 @dataclass
@@ -46,7 +42,7 @@ class Run:
     log: Callable[[str], None]
     res: Results
     d: pd.DataFrame | None = None
-    rows: object = None  # the plan's own prepared rows (LakretzRows for the Lakretz cells)
+    rows: object = None  # the plan's own prepared rows (e.g. a study's: LakretzRows for the Lakretz cells)
     cell: list[str] = field(default_factory=list)
     copies: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
@@ -63,13 +59,16 @@ Step = Callable[[Run], None]
 class ReportPlan:
     """`name` is results.json's `design`; `applies` says whether a loaded table (and its declared factors) is
     this plan's; `frame` builds the rows (raising on a request the plan refuses); `steps` add the sections in
-    order; `general` says whether every order column is a column of --by."""
+    order; `general` says whether every order column is a column of --by. A study's plan, as registered,
+    carries its study's name and the default focus cell it declares (applied when no --focus is given)."""
 
     name: str
     applies: Callable[[pd.DataFrame, dict], bool]
     general: bool
     frame: Callable[[pd.DataFrame, Run], None]
     steps: tuple[Step, ...]
+    study: str = ""
+    default_focus: str = ""
 
 
 # ------------------------------------------------------------------------------ a general design
@@ -108,90 +107,47 @@ def exclusions_step(run: Run) -> None:
                         [run.res.table("exclusions", excl, "Exclusions")])
 
 
-def _is_general(df: pd.DataFrame, factors: dict) -> bool:
+def is_general(df: pd.DataFrame, factors: dict) -> bool:
     from analysis.load.frames import is_general_design  # late: scipy.stats stays out of start-up
 
     return is_general_design(df, factors)
 
 
-DESIGN = ReportPlan("general", _is_general, True, design_frame_step, (design_step, learning_step, adaptation_step,
+DESIGN = ReportPlan("general", is_general, True, design_frame_step, (design_step, learning_step, adaptation_step,
                                                                         exclusions_step))
 
 
-# ------------------------------------------------------------------------------ the Lakretz cells
-def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
-    """The paper's rows (studies/lakretz2021/report.py `lakretz_rows`); a replay (issue 40) is neither a person
-    nor a model subject, and --gap pairs protocols of a general design."""
-    if run.opt.gap_pairs:  # never silently ignored
-        raise GapError("--gap applies to a general design's protocols; a Lakretz design's demand gap pairs each "
-                       "metalinguistic protocol with its direct partner (analysis/measures/model_measures.py)")
-    if is_replay(df).any():
-        run.info.notes.append(f"{int(is_replay(df).sum())} replay row(s) left out: the Twins sections are a general "
-                              "design's (docs/analysis.md)")
-        df = df[~is_replay(df)]
-    run.rows = lakretz_rows(df, run.info, run.opt)
-    run.d, run.notes = run.rows.d, run.rows.notes
+# ------------------------------------------------------------------------------ the studies' plans
+PLANS: list[ReportPlan] = [DESIGN]  # the core's plans, tried before the studies'
 
 
-def data_step(run: Run) -> None:
-    run.extra["order_statement"] = data_section(run.res, run.d, run.info, run.log)
-
-
-def error_rates_step(run: Run) -> None:
-    er = error_rates_section(run.res, run.d, run.opt, run.out)
-    detection_section(run.res, run.d, er, run.opt, run.out)
-
-
-def first_encounter_step(run: Run) -> None:
-    r, opt = run.rows, run.opt
-    diff = first_encounter_section(run.res, r, opt, run.out)
-    run.extra["rejected_rule"] = {"rule": opt.rejected_rule, "text": scoring.RULE_TEXT[opt.rejected_rule],
-                                  "differences": diff if r.has_order else None}
-
-
-def exposures_step(run: Run) -> None:
-    """Figure C2, then the exposure models on the focus cell (Tables C2, C3) where the order is known."""
-    r = run.rows
-    exposures_section(run.res, r, run.opt, run.out, run.log, run.skipped)
-    if r.has_order:
-        run.skipped += exposure_models_section(run.res, r.od, r.focus, run.opt, {}, run.log, run.out, r.od_other,
-                                               r.other_rule)
-
-
-def training_step(run: Run) -> None:
-    """Figures C3, C4."""
-    r = run.rows
-    if r.has_order or r.d_all["training"].any():
-        training_section(run.res, run.d, r.od, order_known_rows(r.d_all), run.opt, run.out, run.notes)
-
-
-def model_measures_step(run: Run) -> None:
-    if (run.d["subject_kind"] == "model").any():
-        model_measures_section(run.res, run.d, run.opt, run.out, run.notes)
-
-
-def requested_step(run: Run) -> None:
-    """The design sections --by or --formula ask for."""
-    from analysis.report.design import design_sections  # late: scipy.stats stays out of start-up
-
-    if run.opt.by or run.opt.formula:
-        design_sections(run.res, run.d, {}, run.opt, run.out, run.log, run.notes, run.skipped, general=False)
-
-
-def _is_lakretz_cells(df: pd.DataFrame, factors: dict) -> bool:
-    """No task and no declared factors: the trial table of the Lakretz cells (structure, condition, violation)."""
-    return not _is_general(df, factors)
-
-
-LAKRETZ_CELLS = ReportPlan("lakretz", _is_lakretz_cells, False, lakretz_frame_step,
-                           (data_step, error_rates_step, first_encounter_step, exposures_step, training_step,
-                            model_measures_step, requested_step))
-
-
-PLANS: list[ReportPlan] = [DESIGN, LAKRETZ_CELLS]
+def study_plans() -> tuple[ReportPlan, ...]:
+    """The plans the registered studies declare (REPORT_PLANS), in listing order, each with its study and its
+    default focus cell; a study's plan module is imported here, when a table is first matched."""
+    out = []
+    for study, plans in declared("REPORT_PLANS").items():
+        for p in plans:
+            plan = getattr(study_part(study, p["module"]), p["plan"])
+            out.append(replace(plan, study=study, default_focus=p.get("default_focus") or ""))
+    return tuple(out)
 
 
 def plan_for(df: pd.DataFrame, factors: dict) -> ReportPlan:
-    """The first plan of `PLANS` that applies (a table with a task or declared factors is a general design's;
-    without, the Lakretz cells')."""
-    return next(p for p in PLANS if p.applies(df, factors))
+    """The first plan that applies: the core's `PLANS` (a table with a task or declared factors is a general
+    design's), then the studies' (e.g. without, the Lakretz cells')."""
+    plan = next((p for p in [*PLANS, *study_plans()] if p.applies(df, factors)), None)
+    if plan is None:
+        raise InputError("no report plan reads this table: it has no task column and no declared design factors, "
+                         "and no registered study's plan (REPORT_PLANS) applies to it")
+    return plan
+
+
+def with_focus(opt: Options, plan: ReportPlan) -> tuple[Options, str]:
+    """The options the run uses, with the focus cell actually used, and where it came from: --focus when
+    given, else the default of the study whose design the data are (its REPORT_PLANS), else none (every cell)."""
+    if opt.focus:
+        return opt, "given (--focus)"
+    if plan.default_focus:
+        return (replace(opt, focus=plan.default_focus),
+                f"the default of study {plan.study}, declared in its REPORT_PLANS; no --focus given")
+    return opt, "none given: every cell"

@@ -300,7 +300,8 @@ def _head(res: dict) -> list[str]:
         h.append("<div class=callout><p><b class=bad>Failed: a result you asked for could not be computed</b> "
                  "(the command exited with status 1):</p><ul>"
                  + "".join(f"<li class=bad>{_esc(f)}</li>" for f in failures) + "</ul></div>")
-    focus = ("" if res.get("design") == "general" else f", focus cell <code>{_esc(opt.get('focus'))}</code>")
+    source = f" ({_esc(res['focus_source'])})" if res.get("focus_source") else ""
+    focus = ("" if res.get("design") == "general" else f", focus cell <code>{_esc(opt.get('focus'))}</code>{source}")
     factors = res.get("factors")
     h.append(f"<p class=small>Created {_esc(res.get('created', ''))} in {_esc(res.get('runtime_s', '?'))} s. "
              f"Seed {_esc(opt.get('seed'))}, {_esc(opt.get('n_boot'))} bootstrap resamples{focus}, mixed models "

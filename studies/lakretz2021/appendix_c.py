@@ -14,6 +14,7 @@ from __future__ import annotations
 import pandas as pd
 import numpy as np
 from analysis.learning import general as ln
+from studies.lakretz2021.learning import LAKRETZ
 from analysis.learning.exposures import BASE_FORMULA, usable
 from analysis.load.prepare import condition_order
 from analysis.load.rows import select_blocks
@@ -102,7 +103,7 @@ def cell_rows(df: pd.DataFrame, group: str, structure: str, condition: str | Non
     """Model rows (analysis/learning/general.py `focus_data`) of one post-training cell (condition None = all
     conditions of the structure pooled), exposures known."""
     cell = {"structure": structure, "violation_position": position} | ({"condition": condition} if condition else {})
-    r = ln.focus_data(select_blocks(df, "test"), ln.LAKRETZ, cell, [group])
+    r = ln.focus_data(select_blocks(df, "test"), LAKRETZ, cell, [group])
     return r[r["exposures"].notna()].reset_index(drop=True)
 
 

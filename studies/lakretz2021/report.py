@@ -1,7 +1,7 @@
 """The Lakretz cells' sections (seeds/000: error rates, first encounters, exposures; seeds/002-003:
 model-side measures), one function per section, in the paper's layout; the numbers come from the general
-learning analyses (analysis/learning/general.py, configured `LAKRETZ`). The plan `LAKRETZ_CELLS` of
-analysis/report/plan.py runs them in order."""
+learning analyses (analysis/learning/general.py, configured `LAKRETZ`: studies/lakretz2021/learning.py). The
+plan `LAKRETZ_CELLS` (studies/lakretz2021/plan.py) runs them in order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,6 +10,9 @@ from pathlib import Path
 import pandas as pd
 
 from studies.lakretz2021 import appendix_c as ac
+from studies.lakretz2021.learning import LAKRETZ
+from studies.lakretz2021.tables import (ordered_structures, rule_differences, rule_text, wide_error_rates, wide_slopes,
+                                        wide_table_c1, _drawable)
 from analysis.measures import error_rates as er_mod
 from analysis.report import figures as fig
 from analysis.learning import general as ln
@@ -20,8 +23,7 @@ from analysis.load.rows import select_blocks
 from analysis.report.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes
 from analysis.options import Options
 from analysis.load.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored_rows
-from analysis.report.tables import (ordered_groups, ordered_structures, rule_text, slug, wide_error_rates, wide_slopes,
-                                    wide_table_c1, _drawable, _fmt_rate)
+from analysis.report.tables import ordered_groups, slug, _fmt_rate
 from analysis.report.results_folder import Results
 from analysis.report.sections import method_summary, with_progress
 
@@ -43,7 +45,7 @@ class LakretzRows:
 
 def lakretz_rows(df: pd.DataFrame, info, opt: Options) -> LakretzRows:
     """Prepare the rows; subjects outside an imported release's results table and training-only sessions out."""
-    focus = ln.parse_focus_path(opt.focus, ln.LAKRETZ)
+    focus = ln.parse_focus_path(opt.focus or LAKRETZ.default_focus, LAKRETZ)  # the pipeline applied it already
     d_all = prepare(df)
     # Imported release: subjects with logs but no row in the results table (pilots with training logs
     # only, an incomplete participant) are not among the analysed subjects; only Figure C4 (training)
@@ -123,15 +125,15 @@ def error_rates_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) 
 def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Path) -> dict | None:
     """Table C1, Figures 6a and C1; returns the differences between the two REJECTED rules (or None)."""
     od, od_strict, od_other, other_rule, has_order = r.od, r.od_strict, r.od_other, r.other_rule, r.has_order
-    fe = sort_conditions(ln.first_encounter_table(od, ln.LAKRETZ, seed=opt.seed, n_boot=opt.n_boot))
+    fe = sort_conditions(ln.first_encounter_table(od, LAKRETZ, seed=opt.seed, n_boot=opt.n_boot))
     rule_diff = None
     if has_order:
-        fe_fits = sort_conditions(ln.first_encounter_fits(od, ln.LAKRETZ))
-        fe_pts = ln.first_encounter_points(od, ln.LAKRETZ)
+        fe_fits = sort_conditions(ln.first_encounter_fits(od, LAKRETZ))
+        fe_pts = ln.first_encounter_points(od, LAKRETZ)
         tabs, figs = [], []
         if "human" in set(fe["group"]) and (fe["structure"] == "long_nested").any():
-            fe_other = sort_conditions(ln.first_encounter_table(od_other, ln.LAKRETZ, seed=opt.seed, n_boot=opt.n_boot))
-            rule_diff = scoring.rule_differences(od_strict, {opt.rejected_rule: fe, other_rule: fe_other})
+            fe_other = sort_conditions(ln.first_encounter_table(od_other, LAKRETZ, seed=opt.seed, n_boot=opt.n_boot))
+            rule_diff = rule_differences(od_strict, {opt.rejected_rule: fe, other_rule: fe_other})
             beside = ac.table_c1_beside_paper(fe, "human", other=fe_other, rule=opt.rejected_rule,
                                               other_rule=other_rule)
             tabs.append(res.table("table_c1", wide_table_c1(beside, opt.rejected_rule, other_rule),
@@ -184,8 +186,8 @@ def exposures_section(res: Results, r: LakretzRows, opt: Options, out: Path, log
     od, has_order = r.od, r.has_order
     if has_order:
         test = select_blocks(od, "test")
-        pts = ln.cell_points(test, ln.LAKRETZ)
-        glm = ln.cell_fits(test, ln.LAKRETZ)
+        pts = ln.cell_points(test, LAKRETZ)
+        glm = ln.cell_fits(test, LAKRETZ)
         slopes = pd.DataFrame()
         tabs = []
         if opt.mixed and "human" in set(scored_rows(od)["group"]) and (scored_rows(od)["structure"] == "long_nested").any():
