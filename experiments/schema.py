@@ -239,6 +239,19 @@ def is_table_header(header: list[str]) -> bool:
     return header == COLUMN_NAMES or (header[: len(base)] == base and len(set(header)) == len(header))
 
 
+def kinds_added_in(header: list[str]) -> list[str]:
+    """The columns of `header` that kinds declare and the general layout does not name (`added_columns`)."""
+    owners = declared().owners
+    return [c for c in header if c not in LAYOUT.general and owners.get(c, "").startswith("kind ")]
+
+
+def is_earlier_header(recorded: list[str], header: list[str]) -> bool:
+    """`recorded` is `header` as a session wrote it before its kinds declared their added columns: the same
+    columns in the same order, less those (a resume keeps it; the kinds' values go to `extra.columns`)."""
+    added = kinds_added_in(header)
+    return bool(added) and recorded == [c for c in header if c not in added]
+
+
 def check_row(row: dict[str, Any], columns: list[str] | None = None) -> dict[str, Any]:
     """Reject unknown columns (typos would otherwise vanish silently); fill missing ones with None.
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from experiments.atomic import check_rename_target
 from experiments.outputs import unsafe_target
-from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_table_header
+from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_earlier_header, is_table_header
 from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
 from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
@@ -237,6 +237,8 @@ class SessionWriter:
     _sha: Any = None  # sha256 of every byte this writer meant to write (staged sessions)
     # the header: COLUMN_NAMES for a Lakretz session; a general design adds the generic and factor columns
     columns: list[str] = field(default_factory=lambda: list(COLUMN_NAMES))
+    # kinds' declared columns a resumed session's older header lacks: kept in each row's `extra.columns`
+    in_extra: tuple[str, ...] = ()
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -372,6 +374,10 @@ class SessionWriter:
         if scan is not None and scan.header and sequence is None and columns == COLUMN_NAMES \
                 and is_table_header(scan.header):
             columns = scan.header  # no sequence to say which: a header this version writes is kept
+        in_extra: tuple[str, ...] = ()
+        if scan is not None and scan.header and is_earlier_header(scan.header, columns):
+            # written before its kinds declared their columns: the header is kept, their values go to extra
+            in_extra, columns = tuple(c for c in columns if c not in scan.header), scan.header
         if scan is not None and scan.header and scan.header != columns:
             raise SessionError(f"cannot resume {csv_path}: its header is not this version's trial-table schema "
                                "(written by another twinlab version); start a new session number")
@@ -388,7 +394,8 @@ class SessionWriter:
         meta.setdefault("resumes", []).append(resume)
         meta["status"] = "running"
         meta["ended_at"] = None
-        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows, columns=columns)
+        writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows, columns=columns,
+                     in_extra=in_extra)
         try:
             writer._fh = open(csv_path, "a", encoding="utf-8", newline="")
         except OSError as exc:
@@ -420,9 +427,23 @@ class SessionWriter:
     def header(self) -> list[str]:
         return self.columns or COLUMN_NAMES
 
+    def _fit(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The row as this session's header holds it: the kinds' columns its older header lacks (`in_extra`)
+        move into `extra.columns`, as the model runner keeps columns a table lacks (nothing measured is lost)."""
+        if not self.in_extra:
+            return row
+        moved = {c: row[c] for c in self.in_extra if row.get(c) is not None}
+        if not moved:
+            return {k: v for k, v in row.items() if k not in self.in_extra}
+        extra = json.loads(row.get("extra") or "{}")
+        extra["columns"] = {**(extra.get("columns") or {}), **moved}
+        kept = {k: v for k, v in row.items() if k not in self.in_extra}
+        kept["extra"] = json.dumps(extra, separators=(",", ":"))
+        return kept
+
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished trial (flushed and fsync'ed before returning)."""
-        checked = check_row(row, self.columns)
+        checked = check_row(self._fit(row), self.columns)
         self._write_line([checked[c] for c in self.columns])
         self.n_rows += 1
 
@@ -433,6 +454,7 @@ class SessionWriter:
         file as it was.
         """
         known = _COLUMN_SET if self.columns == COLUMN_NAMES else frozenset(self.columns)
+        rows = [self._fit(r) for r in rows] if self.in_extra else rows
         for r in rows:
             if not known.issuperset(r):
                 raise SchemaError(f"unknown trial-table column(s): {', '.join(sorted(set(r) - known))}")

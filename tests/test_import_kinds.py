@@ -239,16 +239,17 @@ def test_old_ibex_maze_word_times_and_errors_equal_a_hand_count(tmp_path):
     for key, h in hand.items():
         r, extra = rows[key], json.loads(rows[key]["extra"])
         assert r["condition"] == h["cond"] and json.loads(r["word_rts_ms"]) == h["rts"]
-        assert extra["word_correct"] == h["ok"] and extra["maze_sides"] == h["sides"]
+        assert json.loads(r["word_correct"]) == h["ok"] and extra["maze_sides"] == h["sides"]
         assert r["correct"] == str(False not in h["ok"])
-        assert extra["first_error"] == (h["ok"].index(False) if False in h["ok"] else None)
+        assert r["first_error"] == (str(h["ok"].index(False)) if False in h["ok"] else "")
+        assert "word_correct" not in extra and "first_error" not in extra  # the kind's columns, not `extra`
         mat = json.loads(r["materials"])
         assert mat["sentence"] == MAZE_SENTENCES[h["cond"]][0] and mat["distractors"] == " ".join(h["foils"][1:])
     by = lambda rts, oks: [t for t, ok in zip(rts, oks) if ok]  # noqa: E731  the right picks' times
     for person in ("aaa111", "bbb222"):
         for cond in ("subj", "obj"):
-            mine = [(by(json.loads(r["word_rts_ms"]), json.loads(r["extra"])["word_correct"]),
-                     json.loads(r["extra"])["word_correct"].count(False))
+            mine = [(by(json.loads(r["word_rts_ms"]), json.loads(r["word_correct"])),
+                     json.loads(r["word_correct"]).count(False))
                     for (who, _), r in rows.items() if who == person and r["condition"] == cond]
             theirs = [(by(h["rts"], h["ok"]), h["ok"].count(False)) for (who, _), h in hand.items()
                       if who == person and h["cond"] == cond]

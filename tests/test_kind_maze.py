@@ -112,7 +112,8 @@ def test_end_mode_hand_worked():
     assert json.loads(out["region_rts_ms"]) == [500.0, 800.0, 600.0, None]
     assert out["response"] == "The dog ran" and out["correct"] is False and out["rt_ms"] == 1900.0
     ex = out["_extra"]
-    assert ex["word_correct"] == [True, True, False, None] and ex["first_error"] == 2 and ex["completed"] is False
+    assert json.loads(out["word_correct"]) == [True, True, False, None] and out["first_error"] == 2
+    assert ex["completed"] is False and "word_correct" not in ex and "first_error" not in ex
     assert ex["maze_sides"] == SIDES and ex["error_mode"] == "end"
 
 
@@ -125,7 +126,8 @@ def test_redo_mode_hand_worked():
     assert json.loads(out["word_rts_ms"]) == [500.0, 800.0, 600.0, 700.0]
     assert out["_extra"]["word_right_rts_ms"] == [500.0, 800.0, 900.0, 700.0]
     assert out["response"] == "The dog ran loudly." and out["correct"] is False and out["rt_ms"] == 2900.0
-    assert out["_extra"]["first_error"] == 2 and out["_extra"]["completed"] is True
+    assert out["first_error"] == 2 and out["_extra"]["completed"] is True
+    assert json.loads(out["word_correct"]) == [True, True, False, True]
 
 
 def test_a_tap_on_a_box_answers_and_all_right_is_correct():
@@ -135,6 +137,7 @@ def test_a_tap_on_a_box_answers_and_all_right_is_correct():
     out = derive(raw)
     assert out["response"] == "The dog barked loudly." and out["correct"] is True
     assert json.loads(out["word_rts_ms"]) == [500.0, 800.0, 600.0, 500.0]
+    assert json.loads(out["word_correct"]) == [True] * 4 and out["first_error"] is None
 
 
 @pytest.mark.parametrize("raw,message", [

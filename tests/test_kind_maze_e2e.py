@@ -104,7 +104,7 @@ def hand_count(rows: list[dict]) -> tuple[dict, dict]:
     for r in rows:
         mat = json.loads(r["materials"])
         region_of = [k + 1 for k, part in enumerate(mat["regions"].split("|")) for _ in part.split()]
-        right = json.loads(r["extra"])["word_correct"]
+        right = json.loads(r["word_correct"])  # the kind's column
         word_rts = json.loads(r["word_rts_ms"]) if r["word_rts_ms"] else [None] * len(right)
         for i, ok in enumerate(right):
             if ok is None:
@@ -171,7 +171,7 @@ def test_people_in_chromium_and_models_then_analyze_equal_a_hand_count(tmp_path)
     pairs = []
     for row in people:
         sentence = json.loads(row["materials"])["sentence"]
-        right, word_rts = json.loads(row["extra"])["word_correct"], json.loads(row["word_rts_ms"])
+        right, word_rts = json.loads(row["word_correct"]), json.loads(row["word_rts_ms"])
         pairs += [(sum(bits[(sentence, i)]) / len(bits[(sentence, i)]), word_rts[i]) for i, ok in enumerate(right)
                   if i > 0 and ok is True and (sentence, i) in bits]
     import numpy as np

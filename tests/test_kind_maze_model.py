@@ -62,16 +62,19 @@ def test_the_choice_is_the_direct_comparison_of_log_probabilities(backend, tmp_p
         ex = json.loads(r["extra"])
         bits = json.loads(r["word_surprisal_bits"])
         picks = r["response"].split()
-        first_error = ex["first_error"]
+        right = json.loads(r["word_correct"])  # the kind's column (not `extra`)
+        first_error = int(r["first_error"]) if r["first_error"] else None
+        assert "word_correct" not in ex and "first_error" not in ex and len(right) == len(ws)
+        assert first_error == (right.index(False) if False in right else None)
         for k in range(1, len(ws)):
             lw, ld = direct(backend, " ".join(ws[:k]), [" " + ws[k], " " + ds[k - 1]])
             assert bits[k] == pytest.approx(-lw / math.log(2), abs=2e-3)
             asked = mode == "redo" or first_error is None or k <= first_error
             if not asked:  # end mode: the words after the first error are not asked
-                assert ex["word_margins"][k] is None and ex["word_correct"][k] is None and len(picks) == first_error + 1
+                assert ex["word_margins"][k] is None and right[k] is None and len(picks) == first_error + 1
                 continue
             assert ex["word_margins"][k] == pytest.approx(lw - ld, abs=2e-3)
-            assert ex["word_correct"][k] == (lw >= ld) and picks[k] == (ws[k] if lw >= ld else ds[k - 1])
+            assert right[k] == (lw >= ld) and picks[k] == (ws[k] if lw >= ld else ds[k - 1])
             checked += 1
         assert (r["correct"] == "True") == (first_error is None)
     assert checked >= 20

@@ -43,9 +43,16 @@ def test_an_autopilot_session_in_psychopy(tmp_path, mode):
         assert row["response"] == ex["autopilot"]["intended_response"]
         n = len(json.loads(row["materials"])["sentence"].split())
         rts = json.loads(row["word_rts_ms"])
-        reached = n if mode == "redo" or ex["first_error"] is None else ex["first_error"] + 1
+        first_error = int(row["first_error"]) if row["first_error"] else None  # the kind's column
+        right = json.loads(row["word_correct"])
+        assert first_error == (right.index(False) if False in right else None) and len(right) == n
+        reached = n if mode == "redo" or first_error is None else first_error + 1
         assert len(rts) == n and all(x is not None and x > 0 for x in rts[:reached]) and rts[reached:] == [None] * (n - reached)
-        if mode == "redo" and ex["first_error"] is not None:
-            assert ex["word_right_rts_ms"][ex["first_error"]] > rts[ex["first_error"]] and ex["raw"]["error_onsets"]
+        assert [x is not None for x in right] == [k < reached for k in range(n)]
+        # the column is a count of the picks: the response's word k is the sentence's where its first pick was right
+        sentence = json.loads(row["materials"])["sentence"].split()
+        assert right[:reached] == [p == w for p, w in zip(row["response"].split(), sentence)]
+        if mode == "redo" and first_error is not None:
+            assert ex["word_right_rts_ms"][first_error] > rts[first_error] and ex["raw"]["error_onsets"]
     names = {p.name for p in shots.rglob("*.png")}
     assert any("maze_0" in n for n in names), names

@@ -47,15 +47,23 @@ def test_the_core_schema_names_no_column_of_the_study_nor_of_a_kind():
     assert schema.declared().owners["rating"] == "kind rating" and schema.declared().owners["item"] == "the core"
 
 
+# the built-in kinds' columns no layout names (declared after the layout was kept byte for byte): the Maze kind's
+ADDED_BY_BUILT_IN = {"maze": ["word_correct", "first_error"]}
+
+
 def test_the_declared_layout_is_every_built_in_column_once():
-    """Every built-in column (the core's, the study's, the kinds') has its place in the general layout, so no
-    bundled kind's session gains a column; the Lakretz header is its beginning."""
+    """Every built-in column (the core's, the study's, the kinds') has its place in the general layout but the
+    columns of a kind added since (ADDED_BY_BUILT_IN), which only that kind's sessions carry; the Lakretz header
+    is its beginning."""
     table = study_table()
     assert schema.COLUMN_NAMES == list(table.HEADER) and len(schema.COLUMN_NAMES) == 44
     assert schema.COLUMN_NAMES + schema.GENERIC_COLUMN_NAMES == list(table.GENERAL_HEADER)
-    assert sorted(schema.column_names()) == sorted(table.GENERAL_HEADER)
-    assert schema.added_columns(schema.declared().by_kind) == []
-    assert set(schema.DTYPES) == set(schema.DESCRIPTIONS) == set(table.GENERAL_HEADER)
+    added = [c for cols in ADDED_BY_BUILT_IN.values() for c in cols]
+    assert sorted(schema.column_names()) == sorted(list(table.GENERAL_HEADER) + added)
+    assert schema.added_columns(schema.declared().by_kind) == added
+    for kind, cols in ADDED_BY_BUILT_IN.items():
+        assert schema.added_columns([kind]) == cols == list(schema.declared().by_kind[kind])
+    assert set(schema.DTYPES) == set(schema.DESCRIPTIONS) == set(table.GENERAL_HEADER) | set(added)
     assert schema.DTYPES["critical_index"] == "Int64" and schema.DTYPES["rating"] == "Float64"
     # the dataset description keeps the words it has always carried for the core's columns
     described = {c: d for c, _, d in schema.COLUMNS}
@@ -92,6 +100,14 @@ def test_a_toy_kinds_column_is_in_its_sessions_header_only(tmp_path):
         again = compile_sequence(load_spec(bundled_spec_path("acceptability_yesno")), "S01").table_columns()
         assert again == bundled and "colour_margin" not in again
     assert "colour_margin" not in schema.DTYPES  # the registry forgot the kind, and its column with it
+
+
+def test_no_bundled_spec_gains_a_column():
+    """Every bundled spec's header is the layout (and its factors): no kind's added column (no bundled spec is of
+    a kind that adds one), so every bundled session keeps its header byte for byte."""
+    for spec in sorted((ROOT / "experiments" / "specs").glob("*.yaml")):
+        header = compile_sequence(load_spec(spec), "S01").table_columns()
+        assert schema.kinds_added_in(header) == [], spec.name
 
 
 def test_headers_written_before_are_accepted():

@@ -156,6 +156,14 @@ def _r(x: float | None) -> float | None:
 
 FIELDS = ("response", "correct", "rt_ms", "option_order", "chosen_position", "rating", "response_text", "keystrokes",
           "word_rts_ms", "region_rts_ms")
+ANSWER_COLUMNS = ("response", "correct", "rt_ms")  # the runners' own fields of a TrialResult
+
+
+def row_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """The trial-table columns of a derived record besides the answer's (`ANSWER_COLUMNS`) and `_extra`: the
+    generic ones (`FIELDS`) and those the kind declares and its `derive` fills (kinds/<kind>/__init__.py
+    `COLUMNS`), so a runner passes on what the kind measures without naming it."""
+    return {k: v for k, v in fields.items() if k not in ANSWER_COLUMNS and k != "_extra"}
 
 
 def _kind(s: Any) -> Any:

@@ -1,7 +1,8 @@
 """Maze: word RTs by region and condition, errors by word position, RT against surprisal.
 
 Rules (stated in the section with their counts): a word's RT is its first answer's (`word_rts_ms`, the Ibex
-"reading time to first answer"); the RT tables keep the words whose first pick was right (`extra.word_correct`)
+"reading time to first answer"); the RT tables keep the words whose first pick was right (the `word_correct`
+column, read by the kind's one reader `task.word_correct_of`: a session written before it, `extra.word_correct`)
 and drop the first word of each sentence (shown beside x-x-x: it measures the start of the trial, not reading);
 the words after an error in `end` mode were never shown (no RT). Errors by position: per word position (1-based),
 the sentences that reached it and how many were first picked wrong (the first word, beside x-x-x, included).
@@ -39,7 +40,7 @@ def condition_of(row: pd.Series, factors: list[str]) -> str:
 
 def word_rows(df: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
     """One row per word shown (people) or scored (models) of every maze trial."""
-    from kinds.maze.task import region_words
+    from kinds.maze.task import region_words, word_correct_of
 
     if "task" not in df.columns:
         return pd.DataFrame(columns=WORD_COLUMNS)
@@ -48,10 +49,9 @@ def word_rows(df: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
         mat = _json(r.get("materials"), {})
         words = str(mat.get("sentence", "")).split()
         region = {i: k + 1 for k, reg in enumerate(region_words(mat)) for i in reg}
-        extra = _json(r.get("extra"), {})
         rts = _json(r.get("word_rts_ms"), [None] * len(words))
         bits = _json(r.get("word_surprisal_bits"), None) or [None] * len(words)
-        right = extra.get("word_correct") or [None] * len(words)
+        right = word_correct_of(r) or [None] * len(words)
         for i, w in enumerate(words):
             out.append({"group": r.get("group", r.get("subject_kind")), "subject_kind": r.get("subject_kind"),
                         "subject_id": r.get("subject_id"), "item_id": r.get("item_id"),

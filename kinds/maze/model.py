@@ -7,7 +7,8 @@
              comparisons are not recorded; the prefix is always the sentence's own words, so a word's choice never
              depends on an earlier one); in `redo` every word is. The row: `response` = the picks (as a person's),
              `correct` = no error, `word_surprisal_bits` = -log2 P(word | prefix) of every word (the first after
-             the start token), `extra.word_correct`, `first_error`, `word_margins` (log P(word) - log P(distractor)).
+             the start token), `word_correct`, `first_error` (the kind's columns, as a person's: task.word_columns),
+             `extra.word_margins` (log P(word) - log P(distractor)).
   surprisal  the generic per-word surprisal of the sentence (model_subjects/tasks/surprisal.py).
 
 A running context shows each finished trial as the words the model picked (a replay: the person's).
@@ -40,7 +41,7 @@ from typing import Any, Callable, Sequence
 import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
 from experiments.tasks.scoring import normalize_answer
 from experiments.trials import Trial
-from kinds.maze.task import FIRST_FOIL, distractors, foils, picks_text, score, words_of
+from kinds.maze.task import FIRST_FOIL, distractors, foils, picks_text, score, word_columns, words_of
 from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, decision
 
@@ -81,15 +82,14 @@ class MazeChoice(TaskProtocol):
             picks.append(margin >= 0.0)
         response = picks_text(ws, fs, picks)
         asked = [m for m in margins if m is not None]
-        first_error = next((k for k, ok in enumerate(picks) if not ok), None)
         bits = [round(-float(s[0]) / LN2, 6) for s in scores]
         word_lp = sum(float(scores[k][0]) for k in range(1, len(ws)) if margins[k] is not None)
         foil_lp = sum(float(scores[k][1]) for k in range(1, len(ws)) if margins[k] is not None)
         return decision(response, score(trial, response), [" ".join(ws), " ".join(fs)], [word_lp, foil_lp],
                         min(asked) if asked else None, response,
-                        extra={"word_correct": picks + [None] * (len(ws) - len(picks)), "first_error": first_error,
-                               "word_margins": margins, "error_mode": self.mode()},
-                        columns={"word_surprisal_bits": bits})
+                        extra={"word_margins": margins, "error_mode": self.mode()},
+                        columns={"word_surprisal_bits": bits,
+                                 **word_columns(picks + [None] * (len(ws) - len(picks)))})
 
     def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
         """A finished trial in a running history: the words picked (the model's own, or a replayed person's)."""

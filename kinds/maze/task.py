@@ -5,7 +5,10 @@ controller. The measure is the time of each word's first answer, from the previo
 word: from the first pair's onset), as the Ibex controller records it ("Reading time to first answer").
 `error_mode: end`: after a wrong pick the sentence ends; `redo`: it waits for the right word (the time to the
 right answer is recorded too). The side of the correct word is drawn per word, seeded by (seed, subject,
-trial), the first word's on the left (Ibex); it is recorded (`extra.maze_sides`: 0 left, 1 right)."""
+trial), the first word's on the left (Ibex); it is recorded (`extra.maze_sides`: 0 left, 1 right).
+Per-word correctness is the kind's own columns (`word_correct`, `first_error`: __init__.py `COLUMNS`), made by
+`word_columns` for every writer (the human runners' `derive`, the import through it, the model protocol) and
+read by `word_correct_of` (sessions written before the columns kept them in `extra`)."""
 from __future__ import annotations
 
 import json
@@ -100,6 +103,42 @@ def picks_text(words: list[str], fs: list[str], picks: list[bool]) -> str:
     return " ".join(w if ok else f for w, f, ok in zip(words, fs, picks))
 
 
+def word_columns(first: list[bool | None]) -> dict[str, Any]:
+    """The kind's columns of a row from each word's first pick (True right, False the distractor, None not
+    reached): `word_correct` (JSON list, one per word) and `first_error` (0-based, None without an error)."""
+    return {"word_correct": json.dumps(list(first)),
+            "first_error": next((k for k, ok in enumerate(first) if ok is False), None)}
+
+
+def _parsed(v: Any) -> list[Any] | None:
+    """A per-word list as a cell or an `extra` entry holds it (JSON text or a list); None when absent or empty."""
+    if isinstance(v, str) and v.strip():
+        try:
+            v = json.loads(v)
+        except json.JSONDecodeError:
+            return None
+    return list(v) if isinstance(v, list) and v else None
+
+
+def word_correct_of(row: Any) -> list[bool | None] | None:
+    """The one reading of a row's per-word correctness: its `word_correct` column; where that is absent or empty
+    (a session written before the kind declared it), `extra.word_correct` (as it was kept then) or
+    `extra.columns.word_correct` (a declared column a session's older header lacks, kept in `extra`)."""
+    got = _parsed(row.get("word_correct"))
+    if got is not None:
+        return got
+    extra = row.get("extra")
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra) if extra.strip() else {}
+        except json.JSONDecodeError:
+            extra = {}
+    if not isinstance(extra, dict):
+        return None
+    kept = extra.get("columns") if isinstance(extra.get("columns"), dict) else {}
+    return _parsed(extra.get("word_correct")) or _parsed(kept.get("word_correct"))
+
+
 def score(trial: Any, response: Any) -> bool | None:
     """Correct when the first picks are the whole sentence (no error at any word)."""
     ws = words_of(trial.mat)
@@ -157,8 +196,9 @@ def walk(sides_: list[int], steps: list[float], responses: list[tuple[float, int
 
 
 def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
-    """Per-word RTs (first answers) and region sums, the picks as `response`, `correct` = no error; the sides,
-    per-word correctness, the first error's position and (redo) the times to the right answer in `extra`."""
+    """Per-word RTs (first answers) and region sums, the picks as `response`, `correct` = no error, per-word
+    correctness and the first error's position (the kind's columns); the sides and (redo) the times to the
+    right answer in `extra`."""
     from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, _t
 
     ws = words_of(trial.mat)
@@ -188,9 +228,9 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
     out["region_rts_ms"] = json.dumps([None if any(w["rt_first"][i] is None for i in r)
                                        else round(sum(w["rt_first"][i] for i in r), 3) for r in region_words(trial.mat)])
     out["rt_ms"] = round(w["last"] - steps[0], 3)  # type: ignore[operator]
-    first_error = next((k for k, ok in enumerate(w["first"]) if ok is False), None)
-    extra.update(maze_sides=list(order), error_mode=mode, word_correct=w["first"], first_error=first_error,
-                 completed=w["completed"], word_answered_by=w["by"], word_right_rts_ms=w["rt_right"])
+    out.update(word_columns(w["first"]))
+    extra.update(maze_sides=list(order), error_mode=mode, completed=w["completed"], word_answered_by=w["by"],
+                 word_right_rts_ms=w["rt_right"])
 
 
 def _right_times(w: dict[str, Any], steps: list[float]) -> list[float]:
@@ -258,7 +298,7 @@ RAW_FIELDS = (frozenset({"presses", "pointers", "steps"}), frozenset({"error_ons
 KIND = TaskKind(
     name="maze", description="A-maze: each word beside a distractor, per-word RTs, errors end or redo",
     materials=("sentence", "distractors"), optional_materials=("regions",),
-    recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms"),
+    recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms", "word_correct", "first_error"),
     runners=("psychopy", "browser", "model"), model_protocols=("choice", "surprisal"), score=score,
     settings=MazeSettings, check_item=check_item, answers=answers, derive=derive, plan=plan,
     check_keys=check_keys, human_settings=human_settings, page_view=page_view, option_order=screen_order,

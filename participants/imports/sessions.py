@@ -65,7 +65,8 @@ def person_rows(exp: Experiment, study: Study, seq: TrialSequence, person: Perso
     """The person's rows: each trial's task fields by the kind's own derive (task_rows.py), the tool's own
     scoring checked against them, the feedback and every original cell kept."""
     from experiments.tasks.detection import detection_for
-    from participants.imports.task_rows import GENERIC, task_fields
+    from experiments.tasks.record import row_fields
+    from participants.imports.task_rows import task_fields
     from participants.rows import trial_row
     from participants.rsvp import TrialResult
 
@@ -82,7 +83,7 @@ def person_rows(exp: Experiment, study: Study, seq: TrialSequence, person: Perso
             extra={"imported": {"tool": t.tool, "file": Path(t.source_file).name, "line": t.line},
                    **fields["_extra"], "raw_response": t.response, "tool_correct": t.correct,
                    "tool_feedback": t.feedback, "source": t.extra},
-            generic={k: fields[k] for k in GENERIC})
+            generic=row_fields(fields))  # the generic columns and the kind's own (its declared COLUMNS)
         rows.append(trial_row(trial, result, seq, subject_id=person.subject_id, session=1,
                               detection=detection_for(trial.task, exp.task, None)))
     return rows

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from experiments.session import now_iso
 from experiments.tasks.earned import feedback_earned
 from experiments.tasks.presented import TaskSettings
+from experiments.tasks.record import row_fields
 from experiments.trials import Trial
 from participants.rsvp import Presenter, TrialResult, _ms
 from participants.fonts import breakable, font_of
@@ -231,8 +232,7 @@ class TaskWindow:
                                  "iti_onset_ms": self.rel(iti_on)}
         if self.plan is not None:  # the plan, and when its presses were actually sent (ms on the trial's clock)
             extra["autopilot"] = {**self.plan.to_dict(), "sent_ms": p.autopilot.sent_ms() if p.autopilot else []}
-        generic = {k: fields[k] for k in ("option_order", "chosen_position", "rating", "response_text", "keystrokes",
-                                          "word_rts_ms", "region_rts_ms")}
+        generic = row_fields(fields)  # the generic columns and the kind's own (its declared COLUMNS)
         return TrialResult(
             response=fields["response"], correct=correct, rt_ms=fields["rt_ms"], rt_sentence_end_ms=None,
             word_onsets_ms=self.word_onsets, word_durations_ms=self.word_durations,

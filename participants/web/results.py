@@ -361,6 +361,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
                  overrides: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
     from participants.tasks import settings_for
+    from experiments.tasks.record import row_fields
     from participants.tasks.logic import derive, screen_order
 
     _check_envelope(raw, trial, TASK_FIELDS)
@@ -406,8 +407,7 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
                "iti_onset_ms": rel(raw["iti_onset"]),
                "keyboard_backend": "browser (KeyboardEvent/PointerEvent.timeStamp, rAF timestamps)"},
         response_mode="task",
-        generic={k: fields[k] for k in ("option_order", "chosen_position", "rating", "response_text", "keystrokes",
-                                        "word_rts_ms", "region_rts_ms")})
+        generic=row_fields(fields))  # the generic columns and the kind's own (its declared COLUMNS)
     from experiments.tasks.detection import detection_for
 
     return trial_row(trial, result, seq, subject_id=subject_id, session=session, extra=extra,
