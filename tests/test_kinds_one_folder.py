@@ -114,7 +114,6 @@ NAMED_KINDS_LEFT: dict[str, str] = {
     "model_subjects/tasks/surprisal.py": "surprisal by region reads self-paced reading's regions",
     "participants/autopilot.py": "the RSVP autopilot's answer is violation detection's",
     "participants/rsvp.py": "the RSVP runner scores with violation detection's key response and outcome",
-    "participants/tasks/logic.py": "option order (choice) and reading units (self-paced reading) by name",
     "participants/web/results.py": "a browser RSVP trial's outcome and response times are violation detection's",
 }
 
