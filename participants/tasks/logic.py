@@ -4,7 +4,7 @@ The meaning lives in the task kind's own unit (kinds/<kind>/task.py: `answers`, 
 `plan`), dispatched by experiments/tasks/record.py, which also documents the raw record both runners
 report. This module is the human runners' door to it, plus the one thing that needs a compiled
 sequence: the answers' order on screen where the kind decides one (`screen_order`: the choice's
-counterbalanced options, the maze's sides), asked of the trial's own kind.
+counterbalanced options), asked of the trial's own kind.
 """
 from __future__ import annotations
 
