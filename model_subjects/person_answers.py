@@ -40,16 +40,13 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
     """The responses a person's row may hold on `trial` (None: free text); ValueError when no human runner
     presents its kind."""
     from experiments.tasks import get_task
-    from experiments.tasks.earned import NO_ANSWER, kind_of, renders_rsvp
+    from experiments.tasks.earned import NO_ANSWER, kind_of, renders_rsvp, rsvp_rules
 
     kind = get_task(kind_of(exp, trial))
     if kind.types_text:
         return None
-    if renders_rsvp(exp, trial):
-        from experiments.kinds import kind_attrs
-        ANSWERS = kind_attrs("violation_detection", "task", "ANSWERS")
-
-        return tuple(ANSWERS) + ((NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
+    if renders_rsvp(exp, trial):  # the RSVP kind's answers (violation detection's ANSWERS)
+        return tuple(rsvp_rules(exp, trial, "ANSWERS")) + ((NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
     if kind.answers is None or kind.human_settings is None:
         raise ValueError(f"task kind {kind.name!r} is not presented to people (no human runner implements it)")
     from experiments.tasks.presented import trial_settings  # the human runners' settings (labels, scale)

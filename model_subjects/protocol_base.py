@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from experiments.tasks.form_pair import other_form, pair_missing  # noqa: F401 (the one reading of the two forms)
 from experiments.trials import Trial
 
 
@@ -37,20 +38,6 @@ class Decision:
     answer_text: str  # shown after the prompt in a running context (leading space included)
     extra: dict[str, Any] = field(default_factory=dict)
     columns: dict[str, Any] = field(default_factory=dict)  # the row's other columns (experiments/schema.py)
-
-
-# ---------------------------------------------------------------------------------- helpers
-def other_form(trial: Trial) -> str:
-    """The number-flipped form of the correct word."""
-    return trial.alternative_word if trial.critical_word == trial.correct_form else trial.critical_word
-
-
-def pair_missing(trial: Trial) -> list[str]:
-    """What a trial lacks for the comparison of the critical word with its number-flipped form: the one rule
-    is violation detection's (kinds/violation_detection/task.py), asked through the kinds' registry."""
-    from experiments.kinds import kind_attrs
-
-    return kind_attrs("violation_detection", "task", "pair_missing")(trial)
 
 
 class Protocol(ABC):

@@ -1,9 +1,10 @@
 """Response protocols by name: the one entry the runner, `run-model`'s checks and `twinlab context` call.
 
 Each kind's protocols live in its folder's model part (kinds/<kind>/model.py); this module looks them up
-(model_subjects.tasks) and keeps the old names importable: violation detection's protocol classes,
-templates and names (kinds/violation_detection/model.py lists them, with the names the `protocol` column
-records).
+(model_subjects.tasks). Without a spec's task, `get_protocol` asks the kind a spec without a `task:` kind runs
+(`default_kind`: the one a registered study declares, as before the general model), and the names that kind's
+model part lists in `PROTOCOLS_REEXPORTS` (its protocol classes, templates and the names the `protocol` column
+records) stay importable from here, each imported from the kind when first asked.
 """
 from __future__ import annotations
 
@@ -12,15 +13,27 @@ from typing import Any
 from model_subjects.protocol_base import (Decision, Option, Protocol, ProtocolError, Query,  # noqa: F401 (re-exported)
                                           other_form, pair_missing)
 from model_subjects.tasks import default_protocol as _default, task_protocol
-from experiments.kinds import reexports
 
-LAKRETZ_KIND = "violation_detection"  # a spec without a task (before the general model) is this kind
-# violation detection's protocol classes, templates and names, importable from here as before
-# (kinds/violation_detection/model.py lists them)
-__getattr__ = reexports({name: (LAKRETZ_KIND, "model") for name in (
-    "COMPARISON_TEMPLATES", "JUDGMENT_TEMPLATES", "PANEL_PROTOCOL", "PROMPT_TYPES", "PROTOCOL_NAMES", "QUESTION",
-    "Direct", "ForcedChoice", "PanelJudgment", "Production", "SentenceComparison", "SentenceJudgment",
-    "ViolationJudgment", "grammatical_sentence", "rest_after_critical", "ungrammatical_sentence", "with_form")})
+DEFAULT_SOURCE = "stimuli"  # where the trials of a spec from before the general model come from (a study's cells)
+
+
+def default_kind() -> str:
+    """The kind a spec whose trials come from a study's cells runs when its `task:` names none (the study's
+    `SPEC_DEFAULTS`, experiments.spec_model.source_default_kind); "" when no registered study declares one."""
+    from experiments.spec_model import source_default_kind
+
+    return source_default_kind(DEFAULT_SOURCE)
+
+
+def __getattr__(attribute: str) -> Any:
+    """The default kind's model names (its `PROTOCOLS_REEXPORTS`), importable from here as before the general model."""
+    from experiments.kinds import kind_part
+
+    kind = "" if attribute.startswith("__") else default_kind()
+    model = kind_part(kind, "model") if kind else None
+    if model is None or attribute not in getattr(model, "PROTOCOLS_REEXPORTS", ()):
+        raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+    return getattr(model, attribute)
 
 
 def default_protocol(task_kind: str, response: str = "key") -> str:
@@ -31,7 +44,12 @@ def default_protocol(task_kind: str, response: str = "key") -> str:
 def get_protocol(name: str, *, question: str | None = None, max_new_tokens: int = 8, panel: Any = None,
                  task: Any = None) -> Protocol:
     """A protocol by name for the spec's Task `task` (its kind's registered protocols; without a task, the
-    Lakretz kind's, as before the general model); `surprisal` works on any kind that has sentences."""
-    kind = getattr(task, "kind", LAKRETZ_KIND)
+    default kind's, as before the general model); `surprisal` works on any kind that has sentences."""
+    kind = getattr(task, "kind", None)
+    if kind is None:
+        kind = default_kind()
+        if not kind:
+            raise ProtocolError(f"protocol {name!r} without a spec's task: no registered study declares a default "
+                                "task kind (pass task=)")
     return task_protocol(kind, name.strip(), task=task, question=question, max_new_tokens=max_new_tokens,
                          panel=panel)

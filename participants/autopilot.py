@@ -32,6 +32,13 @@ class AutopilotPlan:
         return asdict(self)
 
 
+def _answer_rule(kind: str) -> Callable[..., tuple[str, bool, float | None, float | None]]:
+    """The RSVP kind's simulated answer (its task part's `autopilot_answer`; violation detection's)."""
+    from experiments.kinds import kind_attrs
+
+    return kind_attrs(kind, "task", "autopilot_answer")
+
+
 class Autopilot:
     """Decides each answer (right with probability `accuracy`) and presses the key on time."""
 
@@ -48,22 +55,16 @@ class Autopilot:
         self.clock: Callable[[], float] = time.monotonic
         self._sent: list[tuple[str, float]] = []
 
-    def plan(self, trial: Trial, available_ms: float) -> AutopilotPlan:
-        """The answer for `trial`; a press lands between 250 ms and the end of the response window
-        (violation detection's own rule: experiments.tasks.violation_detection.autopilot_answer)."""
-        from experiments.kinds import kind_attrs
-        autopilot_answer = kind_attrs("violation_detection", "task", "autopilot_answer")
-
-        response, right, rt, _ = autopilot_answer(trial, self.seed, self.accuracy, available_ms, panel=False)
+    def plan(self, trial: Trial, available_ms: float, kind: str) -> AutopilotPlan:
+        """The answer for `trial` of task kind `kind` (the RSVP kind at hand); a press lands between 250 ms and
+        the end of the response window (the kind's own rule: its `autopilot_answer`, kinds/<kind>/task.py)."""
+        response, right, rt, _ = _answer_rule(kind)(trial, self.seed, self.accuracy, available_ms, panel=False)
         return AutopilotPlan(response, right, rt)
 
-    def plan_panel(self, trial: Trial, response_ms: float) -> AutopilotPlan:
+    def plan_panel(self, trial: Trial, response_ms: float, kind: str) -> AutopilotPlan:
         """A panel answer (right with probability `accuracy`) pressed 250-900 ms after panel onset; on
-        some violation answers also an early press of the violation key during the sentence."""
-        from experiments.kinds import kind_attrs
-        autopilot_answer = kind_attrs("violation_detection", "task", "autopilot_answer")
-
-        response, right, rt, early = autopilot_answer(trial, self.seed, self.accuracy, response_ms, panel=True)
+        some violation answers also an early press of the violation key during the sentence (the kind's rule)."""
+        response, right, rt, early = _answer_rule(kind)(trial, self.seed, self.accuracy, response_ms, panel=True)
         return AutopilotPlan(response, right, rt, early)
 
     def press_in(self, seconds: float, key: str | None = None) -> None:

@@ -14,13 +14,9 @@ from typing import Any, Callable, Iterator
 
 from experiments.screen_texts import confirm_keys, page_hint
 from experiments.session import now_iso
-from experiments.tasks.earned import feedback_earned
+from experiments.tasks.earned import feedback_earned, kind_of, rsvp_rules
 from experiments.spec import Experiment
 from experiments.trials import Trial
-from experiments.kinds import kind_attrs
-key_response, outcome, response_times = kind_attrs(
-    "violation_detection", "task", "key_response", "outcome", "response_times"
-)
 from participants.autopilot import Autopilot
 from participants.keys import KeyEvent, Keys
 from participants.screens import Screens, Screenshots
@@ -381,17 +377,19 @@ class Presenter:
     def _run_trial(self, trial: Trial) -> TrialResult:
         """A key trial: fixation, RSVP words, the response window (a press or none), feedback, blank."""
         tm = self.exp.timing
+        # the trial's kind's rules (violation detection's: kinds/violation_detection/task.py), looked up before it starts
+        key_response, outcome, response_times = rsvp_rules(self.exp, trial, "key_response", "outcome", "response_times")
         stims = self._start_trial(trial)
         ci = trial.critical_index
         plan = None
         if self.autopilot is not None:
             after = (len(trial.words) - ci) * (tm.word_ms + tm.gap_ms) + tm.response_ms
-            plan = self.autopilot.plan(trial, after)
+            plan = self.autopilot.plan(trial, after, kind_of(self.exp, trial))
         press_at = (plan.rt_ms / 1000.0, None) if plan is not None and plan.rt_ms is not None else None
         frames, dropped_before, t0, started_at, onsets, offsets = self._present_sentence(trial, stims, press_at)
         crit, sentence_end = onsets[ci], offsets[-1]
         prompt_on, press = self._key_response_window(t0, onsets, sentence_end)
-        response = key_response(press is not None)  # the kind's rules (experiments.tasks.violation_detection)
+        response = key_response(press is not None)
         correct = bool(outcome(trial, response))
         rts = response_times(t0 + press.t if press else None, crit, sentence_end, None, _ms)
         fb_text, fb_on, iti_on = self._feedback_then_blank(trial, correct)
@@ -525,9 +523,11 @@ class Presenter:
         fixation, then the two-option panel until an answer (key or click) or `response_ms`, feedback."""
         tm, sc, panel = self.exp.timing, self.screens, self.panel
         assert panel is not None and sc.panel is not None
+        outcome, response_times = rsvp_rules(self.exp, trial, "outcome", "response_times")  # the trial's kind's
         stims = self._start_trial(trial)
         ci = trial.critical_index
-        plan = self.autopilot.plan_panel(trial, tm.response_ms) if self.autopilot is not None else None
+        plan = (self.autopilot.plan_panel(trial, tm.response_ms, kind_of(self.exp, trial))
+                if self.autopilot is not None else None)
         press_at = ((plan.early_ms / 1000.0, panel.keys["violation"])
                     if plan is not None and plan.early_ms is not None else None)
         frames, dropped_before, t0, started_at, onsets, offsets = self._present_sentence(

@@ -49,10 +49,10 @@ def test_bundled_spec_is_chinese_counterbalanced_and_builds_for_the_browser(tmp_
         for t in seq.trials:
             opts = t.mat["options"]
             assert len(opts) == 2 and all(_cjk(o) and " " not in o for o in opts) and t.mat["answer"] in opts
-        from participants.tasks.logic import option_order
+        from participants.tasks.logic import screen_order
 
         for t in seq.trials:
-            order = tuple(option_order(t, seq))
+            order = tuple(screen_order(t, seq, None))
             orders.add(order)
             left_good.append(t.mat["options"][order[0]] == t.mat["answer"])
     assert len(orders) == 2 and 0.3 < sum(left_good) / len(left_good) < 0.7  # positions counterbalanced

@@ -20,7 +20,8 @@ from experiments.tasks import registry
 from experiments.trials import Trial, TrialSequence, freeze_pairs
 from participants.rows import table_columns
 from participants.tasks import PSYCHOPY, settings_for
-from participants.tasks.logic import TaskResultError, derive, option_order, plan, spr_units, typed_text
+from participants.tasks.logic import TaskResultError, derive, screen_order, plan, typed_text
+from kinds.self_paced_reading.task import trial_units
 from participants.tasks.settings import SettingsError, task_settings
 from participants.web.payload import BROWSER_KINDS, task_view
 
@@ -123,12 +124,12 @@ def test_lexical_decision_and_rating():
 def test_choice_positions_are_counterbalanced_deterministic_and_recorded():
     trials = [trial("choice", i, options=["good one", "bad one"], answer="good one") for i in range(8)]
     seq = seq_of(trials)
-    orders = [option_order(t, seq) for t in trials]
-    assert orders == [option_order(t, seq_of(trials)) for t in trials]  # same seed and subject: same screens
+    orders = [screen_order(t, seq, None) for t in trials]
+    assert orders == [screen_order(t, seq_of(trials), None) for t in trials]  # same seed and subject: same screens
     # over 8 consecutive trials each option is in each position 4 times (hand count)
     assert Counter(o[0] for o in orders) == {0: 4, 1: 4}
     three = [trial("choice", i, options=["a", "b", "c"]) for i in range(6)]
-    pos = Counter((p, o) for t in three for p, o in enumerate(option_order(t, seq_of(three))))
+    pos = Counter((p, o) for t in three for p, o in enumerate(screen_order(t, seq_of(three), None)))
     assert set(pos.values()) == {2}  # 6 trials: each of 3 options twice in each of 3 positions
     s = settings_for(Exp(kind="choice"), trials[0])
     t = next(t for t, o in zip(trials, orders) if o == [1, 0])  # the bad one on the left
@@ -144,7 +145,7 @@ def test_self_paced_reading_word_and_region_times_are_key_to_key():
               regions="The horse | raced | past the barn | fell.", question="Did it fall?",
               question_options=["yes", "no"], question_answer="yes")
     s = task_settings(Exp(kind="self_paced_reading"), "self_paced_reading")
-    units, regions = spr_units(t, s)
+    units, regions = trial_units(t, s.reveal)
     assert units == ["The", "horse", "raced", "past", "the", "barn", "fell."]
     assert regions == [[0, 1], [2], [3, 4, 5], [6]]
     press = [1000.0, 1300.0, 1650.0, 2100.0, 2350.0, 2600.0, 3000.0, 3500.0]  # 8 presses read 7 words
@@ -191,14 +192,14 @@ def test_plans_answer_every_kind_and_the_page_gets_the_same_screens(kind, tmp_pa
     seq = example_sequence(kind, exp, "autopilot1", 25, 4)
     for t in seq:
         s = settings_for(exp, t, task_section(kind))
-        order = option_order(t, seq) if kind == "choice" else None
+        order = screen_order(t, seq, None) if kind == "choice" else None
         p = plan(t, s, order, seed="autopilot1", accuracy=1.0)
         assert p.phases and (p.intended_correct in (True, None))
         view = task_view(t, seq, exp, task_section(kind))
         if kind == "choice":  # the page shows the options in the counterbalanced order
             assert [a["value"] for a in view["answers"]] == [t.mat["options"][i] for i in order]
         if kind == "self_paced_reading":
-            assert view["units"] == spr_units(t, s)[0]
+            assert view["units"] == trial_units(t, s.reveal)[0]
 
 
 # ---- the session table of a general design ---------------------------------------------------------------

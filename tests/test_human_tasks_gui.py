@@ -87,8 +87,8 @@ def test_a_four_trial_psychopy_session_of_each_task_kind(xdisplay, kind, tmp_pat
             assert left >= phases["answer"][0][0] * 1000.0 - 1 and abs(float(r["rt_ms"]) - left) < PATH_LATENCY_MS, \
                 (r["rt_ms"], left, phases)
         if kind == "choice":
-            from participants.tasks.logic import option_order
-            order = option_order(t, seq)
+            from participants.tasks.logic import screen_order
+            order = screen_order(t, seq, None)
             assert json.loads(r["option_order"]) == order
             assert t.mat["options"][order[int(r["chosen_position"])]] == r["response"]
         if kind == "rating":

@@ -107,15 +107,6 @@ NAMED_KINDS_LEFT: dict[str, str] = {
     "analysis/stats/fit_items.py": "the ordinal (rating) fit's error is caught by name",
     "analysis/stats/formula_fit.py": "the ordinal family is fitted by rating's clmm",
     "analysis/twins/reading_dll.py": "the reading twin's delta log-likelihood uses self-paced reading's word rows",
-    "experiments/tasks/earned.py": "the feedback rule's outcome of a key response is violation detection's",
-    "model_subjects/person_answers.py": "a replayed person's answers are checked against violation detection's ANSWERS",
-    "model_subjects/protocol_base.py": "a missing form pair is violation detection's rule",
-    "model_subjects/protocols.py": "violation detection's protocol names re-exported from their old home",
-    "model_subjects/tasks/surprisal.py": "surprisal by region reads self-paced reading's regions",
-    "participants/autopilot.py": "the RSVP autopilot's answer is violation detection's",
-    "participants/rsvp.py": "the RSVP runner scores with violation detection's key response and outcome",
-    "participants/tasks/logic.py": "option order (choice) and reading units (self-paced reading) by name",
-    "participants/web/results.py": "a browser RSVP trial's outcome and response times are violation detection's",
 }
 
 

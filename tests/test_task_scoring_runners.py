@@ -27,7 +27,7 @@ from experiments.tasks import detection_values, get_task
 from experiments.tasks.scoring import RULE, normalize_answer
 from experiments.trials import freeze_pairs
 from participants.tasks import settings_for
-from participants.tasks.logic import derive, option_order
+from participants.tasks.logic import derive, screen_order
 from participants.web.results import web_task_row
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -69,7 +69,7 @@ def three_paths_keyed(exp, seq, t, pos_original: int, model_decision):
     s = settings_for(exp, t)
     from participants.tasks.logic import answers
 
-    order = option_order(t, seq, s) if t.task == "choice" else None
+    order = screen_order(t, seq, s) if t.task == "choice" else None
     ans = answers(t, s, order)
     screen = order.index(pos_original) if order is not None else pos_original
     key = ans[screen].key
@@ -236,9 +236,9 @@ def test_positions_fixed_is_honoured_by_both_human_runners_and_counterbalance_st
     assert len(choice) >= 6
     for t in choice:
         s = settings_for(fixed, t)
-        assert s.positions == "fixed" and option_order(t, seq, s) == [0, 1]
+        assert s.positions == "fixed" and screen_order(t, seq, s) == [0, 1]
         assert [a["value"] for a in task_view(t, seq, fixed)["answers"]] == [str(o) for o in t.mat["options"]]
-    moved = [option_order(t, seq, settings_for(exp, t)) for t in choice]
+    moved = [screen_order(t, seq, settings_for(exp, t)) for t in choice]
     assert [1, 0] in moved and [0, 1] in moved  # the default counterbalances
 
 

@@ -21,7 +21,8 @@ from starlette.testclient import TestClient
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec
 from participants.tasks import settings_for
-from participants.tasks.logic import answers, option_order, spr_units
+from participants.tasks.logic import answers, screen_order
+from kinds.self_paced_reading.task import trial_units
 from participants.web.results import polled_keys
 from participants.web.server import create_app
 
@@ -47,7 +48,7 @@ def _now() -> str:
 def honest_record(kind: str, trial, seq, exp) -> dict[str, Any]:
     """What twinlab-task.js posts for `trial`, answered right (times in ms from the fixation's onset)."""
     s = settings_for(exp, trial, task_section(kind))
-    order = option_order(trial, seq) if kind == "choice" else None
+    order = screen_order(trial, seq, None) if kind == "choice" else None
     m = trial.mat
     raw: dict[str, Any] = {"presses": [], "pointers": []}
     if kind in ("judgment", "choice", "rating", "lexical_decision"):
@@ -57,7 +58,7 @@ def honest_record(kind: str, trial, seq, exp) -> dict[str, Any]:
         raw["presses"].append({"key": pick.key, "t": 640.5})
         last = 640.5
     elif kind == "self_paced_reading":
-        units, _ = spr_units(trial, s)
+        units, _ = trial_units(trial, s.reveal)
         raw.update(steps=[150.0], taps=[])
         t = 150.0
         for k in range(len(units) + 1):

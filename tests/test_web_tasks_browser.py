@@ -30,7 +30,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 from task_server import TaskServer  # noqa: E402
 
 from participants.tasks import settings_for  # noqa: E402
-from participants.tasks.logic import option_order, plan  # noqa: E402
+from participants.tasks.logic import screen_order, plan  # noqa: E402
 
 # columns that hold times (or when, or how the runner measured): everything else must be equal
 TIMING = {"rt_ms", "rt_sentence_end_ms", "word_onsets_ms", "word_durations_ms", "keystrokes", "word_rts_ms",
@@ -93,7 +93,7 @@ def play(page, url: str, kind: str, exp, seq, *, pid: str, click_trial: int | No
     fit: dict[str, bool] = {}
     for t in seq:
         s = settings_for(exp, t, task_section(kind))
-        order = option_order(t, seq) if kind == "choice" else None
+        order = screen_order(t, seq, None) if kind == "choice" else None
         p = plan(t, s, order, seed=pid, accuracy=0.75)
         first = {"self_paced_reading": ["spr"], "completion": ["completion"]}.get(kind, [kind])
         wait_screen(page, t.trial_index, first)

@@ -90,7 +90,8 @@ class TaskKind:
     # in screen order, `listed(answers)`); `listed` turns Answers into the page's dicts (key label, correct)
     page_view: Callable[..., dict[str, Any]] | None = None
     # which renderer presents it to people: "task" (a kinds/<kind>/view.py unit in the task window;
-    # the page's twinlab-task.js builder) or a runner of its own ("rsvp": participants/rsvp.py, twinlab-rsvp.js)
+    # the page's twinlab-task.js builder) or a runner of its own ("rsvp": participants/rsvp.py, twinlab-rsvp.js; the
+    # kind's task part then declares the renderer's rules, read for the trial at hand: experiments.tasks.earned.rsvp_rules)
     renderer: str = "task"
     # a kind presented by another kind's renderers (its PsychoPy unit and page builder), e.g. a toy judgment
     renders_as: str | None = None

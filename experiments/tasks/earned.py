@@ -5,9 +5,9 @@ and the page for the other kinds); a people's folder read later (`run-model --re
 model_subjects/people.py) asks the same question of a recorded answer, to check a row's `correct` and
 `feedback_text` against the spec instead of taking them from the row. The rules:
 
-- the RSVP renderer (violation detection, a Lakretz spec's trials): right when the answer is the trial's correct
-  response (a filler's too); a panel left unanswered (response `none`) is neither, and its feedback is
-  `no_response_text`;
+- the RSVP renderer (a kind whose `renderer` is "rsvp": violation detection, a Lakretz spec's trials): the
+  kind's own `outcome` (violation detection's: right when the answer is the trial's correct response, a
+  filler's too); a panel left unanswered (response `none`) is neither, and its feedback is `no_response_text`;
 - every other kind: the kind's own `score` (kinds/<kind>/task.py), no response not scored; feedback
   only for a scored answer;
 - feedback only on a trial of a block that gives it (`Trial.feedback`), in the spec's words (`exp.feedback`,
@@ -32,15 +32,21 @@ def renders_rsvp(exp: Any, trial: Any) -> bool:
     return get_task(kind_of(exp, trial)).renderer == "rsvp"
 
 
+def rsvp_rules(exp: Any, trial: Any, *names: str) -> Any:
+    """The RSVP renderer's rules of the trial's own kind, from its task part (kinds/<kind>/task.py): a kind whose
+    `renderer` is "rsvp" declares `ANSWERS`, `key_response`, `outcome`, `response_times` and `autopilot_answer`
+    there (violation detection does); one value, or a tuple in the order asked."""
+    from experiments.kinds import kind_attrs
+
+    return kind_attrs(kind_of(exp, trial), "task", *names)
+
+
 def person_outcome(exp: Any, trial: Any, response: str) -> bool | None:
     """Whether `response` (as the table records it) is right on `trial`; None: not scored."""
     from experiments.tasks import get_task
 
     if renders_rsvp(exp, trial):
-        from experiments.kinds import kind_attrs
-        outcome = kind_attrs("violation_detection", "task", "outcome")
-
-        return outcome(trial, response, answered=response != NO_ANSWER)
+        return rsvp_rules(exp, trial, "outcome")(trial, response, answered=response != NO_ANSWER)
     kind = get_task(kind_of(exp, trial))
     if response == "" and not kind.types_text:  # no answer (a reading trial without a question)
         return None

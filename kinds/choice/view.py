@@ -1,5 +1,5 @@
 """choice (PsychoPy): the item's prefix or question, then 2..n options side by side in the trial's
-counterbalanced order (logic.option_order), chosen by position keys or clicks."""
+counterbalanced order (logic.screen_order), chosen by position keys or clicks."""
 from __future__ import annotations
 
 from participants.screens import PAGE_HEIGHT

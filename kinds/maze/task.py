@@ -78,11 +78,11 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
 
 
 def region_words(mat: dict[str, Any], where: str = "item") -> list[list[int]]:
-    """The word indices of each region: self-paced reading's one reading of `regions` (asked by name)."""
-    from experiments.kinds import kind_attrs
+    """The word indices of each region: the one reading of `regions` (experiments.tasks.regions)."""
+    from experiments.tasks.regions import regions
 
     try:
-        return kind_attrs("self_paced_reading", "task", "regions")(mat)
+        return regions(mat)
     except TaskError as exc:
         raise TaskError(f"{where}: {exc}") from None
 

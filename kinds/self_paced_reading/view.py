@@ -6,7 +6,8 @@ comprehension question (the item's question and question_options) follows."""
 from __future__ import annotations
 
 from participants.screens import PAGE_HEIGHT
-from participants.tasks.logic import answers, dashes, spr_units
+from kinds.self_paced_reading.task import trial_units
+from participants.tasks.logic import answers, dashes
 from participants.tasks.window import SENTENCE_HEIGHT, Buttons, TaskWindow
 
 MONO = "DejaVu Sans Mono"  # dashes line up with the letters they mask
@@ -18,7 +19,7 @@ def window_line(units: list[str], shown: int | None) -> str:
 
 def present(w: TaskWindow, order: list[int] | None) -> None:
     s = w.s
-    units, _ = spr_units(w.trial, s)
+    units, _ = trial_units(w.trial, s.reveal)
     ans = answers(w.trial, s)
     w.start([s.advance_key] + [a.key for a in ans])
     # monospace: a word takes the room of its dashes, so a long sentence wraps at the same place on every step

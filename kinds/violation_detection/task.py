@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from experiments.tasks.base import TaskError, TaskKind
 from experiments.tasks.config import _Settings
+from experiments.tasks.form_pair import pair_missing  # the one rule validate and the protocols read
 from experiments.trials import record_keys
 from experiments.tasks.scoring import missing
 
@@ -127,24 +128,6 @@ def score(trial: Any, response: Any) -> bool | None:
 def score_forced_choice(trial: Any, response: Any) -> bool | None:
     """The chosen form against the grammatical form at the critical position."""
     return None if missing(response) else str(response) == trial.correct_form
-
-
-def pair_missing(trial: Any) -> list[str]:
-    """What a trial lacks for comparing the critical word with its number-flipped form (forced choice;
-    empty: it has a marked critical word, its correct form and a different alternative). The one rule
-    `validate` (task.kind forced_choice) and the model protocols that compare the two forms read."""
-    miss = []
-    if trial.critical_index < 0 or trial.critical_index >= len(trial.words):
-        miss.append("a marked critical word (critical_index)")
-    if not trial.correct_form:
-        miss.append("correct_form")
-    if not trial.alternative_word or not trial.critical_word:
-        miss.append("alternative_word (the number-flipped form)")
-    elif trial.correct_form:
-        other = trial.alternative_word if trial.critical_word == trial.correct_form else trial.critical_word
-        if other == trial.correct_form:
-            miss.append("an alternative different from the correct form (the two forms are identical)")
-    return miss
 
 
 def check_forced_choice(exp: Any, trials: Any) -> None:

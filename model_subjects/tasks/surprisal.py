@@ -49,9 +49,8 @@ class Surprisal(TaskProtocol):
         s = " ".join(self.words(trial))
         bits = (measured or {}).get("word_surprisal_bits")
         extra: dict[str, Any] = {}
-        if bits is not None and trial.mat.get("regions"):
-            from experiments.kinds import kind_attrs
-            regions = kind_attrs("self_paced_reading", "task", "regions")
+        if bits is not None and trial.mat.get("regions"):  # the one reading of any kind's regions
+            from experiments.tasks.regions import regions
 
             extra["region_surprisal_bits"] = region_surprisals(bits, regions({**trial.mat, "sentence": s}))
         return decision("", None, [s], [lp], None, s, extra=extra,

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from experiments.spec import Experiment
-from experiments.tasks.earned import feedback_earned
+from experiments.tasks.earned import feedback_earned, rsvp_rules
 from experiments.trials import Trial, TrialSequence
 from participants.rows import trial_row
 from participants.rsvp import TrialResult
@@ -251,17 +251,15 @@ def _answer_of(exp: Experiment) -> dict[str, str]:
     return {k: a for a, k in panel.keys.items()} if panel is not None else {}
 
 
-def correctness(trial: Trial, response: str, answered: bool, panel: bool) -> bool | None:
-    """The kind's rule (experiments.tasks.violation_detection.outcome): a key trial is always answered."""
-    from experiments.kinds import kind_attrs
-    outcome = kind_attrs("violation_detection", "task", "outcome")
-
-    return outcome(trial, response, answered=answered or not panel)
+def correctness(exp: Experiment, trial: Trial, response: str, answered: bool) -> bool | None:
+    """The trial's kind's rule (its `outcome`, experiments.tasks.earned.rsvp_rules): a key trial is always answered."""
+    panel = exp.task.response == "panel"
+    return rsvp_rules(exp, trial, "outcome")(trial, response, answered=answered or not panel)
 
 
 def feedback_text(exp: Experiment, trial: Trial, response: str, answered: bool) -> str | None:
-    """The feedback a violation-detection report must carry (the RSVP renderer's rule, experiments.tasks.earned)."""
-    correct = correctness(trial, response, answered, exp.task.response == "panel")
+    """The feedback an RSVP report must carry (the RSVP renderer's rule, experiments.tasks.earned)."""
+    correct = correctness(exp, trial, response, answered)
     return feedback_earned(exp, trial, correct, rsvp=True)
 
 
@@ -271,9 +269,7 @@ def _ms(x: float) -> float:
 
 def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResult:
     """The checked report as the PsychoPy runner's TrialResult (times in ms from the fixation onset)."""
-    from experiments.kinds import kind_attrs
-    response_times = kind_attrs("violation_detection", "task", "response_times")
-
+    response_times = rsvp_rules(exp, trial, "response_times")  # the trial's kind's (violation detection's)
     panel = exp.task.response == "panel"
     t0, on, off = r["fixation_onset"], r["unit_onsets"], r["unit_offsets"]
     rel = lambda t: None if t is None else _ms(t - t0)  # noqa: E731
@@ -307,7 +303,7 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
         else:
             entry.update(word_index=unit(t), counted=counted)
         presses.append(entry)
-    correct = correctness(trial, r["response"], answered, panel)
+    correct = correctness(exp, trial, r["response"], answered)
     extra: dict[str, Any] = {
         "runner": "web", "timing_mode": "frames", "frame_ms": round(r["frame_ms"], 4),
         "word_ms_planned": round(r["unit_frames"] * r["frame_ms"], 3), "word_frames": r["unit_frames"],
