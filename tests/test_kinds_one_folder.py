@@ -99,7 +99,6 @@ def named_kind_lookups(tree: ast.AST, kinds: set[str]) -> list[tuple[int, str]]:
 NAMED_KINDS_LEFT: dict[str, str] = {
     "analysis/adaptation.py": "the adaptation effect reads self-paced reading's region and word rules",
     "analysis/api.py": "analysis.api keeps its per-kind functions (choice_bias, rating_distribution, reading_*, completion)",
-    "analysis/measures/task_measures.py": "the kinds' measures re-exported from their old home",
     "analysis/option_checks.py": "--word-rt-range and the reading target are checked by self-paced reading's rules",
     "analysis/report/design.py": "the reading rules of a design's report come from self-paced reading",
     "analysis/report/reading.py": "the reading sections call self-paced reading's analysis by name",
