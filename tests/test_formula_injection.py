@@ -155,7 +155,7 @@ def test_formulas_built_from_factor_names_are_quoted_or_refused(humans, tmp_path
     target = tmp_path / "pwned"
     evil = f"x) + I(system(intToUtf8(c({_codes('touch ' + str(target))})))) + (y"
     # twinlab's own builders write the factor into a formula as text; the parser stands in between
-    from kinds.self_paced_reading.analysis import region_formula
+    from analysis.measures.reading import region_formula
 
     region, _ = region_formula([evil], pd.DataFrame({evil: ["a", "b"], "position": [1, 2]}))
     assert "system" in region  # the builder passed the name through as text

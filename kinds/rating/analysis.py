@@ -33,6 +33,11 @@ def distribution(d: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return wide.join(n).reset_index()
 
 
+def rating_distribution(d: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """analysis.api.rating_distribution on the design's frame: the distribution of its rating trials."""
+    return distribution(rating_rows(d), by)
+
+
 # ---- ratings ---------------------------------------------------------------------------------
 def rating_measures(r: pd.DataFrame) -> pd.DataFrame:
     """One row per rating trial and measure: humans `chosen point`; models `expected value` (the default)
@@ -137,4 +142,4 @@ def rating_clmm(res, r: pd.DataFrame, by: list[str], factors: dict, opt, log, sk
 
 # the kind on the analysis side; its section: distributions, means (a model's expected value and argmax,
 # named), the people's cumulative-link mixed model
-ANALYSIS = AnalysisKind(KIND, section=rating_section)
+ANALYSIS = AnalysisKind(KIND, section=rating_section, api={"rating_distribution": rating_distribution})
