@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind
 from experiments.tasks.config import Presentation, _Settings, _check_key
+from experiments.tasks.regions import regions  # noqa: F401 (the kind's name for the one reading of `regions`)
 from experiments.tasks.scoring import equals_answer, normalize_answer
 
 
@@ -55,24 +56,6 @@ class SelfPacedReadingSettings(_Settings):
 
 def score(trial: Any, response: Any) -> bool | None:
     return equals_answer(trial.mat.get("question_answer"), response)
-
-
-def regions(mat: dict[str, Any]) -> list[list[int]]:
-    """The word indices (of `sentence` split on spaces) of each region: `regions` is the sentence with
-    `|` between regions; without it every word is a region. A `regions` whose words differ from the
-    sentence's is refused."""
-    words = str(mat.get("sentence", "")).split()
-    text = mat.get("regions")
-    if not text:
-        return [[i] for i in range(len(words))]
-    parts = [p.split() for p in str(text).split("|")]
-    if [w for p in parts for w in p] != words or any(not p for p in parts):
-        raise TaskError(f"regions: {text!r} do not split the sentence {' '.join(words)!r} into non-empty regions")
-    out, k = [], 0
-    for p in parts:
-        out.append(list(range(k, k + len(p))))
-        k += len(p)
-    return out
 
 
 def region_texts(mat: dict[str, Any]) -> list[str]:
