@@ -5,7 +5,7 @@ surprisal at the critical region falls with exposure to the structure, as people
 2013). Here, for a self-paced-reading design run with a model that learns in its weights
 (`run-model --protocol surprisal --learning weights --update-on read`) and the same model frozen:
 
-- per trial of a weight learner: the region's surprisal (bits, the sum of its words', kinds/self_paced_reading/analysis.py
+- per trial of a weight learner: the region's surprisal (bits, the sum of its words', analysis/measures/reading.py
   `region_rows`) as the adapted model read it, and the frozen model's surprisal of the *same sentence* (the
   frozen group's mean over its rows of that item and sentence: a frozen model without a running context scores
   a sentence the same way every time), so the difference is the adaptation alone, never the order of items;
@@ -18,8 +18,9 @@ surprisal at the critical region falls with exposure to the structure, as people
 
 The frozen group of a learner: a model group of the same model and protocol that learns in no way
 (`--learning context`, context none or few-shot), the one with the learner's own context where there are
-several. Refused, saying why (AdaptationError): no weight-learning model group, no reading task (self-paced
-reading), no per-word surprisal in the learners' rows, no frozen group to compare with.
+several. Refused, saying why (AdaptationError): no weight-learning model group, no reading task (a kind read word
+by word: each declares `word_by_word`, analysis/kind_sections.py; self-paced reading), no per-word surprisal in the
+learners' rows, no frozen group to compare with.
 """
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-READING_KIND = "self_paced_reading"
+from analysis.kind_sections import kinds_where
+from analysis.measures.reading import ReadingRules, apply_rules, find_region, reading_rules, region_rows, word_rows
+
 KEYS = ["subject_key", "item_id", "words"]
 
 
@@ -66,6 +69,11 @@ def learner_groups(d: pd.DataFrame) -> list[str]:
     return [g for g, mode in _mode_of(d).items() if mode in ("weights", "both")]
 
 
+def reading_kinds() -> tuple[str, ...]:
+    """The kinds whose trials are read word by word (each declares `word_by_word`), in listing order."""
+    return kinds_where("word_by_word")
+
+
 def check_rows(d: pd.DataFrame) -> list[str]:
     """The learner groups, or AdaptationError saying which of the three things is missing."""
     learners = learner_groups(d)
@@ -74,9 +82,10 @@ def check_rows(d: pd.DataFrame) -> list[str]:
                               "with `--learning weights --update-on read` beside a frozen run")
     rows = d[d["group"].astype(str).isin(learners)]
     tasks = set(rows["task"].dropna().astype(str)) if "task" in rows.columns else set()
-    if READING_KIND not in tasks:
-        raise AdaptationError(f"the weight learners' trials are no reading task (task {READING_KIND}: a sentence read "
-                              f"in regions); their tasks: {', '.join(sorted(tasks)) or 'none recorded'}")
+    reading = reading_kinds()
+    if not tasks & set(reading):
+        raise AdaptationError(f"the weight learners' trials are no reading task (task {' or '.join(reading)}: a sentence "
+                              f"read in regions); their tasks: {', '.join(sorted(tasks)) or 'none recorded'}")
     if "word_surprisal_bits" not in rows.columns or not rows["word_surprisal_bits"].notna().any():
         raise AdaptationError("the weight learners' rows have no per-word surprisal (word_surprisal_bits): run them "
                               "with `--protocol surprisal`")
@@ -100,11 +109,6 @@ def frozen_group(d: pd.DataFrame, learner: str, modes: dict[str, str]) -> str | 
 
 def _regions(d: pd.DataFrame, levels: dict, rules) -> pd.DataFrame:
     """One row per trial x region (people's times through the reading rules), with the trial's `exposures`."""
-    from experiments.kinds import kind_attrs  # the reading kind's rules, found by name (one registry)
-
-    apply_rules, region_rows, word_rows = kind_attrs("self_paced_reading", "analysis", "apply_rules", "region_rows",
-                                                     "word_rows")
-
     w = word_rows(d, levels)
     kept, _ = apply_rules(w, rules)
     both = pd.concat([kept, w[w["subject_kind"] == "model"]], ignore_index=True)
@@ -136,16 +140,13 @@ def adaptation(d: pd.DataFrame, factors: dict, region: str | None = None, rules=
     """The adaptation table of a design frame (rows with `exposures`: analysis/load/frames.py `design_frame`);
     `region`: a region's name or number (every region when None); AdaptationError when it cannot be computed."""
     from analysis.load.rows import add_order_columns
-    from experiments.kinds import kind_attrs  # the reading kind's rules, found by name (one registry)
-
-    ReadingRules, find_region = kind_attrs("self_paced_reading", "analysis", "ReadingRules", "find_region")
     from analysis.twins.answers import is_replay
 
     learners = check_rows(d)
     modes = _mode_of(d)
     fs = [f for f in factors if f in d.columns]
     d = add_order_columns(d[~is_replay(d)], fs)  # exposures to the cell of the design's factors
-    d = d[d["task"].astype("string") == READING_KIND] if "task" in d.columns else d
+    d = d[d["task"].astype("string").isin(reading_kinds())] if "task" in d.columns else d
     r = _regions(d, {f: list(factors[f]) for f in fs}, rules or ReadingRules())
     if region is not None:
         r = r[r["region"] == find_region(r, region)]
@@ -242,10 +243,6 @@ def adaptation_step(run) -> None:
     """The report's section (analysis/report/plan.py DESIGN): nothing without a weight-learning model group;
     a sentence in `skipped` when the effect cannot be computed; else the table (every region, or the one of
     --region with --formula) and a figure of one region."""
-    from experiments.kinds import kind_attrs  # the reading kind's rules, found by name (one registry)
-
-    reading_rules = kind_attrs("self_paced_reading", "analysis", "reading_rules")
-
     if not learner_groups(run.d):
         return
     region = run.opt.region or None

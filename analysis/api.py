@@ -24,6 +24,7 @@ from dataclasses import fields
 import difflib
 
 from analysis.stats.bootstrap import N_BOOT
+from analysis.kind_sections import kind_function
 from analysis.load.base import LoadInfo
 from analysis.learning import general as ln
 from analysis.learning.general import first_encounter_table, learning_curve
@@ -32,6 +33,9 @@ from analysis.load.frames import design_frame, with_order
 from analysis.load.rows import BlocksError, parse_blocks, select_blocks
 from analysis.measures.demand_gap import check_pairs, demand_gaps as _gaps
 from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table, rates as _rates
+from analysis.measures.reading import (ReadingRules, add_spillover, apply_rules, join_surprisal, plain, region_means,
+                                       region_rows, region_surprisal, target_rows, trim_rts, word_means, word_rows,
+                                       word_surprisal)
 from analysis.measures.scoring import apply_rule, RULES
 from analysis.options import check_options, distinct, flag, FORMATS, model_copies as check_copies, target, whole
 from analysis.pipeline import Options, run_analysis, run_loaded
@@ -221,9 +225,6 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
     formula names `group`: a GroupFits (analysis/stats/formula_fit.py). `region`/`word` as in fit()."""
     from analysis.stats.formula import parse
     from analysis.stats.formula_fit import fit_groups as _fit_groups
-    from experiments.kinds import kind_attrs
-    plain, target_rows = kind_attrs("self_paced_reading", "analysis", "plain", "target_rows")
-
     from analysis.options import flag, target
 
     _check_frame(df)
@@ -276,29 +277,19 @@ def learning_curves(df: pd.DataFrame, x: str = "exposures", cell: Iterable[str] 
 
 def choice_bias(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Choice tasks: (position bias table, accuracy by the correct option's screen position)."""
-    from experiments.kinds import kind_attrs
-    accuracy_by_position, choice_rows, position_bias = kind_attrs(
-        "choice", "analysis", "accuracy_by_position", "choice_rows", "position_bias"
-    )
-
-    c = choice_rows(_design(df))
-    return position_bias(c), accuracy_by_position(c)
+    return kind_function("choice_bias")(_design(df))
 
 
 def rating_distribution(df: pd.DataFrame, by: Iterable[str] | str | None = None) -> pd.DataFrame:
-    from experiments.kinds import kind_attrs
-    distribution, rating_rows = kind_attrs("rating", "analysis", "distribution", "rating_rows")
-
-    return distribution(rating_rows(_design(df)), _check_by(df, by))
+    """Rating tasks: the share of each scale point per group x cell of `by` (models: the argmax)."""
+    d = _design(df)
+    return kind_function("rating_distribution")(d, _check_by(df, by))
 
 
 def reading_words(df: pd.DataFrame) -> pd.DataFrame:
     """One row per word of the trials with reading times or surprisals (position, length, region,
     region_name, word_rt_ms, surprisal_bits, ...); the factors are ordered categoricals in the spec's
     order and `attrs['factors']` is kept, so api.fit on these rows sum-codes in that order."""
-    from experiments.kinds import kind_attrs
-    word_rows = kind_attrs("self_paced_reading", "analysis", "word_rows")
-
     d = model_frame(df)
     return word_rows(d, {f: lv for f, lv in factors(df).items() if f in d.columns})
 
@@ -306,9 +297,6 @@ def reading_words(df: pd.DataFrame) -> pd.DataFrame:
 def reading_regions(df: pd.DataFrame) -> pd.DataFrame:
     """One row per trial x region (region_rt_ms, surprisal_bits, length, n_words, *_prev1), people's word
     times after the `rt_range` rule (a region with a trimmed word has no region time)."""
-    from experiments.kinds import kind_attrs
-    apply_rules, region_rows = kind_attrs("self_paced_reading", "analysis", "apply_rules", "region_rows")
-
     w = reading_words(df)
     kept, _ = apply_rules(w)
     both = pd.concat([kept, w[w["word_rt_ms"].isna()]], ignore_index=True)
@@ -319,12 +307,6 @@ def reading_regions(df: pd.DataFrame) -> pd.DataFrame:
 def reading_times(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, rules=None) -> dict[str, pd.DataFrame]:
     """The reading report's tables: people's mean reading time by region and by word (CIs over subjects),
     models' mean surprisal by region and by word (CIs over items), and the rules' counts (`rules`)."""
-    from experiments.kinds import kind_attrs
-    (ReadingRules, apply_rules, region_means, region_surprisal, word_means, word_surprisal) = kind_attrs(
-        "self_paced_reading", "analysis", "ReadingRules", "apply_rules", "region_means", "region_surprisal",
-        "word_means", "word_surprisal"
-    )
-
     w = reading_words(df)
     fs = list(w.attrs.get("factors") or {})
     h, counts = apply_rules(w, rules or ReadingRules())
@@ -335,11 +317,6 @@ def reading_times(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, rules=N
 
 def surprisal_rt(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Human word rows joined to each model group's surprisal, with spillover columns (model group -> rows)."""
-    from experiments.kinds import kind_attrs
-    add_spillover, join_surprisal, trim_rts = kind_attrs(
-        "self_paced_reading", "analysis", "add_spillover", "join_surprisal", "trim_rts"
-    )
-
     w = reading_words(df)
     h, _ = trim_rts(w)
     models = w[w["subject_kind"] == "model"]
@@ -352,15 +329,8 @@ def surprisal_rt(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
 def completion(df: pd.DataFrame, by: Iterable[str] | str | None = None, seed: int = 0,
                n_boot: int = N_BOOT) -> pd.DataFrame:
     """Completion: strict (target) and lenient (accepted variants) match rates per cell of `by`."""
-    from analysis.measures.design_rates import rates as _rates
-    from experiments.kinds import kind_attrs
-    completion_rows = kind_attrs("completion", "analysis", "completion_rows")
-
-    c = completion_rows(_design(df))
-    by = _check_by(df, by)
-    a = _rates(c, by, "match_target", seed, n_boot).assign(score="target")
-    b = _rates(c, by, "match_accepted", seed, n_boot).assign(score="target or accepted")
-    return pd.concat([a, b], ignore_index=True)
+    d = _design(df)
+    return kind_function("completion")(d, _check_by(df, by), seed, n_boot)
 
 
 def demand_gaps(df: pd.DataFrame, pairs: list[tuple[str, str]] | None = None, seed: int = 0,

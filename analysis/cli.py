@@ -53,8 +53,7 @@ def analyze(
     from analysis.load import LoadError
     from analysis.stats.mixed import MixedModelError
     from analysis.report.render import ReportError
-    from experiments.kinds import kind_attrs
-    OrdinalError = kind_attrs("rating", "analysis", "OrdinalError")
+    from analysis.stats.ordinal import OrdinalError
     from experiments.options import OptionError
 
     t0 = time.time()

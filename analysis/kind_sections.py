@@ -32,6 +32,17 @@ class SectionArgs:
 
 
 @dataclass(frozen=True)
+class KindTable:
+    """A kind's own table in a shared section: its file name, its title, its rows and the sentence saying
+    what it is (shown only when it has rows)."""
+
+    name: str
+    title: str
+    table: pd.DataFrame
+    text: str
+
+
+@dataclass(frozen=True)
 class AnalysisKind:
     """One task kind on the analysis side.
 
@@ -47,7 +58,11 @@ class AnalysisKind:
     protocols whose two options are (sentence, pair) read as the kind's (accepting, rejecting) values;
     `untyped_tables`: a table without a `task` column (a Lakretz release) is this kind; `word_by_word`: rows
     are read word by word (per-word RTs beside the models' surprisal: the reading ΔLL of the twins);
-    `closing_section(args)`: sections after the shared measures', on all rows.
+    `closing_section(args)`: sections after the shared measures', on all rows; `logprob_table(rows)`: the
+    kind's own table from the `direct` protocols' log-probabilities (the rows of their section), shown in that
+    section when it has rows (lexical decision's decision without a rule: AUC and d′ at a stated criterion);
+    `api`: functions `analysis.api` offers under these names (`choice_bias`, ...), each given the design's
+    frame (and the api's checked arguments), so the API reaches the kind through what it declares.
     """
 
     name: str
@@ -64,6 +79,8 @@ class AnalysisKind:
     # sections shown after the shared measures' (log-probabilities, response times), on every row of the
     # table (`args.rows`: all blocks; the kind says itself whether it applies): self-paced reading's
     closing_section: Callable[[SectionArgs], None] | None = None
+    logprob_table: Callable[[pd.DataFrame], KindTable] | None = None
+    api: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
 
 
 def analysis_kinds() -> dict[str, AnalysisKind]:
@@ -107,6 +124,21 @@ def low_demand_protocols() -> tuple[str, ...]:
 
 def value_option_protocols() -> set[str]:
     return {p for k in analysis_kinds().values() for p in k.value_options}
+
+
+def logprob_tables(rows: pd.DataFrame) -> list[KindTable]:
+    """The kinds' own tables from log-probability rows (each kind's `logprob_table`), those with rows, in listing order."""
+    made = [k.logprob_table(rows) for k in analysis_kinds().values() if k.logprob_table is not None]
+    return [t for t in made if len(t.table)]
+
+
+def kind_function(name: str) -> Callable[..., Any]:
+    """The function a kind declares for `analysis.api` under `name` (its `api`); LookupError when no installed
+    kind declares it."""
+    for k in analysis_kinds().values():
+        if name in k.api:
+            return k.api[name]
+    raise LookupError(f"{name}: no installed task kind declares it (AnalysisKind.api)")
 
 
 def kind_sections(args: SectionArgs, present: set[str]) -> None:

@@ -19,6 +19,7 @@ from analysis.load.formats import frame_format_names
 from analysis.load.prepare import is_training_block
 from analysis.load.rows import BlocksError, ORDER_COLUMNS, parse_blocks
 from analysis.measures.demand_gap import check_pairs
+from analysis.measures.reading import ReadingRules, check_target, kept_word_times
 from analysis.stats import formula as fm
 from analysis.stats.formula_checks import check_fit_request
 
@@ -43,9 +44,6 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
         raise fm.FormulaError(f"--by: unknown column {missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
                               + "; the design's factors and columns are named in `twinlab analyze --help`")
     if opt.region or opt.word:  # the reading rows' columns; an unknown region or word is refused here
-        from experiments.kinds import kind_attrs
-        check_target = kind_attrs("self_paced_reading", "analysis", "check_target")
-
         cols |= check_target(df, opt.region or None, opt.word or None)
     check_reading_rules(df, opt)
     if opt.formula:
@@ -93,9 +91,6 @@ def check_blocks_have_rows(df: pd.DataFrame, blocks: str) -> None:
 def check_reading_rules(df: pd.DataFrame, opt: Options) -> None:
     """--word-rt-range (and --exclude-wrong-answers) leave at least one person's word reading time: a range
     that trims every word is refused, naming the times the data hold (before, a traceback)."""
-    from experiments.kinds import kind_attrs
-    ReadingRules, kept_word_times = kind_attrs("self_paced_reading", "analysis", "ReadingRules", "kept_word_times")
-
     rules = ReadingRules(*opt.word_rt_range, exclude_wrong_answers=opt.exclude_wrong_answers)
     n, kept, low, high = kept_word_times(df, rules)
     if n and not kept:

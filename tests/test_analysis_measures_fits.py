@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.r, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def ordinal_ready():
     from analysis.stats.mixed import MixedModelError
-    from kinds.rating.analysis import OrdinalError, _clmm
+    from analysis.stats.ordinal import OrdinalError, _clmm
 
     try:
         _clmm()

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from kinds.self_paced_reading.analysis import RT_MAX, ReadingError, region_of_words, trim_rts
+from analysis.measures.reading import RT_MAX, ReadingError, region_of_words, trim_rts
 from tests.support import design_synthetic as ds
 
 

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.r, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def ordinal_ready():
     from analysis.stats.mixed import MixedModelError
-    from kinds.rating.analysis import OrdinalError, _clmm
+    from analysis.stats.ordinal import OrdinalError, _clmm
 
     try:
         _clmm()
@@ -54,7 +54,7 @@ def test_clmm_recovers_the_effect_and_reports_diagnostics(ordinal_ready, tmp_pat
 
 def test_surprisal_model_recovers_known_coefficients(ordinal_ready, tmp_path):
     from analysis.stats.formula_fit import fit_formula
-    from kinds.self_paced_reading.analysis import surprisal_formula
+    from analysis.measures.reading import surprisal_formula
 
     ds.reading_sessions(tmp_path, n_subjects=16, n_items=16, beta_surprisal=12.0)
     (g, j), = api.surprisal_rt(api.load_sessions(tmp_path)).items()

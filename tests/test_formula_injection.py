@@ -80,15 +80,14 @@ def cases(target: Path) -> list[tuple[str, str]]:
 def no_r(monkeypatch):
     """A tripwire on every way twinlab starts R: a refusal must come before it."""
     from analysis.stats import formula_fit
-    from analysis.stats import mixed
-    from kinds.rating import analysis as tasks_rating
+    from analysis.stats import mixed, ordinal
 
     def tripped(*a, **k):
         raise AssertionError("R was started: the formula reached R")
 
     monkeypatch.setattr(mixed, "_r", tripped)
     monkeypatch.setattr(formula_fit, "_fit_fn", tripped)
-    monkeypatch.setattr(tasks_rating, "_clmm", tripped)
+    monkeypatch.setattr(ordinal, "_clmm", tripped)
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +125,7 @@ def test_analyze_refuses_every_injection_before_r_and_writes_nothing(humans, tmp
 
 def test_the_api_refuses_every_injection_before_r(humans, tmp_path, no_r):
     from analysis.stats.formula_fit import fit_formula, fit_groups
-    from kinds.rating.analysis import fit_clmm
+    from analysis.stats.ordinal import fit_clmm
 
     target = tmp_path / "pwned"
     df = api.load_sessions(humans)
@@ -151,12 +150,12 @@ def test_formulas_built_from_factor_names_are_quoted_or_refused(humans, tmp_path
     import pandas as pd
 
     from analysis.stats.formula_fit import fit_formula
-    from kinds.rating.analysis import fit_clmm
+    from analysis.stats.ordinal import fit_clmm
 
     target = tmp_path / "pwned"
     evil = f"x) + I(system(intToUtf8(c({_codes('touch ' + str(target))})))) + (y"
     # twinlab's own builders write the factor into a formula as text; the parser stands in between
-    from kinds.self_paced_reading.analysis import region_formula
+    from analysis.measures.reading import region_formula
 
     region, _ = region_formula([evil], pd.DataFrame({evil: ["a", "b"], "position": [1, 2]}))
     assert "system" in region  # the builder passed the name through as text

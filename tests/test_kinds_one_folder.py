@@ -96,18 +96,7 @@ def named_kind_lookups(tree: ast.AST, kinds: set[str]) -> list[tuple[int, str]]:
 
 # layer files that still reach a named kind through the registry (issue 49: "kind names in core code: none"),
 # each with the reason; an entry no longer needed fails the test, so the list only shrinks
-NAMED_KINDS_LEFT: dict[str, str] = {
-    "analysis/adaptation.py": "the adaptation effect reads self-paced reading's region and word rules",
-    "analysis/api.py": "analysis.api keeps its per-kind functions (choice_bias, rating_distribution, reading_*, completion)",
-    "analysis/cli.py": "the ordinal (rating) fit's error is caught by name",
-    "analysis/measures/task_measures.py": "the kinds' measures re-exported from their old home",
-    "analysis/option_checks.py": "--word-rt-range and the reading target are checked by self-paced reading's rules",
-    "analysis/report/design.py": "the reading rules of a design's report come from self-paced reading",
-    "analysis/report/reading.py": "the reading sections call self-paced reading's analysis by name",
-    "analysis/stats/fit_items.py": "the ordinal (rating) fit's error is caught by name",
-    "analysis/stats/formula_fit.py": "the ordinal family is fitted by rating's clmm",
-    "analysis/twins/reading_dll.py": "the reading twin's delta log-likelihood uses self-paced reading's word rows",
-}
+NAMED_KINDS_LEFT: dict[str, str] = {}  # none left; a new entry needs a reason a reviewer accepts
 
 
 def scan_named_kinds() -> dict[str, list[str]]:

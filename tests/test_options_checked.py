@@ -143,7 +143,7 @@ def test_allow_spec_versions_refuses_when_the_newest_cannot_be_told(tmp_path, ti
 
 # ------------------------------------------------------------------ a word-time range that trims every word
 def test_a_word_rt_range_that_trims_every_word_is_refused_with_the_times(tmp_path):
-    from kinds.self_paced_reading.analysis import ReadingRules, kept_word_times
+    from analysis.measures.reading import ReadingRules, kept_word_times
 
     paths, _ = ds.reading_sessions(tmp_path / "data", n_subjects=2, n_items=4)
     df = api.load_sessions(tmp_path / "data")

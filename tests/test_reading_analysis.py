@@ -1,4 +1,4 @@
-"""Self-paced reading without R (kinds/self_paced_reading/analysis.py): regions named, the declared factor order kept
+"""Self-paced reading without R (analysis/measures/reading.py, self-paced reading's numbers): regions named, the declared factor order kept
 through every API call, region rows and rules with counts, means with CIs for people (over subjects) and
 models (over items) against hand computations, --region/--word rows and refusals, and the report's figure."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from kinds.self_paced_reading.analysis import (ReadingError, ReadingRules, apply_rules, check_target, region_formula,
+from analysis.measures.reading import (ReadingError, ReadingRules, apply_rules, check_target, region_formula,
                                     region_rows, target_rows, varying, word_rows)
 from tests.cli_refusal import refused
 from tests.support import reading_synthetic as rs
@@ -180,7 +180,7 @@ def test_report_section_and_figure_without_r(data, tmp_path):
 
 
 def test_a_region_the_same_in_every_condition_gets_no_surprisal_fit():
-    from kinds.self_paced_reading.analysis import surprisal_region_formula
+    from analysis.measures.reading import surprisal_region_formula
 
     same = pd.DataFrame({"item": ["1", "1", "2", "2"], "cue": ["weak", "strong"] * 2, "surprisal_bits": [5.0, 5.0, 7.0, 7.0]})
     formula, _, why = surprisal_region_formula(["cue"], same)

@@ -1,5 +1,6 @@
 """Report sections for the measures of analysis/measures/task_measures.py: the `direct` protocols' log-probabilities
-(with lexical decision's AUC and d' at a stated criterion) and response times of the RT tasks."""
+(with the kinds' own tables from them: lexical decision's AUC and d' at a stated criterion) and response times of
+the RT tasks."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -7,8 +8,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from analysis.report.results_folder import Results
-from analysis.measures.task_measures import (CRITERION, lexical_logprob_decision, logprob_means, logprob_rows, rt_means,
-                                    rt_rows, rt_rule)
+from analysis.kind_sections import logprob_tables
+from analysis.measures.task_measures import logprob_means, logprob_rows, rt_means, rt_rows, rt_rule
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -16,25 +17,23 @@ if TYPE_CHECKING:
 
 def logprob_section(res: Results, t: pd.DataFrame, by: list[str], opt: Options) -> None:
     """Per condition: mean log P of the sentence (per character; SLOR where the items give a unigram
-    log-probability) for each model group that recorded one; lexical decision: AUC and d' at the median."""
+    log-probability) for each model group that recorded one; then the kinds' own tables from them (lexical
+    decision: AUC and d' at the median)."""
     d = logprob_rows(t)
     if d.empty:
         return
     by = [b for b in by if b in d.columns]
     means = logprob_means(d, by, opt.seed, opt.n_boot)
-    ld = lexical_logprob_decision(d)
+    own = logprob_tables(d)
     slor = "slor" in d.columns
     res.section("model_logprob", "Models: log-probabilities (the direct measure)",
                 "Where a protocol records the sentence's log-probability (`sentence_logprob`: the `direct` protocols) "
                 "it is the model's measure, analysed per cell of the design: the mean log P(sentence) and per character"
                 + (", and SLOR = (log P - log P_unigram) / words from the items' `unigram_logprob`" if slor else
                    " (no `unigram_logprob` column: no SLOR)")
-                + "; 95% bootstrap CIs resampling items. "
-                + ("Lexical decision without a decision rule: the AUC (the probability that a word's log-probability "
-                   "per character is above a non-word's; 0.5 = chance) and hits, false alarms, d' and c at a stated "
-                   f"criterion: {CRITERION} (signal = a non-word; a hit calls it a non-word)." if len(ld) else ""),
-                [res.table("model_logprob", means, "Log-probability by condition"),
-                 res.table("lexical_logprob_decision", ld, "Lexical decision from log-probabilities") if len(ld) else None])
+                + "; 95% bootstrap CIs resampling items. " + " ".join(t.text for t in own),
+                [res.table("model_logprob", means, "Log-probability by condition")]
+                + [res.table(t.name, t.table, t.title) for t in own])
 
 
 def rt_section(res: Results, t: pd.DataFrame, by: list[str], opt: Options) -> None:

@@ -1,7 +1,7 @@
 """Measures a reviewer reads beside accuracy: the `direct` protocols' log-probabilities and response times
 of the RT tasks with named trimming rules; model ratings (expected value and argmax: kinds/rating/analysis.py)
-and lexical decision without a decision rule (AUC, d' at a stated criterion: kinds/lexical_decision/analysis.py) are
-their kinds' own units', re-exported here.
+and lexical decision without a decision rule (AUC, d' at a stated criterion: kinds/lexical_decision/analysis.py,
+shown in the log-probability section through its `logprob_table`) are their kinds' own units'.
 
 Why each:
 - a model's "rating" is a distribution over the scale; its argmax throws the distribution away (a model
@@ -131,10 +131,3 @@ def rt_means(kept: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_B
                           "rt_ci_low": math.exp(ci.low) if np.isfinite(ci.low) else float("nan"),
                           "rt_ci_high": math.exp(ci.high) if np.isfinite(ci.high) else float("nan")})
     return pd.DataFrame(out)
-
-
-from experiments.kinds import reexports  # noqa: E402
-
-# the kinds' own measures, importable from here as before (each imported from its kind when first asked)
-__getattr__ = reexports({**{n: ("lexical_decision", "analysis") for n in ("CRITERION", "auc", "lexical_logprob_decision")},
-                         **{n: ("rating", "analysis") for n in ("MEASURES", "rating_measures", "unused_points")}})

@@ -19,6 +19,7 @@ from analysis.load.subjects import RULE as COPIES_RULE
 from analysis.measures.demand_gap import demand_gaps
 from analysis.measures.design_rates import add_accepted, answer_confounded, item_key
 from analysis.measures.judgments import answer_label, judged_rows, RULE
+from analysis.measures.reading import plain, reading_rules, target_rows
 from analysis.measures.sections import logprob_section, rt_section
 from analysis.stats.formula import parse
 from analysis.stats.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
@@ -186,12 +187,7 @@ def fits_response(formula: str) -> str:
 def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, log, skipped: list[str]):
     log(f"fitting {opt.formula} (R with lme4 starts in a few seconds)")
     m = model_frame(d, opt.blocks)
-    if opt.region or opt.word:  # --region NAME / --word N: that region's or word's rows (kinds/self_paced_reading/analysis.py)
-        from experiments.kinds import kind_attrs  # late: a kind's unit, loaded when its kind is asked for
-        plain, reading_rules, target_rows = kind_attrs(
-            "self_paced_reading", "analysis", "plain", "reading_rules", "target_rows"
-        )
-
+    if opt.region or opt.word:  # --region NAME / --word N: that region's or word's rows (analysis/measures/reading.py)
         m = plain(target_rows(m, factors, opt.region or None, opt.word or None, reading_rules(opt)))
     kind = "ordinal_fit" if opt.family == "ordinal" else "formula_fit"
     # the fit the user asked for: no group fitted is an error (exit 2, raised from fit_groups); a group not

@@ -1,4 +1,5 @@
-"""The report's self-paced-reading sections (kinds/self_paced_reading/analysis.py does the numbers): reading times and
+"""The report's self-paced-reading sections (the core's reading measures, analysis/measures/reading.py, do the
+numbers; self-paced reading shows them as its closing sections, kinds/self_paced_reading/analysis.py): reading times and
 surprisal by region and by word with CIs for people and models, one figure, log-RT mixed models per
 region with length and spillover, and surprisal beside reading times (humans' RTs on models' surprisals).
 """
@@ -13,6 +14,10 @@ from analysis.report import design_figures as dfig
 from analysis.report.tables import slug
 from analysis.report.results_folder import Results
 from analysis.load.rows import select_blocks
+from analysis.measures.reading import (add_spillover, apply_rules, humans_beside_models, join_surprisal, plain,
+                                       reading_rules, region_fit_rows, region_formula, region_means, region_order,
+                                       region_rows, region_surprisal, surprisal_beside_rt, surprisal_formula,
+                                       surprisal_region_formula, word_means, word_rows, word_surprisal)
 from analysis.report.reading_figures import reading_by_region
 from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
 from analysis.stats.formula_fit import fit_formula
@@ -27,11 +32,6 @@ def _reading_tables(res: Results, h: pd.DataFrame, w: pd.DataFrame, rm: pd.DataF
                     cell: list[str], opt: "Options", has_rt: bool, has_s: bool) -> list[str]:
     """The tables by region and by word (people's reading times, models' surprisals, the two side by
     side), written in the order the section lists them."""
-    from experiments.kinds import kind_attrs
-    humans_beside_models, word_means, word_surprisal = kind_attrs(
-        "self_paced_reading", "analysis", "humans_beside_models", "word_means", "word_surprisal"
-    )
-
     tabs = []
     if has_rt:
         tabs.append(res.table("reading_region_means", rm, "People: reading time by region (ms), CI over subjects"))
@@ -53,13 +53,6 @@ def _model_region_fits(w: pd.DataFrame, cell: list[str], declared: list[str], sk
                        items: list[dict]) -> str:
     """One fit of the models' surprisal per group and region (the first MAX_REGION_FITS regions, the rest
     named in `skipped`); appends the fits to `items` and returns the sentence that says how they were fitted."""
-    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.stats.formula_fit import fit_formula
-    from experiments.kinds import kind_attrs
-    plain, region_rows, surprisal_region_formula = kind_attrs(
-        "self_paced_reading", "analysis", "plain", "region_rows", "surprisal_region_formula"
-    )
-
     ms = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()].copy()
     ms.attrs = dict(w.attrs)
     r_mod = region_rows(ms)
@@ -92,13 +85,6 @@ def _people_region_fits(res: Results, h: pd.DataFrame, cell: list[str], declared
     """One lmer of log reading time per region (the first MAX_REGION_FITS, the rest named in `skipped`);
     appends the fits to `items` and their fixed effects' table to `tabs`, and returns the sentence that
     says how they were fitted."""
-    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.stats.formula_fit import fit_formula
-    from experiments.kinds import kind_attrs
-    plain, region_fit_rows, region_formula, region_rows = kind_attrs(
-        "self_paced_reading", "analysis", "plain", "region_fit_rows", "region_formula", "region_rows"
-    )
-
     r_all = region_rows(h)
     coefs = []
     if r_all["region"].nunique() > MAX_REGION_FITS:
@@ -130,14 +116,6 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
                           out: Path, log, skipped: list[str], rule_text: str) -> None:
     """The section of people's reading times on each model's surprisal (word by word, same sentences),
     or a note in `skipped` when no model scored the sentences the people read."""
-    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
-    from analysis.stats.formula_fit import fit_formula
-    from experiments.kinds import kind_attrs
-    (add_spillover, join_surprisal, plain, surprisal_beside_rt, surprisal_formula) = kind_attrs(
-        "self_paced_reading", "analysis", "add_spillover", "join_surprisal", "plain", "surprisal_beside_rt",
-        "surprisal_formula"
-    )
-
     both = pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
     joined = join_surprisal(both)
@@ -171,14 +149,6 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
                      skipped: list[str]) -> None:
     """The self-paced-reading sections (nothing when the rows have neither reading times nor surprisals)."""
     from analysis.load.frames import model_frame
-    from analysis.load.rows import select_blocks
-    from analysis.report.reading_figures import reading_by_region
-    from experiments.kinds import kind_attrs
-    (apply_rules, reading_rules, region_means, region_order, region_surprisal, word_rows) = kind_attrs(
-        "self_paced_reading", "analysis", "apply_rules", "reading_rules", "region_means", "region_order",
-        "region_surprisal", "word_rows"
-    )
-
     m = select_blocks(model_frame(d), opt.blocks)  # --blocks (default test: design_rows)
     has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
     has_s = "word_surprisal_bits" in m.columns and m["word_surprisal_bits"].notna().any()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable
 from analysis.stats.formula import FormulaError
 from analysis.stats.mixed import MixedModelError
+from analysis.stats.ordinal import OrdinalError
 
 
 def fit_item(kind: str, title: str, fit) -> dict:
@@ -13,9 +14,6 @@ def fit_item(kind: str, title: str, fit) -> dict:
 
 def fit_or_note(fn: Callable, label: str, skipped: list[str]):
     """Run one fit; a fit that fails is named in the notes (never silently missing)."""
-    from experiments.kinds import kind_attrs  # late: a kind's unit, loaded when its kind is asked for
-    OrdinalError = kind_attrs("rating", "analysis", "OrdinalError")
-
     try:
         f = fn()
     except (MixedModelError, OrdinalError, FormulaError) as exc:

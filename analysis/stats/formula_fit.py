@@ -19,6 +19,7 @@ import pandas as pd
 from analysis.stats import formula as fm
 from analysis.stats.mixed import (MixedModelError, _converged, _r, _r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
                             fit_status, hessian_free)
+from analysis.stats.ordinal import OrdinalError, fit_clmm
 
 from analysis.stats.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
 
@@ -350,16 +351,13 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
     """Fit `formula` once per group of rows (the `group` column), or once over all rows when the formula
     names `group` or the data hold one group. A group whose rows cannot be fitted (a factor with one
     level there, too few rows) is named in `skipped` with the reason; when no group can be fitted the
-    first reason is raised. `family='ordinal'` fits ordinal::clmm (kinds/rating/analysis.py)."""
+    first reason is raised. `family='ordinal'` fits ordinal::clmm (analysis/stats/ordinal.py)."""
     f = fm.parse(formula) if isinstance(formula, str) else formula
     fm.check_columns(f, list(df.columns))
 
     def one(rows: pd.DataFrame):
         ff, dropped = _without_one_level_groups(f, rows)
         if family == "ordinal":
-            from experiments.kinds import kind_attrs
-            fit_clmm = kind_attrs("rating", "analysis", "fit_clmm")
-
             fit = fit_clmm(rows, ff.r_text() if dropped else f.text, declared)
         else:
             fit = fit_formula(rows, ff, family, declared, fallback, log_rt)
@@ -379,9 +377,6 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
     out = GroupFits(f.text, PER_GROUP)
     errors: tuple = (fm.FormulaError, MixedModelError)
     if family == "ordinal":
-        from experiments.kinds import kind_attrs
-        OrdinalError = kind_attrs("rating", "analysis", "OrdinalError")
-
         errors += (OrdinalError,)
     first_error: Exception | None = None
     for g in groups:

@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 import pandas as pd
+
+from analysis.measures.reading import add_spillover, join_surprisal, trim_rts, word_rows
 from analysis.report.figures import _plt, _save, PALETTE
 
 BASE = ["length", "length_prev1", "position"]
@@ -103,11 +105,6 @@ def delta_ll(joined: dict[str, pd.DataFrame], seed: int = 0, n_boot: int = 2000)
 def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     """People's word rows (the rt_range rule applied) with each model group's surprisal and spillover columns."""
     from analysis.load.frames import model_frame
-    from experiments.kinds import kind_attrs
-    add_spillover, join_surprisal, trim_rts, word_rows = kind_attrs(
-        "self_paced_reading", "analysis", "add_spillover", "join_surprisal", "trim_rts", "word_rows"
-    )
-
     from analysis.kind_sections import kinds_where  # late: a kind's unit, loaded when its kind is asked for
 
     m = model_frame(d)

@@ -12,37 +12,14 @@ measurable. From the table: `option_order` (the options' original indices in the
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
 from analysis.kind_sections import AnalysisKind, SectionArgs
+from analysis.measures.cells import json_list, materials
 from kinds.choice.task import answer_position
 
 KIND = "choice"
-
-
-def materials(df: pd.DataFrame) -> list[dict]:
-    """Each row's materials (JSON object; {} where empty or unreadable)."""
-    out = []
-    for m in (df["materials"] if "materials" in df.columns else [None] * len(df)):
-        try:
-            v = json.loads(m) if isinstance(m, str) and m else {}
-        except json.JSONDecodeError:
-            v = {}
-        out.append(v if isinstance(v, dict) else {})
-    return out
-
-
-def json_list(v) -> list | None:
-    if not isinstance(v, str) or not v:
-        return None
-    try:
-        x = json.loads(v)
-    except json.JSONDecodeError:
-        return None
-    return x if isinstance(x, list) else None
 
 
 def choice_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -108,6 +85,13 @@ def choice_section(a: SectionArgs) -> None:
                             "Share of choices per screen position; dotted: chance.")])
 
 
+def choice_bias(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """analysis.api.choice_bias on the design's frame: (position bias, accuracy by the correct option's screen
+    position) of its choice trials."""
+    c = choice_rows(d)
+    return position_bias(c), accuracy_by_position(c)
+
+
 # the kind on the analysis side: people's RTs are analysed; its section: position bias and accuracy by the
 # correct option's position
-ANALYSIS = AnalysisKind(KIND, rt=True, section=choice_section)
+ANALYSIS = AnalysisKind(KIND, rt=True, section=choice_section, api={"choice_bias": choice_bias})

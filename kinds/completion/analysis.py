@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.kind_sections import AnalysisKind, SectionArgs
-from kinds.choice.analysis import materials
+from analysis.measures.cells import materials
 from kinds.completion.task import accepted_answers
 from experiments.tasks.scoring import normalize_answer
 
@@ -61,16 +61,23 @@ def model_target_scores(d: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols)
 
 
+def completion_rates(c: pd.DataFrame, by: list[str], seed: int, n_boot: int) -> pd.DataFrame:
+    """Strict (target) and lenient (accepted variants) match rates of completion rows per cell of `by` (long:
+    `score` names which)."""
+    from analysis.measures.design_rates import rates
+
+    parts = [rates(c, by, "match_target", seed, n_boot).assign(score="target"),
+             rates(c, by, "match_accepted", seed, n_boot).assign(score="target or accepted")]
+    return pd.concat(parts, ignore_index=True)
+
+
 def completion_section(a: SectionArgs) -> None:
     """The report's completion section: accuracy against the target and its accepted variants; models' scores."""
-    from analysis.measures.design_rates import rates
     from analysis.report.design import F1F2, _fmt_ci
 
     by, res = a.by, a.res
     c = completion_rows(a.rows)
-    parts = [rates(c, by, "match_target", a.opt.seed, a.opt.n_boot).assign(score="target"),
-             rates(c, by, "match_accepted", a.opt.seed, a.opt.n_boot).assign(score="target or accepted")]
-    r = pd.concat(parts, ignore_index=True)
+    r = completion_rates(c, by, a.opt.seed, a.opt.n_boot)
     mt = model_target_scores(c)
     res.section("task_completion", "Completion (cloze): accuracy against the target and its accepted variants",
                 "Strict: the answer is the target; lenient: the target or one of the item's accepted variants; "
@@ -84,6 +91,11 @@ def completion_section(a: SectionArgs) -> None:
                  res.table("completion_model_scores", mt, "Models: target log-probability") if len(mt) else None])
 
 
+def completion(d: pd.DataFrame, by: list[str], seed: int, n_boot: int) -> pd.DataFrame:
+    """analysis.api.completion on the design's frame: the match rates of its completion trials."""
+    return completion_rates(completion_rows(d), by, seed, n_boot)
+
+
 # the kind on the analysis side: typed answers (a twin's likelihood is log P(the person's word)); its section:
 # accuracy against the target and its accepted variants
-ANALYSIS = AnalysisKind(KIND, typed=True, section=completion_section)
+ANALYSIS = AnalysisKind(KIND, typed=True, section=completion_section, api={"completion": completion})

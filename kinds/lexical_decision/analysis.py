@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.measures.detection import dprime_c
-from analysis.kind_sections import AnalysisKind
+from analysis.kind_sections import AnalysisKind, KindTable
 
 KIND = "lexical_decision"
 
@@ -51,6 +51,14 @@ def lexical_logprob_decision(d: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def logprob_table(d: pd.DataFrame) -> KindTable:
+    """The decision from log-probabilities as the log-probability section shows it (analysis/measures/sections.py)."""
+    return KindTable("lexical_logprob_decision", "Lexical decision from log-probabilities", lexical_logprob_decision(d),
+                     "Lexical decision without a decision rule: the AUC (the probability that a word's log-probability "
+                     "per character is above a non-word's; 0.5 = chance) and hits, false alarms, d' and c at a stated "
+                     f"criterion: {CRITERION} (signal = a non-word; a hit calls it a non-word).")
+
+
 # the kind on the analysis side: acceptance and d′ (a word accepts, a non-word is the signal), people's RTs; the
-# decision from a model's log-probabilities is this unit's (`lexical_logprob_decision`)
-ANALYSIS = AnalysisKind(KIND, detection=True, rt=True)
+# decision from a model's log-probabilities, in the log-probability section (`logprob_table`)
+ANALYSIS = AnalysisKind(KIND, detection=True, rt=True, logprob_table=logprob_table)
