@@ -32,6 +32,10 @@ import pandas as pd
 
 from analysis.kind_sections import kinds_where
 from analysis.measures.reading import ReadingRules, apply_rules, find_region, reading_rules, region_rows, word_rows
+from analysis.load.prepare import learning_mode
+from analysis.twins.answers import is_replay
+from analysis.load.prepare import WEIGHTS_MARK
+from analysis.load.rows import add_order_columns
 
 KEYS = ["subject_key", "item_id", "words"]
 
@@ -54,8 +58,6 @@ class Adaptation:
 
 def _mode_of(d: pd.DataFrame) -> dict[str, str]:
     """group -> learning mode (analysis/load/prepare.py `learning_mode`) of the model groups (replays left out)."""
-    from analysis.load.prepare import learning_mode
-    from analysis.twins.answers import is_replay
 
     m = d[(d["subject_kind"] == "model") & ~is_replay(d)]
     if "context_mode" not in m.columns:
@@ -94,7 +96,6 @@ def check_rows(d: pd.DataFrame) -> list[str]:
 
 def frozen_group(d: pd.DataFrame, learner: str, modes: dict[str, str]) -> str | None:
     """The frozen group of the same model and protocol (the learner's own context first), or None."""
-    from analysis.load.prepare import WEIGHTS_MARK
 
     def first(g: str, col: str) -> str:
         x = d.loc[d["group"].astype(str) == g, col] if col in d.columns else pd.Series(dtype=object)
@@ -139,8 +140,6 @@ def _learner_rows(r: pd.DataFrame, learner: str, frozen: str, notes: list[str]) 
 def adaptation(d: pd.DataFrame, factors: dict, region: str | None = None, rules=None) -> Adaptation:
     """The adaptation table of a design frame (rows with `exposures`: analysis/load/frames.py `design_frame`);
     `region`: a region's name or number (every region when None); AdaptationError when it cannot be computed."""
-    from analysis.load.rows import add_order_columns
-    from analysis.twins.answers import is_replay
 
     learners = check_rows(d)
     modes = _mode_of(d)
@@ -194,7 +193,7 @@ def _people(r: pd.DataFrame, fs: list[str]) -> pd.DataFrame:
 def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -> Path | None:
     """One region: surprisal by exposures (frozen dashed, adapted solid; one colour per cell and learner) and,
     where there are people, their reading time by exposures."""
-    from analysis.report.figures import PALETTE, _plt, _save
+    from analysis.report.figures import PALETTE, _plt, _save  # late: matplotlib loads with the first figure
 
     t = t[t["region_name"].astype(str) == region]
     if t.empty:

@@ -223,6 +223,7 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
                region: str | None = None, word: int | None = None, blocks: str = "test"):
     """One fit per group of rows (people; each model · context · protocol), or one pooled fit when the
     formula names `group`: a GroupFits (analysis/stats/formula_fit.py). `region`/`word` as in fit()."""
+    # late: the formula fits (R) load with the first fit, not with the API
     from analysis.stats.formula import parse
     from analysis.stats.formula_fit import fit_groups as _fit_groups
     from analysis.options import flag, target

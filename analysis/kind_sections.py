@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
+from experiments.kinds import parts
 
 if TYPE_CHECKING:  # the registry stays light: the kinds' analysis parts import it
     import pandas as pd
@@ -86,7 +87,6 @@ class AnalysisKind:
 def analysis_kinds() -> dict[str, AnalysisKind]:
     """Every kind's AnalysisKind (its folder's `analysis` part, `ANALYSIS`), in listing order (the report's
     section order; experiments/kinds.py)."""
-    from experiments.kinds import parts
 
     return parts("analysis", "ANALYSIS")  # type: ignore[return-value]
 

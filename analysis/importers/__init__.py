@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from typing import Callable
+from experiments.studies import declared, study_module
 
 
 class ImportDataError(ValueError):
@@ -52,7 +53,6 @@ def get_importer(name: str) -> Importer:
 def _register_studies() -> None:
     """The importers the registered studies declare (their `IMPORTERS`, experiments/studies.py), each
     command in a module of its study (imported only when its command is registered or run)."""
-    from experiments.studies import declared, study_module
 
     for study, importers in declared("IMPORTERS").items():
         package = study_module(study).__name__

@@ -51,6 +51,7 @@ from analysis.stats.formula import FormulaError
 from experiments.tasks.base import TaskError
 from experiments.tasks.regions import regions
 from stimuli.input_rules import ascii_int
+from analysis.stats.bootstrap import bootstrap_mean
 
 RT_MIN, RT_MAX = 100.0, 5000.0
 RT_RULE = f"word reading times outside [{RT_MIN:g}, {RT_MAX:g}] ms are left out"
@@ -281,7 +282,6 @@ def region_rows(w: pd.DataFrame) -> pd.DataFrame:
 
 def _means(rows: pd.DataFrame, keys: list[str], value: str, unit: str, seed: int, n_boot: int) -> pd.DataFrame:
     """Mean of `value` per keys cell: the mean of per-`unit` means, with a bootstrap CI over units."""
-    from analysis.stats.bootstrap import bootstrap_mean
 
     cols = keys + [f"n_{unit}s", "mean", "ci_low", "ci_high"]
     rows = rows[rows[value].notna()]

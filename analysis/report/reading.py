@@ -148,7 +148,7 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
 def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options", out: Path, log,
                      skipped: list[str]) -> None:
     """The self-paced-reading sections (nothing when the rows have neither reading times nor surprisals)."""
-    from analysis.load.frames import model_frame
+    from analysis.load.frames import model_frame  # late: frames imports the report's sections (a circle at import)
     m = select_blocks(model_frame(d), opt.blocks)  # --blocks (default test: design_rows)
     has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
     has_s = "word_surprisal_bits" in m.columns and m["word_surprisal_bits"].notna().any()

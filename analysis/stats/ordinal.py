@@ -60,10 +60,10 @@ class OrdinalError(RuntimeError):
 def _clmm():
     global _CLMM
     if _CLMM is None:
-        from analysis.stats.mixed import _r
+        from analysis.stats.mixed import _r  # late: R starts with the first fit (~30 s)
 
         _r()
-        import rpy2.robjects as ro
+        import rpy2.robjects as ro  # late: R starts with the first fit
 
         try:
             ro.r("suppressPackageStartupMessages(requireNamespace('ordinal', quietly = TRUE)) || stop('not installed')")
@@ -112,6 +112,7 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     are fitted as given (no simplification); a fit whose default optimiser does not converge is refitted
     once with ucminf (one grouping factor only), and the fit says which it reports. Scale points that no
     trial used are named (`unused_points`; `points`: the scale's size, else the highest point used)."""
+    # late: the R side (mixed) loads with the first fit
     from analysis.stats.formula import CONTRASTS_NOTE
     from analysis.stats.mixed import _r_frame, fit_status
 

@@ -104,7 +104,7 @@ def delta_ll(joined: dict[str, pd.DataFrame], seed: int = 0, n_boot: int = 2000)
 
 def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     """People's word rows (the rt_range rule applied) with each model group's surprisal and spillover columns."""
-    from analysis.load.frames import model_frame
+    from analysis.load.frames import model_frame  # late: frames imports the twins' answers (a circle at import)
     from analysis.kind_sections import kinds_where  # late: a kind's unit, loaded when its kind is asked for
 
     m = model_frame(d)
