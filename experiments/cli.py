@@ -25,8 +25,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, cls=lazy_group("")
                   help="twinlab: one experiment spec, human and model subjects, one analysis.")
 stimuli_app = typer.Typer(no_args_is_help=True, cls=lazy_group("stimuli"), help="Stimulus sets.")
 app.add_typer(stimuli_app, name="stimuli")
-# `twinlab import <format>`: each package that reads a released format adds its command here in its
-# `register(app)` (analysis: lakretz2021; participants.web: web), so this module names none of them
+# `twinlab import <format>`: each package that reads a released format adds its command here (a study's
+# declared IMPORTERS through analysis/importers; participants' own readers), so this module names none of them
 data_import_app = typer.Typer(no_args_is_help=True, cls=lazy_group("import"), help="Import released data (as published) into twinlab sessions.")
 app.add_typer(data_import_app, name="import")
 
