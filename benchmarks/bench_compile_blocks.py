@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from experiments.compiler import check_sizes, compile_sequence
     from experiments.spec import SpecError, bundled_spec_path, parse_spec
 
-    base = yaml.safe_load(bundled_spec_path().read_text(encoding="utf-8"))
+    base = yaml.safe_load(bundled_spec_path("lakretz2021_nested").read_text(encoding="utf-8"))
     out = []
     for n in args.trials:
         d = yaml.safe_load(yaml.safe_dump(base))

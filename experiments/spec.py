@@ -253,5 +253,5 @@ def yaml_load(text: str, path: Path | str, error: type[Exception]) -> Any:
         loader.dispose()
 
 
-def bundled_spec_path(name: str = "lakretz2021_nested") -> Path:
+def bundled_spec_path(name: str) -> Path:
     return Path(__file__).parent / "specs" / f"{name}.yaml"

@@ -14,7 +14,7 @@ from studies.lakretz2021.stimuli.lexicon import TEST, TRAINING
 
 @pytest.fixture(scope="module")
 def exp():
-    return load_spec(bundled_spec_path())
+    return load_spec(bundled_spec_path("lakretz2021_nested"))
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def seq(exp):
 
 
 def test_same_inputs_give_identical_bytes_and_hash(exp, seq):
-    again = compile_sequence(load_spec(bundled_spec_path()), "S01")
+    again = compile_sequence(load_spec(bundled_spec_path("lakretz2021_nested")), "S01")
     assert again.to_json() == seq.to_json()
     assert again.sequence_hash == seq.sequence_hash
     assert TrialSequence.from_json(seq.to_json()).to_json() == seq.to_json()
@@ -35,7 +35,7 @@ def test_different_subjects_and_seeds_differ(exp, seq):
 
 
 def test_spec_hash_changes_with_content_not_formatting(exp, tmp_path):
-    text = bundled_spec_path().read_text()
+    text = bundled_spec_path("lakretz2021_nested").read_text()
     p = tmp_path / "same.yaml"
     p.write_text("# a comment\n" + text + "\n\n")
     assert load_spec(p).spec_hash == exp.spec_hash

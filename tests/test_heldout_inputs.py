@@ -32,7 +32,7 @@ def test_a_duration_shorter_than_one_frame_is_refused_naming_the_field(tmp_path)
     p = _spec(tmp_path, lambda d: d["timing"].update(gap_ms=5, expected_refresh_hz=60.0))
     refused("validate", str(p), match=["gap_ms", "16.67 ms at 60 Hz"])
     # the bounds: one frame at 240 Hz (4.17 ms) passes, and 0 stays "none" where a field allows it
-    data = yaml.safe_load(bundled_spec_path().read_text(encoding="utf-8"))
+    data = yaml.safe_load(bundled_spec_path("lakretz2021_nested").read_text(encoding="utf-8"))
     data["timing"].update(word_ms=4.17, gap_ms=0, feedback_ms=0, iti_ms=0)
     assert parse_spec(data).timing.word_ms == 4.17
     data["timing"].update(word_ms=4.16)

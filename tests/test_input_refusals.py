@@ -14,7 +14,7 @@ from experiments.spec import bundled_spec_path
 from stimuli.files import StimulusFileError, load_items, save_items
 from studies.lakretz2021.stimuli.generate import generate_items
 
-SPEC_TEXT = bundled_spec_path().read_text(encoding="utf-8")
+SPEC_TEXT = bundled_spec_path("lakretz2021_nested").read_text(encoding="utf-8")
 BOMB = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"{chr(98 + k)}: &{chr(98 + k)} [{', '.join(['*' + chr(97 + k)] * 9)}]\n" for k in range(8))
 

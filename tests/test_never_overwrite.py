@@ -40,7 +40,7 @@ def test_plan_out_onto_an_existing_file_needs_force_and_never_its_spec(tmp_path)
     assert r.returncode == 0, r.stderr
     assert out.read_text().startswith("subject_id,spec_hash,sequence_hash")
     spec = tmp_path / "spec.yaml"
-    shutil.copy(bundled_spec_path(), spec)
+    shutil.copy(bundled_spec_path("lakretz2021_nested"), spec)
     text = spec.read_bytes()
     refused("plan", str(spec), "-s", "S1", "--out", str(spec), "--force", match="is the command's own input (the spec)")
     link = tmp_path / "alias.yaml"

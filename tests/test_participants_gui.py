@@ -77,7 +77,7 @@ def fast_spec(tmp_path_factory) -> Path:
     """The bundled spec with short timings and short blocks: 4 training trials (feedback), a break,
     then 6 test trials without feedback (the bundled test block has feedback; here it is off to
     check that feedback follows the block)."""
-    data = yaml.safe_load(bundled_spec_path().read_text())
+    data = yaml.safe_load(bundled_spec_path("lakretz2021_nested").read_text())
     data["timing"] = dict(FAST_TIMING)
     train, test = data["blocks"]
     train["trials"] = TRAIN_TRIALS

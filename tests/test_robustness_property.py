@@ -38,7 +38,7 @@ FAST = settings(max_examples=40 * max(1, HUNT), deadline=None, suppress_health_c
 FEW = settings(max_examples=12 * max(1, HUNT), deadline=None, suppress_health_check=[HealthCheck.too_slow],
                derandomize=not HUNT, database=None)
 
-BASE = yaml.safe_load(bundled_spec_path().read_text(encoding="utf-8"))
+BASE = yaml.safe_load(bundled_spec_path("lakretz2021_nested").read_text(encoding="utf-8"))
 BASE["blocks"][0]["trials"] = 8
 BASE["blocks"][1]["trials"] = 12
 BASE["stimuli"] = {"items_per_condition": 16}
@@ -248,7 +248,7 @@ def test_mutated_stimulus_files(data):
 @given(subject=st.one_of(st.text(max_size=8), st.sampled_from(["S1", "s01", "", "-", "P 1", "é1"])),
        session=st.integers(-3, 3), seed=st.one_of(st.none(), st.integers(-(2**70), 2**70)))
 def test_plan_options(subject, session, seed):
-    args = ["plan", bundled_spec_path().parent / "lakretz2021_nested.yaml", "-s", subject, "--session", str(session)]
+    args = ["plan", bundled_spec_path("lakretz2021_nested").parent / "lakretz2021_nested.yaml", "-s", subject, "--session", str(session)]
     if seed is not None:
         args += ["--seed", str(seed)]
     with tempfile.TemporaryDirectory() as d:
@@ -340,7 +340,7 @@ def _table() -> bytes:
     from participants.rows import trial_row
     from participants.rsvp import TrialResult
 
-    exp = load_spec(bundled_spec_path())
+    exp = load_spec(bundled_spec_path("lakretz2021_nested"))
     seq = compile_sequence(exp, "P1")
     with tempfile.TemporaryDirectory() as d:
         w = SessionWriter.create(d, experiment=exp.name, subject_id="P1", session=1, subject_kind="human",

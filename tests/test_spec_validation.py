@@ -6,7 +6,7 @@ import yaml
 
 from experiments.spec import SpecError, bundled_spec_path, load_spec
 
-BASE = yaml.safe_load(bundled_spec_path().read_text())
+BASE = yaml.safe_load(bundled_spec_path("lakretz2021_nested").read_text())
 
 
 def write(tmp_path, mutate):

@@ -24,7 +24,7 @@ from stimuli.files import StimulusFileError, load_items, save_items
 from studies.lakretz2021.stimuli.generate import generate_items
 
 RUN = CliRunner()
-SPEC_TEXT = bundled_spec_path().read_text(encoding="utf-8")
+SPEC_TEXT = bundled_spec_path("lakretz2021_nested").read_text(encoding="utf-8")
 
 
 def invoke(*args: str, limit_s: float = 10.0):
