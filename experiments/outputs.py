@@ -69,6 +69,21 @@ def unsafe_target(path: str | Path, folder: bool = False) -> str | None:
     return f"is {kind}, not a {'folder' if folder else 'regular file'}; it is never written over, even with --force"
 
 
+def shared_file(path: str | Path) -> str | None:
+    """Why a file that is changed in place (a session table appended to on resume, its torn row cut) may not
+    be, or None: it has other names (hard links, e.g. a snapshot made with `cp -l` or rsnapshot), and every
+    one of them would change with it. A file replaced by a rename never needs this (the other names keep the
+    old content)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        return (f"has {st.st_nlink} names (hard links); appending to it would change every one of them: resume "
+                "a plain copy (cp without -l), or remove the other names first")
+    return None
+
+
 def check_target(name: str, path: Path, folder: bool = False) -> Path:
     """`unsafe_target` as an OptionError naming the option and the path."""
     problem = unsafe_target(path, folder)

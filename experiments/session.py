@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.atomic import check_rename_target
-from experiments.outputs import unsafe_target
+from experiments.outputs import shared_file, unsafe_target
 from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_earlier_header, is_table_header
 from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
 from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
@@ -319,6 +319,8 @@ class SessionWriter:
                 "use --resume to continue it or choose another session number"
             )
         if resume and exists:
+            if problem := shared_file(csv_path):  # appended to and its torn row cut in place
+                raise SessionError(f"cannot resume: session file {csv_path} {problem}")
             return cls._reopen(csv_path, json_path, spec_hash, sequence_hash, sequence, columns)
         write_dataset_description(root)
         csv_path.parent.mkdir(parents=True, exist_ok=True)

@@ -130,3 +130,23 @@ def test_context_manager_marks_aborted_on_keyboard_interrupt(tmp_path):
             raise KeyboardInterrupt
     meta = json.loads(w.json_path.read_text())
     assert meta["status"] == "aborted" and meta["n_trials_written"] == 1
+
+
+def test_a_hard_linked_table_is_never_appended_to(tmp_path):
+    """A session table with another name (a `cp -l` snapshot) is refused on resume, both names untouched:
+    appending would change the snapshot too. A plain copy resumes."""
+    w = make(tmp_path)
+    w.append({"trial_index": 0})
+    w.close("aborted")
+    table = session_paths(tmp_path, "lakretz2021_nested", "S01", 1)[0]
+    snapshot = tmp_path / "snapshot.csv"
+    os.link(table, snapshot)
+    before = table.read_bytes()
+    with pytest.raises(SessionError, match=r"has 2 names \(hard links\)"):
+        make(tmp_path, resume=True)
+    assert table.read_bytes() == snapshot.read_bytes() == before
+    snapshot.unlink()
+    w2 = make(tmp_path, resume=True)
+    w2.append({"trial_index": 1})
+    w2.close()
+    assert len(read_rows(table)) == 2
