@@ -84,10 +84,9 @@ function(design, fixed_rhs, random_text, family, beta_names, beta, vc_grp, vc_va
 }
 """
 
-R_STREAMS = r"""
-function(seed, first, n) {
-  # the L'Ecuyer-CMRG streams of simulations first+1 .. first+n of a size's seed, computed without touching the
-  # session's RNG (its kind and seed are put back)
+# the body's first lines in R_STREAMS and R_DRAW: the session's RNG kind and seed are saved and put back when the
+# function returns, and the simulations' own generator (L'Ecuyer-CMRG, parallel's streams) is switched on
+R_KEEP_SESSION_RNG = r"""
   has_seed <- exists(".Random.seed", envir = globalenv())
   old_seed <- if (has_seed) get(".Random.seed", envir = globalenv()) else NULL
   old_kind <- RNGkind()
@@ -95,7 +94,12 @@ function(seed, first, n) {
             if (has_seed) assign(".Random.seed", old_seed, envir = globalenv()) else
               if (exists(".Random.seed", envir = globalenv())) rm(".Random.seed", envir = globalenv()) })
   RNGkind("L'Ecuyer-CMRG", "Inversion", "Rejection")
-  set.seed(seed)
+"""
+
+R_STREAMS = r"""
+function(seed, first, n) {
+  # the L'Ecuyer-CMRG streams of simulations first+1 .. first+n of a size's seed, computed without touching the
+  # session's RNG (its kind and seed are put back)""" + R_KEEP_SESSION_RNG + r"""  set.seed(seed)
   s <- get(".Random.seed", envir = globalenv())
   streams <- vector("list", n)
   for (i in seq_len(first + n)) { s <- parallel::nextRNGStream(s); if (i > first) streams[[i - first]] <- s }
@@ -105,15 +109,7 @@ function(seed, first, n) {
 
 R_DRAW = r"""
 function(S, stream) {
-  # one simulated response from its own stream alone (simulate.merMod's rule); the session's RNG is put back
-  has_seed <- exists(".Random.seed", envir = globalenv())
-  old_seed <- if (has_seed) get(".Random.seed", envir = globalenv()) else NULL
-  old_kind <- RNGkind()
-  on.exit({ RNGkind(old_kind[1], old_kind[2], old_kind[3])
-            if (has_seed) assign(".Random.seed", old_seed, envir = globalenv()) else
-              if (exists(".Random.seed", envir = globalenv())) rm(".Random.seed", envir = globalenv()) })
-  RNGkind("L'Ecuyer-CMRG", "Inversion", "Rejection")
-  assign(".Random.seed", stream, envir = globalenv())
+  # one simulated response from its own stream alone (simulate.merMod's rule); the session's RNG is put back""" + R_KEEP_SESSION_RNG + r"""  assign(".Random.seed", stream, envir = globalenv())
   u <- stats::rnorm(S$q)
   zb <- if (S$q) as.vector(Matrix::crossprod(S$Zt, Matrix::crossprod(S$Lambdat, u))) * S$sigma else 0
   eta <- as.vector(S$X %*% S$beta) + zb
