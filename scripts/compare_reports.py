@@ -12,6 +12,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -62,16 +63,24 @@ def compare_json(x, y, path: str, rtol: float) -> list[str]:
     return [] if x == y else [f"results.json {path}: {x!r} != {y!r}"]
 
 
+def compare_report(ref: Path, new: Path, rtol: float, load: Callable[[Path], Any] | None = None) -> list[str]:
+    """Differences between two report folders: their tables, then their results.json (read by `load`, default
+    plain JSON; scripts/compare_runs.py writes the run folder's path as <ROOT> before comparing)."""
+    load = load or (lambda path: json.loads(path.read_text(encoding="utf-8")))
+    diffs = compare_tables(ref, new, rtol)
+    jr, jn = ref / "results.json", new / "results.json"
+    if jr.exists() and jn.exists():
+        diffs += compare_json(load(jr), load(jn), "", rtol)
+    return diffs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("ref", type=Path)
     ap.add_argument("new", type=Path)
     ap.add_argument("--rtol", type=float, default=1e-9)
     a = ap.parse_args(argv)
-    diffs = compare_tables(a.ref, a.new, a.rtol)
-    jr, jn = a.ref / "results.json", a.new / "results.json"
-    if jr.exists() and jn.exists():
-        diffs += compare_json(json.loads(jr.read_text()), json.loads(jn.read_text()), "", a.rtol)
+    diffs = compare_report(a.ref, a.new, a.rtol)
     for d in diffs:
         print(d)
     n = len(list((a.ref / "tables").glob("*.csv")))

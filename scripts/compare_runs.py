@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_reports import compare_json, compare_tables  # noqa: E402
+from compare_reports import compare_json, compare_report  # noqa: E402
 
 CLOCK_COLUMNS = {"started_at", "ended_at"}
 CLOCK_KEYS = {"created", "runtime_s", "out", "files", "started_at", "ended_at", "finished_at", "updated_at",
@@ -69,16 +69,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("new", type=Path)
     ap.add_argument("--rtol", type=float, default=1e-9)
     a = ap.parse_args(argv)
+
+    def rooted(path: Path):
+        return load_json(path, a.ref if path.is_relative_to(a.ref) else a.new)
+
     diffs: list[str] = []
     reports = sorted(p.name for p in a.ref.glob("report_*"))
     for name in reports:
         if not (a.new / name).is_dir():
             diffs.append(f"{name}: missing in new")
             continue
-        diffs += [f"{name}: {d}" for d in compare_tables(a.ref / name, a.new / name, a.rtol)]
-        jr, jn = a.ref / name / "results.json", a.new / name / "results.json"
-        if jr.exists() and jn.exists():
-            diffs += [f"{name}: {d}" for d in compare_json(load_json(jr, a.ref), load_json(jn, a.new), "", a.rtol)]
+        diffs += [f"{name}: {d}" for d in compare_report(a.ref / name, a.new / name, a.rtol, load=rooted)]
     files = sorted(p.relative_to(a.ref).as_posix() for p in a.ref.rglob("*")
                    if p.is_file() and not p.relative_to(a.ref).as_posix().startswith("report_"))
     for rel in files:
