@@ -98,6 +98,8 @@ class Excluded:
     source_file: str
     line: int
     reason: str
+    bad: bool = False  # a trial whose own value is broken (a negative RT, an unreadable number): excluded or the
+                       # import refused, as the import's `--bad-trials exclude|refuse` says; never silently
 
 
 @dataclass
