@@ -134,8 +134,9 @@ def test_old_ibex_maze_spr_and_questions(tmp_path):
     result = read_pcibex([path], None)
     assert result.rows_read[str(path)] == len(data_lines(path)) == 18   # 5 Maze + 3 SPR + 1 Question rows each
     assert accounted(result, path) == [n for n, _ in data_lines(path)]
-    by = {(t.participant.split("-")[0], t.item): t for t in result.trials}
+    by = {(t.participant.split("-")[0], t.extra["Item number"]): t for t in result.trials}
     assert len(by) == 6
+    assert {t.item for t in result.trials} == {"104", "48", "2"}   # classic Ibex: the item is its Group
     first = by[("aaa111", "27")]
     assert first.task == "maze" and first.phase == "practice" and first.correct is True
     assert first.words == ("The", "dog") and first.word_rts == (900.0, 800.0)

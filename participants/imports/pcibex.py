@@ -1,43 +1,48 @@
-"""Reader of PCIbex/Ibex results files (PennController and the old Ibex controllers), as Ibex's server.py writes
-them (participants/imports/pcibex_format.py parses the `#` header blocks).
+"""Reader of PCIbex/Ibex results files (PennController and the classic Ibex controllers), as Ibex's server.py
+writes them (pcibex_format.py parses the `#` header blocks, pcibex_rows.py reads what each controller's or
+element's rows say, pcibex_practice.py is the practice rule).
 
-A trial is one item of one submission: all rows with the same "Order number of item" ("Item number" in old Ibex)
-in a row. Its per-word rows (DashedSentence, Maze) give `words`/`word_rts`; a Question row (old Ibex) gives the
-answer, its correctness and time; in PennController the first response event (a Key press, Selector selection,
-Scale choice, DropDown selection, TextInput's final text; or the element a mapping's `response` names) is the
-response, its RT the time from the last Print before it. An item with neither (a message, a form, the
-instructions) is excluded row by row with the reason. The person is the submission: the MD5 hash of the IP
-address and the reception time (or a column a mapping names, such as a logged participant ID).
+A trial is one showing of one item of one submission: the rows with the same "Order number of item" ("Item
+number" in classic Ibex) in a row; an item shown again later (an attention check after every block, a second
+training pass) is another trial when its rows begin again (PennController's `_Trial_` Start, Ibex's element 0).
+An item with neither reading times nor an answer is a screen (a message, a form, instructions), excluded row by
+row with the reason, unless other trials of its label were answered: then it is a trial without an answer (a
+Scale never clicked). A trial holding a broken value of the tool's own (a negative reading time) is excluded as a
+bad trial naming the line. The person is the submission: the MD5 hash of the IP address and the reception time
+(or a column a mapping names, such as a logged participant ID).
 """
 from __future__ import annotations
 
 import json
-import math
+import re
+from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
+from participants.imports.jspsych_files import flag, number, read_text, where
 from participants.imports.kinds import tool_kinds
-from participants.imports.jspsych_files import MISSING, flag, number, read_text, where
-from participants.imports.pcibex_format import Row, parse
-from participants.imports.records import ImportInputError, Mapping, ReadResult, SourceTrial, Excluded
+from participants.imports.pcibex_format import NULLS, BadValue, Row, parse, unescape
+from participants.imports.pcibex_practice import PRACTICE_VALUES, describe, is_practice
+from participants.imports.pcibex_rows import TOOL, Found, read_trial
+from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 
-TOOL = "pcibex"
 ROLES: dict[str, tuple[str, ...]] = {
     "reception": ("Results reception time", "Time results were received"),
     "md5": ("MD5 hash of participant's IP address", "MD5 hash that hopefully uniquely identifies participant"),
     "controller": ("Controller name",),
     "item": ("Order number of item", "Item number"),
+    "element": ("Inner element number", "Element number"),
     "label": ("Label", "Type"),
     "group": ("Latin.Square.Group", "Latin Square Group", "Group"),
 }
 ITEM_COLUMNS = ("item", "Item", "item_id", "ItemID", "item_number", "ItemNumber")
 CONDITION_COLUMNS = ("condition", "Condition", "cond")
 EXPECTED_COLUMNS = ("correct_response", "correct_answer", "CorrectAnswer", "expected_answer")
-PRACTICE_VALUES = ("practice", "training", "train", "prac", "practise")
-RESPONSE_EVENTS = {("Key", "PressedKey"), ("Selector", "Selection"), ("Scale", "Choice"),
-                   ("DropDown", "Selected"), ("TextInput", "Final")}
-NULLS = MISSING + ("NULL", "None", "NA", "undefined")
+CLASSIC_GROUP = "Group"          # classic Ibex: an item's Latin-square group, the item across its conditions
+QUESTIONS = ("Question", "AcceptabilityJudgment", "DashedAcceptabilityJudgment", "Controller-Question",
+             "Controller-AcceptabilityJudgment", "Controller-DashedAcceptabilityJudgment")
+WHOLE_NUMBER = re.compile(r"^[0-9]+$")
 
 
 def default_mapping() -> Mapping:
@@ -51,6 +56,13 @@ def role(fields: dict[str, str], name: str) -> Optional[str]:
     return next((fields[c] for c in ROLES[name] if c in fields), None)
 
 
+@dataclass
+class _Showing:
+    rows: list[Row]
+    person: str
+    found: Optional[Found] = None
+
+
 def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
     """Read PCIbex/Ibex results files; `mapping` None uses the items' own columns where the study has them."""
     result = ReadResult()
@@ -62,19 +74,48 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
             raise ImportInputError(f"{path}: no results rows (not a PCIbex/Ibex results file, or an empty one)")
         columns = list(dict.fromkeys(c for r in rows for c in r.fields))
         m = infer_mapping(columns) if mapping is None else synonyms(mapping, columns)
-        check_mapping(path, columns, m)
+        response_is_column = check_mapping(path, columns, m, rows)
         result.rows_read[str(path)] = len(rows)
         result.tool_version[str(path)] = ""   # results files state no Ibex/PennController version
         people = participants(rows, m)
-        for group in trials_of(path, rows, people):
-            _accept(path, group, people[id(group[0])], m, result, orders)
+        showings = [_Showing(g, people[id(g[0])]) for g in trials_of(path, rows, people)]
+        for s in showings:
+            try:
+                s.found = read_trial(s.rows, m.response, response_is_column)
+            except BadValue as bad:
+                why = f"a bad value at line {bad.line}: {bad} (the trial's own value: a bad trial)"
+                result.excluded.extend(Excluded(str(path), r.line, why, bad=True) for r in s.rows)
+        read = [s for s in showings if s.found is not None]
+        _scales_as_ratings(read)
+        answered = {role(s.rows[0].fields, "label") for s in read if s.found.response_row or s.found.words}
+        expected = _expected_answers(path, read) if not m.expected else {}
+        own_ids = 0
+        for s in read:
+            label = role(s.rows[0].fields, "label") or ""
+            if not s.found.words and s.found.response_row is None and label not in answered:
+                why = (f"{role(s.rows[0].fields, 'controller') or '?'} item {role(s.rows[0].fields, 'item')} "
+                       f"({label}): no response or reading times (a message, form or instructions screen)")
+                result.excluded.extend(Excluded(str(path), r.line, why) for r in s.rows)
+                continue
+            order = orders.get(s.person, 0)
+            orders[s.person] = order + 1
+            trial = _trial(path, s, order, m, expected.get(id(s)))
+            if trial.extra.get("_own_item_id"):
+                own_ids += 1
+            result.trials.append(trial)
+        if own_ids:
+            result.notes.append(f"{path}: {own_ids} trial(s) without a {m.item} value (practice, fillers): each its "
+                                "own item, named label-item number")
+        result.notes.append(f"{path}: practice: {m.practice or '-'} is {describe(m.practice_values)}")
     return result
 
 
 def infer_mapping(columns: list[str]) -> Mapping:
-    """Defaults for this file: the items' own item/condition/answer columns where present, else the standard ones."""
+    """Defaults for this file: the items' own item/condition/answer columns where present, else the standard ones
+    (classic Ibex: the item is its Latin-square `Group`, the item across its conditions)."""
     first = lambda names: next((c for c in names if c in columns), None)  # noqa: E731
-    return Mapping(item=first(ITEM_COLUMNS) or first(ROLES["item"]),
+    classic = "PennElementType" not in columns and CLASSIC_GROUP in columns
+    return Mapping(item=first(ITEM_COLUMNS) or (CLASSIC_GROUP if classic else first(ROLES["item"])),
                    condition=first(CONDITION_COLUMNS) or first(ROLES["label"]),
                    practice=first(ROLES["label"]), practice_values=PRACTICE_VALUES,
                    expected=first(EXPECTED_COLUMNS))
@@ -91,8 +132,9 @@ def synonyms(m: Mapping, columns: list[str]) -> Mapping:
                                                              "practice", "stimulus", "feedback")})
 
 
-def check_mapping(path: Path, columns: list[str], m: Mapping) -> None:
-    """Refuse a mapping naming a column no header of the file names (the response names a PennElementName)."""
+def check_mapping(path: Path, columns: list[str], m: Mapping, rows: list[Row]) -> bool:
+    """Refuse a mapping naming a column no header of the file names; `response` names a PennController element
+    (PennElementName) or a column (a custom controller's "Chosen answer"). True: the response is a column."""
     named = [("participant", m.participant), ("session", m.session), ("item", m.item),
              ("condition", m.condition), ("correct answer", m.expected), ("correctness", m.correct),
              ("rt", m.rt), ("practice", m.practice), ("stimulus", m.stimulus), ("feedback", m.feedback)]
@@ -101,6 +143,16 @@ def check_mapping(path: Path, columns: list[str], m: Mapping) -> None:
         if name and name not in columns:
             raise ImportInputError(f'{where(path, field=name)}: the mapping names it as the {what}, but no header '
                                    f"of the file names that column (its columns: {', '.join(columns[:30])})")
+    if not m.response or m.response in columns:
+        return bool(m.response)
+    elements = list(dict.fromkeys(r.fields["PennElementName"] for r in rows if "PennElementName" in r.fields
+                                  and r.fields.get("PennElementType") != "PennController"))
+    if m.response in elements:
+        return False
+    there = (f"the elements that logged: {', '.join(elements[:30])}; " if elements else "") + \
+        f"the columns: {', '.join(columns[:30])}"
+    raise ImportInputError(f'{where(path, field=m.response)}: the mapping names it as the response, but no element '
+                           f"of the file has that name and no header names that column ({there})")
 
 
 def participants(rows: list[Row], m: Mapping) -> dict[int, str]:
@@ -116,17 +168,28 @@ def participants(rows: list[Row], m: Mapping) -> dict[int, str]:
     return {id(r): named.get(submission(r), submission(r)) for r in rows}
 
 
+def _begins_showing(r: Row) -> bool:
+    """A row that begins a showing of an item: PennController's `_Trial_` Start, classic Ibex's first element."""
+    f = r.fields
+    if "PennElementType" in f:
+        return f.get("Parameter") == "_Trial_" and f.get("Value") == "Start"
+    return (role(f, "element") or "").strip() == "0"
+
+
 def trials_of(path: Path, rows: list[Row], people: dict[int, str]) -> list[list[Row]]:
-    """Consecutive rows of one person's item; an item coming back after another began is refused (out of order)."""
+    """Consecutive rows of one showing of one person's item. An item shown again after another (a repeated
+    check, a second training pass) is another showing where its rows begin again; an item's rows coming back
+    in the middle (another item came between) are refused as out of order."""
     groups: list[list[Row]] = []
     seen: dict[tuple[str, int, str], int] = {}
     for r in rows:
         key = (people[id(r)], r.submission, role(r.fields, "item") or "")
-        if groups and (people[id(groups[-1][0])], groups[-1][0].submission,
-                       role(groups[-1][0].fields, "item") or "") == key:
+        last = groups[-1][0] if groups else None
+        if last is not None and (people[id(last)], last.submission, role(last.fields, "item") or "") == key \
+                and not (_begins_showing(r) and "PennElementType" in r.fields):
             groups[-1].append(r)
             continue
-        if key in seen:
+        if key in seen and not _begins_showing(r):
             raise ImportInputError(f"{where(path, r.line, ROLES['item'][0])}: rows out of order: item {key[2]} "
                                    f"of this submission began at line {seen[key]}, and another item came between")
         seen[key] = r.line
@@ -134,89 +197,56 @@ def trials_of(path: Path, rows: list[Row], people: dict[int, str]) -> list[list[
     return groups
 
 
-@dataclass
-class _Found:
-    words: list[str]
-    word_rts: list[float]
-    maze_ok: list[bool]
-    stimulus: Optional[str] = None
-    response: Optional[str] = None
-    correct: Optional[bool] = None
-    rt: Optional[float] = None
-    task: Optional[str] = None
-    response_row: Optional[Row] = None
+def _scales_as_ratings(read: list[_Showing]) -> None:
+    """A classic Question or AcceptabilityJudgment whose answers are all whole numbers and which scores none
+    (`as: ["1", ..., "7"]`, no `hasCorrect`) is a rating scale, not a judgment with seven answers."""
+    by: dict[str, list[Found]] = defaultdict(list)
+    for s in read:
+        f = s.found
+        if f.response_row is not None and not f.words and f.controller in QUESTIONS:
+            by[role(s.rows[0].fields, "controller") or f.controller].append(f)
+    for found in by.values():
+        answers = [f.response for f in found if f.response is not None and f.response.strip() not in NULLS]
+        if answers and all(f.correct is None for f in found) and all(WHOLE_NUMBER.match(a.strip()) for a in answers) \
+                and len({a.strip() for a in answers}) > 2:
+            for f in found:
+                f.task = tool_kinds(TOOL).get("Scale") or f.task
 
 
-def unescape(value: str) -> str:
-    """Ibex writes a comma inside a value as %2C."""
-    return value.replace("%2C", ",")
-
-
-def _read_group(path: Path, group: list[Row], m: Mapping) -> _Found:
-    found = _Found([], [], [])
-    last_print: Optional[float] = None
-    for r in group:
-        f = r.fields
-        kind = f.get("PennElementType") or role(f, "controller") or ""
-        found.task = found.task or tool_kinds(TOOL).get(kind)
-        if "Reading time" in f and ("Word" in f or kind.startswith("Controller-")):
-            _word(path, r, found)
-        elif "Answer" in f:
-            _question(path, r, found)
-        elif "PennElementType" in f:
-            when = f.get("EventTime", "")   # "Never": PennController's time of an event that never came (a Key
-            t = None if when.strip() == "Never" else number(path, r.line, "EventTime", when)  # not pressed)
-            event = (f["PennElementType"], f.get("Parameter", ""))
-            name = f.get("PennElementName")
-            wanted = (name == m.response if m.response else event in RESPONSE_EVENTS) and when.strip() != "Never"
-            first_responder = found.response_row is None or found.response_row.fields.get("PennElementName") == name
-            if wanted and first_responder:   # a changed answer (a Scale clicked twice): the last one counts
-                found.response, found.response_row = unescape(f.get("Value", "")), r
-                found.rt = None if t is None or last_print is None else t - last_print
-            elif f.get("Parameter") in ("Print", "Start") and f.get("PennElementName") != "_Trial_" or \
-                    f.get("Parameter") == "_Trial_" and f.get("Value") == "Start":
-                last_print = t if t is not None else last_print
-        elif "Sentence (or sentence MD5)" in f:
-            found.stimulus = found.stimulus or unescape(f["Sentence (or sentence MD5)"])
-    if found.maze_ok:
-        found.correct = all(found.maze_ok)
-    return found
-
-
-def _word(path: Path, r: Row, found: _Found) -> None:
-    f = r.fields
-    found.words.append(unescape(f["Word"] if "Word" in f else f.get("Value", "")))
-    rt = f["Reading time"]
-    found.word_rts.append(math.nan if rt.strip() in NULLS else number(path, r.line, "Reading time", rt))
-    if "Correct" in f:
-        found.maze_ok.append(f["Correct"].strip().lower() == "yes")
-    sentence = f.get("Sentence (or sentence MD5)", f.get("Sentence"))
-    found.stimulus = found.stimulus or (unescape(sentence) if sentence else None)
-
-
-def _question(path: Path, r: Row, found: _Found) -> None:
-    f = r.fields
-    ok = f.get("Whether or not answer was correct (NULL if N/A)", "NULL")
-    found.response, found.response_row = unescape(f["Answer"]), r
-    found.correct = None if ok.strip() in NULLS else flag(path, r.line, "Whether or not answer was correct", ok)
-    t = f.get("Time taken to answer", "")
-    found.rt = None if t.strip() in NULLS else number(path, r.line, "Time taken to answer", t)
-    found.task = found.task or tool_kinds(TOOL).get("Question")   # an answer states what a Question states
-
-
-def _accept(path: Path, group: list[Row], person: str, m: Mapping, result: ReadResult,
-            orders: dict[str, int]) -> None:
-    found = _read_group(path, group, m)
-    first = group[0].fields
-    label = role(first, "label") or ""
-    if not found.words and found.response_row is None:
-        why = (f"{role(first, 'controller') or '?'} item {role(first, 'item')} ({label}): no response or reading "
-               "times (a message, form or instructions screen)")
-        result.excluded.extend(Excluded(str(path), r.line, why) for r in group)
-        return
-    order = orders.get(person, 0)
-    orders[person] = order + 1
-    result.trials.append(_trial(path, group, person, order, m, found))
+def _expected_answers(path: Path, read: list[_Showing]) -> dict[int, str]:
+    """id(showing) -> the correct answer the tool's own scoring implies (Ibex's Question states whether an answer
+    was right, not the right answer): the answer itself when right; when wrong, the answer others gave to the
+    same question and were scored right for, else the other of the question's two answers. A wrong answer whose
+    right one the file never shows is refused (its accuracy would silently vanish)."""
+    def key(s: _Showing) -> tuple[str, str]:
+        return (role(s.rows[0].fields, "controller") or "", s.found.question or "")
+    right: dict[tuple[str, str], set[str]] = defaultdict(set)
+    options: dict[tuple[str, str], set[str]] = defaultdict(set)
+    of_controller: dict[str, set[str]] = defaultdict(set)
+    scored = [s for s in read if s.found.correct is not None and s.found.response is not None
+              and not s.found.maze_ok]
+    for s in scored:
+        options[key(s)].add(s.found.response)
+        of_controller[key(s)[0]].add(s.found.response)
+        if s.found.correct:
+            right[key(s)].add(s.found.response)
+    out: dict[int, str] = {}
+    for s in scored:
+        k = key(s)
+        if s.found.correct:
+            out[id(s)] = s.found.response
+        elif len(right[k]) == 1:
+            out[id(s)] = next(iter(right[k]))
+        elif len(options[k] - {s.found.response}) == 1 and len(options[k]) == 2:
+            out[id(s)] = next(iter(options[k] - {s.found.response}))
+        elif len(of_controller[k[0]]) == 2:
+            out[id(s)] = next(iter(of_controller[k[0]] - {s.found.response}))
+        else:
+            row = s.found.response_row
+            raise ImportInputError(f"{where(path, row.line if row else s.rows[0].line)}: the tool scored the answer "
+                                   f"{s.found.response!r} wrong, and no trial of the file shows the right answer to "
+                                   f"this question ({k[1] or k[0]}); map `expected:` to a column holding it")
+    return out
 
 
 def _column(group: list[Row], name: Optional[str], prefer: Optional[Row] = None) -> Optional[str]:
@@ -230,25 +260,42 @@ def _column(group: list[Row], name: Optional[str], prefer: Optional[Row] = None)
     return None
 
 
-def _trial(path: Path, group: list[Row], person: str, order: int, m: Mapping, found: _Found) -> SourceTrial:
-    first = group[0]
-    practice_value = (_column(group, m.practice) or "").strip().lower()
-    practice = practice_value in {v.lower() for v in m.practice_values} or practice_value.startswith("practice")
+def _item(group: list[Row], m: Mapping, practice: bool) -> tuple[Optional[str], bool]:
+    """The item and whether it is the trial's own id: an item without a Latin-square group (classic Ibex's
+    practice items and fillers have Group NULL), or a practice item without the mapped value, is an item of its
+    own, named by its label and item number."""
+    item = _column(group, m.item)
+    if item is not None or not (practice or m.item in ROLES["group"]):
+        return item, False
+    first = group[0].fields
+    return f"{role(first, 'label') or 'item'}-{role(first, 'item') or group[0].line}", True
+
+
+def _trial(path: Path, s: _Showing, order: int, m: Mapping, implied: Optional[str]) -> SourceTrial:
+    group, found, first = s.rows, s.found, s.rows[0]
+    practice = is_practice(_column(group, m.practice) or "", m.practice_values)
     rt = found.rt
     if m.rt:
         mapped = _column(group, m.rt, found.response_row)
         rt = None if mapped is None else number(path, first.line, m.rt, mapped)
+    correct = found.correct
+    if m.correct:
+        correct = flag(path, first.line, m.correct, _column(group, m.correct, found.response_row) or "")
+    item, own = _item(group, m, practice)
     extra = dict(first.fields)
     extra["_rows"] = json.dumps([dict(line=r.line, **r.fields) for r in group], ensure_ascii=False)
     extra["_design_number"] = first.design
+    if own:
+        extra["_own_item_id"] = "1"
     return SourceTrial(
-        tool=TOOL, source_file=str(path), line=first.line, participant=person,
+        tool=TOOL, source_file=str(path), line=first.line, participant=s.person,
         session=_column(group, m.session) or "", order=order, phase="practice" if practice else "test",
-        item=_column(group, m.item), condition=_column(group, m.condition),
+        item=item, condition=_column(group, m.condition),
         factors={k: _column(group, v) or "" for k, v in m.factors.items()},
         task=found.task, stimulus=_column(group, m.stimulus) or found.stimulus,
-        words=tuple(found.words) or None, response=found.response, expected=_column(group, m.expected),
-        correct=flag(path, first.line, m.correct, _column(group, m.correct) or "") if m.correct else found.correct,
-        rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),
+        words=tuple(found.words) or None, response=found.response,
+        expected=_column(group, m.expected) if m.expected else implied,
+        correct=correct, rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),
         word_rts=tuple(found.word_rts) or None, feedback=_column(group, m.feedback), extra=extra,
         rows=tuple(r.line for r in group))
+

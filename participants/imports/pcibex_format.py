@@ -10,11 +10,13 @@ Values are joined by commas (a comma inside a value is written %2C); nothing is 
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
-from participants.imports.jspsych_files import where
+from participants.imports.jspsych_files import MISSING, where
 from participants.imports.records import ImportInputError
 
 FIRST_SEVEN = ("Time results were received", "MD5 hash of participant's IP address", "Controller name",
@@ -25,6 +27,7 @@ GROUP_LINE = re.compile(r"^#\s*Line\s+(\d+):\s*$")
 GROUPS = re.compile(r"^#\s*The lines below this comment are in groups of (\d+)\.")
 SIMPLE = re.compile(r"\[(\d+)\]\s(.*?)(?=\s--\s\[\d+\]|$)")
 DESIGN = re.compile(r"^#\s*Design number was (?:non-)?random\s*=\s*(\S+)")
+NULLS = MISSING + ("NULL", "None", "NA", "undefined")   # what Ibex and PennController write for "no value"
 
 
 def column_name(text: str) -> str:
@@ -118,3 +121,34 @@ def _row(path: Path, n: int, line: str, st: _State, torn_possible: bool) -> Row:
         raise ImportInputError(f"{where(path, n)}: {len(values)} fields, the header above names {len(names)}"
                                f"{torn}")
     return Row(n, st.submission, st.design, dict(zip(names, values)))
+
+
+class BadValue(Exception):
+    """A trial's own value is broken (a negative reading time, a time that is not a number): the trial is
+    excluded as a bad trial (records.Excluded(bad=True)) naming this line, not the whole file refused."""
+
+    def __init__(self, line: int, column: str, value: str, why: str):
+        super().__init__(f"line {line}, column {column!r}: {value!r} {why}")
+        self.line = line
+
+
+def tool_time(r: Row, column: str) -> Optional[float]:
+    """A time the tool itself wrote (ms: a reading time, a time taken to answer, an EventTime): None when the
+    tool wrote no value; a time that is not a number, or is negative, is a bad value of this trial."""
+    value = r.fields.get(column, "")
+    if value.strip() in NULLS or value.strip() == "Never":   # "Never": PennController's time of no event
+        return None
+    try:
+        x = float(value)
+    except ValueError:
+        raise BadValue(r.line, column, value, "is not a number") from None
+    if not math.isfinite(x):
+        raise BadValue(r.line, column, value, "is not a number")
+    if x < 0:
+        raise BadValue(r.line, column, value, "is a negative time")
+    return x
+
+
+def unescape(value: str) -> str:
+    """Ibex writes a comma inside a value as %2C."""
+    return value.replace("%2C", ",")
