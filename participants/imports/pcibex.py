@@ -83,18 +83,17 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
             try:
                 s.found = read_trial(s.rows, m.response, response_is_column)
             except BadValue as bad:
-                why = f"a bad value at line {bad.line}: {bad} (the trial's own value: a bad trial)"
+                why = f"a bad value: {bad} (a bad trial: its own value is broken)"
                 result.excluded.extend(Excluded(str(path), r.line, why, bad=True) for r in s.rows)
         read = [s for s in showings if s.found is not None]
         _scales_as_ratings(read)
         answered = {role(s.rows[0].fields, "label") for s in read if s.found.response_row or s.found.words}
+        studied = _labels_with_items(read, m)
         expected = _expected_answers(path, read) if not m.expected else {}
-        own_ids = 0
+        own_ids, before = 0, len(result.trials)
         for s in read:
-            label = role(s.rows[0].fields, "label") or ""
-            if not s.found.words and s.found.response_row is None and label not in answered:
-                why = (f"{role(s.rows[0].fields, 'controller') or '?'} item {role(s.rows[0].fields, 'item')} "
-                       f"({label}): no response or reading times (a message, form or instructions screen)")
+            why = _screen(s, m, answered, studied)
+            if why:
                 result.excluded.extend(Excluded(str(path), r.line, why) for r in s.rows)
                 continue
             order = orders.get(s.person, 0)
@@ -103,6 +102,7 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
             if trial.extra.get("_own_item_id"):
                 own_ids += 1
             result.trials.append(trial)
+        _refuse_unknown_answers(path, read, len(result.trials) - before)
         if own_ids:
             result.notes.append(f"{path}: {own_ids} trial(s) without a {m.item} value (practice, fillers): each its "
                                 "own item, named label-item number")
@@ -195,6 +195,50 @@ def trials_of(path: Path, rows: list[Row], people: dict[int, str]) -> list[list[
         seen[key] = r.line
         groups.append([r])
     return groups
+
+
+def _labels_with_items(read: list[_Showing], m: Mapping) -> Optional[set[str]]:
+    """Where the item is one of the items' own logged columns (a PennController Template's `item`): the labels
+    of trials that have a value in it (None: the item is a standard column, every trial has one)."""
+    if not m.item or any(m.item in names for names in ROLES.values()):
+        return None
+    return {role(s.rows[0].fields, "label") or "" for s in read if _column(s.rows, m.item) is not None}
+
+
+def _screen(s: _Showing, m: Mapping, answered: set[Optional[str]], studied: Optional[set[str]]) -> str:
+    """Why a showing is not a trial ("" : it is one): a screen that logged neither reading times nor an answer
+    (unless trials of its label were answered: then it is a trial without an answer, a Scale never clicked), or
+    one outside the study's items (an ID, consent or questionnaire screen: no item value, and no trial of its
+    label has one) that is not practice."""
+    first = s.rows[0].fields
+    label = role(first, "label") or ""
+    what = f"{role(first, 'controller') or '?'} item {role(first, 'item')} ({label})"
+    if not s.found.words and s.found.response_row is None and label not in answered:
+        return f"{what}: no response or reading times (a message, form or instructions screen)"
+    if studied is not None and label not in studied and _column(s.rows, m.item) is None \
+            and not is_practice(_column(s.rows, m.practice) or "", m.practice_values):
+        return (f"{what}: no {m.item} value, as no trial of its label has (a screen outside the study's items: "
+                "an ID, consent or questionnaire)")
+    return ""
+
+
+KNOWN = ("DashedSentence", "Question", "AcceptabilityJudgment", "DashedAcceptabilityJudgment", "FlashSentence",
+         "Form", "Maze", "Message", "Separator", "PennController", "Scale", "VBox", "__SendResults__")
+
+
+def _refuse_unknown_answers(path: Path, read: list[_Showing], trials: int) -> None:
+    """A file whose only answers are in a study's own controller's columns gives no trial: refused, naming the
+    controller and its columns (a map's `response:` reads them), never imported as empty."""
+    if trials:
+        return
+    unknown = [s for s in read if (role(s.rows[0].fields, "controller") or "") not in KNOWN]
+    if not unknown:
+        return
+    first = unknown[0].rows[0]
+    cols = [c for c in first.fields if c not in sum(ROLES.values(), ())]
+    raise ImportInputError(f"{where(path, first.line)}: no trial with an answer twinlab can read: the rows of "
+                           f"controller {role(first.fields, 'controller')!r} hold the columns {', '.join(cols)}; map "
+                           "`response:` (and `rt:`, `correct:`) to that controller's columns in --map")
 
 
 def _scales_as_ratings(read: list[_Showing]) -> None:
