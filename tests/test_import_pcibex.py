@@ -15,9 +15,8 @@ from statistics import mean
 
 import pytest
 
-from participants.imports.records import MAX_FILE_BYTES
 from participants.imports.pcibex import default_mapping, read_pcibex
-from participants.imports.records import ImportInputError
+from participants.imports.records import MAX_FILE_BYTES, ImportInputError
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "imports" / "pcibex"

@@ -25,6 +25,7 @@ from participants.imports.kinds import tool_kinds
 from participants.imports.pcibex_format import NULLS, BadValue, Row, parse, unescape
 from participants.imports.pcibex_practice import PRACTICE_VALUES, describe, is_practice
 from participants.imports.pcibex_rows import TOOL, Found, read_trial
+from participants.imports.pcibex_scoring import implied_answers
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 
 ROLES: dict[str, tuple[str, ...]] = {
@@ -39,6 +40,7 @@ ROLES: dict[str, tuple[str, ...]] = {
 ITEM_COLUMNS = ("item", "Item", "item_id", "ItemID", "item_number", "ItemNumber")
 CONDITION_COLUMNS = ("condition", "Condition", "cond")
 EXPECTED_COLUMNS = ("correct_response", "correct_answer", "CorrectAnswer", "expected_answer")
+STIMULUS_COLUMNS = ("sentence", "Sentence", "stimulus", "Stimulus")   # a Template's logged sentence (PennController)
 CLASSIC_GROUP = "Group"          # classic Ibex: an item's Latin-square group, the item across its conditions
 QUESTIONS = ("Question", "AcceptabilityJudgment", "DashedAcceptabilityJudgment", "Controller-Question",
              "Controller-AcceptabilityJudgment", "Controller-DashedAcceptabilityJudgment")
@@ -89,8 +91,7 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         _scales_as_ratings(read)
         answered = {role(s.rows[0].fields, "label") for s in read if s.found.response_row or s.found.words}
         studied = _labels_with_items(read, m)
-        expected = _expected_answers(path, read) if not m.expected else {}
-        own_ids, before = 0, len(result.trials)
+        trials, keys = [], []
         for s in read:
             why = _screen(s, m, answered, studied)
             if why:
@@ -98,27 +99,35 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
                 continue
             order = orders.get(s.person, 0)
             orders[s.person] = order + 1
-            trial = _trial(path, s, order, m, expected.get(id(s)))
-            if trial.extra.get("_own_item_id"):
-                own_ids += 1
-            result.trials.append(trial)
-        _refuse_unknown_answers(path, read, len(result.trials) - before)
-        if own_ids:
-            result.notes.append(f"{path}: {own_ids} trial(s) without a {m.item} value (practice, fillers): each its "
+            trials.append(_trial(path, s, order, m))
+            keys.append((role(s.rows[0].fields, "controller") or "", s.found.question or ""))
+        _refuse_unknown_answers(path, read, len(trials))
+        trials = implied_answers(trials, keys) if not m.expected else trials
+        trials = repeated_showings(trials)
+        own = sum(bool(t.extra.get("_own_item_id")) for t in trials)
+        again = sum(t.extra.get("_showing", "1") != "1" for t in trials)
+        if own:
+            result.notes.append(f"{path}: {own} trial(s) without a {m.item} value (practice, fillers): each its "
                                 "own item, named label-item number")
+        if again:
+            result.notes.append(f"{path}: {again} repeated showing(s) of an item to the same person (an attention "
+                                "check, a second training pass): each its own item, named ITEM#2, ITEM#3, ...")
+        result.trials += trials
         result.notes.append(f"{path}: practice: {m.practice or '-'} is {describe(m.practice_values)}")
     return result
 
 
 def infer_mapping(columns: list[str]) -> Mapping:
-    """Defaults for this file: the items' own item/condition/answer columns where present, else the standard ones
-    (classic Ibex: the item is its Latin-square `Group`, the item across its conditions)."""
+    """Defaults for this file: the items' own item/condition/answer (PennController: sentence) columns where
+    present, else the standard ones (classic Ibex: the item is its Latin-square `Group`, the item across its
+    conditions; the sentence is the one its controllers log)."""
     first = lambda names: next((c for c in names if c in columns), None)  # noqa: E731
-    classic = "PennElementType" not in columns and CLASSIC_GROUP in columns
+    penn = "PennElementType" in columns
+    classic = not penn and CLASSIC_GROUP in columns
     return Mapping(item=first(ITEM_COLUMNS) or (CLASSIC_GROUP if classic else first(ROLES["item"])),
                    condition=first(CONDITION_COLUMNS) or first(ROLES["label"]),
                    practice=first(ROLES["label"]), practice_values=PRACTICE_VALUES,
-                   expected=first(EXPECTED_COLUMNS))
+                   expected=first(EXPECTED_COLUMNS), stimulus=first(STIMULUS_COLUMNS) if penn else None)
 
 
 def synonyms(m: Mapping, columns: list[str]) -> Mapping:
@@ -257,42 +266,6 @@ def _scales_as_ratings(read: list[_Showing]) -> None:
                 f.task = tool_kinds(TOOL).get("Scale") or f.task
 
 
-def _expected_answers(path: Path, read: list[_Showing]) -> dict[int, str]:
-    """id(showing) -> the correct answer the tool's own scoring implies (Ibex's Question states whether an answer
-    was right, not the right answer): the answer itself when right; when wrong, the answer others gave to the
-    same question and were scored right for, else the other of the question's two answers. A wrong answer whose
-    right one the file never shows is refused (its accuracy would silently vanish)."""
-    def key(s: _Showing) -> tuple[str, str]:
-        return (role(s.rows[0].fields, "controller") or "", s.found.question or "")
-    right: dict[tuple[str, str], set[str]] = defaultdict(set)
-    options: dict[tuple[str, str], set[str]] = defaultdict(set)
-    of_controller: dict[str, set[str]] = defaultdict(set)
-    scored = [s for s in read if s.found.correct is not None and s.found.response is not None
-              and not s.found.maze_ok]
-    for s in scored:
-        options[key(s)].add(s.found.response)
-        of_controller[key(s)[0]].add(s.found.response)
-        if s.found.correct:
-            right[key(s)].add(s.found.response)
-    out: dict[int, str] = {}
-    for s in scored:
-        k = key(s)
-        if s.found.correct:
-            out[id(s)] = s.found.response
-        elif len(right[k]) == 1:
-            out[id(s)] = next(iter(right[k]))
-        elif len(options[k] - {s.found.response}) == 1 and len(options[k]) == 2:
-            out[id(s)] = next(iter(options[k] - {s.found.response}))
-        elif len(of_controller[k[0]]) == 2:
-            out[id(s)] = next(iter(of_controller[k[0]] - {s.found.response}))
-        else:
-            row = s.found.response_row
-            raise ImportInputError(f"{where(path, row.line if row else s.rows[0].line)}: the tool scored the answer "
-                                   f"{s.found.response!r} wrong, and no trial of the file shows the right answer to "
-                                   f"this question ({k[1] or k[0]}); map `expected:` to a column holding it")
-    return out
-
-
 def _column(group: list[Row], name: Optional[str], prefer: Optional[Row] = None) -> Optional[str]:
     """A mapped column's value: on the response row if it has it, else the first row of the item that does."""
     if not name:
@@ -315,7 +288,20 @@ def _item(group: list[Row], m: Mapping, practice: bool) -> tuple[Optional[str], 
     return f"{role(first, 'label') or 'item'}-{role(first, 'item') or group[0].line}", True
 
 
-def _trial(path: Path, s: _Showing, order: int, m: Mapping, implied: Optional[str]) -> SourceTrial:
+def repeated_showings(trials: list[SourceTrial]) -> list[SourceTrial]:
+    """A person's second and later showings of one item (in one condition and phase) become items of their own,
+    ITEM#2, ITEM#3 (extra `_showing`), so that a running order that repeats an item imports as the person saw it."""
+    count: dict[tuple, int] = {}
+    out = []
+    for t in trials:
+        key = (t.participant, t.item, t.condition, t.phase)
+        n = count[key] = count.get(key, 0) + 1
+        out.append(t if n == 1 or t.item is None else
+                   replace(t, item=f"{t.item}#{n}", extra={**t.extra, "_showing": str(n)}))
+    return out
+
+
+def _trial(path: Path, s: _Showing, order: int, m: Mapping) -> SourceTrial:
     group, found, first = s.rows, s.found, s.rows[0]
     practice = is_practice(_column(group, m.practice) or "", m.practice_values)
     rt = found.rt
@@ -338,7 +324,7 @@ def _trial(path: Path, s: _Showing, order: int, m: Mapping, implied: Optional[st
         factors={k: _column(group, v) or "" for k, v in m.factors.items()},
         task=found.task, stimulus=_column(group, m.stimulus) or found.stimulus,
         words=tuple(found.words) or None, response=found.response,
-        expected=_column(group, m.expected) if m.expected else implied,
+        expected=_column(group, m.expected),
         correct=correct, rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),
         word_rts=tuple(found.word_rts) or None, feedback=_column(group, m.feedback), extra=extra,
         rows=tuple(r.line for r in group))

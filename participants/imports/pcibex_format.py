@@ -120,7 +120,7 @@ def _row(path: Path, n: int, line: str, st: _State, torn_possible: bool) -> Row:
         torn = " (a torn last line?)" if torn_possible and len(values) < len(names) else ""
         raise ImportInputError(f"{where(path, n)}: {len(values)} fields, the header above names {len(names)}"
                                f"{torn}")
-    return Row(n, st.submission, st.design, dict(zip(names, values)))
+    return Row(n, st.submission, st.design, dict(zip(names, values, strict=True)))
 
 
 class BadValue(Exception):

@@ -17,8 +17,17 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.support.ibex_server import (  # noqa: E402
-    PENN_PREAMBLE, Element, Submission, dashed_sentence, flash_sentence, form, maze, penn_line, question,
-    results_text)
+    PENN_PREAMBLE,
+    Element,
+    Submission,
+    dashed_sentence,
+    flash_sentence,
+    form,
+    maze,
+    penn_line,
+    question,
+    results_text,
+)
 
 T0 = 1700000000
 WORDS = ["The", "reporter", "who", "the", "senator", "attacked", "admitted", "the", "error."]
@@ -180,7 +189,7 @@ def penn_scale(rng: random.Random) -> str:
         for label, item, group, i in order:
             cond = ("plain", "odd")[item % 2] if label == "experiment" else label
             cols = [("item", i + 1 if label == "experiment" else ("check" if label == "check" else "NULL")),
-                    ("condition", cond)]
+                    ("condition", cond), ("sentence", " ".join(sentence(i % 8, cond)))]
             el = Element("PennController", item, 0, label, group)
             start, printed = t, t + 5
             lines = [penn_line("PennController", str(item), "_Trial_", "Start", start, cols)]
@@ -215,7 +224,9 @@ def penn_key_training(rng: random.Random) -> str:
         order = [("training", 1 + k, "NULL", k) for k in range(2)] * 2
         order += [("test", 4 + 2 * i + (i + p) % 2, ("A", "B")[p % 2], i) for i in range(6)]
         for label, item, group, i in order:
-            cols = [("ID", pid), ("item", f"i{i}" if label == "test" else "NULL")]
+            cond = ("subj", "obj")[(i + p) % 2] if label == "test" else "NULL"
+            cols = [("ID", pid), ("item", f"i{i}" if label == "test" else "NULL"), ("condition", cond),
+                    ("sentence", " ".join(sentence(i, cond)))]
             key = rng.choice(["F", "J"])
             shown = t + 500
             pressed = shown + rng.randint(400, 1800)

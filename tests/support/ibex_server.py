@@ -14,7 +14,6 @@ The values (words, times, answers) are the caller's; the layout is the tools'.
 """
 from __future__ import annotations
 
-import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -178,7 +177,7 @@ def dashed_sentence(words: list[str], rts: list[float], sentence: Optional[str] 
     desc = csv_url_encode(sentence if sentence is not None else " ".join(words))
     return [[("Word number", i + 1), ("Word", csv_url_encode(w)), ("Reading time", round(rt * 10) / 10),
              ("Newline?", "false" if in_place else 0), ("Sentence (or sentence MD5)", desc)]
-            for i, (w, rt) in enumerate(zip(words, rts))]
+            for i, (w, rt) in enumerate(zip(words, rts, strict=True))]
 
 
 def flash_sentence(sentence: str) -> list[list[tuple[str, Any]]]:
@@ -204,7 +203,7 @@ def maze(words: list[str], foils: list[str], sides: list[int], first_error: Opti
          rts: list[float], sentence: str) -> list:
     """Boyce & Witzel's Maze controller (end mode): one line per word, no time after the first error."""
     out = []
-    for i, (w, f, s) in enumerate(zip(words, foils, sides)):
+    for i, (w, f, s) in enumerate(zip(words, foils, sides, strict=True)):
         ok = first_error is None or i < first_error
         shown = first_error is None or i <= first_error
         out.append([("Word number", i), ("Word", csv_url_encode(w)), ("Alternative", csv_url_encode(f)),
