@@ -117,6 +117,12 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
     return result
 
 
+def files_mapping(paths: list[Path]) -> Mapping:
+    """The defaults as the reader applies them to the first file (for --show-map: the same rules as the import)."""
+    rows = parse(Path(paths[0]), read_text(Path(paths[0])))
+    return infer_mapping(list(dict.fromkeys(c for r in rows for c in r.fields)))
+
+
 def infer_mapping(columns: list[str]) -> Mapping:
     """Defaults for this file: the items' own item/condition/answer (PennController: sentence) columns where
     present, else the standard ones (classic Ibex: the item is its Latin-square `Group`, the item across its

@@ -19,6 +19,8 @@ def used_mapping(tool: str, files: list[Path], mapping: Optional[Mapping]) -> Op
     if mapping is not None:
         return mapping
     mod = importlib.import_module(f"participants.imports.{tool}")
+    if hasattr(mod, "files_mapping") and files:   # a reader whose defaults depend on the file's columns
+        return mod.files_mapping(files)
     if hasattr(mod, "effective_mapping") and files and files[0].suffix.lower() in (".csv", ".tsv", ".txt"):
         from participants.imports.source_csv import read_source_table
 
@@ -53,5 +55,6 @@ def show_map_text(tool: str, files: list[Path], mapping: Optional[Mapping], resu
     people = Counter(t.participant for t in result.trials)
     lines.append(f"people: {len(people)} (" + ", ".join(f"{p}: {n} trials" for p, n in list(people.items())[:8])
                  + (" ..." if len(people) > 8 else "") + ")")
+    lines += [f"note: {n}" for n in result.notes]
     lines.append("nothing was written (--show-map)")
     return "\n".join(lines)
