@@ -70,7 +70,7 @@ def read_trial(group: list[Row], response: Optional[str], response_is_column: bo
         if READING_TIME in f and ("Word" in f or kind.startswith("Controller-")):
             _word(r, found)
         elif ANSWER in f:
-            _question(r, found, kind)
+            _question(r, found, kind, keep_response=response_is_column)
         elif "PennElementType" in f:
             events.append((tool_time(r, "EventTime"), k, r))
         else:
@@ -95,12 +95,15 @@ def _word(r: Row, found: Found) -> None:
     found.stimulus = found.stimulus or (unescape(sentence) if sentence else None)
 
 
-def _question(r: Row, found: Found, kind: str) -> None:
-    """Ibex's Question: the answer, its own scoring (1/0, NULL without `hasCorrect`) and time taken."""
+def _question(r: Row, found: Found, kind: str, keep_response: bool = False) -> None:
+    """Ibex's Question: the answer, its own scoring (1/0, NULL without `hasCorrect`) and time taken (with
+    `keep_response`, the map's response column stays the answer)."""
     f = r.fields
     ok = f.get(SCORED, "NULL").strip()
     if ok not in NULLS and ok not in ("0", "1"):
         raise BadValue(r.line, SCORED, ok, "is not 1, 0 or NULL")
+    if keep_response and found.response_row is not None and found.response_row is not r:
+        return
     found.response, found.response_row, found.controller = unescape(f[ANSWER]), r, kind
     found.correct = None if ok in NULLS else ok == "1"
     found.rt = tool_time(r, ANSWER_TIME)
