@@ -237,8 +237,7 @@ def _screen(s: _Showing, m: Mapping, answered: set[Optional[str]], studied: Opti
     return ""
 
 
-KNOWN = ("DashedSentence", "Question", "AcceptabilityJudgment", "DashedAcceptabilityJudgment", "FlashSentence",
-         "Form", "Maze", "Message", "Separator", "PennController", "Scale", "VBox", "__SendResults__")
+SCREENS = ("Form", "Message", "Separator", "PennController", "VBox", "FlashSentence", "__SendResults__")
 
 
 def _refuse_unknown_answers(path: Path, read: list[_Showing], trials: int) -> None:
@@ -246,7 +245,8 @@ def _refuse_unknown_answers(path: Path, read: list[_Showing], trials: int) -> No
     controller and its columns (a map's `response:` reads them), never imported as empty."""
     if trials:
         return
-    unknown = [s for s in read if (role(s.rows[0].fields, "controller") or "") not in KNOWN]
+    known = (*SCREENS, *QUESTIONS, *tool_kinds(TOOL))   # Ibex's own controllers and those a kind states
+    unknown = [s for s in read if (role(s.rows[0].fields, "controller") or "") not in known]
     if not unknown:
         return
     first = unknown[0].rows[0]

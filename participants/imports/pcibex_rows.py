@@ -7,7 +7,7 @@ Classic Ibex controllers (js_includes/*.js of github.com/addrummond/ibex) write:
 - Question (alone, after a DashedSentence in the same item, inside AcceptabilityJudgment): `Question (NULL if
   none)`, `Answer`, `Whether or not answer was correct (NULL if N/A)` (its own scoring: 1, 0 or NULL),
   `Time taken to answer`;
-- Maze (Boyce/Witzel's controller): one row per word with `Alternative`, `Word on (0=left, 1=right)`, `Correct`;
+- Boyce & Witzel's word-choice controller: one row per word with `Alternative`, `Word on (0=left, 1=right)`, `Correct`;
 - Form: `Field name`/`Field value` rows; Message and Separator write nothing.
 A custom controller's columns are read where the map names them (`response:`, `rt:`, `correct:`).
 

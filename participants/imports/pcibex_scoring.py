@@ -36,7 +36,7 @@ def implied_answers(trials: list[SourceTrial], keys: list[Key]) -> list[SourceTr
 
 
 def _scored(t: SourceTrial) -> bool:
-    return t.correct is not None and t.response is not None and t.expected is None and t.task != "maze"
+    return t.correct is not None and t.response is not None and t.expected is None
 
 
 def _answer(t: SourceTrial, k: Key, right: dict[Key, set[str]], options: dict[Key, set[str]],
