@@ -269,3 +269,23 @@ def test_penncontroller_controller_elements_read_word_times_and_scored_question(
     assert Counter(r["correct"] for r in session_rows(tmp_path / "out")) == \
         Counter(str(x[3] == "1") for x in q)
     assert report.task == "self_paced_reading"
+
+
+def test_two_versions_of_a_study_in_one_file_each_imported_with_its_map(tmp_path):
+    """A results file holding submissions of two versions (the second names its item column ItemID): each import
+    takes the version its map names and excludes the other's submissions, counted with the reason."""
+    one = (CORPUS / "pcibex_scale_check_results").read_text(encoding="utf-8")
+    two = one.replace("# 13. item.", "# 13. ItemID.")
+    path = tmp_path / "results"
+    path.write_text(one + two, encoding="utf-8")
+    n_one = len([s for s in one.split("\n") if s.strip() and not s.startswith("#")])
+    first = read_pcibex([path], None)
+    assert len(first.trials) == 36 and all(t.line <= len(one.split("\n")) for t in first.trials)
+    other = [e for e in first.excluded if "another version" in e.reason]
+    assert len(other) == n_one and all("ItemID" not in e.reason and "'item'" in e.reason for e in other)
+    second = read_pcibex([path], replace(default_mapping(), item="ItemID", condition="condition"))
+    assert len(second.trials) == 36 and all(t.line > len(one.split("\n")) for t in second.trials)
+    assert sorted(t.item for t in second.trials) == sorted(t.item for t in first.trials)
+    for result in (first, second):
+        assert sorted([e.line for e in result.excluded] + [n for t in result.trials for n in t.rows]) == \
+            [n for n, _ in lines(path)]

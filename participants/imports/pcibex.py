@@ -81,6 +81,7 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         result.tool_version[str(path)] = ""   # results files state no Ibex/PennController version
         people = participants(rows, m)
         showings = [_Showing(g, people[id(g[0])]) for g in trials_of(path, rows, people)]
+        showings = _one_version(path, showings, m, result)
         for s in showings:
             try:
                 s.found = read_trial(s.rows, m.response, response_is_column)
@@ -210,6 +211,33 @@ def trials_of(path: Path, rows: list[Row], people: dict[int, str]) -> list[list[
         seen[key] = r.line
         groups.append([r])
     return groups
+
+
+def _one_version(path: Path, showings: list[_Showing], m: Mapping, result: ReadResult) -> list[_Showing]:
+    """The submissions of the study version the map names: where the item is one of the items' own columns, a
+    submission none of whose rows has that column ran another version (other items, other columns); its rows are
+    excluded with the reason and counted, to be imported on their own with a map naming that version's columns."""
+    if not m.item or any(m.item in names for names in ROLES.values()):
+        return showings
+    has: dict[tuple[str, int], bool] = {}
+    for s in showings:
+        key = (s.person, s.rows[0].submission)
+        has[key] = has.get(key, False) or any(m.item in r.fields for r in s.rows)
+    other = {k for k, v in has.items() if not v}
+    if not other:
+        return showings
+    starts = {}
+    for s in showings:
+        starts.setdefault((s.person, s.rows[0].submission), s.rows[0].line)
+    for s in showings:
+        key = (s.person, s.rows[0].submission)
+        if key in other:
+            why = (f"the submission beginning at line {starts[key]} ran another version of the study (its rows have "
+                   f"no column {m.item!r}): import it on its own, with a map naming its columns")
+            result.excluded.extend(Excluded(str(path), r.line, why) for r in s.rows)
+    result.notes.append(f"{path}: {len(other)} submission(s) of another version of the study (no column {m.item!r}) "
+                        "excluded; import them with a map naming their columns")
+    return [s for s in showings if (s.person, s.rows[0].submission) not in other]
 
 
 def _labels_with_items(read: list[_Showing], m: Mapping) -> Optional[set[str]]:
