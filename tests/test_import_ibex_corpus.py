@@ -6,6 +6,7 @@ here in plain Python (lines split at commas, columns taken by their documented p
 from __future__ import annotations
 
 import csv
+import json
 from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -106,7 +107,7 @@ def test_a_negative_reading_time_excludes_its_trial_as_bad_naming_the_line():
     assert len(result.trials) == 42 - 1
 
 
-def test_chunked_regions_and_item_specific_answers_with_ibex_scoring():
+def test_chunked_regions_and_item_specific_answers_with_ibex_scoring(tmp_path):
     path = CORPUS / "ibex_spr_chunks_results"
     regions = {(k[0], k[1]): ([v[8] for _, v in rows if v[2] == "DashedSentence"],
                               [float(v[9]) for _, v in rows if v[2] == "DashedSentence"])
@@ -123,6 +124,21 @@ def test_chunked_regions_and_item_specific_answers_with_ibex_scoring():
     for t in result.trials:
         x = rows_q[(t.participant.split("-")[0], t.extra["Item number"])]
         assert t.expected == right_answer[x[3]] and t.correct is (x[5] == "1") and t.response == x[4]
+    report = import_study("pcibex", [path], None, tmp_path / "out", spec_out=tmp_path / "spr.yaml")
+    assert report.task == "self_paced_reading" and report.trials == 27 and report.practice_trials == 9
+    rows = session_rows(tmp_path / "out")
+    assert Counter(r["correct"] for r in rows) == {"True": sum(x[5] == "1" for x in q),
+                                                    "False": sum(x[5] == "0" for x in q)}
+    assert sorted(sum(json.loads(r["region_rts_ms"]), 0.0) for r in rows) == \
+        pytest.approx(sorted(sum(rts) for _, rts in regions.values()))
+    with open(tmp_path / "spr_items.csv", encoding="utf-8", newline="") as f:
+        items = list(csv.DictReader(f))
+    given = defaultdict(set)   # each question's answers in the file: the item's own options
+    for x in q:
+        given[x[3]].add(x[4])
+    for it in items:
+        assert set(it["question_options"].split("|")) == given[it["question"]] | {right_answer[it["question"]]}
+        assert it["question_answer"] == right_answer[it["question"]]
 
 
 def test_acceptability_judgment_on_a_scale_is_a_rating_with_its_times(tmp_path):

@@ -8,9 +8,11 @@ from dataclasses import replace
 from typing import Any, Callable, Optional
 
 from participants.imports.kind_importer import ANSWER_FIELDS, KindImporter, answer_record, press, screen_answers
-from participants.imports.records import ImportInputError, SourceTrial
+from participants.imports.records import ImportInputError, Mapping, SourceTrial
 
 QUESTION = ("question_options", "question_answer", "question")
+OWN_OPTIONS = "_question_options"   # a reader's per-trial answers to the trial's own question ("|" between them)
+OWN_QUESTION = "_question"          # and that question's text, where the tool logged it
 
 
 def regions_read(t: SourceTrial) -> Optional[str]:
@@ -27,6 +29,18 @@ class SelfPacedReadingImporter(KindImporter):
     labels_what = "comprehension answers"
     most_labels = 4
     labels_optional = True
+
+    def answer_labels(self, trials: list[SourceTrial], m: Mapping) -> list[tuple[str, str]]:
+        """The study's answers; where every answered trial names its own question's answers (Ibex's item-specific
+        `as: [...]`, extra `_question_options`), all of them, each item offering its own (item_materials)."""
+        answered = [t for t in trials if t.response is not None]
+        own = [t.extra.get(OWN_OPTIONS, "").split("|") for t in answered]
+        if m.labels or not answered or not all(o != [""] for o in own):
+            return super().answer_labels(trials, m)
+        if max(len(o) for o in own) > self.most_labels:
+            raise ImportInputError(f"a comprehension question with {max(len(o) for o in own)} answers (at most "
+                                   f"{self.most_labels})")
+        return [(x, x) for x in sorted({x for o in own for x in o})]
 
     def checked_answers(self, labels: list[tuple[str, str]]) -> tuple[str, ...]:
         return ANSWER_FIELDS if labels else ()
@@ -51,8 +65,12 @@ class SelfPacedReadingImporter(KindImporter):
     def item_materials(self, t: SourceTrial, labels: list[tuple[str, str]],
                        value_of: Callable[[Optional[str]], Optional[str]]) -> dict[str, str]:
         regions = regions_read(t)
+        own = [value_of(x) for x in (t.extra.get(OWN_OPTIONS) or "").split("|") if x]
+        options = list(dict.fromkeys(v for v in own if v)) or [v for _, v in labels]   # the item's own, else all
+        question = (t.extra.get(OWN_QUESTION) or "").strip()
         return {**({"regions": regions} if regions else {}),
-                **({"question_options": "|".join(v for _, v in labels),
+                **({"question": question} if question and labels else {}),
+                **({"question_options": "|".join(options),
                     "question_answer": value_of(t.expected) or ""} if labels else {})}
 
     def task_section(self, labels: list[tuple[str, str]], items: list[dict[str, str]]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from participants.imports.kinds import tool_kinds
 from participants.imports.pcibex_format import NULLS, BadValue, Row, parse, unescape
 from participants.imports.pcibex_practice import PRACTICE_VALUES, describe, is_practice
 from participants.imports.pcibex_rows import TOOL, Found, read_trial
-from participants.imports.pcibex_scoring import implied_answers
+from participants.imports.pcibex_scoring import implied_answers, question_options
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 
 ROLES: dict[str, tuple[str, ...]] = {
@@ -103,7 +103,7 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
             trials.append(_trial(path, s, order, m))
             keys.append((role(s.rows[0].fields, "controller") or "", s.found.question or ""))
         _refuse_unknown_answers(path, read, len(trials))
-        trials = implied_answers(trials, keys) if not m.expected else trials
+        trials = question_options(implied_answers(trials, keys) if not m.expected else trials, keys)
         trials = repeated_showings(trials)
         own = sum(bool(t.extra.get("_own_item_id")) for t in trials)
         again = sum(t.extra.get("_showing", "1") != "1" for t in trials)

@@ -51,3 +51,15 @@ def _answer(t: SourceTrial, k: Key, right: dict[Key, set[str]], options: dict[Ke
     raise ImportInputError(f"{t.source_file}: line {t.line}: the tool scored the answer {t.response!r} wrong, and no "
                            f"trial of the file shows the right answer to this question ({k[1] or k[0]}): map "
                            "`expected:` to a column holding it in --map")
+
+
+def question_options(trials: list[SourceTrial], keys: list[Key]) -> list[SourceTrial]:
+    """`trials` with extra `_question` (the question's text, where the Question logged one) and
+    `_question_options`: the answers the file shows for it (those given and the implied right one; an option
+    nobody chose is not known)."""
+    seen: dict[Key, set[str]] = defaultdict(set)
+    for t, k in zip(trials, keys, strict=True):
+        if k[1]:
+            seen[k].update(x for x in (t.response, t.expected) if x is not None)
+    return [replace(t, extra={**t.extra, "_question": k[1], "_question_options": "|".join(sorted(seen[k]))})
+            if k[1] and seen[k] else t for t, k in zip(trials, keys, strict=True)]
