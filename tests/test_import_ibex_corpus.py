@@ -94,7 +94,7 @@ def test_spr_with_yes_no_questions_keeps_ibex_scoring_through_the_import(tmp_pat
     assert Counter(r["correct"] for r in rows) == {"True": right, "False": wrong}
 
 
-def test_a_negative_reading_time_excludes_its_trial_as_bad_naming_the_line():
+def test_a_negative_reading_time_excludes_its_trial_as_bad_naming_the_line(tmp_path):
     path = CORPUS / "ibex_spr_bad_rt_results"
     bad = [(n, v) for n, v in lines(path) if v[2] == "DashedSentence" and float(v[9]) < 0]
     assert len(bad) == 1 and bad[0][1][9] == "-2080.0"
@@ -105,6 +105,20 @@ def test_a_negative_reading_time_excludes_its_trial_as_bad_naming_the_line():
     assert sorted(e.line for e in flagged) == trial_lines and len(trial_lines) == 10
     assert all(f"line {line}" in e.reason and "-2080" in e.reason for e in flagged)
     assert len(result.trials) == 42 - 1
+    report = import_study("pcibex", [path], None, tmp_path / "out")   # the file is not refused
+    assert report.trials == 41 and report.accounted
+
+
+def test_item_group_mapped_with_practice_and_fillers_group_null(tmp_path):
+    """`item: Group`, as an Ibex study's author writes it: practice and fillers (Group NULL) are items of their
+    own, not a refusal; the Latin-square items are the Group values."""
+    path = CORPUS / "ibex_spr_yesno_results"
+    q = [v for _, v in lines(path) if v[2] == "Question"]
+    report = import_study("pcibex", [path], {"item": "Group", "condition": "Type"}, tmp_path / "out")
+    assert report.trials == len(q) and report.practice_trials == sum(v[5] == "practice" for v in q)
+    rows = session_rows(tmp_path / "out")
+    assert {r["item"] for r in rows if r["condition"].startswith("rel")} == {v[6] for v in q if v[6] != "NULL"}
+    assert {r["item"] for r in rows if r["role"] == "practice"} == {f"practice-{v[3]}" for v in q if v[5] == "practice"}
 
 
 def test_chunked_regions_and_item_specific_answers_with_ibex_scoring(tmp_path):
