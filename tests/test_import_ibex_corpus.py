@@ -170,13 +170,18 @@ def test_acceptability_judgment_on_a_scale_is_a_rating_with_its_times(tmp_path):
     assert sorted(float(r["rt_ms"]) for r in rows) == sorted(x[3] for x in q)   # every RT kept
 
 
-def test_acceptability_judgment_yes_no_stays_a_judgment():
+def test_acceptability_judgment_yes_no_stays_a_judgment_and_a_timeout_is_no_answer(tmp_path):
     path = CORPUS / "ibex_aj_yesno_results"
-    answers = Counter(v[8] for _, v in lines(path) if v[2] == "AcceptabilityJudgment" and len(v) == 11)
+    q = [v for _, v in lines(path) if v[2] == "AcceptabilityJudgment" and len(v) == 11]
+    answers = Counter(v[8] if v[8] != "NULL" else None for v in q)
+    assert answers[None] == 1 and set(answers) == {"Yes", "No", None}
     result = read_pcibex([path], None)
     assert {t.task for t in result.trials} == {"judgment"}
-    assert Counter(t.response for t in result.trials) == answers and set(answers) == {"Yes", "No"}
+    assert Counter(t.response for t in result.trials) == answers
     assert all(t.correct is None and t.expected is None for t in result.trials)   # no hasCorrect: no scoring
+    assert [t.rt_ms for t in result.trials if t.response is None] == [None]        # the timeout is no RT
+    report = import_study("pcibex", [path], None, tmp_path / "out")
+    assert report.task == "judgment" and report.trials == len(q) and report.no_response == 1
 
 
 def test_flash_sentence_then_a_scored_question(tmp_path):

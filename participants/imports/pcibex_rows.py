@@ -104,9 +104,10 @@ def _question(r: Row, found: Found, kind: str, keep_response: bool = False) -> N
         raise BadValue(r.line, SCORED, ok, "is not 1, 0 or NULL")
     if keep_response and found.response_row is not None and found.response_row is not r:
         return
-    found.response, found.response_row, found.controller = unescape(f[ANSWER]), r, kind
-    found.correct = None if ok in NULLS else ok == "1"
-    found.rt = tool_time(r, ANSWER_TIME)
+    answered = f[ANSWER].strip() not in NULLS   # NULL: the Question timed out (`timeout`), no answer
+    found.response, found.response_row, found.controller = unescape(f[ANSWER]) if answered else None, r, kind
+    found.correct = None if ok in NULLS or not answered else ok == "1"
+    found.rt = tool_time(r, ANSWER_TIME) if answered else None
     question = f.get(QUESTION_TEXT, "NULL")
     found.question = None if question.strip() in NULLS else unescape(question)
     found.task = found.task or tool_kinds(TOOL).get("Question")   # an answer states what a Question states

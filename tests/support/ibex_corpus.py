@@ -100,7 +100,8 @@ def spr_chunks(rng: random.Random) -> str:
 
 def aj(rng: random.Random, scale: bool) -> str:
     """AcceptabilityJudgment (a VBox of FlashSentence + Question in one element): as a 1-7 scale
-    (`presentAsScale`, no hasCorrect) or as Yes/No; 8 items x 2 conditions, 2 practice items."""
+    (`presentAsScale`, no hasCorrect) or as Yes/No with a 5 s `timeout` (one judgment timed out); 8 items x 2
+    conditions, 2 practice items."""
     out = ""
     for p in range(3):
         sub = Submission()
@@ -114,8 +115,10 @@ def aj(rng: random.Random, scale: bool) -> str:
             else:
                 answer = ("Yes" if rng.random() < 0.8 else "No") if label != "ungram" else \
                     ("No" if rng.random() < 0.7 else "Yes")
-            lines = flash_sentence(s) + question("How natural is this sentence?" if scale else None, answer, None,
-                                                 rng.randint(700, 4000))
+            timed_out = not scale and p == 2 and i == 5   # `timeout` passed: Answer NULL
+            lines = flash_sentence(s) + question("How natural is this sentence?" if scale else None,
+                                                 None if timed_out else answer, None,
+                                                 5000 if timed_out else rng.randint(700, 4000))
             sub.finished(Element("AcceptabilityJudgment", item, 0, label, group), lines)
         out += results_text(sub, T0 + 9000 + 1000 * p, md5(20 + p), p)
     return out
