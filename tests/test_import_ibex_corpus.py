@@ -324,3 +324,15 @@ def test_two_versions_of_a_study_in_one_file_each_imported_with_its_map(tmp_path
     for result in (first, second):
         assert sorted([e.line for e in result.excluded] + [n for t in result.trials for n in t.rows]) == \
             [n for n, _ in lines(path)]
+
+
+def test_task_rating_in_the_map_reads_an_unscored_worded_scale_as_ratings(tmp_path):
+    """A judgment scale of words (`as: ["No", "Yes"]` here) mapped as `task: rating` with `labels:` is read as
+    ratings, not refused as having no rating trials."""
+    path = CORPUS / "ibex_aj_yesno_results"
+    q = [v for _, v in lines(path) if v[2] == "AcceptabilityJudgment" and len(v) == 11]
+    report = import_study("pcibex", [path], {"task": "rating", "labels": {"No": "1", "Yes": "2"}}, tmp_path / "out")
+    assert report.task == "rating" and report.trials == len(q) and report.no_response == 1
+    rows = session_rows(tmp_path / "out")
+    assert mean(float(r["rating"]) for r in rows if r["rating"]) == \
+        pytest.approx(mean({"No": 1, "Yes": 2}[v[8]] for v in q if v[8] != "NULL"))

@@ -89,7 +89,7 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
                 why = f"a bad value: {bad} (a bad trial: its own value is broken)"
                 result.excluded.extend(Excluded(str(path), r.line, why, bad=True) for r in s.rows)
         read = [s for s in showings if s.found is not None]
-        _scales_as_ratings(read)
+        _scales_as_ratings(read, m)
         answered = {role(s.rows[0].fields, "label") for s in read if s.found.response_row or s.found.words}
         studied = _labels_with_items(read, m)
         trials, keys = [], []
@@ -284,9 +284,11 @@ def _refuse_unknown_answers(path: Path, read: list[_Showing], trials: int) -> No
                            "`response:` (and `rt:`, `correct:`) to that controller's columns in --map")
 
 
-def _scales_as_ratings(read: list[_Showing]) -> None:
+def _scales_as_ratings(read: list[_Showing], m: Mapping) -> None:
     """A classic Question or AcceptabilityJudgment whose answers are all whole numbers and which scores none
-    (`as: ["1", ..., "7"]`, no `hasCorrect`) is a rating scale, not a judgment with seven answers."""
+    (`as: ["1", ..., "7"]`, no `hasCorrect`) is a rating scale, not a judgment with seven answers; with `task:
+    rating` in the map, any unscored one is (its answers words: `labels:` gives each its point)."""
+    rating = tool_kinds(TOOL).get("Scale")
     by: dict[str, list[Found]] = defaultdict(list)
     for s in read:
         f = s.found
@@ -294,10 +296,10 @@ def _scales_as_ratings(read: list[_Showing]) -> None:
             by[role(s.rows[0].fields, "controller") or f.controller].append(f)
     for found in by.values():
         answers = [f.response for f in found if f.response is not None and f.response.strip() not in NULLS]
-        if answers and all(f.correct is None for f in found) and all(WHOLE_NUMBER.match(a.strip()) for a in answers) \
-                and len({a.strip() for a in answers}) > 2:
+        numbers = all(WHOLE_NUMBER.match(a.strip()) for a in answers) and len({a.strip() for a in answers}) > 2
+        if answers and all(f.correct is None for f in found) and (numbers or (m.task and m.task == rating)):
             for f in found:
-                f.task = tool_kinds(TOOL).get("Scale") or f.task
+                f.task = rating or f.task
 
 
 def _column(group: list[Row], name: Optional[str], prefer: Optional[Row] = None) -> Optional[str]:
