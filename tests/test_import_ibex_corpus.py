@@ -336,3 +336,17 @@ def test_task_rating_in_the_map_reads_an_unscored_worded_scale_as_ratings(tmp_pa
     rows = session_rows(tmp_path / "out")
     assert mean(float(r["rating"]) for r in rows if r["rating"]) == \
         pytest.approx(mean({"No": 1, "Yes": 2}[v[8]] for v in q if v[8] != "NULL"))
+
+
+def test_dashed_acceptability_judgment_speeded_with_its_scoring(tmp_path):
+    path = CORPUS / "ibex_dashed_aj_results"
+    q = [v for _, v in lines(path) if v[2] == "DashedAcceptabilityJudgment" and len(v) == 11]
+    sentences = [v[7] for _, v in lines(path) if v[2] == "DashedAcceptabilityJudgment" and len(v) == 8]
+    result = read_pcibex([path], None)
+    assert [t.stimulus for t in result.trials] == sentences and len(q) == len(sentences) == 16
+    assert [(t.response, t.correct) for t in result.trials] == [(v[8], v[9] == "1") for v in q]
+    assert sum(t.phase == "practice" for t in result.trials) == sum(v[5].startswith("Practice") for v in q) == 4
+    report = import_study("pcibex", [path], None, tmp_path / "out")
+    assert report.task == "judgment" and report.practice_trials == 4
+    assert Counter(r["correct"] for r in session_rows(tmp_path / "out")) == \
+        Counter(str(v[9] == "1") for v in q)

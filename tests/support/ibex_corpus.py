@@ -124,6 +124,27 @@ def aj(rng: random.Random, scale: bool) -> str:
     return out
 
 
+def dashed_aj(rng: random.Random) -> str:
+    """DashedAcceptabilityJudgment: DashedSentence in `speeded acceptability` mode (the sentence only) + Question
+    with hasCorrect (Yes for the grammatical version, No for the other), one element; practice `Practice*`."""
+    out = ""
+    for p in range(2):
+        sub = Submission()
+        order = [(f"Practice{k + 1}", 1 + k, None, k) for k in range(2)]
+        test = [(("gram", "ungram")[(i + p) % 2], 3 + 2 * i + (i + p) % 2, i + 1, i) for i in range(6)]
+        rng.shuffle(test)
+        for label, item, group, i in order + test:
+            words = sentence(i, "subj")
+            s = " ".join(words if label != "ungram" else words[:-1])
+            right = "No" if label == "ungram" else "Yes"
+            answer = right if rng.random() < 0.8 else ("Yes" if right == "No" else "No")
+            lines = flash_sentence(s) + question("Is this a good sentence?", answer, answer == right,
+                                                 rng.randint(500, 2000))
+            sub.finished(Element("DashedAcceptabilityJudgment", item, 0, label, group), lines)
+        out += results_text(sub, T0 + 60000 + 1000 * p, md5(90 + p), p)
+    return out
+
+
 def flash_question(rng: random.Random) -> str:
     """FlashSentence then a Question (hasCorrect) in one item: the question is scored by Ibex."""
     out = ""
@@ -286,6 +307,7 @@ STUDIES: dict[str, tuple[int, Callable[[random.Random], str]]] = {
     "ibex_aj_scale_results": (4, lambda r: aj(r, scale=True)),
     "ibex_aj_yesno_results": (5, lambda r: aj(r, scale=False)),
     "ibex_flash_question_results": (6, flash_question),
+    "ibex_dashed_aj_results": (12, dashed_aj),
     "ibex_maze_results": (7, maze_study),
     "ibex_custom_controller_results": (8, custom),
     "pcibex_scale_check_results": (9, penn_scale),
