@@ -241,7 +241,11 @@ def test_penncontroller_scale_by_event_time_unclicked_and_repeated_checks(tmp_pa
             showing[(v[1], v[3])] += 1
         trials[(v[1], v[3], showing[(v[1], v[3])])].append(v)
     hand = {}
+    screens = [k for k, rows in trials.items() if not any(v[9] == "Print" for v in rows)]
+    assert len(screens) == 3 and all(trials[k][0][12] == "NULL" for k in screens)   # the instructions screens
     for k, rows in trials.items():
+        if k in screens:
+            continue
         shown = max(float(v[11]) for v in rows if v[9] == "Print")
         choices = [v for v in rows if v[9] == "Choice"]
         hand[k] = (choices[-1][10], float(choices[-1][11]) - shown) if choices else (None, None)

@@ -250,13 +250,15 @@ def _labels_with_items(read: list[_Showing], m: Mapping) -> Optional[set[str]]:
 
 def _screen(s: _Showing, m: Mapping, answered: set[Optional[str]], studied: Optional[set[str]]) -> str:
     """Why a showing is not a trial ("" : it is one): a screen that logged neither reading times nor an answer
-    (unless trials of its label were answered: then it is a trial without an answer, a Scale never clicked), or
+    (unless trials of its label were answered and, where the items have their own item column, it has an item:
+    then it is a trial without an answer, a Scale never clicked), or
     one outside the study's items (an ID, consent or questionnaire screen: no item value, and no trial of its
     label has one) that is not practice."""
     first = s.rows[0].fields
     label = role(first, "label") or ""
     what = f"{role(first, 'controller') or '?'} item {role(first, 'item')} ({label})"
-    if not s.found.words and s.found.response_row is None and label not in answered:
+    unanswered = not s.found.words and s.found.response_row is None
+    if unanswered and (label not in answered or studied is not None and _column(s.rows, m.item) is None):
         return f"{what}: no response or reading times (a message, form or instructions screen)"
     if studied is not None and label not in studied and _column(s.rows, m.item) is None \
             and not is_practice(_column(s.rows, m.practice) or "", m.practice_values):

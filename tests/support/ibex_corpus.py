@@ -199,7 +199,7 @@ def custom(rng: random.Random) -> str:
 def penn_scale(rng: random.Random) -> str:
     """PennController: a Scale rating per item (its Print logged after its Choice in the file, earlier in time),
     some Scales never clicked (no Choice row), an attention `check` item after each block (the same item shown
-    again), practice labelled Practice-1/2."""
+    again), practice labelled Practice-1/2, an instructions screen with the trials' label (no item, no answer)."""
     out = ""
     for p in range(3):
         sub = Submission(preamble=list(PENN_PREAMBLE))
@@ -210,6 +210,13 @@ def penn_scale(rng: random.Random) -> str:
         for b in blocks:
             rng.shuffle(b)
             order += b + [("check", 30, "NULL", 99)]
+        intro = [penn_line("PennController", "40", "_Trial_", "Start", t, [("item", "NULL"), ("condition", "NULL"),
+                                                                           ("sentence", "NULL")]),
+                 penn_line("PennController", "40", "_Trial_", "End", t + 4000, [("item", "NULL"),
+                                                                              ("condition", "NULL"),
+                                                                              ("sentence", "NULL")])]
+        sub.finished(Element("PennController", 40, 0, "experiment", "NULL"), intro)   # its instructions screen
+        t += 4010
         for label, item, group, i in order:
             cond = ("plain", "odd")[item % 2] if label == "experiment" else label
             cols = [("item", i + 1 if label == "experiment" else ("check" if label == "check" else "NULL")),
