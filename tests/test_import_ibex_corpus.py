@@ -354,3 +354,13 @@ def test_dashed_acceptability_judgment_speeded_with_its_scoring(tmp_path):
     assert report.task == "judgment" and report.practice_trials == 4
     assert Counter(r["correct"] for r in session_rows(tmp_path / "out")) == \
         Counter(str(v[9] == "1") for v in q)
+
+
+def test_a_map_that_leaves_the_item_keeps_the_files_own_default():
+    """A map naming only other fields (`task:`) reads a classic Ibex item as its Group, as without a map, not each
+    item x condition's number (which would double the items)."""
+    path = CORPUS / "ibex_spr_yesno_results"
+    groups = {v[6] for _, v in lines(path) if v[2] == "Question" and v[6] != "NULL"}
+    m = replace(default_mapping(), task="self_paced_reading")
+    result = read_pcibex([path], m)
+    assert {t.item for t in result.trials if t.condition.startswith("rel")} == groups and len(groups) == 8

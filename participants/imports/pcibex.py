@@ -75,7 +75,7 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         if not rows:
             raise ImportInputError(f"{path}: no results rows (not a PCIbex/Ibex results file, or an empty one)")
         columns = list(dict.fromkeys(c for r in rows for c in r.fields))
-        m = infer_mapping(columns) if mapping is None else synonyms(mapping, columns)
+        m = infer_mapping(columns) if mapping is None else synonyms(over_file_defaults(mapping, columns), columns)
         response_is_column = check_mapping(path, columns, m, rows)
         result.rows_read[str(path)] = len(rows)
         result.tool_version[str(path)] = ""   # results files state no Ibex/PennController version
@@ -118,10 +118,11 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
     return result
 
 
-def files_mapping(paths: list[Path]) -> Mapping:
-    """The defaults as the reader applies them to the first file (for --show-map: the same rules as the import)."""
+def files_mapping(paths: list[Path], mapping: Optional[Mapping] = None) -> Mapping:
+    """The mapping as the reader applies it to the first file (for --show-map: the same rules as the import)."""
     rows = parse(Path(paths[0]), read_text(Path(paths[0])))
-    return infer_mapping(list(dict.fromkeys(c for r in rows for c in r.fields)))
+    columns = list(dict.fromkeys(c for r in rows for c in r.fields))
+    return infer_mapping(columns) if mapping is None else synonyms(over_file_defaults(mapping, columns), columns)
 
 
 def infer_mapping(columns: list[str]) -> Mapping:
@@ -135,6 +136,14 @@ def infer_mapping(columns: list[str]) -> Mapping:
                    condition=first(CONDITION_COLUMNS) or first(ROLES["label"]),
                    practice=first(ROLES["label"]), practice_values=PRACTICE_VALUES,
                    expected=first(EXPECTED_COLUMNS), stimulus=first(STIMULUS_COLUMNS) if penn else None)
+
+
+def over_file_defaults(m: Mapping, columns: list[str]) -> Mapping:
+    """A map's item, condition and practice left at the tool's defaults mean this file's defaults, as without a
+    map (a classic Ibex file's item is its Group, not each item x condition's number)."""
+    base, inferred = default_mapping(), infer_mapping(columns)
+    return replace(m, **{k: getattr(inferred, k) for k in ("item", "condition", "practice")
+                         if getattr(m, k) == getattr(base, k)})
 
 
 def synonyms(m: Mapping, columns: list[str]) -> Mapping:

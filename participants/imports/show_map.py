@@ -16,11 +16,11 @@ COLUMN_OF = {"rt_ms": "rt", "phase": "practice"}
 
 def used_mapping(tool: str, files: list[Path], mapping: Optional[Mapping]) -> Optional[Mapping]:
     """The mapping as the reader applies it to the first file (its defaults made concrete), where it says."""
-    if mapping is not None:
-        return mapping
     mod = importlib.import_module(f"participants.imports.{tool}")
     if hasattr(mod, "files_mapping") and files:   # a reader whose defaults depend on the file's columns
-        return mod.files_mapping(files)
+        return mod.files_mapping(files, mapping)
+    if mapping is not None:
+        return mapping
     if hasattr(mod, "effective_mapping") and files and files[0].suffix.lower() in (".csv", ".tsv", ".txt"):
         from participants.imports.source_csv import read_source_table
 
