@@ -364,3 +364,23 @@ def test_a_map_that_leaves_the_item_keeps_the_files_own_default():
     m = replace(default_mapping(), task="self_paced_reading")
     result = read_pcibex([path], m)
     assert {t.item for t in result.trials if t.condition.startswith("rel")} == groups and len(groups) == 8
+
+
+def test_the_right_answer_implied_by_ibex_scoring_per_question_or_item():
+    from participants.imports.pcibex_scoring import implied_answers
+    from participants.imports.records import SourceTrial
+
+    def t(line: int, item: str, response: str, correct: bool) -> SourceTrial:
+        return SourceTrial(tool="pcibex", source_file="f", line=line, participant=f"p{line}", session="", order=0,
+                           phase="test", item=item, response=response, correct=correct)
+    trials = [t(1, "1", "a car", False), t(2, "1", "a boat", True), t(3, "2", "Yes", False),
+              t(4, "3", "x", False), t(5, "3", "y", False), t(6, "3", "z", True)]
+    keys = [("Question", "item 1"), ("Question", "item 1"), ("Q2", "Did he?"), ("Question", "item 3"),
+            ("Question", "item 3"), ("Question", "item 3")]
+    trials += [t(7, "4", "No", True)]
+    keys += [("Q2", "Did she?")]
+    got = [x.expected for x in implied_answers(trials, keys)]
+    # item 1: the answer another person was scored right for; "Did he?": the other of Q2's two answers
+    assert got == ["a boat", "a boat", "No", "z", "z", "z", "No"]
+    with pytest.raises(ImportInputError, match=r"line 8: the tool scored the answer 'p' wrong.*map `expected:`"):
+        implied_answers(trials + [t(8, "5", "p", False)], keys + [("Question", "item 5")])

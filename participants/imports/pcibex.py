@@ -103,7 +103,8 @@ def read_pcibex(paths: list[Path], mapping: Mapping | None) -> ReadResult:
             trials.append(_trial(path, s, order, m))
             keys.append((role(s.rows[0].fields, "controller") or "", s.found.question or ""))
         _refuse_unknown_answers(path, read, len(trials))
-        trials = question_options(implied_answers(trials, keys) if not m.expected else trials, keys)
+        per_item = [(c, q or f"item {t.item}") for (c, q), t in zip(keys, trials, strict=True)]
+        trials = question_options(implied_answers(trials, per_item) if not m.expected else trials, keys)
         trials = repeated_showings(trials)
         own = sum(bool(t.extra.get("_own_item_id")) for t in trials)
         again = sum(t.extra.get("_showing", "1") != "1" for t in trials)

@@ -14,12 +14,12 @@ from typing import Optional
 
 from participants.imports.records import ImportInputError, SourceTrial
 
-Key = tuple[str, str]   # (controller, question text)
+Key = tuple[str, str]   # (controller, the question's text, else "item ITEM": a question without a logged text)
 
 
 def implied_answers(trials: list[SourceTrial], keys: list[Key]) -> list[SourceTrial]:
     """`trials` with `expected` set where the tool scored them and no answer column was mapped (`keys`: each
-    trial's controller and question)."""
+    trial's controller and question, a question that logged no text taken per item)."""
     right: dict[Key, set[str]] = defaultdict(set)
     options: dict[Key, set[str]] = defaultdict(set)
     of_controller: dict[str, set[str]] = defaultdict(set)
