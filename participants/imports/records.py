@@ -20,6 +20,20 @@ class ImportInputError(ValueError):
     """Bad input to an import: the message names the file, line and column (the CLI exits 2, nothing written)."""
 
 
+class ImportArgumentError(ImportInputError, TypeError):
+    """An API argument of the wrong type (`import_study(force="no")`): the message names the argument."""
+
+
+class BadTrialValue(ImportInputError):
+    """A trial's own value is broken (a negative RT, an unreadable number or flag): the reader records the trial
+    as `Excluded(file, line, reason, bad=True)` (`--bad-trials exclude`, the default) and the import refuses it
+    under `--bad-trials refuse`. `reason` is the message without the file and line."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
 def check_file_size(path: Path) -> None:
     """Refuse a results file over MAX_FILE_BYTES before a byte of it is read (every reader calls this)."""
     try:
@@ -58,6 +72,13 @@ class Mapping:
     practice: Optional[str] = None
     practice_values: tuple[str, ...] = ()
     feedback: Optional[str] = None
+    # where the values came from (not part of what the mapping means; `--show-map` says it): the fields a
+    # --map file or dict set, and that file
+    given: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    source: str = field(default="", compare=False, repr=False)
+
+
+MAPPING_ORIGIN = ("given", "source")   # Mapping's fields that say where it came from, not what it maps
 
 
 @dataclass(frozen=True)
@@ -111,3 +132,5 @@ class ReadResult:
     tool_version: dict[str, str] = field(default_factory=dict)  # file -> version the file states ("" unknown)
     notes: list[str] = field(default_factory=list)              # what the import states about the files (e.g.
                                                                 # "f.csv: line 4, column 2 (stimulus): markup kept as text")
+    mappings: dict[str, Mapping] = field(default_factory=dict)  # file -> the mapping as the reader applied it to
+                                                                # that file (defaults made concrete), where it says

@@ -11,7 +11,8 @@ TITLE = "Lakretz et al. (2021): nested agreement, violation detection (seeds/000
 # (experiments/schema.py)
 TABLE = "columns"
 
-# the released formats `twinlab import` lists (analysis/importers), each a command of a module of this study
+# the released formats `twinlab import` lists (participants/imports/registry.py), each a command of a module of
+# this study
 IMPORTERS = (
     {"name": "lakretz2021",
      "description": "Lakretz et al. (2021) public release: results table and raw session logs -> twinlab sessions",
