@@ -86,7 +86,7 @@ def test_the_registry_finds_the_study_and_its_importer():
     assert study_part("lakretz2021", "importers.cli").__name__ == "studies.lakretz2021.importers.cli"
     assert declared("IMPORTERS")["lakretz2021"][0]["name"] == "lakretz2021"
     assert get_importer("lakretz2021").module == "studies.lakretz2021.importers.cli"
-    assert callable(get_importer("lakretz2021").load_command())
+    assert callable(get_importer("lakretz2021").command())
 
 
 def test_the_old_homes_are_gone():

@@ -23,12 +23,18 @@ MAX_CELL_CHARS = 1_000_000   # one cell of an imported trial (a sentence, a resp
 TEXT_FIELDS = ("participant", "session", "item", "condition", "stimulus", "response", "expected", "feedback")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
-__all__ = ["check_cells", "MAX_CELL_CHARS", "shown"]
+__all__ = ["check_cells", "MAX_CELL_CHARS", "shown", "printable"]
 
 
 def shown(text: str, most: int = 40) -> str:
     """A value as a message shows it: bounded, control characters escaped (repr)."""
     return repr(text[:most]) + ("..." if len(text) > most else "")
+
+
+def printable(text: str, most: int = 24) -> str:
+    """A value as a listing prints it: its first `most` characters, control characters escaped (a line break in
+    a cell never forges a line of the listing)."""
+    return _CONTROL.sub(lambda c: repr(c.group())[1:-1], text[:most])
 
 
 def _written_cells(t: SourceTrial) -> Iterator[tuple[str, str]]:

@@ -103,7 +103,10 @@ def _print(report) -> None:
 
 
 def register_imports(data_import_app: typer.Typer) -> None:
-    """`twinlab import NAME` for every format of the one registry (registry.register_commands)."""
-    from participants.imports.registry import register_commands
+    """`twinlab import NAME` for every format of the one registry (registry.py): the shared command for each
+    tool read into source trials, the format's own command for the others (the one registration)."""
+    from participants.imports.registry import ToolImporter, importers
 
-    register_commands(data_import_app)
+    for imp in importers().values():
+        cmd = tool_command(imp) if isinstance(imp, ToolImporter) else imp.command()
+        data_import_app.command(imp.name, help=imp.help)(cmd)

@@ -3,7 +3,8 @@
 Two shapes of one contract:
 - a `ToolImporter` (PsychoPy, jsPsych, PCIbex/Ibex, a plain table) reads another tool's files into
   `SourceTrial` records (`read(paths, mapping) -> ReadResult`, over its `default_mapping()`); the shared
-  pipeline (pipeline.py) maps, checks and writes them, and its command is the shared one (cli.py);
+  pipeline (pipeline.py) maps, checks and writes them, and its command is the shared one (cli.tool_command,
+  which also mounts every format: cli.register_imports);
 - a `CommandImporter` (the browser sessions of a `twinlab web build` site, a study's released data such as
   the Lakretz et al. 2021 release) writes sessions itself, with a command of its own options.
 Both are named, described, and `sniff(path)` says how much a file looks like theirs (0 to 1, from the columns
@@ -19,7 +20,6 @@ from __future__ import annotations
 import importlib
 import json
 import re
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -29,11 +29,11 @@ from participants.imports.records import ImportInputError, Mapping, ReadResult
 SNIFF_BYTES = 64 * 1024   # what `sniff` reads of a file's head: enough for a header or the first records
 
 __all__ = ["Importer", "ToolImporter", "CommandImporter", "importers", "get_importer", "tool_importer",
-           "tool_names", "register_commands", "sniff_file"]
+           "tool_names", "sniff_file"]
 
 
 @dataclass(frozen=True)
-class Importer(ABC):
+class Importer:
     """One format `twinlab import NAME` reads: its name, a one-line description, and the columns or fields only
     its files hold (`signs`, for `sniff`)."""
     name: str
@@ -52,10 +52,6 @@ class Importer(ABC):
     def help(self) -> str:
         """The line `twinlab import --help` lists."""
         return self.description
-
-    @abstractmethod
-    def command(self) -> Callable[..., None]:
-        """The typer command function `twinlab import NAME` runs."""
 
     @property
     def module(self) -> str:
@@ -101,11 +97,6 @@ class ToolImporter(Importer):
     def help(self) -> str:
         return f"{self.description} -> twinlab sessions and the spec read from them"
 
-    def command(self) -> Callable[..., None]:
-        from participants.imports.cli import tool_command
-
-        return tool_command(self)
-
 
 @dataclass(frozen=True)
 class CommandImporter(Importer):
@@ -118,6 +109,7 @@ class CommandImporter(Importer):
         return self.command_module
 
     def command(self) -> Callable[..., None]:
+        """The typer command function `twinlab import NAME` runs."""
         return getattr(importlib.import_module(self.command_module), self.function)
 
 
@@ -177,12 +169,6 @@ def tool_importer(name: Any) -> ToolImporter:
     if not isinstance(imp, ToolImporter):
         raise ImportInputError(f"unknown tool {str(name)[:40]!r}; one of {', '.join(tool_names())}")
     return imp
-
-
-def register_commands(data_import_app: Any) -> None:
-    """`twinlab import NAME` for every importer (the one registration; participants/cli.py calls it)."""
-    for imp in importers().values():
-        data_import_app.command(imp.name, help=imp.help)(imp.command())
 
 
 def sniff_file(path: Path) -> list[tuple[str, float]]:

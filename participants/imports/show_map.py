@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Optional
 
-from participants.imports.cells import shown
+from participants.imports.cells import printable
 from participants.imports.kinds import default_kind
 from participants.imports.pipeline import Prepared
 from participants.imports.records import Mapping
@@ -67,27 +67,27 @@ def show_map_text(tool: str, mapping: Optional[Mapping], prep: Prepared) -> str:
     if report.bad_trials:
         lines.append(f"  of these, {report.bad_trials} trial(s) with a broken value (--bad-trials "
                      f"{report.bad_trials_policy}), first: {report.bad_trial_rows[0]}")
-    lines.append(f"{'field':<12} {'column':<28} {'from':<22} {'distinct':>8}  examples")
+    lines.append(f"{'field':<12} {'column':<28} {'distinct':>8}  {'from':<22}  examples")
     for fld in FIELDS:
         name = COLUMN_OF.get(fld, fld)
         col = getattr(m, name, None)
         if fld == "phase" and not m.practice:
             col = f"(loop in {', '.join(m.practice_values)})" if tool == "psychopy" else None
         values = Counter(str(getattr(t, fld)) for t in result.trials if getattr(t, fld) is not None)
-        shown_values = ", ".join(f"{shown(v, 24)} ({n})" for v, n in values.most_common(4)) + (
+        shown_values = ", ".join(f"{printable(v)} ({n})" for v, n in values.most_common(4)) + (
             " ..." if len(values) > 4 else "")
-        lines.append(f"{fld:<12} {str(col or '-'):<28} {origin(name, applied, defaults, mapping):<22} "
-                     f"{len(values):>8}  {shown_values}")
+        lines.append(f"{fld:<12} {str(col or '-'):<28} {len(values):>8}  {origin(name, applied, defaults, mapping):<22}  "
+                     f"{shown_values}")
     for name, col in m.factors.items():
         vals = Counter(t.factors.get(name, "") for t in result.trials)
-        lines.append(f"factor {name:<5} {col:<28} {origin('factors', applied, defaults, mapping):<22} {len(vals):>8}  "
-                     + ", ".join(f"{shown(v, 24)} ({n})" for v, n in vals.most_common(4)))
+        lines.append(f"factor {name:<5} {col:<28} {len(vals):>8}  {origin('factors', applied, defaults, mapping):<22}  "
+                     + ", ".join(f"{printable(v)} ({n})" for v, n in vals.most_common(4)))
     lines.append(f"task: {task_line(report.task, result, mapping)}; labels: "
                  + (", ".join(f"{k} = {v}" for k, v in m.labels.items()) + f" ({origin('labels', applied, defaults, mapping)})"
                     if m.labels else "the raw responses themselves"))
     lines.append(f"rt unit: {m.rt_unit} ({origin('rt_unit', applied, defaults, mapping)})")
     people = Counter(t.participant for t in result.trials)
-    lines.append(f"people: {len(people)} (" + ", ".join(f"{shown(p, 24)}: {n} trials" for p, n in list(people.items())[:8])
+    lines.append(f"people: {len(people)} (" + ", ".join(f"{printable(p)}: {n} trials" for p, n in list(people.items())[:8])
                  + (" ..." if len(people) > 8 else "") + ")")
     for note in result.notes[:10]:
         lines.append(f"note: {note}")
