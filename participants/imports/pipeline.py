@@ -139,9 +139,35 @@ def read_all(tool: str, paths: list[Path], mapping: Optional[Mapping],
     read, _ = reader_for(tool)
     files = expand_files(paths)
     with reading(ReadingOptions(encoding=check_encoding(encoding))) as options:
-        result = read(files, mapping)
+        try:
+            result = read(files, mapping)
+        except RecursionError:   # a hostile file nested thousands deep: named, never a traceback
+            raise ImportInputError(f"{_too_deep(files)}: nested too deeply to read (arrays or objects within each "
+                                   "other thousands deep); no tool writes its results so") from None
     result.notes[:0] = options.notes
     return files, result
+
+
+def _too_deep(files: list[Path]) -> str:
+    """The file whose JSON nests too deeply (else every file given)."""
+    import json
+
+    from participants.imports.text_input import read_text
+
+    for f in files:
+        try:
+            text = read_text(f)
+            for line in [text] + text.splitlines():
+                if line.lstrip().startswith(("[", "{")):
+                    try:
+                        json.loads(line)
+                    except RecursionError:
+                        return str(f)
+                    except ValueError:
+                        continue
+        except ImportInputError:
+            continue
+    return ", ".join(map(str, files))
 
 
 def apply_bad_trials(result: ReadResult, policy: str) -> list[Excluded]:
@@ -182,6 +208,7 @@ class Prepared:
     mapping: Mapping
     report: ImportReport
     study: Any = None
+    stated_kinds: dict[str, int] = field(default_factory=dict)   # kind -> trials, as the reader stated them
     refusal: str = ""      # why the import would stop after reading (`--show-map` says it; the import raises it)
 
 
@@ -210,6 +237,7 @@ def prepare(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Optio
             count_read(report, result)
             raise ImportInputError(f"no trials in {len(files)} file(s) ({sum(report.excluded.values())} rows excluded: "
                                    + "; ".join(f"{n} {r}" for r, n in report.excluded.items()) + ")")
+        prepared.stated_kinds = dict(Counter(t.task or "" for t in result.trials))
         report.task = decide_task(result, m)
         count_read(report, result)
         name = study_name(tool, spec_out, result)

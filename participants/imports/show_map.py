@@ -47,7 +47,10 @@ def origin(name: str, applied: list[Mapping], defaults: Mapping, mapping: Option
     values = [getattr(m, name) for m in applied]
     if len({str(v) for v in values}) > 1:
         return f"inferred per file ({len({str(v) for v in values})} ways)"
-    if values and values[0] != getattr(defaults, name):
+    default = getattr(defaults, name)
+    if values and values[0] in (None, {}, ()) and default not in (None, {}, ()):
+        return f"none (default {printable(str(default), 16)} absent)"
+    if values and values[0] != default:
         return "inferred from the data"
     return "defaults"
 
@@ -82,7 +85,7 @@ def show_map_text(tool: str, mapping: Optional[Mapping], prep: Prepared) -> str:
         vals = Counter(t.factors.get(name, "") for t in result.trials)
         lines.append(f"factor {name:<5} {col:<28} {len(vals):>8}  {origin('factors', applied, defaults, mapping):<22}  "
                      + ", ".join(f"{printable(v)} ({n})" for v, n in vals.most_common(4)))
-    lines.append(f"task: {task_line(report.task, result, mapping)}; labels: "
+    lines.append(f"task: {task_line(prep, defaults, mapping)}; labels: "
                  + (", ".join(f"{k} = {v}" for k, v in m.labels.items()) + f" ({origin('labels', applied, defaults, mapping)})"
                     if m.labels else "the raw responses themselves"))
     lines.append(f"rt unit: {m.rt_unit} ({origin('rt_unit', applied, defaults, mapping)})")
@@ -97,16 +100,20 @@ def show_map_text(tool: str, mapping: Optional[Mapping], prep: Prepared) -> str:
     return "\n".join(lines)
 
 
-def task_line(decided: str, result, mapping: Optional[Mapping]) -> str:
-    """The study's kind and where it came from, with the counts of the kinds the files state."""
-    stated = Counter(t.task for t in result.trials if t.task)
-    unstated = sum(1 for t in result.trials if not t.task)
-    parts = [f"{k} ({n})" for k, n in stated.most_common()] + (
-        [f"not stated ({unstated}: the default kind, {default_kind()})"] if unstated else [])
+def task_line(prep: Prepared, defaults: Mapping, mapping: Optional[Mapping]) -> str:
+    """The study's kind and where it came from, with the counts of the kinds the reader stated per trial."""
+    decided = prep.report.task
+    stated = {k: n for k, n in prep.stated_kinds.items() if k}
+    unstated = prep.stated_kinds.get("", 0)
+    parts = [f"{k} ({n})" for k, n in sorted(stated.items(), key=lambda kv: -kv[1])] + (
+        [f"not stated ({unstated})"] if unstated else [])
+    counts = ", ".join(parts) or "no trials"
     if mapping is not None and "task" in mapping.given:
-        return f"{mapping.task} (--map; the files state: {', '.join(parts) or 'none'})"
+        return f"{mapping.task} (--map; trials as read: {counts})"
     if not decided:
-        return "not decided (" + (", ".join(parts) or "no trials") + ")"
+        return f"not decided (trials as read: {counts})"
+    if defaults.task == decided:
+        return f"{decided} (defaults: {counts})"
     if stated:
-        return f"{decided} (inferred from the data: {', '.join(parts)})"
-    return f"{decided} (defaults: no tool element states a kind, {unstated} trials)"
+        return f"{decided} (inferred from the data: {counts})"
+    return f"{decided} (defaults: no tool element states a kind, so the default kind {default_kind()}; {counts})"
