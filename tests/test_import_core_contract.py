@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from cli_refusal import refused, tree, twinlab
+
 from participants.imports.api import import_study, show_map
 from participants.imports.records import ImportInputError, Mapping
 
@@ -57,7 +57,8 @@ def test_the_old_homes_of_the_registry_are_gone():
     import analysis.importers as old
 
     assert not hasattr(old, "REGISTRY") and not hasattr(old, "register")
-    text = {p: p.read_text(encoding="utf-8") for p in [ROOT / "analysis" / "cli.py", ROOT / "participants" / "web" / "cli.py"]}
+    homes = [ROOT / "analysis" / "cli.py", ROOT / "participants" / "web" / "cli.py"]
+    text = {p: p.read_text(encoding="utf-8") for p in homes}
     assert not [p for p, t in text.items() if "data_import_app" in t]
 
 
@@ -177,10 +178,12 @@ def test_bad_trials_are_excluded_by_default_counted_with_line_and_reason(tmp_pat
     f = write(tmp_path / "t.csv", TABLE)
     r = twinlab("import", "table", str(f), "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
-    assert "1 trial(s) with a broken value excluded" in r.stdout and "t.csv: line 4: bad trial: column 8 (rt)" in r.stdout
+    assert "1 trial(s) with a broken value excluded" in r.stdout
+    assert "t.csv: line 4: bad trial: column 8 (rt)" in r.stdout
     report = json.loads(next((tmp_path / "out").glob("import_table_*.json")).read_text())
     assert report["bad_trials"] == 1 and report["trials"] == 5
-    assert report["bad_trial_rows"] == ["t.csv: line 4: bad trial: column 8 (rt) is not a response time in ms (0 to a day)"]
+    assert report["bad_trial_rows"] == ["t.csv: line 4: bad trial: column 8 (rt) is not a response time in ms "
+                                        "(0 to a day)"]
     side = json.loads(next((tmp_path / "out" / "data").glob("*subject-S1_*_data.json")).read_text())
     assert side["imported"]["bad_trials"]["excluded"] == 1 and side["imported"]["bad_trials"]["policy"] == "exclude"
     assert side["imported"]["bad_trials"]["rows"][0].startswith("t.csv: line 4:")

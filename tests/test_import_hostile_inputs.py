@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from cli_refusal import refused, tree, twinlab
+
 from participants.imports.api import import_study
 from participants.imports.records import ImportArgumentError, ImportInputError
 
@@ -69,7 +69,8 @@ def test_an_out_inside_the_input_folder_is_refused(tmp_path):
 def test_an_alias_bomb_map_is_refused_quickly_without_its_expansion(tmp_path):
     f = write(tmp_path / "t.csv", TABLE)
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True))
     m = write(tmp_path / "map.yaml", bomb + "item: *i\n")
     t0 = time.time()
     msg = refused("import", "table", str(f), "--map", str(m), "--out", str(tmp_path / "out"), match=[str(m)])

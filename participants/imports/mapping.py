@@ -34,7 +34,7 @@ __all__ = ["load_mapping", "mapping_from_dict", "mapped_columns"]
 
 def load_mapping(path: Path, base: Mapping) -> Mapping:
     """The mapping of `path` over `base` (the tool's defaults)."""
-    from experiments.spec import yaml_load   # safe YAML, unique keys, aliases bounded before they are expanded
+    from experiments.spec import yaml_load  # safe YAML, unique keys, aliases bounded before they are expanded
     from participants.imports.text_input import read_text
 
     text = read_text(Path(path), what="mapping (YAML)", max_bytes=MAX_MAP_BYTES, fallback=False)

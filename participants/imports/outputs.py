@@ -61,6 +61,6 @@ def check_one_study(out: Path, name: str) -> None:
     if spec.is_dir():
         other = next((f for f in sorted(spec.glob("*.y*ml")) if f.stem != name), None)
         if other is not None:
-            raise ImportInputError(f"--out {out} holds the spec of another study ({other.name}); a dataset folder holds "
-                                   f"one study, and these files are study {name!r}: nothing was written (import them "
-                                   "into their own --out)")
+            raise ImportInputError(f"--out {out} holds the spec of another study ({other.name}); a dataset folder "
+                                   f"holds one study, and these files are study {name!r}: nothing was written (import "
+                                   "them into their own --out)")

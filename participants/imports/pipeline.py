@@ -196,7 +196,8 @@ def count_read(report: ImportReport, result: ReadResult) -> None:
     report.bad_trials = len(bad)
     report.bad_trial_rows = [f"{Path(e.source_file).name}: line {e.line}: {e.reason}" for e in bad[:50]]
     if not report.accounted:
-        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trial_rows} in trials and "
+        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trial_rows} in "
+                               "trials and "
                                f"{sum(report.excluded.values())} excluded: a reader lost rows")
 
 

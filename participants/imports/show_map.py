@@ -79,18 +79,20 @@ def show_map_text(tool: str, mapping: Optional[Mapping], prep: Prepared) -> str:
         values = Counter(str(getattr(t, fld)) for t in result.trials if getattr(t, fld) is not None)
         shown_values = ", ".join(f"{printable(v)} ({n})" for v, n in values.most_common(4)) + (
             " ..." if len(values) > 4 else "")
-        lines.append(f"{fld:<12} {str(col or '-'):<28} {len(values):>8}  {origin(name, applied, defaults, mapping):<22}  "
-                     f"{shown_values}")
+        came = origin(name, applied, defaults, mapping)
+        lines.append(f"{fld:<12} {str(col or '-'):<28} {len(values):>8}  {came:<22}  {shown_values}")
     for name, col in m.factors.items():
         vals = Counter(t.factors.get(name, "") for t in result.trials)
         lines.append(f"factor {name:<5} {col:<28} {len(vals):>8}  {origin('factors', applied, defaults, mapping):<22}  "
                      + ", ".join(f"{printable(v)} ({n})" for v, n in vals.most_common(4)))
     lines.append(f"task: {task_line(prep, defaults, mapping)}; labels: "
-                 + (", ".join(f"{k} = {v}" for k, v in m.labels.items()) + f" ({origin('labels', applied, defaults, mapping)})"
-                    if m.labels else "the raw responses themselves"))
+                 + (", ".join(f"{k} = {v}" for k, v in m.labels.items())
+                    + f" ({origin('labels', applied, defaults, mapping)})" if m.labels
+                    else "the raw responses themselves"))
     lines.append(f"rt unit: {m.rt_unit} ({origin('rt_unit', applied, defaults, mapping)})")
     people = Counter(t.participant for t in result.trials)
-    lines.append(f"people: {len(people)} (" + ", ".join(f"{printable(p)}: {n} trials" for p, n in list(people.items())[:8])
+    lines.append(f"people: {len(people)} ("
+                 + ", ".join(f"{printable(p)}: {n} trials" for p, n in list(people.items())[:8])
                  + (" ..." if len(people) > 8 else "") + ")")
     for note in result.notes[:10]:
         lines.append(f"note: {note}")

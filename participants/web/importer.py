@@ -107,7 +107,7 @@ def _from_jspsych_row(d: dict[str, Any], where: str) -> _Record | None:
 
 def read_records(path: Path, summary: WebImportSummary) -> Iterator[_Record]:
     from participants.imports.records import ImportInputError
-    from participants.imports.text_input import read_text   # the imports' one reader: FIFO, device, size, NUL
+    from participants.imports.text_input import read_text  # the imports' one reader: FIFO, device, size, NUL
 
     try:
         text = read_text(path, what="browser results", max_bytes=MAX_FILE_BYTES, fallback=False)
