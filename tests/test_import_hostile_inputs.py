@@ -162,3 +162,20 @@ def test_api_arguments_of_the_wrong_type_are_refused_by_name(tmp_path, kwargs, n
         import_study("table", str(f), None, tmp_path / "out")
     with pytest.raises(ImportArgumentError, match="^out:"):
         import_study("table", [f], None, 3)
+
+
+def test_an_imported_session_that_lost_rows_is_not_analysed_as_whole(tmp_path):
+    from analysis.load import load
+
+    f = write(tmp_path / "t.csv", TABLE)
+    out = tmp_path / "out"
+    import_study("table", [f], None, out)
+    df, info = load([out / "data"])
+    assert set(df["session_status"]) == {"completed"}
+    table = next((out / "data").glob("*subject-S1_*_data.csv"))
+    lines = table.read_text(encoding="utf-8").splitlines(keepends=True)
+    table.write_text("".join(lines[:-1]), encoding="utf-8")   # the last row lost
+    df, info = load([out / "data"])
+    s1 = df[df["source_file"] == str(table)]
+    assert len(s1) == 1 and set(s1["session_status"]) == {"altered"}
+    assert any(table.name in n and "changed since it was written" in n for n in info.notes)
