@@ -129,7 +129,8 @@ BUILT_IN: tuple[Importer, ...] = (
 
 
 def _declared() -> list[Importer]:
-    """The released formats the registered studies declare (their `IMPORTERS`, experiments/studies.py)."""
+    """The released formats the registered studies declare (their `IMPORTERS`, experiments/studies.py: each
+    {"name", "description", "module", "command"} and optionally "signs", the columns only that format has)."""
     from experiments.studies import declared, study_module
 
     found: list[Importer] = []
