@@ -22,8 +22,9 @@ from stimuli.input_rules import starts_like_formula
 MAX_CELL_CHARS = 1_000_000   # one cell of an imported trial (a sentence, a response, an original field)
 TEXT_FIELDS = ("participant", "session", "item", "condition", "stimulus", "response", "expected", "feedback")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SIGNS_ONLY = re.compile(r"[+\-]+")
 
-__all__ = ["check_cells", "MAX_CELL_CHARS", "shown", "printable"]
+__all__ = ["check_cells", "is_formula", "MAX_CELL_CHARS", "shown", "printable"]
 
 
 def shown(text: str, most: int = 40) -> str:
@@ -49,11 +50,18 @@ def _written_cells(t: SourceTrial) -> Iterator[tuple[str, str]]:
         yield f"word {k + 1}", w
 
 
+def is_formula(value: str) -> bool:
+    """The one formula test of an import (every reader, every written cell): a spreadsheet would run it. A cell
+    of signs only (`+` as a fixation cross, `-` as a word) runs nothing and stays."""
+    text = value.strip()
+    return bool(text) and starts_like_formula(value) and _SIGNS_ONLY.fullmatch(text) is None
+
+
 def cell_problem(value: str) -> Optional[str]:
     """Why a written cell cannot be (None: it can)."""
     if len(value) > MAX_CELL_CHARS:
         return f"a cell of {len(value):,} characters; at most {MAX_CELL_CHARS:,} in one cell of an imported trial"
-    if starts_like_formula(value) and value.strip():
+    if is_formula(value):
         return (f"{shown(value)} is a spreadsheet formula (a cell starting with = + - @ that is not a number); no "
                 "tool writes one as data: remove it or export the sheet as values")
     return None

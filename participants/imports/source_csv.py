@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from participants.imports.records import MAX_FILE_BYTES, ImportInputError, check_file_size
-from stimuli.input_rules import CSV_FIELD_LIMIT, starts_like_formula  # noqa: F401 (sets the CSV field limit)
+from participants.imports.cells import is_formula
+from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (sets the CSV field limit)
 from participants.imports.text_input import read_text
 
 _MARKUP = re.compile(r"<\s*/?\s*[A-Za-z!][^<>]*>")
@@ -94,7 +95,7 @@ def _check_cells(table: SourceTable) -> None:
         for name, value in row.items():
             if not value:
                 continue
-            if starts_like_formula(value) and value.strip():
+            if is_formula(value):
                 raise ImportInputError(
                     f"{table.path}: line {line}, column {table.column_number(name)} ({name}): {value[:40]!r} is a "
                     "spreadsheet formula (a cell starting with = + - @ that is not a number); no tool writes one "
