@@ -179,3 +179,24 @@ def test_an_imported_session_that_lost_rows_is_not_analysed_as_whole(tmp_path):
     s1 = df[df["source_file"] == str(table)]
     assert len(s1) == 1 and set(s1["session_status"]) == {"altered"}
     assert any(table.name in n and "changed since it was written" in n for n in info.notes)
+
+
+def test_an_import_that_fails_while_writing_leaves_nothing_behind(tmp_path, monkeypatch):
+    """A fault after the spec and a first session were written (a full disk, simulated on the second session):
+    every file and folder the import began is removed, the input stays."""
+    import participants.imports.sessions as sessions
+
+    f = write(tmp_path / "t.csv", TABLE)
+    real = sessions.write_session
+    calls = []
+
+    def failing(out, exp, plan):
+        calls.append(plan)
+        if len(calls) == 2:
+            raise ImportInputError("no space left on device (simulated)")
+        return real(out, exp, plan)
+
+    monkeypatch.setattr(sessions, "write_session", failing)
+    with pytest.raises(ImportInputError, match="simulated"):
+        import_study("table", [f], None, tmp_path / "out")
+    assert len(calls) == 2 and [p.name for p in tmp_path.iterdir()] == ["t.csv"]

@@ -6,6 +6,7 @@ in --out compared before the first byte is written; then the spec and items file
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections import Counter
@@ -97,12 +98,16 @@ def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path,
         targets += [(spec_out, spec_text), (spec_out.parent / items_path.name, items_text)]
     states = [(p, t, _target_state(p, t, force or add)) for p, t in targets]
     created: list[Path] = []
+    folders = [f for f in (out / "spec", out / "data", out) if not f.exists()]
     try:
         _write(report, out, spec_out, spec_path, spec_hash, states, planned, created)
     except BaseException:
         for path in reversed(created):   # a refused import leaves nothing it began behind
             path.unlink(missing_ok=True)
         shutil.rmtree(out / STAGING, ignore_errors=True)
+        for folder in folders:           # the folders it made, where they stayed empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise
 
 
