@@ -96,12 +96,12 @@ class SourceTrial:
     factors: dict[str, str] = field(default_factory=dict)
     task: Optional[str] = None
     stimulus: Optional[str] = None
-    words: Optional[tuple[str, ...]] = None       # self-paced reading / Maze: the words as shown
+    words: Optional[tuple[str, ...]] = None       # word-by-word tasks: the words as shown
     response: Optional[str] = None                # the raw response (key, button, rating, typed text)
     expected: Optional[str] = None                # the correct answer, where the file states it
     correct: Optional[bool] = None                # the tool's own scoring, where the file states it
     rt_ms: Optional[float] = None
-    word_rts: Optional[tuple[float, ...]] = None  # self-paced reading / Maze: per-word RTs in ms
+    word_rts: Optional[tuple[float, ...]] = None  # word-by-word tasks: per-word RTs in ms
     feedback: Optional[str] = None
     extra: dict[str, str] = field(default_factory=dict)  # every original field of the trial's row(s), verbatim
     rows: tuple[int, ...] = ()    # the lines of every source row the trial is made of (PCIbex: an item's rows);
