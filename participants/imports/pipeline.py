@@ -132,42 +132,12 @@ def study_name(tool: str, spec_out: Optional[Path], result: ReadResult) -> str:
 
 def read_all(tool: str, paths: list[Path], mapping: Optional[Mapping],
              encoding: Optional[str] = None) -> tuple[list[Path], ReadResult]:
-    """Every file read by the tool's reader (`encoding`: --encoding), the reading's notes (lines read in the
-    fallback encoding) added to the result's."""
-    from participants.imports.text_input import ReadingOptions, check_encoding, reading
+    """Every file of `paths` (folders expanded) read by the tool's importer (`encoding`: --encoding)."""
+    from participants.imports.registry import tool_importer
 
-    read, _ = reader_for(tool)
+    imp = tool_importer(tool)
     files = expand_files(paths)
-    with reading(ReadingOptions(encoding=check_encoding(encoding))) as options:
-        try:
-            result = read(files, mapping)
-        except RecursionError:   # a hostile file nested thousands deep: named, never a traceback
-            raise ImportInputError(f"{_too_deep(files)}: nested too deeply to read (arrays or objects within each "
-                                   "other thousands deep); no tool writes its results so") from None
-    result.notes[:0] = options.notes
-    return files, result
-
-
-def _too_deep(files: list[Path]) -> str:
-    """The file whose JSON nests too deeply (else every file given)."""
-    import json
-
-    from participants.imports.text_input import read_text
-
-    for f in files:
-        try:
-            text = read_text(f)
-            for line in [text] + text.splitlines():
-                if line.lstrip().startswith(("[", "{")):
-                    try:
-                        json.loads(line)
-                    except RecursionError:
-                        return str(f)
-                    except ValueError:
-                        continue
-        except ImportInputError:
-            continue
-    return ", ".join(map(str, files))
+    return files, imp.read(files, mapping, encoding=encoding)
 
 
 def apply_bad_trials(result: ReadResult, policy: str) -> list[Excluded]:

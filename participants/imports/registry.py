@@ -79,10 +79,21 @@ class ToolImporter(Importer):
                                        f"({self.module} is missing)") from None
             raise
 
-    def read(self, paths: list[Path], mapping: Optional[Mapping]) -> ReadResult:
+    def read(self, paths: list[Path], mapping: Optional[Mapping], *, encoding: Optional[str] = None) -> ReadResult:
         """The files' trials and excluded rows, as the tool wrote them (`mapping` None: the tool's defaults,
-        as the reader applies them to each file)."""
-        return getattr(self._module(), f"read_{self.name}")(paths, mapping)
+        as the reader applies them to each file). Every file is read by text_input.read_text, in `encoding`
+        (--encoding; None: UTF-8 with each other line read as cp1252), its notes put first in the result's."""
+        from participants.imports.text_input import ReadingOptions, check_encoding, deepest_json_file, reading
+
+        read = getattr(self._module(), f"read_{self.name}")
+        with reading(ReadingOptions(encoding=check_encoding(encoding))) as options:
+            try:
+                result = read(list(paths), mapping)
+            except RecursionError:   # a hostile file nested thousands deep: named, never a traceback
+                raise ImportInputError(f"{deepest_json_file(paths)}: nested too deeply to read (arrays or objects "
+                                       "within each other thousands deep); no tool writes its results so") from None
+        result.notes[:0] = options.notes
+        return result
 
     def default_mapping(self) -> Mapping:
         """The tool's defaults: which of its columns or fields mean what in an unedited study."""

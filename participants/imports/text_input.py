@@ -31,7 +31,8 @@ from stimuli.textfile import regular_file_problem
 FALLBACK = "cp1252"
 LINES_NAMED = 10   # lines a fallback note names (then "..." and the count)
 
-__all__ = ["read_text", "check_encoding", "reading", "ReadingOptions", "input_problem"]
+__all__ = ["read_text", "check_encoding", "reading", "ReadingOptions", "input_problem", "parse_json",
+           "deepest_json_file"]
 
 
 @dataclass
@@ -176,6 +177,26 @@ def read_text(path: Path, *, what: str = "results", max_bytes: int = MAX_FILE_BY
         raise ImportInputError(f"{path}: line {line}: a NUL character; no text file holds one (a binary file or a "
                                f"torn write?): give the {what} file as text")
     return text
+
+
+def deepest_json_file(paths: list[Path]) -> str:
+    """The file whose JSON (whole, or one record a line) nests too deeply to read (else every file given)."""
+    import json
+
+    for f in paths:
+        try:
+            text = read_text(Path(f))
+        except ImportInputError:
+            continue
+        for part in [text] + text.splitlines():
+            if part.lstrip().startswith(("[", "{")):
+                try:
+                    json.loads(part)
+                except RecursionError:
+                    return str(f)
+                except ValueError:
+                    continue
+    return ", ".join(map(str, paths))
 
 
 def parse_json(text: str, where: str) -> object:
