@@ -17,7 +17,7 @@ from participants.imports.records import ImportInputError, Mapping
 
 
 def check_outputs(paths: list[Path], mapping: Optional[Mapping], out: Path, spec_out: Optional[Path],
-                  replacing: bool, study_name: Optional[str] = None) -> None:
+                  study_name: Optional[str] = None) -> None:
     """Refuse (ImportInputError) every write the import may not make; `study_name` (once the study is read)
     adds the items file beside --spec-out and the one-study rule of --out."""
     inputs = [("the results", Path(p)) for p in paths]

@@ -167,8 +167,7 @@ def count_read(report: ImportReport, result: ReadResult) -> None:
     report.bad_trial_rows = [f"{Path(e.source_file).name}: line {e.line}: {e.reason}" for e in bad[:50]]
     if not report.accounted:
         raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trial_rows} in "
-                               "trials and "
-                               f"{sum(report.excluded.values())} excluded: a reader lost rows")
+                               f"trials and {sum(report.excluded.values())} excluded: a reader lost rows")
 
 
 @dataclass
@@ -233,10 +232,10 @@ def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Pa
     if force and add:
         raise ImportInputError("--add and --force: give one (--add leaves earlier sessions as they are, --force "
                                "rewrites them)")
-    check_outputs(paths, mapping, out, spec_out, force or add)
+    check_outputs(paths, mapping, out, spec_out)
     prep = prepare(tool, paths, mapping, out, spec_out=spec_out, encoding=encoding, bad_trials=bad_trials)
     report, study, m = prep.report, prep.study, prep.mapping
-    check_outputs(prep.files, mapping, out, spec_out, force or add, study_name=study.name)
+    check_outputs(prep.files, mapping, out, spec_out, study_name=study.name)
     report.mapping = {k: v for k, v in dataclasses.asdict(m).items()
                       if v not in (None, {}, ()) and k not in MAPPING_ORIGIN}
     report.labels, report.factors = dict(study.labels), study.factors
@@ -246,6 +245,8 @@ def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Pa
 
     write_all(report, study, tool, prep.result, out, spec_out, force, add, read_earlier(out, study.name))
     return report
+
+
 def _mapping_seen(result: ReadResult, defaults: Mapping) -> Mapping:
     """Without --map the readers used their defaults per file; the study reads labels and factors with these."""
     return defaults
