@@ -232,3 +232,24 @@ def test_show_map_applies_the_import_rules_and_says_where_it_would_stop(tmp_path
         assert first in " ".join(shown.stdout.split())
     else:
         assert shown.returncode == 0
+
+
+@pytest.mark.parametrize("tool,source,old,new", [
+    ("pcibex", Path(__file__).parent / "data" / "imports" / "pcibex" / "penncontroller_rating_results",
+     b"dsafdas", "dsaf\u00e4das".encode("latin-1")),
+    ("jspsych", JSPSYCH / "s01.csv", b"The cat", "The c\u00e4t".encode("latin-1"))])
+def test_every_reader_reads_latin1_lines_through_the_one_reader(tmp_path, tool, source, old, new):
+    """The PCIbex and jsPsych readers, through the importer's read: a line in Latin-1 among UTF-8 ones is read and
+    counted by line (Ibex files of a German study); the cell holds the character."""
+    from participants.imports.registry import tool_importer
+
+    lines = source.read_bytes().splitlines(keepends=True)
+    k = next(i for i, ln in enumerate(lines) if old in ln)
+    lines[k] = lines[k].replace(old, new)
+    f = tmp_path / source.name
+    f.write_bytes(b"".join(lines))
+    result = tool_importer(tool).read([f], None)
+    assert any(f"{f.name}: 1 line read as cp1252 (not UTF-8): line {k + 1}" in n for n in result.notes), result.notes
+    assert len(result.trials) == len(tool_importer(tool).read([source], None).trials)
+    if tool == "jspsych":
+        assert any("The c\u00e4t" in (t.stimulus or "") for t in result.trials)
