@@ -1,4 +1,4 @@
-"""`twinlab import psychopy|jspsych|pcibex|table`: read, map, check, read the design, write sessions (issue 50).
+"""`twinlab import psychopy|jspsych|pcibex|table`: read, map, check, read the design, write sessions.
 
 Order of work, so that bad input writes nothing: every file is read and checked by its tool's reader, the
 mapping applied, the people, labels and factors read (study.py), the spec and items file written to a

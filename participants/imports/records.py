@@ -12,7 +12,7 @@ from typing import Optional
 
 PHASES = ("practice", "test")
 # The one size limit on a results file, for every reader (checked before a byte is read; docs/import.md). A
-# PsychoPy, jsPsych or PCIbex file of a long study is a few MB; a 200 MB file is refused (issue 50).
+# PsychoPy, jsPsych or PCIbex file of a long study is a few MB; a 200 MB file is refused.
 MAX_FILE_BYTES = 100 * 1024 * 1024
 
 

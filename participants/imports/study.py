@@ -1,4 +1,4 @@
-"""The design read from the data: people, answers and the spec + items file their trials make (issue 50).
+"""The design read from the data: people, answers and the spec + items file their trials make.
 
 Every person (participant and session of the source) becomes one list of a design with `lists: given`
 (docs/spec.md): the list's practice rows, then its test rows, in the order the person got them, blocks
