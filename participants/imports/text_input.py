@@ -174,8 +174,10 @@ def read_text(path: Path, *, what: str = "results", max_bytes: int = MAX_FILE_BY
     nul = text.find("\x00")
     if nul >= 0:
         line = text.count("\n", 0, nul) + 1
-        raise ImportInputError(f"{path}: line {line}: a NUL character; no text file holds one (a binary file or a "
-                               f"torn write?): give the {what} file as text")
+        hint = " (UTF-16 without its byte-order mark? give --encoding utf-16)" if text.count("\x00") * 3 > len(
+            text) else " (a binary file or a torn write?)"
+        raise ImportInputError(f"{path}: line {line}: a NUL character; no text file holds one{hint}: give the {what} "
+                               "file as text")
     return text
 
 
