@@ -15,6 +15,9 @@ from experiments.options import OptionError
 from experiments.outputs import check_not_in_inputs, check_output_folder, check_target, same_file
 from participants.imports.records import ImportInputError, Mapping
 
+SAME_NAME = ("; a study's name is --spec-out's file name, else the study's own (PsychoPy's expName) or "
+             "imported_<tool>: to add to the same study, give the --spec-out of its first import")
+
 
 def check_outputs(paths: list[Path], mapping: Optional[Mapping], out: Path, spec_out: Optional[Path],
                   study_name: Optional[str] = None) -> None:
@@ -56,11 +59,11 @@ def check_one_study(out: Path, name: str) -> None:
         if other is not None:
             raise ImportInputError(f"--out {out} holds sessions of another study ({other.name}); a dataset folder "
                                    f"holds one study, and these files are study {name!r}: nothing was written (import "
-                                   "them into their own --out)")
+                                   f"them into their own --out{SAME_NAME})")
     spec = out / "spec"
     if spec.is_dir():
         other = next((f for f in sorted(spec.glob("*.y*ml")) if f.stem != name), None)
         if other is not None:
             raise ImportInputError(f"--out {out} holds the spec of another study ({other.name}); a dataset folder "
                                    f"holds one study, and these files are study {name!r}: nothing was written (import "
-                                   "them into their own --out)")
+                                   f"them into their own --out{SAME_NAME})")
