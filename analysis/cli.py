@@ -203,14 +203,10 @@ def report(
 
 def register(app: typer.Typer) -> None:
     """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml):
-    `analyze`, `report`, `power`, and `import <format>` (one command per importer in analysis/importers)."""
-    from analysis.importers import REGISTRY  # late: the CLI starts without the analysis (pandas, R)
-    from experiments.cli import data_import_app  # late: the CLI starts without the analysis (pandas, R)
-
+    `analyze`, `report`, `power` (`twinlab import <format>` is mounted by the one registry of import formats,
+    participants/imports/registry.py)."""
     from analysis.power.cli import power  # late: the CLI starts without the analysis (pandas, R)
 
     app.command("analyze")(analyze)
     app.command("report")(report)
     app.command("power")(power)
-    for imp in REGISTRY.values():
-        data_import_app.command(imp.name, help=imp.description)(imp.load_command())

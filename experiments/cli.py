@@ -26,7 +26,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, cls=lazy_group("")
 stimuli_app = typer.Typer(no_args_is_help=True, cls=lazy_group("stimuli"), help="Stimulus sets.")
 app.add_typer(stimuli_app, name="stimuli")
 # `twinlab import <format>`: each package that reads a released format adds its command here (a study's
-# declared IMPORTERS through analysis/importers; participants' own readers), so this module names none of them
+# declared IMPORTERS and the other tools' readers, through participants/imports/registry.py), so this module names none
 data_import_app = typer.Typer(no_args_is_help=True, cls=lazy_group("import"), help="Import released data (as published) into twinlab sessions.")
 app.add_typer(data_import_app, name="import")
 

@@ -78,7 +78,7 @@ def test_no_core_module_names_the_study_beyond_the_listed_exceptions():
 
 
 def test_the_registry_finds_the_study_and_its_importer():
-    from analysis.importers import get_importer
+    from participants.imports.registry import get_importer
     from experiments.studies import declared, study_names, study_part
 
     assert "lakretz2021" in study_names()
@@ -86,7 +86,7 @@ def test_the_registry_finds_the_study_and_its_importer():
     assert study_part("lakretz2021", "importers.cli").__name__ == "studies.lakretz2021.importers.cli"
     assert declared("IMPORTERS")["lakretz2021"][0]["name"] == "lakretz2021"
     assert get_importer("lakretz2021").module == "studies.lakretz2021.importers.cli"
-    assert callable(get_importer("lakretz2021").load_command())
+    assert callable(get_importer("lakretz2021").command())
 
 
 def test_the_old_homes_are_gone():

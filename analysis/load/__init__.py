@@ -21,7 +21,7 @@ from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  #
 from analysis.load.spec_versions import check_versions, session_version
 from analysis.load.subjects import session_identity
 from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, column_names, required_columns
-from experiments.session import SessionError, scan_table
+from experiments.session import SessionError, scan_table, verified_session_problem
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 from stimuli.textfile import regular_file_problem
 
@@ -341,6 +341,14 @@ def sidecar_task_settings(meta: dict) -> dict | None:
     return None
 
 
+def altered_since_verified(path: Path, meta: dict) -> str | None:
+    """Why the table is not the one its sidecar verified when it was written (imports and other staged writers
+    record `verified`: rows, bytes, SHA-256), or None (whole, or no record to check against)."""
+    if not isinstance(meta.get("verified"), dict):
+        return None
+    return verified_session_problem(path, path.with_suffix(".json"))
+
+
 def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = False,
                       keep_outliers: bool = False) -> pd.DataFrame:
     raw = _read_session_csv(path, info)
@@ -362,7 +370,12 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
             df = df.iloc[0:0]
             excluded = True
     status = meta.get("status")
-    if status and status != "completed":
+    altered = altered_since_verified(path, meta)
+    if altered:   # a session whose table lost (or gained) rows after it was verified is never taken for a whole one
+        info.notes.append(f"{path.name}: {altered}; analysed as a partial session (status 'altered', "
+                          f"{len(df)} trial(s) kept)")
+        status = "altered"
+    elif status and status != "completed":
         info.notes.append(f"{path.name}: session status is {status!r} ({len(df)} trial(s) kept)")
     df["source_file"] = pd.Series(str(path), index=df.index, dtype="string")
     df["session_status"] = pd.Series(status, index=df.index, dtype="string")

@@ -1,21 +1,21 @@
 """`twinlab import psychopy|jspsych|pcibex|table FILES... --out DIR [--map MAP.yaml] [--spec-out SPEC.yaml]
-[--show-map] [--add | --force]`: another tool's results as twinlab sessions (only typer at module level)."""
+[--show-map] [--add | --force] [--encoding NAME] [--bad-trials exclude|refuse]`: another tool's results as
+twinlab sessions (only typer at module level). The commands are made here for every `ToolImporter` of the one
+registry (registry.py), which also mounts the formats with commands of their own (web, a study's release)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import typer
 
-HELP = {"psychopy": "PsychoPy Builder trial-by-trial CSV files (one per participant)",
-        "jspsych": "jsPsych data (CSV or JSON; JATOS result files)",
-        "pcibex": "PCIbex / Ibex Farm results files",
-        "table": "a plain CSV/TSV table, one row per trial (--map names the columns)"}
 
+def tool_command(imp: Any) -> Callable[..., None]:
+    """The typer command of a ToolImporter (`imp.name`, `imp.description`)."""
+    tool, what = imp.name, imp.description
 
-def _command(tool: str) -> Callable[..., None]:
     def command(
-        files: List[Path] = typer.Argument(..., help=f"{HELP[tool]}, or folders of them"),
+        files: List[Path] = typer.Argument(..., help=f"{imp.files_help or what}, or folders of them"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (a Psych-DS dataset; the spec "
                                                                      "read from the data goes to OUT/spec/)"),
         map_file: Optional[Path] = typer.Option(None, "--map", help="MAP.yaml: which column means what (default: "
@@ -29,29 +29,45 @@ def _command(tool: str) -> Callable[..., None]:
         add: bool = typer.Option(False, "--add", help="new files add people: write their sessions under the extended "
                                                       "spec and leave earlier sessions byte for byte (they keep "
                                                       "their spec hash; OUT/spec/versions/ keeps their spec)"),
+        encoding: Optional[str] = typer.Option(None, "--encoding", help="the files' encoding (e.g. cp1252, latin-1, "
+                                                                        "utf-16); default: UTF-8, each line that is "
+                                                                        "not read as cp1252 and counted in a note"),
+        bad_trials: str = typer.Option("exclude", "--bad-trials", help="a trial with a broken value (a negative or "
+                                                                       "unreadable RT): exclude it, counted with its "
+                                                                       "line in the report (default), or refuse the "
+                                                                       "import naming it"),
     ) -> None:
-        run(tool, files, out, map_file, spec_out, show_map, force, add)
-    command.__doc__ = f"Import {HELP[tool]} as twinlab sessions, with the design read from the data."
+        run(tool, files, out, map_file, spec_out, show_map, force, add, encoding=encoding, bad_trials=bad_trials)
+    command.__doc__ = f"Import {what} as twinlab sessions, with the design read from the data."
     return command
 
 
 def run(tool: str, files: list[Path], out: Optional[Path], map_file: Optional[Path], spec_out: Optional[Path],
-        show_map: bool, force: bool, add: bool = False) -> None:
+        show_map: bool, force: bool, add: bool = False, *, encoding: Optional[str] = None,
+        bad_trials: str = "exclude") -> None:
     from experiments.cli_common import fail
-    from participants.imports.api import show_map as show
-    from participants.imports.pipeline import resolve_mapping, run_import
+    from participants.imports.pipeline import BAD_TRIALS, prepare, resolve_mapping, run_import
     from participants.imports.records import ImportInputError
+    from participants.imports.show_map import show_map_text
+    from participants.imports.text_input import check_encoding
 
     try:
+        if bad_trials not in BAD_TRIALS:
+            fail(f"--bad-trials {bad_trials!r}: one of {', '.join(BAD_TRIALS)}")
+        check_encoding(encoding)
+        mapping = resolve_mapping(tool, map_file)
         if show_map:
-            typer.echo(show(tool, list(files), map_file))
+            prep = prepare(tool, list(files), mapping, encoding=encoding, bad_trials=bad_trials, keep_refusal=True)
+            typer.echo(show_map_text(tool, mapping, prep))
+            if prep.refusal:
+                raise typer.Exit(2)
             return
         if out is None:
             fail("--out is required (the folder the sessions go to)")
         if spec_out is not None and spec_out.suffix.lower() not in (".yaml", ".yml"):
             fail(f"--spec-out {spec_out}: a .yaml file")
-        report = run_import(tool, list(files), resolve_mapping(tool, map_file), out, spec_out=spec_out, force=force,
-                            add=add)
+        report = run_import(tool, list(files), mapping, out, spec_out=spec_out, force=force, add=add,
+                            encoding=encoding, bad_trials=bad_trials)
     except ImportInputError as exc:
         fail(str(exc))
     _print(report)
@@ -71,6 +87,11 @@ def _print(report) -> None:
                f"({report.practice_trials} practice, {report.no_response} without a response), {excluded} excluded")
     for reason, n in report.excluded.items():
         typer.echo(f"  excluded {n}: {reason}")
+    if report.bad_trials:
+        typer.echo(f"  {report.bad_trials} trial(s) with a broken value excluded (--bad-trials exclude; "
+                   "--bad-trials refuse stops at the first):")
+        for row in report.bad_trial_rows[:10]:
+            typer.echo(f"    {row}")
     for note in report.notes[:10]:
         typer.echo(f"  note: {note}")
     s = report.sessions
@@ -82,5 +103,10 @@ def _print(report) -> None:
 
 
 def register_imports(data_import_app: typer.Typer) -> None:
-    for tool in HELP:
-        data_import_app.command(tool, help=f"{HELP[tool]} -> twinlab sessions and the spec read from them")(_command(tool))
+    """`twinlab import NAME` for every format of the one registry (registry.py): the shared command for each
+    tool read into source trials, the format's own command for the others (the one registration)."""
+    from participants.imports.registry import ToolImporter, importers
+
+    for imp in importers().values():
+        cmd = tool_command(imp) if isinstance(imp, ToolImporter) else imp.command()
+        data_import_app.command(imp.name, help=imp.help)(cmd)

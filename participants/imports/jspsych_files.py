@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from participants.imports.records import MAX_FILE_BYTES, ImportInputError, check_file_size  # noqa: F401
+from participants.imports.text_input import read_text  # noqa: F401 (the one reader of an import's text files)
 
 MISSING = ("", "null", "undefined")  # what jsPsych writes for an absent value (its CSV writes JS null as "null")
 
@@ -20,19 +21,6 @@ def where(path: Path, line: int | None = None, field: str | None = None, unit: s
     if field is not None:
         parts.append(f'field "{field}"')
     return ", ".join(parts)
-
-
-def read_text(path: Path) -> str:
-    """The file's text (UTF-8, a byte-order mark dropped), refused when over the size limit or undecodable."""
-    check_file_size(path)
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise ImportInputError(f"{where(path, line)}: not UTF-8 text (byte {exc.start}); "
-                               "save the file as UTF-8") from None
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def number(path: Path, line: int, field: str, value: str, unit: str = "line") -> float | None:

@@ -1,4 +1,4 @@
-"""The per-kind rules of an import, as one small interface a kind's `importer` part fills in (issue 50).
+"""The per-kind rules of an import, as one small interface a kind's `importer` part fills in.
 
 A kind's kinds/<kind>/importer.py says `IMPORTER = <a KindImporter subclass>()`: which tool elements mean the
 kind (`tool_hints`), its answer labels, how a SourceTrial becomes the kind's items-file columns, the spec's

@@ -1,4 +1,4 @@
-"""Which kinds an import writes, found through the one registry: each kind's `importer` part (issue 50).
+"""Which kinds an import writes, found through the one registry: each kind's `importer` part.
 
 A kind's kinds/<kind>/importer.py holds its import rules (`IMPORTER`, a kind_importer.KindImporter): which tool
 elements mean it, its labels, items-file columns, `task:` section and raw record. This module names no kind: it

@@ -1,4 +1,4 @@
-"""`twinlab import psychopy|jspsych|pcibex|table`: read, map, check, read the design, write sessions (issue 50).
+"""`twinlab import psychopy|jspsych|pcibex|table`: read, map, check, read the design, write sessions.
 
 Order of work, so that bad input writes nothing: every file is read and checked by its tool's reader, the
 mapping applied, the people, labels and factors read (study.py), the spec and items file written to a
@@ -10,17 +10,25 @@ same files changes nothing; new files add sessions (--add: the earlier ones left
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from participants.imports.records import ImportInputError, Mapping, ReadResult
+from participants.imports.records import MAPPING_ORIGIN, Excluded, ImportInputError, Mapping, ReadResult
 
-TOOLS = ("psychopy", "jspsych", "pcibex", "table")
 MAX_FILES = 10_000
+DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".jsonl")
+BAD_TRIALS = ("exclude", "refuse")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TOOLS":   # the tools read through this pipeline, from the one registry (registry.py)
+        from participants.imports.registry import tool_names
+
+        return tool_names()
+    raise AttributeError(name)
 
 
 @dataclass
@@ -48,6 +56,10 @@ class ImportReport:
     factors: dict[str, list[str]] = field(default_factory=dict)
     feedback: dict[str, list[int]] = field(default_factory=dict)  # phase -> [trials with feedback, trials]
     tool_versions: list[str] = field(default_factory=list)
+    bad_trials: int = 0                                          # trials excluded for a broken own value
+    bad_trial_rows: list[str] = field(default_factory=list)      # "file: line N: reason" (first 50)
+    bad_trials_policy: str = "exclude"                           # --bad-trials
+    encoding: str = ""                                           # --encoding ("": UTF-8, other lines counted)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -59,30 +71,33 @@ class ImportReport:
 
 
 def reader_for(tool: str) -> tuple[Callable[[list[Path], Optional[Mapping]], ReadResult], Callable[[], Mapping]]:
-    """The tool's reader and defaults, imported when asked (a reader whose module is missing is said so)."""
-    if tool not in TOOLS:
-        raise ImportInputError(f"unknown tool {tool!r}; one of {', '.join(TOOLS)}")
-    try:
-        mod = importlib.import_module(f"participants.imports.{tool}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"participants.imports.{tool}":
-            raise ImportInputError(f"the {tool} reader is not available in this installation "
-                                   f"(participants/imports/{tool}.py is missing)") from None
-        raise
-    return getattr(mod, f"read_{tool}"), mod.default_mapping
+    """The tool's reader and defaults, from the one registry (registry.py)."""
+    from participants.imports.registry import tool_importer
+
+    imp = tool_importer(tool)
+    return imp.read, imp.default_mapping
 
 
 def expand_files(paths: list[Path]) -> list[Path]:
     """The files given, folders read for .csv/.tsv/.txt/.json/.jsonl files (sorted); each must exist."""
+    from participants.imports.text_input import input_problem
+
     out: list[Path] = []
     for p in paths:
         p = Path(p)
         if not p.exists():
             raise ImportInputError(f"{p}: does not exist")
         if p.is_dir():
-            out += sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")
-                          and f.suffix.lower() in (".csv", ".tsv", ".txt", ".json", ".jsonl"))
+            found = sorted(f for f in p.rglob("*") if not f.name.startswith(".") and f.suffix.lower() in DATA_SUFFIXES
+                           and not f.is_dir())
+            bad = next((f for f in found if input_problem(f)), None)
+            if bad is not None:   # a FIFO or a link to a device among the data files: never opened, never skipped
+                raise ImportInputError(f"{bad}: {input_problem(bad)}; a folder given to an import holds results files")
+            out += found
         else:
+            problem = input_problem(p)
+            if problem:
+                raise ImportInputError(f"{p}: {problem}; give a results file or a folder of them")
             out.append(p)
     if not out:
         raise ImportInputError(f"no data files in {', '.join(map(str, paths))}")
@@ -115,10 +130,26 @@ def study_name(tool: str, spec_out: Optional[Path], result: ReadResult) -> str:
     return name or f"imported_{tool}"
 
 
-def read_all(tool: str, paths: list[Path], mapping: Optional[Mapping]) -> tuple[list[Path], ReadResult]:
-    read, _ = reader_for(tool)
+def read_all(tool: str, paths: list[Path], mapping: Optional[Mapping],
+             encoding: Optional[str] = None) -> tuple[list[Path], ReadResult]:
+    """Every file of `paths` (folders expanded) read by the tool's importer (`encoding`: --encoding)."""
+    from participants.imports.registry import tool_importer
+
+    imp = tool_importer(tool)
     files = expand_files(paths)
-    return files, read(files, mapping)
+    return files, imp.read(files, mapping, encoding=encoding)
+
+
+def apply_bad_trials(result: ReadResult, policy: str) -> list[Excluded]:
+    """The trials excluded for a broken own value (`Excluded.bad`); under `--bad-trials refuse` the first one
+    refuses the import, naming its line and the fix."""
+    bad = [e for e in result.excluded if e.bad]
+    if policy == "refuse" and bad:
+        e = bad[0]
+        raise ImportInputError(f"{e.source_file}: line {e.line}: {e.reason}; --bad-trials refuse stops at the first "
+                               f"of {len(bad)} trial(s) with a broken value: fix the file, or give --bad-trials "
+                               "exclude to import without these trials (each counted with its line in the report)")
+    return bad
 
 
 def count_read(report: ImportReport, result: ReadResult) -> None:
@@ -131,42 +162,88 @@ def count_read(report: ImportReport, result: ReadResult) -> None:
     report.excluded_rows = [f"{Path(e.source_file).name}: line {e.line}: {e.reason}" for e in result.excluded[:50]]
     report.tool_versions = sorted(set(result.tool_version.values()) - {""})
     report.notes = list(result.notes[:50])
+    bad = [e for e in result.excluded if e.bad]
+    report.bad_trials = len(bad)
+    report.bad_trial_rows = [f"{Path(e.source_file).name}: line {e.line}: {e.reason}" for e in bad[:50]]
     if not report.accounted:
-        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trial_rows} in trials and "
-                               f"{sum(report.excluded.values())} excluded: a reader lost rows")
+        raise ImportInputError(f"internal error: {sum(report.files.values())} rows read but {report.trial_rows} in "
+                               f"trials and {sum(report.excluded.values())} excluded: a reader lost rows")
+
+
+@dataclass
+class Prepared:
+    """What an import makes of the files before anything is written: the same for `--show-map` and the import."""
+    files: list[Path]
+    result: ReadResult
+    mapping: Mapping
+    report: ImportReport
+    study: Any = None
+    stated_kinds: dict[str, int] = field(default_factory=dict)   # kind -> trials, as the reader stated them
+    refusal: str = ""      # why the import would stop after reading (`--show-map` says it; the import raises it)
+
+
+def prepare(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Optional[Path] = None, *,
+            spec_out: Optional[Path] = None, encoding: Optional[str] = None, bad_trials: str = "exclude",
+            keep_refusal: bool = False) -> Prepared:
+    """Read, check every cell, apply --bad-trials, decide the task and read the design: the one set of rules
+    `--show-map` shows and the import writes (`keep_refusal`: a refusal after the reading is kept in
+    `Prepared.refusal` instead of raised, so that `--show-map` shows the counts with it)."""
+    from participants.imports.cells import check_cells
+    from participants.imports.earlier import Earlier, read_earlier
+    from participants.imports.kinds import decide_task
+    from participants.imports.study import derive_study
+
+    if bad_trials not in BAD_TRIALS:
+        raise ImportInputError(f"--bad-trials {str(bad_trials)[:20]!r}: one of {', '.join(BAD_TRIALS)}")
+    report = ImportReport(tool=tool, out=str(out or ""), bad_trials_policy=bad_trials, encoding=encoding or "")
+    files, result = read_all(tool, paths, mapping, encoding)
+    _, defaults = reader_for(tool)
+    m = mapping or _mapping_seen(result, defaults())
+    prepared = Prepared(files, result, m, report)
+    try:
+        check_cells(result)
+        apply_bad_trials(result, bad_trials)
+        if not result.trials:
+            count_read(report, result)
+            raise ImportInputError(f"no trials in {len(files)} file(s) ({sum(report.excluded.values())} rows excluded: "
+                                   + "; ".join(f"{n} {r}" for r, n in report.excluded.items()) + ")")
+        prepared.stated_kinds = dict(Counter(t.task or "" for t in result.trials))
+        report.task = decide_task(result, m)
+        count_read(report, result)
+        name = study_name(tool, spec_out, result)
+        earlier = read_earlier(out, name) if out is not None else Earlier(Path("."), name)
+        prepared.study = derive_study(result.trials, m, name, report.task, earlier)
+    except ImportInputError as exc:
+        if not keep_refusal:
+            raise
+        prepared.refusal = str(exc)
+        if not report.files:
+            count_read(report, result)
+    return prepared
 
 
 def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Path, *,
-               spec_out: Optional[Path] = None, force: bool = False, add: bool = False) -> ImportReport:
+               spec_out: Optional[Path] = None, force: bool = False, add: bool = False,
+               encoding: Optional[str] = None, bad_trials: str = "exclude") -> ImportReport:
     """Import `paths` (see the module docstring); ImportInputError before anything is written."""
-    from participants.imports.study import derive_study
-
     from participants.imports.earlier import read_earlier
-    from participants.imports.kinds import decide_task
+    from participants.imports.outputs import check_outputs
 
     if force and add:
         raise ImportInputError("--add and --force: give one (--add leaves earlier sessions as they are, --force "
                                "rewrites them)")
-    report = ImportReport(tool=tool, out=str(out))
-    files, result = read_all(tool, paths, mapping)
-    if not result.trials:
-        count_read(report, result)
-        raise ImportInputError(f"no trials in {len(files)} file(s) ({sum(report.excluded.values())} rows excluded: "
-                               + "; ".join(f"{n} {r}" for r, n in report.excluded.items()) + ")")
-    _, defaults = reader_for(tool)
-    m = mapping or _mapping_seen(result, defaults())
-    report.task = decide_task(result, m)
-    count_read(report, result)
-    name = study_name(tool, spec_out, result)
-    earlier = read_earlier(out, name)
-    study = derive_study(result.trials, m, name, report.task, earlier)
-    report.mapping = {k: v for k, v in dataclasses.asdict(m).items() if v not in (None, {}, ())}
+    check_outputs(paths, mapping, out, spec_out)
+    prep = prepare(tool, paths, mapping, out, spec_out=spec_out, encoding=encoding, bad_trials=bad_trials)
+    report, study, m = prep.report, prep.study, prep.mapping
+    check_outputs(prep.files, mapping, out, spec_out, study_name=study.name)
+    report.mapping = {k: v for k, v in dataclasses.asdict(m).items()
+                      if v not in (None, {}, ()) and k not in MAPPING_ORIGIN}
     report.labels, report.factors = dict(study.labels), study.factors
     report.feedback = {ph: list(c) for ph, c in study.feedback_counts.items()}
     report.people = len(study.people)
     from participants.imports.writing import write_all
 
-    write_all(report, study, tool, result, out, spec_out, force, add, earlier)
+    write_all(report, study, tool, prep.result, out, spec_out, force, add, read_earlier(out, study.name))
     return report
 
 

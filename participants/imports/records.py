@@ -12,12 +12,26 @@ from typing import Optional
 
 PHASES = ("practice", "test")
 # The one size limit on a results file, for every reader (checked before a byte is read; docs/import.md). A
-# PsychoPy, jsPsych or PCIbex file of a long study is a few MB; a 200 MB file is refused (issue 50).
+# PsychoPy, jsPsych or PCIbex file of a long study is a few MB; a 200 MB file is refused.
 MAX_FILE_BYTES = 100 * 1024 * 1024
 
 
 class ImportInputError(ValueError):
     """Bad input to an import: the message names the file, line and column (the CLI exits 2, nothing written)."""
+
+
+class ImportArgumentError(ImportInputError, TypeError):
+    """An API argument of the wrong type (`import_study(force="no")`): the message names the argument."""
+
+
+class BadTrialValue(ImportInputError):
+    """A trial's own value is broken (a negative RT, an unreadable number or flag): the reader records the trial
+    as `Excluded(file, line, reason, bad=True)` (`--bad-trials exclude`, the default) and the import refuses it
+    under `--bad-trials refuse`. `reason` is the message without the file and line."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def check_file_size(path: Path) -> None:
@@ -58,6 +72,13 @@ class Mapping:
     practice: Optional[str] = None
     practice_values: tuple[str, ...] = ()
     feedback: Optional[str] = None
+    # where the values came from (not part of what the mapping means; `--show-map` says it): the fields a
+    # --map file or dict set, and that file
+    given: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    source: str = field(default="", compare=False, repr=False)
+
+
+MAPPING_ORIGIN = ("given", "source")   # Mapping's fields that say where it came from, not what it maps
 
 
 @dataclass(frozen=True)
@@ -75,12 +96,12 @@ class SourceTrial:
     factors: dict[str, str] = field(default_factory=dict)
     task: Optional[str] = None
     stimulus: Optional[str] = None
-    words: Optional[tuple[str, ...]] = None       # self-paced reading / Maze: the words as shown
+    words: Optional[tuple[str, ...]] = None       # word-by-word tasks: the words as shown
     response: Optional[str] = None                # the raw response (key, button, rating, typed text)
     expected: Optional[str] = None                # the correct answer, where the file states it
     correct: Optional[bool] = None                # the tool's own scoring, where the file states it
     rt_ms: Optional[float] = None
-    word_rts: Optional[tuple[float, ...]] = None  # self-paced reading / Maze: per-word RTs in ms
+    word_rts: Optional[tuple[float, ...]] = None  # word-by-word tasks: per-word RTs in ms
     feedback: Optional[str] = None
     extra: dict[str, str] = field(default_factory=dict)  # every original field of the trial's row(s), verbatim
     rows: tuple[int, ...] = ()    # the lines of every source row the trial is made of (PCIbex: an item's rows);
@@ -109,5 +130,7 @@ class ReadResult:
     excluded: list[Excluded] = field(default_factory=list)
     rows_read: dict[str, int] = field(default_factory=dict)     # file -> data rows/records read
     tool_version: dict[str, str] = field(default_factory=dict)  # file -> version the file states ("" unknown)
-    notes: list[str] = field(default_factory=list)              # what the import states about the files (e.g.
-                                                                # "f.csv: line 4, column 2 (stimulus): markup kept as text")
+    # what the import states about the files (e.g. "f.csv: line 4, column 2 (stimulus): markup kept as text")
+    notes: list[str] = field(default_factory=list)
+    mappings: dict[str, Mapping] = field(default_factory=dict)  # file -> the mapping as the reader applied it to
+                                                                # that file (defaults made concrete), where it says

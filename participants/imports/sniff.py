@@ -1,16 +1,14 @@
-"""Which tool wrote a table, from its header: so that a file given to the wrong reader is named as what it is."""
-from __future__ import annotations
+"""Which tool wrote a table, from its header: so that a file given to the wrong reader is named as what it is.
 
-# columns only one tool writes
-SIGNS = {
-    "psychopy": ("psychopyVersion", "frameRate", "expName"),
-    "jspsych": ("trial_type", "trial_index", "time_elapsed", "internal_node_id"),
-    "pcibex": ("PennElementType", "PennElementName", "MD5 hash of participant's IP address", "Controller name"),
-}
+The columns only one tool writes are each importer's `signs` (registry.py, the one list of formats)."""
+from __future__ import annotations
 
 
 def other_tool(header: list[str]) -> str | None:
-    """The tool whose own columns the header holds (at least two of them), else None."""
+    """The format whose own columns the header holds (at least two of them), else None."""
+    from participants.imports.registry import importers
+
     have = set(header)
-    best = max(SIGNS, key=lambda t: len(have & set(SIGNS[t])))
-    return best if len(have & set(SIGNS[best])) >= 2 else None
+    counts = {name: len(have & set(imp.signs)) for name, imp in importers().items() if imp.signs}
+    best = max(counts, key=lambda n: counts[n], default=None)
+    return best if best is not None and counts[best] >= 2 else None

@@ -16,9 +16,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from participants.imports.cells import is_formula
 from participants.imports.records import MAX_FILE_BYTES, ImportInputError, check_file_size
-from stimuli.input_rules import CSV_FIELD_LIMIT, starts_like_formula  # noqa: F401 (sets the CSV field limit)
-from stimuli.textfile import read_text_file
+from participants.imports.text_input import read_text
+from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (sets the CSV field limit)
 
 _MARKUP = re.compile(r"<\s*/?\s*[A-Za-z!][^<>]*>")
 MARKUP_SHOWN = 5
@@ -47,9 +48,7 @@ def read_source_table(path: Path, what: str) -> SourceTable:
     """Read and check one CSV/TSV results file (`what` names the format in messages, e.g. "PsychoPy CSV")."""
     path = Path(path)
     check_file_size(path)
-    text = read_text_file(path, ImportInputError, what, MAX_FILE_BYTES)
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = read_text(path, what=what, max_bytes=MAX_FILE_BYTES)
     if not text.strip():
         raise ImportInputError(f"{path}: empty file (no header line)")
     delim = delimiter_for(path, text.split("\n", 1)[0])
@@ -96,7 +95,7 @@ def _check_cells(table: SourceTable) -> None:
         for name, value in row.items():
             if not value:
                 continue
-            if starts_like_formula(value) and value.strip():
+            if is_formula(value):
                 raise ImportInputError(
                     f"{table.path}: line {line}, column {table.column_number(name)} ({name}): {value[:40]!r} is a "
                     "spreadsheet formula (a cell starting with = + - @ that is not a number); no tool writes one "

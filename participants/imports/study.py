@@ -1,4 +1,4 @@
-"""The design read from the data: people, answers and the spec + items file their trials make (issue 50).
+"""The design read from the data: people, answers and the spec + items file their trials make.
 
 Every person (participant and session of the source) becomes one list of a design with `lists: given`
 (docs/spec.md): the list's practice rows, then its test rows, in the order the person got them, blocks
@@ -58,8 +58,8 @@ def subject_id_for(participant: str) -> str:
 
 def group_people(trials: list[SourceTrial]) -> list[Person]:
     """One Person per participant; a participant with files of two sessions is refused (a design read from
-    the data runs in one session), as is a participant whose id has no letter or digit, or two
-    participants whose ids become one."""
+    the data runs in one session), as is a participant in two files, a participant whose id has no letter or
+    digit, or two participants whose ids become one."""
     by: dict[str, Person] = {}
     owner: dict[str, str] = {}
     for t in trials:
@@ -81,6 +81,11 @@ def group_people(trials: list[SourceTrial]) -> list[Person]:
                 "session: import each session into its own --out (or leave `session` unmapped if the files are one "
                 "session)")
         if t.source_file not in p.files:
+            if p.files:   # two files of one id are two runs (or two people), never merged into one person's list
+                raise ImportInputError(
+                    f"{t.source_file}: line {t.line}: participant {t.participant!r} is also in {p.files[0]}; the "
+                    "trials of two files are never merged into one person: import the files separately (each into "
+                    "its own --out), or give each file's participant its own id")
             p.files.append(t.source_file)
         p.trials.append(t)
     people = sorted(by.values(), key=lambda q: _natural(q.subject_id))

@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 
 from participants.imports.kinds import default_kind
-from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
+from participants.imports.records import BadTrialValue, Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 from participants.imports.source_csv import SourceTable, read_source_table, require_columns
 
 TOOL = "table"
@@ -48,6 +48,7 @@ def read_table(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         cols = {f: getattr(m, f) for f in _FIELDS}
         cols.update({f"factors.{k}": v for k, v in m.factors.items()})
         require_columns(table, {k: v for k, v in cols.items() if v})
+        result.mappings[str(table.path)] = m
         _read_file(table, m, result)
         result.notes += [f"{table.path.name}: {where}: markup kept as text" for where in table.markup]
     return result
@@ -73,14 +74,19 @@ def _read_file(table: SourceTable, m: Mapping, result: ReadResult) -> None:
             _check_order(table, line, row, m.order, last, who)
         response = row.get(m.response, "") if m.response else ""
         practice = bool(m.practice) and row.get(m.practice, "").strip() in m.practice_values
+        try:   # the trial's own values: a broken one excludes the trial (--bad-trials)
+            correct = bool_cell(table, line, row, m.correct)
+            rt = rt_ms(table, line, row, m.rt, m.rt_unit)
+        except BadTrialValue as exc:
+            result.excluded.append(Excluded(name, line, exc.reason, bad=True))
+            continue
         result.trials.append(SourceTrial(
             tool=TOOL, source_file=name, line=line, participant=who[0], session=who[1],
             order=orders.get(who, 0), phase="practice" if practice else "test",
             item=_cell(row, m.item), condition=_cell(row, m.condition),
             factors={k: row.get(c, "").strip() for k, c in m.factors.items()}, task=m.task,
             stimulus=_cell(row, m.stimulus), response=None if response.strip() in NO_RESPONSE else response.strip(),
-            expected=_cell(row, m.expected), correct=bool_cell(table, line, row, m.correct),
-            rt_ms=rt_ms(table, line, row, m.rt, m.rt_unit), feedback=_cell(row, m.feedback),
+            expected=_cell(row, m.expected), correct=correct, rt_ms=rt, feedback=_cell(row, m.feedback),
             extra={k: v for k, v in row.items() if v != ""}))
         orders[who] = orders.get(who, 0) + 1
 

@@ -1,10 +1,13 @@
-"""The cells every CSV reader turns into values: a correctness flag, a response time (one rule each)."""
+"""The cells every CSV reader turns into values: a correctness flag, a response time (one rule each).
+
+A cell that is not such a value raises `BadTrialValue` (an ImportInputError): the reader records the trial as
+`Excluded(..., bad=True)` with the reason, and the import excludes or refuses it (`--bad-trials`)."""
 from __future__ import annotations
 
 import math
 from typing import Optional
 
-from participants.imports.records import ImportInputError
+from participants.imports.records import BadTrialValue
 from participants.imports.source_csv import SourceTable
 
 TRUE = ("1", "true", "yes", "correct")
@@ -23,8 +26,9 @@ def bool_cell(table: SourceTable, line: int, row: dict[str, str], col: Optional[
         return True
     if v in FALSE or v == "0.0":
         return False
-    raise ImportInputError(f"{table.path}: line {line}, column {table.column_number(col)} ({col}): {v[:20]!r} is "
-                           "not a correctness value (1/0, true/false)")
+    reason = f"column {table.column_number(col)} ({col}) is not a correctness value (1/0, true/false)"
+    raise BadTrialValue(f"{table.path}: line {line}, column {table.column_number(col)} ({col}): {v[:20]!r} is not "
+                        "a correctness value (1/0, true/false)", f"bad trial: {reason}")
 
 
 def rt_ms(table: SourceTable, line: int, row: dict[str, str], col: Optional[str], unit: str) -> Optional[float]:
@@ -40,6 +44,7 @@ def rt_ms(table: SourceTable, line: int, row: dict[str, str], col: Optional[str]
         x = math.nan
     ms = x * 1000.0 if unit == "s" else x
     if not math.isfinite(ms) or not 0 <= ms <= MAX_RT_MS:
-        raise ImportInputError(f"{table.path}: line {line}, column {table.column_number(col)} ({col}): {v[:30]!r} is "
-                               f"not a response time in {'seconds' if unit == 's' else 'ms'} (0 to a day)")
+        what = f"a response time in {'seconds' if unit == 's' else 'ms'} (0 to a day)"
+        raise BadTrialValue(f"{table.path}: line {line}, column {table.column_number(col)} ({col}): {v[:30]!r} is not "
+                            f"{what}", f"bad trial: column {table.column_number(col)} ({col}) is not {what}")
     return round(ms, 3)

@@ -6,11 +6,16 @@ in --out compared before the first byte is written; then the spec and items file
 """
 from __future__ import annotations
 
+import contextlib
+import shutil
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
 from participants.imports.records import ImportInputError, ReadResult
+
+STAGING = ".twinlab-import-staging"   # where a --force replacement is written before it is renamed over
 
 
 def staged_spec(study: Any, tool: str, folder: Path) -> tuple[Path, Path, str, str]:
@@ -76,10 +81,8 @@ def keep_version(spec_path: Path) -> None:
 
 def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path, spec_out: Optional[Path],
               force: bool, add: bool = False, earlier: Any = None) -> None:
-    from experiments.atomic import atomic_write_text
-    from experiments.session import write_dataset_description
     from experiments.spec import load_spec
-    from participants.imports.sessions import plan_sessions, write_session
+    from participants.imports.sessions import plan_sessions
 
     if out.exists() and not out.is_dir():
         raise ImportInputError(f"--out {out} is a file; give a folder")
@@ -88,10 +91,43 @@ def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path,
         exp = load_spec(spec_path)
         planned = plan_sessions(exp, study, out, tool, result.tool_version, force, add, earlier)
         spec_hash = exp.spec_hash  # while its items file is there (the hash reads the file's bytes)
+    for plan in planned:
+        plan.meta["imported"].update(excluded_provenance(result, plan.person.files, report.bad_trials_policy))
     targets = [(out / "spec" / spec_path.name, spec_text), (out / "spec" / items_path.name, items_text)]
     if spec_out is not None:
         targets += [(spec_out, spec_text), (spec_out.parent / items_path.name, items_text)]
     states = [(p, t, _target_state(p, t, force or add)) for p, t in targets]
+    created: list[Path] = []
+    folders = [f for f in (out / "spec", out / "data", out) if not f.exists()]
+    try:
+        _write(report, out, spec_out, spec_path, spec_hash, states, planned, created)
+    except BaseException:
+        for path in reversed(created):   # a refused import leaves nothing it began behind
+            path.unlink(missing_ok=True)
+        shutil.rmtree(out / STAGING, ignore_errors=True)
+        for folder in folders:           # the folders it made, where they stayed empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def excluded_provenance(result: ReadResult, files: list[str], policy: str) -> dict[str, Any]:
+    """What the import left out of a person's files, for the session's sidecar: the rows excluded by reason and
+    the trials excluded for a broken value (each with its line), under which --bad-trials."""
+    mine = [e for e in result.excluded if e.source_file in files]
+    bad = [f"{Path(e.source_file).name}: line {e.line}: {e.reason}" for e in mine if e.bad]
+    return {"excluded_rows": dict(Counter(e.reason for e in mine)),
+            "bad_trials": {"policy": policy, "excluded": len(bad), "rows": bad[:200]}}
+
+
+def _write(report: Any, out: Path, spec_out: Optional[Path], spec_path: Path, spec_hash: str,
+           states: list[tuple[Path, str, str]], planned: list[Any], created: list[Path]) -> None:
+    from experiments.atomic import atomic_write_text
+    from experiments.session import session_paths, write_dataset_description
+    from experiments.spec import load_spec
+    from participants.imports.sessions import write_session
+
+    created += [p for p, _, state in states if state == "new"]
     if states[0][2] == "replace":
         keep_version(states[0][0])
     for p, t, state in states:  # the items file first: the spec names it
@@ -103,12 +139,16 @@ def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path,
     final = load_spec(out / "spec" / spec_path.name)
     if final.spec_hash != spec_hash:
         raise ImportInputError(f"internal error: the written spec hashes {final.spec_hash}, not {spec_hash}")
+    if not (out / "dataset_description.json").exists():
+        created.append(out / "dataset_description.json")
     write_dataset_description(out)
     counts = {"new": 0, "unchanged": 0, "replaced": 0, "kept": 0}
     for plan in planned:
         if plan.state in ("unchanged", "kept"):
             counts[plan.state] += 1
             continue
+        if plan.state == "new":
+            created += list(session_paths(out, final.name, plan.person.subject_id, 1))
         write_session(out, final, plan)
         counts["replaced" if plan.state == "replace" else "new"] += 1
         report.rows_written += len(plan.rows)

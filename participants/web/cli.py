@@ -146,10 +146,6 @@ def _is_address(host: str) -> bool:
 
 
 def register(root: typer.Typer) -> None:
-    """Add `twinlab web ...` and `twinlab import web` (entry point group `twinlab.commands`, pyproject.toml)."""
-    from experiments.cli import data_import_app
-    from participants.web.import_cli import import_web
-
+    """Add `twinlab web ...` (entry point group `twinlab.commands`, pyproject.toml); `twinlab import web` is
+    mounted with every import format by the one registry (participants/imports/registry.py)."""
     root.add_typer(app, name="web")
-    data_import_app.command("web", help="browser sessions saved by a `twinlab web build` site (JATOS, Pavlovia, "
-                                   "a download) -> twinlab sessions")(import_web)

@@ -106,9 +106,13 @@ def _from_jspsych_row(d: dict[str, Any], where: str) -> _Record | None:
 
 
 def read_records(path: Path, summary: WebImportSummary) -> Iterator[_Record]:
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise WebImportError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB")
-    text = path.read_text(encoding="utf-8-sig")
+    from participants.imports.records import ImportInputError
+    from participants.imports.text_input import read_text  # the imports' one reader: FIFO, device, size, NUL
+
+    try:
+        text = read_text(path, what="browser results", max_bytes=MAX_FILE_BYTES, fallback=False)
+    except ImportInputError as exc:
+        raise WebImportError(str(exc)) from None
     stripped = text.lstrip()
     if path.suffix.lower() == ".csv":
         for k, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
@@ -120,6 +124,8 @@ def read_records(path: Path, summary: WebImportSummary) -> Iterator[_Record]:
     elif stripped.startswith("["):
         try:
             rows = json.loads(text)
+        except RecursionError:
+            raise WebImportError(f"{path}: JSON nested too deeply to read; no browser session is saved so") from None
         except json.JSONDecodeError as exc:
             raise WebImportError(f"{path}: not valid JSON ({exc})") from None
         for k, row in enumerate(rows):
@@ -134,6 +140,8 @@ def read_records(path: Path, summary: WebImportSummary) -> Iterator[_Record]:
                 continue
             try:
                 d = json.loads(line)
+            except RecursionError:
+                raise WebImportError(f"{path}, line {k}: JSON nested too deeply to read") from None
             except json.JSONDecodeError as exc:
                 raise WebImportError(f"{path}, line {k}: not valid JSON ({exc})") from None
             if not isinstance(d, dict) or d.get("twinlab_web") != 1:

@@ -11,11 +11,14 @@ TITLE = "Lakretz et al. (2021): nested agreement, violation detection (seeds/000
 # (experiments/schema.py)
 TABLE = "columns"
 
-# the released formats `twinlab import` lists (analysis/importers), each a command of a module of this study
+# the released formats `twinlab import` lists (participants/imports/registry.py), each a command of a module of
+# this study
 IMPORTERS = (
     {"name": "lakretz2021",
      "description": "Lakretz et al. (2021) public release: results table and raw session logs -> twinlab sessions",
-     "module": "importers.cli", "command": "import_lakretz2021"},
+     "module": "importers.cli", "command": "import_lakretz2021",
+     # the release table's own columns: `sniff` names a file given to another import command as this release's
+     "signs": ("subject", "sentence_type", "valid_answer")},
 )
 
 # the trial record this study's trials carry, as the module of this study that holds it: experiments/trials.py
