@@ -127,7 +127,9 @@ class Block(_Strict):
     shuffle: bool = True
     max_consecutive_violations: Annotated[int, Strict(), Field(ge=1)] | None = 3
     max_consecutive_same_structure: Annotated[int, Strict(), Field(ge=1)] | None = None
-    break_after: bool = True  # a pause screen after the block (humans)
+    # a pause screen after the block (humans), only where asked: a block that leaves it out takes the default of
+    # the study its trials come from (`SPEC_DEFAULTS`' break_after, filled before hashing), else no pause
+    break_after: bool = False
     intro_text: str | None = None
     # --- a block of a `design:` spec (docs/general_model.md): rows of the file by their role
     role: Literal["test", "filler", "practice"] | None = None
@@ -546,6 +548,19 @@ class Experiment(_Strict):
         kind = source_default_kind("design" if data.get("design") is not None else "stimuli")
         return {**data, "task": {**task, **({"kind": kind} if kind else {})}}
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_breaks(cls, data: Any) -> Any:
+        """A block that does not say `break_after` pauses only where the study its trials come from declares
+        pauses by default (`SPEC_DEFAULTS`' break_after); a newcomer's own design gets no pause it did not ask for."""
+        if not isinstance(data, dict) or not isinstance(data.get("blocks"), list):
+            return data
+        source = "design" if data.get("design") is not None else "stimuli"
+        default = source_default(source, "break_after", False)
+        blocks = [{**b, "break_after": default} if isinstance(b, dict) and "break_after" not in b else b
+                  for b in data["blocks"]]
+        return {**data, "blocks": blocks}
+
     @field_validator("participant_fields")
     @classmethod
     def _field_names(cls, v: list[str]) -> list[str]:
@@ -613,6 +628,10 @@ class Experiment(_Strict):
         # screen texts added with the shared screen-text module: hashed only where the spec changes them
         _prune(data["texts"], {k: default_text(self.language, k) for k in SPEC_TEXT_KEYS
                                if k not in ("break_text", "end_text")})
+        if self.language == "en" and data["texts"].get("break_text") == default_text("en", "break_text"):
+            # the English pause text now names its key; hashed as the first release's text, so a spec that
+            # leaves it out keeps its hash (and its sessions resumable)
+            data["texts"]["break_text"] = FIRST_RELEASE_BREAK_TEXT
         if data.get("design"):
             data["design"]["file"] = {"sha256": _file_sha256(data["design"]["file"])}
         if data["stimuli"].get("file"):
@@ -630,6 +649,18 @@ class Experiment(_Strict):
             if b.name == name:
                 return b
         raise KeyError(name)
+
+
+FIRST_RELEASE_BREAK_TEXT = "Take a short break. Press the response key to continue."
+
+
+def source_default(source: str, key: str, fallback: Any) -> Any:
+    """What the study whose cells a spec's trials come from (`stimuli`, `design`) declares for `key` in its
+    `SPEC_DEFAULTS`; `fallback` when no registered study, or more than one, declares it."""
+    from experiments.studies import declared
+
+    values = [d[key] for d in declared("SPEC_DEFAULTS").values() if d.get("source") == source and key in d]
+    return values[0] if len(values) == 1 else fallback
 
 
 def source_default_kind(source: str) -> str:
