@@ -129,7 +129,7 @@ class Block(_Strict):
     max_consecutive_same_structure: Annotated[int, Strict(), Field(ge=1)] | None = None
     # a pause screen after the block (humans), only where asked: a block that leaves it out takes the default of
     # the study its trials come from (`SPEC_DEFAULTS`' break_after, filled before hashing), else no pause
-    break_after: bool = False
+    break_after: bool | None = None  # always a bool once the spec is validated (Experiment._default_breaks)
     intro_text: str | None = None
     # --- a block of a `design:` spec (docs/general_model.md): rows of the file by their role
     role: Literal["test", "filler", "practice"] | None = None
@@ -548,19 +548,6 @@ class Experiment(_Strict):
         kind = source_default_kind("design" if data.get("design") is not None else "stimuli")
         return {**data, "task": {**task, **({"kind": kind} if kind else {})}}
 
-    @model_validator(mode="before")
-    @classmethod
-    def _default_breaks(cls, data: Any) -> Any:
-        """A block that does not say `break_after` pauses only where the study its trials come from declares
-        pauses by default (`SPEC_DEFAULTS`' break_after); a newcomer's own design gets no pause it did not ask for."""
-        if not isinstance(data, dict) or not isinstance(data.get("blocks"), list):
-            return data
-        source = "design" if data.get("design") is not None else "stimuli"
-        default = source_default(source, "break_after", False)
-        blocks = [{**b, "break_after": default} if isinstance(b, dict) and "break_after" not in b else b
-                  for b in data["blocks"]]
-        return {**data, "blocks": blocks}
-
     @field_validator("participant_fields")
     @classmethod
     def _field_names(cls, v: list[str]) -> list[str]:
@@ -595,6 +582,16 @@ class Experiment(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _default_breaks(self) -> "Experiment":
+        """A block that does not say `break_after` pauses only where the study its trials come from declares
+        pauses by default (`SPEC_DEFAULTS`' break_after); a newcomer's own design gets no pause it did not ask for."""
+        default = source_default("design" if self.design is not None else "stimuli", "break_after", False)
+        for b in self.blocks:
+            if b.break_after is None:
+                object.__setattr__(b, "break_after", bool(default))  # not marked as given: see canonical_json
+        return self
+
+    @model_validator(mode="after")
     def _quit_key_is_not_an_answer_to_its_prompt(self) -> "Experiment":
         yes, no = confirm_keys(self.language)
         if self.task.quit_key in (yes, no):
@@ -623,6 +620,10 @@ class Experiment(_Strict):
         _prune(data, _LATER_DEFAULTS[None])
         for block in data["blocks"]:
             _prune(block, _LATER_DEFAULTS["blocks"])
+        if self.sessions == 1 and "break_after" not in self.blocks[-1].model_fields_set:
+            # no pause follows the last block whatever it says: one that leaves it out is hashed with the first
+            # release's default, so a one-block spec keeps its hash now that a pause is only where asked
+            data["blocks"][-1]["break_after"] = True
         for part in ("timing", "task", "feedback"):
             _prune(data[part], _LATER_DEFAULTS[part])
         # screen texts added with the shared screen-text module: hashed only where the spec changes them
