@@ -71,3 +71,18 @@ def test_merged_copies_keep_order_columns_within_the_block(tmp_path):
     assert d["trial_position"].max() == 16 and d["exposures"].max() <= 15
     for _, x in d.groupby("subject_key"):
         assert sorted(x["trial_position"].astype(int)) == list(range(1, 17))
+
+
+def test_learning_section_says_its_rows_and_shows_its_figure_before_a_long_table(tmp_path):
+    from tests.support.learning_synthetic import learning_study
+
+    root = learning_study(tmp_path / "study", n_people=3, n_running=2, n_static=1)
+    out = tmp_path / "out"
+    res = api.report(root, out, blocks="all", mixed=False, n_boot=50, show_progress=False)
+    curves = next(s for s in res["sections"] if s["id"] == "learning_curves")
+    assert "--blocks training,test" not in curves["text"] and "Rows (--blocks all)" in curves["text"]
+    html = (out / "report.html").read_text(encoding="utf-8")
+    section = html[html.index("id='learning_curves'"):]
+    section = section[:section.index("<h2", 10)] if "<h2" in section[10:] else section
+    long_table = len(pd.read_csv(out / "tables" / "learning_curves.csv")) > 20
+    assert long_table and section.index("<figure>") < section.index("<table")
