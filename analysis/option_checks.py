@@ -68,7 +68,8 @@ def check_focus(df: pd.DataFrame, opt: Options, general: bool, declared: dict[st
     if outside:
         raise FocusError(f"--focus: {outside[0]!r} is a factor of the design but not of the cell --by chooses "
                          f"({', '.join(cell)}): add it to --by or leave it out of --focus")
-    parse_focus(opt.focus, df, [f for f in cell if f in declared], {f: lv for f, lv in declared.items() if lv})
+    focus = parse_focus(opt.focus, df, [f for f in cell if f in declared], {f: lv for f, lv in declared.items() if lv})
+    opt.focus = ",".join(f"{k}={v}" for k, v in focus.items())  # the declared levels' form from here on
 
 
 def check_blocks_have_rows(df: pd.DataFrame, blocks: str) -> None:

@@ -65,7 +65,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "en": {
         # break_text and end_text are the spec defaults of the first release, word for word: a spec
         # that leaves them out keeps its hash
-        "break_text": "Take a short break. Press the response key to continue.",
+        "break_text": "Take a short break. Press {key} to continue.",
         "end_text": "Thank you! The session is over.",
         "next_session_text": "Your next session: session {next} of {sessions}.",
         "resume_text": "Welcome back. The session continues with sentence {trial} of {total}.",

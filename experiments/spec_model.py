@@ -127,7 +127,9 @@ class Block(_Strict):
     shuffle: bool = True
     max_consecutive_violations: Annotated[int, Strict(), Field(ge=1)] | None = 3
     max_consecutive_same_structure: Annotated[int, Strict(), Field(ge=1)] | None = None
-    break_after: bool = True  # a pause screen after the block (humans)
+    # a pause screen after the block (humans), only where asked: a block that leaves it out takes the default of
+    # the study its trials come from (`SPEC_DEFAULTS`' break_after, filled before hashing), else no pause
+    break_after: bool | None = None  # always a bool once the spec is validated (Experiment._default_breaks)
     intro_text: str | None = None
     # --- a block of a `design:` spec (docs/general_model.md): rows of the file by their role
     role: Literal["test", "filler", "practice"] | None = None
@@ -580,6 +582,16 @@ class Experiment(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _default_breaks(self) -> "Experiment":
+        """A block that does not say `break_after` pauses only where the study its trials come from declares
+        pauses by default (`SPEC_DEFAULTS`' break_after); a newcomer's own design gets no pause it did not ask for."""
+        default = source_default("design" if self.design is not None else "stimuli", "break_after", False)
+        for b in self.blocks:
+            if b.break_after is None:
+                object.__setattr__(b, "break_after", bool(default))  # not marked as given: see canonical_json
+        return self
+
+    @model_validator(mode="after")
     def _quit_key_is_not_an_answer_to_its_prompt(self) -> "Experiment":
         yes, no = confirm_keys(self.language)
         if self.task.quit_key in (yes, no):
@@ -608,11 +620,19 @@ class Experiment(_Strict):
         _prune(data, _LATER_DEFAULTS[None])
         for block in data["blocks"]:
             _prune(block, _LATER_DEFAULTS["blocks"])
+        if self.sessions == 1 and "break_after" not in self.blocks[-1].model_fields_set:
+            # no pause follows the last block whatever it says: one that leaves it out is hashed with the first
+            # release's default, so a one-block spec keeps its hash now that a pause is only where asked
+            data["blocks"][-1]["break_after"] = True
         for part in ("timing", "task", "feedback"):
             _prune(data[part], _LATER_DEFAULTS[part])
         # screen texts added with the shared screen-text module: hashed only where the spec changes them
         _prune(data["texts"], {k: default_text(self.language, k) for k in SPEC_TEXT_KEYS
                                if k not in ("break_text", "end_text")})
+        if self.language == "en" and data["texts"].get("break_text") == default_text("en", "break_text"):
+            # the English pause text now names its key; hashed as the first release's text, so a spec that
+            # leaves it out keeps its hash (and its sessions resumable)
+            data["texts"]["break_text"] = FIRST_RELEASE_BREAK_TEXT
         if data.get("design"):
             data["design"]["file"] = {"sha256": _file_sha256(data["design"]["file"])}
         if data["stimuli"].get("file"):
@@ -630,6 +650,18 @@ class Experiment(_Strict):
             if b.name == name:
                 return b
         raise KeyError(name)
+
+
+FIRST_RELEASE_BREAK_TEXT = "Take a short break. Press the response key to continue."
+
+
+def source_default(source: str, key: str, fallback: Any) -> Any:
+    """What the study whose cells a spec's trials come from (`stimuli`, `design`) declares for `key` in its
+    `SPEC_DEFAULTS`; `fallback` when no registered study, or more than one, declares it."""
+    from experiments.studies import declared
+
+    values = [d[key] for d in declared("SPEC_DEFAULTS").values() if d.get("source") == source and key in d]
+    return values[0] if len(values) == 1 else fallback
 
 
 def source_default_kind(source: str) -> str:

@@ -95,29 +95,32 @@ def _item_boot(values_by_item: pd.DataFrame, n_boot: int, seed: int) -> tuple[fl
     return tuple(np.quantile(r, [0.025, 0.975]))
 
 
-def test_eight_deterministic_copies_are_one_subject(tmp_path):
+def test_copies_given_the_same_trials_are_one_subject(tmp_path):
+    """8 deterministic sessions on 4 lists: the two sessions of each list are copies (one subject, each trial
+    counted once); sessions on other lists answered other trials and stay subjects."""
     ms.judgment_sessions(tmp_path / "copies", n_subjects=8, meta=ms.model_meta("none"))
-    ms.judgment_sessions(tmp_path / "one", n_subjects=1, meta=ms.model_meta("none"), all_conditions=True)
+    ms.judgment_sessions(tmp_path / "four", n_subjects=4, meta=ms.model_meta("none"))
     df8 = api.load_sessions(tmp_path / "copies")
-    df1 = api.load_sessions(tmp_path / "one")
-    assert df8["subject_key"].nunique() == 1 and len(df8) == 64  # 128 trials, each item x condition twice
+    df4 = api.load_sessions(tmp_path / "four")
+    assert df8["subject_key"].nunique() == 4 and len(df8) == 64  # 128 trials, each list's trials twice
     copies = api.model_copies(df8)
-    assert copies.iloc[0]["sessions"] == 8 and copies.iloc[0]["duplicates_dropped"] == 64
+    assert list(copies["sessions"]) == [2, 2, 2, 2] and list(copies["duplicates_dropped"]) == [16] * 4
+    assert any("different trials" in n for n in df4.attrs["load_info"].notes)
     by = ["agreement", "distance"]
-    r8 = api.rates(df8, by=by, n_boot=4000, seed=5)
-    r1 = api.rates(df1, by=by, n_boot=4000, seed=5)
-    cols = ["rate", "rate_ci_low", "rate_ci_high", "by_item_mean", "by_item_ci_low", "by_item_ci_high", "n_items",
-            "n_trials", "n_subjects", "ci_unit"]
-    pd.testing.assert_frame_equal(r8[by + cols], r1[by + cols])  # 8 copies == 1 subject who saw everything
-    assert (r8["ci_unit"] == "item").all() and (r8["n_subjects"] == 1).all()
-    # an independent bootstrap over items gives the same CI (Monte Carlo error only)
-    for _, row in r8.iterrows():
-        x = df8[(df8["agreement"] == row["agreement"]) & (df8["distance"] == row["distance"])]
-        per_item = x.groupby("item")["correct"].agg(lambda c: c.astype(float).sum()).to_frame("sum")
-        per_item["size"] = x.groupby("item").size()
-        lo, hi = _item_boot(per_item, 20000, 11)
-        assert row["rate"] == pytest.approx(per_item["sum"].sum() / per_item["size"].sum())
-        assert abs(row["rate_ci_low"] - lo) < 0.04 and abs(row["rate_ci_high"] - hi) < 0.04
+    cols = ["rate", "rate_ci_low", "rate_ci_high", "n_items", "n_trials", "n_subjects", "ci_unit"]
+    r8 = api.rates(df8, by=by, n_boot=2000, seed=5)
+    r4 = api.rates(df4, by=by, n_boot=2000, seed=5)
+    pd.testing.assert_frame_equal(r8[by + cols], r4[by + cols])  # the copies add nothing: 4 subjects, one per list
+    assert (r8["n_subjects"] == 4).all()
+
+
+def test_merged_copies_keep_each_session_s_order(tmp_path):
+    """A merged subject's order columns are its sessions' own: positions within the block's length."""
+    ms.judgment_sessions(tmp_path, n_subjects=8, meta=ms.model_meta("none"))
+    df = api.load_sessions(tmp_path)
+    assert df["trial_position"].max() == 16 and df["trials_before"].max() == 15
+    by_hand = df.groupby("subject_key")["trial_position"].apply(lambda s: sorted(s.astype(int)))
+    assert all(v == list(range(1, 17)) for v in by_hand)
 
 
 def test_running_context_and_sampled_subjects_stay_subjects(tmp_path):
@@ -141,16 +144,18 @@ def test_copies_that_disagree_stay_subjects_and_the_option_keeps_copies_apart(tm
     assert df["subject_key"].nunique() == 8
     assert any("answer repeated trials differently" in n for n in df.attrs["load_info"].notes)
     ms.judgment_sessions(tmp_path / "good", n_subjects=8, meta=ms.model_meta("none"))
+    assert api.load_sessions(tmp_path / "good")["subject_key"].nunique() == 4
     kept = api.load_sessions(tmp_path / "good", model_copies="subjects")
     assert kept["subject_key"].nunique() == 8 and len(kept) == 128
 
 
 def test_fewshot_prompts_are_one_subject_each(tmp_path):
     for k, prompt in enumerate(("fewshot:twoshot_a", "fewshot:twoshot_b")):
-        ms.judgment_sessions(tmp_path, n_subjects=4, meta=ms.model_meta(prompt), prefix=f"F{k}",
+        ms.judgment_sessions(tmp_path, n_subjects=8, meta=ms.model_meta(prompt), prefix=f"F{k}",
                              answer=lambda i, c, k=k: ms.det_answer(i, c, salt=str(k)))
     df = api.load_sessions(tmp_path)
-    assert df["subject_key"].nunique() == 2
+    assert df["subject_key"].nunique() == 8  # per prompt, one merged subject per list (its two copies)
+    assert len(api.model_copies(df)) == 8
 
 
 # ---- 32.6: ratings, decisions and RTs -----------------------------------------------------------------

@@ -26,6 +26,7 @@ import pandas as pd
 from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, error_rate_ci
 from analysis.load.rows import block_kind
 from analysis.learning.exposures import model_rows
+from analysis.measures.levels import level_series, same_level
 from analysis.load.prepare import is_human_group, learning_mode
 from analysis.stats.logistic import logistic_fit
 from experiments.studies import declared
@@ -201,7 +202,9 @@ def parse_focus(text: str, d: pd.DataFrame | None = None, cell: list[str] | None
                              f"factors: {', '.join(cell) or 'none (the design declares no factors)'}")
         if d is not None and k not in d.columns:
             raise FocusError(f"--focus: unknown factor {k!r}; the cell's factors are {', '.join(cell or []) or 'none'}")
-        known = list((levels or {}).get(k) or ([] if d is None else sorted(set(d[k].dropna().astype(str)))))
+        known = list((levels or {}).get(k) or ([] if d is None else sorted(set(level_series(d[k].dropna())))))
+        if same_level(known, v) not in (None, v):
+            out[k] = v = same_level(known, v)  # a boolean-like level in another case: the declared form
         if (levels or d is not None) and v not in known:
             raise FocusError(f"--focus: {k} has no level {v!r}; its levels are {', '.join(known)}")
     return out
@@ -246,7 +249,7 @@ def focus_source(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str],
     """The trial rows of the focus cell that the exposure models use (scored, in `d`'s blocks)."""
     r = scored(d, cfg)
     for k, v in focus.items():
-        r = r[r[k].astype(str) == v]
+        r = r[level_series(r[k]) == v]
     return r if groups is None else r[r["group"].isin(groups)]
 
 

@@ -89,7 +89,8 @@ def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg:
 
 def curves_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: Options, out: Path,
                    note: str = "") -> None:
-    rows = select_blocks(d, "training,test")
+    blocks = "all" if opt.blocks == "all" else "training,test"  # the curves show training beside test
+    rows = select_blocks(d, blocks)
     curves = pd.concat([ln.learning_curve(rows, cfg, x, opt.seed, opt.n_boot) for x in ("exposures", "trial_position")],
                        ignore_index=True)
     has_rt = curves["rt_mean"].notna().any()
@@ -97,7 +98,7 @@ def curves_section(res: Results, d: pd.DataFrame, cfg: ln.LearningConfig, opt: O
                 "Error" + (" and mean response time" if has_rt else "") + " by the number of earlier trials of the "
                 "same cell (`exposures`) and by the trial's position in its block (`trial_position`), per group and "
                 "block kind (training: dashed; test: solid), people and every model group in one figure; 95% "
-                "bootstrap CIs resampling subjects (one subject: its trials). " + scope_text(rows, "training,test")
+                "bootstrap CIs resampling subjects (one subject: its trials). " + scope_text(rows, blocks, opt.blocks)
                 + " " + CELL_TEXT.format(cell=" x ".join(cfg.cell) or "(no factors)") + note,
                 [res.table("learning_curves", curves, "Learning curves (long format: x_name, x, group, block_kind)")],
                 [res.figure("learning_curves", dfig.learning_curves(curves, out / "figures" / "learning_curves.png"),

@@ -25,8 +25,10 @@ def design_frame(df: pd.DataFrame, factors: dict, copies: str = "merge") -> tupl
     general = is_general_design(d, factors)
     if general:
         d = fill_grammatical(d, factors)
+        # order columns per session first: merged copies keep their own positions and exposures
+        d = with_order(d, [f for f in factors if f in d.columns])
         d, table, notes = merge_copies(d, enabled=copies != "subjects")
-        return with_order(d, [f for f in factors if f in d.columns]), table, notes
+        return d, table, notes
     return d, pd.DataFrame(), []
 
 

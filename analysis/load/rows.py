@@ -77,15 +77,19 @@ def select_blocks(d: pd.DataFrame, blocks: str = "test") -> pd.DataFrame:
     return d[keep]
 
 
-def scope_text(rows: pd.DataFrame, blocks: str) -> str:
-    """'Rows: blocks test (roles test); 96 trials.' -- what every section says about the rows it used."""
+def scope_text(rows: pd.DataFrame, blocks: str, given: str | None = None) -> str:
+    """'Rows (--blocks test): blocks test, roles test; 96 trials.' -- what every section says about the rows it
+    used; `given`: the user's --blocks where the section chose other rows itself (said so, never passed off as
+    the user's option)."""
     def named(col: str) -> str:
         if col not in rows.columns or rows.empty:
             return "none"
         return ", ".join(sorted(set(rows[col].fillna("test" if col == "role" else "").astype(str)) - {""})) or "none"
 
-    return (f"Rows (--blocks {parse_blocks(blocks)}): blocks {named('block')}, roles {named('role')}; "
-            f"{len(rows)} trials.")
+    used = parse_blocks(blocks)
+    which = (f"--blocks {used}" if given is None or parse_blocks(given) == used
+             else f"{used.replace(',', ' and ')} blocks, this section's own rows whatever --blocks says")
+    return f"Rows ({which}): blocks {named('block')}, roles {named('role')}; {len(rows)} trials."
 
 
 def add_order_columns(d: pd.DataFrame, cell: list[str]) -> pd.DataFrame:

@@ -9,10 +9,11 @@ participants. The rule (docs/analysis.md, "Subjects"):
   no `do_sample`, greedy or no decoding) and a context that carries no history of the session (context
   kind `none` or a fixed few-shot prompt, not `running`);
 - sessions of one group with the same **identity** (the sidecar's `identity`: model, weights, dtype,
-  protocol and its settings, exact context label, BOS, chat; else those fields as recorded) are copies
-  of each other, and are merged into one subject when their repeated trials agree (the same item,
-  condition and presentation answered the same way every time; a disagreement means they are not
-  copies, and they stay subjects, said in the notes);
+  protocol and its settings, exact context label, BOS, chat; else those fields as recorded) that were
+  given **the same trials** (the same list: the same presentations in the same order) are copies of each
+  other, and are merged into one subject when their answers agree (a disagreement means they are not
+  copies, and they stay subjects, said in the notes); sessions on different lists answered different
+  trials, so they stay subjects, each with its own order columns;
 - a merged subject's repeated trials are counted once (the count is in the subjects table); items are
   then its unit: rates resample items (analysis/measures/design_rates.py), d' resamples items, and a model fit
   has no subject random effect to give it;
@@ -26,8 +27,9 @@ import json
 import pandas as pd
 
 RULE = ("model sessions with no sampling and no running context, identical in model, protocol (with its "
-        "settings) and context, are deterministic copies: merged into one subject whose repeated trials count "
-        "once, items the unit of its CIs; sampled or running-context subjects stay subjects")
+        "settings) and context and given the same trials (one list, one order), are deterministic copies: merged "
+        "into one subject whose repeated trials count once, items the unit of its CIs; sessions on other lists, "
+        "sampled or running-context subjects stay subjects")
 PRESENTATION = ("item_id", "materials", "option_order", "words")
 
 
@@ -84,6 +86,18 @@ def _agree(rows: pd.DataFrame) -> bool:
     return bool((answers.groupby(keys, sort=False)["response"].nunique() <= 1).all())
 
 
+def _same_trials(model: pd.DataFrame) -> pd.DataFrame:
+    """`model` with `_trials`: a digest of each session's presentations in trial order, so that only sessions
+    given the same trials (one list, one order) are taken for copies of each other."""
+    keys = [c for c in PRESENTATION if c in model.columns]
+    order = [c for c in ("session", "trial_index") if c in model.columns]
+    digest: dict[object, str] = {}
+    for key, x in model.groupby("subject_key", sort=False):
+        seq = x.sort_values(order, kind="stable")[keys].astype("string").fillna("") if keys else x.iloc[0:0]
+        digest[key] = hashlib.sha256(seq.to_csv(index=False).encode()).hexdigest()[:12]
+    return model.assign(_trials=model["subject_key"].map(digest))
+
+
 def merge_copies(d: pd.DataFrame, enabled: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """Merge deterministic copies (see the module's rule): returns (rows, subjects table, notes).
 
@@ -95,10 +109,13 @@ def merge_copies(d: pd.DataFrame, enabled: bool = True) -> tuple[pd.DataFrame, p
     model = d[(d["subject_kind"] == "model") & d["deterministic"].fillna(False).astype(bool)
               & d["model_identity"].notna()]
     rows, notes, drop, rekey = [], [], [], {}
-    for (g, ident), x in model.groupby(["group", "model_identity"], sort=True):
+    apart: dict[tuple[str, str], int] = {}
+    for (g, ident, trials), x in _same_trials(model).groupby(["group", "model_identity", "_trials"], sort=True):
         n = x["subject_key"].nunique()
         if n < 2:
+            apart[(g, ident)] = apart.get((g, ident), 0) + 1
             continue
+        x = x.drop(columns="_trials")
         if not _agree(x):
             notes.append(f"{g}: {n} sessions look like deterministic copies (same identity, no sampling, no running "
                          "context) but answer repeated trials differently; they are kept as separate subjects")
@@ -106,20 +123,24 @@ def merge_copies(d: pd.DataFrame, enabled: bool = True) -> tuple[pd.DataFrame, p
         keys = [c for c in PRESENTATION if c in x.columns]
         dup = x.astype({k: "string" for k in keys})[keys].fillna("").duplicated(keep="first")
         drop += list(dup[dup].index)
-        new_key = f"model:{g}:copies:{ident}"
+        new_key = f"model:{g}:copies:{ident}:{trials}"
         for k in set(x["subject_key"]):
-            rekey[k] = new_key
+            rekey[k] = (new_key, f"copies:{ident}:{trials}")
         rows.append({"group": g, "identity": ident, "sessions": n, "trials": len(x),
                      "distinct_trials": int((~dup).sum()), "duplicates_dropped": int(dup.sum()),
                      "treated_as": "one subject (items the unit)" if enabled else f"{n} subjects (--model-copies subjects)"})
+    for (g, ident), n in sorted(apart.items()):
+        if n > 1:
+            notes.append(f"{g}: {n} sessions of one deterministic model were given different trials (other lists); "
+                         "each stays a subject (only sessions given the same trials are merged as copies)")
     table = pd.DataFrame(rows, columns=cols)
     if not enabled or not rows:
         return d, table, notes
     out = d.drop(index=drop).copy()
     sk = out["subject_key"].astype("string")
     hit = sk.isin(list(rekey))
-    out["subject_key"] = sk.where(~hit, sk.map(rekey)).astype("string")
-    out.loc[hit, "subject_id"] = "copies:" + out.loc[hit, "model_identity"].astype(str)
+    out["subject_key"] = sk.where(~hit, sk.map({k: v[0] for k, v in rekey.items()})).astype("string")
+    out.loc[hit, "subject_id"] = sk[hit].map({k: v[1] for k, v in rekey.items()})
     for r in rows:
         notes.append(f"{r['group']}: {r['sessions']} sessions are deterministic copies of one model (same identity, "
                      f"no sampling, no running context); analysed as one subject, items the unit, {r['duplicates_dropped']} "

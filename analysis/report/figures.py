@@ -14,6 +14,7 @@ import io
 import textwrap
 
 from analysis.load.prepare import condition_order, is_human_group, structure_order
+from analysis.measures.levels import level_series
 from experiments.atomic import atomic_write_bytes
 from analysis.stats.mixed import status_of
 
@@ -257,7 +258,7 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
 def _in_cell(t: pd.DataFrame, focus: dict[str, str]) -> pd.Series:
     keep = pd.Series(True, index=t.index)
     for k, v in focus.items():
-        keep &= t[k] == v
+        keep &= level_series(t[k]) == v
     return keep
 
 

@@ -341,10 +341,10 @@ def _section(out: Path, res: dict, s: dict) -> list[str]:
                 linked.append(meta)  # shown with their fits
             continue
         (shown if meta.get("show", True) else linked).append(meta)
-    for meta in shown:
-        df = _read_table(out, meta)
-        h.append(f"<h3>{_esc(meta.get('title', ''))}</h3>{_table_html(df, meta.get('index', False), meta.get('transpose', False))}"
-                 f"<p class=small>CSV: <a href='{_esc(href(meta['file']))}'>{_esc(meta['file'])}</a></p>")
+    frames = [(meta, _read_table(out, meta)) for meta in shown]
+    # short tables, then the figures, then long tables: a figure is never pushed below a page-long table
+    for meta, df in [(m, df) for m, df in frames if len(df) <= LONG_TABLE_ROWS]:
+        h.append(_shown_table(meta, df))
     h.append(_items_html(s.get("items", [])))
     for name in s.get("figures", []):
         f = res.get("figures", {}).get(name)
@@ -352,6 +352,8 @@ def _section(out: Path, res: dict, s: dict) -> list[str]:
             link = _esc(href(str(_file(out, f["file"], f"figures.{name}").relative_to(out).as_posix())))
             h.append(f"<figure><a href='{link}'><img src='{link}' alt='{_esc(name)}'></a>"
                      f"<figcaption>{_esc(f.get('caption', ''))}</figcaption></figure>")
+    for meta, df in [(m, df) for m, df in frames if len(df) > LONG_TABLE_ROWS]:
+        h.append(_shown_table(meta, df))
     if linked:
         for m in linked:
             _file(out, m["file"], f"table {m.get('title', '')!r}")
@@ -359,6 +361,14 @@ def _section(out: Path, res: dict, s: dict) -> list[str]:
             f"<a href='{_esc(href(m['file']))}'>{_esc(m.get('title', m['file']))}</a> ({_esc(m.get('rows', '?'))} rows)"
             for m in linked) + "</p>")
     return h
+
+
+LONG_TABLE_ROWS = 20  # a table longer than this comes after the section's figures
+
+
+def _shown_table(meta: dict, df: pd.DataFrame) -> str:
+    return (f"<h3>{_esc(meta.get('title', ''))}</h3>{_table_html(df, meta.get('index', False), meta.get('transpose', False))}"
+            f"<p class=small>CSV: <a href='{_esc(href(meta['file']))}'>{_esc(meta['file'])}</a></p>")
 
 
 def _md(text: str) -> str:

@@ -11,6 +11,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
+from analysis.measures.levels import shown_levels
 from experiments.atomic import atomic_write_text
 from stimuli.input_rules import spreadsheet_safe_frame
 
@@ -33,7 +34,7 @@ class Results:
         shows the CSV's rows as columns (a few groups with many measures)."""
         f = f"tables/{name}.csv"
         atomic_write_text(inside(self.out, f, f"table {name!r}"),  # no cell runs as a formula in a spreadsheet
-                          spreadsheet_safe_frame(df).to_csv(index=index))
+                          spreadsheet_safe_frame(shown_levels(df)).to_csv(index=index))
         self.tables[name] = {"file": f, "title": title, "rows": int(len(df)), "index": index, "show": show,
                              "transpose": transpose}
         return name

@@ -27,7 +27,7 @@ TRIAL_RECORD = "materials"
 
 # what a spec whose trials come from this study's cells (its `stimuli:` section: the nested-agreement generator
 # or a stimulus file of Lakretz items) runs when its `task:` names no kind (experiments/spec_model.py)
-SPEC_DEFAULTS = {"source": "stimuli", "task_kind": "violation_detection"}
+SPEC_DEFAULTS = {"source": "stimuli", "task_kind": "violation_detection", "break_after": True}
 
 # the block fields this study's cells read besides `structures`/`design` (declared on experiments/spec_model.py's
 # Block): a block of a `design:` spec (with `role`) that gives one is refused naming it
