@@ -26,7 +26,8 @@ from participants.imports.kinds import refuse_kind
 from participants.imports.records import ImportInputError, Mapping
 
 FIELDS = {f.name: f for f in dataclasses.fields(Mapping)}
-_TEXT = {n for n, f in FIELDS.items() if n not in ("factors", "labels", "practice_values", "rt_unit")}
+_LISTS = ("practice_values", "loops")
+_TEXT = {n for n, f in FIELDS.items() if n not in ("factors", "labels", "rt_unit", *_LISTS)}
 MAX_MAP_BYTES = 1_000_000
 __all__ = ["load_mapping", "mapping_from_dict", "mapped_columns"]
 
@@ -71,11 +72,11 @@ def _value(key: str, value: Any, where: str) -> Any:
         if value not in ("ms", "s"):
             raise ImportInputError(f"{where}: rt_unit: 'ms' or 's', got {value!r}")
         return value
-    if key == "practice_values":
+    if key in _LISTS:
         if value is None:
             return ()
         if not isinstance(value, list) or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
-            raise ImportInputError(f"{where}: practice_values: a list of values, got {value!r}")
+            raise ImportInputError(f"{where}: {key}: a list of values, got {value!r}")
         return tuple(str(v) for v in value)
     if value is None:
         return {}

@@ -58,6 +58,8 @@ class Mapping:
     practice: Optional[str] = None
     practice_values: tuple[str, ...] = ()
     feedback: Optional[str] = None
+    loops: tuple[str, ...] = ()           # PsychoPy: the loops whose iterations are the trials (empty: the loops
+                                          # whose rows hold the response, found from the data)
 
 
 @dataclass(frozen=True)
