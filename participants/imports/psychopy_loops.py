@@ -64,28 +64,47 @@ def map_loops(table: SourceTable) -> LoopMap:
     return LoopMap(loops, {lp: frozenset(s) for lp, s in rows_of.items()}, inner)
 
 
-def answer_columns(table: SourceTable, lm: LoopMap) -> Counter[str]:
-    """Each component's answer column (`C.keys`, `C.response`, ...) -> how many loop rows carry it (not the
-    loop-prefixed copies `trials.C.keys` newer versions add, nor rows outside every loop: instructions)."""
+@dataclass(frozen=True)
+class AnswerColumn:
+    """A component's answer column as the loops' rows carry it."""
+    column: str
+    rows: int        # loop rows with a value in it
+    loop_rows: int   # rows of the loops those rows belong to (the answer's share of its loops' rows: rows/loop_rows)
+    position: int    # the column's place in the header (the routine shown first comes first)
+
+    @property
+    def share(self) -> float:
+        return self.rows / self.loop_rows if self.loop_rows else 0.0
+
+
+def answer_columns(table: SourceTable, lm: LoopMap) -> list[AnswerColumn]:
+    """Each component's answer column (`C.keys`, `C.response`, ...) that loop rows carry (not the loop-prefixed
+    copies `trials.C.keys` newer versions add, nor rows outside every loop: instructions, forms)."""
     prefixes = tuple(f"{lp}." for lp in lm.loops)
     cols = [h for h in table.header if h.endswith(ANSWER_SUFFIXES) and not h.startswith(prefixes)]
     counts: Counter[str] = Counter()
+    loops_of: dict[str, set[str]] = {c: set() for c in cols}
+    own_rows: Counter[str | None] = Counter(lm.inner.values())
     for line, row in table.rows:
-        if lm.inner[line] is None:
+        loop = lm.inner[line]
+        if loop is None:
             continue
         for c in cols:
             if row.get(c, "").strip() != "":
                 counts[c] += 1
-    return counts
+                loops_of[c].add(loop)
+    return [AnswerColumn(c, counts[c], sum(own_rows[lp] for lp in loops_of[c]), table.header.index(c))
+            for c in cols if counts[c]]
 
 
-def pick_answer(counts: Counter[str]) -> str | None:
-    """The answer column the most loop rows carry (a keyboard's `.keys` before a slider's `.response` and a
-    mouse's `.clicked_name` on a tie); None when no loop row carries any."""
-    if not counts:
+def pick_answer(found: list[AnswerColumn]) -> str | None:
+    """The study's answer: of the answer columns filled on at least half of their loops' rows (a trial asks for
+    an answer; a catch-detection key pressed now and then is not the task's), the one on the most rows, the
+    first in the header on a tie; without any such, the one on the most rows. None when no loop row has one."""
+    if not found:
         return None
-    return max(counts, key=lambda c: (counts[c], -ANSWER_SUFFIXES.index(next(s for s in ANSWER_SUFFIXES
-                                                                              if c.endswith(s)))))
+    usual = [a for a in found if a.share >= 0.5] or found
+    return min(usual, key=lambda a: (-a.rows, a.position)).column
 
 
 def component_of(column: str) -> str | None:
