@@ -58,9 +58,10 @@ def effective_mapping(header: list[str], mapping: Mapping | None, table: SourceT
     found = pick_answer(answer_columns(table, map_loops(table))) if table is not None else None
     changes: dict[str, str | None] = {}
     if mapping is not None:
+        inferred = effective_mapping(header, None, table)
         for f in _FIELDS:
             if getattr(mapping, f) == getattr(d, f) and getattr(mapping, f) not in header:
-                changes[f] = None
+                changes[f] = getattr(inferred, f)
         if "response" in changes and found:
             changes.update(_component_fields(header, found, keep=mapping, default=d))
         return dataclasses.replace(mapping, **changes)
