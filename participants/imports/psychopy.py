@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from participants.imports.kinds import default_kind
 from participants.imports.psychopy_loops import (ANSWER_SUFFIXES, LoopMap, answer_columns, component_of,
                                                  is_practice_loop, loop_names, map_loops, pick_answer, trial_loops)
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
@@ -44,7 +43,7 @@ def default_mapping() -> Mapping:
     """An unedited Builder study: the keyboard `key_resp`, the info dialog's participant and session (the
     answer component and the trial loops are found from each file's rows when the file has no `key_resp`)."""
     return Mapping(participant="participant", session="session", item="item", condition="condition",
-                   task=default_kind(), stimulus="sentence", response="key_resp.keys", expected="corrAns",
+                   task=None, stimulus="sentence", response="key_resp.keys", expected="corrAns",
                    correct="key_resp.corr", rt="key_resp.rt", rt_unit="s", practice_values=("practice",),
                    feedback="feedback.started")
 
@@ -65,14 +64,23 @@ def effective_mapping(header: list[str], mapping: Mapping | None, table: SourceT
         if "response" in changes and found:
             changes.update(_component_fields(header, found, keep=mapping, default=d))
         return dataclasses.replace(mapping, **changes)
+    rows = _answered_loop_rows(table, found) if table is not None and found else []
     for fld in ("participant", "session", "item", "condition", "stimulus", "expected", "feedback"):
-        options = CANDIDATES.get(fld, (getattr(d, fld),))
-        changes[fld] = next((c for c in options if c in header), None)
+        options = [c for c in CANDIDATES.get(fld, (getattr(d, fld),)) if c in header]
+        filled = [c for c in options if any(r.get(c, "").strip() for r in rows)]   # a column of another loop: not it
+        changes[fld] = (filled or options or [None])[0]
     if found is not None:
         changes.update(_component_fields(header, found, keep=None, default=d))
     else:
         changes.update({f: getattr(d, f) if getattr(d, f) in header else None for f in ("response", "correct", "rt")})
     return dataclasses.replace(d, **changes)
+
+
+def _answered_loop_rows(table: SourceTable, answer: str) -> list[dict[str, str]]:
+    """The rows of the loops that hold the answer (the trials the defaults find)."""
+    lm = map_loops(table)
+    loops = set(trial_loops(table, lm, answer))
+    return [row for line, row in table.rows if lm.inner[line] in loops]
 
 
 def _component_fields(header: list[str], answer: str, keep: Mapping | None, default: Mapping) -> dict[str, str | None]:

@@ -22,7 +22,10 @@ def used_mapping(tool: str, files: list[Path], mapping: Optional[Mapping]) -> Op
     if hasattr(mod, "effective_mapping") and files and files[0].suffix.lower() in (".csv", ".tsv", ".txt"):
         from participants.imports.source_csv import read_source_table
 
-        return mod.effective_mapping(read_source_table(files[0], f"{tool} results").header, None)
+        table = read_source_table(files[0], f"{tool} results")
+        if tool == "psychopy":   # its answer component and trial loops are found from the rows, not the header
+            return mod.effective_mapping(table.header, None, table)
+        return mod.effective_mapping(table.header, None)
     return mod.default_mapping()
 
 
@@ -36,7 +39,7 @@ def show_map_text(tool: str, files: list[Path], mapping: Optional[Mapping], resu
     for fld in FIELDS:
         col = getattr(m, COLUMN_OF.get(fld, fld), None) if m else None
         if fld == "phase" and m is not None and not m.practice:
-            col = f"(loop in {', '.join(m.practice_values)})" if tool == "psychopy" else None
+            col = "(loop named prac*/train*)" if tool == "psychopy" else None
         values = Counter(str(getattr(t, fld)) for t in result.trials if getattr(t, fld) is not None)
         shown = ", ".join(f"{v[:24]} ({n})" for v, n in values.most_common(4)) + (" ..." if len(values) > 4 else "")
         lines.append(f"{fld:<12} {str(col or '-'):<28} {len(values):>8}  {shown}")
@@ -53,5 +56,7 @@ def show_map_text(tool: str, files: list[Path], mapping: Optional[Mapping], resu
     people = Counter(t.participant for t in result.trials)
     lines.append(f"people: {len(people)} (" + ", ".join(f"{p}: {n} trials" for p, n in list(people.items())[:8])
                  + (" ..." if len(people) > 8 else "") + ")")
+    lines += [f"note: {n}" for n in result.notes[:8]] + ([f"note: ... {len(result.notes) - 8} more"]
+                                                         if len(result.notes) > 8 else [])
     lines.append("nothing was written (--show-map)")
     return "\n".join(lines)
