@@ -1,0 +1,155 @@
+"""`twinlab import psychopy` with its defaults on real Builder and PsychoJS files (tests/data/imports/psychopy_corpus,
+PROVENANCE.md): a lexical decision whose keyboard is `stim_resp` and practice loop `practice_trials` (PsychoPy
+2024.2.3), a published PsychoJS 2022-2024 study whose test loop sits among a questionnaire loop, an exposure task's
+loops and post-tests, and a nested-loop study PsychoPy 2026.2.5's own ExperimentHandler recorded (training repeated
+in an outer loop, blocks with a break row, a questionnaire, another task). Each expected number is a hand count
+made here with pandas from the study's own loop and column names, not with twinlab's reader."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from participants.imports.api import import_study, show_map
+from participants.imports.psychopy import read_psychopy
+from participants.imports.records import ImportInputError
+
+CORPUS = Path(__file__).parent / "data" / "imports" / "psychopy_corpus"
+EXPRA = sorted((CORPUS / "expra_lexical_decision" / "data").glob("*.csv"))
+BEAT = sorted((CORPUS / "beat_grammar_pavlovia" / "data").glob("*.csv"))
+NESTED = sorted((CORPUS / "nested_lexical_decision" / "data").glob("*.csv"))
+
+
+def table(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+
+
+def hand(path: Path, loops: dict[str, str], comp: str) -> dict[str, object]:
+    """The study's trials counted by hand: the rows of its trial loops (loop -> phase), the keyboard's columns."""
+    df = table(path)
+    rows = df[sum((df[f"{lp}.thisN"] != "") for lp in loops) > 0]
+    phase = rows.apply(lambda r: next(ph for lp, ph in loops.items() if r[f"{lp}.thisN"] != ""), axis=1)
+    rt = pd.to_numeric(rows[f"{comp}.rt"].replace("None", ""), errors="coerce") * 1000
+    out: dict[str, object] = {"rows": len(df), "trials": len(rows), "practice": int((phase == "practice").sum()),
+                              "answered": int((~rows[f"{comp}.keys"].isin(["", "None"])).sum()),
+                              "mean_rt": rt.mean()}
+    if f"{comp}.corr" in rows:
+        out["accuracy"] = {ph: pd.to_numeric(rows[f"{comp}.corr"][phase == ph]).mean() for ph in set(phase)}
+    return out
+
+
+def reader(path: Path, **kw) -> dict[str, object]:
+    r = read_psychopy([path], None)
+    assert len(r.trials) + len(r.excluded) == r.rows_read[str(path)]           # every row accounted for
+    rts = [t.rt_ms for t in r.trials if t.rt_ms is not None]
+    out: dict[str, object] = {"rows": r.rows_read[str(path)], "trials": len(r.trials),
+                              "practice": sum(t.phase == "practice" for t in r.trials),
+                              "answered": sum(t.response is not None for t in r.trials),
+                              "mean_rt": sum(rts) / len(rts)}
+    if kw.get("accuracy", True):
+        phases = {t.phase for t in r.trials}
+        out["accuracy"] = {ph: sum(bool(t.correct) for t in r.trials if t.phase == ph)
+                           / sum(t.phase == ph for t in r.trials) for ph in phases}
+    return out
+
+
+def same(mine: dict, theirs: dict) -> None:
+    assert mine.keys() == theirs.keys()
+    for k, v in theirs.items():
+        if isinstance(v, dict):
+            assert mine[k].keys() == v.keys() and all(mine[k][p] == pytest.approx(v[p]) for p in v), k
+        elif isinstance(v, float):
+            assert mine[k] == pytest.approx(v), k
+        else:
+            assert mine[k] == v, k
+
+
+def test_the_corpus_is_the_tools_own_files():
+    assert len(EXPRA) == 1 and len(BEAT) == 4 and len(NESTED) == 2
+    versions = {f.name: set(table(f)["psychopyVersion"]) for f in EXPRA + BEAT + NESTED}
+    assert versions[EXPRA[0].name] == {"2024.2.3"}
+    assert {v for f in BEAT for v in versions[f.name]} == {"2022.2.4", "2022.2.5"}
+    assert all("OS" in table(f) and ".ran" in " ".join(table(f)) for f in BEAT)   # what PsychoJS writes
+    assert all(versions[f.name] == {"2026.2.5"} for f in NESTED)
+
+
+def test_a_keyboard_not_named_key_resp_and_practice_trials_loop_with_the_defaults():
+    """The stim_resp lexical decision: 310 trials with their answers (not without), 10 of them practice."""
+    (f,) = EXPRA
+    want = hand(f, {"practice_trials": "practice", "trials": "test"}, "stim_resp")
+    assert want["trials"] == 310 and want["practice"] == 10 and want["answered"] == 310
+    same(reader(f), want)
+
+
+def test_the_test_loop_among_questionnaire_and_other_task_loops_with_the_defaults():
+    """PsychoJS files of a published study: 96 test trials each, not the 772 rows of every loop."""
+    for f in BEAT:
+        want = hand(f, {"Offline_test": "test"}, "Partz_no_partm")
+        assert want["trials"] == 96
+        same(reader(f, accuracy=False), want)
+
+
+def test_nested_loops_outer_rows_repeats_questionnaire_and_another_task_are_not_trials():
+    for f in NESTED:
+        want = hand(f, {"training": "practice", "trials": "test"}, "ld_resp")
+        df = table(f)
+        same(reader(f), want)
+        r = read_psychopy([f], None)
+        reasons = {e.reason for e in r.excluded}
+        outer = {e.line for e in r.excluded if e.reason.startswith("the row loop blocks")}
+        assert len(outer) == (df["blocks.thisN"] != "").sum() - (df["trials.thisN"] != "").sum() == 2
+        assert any("questionnaire" in why and "no answer in ld_resp.keys" in why for why in reasons)
+        assert any(why.startswith("the row loop training_block") for why in reasons)
+
+
+def test_a_full_import_of_the_nested_study_equals_the_hand_count(tmp_path):
+    f = NESTED[1]                                        # P02: one training pass (P01 repeats the training items)
+    want = hand(f, {"training": "practice", "trials": "test"}, "ld_resp")
+    report = import_study("psychopy", [f], None, tmp_path / "s")
+    assert report.trials == want["trials"] and report.practice_trials == want["practice"]
+    assert report.task == "judgment" and report.accounted
+    rows = pd.read_csv(next((tmp_path / "s" / "data").glob("*_data.csv")), dtype=str, keep_default_na=False)
+    test = rows[rows["role"] == "test"]
+    assert (test["correct"] == "True").mean() == pytest.approx(want["accuracy"]["test"])
+
+
+def test_show_map_shows_the_found_answer_and_the_trial_loops():
+    text = show_map("psychopy", [CORPUS / "expra_lexical_decision" / "data"])
+    assert "stim_resp.keys" in text and "practice_trials, trials" in text and "task: judgment (--map)" not in text
+
+
+def test_answers_that_cannot_be_found_are_refused_naming_what_is_missing(tmp_path):
+    df = table(NESTED[0])
+    gone = df.drop(columns=[c for c in df.columns if c.endswith((".keys", ".response", ".corr", ".rt"))])
+    path = tmp_path / "no_answers.csv"
+    gone.to_csv(path, index=False)
+    with pytest.raises(ImportInputError, match="answers cannot be found.*response: COMPONENT.keys"):
+        read_psychopy([path], None)
+    with pytest.raises(ImportInputError, match="no loop's row holds an answer in intro_key.keys"):
+        from participants.imports.mapping import mapping_from_dict
+        from participants.imports.psychopy import default_mapping
+
+        read_psychopy([NESTED[0]], mapping_from_dict({"response": "intro_key.keys"}, default_mapping()))
+
+
+def test_a_mapped_trial_loop_and_a_bad_value(tmp_path):
+    from participants.imports.mapping import mapping_from_dict
+    from participants.imports.psychopy import default_mapping
+
+    f = NESTED[0]
+    m = mapping_from_dict({"loops": ["trials"], "response": "ld_resp.keys"}, default_mapping())
+    r = read_psychopy([f], m)
+    assert len(r.trials) == (table(f)["trials.thisN"] != "").sum() and {t.phase for t in r.trials} == {"test"}
+    with pytest.raises(ImportInputError, match="'nope', which is not a loop"):
+        read_psychopy([f], mapping_from_dict({"loops": ["nope"]}, default_mapping()))
+    df = table(f)
+    line = df.index[df["trials.thisN"] == "2"][0]
+    df.loc[line, "ld_resp.rt"] = "-2.08"
+    bad = tmp_path / f.name
+    df.to_csv(bad, index=False)
+    r = read_psychopy([bad], None)
+    (e,) = [e for e in r.excluded if e.bad]
+    assert e.line == line + 2 and "-2.08" in e.reason and len(r.trials) + len(r.excluded) == len(df)
+
