@@ -6,7 +6,6 @@ in an outer loop, blocks with a break row, a questionnaire, another task). Each 
 made here with pandas from the study's own loop and column names, not with twinlab's reader."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Optional
 
 import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
-from participants.imports.kinds import tool_kinds
 from participants.imports.jspsych_files import MISSING, flag, number, read_text, where
 from participants.imports.jspsych_keys import KEY_CODE_FIELD, key_name
-from participants.imports.records import ImportInputError, Mapping, ReadResult, SourceTrial, Excluded
+from participants.imports.kinds import tool_kinds
+from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 
 TOOL = "jspsych"
 # role -> the data fields an unedited study uses for it, first present wins (jsPsych 6 names after 7/8 names)
@@ -428,7 +428,8 @@ def _trial(path: Path, rec: _Rec, person: str, session: str, order: int, m: Mapp
         tool=TOOL, source_file=str(path), line=rec.line, participant=person, session=session, order=order,
         phase="practice" if practice else "test", item=_value(row, m.item), condition=_value(row, m.condition),
         factors={k: row[v] for k, v in m.factors.items()}, task=task,
-        stimulus=_value(row, m.stimulus), expected=key_name(_value(row, m.expected)) if codes else _value(row, m.expected),
+        stimulus=_value(row, m.stimulus),
+        expected=key_name(_value(row, m.expected)) if codes else _value(row, m.expected),
         response=key_name(_value(row, m.response)) if codes else one_answer(_value(row, m.response)),
         correct=flag(path, rec.line, m.correct, row[m.correct], unit) if m.correct else None,
         rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),

@@ -20,8 +20,17 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from participants.imports.psychopy_loops import (ANSWER_SUFFIXES, LoopMap, answer_columns, component_of,
-                                                 is_practice_loop, loop_names, map_loops, pick_answer, trial_loops)
+from participants.imports.psychopy_loops import (
+    ANSWER_SUFFIXES,
+    LoopMap,
+    answer_columns,
+    component_of,
+    is_practice_loop,
+    loop_names,
+    map_loops,
+    pick_answer,
+    trial_loops,
+)
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 from participants.imports.source_csv import SourceTable, read_source_table, require_columns
 

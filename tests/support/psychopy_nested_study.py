@@ -16,7 +16,8 @@ The study (rows in the order Builder writes them):
 - `flanker_trials` (another task: 4 trials, keyboard `flanker_key`);
 - `end` outside every loop.
 
-    PYTHONPATH=$PWD .venv/bin/python tests/support/psychopy_nested_study.py tests/data/imports/psychopy_corpus/nested_lexical_decision
+    PYTHONPATH=$PWD .venv/bin/python tests/support/psychopy_nested_study.py OUT_DIR
+(tests/data/imports/psychopy_corpus/nested_lexical_decision: the CSVs then go in its data/, see PROVENANCE.md)
 """
 from __future__ import annotations
 
