@@ -1,7 +1,7 @@
-"""`twinlab import jspsych` with its defaults on what the real jsPsych 6.0.4 wrote in Chromium
-(tests/data/imports/jspsych_corpus/v6, tests/support/jspsych6_fixture.py): `key_press` key codes, `button_pressed`,
-`responses` JSON strings, and the ways labs store a run (`.csv()`, `.json()`, double-encoded JSON, JATOS component
-results one per line and concatenated). Each expected number is a hand count made here with csv/json: the records
+"""`twinlab import jspsych` with its defaults on what the real jsPsych 6.0.4 and 7.3.4 wrote in Chromium
+(tests/data/imports/jspsych_corpus, PROVENANCE.md): jsPsych 6's `key_press` key codes, `button_pressed`, `responses`
+JSON strings, jsPsych 7's `response`, and the ways labs store a run (`.csv()`, `.json()`, double-encoded JSON, JATOS
+component results one per line and concatenated). Each expected number is a hand count made here with csv/json: the records
 with an `item`, their `phase`, the key code as its letter, the study's own `correct`, the mean of the non-null `rt`.
 """
 from __future__ import annotations
@@ -16,20 +16,22 @@ import pytest
 from participants.imports.api import import_study
 from participants.imports.jspsych import read_jspsych
 
-V6 = Path(__file__).parent / "data" / "imports" / "jspsych_corpus" / "v6"
-FILES = ("v6_s01.csv", "v6_s01.json", "v6_s02_double.json", "v6_jatos_lines.txt", "v6_jatos_concatenated.txt")
+CORPUS = Path(__file__).parent / "data" / "imports" / "jspsych_corpus"
+V6 = CORPUS / "v6"
+FILES = ("v6/v6_s01.csv", "v6/v6_s01.json", "v6/v6_s02_double.json", "v6/v6_jatos_lines.txt",
+         "v6/v6_jatos_concatenated.txt", "v7/v7_s01.csv", "v7/v7_s02.json", "v7/v7_jatos_results.txt")
 
 
 def records(name: str) -> list[dict]:
     """Every record of the file, read by hand for the way it was stored."""
-    text = (V6 / name).read_text(encoding="utf-8")
+    text = (CORPUS / name).read_text(encoding="utf-8")
     if name.endswith(".csv"):
         return list(csv.DictReader(text.splitlines()))
     if "double" in name:
         return json.loads(json.loads(text))
     if "concatenated" in name:
         return [r for array in json.loads("[" + text.replace("][", "],[") + "]") for r in array]
-    if "lines" in name:
+    if "lines" in name or "jatos" in name:
         return [r for line in text.splitlines() if line.strip() for r in json.loads(line)]
     return json.loads(text)
 
@@ -45,10 +47,13 @@ def hand(name: str) -> dict[str, dict]:
     for r in records(name):
         if absent(r.get("item")):
             continue
-        p = people[str(r["subject"])]
+        p = people[str(r.get("subject") or r["PROLIFIC_PID"])]
         p["trials"] += 1
         p["practice"] += r["phase"] == "practice"
-        p["answers"].append(None if absent(r["key_press"]) else chr(int(r["key_press"])).lower())
+        if "key_press" in r:      # jsPsych 6.0: the key code (70), by hand its letter
+            p["answers"].append(None if absent(r["key_press"]) else chr(int(r["key_press"])).lower())
+        else:                     # jsPsych 7: the key itself
+            p["answers"].append(None if absent(r["response"]) else r["response"])
         p["correct"] += str(r["correct"]).lower() == "true"
         if not absent(r["rt"]):
             p["rts"].append(float(r["rt"]))
@@ -58,7 +63,7 @@ def hand(name: str) -> dict[str, dict]:
 
 
 def mine(name: str) -> dict[str, dict]:
-    path = V6 / name
+    path = CORPUS / name
     result = read_jspsych([path], None)
     assert len(result.trials) + len(result.excluded) == result.rows_read[str(path)] == len(records(name))
     out: dict[str, dict] = {}
@@ -72,9 +77,9 @@ def mine(name: str) -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("name", FILES)
-def test_each_way_of_storing_a_jspsych6_run_equals_the_hand_count(name):
+def test_each_way_of_storing_a_jspsych_6_or_7_run_equals_the_hand_count(name):
     want = hand(name)
-    assert all(p["trials"] == 10 and p["practice"] == 2 for p in want.values())
+    assert all(p["trials"] == (10 if name.startswith("v6") else 14) and p["practice"] == 2 for p in want.values())
     got = mine(name)
     assert got.keys() == want.keys()
     for pid, w in want.items():
@@ -93,7 +98,7 @@ def test_a_timed_out_judgment_and_the_expected_key_are_key_names():
 def test_refusals_of_json_name_records(tmp_path):
     from participants.imports.records import ImportInputError
 
-    recs = records("v6_s01.json")
+    recs = records("v6/v6_s01.json")
     recs[4]["trial_index"] = 1                                               # out of order: record 5
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(recs), encoding="utf-8")
@@ -106,6 +111,6 @@ def test_refusals_of_json_name_records(tmp_path):
 
 def test_a_full_import_of_jspsych6_runs_with_the_defaults(tmp_path):
     report = import_study("jspsych", [V6 / "v6_s01.json", V6 / "v6_s02_double.json"], None, tmp_path / "s")
-    want = {**hand("v6_s01.json"), **hand("v6_s02_double.json")}
+    want = {**hand("v6/v6_s01.json"), **hand("v6/v6_s02_double.json")}
     assert report.trials == sum(w["trials"] for w in want.values()) and report.practice_trials == 4
     assert report.task == "judgment" and report.people == 2 and report.accounted
