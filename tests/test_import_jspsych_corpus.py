@@ -1,8 +1,9 @@
 """`twinlab import jspsych` with its defaults on what the real jsPsych 6.0.4 and 7.3.4 wrote in Chromium
 (tests/data/imports/jspsych_corpus, PROVENANCE.md): jsPsych 6's `key_press` key codes, `button_pressed`, `responses`
 JSON strings, jsPsych 7's `response`, and the ways labs store a run (`.csv()`, `.json()`, double-encoded JSON, JATOS
-component results one per line and concatenated). Each expected number is a hand count made here with csv/json: the records
-with an `item`, their `phase`, the key code as its letter, the study's own `correct`, the mean of the non-null `rt`.
+component results one per line and concatenated). Each expected number is a hand count made here with csv/json:
+the records with an `item`, their `phase`, the key code as its letter, the study's own `correct`, the mean of the
+non-null `rt`.
 """
 from __future__ import annotations
 
