@@ -152,3 +152,19 @@ def test_a_mapped_trial_loop_and_a_bad_value(tmp_path):
     (e,) = [e for e in r.excluded if e.bad]
     assert e.line == line + 2 and "-2.08" in e.reason and len(r.trials) + len(r.excluded) == len(df)
 
+
+
+def test_a_slider_answer_states_a_rating_with_its_own_rt():
+    """A map naming a Slider's `.response` and its loop: rating trials, the slider's own `.rt` (hand: pandas)."""
+    from participants.imports.mapping import mapping_from_dict
+    from participants.imports.psychopy import default_mapping
+
+    f = NESTED[0]
+    df = table(f)
+    q = df[df["questionnaire.thisN"] != ""]
+    m = mapping_from_dict({"response": "q_slider.response", "loops": ["questionnaire"], "item": "q_id",
+                           "stimulus": "statement"}, default_mapping())
+    r = read_psychopy([f], m)
+    assert [(t.task, t.item, t.response) for t in r.trials] == [("rating", i, v) for i, v in
+                                                               zip(q["q_id"], q["q_slider.response"], strict=True)]
+    assert [t.rt_ms for t in r.trials] == pytest.approx([float(x) * 1000 for x in q["q_slider.rt"]])

@@ -18,12 +18,15 @@ cell of a trial is kept in `extra`.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
+from participants.imports.kinds import tool_kinds
 from participants.imports.psychopy_loops import (
     ANSWER_SUFFIXES,
     LoopMap,
     answer_columns,
+    component_kind,
     component_of,
     is_practice_loop,
     loop_names,
@@ -70,8 +73,9 @@ def effective_mapping(header: list[str], mapping: Mapping | None, table: SourceT
         for f in _FIELDS:
             if getattr(mapping, f) == getattr(d, f) and getattr(mapping, f) not in header:
                 changes[f] = getattr(inferred, f)
-        if "response" in changes and found:
-            changes.update(_component_fields(header, found, keep=mapping, default=d))
+        answer = mapping.response if mapping.response != d.response else changes.get("response", mapping.response)
+        if answer and component_of(answer):   # the answer's own .corr and .rt, where the map names none
+            changes.update(_component_fields(header, answer, keep=mapping, default=d))
         return dataclasses.replace(mapping, **changes)
     rows = _answered_loop_rows(table, found) if table is not None and found else []
     for fld in ("participant", "session", "item", "condition", "stimulus", "expected", "feedback"):
@@ -262,12 +266,16 @@ def _trial(table: SourceTable, line: int, row: dict[str, str], loop: str, m: Map
 
     practice = (row.get(m.practice, "") in m.practice_values) if m.practice else _practice_loop(loop, m)
     response = _cell(row, m.response)
+    kind = component_kind(m.response)
+    if kind == "slider" and response is not None and re.fullmatch(r"-?[0-9]+\.0", response.strip()):
+        response = response.strip()[:-2]   # a Slider's float (5.0) is the point 5; 5.5 stays (a rating refuses it)
     return SourceTrial(
         tool=TOOL, source_file=str(table.path), line=line,
         participant=(_cell(row, m.participant) or "").strip(), session=(_cell(row, m.session) or "").strip(),
         order=order, phase="practice" if practice else "test",
         item=_cell(row, m.item), condition=_cell(row, m.condition),
-        factors={k: row.get(c, "") for k, c in m.factors.items()}, task=m.task, stimulus=_cell(row, m.stimulus),
+        factors={k: row.get(c, "") for k, c in m.factors.items()}, task=tool_kinds(TOOL).get(kind or ""),
+        stimulus=_cell(row, m.stimulus),
         response=None if response in NO_RESPONSE else response, expected=_cell(row, m.expected),
         correct=bool_cell(table, line, row, m.correct), rt_ms=rt_ms(table, line, row, m.rt, m.rt_unit),
         feedback=_cell(row, m.feedback), extra={**{k: v for k, v in row.items() if v != ""}, "psychopy.loop": loop})

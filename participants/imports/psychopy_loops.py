@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from participants.imports.source_csv import SourceTable
 
 LOOP_COLUMN = re.compile(r"^(.+)\.thisN$")
-# what each kind of Builder component writes as its answer, in order of preference
+# what each kind of Builder component writes as its answer, in order of preference, and the component it is
 ANSWER_SUFFIXES = (".keys", ".response", ".clicked_name", ".text")
+COMPONENT_KINDS = {".keys": "keyboard", ".response": "slider", ".clicked_name": "mouse", ".text": "textbox"}
 # one rule for practice loops, by the names Builder studies give them: practice, practice_trials, prac_block,
 # PracticeLoop, training, train_trials (a word of the name starting with "prac" or "train")
 PRACTICE_RULE = "a loop with a word of its name starting with prac or train (practice, practice_trials, training)"
@@ -105,6 +106,11 @@ def pick_answer(found: list[AnswerColumn]) -> str | None:
         return None
     usual = [a for a in found if a.share >= 0.5] or found
     return min(usual, key=lambda a: (-a.rows, a.position)).column
+
+
+def component_kind(column: str | None) -> str | None:
+    """`q_slider.response` -> "slider" (what kinds' `tool_hints` name for psychopy); None for another column."""
+    return next((k for suffix, k in COMPONENT_KINDS.items() if column and column.endswith(suffix)), None)
 
 
 def component_of(column: str) -> str | None:
