@@ -115,3 +115,13 @@ def test_a_full_import_of_jspsych6_runs_with_the_defaults(tmp_path):
     want = {**hand("v6/v6_s01.json"), **hand("v6/v6_s02_double.json")}
     assert report.trials == sum(w["trials"] for w in want.values()) and report.practice_trials == 4
     assert report.task == "judgment" and report.people == 2 and report.accounted
+
+
+def test_jatos_lines_each_double_encoded_give_the_same_trials(tmp_path):
+    """A JATOS file whose every component result was stored as a JSON string of its array."""
+    lines = (V6 / "v6_jatos_lines.txt").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "double_lines.txt"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    plain, double = read_jspsych([V6 / "v6_jatos_lines.txt"], None), read_jspsych([path], None)
+    assert [(t.participant, t.item, t.response, t.rt_ms) for t in double.trials] == \
+        [(t.participant, t.item, t.response, t.rt_ms) for t in plain.trials]
