@@ -168,3 +168,16 @@ def test_a_slider_answer_states_a_rating_with_its_own_rt():
     assert [(t.task, t.item, t.response) for t in r.trials] == [("rating", i, v) for i, v in
                                                                zip(q["q_id"], q["q_slider.response"], strict=True)]
     assert [t.rt_ms for t in r.trials] == pytest.approx([float(x) * 1000 for x in q["q_slider.rt"]])
+
+
+def test_a_press_space_to_start_key_on_every_trial_is_not_the_answer(tmp_path):
+    """A routine before each trial ended by a `start_key` (space, on every row, first in the header): the
+    answer is still the scored keyboard that varies."""
+    f = NESTED[1]
+    df = table(f)
+    loop_rows = (df["training.thisN"] != "") | (df["trials.thisN"] != "")
+    df.insert(0, "start_key.keys", ["space" if x else "" for x in loop_rows])
+    path = tmp_path / f.name
+    df.to_csv(path, index=False)
+    r = read_psychopy([path], None)
+    assert len(r.trials) == loop_rows.sum() and any("hold ld_resp.keys" in n for n in r.notes)

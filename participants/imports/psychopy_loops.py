@@ -72,6 +72,8 @@ class AnswerColumn:
     rows: int        # loop rows with a value in it
     loop_rows: int   # rows of the loops those rows belong to (the answer's share of its loops' rows: rows/loop_rows)
     position: int    # the column's place in the header (the routine shown first comes first)
+    distinct: int    # distinct values (a "press space to go on" key has one)
+    scored: bool     # the component scores its answer (a `C.corr` column): the study's correct answer
 
     @property
     def share(self) -> float:
@@ -85,6 +87,7 @@ def answer_columns(table: SourceTable, lm: LoopMap) -> list[AnswerColumn]:
     cols = [h for h in table.header if h.endswith(ANSWER_SUFFIXES) and not h.startswith(prefixes)]
     counts: Counter[str] = Counter()
     loops_of: dict[str, set[str]] = {c: set() for c in cols}
+    values: dict[str, set[str]] = {c: set() for c in cols}
     own_rows: Counter[str | None] = Counter(lm.inner.values())
     for line, row in table.rows:
         loop = lm.inner[line]
@@ -94,18 +97,20 @@ def answer_columns(table: SourceTable, lm: LoopMap) -> list[AnswerColumn]:
             if row.get(c, "").strip() != "":
                 counts[c] += 1
                 loops_of[c].add(loop)
-    return [AnswerColumn(c, counts[c], sum(own_rows[lp] for lp in loops_of[c]), table.header.index(c))
+                values[c].add(row[c].strip())
+    return [AnswerColumn(c, counts[c], sum(own_rows[lp] for lp in loops_of[c]), table.header.index(c),
+                         len(values[c] - {"None"}), f"{component_of(c)}.corr" in table.header)
             for c in cols if counts[c]]
 
 
 def pick_answer(found: list[AnswerColumn]) -> str | None:
     """The study's answer: of the answer columns filled on at least half of their loops' rows (a trial asks for
-    an answer; a catch-detection key pressed now and then is not the task's), the one on the most rows, the
-    first in the header on a tie; without any such, the one on the most rows. None when no loop row has one."""
+    an answer; a catch-detection key pressed now and then is not the task's), one with more than one value (not
+    a "press space to start the trial" key), then one the component scores (`C.corr`), then the one on the most
+    rows, the first in the header on a tie. None when no loop row holds one."""
     if not found:
         return None
-    usual = [a for a in found if a.share >= 0.5] or found
-    return min(usual, key=lambda a: (-a.rows, a.position)).column
+    return min(found, key=lambda a: (a.share < 0.5, a.distinct < 2, not a.scored, -a.rows, a.position)).column
 
 
 def component_kind(column: str | None) -> str | None:
