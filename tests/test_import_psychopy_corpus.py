@@ -181,3 +181,20 @@ def test_a_press_space_to_start_key_on_every_trial_is_not_the_answer(tmp_path):
     df.to_csv(path, index=False)
     r = read_psychopy([path], None)
     assert len(r.trials) == loop_rows.sum() and any("hold ld_resp.keys" in n for n in r.notes)
+
+
+def test_the_lexical_decision_with_its_authors_map_imports_whole(tmp_path):
+    """The map its author would write (the study's own practice column; the word as the item: its item_nr
+    numbers practice and test words alike): sessions, accuracy and RT equal the hand count."""
+    (f,) = EXPRA
+    want = hand(f, {"practice_trials": "practice", "trials": "test"}, "stim_resp")
+    m = {"item": "text", "response": "stim_resp.keys", "correct": "stim_resp.corr", "rt": "stim_resp.rt",
+         "expected": "corr_ans", "practice": "is_practice_trial", "practice_values": ["True"]}
+    report = import_study("psychopy", [f], m, tmp_path / "s")
+    assert (report.trials, report.practice_trials, report.people) == (want["trials"], want["practice"], 1)
+    rows = pd.read_csv(next((tmp_path / "s" / "data").glob("*_data.csv")), dtype=str, keep_default_na=False)
+    for role, phase in (("practice", "practice"), ("test", "test")):
+        got = rows[rows["role"] == role]
+        assert (got["correct"] == "True").mean() == pytest.approx(want["accuracy"][phase]), role
+    rts = pd.to_numeric(rows["rt_ms"], errors="coerce")
+    assert rts.mean() == pytest.approx(want["mean_rt"], abs=1e-3)
