@@ -198,3 +198,19 @@ def test_the_lexical_decision_with_its_authors_map_imports_whole(tmp_path):
         assert (got["correct"] == "True").mean() == pytest.approx(want["accuracy"][phase]), role
     rts = pd.to_numeric(rows["rt_ms"], errors="coerce")
     assert rts.mean() == pytest.approx(want["mean_rt"], abs=1e-3)
+
+
+def test_a_practice_loop_whose_keyboard_has_another_name(tmp_path):
+    """Practice with its own keyboard `prac_resp` (a copied routine), test with `ld_resp`: both imported, each
+    with its own answer, accuracy and RT equal to the hand count of the original."""
+    f = NESTED[1]
+    df = table(f)
+    want = hand(f, {"training": "practice", "trials": "test"}, "ld_resp")
+    practice = df["training.thisN"] != ""
+    for part in ("keys", "corr", "rt", "duration"):
+        df.insert(df.columns.get_loc(f"ld_resp.{part}"), f"prac_resp.{part}", df[f"ld_resp.{part}"].where(practice, ""))
+        df.loc[practice, f"ld_resp.{part}"] = ""
+    path = tmp_path / f.name
+    df.to_csv(path, index=False)
+    same(reader(path), want)
+    assert any("training's answer: prac_resp.keys" in n for n in read_psychopy([path], None).notes)

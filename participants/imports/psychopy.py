@@ -117,7 +117,7 @@ def read_psychopy(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         _check_builder(table)
         m = effective_mapping(table.header, mapping, table)
         require_columns(table, {k: v for k, v in _columns(m).items() if v})
-        _read_file(table, m, result)
+        _read_file(table, m, result, found=mapping is None)
         result.notes += [f"{table.path.name}: {where}: markup kept as text" for where in table.markup]
     return result
 
@@ -166,17 +166,33 @@ def _trial_loops(table: SourceTable, lm: LoopMap, m: Mapping) -> list[str]:
     return found
 
 
-def _read_file(table: SourceTable, m: Mapping, result: ReadResult) -> None:
+def _practice_answers(table: SourceTable, lm: LoopMap, trial_set: set[str], m: Mapping) -> dict[str, Mapping]:
+    """Practice loops (by name) whose rows hold another component's answer than the test's (a copied routine's
+    `key_resp_2`): loop -> the mapping with that component's answer, `.corr` and `.rt` (defaults only)."""
+    out: dict[str, Mapping] = {}
+    for lp in lm.loops:
+        if lp in trial_set or not _practice_loop(lp, m) or any(lm.encloses(lp, o) for o in lm.loops):
+            continue   # an outer loop's own row (training_block's "train again?" key) is not a practice trial
+        answer = pick_answer([a for a in answer_columns(table, lm, {lp}) if a.share >= 0.5])
+        if answer:
+            out[lp] = dataclasses.replace(m, **_component_fields(table.header, answer, keep=None, default=m))
+    return out
+
+
+def _read_file(table: SourceTable, m: Mapping, result: ReadResult, found: bool = False) -> None:
     name = str(table.path)
     lm = map_loops(table)
     trial_set = set(_trial_loops(table, lm, m))
+    own = _practice_answers(table, lm, trial_set, m) if found and not m.loops else {}
+    trial_set |= set(own)
     result.rows_read[name] = len(table.rows)
     versions = {r.get("psychopyVersion", "") for _, r in table.rows} - {""}
     result.tool_version[name] = sorted(versions)[0] if len(versions) == 1 else ", ".join(sorted(versions))
     result.notes.append(f"{table.path.name}: trials: the rows of the loop(s) {', '.join(sorted(trial_set))} "
                         + ("(loops: in --map)" if m.loops else f"(their rows hold {m.response})") + "; practice: "
                         + (f"{m.practice} in {', '.join(m.practice_values)}" if m.practice else
-                           ", ".join(sorted(lp for lp in trial_set if _practice_loop(lp, m))) or "none"))
+                           ", ".join(sorted(lp for lp in trial_set if _practice_loop(lp, m))) or "none")
+                        + "".join(f"; {lp}'s answer: {pm.response}" for lp, pm in own.items()))
     last_n: dict[str, int] = {}
     who: tuple[str, str] | None = None
     order = 0
@@ -193,11 +209,12 @@ def _read_file(table: SourceTable, m: Mapping, result: ReadResult) -> None:
         if loop not in trial_set:
             result.excluded.append(Excluded(name, line, _not_trial_loop(lm, loop, trial_set, m)))
             continue
-        bad = _bad_value(table, line, row, m)
+        loop_m = own.get(loop, m)
+        bad = _bad_value(table, line, row, loop_m)
         if bad:
             result.excluded.append(Excluded(name, line, bad, bad=True))
             continue
-        trial = _trial(table, line, row, loop, m, order)
+        trial = _trial(table, line, row, loop, loop_m, order)
         if who is None:
             who = (trial.participant, trial.session)
         elif (trial.participant, trial.session) != who:

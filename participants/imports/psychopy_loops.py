@@ -80,9 +80,10 @@ class AnswerColumn:
         return self.rows / self.loop_rows if self.loop_rows else 0.0
 
 
-def answer_columns(table: SourceTable, lm: LoopMap) -> list[AnswerColumn]:
+def answer_columns(table: SourceTable, lm: LoopMap, only: set[str] | None = None) -> list[AnswerColumn]:
     """Each component's answer column (`C.keys`, `C.response`, ...) that loop rows carry (not the loop-prefixed
-    copies `trials.C.keys` newer versions add, nor rows outside every loop: instructions, forms)."""
+    copies `trials.C.keys` newer versions add, nor rows outside every loop: instructions, forms); `only`: the
+    rows of these loops alone."""
     prefixes = tuple(f"{lp}." for lp in lm.loops)
     cols = [h for h in table.header if h.endswith(ANSWER_SUFFIXES) and not h.startswith(prefixes)]
     counts: Counter[str] = Counter()
@@ -91,7 +92,7 @@ def answer_columns(table: SourceTable, lm: LoopMap) -> list[AnswerColumn]:
     own_rows: Counter[str | None] = Counter(lm.inner.values())
     for line, row in table.rows:
         loop = lm.inner[line]
-        if loop is None:
+        if loop is None or (only is not None and loop not in only):
             continue
         for c in cols:
             if row.get(c, "").strip() != "":
