@@ -61,10 +61,10 @@ def default_mapping() -> Mapping:
 
 
 def effective_mapping(header: list[str], mapping: Mapping | None, table: SourceTable | None = None) -> Mapping:
-    """The mapping for one file. Without one: each field's first candidate column the file has, and as the
-    answer the component whose answer column the most loop rows carry (with its `.corr` and `.rt`). With one: as
-    given, a field left at its default that the file lacks taken as without one (require_columns checks the
-    rest). Without `table` (the header alone) the answer is `key_resp` or none."""
+    """The mapping for one file. Without one: the answer found from the rows (psychopy_loops.pick_answer) with its
+    `.corr` and `.rt`, and each other field's first candidate column the trials fill. With one: as given, a field
+    left at its default that the file lacks taken as without one, a mapped answer with its own `.corr` and `.rt`
+    (require_columns checks the rest). Without `table` (the header alone) the answer is `key_resp` or none."""
     d = default_mapping()
     found = pick_answer(answer_columns(table, map_loops(table))) if table is not None else None
     changes: dict[str, str | None] = {}
