@@ -76,6 +76,7 @@ def read_jspsych(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         columns, recs, unit = load_records(path, text)
         m = infer_mapping(columns, recs) if mapping is None else over_defaults(mapping, columns, recs)
         check_mapping(path, columns, m)
+        result.mappings[str(path)] = m
         result.rows_read[str(path)] = len(recs)
         result.tool_version[str(path)] = stated_version(recs)
         people = participants(path, recs, m, unit)

@@ -117,6 +117,7 @@ def read_psychopy(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         _check_builder(table)
         m = effective_mapping(table.header, mapping, table)
         require_columns(table, {k: v for k, v in _columns(m).items() if v})
+        result.mappings[str(table.path)] = m
         _read_file(table, m, result, found=mapping is None)
         result.notes += [f"{table.path.name}: {where}: markup kept as text" for where in table.markup]
     return result

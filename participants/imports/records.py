@@ -111,5 +111,7 @@ class ReadResult:
     excluded: list[Excluded] = field(default_factory=list)
     rows_read: dict[str, int] = field(default_factory=dict)     # file -> data rows/records read
     tool_version: dict[str, str] = field(default_factory=dict)  # file -> version the file states ("" unknown)
-    notes: list[str] = field(default_factory=list)              # what the import states about the files (e.g.
-                                                                # "f.csv: line 4, column 2 (stimulus): markup kept as text")
+    # what the import states about the files (e.g. "f.csv: line 4, column 2 (stimulus): markup kept as text")
+    notes: list[str] = field(default_factory=list)
+    mappings: dict[str, Mapping] = field(default_factory=dict)  # file -> the mapping as the reader applied it to
+                                                                # that file (defaults made concrete), where it says
