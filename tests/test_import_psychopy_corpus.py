@@ -214,3 +214,23 @@ def test_a_practice_loop_whose_keyboard_has_another_name(tmp_path):
     df.to_csv(path, index=False)
     same(reader(path), want)
     assert any("training's answer: prac_resp.keys" in n for n in read_psychopy([path], None).notes)
+
+
+def test_the_psyexp_and_conditions_files_given_with_the_data(tmp_path):
+    """The whole experiment folder and its .psyexp: the conditions files the study names are not read as results,
+    the correct answer is the column the study scores its keyboard against, and a data file of another study
+    (loops the .psyexp lacks) is refused."""
+    folder = CORPUS / "expra_lexical_decision"
+    psyexp = folder / "study" / "demo_experiment.psyexp"
+    files = sorted(p for p in folder.rglob("*.csv"))
+    assert len(files) == 3                                        # the data file and the two conditions files
+    r = read_psychopy([*files, psyexp], None)
+    assert list(r.rows_read) == [str(EXPRA[0])] and len(r.trials) == 310
+    assert sum("a conditions file of the study" in n for n in r.notes) == 2
+    assert r.mappings[str(EXPRA[0])].expected == "corr_ans" and "stim_resp scored against corr_ans" in r.notes[0]
+    with pytest.raises(ImportInputError, match="not all loops of the study given"):
+        read_psychopy([NESTED[0], psyexp], None)
+    bad = tmp_path / "broken.psyexp"
+    bad.write_text("<PsychoPy2experiment><Routines>", encoding="utf-8")
+    with pytest.raises(ImportInputError, match="broken.psyexp: line 1: not a Builder .psyexp"):
+        read_psychopy([EXPRA[0], bad], None)

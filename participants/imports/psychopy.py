@@ -34,6 +34,8 @@ from participants.imports.psychopy_loops import (
     pick_answer,
     trial_loops,
 )
+from participants.imports.psychopy_psyexp import SUFFIX as PSYEXP
+from participants.imports.psychopy_psyexp import BuilderStudy, read_psyexp
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 from participants.imports.source_csv import SourceTable, read_source_table, require_columns
 
@@ -112,15 +114,44 @@ def read_psychopy(paths: list[Path], mapping: Mapping | None) -> ReadResult:
     """Every file's trials and excluded rows (ImportInputError for a file that is not Builder's, breaks the
     mapping, or whose answers cannot be found: naming the file, line and column)."""
     result = ReadResult()
-    for path in paths:
-        table = read_source_table(Path(path), "PsychoPy CSV")
+    studies = [read_psyexp(Path(p)) for p in paths if Path(p).suffix.lower() == PSYEXP]
+    conditions = {name for s in studies for name in s.conditions_files}
+    for s in studies:
+        result.notes.append(f"{s.path.name}: the study's loops: {', '.join(s.loops) or 'none'}"
+                            + "".join(f"; {c} scored against {col}" for c, col in s.scored.items()))
+    data = [Path(p) for p in paths if Path(p).suffix.lower() != PSYEXP]
+    for path in data:
+        if path.name in conditions:   # the study's own conditions file, given in its experiment folder
+            result.notes.append(f"{path.name}: a conditions file of the study (.psyexp), not results: not read")
+            continue
+        table = read_source_table(path, "PsychoPy CSV")
         _check_builder(table)
         m = effective_mapping(table.header, mapping, table)
+        if studies:
+            m = _with_study(table, m, mapping, studies)
         require_columns(table, {k: v for k, v in _columns(m).items() if v})
         result.mappings[str(table.path)] = m
         _read_file(table, m, result, found=mapping is None)
         result.notes += [f"{table.path.name}: {where}: markup kept as text" for where in table.markup]
+    if not result.rows_read:
+        raise ImportInputError(f"no PsychoPy data files among {', '.join(str(p) for p in paths)} (only the "
+                               "study's .psyexp and conditions files)")
     return result
+
+
+def _with_study(table: SourceTable, m: Mapping, mapping: Mapping | None, studies: list[BuilderStudy]) -> Mapping:
+    """The data file must be of a given study (its loops are the study's loops); without a map, the answer's
+    correct-answer column is the one its keyboard is scored against in the study (`correctAns` `$column`)."""
+    loops = set(loop_names(table.header))
+    study = next((s for s in studies if loops <= set(s.loops)), None)
+    if study is None:
+        names = ", ".join(f"{s.path.name} ({', '.join(s.loops)})" for s in studies)
+        raise ImportInputError(f"{table.path}: line 1: its loops {', '.join(sorted(loops))} are not all loops of the "
+                               f"study given ({names}): a data file of another study, or another version of it?")
+    column = study.scored.get(component_of(m.response or "") or "")
+    if mapping is None and column and column in table.header:
+        return dataclasses.replace(m, expected=column)
+    return m
 
 
 def _columns(m: Mapping) -> dict[str, str | None]:
