@@ -105,6 +105,9 @@ def test_refusals_of_json_name_records(tmp_path):
     path.write_text(json.dumps(recs), encoding="utf-8")
     with pytest.raises(ImportInputError, match="record 5"):
         read_jspsych([path], None)
+    path.write_text(json.dumps(recs[:3] + [7]), encoding="utf-8")
+    with pytest.raises(ImportInputError, match="record 4: not a trial object"):
+        read_jspsych([path], None)
     path.write_text(json.dumps("[{\"trial_index\": 0"), encoding="utf-8")             # a torn double-encoded file
     with pytest.raises(ImportInputError, match="line 1: a JSON string that is not JSON itself"):
         read_jspsych([path], None)
@@ -125,3 +128,19 @@ def test_jatos_lines_each_double_encoded_give_the_same_trials(tmp_path):
     plain, double = read_jspsych([V6 / "v6_jatos_lines.txt"], None), read_jspsych([path], None)
     assert [(t.participant, t.item, t.response, t.rt_ms) for t in double.trials] == \
         [(t.participant, t.item, t.response, t.rt_ms) for t in plain.trials]
+
+
+def test_a_button_study_answers_in_button_pressed(tmp_path):
+    """jsPsych 6 stores a button's index in `button_pressed` and keys in `key_press`: a study whose items are on
+    its html-button-response screens is answered by the button (the field its trials fill), not by key_press."""
+    recs = records("v6/v6_s01.json")
+    for r in recs:
+        if r.get("trial_type") == "html-button-response":
+            r["item"], r["phase"] = "b1", "test"
+        elif "item" in r:
+            r["item"] = None
+    path = tmp_path / "buttons.json"
+    path.write_text(json.dumps(recs), encoding="utf-8")
+    result = read_jspsych([path], None)
+    want = [str(r["button_pressed"]) for r in recs if r.get("item") == "b1"]
+    assert [t.response for t in result.trials] == want == ["0"]

@@ -169,10 +169,13 @@ def _json_records(path: Path, text: str) -> tuple[list[str], list[_Rec]]:
                                    f"{exc.colno})") from None
         arrays.append(_array(path, line, value))
     columns: dict[str, None] = {}
+    number = 0
     for array in arrays:
         for rec in array:
+            number += 1
             if not isinstance(rec, dict):
-                raise ImportInputError(f"{path}: an array element is not a trial object: {str(rec)[:60]!r}")
+                raise ImportInputError(f"{where(path, number, unit='record')}: not a trial object (jsPsych writes one "
+                                       f"{{...}} per trial): {str(rec)[:60]!r}")
             columns.update(dict.fromkeys(rec))
     _require_jspsych(path, list(columns))
     recs, n = [], 0
