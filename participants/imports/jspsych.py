@@ -144,7 +144,7 @@ def _csv_records(path: Path, text: str) -> tuple[list[str], list[_Rec]]:
         if len(row) != len(header):
             torn = " (a torn last line?)" if reader.line_num >= last else ""
             raise ImportInputError(f"{where(path, start)}: {len(row)} fields, the header has {len(header)}{torn}")
-        recs.append(_Rec(start, dict(zip(header, row)), False))
+        recs.append(_Rec(start, dict(zip(header, row, strict=True)), False))
     return header, recs
 
 
