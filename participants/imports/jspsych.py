@@ -1,11 +1,16 @@
-"""Reader of jsPsych data as jsPsych writes it: `jsPsych.data.get().csv()` / `.json()`, and JATOS result files
-(one `.json()` array per component, several concatenated in one file, one per line).
+"""Reader of jsPsych data as jsPsych writes it: `jsPsych.data.get().csv()` / `.json()` (also saved double-encoded,
+a JSON string holding the array), and JATOS result files (one `.json()` array per component, several in one file,
+one per line or concatenated). Checked on files jsPsych 6.0.4, 7.3.4 and 8.3.0 wrote (tests/data/imports/jspsych*):
+jsPsych 6.0-6.2 store a key as its key code (`key_press`: jspsych_keys.py names it), a button as `button_pressed`,
+survey answers as a JSON string in `responses`; 6.3 and later store `response`.
 
 jsPsych writes one row per screen (fixation, stimulus, feedback, questionnaire): the trial is the row that has
 the study's `item` data field (or, in a study without one, the row with a response), and item, condition and the
 correct response come from that row's data fields; every other row is an `Excluded` with its reason, so every
 row is accounted for. A `feedback` of the form `next.FIELD` takes FIELD of the screen right after the trial (the
-feedback screen) when it is not the screen that comes before every trial (a fixation).
+feedback screen) when it is not the screen that comes before every trial (a fixation). A trial whose own value is
+broken (an `rt` below 0 or not a number, a `correct` neither true nor false) is an `Excluded` marked bad, never a
+refused file.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ A trial is a row whose innermost loop is a trial loop: a loop named in the mappi
 own rows carry the answer (psychopy_loops.py: the answer component found from the data, any name). Every other
 row is excluded with its reason (outside every loop, an outer loop's end-of-iteration row, a loop without the
 answer, blank); a trial whose own value is broken (a negative RT) is excluded as a bad trial. Every original
-cell of a trial is kept in `extra`.
+cell of a trial is kept in `extra`. The study's `.psyexp`, given with the data, is read too (psychopy_psyexp.py).
 """
 from __future__ import annotations
 
