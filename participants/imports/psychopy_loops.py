@@ -22,12 +22,12 @@ ANSWER_SUFFIXES = (".keys", ".response", ".clicked_name", ".text")
 COMPONENT_KINDS = {".keys": "keyboard", ".response": "slider", ".clicked_name": "mouse", ".text": "textbox"}
 # one rule for practice loops, by the names Builder studies give them: practice, practice_trials, prac_block,
 # PracticeLoop, training, train_trials (a word of the name starting with "prac" or "train")
-PRACTICE_RULE = "a loop with a word of its name starting with prac or train (practice, practice_trials, training)"
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def is_practice_loop(name: str) -> bool:
-    """True for a loop named as practice by the study's own conventions (PRACTICE_RULE)."""
+    """True for a loop named as practice by the study's own conventions (a word of its name starts with prac or
+    train: `practice_trials`, `PracLoop`, `training`; not `trials`, `constraint_trials`)."""
     return any(w.lower().startswith(("prac", "train")) for w in _WORDS.findall(name))
 
 
