@@ -234,3 +234,12 @@ def test_the_psyexp_and_conditions_files_given_with_the_data(tmp_path):
     bad.write_text("<PsychoPy2experiment><Routines>", encoding="utf-8")
     with pytest.raises(ImportInputError, match="broken.psyexp: line 1: not a Builder .psyexp"):
         read_psychopy([EXPRA[0], bad], None)
+
+
+@pytest.mark.parametrize("name, practice", [("practice", True), ("practice_trials", True), ("PracLoop", True),
+                                            ("training", True), ("block_prac", True), ("trials", False),
+                                            ("constraint_trials", False), ("mainTrials", False)])
+def test_the_one_practice_rule_for_loop_names(name, practice):
+    from participants.imports.psychopy_loops import is_practice_loop
+
+    assert is_practice_loop(name) is practice
