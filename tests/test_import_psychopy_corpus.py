@@ -19,6 +19,7 @@ CORPUS = Path(__file__).parent / "data" / "imports" / "psychopy_corpus"
 EXPRA = sorted((CORPUS / "expra_lexical_decision" / "data").glob("*.csv"))
 BEAT = sorted((CORPUS / "beat_grammar_pavlovia" / "data").glob("*.csv"))
 NESTED = sorted((CORPUS / "nested_lexical_decision" / "data").glob("*.csv"))
+NESTED_190 = sorted((CORPUS / "nested_lexical_decision_190" / "data").glob("*.csv"))   # PsychoPy 1.90.3's own
 
 
 def table(path: Path) -> pd.DataFrame:
@@ -72,6 +73,10 @@ def test_the_corpus_is_the_tools_own_files():
     assert {v for f in BEAT for v in versions[f.name]} == {"2022.2.4", "2022.2.5"}
     assert all("OS" in table(f) and ".ran" in " ".join(table(f)) for f in BEAT)   # what PsychoJS writes
     assert all(versions[f.name] == {"2026.2.5"} for f in NESTED)
+    for f in NESTED_190:                            # 1.90's Builder stored no psychopyVersion, its own date format
+        df = table(f)
+        assert "psychopyVersion" not in df and df["date"].str.fullmatch(r"\d{4}_[A-Z][a-z]{2}_\d{2}_\d{4}").all()
+        assert not any(c.startswith("trials.ld_resp") for c in df)          # no loop-prefixed copies before 2023
 
 
 def test_a_keyboard_not_named_key_resp_and_practice_trials_loop_with_the_defaults():
@@ -91,7 +96,8 @@ def test_the_test_loop_among_questionnaire_and_other_task_loops_with_the_default
 
 
 def test_nested_loops_outer_rows_repeats_questionnaire_and_another_task_are_not_trials():
-    for f in NESTED:
+    assert len(NESTED_190) == 2
+    for f in NESTED + NESTED_190:
         want = hand(f, {"training": "practice", "trials": "test"}, "ld_resp")
         df = table(f)
         same(reader(f), want)

@@ -16,8 +16,13 @@ The study (rows in the order Builder writes them):
 - `flanker_trials` (another task: 4 trials, keyboard `flanker_key`);
 - `end` outside every loop.
 
-    PYTHONPATH=$PWD .venv/bin/python tests/support/psychopy_nested_study.py OUT_DIR
+    PYTHONPATH=$PWD .venv/bin/python tests/support/psychopy_nested_study.py OUT_DIR [--legacy PSYCHOPY_1_90_DIR DEPS]
 (tests/data/imports/psychopy_corpus/nested_lexical_decision: the CSVs then go in its data/, see PROVENANCE.md)
+
+With `--legacy`, PsychoPy 1.90.3's own `psychopy.data` records the study instead (its source unpacked from PyPI's
+PsychoPy-1.90.3.zip, DEPS a folder with configobj, future and setuptools<70 for its imports): its `TrialHandler`,
+as 1.90's Builder used it (`loop.addData` writes unprefixed columns; an RT only when a key was pressed; the
+experiment info without `psychopyVersion`, which 1.90's Builder did not store).
 """
 from __future__ import annotations
 
@@ -64,6 +69,11 @@ def write_conditions(folder: Path) -> dict[str, Path]:
     return files
 
 
+def _read_conditions(path: str) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return [dict(row) for row in csv.DictReader(fh)]
+
+
 class Clock:
     """The routines' times, drawn: what Builder's globalClock would have read."""
 
@@ -82,7 +92,7 @@ class Clock:
 
 
 def keyboard_trial(exp, loop, clock: Clock, rng: random.Random, corr: str, accuracy: float, timeout: bool,
-                   comp: str = "ld_resp", keys: tuple[str, str] = ("f", "j")) -> None:
+                   comp: str = "ld_resp", keys: tuple[str, str] = ("f", "j"), legacy: bool = False) -> None:
     """A routine with a keyboard scored against `corr`, stored as Builder stores it (`loop.addData`)."""
     clock.routine(exp, "trial")
     exp.addData("fix.started", clock.t - 0.4)
@@ -97,20 +107,28 @@ def keyboard_trial(exp, loop, clock: Clock, rng: random.Random, corr: str, accur
     loop.addData(f"{comp}.corr", hit)
     if rt is not None:
         loop.addData(f"{comp}.rt", rt)
-        loop.addData(f"{comp}.duration", None)
+        if not legacy:   # 1.90's keyboard stored no duration
+            loop.addData(f"{comp}.duration", None)
 
 
-def run(pid: str, seed: int, passes: int, timeouts: tuple[int, ...], accuracy: float, study: Path, out: Path) -> Path:
+def run(pid: str, seed: int, passes: int, timeouts: tuple[int, ...], accuracy: float, study: Path, out: Path,
+        legacy: bool = False) -> Path:
     import psychopy
     from psychopy import data
 
     rng = random.Random(seed)
     expInfo = {"participant": pid, "session": "001", "date": data.getDateStr(), "expName": EXP,  # noqa: N806
                "psychopyVersion": psychopy.__version__, "frameRate": 60.0}
+    if legacy:
+        del expInfo["psychopyVersion"]
+    Loop = data.TrialHandler if legacy else data.TrialHandler2  # noqa: N806 (Builder's class of each version)
+    # 1.90's importConditions opens files in mode 'rU' and asks pandas for what pandas 3 refuses: the conditions
+    # (text columns only, as importConditions would return them) are read here for it
+    conditions = _read_conditions if legacy else data.importConditions
     stem = out / f"{pid}_{EXP}_{expInfo['date']}"
     thisExp = data.ExperimentHandler(name=EXP, version="", extraInfo=expInfo, runtimeInfo=None,  # noqa: N806
                                      originPath=str(Path(__file__)), savePickle=False, saveWideText=True,
-                                     dataFileName=str(stem), sortColumns="time")
+                                     dataFileName=str(stem), **({} if legacy else {"sortColumns": "time"}))
     clock = Clock(rng)
     clock.routine(thisExp, "intro")
     thisExp.addData("intro_key.keys", "space")
@@ -118,16 +136,16 @@ def run(pid: str, seed: int, passes: int, timeouts: tuple[int, ...], accuracy: f
     clock.stop(thisExp, "intro")
     thisExp.nextEntry()
 
-    training_block = data.TrialHandler2(name="training_block", nReps=3, method="sequential", extraInfo=expInfo,
+    training_block = Loop(name="training_block", nReps=3, method="sequential", extraInfo=expInfo,
                                         originPath=-1, trialList=[None], seed=None)
     thisExp.addLoop(training_block)
     done = 0
     for _ in training_block:
-        training = data.TrialHandler2(name="training", nReps=1, method="random", extraInfo=expInfo, originPath=-1,
-                                      trialList=data.importConditions(str(study / "training.csv")), seed=seed)
+        training = Loop(name="training", nReps=1, method="random", extraInfo=expInfo, originPath=-1,
+                                      trialList=conditions(str(study / "training.csv")), seed=seed)
         thisExp.addLoop(training)
         for this in training:
-            keyboard_trial(thisExp, training, clock, rng, this["corr_ans"], accuracy, False)
+            keyboard_trial(thisExp, training, clock, rng, this["corr_ans"], accuracy, False, legacy=legacy)
             clock.routine(thisExp, "feedback", 0.5, 0.5)
             clock.stop(thisExp, "feedback")
             thisExp.nextEntry()
@@ -141,16 +159,17 @@ def run(pid: str, seed: int, passes: int, timeouts: tuple[int, ...], accuracy: f
             training_block.finished = True
         thisExp.nextEntry()
 
-    blocks = data.TrialHandler2(name="blocks", nReps=1, method="sequential", extraInfo=expInfo, originPath=-1,
-                                trialList=data.importConditions(str(study / "blocks.csv")), seed=None)
+    blocks = Loop(name="blocks", nReps=1, method="sequential", extraInfo=expInfo, originPath=-1,
+                                trialList=conditions(str(study / "blocks.csv")), seed=None)
     thisExp.addLoop(blocks)
     n_test = 0
     for block in blocks:
-        trials = data.TrialHandler2(name="trials", nReps=1, method="random", extraInfo=expInfo, originPath=-1,
-                                    trialList=data.importConditions(str(study / block["block_file"])), seed=seed + 7)
+        trials = Loop(name="trials", nReps=1, method="random", extraInfo=expInfo, originPath=-1,
+                                    trialList=conditions(str(study / block["block_file"])), seed=seed + 7)
         thisExp.addLoop(trials)
         for this in trials:
-            keyboard_trial(thisExp, trials, clock, rng, this["corr_ans"], accuracy, n_test in timeouts)
+            keyboard_trial(thisExp, trials, clock, rng, this["corr_ans"], accuracy, n_test in timeouts,
+                           legacy=legacy)
             n_test += 1
             thisExp.nextEntry()
         clock.routine(thisExp, "break", 2.0, 6.0)
@@ -158,8 +177,8 @@ def run(pid: str, seed: int, passes: int, timeouts: tuple[int, ...], accuracy: f
         clock.stop(thisExp, "break")
         thisExp.nextEntry()
 
-    questionnaire = data.TrialHandler2(name="questionnaire", nReps=1, method="sequential", extraInfo=expInfo,
-                                       originPath=-1, trialList=data.importConditions(str(study / "questionnaire.csv")),
+    questionnaire = Loop(name="questionnaire", nReps=1, method="sequential", extraInfo=expInfo,
+                                       originPath=-1, trialList=conditions(str(study / "questionnaire.csv")),
                                        seed=None)
     thisExp.addLoop(questionnaire)
     for _ in questionnaire:
@@ -169,31 +188,41 @@ def run(pid: str, seed: int, passes: int, timeouts: tuple[int, ...], accuracy: f
         clock.stop(thisExp, "rate")
         thisExp.nextEntry()
 
-    flanker_trials = data.TrialHandler2(name="flanker_trials", nReps=1, method="sequential", extraInfo=expInfo,
-                                        originPath=-1, trialList=data.importConditions(str(study / "flanker.csv")),
+    flanker_trials = Loop(name="flanker_trials", nReps=1, method="sequential", extraInfo=expInfo,
+                                        originPath=-1, trialList=conditions(str(study / "flanker.csv")),
                                         seed=None)
     thisExp.addLoop(flanker_trials)
     for this in flanker_trials:
         keyboard_trial(thisExp, flanker_trials, clock, rng, this["flank_corr"], 0.9, False, comp="flanker_key",
-                       keys=("left", "right"))
+                       keys=("left", "right"), legacy=legacy)
         thisExp.nextEntry()
 
     clock.routine(thisExp, "end")
     clock.stop(thisExp, "end")
     thisExp.nextEntry()
-    thisExp.saveAsWideText(str(stem) + ".csv", delim="auto")
+    thisExp.saveAsWideText(str(stem) + ".csv", **({} if legacy else {"delim": "auto"}))   # as each Builder called it
     thisExp.abort()  # saved above: nothing more to write at exit
     return Path(str(stem) + ".csv")
 
 
 def main() -> int:
     out = Path(sys.argv[1])
+    legacy = len(sys.argv) > 2 and sys.argv[2] == "--legacy"
+    if legacy:   # PsychoPy 1.90.3's own modules first on the path (its source, its dependencies)
+        sys.path[:0] = [sys.argv[3], sys.argv[4]]
+        import numpy as np  # the numpy 1 names 1.90 calls, gone from numpy 2 (the same functions)
+
+        for old, new in (("product", np.prod), ("float", float), ("int", int), ("bool", bool), ("object", object),
+                         ("str", str), ("alltrue", np.all), ("sometrue", np.any)):
+            if old not in np.__dict__:
+                setattr(np, old, new)
+
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         study = Path(tmp)
         write_conditions(study)
         for pid, (seed, passes, timeouts, acc) in PEOPLE.items():
-            run(pid, seed, passes, timeouts, acc, study, out)
+            run(pid, seed, passes, timeouts, acc, study, out, legacy)
         (out / "conditions").mkdir(exist_ok=True)
         for f in study.glob("*.csv"):
             shutil.copy(f, out / "conditions" / f.name)
