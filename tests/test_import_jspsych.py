@@ -176,16 +176,28 @@ def test_refusals_name_file_line_and_field(tmp_path):
     assert "PsychoPy" in refused(tmp_path, "trials.thisN,key_resp.keys,psychopyVersion\r\n0,f,2024.2.4\r\n")
     pcibex = "# Results on Friday.\n# 1. Results reception time.\n1,abc,PennController\n"
     assert "not jsPsych data" in refused(tmp_path, pcibex, name="results.txt")
-    rows = csv_rows(DATA / "s01.csv")
-    rows[2]["rt"] = "fast"                                                  # file line 4
-    msg = refused(tmp_path, as_csv(rows))
-    assert "line 4" in msg and '"rt"' in msg and "fast" in msg
-    rows = csv_rows(DATA / "s01.csv")
-    rows[2]["correct"] = "maybe"
-    assert '"correct"' in refused(tmp_path, as_csv(rows))
     inter = lines[:5] + [line.replace('"s01"', '"s09"') for line in lines[5:]]
     msg = refused(tmp_path, "\r\n".join(inter))
     assert "interleaved" in msg and "line 6" in msg
+
+
+def bad_trials(tmp_path: Path, rows: list[dict[str, str]]) -> list:
+    path = tmp_path / "bad.csv"
+    path.write_text(as_csv(rows), encoding="utf-8", newline="")
+    result = read_jspsych([path], None)
+    assert len(result.trials) + len(result.excluded) == len(rows)   # every row still accounted for
+    return [e for e in result.excluded if e.bad]
+
+
+def test_a_trials_broken_value_excludes_that_trial_as_bad(tmp_path):
+    """A glitched value excludes its trial (Excluded.bad: the import's --bad-trials decides), never the file."""
+    rows = csv_rows(DATA / "s01.csv")
+    line = next(i for i, r in enumerate(rows) if r["item"] not in ("", "null"))
+    for field, value in (("rt", "fast"), ("rt", "-2080"), ("correct", "maybe")):
+        changed = [dict(r) for r in rows]
+        changed[line][field] = value
+        (bad,) = bad_trials(tmp_path, changed)
+        assert bad.line == line + 2 and f'"{field}"' in bad.reason and value in bad.reason
 
 
 def as_csv(rows: list[dict[str, str]]) -> str:

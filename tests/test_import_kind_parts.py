@@ -32,7 +32,8 @@ def test_the_tools_elements_mean_the_kinds_they_meant_before():
     # an old-Ibex Question's answer stated judgment inside the reader; it is now judgment's hint
     assert tool_kinds("pcibex") == {**PCIBEX_BEFORE, "Question": "judgment"}
     assert tool_kinds("jspsych") == JSPSYCH_BEFORE
-    assert tool_kinds("psychopy") == {} and default_kind() == "judgment"
+    # a Builder Slider states a rating, a Textbox a completion (a keyboard states none: the default kind)
+    assert tool_kinds("psychopy") == {"slider": "rating", "textbox": "completion"} and default_kind() == "judgment"
     assert ", ".join(import_kinds()) == WRITES
 
 

@@ -14,7 +14,7 @@ TYPED = {" ": "space", "'": "apostrophe", "-": "minus", ".": "period", ",": "com
 class CompletionImporter(KindImporter):
     kind = "completion"
     order = 60
-    tool_hints = {"pcibex": ("TextInput",), "jspsych": ("survey-text", "cloze")}
+    tool_hints = {"pcibex": ("TextInput",), "jspsych": ("survey-text", "cloze"), "psychopy": ("textbox",)}
 
     def answer_labels(self, trials: list[SourceTrial], m: Mapping) -> list[tuple[str, str]]:
         return []   # the typed text is the value

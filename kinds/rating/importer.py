@@ -17,7 +17,8 @@ class RatingImporter(KindImporter):
     order = 40
     tool_hints = {"pcibex": ("Scale",),
                   "jspsych": ("survey-likert", "html-slider-response", "image-slider-response", "audio-slider-response",
-                              "video-slider-response")}
+                              "video-slider-response"),
+                  "psychopy": ("slider",)}   # a Builder Slider (or RatingScale) answer: its `.response`
 
     def answer_labels(self, trials: list[SourceTrial], m: Mapping) -> list[tuple[str, str]]:
         """The scale: `labels:` (raw -> point 1..k), else raw responses 1..k (k the largest given). Another

@@ -1,11 +1,16 @@
-"""Reader of jsPsych data as jsPsych writes it: `jsPsych.data.get().csv()` / `.json()`, and JATOS result files
-(one `.json()` array per component, several concatenated in one file, one per line).
+"""Reader of jsPsych data as jsPsych writes it: `jsPsych.data.get().csv()` / `.json()` (also saved double-encoded,
+a JSON string holding the array), and JATOS result files (one `.json()` array per component, several in one file,
+one per line or concatenated). Checked on files jsPsych 6.0.4, 7.3.4 and 8.3.0 wrote (tests/data/imports/jspsych*):
+jsPsych 6.0-6.2 store a key as its key code (`key_press`: jspsych_keys.py names it), a button as `button_pressed`,
+survey answers as a JSON string in `responses`; 6.3 and later store `response`.
 
 jsPsych writes one row per screen (fixation, stimulus, feedback, questionnaire): the trial is the row that has
 the study's `item` data field (or, in a study without one, the row with a response), and item, condition and the
 correct response come from that row's data fields; every other row is an `Excluded` with its reason, so every
 row is accounted for. A `feedback` of the form `next.FIELD` takes FIELD of the screen right after the trial (the
-feedback screen) when it is not the screen that comes before every trial (a fixation).
+feedback screen) when it is not the screen that comes before every trial (a fixation). A trial whose own value is
+broken (an `rt` below 0 or not a number, a `correct` neither true nor false) is an `Excluded` marked bad, never a
+refused file.
 """
 from __future__ import annotations
 
@@ -18,9 +23,10 @@ from pathlib import Path
 from typing import Optional
 
 import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
-from participants.imports.kinds import tool_kinds
 from participants.imports.jspsych_files import MISSING, flag, number, read_text, where
-from participants.imports.records import ImportInputError, Mapping, ReadResult, SourceTrial, Excluded
+from participants.imports.jspsych_keys import KEY_CODE_FIELD, key_name
+from participants.imports.kinds import tool_kinds
+from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 
 TOOL = "jspsych"
 # role -> the data fields an unedited study uses for it, first present wins (jsPsych 6 names after 7/8 names)
@@ -47,6 +53,7 @@ NOT_TRIALS = frozenset({"instructions", "fullscreen", "preload", "browser-check"
 # screens that take no answer: never a trial, even where the study's item field is on every row
 SCREENS = frozenset({"instructions", "fullscreen", "preload", "browser-check", "call-function", "external-html"})
 JATOS_DIR = re.compile(r"^study_result_(\d+)$")
+DOUBLE_ENCODED = re.compile(r'^"\s*\[')   # the array saved as a JSON string: "[{\"rt\": ... (a CSV starts "rt",)
 
 
 def default_mapping() -> Mapping:
@@ -74,6 +81,7 @@ def read_jspsych(paths: list[Path], mapping: Mapping | None) -> ReadResult:
         columns, recs, unit = load_records(path, text)
         m = infer_mapping(columns, recs) if mapping is None else over_defaults(mapping, columns, recs)
         check_mapping(path, columns, m)
+        result.mappings[str(path)] = m
         result.rows_read[str(path)] = len(recs)
         result.tool_version[str(path)] = stated_version(recs)
         people = participants(path, recs, m, unit)
@@ -86,7 +94,7 @@ def load_records(path: Path, text: str) -> tuple[list[str], list[_Rec], str]:
     head = text.lstrip()
     if not head:
         raise ImportInputError(f"{path}: the file is empty")
-    if head.startswith("["):
+    if head.startswith("[") or DOUBLE_ENCODED.match(head):   # an array (or several); a JSON string holding one
         columns, recs = _json_records(path, text)
         unit = "record"
     elif head.startswith("{"):
@@ -141,7 +149,7 @@ def _csv_records(path: Path, text: str) -> tuple[list[str], list[_Rec]]:
         if len(row) != len(header):
             torn = " (a torn last line?)" if reader.line_num >= last else ""
             raise ImportInputError(f"{where(path, start)}: {len(row)} fields, the header has {len(header)}{torn}")
-        recs.append(_Rec(start, dict(zip(header, row)), False))
+        recs.append(_Rec(start, dict(zip(header, row, strict=True)), False))
     return header, recs
 
 
@@ -153,23 +161,26 @@ def _json_records(path: Path, text: str) -> tuple[list[str], list[_Rec]]:
         if pos == len(text):
             break
         line = text.count("\n", 0, pos) + 1
-        if text[pos] != "[":
+        if text[pos] not in '["':
             raise ImportInputError(f"{where(path, line)}: expected a JSON array of trials (one jsPsych run or "
                                    "JATOS component per array)")
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            if not text.rstrip().endswith("]"):
+            if not text.rstrip().endswith(("]", '"')):
                 raise ImportInputError(f"{where(path, exc.lineno)}: the JSON ends inside an array: a torn "
                                        "last line or a partial file") from None
             raise ImportInputError(f"{where(path, exc.lineno)}: not valid JSON ({exc.msg}, column "
                                    f"{exc.colno})") from None
-        arrays.append(value)
+        arrays.append(_array(path, line, value))
     columns: dict[str, None] = {}
+    number = 0
     for array in arrays:
         for rec in array:
+            number += 1
             if not isinstance(rec, dict):
-                raise ImportInputError(f"{path}: an array element is not a trial object: {str(rec)[:60]!r}")
+                raise ImportInputError(f"{where(path, number, unit='record')}: not a trial object (jsPsych writes one "
+                                       f"{{...}} per trial): {str(rec)[:60]!r}")
             columns.update(dict.fromkeys(rec))
     _require_jspsych(path, list(columns))
     recs, n = [], 0
@@ -178,6 +189,22 @@ def _json_records(path: Path, text: str) -> tuple[list[str], list[_Rec]]:
             n += 1
             recs.append(_Rec(n, {c: js_text(rec[c]) if c in rec else "" for c in columns}, i == 0))
     return list(columns), recs
+
+
+def _array(path: Path, line: int, value: object) -> list:
+    """A top-level JSON value as an array of trials: an array, or a JSON string holding one (the array saved
+    double-encoded: `JSON.stringify(jsPsych.data.get().json())`)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ImportInputError(f"{where(path, line)}: a JSON string that is not JSON itself ({exc.msg}); "
+                                   "jsPsych's data is a JSON array of trials (a string holding one is read "
+                                   "too)") from None
+    if not isinstance(value, list):
+        raise ImportInputError(f"{where(path, line)}: expected a JSON array of trials, got a JSON "
+                               f"{type(value).__name__}")
+    return value
 
 
 def js_text(value: object) -> str:
@@ -198,10 +225,23 @@ def js_text(value: object) -> str:
 def infer_mapping(columns: list[str], recs: list[_Rec]) -> Mapping:
     """The mapping of an unedited study: for each role the first field of CANDIDATES the file has."""
     pick = {role: next((c for c in names if c in columns), None) for role, names in CANDIDATES.items()}
+    pick["response"] = _answer_field(columns, recs, pick["item"])
     practice = next((c for c in PRACTICE_FIELDS if c in columns
                      and any(r.row[c].strip().lower() in PRACTICE_VALUES for r in recs)), None)
     return replace(default_mapping(), **pick, practice=practice,
                    feedback=NEXT + pick["stimulus"] if pick["stimulus"] else None)
+
+
+def _answer_field(columns: list[str], recs: list[_Rec], item: Optional[str]) -> Optional[str]:
+    """The response field the study's trials (the records with an item, else every record) fill most often:
+    a study of html-button-response trials answers in `button_pressed` even where another screen of the same
+    jsPsych 6 run stored a `key_press`; on a tie the order of CANDIDATES (7/8 names first)."""
+    names = [c for c in CANDIDATES["response"] if c in columns]
+    if len(names) < 2:
+        return names[0] if names else None
+    rows = [r.row for r in recs if not item or r.row[item].strip() not in MISSING] or [r.row for r in recs]
+    filled = {c: sum(row[c].strip() not in MISSING for row in rows) for c in names}
+    return max(names, key=lambda c: (filled[c], -names.index(c)))
 
 
 def over_defaults(m: Mapping, columns: list[str], recs: list[_Rec]) -> Mapping:
@@ -334,7 +374,23 @@ def _accept(path: Path, recs: list[_Rec], people: list[Optional[str]], m: Mappin
             orders[key] = order + 1
             fb = recs[fb_of[i]].row[fb_next] if i in fb_of else (
                 rec.row[m.feedback] if m.feedback and not fb_next else None)
-            result.trials.append(_trial(path, rec, people[i], session, order, m, unit, fb))
+            try:
+                made = _trial(path, rec, people[i], session, order, m, unit, fb)
+            except ImportInputError as exc:   # the trial's own value is broken: that trial, not the file
+                orders[key] = order
+                result.excluded.append(Excluded(str(path), rec.line, "bad value: " + _without_place(str(exc), path),
+                                                bad=True))
+                continue
+            result.trials.append(made)
+
+
+def _without_place(message: str, path: Path) -> str:
+    """'FILE, record 12, field "rt": '-3' is ...' -> 'field "rt": '-3' is ...' (the place is the exclusion's own)."""
+    head = f"{path}, "
+    if not message.startswith(head):
+        return message
+    rest = message[len(head):]
+    return rest.split(", ", 1)[1] if ", " in rest and rest.split(" ", 1)[0] in ("line", "record") else rest
 
 
 def _why_not(row: dict[str, str], m: Mapping) -> str:
@@ -372,13 +428,18 @@ def _trial(path: Path, rec: _Rec, person: str, session: str, order: int, m: Mapp
            feedback: Optional[str]) -> SourceTrial:
     row = rec.row
     rt = number(path, rec.line, m.rt, row[m.rt], unit) if m.rt else None
+    if rt is not None and rt < 0:
+        raise ImportInputError(f"{where(path, rec.line, m.rt, unit)}: {row[m.rt]!r} is below 0 (not a response time)")
+    codes = m.response == KEY_CODE_FIELD   # jsPsych 6.0-6.2: keyCodes, named as jsPsych 6 names the keys
     practice = m.practice and row[m.practice].strip().lower() in {v.lower() for v in m.practice_values}
     task = tool_kinds(TOOL).get(row.get("trial_type", ""))   # the plugins that state a kind (a key or button: none)
     return SourceTrial(
         tool=TOOL, source_file=str(path), line=rec.line, participant=person, session=session, order=order,
         phase="practice" if practice else "test", item=_value(row, m.item), condition=_value(row, m.condition),
         factors={k: row[v] for k, v in m.factors.items()}, task=task,
-        stimulus=_value(row, m.stimulus), response=one_answer(_value(row, m.response)), expected=_value(row, m.expected),
+        stimulus=_value(row, m.stimulus),
+        expected=key_name(_value(row, m.expected)) if codes else _value(row, m.expected),
+        response=key_name(_value(row, m.response)) if codes else one_answer(_value(row, m.response)),
         correct=flag(path, rec.line, m.correct, row[m.correct], unit) if m.correct else None,
         rt_ms=None if rt is None else rt * (1000.0 if m.rt_unit == "s" else 1.0),
         feedback=None if feedback is None or feedback.strip() in MISSING else feedback, extra=dict(row))

@@ -25,7 +25,8 @@ from participants.imports.kinds import refuse_kind
 from participants.imports.records import MAPPING_ORIGIN, ImportInputError, Mapping
 
 FIELDS = {f.name: f for f in dataclasses.fields(Mapping) if f.name not in MAPPING_ORIGIN}
-_TEXT = {n for n, f in FIELDS.items() if n not in ("factors", "labels", "practice_values", "rt_unit")}
+_LISTS = ("practice_values", "loops")
+_TEXT = {n for n, f in FIELDS.items() if n not in ("factors", "labels", "rt_unit", *_LISTS)}
 _SHORT = reprlib.Repr()
 _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxlevel = 60, 60, 6, 6, 2
 MAX_MAP_BYTES = 1_000_000
@@ -75,11 +76,11 @@ def _value(key: str, value: Any, where: str) -> Any:
         if value not in ("ms", "s"):
             raise ImportInputError(f"{where}: rt_unit: 'ms' or 's', got {short(value)}")
         return value
-    if key == "practice_values":
+    if key in _LISTS:
         if value is None:
             return ()
         if not isinstance(value, list) or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
-            raise ImportInputError(f"{where}: practice_values: a list of values, got {short(value)}")
+            raise ImportInputError(f"{where}: {key}: a list of values, got {short(value)}")
         return tuple(str(v) for v in value)
     if value is None:
         return {}

@@ -72,6 +72,8 @@ class Mapping:
     practice: Optional[str] = None
     practice_values: tuple[str, ...] = ()
     feedback: Optional[str] = None
+    loops: tuple[str, ...] = ()           # PsychoPy: the loops whose iterations are the trials (empty: the loops
+                                          # whose rows hold the response, found from the data)
     # where the values came from (not part of what the mapping means; `--show-map` says it): the fields a
     # --map file or dict set, and that file
     given: tuple[str, ...] = field(default=(), compare=False, repr=False)

@@ -79,7 +79,7 @@ def show_map_text(tool: str, mapping: Optional[Mapping], prep: Prepared) -> str:
         name = COLUMN_OF.get(fld, fld)
         col = getattr(m, name, None)
         if fld == "phase" and not m.practice:
-            col = f"(loop in {', '.join(m.practice_values)})" if tool == "psychopy" else None
+            col = "(loop named prac*/train*)" if tool == "psychopy" else None
         values = Counter(str(getattr(t, fld)) for t in result.trials if getattr(t, fld) is not None)
         shown_values = ", ".join(f"{printable(v)} ({n})" for v, n in values.most_common(4)) + (
             " ..." if len(values) > 4 else "")

@@ -37,11 +37,11 @@ JATOS = {
 }
 
 
-def page_html(node_modules: Path) -> str:
+def page_html(node_modules: Path, study: Path = STUDY) -> str:
     tags = "\n".join(f'<script src="{(node_modules / s).as_uri()}"></script>' for s in SCRIPTS)
     css = (node_modules / "jspsych" / "css" / "jspsych.css").as_uri()
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="stylesheet" href="{css}">\n{tags}\n'
-            f'</head><body><script src="{STUDY.as_uri()}"></script></body></html>')
+            f'</head><body><script src="{study.as_uri()}"></script></body></html>')
 
 
 def answer(page, screen: dict, rng: random.Random, accuracy: float, skip: tuple, state: dict) -> None:
@@ -100,6 +100,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--node-modules", type=Path, default=ROOT / "participants" / "web" / "js" / "node_modules")
+    ap.add_argument("--study", type=Path, default=STUDY, help="the timeline (jsPsych 7: jspsych_corpus/v7/study)")
     args = ap.parse_args()
     missing = [s for s in SCRIPTS if not (args.node_modules / s).exists()]
     if missing:
@@ -110,7 +111,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         html = Path(tmp) / "study.html"
-        html.write_text(page_html(args.node_modules.resolve()), encoding="utf-8")
+        html.write_text(page_html(args.node_modules.resolve(), args.study.resolve()), encoding="utf-8")
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--headless",
                                                                      "--disable-gpu", "--allow-file-access-from-files"])
         for name, (params, acc, seed, skip) in PEOPLE.items():
