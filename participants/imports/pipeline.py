@@ -213,6 +213,7 @@ def prepare(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Optio
         name = study_name(tool, spec_out, result)
         earlier = read_earlier(out, name) if out is not None else Earlier(Path("."), name)
         prepared.study = derive_study(result.trials, m, name, report.task, earlier)
+        report.notes += prepared.study.notes
     except ImportInputError as exc:
         if not keep_refusal:
             raise
@@ -248,5 +249,9 @@ def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Pa
 
 
 def _mapping_seen(result: ReadResult, defaults: Mapping) -> Mapping:
-    """Without --map the readers used their defaults per file; the study reads labels and factors with these."""
+    """Without --map the readers applied their defaults to each file's columns (`ReadResult.mappings`); the study
+    reads labels and factors with that mapping where every file got the same one, else with the defaults."""
+    applied = list(result.mappings.values())
+    if applied and all(a == applied[0] for a in applied):
+        return applied[0]
     return defaults

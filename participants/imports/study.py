@@ -41,6 +41,7 @@ class Study:
     items: list[dict[str, str]] = field(default_factory=list)   # the items file's rows
     feedback: dict[str, bool] = field(default_factory=dict)     # phase -> feedback shown
     feedback_counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # phase -> (shown, trials)
+    notes: list[str] = field(default_factory=list)              # what the items file renamed, and why
 
     @property
     def rules(self) -> KindImporter:
@@ -176,6 +177,10 @@ def item_rows(study: Study, m: Mapping) -> list[dict[str, str]]:
         raise ImportInputError(f"{unnamed.source_file}: line {unnamed.line}: no item on this trial (column "
                                f"{m.item!r}), while {len(named)} other trials have one (e.g. line {named[0].line}): "
                                "files of another version of the study? import them on their own, or map `item:`")
+    # the tool's practice and test lists often number their items alike (two conditions files): a practice
+    # item is its own item, never taken for the test item of the same name
+    test_items = {(t.item or study.rules.sentence(t)).strip() for p in study.people for t in p.trials
+                  if t.phase == "test"}
     for p in study.people:
         phases = [t.phase for t in p.trials]
         if "test" in phases and "practice" in phases[phases.index("test"):]:
@@ -184,11 +189,15 @@ def item_rows(study: Study, m: Mapping) -> list[dict[str, str]]:
                                    "practice before the test (map `practice` so that these are test trials)")
         seen: dict[tuple[str, str], int] = {}
         for t in p.trials:
-            rows.append(_item_row(study, m, p, t, seen))
-    return rows
+            rows.append(_item_row(study, m, p, t, seen, test_items))
+    renamed = Counter(r["_renamed"] for r in rows if r.get("_renamed"))
+    for why, n in sorted(renamed.items()):
+        study.notes.append(f"{n} trial(s) {why}")
+    return [{k: v for k, v in r.items() if k != "_renamed"} for r in rows]
 
 
-def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tuple[str, str], int]) -> dict[str, str]:
+def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tuple[str, str], int],
+              test_items: set[str]) -> dict[str, str]:
     sentence = study.rules.sentence(t)
     item = (t.item or sentence).strip()
     if not item:
@@ -196,15 +205,26 @@ def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tu
     if not sentence:
         raise ImportInputError(f"{t.source_file}: line {t.line}: no stimulus text (map `stimulus:` to the column "
                                "holding the sentence or word shown)")
+    renamed = ""
+    if t.phase == "practice" and item in test_items:
+        item, renamed = f"practice-{item}", "of practice named like a test item: their items are practice-<item>"
     levels = {n: _level(t, n, m) for n in study.factors}
     keep = t.phase == "test" or all(v in study.factors[n] for n, v in levels.items())
     key = (item, "-".join(levels.values()) if keep else "")
-    if key in seen:
+    if key in seen and t.phase == "test":
         raise ImportInputError(f"{t.source_file}: line {t.line}: participant {p.participant!r} got item {item!r}"
                                f"{' in ' + key[1] if key[1] else ''} again (first on line {seen[key]}); twinlab shows "
                                "an item once per condition and person (map `item` to a column that tells repeats apart)")
+    if key in seen:
+        # practice shown again (a second training pass): each later showing is its own item <item>#<n>, in the
+        # person's order, counted in the notes
+        n = 2
+        while (f"{item}#{n}", key[1]) in seen:
+            n += 1
+        item, key = f"{item}#{n}", (f"{item}#{n}", key[1])
+        renamed = "of practice shown again to the same person: each later showing is its own item <item>#<n>"
     seen[key] = t.line
-    row = {"item": item, "role": t.phase, "list": str(p.list_number), "sentence": sentence}
+    row = {"item": item, "role": t.phase, "list": str(p.list_number), "sentence": sentence, "_renamed": renamed}
     row.update(study.rules.item_materials(t, study.labels, study.value_of))
     row.update({n: (v if keep else "") for n, v in levels.items()})
     return row
