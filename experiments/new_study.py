@@ -102,7 +102,7 @@ twinlab run-model study.yaml --subjects 2 --protocol meta --context running --ou
 twinlab run-model study.yaml --replay people --protocol meta --out replay   # a model reads each person's session
 twinlab analyze people models-none models-running replay --out report      # report/report.html
 twinlab power people --group human --formula "correct ~ agreement + (1 | subject) + (1 | item)" \\
-  --term agreement --subjects 16,32 --items 8 --out power
+  --term agreement --effect 0.5 --sd subject=0.8 --sd item=0.5 --subjects 16,32 --items 8 --out power
 ```
 
 The tutorial that walks through these steps: docs/tutorial/first-study.md in the twinlab repository.
