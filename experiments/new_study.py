@@ -95,7 +95,7 @@ test or practice; `answer` is the correct answer, one of the labels' values). Ed
 ```bash
 twinlab validate study.yaml                                   # blocks, trial counts, lists; refuses bad input
 twinlab plan study.yaml --subject S01                         # one participant's trial sequence
-twinlab web serve study.yaml --out people                     # people in the browser: http://127.0.0.1:8000/?participant=P01
+twinlab web serve study.yaml --out people                     # then open http://127.0.0.1:8000/?participant=P01
 twinlab run-human study.yaml -p P01 --out people              # or in a PsychoPy window
 twinlab run-model study.yaml --subjects 2 --protocol meta --context none --out models-none
 twinlab run-model study.yaml --subjects 2 --protocol meta --context running --out models-running
@@ -116,7 +116,8 @@ def study_files(name: str) -> dict[str, str]:
 
 def new(name: str = typer.Argument(..., help="the study's name (letters, digits, _): the folder and the spec's name"),
         out: Optional[Path] = typer.Option(None, "--out", help="the folder to write (default: ./NAME)"),
-        force: bool = typer.Option(False, "--force", help="replace study.yaml, items.csv and README.md if there")) -> None:
+        force: bool = typer.Option(False, "--force",
+                                   help="replace study.yaml, items.csv and README.md if there")) -> None:
     """Start a study of your own: a folder with a spec, an items file and a README with the commands."""
     if not NAME_PATTERN.match(name):
         fail(f"study name {name!r}: use letters, digits and _ only (it becomes the spec's `name:`)")

@@ -25,7 +25,8 @@ README_LIMIT = 8_000
 CITING = ("analysis", "experiments", "participants", "model_subjects", "reproductions", "kinds", "studies",
           "stimuli", "scripts", "benchmarks", "docs")
 SKIP_PARTS = {"node_modules", "__pycache__"}
-CITATION = re.compile(r"""docs/([a-z0-9_/-]+\.md)(#[a-z0-9_-]+|(?:[,:]?\s*\(?)(?P<q>["'])(?P<title>[^"'\n]{2,80})(?P=q))?""")
+CITATION = re.compile(r"docs/([a-z0-9_/-]+\.md)"  # the page
+                      r"""(#[a-z0-9_-]+|(?:[,:]?\s*\(?)(?P<q>["'])(?P<title>[^"'\n]{2,80})(?P=q))?""")  # its section
 
 
 def heading_slug(title: str) -> str:
