@@ -38,7 +38,7 @@ blocks:
     role: practice
     feedback: true
     intro_text: "First, a few practice sentences. You will see whether your answer was right."
-    break_after: false
+    break_after: false   # straight on to the test (true shows a pause screen)
   - name: test
     role: test
     feedback: false
