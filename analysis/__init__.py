@@ -1,7 +1,7 @@
 """twinlab analysis: trial tables in, the seeds' analyses out (tables, figures, report.html).
 
 Rooms, each a package named by what a reader looks for (nothing heavy is imported here; R, lme4 through
-rpy2, only in `stats.mixed` when a model is fitted; the map is in docs/analysis.md, "Where the code lives"):
+rpy2, only in `stats.mixed` when a model is fitted; the map is in docs/analysis/code-map.md, "Where the code lives"):
 
 - `api` (the notebook API the CLI uses), `cli` (`twinlab analyze`, `twinlab report`), `pipeline` (run
   everything, write OUT/) with `options` and `option_checks`

@@ -411,8 +411,9 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
           subjects: Iterable[int] | str, items: Iterable[int] | str | None = None, effect: float | None = None,
           sims: int = 500, alpha: float = 0.05, seed: int = 0, group: str | None = None, out: str | Path | None = None,
           force: bool = False, log=None, **options) -> dict:
-    """Power by simulation from a pilot: `twinlab power` is this call (analysis/power/settings.py, docs/analysis.md
-    "Power by simulation"). `data`: a frame of load_sessions() or paths (loaded as `analyze` loads them);
+    """Power by simulation from a pilot: `twinlab power` is this call (analysis/power/settings.py,
+    docs/analysis/power.md "Power by simulation"). `data`: a frame of load_sessions() or paths (loaded as
+    `analyze` loads them);
     `options`: test ('wald'|'lrt'), target, early_stop, cores, batch, min_sims, interval, sd ({'subject': 0.8}),
     family. Every input is checked before R starts (InputError naming it; a data file LoadError). Returns the
     results dict (power.json's content; `rows` one per size, `sims` a frame of every simulated study); with

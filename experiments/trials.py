@@ -48,7 +48,7 @@ def _record_field(key: str, doc: str) -> property:
 @dataclass(frozen=True)
 class Trial:
     """One trial as every runner sees it: ids, its place in the session, the item and its list, role and
-    factor levels, the task kind and the materials that kind needs (docs/general_model.md "Trial").
+    factor levels, the task kind and the materials that kind needs (docs/general_model/trial.md "Trial").
 
     A trial of a study's own cells (a Lakretz trial: violation detection's RSVP materials; build it with
     `Trial.of_record`) holds a registered trial record (`records()`: a study's `TRIAL_RECORD`) as its
@@ -337,7 +337,7 @@ class TrialSequence:
         return bool(self.design) or any(t.is_generic for t in self.trials)
 
     def table_columns(self) -> list[str]:
-        """The trial table's header for this sequence (docs/general_model.md "Trial table"): a Lakretz
+        """The trial table's header for this sequence (docs/general_model/trial-table.md "Trial table"): a Lakretz
         sequence keeps today's columns byte for byte; a general design adds the generic columns and
         one column per declared factor (a factor named like a Lakretz column fills that column)."""
         from experiments.schema import table_columns

@@ -48,7 +48,7 @@ xvfb-run -a -s "-screen 0 1280x1024x24" $TL run-human $SPEC --autopilot --partic
 
 echo "== 6. humans"
 # Real data when it is there: the public Lakretz et al. (2021) release (results table + raw session logs;
-# README: "Human data") with TWINLAB_LAKRETZ_RESULTS and TWINLAB_LAKRETZ_LOGS; else SIMULATED humans
+# docs/demo.md: "Human data") with TWINLAB_LAKRETZ_RESULTS and TWINLAB_LAKRETZ_LOGS; else SIMULATED humans
 # (analysis/simulate.py), 40 subjects, enough for the mixed models to converge. The 5-subject development
 # sample in ../shared/data/lakretz2021_sample/ only on request (TWINLAB_DEMO_HUMANS=sample): on 4-5
 # subjects the mixed models are singular and the report says "do not interpret" 15 times.

@@ -3,7 +3,7 @@
 # Chromium, and real llama-cpp-python and vLLM servers on 127.0.0.1.
 # With arguments: one pytest run with them. Without: the default run (every test but the `long` and
 # `server` marks), then the marked run of the long real-part tests, then the marked run of the served
-# backend against real llama-cpp-python and vLLM servers (README "The two commands" has the times).
+# backend against real llama-cpp-python and vLLM servers (docs/benchmarks.md has the times).
 # Every pass runs even when an earlier one failed; after each pass and again at the end, its pytest summary
 # line is printed with its exit status and wall time (and the three passes' total wall time); the script
 # exits 1 if any pass failed.

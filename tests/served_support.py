@@ -98,7 +98,7 @@ def vllm_python() -> Path | None:
 
 class VllmServer:
     """vLLM's OpenAI-compatible server (CPU build, its own environment) on a free port of 127.0.0.1,
-    serving a transformers folder (twinlab's converted SmolLM2) as `smollm2`: the README's command.
+    serving a transformers folder (twinlab's converted SmolLM2) as `smollm2`: the command of docs/commands.md.
 
     vLLM runs its engine in a child process: the server is started in a process group of its own, and
     `kill` sends SIGKILL to the whole group, as a crash of the machine's server would end it.

@@ -1,9 +1,9 @@
 """The served backend against a real vLLM server (CPU build, `.venv-vllm`) serving twinlab's converted
-SmolLM2 on 127.0.0.1: started once for this module, with the README's command.
+SmolLM2 on 127.0.0.1: started once for this module, with the command of docs/commands.md.
 
 What would break: the probe refusing a server whose echo is right (vLLM's is); served scores or
 choices differing from the same weights scored in process by the transformers backend (fp32 on both
-sides: agreement within 1e-3 nats); the README's vLLM commands not working as written; a running
+sides: agreement within 1e-3 nats); the vLLM commands of docs/commands.md not working as written; a running
 session with feedback not going end to end through `twinlab run-model`; a server killed mid-session
 losing or duplicating trials, or scoring the resumed trials on a wrong history.
 """
@@ -36,8 +36,8 @@ TOL = 1e-3  # nats: fp32 on both sides, different kernels (measured: 3.8e-5 at m
 
 
 def readme_lines() -> tuple[list[str], list[str]]:
-    """The README's vLLM start command and its run-model command against it, as shell words."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """docs/commands.md's vLLM start command and its run-model command against it, as shell words."""
+    text = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
     start = [ln for ln in text.splitlines() if "vllm.entrypoints.openai.api_server" in ln and not ln.startswith("#")]
     run = [ln for ln in text.splitlines() if ln.startswith("twinlab run-model") and "--backend openai" in ln
            and "--model smollm2" in ln]
@@ -85,7 +85,7 @@ def twinlab(*args: str, timeout: float = 1200) -> subprocess.CompletedProcess:
 
 
 def test_readme_starts_vllm_as_the_tests_do(vllm):
-    """The README's start line is the command this module runs (model folder, port, python aside)."""
+    """The start line of docs/commands.md is the command this module runs (model folder, port, python aside)."""
     words, _ = readme_lines()
     env = dict(w.split("=", 1) for w in words if re.fullmatch(r"[A-Z_]+=\S*", w))
     args = [w for w in words if not re.fullmatch(r"[A-Z_]+=\S*", w)]
@@ -163,7 +163,7 @@ def _check_session(out: Path, sids: list[str], n: int, hf, every: int = 3, aroun
 
 
 def test_readme_command_runs_a_running_session_with_feedback(vllm, hf, tmp_path):
-    """The README's run-model line against vLLM, as written (its --out here, 10 trials per subject)."""
+    """The run-model line of docs/commands.md against vLLM, as written (its --out here, 10 trials per subject)."""
     _, words = readme_lines()
     assert words[:2] == ["twinlab", "run-model"]
     args = [re.sub(r"http://127\.0\.0\.1:\d+", vllm.url, w) for w in words[1:]]
@@ -174,7 +174,7 @@ def test_readme_command_runs_a_running_session_with_feedback(vllm, hf, tmp_path)
     dt = time.monotonic() - t0
     assert r.returncode == 0, r.stdout + r.stderr
     subjects = int(args[args.index("--subjects") + 1])
-    print(f"\nREADME command, {subjects} running subjects x {n} trials against vLLM: {dt:.0f} s "
+    print(f"\ndocs/commands.md command, {subjects} running subjects x {n} trials against vLLM: {dt:.0f} s "
           f"({subjects * n / dt:.2f} trials/s with start-up)")
     _check_session(tmp_path / "sessions", [f"m{k:02d}" for k in range(1, subjects + 1)], n, hf, every=4)
 

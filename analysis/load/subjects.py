@@ -3,7 +3,7 @@
 Why: a model run without sampling and without a running history answers an item the same way every
 time it is asked. Eight such "subjects" given different lists of a Latin square are one model answering
 each item x condition twice; CIs over them and subject random effects would treat copies as independent
-participants. The rule (docs/analysis.md, "Subjects"):
+participants. The rule (docs/analysis/general-designs.md, "Subjects"):
 
 - a model session is a **deterministic copy** when its sidecar shows no sampling (no temperature > 0,
   no `do_sample`, greedy or no decoding) and a context that carries no history of the session (context

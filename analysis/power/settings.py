@@ -28,7 +28,7 @@ from analysis.power.terms import check_in_formula, TermError
 from experiments.options import OptionError
 from experiments.outputs import check_output_folder
 
-# The bounds of one run (docs/analysis.md "Bounds"), checked before the pilot is read or R starts; the rows of one
+# The bounds of one run (docs/analysis/power.md "Bounds"), checked before the pilot is read or R starts; the rows of one
 # simulated study are checked once the pilot's lists are known, before the pilot is fitted
 MAX_SIMS = 10_000
 MAX_SUBJECTS = 5_000

@@ -16,7 +16,7 @@ Reproducible: simulation i of a size draws its response from the i-th L'Ecuyer-C
 numbers), so within one run its numbers do not depend on the batch size, the cores or early stopping; the R
 session's RNG kind and seed are put back after every draw. Across two runs (two processes) lme4's compiled
 code can differ in the last bits (a lottery on the process's address-space layout, gone under `setarch -R`),
-which the optimiser carries to about 1e-7 in an estimate (docs/analysis.md says what that means).
+which the optimiser carries to about 1e-7 in an estimate (docs/analysis/power.md says what that means).
 
 What each simulation returns: the term's estimate, SE, statistic and p (Wald z for one coefficient, a Wald
 chi-square for several; or the likelihood-ratio chi-square against the fit without the term), whether the fit

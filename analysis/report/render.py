@@ -105,8 +105,8 @@ def fit_status_html(fit: dict) -> str:
             + (f"; fallback: {html.escape(fit['fallback'])}" if fit.get("fallback") else "")
             + (f"; optimiser warnings: {html.escape('; '.join(fit['optimizer_warnings']))}"
                if fit.get("optimizer_warnings") else "")
-            + (f"; boundary (docs/analysis.md): {html.escape('; '.join(fit['boundary_reasons']))}"
-               if fit.get("boundary_reasons") else ""))
+            + ("; boundary (docs/analysis/analyses.md, Boundary fits): "
+               + html.escape("; ".join(fit["boundary_reasons"])) if fit.get("boundary_reasons") else ""))
     head = "" if status == "ok" else f"<b class=bad>{html.escape(status)}</b> &mdash; "
     return f"<p class=small>{head}fit diagnostics: {diag}</p>"
 

@@ -7,7 +7,7 @@ colleague, a preregistration or a config file; here it is data. The text is toke
 (recursive descent, no eval) into a tree of column names, numbers, formula operators, random terms and
 a short allow-list of transformations; anything else is refused with the token and its position before
 R starts; the text R receives is written from the tree (column names bare or backticked), never the
-user's. The grammar (docs/analysis.md, "Your formula"):
+user's. The grammar (docs/analysis/general-designs.md, "Your formula"):
 
     formula   := response '~' terms
     response  := value                     (one column, e.g. correct, log(rt_ms), I(rt_ms / 1000))

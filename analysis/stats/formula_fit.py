@@ -47,7 +47,8 @@ function(formula, d, family, mixed) {
   dfcol <- which(cn == "df")
   ll <- stats::logLik(m)
   # glmer: the SE from vcov(use.hessian = FALSE) beside the Wald SE (steady at a boundary optimum, where the
-  # finite-difference Hessian moves with the row order; analysis/stats/mixed.py, docs/analysis.md "Boundary fits")
+  # finite-difference Hessian moves with the row order; analysis/stats/mixed.py,
+  # docs/analysis/analyses.md "Boundary fits")
   se_hf <- if (mixed && family == "binomial") tryCatch(
     unname(sqrt(diag(as.matrix(suppressWarnings(stats::vcov(m, use.hessian = FALSE)))))),
     error = function(e) rep(NA_real_, nrow(cf))) else rep(NA_real_, nrow(cf))
@@ -397,8 +398,8 @@ def fit_groups(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto"
 
 
 ONE_LEVEL_NOTE = ("random term(s) {terms} left out: their grouping column has one level in this group's rows (e.g. "
-                  "a deterministic model's copies analysed as one subject, docs/analysis.md 'Honest subjects'); a "
-                  "variance over one level is not estimable")
+                  "a deterministic model's copies analysed as one subject, "
+                  "docs/analysis/general-designs.md 'Subjects'); a variance over one level is not estimable")
 
 
 def _without_one_level_groups(f: fm.Formula, rows: pd.DataFrame) -> tuple[fm.Formula, list[str]]:

@@ -167,7 +167,7 @@ NOT_CONVERGED = "not converged, do not interpret"
 SINGULAR = "singular, do not interpret"
 BOUNDARY = "boundary, do not interpret"
 DEGENERATE = "degenerate, do not interpret"
-# The boundary rule (docs/analysis.md, "Boundary fits"): a fit is at the boundary of its parameter space when
+# The boundary rule (docs/analysis/analyses.md, "Boundary fits"): a fit is at the boundary of its parameter space when
 #   (1) lme4's isSingular says so (a diagonal element of theta below 1e-4), or
 #   (2) a random-effect correlation is within BOUNDARY_COR of +1 or -1, or
 #   (3) a conditional SD (a diagonal element of the Cholesky factor of one grouping term's covariance matrix,
@@ -250,7 +250,7 @@ def _semidefinite_chol_diag(cov: np.ndarray) -> np.ndarray:
 
 def boundary_reasons(singular: bool, random_effects: list[dict], cor_tol: float = BOUNDARY_COR,
                      rel_sd: float = BOUNDARY_REL_SD) -> list[str]:
-    """The boundary rule (docs/analysis.md): why a fit sits on the boundary of its parameter space; [] when
+    """The boundary rule (docs/analysis/analyses.md): why a fit sits on the boundary of its parameter space; [] when
     it does not. Reads only the fit's summary (lme4's isSingular and VarCorr), so every fit record can be
     checked, old ones included."""
     out = []

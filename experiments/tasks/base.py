@@ -1,6 +1,6 @@
 """The task-kind contract and its registry (as a jsPsych plugin or an lm-eval output type).
 
-A kind brings its hooks (docs/general_model.md "A kind brings its hooks"): everything a runner, the page or
+A kind brings its hooks (docs/general_model/kinds.md "A kind brings its hooks"): everything a runner, the page or
 `validate` would otherwise decide by branching on the kind's name is a field of its `TaskKind` (settings,
 answers, derive, plan, check_keys, human_settings, detection, option_order, raw_fields, record_keys,
 types_text, page_view, renderer, renders_as, check_design, check_sequence, summary). A kind is one folder
@@ -64,7 +64,7 @@ class TaskKind:
     derive: Callable[..., None] | None = None
     plan: Callable[..., Any] | None = None
     # ---- the kind's hooks: everything a runner, the page or `validate` would otherwise decide by the kind's
-    # name (docs/general_model.md "A kind brings its hooks"). Each is optional; None: the generic behaviour.
+    # name (docs/general_model/kinds.md "A kind brings its hooks"). Each is optional; None: the generic behaviour.
     # keys: (settings, given, quit_key, n_options, n_question_options) -> None; raise keys.KeySettingError
     # naming the field for keys no human runner can honour (None: the kind's keys need no check)
     check_keys: Callable[..., None] | None = None

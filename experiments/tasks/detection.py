@@ -1,6 +1,6 @@
 """Which answer of a judgment-like kind accepts and which rejects (for acceptance, hits, false alarms).
 
-The rule is each kind's own (`TaskKind.detection`, in kinds/<kind>/task.py; docs/general_model.md
+The rule is each kind's own (`TaskKind.detection`, in kinds/<kind>/task.py; docs/general_model/kinds.md
 "Detection values"); the built-in kinds':
   judgment            the label whose *text* (else value) says it accepts (yes, acceptable, grammatical, good, ok,
                       true, correct, sensible, natural, word...) accepts and the one whose value says it

@@ -209,7 +209,8 @@ def _paper_section(rep: Report, fits: list, row_orders: int) -> None:
             rep.note(f"{r.domain}, {r.analysis}, equation {r.equation}: {r.verdict}")
     flagged = paper[~paper["fit_status"].astype(str).isin(["ok", ""])]
     if not flagged.empty:
-        rep.note("Fits not to interpret as they stand (boundary rule, docs/analysis.md): " + "; ".join(
+        rep.note("Fits not to interpret as they stand (boundary rule, docs/analysis/analyses.md "
+                 "'Boundary fits'): " + "; ".join(
             f"{r.domain}, equation {r.equation} ({r.fit_status.split(',')[0]})" for r in flagged.itertuples())
             + ". The authors' own summaries say 'boundary (singular) fit' for every size model. A singular "
             "fit's random-effect covariance sits on the boundary and the Wald SE of its interaction is not a "

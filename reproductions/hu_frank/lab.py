@@ -105,7 +105,8 @@ def _fits_section(rep: Report, size_rows: pd.DataFrame, series: dict, rel: Relea
         rep.heading("Equations (1)-(4) on your models", anchor="your-fits")
         rep.text("The paper's equations fitted on your models alone and together with the authors' 13 (size: "
                  "equation (1) for the binary domains, (2) for word prediction; your checkpoint series: (3) and (4)). "
-                 "Every fit carries its diagnostics and the boundary rule (docs/analysis.md); a fit that is not "
+                 "Every fit carries its diagnostics and the boundary rule (docs/analysis/analyses.md); a fit that is "
+                 "not "
                  "interpretable gets no star; a fit that cannot mean anything on the models given is refused, "
                  "naming what is missing.")
         shown = table[[c for c in ("domain", "analysis", "models", "statistic", "value", "p", "signif", "z_hessian_free",

@@ -25,7 +25,7 @@ def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
                        "metalinguistic protocol with its direct partner (analysis/measures/model_measures.py)")
     if is_replay(df).any():
         run.info.notes.append(f"{int(is_replay(df).sum())} replay row(s) left out: the Twins sections are a general "
-                              "design's (docs/analysis.md)")
+                              "design's (docs/analysis/twins.md)")
         df = df[~is_replay(df)]
     run.rows = lakretz_rows(df, run.info, run.opt)
     run.d, run.notes = run.rows.d, run.rows.notes
