@@ -143,22 +143,16 @@ def _checked_and_locked(cfg: Any, exp: Any) -> Any:
 
 def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet: bool) -> None:
     """Load the model, run every subject with a progress bar, print one line per subject and a summary."""
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    from experiments.cli_common import fail
+    from experiments.cli_common import fail, progress_bar, stderr_console
     from experiments.session import SessionError
     from experiments.spec import SpecError
     from model_subjects.backend import ModelLoadError
     from model_subjects.context import ContextError
     from model_subjects.runner import RunError, Runner
 
-    console = Console(stderr=True)
+    console = stderr_console()
     lm = _load_model(cfg, options, console)
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("trials"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        console=console, disable=quiet, transient=False)
+    progress = progress_bar("trials", eta=True, disable=quiet)
     try:
         runner = Runner(cfg, lm, plan=plan)
         states = runner.prepare_subjects()  # every trial askable before any session opens
@@ -193,12 +187,17 @@ def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet:
 
 def _load_model(cfg: Any, options: dict[str, Any], console: Any) -> Any:
     """The backend of `cfg`, loaded under a spinner; a model that cannot load is one line and exit 2."""
-    from experiments.cli_common import fail
+    from contextlib import nullcontext
+
+    from experiments.cli_common import fail, writes_to_terminal
     from model_subjects.backend import ModelLoadError
     from model_subjects.registry import load_backend
 
+    what = f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."
+    if not writes_to_terminal():  # a log gets the line, not a spinner's carriage returns
+        console.print(what, highlight=False, markup=False, soft_wrap=True)
     try:
-        with console.status(f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."):
+        with console.status(what) if writes_to_terminal() else nullcontext():
             return load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
                                 add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads, **options)
     except ModelLoadError as exc:
@@ -264,8 +263,9 @@ def people_jsonl(
                                            "(default: from the spec's task)"),
     force: bool = typer.Option(False, "--force", help="replace an existing --out"),
 ) -> None:
-    """Each person's session as a Psych-201-style JSONL line: the transcript a model would read, the person's
-    answers marked <<...>>, RTs (model_subjects/psych201.py)."""
+    """Write each person's session as one Psych-201-style JSONL line of the transcript a model would read.
+
+    The person's answers are marked <<...>>; each trial carries its item, answer, correctness and RT."""
     from experiments.cli_common import fail
     from experiments.session import SessionError
     from experiments.spec import SpecError
@@ -296,8 +296,9 @@ def context(
     spec: Optional[Path] = typer.Option(None, "--spec", help="the spec the session ran (default: the bundled spec of its experiment)"),
     as_json: bool = typer.Option(False, "--json", help="print {text, sha256, protocol, context_mode, chat} as JSON"),
 ) -> None:
-    """Print the exact text a model read before answering trial N (rebuilt from the session, its sidecar
-    and the spec, verified against the row's context_sha256)."""
+    """Print the exact text a model read before answering trial N of a session.
+
+    Rebuilt from the session, its sidecar and the spec, and verified against the row's context_sha256."""
     from model_subjects.show_context import context_command
 
     context_command(session, trial, spec, as_json)

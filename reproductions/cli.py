@@ -6,7 +6,9 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, help="Reproduce the seeds' model experiments in the papers' own layout.")
+from experiments.commands import HELP_LAYOUT
+
+app = typer.Typer(no_args_is_help=True, **HELP_LAYOUT, help="Reproduce the seeds' model experiments in the papers' own layout.")
 
 # The files each command reads, shown at the end of its --help (what a user must have before running it).
 FILES = {
