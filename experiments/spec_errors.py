@@ -151,10 +151,8 @@ def describe(parts: list[str], kind: str, msg: str, value: Any = None, has_value
     if kind == "missing":
         inner = required_inside(parts)
         if inner:
-            path, msg = inner[0], f"required (the spec has no `{parts[-1]}:` section)"
-            form = accepted_form(parts)
-        else:
-            msg, form = "required", accepted_form(parts)
+            path, msg = inner[0], f"Field required (the spec has no `{parts[-1]}:` section)"
+        form = accepted_form(parts)
         return f"{path}: {msg}" + (f"; write it as {form}" if form else "")
     if kind == "extra_forbidden":
         hint = UNKNOWN_HINTS.get(pattern_of(parts))
