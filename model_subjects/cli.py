@@ -17,6 +17,9 @@ _UPDATE_ON = typer.Option("feedback", "--update-on", help="feedback (the right a
                           "read (the sentence read, every trial)")
 _OPTIMIZER = typer.Option("sgd", "--optimizer", help="sgd | adamw")
 _RANK = typer.Option(8, "--rank", help="LoRA rank (--adapter lora)")
+_LEARN_BLOCKS = typer.Option("", "--learn-blocks", help="BLOCK,...: only these blocks' trials change the weights "
+                             "(e.g. adaptation: the test block is read with the adapted weights, unchanged); "
+                             "default: every block")
 
 
 def run_model(
@@ -45,7 +48,11 @@ def run_model(
     trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials of each subject"),
     session: int = typer.Option(1, "--session", help="session number"),
     seed: Optional[int] = typer.Option(None, "--seed", help="override the spec's seed"),
-    add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos", help="prepend the BOS token to every sequence"),
+    add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos", show_default=False,
+                                 help="prepend the BOS token to every scored text (default: none, the start token "
+                                      "before an empty context); the surprisal protocol prepends BOS by its own "
+                                      "setting (surprisal:nobos drops it), whatever this says; the sidecar's "
+                                      "`bos_prepended` records which"),
     dtype: str = typer.Option("float32", "--dtype", help="float32 | bfloat16 | float16 | auto"),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto (device_map='auto')"),
     batch_size: str = typer.Option("auto", "--batch-size",
@@ -63,7 +70,7 @@ def run_model(
                                                "person's trials in order with the person's answers and feedback in "
                                                "its history and scores the person's answer (subjects <model>replay<person>)"),
     learning: str = _LEARNING, lr: float = _LR, steps: int = _STEPS, adapter: str = _ADAPTER,  # issue 51
-    update_on: str = _UPDATE_ON, optimizer: str = _OPTIMIZER, rank: int = _RANK,
+    update_on: str = _UPDATE_ON, optimizer: str = _OPTIMIZER, rank: int = _RANK, learn_blocks: str = _LEARN_BLOCKS,
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli_common import fail, prepare_run_or_exit
@@ -87,9 +94,16 @@ def run_model(
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number,
                     learning=learning, lr=lr, steps=steps, adapter=adapter, update_on=update_on, optimizer=optimizer,
+                    learn_blocks=tuple(b.strip() for b in learn_blocks.split(",") if b.strip()),
                     rank=rank)
     check_options(cfg, replay is not None)
     plan = prepare_run_or_exit(spec, session=session, seed=seed, trials=trials, list_number=list_number)
+    from model_subjects.weights import check_learn_blocks
+
+    try:
+        check_learn_blocks(cfg, plan.exp)
+    except OptionError as exc:
+        fail(str(exc))
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
         from model_subjects.replay import replay_command
 
@@ -181,8 +195,11 @@ def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet:
                if s["run_now"] else "nothing left to run")
         console.print(f"  {s['subject_id']} [{s['context_mode']}] {s['trials']}/{s['planned']} trials "
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
+    from model_subjects.runner import bos_prepended
+
+    bos = "BOS prepended" if bos_prepended(runner.protocol, lm, cfg) else "no BOS"
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
-               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {cfg.backend})")
+               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {cfg.backend}, {bos})")
 
 
 def _load_model(cfg: Any, options: dict[str, Any], console: Any) -> Any:
