@@ -37,7 +37,7 @@ EXAMPLES: dict[str, str] = {
 # an unknown field a reader may expect from another tool: where its setting goes
 UNKNOWN_HINTS: dict[str, str] = {
     "task.keys": "answer keys are set on each label (a label's `key`): " + LABELS_FORM
-                 + "; a choice's or maze's keys: option_keys: [f, j]; a rating's: scale: {keys: ['1', '2', ...]}",
+                 + "; options take option_keys: [f, j]; a scale's points scale: {keys: ['1', '2', ...]}",
     "texts.instruction": "the field is `instructions`, a list of pages",
 }
 
