@@ -242,7 +242,7 @@ def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -
     many = t["group"].nunique() > 1
     for j, (key, g) in enumerate(cells):
         key = key if isinstance(key, tuple) else (key,)
-        named = [f"{c} {v}" for c, v in zip(split, key[1:])] + [str(k) for k in key[1 + len(split):]]
+        named = [f"{c} {v}" for c, v in zip(split, key[1:], strict=False)] + [str(k) for k in key[1 + len(split):]]
         name = ", ".join(([str(key[0])] if many else []) + named) or "all trials"
         g = g.sort_values("exposures")
         colour = PALETTE[j % len(PALETTE)]
@@ -254,7 +254,7 @@ def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -
         for j, (key, p) in enumerate(first.groupby(by, observed=True, sort=True) if by else [("all trials", first)]):
             key = key if isinstance(key, tuple) else (key,)
             p = p.sort_values("exposures")
-            label = [f"{c} {v}" for c, v in zip(split, key)] + [str(k) for k in key[len(split):]]
+            label = [f"{c} {v}" for c, v in zip(split, key, strict=False)] + [str(k) for k in key[len(split):]]
             axes[0, 1].plot(p["exposures"], p["people_rt_ms"], "-", color=PALETTE[j % len(PALETTE)], marker="o",
                             label=", ".join(label))
     xlabel = "earlier trials of the same structure in the block (exposures)"

@@ -8,7 +8,8 @@ import typer
 
 from experiments.commands import HELP_LAYOUT
 
-app = typer.Typer(no_args_is_help=True, **HELP_LAYOUT, help="Reproduce the seeds' model experiments in the papers' own layout.")
+app = typer.Typer(no_args_is_help=True, **HELP_LAYOUT,
+                  help="Reproduce the seeds' model experiments in the papers' own layout.")
 
 # The files each command reads, shown at the end of its --help (what a user must have before running it).
 FILES = {

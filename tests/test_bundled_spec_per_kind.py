@@ -55,12 +55,14 @@ def dative_design(tmp_path: Path) -> Path:
     rows = ["item,structure,role,list,sentence"]
     for ln, structure in ((1, "DO"), (2, "PO")):
         for i in range(1, 21):
-            s = f"The coach gave the player{i} a ball." if structure == "DO" else f"The coach gave a ball to the player{i}."
+            s = f"The coach gave the player{i} a ball." if structure == "DO" else \
+                f"The coach gave a ball to the player{i}."
             rows.append(f"a{ln}_{i},{structure},practice,{ln},{s}")
     for ln in (1, 2):
         for i in range(1, 21):
             structure = "DO" if i <= 10 else "PO"
-            s = f"The nurse sent the doctor{i} a note." if structure == "DO" else f"The nurse sent a note to the doctor{i}."
+            s = f"The nurse sent the doctor{i} a note." if structure == "DO" else \
+                f"The nurse sent a note to the doctor{i}."
             rows.append(f"t{i},{structure},test,{ln},{s}")
     (tmp_path / "items.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     spec = {"name": "datives", "seed": 1,

@@ -26,12 +26,14 @@ def datives(tmp_path: Path, n_adapt: int = 3, n_test: int = 2) -> Path:
     rows = ["item,structure,role,list,sentence"]
     for ln, s in ((1, "DO"), (2, "PO")):
         for i in range(1, n_adapt + 1):
-            text = f"The coach gave the player {i} a ball." if s == "DO" else f"The coach gave a ball to the player {i}."
+            text = f"The coach gave the player {i} a ball." if s == "DO" else \
+                f"The coach gave a ball to the player {i}."
             rows.append(f"a{ln}_{i},{s},practice,{ln},{text}")
     for ln in (1, 2):
         for i in range(1, n_test + 1):
             s = "DO" if i % 2 else "PO"
-            text = f"The nurse sent the doctor {i} a note." if s == "DO" else f"The nurse sent a note to the doctor {i}."
+            text = f"The nurse sent the doctor {i} a note." if s == "DO" else \
+                f"The nurse sent a note to the doctor {i}."
             rows.append(f"t{i},{s},test,{ln},{text}")
     (tmp_path / "items.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     spec = {"name": "datives", "seed": 1,

@@ -12,7 +12,8 @@ import typer
 
 from experiments.commands import HELP_LAYOUT
 
-app = typer.Typer(no_args_is_help=True, **HELP_LAYOUT, help="Browser sessions (jsPsych): a static site, or a local server saving every trial.")
+app = typer.Typer(no_args_is_help=True, **HELP_LAYOUT,
+                  help="Browser sessions (jsPsych): a static site, or a local server saving every trial.")
 
 
 def _spec(spec: str, list_number: Optional[int] = None):
