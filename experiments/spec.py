@@ -25,7 +25,7 @@ from stimuli.textfile import read_text_file  # noqa: F401 (re-exported)
 
 def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
     """Every problem on its own line, by its full path with the accepted form (experiments/spec_errors.py)."""
-    lines = [f"{where}: invalid experiment spec ({exc.error_count()} problem(s))"]
+    lines: list[str] = []
     for err in exc.errors():
         loc = _format_loc(err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
@@ -33,7 +33,7 @@ def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
             msg += ("; YAML reads an unquoted yes/no/on/off/true/false as a truth value: put the text in quotes, "
                     "e.g. \"YES\"")
         if msg.startswith(f"{loc}."):  # a kind's settings under `task:`, each already named by its full path
-            lines.append(f"  - {msg}")
+            lines += [f"  - {m}" for m in re.split(rf"; (?={re.escape(loc)}\.)", msg)]
             continue
         if loc.endswith(" (a key)"):
             value = err.get("input")
@@ -42,7 +42,7 @@ def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
             continue
         parts = [] if loc == "(top level)" else loc.split(".")
         lines.append("  - " + describe(parts, err["type"], msg, err.get("input"), "input" in err))
-    return "\n".join(lines)
+    return "\n".join([f"{where}: invalid experiment spec ({len(lines)} problem(s))", *lines])
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:

@@ -25,6 +25,7 @@ EXAMPLES: dict[str, str] = {
     "blocks": "blocks: [{name: test, role: test, feedback: false}]",
     "blocks.N": "{name: test, role: test, feedback: false}",
     "design": "design: {file: items.csv, factors: {grammatical: [yes, no]}, lists: latin_square}",
+    "design.file": "file: items.csv (the item table, a path from the spec's folder)",
     "design.factors": "factors: {attractor: [match, mismatch], grammatical: [yes, no]}",
     "task": "task: {kind: judgment, question: Is this sentence acceptable?, " + LABELS_FORM + "}",
     "task.labels": LABELS_FORM + " (a list in screen order; each answer's key is its label's `key`)",
@@ -121,7 +122,7 @@ def accepted_form(parts: list[str]) -> str:
     if example:
         return example
     words = type_words(annotation_at(parts)) if parts else ""
-    return f"{parts[-1]}: {words}" if words else ""
+    return f"{parts[-1]}: <{words}>" if words else ""
 
 
 def required_inside(parts: list[str]) -> list[str]:
