@@ -107,10 +107,22 @@ class LazyCommand(click.Command):
         return self.real().invoke(ctx)
 
 
+class ListingGroup(TyperGroup):
+    """A group whose listing gives each command's whole description (click would cut it at the width with
+    "..."), wrapped onto the next lines."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, listing_help(cmd)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
 def lazy_group(group: str) -> type[TyperGroup]:
     """The click group class of the sub-app `group`: its own commands, and first the declared ones."""
 
-    class Group(TyperGroup):
+    class Group(ListingGroup):
         def __init__(self, **attrs: Any) -> None:
             super().__init__(**attrs)
             own = dict(self.commands)
@@ -120,14 +132,6 @@ def lazy_group(group: str) -> type[TyperGroup]:
                     raise CommandDeclarationError(f"{self.commands[name].decl.owner}: COMMANDS: "  # type: ignore[attr-defined]
                                                   f"`twinlab {group} {name}` is a command of twinlab itself")
                 self.commands[name] = cmd
-
-        def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-            """Each command with its whole description (click would cut it at the width with "...")."""
-            rows = [(name, listing_help(cmd)) for name in self.list_commands(ctx)
-                    if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
-            if rows:
-                with formatter.section("Commands"):
-                    formatter.write_dl(rows)
 
     Group.__name__ = f"Group_{group.replace(' ', '_') or 'twinlab'}"
     return Group

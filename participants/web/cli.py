@@ -10,9 +10,9 @@ from typing import Optional
 
 import typer
 
-from experiments.commands import HELP_LAYOUT
+from experiments.commands import HELP_LAYOUT, ListingGroup
 
-app = typer.Typer(no_args_is_help=True, **HELP_LAYOUT,
+app = typer.Typer(no_args_is_help=True, cls=ListingGroup, **HELP_LAYOUT,
                   help="Browser sessions (jsPsych): a static site, or a local server saving every trial.")
 
 
