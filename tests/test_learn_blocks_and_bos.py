@@ -137,3 +137,18 @@ def test_an_adaptation_study_end_to_end_keeps_lists_and_blocks_apart(tmp_path):
     one = test_rows[test_rows["list"] == 1]
     assert set(one[one["structure"] == "DO"]["earlier_blocks_exposures"]) == {2}
     assert set(one[one["structure"] == "PO"]["earlier_blocks_exposures"]) == {0}
+
+
+def test_a_sweep_takes_learn_blocks_checked_by_the_same_rule(tmp_path):
+    spec = datives(tmp_path)
+    sweep = {"spec": str(spec), "out": str(tmp_path / "out"), "models": ["bundled"], "protocols": ["surprisal"],
+             "learning": {"mode": "weights", "update_on": "read", "learn_blocks": ["adaptaton"]}}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep), encoding="utf-8")
+    r = twinlab("sweep", str(path), "--dry-run")
+    assert r.returncode == 2 and "learning.learn_blocks" in r.stderr and "adaptation, test" in r.stderr, r.stderr
+    sweep["learning"]["learn_blocks"] = ["adaptation"]
+    path.write_text(yaml.safe_dump(sweep), encoding="utf-8")
+    r = twinlab("sweep", str(path), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "none_weights_read_adaptation" in r.stdout.replace("@", "_").replace("+", "_").replace(":", "_"), r.stdout
