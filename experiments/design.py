@@ -158,8 +158,13 @@ class DesignFile:
         per_list = []
         for ln, rows in sorted(self.lists_by_number.items()):
             conds = Counter(r.condition for r in rows)
-            others = [f"{len(own)} {role}" for role in ROLES if role != "test"
-                      if (own := self.shared_rows(role, ln))]
+            others = []
+            for role in ROLES[1:]:
+                own = self.shared_rows(role, ln)
+                cells = Counter(r.condition for r in own if r.levels)
+                if own:  # an adaptation block's rows are practice rows with the design's factors
+                    others.append(f"{len(own)} {role}" + (" (" + ", ".join(f"{c} {n}" for c, n in sorted(cells.items()))
+                                                          + ")" if cells else ""))
             per_list.append(f"list {ln}: {len(rows)} test rows ("
                             + ", ".join(f"{c} {n}" for c, n in sorted(conds.items())) + ")"
                             + (", " + ", ".join(others) if others else ""))

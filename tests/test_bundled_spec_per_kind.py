@@ -81,5 +81,5 @@ def test_validate_of_given_lists_says_each_lists_real_rows(tmp_path):
     out = " ".join(r.stderr.split())
     assert "x 2 conditions" not in out
     assert "40 test rows of 20 items" in out and "40 practice rows" in out, out
-    assert "list 1: 20 test rows (DO 10, PO 10), 20 practice" in out, out
-    assert "list 2: 20 test rows (DO 10, PO 10), 20 practice" in out, out
+    assert "list 1: 20 test rows (DO 10, PO 10), 20 practice (DO 20)" in out, out
+    assert "list 2: 20 test rows (DO 10, PO 10), 20 practice (PO 20)" in out, out
