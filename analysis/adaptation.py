@@ -10,7 +10,9 @@ surprisal at the critical region falls with exposure to the structure, as people
   frozen group's mean over its rows of that item and sentence: a frozen model without a running context scores
   a sentence the same way every time), so the difference is the adaptation alone, never the order of items;
 - `exposures`: the trials of the same cell of the design's factors (the structure) the subject read before this
-  one (analysis/load/rows.py, 0 on the first); a table row is one group x region x cell x exposure count:
+  one in the same block (0 on the block's first), and `earlier_blocks_exposures`, those of earlier blocks (an
+  adaptation block's, before the test block); a table row is one group x list x block x region x cell x exposure
+  count (two lists, i.e. two adaptation groups, are never pooled):
   trials, subjects, mean frozen, mean adapted and mean adapted - frozen (`adaptation_bits`) over the trials;
 - beside it, the people's reading time of the same region on their trials with the same cell and exposure count
   (mean over trials, each person giving one trial per exposure count; the reading rules of the reading
@@ -54,6 +56,7 @@ class Adaptation:
     frozen_of: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     trials: pd.DataFrame = field(default_factory=pd.DataFrame)  # the learners' trial x region rows the means use
+    split: list[str] = field(default_factory=list)  # list, block: what the table's rows keep apart
 
 
 def _mode_of(d: pd.DataFrame) -> dict[str, str]:
@@ -108,14 +111,38 @@ def frozen_group(d: pd.DataFrame, learner: str, modes: dict[str, str]) -> str | 
     return min(found, key=lambda g: (first(g, "context_mode") != ctx, g)) if found else None
 
 
+def split_columns(d: pd.DataFrame) -> list[str]:
+    """The columns no table row pools over: the subject's list (two adaptation groups, e.g. DO- and PO-adapted
+    lists, are never averaged together) and the block (adaptation and test blocks apart), where recorded."""
+    return [c for c in ("list", "block") if c in d.columns and d[c].notna().any()]
+
+
+def block_exposures(d: pd.DataFrame, fs: list[str]) -> pd.DataFrame:
+    """`exposures` counted within the trial's block (earlier trials of the same cell in the same block and
+    session, 0 on the block's first), and `earlier_blocks_exposures`: those of the same cell in earlier blocks
+    (an adaptation block's, before a test block). The two add up to the subject's exposures over the session."""
+    d = d.copy()
+    d["earlier_blocks_exposures"] = pd.Series(pd.NA, index=d.index, dtype="Int64")
+    k = d.dropna(subset=["exposures"]).sort_values(["subject_key", "session", "trial_index"], kind="stable")
+    if not len(k) or "block" not in k.columns:
+        d.loc[k.index, "earlier_blocks_exposures"] = 0
+        return d
+    within = k.groupby(["subject_key", "session", "block", *fs], sort=False, observed=True, dropna=False).cumcount()
+    d.loc[k.index, "earlier_blocks_exposures"] = (k["exposures"].astype(int) - within).astype("Int64")
+    d.loc[k.index, "exposures"] = within.astype("Int64")
+    return d
+
+
 def _regions(d: pd.DataFrame, levels: dict, rules) -> pd.DataFrame:
-    """One row per trial x region (people's times through the reading rules), with the trial's `exposures`."""
+    """One row per trial x region (people's times through the reading rules), with the trial's `exposures`
+    (within its block), `earlier_blocks_exposures` and its list and block."""
     w = word_rows(d, levels)
     kept, _ = apply_rules(w, rules)
     both = pd.concat([kept, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
     r = region_rows(both)
-    order = d.dropna(subset=["exposures"])[KEYS + ["exposures", "trials_before"]]
+    split = [c for c in split_columns(d) if c not in r.columns]
+    order = d.dropna(subset=["exposures"])[KEYS + ["exposures", "earlier_blocks_exposures", "trials_before", *split]]
     if order.duplicated(KEYS).any():
         raise AdaptationError("a subject read the same sentence of the same item twice: its trials cannot be told "
                               "apart by item and sentence, so their exposures cannot be joined")
@@ -146,10 +173,12 @@ def adaptation(d: pd.DataFrame, factors: dict, region: str | None = None, rules=
     fs = [f for f in factors if f in d.columns]
     d = add_order_columns(d[~is_replay(d)], fs)  # exposures to the cell of the design's factors
     d = d[d["task"].astype("string").isin(reading_kinds())] if "task" in d.columns else d
+    d = block_exposures(d, fs)
     r = _regions(d, {f: list(factors[f]) for f in fs}, rules or ReadingRules())
     if region is not None:
         r = r[r["region"] == find_region(r, region)]
-    res = Adaptation(pd.DataFrame(), fs, list(dict.fromkeys(r.sort_values("region")["region_name"].astype(str))))
+    res = Adaptation(pd.DataFrame(), fs, list(dict.fromkeys(r.sort_values("region")["region_name"].astype(str))),
+                     split=split_columns(d))
     parts, rows = [], []
     for g in learners:
         frozen = frozen_group(d, g, modes)
@@ -159,19 +188,24 @@ def adaptation(d: pd.DataFrame, factors: dict, region: str | None = None, rules=
             continue
         res.frozen_of[g] = frozen
         rows.append(_learner_rows(r, g, frozen, res.notes))
-        parts.append(_summarise(rows[-1], g, frozen, fs))
+        parts.append(_summarise(rows[-1], g, frozen, fs, res.split))
     if not parts:
         raise AdaptationError("; ".join(res.notes))
     res.trials = pd.concat(rows, ignore_index=True)
-    people = _people(r, fs)
-    res.table = pd.concat(parts, ignore_index=True).merge(people, on=["region", "region_name", *fs, "exposures"],
-                                                          how="left")
+    people = _people(r, fs, res.split)
+    res.table = pd.concat(parts, ignore_index=True).merge(people, on=table_keys(fs, res.split), how="left")
     return res
 
 
-def _summarise(x: pd.DataFrame, learner: str, frozen: str, fs: list[str]) -> pd.DataFrame:
-    keys = ["region", "region_name", *fs, "exposures"]
-    x = x.assign(adaptation_bits=x["adapted_bits"] - x["frozen_bits"], exposures=x["exposures"].astype(int))
+def table_keys(fs: list[str], split: list[str]) -> list[str]:
+    """A table row: list x block x region x cell x exposures within the block (`split`: those recorded)."""
+    return [*split, "region", "region_name", *fs, "earlier_blocks_exposures", "exposures"]
+
+
+def _summarise(x: pd.DataFrame, learner: str, frozen: str, fs: list[str], split: list[str]) -> pd.DataFrame:
+    keys = table_keys(fs, split)
+    x = x.assign(adaptation_bits=x["adapted_bits"] - x["frozen_bits"], exposures=x["exposures"].astype(int),
+                 earlier_blocks_exposures=x["earlier_blocks_exposures"].astype(int))
     t = (x.groupby(keys, observed=True, sort=True)
          .agg(trials=("adapted_bits", "size"), subjects=("subject_key", "nunique"), frozen_bits=("frozen_bits", "mean"),
               adapted_bits=("adapted_bits", "mean"), adaptation_bits=("adaptation_bits", "mean")).reset_index())
@@ -180,11 +214,13 @@ def _summarise(x: pd.DataFrame, learner: str, frozen: str, fs: list[str]) -> pd.
     return t
 
 
-def _people(r: pd.DataFrame, fs: list[str]) -> pd.DataFrame:
-    """People's region time by region x cell x exposures (mean over their trials; NaN times left out)."""
-    keys = ["region", "region_name", *fs, "exposures"]
+def _people(r: pd.DataFrame, fs: list[str], split: list[str]) -> pd.DataFrame:
+    """People's region time by list x block x region x cell x exposures (mean over their trials; NaN times
+    left out)."""
+    keys = table_keys(fs, split)
     h = r[(r["subject_kind"] == "human") & r["region_rt_ms"].notna()]
-    h = h.assign(exposures=h["exposures"].astype(int))
+    h = h.assign(exposures=h["exposures"].astype(int),
+                 earlier_blocks_exposures=h["earlier_blocks_exposures"].astype(int))
     return (h.groupby(keys, observed=True, sort=True)
             .agg(people_rt_ms=("region_rt_ms", "mean"), people_trials=("region_rt_ms", "size"),
                  people=("subject_key", "nunique")).reset_index())
@@ -201,26 +237,31 @@ def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -
     has_people = t["people_rt_ms"].notna().any()
     plt = _plt()
     fig, axes = plt.subplots(1, 2 if has_people else 1, figsize=(11.0 if has_people else 6.2, 3.8), squeeze=False)
-    cells = t.groupby(["group", *fs], observed=True, sort=True) if fs else t.groupby(["group"], sort=True)
+    split = [c for c in ("list", "block") if c in t.columns and t[c].nunique() > 1]  # each its own line
+    cells = t.groupby(["group", *split, *fs], observed=True, sort=True)
     many = t["group"].nunique() > 1
     for j, (key, g) in enumerate(cells):
         key = key if isinstance(key, tuple) else (key,)
-        name = ", ".join(str(k) for k in (key if many else key[1:])) or "all trials"
+        named = [f"{c} {v}" for c, v in zip(split, key[1:], strict=False)] + [str(k) for k in key[1 + len(split):]]
+        name = ", ".join(([str(key[0])] if many else []) + named) or "all trials"
         g = g.sort_values("exposures")
         colour = PALETTE[j % len(PALETTE)]
         axes[0, 0].plot(g["exposures"], g["frozen_bits"], "--", color=colour, marker="o", label=f"{name} (frozen)")
         axes[0, 0].plot(g["exposures"], g["adapted_bits"], "-", color=colour, marker="s", label=f"{name} (adapted)")
     if has_people:  # the people's lines do not depend on the learner: drawn from the first learner's rows
         first = t[t["group"] == t["group"].iloc[0]].dropna(subset=["people_rt_ms"])
-        for j, (key, p) in enumerate(first.groupby(fs, observed=True, sort=True) if fs else [("all trials", first)]):
+        by = [*split, *fs]
+        for j, (key, p) in enumerate(first.groupby(by, observed=True, sort=True) if by else [("all trials", first)]):
             key = key if isinstance(key, tuple) else (key,)
             p = p.sort_values("exposures")
+            label = [f"{c} {v}" for c, v in zip(split, key, strict=False)] + [str(k) for k in key[len(split):]]
             axes[0, 1].plot(p["exposures"], p["people_rt_ms"], "-", color=PALETTE[j % len(PALETTE)], marker="o",
-                            label=", ".join(str(k) for k in key))
-    axes[0, 0].set(xlabel="earlier trials of the same structure (exposures)", ylabel="surprisal (bits)",
+                            label=", ".join(label))
+    xlabel = "earlier trials of the same structure in the block (exposures)"
+    axes[0, 0].set(xlabel=xlabel, ylabel="surprisal (bits)",
                    title=f"Model, region {region}")
     if has_people:
-        axes[0, 1].set(xlabel="earlier trials of the same structure (exposures)", ylabel="reading time (ms)",
+        axes[0, 1].set(xlabel=xlabel, ylabel="reading time (ms)",
                        title=f"People, region {region}")
     for ax in axes.flat:
         ax.grid(axis="y", alpha=0.3)
@@ -263,8 +304,13 @@ def adaptation_step(run) -> None:
                                "(dashed) and adapted (solid), and people's reading time (ms)."))
     pairs = "; ".join(f"{g} against {f}" for g, f in a.frozen_of.items())
     res.section("adaptation", "Adaptation in reading: surprisal by exposure, frozen vs adapted",
-                f"Learners against their frozen model: {pairs}. Exposures: earlier trials of the same cell of "
-                f"{' x '.join(a.factors) or 'the design'} (0 on the first). Per trial, the frozen surprisal is that of "
+                f"Learners against their frozen model: {pairs}. Rows by "
+                + (" and ".join(a.split) + " (never pooled: each list is its own adaptation group), then by "
+                   if a.split else "")
+                + "region and cell. Exposures: earlier trials of the same cell of "
+                + f"{' x '.join(a.factors) or 'the design'} "
+                "in the same block (0 on the block's first); `earlier_blocks_exposures`: those in earlier blocks "
+                "(an adaptation block's before the test). Per trial, the frozen surprisal is that of "
                 "the same sentence, so `adaptation_bits` (adapted - frozen) is the adaptation alone; means over "
                 "trials, no CIs (one trial per subject per exposure count). People: mean region time over their "
                 "trials, the reading rules applied. "

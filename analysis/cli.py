@@ -38,8 +38,9 @@ def analyze(
     exclude_wrong_answers: bool = typer.Option(False, "--exclude-wrong-answers", help="self-paced reading: leave out trials whose comprehension question was answered wrongly (rule `wrong_answer`, counted)"),
     allow_spec_versions: bool = typer.Option(False, "--allow-spec-versions", help="analyse sessions run with different versions of the spec (another spec_hash or factor level order) together, coded by the current version (the newest session's); the report names every version. Without it they are refused"),
 ) -> None:
-    """Analyse trial tables: a general design's rates by factor, task analyses and your formula; for the Lakretz
-    designs error rates, first encounters, exposures, mixed models, model-side measures; write report.html."""
+    """Analyse people's and models' trial tables by factor, task and your formula, and write report.html.
+
+    The Lakretz designs add their error rates, first encounters, exposure models and model-side measures."""
     from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
     blocks = _checked_rows_options(data, out, fmt, n_boot, force, rejected_rule, focus, blocks)

@@ -16,18 +16,21 @@ from typing import Optional
 
 import typer
 
-from experiments.commands import lazy_group
+from experiments.commands import HELP_LAYOUT, lazy_group
 from experiments.cli_common import console, fail, load_spec_or_exit  # noqa: F401 (re-exported for old imports)
 from experiments.spec import SpecError
 
 # each sub-app also lists the commands the kinds and studies declare (experiments/commands.py), lazily
-app = typer.Typer(add_completion=False, no_args_is_help=True, cls=lazy_group(""),
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=lazy_group(""), **HELP_LAYOUT,
                   help="twinlab: one experiment spec, human and model subjects, one analysis.")
-stimuli_app = typer.Typer(no_args_is_help=True, cls=lazy_group("stimuli"), help="Stimulus sets.")
+stimuli_app = typer.Typer(no_args_is_help=True, cls=lazy_group("stimuli"), help="Stimulus sets.", **HELP_LAYOUT)
 app.add_typer(stimuli_app, name="stimuli")
 # `twinlab import <format>`: each package that reads a released format adds its command here (a study's
 # declared IMPORTERS and the other tools' readers, through participants/imports/registry.py), so this module names none
-data_import_app = typer.Typer(no_args_is_help=True, cls=lazy_group("import"), help="Import released data (as published) into twinlab sessions.")
+data_import_app = typer.Typer(no_args_is_help=True, cls=lazy_group("import"), **HELP_LAYOUT,
+                              help="Import people's results into twinlab sessions: files from PsychoPy, jsPsych, "
+                                   "PCIbex/Ibex or a plain table, twinlab's own browser sessions, and released "
+                                   "datasets.")
 app.add_typer(data_import_app, name="import")
 
 
@@ -198,7 +201,7 @@ def stimuli_prompts(name: Optional[str] = typer.Argument(None, help="a prompt se
     typer.echo(PROMPT_SETS[name].text)
 
 
-stimuli_import_app = typer.Typer(no_args_is_help=True, cls=lazy_group("stimuli import"),
+stimuli_import_app = typer.Typer(no_args_is_help=True, cls=lazy_group("stimuli import"), **HELP_LAYOUT,
                                  help="Import stimulus sets in published formats.")
 stimuli_app.add_typer(stimuli_import_app, name="import")
 

@@ -22,6 +22,9 @@ import click
 import typer
 from typer.core import TyperGroup
 
+# every typer app of twinlab takes these: click's plain help, which wraps a long value onto the next line where
+# rich's tables cut it with "..." in a narrow terminal (80 columns), and writes no box drawing into a log
+HELP_LAYOUT: dict[str, Any] = {"rich_markup_mode": None}
 GROUPS = ("", "stimuli", "stimuli import", "import")  # the sub-apps a declared command may join
 FIELDS = ("group", "name", "module", "function", "help")
 
@@ -88,7 +91,7 @@ class LazyCommand(click.Command):
     def real(self) -> click.Command:
         if self._real is None:
             func = getattr(importlib.import_module(self.decl.module), self.decl.function)
-            one = typer.Typer(add_completion=False)
+            one = typer.Typer(add_completion=False, **HELP_LAYOUT)
             one.command(self.decl.name, help=self.decl.help)(func)
             self._real = typer.main.get_command(one)  # one command: typer returns the command itself
         return self._real
@@ -104,10 +107,22 @@ class LazyCommand(click.Command):
         return self.real().invoke(ctx)
 
 
+class ListingGroup(TyperGroup):
+    """A group whose listing gives each command's whole description (click would cut it at the width with
+    "..."), wrapped onto the next lines."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, listing_help(cmd)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
 def lazy_group(group: str) -> type[TyperGroup]:
     """The click group class of the sub-app `group`: its own commands, and first the declared ones."""
 
-    class Group(TyperGroup):
+    class Group(ListingGroup):
         def __init__(self, **attrs: Any) -> None:
             super().__init__(**attrs)
             own = dict(self.commands)
@@ -120,3 +135,10 @@ def lazy_group(group: str) -> type[TyperGroup]:
 
     Group.__name__ = f"Group_{group.replace(' ', '_') or 'twinlab'}"
     return Group
+
+
+def listing_help(cmd: click.Command) -> str:
+    """What a command listing says of `cmd`: its short help, else the first paragraph of its help as one line
+    (a docstring's hard line breaks joined)."""
+    text = cmd.short_help or (cmd.help or "").strip().split("\n\n")[0]
+    return " ".join(text.split())

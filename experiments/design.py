@@ -141,6 +141,8 @@ class DesignFile:
         return list(self.lists_by_number[list_number])
 
     def summary(self) -> str:
+        if self.mode == "given":
+            return self.given_summary()
         n_cond = len(conditions_of(self.factors))
         counts = {role: len(self.role_rows(role)) for role in ROLES}
         sizes = sorted({len(rows) for rows in self.lists_by_number.values()})
@@ -149,6 +151,27 @@ class DesignFile:
                 f"{counts['filler']} filler and {counts['practice']} practice rows; lists: {self.mode} "
                 f"({self.n_lists} list(s) of {per_list} test trials)")
         return text + self.balance_note()
+
+    def given_summary(self) -> str:
+        """The file's own lists as they are: each list's rows by role and its test rows by condition (a given
+        design need not cross items with conditions, so `items x conditions` would be a number it has not)."""
+        per_list = []
+        for ln, rows in sorted(self.lists_by_number.items()):
+            conds = Counter(r.condition for r in rows)
+            others = []
+            for role in ROLES[1:]:
+                own = self.shared_rows(role, ln)
+                cells = Counter(r.condition for r in own if r.levels)
+                if own:  # an adaptation block's rows are practice rows with the design's factors
+                    others.append(f"{len(own)} {role}" + (" (" + ", ".join(f"{c} {n}" for c, n in sorted(cells.items()))
+                                                          + ")" if cells else ""))
+            per_list.append(f"list {ln}: {len(rows)} test rows ("
+                            + ", ".join(f"{c} {n}" for c, n in sorted(conds.items())) + ")"
+                            + (", " + ", ".join(others) if others else ""))
+        counts = {role: len(self.role_rows(role)) for role in ROLES}
+        return (f"{counts['test']} test rows of {len(self.test_items)} items, {counts['filler']} filler and "
+                f"{counts['practice']} practice rows in the file; lists: given ({self.n_lists} list(s): "
+                + "; ".join(per_list) + ")" + self.balance_note())
 
     def balance_note(self) -> str:
         """For the file's own lists: how unbalanced they are (conditions per list), or ""."""

@@ -18,28 +18,31 @@ from pydantic import ValidationError
 
 from experiments.spec_model import *  # noqa: F401,F403 (the schema, re-exported)
 from experiments.screen_texts import SPEC_TEXT_KEYS  # noqa: F401
+from experiments.spec_errors import describe
 from experiments.spec_model import (MAX_BLOCK_TRIALS, MAX_ITEMS_PER_CONDITION, Block, Experiment, Feedback,  # noqa: F401
                                     SpecError, Task, Texts)
 from stimuli.textfile import read_text_file  # noqa: F401 (re-exported)
 
 def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
-    lines = [f"{where}: invalid experiment spec ({exc.error_count()} problem(s))"]
+    """Every problem on its own line, by its full path with the accepted form (experiments/spec_errors.py)."""
+    lines: list[str] = []
     for err in exc.errors():
         loc = _format_loc(err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "string_type" and isinstance(err.get("input"), bool):
             msg += ("; YAML reads an unquoted yes/no/on/off/true/false as a truth value: put the text in quotes, "
                     "e.g. \"YES\"")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field (check the spelling)"
-            if len(err["loc"]) == 2 and err["loc"][0] in ("texts", "feedback"):
-                known = ["instructions", *SPEC_TEXT_KEYS] if err["loc"][0] == "texts" else list(
-                    Feedback.model_fields)
-                msg += f"; known {err['loc'][0]} fields: {', '.join(known)}"
-        value = err.get("input")
-        shown = "" if err["type"] in ("missing",) or isinstance(value, dict) else f" (value: {value!r})"
-        lines.append(f"  - {loc}: {msg}{shown}")
-    return "\n".join(lines)
+        if msg.startswith(f"{loc}."):  # a kind's settings under `task:`, each already named by its full path
+            lines += [f"  - {m}" for m in re.split(rf"; (?={re.escape(loc)}\.)", msg)]
+            continue
+        if loc.endswith(" (a key)"):
+            value = err.get("input")
+            shown = "" if err["type"] in ("missing",) or isinstance(value, dict) else f" (value: {value!r})"
+            lines.append(f"  - {loc}: {msg}{shown}")
+            continue
+        parts = [] if loc == "(top level)" else loc.split(".")
+        lines.append("  - " + describe(parts, err["type"], msg, err.get("input"), "input" in err))
+    return "\n".join([f"{where}: invalid experiment spec ({len(lines)} problem(s))", *lines])
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:

@@ -339,7 +339,7 @@ class Task(_Strict):
 
         # a field of another kind, or an invalid combination, is refused here; and keys no human runner
         # can honour (the quit key as an answer, two answers on one key, too few keys)
-        check_keys(self.kind, self.settings(), self.given_settings(), self.quit_key)
+        check_keys(self.kind, self.settings(), self.given_settings(), self.quit_key, continue_key=self.response_key)
 
     @field_validator("response_key", "quit_key")
     @classmethod

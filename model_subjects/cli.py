@@ -17,6 +17,9 @@ _UPDATE_ON = typer.Option("feedback", "--update-on", help="feedback (the right a
                           "read (the sentence read, every trial)")
 _OPTIMIZER = typer.Option("sgd", "--optimizer", help="sgd | adamw")
 _RANK = typer.Option(8, "--rank", help="LoRA rank (--adapter lora)")
+_LEARN_BLOCKS = typer.Option("", "--learn-blocks", help="BLOCK,...: only these blocks' trials change the weights "
+                             "(e.g. adaptation: the test block is read with the adapted weights, unchanged); "
+                             "default: every block")
 
 
 def run_model(
@@ -45,7 +48,11 @@ def run_model(
     trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials of each subject"),
     session: int = typer.Option(1, "--session", help="session number"),
     seed: Optional[int] = typer.Option(None, "--seed", help="override the spec's seed"),
-    add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos", help="prepend the BOS token to every sequence"),
+    add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos", show_default=False,
+                                 help="prepend the BOS token to every scored text (default: none, the start token "
+                                      "before an empty context); the surprisal protocol prepends BOS by its own "
+                                      "setting (surprisal:nobos drops it), whatever this says; the sidecar's "
+                                      "`bos_prepended` records which"),
     dtype: str = typer.Option("float32", "--dtype", help="float32 | bfloat16 | float16 | auto"),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto (device_map='auto')"),
     batch_size: str = typer.Option("auto", "--batch-size",
@@ -63,7 +70,7 @@ def run_model(
                                                "person's trials in order with the person's answers and feedback in "
                                                "its history and scores the person's answer (subjects <model>replay<person>)"),
     learning: str = _LEARNING, lr: float = _LR, steps: int = _STEPS, adapter: str = _ADAPTER,  # issue 51
-    update_on: str = _UPDATE_ON, optimizer: str = _OPTIMIZER, rank: int = _RANK,
+    update_on: str = _UPDATE_ON, optimizer: str = _OPTIMIZER, rank: int = _RANK, learn_blocks: str = _LEARN_BLOCKS,
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli_common import fail, prepare_run_or_exit
@@ -87,9 +94,16 @@ def run_model(
                     dtype=dtype, device=device, batch_size=batch_size, threads=threads or None, chat=chat,
                     kv_cache=kv_cache, question=question, max_new_tokens=max_new_tokens, list_number=list_number,
                     learning=learning, lr=lr, steps=steps, adapter=adapter, update_on=update_on, optimizer=optimizer,
+                    learn_blocks=tuple(b.strip() for b in learn_blocks.split(",") if b.strip()),
                     rank=rank)
     check_options(cfg, replay is not None)
     plan = prepare_run_or_exit(spec, session=session, seed=seed, trials=trials, list_number=list_number)
+    from model_subjects.weights import check_learn_blocks
+
+    try:
+        check_learn_blocks(cfg, plan.exp)
+    except OptionError as exc:
+        fail(str(exc))
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
         from model_subjects.replay import replay_command
 
@@ -143,22 +157,16 @@ def _checked_and_locked(cfg: Any, exp: Any) -> Any:
 
 def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet: bool) -> None:
     """Load the model, run every subject with a progress bar, print one line per subject and a summary."""
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    from experiments.cli_common import fail
+    from experiments.cli_common import fail, progress_bar, stderr_console
     from experiments.session import SessionError
     from experiments.spec import SpecError
     from model_subjects.backend import ModelLoadError
     from model_subjects.context import ContextError
     from model_subjects.runner import RunError, Runner
 
-    console = Console(stderr=True)
+    console = stderr_console()
     lm = _load_model(cfg, options, console)
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("trials"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        console=console, disable=quiet, transient=False)
+    progress = progress_bar("trials", eta=True, disable=quiet)
     try:
         runner = Runner(cfg, lm, plan=plan)
         states = runner.prepare_subjects()  # every trial askable before any session opens
@@ -187,18 +195,26 @@ def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet:
                if s["run_now"] else "nothing left to run")
         console.print(f"  {s['subject_id']} [{s['context_mode']}] {s['trials']}/{s['planned']} trials "
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
+    from model_subjects.runner import bos_prepended
+
+    bos = "BOS prepended" if bos_prepended(runner.protocol, lm, cfg) else "no BOS"
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
-               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {cfg.backend})")
+               f"({runner.protocol.name}, {cfg.context}, model {lm.name}, backend {cfg.backend}, {bos})")
 
 
 def _load_model(cfg: Any, options: dict[str, Any], console: Any) -> Any:
     """The backend of `cfg`, loaded under a spinner; a model that cannot load is one line and exit 2."""
-    from experiments.cli_common import fail
+    from contextlib import nullcontext
+
+    from experiments.cli_common import fail, writes_to_terminal
     from model_subjects.backend import ModelLoadError
     from model_subjects.registry import load_backend
 
+    what = f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."
+    if not writes_to_terminal():  # a log gets the line, not a spinner's carriage returns
+        console.print(what, highlight=False, markup=False, soft_wrap=True)
     try:
-        with console.status(f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."):
+        with console.status(what) if writes_to_terminal() else nullcontext():
             return load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
                                 add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads, **options)
     except ModelLoadError as exc:
@@ -264,8 +280,9 @@ def people_jsonl(
                                            "(default: from the spec's task)"),
     force: bool = typer.Option(False, "--force", help="replace an existing --out"),
 ) -> None:
-    """Each person's session as a Psych-201-style JSONL line: the transcript a model would read, the person's
-    answers marked <<...>>, RTs (model_subjects/psych201.py)."""
+    """Write each person's session as one Psych-201-style JSONL line of the transcript a model would read.
+
+    The person's answers are marked <<...>>; each trial carries its item, answer, correctness and RT."""
     from experiments.cli_common import fail
     from experiments.session import SessionError
     from experiments.spec import SpecError
@@ -296,8 +313,9 @@ def context(
     spec: Optional[Path] = typer.Option(None, "--spec", help="the spec the session ran (default: the bundled spec of its experiment)"),
     as_json: bool = typer.Option(False, "--json", help="print {text, sha256, protocol, context_mode, chat} as JSON"),
 ) -> None:
-    """Print the exact text a model read before answering trial N (rebuilt from the session, its sidecar
-    and the spec, verified against the row's context_sha256)."""
+    """Print the exact text a model read before answering trial N of a session.
+
+    Rebuilt from the session, its sidecar and the spec, and verified against the row's context_sha256."""
     from model_subjects.show_context import context_command
 
     context_command(session, trial, spec, as_json)

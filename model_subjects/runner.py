@@ -72,6 +72,7 @@ class RunConfig:
     update_on: str = "feedback"  # feedback | read
     optimizer: str = "sgd"  # sgd | adamw
     rank: int = 8  # LoRA rank
+    learn_blocks: tuple[str, ...] = ()  # the blocks whose trials change the weights (empty: every block)
 
 
 @dataclass
@@ -104,6 +105,15 @@ def subject_ids(cfg: RunConfig) -> list[str]:
     if cfg.subjects < 1:
         raise RunError("--subjects must be at least 1")
     return [f"{cfg.subject_prefix}{k:02d}" for k in range(cfg.first_subject, cfg.first_subject + cfg.subjects)]
+
+
+def bos_prepended(protocol: Any, backend: Any, cfg: Any) -> bool:
+    """Whether the run's measures read the BOS token first: a surprisal protocol's own setting (BOS unless
+    `surprisal:nobos`, whatever --add-bos says), else --add-bos (the backend's)."""
+    own = getattr(protocol, "surprisal", None)
+    if getattr(protocol, "measures", False) and own is not None and hasattr(own, "bos"):
+        return bool(own.bos)
+    return bool(getattr(backend, "add_bos", cfg.add_bos))
 
 
 def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: ContextMode,
@@ -222,6 +232,7 @@ class Runner:
             "context": {"given": cfg.context, "kind": st.mode.kind, "prompt_set": st.mode.prompt_set,
                         "group": st.mode.group, "window": st.mode.window, "chat": bool(cfg.chat), "rule": st.rule},
             "add_bos": bool(getattr(self.backend, "add_bos", cfg.add_bos)),
+            "bos_prepended": bos_prepended(self.protocol, self.backend, cfg),
             "kv_cache": bool(cfg.kv_cache),
             "batch_invariance": {"tie_margin": self.tie_margin,
                                  "rule": "trials with a best-vs-second option gap <= tie_margin are re-scored "

@@ -114,6 +114,7 @@ class Learning(BaseModel):
     update_on: str = "feedback"
     optimizer: str = "sgd"
     rank: int = 8
+    learn_blocks: list[str] = []  # the blocks whose trials teach (run-model --learn-blocks; empty: every block)
 
 
 class Sweep(BaseModel):
@@ -193,7 +194,7 @@ def _cell_context(sweep: Sweep, context: str) -> str:
     from model_subjects.weights import LearningSettings, context_label
 
     ln = sweep.learning
-    return context_label(context, LearningSettings(mode=ln.mode, update_on=ln.update_on))
+    return context_label(context, LearningSettings(mode=ln.mode, update_on=ln.update_on, blocks=tuple(ln.learn_blocks)))
 
 
 def sweep_plan(sweep: Sweep, where: Path | None = None):
@@ -219,7 +220,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
     from experiments import options as o
     from experiments.run_options import run_options
     from model_subjects.run_checks import protocol_and_context
-    from model_subjects.weights import check_learning
+    from model_subjects.weights import check_learn_blocks, check_learning
 
     plan = sweep_plan(sweep, where)
     exp = plan.exp
@@ -238,6 +239,7 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
                     cfg = run_config(sweep, Cell(k, c, pr, out))
                     run_options(cfg, lambda f, k=k: f"field '{names.get(f) or (f if f in ('trials', 'out') else f'models.{k}.{f}')}'")
                     check_learning(cfg, lambda f, k=k: f"field '{_learning_field(f, k)}'")
+                    check_learn_blocks(cfg, exp, lambda f, k=k: f"field '{_learning_field(f, k)}'")
                     try:
                         protocol_and_context(cfg, exp)
                     except o.OptionError as exc:
@@ -342,7 +344,8 @@ def run_config(sweep: Sweep, cell: Cell):
                      dtype=m.dtype, device=m.device, batch_size=m.batch_size, threads=m.threads,
                      learning=sweep.learning.mode, lr=sweep.learning.lr, steps=sweep.learning.steps,
                      adapter=sweep.learning.adapter, update_on=sweep.learning.update_on,
-                     optimizer=sweep.learning.optimizer, rank=sweep.learning.rank)
+                     optimizer=sweep.learning.optimizer, rank=sweep.learning.rank,
+                     learn_blocks=tuple(sweep.learning.learn_blocks))
 
 
 def cell_done(sweep: Sweep, cell: Cell, plan: Any = None) -> bool:

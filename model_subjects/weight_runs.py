@@ -72,6 +72,8 @@ class LearningSubject:
     def update(self, trial: Trial) -> dict[str, Any]:
         """The trial's steps (none when it teaches nothing); what the row records of them."""
         s = self.s
+        if s.blocks and trial.block not in s.blocks:
+            return {"on": None, "why": f"block {trial.block!r} does not teach (--learn-blocks {','.join(s.blocks)})"}
         if s.update_on == "read":
             from model_subjects.tasks.base import sentence_of
 
@@ -187,6 +189,7 @@ def learning_metadata(settings: LearningSettings, learner: Any, dtype: str | Non
 
     return {"mode": settings.mode, "update_on": settings.update_on, "lr": float(settings.lr),
             "steps": settings.steps, "adapter": settings.adapter,
+            "blocks": list(settings.blocks) or "every block",
             "rank": settings.rank if settings.adapter == "lora" else None,
             "lora_targets": ["q_proj", "k_proj", "v_proj", "o_proj"] if settings.adapter == "lora" else None,
             "optimizer": OPTIMIZER_TEXT[settings.optimizer], "dtype": dtype, "threads": threads,
@@ -207,6 +210,12 @@ def check_runnable(runner: Any) -> None:
 
     try:
         check_learning(runner.cfg, replay=bool(getattr(runner, "is_replay", False)))
+    except OptionError as exc:
+        raise RunError(str(exc)) from None
+    from model_subjects.weights import check_learn_blocks
+
+    try:
+        check_learn_blocks(runner.cfg, runner.exp)
     except OptionError as exc:
         raise RunError(str(exc)) from None
     name = getattr(runner.backend, "backend_name", "") or "transformers"

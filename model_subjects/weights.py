@@ -50,6 +50,7 @@ class LearningSettings:
     update_on: str = "feedback"
     optimizer: str = "sgd"
     rank: int = 8
+    blocks: tuple[str, ...] = ()  # --learn-blocks: the blocks whose trials teach (empty: every block)
 
     @property
     def in_weights(self) -> bool:
@@ -61,7 +62,7 @@ def settings_of(cfg: Any) -> LearningSettings:
     return LearningSettings(mode=getattr(cfg, "learning", "context"), lr=getattr(cfg, "lr", 1e-4),
                             steps=getattr(cfg, "steps", 1), adapter=getattr(cfg, "adapter", "full"),
                             update_on=getattr(cfg, "update_on", "feedback"), optimizer=getattr(cfg, "optimizer", "sgd"),
-                            rank=getattr(cfg, "rank", 8))
+                            rank=getattr(cfg, "rank", 8), blocks=tuple(getattr(cfg, "learn_blocks", None) or ()))
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
@@ -82,6 +83,9 @@ def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
     s = settings_of(cfg)
     _choice(name("learning"), s.mode, LEARNING_MODES)
     if not s.in_weights:
+        if s.blocks:
+            raise OptionError(f"{name('learn_blocks')} names the blocks whose trials change the weights: it needs "
+                              f"{name('learning')} weights or both")
         return
     _choice(name("update_on"), s.update_on, UPDATE_ON)
     _choice(name("adapter"), s.adapter, ADAPTERS)
@@ -113,6 +117,18 @@ def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
                               "trains fully on a CPU)")
 
 
+def check_learn_blocks(cfg: Any, exp: Any, name: Any = None) -> None:
+    """--learn-blocks names blocks of the spec (OptionError naming the option and the spec's blocks)."""
+    from experiments.options import OptionError, cli_name
+
+    name = name or cli_name
+    names = [b.name for b in exp.blocks]
+    unknown = [b for b in settings_of(cfg).blocks if b not in names]
+    if unknown:
+        raise OptionError(f"{name('learn_blocks')} {','.join(unknown)}: no such block in {exp.name} (its blocks: "
+                          f"{', '.join(names)})")
+
+
 def peft_missing() -> str | None:
     """Why LoRA cannot run here (None: the `peft` package imports)."""
     import importlib.util
@@ -124,10 +140,11 @@ def peft_missing() -> str | None:
 
 def context_label(label: str, settings: LearningSettings) -> str:
     """The `context_mode` a subject's rows record: the context's own label, and for a weight learner
-    `<context>+weights:<update-on>` (so analysis groups context, weights and both learners apart)."""
+    `<context>+weights:<update-on>` (so analysis groups context, weights and both learners apart), with
+    `@<block>,...` when only those blocks teach (--learn-blocks)."""
     if not settings.in_weights:
         return label
-    return f"{label}{LABEL_SUFFIX}:{settings.update_on}"
+    return f"{label}{LABEL_SUFFIX}:{settings.update_on}" + (f"@{','.join(settings.blocks)}" if settings.blocks else "")
 
 
 REPLAY_PROMPT_ONLY = "replay:none"  # a replay whose weights alone learn the person's trials (`--learning weights`)
@@ -151,7 +168,8 @@ def learning_identity(settings: LearningSettings, threads: int | None) -> dict[s
     refused before any trial; the thread count changes float sums, hence the hashes)."""
     return {"mode": settings.mode, "update_on": settings.update_on, "lr": float(settings.lr),
             "steps": settings.steps, "adapter": settings.adapter, "optimizer": settings.optimizer,
-            "rank": settings.rank if settings.adapter == "lora" else None, "threads": threads}
+            "rank": settings.rank if settings.adapter == "lora" else None, "threads": threads,
+            **({"blocks": list(settings.blocks)} if settings.blocks else {})}  # sessions before it keep theirs
 
 
 def subject_seed(sequence_seed: int | None, subject_id: str) -> int:

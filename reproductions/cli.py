@@ -6,7 +6,10 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, help="Reproduce the seeds' model experiments in the papers' own layout.")
+from experiments.commands import HELP_LAYOUT, ListingGroup
+
+app = typer.Typer(no_args_is_help=True, cls=ListingGroup, **HELP_LAYOUT,
+                  help="Reproduce the seeds' model experiments in the papers' own layout.")
 
 # The files each command reads, shown at the end of its --help (what a user must have before running it).
 FILES = {

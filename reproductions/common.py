@@ -345,10 +345,7 @@ class Report:
 
 
 def progress_bar(disable: bool = False):
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
+    """The trials' progress on stderr (a bar on a terminal, plain lines in a log)."""
+    from experiments.cli_common import progress_bar as bar
 
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("trials"),
-                    TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True),
-                    disable=disable)
+    return bar("trials", eta=True, disable=disable)

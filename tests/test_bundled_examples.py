@@ -17,6 +17,7 @@ EXAMPLES = {  # spec -> task kind
     "agreement_attraction": "violation_detection", "acceptability_yesno": "judgment",
     "minimal_pairs_2afc": "choice", "acceptability_rating": "rating", "cloze": "completion",
     "self_paced_reading": "self_paced_reading", "lexical_decision": "lexical_decision",
+    "maze": "maze",
 }
 
 

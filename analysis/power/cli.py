@@ -32,8 +32,10 @@ def power(
     interval: str = typer.Option("wilson", "--interval", help="Monte Carlo interval of power: wilson or clopper-pearson"),
     force: bool = typer.Option(False, "--force", help="replace an earlier power run in --out"),
 ) -> None:
-    """Power by simulation from a pilot (people, or model subjects as a hypothesis): power curves with Monte Carlo
-    CIs over subjects and items, failed and boundary fits counted apart, in parallel with early stopping."""
+    """Estimate power by simulation from a pilot of people or of model subjects taken as a hypothesis.
+
+    Power curves with Monte Carlo CIs over subjects and items, failed and boundary fits counted apart, in parallel
+    with early stopping."""
     from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
     from analysis.api import InputError, power as api_power  # late: the CLI starts without the analysis (pandas, R)

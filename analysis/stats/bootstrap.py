@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from experiments.cli_common import progress_bar
 
 N_BOOT = 2000
 
@@ -73,6 +73,5 @@ def error_rate_ci(rows: pd.DataFrame, rng: np.random.Generator, n_boot: int = N_
 
 
 def make_progress():
-    """A rich progress bar on stderr for bootstrap and model-fitting loops."""
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=Console(stderr=True))
+    """The progress of bootstrap and model-fitting loops on stderr (a bar on a terminal, plain lines in a log)."""
+    return progress_bar()

@@ -121,13 +121,11 @@ def task_fields() -> tuple[str, ...]:
 
 
 def _problems(exc: ValidationError) -> str:
-    """A settings model's errors as `field: message (value: ...)`, joined (the spec's error names the task)."""
-    out = []
-    for e in exc.errors():
-        value = e.get("input")
-        shown = "" if isinstance(value, (dict, list)) or e["type"] == "missing" else f" (value: {value!r})"
-        out.append(f"{'.'.join(str(p) for p in e['loc']) or 'task'}: {e['msg'].removeprefix('Value error, ')}{shown}")
-    return "; ".join(out)
+    """A settings model's errors by their full path under `task.`, each with its accepted form, joined
+    (experiments/spec_errors.py, the spec's one formatter)."""
+    from experiments.spec_errors import error_lines
+
+    return "; ".join(error_lines(exc.errors(), ["task"], lambda loc: ".".join(str(p) for p in loc)))
 
 
 def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:

@@ -59,7 +59,7 @@ def check_items(task: Any, rows: Iterable[tuple[int, dict[str, Any]]], path: str
         raise TaskError(bad_items_message(path, bad))
     try:
         check_keys(task.kind, settings, given_settings(task), task.quit_key, n_options=n_opt,
-                   n_question_options=n_q)
+                   n_question_options=n_q, continue_key=task.response_key)
     except KeySettingError as exc:
         raise TaskError(f"{path}: {exc}") from None
 

@@ -62,13 +62,45 @@ def clash(field: str, keys: list[str], quit_key: str) -> None:
 
 
 def check_keys(kind: str, settings: Any, given: dict[str, Any], quit_key: str, *, n_options: int = 2,
-               n_question_options: int = 0) -> None:
+               n_question_options: int = 0, continue_key: str | None = None) -> None:
     """Refuse (KeySettingError naming the field) keys a human runner cannot honour for `kind` with these
     settings; `n_options`/`n_question_options`: the most options/comprehension options an item has.
-    The rule is the kind's own (`TaskKind.check_keys`, in kinds/<kind>/task.py)."""
+    The rule is the kind's own (`TaskKind.check_keys`, in kinds/<kind>/task.py); then no answer may be on the
+    continue key (`continue_key`, task.response_key), which also ends the instruction and break screens."""
     from experiments.tasks.base import get_task
 
     hook = get_task(kind).check_keys
     if settings is None or hook is None:
         return
     hook(settings, given, quit_key, n_options, n_question_options)
+    if continue_key is not None:
+        check_continue_key(kind, settings, given, continue_key, n_options, n_question_options)
+
+
+def answer_key_field(settings: Any) -> str:
+    """The spec field that gives a kind's answer keys (for a message)."""
+    fields = type(settings).model_fields if hasattr(type(settings), "model_fields") else {}
+    if "labels" in fields:
+        return "task.labels (a label's `key`)"
+    if "scale" in fields:
+        return "task.scale.keys"
+    return "task.option_keys"
+
+
+def check_continue_key(kind: str, settings: Any, given: dict[str, Any], continue_key: str, n_options: int,
+                       n_question_options: int) -> None:
+    """Refuse an answer key that is the continue key: a press meant to answer would also end a break or
+    instruction screen (and the break would swallow an answer). A kind that answers with the continue key
+    itself (violation detection's go/no-go key: its settings hold `response_key`) is exempt."""
+    from experiments.tasks.base import get_task
+
+    hook = get_task(kind).human_settings
+    fields = type(settings).model_fields if hasattr(type(settings), "model_fields") else {}
+    if hook is None or "response_key" in fields:
+        return
+    shown = hook(settings, given, "en", n_options)
+    keys = list(shown.get("keys") or ()) + list(shown.get("question_keys") or ())[:max(n_question_options, 0)]
+    if continue_key in keys:
+        raise KeySettingError(f"{answer_key_field(settings)}: the answer key {continue_key!r} is also the continue key "
+                              f"(task.response_key: {continue_key!r}), which ends the instruction and break screens; "
+                              "give the answer another key, or task.response_key another key")

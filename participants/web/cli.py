@@ -10,7 +10,10 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, help="Browser sessions (jsPsych): a static site, or a local server saving every trial.")
+from experiments.commands import HELP_LAYOUT, ListingGroup
+
+app = typer.Typer(no_args_is_help=True, cls=ListingGroup, **HELP_LAYOUT,
+                  help="Browser sessions (jsPsych): a static site, or a local server saving every trial.")
 
 
 def _spec(spec: str, list_number: Optional[int] = None):

@@ -21,11 +21,9 @@ def import_lakretz2021(
                                        help="leave sessions already in --out as they are and write the others"),
 ) -> None:
     """Import the Lakretz et al. (2021) release as twinlab sessions: the logs give the order, the table is matched to them."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # late: the CLI starts without the analysis (pandas, R)
-
     from analysis.importers import ImportDataError  # late: the CLI starts without the analysis (pandas, R)
     from studies.lakretz2021.importers.release import import_lakretz2021 as run  # late: the CLI starts without the analysis (pandas, R)
-    from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
+    from experiments.cli_common import fail, progress_bar  # late: the CLI starts without the analysis (pandas, R)
 
     from experiments.options import OptionError  # late: the CLI starts without the analysis (pandas, R)
     from experiments.outputs import check_dataset_folder  # late: the CLI starts without the analysis (pandas, R)
@@ -36,8 +34,7 @@ def import_lakretz2021(
         fail(str(exc))
     t0 = time.time()
     tasks: dict[str, int] = {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
+    with progress_bar(transient=True) as progress:
         def tick(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
                 tasks[stage] = progress.add_task(stage, total=None if total < 0 else total)
