@@ -75,11 +75,20 @@ def _model_fields(model: Any, path: list[str]) -> dict[str, Any]:
     return fields
 
 
+# the spec's root model (experiments/spec_model.py's Experiment registers itself here when it is defined: the
+# model's own validators use this formatter, so this module cannot import it)
+ROOT: list[type[BaseModel]] = []
+
+
+def root_model() -> type[BaseModel]:
+    if not ROOT:
+        raise RuntimeError("the spec model is not defined yet (import experiments.spec_model first)")
+    return ROOT[0]
+
+
 def annotation_at(parts: list[str]) -> Any:
     """The declared type of the field at `parts` (from the Experiment model), or None when unknown."""
-    from experiments.spec_model import Experiment
-
-    ann: Any = Experiment
+    ann: Any = root_model()
     seen: list[str] = []
     for p in parts:
         ann = _unwrap(ann)
@@ -137,9 +146,7 @@ def known_fields(parts: list[str]) -> list[str]:
     """The fields the section at `parts` takes (empty when it is no section)."""
     ann = annotation_at(parts) if parts else None
     if parts == []:
-        from experiments.spec_model import Experiment
-
-        ann = Experiment
+        ann = root_model()
     if isinstance(ann, type) and issubclass(ann, BaseModel):
         return [k for k in _model_fields(ann, parts) if k not in ("kind", "source_path") or parts == ["task"]]
     return []

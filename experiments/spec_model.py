@@ -17,6 +17,7 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, Strict, Validat
                       model_serializer, model_validator)
 from pydantic_core import PydanticCustomError
 
+from experiments import spec_errors
 from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
                                      placeholder_problem)
 from experiments.tasks.config import settings_for
@@ -730,3 +731,6 @@ def _prune(d: dict[str, Any], defaults: dict[str, Any]) -> None:
     for key, default in defaults.items():
         if key in d and d[key] == default:
             del d[key]
+
+
+spec_errors.ROOT.append(Experiment)  # the formatter reads the spec's fields from here

@@ -63,7 +63,8 @@ def test_every_vertical_registers_its_commands():
                                           "model_subjects": "model_subjects.cli:register",
                                           "participants": "participants.cli:register",
                                           "participants_web": "participants.web.cli:register",
-                                          "reproductions": "reproductions.cli:register"}
+                                          "reproductions": "reproductions.cli:register",
+                                          "new_study": "experiments.new_study:register"}
     commands = get_command(app).commands
     assert {"validate", "plan", "stimuli", "doctor", "analyze", "report", "import", "run-model", "sweep", "run-human",
             "reproduce", "web"} <= set(commands)
