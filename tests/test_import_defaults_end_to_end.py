@@ -30,3 +30,18 @@ def test_lexical_decision_with_stim_resp_imports_with_the_defaults(tmp_path):
     assert meta["status"] == "completed"
     if items is not None:
         assert all(i.startswith("practice-") for i in items)
+
+
+def test_people_who_answered_with_space_get_a_spec_whose_pages_continue_on_another_key(tmp_path):
+    """A study answered with SPACE and J: the spec read from the data keeps the keys and moves the continue key
+    (an answer key equal to the continue key is refused by validate)."""
+    from experiments.spec import load_spec
+
+    table = tmp_path / "t.csv"
+    table.write_text("participant,session,item,condition,sentence,response,answer,rt\n"
+                     "S1,1,1,a,Sentence one.,space,space,512\nS1,1,2,b,Sentence two.,j,space,640\n"
+                     "S2,1,1,b,Sentence one!,j,j,700\nS2,1,2,a,Sentence two!,space,space,455\n", encoding="utf-8")
+    import_study("table", [table], None, tmp_path / "out", spec_out=tmp_path / "spec" / "s.yaml")
+    exp = load_spec(tmp_path / "spec" / "s.yaml")
+    assert exp.task.response_key == "return"
+    assert sorted(lab.key for lab in exp.task.settings().labels) == ["j", "space"]

@@ -17,6 +17,10 @@ MAX_LABELS = 9
 ANSWER_FIELDS = ("response", "expected")   # the SourceTrial fields whose values must be among the labels
 
 
+CONTINUE_KEY = "space"   # the spec's default continue key (task.response_key)
+SPARE_CONTINUE_KEYS = ("return", "backspace", "tab")
+
+
 def press(key: str, t: float) -> dict[str, Any]:
     """One key press of a raw record (experiments/tasks/record.py)."""
     return {"key": key, "t": t}
@@ -91,8 +95,12 @@ class KindImporter:
         from experiments.psychopy_names import check_key   # PsychoPy's key names, read only when a spec is written
 
         keys_ok = all(check_key(r) is None for r, _ in labels) and len({r for r, _ in labels}) == len(labels)
-        return {"kind": self.kind,
-                "labels": [{"value": v, "text": v, **({"key": r} if keys_ok else {})} for r, v in labels]}
+        task: dict[str, Any] = {"kind": self.kind,
+                                "labels": [{"value": v, "text": v, **({"key": r} if keys_ok else {})} for r, v in labels]}
+        if keys_ok and any(r == CONTINUE_KEY for r, _ in labels):
+            # the people answered with the spec's default continue key: pages continue on another key instead
+            task["response_key"] = next(k for k in SPARE_CONTINUE_KEYS if k not in {r for r, _ in labels})
+        return task
 
     def task_record(self, trial: Any, s: Any, order: Any, t: SourceTrial, value: Optional[str],
                     where: str) -> Optional[dict[str, Any]]:
