@@ -37,6 +37,19 @@ class Surprisal(TaskProtocol):
         s = " ".join(self.words(trial))
         return [Query("", (Option(s, s),))]
 
+    history_since = "twinlab-context-v4"  # before, a replayed person's reading trial showed the answer alone
+
+    def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
+        """A finished trial in a running history: the sentence read; a replayed person's answer to the trial's
+        comprehension question (a self-paced reading trial's, or a judgment read by surprisal) after it, with
+        the question where the item gives it. The model's own row answers with the sentence: the sentence alone."""
+        s = " ".join(self.words(trial))
+        answer = str(response or "")
+        if not answer or answer == s:
+            return "", s
+        question = str(trial.mat.get("question") or "").strip()
+        return "", f"{s}\n{question + ' ' if question else 'Answer: '}{answer}"
+
     def measure(self, backend: Any, trials: Sequence[Trial], contexts: Sequence[str]) -> list[dict[str, Any]]:
         if self._scorer is None or self._scorer.model is not getattr(backend, "model", None):
             self._scorer = SurprisalScorer.from_backend(backend, self.surprisal)
