@@ -14,7 +14,8 @@ from analysis.report import design_figures as dfig
 from analysis.report.tables import slug
 from analysis.report.results_folder import Results
 from analysis.load.rows import select_blocks
-from analysis.measures.reading import (add_spillover, apply_rules, humans_beside_models, join_surprisal, plain,
+from analysis.measures.reading import (add_spillover, apply_rules, has_people_times, humans_beside_models,
+                                       join_surprisal, plain, removed_text,
                                        reading_rules, region_fit_rows, region_formula, region_means, region_order,
                                        region_rows, region_surprisal, surprisal_beside_rt, surprisal_formula,
                                        surprisal_region_formula, word_means, word_rows, word_surprisal)
@@ -35,8 +36,9 @@ def _reading_tables(res: Results, h: pd.DataFrame, w: pd.DataFrame, rm: pd.DataF
     tabs = []
     if has_rt:
         tabs.append(res.table("reading_region_means", rm, "People: reading time by region (ms), CI over subjects"))
-        tabs.append(res.table("reading_word_means", word_means(h, cell, opt.seed, opt.n_boot),
-                              "People: reading time by word position (ms), CI over subjects", show=False))
+        if h["word_rt_ms"].notna().any():  # people who read region by region have no word times
+            tabs.append(res.table("reading_word_means", word_means(h, cell, opt.seed, opt.n_boot),
+                                  "People: reading time by word position (ms), CI over subjects", show=False))
     if has_s:
         tabs.append(res.table("surprisal_by_region", rs, "Models: surprisal by region (bits), CI over items"))
         tabs.append(res.table("surprisal_by_word", word_surprisal(w, cell, opt.seed, opt.n_boot),
@@ -150,7 +152,7 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     """The self-paced-reading sections (nothing when the rows have neither reading times nor surprisals)."""
     from analysis.load.frames import model_frame  # late: frames imports the report's sections (a circle at import)
     m = select_blocks(model_frame(d), opt.blocks)  # --blocks (default test: design_rows)
-    has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
+    has_rt = has_people_times(m)  # per word, or per region where a press showed a region
     has_s = "word_surprisal_bits" in m.columns and m["word_surprisal_bits"].notna().any()
     if not (has_rt or has_s):
         return
@@ -164,7 +166,7 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     rm = region_means(h, cell, opt.seed, opt.n_boot) if has_rt else pd.DataFrame()
     rs = region_surprisal(w, cell, opt.seed, opt.n_boot) if has_s else pd.DataFrame()
     items: list[dict] = []
-    rule_text = "; ".join(f"`{k}`: {v} ({counts.get(k, 0)} word(s) removed)" if k in counts else f"`{k}`: {v}"
+    rule_text = "; ".join(f"`{k}`: {v} ({removed_text(counts, k, w)})" if k in counts else f"`{k}`: {v}"
                           for k, v in rules.describe().items())
     tabs = _reading_tables(res, h, w, rm, rs, cell, opt, has_rt, has_s)
     fig = reading_by_region(rm, rs, cell, order, out / "figures" / "reading_regions.png")
