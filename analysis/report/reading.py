@@ -15,7 +15,7 @@ from analysis.report.tables import slug
 from analysis.report.results_folder import Results
 from analysis.load.rows import select_blocks
 from analysis.measures.reading import (add_spillover, apply_rules, has_people_times, humans_beside_models,
-                                       join_surprisal, plain, removed_text,
+                                       join_surprisal, plain, read_units, removed_text,
                                        reading_rules, region_fit_rows, region_formula, region_means, region_order,
                                        region_rows, region_surprisal, surprisal_beside_rt, surprisal_formula,
                                        surprisal_region_formula, word_means, word_rows, word_surprisal)
@@ -143,6 +143,10 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
                     + rule_text + ".",
                     tabs, [res.figure("surprisal_rt", dfig.surprisal_scatter(points, out / "figures" / "surprisal_rt.png"),
                                       "Per word: people's mean reading time against the model's surprisal.")], items)
+    elif h["word_rt_ms"].isna().all() and read_units(h)[1]:
+        skipped.append("surprisal and reading time: people's times are of regions read at once (a press showed a "
+                       "region), and this fit is word by word; the regions' times and surprisals are side by side in "
+                       "the reading section")
     else:
         skipped.append("surprisal and reading time: no model surprisals of the sentences the people read")
 

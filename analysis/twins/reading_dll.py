@@ -17,7 +17,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.measures.reading import add_spillover, join_surprisal, trim_rts, word_rows
+from analysis.measures.reading import (add_spillover, has_people_times, join_surprisal, read_units, trim_rts,
+                                       word_rows)
 from analysis.report.figures import _plt, _save, PALETTE
 
 BASE = ["length", "length_prev1", "position"]
@@ -117,6 +118,18 @@ def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     both = pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
     return {g: add_spillover(j, ["surprisal", "length", "log_frequency"]) for g, j in join_surprisal(both).items()}
+
+
+def regions_read_at_once(d: pd.DataFrame, factors: dict) -> bool:
+    """Whether the people's reading times are of regions read at once only (no word times to fit ΔLL on)."""
+    from analysis.load.frames import model_frame  # late: frames imports the twins' answers (a circle at import)
+
+    m = model_frame(d)
+    if "region_rts_ms" not in m.columns or not has_people_times(m):
+        return False
+    w = word_rows(m, {f: lv for f, lv in factors.items() if f in m.columns})
+    by_word, by_region = read_units(w[w["subject_kind"] != "model"])
+    return by_region and not by_word
 
 
 def dll_figure(t: pd.DataFrame, path) -> object:
