@@ -75,7 +75,8 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
         "inputs": {"files": info.files, "formats": info.formats},
         "outliers": info.outliers,
         **run.extra,
-        "notes": run.notes, "skipped": merge_level_notes(run.skipped), "exclusions": info.exclusions, "failures": run.res.failures,
+        "notes": run.notes, "skipped": merge_level_notes(run.skipped), "exclusions": info.exclusions,
+        "failures": run.res.failures,
         "spec_versions": info.spec_versions,
         "tables": run.res.tables, "figures": run.res.figures, "sections": run.res.sections,
     }

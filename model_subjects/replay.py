@@ -176,7 +176,8 @@ def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, prog
 
 
 def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: bool = False) -> None:
-    """`run-model SPEC --replay PEOPLE` (a folder or one session's table): every input checked (people, spec hash, locks) before the model loads."""
+    """`run-model SPEC --replay PEOPLE` (a folder or one session's table): every input checked (people, spec hash,
+    locks) before the model loads."""
     import typer
 
     from experiments.cli_common import fail

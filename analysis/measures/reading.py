@@ -58,7 +58,8 @@ from stimuli.input_rules import ascii_int
 from analysis.stats.bootstrap import bootstrap_mean
 
 RT_MIN, RT_MAX = 100.0, 5000.0
-RT_RULE = f"reading times of one press (a word, or a region read at once) outside [{RT_MIN:g}, {RT_MAX:g}] ms are left out"
+RT_RULE = (f"reading times of one press (a word, or a region read at once) outside [{RT_MIN:g}, {RT_MAX:g}] ms are "
+           "left out")
 SPILLOVER = 1
 ID_COLS = ["group", "subject_kind", "subject_key", "subject_id", "item", "item_id", "model", "protocol"]
 
@@ -292,8 +293,9 @@ def has_people_times(trials: pd.DataFrame) -> bool:
 
 def kept_word_times(trials: pd.DataFrame, rules: ReadingRules) -> tuple[int, int, float, float]:
     """People's reading times in the trials (`word_rts_ms`; a trial read region by region: `region_rts_ms`) and
-    how many the rules keep: (times, kept, lowest, highest). Read straight from the cells (no word rows built), so the analysis checks a range
-    before any work; wrong comprehension answers count as left out under `exclude_wrong_answers`."""
+    how many the rules keep: (times, kept, lowest, highest). Read straight from the cells (no word rows built),
+    so the analysis checks a range before any work; wrong comprehension answers count as left out under
+    `exclude_wrong_answers`."""
     cols = [c for c in ("word_rts_ms", "region_rts_ms") if c in trials.columns]
     if not cols:
         return 0, 0, 0.0, 0.0

@@ -326,7 +326,8 @@ KIND = TaskKind(
     materials=("sentence", "distractors"), optional_materials=("regions",),
     recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms", "word_correct", "first_error"),
     runners=("psychopy", "browser", "model"), model_protocols=("choice", "surprisal"), score=score,
-    settings=MazeSettings, check_item=check_item, answers=answers, person_response=person_response, derive=derive, plan=plan,
+    settings=MazeSettings, check_item=check_item, answers=answers, person_response=person_response, derive=derive,
+    plan=plan,
     check_keys=check_keys, human_settings=human_settings, page_view=page_view, option_order=screen_order,
     raw_fields=RAW_FIELDS,
 )
