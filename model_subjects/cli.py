@@ -107,6 +107,8 @@ def _replay_out(out: Path, replay: Path) -> None:
     from experiments.options import OptionError
     from experiments.outputs import check_dataset_folder
 
+    if not replay.exists():
+        fail(f"--replay {replay}: no such folder or session file")
     try:  # one session's table: its folder is the input the output stays out of
         check_dataset_folder("--out", out, [("the --replay folder", replay if replay.is_dir() else replay.parent)])
     except OptionError as exc:
