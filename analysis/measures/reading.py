@@ -234,7 +234,8 @@ def apply_rules(w: pd.DataFrame, rules: ReadingRules = ReadingRules()) -> tuple[
 
     def removed(rule: str, gone: pd.Series) -> None:
         counts[rule] = int((gone & ~by_region).sum())
-        counts[rule + REGIONS] = int(h[gone & by_region].drop_duplicates(_trial_region_keys(h)).shape[0])
+        if by_region.any():  # region times removed, where some trials were read region by region
+            counts[rule + REGIONS] = int(h[gone & by_region].drop_duplicates(_trial_region_keys(h)).shape[0])
 
     if rules.exclude_wrong_answers:
         wrong = h["question_correct"].map(lambda v: v is False or v == 0 or str(v).lower() == "false")
