@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from statistics import mean
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,3 +116,57 @@ def test_region_times_through_the_api_rules_and_the_range_check(tmp_path):
     assert len(people) == 8 * 3 - 2 and people["region_rt_ms"].notna().all()   # the two trimmed regions are gone
     n, kept, low, high = kept_word_times(df, ReadingRules())
     assert (n, kept, low, high) == (24, 22, 60.0, 6200.0)
+
+
+@pytest.mark.slow
+def test_the_reading_twin_on_regions_read_at_once(tmp_path):
+    """The twins' ΔLL rows of people who read region by region: per trial and region, the file's region time
+    beside the model's surprisal of the region (the sum of its words' surprisals in the model's own session), the
+    previous region's beside it; the report's ΔLL table says its unit is the region."""
+    from analysis import api
+    from analysis.twins.reading_dll import joined_words
+
+    path = results_file(tmp_path)
+    (tmp_path / "map.yaml").write_text(MAP, encoding="utf-8")
+    assert cli("import", "pcibex", str(path), "--map", "map.yaml", "--out", "sessions", "--spec-out", "spr.yaml",
+               cwd=tmp_path).returncode == 0
+    r = cli("run-model", "spr.yaml", "--protocol", "surprisal", "--out", "models", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    surprisal = {}   # (item, chunk index) -> the model's bits summed over the chunk's words
+    for f in (tmp_path / "models" / "data").glob("*_data.csv"):
+        with open(f, encoding="utf-8", newline="") as fh:
+            for row in csv.DictReader(fh):
+                bits, k = json.loads(row["word_surprisal_bits"]), 0
+                for c, chunk in enumerate(CHUNKS[row["condition"]]):
+                    n = len(chunk.split())
+                    surprisal[(row["item"], c)] = sum(bits[k:k + n])
+                    k += n
+    times = {}   # (person, item, chunk index) -> the file's time
+    with open(path, encoding="utf-8", newline="") as fh:
+        for v in csv.reader(line for line in fh if not line.startswith("#")):
+            if v[7] == "Controller-DashedSentence":
+                times[(v[1], v[12], int(v[9]) - 1)] = float(v[14])
+    df = api.load_sessions([tmp_path / "sessions", tmp_path / "models"])
+    joined = joined_words(df, {"condition": ["a", "b"]})
+    assert len(joined) == 1
+    j = next(iter(joined.values()))
+    assert j.attrs["unit"] == "region"
+    kept = {k: t for k, t in times.items() if 100 <= t <= 5000}
+    assert len(j) == len(kept) == 22
+    for _, row in j.iterrows():
+        person, item, c = str(row["subject_id"]).split(":")[-1][:8], str(row["item"]), int(row["region"]) - 1
+        assert row["word_rt_ms"] == kept[(person, item, c)]
+        assert row["surprisal"] == pytest.approx(surprisal[(item, c)], abs=1e-5)
+        prev = (person, item, c - 1)
+        if c and prev in kept:
+            assert row["surprisal_prev1"] == pytest.approx(surprisal[(item, c - 1)], abs=1e-5)
+            assert row["length_prev1"] == len("".join(ch for ch in CHUNKS["ab"[int(item[1]) % 2 == 0]][c - 1]
+                                                      if ch.isalnum()))
+        else:
+            assert np.isnan(row["surprisal_prev1"]) and np.isnan(row["length_prev1"])
+    r = cli("analyze", "sessions", "models", "--out", "report", "--no-mixed", "--n-boot", "50", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "report" / "tables" / "twins_delta_ll.csv", encoding="utf-8", newline="") as fh:
+        dll = list(csv.DictReader(fh))
+    assert {x["unit"] for x in dll} == {"region"} and {x["folds_by"] for x in dll} == {"people", "items"}
+    assert all(x["words"] == "14" for x in dll)   # 22 regions, less the 8 first regions and one after a trimmed one

@@ -359,8 +359,9 @@ def region_rows(w: pd.DataFrame) -> pd.DataFrame:
     r["n_words"] = full
     r = r.sort_values(["subject_key", "item_id", "words", "region"], kind="stable")
     gg = r.groupby(["subject_key", "item_id", "words"], sort=False, dropna=False)
+    adjacent = gg["region"].shift(1) == r["region"] - 1  # a region read at once and trimmed leaves no row
     for c in ("region_rt_ms", "surprisal_bits", "length"):
-        r[f"{c}_prev1"] = gg[c].shift(1)
+        r[f"{c}_prev1"] = gg[c].shift(1).where(adjacent)
     r = r.reset_index(drop=True)
     r.attrs = dict(w.attrs)
     return r
@@ -492,6 +493,34 @@ def join_surprisal(w: pd.DataFrame) -> dict[str, pd.DataFrame]:
         if len(j):
             j.attrs = dict(w.attrs)
             out[str(g)] = j
+    return out
+
+
+def join_region_surprisal(w: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """People who read region by region (a press showed a region: no word time): one row per trial x region
+    with the region's time as `word_rt_ms` (the time of one press, as for a word read alone), `position` the
+    region's number, `length` its characters, and each model group's `surprisal` of the region (the sum of its
+    words', the mean over the group's subjects), `*_prev1` the previous region's; attrs `unit` = "region"."""
+    by_region = w["region_read_ms"].notna() if "region_read_ms" in w.columns else pd.Series(False, index=w.index)
+    humans = w[(w["subject_kind"] == "human") & by_region]
+    models = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()]
+    if humans.empty or models.empty:
+        return {}
+    h = region_rows(humans).drop(columns=["surprisal_bits", "surprisal_bits_prev1"])
+    h = h.rename(columns={"region_rt_ms": "word_rt_ms", "region_rt_ms_prev1": "word_rt_ms_prev1"})
+    h["position"] = h["region"]
+    out = {}
+    for g, m in models.groupby("group", sort=True, observed=True):
+        r = region_rows(m)
+        s = r.groupby(["item", "words", "region"], dropna=False, observed=True)["surprisal_bits"].mean()
+        j = h.join(s.rename("surprisal"), on=["item", "words", "region"], how="inner")
+        if len(j):
+            j = j.sort_values(["subject_key", "item_id", "words", "region"], kind="stable")
+            jg = j.groupby(["subject_key", "item_id", "words"], sort=False)
+            j["surprisal_prev1"] = jg["surprisal"].shift(1).where(jg["region"].shift(1) == j["region"] - 1)
+            j["log_frequency"] = np.nan
+            j.attrs = {**w.attrs, "unit": "region"}
+            out[str(g)] = j.reset_index(drop=True)
     return out
 
 

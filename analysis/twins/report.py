@@ -13,7 +13,7 @@ from analysis.twins.answers import is_replay, likelihood
 from analysis.report.figures import _plt, _save, PALETTE
 from analysis.twins.effects import default_formula, twin_long, twin_wide
 from analysis.twins.items import agreement, calibration, calibration_figure, DOC, item_shares
-from analysis.twins.reading_dll import DOC as DLL_DOC, delta_ll, dll_figure, joined_words, regions_read_at_once
+from analysis.twins.reading_dll import DOC as DLL_DOC, delta_ll, dll_figure, joined_words
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -72,10 +72,6 @@ def reading_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fact
     """ΔLL of surprisal over a baseline of people's word RTs (analysis/twins/reading_dll.py), per model group."""
     joined = joined_words(d[~is_replay(d)], factors)
     if not joined:
-        if regions_read_at_once(d[~is_replay(d)], factors):
-            res.section("twins_reading", "Twins: what surprisal adds to people's reading times (ΔLL)",
-                        "Not computed: ΔLL is word by word, and the people's reading times here are of regions read "
-                        "at once (a press showed a region: no word has a time of its own).")
         return
     t = delta_ll(joined, opt.seed, min(int(opt.n_boot), 2000))
     res.section("twins_reading", "Twins: what surprisal adds to people's reading times (ΔLL)", DLL_DOC,
