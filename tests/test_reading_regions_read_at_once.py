@@ -170,3 +170,11 @@ def test_the_reading_twin_on_regions_read_at_once(tmp_path):
         dll = list(csv.DictReader(fh))
     assert {x["unit"] for x in dll} == {"region"} and {x["folds_by"] for x in dll} == {"people", "items"}
     assert all(x["words"] == "14" for x in dll)   # 22 regions, less the 8 first regions and one after a trimmed one
+    points = next((tmp_path / "report" / "tables").glob("surprisal_rt_*.csv"))
+    with open(points, encoding="utf-8", newline="") as fh:
+        per_region = {(x["item"], x["position"]): x for x in csv.DictReader(fh)}
+    assert len(per_region) == 12 and per_region[("i1", "2")]["word"] == "was leaving"
+    for (item, region), x in per_region.items():   # the people's mean time of the region, beside its surprisal
+        mine = [t for (_, it, c), t in kept.items() if it == item and c == int(region) - 1]
+        assert float(x["mean_rt_ms"]) == pytest.approx(mean(mine))
+        assert float(x["surprisal_bits"]) == pytest.approx(surprisal[(item, int(region) - 1)], abs=1e-5)

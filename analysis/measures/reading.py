@@ -508,7 +508,7 @@ def join_region_surprisal(w: pd.DataFrame) -> dict[str, pd.DataFrame]:
         return {}
     h = region_rows(humans).drop(columns=["surprisal_bits", "surprisal_bits_prev1"])
     h = h.rename(columns={"region_rt_ms": "word_rt_ms", "region_rt_ms_prev1": "word_rt_ms_prev1"})
-    h["position"] = h["region"]
+    h["position"], h["word"] = h["region"], h["region_text"]
     out = {}
     for g, m in models.groupby("group", sort=True, observed=True):
         r = region_rows(m)

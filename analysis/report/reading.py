@@ -15,7 +15,7 @@ from analysis.report.tables import slug
 from analysis.report.results_folder import Results
 from analysis.load.rows import select_blocks
 from analysis.measures.reading import (add_spillover, apply_rules, has_people_times, humans_beside_models,
-                                       join_surprisal, plain, read_units, removed_text,
+                                       join_region_surprisal, join_surprisal, plain, removed_text,
                                        reading_rules, region_fit_rows, region_formula, region_means, region_order,
                                        region_rows, region_surprisal, surprisal_beside_rt, surprisal_formula,
                                        surprisal_region_formula, word_means, word_rows, word_surprisal)
@@ -120,10 +120,12 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
     or a note in `skipped` when no model scored the sentences the people read."""
     both = pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
-    joined = join_surprisal(both)
+    joined = {g: add_spillover(j, ["surprisal", "length", "log_frequency"]) for g, j in join_surprisal(both).items()}
+    # people who read region by region (no word times): the same on regions (the region's time and surprisal)
+    by_region = not joined and bool(joined := join_region_surprisal(both))
+    unit = "region" if by_region else "word"
     tabs, items, points = [], [], {}
     for g, j in joined.items():
-        j = add_spillover(j, ["surprisal", "length", "log_frequency"])
         formula = surprisal_formula(j)
         if opt.mixed:
             log(f"fitting the surprisal model for {g}")
@@ -132,21 +134,20 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
             if f is not None:
                 items.append(fit_item("formula_fit", f"People's reading times and {g}'s surprisal", f))
         points[g] = surprisal_beside_rt(j)
-        tabs.append(res.table(f"surprisal_rt_{slug(g)}", points[g], f"Per word: people's mean RT beside {g}'s "
+        tabs.append(res.table(f"surprisal_rt_{slug(g)}", points[g], f"Per {unit}: people's mean RT beside {g}'s "
                               "surprisal", show=False))
     if joined:
         res.section("surprisal_rt", "Surprisal and reading time (people's times on models' surprisal)",
-                    "People's word reading times joined word by word to each model's surprisal (bits) of the same "
-                    "sentence (same item and words). Model (lmer, RT in ms: surprisal theory's linear link): "
-                    "surprisal and the previous word's surprisal (spillover), length and the previous word's length, "
-                    "log frequency where the items give it, random intercepts of subjects and items. Rules: "
-                    + rule_text + ".",
+                    f"People's {unit} reading times joined {unit} by {unit} to each model's surprisal (bits) of the "
+                    "same sentence (same item and words)" + (
+                        " (the people read region by region: a press showed a region, so a region's time is one "
+                        "press's and its surprisal the sum of its words'; `position` is the region's number, `word` "
+                        "its text)" if by_region else "") + ". Model (lmer, RT in ms: surprisal theory's linear "
+                    f"link): surprisal and the previous {unit}'s surprisal (spillover), length and the previous "
+                    f"{unit}'s length, log frequency where the items give it, random intercepts of subjects and items. "
+                    "Rules: " + rule_text + ".",
                     tabs, [res.figure("surprisal_rt", dfig.surprisal_scatter(points, out / "figures" / "surprisal_rt.png"),
-                                      "Per word: people's mean reading time against the model's surprisal.")], items)
-    elif h["word_rt_ms"].isna().all() and read_units(h)[1]:
-        skipped.append("surprisal and reading time: people's times are of regions read at once (a press showed a "
-                       "region), and this fit is word by word; the regions' times and surprisals are side by side in "
-                       "the reading section")
+                                      f"Per {unit}: people's mean reading time against the model's surprisal.")], items)
     else:
         skipped.append("surprisal and reading time: no model surprisals of the sentences the people read")
 
