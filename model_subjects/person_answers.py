@@ -57,7 +57,7 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
 
 def response_problem(exp: Any, trial: Any, response: str) -> str | None:
     """Why `response` cannot be this trial's answer (None: it can). A kind whose `response` column is not one
-    of its answers' values (Maze: the words picked) says so itself (its `person_response`)."""
+    of its answers' values (the words picked beside distractors) says so itself (its `person_response`)."""
     from experiments.tasks import get_task
     from experiments.tasks.earned import kind_of
     from experiments.tasks.presented import trial_settings

@@ -62,8 +62,8 @@ class TaskKind:
     # the answers on screen, the raw record -> row fields, the autopilot's plan
     answers: Callable[..., list[Any]] | None = None
     # (trial, human settings, response) -> why a person's `response` cannot be this trial's (None: it can), for a
-    # kind whose `response` column is not one of `answers`' values (Maze: the words picked, not the side pressed);
-    # None: the response is one of the answers' values (model_subjects/person_answers.py)
+    # kind whose `response` column is not one of `answers`' values (the words picked beside distractors, not the
+    # side pressed); None: the response is one of the answers' values (model_subjects/person_answers.py)
     person_response: Callable[[Any, Any, str], str | None] | None = None
     derive: Callable[..., None] | None = None
     plan: Callable[..., Any] | None = None
