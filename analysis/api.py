@@ -33,7 +33,8 @@ from analysis.load.frames import design_frame, with_order
 from analysis.load.rows import BlocksError, parse_blocks, select_blocks
 from analysis.measures.demand_gap import check_pairs, demand_gaps as _gaps
 from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table, rates as _rates
-from analysis.measures.reading import (ReadingRules, add_spillover, apply_rules, join_surprisal, plain, region_means,
+from analysis.measures.reading import (REGIONS, ReadingRules, add_spillover, apply_rules, join_surprisal, plain,
+                                       region_means, with_rules,
                                        region_rows, region_surprisal, target_rows, trim_rts, word_means, word_rows,
                                        word_surprisal)
 from analysis.measures.scoring import apply_rule, RULES
@@ -299,10 +300,7 @@ def reading_regions(df: pd.DataFrame) -> pd.DataFrame:
     """One row per trial x region (region_rt_ms, surprisal_bits, length, n_words, *_prev1), people's word
     times after the `rt_range` rule (a region with a trimmed word has no region time)."""
     w = reading_words(df)
-    kept, _ = apply_rules(w)
-    both = pd.concat([kept, w[w["word_rt_ms"].isna()]], ignore_index=True)
-    both.attrs = dict(w.attrs)
-    return region_rows(both)
+    return region_rows(with_rules(w))
 
 
 def reading_times(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, rules=None) -> dict[str, pd.DataFrame]:
@@ -313,7 +311,8 @@ def reading_times(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, rules=N
     h, counts = apply_rules(w, rules or ReadingRules())
     return {"region_rt": region_means(h, fs, seed, n_boot), "word_rt": word_means(h, fs, seed, n_boot),
             "region_surprisal": region_surprisal(w, fs, seed, n_boot), "word_surprisal": word_surprisal(w, fs, seed, n_boot),
-            "rules": pd.DataFrame([{"rule": k, "words_removed": v} for k, v in counts.items()])}
+            "rules": pd.DataFrame([{"rule": k, "words_removed": v, "regions_removed": counts.get(k + REGIONS, 0)}
+                                   for k, v in counts.items() if not k.endswith(REGIONS)])}
 
 
 def surprisal_rt(df: pd.DataFrame) -> dict[str, pd.DataFrame]:

@@ -183,15 +183,20 @@ class DesignFile:
                     "a between-item factor?)") if partial else ""
         if self.mode not in FILE_LISTS:
             return ""  # a Latin square is balanced by construction
-        uneven = []
+        per_list = {}
         for ln, rows in sorted(self.lists_by_number.items()):
             counts = {condition_label(c): 0 for c in conditions_of(self.factors)}
             for r in rows:
                 counts[r.condition] += 1
-            if len(set(counts.values())) > 1:
-                uneven.append(f"list {ln}: " + ", ".join(f"{c} {n}" for c, n in counts.items()))
-        return ("; UNBALANCED: conditions per list differ (" + "; ".join(uneven) + ")") if uneven else \
-            "; every list has each condition equally often"
+            per_list[ln] = counts
+        shown = {ln: ", ".join(f"{c} {n}" for c, n in counts.items()) for ln, counts in per_list.items()}
+        if len(set(shown.values())) > 1:  # the lists differ: people are not given the same conditions
+            return "; UNBALANCED: conditions per list differ (" + "; ".join(f"list {ln}: {t}" for ln, t in
+                                                                          shown.items()) + ")"
+        if any(len(set(counts.values())) > 1 for counts in per_list.values()):
+            return (f"; every list has the same conditions ({next(iter(shown.values()))}), not each equally often"
+                    if len(per_list) > 1 else f"; the list's conditions: {next(iter(shown.values()))}")
+        return "; every list has each condition equally often"
 
 
 def _delimiter(path: Path) -> str:

@@ -66,7 +66,8 @@ def run_model(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
     list_number: Optional[int] = typer.Option(None, "--list", help="every subject reads the design's list N (1..L) instead of the id rotation"),
     replay: Optional[Path] = typer.Option(None, "--replay",
-                                          help="a folder of people's sessions of this spec: the model reads each "
+                                          help="a folder of people's sessions of this spec, or one session's "
+                                               "table (.csv beside its .json): the model reads each "
                                                "person's trials in order with the person's answers and feedback in "
                                                "its history and scores the person's answer (subjects <model>replay<person>)"),
     learning: str = _LEARNING, lr: float = _LR, steps: int = _STEPS, adapter: str = _ADAPTER,  # issue 51
@@ -120,8 +121,10 @@ def _replay_out(out: Path, replay: Path) -> None:
     from experiments.options import OptionError
     from experiments.outputs import check_dataset_folder
 
-    try:
-        check_dataset_folder("--out", out, [("the --replay folder", replay)])
+    if not replay.exists():
+        fail(f"--replay {replay}: no such folder or session file")
+    try:  # one session's table: its folder is the input the output stays out of
+        check_dataset_folder("--out", out, [("the --replay folder", replay if replay.is_dir() else replay.parent)])
     except OptionError as exc:
         fail(str(exc))
 
@@ -274,7 +277,7 @@ def check_protocol_and_context(cfg, exp) -> None:
 
 def people_jsonl(
     spec: str = typer.Argument(..., help="the experiment spec the people were run on"),
-    people: Path = typer.Argument(..., help="folder of the people's sessions"),
+    people: Path = typer.Argument(..., help="folder of the people's sessions, or one session's table (.csv)"),
     out: Path = typer.Option(..., "--out", "-o", help="the JSONL file to write (one line per person's session)"),
     protocol: Optional[str] = typer.Option(None, "--protocol", "-p", help="whose prompts the transcript uses "
                                            "(default: from the spec's task)"),
@@ -290,11 +293,14 @@ def people_jsonl(
     from model_subjects.psych201 import export_jsonl
     from model_subjects.runner import RunError
 
+    left: list = []
     try:
-        n = export_jsonl(spec, people, out, protocol, force)
+        n = export_jsonl(spec, people, out, protocol, force, left)
     except (RunError, SpecError, ProtocolError, SessionError) as exc:  # SessionError: a bad row, named by line
         fail(str(exc))
-    typer.echo(f"wrote {n} session(s) to {out}")
+    for x in left:
+        typer.echo(f"left out {x.line()}", err=True)
+    typer.echo(f"wrote {n} session(s) to {out}" + (f"; {len(left)} left out (named above)" if left else ""))
 
 
 def register(app: typer.Typer) -> None:

@@ -45,8 +45,12 @@ from experiments.tasks.earned import feedback_earned
 from experiments.trials import Trial
 from stimuli.input_rules import ascii_int
 
-RULE = "twinlab-context-v3"  # v3 (issue 38): a `direct` protocol's history shows the question and its answer
-RULES_READ = ("twinlab-context-v2", RULE)  # v2 (issue 23): no break text between blocks, {trials} filled in
+# v4: a reading protocol's history (surprisal) shows a replayed person's trial as the sentence read, then the
+# comprehension question and the person's answer (v3 showed the answer alone)
+RULE = "twinlab-context-v4"
+# v3: a `direct` protocol's history shows the question and its answer; v2: no break text between blocks,
+# {trials} filled in. In order, oldest first: a protocol's own `history_entry` applies from its `history_since`
+RULES_READ = ("twinlab-context-v2", "twinlab-context-v3", RULE)
 ChatRenderer = Callable[[list[dict[str, str]], bool], str]
 
 
@@ -179,12 +183,20 @@ def history_entry(protocol: Any, trial: Trial, response: str, feedback: str | No
     Decision wrote it (None: derived from `response`). `rule`: the context rule the session was run with
     (a v2 session's `direct` history kept the sentence without its answer)."""
     own = getattr(protocol, "history_entry", None)
-    words = own(trial, response) if own is not None and rule != "twinlab-context-v2" else None
+    words = own(trial, response) if own is not None and applies_since(rule, protocol) else None
     if words is not None:  # a protocol that reads the sentence words its answer as the task's question would
         return HistoryEntry(words[0], words[1], feedback)
     question = protocol.queries(trial)[0].prompt
     answer = answer_text if answer_text is not None else option_words(protocol, trial, response)
     return HistoryEntry(question, answer, feedback)
+
+
+def applies_since(rule: str, protocol: Any) -> bool:
+    """Whether a protocol's own `history_entry` wrote the history of a session run under `rule`: from the rule
+    it came with (`history_since`; default v3), so a session keeps the history it was run with."""
+    since = getattr(protocol, "history_since", "twinlab-context-v3")
+    order = {r: k for k, r in enumerate(RULES_READ)}
+    return order.get(rule, len(order)) >= order.get(since, 0)
 
 
 class History:

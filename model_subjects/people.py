@@ -1,6 +1,8 @@
 """A people's folder is input: each person's trials are rebuilt from the spec and checked against the rows (issue 47).
 
-`run-model --replay PEOPLE_DIR` and `people-jsonl SPEC PEOPLE_DIR` read every person's session of the spec. What a
+`run-model --replay PEOPLE` and `people-jsonl SPEC PEOPLE` read every person's session of the spec (PEOPLE a folder,
+or one session's table); each session left out is named with the reason (`LeftOut`: a model's, an autopilot's, an
+empty or unfinished one, one of another spec). What a
 model reads, or a transcript shows, is never taken from a row: each person's sequence is compiled from the spec
 (the subject, or the browser slot it ran as, the seed, the session and the list, as the sidecar records them:
 experiments/compiler.py), and before any model loads or any file is written every row is checked against it
@@ -71,16 +73,53 @@ def show_pair(want: str, got: str | None) -> tuple[str, str]:
     return repr(cut(want)), repr(cut(got))
 
 
-def find_people(people_dir: str | Path, exp: Experiment) -> list[Person]:
-    """Every person's session of `exp` under `people_dir`, each checked against the spec (RunError naming the
-    file, line and column of the first difference); model sessions and autopilot runs are not people."""
-    root = Path(people_dir)
-    if not root.is_dir():
-        raise RunError(f"--replay {root}: no such folder")
-    people = [p for f in sorted(root.rglob("*_data.csv")) if (p := read_person(f, exp)) is not None]
-    if not people:
-        raise RunError(f"--replay {root}: no people's sessions (human rows in *_data.csv) of {exp.name!r} found")
-    return people
+@dataclass(frozen=True)
+class LeftOut:
+    """A session under the people's folder that is not replayed, and why (every one is named, never skipped
+    silently)."""
+
+    csv: Path
+    reason: str
+
+    def line(self) -> str:
+        return f"{self.csv}: {self.reason}"
+
+
+def session_files(people: str | Path) -> list[Path]:
+    """The session tables `--replay PEOPLE` names: every `*_data.csv` under a folder, or one session's table
+    (its `.csv`, or its sidecar `.json` standing for it)."""
+    root = Path(people)
+    if root.is_dir():
+        return sorted(root.rglob("*_data.csv"))
+    if not root.exists():
+        raise RunError(f"--replay {root}: no such folder or session file")
+    csv = root.with_suffix(".csv") if root.suffix == ".json" else root
+    if csv.suffix != ".csv" or not csv.is_file():
+        raise RunError(f"--replay {root}: neither a folder of sessions nor a session's table (a .csv beside its "
+                       ".json sidecar)")
+    return [csv]
+
+
+def find_people(people: str | Path, exp: Experiment, left_out: list[LeftOut] | None = None) -> list[Person]:
+    """Every person's session of `exp` under the folder `people` (or the one session file it names), each
+    checked against the spec (RunError naming the file, line and column of the first difference). The sessions
+    that are not replayed (a model's, an autopilot's, an empty or unfinished one, one of another spec) are
+    appended to `left_out` with the reason; with none replayable, the RunError names each and why."""
+    found: list[LeftOut] = []
+    people_read = []
+    for f in session_files(people):
+        got = read_person(f, exp)
+        if isinstance(got, LeftOut):
+            found.append(got)
+        else:
+            people_read.append(got)
+    if left_out is not None:
+        left_out.extend(found)
+    if not people_read:
+        why = "".join(f"\n  left out {x.line()}" for x in found)
+        raise RunError(f"--replay {people}: no people's sessions (human rows in *_data.csv) of {exp.name!r} to "
+                       f"replay{why}")
+    return people_read
 
 
 def read_sidecar(csv: Path) -> dict[str, Any]:
@@ -97,8 +136,9 @@ def read_sidecar(csv: Path) -> dict[str, Any]:
     return meta
 
 
-def read_person(csv: Path, exp: Experiment) -> Person | None:
-    """One session file checked against the spec; None when it is no person's (a model's, an autopilot's, empty)."""
+def read_person(csv: Path, exp: Experiment) -> Person | LeftOut:
+    """One session file checked against the spec; a LeftOut (with the reason) when it is not a person's finished
+    session of this spec: a model's, an autopilot's, an empty one, one not completed, one of another spec."""
     from experiments.session import SessionError, scan_table
 
     try:
@@ -106,12 +146,23 @@ def read_person(csv: Path, exp: Experiment) -> Person | None:
     except SessionError as exc:
         raise RunError(str(exc)) from None
     rows = scan.rows
-    if not rows or not any(r.get("subject_kind") == "human" for r in rows):
-        return None
+    if not rows:
+        return LeftOut(csv, "no trials written")
+    if not any(r.get("subject_kind") == "human" for r in rows):
+        kinds = sorted({r.get("subject_kind") or "?" for r in rows})
+        return LeftOut(csv, f"not a person's session (subject_kind {', '.join(kinds)})")
     meta = read_sidecar(csv)
     if meta.get("autopilot"):
-        return None
-    check_spec_hash(csv, meta, scan, exp)
+        return LeftOut(csv, "its sidecar says autopilot: a simulated participant, not a person")
+    other = check_spec_hash(csv, meta, scan, exp)
+    if other:
+        return LeftOut(csv, other)
+    status = meta.get("status")
+    if status != "completed":
+        planned = meta.get("n_trials_planned")
+        return LeftOut(csv, f"its sidecar says status {status!r} ({len(rows)} trial(s) of "
+                            f"{planned if planned is not None else '?'}): only a completed session is replayed as "
+                            "the person's")
     seq = person_sequence(csv, meta, exp)
     if len(rows) > len(seq):
         raise RunError(f"{csv} line {scan.lines[len(seq)]}: row {len(seq) + 1}, but the spec's sequence for this "
@@ -122,8 +173,10 @@ def read_person(csv: Path, exp: Experiment) -> Person | None:
                   tuple(a[0] for a in answers), tuple(a[2] for a in answers), tuple(a[1] for a in answers), digest)
 
 
-def check_spec_hash(csv: Path, meta: dict[str, Any], scan: Any, exp: Experiment) -> None:
-    """The sidecar's spec hash, on every row (`analyze`'s check, analysis/load/spec_versions.py), is the spec's."""
+def check_spec_hash(csv: Path, meta: dict[str, Any], scan: Any, exp: Experiment) -> str | None:
+    """The sidecar's spec hash, on every row (`analyze`'s check, analysis/load/spec_versions.py), is the spec's:
+    a table whose rows disagree with their sidecar is refused (RunError); a session run on another spec is named
+    (the returned reason) and left out."""
     import pandas as pd
 
     from analysis.load.spec_versions import session_version
@@ -143,8 +196,9 @@ def check_spec_hash(csv: Path, meta: dict[str, Any], scan: Any, exp: Experiment)
                        f"{show(found)} ({v.n_other} row(s) carry another spec_hash than the sidecar's)")
     name = meta.get("experiment") or scan.rows[0].get("experiment")
     if name != exp.name or v.spec_hash != exp.spec_hash:
-        raise RunError(f"--replay: {csv} was run on spec {name!r} (spec hash {v.spec_hash}); this run's spec is "
-                       f"{exp.name!r} (spec hash {exp.spec_hash}); replay people with the spec they were run on")
+        return (f"run on spec {name!r} (spec hash {v.spec_hash}); this run's spec is {exp.name!r} (spec hash "
+                f"{exp.spec_hash}): replay people with the spec they were run on")
+    return None
 
 
 def person_sequence(csv: Path, meta: dict[str, Any], exp: Experiment) -> TrialSequence:

@@ -56,7 +56,15 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
 
 
 def response_problem(exp: Any, trial: Any, response: str) -> str | None:
-    """Why `response` cannot be this trial's answer (None: it can)."""
+    """Why `response` cannot be this trial's answer (None: it can). A kind whose `response` column is not one
+    of its answers' values (the words picked beside distractors) says so itself (its `person_response`)."""
+    from experiments.tasks import get_task
+    from experiments.tasks.earned import kind_of
+    from experiments.tasks.presented import trial_settings
+
+    own = get_task(kind_of(exp, trial)).person_response
+    if own is not None:
+        return own(trial, trial_settings(exp, trial), response)
     try:
         values = answer_values(exp, trial)
     except ValueError as exc:

@@ -63,15 +63,17 @@ def check_jsonl_out(out: str | Path, spec: str, people_dir: str | Path, force: b
     from model_subjects.runner import RunError
 
     try:
+        folder = Path(people_dir) if Path(people_dir).is_dir() else Path(people_dir).parent  # or one session's
         check_output_file("--out", Path(out), force, [("the spec", Path(spec))] if Path(spec).is_file() else [],
-                          input_folders=[("the people's folder", Path(people_dir))])
+                          input_folders=[("the people's folder", folder)])
     except OptionError as exc:
         raise RunError(str(exc)) from None
 
 
 def export_jsonl(spec: str, people_dir: str | Path, out: str | Path, protocol: str | None = None,
-                 force: bool = False) -> int:
-    """Write one line per person's session to `out` (atomically; an existing file only with `force`)."""
+                 force: bool = False, left_out: list | None = None) -> int:
+    """Write one line per person's session to `out` (atomically; an existing file only with `force`); the
+    sessions not written are appended to `left_out` (model_subjects.people.LeftOut: the file and why)."""
     from experiments.atomic import atomic_write_text
     from experiments.spec import load_spec
     from model_subjects.protocols import default_protocol, get_protocol
@@ -83,7 +85,7 @@ def export_jsonl(spec: str, people_dir: str | Path, out: str | Path, protocol: s
     out = Path(out)
     proto = get_protocol(protocol or default_protocol(exp.task.kind, exp.task.response), panel=exp.task.panel,
                          task=exp.task)
-    people = find_people(people_dir, exp)
+    people = find_people(people_dir, exp, left_out)
     lines = [json.dumps(person_line(exp, proto, p), ensure_ascii=False) for p in people]
     atomic_write_text(out, "\n".join(lines) + "\n")
     return len(lines)

@@ -28,7 +28,7 @@ from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
 from model_subjects.context import REPLAY, ContextMode, History, history_entry, option_text, session_sizes
 from model_subjects.person_marks import answer_words, mark_person, person_answer_text, typed_word  # noqa: F401
-from model_subjects.people import Person, find_people  # noqa: F401 (the people's folder, checked: people.py)
+from model_subjects.people import LeftOut, Person, find_people  # noqa: F401 (the people, checked: people.py)
 from model_subjects.runner import RunConfig, Runner, RunError, SubjectState, decide, unscorable
 
 
@@ -150,13 +150,15 @@ class ReplayRunner(Runner):
 
 
 
-def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, progress: Any = None) -> Any:
-    """Load the model (unless given) and replay every person of `people_dir` (the API of `--replay`)."""
+def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, progress: Any = None,
+               left_out: list[LeftOut] | None = None) -> Any:
+    """Load the model (unless given) and replay every person of `people_dir` (a folder, or one session's table;
+    the API of `--replay`); the sessions not replayed are appended to `left_out`, each with the reason."""
     from experiments.spec import load_spec
     from model_subjects.runner import lock_sessions
 
     exp = load_spec(cfg.spec)
-    people = find_people(people_dir, exp)
+    people = find_people(people_dir, exp, left_out)
     if backend is None:
         from model_subjects.registry import load_backend
 
@@ -174,7 +176,8 @@ def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, prog
 
 
 def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: bool = False) -> None:
-    """`run-model SPEC --replay PEOPLE_DIR`: every input checked (people, spec hash, locks) before the model loads."""
+    """`run-model SPEC --replay PEOPLE` (a folder or one session's table): every input checked (people, spec hash,
+    locks) before the model loads."""
     import typer
 
     from experiments.cli_common import fail
@@ -187,8 +190,11 @@ def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: boo
     if cfg.subjects != 1 or cfg.first_subject != 1 or cfg.list_number is not None:
         fail("--replay runs one subject per person, on that person's own trials: --subjects, --first-subject "
              "and --list do not apply")
+    left: list[LeftOut] = []
     try:
-        people = find_people(people_dir, exp)
+        people = find_people(people_dir, exp, left)
+        for x in left:  # before the model loads: every session not replayed is named, with the reason
+            typer.echo(f"left out {x.line()}", err=True)
         lm = load_backend(cfg.model, backend=cfg.backend or "transformers", dtype=cfg.dtype, device=cfg.device,
                           add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads, **cfg.backend_options)
         runner = ReplayRunner(cfg, lm, people, exp=exp)
@@ -200,4 +206,5 @@ def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: boo
         if not quiet:
             typer.echo(f"  {s['subject_id']} [replay] {s['trials']}/{s['planned']} trials -> {s['csv']}", err=True)
     typer.echo(f"replayed {len(summary.subjects)} person(s), {summary.trials_run} trial(s) in {summary.seconds:.1f}s "
-               f"({runner.protocol.name}, model {lm.name})")
+               f"({runner.protocol.name}, model {lm.name})" + (f"; {len(left)} session(s) left out (named above)"
+                                                             if left else ""))

@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 
 from experiments.session import read_rows, session_paths  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
+from model_subjects.context import RULE  # noqa: E402
 from model_subjects.registry import load_backend  # noqa: E402
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
 
@@ -147,10 +148,10 @@ def test_a_session_started_under_the_older_context_rule_resumes_under_it(backend
     is still resumable, and keeps v2 for the rest of its trials (its identity and rows say so)."""
     run(backend, tmp_path / "a", context="running", protocol="direct", trials=3)
     csv_path, json_path = session_paths(tmp_path / "a", exp.name, "m01", 1)
-    text = csv_path.read_text(encoding="utf-8").replace("twinlab-context-v3", "twinlab-context-v2")
+    text = csv_path.read_text(encoding="utf-8").replace(RULE, "twinlab-context-v2")
     csv_path.write_text(text, encoding="utf-8")
     meta = json.loads(json_path.read_text())
-    assert meta["identity"]["context_rule"] == "twinlab-context-v3"
+    assert meta["identity"]["context_rule"] == RULE
     meta["identity"]["context_rule"] = "twinlab-context-v2"
     meta["status"] = "incomplete"
     json_path.write_text(json.dumps(meta))

@@ -11,13 +11,17 @@ the item's `regions` material read by the one rule, experiments/tasks/regions.py
 the sentence with `|` between regions; one word per region without it),
 `region_name` (the spec's `task.region_names`, else `R<k> (<its words in the first item>)`), the human
 reading time `word_rt_ms`, the model surprisal `surprisal_bits`, and `question_correct` (the
-comprehension answer, where the trial had a question). One row per trial x region (`region_rows`):
+comprehension answer, where the trial had a question). A trial read region by region (one press showed a whole
+region: `reveal: region`, an imported PCIbex DashedSentence in chunks) has no word times, only its regions'
+(`region_rts_ms`): each word of a region carries the region's time as `region_read_ms` (its `word_rt_ms` empty),
+and the region's time is that time, never a share of it spread over words. One row per trial x region (`region_rows`):
 `region_rt_ms` (the sum of its words' times), `surprisal_bits` (the sum of its words' surprisals),
 `length` (characters), `n_words`, and the previous region's values as `*_prev1` (spillover).
 
 Named rules, each with the count it removes (`ReadingRules`, `apply_rules`):
-- `rt_range`: word reading times outside [RT_MIN, RT_MAX] ms are left out (below 100 ms no word is read,
-  above 5000 ms the reader was interrupted);
+- `rt_range`: reading times of one press (a word, or a region where a press showed a region) outside
+  [RT_MIN, RT_MAX] ms are left out (below 100 ms nothing is read, above 5000 ms the reader was interrupted); a
+  region's time left out removes the region's words;
 - `wrong_answer` (off by default): trials whose comprehension question was answered wrongly are left out.
 
 Models (lme4 through analysis/stats/formula_fit.py, each with its diagnostics):
@@ -54,7 +58,8 @@ from stimuli.input_rules import ascii_int
 from analysis.stats.bootstrap import bootstrap_mean
 
 RT_MIN, RT_MAX = 100.0, 5000.0
-RT_RULE = f"word reading times outside [{RT_MIN:g}, {RT_MAX:g}] ms are left out"
+RT_RULE = (f"reading times of one press (a word, or a region read at once) outside [{RT_MIN:g}, {RT_MAX:g}] ms are "
+           "left out")
 SPILLOVER = 1
 ID_COLS = ["group", "subject_kind", "subject_key", "subject_id", "item", "item_id", "model", "protocol"]
 
@@ -72,7 +77,8 @@ class ReadingRules:
     exclude_wrong_answers: bool = False
 
     def describe(self) -> dict[str, str]:
-        out = {"rt_range": f"word reading times outside [{self.rt_min:g}, {self.rt_max:g}] ms are left out"}
+        out = {"rt_range": f"reading times of one press (a word, or a region read at once) outside "
+                           f"[{self.rt_min:g}, {self.rt_max:g}] ms are left out"}
         out["wrong_answer"] = ("trials whose comprehension question was answered wrongly are left out"
                                if self.exclude_wrong_answers else "off: trials with a wrong comprehension answer are kept")
         return out
@@ -137,7 +143,7 @@ def word_rows(df: pd.DataFrame, factors: list[str] | dict[str, list[str]]) -> pd
     fs = list(levels)
     keep = [c for c in ID_COLS + fs if c in df.columns]
     has = pd.Series(False, index=df.index)
-    for c in ("word_rts_ms", "word_surprisal_bits"):
+    for c in ("word_rts_ms", "word_surprisal_bits", "region_rts_ms"):
         if c in df.columns:
             has |= df[c].notna()
     d = df[has]
@@ -153,6 +159,7 @@ def word_rows(df: pd.DataFrame, factors: list[str] | dict[str, list[str]]) -> pd
             regions = region_of_words(mat, words)
         except ReadingError as exc:
             raise ReadingError(f"item {row.get('item')} ({row.get('item_id')}): {exc}") from None
+        by_region = region_read_times(row, rts, max(regions))
         names = _region_names(row)
         if names is not None and len(names) != max(regions):
             raise ReadingError(f"task.region_names names {len(names)} region(s) ({', '.join(names)}) but item "
@@ -168,15 +175,31 @@ def word_rows(df: pd.DataFrame, factors: list[str] | dict[str, list[str]]) -> pd
                                "region": regions[i], "region_given_name": names[regions[i] - 1] if names else None,
                                "region_text": texts[regions[i]],
                                "word_rt_ms": float(rts[i]) if rts and len(rts) == n and rts[i] is not None else np.nan,
+                               "region_read_ms": by_region[regions[i] - 1] if by_region else np.nan,
                                "surprisal_bits": float(sur[i]) if sur and len(sur) == n and sur[i] is not None else np.nan,
                                "log_frequency": math.log10(float(freqs[i]) + 1) if freqs else np.nan,
                                "question_correct": qc if qc is not None and not pd.isna(qc) else np.nan})
     cols = keep + ["words", "position", "word", "length", "region", "region_given_name", "region_text", "word_rt_ms",
-                   "surprisal_bits", "log_frequency", "question_correct"]
+                   "region_read_ms", "surprisal_bits", "log_frequency", "question_correct"]
     w = pd.DataFrame(out, columns=cols)
     w.insert(cols.index("region") + 1, "region_name", _name_regions(w))
     w = w.drop(columns=["region_given_name"])
     return ordered(w, levels)
+
+
+def region_read_times(row: pd.Series, word_rts: list | None, n_regions: int) -> list[float] | None:
+    """A trial read region by region: its regions' times (`region_rts_ms`, one per region; a region without
+    a time NaN); None when the trial has word times (a region's time is then the sum of its words') or no
+    region times. Region times that do not match the item's regions are refused (ReadingError)."""
+    if word_rts or "region_rts_ms" not in row.index:
+        return None
+    got = json_list(row.get("region_rts_ms"))
+    if not got:
+        return None
+    if len(got) != n_regions:
+        raise ReadingError(f"item {row.get('item')} ({row.get('item_id')}): region_rts_ms holds {len(got)} "
+                           f"time(s), but the item has {n_regions} region(s)")
+    return [float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else np.nan for x in got]
 
 
 def _name_regions(w: pd.DataFrame) -> pd.Series:
@@ -202,33 +225,90 @@ def region_order(w: pd.DataFrame) -> list[str]:
 
 
 def apply_rules(w: pd.DataFrame, rules: ReadingRules = ReadingRules()) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Human word rows kept by the rules; returns (rows, {rule: words removed})."""
-    h = w[w["word_rt_ms"].notna()]
+    """Human word rows kept by the rules; returns (rows, {rule: word times removed, rule + REGIONS: region
+    times removed (trials read region by region, whose words have no time of their own)})."""
+    by_region = w["region_read_ms"].notna() if "region_read_ms" in w.columns else pd.Series(False, index=w.index)
+    h = w[w["word_rt_ms"].notna() | by_region]
+    by_region = by_region[h.index]
     counts: dict[str, int] = {}
+
+    def removed(rule: str, gone: pd.Series) -> None:
+        counts[rule] = int((gone & ~by_region).sum())
+        if by_region.any():  # region times removed, where some trials were read region by region
+            counts[rule + REGIONS] = int(h[gone & by_region].drop_duplicates(_trial_region_keys(h)).shape[0])
+
     if rules.exclude_wrong_answers:
         wrong = h["question_correct"].map(lambda v: v is False or v == 0 or str(v).lower() == "false")
-        counts["wrong_answer"] = int(wrong.sum())
-        h = h[~wrong]
-    ok = h["word_rt_ms"].between(rules.rt_min, rules.rt_max)
-    counts["rt_range"] = int((~ok).sum())
+        removed("wrong_answer", wrong)
+        h, by_region = h[~wrong], by_region[~wrong]
+    t = h["word_rt_ms"].where(~by_region, h.get("region_read_ms"))
+    ok = t.between(rules.rt_min, rules.rt_max)
+    removed("rt_range", ~ok)
     out = h[ok].copy()
     out.attrs = dict(w.attrs)
     return out, counts
 
 
+def with_rules(w: pd.DataFrame, rules: ReadingRules = ReadingRules()) -> pd.DataFrame:
+    """The word rows with people's reading times through the rules, beside the rows that hold no person's
+    time (models' surprisals): the rows a region's or a word's table is built from."""
+    kept, _ = apply_rules(w, rules)
+    untimed = w["word_rt_ms"].isna() & (w["region_read_ms"].isna() if "region_read_ms" in w.columns else True)
+    out = pd.concat([kept, w[untimed]], ignore_index=True)
+    out.attrs = dict(kept.attrs)
+    return out
+
+
+REGIONS = ":regions"  # apply_rules' key suffix: region times removed (trials read region by region)
+
+
+def _trial_region_keys(h: pd.DataFrame) -> list[str]:
+    return [c for c in ("subject_key", "subject_id", "item_id", "item", "words", "region") if c in h.columns]
+
+
+def read_units(w: pd.DataFrame) -> tuple[bool, bool]:
+    """(some people's times are per word, some per region read at once) in the word rows."""
+    by_region = "region_read_ms" in w.columns and bool(w["region_read_ms"].notna().any())
+    return bool(w["word_rt_ms"].notna().any()), by_region
+
+
+def removed_text(counts: dict[str, int], rule: str, w: pd.DataFrame) -> str:
+    """What a rule removed, in the units the people's times are of (`w`: the word rows): "3 word(s) removed",
+    "2 region(s) removed" (trials read region by region), or both."""
+    words, regions = counts.get(rule, 0), counts.get(rule + REGIONS, 0)
+    by_word, by_region = read_units(w)
+    parts = ([f"{words} word(s)"] if by_word or words or not by_region else []) + \
+        ([f"{regions} region(s) read at once"] if by_region or regions else [])
+    return " and ".join(parts) + " removed"
+
+
+def has_people_times(trials: pd.DataFrame) -> bool:
+    """Whether the trials hold people's reading times: per word, or per region for a trial read region by region."""
+    for c in ("word_rts_ms", "region_rts_ms"):
+        if c in trials.columns and trials[c].notna().any():
+            rows = trials[trials[c].notna()]
+            if "subject_kind" not in rows.columns or (rows["subject_kind"].astype(str) != "model").any():
+                return True
+    return False
+
+
 def kept_word_times(trials: pd.DataFrame, rules: ReadingRules) -> tuple[int, int, float, float]:
-    """People's word reading times in the trials (`word_rts_ms`) and how many the rules keep: (times, kept,
-    lowest, highest). Read straight from the cells (no word rows built), so the analysis checks a range
-    before any work; wrong comprehension answers count as left out under `exclude_wrong_answers`."""
-    if "word_rts_ms" not in trials.columns:
+    """People's reading times in the trials (`word_rts_ms`; a trial read region by region: `region_rts_ms`) and
+    how many the rules keep: (times, kept, lowest, highest). Read straight from the cells (no word rows built),
+    so the analysis checks a range before any work; wrong comprehension answers count as left out under
+    `exclude_wrong_answers`."""
+    cols = [c for c in ("word_rts_ms", "region_rts_ms") if c in trials.columns]
+    if not cols:
         return 0, 0, 0.0, 0.0
-    rows = trials[trials["word_rts_ms"].notna()]
+    rows = trials[trials[cols].notna().any(axis=1)]
     if "subject_kind" in rows.columns:
         rows = rows[rows["subject_kind"].astype(str) != "model"]
     times: list[float] = []
     kept = 0
-    for v, ok in zip(rows["word_rts_ms"], _answered_right(rows, rules)):
-        for x in json_list(v) or []:
+    for (_, row), ok in zip(rows.iterrows(), _answered_right(rows, rules)):
+        # the word times, else (a trial read region by region) the regions' times: each press's time once
+        got = json_list(row.get("word_rts_ms")) or json_list(row.get("region_rts_ms")) or []
+        for x in got:
             if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
                 times.append(float(x))
                 kept += ok and rules.rt_min <= x <= rules.rt_max
@@ -263,9 +343,15 @@ def region_rows(w: pd.DataFrame) -> pd.DataFrame:
     def total(s: pd.Series) -> float:
         return float(s.sum()) if s.notna().all() and len(s) else np.nan
 
+    if "region_read_ms" not in w.columns:
+        w = w.assign(region_read_ms=np.nan)
     g = w.groupby(keys, dropna=False, observed=True, sort=False)
     r = g.agg(region_rt_ms=("word_rt_ms", total), surprisal_bits=("surprisal_bits", total),
-              length=("length", "sum"), n_words=("word", "size"), region_text=("region_text", "first")).reset_index()
+              length=("length", "sum"), n_words=("word", "size"), region_text=("region_text", "first"),
+              read_at_once=("region_read_ms", "first")).reset_index()
+    # a region read at once (one press showed it): its own time, not a sum of word times it does not have
+    r["region_rt_ms"] = r["region_rt_ms"].where(r["read_at_once"].isna(), r["read_at_once"])
+    r = r.drop(columns=["read_at_once"])
     # a region missing a word (its time trimmed) has no region time: a partial sum is not the region's time
     full = r["region_text"].map(lambda t: len(str(t).split()))
     r.loc[r["n_words"] < full, ["region_rt_ms", "surprisal_bits"]] = np.nan
@@ -273,8 +359,9 @@ def region_rows(w: pd.DataFrame) -> pd.DataFrame:
     r["n_words"] = full
     r = r.sort_values(["subject_key", "item_id", "words", "region"], kind="stable")
     gg = r.groupby(["subject_key", "item_id", "words"], sort=False, dropna=False)
+    adjacent = gg["region"].shift(1) == r["region"] - 1  # a region read at once and trimmed leaves no row
     for c in ("region_rt_ms", "surprisal_bits", "length"):
-        r[f"{c}_prev1"] = gg[c].shift(1)
+        r[f"{c}_prev1"] = gg[c].shift(1).where(adjacent)
     r = r.reset_index(drop=True)
     r.attrs = dict(w.attrs)
     return r
@@ -409,6 +496,34 @@ def join_surprisal(w: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
+def join_region_surprisal(w: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """People who read region by region (a press showed a region: no word time): one row per trial x region
+    with the region's time as `word_rt_ms` (the time of one press, as for a word read alone), `position` the
+    region's number, `length` its characters, and each model group's `surprisal` of the region (the sum of its
+    words', the mean over the group's subjects), `*_prev1` the previous region's; attrs `unit` = "region"."""
+    by_region = w["region_read_ms"].notna() if "region_read_ms" in w.columns else pd.Series(False, index=w.index)
+    humans = w[(w["subject_kind"] == "human") & by_region]
+    models = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()]
+    if humans.empty or models.empty:
+        return {}
+    h = region_rows(humans).drop(columns=["surprisal_bits", "surprisal_bits_prev1"])
+    h = h.rename(columns={"region_rt_ms": "word_rt_ms", "region_rt_ms_prev1": "word_rt_ms_prev1"})
+    h["position"], h["word"] = h["region"], h["region_text"]
+    out = {}
+    for g, m in models.groupby("group", sort=True, observed=True):
+        r = region_rows(m)
+        s = r.groupby(["item", "words", "region"], dropna=False, observed=True)["surprisal_bits"].mean()
+        j = h.join(s.rename("surprisal"), on=["item", "words", "region"], how="inner")
+        if len(j):
+            j = j.sort_values(["subject_key", "item_id", "words", "region"], kind="stable")
+            jg = j.groupby(["subject_key", "item_id", "words"], sort=False)
+            j["surprisal_prev1"] = jg["surprisal"].shift(1).where(jg["region"].shift(1) == j["region"] - 1)
+            j["log_frequency"] = np.nan
+            j.attrs = {**w.attrs, "unit": "region"}
+            out[str(g)] = j.reset_index(drop=True)
+    return out
+
+
 def surprisal_formula(j: pd.DataFrame) -> str:
     preds = ["surprisal", f"surprisal_prev{SPILLOVER}", "length", f"length_prev{SPILLOVER}"]
     if j["log_frequency"].notna().any():
@@ -454,9 +569,7 @@ def target_rows(trials: pd.DataFrame, factors: list[str] | dict[str, list[str]],
     if w.empty:
         raise ReadingError(f"--{'region' if region is not None else 'word'}: the data have no per-word reading times "
                            "or surprisals (word_rts_ms, word_surprisal_bits)")
-    kept, _ = apply_rules(w, rules)
-    w = pd.concat([kept, w[w["word_rt_ms"].isna()]], ignore_index=True)
-    w.attrs = dict(kept.attrs)
+    w = with_rules(w, rules)
     if region is not None:
         r = region_rows(w)
         out = r[r["region"] == find_region(w, region)]

@@ -14,7 +14,8 @@ from analysis.report import design_figures as dfig
 from analysis.report.tables import slug
 from analysis.report.results_folder import Results
 from analysis.load.rows import select_blocks
-from analysis.measures.reading import (add_spillover, apply_rules, humans_beside_models, join_surprisal, plain,
+from analysis.measures.reading import (add_spillover, apply_rules, has_people_times, humans_beside_models,
+                                       join_region_surprisal, join_surprisal, plain, removed_text,
                                        reading_rules, region_fit_rows, region_formula, region_means, region_order,
                                        region_rows, region_surprisal, surprisal_beside_rt, surprisal_formula,
                                        surprisal_region_formula, word_means, word_rows, word_surprisal)
@@ -35,8 +36,9 @@ def _reading_tables(res: Results, h: pd.DataFrame, w: pd.DataFrame, rm: pd.DataF
     tabs = []
     if has_rt:
         tabs.append(res.table("reading_region_means", rm, "People: reading time by region (ms), CI over subjects"))
-        tabs.append(res.table("reading_word_means", word_means(h, cell, opt.seed, opt.n_boot),
-                              "People: reading time by word position (ms), CI over subjects", show=False))
+        if h["word_rt_ms"].notna().any():  # people who read region by region have no word times
+            tabs.append(res.table("reading_word_means", word_means(h, cell, opt.seed, opt.n_boot),
+                                  "People: reading time by word position (ms), CI over subjects", show=False))
     if has_s:
         tabs.append(res.table("surprisal_by_region", rs, "Models: surprisal by region (bits), CI over items"))
         tabs.append(res.table("surprisal_by_word", word_surprisal(w, cell, opt.seed, opt.n_boot),
@@ -118,10 +120,12 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
     or a note in `skipped` when no model scored the sentences the people read."""
     both = pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
-    joined = join_surprisal(both)
+    joined = {g: add_spillover(j, ["surprisal", "length", "log_frequency"]) for g, j in join_surprisal(both).items()}
+    # people who read region by region (no word times): the same on regions (the region's time and surprisal)
+    by_region = not joined and bool(joined := join_region_surprisal(both))
+    unit = "region" if by_region else "word"
     tabs, items, points = [], [], {}
     for g, j in joined.items():
-        j = add_spillover(j, ["surprisal", "length", "log_frequency"])
         formula = surprisal_formula(j)
         if opt.mixed:
             log(f"fitting the surprisal model for {g}")
@@ -130,17 +134,20 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
             if f is not None:
                 items.append(fit_item("formula_fit", f"People's reading times and {g}'s surprisal", f))
         points[g] = surprisal_beside_rt(j)
-        tabs.append(res.table(f"surprisal_rt_{slug(g)}", points[g], f"Per word: people's mean RT beside {g}'s "
+        tabs.append(res.table(f"surprisal_rt_{slug(g)}", points[g], f"Per {unit}: people's mean RT beside {g}'s "
                               "surprisal", show=False))
     if joined:
         res.section("surprisal_rt", "Surprisal and reading time (people's times on models' surprisal)",
-                    "People's word reading times joined word by word to each model's surprisal (bits) of the same "
-                    "sentence (same item and words). Model (lmer, RT in ms: surprisal theory's linear link): "
-                    "surprisal and the previous word's surprisal (spillover), length and the previous word's length, "
-                    "log frequency where the items give it, random intercepts of subjects and items. Rules: "
-                    + rule_text + ".",
+                    f"People's {unit} reading times joined {unit} by {unit} to each model's surprisal (bits) of the "
+                    "same sentence (same item and words)" + (
+                        " (the people read region by region: a press showed a region, so a region's time is one "
+                        "press's and its surprisal the sum of its words'; `position` is the region's number, `word` "
+                        "its text)" if by_region else "") + ". Model (lmer, RT in ms: surprisal theory's linear "
+                    f"link): surprisal and the previous {unit}'s surprisal (spillover), length and the previous "
+                    f"{unit}'s length, log frequency where the items give it, random intercepts of subjects and items. "
+                    "Rules: " + rule_text + ".",
                     tabs, [res.figure("surprisal_rt", dfig.surprisal_scatter(points, out / "figures" / "surprisal_rt.png"),
-                                      "Per word: people's mean reading time against the model's surprisal.")], items)
+                                      f"Per {unit}: people's mean reading time against the model's surprisal.")], items)
     else:
         skipped.append("surprisal and reading time: no model surprisals of the sentences the people read")
 
@@ -150,7 +157,7 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     """The self-paced-reading sections (nothing when the rows have neither reading times nor surprisals)."""
     from analysis.load.frames import model_frame  # late: frames imports the report's sections (a circle at import)
     m = select_blocks(model_frame(d), opt.blocks)  # --blocks (default test: design_rows)
-    has_rt = "word_rts_ms" in m.columns and m["word_rts_ms"].notna().any()
+    has_rt = has_people_times(m)  # per word, or per region where a press showed a region
     has_s = "word_surprisal_bits" in m.columns and m["word_surprisal_bits"].notna().any()
     if not (has_rt or has_s):
         return
@@ -164,7 +171,7 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     rm = region_means(h, cell, opt.seed, opt.n_boot) if has_rt else pd.DataFrame()
     rs = region_surprisal(w, cell, opt.seed, opt.n_boot) if has_s else pd.DataFrame()
     items: list[dict] = []
-    rule_text = "; ".join(f"`{k}`: {v} ({counts.get(k, 0)} word(s) removed)" if k in counts else f"`{k}`: {v}"
+    rule_text = "; ".join(f"`{k}`: {v} ({removed_text(counts, k, w)})" if k in counts else f"`{k}`: {v}"
                           for k, v in rules.describe().items())
     tabs = _reading_tables(res, h, w, rm, rs, cell, opt, has_rt, has_s)
     fig = reading_by_region(rm, rs, cell, order, out / "figures" / "reading_regions.png")

@@ -73,6 +73,72 @@ class FormulaError(ValueError):
     """A formula that cannot be fitted to this table or is not a formula; the message names the problem."""
 
 
+class TooFewLevels(FormulaError):
+    """A fit that needs two or more levels of a column whose rows hold fewer (one participant, one item, one
+    condition): checked before R is asked, and said once for every fit it stops (`merge_level_notes`), not
+    once per fit as R's "grouping factors must have > 1 sampled level"."""
+
+    def __init__(self, column: str, levels: list[str], role: str):
+        self.column, self.levels, self.role = column, [str(x) for x in levels], role
+        shown = ", ".join(self.levels[:3]) or "none"
+        super().__init__(f"--formula: {role} {column!r} has only one level in the rows fitted ({shown}); "
+                         + ("a random effect needs two or more" if role == "grouping factor" else
+                            "drop it from the formula"))
+
+    def needs(self) -> str:
+        """What the fit needs two or more of, in the user's words."""
+        if self.column in ("subject_id", "subject", "subject_key", "participant"):
+            return "people (subject_id)"
+        if self.column in ("item", "item_id"):
+            return f"items ({self.column})"
+        return f"levels of {self.column}"
+
+
+def check_groups(d: pd.DataFrame, groups: list[str]) -> None:
+    """Every grouping factor of the random terms has two or more levels in the rows to fit (TooFewLevels)."""
+    for g in groups:
+        if g in d.columns:
+            levels = sorted({str(x) for x in d[g].dropna()})
+            if len(levels) < 2:
+                raise TooFewLevels(g, levels, "grouping factor")
+
+
+class LevelNote(str):
+    """A report note saying a fit was not fitted for too few levels of a column; `merge_level_notes` says the
+    notes of one column once."""
+
+    label: str
+    error: TooFewLevels
+
+
+def level_note(label: str, exc: TooFewLevels) -> LevelNote:
+    note = LevelNote(f"{label}: not fitted ({exc})")
+    note.label, note.error = label, exc
+    return note
+
+
+def merge_level_notes(notes: list[str]) -> list[str]:
+    """The fits stopped by too few levels of one column, said in one line naming them (where the first was),
+    the other notes as they are."""
+    by: dict[tuple[str, str], list[LevelNote]] = {}
+    for n in notes:
+        if isinstance(n, LevelNote):
+            by.setdefault((n.error.column, n.error.role), []).append(n)
+    out: list[str] = []
+    for n in notes:
+        if not isinstance(n, LevelNote):
+            out.append(n)
+            continue
+        group = by.pop((n.error.column, n.error.role), None)
+        if group:
+            e = group[0].error
+            labels = list(dict.fromkeys(x.label for x in group))
+            held = f" ({', '.join(e.levels[:3])})" if e.role == "factor" and e.levels else ""
+            out.append(f"not fitted, {len(labels)} fit(s) that need two or more {e.needs()}, and the rows fitted "
+                       f"hold {len(e.levels)}{held}: " + "; ".join(labels))
+    return out
+
+
 class FormulaDepthError(FormulaError):
     """A formula nested deeper than MAX_NESTING or chained deeper than MAX_TREE_DEPTH (a FormulaError: exit 2)."""
 
@@ -812,8 +878,7 @@ def sum_code(data: pd.DataFrame, formula: Formula, declared: dict[str, list[str]
         text = d[v].map(lambda x: x if pd.isna(x) else ("true" if x is True else "false" if x is False else str(x)))
         levels = factor_levels(d[v], declared.get(v))
         if len(levels) < 2:
-            raise FormulaError(f"--formula: factor {v!r} has only one level in the rows fitted "
-                               f"({levels[0] if levels else 'none'}); drop it from the formula")
+            raise TooFewLevels(v, levels, "factor")
         k = len(levels)
         names = [v] if k == 2 else [f"{v}{j + 1}" for j in range(k - 1)]
         clash = [n for n in names[1:] + ([] if k == 2 else names[:1]) if n in taken and n != v]

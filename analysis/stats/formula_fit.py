@@ -218,6 +218,7 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
 
     f = fm.parse(formula) if isinstance(formula, str) else formula
     d, coded, codings, fam, transform, dropped = prepare_data(df, f, family, declared, log_rt)
+    fm.check_groups(d, coded.groups)  # one participant (or item): said before R is asked, once per column
     mixed = bool(coded.random)
     fit_fn = _fit_fn()
 

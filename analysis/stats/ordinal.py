@@ -126,6 +126,7 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     d[RESPONSE] = d[RESPONSE].astype(float)
     for g in f.groups:
         d[g] = d[g].astype(str)
+    fm.check_groups(d, f.groups)  # one participant (or item): said before R is asked
     d, coded, codings = fm.sum_code(d, f, declared)
     used = [c for c in d.columns if c in set(fm.names_in(coded.r_text()))]
     rd = _r_frame(d[used])

@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.measures.reading import add_spillover, join_surprisal, trim_rts, word_rows
+from analysis.measures.reading import add_spillover, join_region_surprisal, join_surprisal, trim_rts, word_rows
 from analysis.report.figures import _plt, _save, PALETTE
 
 BASE = ["length", "length_prev1", "position"]
@@ -30,8 +30,10 @@ DOC = ("Per model group: a linear regression of people's word reading times (aft
        "training folds and scored on the held-out fold (Gaussian log-likelihood); `delta_ll_per_word` = the mean of "
        "LL_full - LL_base over held-out words, in nats; 10 folds of people (`folds_by` people: no person in both) "
        "and, separately, of items; 95% CI resampling the fold unit. Positive: surprisal predicts the times beyond the "
-       "baseline. A sentence's first word has no spillover and is left out (`words_left_out`). The mixed-effects "
-       "fit of surprisal on RT in the reading section stays as it is.")
+       "baseline. A sentence's first word has no spillover and is left out (`words_left_out`). Where the people read "
+       "region by region (a press showed a region: no word has a time of its own), the same on regions (`unit` "
+       "region): the region's time, its length in characters and number, the summed surprisal of its words, and "
+       "the previous region's. The mixed-effects fit of surprisal on RT in the reading section stays as it is.")
 
 
 def predictors(j: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -91,11 +93,13 @@ def delta_ll(joined: dict[str, pd.DataFrame], seed: int = 0, n_boot: int = 2000)
         for unit, label in (("subject_key", "people"), ("item", "items")):
             n_units = used[unit].nunique()
             if n_units < 2:
-                rows.append({"group": g, "folds_by": label, "folds": 0, "note": f"fewer than two {label}: no folds"})
+                rows.append({"group": g, "unit": j.attrs.get("unit", "word"), "folds_by": label, "folds": 0,
+                             "note": f"fewer than two {label}: no folds"})
                 continue
             w = delta_ll_words(j, unit, seed=seed)
             lo, hi = cluster_ci(w, seed, n_boot)
-            rows.append({"group": g, "folds_by": label, "folds": int(w["fold"].nunique()), "people": used["subject_key"].nunique(),
+            rows.append({"group": g, "unit": j.attrs.get("unit", "word"), "folds_by": label,
+                         "folds": int(w["fold"].nunique()), "people": used["subject_key"].nunique(),
                          "items": used["item"].nunique(), "words": len(w), "words_left_out": len(j) - len(used),
                          "delta_ll_per_word": float(w["delta_ll"].mean()), "ci_low": lo, "ci_high": hi,
                          "baseline": " + ".join(base), "added": " + ".join(SURPRISAL), "note": ""})
@@ -116,7 +120,9 @@ def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     h, _ = trim_rts(w)
     both = pd.concat([h, w[w["subject_kind"] == "model"]], ignore_index=True)
     both.attrs = dict(w.attrs)
-    return {g: add_spillover(j, ["surprisal", "length", "log_frequency"]) for g, j in join_surprisal(both).items()}
+    joined = {g: add_spillover(j, ["surprisal", "length", "log_frequency"]) for g, j in join_surprisal(both).items()}
+    # people who read region by region (no word times): the same on regions (their spillover is the region's)
+    return joined or join_region_surprisal(both)
 
 
 def dll_figure(t: pd.DataFrame, path) -> object:

@@ -61,6 +61,10 @@ class TaskKind:
     # the human runners' side (experiments/tasks/record.py dispatches to these; None: no human presentation):
     # the answers on screen, the raw record -> row fields, the autopilot's plan
     answers: Callable[..., list[Any]] | None = None
+    # (trial, human settings, response) -> why a person's `response` cannot be this trial's (None: it can), for a
+    # kind whose `response` column is not one of `answers`' values (the words picked beside distractors, not the
+    # side pressed); None: the response is one of the answers' values (model_subjects/person_answers.py)
+    person_response: Callable[[Any, Any, str], str | None] | None = None
     derive: Callable[..., None] | None = None
     plan: Callable[..., Any] | None = None
     # ---- the kind's hooks: everything a runner, the page or `validate` would otherwise decide by the kind's

@@ -146,6 +146,32 @@ def score(trial: Any, response: Any) -> bool | None:
     return len(got) == len(ws) and all(normalize_answer(a) == normalize_answer(b) for a, b in zip(got, ws))
 
 
+def person_response(trial: Any, s: Any, response: str) -> str | None:
+    """Why `response` cannot be a person's on this trial (None: it can). A Maze row's `response` is the word
+    picked first at each position reached (`picks_text`), as every writer makes it (the runners' `derive`, the
+    import through it, the model): each the word or its foil; in `end` mode the picks stop at the first wrong
+    one (a sentence left without an error is complete), in `redo` one pick per word."""
+    ws = words_of(trial.mat)
+    fs = foils(trial.mat, str((getattr(s, "extra", None) or {}).get("first_foil", FIRST_FOIL)))
+    got = str(response or "").split()
+    if not got:
+        return "an empty response (a Maze trial's response is the words picked, the first at least)"
+    if len(got) > len(ws):
+        return f"{len(got)} words picked, but the sentence has {len(ws)}"
+    for k, w in enumerate(got):
+        if w not in (ws[k], fs[k]):
+            return f"word {k + 1} picked is {w!r}, neither the sentence's {ws[k]!r} nor its foil {fs[k]!r}"
+    wrong = [k for k, w in enumerate(got) if w != ws[k]]
+    if mode_of(s) == "redo":
+        return None if len(got) == len(ws) else (f"{len(got)} words picked of {len(ws)} (in `error_mode: redo` "
+                                                 "every word is picked)")
+    if wrong and wrong[0] != len(got) - 1:
+        return f"picks go on after the wrong pick at word {wrong[0] + 1} (in `error_mode: end` a wrong pick ends it)"
+    if not wrong and len(got) < len(ws):
+        return f"{len(got)} words picked of {len(ws)}, none wrong (in `error_mode: end` only a wrong pick ends it)"
+    return None
+
+
 def mode_of(s: Any) -> str:
     return str((getattr(s, "extra", None) or {}).get("error_mode", "end"))
 
@@ -300,7 +326,8 @@ KIND = TaskKind(
     materials=("sentence", "distractors"), optional_materials=("regions",),
     recorded=("word_rts_ms", "region_rts_ms", "response", "correct", "rt_ms", "word_correct", "first_error"),
     runners=("psychopy", "browser", "model"), model_protocols=("choice", "surprisal"), score=score,
-    settings=MazeSettings, check_item=check_item, answers=answers, derive=derive, plan=plan,
+    settings=MazeSettings, check_item=check_item, answers=answers, person_response=person_response, derive=derive,
+    plan=plan,
     check_keys=check_keys, human_settings=human_settings, page_view=page_view, option_order=screen_order,
     raw_fields=RAW_FIELDS,
 )

@@ -37,6 +37,23 @@ class Surprisal(TaskProtocol):
         s = " ".join(self.words(trial))
         return [Query("", (Option(s, s),))]
 
+    history_since = "twinlab-context-v4"  # before, a replayed person's reading trial showed the answer alone
+
+    def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
+        """A finished trial in a running history as (question, answer): the sentence read; a replayed person's
+        answer to the trial's comprehension question (a self-paced reading trial's, or a judgment read by
+        surprisal) after it, on a line of its own with the question where the item gives it (`Answer:` where it
+        does not), so the answer is the person's own words alone (a transcript marks it). The model's own row
+        answers with the sentence: the sentence alone, as before."""
+        s = " ".join(self.words(trial))
+        answer = str(response or "")
+        if answer == s:
+            return "", s
+        if not answer:  # read, nothing asked: the sentence, and no answer
+            return s, ""
+        question = str(trial.mat.get("question") or "").strip()
+        return f"{s}\n{question or 'Answer:'}", f" {answer}"
+
     def measure(self, backend: Any, trials: Sequence[Trial], contexts: Sequence[str]) -> list[dict[str, Any]]:
         if self._scorer is None or self._scorer.model is not getattr(backend, "model", None):
             self._scorer = SurprisalScorer.from_backend(backend, self.surprisal)
