@@ -82,5 +82,5 @@ def test_validate_calls_lists_unbalanced_only_when_their_counts_differ(tmp_path)
     shown = ", ".join(f"{c} {n}" for c, n in sorted(per_list[0].items()))
     said = " ".join((r.stdout + r.stderr).split())
     assert r.returncode == 0 and "UNBALANCED" not in said
-    assert f"lists: given (2 list(s) of 8 test trials); every list has the same conditions ({shown}), not each " \
-           "equally often" in said
+    assert "lists: given (2 list(s): list 1: 8 test rows" in said
+    assert f"every list has the same conditions ({shown}), not each equally often" in said
