@@ -56,6 +56,15 @@ class LearningSettings:
         return self.mode in ("weights", "both")
 
 
+FROZEN = LearningSettings()  # the defaults: what a run that learns in context alone must leave unchanged
+WEIGHT_OPTIONS = ("lr", "steps", "adapter", "update_on", "optimizer", "rank")  # used only when the weights learn
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether an option holds its default (a NaN, a bool or another type never does)."""
+    return type(value) is type(default) and value == default
+
+
 def settings_of(cfg: Any) -> LearningSettings:
     """The learning settings of a RunConfig (fields absent on an older config: learning in context)."""
     return LearningSettings(mode=getattr(cfg, "learning", "context"), lr=getattr(cfg, "lr", 1e-4),
@@ -82,6 +91,11 @@ def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
     s = settings_of(cfg)
     _choice(name("learning"), s.mode, LEARNING_MODES)
     if not s.in_weights:
+        given = [f for f in WEIGHT_OPTIONS if not _is_default(getattr(s, f), getattr(FROZEN, f))]
+        if given:
+            raise OptionError(f"{', '.join(name(f) for f in given)} given with {name('learning')} {s.mode}: the "
+                              "weights would stay frozen while the option says they learn; add --learning weights "
+                              "(or both), or leave the option out")
         return
     _choice(name("update_on"), s.update_on, UPDATE_ON)
     _choice(name("adapter"), s.adapter, ADAPTERS)
