@@ -206,7 +206,7 @@ def apply_rules(w: pd.DataFrame, rules: ReadingRules = ReadingRules()) -> tuple[
     h = w[w["word_rt_ms"].notna()]
     counts: dict[str, int] = {}
     if rules.exclude_wrong_answers:
-        wrong = h["question_correct"].map(lambda v: v is False or v == 0 or str(v).lower() == "false")
+        wrong = h["question_correct"].map(answered_wrong).astype(bool)
         counts["wrong_answer"] = int(wrong.sum())
         h = h[~wrong]
     ok = h["word_rt_ms"].between(rules.rt_min, rules.rt_max)
@@ -239,7 +239,16 @@ def _answered_right(rows: pd.DataFrame, rules: ReadingRules) -> list[bool]:
     """Per trial: kept by the `wrong_answer` rule (always, when the rule is off)."""
     if not rules.exclude_wrong_answers or "correct" not in rows.columns:
         return [True] * len(rows)
-    return [not (v is False or v == 0 or str(v).lower() == "false") for v in rows["correct"]]
+    return [not (mat.get("question") and answered_wrong(v)) for v, mat in zip(rows["correct"], materials(rows))]
+
+
+def answered_wrong(v) -> bool:
+    """Whether a comprehension answer is recorded wrong (False, 0, 'false'); a missing one (None, NaN, pandas'
+    NA: a trial with no question) is not wrong, so the rule keeps it."""
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+        return False
+    return v is False or str(v).strip().lower() in ("false", "0", "0.0") or (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0)
 
 
 def trim_rts(w: pd.DataFrame) -> tuple[pd.DataFrame, int]:
