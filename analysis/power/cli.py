@@ -40,6 +40,12 @@ def power(
     from analysis.load import LoadError  # late: the CLI starts without the analysis (pandas, R)
     from analysis.stats.mixed import MixedModelError  # late: the CLI starts without the analysis (pandas, R)
 
+    from analysis.power.layout import run_with_fixed_layout  # late: the CLI starts without the analysis
+
+    unfixed = run_with_fixed_layout()  # returns only when the layout is fixed, or cannot be (then said)
+    if unfixed:
+        typer.echo(f"warning: {unfixed}; two runs of this command may differ in the last bits (docs/analysis.md)",
+                   err=True)
     t0 = time.time()
     try:
         res = api_power([str(p) for p in data], formula, term, subjects, items=items or None, effect=effect,
