@@ -19,7 +19,8 @@ from analysis.power.design import DesignError, study_rows, template
 from analysis.power.sim import Truth
 from analysis.power.terms import check_effect, resolve, TermError
 from analysis.stats.formula_fit import _without_one_level_groups, fit_formula, prepare_data
-from analysis.stats.mixed import degenerate_warnings, MixedModelError, NOT_CONVERGED
+from analysis.stats.mixed import (BOUNDARY_REL_SD, conditional_sds, degenerate_warnings, MixedModelError,
+                                  NOT_CONVERGED)
 
 
 def _coded(f: fm.Formula, rows: pd.DataFrame, s: PowerSettings, declared: dict):
@@ -88,32 +89,57 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dic
     used, coded_fit = _stated_groups(s, used, coded_fit)
     tested = _tested(s, [c["term"] for c in fit.coefficients], codings)
     truth, warnings = _truth(fit, family, tested, s, rows)
-    zero = zero_sd_sentences(truth.random_effects, s.sd)
+    zero = zero_sd_sentences([r for r in fit.random_effects if r["group"] != "Residual"], s.sd)
     warnings += zero + tpl.notes
     if kind == "model":
         warnings.insert(0, f"the pilot is model subjects ({group}): {MODEL_LABEL}")
     return Pilot(fit, coded_fit, used, truth, tested, tpl, declared, group, kind, warnings, zero)
 
 
-ZERO_SD = 1e-4  # an SD below this is a variance estimated at the boundary (0)
+ZERO_SD = 1e-4  # an SD below this is a variance estimated at the boundary (0), as lme4's isSingular reads theta
+PARAM_DIGITS = 6  # significant digits of every parameter simulated from (power.json "simulated.rounding")
+ROUNDING = (f"the pilot's coefficients, SDs, correlations and residual SD rounded to {PARAM_DIGITS} significant digits "
+            f"before simulating; an SD at the boundary (below {ZERO_SD:g}, or below {BOUNDARY_REL_SD:g} x the largest "
+            "SD of the fit: the boundary rule) simulated as 0; stated values (--effect, --sd) as given")
+
+
+def near_zero_sds(rfx: list[dict]) -> set[tuple[str, str]]:
+    """(group, variable) of each random-effect SD of the pilot at the boundary: below ZERO_SD, or, given the terms
+    before it, below BOUNDARY_REL_SD times the fit's largest (analysis/stats/mixed.conditional_sds, the boundary
+    rule's third clause). Such an SD is 0 up to the optimiser's last bits (0 in one process, 8e-05 in another)."""
+    out = {(str(r["group"]), str(r.get("var1") or r["term"][4:])) for r in rfx
+           if str(r["term"]).startswith("sd__") and float(r["estimate"]) < ZERO_SD}
+    cond = conditional_sds(rfx)
+    top = max((v for _, _, v in cond), default=0.0)
+    if top > 0 and len(cond) > 1:
+        out |= {(g, n) for g, n, v in cond if v < BOUNDARY_REL_SD * top}
+    return out
+
+
+def rounded(x: float) -> float:
+    """A parameter at PARAM_DIGITS significant digits (ROUNDING)."""
+    return float(f"{float(x):.{PARAM_DIGITS}g}")
 
 
 def zero_sd_sentences(rfx: list[dict], stated: dict) -> list[str]:
-    """What is true of each SD the simulation takes as 0 from the pilot (a boundary fit): the simulated
-    subjects or items lack that variation, and --sd states one; an SD given with --sd is never among them."""
+    """What is true of each SD the simulation takes as 0 from the pilot (a boundary fit, near_zero_sds): the
+    pilot is the cause of the simulated studies' boundary fits, not their size, and --sd states one; an SD given
+    with --sd is never among them."""
     stated_cols = {fm.ALIASES.get(g, g) for g in stated}
+    near = near_zero_sds(rfx)
     out = []
     for r in rfx:
-        if not r["term"].startswith("sd__") or float(r["estimate"]) >= ZERO_SD:
+        col, var = str(r["group"]), str(r.get("var1") or r["term"][4:])
+        if not str(r["term"]).startswith("sd__") or (col, var) not in near:
             continue
-        col, var = str(r["group"]), r.get("var1") or r["term"][4:]
         name = next((a for a, c in fm.ALIASES.items() if c == col), col)
         if var == "(Intercept)" and col not in stated_cols:
-            out.append(f"the pilot's {name} SD is {float(r['estimate']):.3g} (a boundary fit), so simulated {name}s have "
-                       f"no random intercept; give --sd {name}=X to simulate one")
+            out.append(f"the pilot's {name} SD is {float(r['estimate']):.3g} (a boundary fit), simulated as 0: simulated "
+                       f"{name}s have no random intercept, so their fits sit at the boundary whatever the size; give "
+                       f"--sd {name}=X to simulate one")
         elif var != "(Intercept)":
-            out.append(f"the pilot's SD of the {var} slope by {name} is {float(r['estimate']):.3g} (a boundary fit), so "
-                       f"simulated {name}s all have the same {var} effect (--sd states intercepts only)")
+            out.append(f"the pilot's SD of the {var} slope by {name} is {float(r['estimate']):.3g} (a boundary fit), "
+                       f"simulated as 0: simulated {name}s all have the same {var} effect (--sd states intercepts only)")
     return out
 
 
@@ -187,7 +213,15 @@ def _truth(fit, family: str, tested: list[str], s: PowerSettings, rows: pd.DataF
         else:
             rfx.append({"group": col, "term": "sd__(Intercept)", "estimate": float(v), "var1": "(Intercept)",
                         "var2": ""})
-    sigma = next((float(r["estimate"]) for r in fit.random_effects if r["group"] == "Residual"), 1.0)
+    sigma = rounded(next((float(r["estimate"]) for r in fit.random_effects if r["group"] == "Residual"), 1.0))
+    near = near_zero_sds([r for r in fit.random_effects if r["group"] != "Residual"])
+    stated_cols = {fm.ALIASES.get(g, g) for g in s.sd}
+    for r in rfx:  # ROUNDING: a function of the pilot's data alone, not of the process's last bits
+        at_boundary = (str(r["group"]), str(r.get("var1") or r["term"][4:])) in near
+        stated = r["term"] == "sd__(Intercept)" and r["group"] in stated_cols
+        if not stated:
+            r["estimate"] = 0.0 if r["term"].startswith("sd__") and at_boundary else rounded(r["estimate"])
+    beta = {k: (v if s.effect is not None and k == tested[0] else rounded(v)) for k, v in beta.items()}
     if fit.status != "ok":  # what is simulated of it is said by zero_sd_sentences, the stated SDs here
         stated = ", ".join(f"{g}={v:g}" for g, v in s.sd.items())
         warnings.append(f"the pilot fit is {fit.status}: {'; '.join(fit.boundary_reasons or fit.messages)}"
