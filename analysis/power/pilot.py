@@ -19,6 +19,7 @@ from analysis.power.design import DesignError, study_rows, template
 from analysis.power.sim import Truth
 from analysis.power.terms import check_effect, resolve, TermError
 from analysis.stats.formula_fit import _without_one_level_groups, fit_formula, prepare_data
+from analysis.stats.optimizer_check import check_optimizers
 from analysis.stats.mixed import (BOUNDARY_REL_SD, conditional_sds, degenerate_warnings, MixedModelError,
                                   NOT_CONVERGED)
 
@@ -181,12 +182,24 @@ def _fit(rows: pd.DataFrame, f: fm.Formula, s: PowerSettings, declared: dict):
     except (fm.FormulaError, MixedModelError) as exc:
         raise PowerInputError(f"the pilot fit failed: {exc}") from None
     degenerate = degenerate_warnings(fit.coefficients, fit.random_effects) if fit.family == "binomial" else []
-    if fit.status == NOT_CONVERGED or degenerate:  # degenerate whatever the status shows first (singular, ...)
+    d, coded, _, _, _, _ = prepare_data(rows, used, s.family, declared)
+    check = None
+    if fit.status == NOT_CONVERGED and not degenerate:  # a near miss of lme4's gradient check: lme4's allFit advice
+        try:
+            check = check_optimizers(fit, d[[c for c in d.columns if c in set(coded.variables)]])
+        except MixedModelError as exc:
+            raise PowerInputError(f"the pilot fit failed: {exc}") from None
+        if check is not None and not check.agreed:
+            raise PowerInputError(f"the pilot fit of {f.text} is {fit.status}: {check.reason}; its estimates are not "
+                                  "parameters to simulate from (simplify the formula, or a larger pilot)")
+    if (fit.status == NOT_CONVERGED and check is None) or degenerate:  # degenerate whatever the status shows first
         why = "; ".join(degenerate) or "; ".join(fit.messages) or "no message"
         raise PowerInputError(f"the pilot fit of {f.text} is {'degenerate' if degenerate else fit.status} ({why}): its "
                               "estimates are not parameters to simulate from (simplify the formula; a pilot whose answers "
                               "follow the condition exactly gives no effect size)")
-    _, coded, _, _, _, _ = prepare_data(rows, used, s.family, declared)
+    if check is not None:
+        fit.messages.append(f"optimizer check: {check.reason}")
+        fit.optimizer_check = check.to_dict()
     steps = [coded] + [st for _, st in fm.simpler_structures(coded)]
     chosen = next((st for st in steps if st.r_text() == fit.fitted), coded)
     keep = {r.group for r in chosen.random}
@@ -222,7 +235,10 @@ def _truth(fit, family: str, tested: list[str], s: PowerSettings, rows: pd.DataF
         if not stated:
             r["estimate"] = 0.0 if r["term"].startswith("sd__") and at_boundary else rounded(r["estimate"])
     beta = {k: (v if s.effect is not None and k == tested[0] else rounded(v)) for k, v in beta.items()}
-    if fit.status != "ok":  # what is simulated of it is said by zero_sd_sentences, the stated SDs here
+    check = getattr(fit, "optimizer_check", None)
+    if check:  # a near miss of lme4's gradient check, refitted with its other optimizers: they agree
+        warnings.append(f"the pilot fit missed lme4's gradient tolerance: {check['reason']}")
+    elif fit.status != "ok":  # what is simulated of it is said by zero_sd_sentences, the stated SDs here
         stated = ", ".join(f"{g}={v:g}" for g, v in s.sd.items())
         warnings.append(f"the pilot fit is {fit.status}: {'; '.join(fit.boundary_reasons or fit.messages)}"
                         + (f"; simulated with the stated --sd {stated}" if stated else ""))

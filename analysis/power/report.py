@@ -56,7 +56,7 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
                   "status": fit.status, "messages": fit.messages, "random_structure": fit.random_structure,
                   "contrasts": fit.contrasts, "n_obs": fit.n_obs, "n_groups": fit.n_groups,
                   "coefficients": fit.coefficients, "random_effects": fit.random_effects,
-                  "boundary_cause": pilot.zero_sds},
+                  "boundary_cause": pilot.zero_sds, "optimizer_check": getattr(fit, "optimizer_check", {}) or {}},
         "design": {"lists": pilot.template.list_names, "list_source": pilot.template.list_source,
                    "trials_per_list": pilot.template.trials_per_list, "pilot_items": len(pilot.template.items),
                    "pilot_subjects": pilot.template.n_pilot_subjects,
