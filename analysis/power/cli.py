@@ -19,7 +19,7 @@ def power(
     effect: Optional[float] = typer.Option(None, "--effect", help="the term's coefficient on the fitted model's scale (log-odds for 0/1, log RT for RTs); 0 simulates the null. Default: the pilot's estimate (observed power, warned)"),
     sims: int = typer.Option(500, "--sims", help="simulated studies per size (at most 10,000)"),
     alpha: float = typer.Option(0.05, "--alpha", help="significance level of the test"),
-    seed: int = typer.Option(0, "--seed", help="seed: in one run each simulation's numbers depend only on the seed, never on --cores, --batch or early stopping (docs/analysis.md: across runs lme4 can differ in the last bits)"),
+    seed: int = typer.Option(0, "--seed", help="seed: each simulation's numbers depend only on the seed, never on --cores, --batch or early stopping; every run of the same command writes the same table (the layout fixed, docs/analysis.md)"),
     group: Optional[str] = typer.Option(None, "--group", help="the group whose rows are the pilot (human, or a model group 'model · context · protocol'); needed when the data hold several"),
     out: Path = typer.Option(..., "--out", "-o", help="results folder: tables/power.csv, tables/power_sims.csv, figures/power.png, power.json"),
     test: str = typer.Option("wald", "--test", help="wald (Wald z; a chi-square for several coefficients) or lrt (likelihood-ratio test against the fit without the term)"),
