@@ -68,3 +68,16 @@ def test_status_names_the_pilot_or_the_size_only_where_size_changes_it():
     assert all("at this size" not in r["status"] for r in same)
     assert "the same at every larger size simulated (up to 24 subjects x 16 items)" in same[0]["status"]
     assert "no larger size was simulated" in same[2]["status"]
+
+
+def test_only_the_commands_own_process_runs_itself_again(monkeypatch):
+    """A process that embeds `power` (pytest's CliRunner, a notebook) is never executed again; `twinlab power ...`,
+    `python -m experiments.cli power ...` and `python -c ... power ...` are."""
+    from analysis.power.layout import run_with_fixed_layout, started_as_power
+
+    for argv, own in ((["twinlab", "power", "pilot"], True), (["-c", "power", "--seed", "1"], True),
+                      (["pytest", "-q", "tests/test_power.py"], False), (["pytest", "tests/x.py", "-k", "power"], False)):
+        monkeypatch.setattr("sys.argv", argv)
+        assert started_as_power() is own
+    monkeypatch.setattr("sys.argv", ["pytest", "-q"])
+    assert run_with_fixed_layout() == ""  # returns at once: nothing executed

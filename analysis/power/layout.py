@@ -25,8 +25,11 @@ def layout_fixed() -> bool:
 
 
 def run_with_fixed_layout() -> str:
-    """Execute this command again with the layout fixed, unless it already is (returns ''); returns why the
-    layout could not be fixed when it cannot (the caller says it), never returns after a successful exec."""
+    """Execute this command again with the layout fixed, unless it already is or this process was not started to
+    run it (returns ''); returns why the layout could not be fixed when it cannot (the caller says it); never
+    returns after a successful exec."""
+    if not started_as_power():
+        return ""  # a process that embeds the command (a test's runner, a notebook) is never executed again
     if not sys.platform.startswith("linux"):
         return f"the address-space layout cannot be fixed on {sys.platform}"
     flags = _personality(QUERY)
@@ -44,6 +47,13 @@ def run_with_fixed_layout() -> str:
     except OSError as exc:  # the flag stays set for children; this process keeps its layout
         return f"cannot execute {sys.executable} again ({exc.strerror or exc})"
     return ""  # not reached
+
+
+def started_as_power() -> bool:
+    """Whether this process was started to run `twinlab power` (its first argument that is not an option is
+    `power`): only then is it the command's own process, which may execute itself again."""
+    first = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
+    return first == "power"
 
 
 def _personality(persona: int) -> int | None:
