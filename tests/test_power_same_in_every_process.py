@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 
@@ -47,8 +46,8 @@ def _sims(boundary: int, tests: int = 10):
     import pandas as pd
 
     return pd.DataFrame({"failed": [False] * tests, "converged": [True] * tests, "p": [0.01] * tests,
-                         "boundary": [True] * boundary + [False] * (tests - boundary), "implausible_se": [False] * tests,
-                         "degenerate": [False] * tests})
+                         "boundary": [True] * boundary + [False] * (tests - boundary),
+                         "implausible_se": [False] * tests, "degenerate": [False] * tests})
 
 
 def test_status_names_the_pilot_or_the_size_only_where_size_changes_it():
@@ -76,7 +75,8 @@ def test_only_the_commands_own_process_runs_itself_again(monkeypatch):
     from analysis.power.layout import run_with_fixed_layout, started_as_power
 
     for argv, own in ((["twinlab", "power", "pilot"], True), (["-c", "power", "--seed", "1"], True),
-                      (["pytest", "-q", "tests/test_power.py"], False), (["pytest", "tests/x.py", "-k", "power"], False)):
+                      (["pytest", "-q", "tests/test_power.py"], False),
+                      (["pytest", "tests/x.py", "-k", "power"], False)):
         monkeypatch.setattr("sys.argv", argv)
         assert started_as_power() is own
     monkeypatch.setattr("sys.argv", ["pytest", "-q"])

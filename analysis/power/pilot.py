@@ -135,12 +135,13 @@ def zero_sd_sentences(rfx: list[dict], stated: dict) -> list[str]:
             continue
         name = next((a for a, c in fm.ALIASES.items() if c == col), col)
         if var == "(Intercept)" and col not in stated_cols:
-            out.append(f"the pilot's {name} SD is {float(r['estimate']):.3g} (a boundary fit), simulated as 0: simulated "
-                       f"{name}s have no random intercept, so their fits sit at the boundary whatever the size; give "
+            out.append(f"the pilot's {name} SD is {float(r['estimate']):.3g} (a boundary fit), simulated as 0: "
+                       f"simulated {name}s have no random intercept, so their fits sit at the boundary whatever the size; give "
                        f"--sd {name}=X to simulate one")
         elif var != "(Intercept)":
             out.append(f"the pilot's SD of the {var} slope by {name} is {float(r['estimate']):.3g} (a boundary fit), "
-                       f"simulated as 0: simulated {name}s all have the same {var} effect (--sd states intercepts only)")
+                       f"simulated as 0: simulated {name}s all have the same {var} effect "
+                       "(--sd states intercepts only)")
     return out
 
 

@@ -76,8 +76,8 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
                                 f"Wilson interval of its power lies above or below {s.target:g}" if s.early_stop else "off",
                   "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed); "
                            "within a run its numbers do not depend on --cores, --batch or early stopping",
-                  "layout": ("fixed (ADDR_NO_RANDOMIZE): every run of this command gives the same bits" if layout_fixed()
-                             else "not fixed: lme4's last bits can differ between runs (docs/analysis.md)"),
+                  "layout": ("fixed (ADDR_NO_RANDOMIZE): every run of this command gives the same bits"
+                             if layout_fixed() else "not fixed: lme4's last bits can differ between runs (docs/analysis.md)"),
                   "refit": "lme4 with the fixed effects started at the true ones and the random-effect parameters at "
                            "lme4's default start (1 on the diagonal, 0 off it), optimizer bobyqa; boundary counts are "
                            "those of that start"},

@@ -128,8 +128,8 @@ def check_optimizers(fit, data: pd.DataFrame) -> OptimizerCheck | None:
     if worst["largest_difference"] > AGREE_TOL:
         return OptimizerCheck(grad, tol, False,
                               f"{head}: they disagree: {worst['optimizer']} gives {worst['parameter']} = "
-                              f"{worst['estimate']:.6g} where the fit has {worst['fit_estimate']:.6g} (relative difference "
-                              f"{worst['largest_difference']:.2g}, above {AGREE_TOL:g})", refits)
+                              f"{worst['estimate']:.6g} where the fit has {worst['fit_estimate']:.6g} (relative "
+                              f"difference {worst['largest_difference']:.2g}, above {AGREE_TOL:g})", refits)
     return OptimizerCheck(grad, tol, True,
                           f"{head}: every estimate agrees within {AGREE_TOL:g} (largest relative difference "
                           f"{worst['largest_difference']:.2g}, {worst['parameter']} by {worst['optimizer']}), so the "
