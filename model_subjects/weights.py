@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,8 +62,12 @@ WEIGHT_OPTIONS = ("lr", "steps", "adapter", "update_on", "optimizer", "rank")  #
 
 
 def _is_default(value: Any, default: Any) -> bool:
-    """Whether an option holds its default (a NaN, a bool or another type never does)."""
-    return type(value) is type(default) and value == default
+    """Whether an option holds its default (a NaN, a bool or text where a number belongs never does)."""
+    if isinstance(default, str):
+        return value == default
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        return False
+    return float(value) == float(default)
 
 
 def settings_of(cfg: Any) -> LearningSettings:
