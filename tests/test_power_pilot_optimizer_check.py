@@ -39,13 +39,14 @@ def test_only_a_near_miss_of_the_gradient_check_is_checked():
 
 
 @pytest.mark.slow
-def test_refits_agree_or_the_disagreement_is_named(tmp_path, r_ready):
+@pytest.mark.parametrize("formula", [F, "rt_ms ~ cond + (1 | subject) + (1 | item)"])
+def test_refits_agree_or_the_disagreement_is_named(tmp_path, r_ready, formula):
     pilot(tmp_path / "p", n_subjects=12, n_items=16, seed=1, subject_sd=1.0, item_sd=0.8)
     df = api.load_sessions([tmp_path / "p"])
     rows, declared = model_frame(df), api.factors(df)
-    fit = fit_formula(rows, F, "auto", declared)
+    fit = fit_formula(rows, formula, "auto", declared)
     assert fit.status == "ok"
-    d, coded, _, _, _, _ = prepare_data(rows, fm.parse(F), "auto", declared)
+    d, coded, _, _, _, _ = prepare_data(rows, fm.parse(formula), "auto", declared)
     data = d[[c for c in d.columns if c in set(coded.variables)]]
     near = dataclasses.replace(fit, converged=False, status=NOT_CONVERGED, messages=[GRAD])
     check = check_optimizers(near, data)

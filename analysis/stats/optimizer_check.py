@@ -128,7 +128,7 @@ def check_optimizers(fit, data: pd.DataFrame) -> OptimizerCheck | None:
     if worst["largest_difference"] > AGREE_TOL:
         return OptimizerCheck(grad, tol, False,
                               f"{head}: they disagree: {worst['optimizer']} gives {worst['parameter']} = "
-                              f"{worst['estimate']:.6g} where the fit has {worst['fit_estimate']:.6g} (relative "
+                              f"{_num(worst['estimate'])} where the fit has {_num(worst['fit_estimate'])} (relative "
                               f"difference {worst['largest_difference']:.2g}, above {AGREE_TOL:g})", refits)
     return OptimizerCheck(grad, tol, True,
                           f"{head}: every estimate agrees within {AGREE_TOL:g} (largest relative difference "
@@ -142,7 +142,11 @@ def _estimates(fit) -> dict[str, float]:
     for r in fit.random_effects:
         var1 = r.get("var1") or ""
         var2 = r.get("var2") or ""
-        if r["group"] == "Residual":
-            var1 = var1 if var1 not in ("", "None", "nan") else "NA"
+        if r["group"] == "Residual":  # R pastes its missing var1 as "NA" (rpy2 may say NA_character_)
+            var1, var2 = "NA", ""
         out[f"{r['group']} {var1} {var2}"] = float(r["estimate"])
     return out
+
+
+def _num(x: float | None) -> str:
+    return "no such parameter" if x is None else f"{x:.6g}"
