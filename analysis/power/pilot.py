@@ -98,10 +98,10 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dic
 
 
 ZERO_SD = 1e-4  # an SD below this is a variance estimated at the boundary (0), as lme4's isSingular reads theta
-PARAM_DIGITS = 6  # significant digits of every parameter simulated from (power.json "simulated.rounding")
-ROUNDING = (f"the pilot's coefficients, SDs, correlations and residual SD rounded to {PARAM_DIGITS} significant digits "
-            f"before simulating; an SD at the boundary (below {ZERO_SD:g}, or below {BOUNDARY_REL_SD:g} x the largest "
-            "SD of the fit: the boundary rule) simulated as 0; stated values (--effect, --sd) as given")
+ROUNDING = ("the pilot's estimates as fitted (the fixed effects also start each refit, so they are not rounded: the "
+            "command fixes the process's layout, rules.layout, so they are the same bits in every run), except an SD "
+            f"at the boundary (below {ZERO_SD:g}, or below {BOUNDARY_REL_SD:g} x the largest SD of the fit: the "
+            "boundary rule), simulated as 0; stated values (--effect, --sd) as given")
 
 
 def near_zero_sds(rfx: list[dict]) -> set[tuple[str, str]]:
@@ -115,11 +115,6 @@ def near_zero_sds(rfx: list[dict]) -> set[tuple[str, str]]:
     if top > 0 and len(cond) > 1:
         out |= {(g, n) for g, n, v in cond if v < BOUNDARY_REL_SD * top}
     return out
-
-
-def rounded(x: float) -> float:
-    """A parameter at PARAM_DIGITS significant digits (ROUNDING)."""
-    return float(f"{float(x):.{PARAM_DIGITS}g}")
 
 
 def zero_sd_sentences(rfx: list[dict], stated: dict) -> list[str]:
@@ -227,15 +222,14 @@ def _truth(fit, family: str, tested: list[str], s: PowerSettings, rows: pd.DataF
         else:
             rfx.append({"group": col, "term": "sd__(Intercept)", "estimate": float(v), "var1": "(Intercept)",
                         "var2": ""})
-    sigma = rounded(next((float(r["estimate"]) for r in fit.random_effects if r["group"] == "Residual"), 1.0))
+    sigma = next((float(r["estimate"]) for r in fit.random_effects if r["group"] == "Residual"), 1.0)
     near = near_zero_sds([r for r in fit.random_effects if r["group"] != "Residual"])
     stated_cols = {fm.ALIASES.get(g, g) for g in s.sd}
-    for r in rfx:  # ROUNDING: a function of the pilot's data alone, not of the process's last bits
+    for r in rfx:  # ROUNDING: an SD at the boundary is 0 up to the optimiser's last bits
         at_boundary = (str(r["group"]), str(r.get("var1") or r["term"][4:])) in near
         stated = r["term"] == "sd__(Intercept)" and r["group"] in stated_cols
-        if not stated:
-            r["estimate"] = 0.0 if r["term"].startswith("sd__") and at_boundary else rounded(r["estimate"])
-    beta = {k: (v if s.effect is not None and k == tested[0] else rounded(v)) for k, v in beta.items()}
+        if not stated and r["term"].startswith("sd__") and at_boundary:
+            r["estimate"] = 0.0
     check = getattr(fit, "optimizer_check", None)
     if check:  # a near miss of lme4's gradient check, refitted with its other optimizers: they agree
         warnings.append(f"the pilot fit missed lme4's gradient tolerance: {check['reason']}")
