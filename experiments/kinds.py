@@ -31,6 +31,7 @@ from experiments.core_columns import CORE_COLUMNS, DTYPE_NAMES
 BUILTIN = "kinds"  # the package whose folders are the built-in kinds
 ENTRY_POINTS = "twinlab.kinds"  # the entry-point group a third party's kind is named in
 DEFAULT_ORDER = 1000
+LAYOUT_KEY = " layout of study "  # reserved_columns' entry (never a column name: it has spaces) for a declared layout
 
 
 class UnknownKind(LookupError):
@@ -98,9 +99,12 @@ def entry_point_refusal(name: str, value: str, builtins: dict[str, str], found: 
         if not isinstance(table, str) or importlib.util.find_spec(f"{value}.{table}") is None:
             return f"its TABLE names no module of it ({table!r})"
         try:
-            columns = getattr(importlib.import_module(f"{value}.{table}"), "COLUMNS", None)
+            table_module = importlib.import_module(f"{value}.{table}")
         except Exception as exc:
             return f"its TABLE module {table!r} fails to import ({type(exc).__name__}: {exc})"
+        columns = getattr(table_module, "COLUMNS", None)
+        if getattr(table_module, "HEADER", None) is not None and "layout" in taken.values():
+            return "its TABLE declares a trial-table layout (HEADER); a built-in study's layout is kept"
     if columns is None:
         return ""
     entries = columns if isinstance(columns, (list, tuple)) else [columns]
@@ -127,10 +131,12 @@ def reserved_columns() -> dict[str, str]:
                 continue
             module = importlib.import_module(f"{builtin}.{info.name}")
             table = getattr(module, "TABLE", None)
-            columns = getattr(module, "COLUMNS", None) if table is None else \
-                getattr(importlib.import_module(f"{builtin}.{info.name}.{table}"), "COLUMNS", None)
+            table_module = None if table is None else importlib.import_module(f"{builtin}.{info.name}.{table}")
+            columns = getattr(table_module or module, "COLUMNS", None)
             for entry in columns or ():
                 out.setdefault(str(entry[0]), f"{label} {info.name}")
+            if getattr(table_module, "HEADER", None) is not None:
+                out[f"{LAYOUT_KEY}{info.name}"] = "layout"  # a built-in study declares the trial-table layout
     return out
 
 

@@ -22,6 +22,7 @@ spaced_kind = ok_kind_pkg
 [twinlab.studies]
 broken_study = broken_study_pkg
 lakretz2021 = evil_study_pkg
+layout_study = layout_study_pkg
 """
 PACKAGES = {
     "broken_kind_pkg": 'raise ImportError("broken on purpose")\n',
@@ -30,6 +31,8 @@ PACKAGES = {
     "ok_kind_pkg": "ORDER = 'first'\n",
     "broken_study_pkg": "import twinlab_no_such_module_here\n",
     "evil_study_pkg": "IMPORTERS = {}\n",
+    "layout_study_pkg": 'TABLE = "columns"\n',
+    "layout_study_pkg/columns": 'HEADER = ("subject_id",)\nCOLUMNS = ()\n',
 }
 WHY = {
     "broken_kind = broken_kind_pkg": "fails to import (ImportError: broken on purpose)",
@@ -38,6 +41,7 @@ WHY = {
     "spaced_kind = ok_kind_pkg": "its ORDER must be a number",
     "broken_study = broken_study_pkg": "fails to import (ModuleNotFoundError",
     "lakretz2021 = evil_study_pkg": "it takes the built-in study 'lakretz2021'",
+    "layout_study = layout_study_pkg": "declares a trial-table layout (HEADER); a built-in study's layout is kept",
 }
 
 
@@ -48,8 +52,9 @@ def _site(tmp: Path) -> str:
     (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: hostile-extras\nVersion: 0.1\n", encoding="utf-8")
     (meta / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
     for name, body in PACKAGES.items():
-        (site / name).mkdir()
-        (site / name / "__init__.py").write_text(body, encoding="utf-8")
+        package, _, module = name.partition("/")
+        (site / package).mkdir(exist_ok=True)
+        (site / package / f"{module or '__init__'}.py").write_text(body, encoding="utf-8")
     return f"{ROOT}{os.pathsep}{site}"
 
 
