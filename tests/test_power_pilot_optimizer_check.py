@@ -62,3 +62,32 @@ def test_refits_agree_or_the_disagreement_is_named(tmp_path, r_ready, formula):
     bad = check_optimizers(off, data)
     assert bad is not None and not bad.agreed
     assert "they disagree" in bad.reason and f"gives {term} = " in bad.reason and "where the fit has" in bad.reason
+
+
+@pytest.mark.slow
+def test_power_uses_a_near_miss_pilot_whose_refits_agree_and_refuses_one_whose_do_not(tmp_path, r_ready, monkeypatch):
+    """The pilot's own fit is real; only lme4's verdict on it is replaced by a near miss (no pilot misses the
+    tolerance by a hair on demand). Agreeing refits: the run goes on, the check in the warnings and power.json.
+    A fit whose effect is moved off its optimum: refused, naming the optimizer and the parameter."""
+    from analysis.power import pilot as pilot_module
+    from analysis.power.settings import PowerInputError
+
+    real = pilot_module.fit_formula
+    shift = {"by": 0.0}
+
+    def near_miss_fit(*args, **kw):
+        fit = real(*args, **kw)
+        moved = [c | {"estimate": c["estimate"] + shift["by"]} if k == 1 else c for k, c in enumerate(fit.coefficients)]
+        return dataclasses.replace(fit, converged=False, status=NOT_CONVERGED, messages=[GRAD], coefficients=moved)
+
+    monkeypatch.setattr(pilot_module, "fit_formula", near_miss_fit)
+    pilot(tmp_path / "p", n_subjects=12, n_items=16, seed=1, subject_sd=1.0, item_sd=0.8)
+    df = api.load_sessions([tmp_path / "p"])
+    res = api.power(df, F, "cond", subjects=[12], sims=3, seed=1, effect=0.5, early_stop=False,
+                    out=tmp_path / "out")
+    check = res["pilot"]["optimizer_check"]
+    assert check["agreed"] and check["gradient"] == 0.00214 and "within 0.001" in check["rule"]
+    assert any("missed lme4's gradient tolerance" in w and "is used as converged" in w for w in res["warnings"])
+    shift["by"] = 0.05
+    with pytest.raises(PowerInputError, match="they disagree: .* gives cond = .* where the fit has"):
+        api.power(df, F, "cond", subjects=[12], sims=3, seed=1, effect=0.5, early_stop=False)
