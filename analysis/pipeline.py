@@ -33,6 +33,7 @@ from analysis.option_checks import check_by_and_formula, check_training_blocks  
 from analysis.report.plan import Run, plan_for, with_focus
 from analysis.report.results_folder import Results, clean_json, json_default
 from analysis.stats.formula import merge_level_notes
+from analysis.stats.fit_items import grouped_notes
 from experiments.atomic import atomic_write_text
 # names other code imported from here before the split (kept importable from the pipeline)
 from analysis.report.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes  # noqa: F401,E402
@@ -75,7 +76,7 @@ def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None 
         "inputs": {"files": info.files, "formats": info.formats},
         "outliers": info.outliers,
         **run.extra,
-        "notes": run.notes, "skipped": merge_level_notes(run.skipped), "exclusions": info.exclusions,
+        "notes": run.notes, "skipped": grouped_notes(merge_level_notes(run.skipped)), "exclusions": info.exclusions,
         "failures": run.res.failures,
         "spec_versions": info.spec_versions,
         "tables": run.res.tables, "figures": run.res.figures, "sections": run.res.sections,

@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from experiments.core_columns import CORE_COLUMNS, DTYPE_NAMES
+
 BUILTIN = "kinds"  # the package whose folders are the built-in kinds
 ENTRY_POINTS = "twinlab.kinds"  # the entry-point group a third party's kind is named in
 DEFAULT_ORDER = 1000
+LAYOUT_KEY = " layout of study "  # reserved_columns' entry (never a column name: it has spaces) for a declared layout
 
 
 class UnknownKind(LookupError):
@@ -35,25 +39,105 @@ class UnknownKind(LookupError):
 
 
 def discover(builtin: str, group: str, what: str) -> dict[str, str]:
-    """name -> package of every folder of the package `builtin` and every entry point of `group`, in
-    listing order (`ORDER` of each package, then the name): the one discovery of kinds and studies."""
+    """name -> package of every folder of the package `builtin` and every entry point of `group` that passes
+    `entry_point_refusal`, in listing order (`ORDER` of each package, then the name): the one discovery of kinds
+    and studies. A third party's entry point that is refused is named in one warning line on stderr and left
+    out, so a broken or hostile installed package never replaces a built-in nor stops the other commands."""
     import pkgutil
-    from importlib.metadata import entry_points
 
     found: dict[str, str] = {}
     package = importlib.import_module(builtin)
     for info in pkgutil.iter_modules(package.__path__):
         if info.ispkg and not info.name.startswith("_"):
             found[info.name] = f"{builtin}.{info.name}"
-    for ep in entry_points(group=group):
-        if ep.name in found and found[ep.name] != ep.value:
-            raise ValueError(f"{what} {ep.name!r} registered twice ({found[ep.name]}, {ep.value})")
+    builtins = dict(found)
+    taken = reserved_columns()
+    for ep in _entry_points(group):
+        why = entry_point_refusal(ep.name, ep.value, builtins, found, taken, what)
+        if why:
+            print(f"warning: {group} entry point '{ep.name} = {ep.value}' refused: {why}", file=sys.stderr)
+            continue
         found[ep.name] = ep.value
 
     def order(name: str) -> tuple[float, str]:
         return (getattr(importlib.import_module(found[name]), "ORDER", DEFAULT_ORDER), name)
 
     return {name: found[name] for name in sorted(found, key=order)}
+
+
+def _entry_points(group: str) -> list:
+    """The installed entry points of `group`, each (name, value) once (a dist seen twice on the path is one)."""
+    from importlib.metadata import entry_points
+
+    return list({(ep.name, ep.value): ep for ep in entry_points(group=group)}.values())
+
+
+def entry_point_refusal(name: str, value: str, builtins: dict[str, str], found: dict[str, str],
+                        taken: dict[str, str], what: str) -> str:
+    """Why a third party's entry point `name = value` cannot be registered ('' when it can): a name that is not
+    a plain identifier, a built-in's or another entry point's name, a module that fails to import, an `ORDER`
+    that is not a number, or columns (`COLUMNS`, a study's `TABLE` module's) that are malformed or already
+    declared by the core or a built-in (`taken`: column -> owner)."""
+    if not name.isidentifier() or name.startswith("_"):
+        return f"{name!r} is not a {what} name (letters, digits and _, not starting with _)"
+    if name in builtins:
+        return f"it takes the built-in {what} {name!r} ({builtins[name]}), which is kept"
+    if name in found:
+        return f"{what} {name!r} is already registered by {found[name]}"
+    try:
+        module = importlib.import_module(value)
+    except BaseException as exc:  # noqa: B036 (any failure of a third party's import, SystemExit included)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return f"its module {value!r} fails to import ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+    order = getattr(module, "ORDER", DEFAULT_ORDER)
+    if isinstance(order, bool) or not isinstance(order, (int, float)) or order != order or abs(order) == float("inf"):
+        return f"its ORDER must be a number, not {order!r}"
+    columns = getattr(module, "COLUMNS", None)
+    table = getattr(module, "TABLE", None)
+    if table is not None:
+        if not isinstance(table, str) or importlib.util.find_spec(f"{value}.{table}") is None:
+            return f"its TABLE names no module of it ({table!r})"
+        try:
+            table_module = importlib.import_module(f"{value}.{table}")
+        except Exception as exc:
+            return f"its TABLE module {table!r} fails to import ({type(exc).__name__}: {exc})"
+        columns = getattr(table_module, "COLUMNS", None)
+        if getattr(table_module, "HEADER", None) is not None and "layout" in taken.values():
+            return "its TABLE declares a trial-table layout (HEADER); a built-in study's layout is kept"
+    if columns is None:
+        return ""
+    entries = columns if isinstance(columns, (list, tuple)) else [columns]
+    for entry in entries:
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 3 and all(isinstance(x, str) for x in entry)):
+            return f"a column is declared as (name, dtype, meaning), got {entry!r}"
+        if entry[1] not in DTYPE_NAMES:
+            return f"column {entry[0]!r} has dtype {entry[1]!r}; one of {', '.join(DTYPE_NAMES)}"
+        if entry[0] in taken:
+            return f"column {entry[0]!r} is declared by {taken[entry[0]]} (a column has one owner)"
+    return ""
+
+
+def reserved_columns() -> dict[str, str]:
+    """column -> owner of the columns no third party may declare: the core's, the built-in kinds' `COLUMNS` and
+    the built-in studies' `TABLE` modules' (read from their light packages, without the schema)."""
+    import pkgutil
+
+    out = {c: "the core" for c, _, _ in CORE_COLUMNS}
+    for builtin, label in ((BUILTIN, "kind"), ("studies", "study")):
+        package = importlib.import_module(builtin)
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.ispkg or info.name.startswith("_"):
+                continue
+            module = importlib.import_module(f"{builtin}.{info.name}")
+            table = getattr(module, "TABLE", None)
+            table_module = None if table is None else importlib.import_module(f"{builtin}.{info.name}.{table}")
+            columns = getattr(table_module or module, "COLUMNS", None)
+            for entry in columns or ():
+                out.setdefault(str(entry[0]), f"{label} {info.name}")
+            if getattr(table_module, "HEADER", None) is not None:
+                out[f"{LAYOUT_KEY}{info.name}"] = "layout"  # a built-in study declares the trial-table layout
+    return out
 
 
 @lru_cache(maxsize=1)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +58,19 @@ class LearningSettings:
         return self.mode in ("weights", "both")
 
 
+FROZEN = LearningSettings()  # the defaults: what a run that learns in context alone must leave unchanged
+WEIGHT_OPTIONS = ("lr", "steps", "adapter", "update_on", "optimizer", "rank")  # used only when the weights learn
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether an option holds its default (a NaN, a bool or text where a number belongs never does)."""
+    if isinstance(default, str):
+        return value == default
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        return False
+    return float(value) == float(default)
+
+
 def settings_of(cfg: Any) -> LearningSettings:
     """The learning settings of a RunConfig (fields absent on an older config: learning in context)."""
     return LearningSettings(mode=getattr(cfg, "learning", "context"), lr=getattr(cfg, "lr", 1e-4),
@@ -83,6 +97,11 @@ def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
     s = settings_of(cfg)
     _choice(name("learning"), s.mode, LEARNING_MODES)
     if not s.in_weights:
+        given = [f for f in WEIGHT_OPTIONS if not _is_default(getattr(s, f), getattr(FROZEN, f))]
+        if given:
+            raise OptionError(f"{', '.join(name(f) for f in given)} given with {name('learning')} {s.mode}: the "
+                              "weights would stay frozen while the option says they learn; add --learning weights "
+                              "(or both), or leave the option out")
         if s.blocks:
             raise OptionError(f"{name('learn_blocks')} names the blocks whose trials change the weights: it needs "
                               f"{name('learning')} weights or both")

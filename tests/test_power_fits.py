@@ -36,10 +36,10 @@ def test_boundary_status_names_the_pilot_not_the_size():
 
     sims = pd.DataFrame({"failed": False, "converged": True, "boundary": [True] * 8 + [False] * 2,
                          "degenerate": False, "implausible_se": False, "p": [0.01] * 5 + [0.5] * 5})
-    cause = ("the pilot's subject SD is 0 (a boundary fit), so simulated subjects have no random intercept; give "
-             "--sd subject=X to simulate one")
+    cause = ("the pilot's subject SD is 0 (a boundary fit), simulated as 0: simulated subjects have no random "
+             "intercept, so their fits sit at the boundary whatever the size; give --sd subject=X to simulate one")
     with_cause = summarize(sims, 0.05, "wilson", cause)["status"]
-    assert with_cause == f"most fits are boundary (singular): 8 of 10, as expected: {cause}"
+    assert with_cause == f"most fits are boundary (singular): 8 of 10; the cause is the pilot, not the study's size: {cause}"
     assert "at this size" not in with_cause
     assert "cannot be estimated at this size" in summarize(sims, 0.05)["status"]
 
@@ -106,8 +106,9 @@ def test_same_seed_same_simulations_whatever_cores_batch_or_early_stop(boundary_
 def test_a_boundary_pilot_is_named_and_a_stated_sd_is_not_called_zero(boundary_pilot, r_ready):
     plain = _power(boundary_pilot, sims=2)
     text = " ".join(plain["warnings"])
-    assert ("the pilot's subject SD is 0 (a boundary fit), so simulated subjects have no random intercept; give "
-            "--sd subject=X to simulate one") in text
+    assert "the pilot's subject SD is " in text and ("(a boundary fit), simulated as 0: simulated subjects have no "
+                                                     "random intercept") in text
+    assert "give --sd subject=X to simulate one" in text
     assert "at this size" not in text
     stated = _power(boundary_pilot, sims=2, sd={"subject": 0.8})
     text = " ".join(stated["warnings"]) + " ".join(r["status"] for r in stated["rows"])

@@ -238,7 +238,7 @@ def apply_rules(w: pd.DataFrame, rules: ReadingRules = ReadingRules()) -> tuple[
             counts[rule + REGIONS] = int(h[gone & by_region].drop_duplicates(_trial_region_keys(h)).shape[0])
 
     if rules.exclude_wrong_answers:
-        wrong = h["question_correct"].map(lambda v: v is False or v == 0 or str(v).lower() == "false")
+        wrong = h["question_correct"].map(answered_wrong).astype(bool)
         removed("wrong_answer", wrong)
         h, by_region = h[~wrong], by_region[~wrong]
     t = h["word_rt_ms"].where(~by_region, h.get("region_read_ms"))
@@ -319,7 +319,16 @@ def _answered_right(rows: pd.DataFrame, rules: ReadingRules) -> list[bool]:
     """Per trial: kept by the `wrong_answer` rule (always, when the rule is off)."""
     if not rules.exclude_wrong_answers or "correct" not in rows.columns:
         return [True] * len(rows)
-    return [not (v is False or v == 0 or str(v).lower() == "false") for v in rows["correct"]]
+    return [not (mat.get("question") and answered_wrong(v)) for v, mat in zip(rows["correct"], materials(rows))]
+
+
+def answered_wrong(v) -> bool:
+    """Whether a comprehension answer is recorded wrong (False, 0, 'false'); a missing one (None, NaN, pandas'
+    NA: a trial with no question) is not wrong, so the rule keeps it."""
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+        return False
+    return v is False or str(v).strip().lower() in ("false", "0", "0.0") or (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0)
 
 
 def trim_rts(w: pd.DataFrame) -> tuple[pd.DataFrame, int]:

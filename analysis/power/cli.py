@@ -19,7 +19,7 @@ def power(
     effect: Optional[float] = typer.Option(None, "--effect", help="the term's coefficient on the fitted model's scale (log-odds for 0/1, log RT for RTs); 0 simulates the null. Default: the pilot's estimate (observed power, warned)"),
     sims: int = typer.Option(500, "--sims", help="simulated studies per size (at most 10,000)"),
     alpha: float = typer.Option(0.05, "--alpha", help="significance level of the test"),
-    seed: int = typer.Option(0, "--seed", help="seed: in one run each simulation's numbers depend only on the seed, never on --cores, --batch or early stopping (docs/analysis/power.md: across runs lme4 can differ in the last bits)"),
+    seed: int = typer.Option(0, "--seed", help="seed: each simulation's numbers depend only on the seed, never on --cores, --batch or early stopping; every run of the same command writes the same table (the layout fixed, docs/analysis/power.md)"),
     group: Optional[str] = typer.Option(None, "--group", help="the group whose rows are the pilot (human, or a model group 'model · context · protocol'); needed when the data hold several"),
     out: Path = typer.Option(..., "--out", "-o", help="results folder: tables/power.csv, tables/power_sims.csv, figures/power.png, power.json"),
     test: str = typer.Option("wald", "--test", help="wald (Wald z; a chi-square for several coefficients) or lrt (likelihood-ratio test against the fit without the term)"),
@@ -42,6 +42,12 @@ def power(
     from analysis.load import LoadError  # late: the CLI starts without the analysis (pandas, R)
     from analysis.stats.mixed import MixedModelError  # late: the CLI starts without the analysis (pandas, R)
 
+    from analysis.power.layout import run_with_fixed_layout  # late: the CLI starts without the analysis
+
+    unfixed = run_with_fixed_layout()  # returns only when the layout is fixed, or cannot be (then said)
+    if unfixed:
+        typer.echo(f"warning: {unfixed}; two runs of this command may differ in the last bits (docs/analysis.md)",
+                   err=True)
     t0 = time.time()
     try:
         res = api_power([str(p) for p in data], formula, term, subjects, items=items or None, effect=effect,

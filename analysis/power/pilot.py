@@ -19,7 +19,9 @@ from analysis.power.design import DesignError, study_rows, template
 from analysis.power.sim import Truth
 from analysis.power.terms import check_effect, resolve, TermError
 from analysis.stats.formula_fit import _without_one_level_groups, fit_formula, prepare_data
-from analysis.stats.mixed import degenerate_warnings, MixedModelError, NOT_CONVERGED
+from analysis.stats.optimizer_check import check_optimizers
+from analysis.stats.mixed import (BOUNDARY_REL_SD, conditional_sds, degenerate_warnings, MixedModelError,
+                                  NOT_CONVERGED)
 
 
 def _coded(f: fm.Formula, rows: pd.DataFrame, s: PowerSettings, declared: dict):
@@ -88,32 +90,53 @@ def build_pilot(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dic
     used, coded_fit = _stated_groups(s, used, coded_fit)
     tested = _tested(s, [c["term"] for c in fit.coefficients], codings)
     truth, warnings = _truth(fit, family, tested, s, rows)
-    zero = zero_sd_sentences(truth.random_effects, s.sd)
+    zero = zero_sd_sentences([r for r in fit.random_effects if r["group"] != "Residual"], s.sd)
     warnings += zero + tpl.notes
     if kind == "model":
         warnings.insert(0, f"the pilot is model subjects ({group}): {MODEL_LABEL}")
     return Pilot(fit, coded_fit, used, truth, tested, tpl, declared, group, kind, warnings, zero)
 
 
-ZERO_SD = 1e-4  # an SD below this is a variance estimated at the boundary (0)
+ZERO_SD = 1e-4  # an SD below this is a variance estimated at the boundary (0), as lme4's isSingular reads theta
+ROUNDING = ("the pilot's estimates as fitted (the fixed effects also start each refit, so they are not rounded: the "
+            "command fixes the process's layout, rules.layout, so they are the same bits in every run), except an SD "
+            f"at the boundary (below {ZERO_SD:g}, or below {BOUNDARY_REL_SD:g} x the largest SD of the fit: the "
+            "boundary rule), simulated as 0; stated values (--effect, --sd) as given")
+
+
+def near_zero_sds(rfx: list[dict]) -> set[tuple[str, str]]:
+    """(group, variable) of each random-effect SD of the pilot at the boundary: below ZERO_SD, or, given the terms
+    before it, below BOUNDARY_REL_SD times the fit's largest (analysis/stats/mixed.conditional_sds, the boundary
+    rule's third clause). Such an SD is 0 up to the optimiser's last bits (0 in one process, 8e-05 in another)."""
+    out = {(str(r["group"]), str(r.get("var1") or r["term"][4:])) for r in rfx
+           if str(r["term"]).startswith("sd__") and float(r["estimate"]) < ZERO_SD}
+    cond = conditional_sds(rfx)
+    top = max((v for _, _, v in cond), default=0.0)
+    if top > 0 and len(cond) > 1:
+        out |= {(g, n) for g, n, v in cond if v < BOUNDARY_REL_SD * top}
+    return out
 
 
 def zero_sd_sentences(rfx: list[dict], stated: dict) -> list[str]:
-    """What is true of each SD the simulation takes as 0 from the pilot (a boundary fit): the simulated
-    subjects or items lack that variation, and --sd states one; an SD given with --sd is never among them."""
+    """What is true of each SD the simulation takes as 0 from the pilot (a boundary fit, near_zero_sds): the
+    pilot is the cause of the simulated studies' boundary fits, not their size, and --sd states one; an SD given
+    with --sd is never among them."""
     stated_cols = {fm.ALIASES.get(g, g) for g in stated}
+    near = near_zero_sds(rfx)
     out = []
     for r in rfx:
-        if not r["term"].startswith("sd__") or float(r["estimate"]) >= ZERO_SD:
+        col, var = str(r["group"]), str(r.get("var1") or r["term"][4:])
+        if not str(r["term"]).startswith("sd__") or (col, var) not in near:
             continue
-        col, var = str(r["group"]), r.get("var1") or r["term"][4:]
         name = next((a for a, c in fm.ALIASES.items() if c == col), col)
         if var == "(Intercept)" and col not in stated_cols:
-            out.append(f"the pilot's {name} SD is {float(r['estimate']):.3g} (a boundary fit), so simulated {name}s have "
-                       f"no random intercept; give --sd {name}=X to simulate one")
+            out.append(f"the pilot's {name} SD is {float(r['estimate']):.3g} (a boundary fit), simulated as 0: "
+                       f"simulated {name}s have no random intercept, so their fits sit at the boundary whatever the size; give "
+                       f"--sd {name}=X to simulate one")
         elif var != "(Intercept)":
-            out.append(f"the pilot's SD of the {var} slope by {name} is {float(r['estimate']):.3g} (a boundary fit), so "
-                       f"simulated {name}s all have the same {var} effect (--sd states intercepts only)")
+            out.append(f"the pilot's SD of the {var} slope by {name} is {float(r['estimate']):.3g} (a boundary fit), "
+                       f"simulated as 0: simulated {name}s all have the same {var} effect "
+                       "(--sd states intercepts only)")
     return out
 
 
@@ -155,12 +178,24 @@ def _fit(rows: pd.DataFrame, f: fm.Formula, s: PowerSettings, declared: dict):
     except (fm.FormulaError, MixedModelError) as exc:
         raise PowerInputError(f"the pilot fit failed: {exc}") from None
     degenerate = degenerate_warnings(fit.coefficients, fit.random_effects) if fit.family == "binomial" else []
-    if fit.status == NOT_CONVERGED or degenerate:  # degenerate whatever the status shows first (singular, ...)
+    d, coded, _, _, _, _ = prepare_data(rows, used, s.family, declared)
+    check = None
+    if fit.status == NOT_CONVERGED and not degenerate:  # a near miss of lme4's gradient check: lme4's allFit advice
+        try:
+            check = check_optimizers(fit, d[[c for c in d.columns if c in set(coded.variables)]])
+        except MixedModelError as exc:
+            raise PowerInputError(f"the pilot fit failed: {exc}") from None
+        if check is not None and not check.agreed:
+            raise PowerInputError(f"the pilot fit of {f.text} is {fit.status}: {check.reason}; its estimates are not "
+                                  "parameters to simulate from (simplify the formula, or a larger pilot)")
+    if (fit.status == NOT_CONVERGED and check is None) or degenerate:  # degenerate whatever the status shows first
         why = "; ".join(degenerate) or "; ".join(fit.messages) or "no message"
         raise PowerInputError(f"the pilot fit of {f.text} is {'degenerate' if degenerate else fit.status} ({why}): its "
                               "estimates are not parameters to simulate from (simplify the formula; a pilot whose answers "
                               "follow the condition exactly gives no effect size)")
-    _, coded, _, _, _, _ = prepare_data(rows, used, s.family, declared)
+    if check is not None:
+        fit.messages.append(f"optimizer check: {check.reason}")
+        fit.optimizer_check = check.to_dict()
     steps = [coded] + [st for _, st in fm.simpler_structures(coded)]
     chosen = next((st for st in steps if st.r_text() == fit.fitted), coded)
     keep = {r.group for r in chosen.random}
@@ -188,7 +223,17 @@ def _truth(fit, family: str, tested: list[str], s: PowerSettings, rows: pd.DataF
             rfx.append({"group": col, "term": "sd__(Intercept)", "estimate": float(v), "var1": "(Intercept)",
                         "var2": ""})
     sigma = next((float(r["estimate"]) for r in fit.random_effects if r["group"] == "Residual"), 1.0)
-    if fit.status != "ok":  # what is simulated of it is said by zero_sd_sentences, the stated SDs here
+    near = near_zero_sds([r for r in fit.random_effects if r["group"] != "Residual"])
+    stated_cols = {fm.ALIASES.get(g, g) for g in s.sd}
+    for r in rfx:  # ROUNDING: an SD at the boundary is 0 up to the optimiser's last bits
+        at_boundary = (str(r["group"]), str(r.get("var1") or r["term"][4:])) in near
+        stated = r["term"] == "sd__(Intercept)" and r["group"] in stated_cols
+        if not stated and r["term"].startswith("sd__") and at_boundary:
+            r["estimate"] = 0.0
+    check = getattr(fit, "optimizer_check", None)
+    if check:  # a near miss of lme4's gradient check, refitted with its other optimizers: they agree
+        warnings.append(f"the pilot fit missed lme4's gradient tolerance: {check['reason']}")
+    elif fit.status != "ok":  # what is simulated of it is said by zero_sd_sentences, the stated SDs here
         stated = ", ".join(f"{g}={v:g}" for g, v in s.sd.items())
         warnings.append(f"the pilot fit is {fit.status}: {'; '.join(fit.boundary_reasons or fit.messages)}"
                         + (f"; simulated with the stated --sd {stated}" if stated else ""))

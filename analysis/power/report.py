@@ -13,6 +13,8 @@ from pathlib import Path
 import pandas as pd
 import io
 
+from analysis.power.layout import layout_fixed
+from analysis.power.pilot import ROUNDING
 from analysis.power.settings import MODEL_LABEL, Pilot, PowerSettings
 from analysis.power.stats import IMPLAUSIBLE_SE
 from analysis.report.results_folder import clean_json, json_default
@@ -53,14 +55,15 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
                   "formula": fit.formula, "fitted": fit.fitted, "family": fit.family, "method": fit.method,
                   "status": fit.status, "messages": fit.messages, "random_structure": fit.random_structure,
                   "contrasts": fit.contrasts, "n_obs": fit.n_obs, "n_groups": fit.n_groups,
-                  "coefficients": fit.coefficients, "random_effects": fit.random_effects},
+                  "coefficients": fit.coefficients, "random_effects": fit.random_effects,
+                  "boundary_cause": pilot.zero_sds, "optimizer_check": getattr(fit, "optimizer_check", {}) or {}},
         "design": {"lists": pilot.template.list_names, "list_source": pilot.template.list_source,
                    "trials_per_list": pilot.template.trials_per_list, "pilot_items": len(pilot.template.items),
                    "pilot_subjects": pilot.template.n_pilot_subjects,
                    "rule": "subjects rotate through the pilot's lists; extra items copy the pilot's items with their "
                            "condition in each list (analysis/power/design.py)"},
         "simulated": {"term": s.term, "coefficients": pilot.coefficients, "beta": pilot.truth.beta,
-                      "random_effects": pilot.truth.random_effects, "sigma": pilot.truth.sigma,
+                      "random_effects": pilot.truth.random_effects, "sigma": pilot.truth.sigma, "rounding": ROUNDING,
                       "effect": "stated (--effect)" if s.effect is not None else "the pilot's estimate (observed power)"},
         "rules": {"power": "rejections / tests; a test is a converged fit with a plausible SE (boundary fits included "
                            "and counted); failed, unconverged and implausible-SE fits are counted apart, never as "
@@ -73,6 +76,8 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
                                 f"Wilson interval of its power lies above or below {s.target:g}" if s.early_stop else "off",
                   "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed); "
                            "within a run its numbers do not depend on --cores, --batch or early stopping",
+                  "layout": ("fixed (ADDR_NO_RANDOMIZE): every run of this command gives the same bits"
+                             if layout_fixed() else "not fixed: lme4's last bits can differ between runs (docs/analysis.md)"),
                   "refit": "lme4 with the fixed effects started at the true ones and the random-effect parameters at "
                            "lme4's default start (1 on the diagonal, 0 off it), optimizer bobyqa; boundary counts are "
                            "those of that start"},
@@ -137,7 +142,17 @@ def figure_title(res: dict) -> str:
     title = f"power of {st['term']}, {effect}\npilot: {pilot['group'] or 'one group'}"
     if pilot["subject_kind"] == "model":
         title += f" ({MODEL_LABEL})"
+    causes = pilot.get("boundary_cause") or []
+    if causes:
+        title += f"\n{boundary_caption(causes)}"
     return title
+
+
+def boundary_caption(causes: list[str]) -> str:
+    """The figure's line for the pilot's SDs at the boundary: the pilot, not the size, and --sd."""
+    names = [c.split("'s ", 1)[1].split(" is ", 1)[0] for c in causes if "'s " in c and " is " in c]
+    return (f"the pilot's {', '.join(names) or 'random-effect SD'} at the boundary, simulated as 0: boundary fits "
+            "come from the pilot, not the size (--sd GROUP=SD states one)")
 
 
 def draw_figure(table: pd.DataFrame, res: dict):

@@ -40,6 +40,7 @@ def coded_design(pilot: Pilot, n_subjects: int, n_items: int | None) -> tuple[pd
 def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
     """(power table rows, every simulation's row, analytic results) over subjects x items."""
     from analysis.power.analytic import analytic_power  # late: scipy.stats stays out of start-up
+    from analysis.power.stats import boundary_by_size  # late: scipy.stats stays out of start-up
 
     items = s.items or [len(pilot.template.items)]
     sizes = [(n_subj, n_items) for n_items in items for n_subj in s.subjects]
@@ -51,9 +52,10 @@ def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
         analytic[(n_subj, n_items)] = a
         row, sim = run_size(s, pilot, design, n_subj, n_items, log)
         row |= {"analytic_power": a.get("power", float("nan")), "analytic_note": a.get("note", ""),
-                "notes": "; ".join(notes)}
+                "notes": "; ".join([f"pilot: {z}" for z in pilot.zero_sds] + notes)}
         rows.append(row)
         sims.append(sim)
+    boundary_by_size(rows)
     return rows, pd.concat(sims, ignore_index=True), analytic
 
 

@@ -103,14 +103,43 @@ def summarize(sims: pd.DataFrame, alpha: float, interval: str = "wilson", bounda
         row["status"] = (f"{c['degenerate']} of {c['tests']} fits are degenerate (quasi-separation: |estimate| or SE "
                          "above 8); their Wald tests barely reject: use --test lrt or a smaller effect")
     elif c["boundary"] > 0.5 * c["tests"] and boundary_cause:
-        row["status"] = f"most fits are boundary (singular): {c['boundary']} of {c['tests']}, as expected: {boundary_cause}"
+        row["status"] = (f"most fits are boundary (singular): {c['boundary']} of {c['tests']}; the cause is the pilot, "
+                         f"not the study's size: {boundary_cause}")
     elif c["boundary"] > 0.5 * c["tests"]:
-        row["status"] = (f"most fits are boundary (singular): {c['boundary']} of {c['tests']}; the random effects "
-                         "cannot be estimated at this size")
+        row["status"] = f"most fits are boundary (singular): {c['boundary']} of {c['tests']}; {AT_THIS_SIZE}"
     if c["implausible_se"]:
         row["status"] += (f"; {c['implausible_se']} converged fit(s) with an SE below {IMPLAUSIBLE_SE:g} of what the "
                           "design allows are broken fits, not tests (power_incl_implausible counts them)")
     return row
+
+
+AT_THIS_SIZE = "the random effects cannot be estimated at this size"
+
+
+def boundary_by_size(rows: list[dict]) -> None:
+    """Say "at this size" only where a larger size simulated changes it: a size whose fits are mostly boundary
+    (without a cause in the pilot) is compared with the larger sizes run (more subjects and no fewer items, or
+    more items and no fewer subjects); its status says whether they have fewer boundary fits, the same, or that
+    none was run to tell. Rewrites the rows' status in place."""
+    for r in rows:
+        if AT_THIS_SIZE not in str(r.get("status", "")):
+            continue
+        larger = sorted((o for o in rows if o is not r and o["subjects"] >= r["subjects"] and o["items"] >= r["items"]
+                         and (o["subjects"], o["items"]) != (r["subjects"], r["items"])),
+                        key=lambda o: (o["subjects"], o["items"]))
+        fewer = [o for o in larger if o.get("tests") and o["boundary"] <= 0.5 * o["tests"]]
+        if fewer:
+            said = (f"{AT_THIS_SIZE} (at {fewer[0]['subjects']} subjects x {fewer[0]['items']} items at most half of "
+                    "the fits are boundary)")
+        elif larger:
+            top = larger[-1]
+            said = (f"the same at every larger size simulated (up to {top['subjects']} subjects x {top['items']} "
+                    "items): a larger study may not help; look at the pilot's SDs (power.json) or state them with "
+                    "--sd GROUP=SD")
+        else:
+            said = ("the random effects cannot be estimated here, and no larger size was simulated to tell whether "
+                    "the size is the cause")
+        r["status"] = r["status"].replace(AT_THIS_SIZE, said)
 
 
 def stop_decision(sims: pd.DataFrame, alpha: float, target: float, min_sims: int) -> str:

@@ -127,6 +127,8 @@ class FormulaFit:
     statistic: str = "z"
     boundary_reasons: list[str] = field(default_factory=list)  # the boundary rule (analysis/stats/mixed.py), [] when none
     group: str = ""  # the group of rows fitted (analysis/load/prepare.group_label), "" when all rows were fitted together
+    opt_code: int = 0  # the optimiser's own return code (0: it converged by its own rule; lme4's checks aside)
+    optimizer_check: dict = field(default_factory=dict)  # a near miss refitted with lme4's other optimizers
 
     def coef(self, term: str) -> dict:
         for c in self.coefficients:
@@ -164,6 +166,11 @@ def prepare_data(df: pd.DataFrame, formula: fm.Formula, family: str = "auto",
     d = df[cols].copy()
     dropped: dict[str, int] = {}
     n0 = len(d)
+    empty = [c for c in cols if n0 and d[c].isna().all()]
+    if empty:  # the cause named: a column with no value at all (e.g. an imported study without answers)
+        raise fm.FormulaError(f"--formula {formula.text!r}: column {empty[0]!r} is empty in all {n0:,} rows"
+                              + (f" (and {', '.join(repr(c) for c in empty[1:])})" if len(empty) > 1 else "")
+                              + "; nothing to fit")
     d = d.dropna()
     if n0 - len(d):
         dropped["a used column is empty"] = n0 - len(d)
@@ -194,7 +201,9 @@ def prepare_data(df: pd.DataFrame, formula: fm.Formula, family: str = "auto",
     for g in formula.groups:
         d[g] = d[g].astype(str)
     if d.empty:
-        raise fm.FormulaError(f"--formula {formula.text!r}: no complete rows to fit")
+        missing = ", ".join(f"{c!r} empty in {int(df[c].isna().sum()):,}" for c in cols if df[c].isna().any())
+        raise fm.FormulaError(f"--formula {formula.text!r}: no complete rows to fit (of {n0:,} rows: "
+                              f"{missing or 'every response time not positive'})")
     d, coded, codings = fm.sum_code(d, formula, declared)
     return d, coded, codings, fam, transform, dropped
 
@@ -282,7 +291,7 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
         contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
         random_structure=chosen[0], attempts=attempts, fallback=fallback_note, rows_dropped=dropped,
         status=fit_status(converged, singular and mixed, bool(degenerate), bool(reasons)), statistic=stat,
-        boundary_reasons=reasons,
+        boundary_reasons=reasons, opt_code=int(get["opt_code"][0]) if get["opt_code"] else 0,
     )
 
 

@@ -80,7 +80,11 @@ def _r():
             os.environ[k] = "1"
         try:
             import rpy2.robjects as ro  # late: R starts only when a model is fitted
+            from rpy2.rinterface_lib import callbacks  # late: with rpy2
 
+            # R's own echo of an error or warning ("R[write to console]: Error: ...") is not printed: every fit
+            # catches its errors and warnings and the caller says them once, by cause (analysis/stats/fit_items.py)
+            callbacks.consolewrite_warnerror = _r_console
             ro.r("suppressPackageStartupMessages(library(lme4))")
             fit = ro.r(R_FIT)
         except Exception as exc:  # ImportError, R not found, lme4 missing
@@ -96,6 +100,14 @@ def _r():
                     os.environ[k] = v
         _R = fit
     return _R
+
+
+R_CONSOLE: list[str] = []  # R's last error and warning echoes (kept for a look, never printed)
+
+
+def _r_console(text: str) -> None:
+    R_CONSOLE.append(text)
+    del R_CONSOLE[:-50]
 
 
 _glmer = _r  # the name earlier callers (tests, doctor) use to start R once

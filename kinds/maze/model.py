@@ -34,14 +34,17 @@ import json
 import math
 import random
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
+from experiments.tasks.base import TaskError
 from experiments.tasks.scoring import normalize_answer
 from experiments.trials import Trial
-from kinds.maze.task import FIRST_FOIL, distractors, foils, picks_text, score, word_columns, words_of
+from kinds.maze.task import (FIRST_FOIL, check_item, check_words, distractors, foils, picks_text, score, word_columns,
+                             words_of)
 from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, decision
 
@@ -107,7 +110,6 @@ MODEL = ModelKind("maze", surprisal=True, protocols={"choice": lambda s, q, n: M
 
 # ---- A-maze distractors -----------------------------------------------------------------------
 Score = Callable[[str, Sequence[str]], list[float]]  # (context, continuations) -> log P of each
-_CORE = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)
 
 
 class GenerateError(ValueError):
@@ -128,7 +130,7 @@ def read_vocabulary(text: str, where: str) -> list[Entry]:
         if not line or line.startswith("#"):
             continue
         parts = re.split(r"[\t,]", line)
-        if len(parts) > 2 or not parts[0].strip().isalpha():
+        if len(parts) > 2 or not is_word(parts[0].strip()):
             raise GenerateError(f"{where}: line {n}: expected a word (letters only), optionally a tab and its count")
         freq = None
         if len(parts) == 2:
@@ -145,8 +147,20 @@ def read_vocabulary(text: str, where: str) -> list[Entry]:
 
 
 def split_word(w: str) -> tuple[str, str, str]:
-    m = _CORE.match(w)
-    return (m.group(1), m.group(2), m.group(3)) if m else ("", w, "")
+    """(leading punctuation, the word, trailing punctuation): the edges are punctuation, symbols, spaces and
+    format characters; a combining mark is part of the word (Hindi's vowel signs, Arabic's harakat)."""
+    i, j = 0, len(w)
+    while i < j and unicodedata.category(w[i])[0] in "PSZC":
+        i += 1
+    while j > i and unicodedata.category(w[j - 1])[0] in "PSZC":
+        j -= 1
+    return w[:i], w[i:j], w[j:]
+
+
+def is_word(text: str) -> bool:
+    """Letters and the marks that combine with them (a word of a word list in any script)."""
+    return bool(text) and unicodedata.category(text[0])[0] == "L" and all(unicodedata.category(c)[0] in "LM"
+                                                                         for c in text)
 
 
 def candidates(word: str, vocab: list[Entry], avoid: set[str], n: int, rng: random.Random,
@@ -170,20 +184,34 @@ def generate_distractors(rows: list[dict[str, str]], score: Score, vocab: list[E
                          n_candidates: int = 20, where: str = "items") -> tuple[list[dict[str, str]], dict[str, Any]]:
     """Each row with `distractors` filled (rows that give them are kept as they are) and the record."""
     rng = random.Random(f"maze-distractors:{seed}")
+    for line, row in enumerate(rows, start=2):  # every row checked by the kind's rule before any is scored
+        words = str(row.get("sentence") or "").split()
+        try:
+            if (row.get("distractors") or "").strip():
+                check_item(row, None, f"{where}: line {line}")  # given distractors are kept: they must be right
+            elif len(words) < 2:
+                raise GenerateError(f"{where}: line {line}: sentence: at least two words are needed")
+            else:
+                check_words("sentence", words, f"{where}: line {line}")
+        except TaskError as exc:
+            raise GenerateError(str(exc)) from None
+        empty = [w for w in words[1:] if not split_word(w)[1]]
+        if empty and not (row.get("distractors") or "").strip():
+            raise GenerateError(f"{where}: line {line}: sentence: {empty[0]!r} has no letters to match a distractor to "
+                                "(join punctuation to the word before it)")
     out, record = [], []
     for line, row in enumerate(rows, start=2):
         if (row.get("distractors") or "").strip():
             out.append(dict(row))
             continue
         words = str(row.get("sentence") or "").split()
-        if len(words) < 2:
-            raise GenerateError(f"{where}: line {line}: sentence: at least two words are needed")
         avoid = {normalize_answer(split_word(w)[1]) for w in words}
         chosen, per_word = [], []
         for k in range(1, len(words)):
             cands, how = candidates(words[k], vocab, avoid, n_candidates, rng)
             if not cands:
-                raise GenerateError(f"{where}: line {line}: no word of the list has the length of {words[k]!r}")
+                raise GenerateError(f"{where}: line {line}: no word of the list has the length of {words[k]!r} "
+                                    f"({len(split_word(words[k])[1])} letters)")
             lead, _, trail = split_word(words[k])
             conts = [" " + lead + c + trail for c in cands]
             lps = score(" ".join(words[:k]), conts)
@@ -207,10 +235,33 @@ def backend_score(backend: Any) -> Score:
     return score
 
 
+def record_path(out: Path) -> Path:
+    """Where the generator's record goes: beside OUT.csv, OUT.distractors.json."""
+    return out.with_suffix(".distractors.json")
+
+
+def check_outputs(out: Path, inputs: dict[str, Path]) -> None:
+    """Neither output (OUT.csv, its record) is an input (the items, the word list), by name, through a link or as
+    the same file under another name: never overwritten, with --force or without; nor a folder or a device."""
+    for o in (out, record_path(out)):
+        for what, i in inputs.items():
+            same = o.resolve() == i.resolve()
+            if not same and o.exists() and i.exists():
+                try:
+                    same = o.samefile(i)
+                except OSError:
+                    same = False
+            if same:
+                raise GenerateError(f"{o}: is {what} ({i}), an input: write the generated items to another file "
+                                    "(--force never replaces an input)")
+        if o.is_symlink() or (o.exists() and not o.is_file()):
+            raise GenerateError(f"{o}: is a link, a folder or a device; write the generated items to a new file")
+
+
 def _write(path: Path, rows: list[dict[str, str]], record: dict[str, Any], force: bool) -> None:
     from experiments.atomic import atomic_write_text
 
-    side = path.with_suffix(".distractors.json")
+    side = record_path(path)
     for p in (path, side):
         if p.exists() and not force:
             raise GenerateError(f"{p}: exists (give --force to replace it)")
@@ -233,8 +284,7 @@ def main() -> None:
             seed: int = 0, n_candidates: int = 20, force: bool = False) -> None:
         """Fill the items' empty `distractors` the A-maze way; OUT.csv and OUT.distractors.json (the record)."""
         try:
-            if out.resolve() == items.resolve():
-                raise GenerateError(f"{out}: is the input; write the generated items to another file")
+            check_outputs(out, {"the items file": items, "the word list": words})
             rows = list(csv.DictReader(io.StringIO(read_text_file(items, GenerateError, "the items file"))))
             if not rows or "sentence" not in rows[0]:
                 raise GenerateError(f"{items}: a CSV with a `sentence` column is needed")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import unicodedata
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
@@ -22,6 +23,8 @@ from experiments.tasks.config import _Settings, _check_key
 from experiments.tasks.scoring import normalize_answer
 
 FIRST_FOIL = "x-x-x"
+MAX_WORDS = 200  # words of one maze sentence: a longer one is a file's mistake (a paragraph), not a sentence
+MAX_WORD_CHARS = 60  # characters of one word or distractor (the longest English words are about 45)
 
 
 class MazeSettings(_Settings):
@@ -63,6 +66,8 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     ws, ds = words_of(mat), str(mat.get("distractors") or "").split()
     if len(ws) < 2:
         raise TaskError(f"{where}: sentence: a maze needs at least two words, got {len(ws)}")
+    check_words("sentence", ws, where)
+    check_words("distractors", ds, where)
     got = distractors(mat)
     if len(got) != len(ws) - 1:
         raise TaskError(f"{where}: distractors: one per word after the first ({len(ws) - 1} for "
@@ -75,6 +80,20 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     names = getattr(settings, "region_names", None)
     if names is not None and len(names) != len(regs):
         raise TaskError(f"{where}: task.region_names names {len(names)} region(s) but the item has {len(regs)}")
+
+
+def check_words(field: str, words: list[str], where: str) -> None:
+    """At most MAX_WORDS words of at most MAX_WORD_CHARS characters, each with something to see (a word of
+    zero-width or control characters alone would stand beside its foil as an empty box); TaskError naming it."""
+    if len(words) > MAX_WORDS:
+        raise TaskError(f"{where}: {field}: {len(words):,} words; a maze sentence has at most {MAX_WORDS}")
+    for k, w in enumerate(words, start=1):
+        if len(w) > MAX_WORD_CHARS:
+            raise TaskError(f"{where}: {field}: word {k} has {len(w):,} characters ({w[:20]!r}...); at most "
+                            f"{MAX_WORD_CHARS}")
+        if not any(unicodedata.category(c)[0] not in "CZ" for c in w):
+            raise TaskError(f"{where}: {field}: word {k} ({w!r}) has no visible character (only zero-width or "
+                            "control characters)")
 
 
 def region_words(mat: dict[str, Any], where: str = "item") -> list[list[int]]:
