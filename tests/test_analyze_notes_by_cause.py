@@ -25,6 +25,6 @@ def test_one_person_reading_fits_are_one_note(tmp_path, r_ready):
     assert r.returncode == 0 and "Traceback" not in both, both
     assert "R[write to console]" not in both and "Error:" not in both, both
     skipped = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["skipped"]
-    one = [n for n in skipped if "two or more levels of its grouping column" in n]
-    assert len(one) == 1 and one[0].endswith("(4 fits)") and one[0].count("reading region") == 4, skipped
-    assert sum("two or more levels" in ln for ln in both.splitlines()) == 1, both
+    one = [n for n in skipped if "need two or more people" in n]
+    assert len(one) == 1 and "4 fit(s)" in one[0] and one[0].count("reading region") == 4, skipped
+    assert sum("need two or more people" in ln for ln in both.splitlines()) == 1, both

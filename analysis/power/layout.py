@@ -1,7 +1,7 @@
 """`twinlab power` runs with the process's address-space layout fixed, so the same command gives the same bits.
 
 Why: lme4's compiled code on Linux gives one of two results in the last bits of a deviance from one process to
-the next, a lottery on the address-space layout (ASLR; docs/analysis.md "Reproducible"); the pilot's fit and
+the next, a lottery on the address-space layout (ASLR; docs/analysis/power.md); the pilot's fit and
 every simulated refit move by 1e-9 to 1e-7, so two runs of one command wrote two different power_sims.csv.
 Under a fixed layout (the personality flag ADDR_NO_RANDOMIZE, what `setarch -R` sets) every run gives the same
 bits, whatever the folders named or the environment. The command sets the flag for itself and executes itself
