@@ -198,7 +198,7 @@ def test_fillers_practice_and_yaml_booleans(tmp_path):
     assert roles == {("practice", "practice"): 2, ("main", "test"): 4, ("main", "filler"): 3}
     assert [t.block for t in seq][:2] == ["practice", "practice"]
     fill = [t for t in seq if t.role == "filler"][0]
-    assert fill.factors == () and fill.correct_response == "violation" and fill.list_number == 2
+    assert fill.factors == () and fill.study_record.correct_response == "violation" and fill.list_number == 2
 
 
 def test_generic_session_table_header_resume_and_loader(tmp_path):
@@ -217,7 +217,7 @@ def test_generic_session_table_header_resume_and_loader(tmp_path):
 
     def row(t):
         return {**t.to_row(), "subject_id": "S05", "subject_kind": "model", "session": 1, "spec_hash": seq.spec_hash,
-                "sequence_hash": seq.sequence_hash, "response": t.correct_response, "correct": True}
+                "sequence_hash": seq.sequence_hash, "response": t.study_record.correct_response, "correct": True}
 
     w = open_writer(False)
     for t in seq.trials[:5]:
@@ -341,7 +341,7 @@ def test_max_run_on_item_and_answer_in_a_within_subject_design(tmp_path):
         assert len(seq) == 6 * 4 + 4
         items = [t.item for t in seq]
         assert all(x != y for x, y in zip(items, items[1:])), items
-        answers = [t.correct_response for t in seq]
+        answers = [t.study_record.correct_response for t in seq]
         assert all(len(set(answers[i:i + 3])) > 1 for i in range(len(answers) - 2)), answers
 
 

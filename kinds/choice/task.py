@@ -13,12 +13,12 @@ from typing import Annotated, Literal, Any
 from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import _Settings, _check_key
+from experiments.tasks.config import KindSettings, valid_key
 from experiments.tasks.scoring import equals_answer, normalize_answer
 
 
 
-class ChoiceSettings(_Settings):
+class ChoiceSettings(KindSettings):
     question: str = "Which is better?"
     positions: Literal["counterbalance", "fixed"] = "counterbalance"
     option_keys: Annotated[list[str], Field(min_length=2)] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
@@ -28,7 +28,7 @@ class ChoiceSettings(_Settings):
     def _keys(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("option_keys: a key is given twice")
-        return [_check_key(k) for k in v]
+        return [valid_key(k) for k in v]
 
 
 def options_tie(options: Any) -> bool:

@@ -15,12 +15,12 @@ from typing import Annotated, Literal, Any
 from pydantic import Field, Strict, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import _Settings, _check_key
+from experiments.tasks.config import KindSettings, valid_key
 from experiments.tasks.scoring import missing, normalize_answer
 
 
 
-class CompletionSettings(_Settings):
+class CompletionSettings(KindSettings):
     question: str = "What word comes next?"
     max_chars: Annotated[int, Strict(), Field(ge=1, le=200)] = 40
     presentation: Literal["whole", "rsvp"] = "whole"
@@ -29,7 +29,7 @@ class CompletionSettings(_Settings):
     @field_validator("submit_key")
     @classmethod
     def _key(cls, v: str) -> str:
-        return _check_key(v)
+        return valid_key(v)
 
 
 def accepted_answers(mat: dict[str, Any]) -> list[str]:
@@ -77,10 +77,10 @@ def first_word(text: str) -> str:
 def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
     """The typed text (what the keys pressed between the prompt and the submit key type), each keystroke's
     time, and the one scoring rule (`score`)."""
-    from experiments.tasks.record import TaskResultError, _r, _t, is_text_key, typed_text
+    from experiments.tasks.record import TaskResultError, round_ms, event_time, is_text_key, typed_text
 
-    onset = _t(raw.get("response_onset"), "response_onset")
-    submit = _t(raw.get("submit_time"), "submit_time")
+    onset = event_time(raw.get("response_onset"), "response_onset")
+    submit = event_time(raw.get("submit_time"), "submit_time")
     typed = [p for p in presses if onset <= p["t"] < submit and is_text_key(p["key"])]  # type: ignore[operator]
     sub = [p for p in presses if p["key"] == s.submit_key and p["t"] == submit]
     if not sub:
@@ -91,9 +91,9 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
     if not text.strip():
         raise TaskResultError("text: an empty answer is not submitted")
     out.update(response=text.strip(), response_text=text, correct=score(trial, text),
-               keystrokes=json.dumps([[p["key"], _r(p["t"] - onset)] for p in typed]),  # type: ignore[operator]
-               rt_ms=_r(typed[0]["t"] - onset) if typed else None)  # type: ignore[operator]
-    extra["submit_ms"] = _r(submit - onset)  # type: ignore[operator]
+               keystrokes=json.dumps([[p["key"], round_ms(p["t"] - onset)] for p in typed]),  # type: ignore[operator]
+               rt_ms=round_ms(typed[0]["t"] - onset) if typed else None)  # type: ignore[operator]
+    extra["submit_ms"] = round_ms(submit - onset)  # type: ignore[operator]
 
 
 def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:

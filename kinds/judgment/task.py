@@ -8,13 +8,13 @@ from typing import Annotated, Literal, Any
 from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import Label, _Settings, _labels_differ
+from experiments.tasks.config import Label, KindSettings, distinct_labels
 from experiments.tasks.keys import POSITION_KEYS
 from experiments.tasks.scoring import equals_answer
 
 
 
-class JudgmentSettings(_Settings):
+class JudgmentSettings(KindSettings):
     labels: Annotated[list[Label], Field(min_length=2)] = [Label(value="yes", text="Yes", key="f"),
                                                            Label(value="no", text="No", key="j")]
     question: str = "Is this sentence acceptable?"
@@ -23,7 +23,7 @@ class JudgmentSettings(_Settings):
     @field_validator("labels")
     @classmethod
     def _differ(cls, v: list[Label]) -> list[Label]:
-        return _labels_differ(v)
+        return distinct_labels(v)
 
 
 def check_answer_among(mat: dict[str, Any], values: list[str], what: str, where: str, key: str = "answer") -> None:

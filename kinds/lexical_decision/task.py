@@ -7,14 +7,14 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskKind
-from experiments.tasks.config import Label, _Settings, _labels_differ
+from experiments.tasks.config import Label, KindSettings, distinct_labels
 from kinds.judgment.task import (answers, check_label_answer, derive, label_key_checker, label_settings,
                                         label_values, plan)
 from experiments.tasks.scoring import equals_answer
 
 
 
-class LexicalDecisionSettings(_Settings):
+class LexicalDecisionSettings(KindSettings):
     labels: Annotated[list[Label], Field(min_length=2, max_length=2)] = [
         Label(value="word", text="Word", key="j"), Label(value="nonword", text="Non-word", key="f")]
     question: str = "Is this an English word?"
@@ -25,7 +25,7 @@ class LexicalDecisionSettings(_Settings):
         if sorted(lab.value for lab in v) != ["nonword", "word"]:
             raise ValueError("lexical decision labels need the values word and nonword "
                              f"(got {', '.join(lab.value for lab in v)})")
-        return _labels_differ(v)
+        return distinct_labels(v)
 
 
 def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:

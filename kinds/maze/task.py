@@ -18,13 +18,13 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import _Settings, _check_key
+from experiments.tasks.config import KindSettings, valid_key
 from experiments.tasks.scoring import normalize_answer
 
 FIRST_FOIL = "x-x-x"
 
 
-class MazeSettings(_Settings):
+class MazeSettings(KindSettings):
     error_mode: Literal["end", "redo"] = "end"  # after a wrong pick: the sentence ends, or waits for the right word
     option_keys: Annotated[list[str], Field(min_length=2, max_length=2)] = ["e", "i"]  # left, right (Ibex: e, i)
     first_foil: Annotated[str, Field(min_length=1)] = FIRST_FOIL  # shown beside the first word
@@ -36,7 +36,7 @@ class MazeSettings(_Settings):
     def _keys(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("option_keys: the left and right keys are the same key")
-        return [_check_key(k) for k in v]
+        return [valid_key(k) for k in v]
 
 
 def words_of(mat: dict[str, Any]) -> list[str]:
@@ -158,7 +158,7 @@ def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
 
 
 
-def _responses(s: Any, presses: list, pointers: list) -> list[tuple[float, int, str]]:
+def maze_responses(s: Any, presses: list, pointers: list) -> list[tuple[float, int, str]]:
     """Every answer given, in time order: (t, side, by) from the left/right keys and (with `mouse`) taps on the
     two boxes (a click beside them is no answer)."""
     keys = list(s.keys[:2])
@@ -199,7 +199,7 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
     """Per-word RTs (first answers) and region sums, the picks as `response`, `correct` = no error, per-word
     correctness and the first error's position (the kind's columns); the sides and (redo) the times to the
     right answer in `extra`."""
-    from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, _t
+    from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, event_time
 
     ws = words_of(trial.mat)
     n, mode = len(ws), mode_of(s)
@@ -208,10 +208,10 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
     steps = raw.get("steps")
     if not isinstance(steps, list) or not 1 <= len(steps) <= n:
         raise TaskResultError(f"steps: expected 1 to {n} onsets (one per word pair shown)")
-    steps = [_t(x, "steps") for x in steps]
+    steps = [event_time(x, "steps") for x in steps]
     if steps != sorted(steps):  # type: ignore[type-var]
         raise TaskResultError("steps: onsets out of order")
-    w = walk(order, steps, _responses(s, presses, pointers), mode)  # type: ignore[arg-type]
+    w = walk(order, steps, maze_responses(s, presses, pointers), mode)  # type: ignore[arg-type]
     if not (w["completed"] or w["ended"]):
         raise TaskResultError(f"steps: the sentence waits for an answer at word {w['reached'] + 1}")
     if len(steps) != w["reached"]:

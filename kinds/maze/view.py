@@ -9,7 +9,7 @@ from typing import Any
 
 from participants.tasks.window import FOREVER_MS, Buttons, TaskWindow
 from experiments.tasks.record import Answer
-from kinds.maze.task import FIRST_FOIL, foils, mode_of, walk, words_of, _responses
+from kinds.maze.task import FIRST_FOIL, foils, mode_of, walk, words_of, maze_responses
 
 
 def present(w: TaskWindow, order: list[int] | None) -> None:
@@ -41,7 +41,7 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
     def answers() -> list:
         if s.mouse:
             w._click(pairs[len(steps) - 1])
-        return _responses(s, w.presses(), w.raw["pointers"])
+        return maze_responses(s, w.presses(), w.raw["pointers"])
 
     if s.mouse:
         w._mouse_on()

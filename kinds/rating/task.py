@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Literal, Any
 
 from experiments.tasks.base import TaskKind
-from experiments.tasks.config import Scale, _Settings
+from experiments.tasks.config import Scale, KindSettings
 from experiments.tasks.scoring import missing
 
 
 
-class RatingSettings(_Settings):
+class RatingSettings(KindSettings):
     scale: Scale = Scale(points=7, low_label="completely unacceptable", high_label="completely acceptable")
     question: str = "How acceptable is this sentence?"
     presentation: Literal["whole", "rsvp"] = "whole"

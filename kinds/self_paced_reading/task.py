@@ -9,13 +9,13 @@ from typing import Annotated, Literal, Any
 from pydantic import Field, field_validator
 
 from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import Presentation, _Settings, _check_key
+from experiments.tasks.config import Presentation, KindSettings, valid_key
 from experiments.tasks.regions import regions  # noqa: F401 (the kind's name for the one reading of `regions`)
 from experiments.tasks.scoring import equals_answer, normalize_answer
 
 
 
-class SelfPacedReadingSettings(_Settings):
+class SelfPacedReadingSettings(KindSettings):
     presentation: Presentation = "moving_window"
     reveal: Literal["word", "region"] = "word"  # humans: one word or one region per key press
     advance_key: str = "space"
@@ -44,14 +44,14 @@ class SelfPacedReadingSettings(_Settings):
     @field_validator("advance_key")
     @classmethod
     def _key(cls, v: str) -> str:
-        return _check_key(v)
+        return valid_key(v)
 
     @field_validator("option_keys")
     @classmethod
     def _keys(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("option_keys: a key is given twice")
-        return [_check_key(k) for k in v]
+        return [valid_key(k) for k in v]
 
 
 def score(trial: Any, response: Any) -> bool | None:
@@ -122,13 +122,13 @@ def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
 def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
     """Key-to-key reading times from the advance key's own timestamps (per word and summed per region,
     or per region with `reveal: region`); the flips that showed each step beside them; the question."""
-    from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, _answer, _r, _t
+    from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, counted_answer, round_ms, event_time
 
     unit_texts, regs = trial_units(trial, s.reveal)
     steps = raw.get("steps")
     if not isinstance(steps, list) or len(steps) != len(unit_texts) + 1:
         raise TaskResultError(f"steps: expected {len(unit_texts) + 1} onsets (the dashes, then each unit)")
-    steps = [_t(x, "steps") for x in steps]
+    steps = [event_time(x, "steps") for x in steps]
     if steps != sorted(steps):  # type: ignore[type-var]
         raise TaskResultError("steps: onsets out of order")
     adv = [p for p in presses if p["key"] == s.advance_key and p["t"] >= steps[0]]  # type: ignore[operator]
@@ -141,25 +141,25 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
         # handled in that frame: up to two frames of slack)
         if steps[k] < adv[k - 1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
             raise TaskResultError(f"steps: unit {k - 1} shown before the press that reveals it")
-    rts = [_r(adv[k + 1]["t"] - adv[k]["t"]) for k in range(len(unit_texts))]
+    rts = [round_ms(adv[k + 1]["t"] - adv[k]["t"]) for k in range(len(unit_texts))]
     if s.reveal == "word":
         out["word_rts_ms"] = json.dumps(rts)
-        out["region_rts_ms"] = json.dumps([_r(sum(rts[w] for w in reg)) for reg in regs])  # type: ignore[misc]
+        out["region_rts_ms"] = json.dumps([round_ms(sum(rts[w] for w in reg)) for reg in regs])  # type: ignore[misc]
     else:
         out["region_rts_ms"] = json.dumps(rts)
-    extra["display_lag_ms"] = [_r(steps[k] - adv[k - 1]["t"]) for k in range(1, len(unit_texts) + 1)]  # type: ignore[operator]
+    extra["display_lag_ms"] = [round_ms(steps[k] - adv[k - 1]["t"]) for k in range(1, len(unit_texts) + 1)]  # type: ignore[operator]
     ans = answers(trial, s)
     if ans:
-        q_on = _t(raw.get("question_onset"), "question_onset")
+        q_on = event_time(raw.get("question_onset"), "question_onset")
         if q_on < adv[-1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
             raise TaskResultError("question_onset: the question comes after the sentence")
-        got = _answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",  # type: ignore[arg-type]
+        got = counted_answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",  # type: ignore[arg-type]
                       s.mouse)
         if got is None:
             raise TaskResultError("question_answered_by: the comprehension question waits for an answer")
         pos, at, by = got
         out["response"] = ans[pos].value
-        out["rt_ms"] = _r(at - q_on)  # type: ignore[operator]
+        out["rt_ms"] = round_ms(at - q_on)  # type: ignore[operator]
         out["correct"] = score(trial, ans[pos].value)
         extra["answered_by"] = by
     elif raw.get("question_onset") is not None:
