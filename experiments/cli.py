@@ -19,7 +19,6 @@ import typer
 from experiments.commands import lazy_group
 from experiments.cli_common import console, fail, load_spec_or_exit  # noqa: F401 (re-exported for old imports)
 from experiments.spec import SpecError
-from experiments.tasks.detection import settled_detection
 
 # each sub-app also lists the commands the kinds and studies declare (experiments/commands.py), lazily
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=lazy_group(""),
@@ -142,7 +141,7 @@ def plan(
     except SpecError as exc:
         fail(str(exc))
     if out is None:
-        df = pd.DataFrame([t.to_row(settled_detection(t.task)) for t in seq])
+        df = pd.DataFrame([t.to_row() for t in seq])
         cols = ["trial_index", "block", "structure", "condition", "violation_position", "dependency", "words"]
         if seq.design:  # a design of items: its item, list and factors instead of the Lakretz cells
             cols = ["trial_index", "block", "role", "item", "list", *[f for f in seq.design["factors"]
@@ -157,7 +156,7 @@ def plan(
             if out.suffix.lower() == ".json":
                 write_atomically(out, lambda tmp: tmp.write_text(seq.to_json(), encoding="utf-8"))
             else:
-                df = pd.DataFrame([t.to_row(settled_detection(t.task)) for t in seq])
+                df = pd.DataFrame([t.to_row() for t in seq])
                 df.insert(0, "sequence_hash", seq.sequence_hash)
                 df.insert(0, "spec_hash", seq.spec_hash)
                 df.insert(0, "subject_id", seq.subject_id)

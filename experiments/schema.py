@@ -215,7 +215,8 @@ def required_columns(generic: bool) -> tuple[str, ...]:
     """The columns a table must have and fill, in header order: the core's, and for a table of the layout
     study's own trials (not a general design) the columns that study requires too (its TABLE_REQUIRED)."""
     names = CORE_REQUIRED if generic else CORE_REQUIRED + LAYOUT.required
-    return tuple(c for c in LAYOUT.general if c in names) + tuple(c for c in names if c not in LAYOUT.general)
+    order = LAYOUT.general if generic else LAYOUT.header
+    return tuple(c for c in order if c in names) + tuple(c for c in names if c not in order)
 
 
 REQUIRED: tuple[str, ...] = required_columns(False)  # a table of the layout's own trials (a Lakretz session)
@@ -254,8 +255,8 @@ def is_table_header(header: list[str]) -> bool:
 def kinds_added_in(header: list[str]) -> list[str]:
     """The columns of `header` that kinds declare and the general layout it begins with does not name."""
     owners = declared().owners
-    base = LAYOUT.earlier_general if LAYOUT.earlier_general and \
-        list(header[: len(LAYOUT.earlier_general)]) == list(LAYOUT.earlier_general) else LAYOUT.general
+    study = list(header[: len(LAYOUT.header)]) == list(LAYOUT.header) and LAYOUT.header != LAYOUT.general
+    base = (LAYOUT.earlier_general or LAYOUT.header) if study else LAYOUT.general
     return [c for c in header if c not in base and owners.get(c, "").startswith("kind ")]
 
 

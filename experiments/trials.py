@@ -8,6 +8,8 @@ from functools import cached_property, lru_cache
 from types import ModuleType
 from typing import Any, Collection, Iterator, Mapping
 
+from experiments.tasks.detection import settled_detection
+
 
 def records() -> tuple[ModuleType, ...]:
     """The registered trial records (a study's `TRIAL_RECORD`: the module of the study that holds it), in
@@ -144,11 +146,13 @@ class Trial:
     def sentence(self) -> str:
         return " ".join(self.words)
 
-    def grammatical_claim(self, detection: tuple[str, str] | None) -> bool | None:
+    def grammatical_claim(self, detection: tuple[str, str] | None = None) -> bool | None:
         """What the `grammatical` column may say of a general design's trial: the item's answer for
-        judgment-like kinds (True when it is the accepting value of `detection`, False when the rejecting one;
-        experiments.tasks.detection_values), else None: no column claims a value the items do not give (a
-        declared factor `grammatical` fills the column in `to_row`)."""
+        judgment-like kinds (True when it is the accepting value of `detection`, by default the kind's settled
+        pair, False when the rejecting one; experiments.tasks.detection_values), else None: no column claims a
+        value the items do not give (a declared factor `grammatical` fills the column in `to_row`)."""
+        if detection is None:
+            detection = settled_detection(self.task)
         answer = self.mat.get("answer")
         if detection is None or answer is None:
             return None

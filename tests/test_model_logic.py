@@ -26,7 +26,7 @@ def seq(exp):
 
 
 def _first(seq, **want):
-    return next(t for t in seq if all(getattr(t, k) == v for k, v in want.items()))
+    return next(t for t in seq if all(getattr(t.study_record, k) == v for k, v in want.items()))
 
 
 def test_parsing_strict_and_lenient():
@@ -157,7 +157,7 @@ def test_running_history_is_previous_context_plus_trial_and_its_feedback(exp, se
         # the feedback in the context is the one earned by the subject's own answer
         t_prev = seq.trials[k - 1]
         said_violation = answer == " Yes"
-        expected = exp.feedback.correct_text if said_violation == (t_prev.correct_response == "violation") \
+        expected = exp.feedback.correct_text if said_violation == (t_prev.study_record.correct_response == "violation") \
             else exp.feedback.incorrect_text
         assert fb == expected
 

@@ -215,8 +215,9 @@ def test_violation_detection_answers_on_screen_and_its_outcome():
     assert kind.answers(None, s) == [Answer("violation", "?", "v")]
 
     class T:
-        correct_response = "violation"
-        violation_position = "other"  # a filler: the analysis leaves it unscored, the row says right or wrong
+        class study_record:  # noqa: N801 (the record adapter's view, as Trial.study_record gives it)
+            correct_response = "violation"
+            violation_position = "other"  # a filler: the analysis leaves it unscored, the row says right or wrong
 
     assert outcome(T, "violation") is True and outcome(T, "no_violation") is False
     assert outcome(T, "none", answered=False) is None and kind.score(T, "violation") is None
