@@ -233,14 +233,32 @@ def added_columns(kinds: Iterable[str], layout: Iterable[str] = LAYOUT.general) 
 def table_columns(factors: tuple[str, ...] | list[str] = (), generic: bool = False,
                   kinds: Iterable[str] = (), earlier: bool = False) -> list[str]:
     """A session's header: COLUMN_NAMES (a session of the layout study's own trials, byte for byte), or for a
-    general design the core's columns, then its kinds' columns (`added_columns`), then its factors' own
+    general design the core's columns, then its kinds' columns (`kind_columns`), then its factors' own
     columns (a factor named like a column, e.g. `condition`, fills that column). `earlier`: the header such a
     session was written with under the study's earlier general layout (None-free: the layout, when declared)."""
     if not generic and not factors:
         return list(COLUMN_NAMES)
-    base = list(LAYOUT.earlier_general) if earlier and LAYOUT.earlier_general else list(LAYOUT.general)
-    cols = base + added_columns(kinds, base)
+    if earlier and LAYOUT.earlier_general:
+        cols = list(LAYOUT.earlier_general) + added_columns(kinds, LAYOUT.earlier_general)
+    else:
+        cols = list(LAYOUT.general) + [c for c in kind_columns(kinds) if c not in LAYOUT.general]
     return cols + [f for f in factors if f not in cols]
+
+
+def kind_columns(kinds: Iterable[str]) -> list[str]:
+    """The columns of the kinds `kinds`, in the registry's order: each kind's declared ones, then the declared
+    columns it records (`TaskKind.recorded`: a Maze trial records self-paced reading's per-word times)."""
+    from experiments.kinds import kind_attrs, kind_names
+
+    wanted = set(kinds)
+    d = declared()
+    out: list[str] = []
+    for name in kind_names():
+        if name in wanted:
+            own = d.by_kind.get(name, ())
+            recorded = kind_attrs(name, "task", "KIND").recorded
+            out += [c for c in (*own, *recorded) if c in d.owners]
+    return list(dict.fromkeys(out))
 
 
 def is_table_header(header: list[str]) -> bool:

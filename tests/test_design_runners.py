@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from experiments.compiler import compile_sequence
-from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
+from experiments.schema import GENERAL_COLUMN_NAMES, added_columns
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec
 
-HEADER = COLUMN_NAMES + GENERIC_COLUMN_NAMES + ["head_number", "attractor_number"]
+HEADER = GENERAL_COLUMN_NAMES + added_columns(["violation_detection"]) + ["head_number", "attractor_number"]
 
 
 def test_browser_server_writes_the_design_table(tmp_path):
