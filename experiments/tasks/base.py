@@ -14,8 +14,22 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from experiments.tasks.hooks import (Answers, CheckDesign, CheckItem, CheckKeys, CheckSequence, Derive, Detection,
-                                     HumanSettings, OptionOrder, PageView, Plan, RecordKeys, Score, Summary)
+from experiments.tasks.hooks import (
+    Answers,
+    CheckDesign,
+    CheckItem,
+    CheckKeys,
+    CheckSequence,
+    Derive,
+    Detection,
+    HumanSettings,
+    OptionOrder,
+    PageView,
+    Plan,
+    RecordKeys,
+    Score,
+    Summary,
+)
 from experiments.trials import Trial
 
 RUNNERS: tuple[str, ...] = ("psychopy", "browser", "model")

@@ -6,12 +6,16 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 
-from experiments.tasks.base import TaskKind
-from experiments.tasks.config import Label, KindSettings, distinct_labels
-from kinds.judgment.task import (answers, check_label_answer, derive, label_key_checker, label_settings,
-                                        label_values, plan)
-from experiments.tasks.scoring import equals_answer
-
+from kinds.api import KindSettings, Label, TaskKind, Trial, distinct_labels, equals_answer
+from kinds.judgment.task import (
+    answers,
+    check_label_answer,
+    derive,
+    label_key_checker,
+    label_settings,
+    label_values,
+    plan,
+)
 
 
 class LexicalDecisionSettings(KindSettings):
@@ -32,7 +36,7 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     check_label_answer(mat, label_values(settings), where)
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     return equals_answer(trial.mat.get("answer"), response)
 
 

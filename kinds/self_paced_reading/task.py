@@ -4,15 +4,34 @@ against `question_answer` (the trial is unscored without one)."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal, Any
+import random
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import Presentation, KindSettings, valid_key
-from experiments.tasks.regions import regions  # noqa: F401 (the kind's name for the one reading of `regions`)
-from experiments.tasks.scoring import equals_answer, normalize_answer
-
+from kinds.api import (
+    FRAME_SLACK_MS,
+    Answer,
+    KeySettingError,
+    KindSettings,
+    Presentation,
+    TaskError,
+    TaskKind,
+    TaskPlan,
+    TaskResultError,
+    TaskSettings,
+    Trial,
+    clash,
+    counted_answer,
+    equals_answer,
+    event_time,
+    normalize_answer,
+    pick_answer,
+    regions,
+    round_ms,
+    rt,
+    valid_key,
+)
 
 
 class SelfPacedReadingSettings(KindSettings):
@@ -54,7 +73,7 @@ class SelfPacedReadingSettings(KindSettings):
         return [valid_key(k) for k in v]
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     return equals_answer(trial.mat.get("question_answer"), response)
 
 
@@ -111,19 +130,16 @@ def trial_units(trial: Any, reveal: str) -> tuple[list[str], list[list[int]]]:
     return units(m if m.get("sentence") else {**m, "sentence": " ".join(trial.words)}, reveal)
 
 
-def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The comprehension question's options with their keys (none: no question)."""
-    from experiments.tasks.record import Answer
-
     opts = [str(o) for o in trial.mat.get("question_options") or ()]
     return [Answer(o, o, k) for o, k in zip(opts, s.question_keys)]
 
 
-def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,
+           out: dict, extra: dict) -> None:
     """Key-to-key reading times from the advance key's own timestamps (per word and summed per region,
     or per region with `reveal: region`); the flips that showed each step beside them; the question."""
-    from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, counted_answer, round_ms, event_time
-
     unit_texts, regs = trial_units(trial, s.reveal)
     steps = raw.get("steps")
     if not isinstance(steps, list) or len(steps) != len(unit_texts) + 1:
@@ -166,10 +182,8 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
         raise TaskResultError("question_onset: this trial has no comprehension question")
 
 
-def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+def plan(trial: Trial, s: TaskSettings, order: list[int] | None, rng: random.Random, right: bool) -> TaskPlan:
     """Reading presses paced by the units' lengths, then the question's answer."""
-    from experiments.tasks.record import TaskPlan, pick_answer, rt
-
     unit_texts, _ = trial_units(trial, s.reveal)
     t, read = 0.0, []
     for u in range(len(unit_texts) + 1):
@@ -187,8 +201,6 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
 
 def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
     """Enough comprehension keys, none shared, none the quit key; the advance key neither quits nor answers."""
-    from experiments.tasks.keys import KeySettingError, clash
-
     qk = list(settings.option_keys)
     if n_question_options > len(qk):
         raise KeySettingError(f"task.option_keys: comprehension questions with {n_question_options} options need "
@@ -209,7 +221,7 @@ def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) ->
             "hint": kind_text("self_paced_reading", lang, "hint", key=key_label(st.advance_key, lang))}
 
 
-def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+def page_view(trial: Trial, s: TaskSettings, order: list[int] | None, listed: Any) -> dict[str, Any]:
     """The units one press reveals, the advance key and the comprehension question (none: no question)."""
     return {"units": trial_units(trial, s.reveal)[0], "advance_key": s.advance_key,
             "question_answers": listed(answers(trial, s)), "question": str(trial.mat.get("question") or "")}

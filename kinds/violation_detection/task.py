@@ -8,13 +8,10 @@ experiments.trials.record_keys); a design file's violation-detection item gives 
 """
 from __future__ import annotations
 
+import random
 from typing import Any, Literal
 
-from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import KindSettings
-from experiments.tasks.form_pair import pair_missing  # the one rule validate and the protocols read
-from experiments.trials import record_keys
-from experiments.tasks.scoring import missing
+from kinds.api import Answer, KindSettings, TaskError, TaskKind, TaskSettings, Trial, missing, pair_missing, record_keys
 
 ANSWERS = ("violation", "no_violation")
 
@@ -44,10 +41,8 @@ def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) ->
             "mouse": bool(panel["mouse"])}
 
 
-def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The answers on screen (human_settings): the panel's, left to right, or the violation key."""
-    from experiments.tasks.record import Answer
-
     return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
 
 
@@ -83,8 +78,6 @@ def autopilot_answer(trial: Any, seed: str, accuracy: float, window_ms: float, p
     after the critical word's onset (`window_ms`: the time left from there). Panel: the answer 250-900 ms
     after the panel's onset (`window_ms`: the response window), and on some violation answers an early
     press of the violation key during the sentence."""
-    import random
-
     rng = random.Random(f"{seed}:panel:{trial.trial_index}" if panel else f"{seed}:{trial.trial_index}")
     right = rng.random() < accuracy
     wrong = "no_violation" if trial.study_record.correct_response == "violation" else "violation"
@@ -118,7 +111,7 @@ def check_design(exp: Any) -> None:
                          "response times a critical word, which a design's items do not mark)")
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     """violation / no_violation against the trial's correct response; a filler (`other`) is never scored."""
     if missing(response) or trial.study_record.violation_position == "other":
         return None
