@@ -247,7 +247,7 @@ def table_columns(factors: tuple[str, ...] | list[str] = (), generic: bool = Fal
 
 def kind_columns(kinds: Iterable[str]) -> list[str]:
     """The columns of the kinds `kinds`, in the registry's order: each kind's declared ones, then the declared
-    columns it records (`TaskKind.recorded`: a Maze trial records self-paced reading's per-word times)."""
+    columns it records (`TaskKind.recorded`: one kind may record another's column, e.g. per-word times)."""
     from experiments.kinds import kind_attrs, kind_names
 
     wanted = set(kinds)

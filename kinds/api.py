@@ -14,49 +14,50 @@ part stays light (no PsychoPy, pandas or torch).
 from __future__ import annotations
 
 from experiments.tasks.base import (
-                                    ANSWER_FIELDS,
-                                    ItemsSide,
-                                    PresentationSide,
-                                    ScoringSide,
-                                    TaskError,
-                                    TaskKind,
-                                    no_answer,
+    ANSWER_FIELDS,
+    ItemsSide,
+    PresentationSide,
+    ScoringSide,
+    TaskError,
+    TaskKind,
+    no_answer,
 )
 from experiments.tasks.config import KindSettings, Label, Presentation, Scale, distinct_labels, valid_key
 from experiments.tasks.detection import detection_values, judgment_values, label_field
 from experiments.tasks.form_pair import other_form, pair_missing
 from experiments.tasks.hooks import (
-                                    Answers,
-                                    CheckDesign,
-                                    CheckItem,
-                                    CheckKeys,
-                                    CheckSequence,
-                                    Derive,
-                                    Detection,
-                                    HumanSettings,
-                                    OptionOrder,
-                                    PageView,
-                                    Plan,
-                                    RecordKeys,
-                                    Score,
-                                    Summary,
+    JSON,
+    Answers,
+    CheckDesign,
+    CheckItem,
+    CheckKeys,
+    CheckSequence,
+    Derive,
+    Detection,
+    HumanSettings,
+    OptionOrder,
+    PageView,
+    Plan,
+    RecordKeys,
+    Score,
+    Summary,
 )
 from experiments.tasks.keys import POSITION_KEYS, KeySettingError, choice_keys, clash, label_keys, types_text
 from experiments.tasks.record import (
-                                    CHAR_KEYS,
-                                    FRAME_SLACK_MS,
-                                    TEXT_KEYS,
-                                    TaskResultError,
-                                    counted_answer,
-                                    derive_answer,
-                                    event_time,
-                                    is_text_key,
-                                    pick_answer,
-                                    plan_answer,
-                                    round_ms,
-                                    rt,
-                                    typeable,
-                                    typed_text,
+    CHAR_KEYS,
+    FRAME_SLACK_MS,
+    TEXT_KEYS,
+    TaskResultError,
+    counted_answer,
+    derive_answer,
+    event_time,
+    is_text_key,
+    pick_answer,
+    plan_answer,
+    round_ms,
+    rt,
+    typeable,
+    typed_text,
 )
 from experiments.tasks.regions import regions
 from experiments.tasks.scoring import RULE, equals_answer, missing, normalize_answer
@@ -66,7 +67,7 @@ from experiments.trials import Trial, record_keys
 __all__ = [
     # the contract: the kind's class, its sides, its hooks' signatures, the types they receive
     "TaskKind", "ItemsSide", "PresentationSide", "ScoringSide", "TaskError", "no_answer", "ANSWER_FIELDS",
-    "Answers", "CheckDesign", "CheckItem", "CheckKeys", "CheckSequence", "Derive", "Detection", "HumanSettings",
+    "JSON", "Answers", "CheckDesign", "CheckItem", "CheckKeys", "CheckSequence", "Derive", "Detection", "HumanSettings",
     "OptionOrder", "PageView", "Plan", "RecordKeys", "Score", "Summary",
     "Trial", "TaskSettings", "Answer", "TaskPlan",
     # settings: the base of a kind's settings model and the pieces kinds share
