@@ -40,11 +40,11 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
 
     def answers() -> list:
         if s.mouse:
-            w._click(pairs[len(steps) - 1])
+            w.record_click(pairs[len(steps) - 1])
         return maze_responses(s, w.presses(), w.raw["pointers"])
 
     if s.mouse:
-        w._mouse_on()
+        w.mouse_on()
     errors: list[float] = []
     k = 0
     while True:
