@@ -184,8 +184,8 @@ class Trial:
             return {**{k: getattr(self, k) for k in BASE_FIELDS}, **adapter.row_columns(self.record(), self.feedback)}
         d: dict[str, Any] = {k: getattr(self, k) for k in BASE_FIELDS}
         answer = self.mat.get("answer", "")
-        d.update(condition=self.condition, words=self.sentence, correct_response=answer if isinstance(answer, str) else "",
-                 feedback=self.feedback)
+        d.update(condition=self.condition, words=self.sentence,
+                 correct_response=answer if isinstance(answer, str) else "", feedback=self.feedback)
         earlier = set(columns) - set(GENERAL_ROW)
         for r in records() if earlier else ():
             values = r.row_columns(r.design_values(self.experiment, self.factors, self.task, self.role, self.mat),

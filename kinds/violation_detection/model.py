@@ -106,18 +106,19 @@ class Direct(Protocol):
     needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
-        p, a = trial.study_record.critical_word, trial.study_record.alternative_word
-        return [Query(" ".join(trial.study_record.prefix_words), (Option(p, " " + p), Option(a, " " + a)))]
+        r = trial.study_record
+        p, a = r.critical_word, r.alternative_word
+        return [Query(" ".join(r.prefix_words), (Option(p, " " + p), Option(a, " " + a)))]
 
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+        r = trial.study_record
         lp, la = scores[0]
         response = "violation" if lp < la else "no_violation"
-        l_correct = lp if trial.study_record.critical_word == trial.study_record.correct_form else la
-        l_other = la if trial.study_record.critical_word == trial.study_record.correct_form else lp
-        return Decision(response=response, correct=response == trial.study_record.correct_response,
-                        option_labels=[trial.study_record.critical_word, trial.study_record.alternative_word], option_logprobs=[lp, la],
-                        margin=l_correct - l_other,
-                        answer_text=" " + trial.study_record.critical_word + rest_after_critical(trial))
+        l_correct = lp if r.critical_word == r.correct_form else la
+        l_other = la if r.critical_word == r.correct_form else lp
+        return Decision(response=response, correct=response == r.correct_response,
+                        option_labels=[r.critical_word, r.alternative_word], option_logprobs=[lp, la],
+                        margin=l_correct - l_other, answer_text=" " + r.critical_word + rest_after_critical(trial))
 
     def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
         """A running history shows the task's question and the answer the log-probabilities chose (Yes:

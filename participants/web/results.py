@@ -312,7 +312,7 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
         "onset_frame_errors": [a - b for a, b in zip(r["onset_frames"], r["intended_onset_frames"])],
         "gap_durations_ms": [_ms(on[j + 1] - off[j]) for j in range(len(on) - 1)],
         "fixation_ms_measured": _ms(on[0] - t0),
-        "critical_onset_ms": rel(on[trial.study_record.critical_index]) if trial.study_record.critical_index >= 0 else None,  # -1: none marked
+        "critical_onset_ms": rel(on[crit_i]) if (crit_i := trial.study_record.critical_index) >= 0 else None,  # -1: none
         "sentence_end_ms": rel(end),
         "feedback_onset_ms": rel(r["feedback_onset"]),
         "iti_onset_ms": rel(r["iti_onset"]),
