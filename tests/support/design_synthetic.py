@@ -1,8 +1,9 @@
 """Invented sessions of general designs, in exactly the trial-table format of docs/general_model.md.
 
-Header: a general design's as its sessions were written before their tables left the Lakretz study's columns out
-(experiments.schema.table_columns(earlier=True): the earlier layout, which names the built-in kinds' columns, then
-one column per declared factor not named like a Lakretz column; the loader reads it as it reads today's); the sidecar records `design.factors`, `list`, `lists`, `mode`. Answers are drawn
+Header: a general design's as its sessions were written before their tables left the Lakretz study's columns
+out (experiments.schema.table_columns(earlier=True): the earlier layout, which names the built-in kinds' columns,
+then one column per declared factor not named like a Lakretz column; the loader reads it as it reads today's);
+the sidecar records `design.factors`, `list`, `lists`, `mode`. Answers are drawn
 from a seeded generator with known parameters, so tests can compare the analyses with hand counts and
 with independent fits. Writes plain CSV (the format), not through the session writer (another part).
 """
