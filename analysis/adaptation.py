@@ -229,13 +229,13 @@ def _people(r: pd.DataFrame, fs: list[str], split: list[str]) -> pd.DataFrame:
 def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -> Path | None:
     """One region: surprisal by exposures (frozen dashed, adapted solid; one colour per cell and learner) and,
     where there are people, their reading time by exposures."""
-    from analysis.report.figures import PALETTE, _plt, _save  # late: matplotlib loads with the first figure
+    from analysis.report.figures import PALETTE, pyplot, save_figure  # late: matplotlib loads with the first figure
 
     t = t[t["region_name"].astype(str) == region]
     if t.empty:
         return None
     has_people = t["people_rt_ms"].notna().any()
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2 if has_people else 1, figsize=(11.0 if has_people else 6.2, 3.8), squeeze=False)
     split = [c for c in ("list", "block") if c in t.columns and t[c].nunique() > 1]  # each its own line
     cells = t.groupby(["group", *split, *fs], observed=True, sort=True)
@@ -268,7 +268,7 @@ def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -
         ax.legend(fontsize=8, frameon=False)
         ax.xaxis.get_major_locator().set_params(integer=True)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def critical_region(t: pd.DataFrame, fs: list[str]) -> str | None:

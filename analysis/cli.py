@@ -11,6 +11,8 @@ from typing import List
 
 import typer
 
+from analysis.study_options import declared_options, problem, with_study_options
+
 
 def analyze(
     data: List[Path] = typer.Argument(..., help="session folders (<root>/data/*_data.csv), session CSVs, or Lakretz et al. (2021) results CSVs"),
@@ -19,11 +21,8 @@ def analyze(
     no_mixed: bool = typer.Option(False, "--no-mixed", help="skip the mixed-effects models (no R needed)"),
     seed: int = typer.Option(0, "--seed", help="seed of the bootstrap resampling"),
     n_boot: int = typer.Option(2000, "--n-boot", help="bootstrap resamples"),
-    focus: str = typer.Option("", "--focus", help="cell of the exposure (learning) models: FACTOR=LEVEL,... for a general design (e.g. attractor=mismatch,agreement=broken; default: every cell), STRUCTURE:CONDITION:inner|outer for a Lakretz design (default: the cell its study declares, the paper's slope; results.json records the cell used and where it came from)"),
+    focus: str = typer.Option("", "--focus", help="cell of the exposure (learning) models: FACTOR=LEVEL,... for a general design (e.g. attractor=mismatch,agreement=broken; default: every cell), or a study's own cell form (default: the cell the study declares); results.json records the cell used and where it came from"),
     blocks: str = typer.Option("test", "--blocks", help="rows of the rates, acceptance, --formula and exposure-model fits: test (default; the test blocks, fillers out), training,test (training blocks and practice rows too), all (every row, fillers included); every table and fit says which blocks and roles it used"),
-    training_block: List[str] = typer.Option([], "--training-block", help="Lakretz format: a block number to treat as training (repeatable)"),
-    rejected_rule: str = typer.Option("paper", "--rejected-rule", help="how a REJECTED trial (no answer) counts in the first-encounter and exposure analyses: paper = scored by the prefix of its release code (WRONG_DDC an error, CORRECT_DDC correct; seeds/000's Table C1), strict = left out (the subject leaves that first-encounter cell). Error rates leave REJECTED trials out under either rule"),
-    keep_outliers: bool = typer.Option(False, "--keep-outliers", help="keep subjects the data's authors flag as outliers (Lakretz is_outlier; excluded by default, as Lakretz et al. did; seeds/000 kept them)"),
     force: bool = typer.Option(False, "--force", help="replace the results of an earlier analysis in --out (never the data analysed)"),
     by: str = typer.Option("", "--by", help="FACTOR,...: rates (bootstrap CIs over subjects and over items), acceptance and d' by these columns (default for a general design: its declared factors)"),
     formula: str = typer.Option("", "--formula", help="an lme4 formula fitted with its diagnostics, e.g. \"correct ~ a * b + (1 + a | subject) + (1 | item)\" (glmer binomial for 0/1 outcomes, lmer with log RTs; factors sum-coded; random effects simplified when not converged or singular). Parsed by twinlab's grammar, never run as R code: columns (`backticked` names too), + - * / ^ : %in%, (... | g), (... || g), 0, 1, I(), log(), scale(), poly(x, k); anything else refused. With several groups (people, each model protocol) one fit per group, unless the formula names `group`"),
@@ -37,13 +36,15 @@ def analyze(
     word_rt_range: str = typer.Option("100,5000", "--word-rt-range", help="LOW,HIGH: self-paced reading's word reading times (ms) kept (rule `rt_range`; the counts removed are reported)"),
     exclude_wrong_answers: bool = typer.Option(False, "--exclude-wrong-answers", help="self-paced reading: leave out trials whose comprehension question was answered wrongly (rule `wrong_answer`, counted)"),
     allow_spec_versions: bool = typer.Option(False, "--allow-spec-versions", help="analyse sessions run with different versions of the spec (another spec_hash or factor level order) together, coded by the current version (the newest session's); the report names every version. Without it they are refused"),
+    study_options: dict | None = None,
 ) -> None:
     """Analyse people's and models' trial tables by factor, task and your formula, and write report.html.
 
-    The Lakretz designs add their error rates, first encounters, exposure models and model-side measures."""
+    A study's own designs add its report plan's sections (the options it declares are under its heading)."""
     from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
-    blocks = _checked_rows_options(data, out, fmt, n_boot, force, rejected_rule, focus, blocks)
+    study_options = study_options or {}
+    blocks = _checked_rows_options(data, out, fmt, n_boot, force, study_options, focus, blocks)
     by_list, word_range, rt_range, pairs = _checked_fit_options(by, family, formula, no_mixed, region, word,
                                                                 word_rt_range, model_copies, rt_trim, rt_sd, gap)
     from analysis.api import InputError, report as api_report
@@ -61,8 +62,7 @@ def analyze(
     try:  # the command is the API's report() (analysis/api.py); --out was checked above (--force)
         res = api_report(list(data), out, by=by_list, formula=formula, force=True,
                          log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
-                         mixed=not no_mixed, focus=focus, fmt=fmt, training_blocks=list(training_block),
-                         keep_outliers=keep_outliers, rejected_rule=rejected_rule, family=family, gap_pairs=pairs,
+                         mixed=not no_mixed, focus=focus, fmt=fmt, **study_options, family=family, gap_pairs=pairs,
                          model_copies=model_copies, rt_trim=rt_range, rt_sd=rt_sd,
                          region=region, word=word, word_rt_range=word_range,
                          exclude_wrong_answers=exclude_wrong_answers, allow_spec_versions=allow_spec_versions,
@@ -76,10 +76,10 @@ def analyze(
     _say_results(res, out, time.time() - t0)
 
 
-def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, force: bool, rejected_rule: str,
+def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, force: bool, study_values: dict,
                           focus: str, blocks: str):
-    """--format, --n-boot, --out (never the data; an earlier analysis only with --force), --rejected-rule,
-    --focus and --blocks, in that order; one line and exit 2. Returns the parsed --blocks."""
+    """--format, --n-boot, --out (never the data; an earlier analysis only with --force), the studies' declared
+    options, --focus and --blocks, in that order; one line and exit 2. Returns the parsed --blocks."""
     from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
     from analysis.load.formats import frame_format_names  # late: the CLI starts without the analysis (pandas, R)
@@ -95,10 +95,10 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
         check_results_folder(out, data, force)
     except OptionError as exc:
         fail(str(exc))
-    from analysis.measures.scoring import RULES  # late: the CLI starts without the analysis (pandas, R)
-
-    if rejected_rule not in RULES:
-        fail(f"--rejected-rule must be {' or '.join(RULES)}, not {rejected_rule!r}")
+    for _, opt in declared_options():
+        why = problem(opt, study_values.get(opt["api"], opt["default"]))
+        if why:
+            fail(why)
     from analysis.learning.general import FocusError, check_focus_path, parse_focus  # late: the CLI starts without the analysis (pandas, R)
     from analysis.load.rows import BlocksError, parse_blocks  # late: the CLI starts without the analysis (pandas, R)
 
@@ -208,6 +208,6 @@ def register(app: typer.Typer) -> None:
     participants/imports/registry.py)."""
     from analysis.power.cli import power  # late: the CLI starts without the analysis (pandas, R)
 
-    app.command("analyze")(analyze)
+    app.command("analyze")(with_study_options(analyze))
     app.command("report")(report)
     app.command("power")(power)

@@ -103,13 +103,14 @@ def simulate_sessions(
             ) as writer:
                 for t in list(seq)[: trials]:
                     training = bool(is_training_block(pd.Series([t.block])).iloc[0])
-                    cell = (t.structure, t.condition, t.violation_position)
+                    rec = t.study_record  # the study's record of the trial (its cell, forms and answer)
+                    cell = (rec.structure, t.condition, rec.violation_position)
                     exposures = 0 if training else counts.get(cell, 0)
                     if not training:
                         counts[cell] = exposures + 1
                     p = logistic(em.logit_error(*cell, exposures, session, u, v))
                     correct = bool(rng.random() >= p)
-                    said_violation = (t.correct_response == "violation") == correct
+                    said_violation = (rec.correct_response == "violation") == correct
                     row = t.to_row() | {
                         "subject_id": subject_id, "subject_kind": subject_kind, "session": session,
                         "spec_hash": exp.spec_hash, "sequence_hash": seq_hash,
@@ -122,7 +123,8 @@ def simulate_sessions(
                     else:
                         m = margin_fn(rng, correct) if margin_fn else (abs(rng.normal(1.5, 1.0)) * (1 if correct else -1))
                         row |= {"protocol": protocol or "forced_choice", "margin": float(m),
-                                "option_labels": json.dumps([t.correct_form, t.alternative_word if t.grammatical else t.critical_word]),
+                                "option_labels": json.dumps([rec.correct_form, rec.alternative_word if rec.grammatical
+                                                             else rec.critical_word]),
                                 "option_logprobs": json.dumps([-5.0, -5.0 - float(m)])}
                     writer.append(row)
             paths.append(writer.csv_path)

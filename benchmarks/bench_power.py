@@ -80,10 +80,10 @@ def main(argv: list[str] | None = None) -> dict:
         design, _ = coded_design(p, args.subjects, None)
         import rpy2.robjects as ro
 
-        from analysis.stats.mixed import _r_frame
+        from analysis.stats.mixed import r_frame
 
         beta = ro.FloatVector([p.truth.beta["(Intercept)"], 0.3])
-        hits, ok, secs = ro.r(PLAIN)(_r_frame(design), beta, ro.FloatVector([0.6, 0.4]), args.plain_sims, 5)
+        hits, ok, secs = ro.r(PLAIN)(r_frame(design), beta, ro.FloatVector([0.6, 0.4]), args.plain_sims, 5)
         load2 = os.getloadavg()
     row = res["rows"][0]
     per_fast, per_plain = fast / row["sims_run"], secs / args.plain_sims

@@ -45,7 +45,7 @@ class Declared:
     help: str
 
 
-def _check(owner: str, package: str, entry: Any) -> Declared:
+def check_declaration(owner: str, package: str, entry: Any) -> Declared:
     if not isinstance(entry, dict) or set(entry) != set(FIELDS):
         raise CommandDeclarationError(f"{owner}: COMMANDS: each entry is a mapping of exactly {', '.join(FIELDS)} "
                                       f"(got {entry!r})")
@@ -70,7 +70,7 @@ def declared_commands() -> list[Declared]:
     seen: dict[tuple[str, str], str] = {}
     for owner, package in owners:
         for entry in getattr(package, "COMMANDS", None) or ():
-            cmd = _check(owner, package.__name__, entry)
+            cmd = check_declaration(owner, package.__name__, entry)
             if (cmd.group, cmd.name) in seen:
                 raise CommandDeclarationError(f"{owner}: COMMANDS: `twinlab {cmd.group} {cmd.name}` is also "
                                               f"declared by {seen[(cmd.group, cmd.name)]}")

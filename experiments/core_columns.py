@@ -20,6 +20,7 @@ CORE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("condition", "string", "the trial's condition: a design's factor levels joined, or a study's cell"),
     ("grammatical", "boolean", "True when the sentence has no violation"),
     ("words", "string", "the sentence as presented"),
+    ("correct_response", "string", "the item's right answer (a design's `answer`; empty where it has none)"),
     ("feedback", "boolean", "the block gives feedback after this trial"),
     ("response", "string", "the subject's response (the kind's answer value, or none)"),
     ("correct", "boolean", "response matches the correct response"),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from experiments.tasks.base import material_keys
+from experiments.trials import condition_label
 from stimuli.textfile import read_text_file
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
@@ -65,10 +66,6 @@ def normalise_level(value: Any) -> str:
 def conditions_of(factors: dict[str, list[str]]) -> list[tuple[str, ...]]:
     """Every combination of levels, in the spec's factor order (the last factor varies fastest)."""
     return list(itertools.product(*factors.values()))
-
-
-def condition_label(levels: tuple[str, ...]) -> str:
-    return "-".join(levels)
 
 
 def check_factors(factors: dict[str, list[str]]) -> None:

@@ -10,10 +10,11 @@ without surprises; runner-specific details that do not deserve a column go in `e
 - A kind adds its own (`COLUMNS` in kinds/<name>/__init__.py, plain data: a rating's scale point, a choice's
   option order, ...); a study its paradigm's (`TABLE` in studies/<name>/__init__.py names a plain-data module
   with its `COLUMNS`). A column has one owner: a name declared twice is refused (SchemaError).
-- The header: the layout a study declares (`HEADER`, `GENERAL_HEADER` of that module: the order every
-  session was written in before columns were declared, kept byte for byte), then the declared columns of
-  the session's kinds that the layout does not name (a third party's kind), then the design's factors.
-  Without a declared layout: the core's columns, then the session's kinds' columns, then the factors.
+- The header of a study's own session: the layout that study declares (`HEADER` of that module: the order
+  every such session was written in before columns were declared, kept byte for byte). The header of a
+  general design's session: the core's columns, then the declared columns of the session's kinds, then the
+  design's factors; no study's column. A study may declare the general layout its tables had before
+  (`EARLIER_GENERAL_HEADER`): a session written with it keeps it when resumed (`table_columns(earlier=True)`).
 """
 from __future__ import annotations
 
@@ -36,11 +37,14 @@ class SchemaError(ValueError):
 @dataclass(frozen=True)
 class Layout:
     """The header order a study declares: `header` for a session of its own trials, `general` for a general
-    design's (before its kinds' added columns and its factors), what its own tables must fill beyond the
-    core's (`required`), and the words its datasets' descriptions have always carried for core columns."""
+    design's (the core's columns, before its kinds' columns and its factors), `earlier_general`: the general
+    layout sessions were written with before (a study's, kept when such a session resumes), what its own
+    tables must fill beyond the core's (`required`), and the words its datasets' descriptions have always
+    carried for core columns."""
 
     header: tuple[str, ...]
     general: tuple[str, ...]
+    earlier_general: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     described_as: Mapping[str, str] = field(default_factory=dict)
     owner: str = "the core"
@@ -59,15 +63,15 @@ def _layout(tables: Mapping[str, Any]) -> Layout:
     if len(declaring) > 1:
         raise SchemaError("trial-table layout declared by more than one study "
                           f"({', '.join(n for n, _ in declaring)}); only one layout can be kept byte for byte")
+    core = tuple(c for c, _, _ in CORE_COLUMNS)
     if not declaring:
-        core = tuple(c for c, _, _ in CORE_COLUMNS)
         return Layout(core, core)
     name, mod = declaring[0]
     header = tuple(mod.HEADER)
-    general = tuple(getattr(mod, "GENERAL_HEADER", header))
-    if general[: len(header)] != header or len(set(general)) != len(general):
-        raise SchemaError(f"study {name}: GENERAL_HEADER must begin with HEADER and name each column once")
-    return Layout(header, general, tuple(getattr(mod, "TABLE_REQUIRED", ())),
+    earlier = tuple(getattr(mod, "EARLIER_GENERAL_HEADER", ()))
+    if earlier and (earlier[: len(header)] != header or len(set(earlier)) != len(earlier)):
+        raise SchemaError(f"study {name}: EARLIER_GENERAL_HEADER must begin with HEADER and name each column once")
+    return Layout(header, core, earlier, tuple(getattr(mod, "TABLE_REQUIRED", ())),
                   MappingProxyType(dict(getattr(mod, "DESCRIBED_AS", {}))), f"study {name}")
 
 
@@ -75,8 +79,10 @@ _TABLES = _study_tables()
 LAYOUT = _layout(_TABLES)
 # the header of a session of the layout's own trials (a Lakretz session: byte for byte as ever written)
 COLUMN_NAMES: list[str] = list(LAYOUT.header)
-# what a general design's header adds to COLUMN_NAMES before its kinds' added columns and its factors
+# the core's columns that a study's own header does not name (a general design's generic columns)
 GENERIC_COLUMN_NAMES: list[str] = [c for c in LAYOUT.general if c not in LAYOUT.header]
+# a general design's header before its kinds' columns and its factors: the core's columns (no study's)
+GENERAL_COLUMN_NAMES: list[str] = list(LAYOUT.general)
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,7 @@ def _union(kinds: tuple[str, ...]) -> Declared:
                 raise SchemaError(f"trial-table column {name!r} is declared by {owners[name]} and by {owner} "
                                   "(a column has one owner; a kind records another's column without declaring it)")
             dtypes[name], descriptions[name], owners[name] = dtype, meaning, owner
-    undeclared = [c for c in LAYOUT.general if c not in owners]
+    undeclared = [c for c in (*LAYOUT.header, *LAYOUT.earlier_general) if c not in owners]
     if undeclared:
         raise SchemaError(f"{LAYOUT.owner}: its header names column(s) no one declares: {', '.join(undeclared)}")
     by_kind = {n: tuple(c for c, _, _ in _entries(f"kind {n}", cols)) for n, cols in kind_cols.items()}
@@ -165,41 +171,67 @@ def required_columns(generic: bool) -> tuple[str, ...]:
     """The columns a table must have and fill, in header order: the core's, and for a table of the layout
     study's own trials (not a general design) the columns that study requires too (its TABLE_REQUIRED)."""
     names = CORE_REQUIRED if generic else CORE_REQUIRED + LAYOUT.required
-    return tuple(c for c in LAYOUT.general if c in names) + tuple(c for c in names if c not in LAYOUT.general)
+    order = LAYOUT.general if generic else LAYOUT.header
+    return tuple(c for c in order if c in names) + tuple(c for c in names if c not in order)
 
 
 REQUIRED: tuple[str, ...] = required_columns(False)  # a table of the layout's own trials (a Lakretz session)
 
 
-def added_columns(kinds: Iterable[str]) -> list[str]:
-    """The columns the kinds `kinds` declare that the general layout does not name, in the registry's order
-    (a third party's kind; every built-in kind's columns are in the layout)."""
-    wanted = set(kinds)
+def added_columns(kinds: Iterable[str], layout: Iterable[str] = LAYOUT.general) -> list[str]:
+    """The columns the kinds `kinds` declare that `layout` does not name, in the registry's order (the
+    general layout names none: a general design's header carries exactly its kinds' columns)."""
+    wanted, named = set(kinds), set(layout)
     d = declared()
-    return [c for name, cols in d.by_kind.items() if name in wanted for c in cols if c not in LAYOUT.general]
+    return [c for name, cols in d.by_kind.items() if name in wanted for c in cols if c not in named]
 
 
 def table_columns(factors: tuple[str, ...] | list[str] = (), generic: bool = False,
-                  kinds: Iterable[str] = ()) -> list[str]:
+                  kinds: Iterable[str] = (), earlier: bool = False) -> list[str]:
     """A session's header: COLUMN_NAMES (a session of the layout study's own trials, byte for byte), or for a
-    general design the general layout, then the added columns of its kinds (`added_columns`), then its
-    factors' own columns (a factor named like a column, e.g. `condition`, fills that column)."""
+    general design the core's columns, then its kinds' columns (`kind_columns`), then its factors' own
+    columns (a factor named like a column, e.g. `condition`, fills that column). `earlier`: the header such a
+    session was written with under the study's earlier general layout (None-free: the layout, when declared)."""
     if not generic and not factors:
         return list(COLUMN_NAMES)
-    cols = list(LAYOUT.general) + added_columns(kinds)
+    if earlier and LAYOUT.earlier_general:
+        cols = list(LAYOUT.earlier_general) + added_columns(kinds, LAYOUT.earlier_general)
+    else:
+        cols = list(LAYOUT.general) + [c for c in kind_columns(kinds) if c not in LAYOUT.general]
     return cols + [f for f in factors if f not in cols]
 
 
+def kind_columns(kinds: Iterable[str]) -> list[str]:
+    """The columns of the kinds `kinds`, in the registry's order: each kind's declared ones, then the declared
+    columns it records (`TaskKind.recorded`: one kind may record another's column, e.g. per-word times)."""
+    from experiments.kinds import kind_attrs, kind_names
+
+    wanted = set(kinds)
+    d = declared()
+    out: list[str] = []
+    for name in kind_names():
+        if name in wanted:
+            own = d.by_kind.get(name, ())
+            recorded = kind_attrs(name, "task", "KIND").recorded
+            out += [c for c in (*own, *recorded) if c in d.owners]
+    return list(dict.fromkeys(out))
+
+
 def is_table_header(header: list[str]) -> bool:
-    """A header this version writes: COLUMN_NAMES, or the general layout + added columns + factor names."""
-    base = list(LAYOUT.general)
-    return header == COLUMN_NAMES or (header[: len(base)] == base and len(set(header)) == len(header))
+    """A header this version writes or keeps: COLUMN_NAMES, or a general layout (the core's, or the study's
+    earlier one) + kinds' columns + factor names."""
+    if header == COLUMN_NAMES:
+        return True
+    return len(set(header)) == len(header) and any(
+        base and header[: len(base)] == base for base in (list(LAYOUT.general), list(LAYOUT.earlier_general)))
 
 
 def kinds_added_in(header: list[str]) -> list[str]:
-    """The columns of `header` that kinds declare and the general layout does not name (`added_columns`)."""
+    """The columns of `header` that kinds declare and the general layout it begins with does not name."""
     owners = declared().owners
-    return [c for c in header if c not in LAYOUT.general and owners.get(c, "").startswith("kind ")]
+    study = list(header[: len(LAYOUT.header)]) == list(LAYOUT.header) and LAYOUT.header != LAYOUT.general
+    base = (LAYOUT.earlier_general or LAYOUT.header) if study else LAYOUT.general
+    return [c for c in header if c not in base and owners.get(c, "").startswith("kind ")]
 
 
 def is_earlier_header(recorded: list[str], header: list[str]) -> bool:
@@ -209,12 +241,19 @@ def is_earlier_header(recorded: list[str], header: list[str]) -> bool:
     return bool(added) and recorded == [c for c in header if c not in added]
 
 
+def unknown_columns(row: dict[str, Any], columns: list[str] | frozenset[str]) -> list[str]:
+    """The row's columns the header lacks, less the declared ones it leaves empty (a runner's column of another
+    kind, a study's column in a general design's row: nothing to keep)."""
+    owners = declared().owners
+    return sorted(c for c in set(row) - set(columns) if not (c in owners and row[c] is None))
+
+
 def check_row(row: dict[str, Any], columns: list[str] | None = None) -> dict[str, Any]:
     """Reject unknown columns (typos would otherwise vanish silently); fill missing ones with None.
 
     `columns`: the session's header (default: COLUMN_NAMES)."""
     columns = COLUMN_NAMES if columns is None else columns
-    unknown = sorted(set(row) - set(columns))
+    unknown = unknown_columns(row, columns)
     if unknown:
         raise SchemaError(f"unknown trial-table column(s): {', '.join(unknown)}")
     return {c: row.get(c) for c in columns}

@@ -29,7 +29,8 @@ from typing import Any
 
 from experiments.atomic import check_rename_target
 from experiments.outputs import shared_file, unsafe_target
-from experiments.schema import COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_earlier_header, is_table_header
+from experiments.schema import (COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_earlier_header, is_table_header,
+                                unknown_columns)
 from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
 from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
@@ -212,7 +213,7 @@ def verified_session_problem(csv_path: Path, json_path: Path) -> str | None:
     return None
 
 
-def _format_cell(value: Any) -> str:
+def format_cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float) and value != value:  # NaN
@@ -239,6 +240,9 @@ class SessionWriter:
     columns: list[str] = field(default_factory=lambda: list(COLUMN_NAMES))
     # kinds' declared columns a resumed session's older header lacks: kept in each row's `extra.columns`
     in_extra: tuple[str, ...] = ()
+    # a resumed session that keeps an earlier general layout: the compiled sequence whose trials give the
+    # study's columns that layout holds (the values its earlier rows hold; `Trial.to_row(columns=...)`)
+    fill_from: Any = None
 
     # ---- opening -----------------------------------------------------------------------------
     @classmethod
@@ -377,6 +381,12 @@ class SessionWriter:
                 and is_table_header(scan.header):
             columns = scan.header  # no sequence to say which: a header this version writes is kept
         in_extra: tuple[str, ...] = ()
+        fill_from = None
+        earlier = sequence.table_columns(earlier=True) if sequence is not None else None
+        if scan is not None and scan.header and earlier and scan.header != columns:
+            if scan.header == earlier or is_earlier_header(scan.header, earlier):
+                # written under the earlier general layout (a study's columns in it): kept, its rows filled
+                fill_from, columns = sequence, earlier
         if scan is not None and scan.header and is_earlier_header(scan.header, columns):
             # written before its kinds declared their columns: the header is kept, their values go to extra
             in_extra, columns = tuple(c for c in columns if c not in scan.header), scan.header
@@ -397,7 +407,7 @@ class SessionWriter:
         meta["status"] = "running"
         meta["ended_at"] = None
         writer = cls(csv_path=csv_path, json_path=json_path, meta=meta, n_rows=n_rows, columns=columns,
-                     in_extra=in_extra)
+                     in_extra=in_extra, fill_from=fill_from)
         try:
             writer._fh = open(csv_path, "a", encoding="utf-8", newline="")
         except OSError as exc:
@@ -411,7 +421,7 @@ class SessionWriter:
     def _write_line(self, cells: list[Any]) -> None:
         assert self._fh is not None, "session is closed"
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow([_format_cell(c) for c in cells])
+        csv.writer(buf, lineterminator="\n").writerow([format_cell(c) for c in cells])
         if self._sha is not None:
             self._sha.update(buf.getvalue().encode("utf-8"))
         try:
@@ -432,6 +442,8 @@ class SessionWriter:
     def _fit(self, row: dict[str, Any]) -> dict[str, Any]:
         """The row as this session's header holds it: the kinds' columns its older header lacks (`in_extra`)
         move into `extra.columns`, as the model runner keeps columns a table lacks (nothing measured is lost)."""
+        if self.fill_from is not None:
+            row = {**self._earlier_values(row), **row}
         if not self.in_extra:
             return row
         moved = {c: row[c] for c in self.in_extra if row.get(c) is not None}
@@ -442,6 +454,15 @@ class SessionWriter:
         kept = {k: v for k, v in row.items() if k not in self.in_extra}
         kept["extra"] = json.dumps(extra, separators=(",", ":"))
         return kept
+
+    def _earlier_values(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The columns of an earlier general layout that a general design's row leaves out (the study's), as its
+        trial in the compiled sequence gives them (the values the session's earlier rows hold)."""
+        i = row.get("trial_index")
+        if not isinstance(i, int) or not 0 <= i < len(self.fill_from):
+            return {}
+        values = self.fill_from[i].to_row(columns=self.columns)
+        return {c: values[c] for c in self.columns if c in values and c not in row}
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished trial (flushed and fsync'ed before returning)."""
@@ -456,14 +477,14 @@ class SessionWriter:
         file as it was.
         """
         known = _COLUMN_SET if self.columns == COLUMN_NAMES else frozenset(self.columns)
-        rows = [self._fit(r) for r in rows] if self.in_extra else rows
+        rows = [self._fit(r) for r in rows] if self.in_extra or self.fill_from is not None else rows
         for r in rows:
-            if not known.issuperset(r):
-                raise SchemaError(f"unknown trial-table column(s): {', '.join(sorted(set(r) - known))}")
+            if not known.issuperset(r) and unknown_columns(r, known):
+                raise SchemaError(f"unknown trial-table column(s): {', '.join(unknown_columns(r, known))}")
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         # strings and None are most cells: skip the general formatter for them
-        w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else _format_cell(v)
+        w.writerows([[v if type(v) is str else "" if v is None else str(v) if type(v) in _PLAIN else format_cell(v)
                       for v in map(r.get, self.columns)] for r in rows])
         assert self._fh is not None, "session is closed"
         text = buf.getvalue()
@@ -690,7 +711,7 @@ def check_rows_follow(scan: TableScan, sequence: Any) -> None:
         where = f"{scan.path} line {scan.lines[i] if i < len(scan.lines) else '?'} (row {i + 1})"
         if i >= len(sequence):
             raise SessionError(f"cannot resume: {where} is beyond the {len(sequence)} trials of the compiled sequence")
-        expected = {**want_hash, **{k: v for k, v in sequence[i].to_row().items() if k in _IDENTITY}}
+        expected = {**want_hash, **{k: v for k, v in sequence[i].to_row(columns=scan.header).items() if k in _IDENTITY}}
         for col, want in expected.items():
             got = row.get(col)
             if got != ("" if want is None else str(want)):

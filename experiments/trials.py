@@ -6,7 +6,10 @@ import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from types import ModuleType
-from typing import Any, Iterator, Mapping
+from typing import Any, Collection, Iterator, Mapping
+
+from experiments.tasks.detection import settled_detection
+
 
 def records() -> tuple[ModuleType, ...]:
     """The registered trial records (a study's `TRIAL_RECORD`: the module of the study that holds it), in
@@ -40,9 +43,9 @@ def _record_named(keys: set[str]) -> ModuleType:
     return max(recs, key=lambda r: len(keys & set(r.KEYS)))
 
 
-def _record_field(key: str, doc: str) -> property:
-    """A property reading one column of the trial's record (`Trial.record`)."""
-    return property(lambda self: self.record()[key], doc=doc)
+def condition_label(levels: tuple[str, ...]) -> str:
+    """A design's condition: its factor levels joined with "-" (the table's `condition`, the rows' ids)."""
+    return "-".join(levels)
 
 
 @dataclass(frozen=True)
@@ -50,12 +53,10 @@ class Trial:
     """One trial as every runner sees it: ids, its place in the session, the item and its list, role and
     factor levels, the task kind and the materials that kind needs (docs/general_model/trial.md "Trial").
 
-    A trial of a study's own cells (a Lakretz trial: violation detection's RSVP materials; build it with
-    `Trial.of_record`) holds a registered trial record (`records()`: a study's `TRIAL_RECORD`) as its
-    materials, and reads its RSVP `words`, `critical_index`, `critical_word`, ... from there through the
-    properties below. A trial of a general design answers the same properties with the values its table
-    has always held (the record's `design_values`). The meaning of each column is the record's
-    (studies/lakretz2021/materials.py); this class imports no study.
+    A trial of a study's own cells (a Lakretz trial; build it with `Trial.of_record`) holds that study's
+    registered trial record (`records()`: a study's `TRIAL_RECORD`) as its materials. The record's columns
+    are the study's: read them through its record adapter (`study_record`, the adapter's typed view), write
+    them through it (`to_row`); this class names none of them and imports no study.
     """
 
     experiment: str
@@ -65,11 +66,11 @@ class Trial:
     item_id: str
     feedback: bool  # the block gives feedback after this trial
     # Defaults mean "a trial of a study's record": they are left out of the hashed JSON while they hold their
-    # defaults, so the Lakretz specs keep their hashes.
+    # defaults, so a study's specs keep their hashes.
     item: str = ""  # the item group (one lexical item across its conditions); "" for a record's trials
     list_number: int | None = None  # the counterbalanced list this subject's trials come from (1-based)
     factors: tuple[tuple[str, str], ...] = ()  # the design's factors: (name, level), in the spec's order
-    task: str = ""  # task kind (experiments.tasks); "" = the spec's task (violation_detection / forced_choice)
+    task: str = ""  # task kind (experiments.tasks); "" = the spec's task
     role: str = ""  # test, filler or practice ("" for a record's trials)
     materials: tuple[tuple[str, Any], ...] = ()  # what the task needs: sentence, options, target, ... or a
     # registered trial record (`records()`) (JSON values, lists as tuples)
@@ -77,20 +78,20 @@ class Trial:
     @classmethod
     def of_record(cls, *, experiment: str, block: str, trial_index: int, block_trial_index: int, item_id: str,
                   feedback: bool, **record: Any) -> "Trial":
-        """A trial of a registered record; `record`: every key of that record (a Lakretz trial: the keys of
-        studies.lakretz2021.materials.KEYS)."""
+        """A trial of a registered record; `record`: every key of that record (its adapter's `KEYS`)."""
         return cls(experiment=experiment, block=block, trial_index=trial_index,
                    block_trial_index=block_trial_index, item_id=item_id, feedback=feedback,
                    materials=_record_named(set(record)).materials(**record))
 
-    # ---- the record's columns, read through properties ---------------------------------------------------
+    # ---- a study's record, through the study's record adapter ---------------------------------------------
     @property
     def record_module(self) -> ModuleType | None:
-        """The registered record the trial's materials are (None: a trial of a general design)."""
+        """The registered record adapter the trial's materials are (None: a trial of a general design)."""
         return next((r for r in records() if r.is_record(self.materials)), None)
 
     def record(self) -> dict[str, Any]:
-        """The record's columns: a record trial's materials, or a general design's values for them."""
+        """The record's columns: a record trial's materials, or the values the registered records give a
+        general design's trial in its hashed record (each adapter's `design_values`)."""
         if self.record_module is not None:
             return dict(self.materials)
         out: dict[str, Any] = {}
@@ -98,18 +99,15 @@ class Trial:
             out.update(r.design_values(self.experiment, self.factors, self.task, self.role, self.mat))
         return out
 
-    structure = _record_field("structure", "The record's structure (the Lakretz study's: its cell's structure).")
-    condition = _record_field("condition", "The record's condition (the nouns' numbers; a design's level).")
-    dependency = _record_field("dependency", "Which dependency is critical (None for fillers and designs).")
-    violation_position = _record_field("violation_position", "'none' for a grammatical trial, 'other': a filler.")
-    words = _record_field("words", "The RSVP units as presented (a design: its sentence's words).")
-    critical_index = _record_field("critical_index", "The critical unit (-1: none).")
-    critical_word = _record_field("critical_word", "The critical unit as presented.")
-    correct_form = _record_field("correct_form", "The grammatical form at the critical position.")
-    alternative_word = _record_field("alternative_word", "The number-flipped form of the presented word.")
-    correct_response = _record_field("correct_response", "The right answer (violation / no_violation; a "
-                                                          "design's `answer`).")
-    lexicon = _record_field("lexicon", "The lexicon the item was built from.")
+    @property
+    def study_record(self) -> Any:
+        """The record adapter's typed view of this trial's record (a Lakretz trial's cell, critical word, forms
+        and answer key: studies/lakretz2021/materials.py `Record`); a general design's trial gets the view of
+        the values its hashed record holds. TypeError when no study registers a record."""
+        adapter = self.record_module or next(iter(records()), None)
+        if adapter is None:
+            raise TypeError("no study registers a trial record (a study's TRIAL_RECORD)")
+        return adapter.view(self.record())
 
     def with_materials(self, **changes: Any) -> "Trial":
         """A copy with some materials changed (a record trial: some of its record's keys)."""
@@ -118,9 +116,22 @@ class Trial:
             return replace(self, materials=rec.materials(**{**self.mat, **changes}))
         return replace(self, materials=freeze_pairs({**self.mat, **changes}))
 
+    # ---- the general model's reading of a trial ---------------------------------------------------------------
     @property
-    def grammatical(self) -> bool:
-        return self.violation_position == "none"
+    def words(self) -> tuple[str, ...]:
+        """The units as presented: a record's units, else the item's sentence (or prefix) split at spaces."""
+        if self.record_module is not None:
+            return tuple(self.mat["words"])
+        return tuple(str(self.mat.get("sentence") or self.mat.get("prefix") or "").split())
+
+    @property
+    def condition(self) -> str:
+        """The trial's condition: a record's own, else the design's factor `condition`, its levels joined, or
+        (factor-less) its role."""
+        if self.record_module is not None:
+            return str(self.mat["condition"])
+        levels = dict(self.factors)
+        return levels.get("condition", condition_label(tuple(levels.values())) if levels else self.role)
 
     @property
     def factor_levels(self) -> dict[str, str]:
@@ -135,23 +146,12 @@ class Trial:
     def sentence(self) -> str:
         return " ".join(self.words)
 
-    @property
-    def multiword_units(self) -> bool:
-        return any(" " in w for w in self.words)
-
-    @property
-    def prefix_words(self) -> tuple[str, ...]:
-        """Words before the critical word (the forced-choice context)."""
-        return self.words[: self.critical_index]
-
     def grammatical_claim(self, detection: tuple[str, str] | None = None) -> bool | None:
-        """What the `grammatical` column may say of a generic trial: the declared factor `grammatical`
-        (written by to_row), else the item's answer for judgment-like kinds (True when it is the accepting
-        value of `detection`, False when the rejecting one; experiments.tasks.detection_values), else None:
-        no column claims a value the items do not give."""
+        """What the `grammatical` column may say of a general design's trial: the item's answer for
+        judgment-like kinds (True when it is the accepting value of `detection`, by default the kind's settled
+        pair, False when the rejecting one; experiments.tasks.detection_values), else None: no column claims a
+        value the items do not give (a declared factor `grammatical` fills the column in `to_row`)."""
         if detection is None:
-            from experiments.tasks.detection import settled_detection
-
             detection = settled_detection(self.task)
         answer = self.mat.get("answer")
         if detection is None or answer is None:
@@ -173,28 +173,30 @@ class Trial:
             d[k] = () if k == "materials" and of_record else getattr(self, k)
         return d
 
-    def to_row(self, detection: tuple[str, str] | None = None) -> dict[str, Any]:
-        """The trial's own columns of the trial table (`detection`: the task's (accepting, rejecting)
-        values, for the `grammatical` column of a generic trial; experiments.tasks.detection_values)."""
-        d = self.flat_dict()
-        d["words"] = self.sentence
-        d["rsvp_units"] = json.dumps(list(self.words), ensure_ascii=False) if self.multiword_units else None
-        # the table's critical_index counts words of `words`; inside a Trial it counts RSVP units
-        d["critical_index"] = (sum(len(u.split(" ")) for u in self.words[: self.critical_index])
-                               if self.critical_index >= 0 else self.critical_index)  # -1: no critical word
-        d["grammatical"] = self.grammatical
-        for k in GENERIC_FIELDS:
-            d.pop(k, None)
-        if self.is_generic:
-            d["grammatical"] = self.grammatical_claim(detection)  # a declared factor overrides it below
-            d["item"] = self.item
-            d["list"] = self.list_number
-            d["task"] = self.task
-            d["role"] = self.role
-            d["materials"] = json.dumps(thaw(self.materials), ensure_ascii=False, sort_keys=True)
-            for name, level in self.factors:  # the design's own columns, under the factors' names
-                # a `grammatical` factor of true/false fills the Lakretz boolean column as a boolean
-                d[name] = {"true": True, "false": False}.get(level, level) if name == "grammatical" else level
+    def to_row(self, detection: tuple[str, str] | None = None, columns: Collection[str] = ()) -> dict[str, Any]:
+        """The trial's own columns of the trial table. A record trial: its record's columns as its adapter
+        writes them (`row_columns`). A general design's trial: the general columns (`detection`: the task's
+        (accepting, rejecting) values, for `grammatical`; experiments.tasks.detection_values) and its factors'
+        own columns; `columns`: the session's header, where one written before a general design's tables left
+        the records' columns out asks for them too (the values its earlier rows hold: a resumed session)."""
+        adapter = self.record_module
+        if adapter is not None:
+            return {**{k: getattr(self, k) for k in BASE_FIELDS}, **adapter.row_columns(self.record(), self.feedback)}
+        d: dict[str, Any] = {k: getattr(self, k) for k in BASE_FIELDS}
+        answer = self.mat.get("answer", "")
+        d.update(condition=self.condition, words=self.sentence,
+                 correct_response=answer if isinstance(answer, str) else "", feedback=self.feedback)
+        earlier = set(columns) - set(GENERAL_ROW)
+        for r in records() if earlier else ():
+            values = r.row_columns(r.design_values(self.experiment, self.factors, self.task, self.role, self.mat),
+                                   self.feedback)
+            d.update({k: v for k, v in values.items() if k in earlier})
+        d["grammatical"] = self.grammatical_claim(detection)  # a declared factor overrides it below
+        d.update(item=self.item, list=self.list_number, task=self.task, role=self.role,
+                 materials=json.dumps(thaw(self.materials), ensure_ascii=False, sort_keys=True))
+        for name, level in self.factors:  # the design's own columns, under the factors' names
+            # a `grammatical` factor of true/false fills the boolean column as a boolean
+            d[name] = {"true": True, "false": False}.get(level, level) if name == "grammatical" else level
         return d
 
     @property
@@ -215,9 +217,8 @@ class Trial:
     @classmethod
     def from_dict(cls, d: dict[str, Any], factor_names: tuple[str, ...] | list[str] = ()) -> "Trial":
         """From a flat record (`hashed_dict`, a sidecar's sequence JSON) or a trial-table row (strings;
-        `rsvp_units` wins over `words`; `factor_names`: the design's factors, whose levels a row holds in
-        their own columns). A general design's Lakretz columns are not read: they follow from its other
-        fields (its factors among them)."""
+        `factor_names`: the design's factors, whose levels a row holds in their own columns). A general
+        design's record columns are not read: they follow from its other fields (its factors among them)."""
         keys = record_keys()
         names = {*BASE_FIELDS, "feedback", *keys, *GENERIC_FIELDS}
         kw = {k: v for k, v in d.items() if k in names}
@@ -240,7 +241,6 @@ class Trial:
         return cls.of_record(**kw, **record)
 
 
-
 def _level(value: Any) -> str:
     """A factor level as a row holds it -> its name (to_row writes a `grammatical` level as a boolean)."""
     if isinstance(value, bool) or str(value) in ("True", "False"):
@@ -251,6 +251,9 @@ def _level(value: Any) -> str:
 BASE_FIELDS: tuple[str, ...] = ("experiment", "block", "trial_index", "block_trial_index", "item_id")  # feedback: see flat_dict
 GENERIC_FIELDS: dict[str, Any] = {"item": "", "list_number": None, "factors": (), "task": "", "role": "",
                                   "materials": ()}
+# a general design's row (`Trial.to_row`) besides its factors' columns
+GENERAL_ROW: tuple[str, ...] = (*BASE_FIELDS, "condition", "words", "correct_response", "feedback", "grammatical",
+                                "item", "list", "task", "role", "materials")
 
 
 def freeze(value: Any) -> Any:
@@ -336,10 +339,11 @@ class TrialSequence:
     def is_generic(self) -> bool:
         return bool(self.design) or any(t.is_generic for t in self.trials)
 
-    def table_columns(self) -> list[str]:
-        """The trial table's header for this sequence (docs/general_model/trial-table.md "Trial table"): a Lakretz
-        sequence keeps today's columns byte for byte; a general design adds the generic columns and
-        one column per declared factor (a factor named like a Lakretz column fills that column)."""
+    def table_columns(self, earlier: bool = False) -> list[str]:
+        """The trial table's header for this sequence (docs/general_model/trial-table.md "Trial table"): a study's own
+        sequence keeps its study's columns byte for byte; a general design has the core's columns, its kinds'
+        and one column per declared factor (a factor named like a core column fills that column). `earlier`:
+        the header a general design's session was written with under a study's earlier general layout."""
         from experiments.schema import table_columns
 
         if not self.is_generic:
@@ -347,7 +351,7 @@ class TrialSequence:
         names = list((self.design or {}).get("factors") or {})
         for t in self.trials:
             names += [n for n, _ in t.factors if n not in names]
-        return table_columns(names, generic=True, kinds={t.task for t in self.trials})
+        return table_columns(names, generic=True, kinds={t.task for t in self.trials}, earlier=earlier)
 
     def blocks(self) -> list[str]:
         seen: list[str] = []

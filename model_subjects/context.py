@@ -325,8 +325,7 @@ def recorded_block_sizes(meta: dict[str, Any], trial_index: int) -> dict[str, in
 def row_trial(exp: Experiment, row: dict[str, Any]) -> Trial:
     """The trial a table row records (a model's row, or a person's row a replay reads)."""
     return Trial.from_dict({**row, "feedback": _as_bool(row["feedback"]), "trial_index": int(row["trial_index"]),
-                            "block_trial_index": int(row["block_trial_index"]),
-                            "critical_index": int(row["critical_index"])},
+                            "block_trial_index": int(row["block_trial_index"])},  # (a record's own cells: its adapter)
                            factor_names=list(exp.design.factors) if exp.design is not None else ())
 
 

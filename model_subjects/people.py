@@ -237,13 +237,13 @@ def person_sequence(csv: Path, meta: dict[str, Any], exp: Experiment) -> TrialSe
 def expected_cells(exp: Experiment, trial: Trial, seq: TrialSequence, meta: dict[str, Any]) -> dict[str, str]:
     """The cells a person's row of `trial` holds, as the session writer formats them (the trial's own columns,
     the hashes, the subject)."""
-    from experiments.session import _format_cell
+    from experiments.session import format_cell
     from experiments.tasks.detection import detection_for
 
     row = trial.to_row(detection_for(trial.task, exp.task) if trial.task else None)
     row.update(spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, subject_id=meta["subject_id"],
                session=meta.get("session", 1), subject_kind="human")
-    return {k: _format_cell(v) for k, v in row.items()}
+    return {k: format_cell(v) for k, v in row.items()}
 
 
 def check_row(csv: Path, line: int, i: int, row: dict[str, str], seq: TrialSequence, exp: Experiment,

@@ -283,7 +283,7 @@ def check_executor(executor: str, slurm: dict[str, Any]) -> None:
             raise OptionError(f"field 'slurm.{key}': not a submitit/Slurm parameter (known: "
                               f"{', '.join(sorted(AutoExecutor._valid_parameters()))}, or slurm_<sbatch option>)")
         _no_shell(key, value)
-        _check_slurm_number(key, value)
+        check_slurm_number(key, value)
     if executor == "slurm" and shutil.which("sbatch") is None:
         raise OptionError("--executor slurm: Slurm is not available here (no sbatch on PATH); "
                           "use --executor local or submitit-local, or run on the cluster's login node")
@@ -293,7 +293,7 @@ SLURM_WHOLE = ("timeout_min", "nodes", "cpus_per_task", "tasks_per_node", "slurm
 SLURM_MAX_GB = 1_000_000.0  # a bound, so that an absurd request is refused here, not queued for ever
 
 
-def _check_slurm_number(key: str, value: Any) -> None:
+def check_slurm_number(key: str, value: Any) -> None:
     """submitit's numeric parameters: whole numbers (timeout_min 90.5 would crash inside submitit), memory a
     finite number of GB (nan passes `< 1` and inf runs); checked here, before any job is written."""
     from experiments.options import OptionError

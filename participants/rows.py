@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from experiments import schema
-from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
+from experiments.schema import GENERAL_COLUMN_NAMES
 from experiments.trials import Trial, TrialSequence
 from participants.rsvp import TrialResult
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
@@ -37,7 +37,7 @@ def table_columns(seq: TrialSequence) -> list[str] | None:
     factors: list[str] = []
     for t in seq:
         for name, _ in t.factors:
-            if name not in factors and name not in COLUMN_NAMES and name not in GENERIC_COLUMN_NAMES:
+            if name not in factors and name not in GENERAL_COLUMN_NAMES:
                 factors.append(name)
     return schema.table_columns(factors, generic=True, kinds={t.task for t in seq})
 

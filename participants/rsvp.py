@@ -255,7 +255,7 @@ class Presenter:
         autopilot's planned press. Returns (frames mode, dropped frames so far, fixation onset t0,
         start time, unit onsets, unit offsets); the caller stops frame recording when its trial ends.
         """
-        tm, sc, ci = self.exp.timing, self.screens, trial.critical_index
+        tm, sc, ci = self.exp.timing, self.screens, trial.study_record.critical_index
         frames = self.policy.mode == "frames"
         dropped_before = self.win.nDroppedFrames
         self.win.recordFrameIntervals = frames
@@ -380,7 +380,7 @@ class Presenter:
         # the trial's kind's rules (violation detection's: kinds/violation_detection/task.py), looked up before it starts
         key_response, outcome, response_times = rsvp_rules(self.exp, trial, "key_response", "outcome", "response_times")
         stims = self._start_trial(trial)
-        ci = trial.critical_index
+        ci = trial.study_record.critical_index
         plan = None
         if self.autopilot is not None:
             after = (len(trial.words) - ci) * (tm.word_ms + tm.gap_ms) + tm.response_ms
@@ -525,7 +525,7 @@ class Presenter:
         assert panel is not None and sc.panel is not None
         outcome, response_times = rsvp_rules(self.exp, trial, "outcome", "response_times")  # the trial's kind's
         stims = self._start_trial(trial)
-        ci = trial.critical_index
+        ci = trial.study_record.critical_index
         plan = (self.autopilot.plan_panel(trial, tm.response_ms, kind_of(self.exp, trial))
                 if self.autopilot is not None else None)
         press_at = ((plan.early_ms / 1000.0, panel.keys["violation"])

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import pandas as pd
 import yaml
 
-from analysis.report.render import CSS, _table_html
+from analysis.report.render import CSS, table_html
 from stimuli.input_rules import spreadsheet_safe_frame
 
 # the study whose cells the reproduced papers re-used; its `papers` module names them (and holds its generator)
@@ -318,7 +318,7 @@ class Report:
 
         atomic_write_text(path, spreadsheet_safe_frame(df).to_csv(index=False))  # no cell runs as a formula
         self.files.append(str(path.relative_to(self.out)))
-        body = _table_html(df if shown is None else shown) if show else ""
+        body = table_html(df if shown is None else shown) if show else ""
         self.blocks.append(f"<h3>{html.escape(title)}</h3><p class=small><a href='tables/{name}.csv'>tables/{name}.csv"
                            f"</a> ({len(df)} rows)</p>{body}")
         return path

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.report.figures import HUMAN_COLOR, PALETTE, _plt, _save
+from analysis.report.figures import HUMAN_COLOR, PALETTE, pyplot, save_figure
 from analysis.load.prepare import condition_order
 
 PSP_COLOR = "#C44E52"  # the key condition of seeds/000, drawn thick
@@ -20,7 +20,7 @@ def interpolation_lines(t: pd.DataFrame, human: pd.DataFrame | None, path: Path,
     """
     if t.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     conds = condition_order(t["condition"])
     from reproductions.common import cells_study
@@ -49,7 +49,7 @@ def interpolation_lines(t: pd.DataFrame, human: pd.DataFrame | None, path: Path,
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def accuracy_bars(t: pd.DataFrame, x: str, hue: str, path: Path, title: str, ylabel: str = "accuracy",
@@ -60,7 +60,7 @@ def accuracy_bars(t: pd.DataFrame, x: str, hue: str, path: Path, title: str, yla
     """
     if t.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     xs = list(dict.fromkeys(t[x]))
     hues = list(dict.fromkeys(t[hue]))
     width = 0.8 / max(1, len(hues))
@@ -80,4 +80,4 @@ def accuracy_bars(t: pd.DataFrame, x: str, hue: str, path: Path, title: str, yla
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)

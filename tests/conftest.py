@@ -36,7 +36,7 @@ def r_ready():
     from analysis.stats import mixed as m
 
     try:
-        m._r()
+        m.r_fitter()
     except m.MixedModelError as exc:  # pragma: no cover - the set-up installs R
         pytest.skip(str(exc))
 

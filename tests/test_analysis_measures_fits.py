@@ -18,10 +18,10 @@ pytestmark = [pytest.mark.r, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def ordinal_ready():
     from analysis.stats.mixed import MixedModelError
-    from analysis.stats.ordinal import OrdinalError, _clmm
+    from analysis.stats.ordinal import OrdinalError, clmm_fitter
 
     try:
-        _clmm()
+        clmm_fitter()
     except (MixedModelError, OrdinalError) as exc:  # pragma: no cover - the set-up installs r-cran-ordinal
         pytest.skip(str(exc))
 

@@ -201,7 +201,7 @@ def _significant_data() -> pd.DataFrame:
 
 def test_an_unconverged_fit_is_marked_and_never_starred(mixed):
     from studies.lakretz2021.tables import wide_slopes
-    from analysis.report.render import _fit_html
+    from analysis.report.render import fit_html
 
     df = _significant_data()
     ok = mixed.fit_glmer(df, FORMULA)
@@ -211,7 +211,7 @@ def test_an_unconverged_fit_is_marked_and_never_starred(mixed):
     bad = mixed.fit_glmer(df, FORMULA, optimizer="bobyqa", maxfun=10, fallback=False)
     assert not bad.converged and bad.status == "not converged, do not interpret"
     assert any("maximum number of function evaluations" in w for w in bad.optimizer_warnings + bad.messages)
-    html = _fit_html("unconverged", bad.to_dict())
+    html = fit_html("unconverged", bad.to_dict())
     assert "not converged, do not interpret" in html and "*" not in html.split("<table>", 1)[1].split("</table>")[0]
     c = bad.coef("exposures")
     slopes = pd.DataFrame([{"violation_type": "inner", "condition": "PSP", "n_trials": bad.n_obs, "n_subjects": 80,
@@ -232,14 +232,14 @@ def test_the_fallback_refit_is_recorded(mixed):
 
 
 def test_a_singular_fit_is_marked_and_never_starred(mixed):
-    from analysis.report.render import _fit_html
+    from analysis.report.render import fit_html
 
     df = simulate_exposure_frame(80, 6, slope=-0.6, intercept=0.8, subject_sd=0.0, seed=33)  # lme4 estimates SD 0 here
     fit = mixed.fit_glmer(df, FORMULA)
     assert fit.singular and fit.converged and fit.status == "singular, do not interpret"
     assert fit.coef("exposures")["p"] < 0.05  # would be starred if it were interpretable
     assert mixed.significance_mark(fit.coef("exposures")["p"], fit.status) == ""
-    html = _fit_html("singular", fit.to_dict())
+    html = fit_html("singular", fit.to_dict())
     assert "singular, do not interpret" in html and "*" not in html.split("<table>", 1)[1].split("</table>")[0]
 
 

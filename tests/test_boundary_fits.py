@@ -101,7 +101,7 @@ BOUNDARY_SEED = 8  # a seed whose fit has |cor| >= 0.99 with isSingular FALSE (f
 def test_a_real_glmer_boundary_by_correlation_but_not_by_isSingular():
     import rpy2.robjects as ro
 
-    from analysis.stats.mixed import _r, _r_frame, fit_glmer, row_order_sensitivity
+    from analysis.stats.mixed import r_fitter, r_frame, fit_glmer, row_order_sensitivity
 
     d = _boundary_data(BOUNDARY_SEED)
     fit = fit_glmer(d, "y ~ x + (x | g)", group="g")
@@ -109,15 +109,15 @@ def test_a_real_glmer_boundary_by_correlation_but_not_by_isSingular():
     assert not fit.singular and abs(cor) >= 0.99  # lme4 passes it; the rule does not
     assert fit.boundary and fit.status == BOUNDARY and any("correlation" in r for r in fit.boundary_reasons)
     assert significance_mark(fit.coef("x")["p"], fit.status) == ""
-    from analysis.report.render import _fit_html
+    from analysis.report.render import fit_html
 
-    page = _fit_html("boundary", fit.to_dict())  # the analysis report: marked, the reason, both SEs, no star
+    page = fit_html("boundary", fit.to_dict())  # the analysis report: marked, the reason, both SEs, no star
     table = page.split("<table>", 1)[1].split("</table>")[0]
     assert "boundary, do not interpret" in page and "within 0.01 of +1" in page
     assert "z_<wbr>hessian_<wbr>free" in table and "*" not in table
     # the Hessian-free SE against lme4 itself, called here in R independently
-    _r()
-    ro.globalenv["d_b"] = _r_frame(d)
+    r_fitter()
+    ro.globalenv["d_b"] = r_frame(d)
     ref = ro.r("local({m <- lme4::glmer(y ~ x + (x | g), data = d_b, family = binomial); "
                "c(sqrt(diag(as.matrix(vcov(m, use.hessian = FALSE)))), lme4::isSingular(m))})")
     c = fit.coef("x")
@@ -138,7 +138,7 @@ def test_a_users_formula_fit_at_the_boundary_is_marked_and_simplified_with_hessi
     import rpy2.robjects as ro
 
     from analysis.stats.formula_fit import fit_formula
-    from analysis.stats.mixed import _r, _r_frame
+    from analysis.stats.mixed import r_fitter, r_frame
 
     d = _boundary_data(BOUNDARY_SEED).rename(columns={"g": "subject_id"})
     d["x"] = d["x"].astype(float)
@@ -146,8 +146,8 @@ def test_a_users_formula_fit_at_the_boundary_is_marked_and_simplified_with_hessi
     assert not kept.singular and kept.status == BOUNDARY and any("correlation" in r for r in kept.boundary_reasons)
     assert significance_mark(kept.coef("x")["p"], kept.status) == ""
     assert any(m.startswith("boundary fit:") for m in kept.messages)
-    _r()
-    ro.globalenv["d_f"] = _r_frame(d)
+    r_fitter()
+    ro.globalenv["d_f"] = r_frame(d)
     ref = ro.r("local({m <- lme4::glmer(y ~ x + (x | subject_id), data = d_f, family = binomial); "
                "sqrt(diag(as.matrix(vcov(m, use.hessian = FALSE))))})")
     assert kept.coef("x")["se_hessian_free"] == pytest.approx(ref[1], rel=1e-6)
@@ -160,11 +160,11 @@ def test_a_numerically_singular_hessian_is_a_failed_convergence_check_not_a_boun
     """lme4's "Hessian is numerically singular" note says the parameters are not determined: the fit is not
     converged (it was dropped with the boundary note for the word "singular"). The boundary note alone is not a
     convergence failure (it is reported as singular on its own)."""
-    from analysis.stats.mixed import _converged, _needs_fallback, convergence_failures
+    from analysis.stats.mixed import fit_converged, needs_fallback, convergence_failures
 
     hessian = "Hessian is numerically singular: parameters are not uniquely determined"
     boundary = "boundary (singular) fit: see help('isSingular')"
     assert convergence_failures([boundary, hessian]) == [hessian]
-    assert not _converged({"opt_code": [0], "check_messages": [hessian]})
-    assert _converged({"opt_code": [0], "check_messages": [boundary]})
-    assert not _needs_fallback({"opt_code": [0], "check_messages": [hessian]})  # estimates unchanged: no refit
+    assert not fit_converged({"opt_code": [0], "check_messages": [hessian]})
+    assert fit_converged({"opt_code": [0], "check_messages": [boundary]})
+    assert not needs_fallback({"opt_code": [0], "check_messages": [hessian]})  # estimates unchanged: no refit

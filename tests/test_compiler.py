@@ -49,8 +49,8 @@ def test_bundled_spec_mirrors_the_human_study(exp, seq):
     assert (t.word_ms, t.gap_ms, t.fixation_ms, t.response_ms, t.feedback_ms) == (250, 250, 600, 1500, 500)
     training = [tr for tr in seq if tr.block == "training"]
     assert len(training) == 40 and all(tr.feedback for tr in training)
-    assert {tr.structure for tr in training} == set(exp.block("training").structures)
-    assert all(tr.lexicon == "training" for tr in training)
+    assert {tr.study_record.structure for tr in training} == set(exp.block("training").structures)
+    assert all(tr.study_record.lexicon == "training" for tr in training)
     test = [tr for tr in seq if tr.block == "test"]
     assert seq.trials[:40] == tuple(training), "training comes first"
     words_test = {w.rstrip(".").lower() for tr in test for w in tr.words}
@@ -60,27 +60,27 @@ def test_bundled_spec_mirrors_the_human_study(exp, seq):
 
 def test_test_block_is_fully_crossed_and_balanced(seq):
     test = [tr for tr in seq if tr.block == "test"]
-    cells = collections.Counter((tr.structure, tr.condition, tr.violation_position) for tr in test)
+    cells = collections.Counter((tr.study_record.structure, tr.condition, tr.study_record.violation_position) for tr in test)
     assert len(test) == 144
     for (structure, cond, viol), n in cells.items():
         assert n == 2, (structure, cond, viol)
-    ln = [tr for tr in test if tr.structure == "long_nested"]
+    ln = [tr for tr in test if tr.study_record.structure == "long_nested"]
     assert collections.Counter(tr.condition for tr in ln) == {c: 6 for c in
                                                                ["SSS", "SSP", "SPS", "SPP", "PSS", "PSP", "PPS", "PPP"]}
     # grammatical trials split between the two dependencies
-    g = collections.Counter(tr.dependency for tr in ln if tr.violation_position == "none")
+    g = collections.Counter(tr.study_record.dependency for tr in ln if tr.study_record.violation_position == "none")
     assert g["inner"] == g["outer"] == 8
 
 
 def test_trial_fields_are_consistent(seq):
     for tr in seq:
-        assert tr.words[tr.critical_index].rstrip(".") == tr.critical_word
-        if tr.violation_position == "none":
-            assert tr.critical_word == tr.correct_form and tr.correct_response == "no_violation"
+        assert tr.words[tr.study_record.critical_index].rstrip(".") == tr.study_record.critical_word
+        if tr.study_record.violation_position == "none":
+            assert tr.study_record.critical_word == tr.study_record.correct_form and tr.study_record.correct_response == "no_violation"
         else:
-            assert tr.critical_word != tr.correct_form and tr.correct_response == "violation"
-            assert tr.alternative_word == tr.correct_form
-            assert tr.dependency == tr.violation_position
+            assert tr.study_record.critical_word != tr.study_record.correct_form and tr.study_record.correct_response == "violation"
+            assert tr.study_record.alternative_word == tr.study_record.correct_form
+            assert tr.study_record.dependency == tr.study_record.violation_position
     assert [tr.trial_index for tr in seq] == list(range(len(seq)))
 
 
@@ -89,8 +89,8 @@ def test_block_constraints_hold(seq, exp):
         trials = [tr for tr in seq if tr.block == block.name]
         run_v = run_s = 0
         for k, tr in enumerate(trials):
-            run_v = run_v + 1 if tr.violation_position != "none" else 0
-            run_s = run_s + 1 if k and trials[k - 1].structure == tr.structure else 1
+            run_v = run_v + 1 if tr.study_record.violation_position != "none" else 0
+            run_s = run_s + 1 if k and trials[k - 1].study_record.structure == tr.study_record.structure else 1
             assert run_v <= block.max_consecutive_violations
             if block.max_consecutive_same_structure:
                 assert run_s <= block.max_consecutive_same_structure
@@ -102,7 +102,7 @@ def test_no_item_twice_in_a_session_and_versions_rotate_across_subjects(exp):
         ids = [tr.item_id for tr in s]
         assert len(ids) == len(set(ids))
     # Latin square: an item seen by two subjects is seen in different versions
-    version_of = [{tr.item_id: tr.violation_position for tr in s} for s in seqs]
+    version_of = [{tr.item_id: tr.study_record.violation_position for tr in s} for s in seqs]
     shared = 0
     for a in range(3):
         for b in range(a + 1, 3):
@@ -138,4 +138,4 @@ def test_stimulus_file_source_round_trip(tmp_path, exp):
     s = compile_sequence(e, "S01")
     assert len(s) == 4 + 2 * 3
     for tr in s:
-        assert tr.words[tr.critical_index].rstrip(".") == tr.critical_word
+        assert tr.words[tr.study_record.critical_index].rstrip(".") == tr.study_record.critical_word

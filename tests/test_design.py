@@ -198,13 +198,14 @@ def test_fillers_practice_and_yaml_booleans(tmp_path):
     assert roles == {("practice", "practice"): 2, ("main", "test"): 4, ("main", "filler"): 3}
     assert [t.block for t in seq][:2] == ["practice", "practice"]
     fill = [t for t in seq if t.role == "filler"][0]
-    assert fill.factors == () and fill.correct_response == "violation" and fill.list_number == 2
+    assert fill.factors == () and fill.study_record.correct_response == "violation" and fill.list_number == 2
 
 
 def test_generic_session_table_header_resume_and_loader(tmp_path):
-    """The writer's header for a design: schema + generic + factor columns; resume; the loader reads it."""
+    """The writer's header for a design: the core's columns + its factors (no study's column); resume; the
+    loader reads it."""
     from analysis.load import load
-    from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
+    from experiments.schema import GENERAL_COLUMN_NAMES, added_columns
     from experiments.session import SessionWriter, session_paths
 
     exp = load_spec("agreement_attraction")
@@ -217,7 +218,7 @@ def test_generic_session_table_header_resume_and_loader(tmp_path):
 
     def row(t):
         return {**t.to_row(), "subject_id": "S05", "subject_kind": "model", "session": 1, "spec_hash": seq.spec_hash,
-                "sequence_hash": seq.sequence_hash, "response": t.correct_response, "correct": True}
+                "sequence_hash": seq.sequence_hash, "response": t.mat["answer"], "correct": True}
 
     w = open_writer(False)
     for t in seq.trials[:5]:
@@ -225,7 +226,9 @@ def test_generic_session_table_header_resume_and_loader(tmp_path):
     w.close("aborted")
     csv_path, json_path = session_paths(tmp_path, exp.name, "S05", 1)
     header = csv_path.read_text(encoding="utf-8").splitlines()[0].split(",")
-    assert header == COLUMN_NAMES + GENERIC_COLUMN_NAMES + ["head_number", "attractor_number"]
+    # the core's columns, its kind's (violation detection's RSVP columns), its factors: none of the study's
+    assert header == GENERAL_COLUMN_NAMES + added_columns(["violation_detection"]) + ["head_number", "attractor_number"]
+    assert not set(header) & set(LAKRETZ_ONLY[:-1])
     side = json.loads(json_path.read_text(encoding="utf-8"))
     assert side["design"]["list"] == 5 and side["design"]["lists"] == 8 and side["design"]["mode"] == "latin_square"
     assert list(side["design"]["factors"]) == FACTORS
@@ -240,6 +243,55 @@ def test_generic_session_table_header_resume_and_loader(tmp_path):
     assert Counter(zip(test["head_number"], test["attractor_number"], test["grammatical"])) == \
         Counter({(h, a, g): 4 for h in ("sg", "pl") for a in ("sg", "pl") for g in (True, False)})
     assert set(df["list"]) == {5} and test["item"].nunique() == 32
+
+
+# the Lakretz study's columns: only its own sessions' tables carry them
+LAKRETZ_ONLY = ("structure", "dependency", "violation_position", "critical_index", "critical_word", "correct_form",
+                "alternative_word", "lexicon", "rsvp_units")
+
+
+def test_a_session_written_with_the_earlier_general_layout_resumes_with_it(tmp_path):
+    """A design's session written when general tables led with the Lakretz columns keeps that header when
+    resumed, and its new rows hold the values its earlier rows hold (a hand-written copy of them)."""
+    import csv as csv_module
+
+    from experiments.session import SessionWriter, session_paths
+    from studies.lakretz2021.columns import EARLIER_GENERAL_HEADER
+
+    exp = load_spec("agreement_attraction")
+    seq = compile_sequence(exp, "S05")
+    earlier = list(EARLIER_GENERAL_HEADER) + ["head_number", "attractor_number"]
+    assert seq.table_columns(earlier=True) == earlier and seq.table_columns() != earlier
+
+    def row(t):
+        return {**t.to_row(), "subject_id": "S05", "subject_kind": "model", "session": 1, "spec_hash": seq.spec_hash,
+                "sequence_hash": seq.sequence_hash, "response": t.mat["answer"], "correct": True}
+
+    w = SessionWriter.create(tmp_path, experiment=exp.name, subject_id="S05", session=1, subject_kind="model",
+                             spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=len(seq),
+                             sequence=seq, columns=earlier)  # as an earlier version wrote it
+    def by_hand(t):  # what general designs' rows held in the study's columns (a violation item: "other")
+        return {"structure": exp.name, "dependency": None, "critical_index": -1, "critical_word": "",
+                "violation_position": "other" if t.mat["answer"] == "violation" else "none", "correct_form": "",
+                "alternative_word": "", "lexicon": ""}
+
+    for t in seq.trials[:3]:
+        w.append({**row(t), **by_hand(t)})
+    w.close("aborted")
+    csv_path, _ = session_paths(tmp_path, exp.name, "S05", 1)
+    w = SessionWriter.create(tmp_path, experiment=exp.name, subject_id="S05", session=1, subject_kind="model",
+                             spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=len(seq),
+                             resume=True, sequence=seq)
+    assert w.n_rows == 3 and w.columns == earlier
+    for t in seq.trials[3:6]:
+        w.append(row(t))
+    w.close("aborted")
+    rows = list(csv_module.DictReader(csv_path.read_text(encoding="utf-8").splitlines()))
+    assert csv_path.read_text(encoding="utf-8").splitlines()[0] == ",".join(earlier)
+    assert len(rows) == 6
+    for r, t in zip(rows, seq.trials):
+        assert {k: r[k] for k in by_hand(t)} == {k: "" if v is None else str(v) for k, v in by_hand(t).items()}
+        assert r["correct_response"] == t.mat["answer"]
 
 
 def test_lakretz_header_unchanged(tmp_path):
@@ -341,7 +393,7 @@ def test_max_run_on_item_and_answer_in_a_within_subject_design(tmp_path):
         assert len(seq) == 6 * 4 + 4
         items = [t.item for t in seq]
         assert all(x != y for x, y in zip(items, items[1:])), items
-        answers = [t.correct_response for t in seq]
+        answers = [t.study_record.correct_response for t in seq]
         assert all(len(set(answers[i:i + 3])) > 1 for i in range(len(answers) - 2)), answers
 
 

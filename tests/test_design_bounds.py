@@ -15,7 +15,7 @@ import yaml
 from experiments import design as D
 from experiments.compiler import check_sizes, compile_sequence
 from experiments.design import Row
-from experiments.design_compiler import _order
+from experiments.sources.design_order import order_rows
 from experiments.spec import SpecError, load_spec
 from tests.cli_refusal import refused, twinlab
 
@@ -174,10 +174,10 @@ class _Block:
 def _reference_order(rows, block, factors, rng):
     """The row-by-row greedy the array version replaced (experiments/design_compiler.py before issue 30),
     kept here as the reference: the new one must make the same random draws and so the same orders."""
-    from experiments.design_compiler import SHUFFLE_ATTEMPTS, _value
+    from experiments.sources.design_order import SHUFFLE_ATTEMPTS, run_value
 
     limits = dict(block.max_run)
-    vals = [{k: _value(r, k, factors) for k in limits} for r in rows]
+    vals = [{k: run_value(r, k, factors) for k in limits} for r in rows]
     for _ in range(SHUFFLE_ATTEMPTS):
         remaining = list(range(len(rows)))
         rng.shuffle(remaining)
@@ -236,7 +236,7 @@ def test_the_array_search_makes_the_same_orders_as_the_row_by_row_greedy():
         block = _Block({k: gen.randint(1, 3) for k in gen.sample(["A", "B", "condition", "item", "answer"], gen.randint(1, 3))})
         want = _reference_order(rows, block, ["A", "B"], random.Random(case))
         try:
-            got = _order(rows, block, ["A", "B"], random.Random(case))  # type: ignore[arg-type]
+            got = order_rows(rows, block, ["A", "B"], random.Random(case))  # type: ignore[arg-type]
         except SpecError:
             got = None
         assert got == want, (case, block.max_run)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from experiments.compiler import compile_sequence
-from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
+from experiments.schema import GENERAL_COLUMN_NAMES, added_columns
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec
 
-HEADER = COLUMN_NAMES + GENERIC_COLUMN_NAMES + ["head_number", "attractor_number"]
+HEADER = GENERAL_COLUMN_NAMES + added_columns(["violation_detection"]) + ["head_number", "attractor_number"]
 
 
 def test_browser_server_writes_the_design_table(tmp_path):
@@ -40,7 +40,7 @@ def test_browser_server_writes_the_design_table(tmp_path):
         assert s["status"] == "run" and s["sequence_hash"] == seq.sequence_hash
         for i in range(10):  # the 8 practice trials and 2 test trials, answered right
             r = client.post("/api/trial", json={"participant": "P06", "session": 1, "token": s["token"],
-                                                "result": page_report(seq[i], exp, answer=seq[i].correct_response,
+                                                "result": page_report(seq[i], exp, answer=seq[i].study_record.correct_response,
                                                                       by="key")})
             assert r.status_code == 200, r.text
     csv_path, json_path = session_paths(out, exp.name, "P06", 1)

@@ -85,9 +85,9 @@ def no_r(monkeypatch):
     def tripped(*a, **k):
         raise AssertionError("R was started: the formula reached R")
 
-    monkeypatch.setattr(mixed, "_r", tripped)
+    monkeypatch.setattr(mixed, "r_fitter", tripped)
     monkeypatch.setattr(formula_fit, "_fit_fn", tripped)
-    monkeypatch.setattr(ordinal, "_clmm", tripped)
+    monkeypatch.setattr(ordinal, "clmm_fitter", tripped)
 
 
 @pytest.fixture(scope="module")

@@ -164,7 +164,7 @@ def test_lakretz_direct_histories_show_the_question_and_the_chosen_answer():
     from model_subjects.protocols import QUESTION, get_protocol
 
     exp = load_spec(bundled_spec_path("lakretz2021_demo"))
-    trial = next(t for t in compile_sequence(exp, "m01", 0).trials if t.critical_index >= 0)
+    trial = next(t for t in compile_sequence(exp, "m01", 0).trials if t.study_record.critical_index >= 0)
     for name in ("direct", "sentence_judgment:Direct"):
         e = history_entry(get_protocol(name), trial, "violation", "Wrong!", answer_text=" ignored")
         assert e.question == f"{trial.sentence}\n{QUESTION}\nAnswer:" and e.answer == " Yes" and e.feedback == "Wrong!"

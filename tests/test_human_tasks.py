@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
+from experiments.schema import GENERAL_COLUMN_NAMES
 from experiments.session import SessionWriter, read_rows
 from experiments.tasks import registry
 from experiments.trials import Trial, TrialSequence, freeze_pairs
@@ -207,7 +207,7 @@ def test_a_general_designs_table_has_the_generic_and_factor_columns(tmp_path):
     exp = load(base_spec(tmp_path, "judgment"))
     seq = example_sequence("judgment", exp, "p1", 25, 2)
     cols = table_columns(seq)
-    assert cols == COLUMN_NAMES + GENERIC_COLUMN_NAMES  # `grammatical` is a Lakretz column: no new one
+    assert cols == GENERAL_COLUMN_NAMES  # the core's columns: a judgment adds none, the study's are not there
     cloze = example_sequence("completion", load(base_spec(tmp_path, "completion")), "p1", 25, 2)
     assert table_columns(cloze)[-1] == "constraint"
     w = SessionWriter.create(tmp_path / "d", experiment="x", subject_id="p1", session=1, subject_kind="human",

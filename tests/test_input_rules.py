@@ -140,13 +140,13 @@ def test_models_file_bom_digits_formula_names_and_size(tmp_path):
                                           ("nodes", "2", False)])
 def test_slurm_numbers_are_finite_and_whole(key, value, ok):
     from experiments.options import OptionError
-    from model_subjects.sweep import _check_slurm_number
+    from model_subjects.sweep import check_slurm_number
 
     if ok:
-        _check_slurm_number(key, value)
+        check_slurm_number(key, value)
     else:
         with pytest.raises(OptionError, match=f"slurm.{key}"):
-            _check_slurm_number(key, value)
+            check_slurm_number(key, value)
 
 
 # ---- the CSV field limit: a session of long kept columns survives analyze's torn-row check --------------

@@ -15,7 +15,7 @@ def _write(root, subject, metadata, kind="human", n=12):
     for tr in seq.trials[:n]:
         w.append({**tr.to_row(), "subject_id": subject, "subject_kind": kind, "session": 1,
                   "spec_hash": seq.spec_hash, "sequence_hash": seq.sequence_hash,
-                  "response": tr.correct_response, "correct": True})
+                  "response": tr.study_record.correct_response, "correct": True})
     w.close()
 
 

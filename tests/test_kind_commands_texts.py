@@ -75,16 +75,16 @@ def test_the_studys_commands_are_listed_lazily_and_keep_their_names():
 
 
 def test_a_bad_declaration_is_refused_naming_the_owner():
-    from experiments.commands import CommandDeclarationError, _check
+    from experiments.commands import CommandDeclarationError, check_declaration
 
     good = {"group": "stimuli", "name": "x", "module": "m", "function": "f", "help": "h"}
-    assert _check("kind k", "pkg", good).module == "pkg.m"
+    assert check_declaration("kind k", "pkg", good).module == "pkg.m"
     with pytest.raises(CommandDeclarationError, match="kind k: COMMANDS: group 'nowhere' is not one of"):
-        _check("kind k", "pkg", good | {"group": "nowhere"})
+        check_declaration("kind k", "pkg", good | {"group": "nowhere"})
     with pytest.raises(CommandDeclarationError, match="kind k: COMMANDS: each entry is a mapping of exactly"):
-        _check("kind k", "pkg", {k: v for k, v in good.items() if k != "help"})
+        check_declaration("kind k", "pkg", {k: v for k, v in good.items() if k != "help"})
     with pytest.raises(CommandDeclarationError, match="non-empty texts"):
-        _check("kind k", "pkg", good | {"function": ""})
+        check_declaration("kind k", "pkg", good | {"function": ""})
 
 
 def test_a_kind_brings_its_own_screen_texts(toy, tmp_path):

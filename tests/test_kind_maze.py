@@ -168,7 +168,7 @@ def test_the_plan_read_back_by_derive_is_the_plan(mode):
     """The autopilot's presses, stamped at their planned times with the pairs shown as they reveal them, are
     derived back to the plan's intended picks by the one rule."""
     from experiments.tasks.record import plan as record_plan
-    from kinds.maze.task import walk, _responses
+    from kinds.maze.task import walk, maze_responses
 
     s = settings(error_mode=mode)
     for seed in range(12):
@@ -176,7 +176,7 @@ def test_the_plan_read_back_by_derive_is_the_plan(mode):
         presses = [press(k, 100.0 + 1000 * t) for t, k in p.phases["read"]]
         steps = [100.0]
         while True:
-            w = walk(SIDES, steps, _responses(s, presses, []), mode)
+            w = walk(SIDES, steps, maze_responses(s, presses, []), mode)
             if w["completed"] or w["ended"] or len(steps) > w["reached"]:
                 break
             steps.append(steps[-1] if w["reached"] == 0 else 100.0 + sum(x for x in w["rt_right"] if x) + 1.0)

@@ -112,16 +112,16 @@ def sessions(design, tmp_path_factory):
     rows, counts = server_rows(exp, seq)
     base = tmp_path_factory.mktemp("maze_columns")
     new = write(base / "new", exp, seq, rows)
-    old_header = [c for c in seq.table_columns() if c not in COLUMNS]
+    old_header = [c for c in seq.table_columns(earlier=True) if c not in COLUMNS]  # as written before
     old = write(base / "old", exp, seq, [old_format(r) for r in rows], columns=old_header)
     return exp, seq, rows, counts, new, old, old_header, base
 
 
 def test_the_header_carries_the_declared_columns_after_the_general_layout(sessions):
     exp, seq, *_, new, _old, _h, _b = sessions
-    general = schema.COLUMN_NAMES + schema.GENERIC_COLUMN_NAMES
+    general = schema.GENERAL_COLUMN_NAMES
     header = read_header(new)
-    assert header == seq.table_columns() == general + COLUMNS + ["extraction"]
+    assert header == seq.table_columns() == general + COLUMNS + ["word_rts_ms", "region_rts_ms", "extraction"]
     assert schema.is_table_header(header) and schema.added_columns(["maze"]) == COLUMNS
     assert schema.DTYPES["word_correct"] == "string" and schema.DTYPES["first_error"] == "Int64"
     assert schema.declared().owners["first_error"] == "kind maze"

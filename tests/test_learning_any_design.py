@@ -216,7 +216,7 @@ def test_a_figure_never_drops_a_group_and_wraps_long_titles(monkeypatch, tmp_pat
     t = pd.DataFrame([dict(group=g, answer=a, attractor=x, agreement=y, rate=0.5, lo=0.4, hi=0.6)
                       for g in groups for a in ("yes", "no") for x in ("match", "mismatch") for y in ("intact", "broken")])
     shown = {}
-    monkeypatch.setattr(dfig, "_save", lambda fig, path: shown.setdefault("fig", fig) and path)
+    monkeypatch.setattr(dfig, "save_figure", lambda fig, path: shown.setdefault("fig", fig) and path)
     dfig.interaction_plot(t, ["attractor", "answer", "agreement"], "rate", "lo", "hi", "acceptance", tmp_path / "f.png")
     titles = [ax.get_title() for ax in shown["fig"].axes if ax.get_visible()]
     assert len(titles) == len(set(titles)) == 10  # 5 groups x 2 levels of agreement: every panel drawn

@@ -26,7 +26,7 @@ def seq(exp):
 
 
 def _first(seq, **want):
-    return next(t for t in seq if all(getattr(t, k) == v for k, v in want.items()))
+    return next(t for t in seq if all(getattr(t.study_record, k) == v for k, v in want.items()))
 
 
 def test_parsing_strict_and_lenient():
@@ -52,14 +52,14 @@ def test_every_protocol_name_resolves_and_unknown_names_are_clear():
 
 def test_forced_choice_and_direct_decisions(seq):
     gram = _first(seq, violation_position="none")
-    viol = next(t for t in seq if t.violation_position != "none")
+    viol = next(t for t in seq if t.study_record.violation_position != "none")
     fc, direct = get_protocol("forced_choice"), get_protocol("direct")
     for t in (gram, viol):
         q = fc.queries(t)[0]
-        assert q.prompt == " ".join(t.words[: t.critical_index])
-        assert [o.continuation for o in q.options] == [" " + t.correct_form, " " + other_form(t)]
+        assert q.prompt == " ".join(t.words[: t.study_record.critical_index])
+        assert [o.continuation for o in q.options] == [" " + t.study_record.correct_form, " " + other_form(t)]
         d = fc.decide(t, [[-1.0, -3.0]])
-        assert d.response == t.correct_form and d.correct and d.margin == pytest.approx(2.0)
+        assert d.response == t.study_record.correct_form and d.correct and d.margin == pytest.approx(2.0)
         d = fc.decide(t, [[-3.0, -1.0]])
         assert d.response == other_form(t) and not d.correct and d.margin == pytest.approx(-2.0)
     # direct: options are [presented, alternative]; violation iff the presented word is less probable
@@ -72,7 +72,7 @@ def test_forced_choice_and_direct_decisions(seq):
 
 
 def test_violation_judgment_and_hu_levy_prompts(seq):
-    viol = next(t for t in seq if t.violation_position != "none")
+    viol = next(t for t in seq if t.study_record.violation_position != "none")
     vj = get_protocol("violation_judgment")
     q = vj.queries(viol)[0]
     assert q.prompt.startswith(viol.sentence) and q.prompt.endswith("Answer:")
@@ -89,7 +89,7 @@ def test_violation_judgment_and_hu_levy_prompts(seq):
     assert isinstance(sc, SentenceComparison)
     q1, q2 = sc.queries(viol)
     g, u = grammatical_sentence(viol), ungrammatical_sentence(viol)
-    assert g != u and viol.correct_form in g.split() and other_form(viol) in u.split()
+    assert g != u and viol.study_record.correct_form in g.split() and other_form(viol) in u.split()
     assert q1.prompt.index(g) < q1.prompt.index(u) and q2.prompt.index(u) < q2.prompt.index(g)
     d = sc.decide(viol, [[-1.0, -2.0], [-1.5, -1.0]])  # order 1 picks 1 (gram), order 2 picks 2 (gram)
     assert d.correct and d.margin == pytest.approx((1.0 + 0.5) / 2) and len(d.option_logprobs) == 4
@@ -101,7 +101,7 @@ def test_violation_judgment_and_hu_levy_prompts(seq):
 
 
 def test_production_scoring_keeps_strict_and_lenient(seq):
-    viol = next(t for t in seq if t.violation_position != "none")
+    viol = next(t for t in seq if t.study_record.violation_position != "none")
     p = get_protocol("production")
     d = p.decide(viol, [[-1.0, -2.0]], " yes, there is")
     assert d.response == "none" and not d.correct  # strict: not exactly an option
@@ -109,8 +109,8 @@ def test_production_scoring_keeps_strict_and_lenient(seq):
     d = get_protocol("production:lenient").decide(viol, [[-1.0, -2.0]], " yes, there is")
     assert d.response == "violation" and d.correct
     pc = get_protocol("production:completion")
-    d = pc.decide(viol, [[-1.0, -2.0]], f" {viol.correct_form} the")
-    assert d.response == viol.correct_form and d.correct
+    d = pc.decide(viol, [[-1.0, -2.0]], f" {viol.study_record.correct_form} the")
+    assert d.response == viol.study_record.correct_form and d.correct
 
 
 def test_context_modes_and_groups():
@@ -157,7 +157,7 @@ def test_running_history_is_previous_context_plus_trial_and_its_feedback(exp, se
         # the feedback in the context is the one earned by the subject's own answer
         t_prev = seq.trials[k - 1]
         said_violation = answer == " Yes"
-        expected = exp.feedback.correct_text if said_violation == (t_prev.correct_response == "violation") \
+        expected = exp.feedback.correct_text if said_violation == (t_prev.study_record.correct_response == "violation") \
             else exp.feedback.incorrect_text
         assert fb == expected
 

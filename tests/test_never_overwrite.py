@@ -15,9 +15,9 @@ DATA = Path(__file__).parent / "data" / "lakretz_text"
 
 def recorded_session(root: Path) -> Path:
     """A finished session of two trials written by the real session writer (its table path)."""
-    from test_validation import _human_session
+    from test_validation import human_session
 
-    return _human_session(root, "S1", 2)
+    return human_session(root, "S1", 2)
 
 
 def test_plan_out_never_replaces_a_session_table_even_with_force(tmp_path):

@@ -27,16 +27,16 @@ def write_replication_session(root: Path, subject: str, session: int, n: int) ->
                               spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, n_trials=n) as w:
         for tr in seq.trials[:n]:
             answer = rng.choice(["violation", "no_violation", "none"])
-            early = tr.correct_response == "violation" and rng.random() < 0.5
+            early = tr.study_record.correct_response == "violation" and rng.random() < 0.5
             onsets = [610.0 + 492.0 * k for k in range(len(tr.words))]
             result = TrialResult(
-                response=answer, correct=None if answer == "none" else answer == tr.correct_response,
+                response=answer, correct=None if answer == "none" else answer == tr.study_record.correct_response,
                 rt_ms=None if answer == "none" else rng.uniform(200, 1400), rt_sentence_end_ms=None,
                 word_onsets_ms=onsets, word_durations_ms=[246.0] * len(onsets), feedback_shown=True,
                 feedback_text="Correct!", started_at="", ended_at="", iti_onset=0.0, response_mode="panel",
                 early_response="violation" if early else None,
-                early_response_unit=tr.critical_index if early else None,
-                early_response_ms=onsets[tr.critical_index] - onsets[0] + 300.0 if early else None)
+                early_response_unit=tr.study_record.critical_index if early else None,
+                early_response_ms=onsets[tr.study_record.critical_index] - onsets[0] + 300.0 if early else None)
             w.append(trial_row(tr, result, seq, subject_id=subject, session=session))
 
 

@@ -44,16 +44,16 @@ def test_replication_spec_mirrors_the_release(replication, sessions):
     assert (s1.session, s2.session) == (1, 2)
     main = [tr for tr in s1 if tr.block == "main"] + list(s2)
     assert sum(tr.block == "main" for tr in s1) == len(s2) == 270  # two sessions of 270 trials
-    assert [tr.block for tr in s1[:40]] == ["training"] * 40 and all(tr.lexicon == "training" for tr in s1[:40])
-    counts = collections.Counter((tr.structure, tr.violation_position) for tr in main)
+    assert [tr.block for tr in s1[:40]] == ["training"] * 40 and all(tr.study_record.lexicon == "training" for tr in s1[:40])
+    counts = collections.Counter((tr.study_record.structure, tr.study_record.violation_position) for tr in main)
     assert counts == RELEASE_COUNTS
     # each condition gets its share: long_nested 8 conditions x 10 acceptable over both sessions
-    ln = collections.Counter(tr.condition for tr in main if tr.structure == "long_nested" and tr.grammatical)
+    ln = collections.Counter(tr.condition for tr in main if tr.study_record.structure == "long_nested" and tr.study_record.grammatical)
     assert set(ln.values()) == {10} and len(ln) == 8
     assert all(tr.feedback for tr in s1) and all(tr.feedback for tr in s2)
     # the design is dealt out over the sessions: per session the type counts differ (as in the logs)
-    per = [collections.Counter(tr.structure for tr in s if tr.block == "main") for s in sessions]
-    assert per[0] != per[1] and per[0] + per[1] == collections.Counter(tr.structure for tr in main)
+    per = [collections.Counter(tr.study_record.structure for tr in s if tr.block == "main") for s in sessions]
+    assert per[0] != per[1] and per[0] + per[1] == collections.Counter(tr.study_record.structure for tr in main)
 
 
 def test_no_item_repeats_across_sessions_and_sessions_are_separate_sequences(replication, sessions):
@@ -70,12 +70,12 @@ def test_no_item_repeats_across_sessions_and_sessions_are_separate_sequences(rep
 
 
 def test_fillers_are_violations_of_another_kind(sessions):
-    fillers = [tr for s in sessions for tr in s if tr.violation_position == "other"]
-    assert fillers and all(tr.correct_response == "violation" and tr.dependency is None for tr in fillers)
+    fillers = [tr for s in sessions for tr in s if tr.study_record.violation_position == "other"]
+    assert fillers and all(tr.study_record.correct_response == "violation" and tr.study_record.dependency is None for tr in fillers)
     for tr in fillers:
-        assert tr.words[tr.critical_index].rstrip(".") == tr.critical_word != tr.correct_form
-        assert tr.critical_word.endswith("ing") or tr.critical_index == 1 or tr.critical_index == 4
-    kinds = collections.Counter(tr.critical_word.endswith("ing") for tr in fillers)
+        assert tr.words[tr.study_record.critical_index].rstrip(".") == tr.study_record.critical_word != tr.study_record.correct_form
+        assert tr.study_record.critical_word.endswith("ing") or tr.study_record.critical_index == 1 or tr.study_record.critical_index == 4
+    kinds = collections.Counter(tr.study_record.critical_word.endswith("ing") for tr in fillers)
     assert kinds[True] > 3 * kinds[False] > 0  # mostly verb-form fillers, some inanimate subjects
 
 
@@ -99,16 +99,16 @@ def test_italian_file_units_and_rows():
     seq = compile_sequence(exp, "P1")
     assert len(seq) == 20
     for tr in seq:
-        assert tr.words[tr.critical_index] == tr.critical_word
+        assert tr.words[tr.study_record.critical_index] == tr.study_record.critical_word
         row = tr.to_row()
         units = json.loads(row["rsvp_units"])
         assert units == list(tr.words) and row["words"] == " ".join(units)
         assert len(row["words"].split(" ")) > len(units)  # "l' uomo", "il cuoco": more words than units
         # the table's critical_index counts words (as the release importer's rows do), units are separate
-        assert row["words"].split(" ")[row["critical_index"]] == tr.critical_word.split(" ")[0]
+        assert row["words"].split(" ")[row["critical_index"]] == tr.study_record.critical_word.split(" ")[0]
         back = Trial.from_dict({**row, "dependency": row["dependency"] or ""})
         assert back == tr
-    assert {tr.violation_position for tr in seq} >= {"none", "inner", "other"}
+    assert {tr.study_record.violation_position for tr in seq} >= {"none", "inner", "other"}
 
 
 def test_units_round_trip_through_a_file(tmp_path):

@@ -195,7 +195,7 @@ def test_rerun_with_another_seed_names_the_difference(tmp_path, spec):
 
 # ---- rows -------------------------------------------------------------------------------------
 def _result(trial, response="violation", rt=412.5):
-    return TrialResult(response=response, correct=response == trial.correct_response, rt_ms=rt,
+    return TrialResult(response=response, correct=response == trial.study_record.correct_response, rt_ms=rt,
                        rt_sentence_end_ms=rt - 1000, word_onsets_ms=[600.0 + 500 * i for i in range(len(trial.words))],
                        word_durations_ms=[250.0] * len(trial.words), feedback_shown=True, feedback_text="Correct!",
                        started_at="t0", ended_at="t1", iti_onset=0.0, extra={"timing_mode": "frames"})

@@ -348,7 +348,7 @@ def _table() -> bytes:
         for i in range(48):
             t = seq[i]
             ok = i % 3 != 0
-            resp = t.correct_response if ok else ("no_violation" if t.correct_response == "violation" else "violation")
+            resp = t.study_record.correct_response if ok else ("no_violation" if t.study_record.correct_response == "violation" else "violation")
             w.append(trial_row(t, TrialResult(response=resp, correct=ok, rt_ms=400.0 + i, rt_sentence_end_ms=1.0,
                                               word_onsets_ms=[], word_durations_ms=[], feedback_shown=True,
                                               feedback_text="ok", started_at="t0", ended_at="t1", iti_onset=0.0,

@@ -52,18 +52,19 @@ ADDED_BY_BUILT_IN = {"maze": ["word_correct", "first_error"]}
 
 
 def test_the_declared_layout_is_every_built_in_column_once():
-    """Every built-in column (the core's, the study's, the kinds') has its place in the general layout but the
-    columns of a kind added since (ADDED_BY_BUILT_IN), which only that kind's sessions carry; the Lakretz header
-    is its beginning."""
+    """Every built-in column (the core's, the study's, the kinds') has its place in the earlier general layout
+    but the columns of a kind added since (ADDED_BY_BUILT_IN), which only that kind's sessions carry; the Lakretz
+    header is its beginning. Today's general layout is the core's columns alone."""
     table = study_table()
     assert schema.COLUMN_NAMES == list(table.HEADER) and len(schema.COLUMN_NAMES) == 44
-    assert schema.COLUMN_NAMES + schema.GENERIC_COLUMN_NAMES == list(table.GENERAL_HEADER)
+    earlier = list(table.EARLIER_GENERAL_HEADER)
+    assert schema.GENERAL_COLUMN_NAMES == [c for c, _, _ in schema.CORE_COLUMNS]
     added = [c for cols in ADDED_BY_BUILT_IN.values() for c in cols]
-    assert sorted(schema.column_names()) == sorted(list(table.GENERAL_HEADER) + added)
-    assert schema.added_columns(schema.declared().by_kind) == added
+    assert sorted(schema.column_names()) == sorted(earlier + added)
+    assert schema.added_columns(schema.declared().by_kind, earlier) == added
     for kind, cols in ADDED_BY_BUILT_IN.items():
-        assert schema.added_columns([kind]) == cols == list(schema.declared().by_kind[kind])
-    assert set(schema.DTYPES) == set(schema.DESCRIPTIONS) == set(table.GENERAL_HEADER) | set(added)
+        assert schema.added_columns([kind], earlier) == cols == list(schema.declared().by_kind[kind])
+    assert set(schema.DTYPES) == set(schema.DESCRIPTIONS) == set(earlier) | set(added)
     assert schema.DTYPES["critical_index"] == "Int64" and schema.DTYPES["rating"] == "Float64"
     # the dataset description keeps the words it has always carried for the core's columns
     described = {c: d for c, _, d in schema.COLUMNS}
@@ -88,7 +89,7 @@ def test_a_toy_kinds_column_is_in_its_sessions_header_only(tmp_path):
     """colour_toy_b declares `colour_margin`: its design's header is the general layout, that column, then the
     factor; a bundled kind's spec compiled while the toy is installed keeps its header."""
     bundled = compile_sequence(load_spec(bundled_spec_path("acceptability_yesno")), "S01").table_columns()
-    general = schema.COLUMN_NAMES + schema.GENERIC_COLUMN_NAMES
+    general = schema.GENERAL_COLUMN_NAMES
     assert "colour_margin" not in schema.column_names()
     with installed(TOY, tmp_path):
         assert schema.DTYPES["colour_margin"] == "Float64"
@@ -103,16 +104,18 @@ def test_a_toy_kinds_column_is_in_its_sessions_header_only(tmp_path):
 
 
 def test_no_bundled_spec_gains_a_column():
-    """Every bundled spec's header is the layout (and its factors): no kind's added column, except the Maze
-    example's own two (its kind adds them to every Maze session), so every bundled session keeps its header."""
+    """Every bundled spec's header as its sessions were written before (the earlier layout, and its factors) has
+    no kind's added column, except the Maze example's own two (its kind adds them to every Maze session), so every
+    such session resumes with its header byte for byte."""
     for spec in sorted((ROOT / "experiments" / "specs").glob("*.yaml")):
-        header = compile_sequence(load_spec(spec), "S01").table_columns()
+        header = compile_sequence(load_spec(spec), "S01").table_columns(earlier=True)
         added = ["word_correct", "first_error"] if spec.name == "maze.yaml" else []
         assert schema.kinds_added_in(header) == added, spec.name
 
 
 def test_headers_written_before_are_accepted():
-    general = schema.COLUMN_NAMES + schema.GENERIC_COLUMN_NAMES
+    general = list(study_table().EARLIER_GENERAL_HEADER)
+    assert schema.is_table_header(schema.GENERAL_COLUMN_NAMES + ["head_number"])
     assert schema.is_table_header(list(schema.COLUMN_NAMES))
     assert schema.is_table_header(general) and schema.is_table_header(general + ["head_number"])
     assert not schema.is_table_header(schema.COLUMN_NAMES[::-1])

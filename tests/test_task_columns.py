@@ -49,7 +49,7 @@ def test_judgment_like_kinds_fill_it_from_the_answer():
 def test_lakretz_rows_keep_their_column():
     exp = load_spec("lakretz2021_demo")
     seq = compile_sequence(exp, "p01", exp.seed)
-    assert all(t.to_row()["grammatical"] is (t.violation_position == "none") for t in seq)
+    assert all(t.to_row()["grammatical"] is (t.study_record.violation_position == "none") for t in seq)
 
 
 def test_detection_for_a_trial_of_another_kind_than_the_specs():

@@ -72,15 +72,15 @@ def test_violation_detection_scoring_skips_fillers():
 
 def test_lakretz_trial_reads_its_record_from_violation_detections_materials():
     t = lakretz_trial("none", "no_violation")
-    assert (t.critical_word, t.critical_index, t.words, t.prefix_words) == ("runs", 2, ("the", "boy", "runs"), ("the", "boy"))
-    assert t.mat["critical_word"] == "runs" and not t.is_generic and t.grammatical
+    assert (t.study_record.critical_word, t.study_record.critical_index, t.words, t.study_record.prefix_words) == ("runs", 2, ("the", "boy", "runs"), ("the", "boy"))
+    assert t.mat["critical_word"] == "runs" and not t.is_generic and t.study_record.grammatical
     flipped = t.with_materials(critical_word="run", violation_position="inner", correct_response="violation")
-    assert flipped.critical_word == "run" and not flipped.grammatical and flipped.lexicon == "x"
+    assert flipped.study_record.critical_word == "run" and not flipped.study_record.grammatical and flipped.study_record.lexicon == "x"
     with pytest.raises(TypeError, match="unknown"):
         t.with_materials(nonsense=1)
     # a general design's trial: no Lakretz materials, its Lakretz columns follow from it (as always written)
     g = trial("judgment", sentence="The dog barks .", answer="yes")
-    assert g.is_generic and (g.structure, g.critical_index, g.words, g.correct_response) == \
+    assert g.is_generic and (g.study_record.structure, g.study_record.critical_index, g.words, g.study_record.correct_response) == \
         ("x", -1, ("The", "dog", "barks", "."), "yes")
 
 
@@ -215,8 +215,9 @@ def test_violation_detection_answers_on_screen_and_its_outcome():
     assert kind.answers(None, s) == [Answer("violation", "?", "v")]
 
     class T:
-        correct_response = "violation"
-        violation_position = "other"  # a filler: the analysis leaves it unscored, the row says right or wrong
+        class study_record:  # noqa: N801 (the record adapter's view, as Trial.study_record gives it)
+            correct_response = "violation"
+            violation_position = "other"  # a filler: the analysis leaves it unscored, the row says right or wrong
 
     assert outcome(T, "violation") is True and outcome(T, "no_violation") is False
     assert outcome(T, "none", answered=False) is None and kind.score(T, "violation") is None

@@ -28,7 +28,7 @@ def spec():
 
 
 def _result(trial) -> TrialResult:
-    return TrialResult(response="violation", correct=trial.correct_response == "violation", rt_ms=400.0,
+    return TrialResult(response="violation", correct=trial.study_record.correct_response == "violation", rt_ms=400.0,
                        rt_sentence_end_ms=-100.0, word_onsets_ms=[600.0 + 500 * i for i in range(len(trial.words))],
                        word_durations_ms=[250.0] * len(trial.words), feedback_shown=True,
                        feedback_text='Correct, "quoted"\nand a second line', started_at="t0", ended_at="t1",

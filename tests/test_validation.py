@@ -127,7 +127,7 @@ def test_long_block_compiles_quickly_and_in_order(tmp_path):
     assert len(test) == 1000
     run = longest = 0
     for t in test:
-        run = run + 1 if t.violation_position != "none" else 0
+        run = run + 1 if t.study_record.violation_position != "none" else 0
         longest = max(longest, run)
     assert longest <= 3
 
@@ -256,7 +256,7 @@ def test_key_and_colour_lists_are_psychopys_own():
 
 
 # ---- analyze: sessions with nothing to analyse ---------------------------------------------------
-def _human_session(root: Path, sid: str, n: int, status: str = "completed") -> Path:
+def human_session(root: Path, sid: str, n: int, status: str = "completed") -> Path:
     from participants.rows import trial_row
     from participants.rsvp import TrialResult
 
@@ -267,7 +267,7 @@ def _human_session(root: Path, sid: str, n: int, status: str = "completed") -> P
     for i in range(n):
         t = seq[i]
         ok = i % 3 != 0
-        resp = t.correct_response if ok else ({"violation": "no_violation"}.get(t.correct_response, "violation"))
+        resp = t.study_record.correct_response if ok else ({"violation": "no_violation"}.get(t.study_record.correct_response, "violation"))
         w.append(trial_row(t, TrialResult(response=resp, correct=ok, rt_ms=400.0, rt_sentence_end_ms=1.0,
                                           word_onsets_ms=[], word_durations_ms=[], feedback_shown=True,
                                           feedback_text="x", started_at="t0", ended_at="t1", iti_onset=0.0,
@@ -279,10 +279,10 @@ def _human_session(root: Path, sid: str, n: int, status: str = "completed") -> P
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory):
     root = tmp_path_factory.mktemp("sessions")
-    good = [_human_session(root / "good", sid, 60) for sid in ("P1", "P2")]
-    header_only = _human_session(root / "h", "P3", 0, "aborted")  # killed during the instructions
-    training_only = _human_session(root / "t", "P4", 5)  # the README's --trials 5 check
-    torn = _human_session(root / "torn", "P5", 60)
+    good = [human_session(root / "good", sid, 60) for sid in ("P1", "P2")]
+    header_only = human_session(root / "h", "P3", 0, "aborted")  # killed during the instructions
+    training_only = human_session(root / "t", "P4", 5)  # the README's --trials 5 check
+    torn = human_session(root / "torn", "P5", 60)
     data = torn.read_bytes()
     torn.write_bytes(data[:-40])
     empty = root / "e" / "study-x_subject-P6_session-1_data.csv"

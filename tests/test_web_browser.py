@@ -132,7 +132,7 @@ def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_
             else:
                 assert advance_pages(page, shots) == "trial"
             answer, how, early = plan[i]
-            ci, n = seq[i].critical_index, len(seq[i].words)
+            ci, n = seq[i].study_record.critical_index, len(seq[i].words)
             reach(page, i, 0)
             shots("fixation")
             if early is not None:
@@ -150,7 +150,7 @@ def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_
             elif how == "mouse":
                 page.click(f".tl-box[data-answer={answer}]")
             reach(page, i, after_units(n, 2), timeout=5000)
-            correct = None if answer is None else answer == seq[i].correct_response
+            correct = None if answer is None else answer == seq[i].study_record.correct_response
             shots("feedback_" + ("no_response" if correct is None else "correct" if correct else "incorrect"))
         page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=15_000)
         shots("end")
@@ -177,8 +177,8 @@ def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_
         if answer is None:
             assert row["correct"] == "" and row["rt_ms"] == "" and row["feedback_text"] == "Troppo lento!"
         else:
-            assert row["correct"] == str(answer == seq[i].correct_response)
-            assert row["feedback_text"] == ("Corretto!" if answer == seq[i].correct_response else "Sbagliato!")
+            assert row["correct"] == str(answer == seq[i].study_record.correct_response)
+            assert row["feedback_text"] == ("Corretto!" if answer == seq[i].study_record.correct_response else "Sbagliato!")
             assert 150 <= float(row["rt_ms"]) < 2000  # we waited 150 ms after the panel was seen
         if early is not None:
             assert row["early_response"] == "violation" and int(row["early_response_unit"]) in (early, early + 1)
@@ -219,7 +219,7 @@ def test_go_no_go_keys_in_chromium(browser, tmp_path):
         page.goto(f"{url}/?participant=K01")
         for i in range(3):
             assert advance_pages(page, shots) == "trial"
-            ci, n = seq[i].critical_index, len(seq[i].words)
+            ci, n = seq[i].study_record.critical_index, len(seq[i].words)
             if i == 0:  # a press on the critical word, during the sentence
                 reach(page, i, unit_step(ci))
                 page.keyboard.press(" ")
@@ -240,7 +240,7 @@ def test_go_no_go_keys_in_chromium(browser, tmp_path):
     assert 0 <= float(rows[0]["rt_ms"]) < 300 and float(rows[0]["rt_sentence_end_ms"]) < 0
     assert float(rows[2]["rt_sentence_end_ms"]) > 100
     for r, t in zip(rows, seq):
-        assert r["correct"] == str(r["response"] == t.correct_response)
+        assert r["correct"] == str(r["response"] == t.study_record.correct_response)
 
 
 def test_the_built_site_runs_from_a_plain_static_server_with_no_network(browser, tmp_path):
@@ -412,7 +412,7 @@ def test_rows_match_a_psychopy_session_of_the_same_participant_and_seed(browser,
         for i in range(3):
             assert advance_pages(page) == "trial"
             reach(page, i, after_units(len(seq[i].words), 1))
-            page.keyboard.press("f" if seq[i].correct_response == "violation" else "j")
+            page.keyboard.press("f" if seq[i].study_record.correct_response == "violation" else "j")
             reach(page, i, after_units(len(seq[i].words), 2))
         page.wait_for_function("() => document.body.dataset.screen === 'end'", timeout=15_000)
     finally:

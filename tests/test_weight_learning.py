@@ -126,7 +126,7 @@ def test_feedback_steps_make_the_right_answers_likelier(bundled_backend):
     pairs = []
     for t in trials:
         entry = correct_entry(proto, t, "twinlab-context-v3")
-        assert entry.answer == (" Yes" if t.correct_response == "violation" else " No")  # hand rule of the task
+        assert entry.answer == (" Yes" if t.study_record.correct_response == "violation" else " No")  # hand rule of the task
         pairs.append((static_context(ContextMode("none"), entry.question), entry.answer))
 
     def logps() -> list[float]:

@@ -105,7 +105,7 @@ def page_report(trial: Trial, exp: Experiment, *, answer: str | None, by: str = 
         fb_on = round(t_answer + FRAME_MS / 2, 3)
     else:
         fb_on = round(deadline, 3)
-    correct = None if (panel and answer is None) else rep["response"] == trial.correct_response
+    correct = None if (panel and answer is None) else rep["response"] == trial.study_record.correct_response
     if trial.feedback:
         fb = exp.feedback
         rep["feedback_text"] = fb.no_response_text if correct is None else fb.correct_text if correct else fb.incorrect_text

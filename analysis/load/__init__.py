@@ -20,7 +20,8 @@ from analysis.load.formats import frame_formats, frame_reader, sniff_study_forma
 from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
 from analysis.load.spec_versions import check_versions, session_version
 from analysis.load.subjects import session_identity
-from experiments.schema import COLUMN_NAMES, DTYPES, GENERIC_COLUMN_NAMES, column_names, required_columns
+from experiments.schema import (COLUMN_NAMES, DTYPES, GENERAL_COLUMN_NAMES, GENERIC_COLUMN_NAMES, column_names,
+                                required_columns)
 from experiments.session import SessionError, scan_table, verified_session_problem
 from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 from stimuli.textfile import regular_file_problem
@@ -158,7 +159,8 @@ def _check_columns(path: Path, columns: list[str], info: LoadInfo, factors: Iter
     # a general design's table: also the columns a kind declares beyond the layout (a third party's kind)
     known = set(COLUMN_NAMES) | (set(column_names()) | set(factors) if is_generic_table(columns) else set())
     unknown = [c for c in columns if c not in known]
-    missing = [c for c in COLUMN_NAMES if c not in columns]
+    # a general design's table holds the core's columns, its kinds' and its factors' (no study's)
+    missing = [c for c in (GENERAL_COLUMN_NAMES if is_generic_table(columns) else COLUMN_NAMES) if c not in columns]
     if unknown:
         c = unknown[0]
         guess = difflib.get_close_matches(c, missing or COLUMN_NAMES, n=1)

@@ -19,7 +19,7 @@ from analysis.power.settings import MODEL_LABEL, Pilot, PowerSettings
 from analysis.power.stats import IMPLAUSIBLE_SE
 from analysis.report.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
-from analysis.report.figures import _plt, PALETTE
+from analysis.report.figures import pyplot, PALETTE
 
 TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
                  "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "implausible_se",
@@ -125,7 +125,7 @@ def figure(table: pd.DataFrame, res: dict) -> bytes | None:
     fig = draw_figure(table, res)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    _plt().close(fig)
+    pyplot().close(fig)
     return buf.getvalue()
 
 
@@ -158,7 +158,7 @@ def boundary_caption(causes: list[str]) -> str:
 def draw_figure(table: pd.DataFrame, res: dict):
     """The figure itself (a matplotlib Figure): the target's label sits outside the axes, right of the line,
     where no point or band can be under it."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for k, (items, t) in enumerate(table.groupby("items", sort=True)):
         t = t.sort_values("subjects")

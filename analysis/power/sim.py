@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.stats.mixed import MixedModelError, _r, _r_frame, boundary_reasons
+from analysis.stats.mixed import MixedModelError, r_fitter, r_frame, boundary_reasons
 
 R_SETUP = r"""
 function(design, fixed_rhs, random_text, family, beta_names, beta, vc_grp, vc_var1, vc_var2, vc_sdcor, sigma) {
@@ -196,7 +196,7 @@ COLUMNS = ("estimate", "se", "statistic", "p", "failed", "converged", "singular"
 def _fns():
     """The two R functions (R started once with lme4, analysis/stats/mixed.py)."""
     if not _FNS:
-        _r()
+        r_fitter()
         import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
         _FNS["setup"] = ro.r(R_SETUP)
@@ -225,7 +225,7 @@ class SizeModel:
         fns = _fns()
         rfx = [r for r in truth.random_effects if r.get("group") != "Residual"]
         try:
-            self.r = fns["setup"](_r_frame(design), fixed_rhs, random_text, truth.family,
+            self.r = fns["setup"](r_frame(design), fixed_rhs, random_text, truth.family,
                                   ro.StrVector(list(truth.beta)), ro.FloatVector(list(truth.beta.values())),
                                   ro.StrVector([str(r["group"]) for r in rfx]),
                                   ro.StrVector([str(r.get("var1") or "") for r in rfx]),

@@ -13,7 +13,7 @@ from analysis.report import design_figures as dfig
 from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table, rates
 from analysis.load.frames import is_general_design, model_frame  # noqa: F401 (is_general_design re-exported)
 from analysis.load.rows import block_kind, scope_text, select_blocks
-from analysis.report.tables import fmt_ci as _fmt_ci, slug
+from analysis.report.tables import fmt_ci, slug
 from analysis.report.results_folder import Results
 from analysis.load.subjects import RULE as COPIES_RULE
 from analysis.measures.demand_gap import demand_gaps
@@ -40,13 +40,13 @@ def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         return t
     return pd.DataFrame({**{c: t[c] for c in ["group"] + by},
                          "subjects": t["n_subjects"], "items": t["n_items"], "trials": t["n_trials"],
-                         "rate [CI subjects]": [_fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"])],
+                         "rate [CI subjects]": [fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"])],
                          # one subject (a person, or merged model copies): the rate's CI resamples items
                          **({"rate CI over": t["ci_unit"].map({"subject": "subjects", "item": "items (one subject)"})}
                             if "ci_unit" in t.columns and (t["ci_unit"] == "item").any() else {}),
-                         "F1: by-subject mean [CI]": [_fmt_ci(*r) for r in zip(t["by_subject_mean"], t["by_subject_ci_low"],
+                         "F1: by-subject mean [CI]": [fmt_ci(*r) for r in zip(t["by_subject_mean"], t["by_subject_ci_low"],
                                                                                 t["by_subject_ci_high"])],
-                         "F2: by-item mean [CI]": [_fmt_ci(*r) for r in zip(t["by_item_mean"], t["by_item_ci_low"],
+                         "F2: by-item mean [CI]": [fmt_ci(*r) for r in zip(t["by_item_mean"], t["by_item_ci_low"],
                                                                              t["by_item_ci_high"])]})
 
 

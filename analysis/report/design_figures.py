@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import textwrap
 
-from analysis.report.figures import PALETTE, _plt, _save
+from analysis.report.figures import PALETTE, pyplot, save_figure
 
 GRID_COLUMNS = 4  # panels per row; more panels add rows (a figure never drops a group, issue 38)
 TITLE_WIDTH = 30  # characters per line of a panel title (longer titles wrap instead of overlapping)
@@ -59,7 +59,7 @@ def interaction_plot(t: pd.DataFrame, by: list[str], value: str, low: str, high:
     of further factors); error bars: the table's CI columns; levels in the spec's order (`levels`)."""
     if t.empty or not by:
         return None
-    plt = _plt()
+    plt = pyplot()
     x, line = by[0], (by[1] if len(by) > 1 else None)
     panels = _panels(t, ["group"] + by[2:])
     fig, axes = panel_grid(plt, len(panels))
@@ -85,7 +85,7 @@ def interaction_plot(t: pd.DataFrame, by: list[str], value: str, low: str, high:
             ax.legend(title=line, fontsize=8, title_fontsize=8, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def rating_distribution(dist: pd.DataFrame, path: Path) -> Path | None:
@@ -93,7 +93,7 @@ def rating_distribution(dist: pd.DataFrame, path: Path) -> Path | None:
     shares = [c for c in dist.columns if c.startswith("share_")]
     if dist.empty or not shares:
         return None
-    plt = _plt()
+    plt = pyplot()
     keys = [c for c in dist.columns if c not in shares and c != "n_trials"]
     labels = [" / ".join(str(v) for v in r) for r in dist[keys].itertuples(index=False)]
     fig, ax = plt.subplots(figsize=(max(4.5, 0.6 * len(labels) + 2), 3.6))
@@ -106,14 +106,14 @@ def rating_distribution(dist: pd.DataFrame, path: Path) -> Path | None:
     ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("share of ratings")
     ax.legend(title="rating", fontsize=7, title_fontsize=8, bbox_to_anchor=(1.01, 1), loc="upper left", frameon=False)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def region_rts(t: pd.DataFrame, factors: list[str], path: Path) -> Path | None:
     """Mean reading time by region, one line per factor cell, one panel per group (bars: CIs over subjects)."""
     if t.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     panels = _panels(t, ["group"])
     fig, axes = panel_grid(plt, len(panels), width=4.2)
     for ax, (name, g) in zip(axes, panels):
@@ -128,7 +128,7 @@ def region_rts(t: pd.DataFrame, factors: list[str], path: Path) -> Path | None:
         panel_title(ax, name)
         ax.legend(fontsize=7, frameon=False)
     axes[0].set_ylabel("reading time (ms)")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def surprisal_scatter(points: dict[str, pd.DataFrame], path: Path) -> Path | None:
@@ -136,7 +136,7 @@ def surprisal_scatter(points: dict[str, pd.DataFrame], path: Path) -> Path | Non
     points = {k: v for k, v in points.items() if len(v)}
     if not points:
         return None
-    plt = _plt()
+    plt = pyplot()
     items = list(points.items())
     fig, axes = panel_grid(plt, len(items), width=3.8)
     for ax, (g, p) in zip(axes, items):
@@ -147,14 +147,14 @@ def surprisal_scatter(points: dict[str, pd.DataFrame], path: Path) -> Path | Non
             ax.plot(xs, a + b * xs, color=PALETTE[3])
         ax.set_xlabel(f"surprisal (bits): {g}", fontsize=8)
     axes[0].set_ylabel("human mean reading time (ms)")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def position_bias_bars(t: pd.DataFrame, path: Path) -> Path | None:
     """Share of choices per screen position per group, chance as a dotted line."""
     if t.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     panels = _panels(t, ["n_options"])
     fig, axes = panel_grid(plt, len(panels), width=4.0, height=3.2)
     for ax, (name, g) in zip(axes, panels):
@@ -171,7 +171,7 @@ def position_bias_bars(t: pd.DataFrame, path: Path) -> Path | None:
         panel_title(ax, name)
         ax.legend(fontsize=7, frameon=False)
     axes[0].set_ylabel("share of choices")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def learning_curves(curves: pd.DataFrame, path: Path) -> Path | None:
@@ -180,7 +180,7 @@ def learning_curves(curves: pd.DataFrame, path: Path) -> Path | None:
     test trials, dashed for training; shaded: the table's 95% CIs over subjects."""
     if curves.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     xs = list(dict.fromkeys(curves["x_name"]))
     outcomes = [("error_rate", "ci_low", "ci_high", "error rate")]
     if curves["rt_mean"].notna().any():
@@ -212,4 +212,4 @@ def learning_curves(curves: pd.DataFrame, path: Path) -> Path | None:
     fig.legend(handles, ["\n".join(__import__("textwrap").wrap(lab, 34)) for lab in labels], fontsize=7,
                frameon=False, loc="upper left", bbox_to_anchor=(1.0, 0.95))
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)

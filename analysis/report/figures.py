@@ -41,7 +41,7 @@ def tight_layout(fig) -> None:
         width, height = fig.get_size_inches()
         fig.set_size_inches(width * 1.25, height * 1.25)
 
-def _plt():
+def pyplot():
     import matplotlib  # late: matplotlib loads only when a figure is drawn
 
     matplotlib.use("Agg")
@@ -52,7 +52,7 @@ def _plt():
     return plt
 
 
-def _save(fig, path: Path) -> Path:
+def save_figure(fig, path: Path) -> Path:
     """Save a figure whole or not at all (rendered in memory, then written to a temporary file and renamed)."""
     buf = io.BytesIO()
     fig.savefig(buf, format=path.suffix.lstrip(".") or "png", bbox_inches="tight")
@@ -77,7 +77,7 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     t = er[er["structure"] == structure]
     if t.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     humans = [g for g in ("human", "human (simulated)") if g in set(t["group"])]
     groups = [g for g in t["group"].unique() if not is_human_group(g)] or humans[:1]
     deps = [d for d in ("inner", "outer") if d in set(t["dependency"])]
@@ -127,7 +127,7 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
     fig.legend(handles=handles, loc="upper right", fontsize=8, frameon=False)
     fig.suptitle(f"Error rates, {structure} (bars: 95% bootstrap CI)", fontsize=10)
     tight_layout(fig)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: str, path: Path) -> Path | None:
@@ -135,7 +135,7 @@ def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: s
     side by side with 95% CIs. Compact: the whole design in one row at page width."""
     if t.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     structures = structure_order(set(t["structure"]))
     widths = [len(set(t.loc[t["structure"] == s, "condition"])) for s in structures]
     fig, axes = plt.subplots(1, len(structures), figsize=(0.44 * sum(widths) + 1.2, 3.4), squeeze=False, sharey=True,
@@ -163,7 +163,7 @@ def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: s
     axes[0][-1].legend(handles=[Patch(color=DEP_COLOR[v], alpha=0.8, label=v) for v in present], title="violation",
                        fontsize=9, frameon=False, loc="upper right")
     fig.suptitle(title, fontsize=11)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path | None:
@@ -171,7 +171,7 @@ def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path |
     t = fe[fe["structure"] == structure]
     if t.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     positions = [v for v in ("inner", "outer") if v in set(t["violation_position"])]
     groups = list(t["group"].unique())
     conds = condition_order(t["condition"])
@@ -196,7 +196,7 @@ def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path |
         axes[0][0].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle(f"First encounter after training, {structure} (95% bootstrap CI over subjects)", fontsize=10)
     tight_layout(fig)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _curve(ax, fit: pd.Series | dict | None, xmax: float, color: str, ls: str = "-", label: str | None = None):
@@ -215,7 +215,7 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
     p = points[(points["group"] == group) & (points["structure"] == structure)]
     if p.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     positions = [v for v in ("inner", "outer") if v in set(p["violation_position"])]
     conds = condition_order(p["condition"])
     f = fits[(fits["group"] == group) & (fits["structure"] == structure)] if not fits.empty else fits
@@ -252,7 +252,7 @@ def grid_by_cell(points: pd.DataFrame, fits: pd.DataFrame, group: str, structure
                 ax.set_ylabel(f"{pos}\nerror rate")
     fig.supxlabel(xlabel, fontsize=10)
     fig.suptitle(f"{title} ({group}, {structure})", fontsize=11)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _in_cell(t: pd.DataFrame, focus: dict[str, str]) -> pd.Series:
@@ -269,7 +269,7 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
     p = points[_in_cell(points, focus)]
     if p.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.8, 3.4))
     xmax = float(p["exposures"].max())
     for k, (g, d) in enumerate(p.groupby("group", sort=False)):
@@ -297,7 +297,7 @@ def exposure_focus(points: pd.DataFrame, group_fits: dict[str, dict], glm_fits: 
     ax.set_title(f"Learning over exposures: {':'.join(focus.values())}", fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     tight_layout(fig)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
@@ -305,7 +305,7 @@ def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
     width); a flagged gap (a method never or always right) is hatched and says so at its bar."""
     if dg.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     d = dg.reset_index(drop=True)
     flags = d["flag"].fillna("") if "flag" in d.columns else pd.Series([""] * len(d))
 
@@ -336,13 +336,13 @@ def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
                   fontsize=8)
     ax.set_title("Demand gap (seeds/002); hatched: a method never (or always) right", fontsize=9)
     tight_layout(fig)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def consistency_scatter(pairs: pd.DataFrame, ic: pd.DataFrame, path: Path) -> Path | None:
     if pairs.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     keys = list(pairs.groupby(["model_label", "context", "protocol_direct", "protocol_meta"]).groups)[:12]
     ncol = min(4, len(keys))
     nrow = (len(keys) + ncol - 1) // ncol
@@ -363,14 +363,14 @@ def consistency_scatter(pairs: pd.DataFrame, ic: pd.DataFrame, path: Path) -> Pa
         ax.axvline(0, color="grey", lw=0.5)
     fig.suptitle("Internal consistency (seeds/003)", fontsize=10)
     tight_layout(fig)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def training_bars(c4: pd.DataFrame, path: Path) -> Path | None:
     """seeds/000 Figure C4: error rates during training by structure (panels) and violation (bars)."""
     if c4.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     structures = list(dict.fromkeys(c4["structure"]))
     order = ["none", "inner", "outer", "other"]
     fig, axes = plt.subplots(1, len(structures), figsize=(2.3 * len(structures) + 1.0, 3.0), squeeze=False, sharey=True)
@@ -390,7 +390,7 @@ def training_bars(c4: pd.DataFrame, path: Path) -> Path | None:
     axes[0][0].set_ylabel("error rate in training")
     fig.suptitle("Errors during training, session 1 (seeds/000 Fig. C4)", fontsize=10)
     tight_layout(fig)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4) -> Path | None:
@@ -399,7 +399,7 @@ def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4
     c < 0: the subject leans to answering 'violation'; c > 0: to 'no violation'."""
     if det.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     structures = structure_order(set(det["structure"]))
     structures = structures[:max_structures]
     groups = sorted((g for g in set(det["group"])), key=lambda g: (not is_human_group(g), g))
@@ -435,4 +435,4 @@ def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4
     fig.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 0.93))
     fig.suptitle("Violation detection: d' and criterion c (conditions pooled, 95% bootstrap CIs)", fontsize=10)
     tight_layout(fig)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.report.figures import PALETTE, _plt, _save
+from analysis.report.figures import PALETTE, pyplot, save_figure
 
 MAX_PANELS = 6
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
@@ -41,7 +41,7 @@ def reading_by_region(rt: pd.DataFrame, sur: pd.DataFrame, factors: list[str], o
     # every group is drawn (a grid of 2 columns grows; issue 38: a figure never drops a group)
     if not panels:
         return None
-    plt = _plt()
+    plt = pyplot()
     n = len(panels)
     cols = min(n, 2)
     rows = (n + cols - 1) // cols
@@ -64,4 +64,4 @@ def reading_by_region(rt: pd.DataFrame, sur: pd.DataFrame, factors: list[str], o
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -64,7 +64,7 @@ def _cell(v) -> str:
     return f"<td class=txt>{_fmt(v)}</td>"
 
 
-def _table_html(df: pd.DataFrame, index: bool = False, transpose: bool = False) -> str:
+def table_html(df: pd.DataFrame, index: bool = False, transpose: bool = False) -> str:
     if index:
         df = df.reset_index()
     if transpose:  # few rows, many columns (sample sizes): one column per row of the CSV
@@ -111,7 +111,7 @@ def fit_status_html(fit: dict) -> str:
     return f"<p class=small>{head}fit diagnostics: {diag}</p>"
 
 
-def _fit_html(title: str, fit: dict) -> str:
+def fit_html(title: str, fit: dict) -> str:
     status = status_of(fit)
     coef = pd.DataFrame(fit["coefficients"])
     coef = coef[[c for c in ("term", "estimate", "se", "z", "p", "ci_low", "ci_high", "se_hessian_free", "z_hessian_free")
@@ -125,7 +125,7 @@ def _fit_html(title: str, fit: dict) -> str:
     return (f"<h3>{html.escape(title)}{mark}</h3><p><code>{html.escape(fit['formula'])}</code><br>"
             f"n = {_esc(fit['n_obs'])} trials, {_esc(fit['n_groups'])} subjects; AIC = {_fmt(fit['aic'])}, "
             f"BIC = {_fmt(fit['bic'])}, logLik = {_fmt(fit['loglik'])}, parameters = {_esc(fit['n_params'])}<br>"
-            f"random effects (subject): {html.escape(rfx)}</p>{fit_status_html(fit)}{_table_html(coef)}"
+            f"random effects (subject): {html.escape(rfx)}</p>{fit_status_html(fit)}{table_html(coef)}"
             + (f"<ul>{msgs}</ul>" if msgs else ""))
 
 
@@ -178,7 +178,7 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
     return (f"<h3>{html.escape(title)}{mark}</h3><p><code>{html.escape(fit['formula'])}</code><br>fitted: "
             f"<code>{html.escape(fit.get('fitted', ''))}</code><br>{head}<br>random effects: {html.escape(rfx) or 'none'}"
             + (f"<br>rows left out: {html.escape(dropped)}" if dropped else "") + f"</p>{diag}{att_html}{contr_html}"
-            + _table_html(coef) + (f"<ul>{msgs}</ul>" if msgs else ""))
+            + table_html(coef) + (f"<ul>{msgs}</ul>" if msgs else ""))
 
 
 def _items_html(items: list[dict]) -> str:
@@ -188,9 +188,9 @@ def _items_html(items: list[dict]) -> str:
             g = it["group"]
             paper = it.get("paper_tables", True)  # the Lakretz sections' models are seeds/000's Tables C2/C3
             if it.get("base"):
-                parts.append(_fit_html(f"{g}: base model" + (" (Table C2)" if paper else ""), it["base"]))
+                parts.append(fit_html(f"{g}: base model" + (" (Table C2)" if paper else ""), it["base"]))
             if it.get("extended"):
-                parts.append(_fit_html(f"{g}: extended model" + (" (Table C3)" if paper else ""), it["extended"]))
+                parts.append(fit_html(f"{g}: extended model" + (" (Table C3)" if paper else ""), it["extended"]))
             c = it.get("comparison")
             if c:
                 parts.append(
@@ -209,7 +209,7 @@ def _items_html(items: list[dict]) -> str:
         elif it.get("kind") in ("formula_fit", "ordinal_fit") and it.get("fit"):
             parts.append(design_fit_html(it.get("title", "model"), it["fit"], it["kind"] == "ordinal_fit"))
         elif it.get("kind") == "joint" and it.get("fit"):
-            parts.append(_fit_html(f"human + {it['model_group']}: joint model", it["fit"]))
+            parts.append(fit_html(f"human + {it['model_group']}: joint model", it["fit"]))
     return "".join(parts)
 
 
@@ -367,7 +367,7 @@ LONG_TABLE_ROWS = 20  # a table longer than this comes after the section's figur
 
 
 def _shown_table(meta: dict, df: pd.DataFrame) -> str:
-    return (f"<h3>{_esc(meta.get('title', ''))}</h3>{_table_html(df, meta.get('index', False), meta.get('transpose', False))}"
+    return (f"<h3>{_esc(meta.get('title', ''))}</h3>{table_html(df, meta.get('index', False), meta.get('transpose', False))}"
             f"<p class=small>CSV: <a href='{_esc(href(meta['file']))}'>{_esc(meta['file'])}</a></p>")
 
 

@@ -8,7 +8,7 @@ import re
 from analysis.load.prepare import SIMULATED_HUMANS, is_human_group
 
 
-def _fmt_rate(v: float) -> str:
+def fmt_rate(v: float) -> str:
     return "" if pd.isna(v) else f"{v:.3f}"
 
 

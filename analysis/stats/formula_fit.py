@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import formula as fm
-from analysis.stats.mixed import (MixedModelError, _converged, _r, _r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
+from analysis.stats.mixed import (MixedModelError, fit_converged, r_fitter, r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
                             fit_status, hessian_free)
 from analysis.stats.ordinal import OrdinalError, fit_clmm
 
@@ -88,7 +88,7 @@ _FIT = None
 def _fit_fn():
     global _FIT
     if _FIT is None:
-        _r()  # starts R with lme4 (and says clearly when it cannot)
+        r_fitter()  # starts R with lme4 (and says clearly when it cannot)
         import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
         _FIT = ro.r(R_FIT_ANY)
@@ -232,14 +232,14 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
     fit_fn = _fit_fn()
 
     used = [c for c in d.columns if c in set(coded.variables)]
-    rd = _r_frame(d[used])
+    rd = r_frame(d[used])
     steps = [("as given (maximal)" if any(r.has_slopes for r in coded.random) else "as given", coded)]
     if mixed and fallback:
         steps += fm.simpler_structures(coded)
     attempts, get, chosen = [], None, None
     for name, step in steps:
         g = _run(fit_fn, rd, step.r_text(), fam, mixed)
-        conv, sing = _converged(g), bool(g["singular"][0])
+        conv, sing = fit_converged(g), bool(g["singular"][0])
         edge = bool(mixed and boundary_reasons(sing, _rfx(g)))
         attempts.append({"structure": name, "fitted": step.r_text(), "converged": conv, "singular": sing,
                          "boundary": edge, "status": fit_status(conv, sing, False, edge),
@@ -267,7 +267,7 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
     rfx = _rfx(get)
     singular = bool(get["singular"][0])
     reasons = boundary_reasons(singular, rfx) if mixed else []
-    converged = _converged(get)
+    converged = fit_converged(get)
     messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
     if singular and mixed and not any("singular" in m for m in messages):
         messages.append("boundary (singular) fit: see help('isSingular')")

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from analysis.stats.mixed import (MixedFit, MixedModelError, _f, _r, _r_frame, boundary_messages, boundary_reasons,
+from analysis.stats.mixed import (MixedFit, MixedModelError, _f, r_fitter, r_frame, boundary_messages, boundary_reasons,
                            convergence_failures, degenerate_warnings,
                            fit_status)
 
@@ -71,7 +71,7 @@ function(formula, d, binomial) {
 def _extra():
     global _EXTRA
     if _EXTRA is None:
-        _r()  # starts R with lme4 (and the environment fix-ups of analysis.stats.mixed)
+        r_fitter()  # starts R with lme4 (and the environment fix-ups of analysis.stats.mixed)
         import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
         _EXTRA = (ro.r(R_LMER), ro.r(R_FIXED))
@@ -83,7 +83,7 @@ def _frame(data: pd.DataFrame, formula: str):
     d = data[[c for c in data.columns if c in tokens]]
     if d.isna().any().any():
         d = d.dropna()
-    return d, _r_frame(d)
+    return d, r_frame(d)
 
 
 def _coefs(get: dict, statistic: str) -> list[dict]:

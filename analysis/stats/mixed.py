@@ -61,7 +61,7 @@ class MixedModelError(RuntimeError):
     """R/lme4 missing or a model could not be fitted; the message says which and why."""
 
 
-def _r():
+def r_fitter():
     """Start R with lme4 once; returns the R fitting function."""
     global _R
     if _R is None:
@@ -110,7 +110,7 @@ def _r_console(text: str) -> None:
     del R_CONSOLE[:-50]
 
 
-_glmer = _r  # the name earlier callers (tests, doctor) use to start R once
+_glmer = r_fitter  # the name earlier callers (tests, doctor) use to start R once
 
 
 def _f(v) -> float:
@@ -159,7 +159,7 @@ class MixedFit:
         return pd.DataFrame(self.coefficients)
 
 
-def _r_frame(data: pd.DataFrame):
+def r_frame(data: pd.DataFrame):
     """A pandas frame as an R data.frame: numbers as doubles, everything else as character."""
     import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
@@ -289,11 +289,11 @@ def convergence_failures(messages) -> list[str]:
     return [str(m) for m in messages if not str(m).startswith("boundary (singular)")]
 
 
-def _converged(get: dict) -> bool:
+def fit_converged(get: dict) -> bool:
     return int(get["opt_code"][0]) == 0 and not convergence_failures(get["check_messages"])
 
 
-def _needs_fallback(get: dict) -> bool:
+def needs_fallback(get: dict) -> bool:
     """The fallback optimiser's trigger, as it has always been (a Hessian note does not trigger a refit, so the
     estimates of every earlier analysis stay the same; the note still marks the fit as not converged)."""
     checks = [m for m in get["check_messages"] if "singular" not in str(m)]
@@ -306,12 +306,12 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
     fallback refit if one was needed); raise MixedModelError with R's message when it fails."""
     from scipy.stats import norm  # late: scipy.stats stays out of start-up
 
-    fit_r = _r()
+    fit_r = r_fitter()
     tokens = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", formula))
     d = data[[c for c in data.columns if c in tokens]]
     if d.isna().any().any():
         d = d.dropna()
-    rd = _r_frame(d)
+    rd = r_frame(d)
 
     def run(opt: str, mf: int) -> dict:
         try:
@@ -323,11 +323,11 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
 
     get = run(optimizer, maxfun)
     fallback_note = ""
-    if fallback and _needs_fallback(get):
+    if fallback and needs_fallback(get):
         first = "; ".join(str(m) for m in get["check_messages"] if "singular" not in str(m)) or \
             f"optimiser code {int(get['opt_code'][0])}"
         second = run(*FALLBACK)
-        if not _needs_fallback(second):
+        if not needs_fallback(second):
             get = second
             fallback_note = (f"refitted with optimizer={FALLBACK[0]}, maxfun={FALLBACK[1]} after the default fit "
                              f"did not converge ({first}); the refit converged and is reported")
@@ -348,7 +348,7 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
     messages += boundary_messages(singular, reasons)
     degenerate = degenerate_warnings(coefs, rfx)
     messages += degenerate
-    converged = _converged(get)
+    converged = fit_converged(get)
     if not converged and not any("converge" in m for m in messages):
         messages.append(f"optimiser returned code {int(get['opt_code'][0])} (not converged)")
     return MixedFit(

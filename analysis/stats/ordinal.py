@@ -57,12 +57,12 @@ class OrdinalError(RuntimeError):
     """R's ordinal package is missing or clmm failed; the message says which."""
 
 
-def _clmm():
+def clmm_fitter():
     global _CLMM
     if _CLMM is None:
-        from analysis.stats.mixed import _r  # late: R starts with the first fit (~30 s)
+        from analysis.stats.mixed import r_fitter  # late: R starts with the first fit (~30 s)
 
-        _r()
+        r_fitter()
         import rpy2.robjects as ro  # late: R starts with the first fit
 
         try:
@@ -114,7 +114,7 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     trial used are named (`unused_points`; `points`: the scale's size, else the highest point used)."""
     # late: the R side (mixed) loads with the first fit
     from analysis.stats.formula import CONTRASTS_NOTE
-    from analysis.stats.mixed import _r_frame, fit_status
+    from analysis.stats.mixed import r_frame, fit_status
 
     f = fm.parse(formula)
     if f.response_var != RESPONSE:
@@ -129,11 +129,11 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     fm.check_groups(d, f.groups)  # one participant (or item): said before R is asked
     d, coded, codings = fm.sum_code(d, f, declared)
     used = [c for c in d.columns if c in set(fm.names_in(coded.r_text()))]
-    rd = _r_frame(d[used])
+    rd = r_frame(d[used])
 
     def run(method: str) -> dict:
         try:
-            r = _clmm()(coded.r_text(), rd, method)
+            r = clmm_fitter()(coded.r_text(), rd, method)
         except Exception as exc:
             raise OrdinalError(f"clmm failed for {coded.r_text()}: {' '.join(str(exc).split())}") from exc
         return {k: list(r.rx2(k)) for k in r.names}

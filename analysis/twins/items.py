@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.load.prepare import is_human_group
-from analysis.report.figures import _plt, _save, PALETTE
+from analysis.report.figures import pyplot, save_figure, PALETTE
 
 DOC = ("Per model group and item x condition: the people's share of each answer beside the model's renormalised "
        "probability of it (replay: the mean over the replays of the people who saw the item). `r_share_vs_p`: Pearson "
@@ -163,7 +163,7 @@ def calibration(shares: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
 def calibration_figure(cal: pd.DataFrame, path) -> object:
     if cal.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     ax.plot([0, 1], [0, 1], ls=":", color="grey", label="perfect calibration")
     for j, (g, x) in enumerate(cal.groupby("group", sort=True)):
@@ -177,4 +177,4 @@ def calibration_figure(cal: pd.DataFrame, path) -> object:
     ax.set_ylabel("people's share giving it")
     ax.legend(fontsize=6, loc="upper left")
     ax.set_title("Calibration against the people (numbers: answers)", fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.measures.reading import add_spillover, join_region_surprisal, join_surprisal, trim_rts, word_rows
-from analysis.report.figures import _plt, _save, PALETTE
+from analysis.report.figures import pyplot, save_figure, PALETTE
 
 BASE = ["length", "length_prev1", "position"]
 FREQ = ["log_frequency", "log_frequency_prev1"]
@@ -129,7 +129,7 @@ def dll_figure(t: pd.DataFrame, path) -> object:
     t = t[t["folds"] > 0] if "folds" in t.columns else t
     if t.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     groups = list(dict.fromkeys(t["group"]))
     fig, ax = plt.subplots(figsize=(max(4.5, 2.2 * len(groups) + 1.5), 3.5))
     for j, by in enumerate(("people", "items")):
@@ -144,4 +144,4 @@ def dll_figure(t: pd.DataFrame, path) -> object:
     ax.set_ylabel("ΔLL per word (nats)")
     ax.set_title("What surprisal adds to the baseline (held-out folds)", fontsize=9)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)

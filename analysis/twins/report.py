@@ -10,7 +10,7 @@ import pandas as pd
 from analysis.load.prepare import is_human_group
 from analysis.report.results_folder import Results
 from analysis.twins.answers import is_replay, likelihood
-from analysis.report.figures import _plt, _save, PALETTE
+from analysis.report.figures import pyplot, save_figure, PALETTE
 from analysis.twins.effects import default_formula, twin_long, twin_wide
 from analysis.twins.items import agreement, calibration, calibration_figure, DOC, item_shares
 from analysis.twins.reading_dll import DOC as DLL_DOC, delta_ll, dll_figure, joined_words
@@ -34,7 +34,7 @@ def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
     s = s[s["trials_used"] == "all"]
     if s.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(max(4.5, 2.0 * len(s) + 1.5), 3.8))
     x = np.arange(len(s))
     y = s["loglik_per_trial"].to_numpy(float)
@@ -47,7 +47,7 @@ def ll_figure(s: pd.DataFrame, path: Path) -> Path | None:
     ax.axhline(0, color="grey", lw=0.5)
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title("How well each model predicts the people's answers", fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def items_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) -> None:

@@ -9,12 +9,29 @@ sides of it (model protocols, analysis sections) are its other parts, found thro
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
 
-# a trial is experiments.trials.Trial; not imported here, not even for type checking: trials.py asks the
-# kinds (through experiments.tasks.detection), and tests/test_import_cycles.py reads every import
-Trial = Any
+from pydantic import BaseModel
+
+from experiments.tasks.hooks import (
+    Answers,
+    CheckDesign,
+    CheckItem,
+    CheckKeys,
+    CheckSequence,
+    Derive,
+    Detection,
+    HumanSettings,
+    OptionOrder,
+    PageView,
+    PersonResponse,
+    Plan,
+    RecordKeys,
+    Score,
+    Summary,
+)
+from experiments.trials import Trial
 
 RUNNERS: tuple[str, ...] = ("psychopy", "browser", "model")
 RUNNER_NAMES = {"psychopy": "the PsychoPy runner (run-human)", "browser": "the browser runner (web serve)",
@@ -25,7 +42,8 @@ class TaskError(ValueError):
     """A task cannot be built from an item, or a response cannot be scored."""
 
 
-def _no_answer(trial: Trial, response: Any) -> bool | None:
+def no_answer(trial: Trial, response: Any) -> bool | None:
+    """The default `score`: no trial of the kind has a right answer (a rating, a reading)."""
     return None
 
 
@@ -33,80 +51,79 @@ def _no_answer(trial: Trial, response: Any) -> bool | None:
 ANSWER_FIELDS = frozenset({"presses", "pointers", "response_onset", "answered_by", "answer_time"})
 
 
-@dataclass(frozen=True)
-class TaskKind:
-    """One kind of task.
+@dataclass(frozen=True, kw_only=True)
+class ItemsSide:
+    """Items and validation: what an item must give, the kind's settings, and what `validate` refuses.
 
-    `materials` are the item's keys the kind needs (docs/general_model.md lists them);
-    `optional_materials` those it uses when present. `recorded` names the trial-table columns a
-    human session fills. `runners` are the runners that implement it (each runner's own registry must
-    agree: tests check). `model_protocols` are the protocol names a model subject can be asked with,
-    the first being the default. `score` maps (trial, response) to correct/incorrect, or None when the
-    task has no right answer for that trial (a rating, a filler without a key). `settings` is the
-    pydantic model of the kind's `task:` settings (experiments.tasks.config).
+    `materials`: the item's keys the kind needs (docs/general_model.md lists them); `optional_materials`: those
+    it uses when present; `settings`: the pydantic model of the kind's `task:` settings (a subclass of
+    experiments.tasks.config.KindSettings; None: the kind takes none). Each check is optional (None: no check).
+    """
+
+    materials: tuple[str, ...] = ()
+    optional_materials: tuple[str, ...] = ()
+    settings: type[BaseModel] | None = None
+    check_item: CheckItem | None = None
+    check_design: CheckDesign | None = None
+    check_sequence: CheckSequence | None = None
+    check_keys: CheckKeys | None = None
+    summary: Summary | None = None  # None: `validate` says "task=<kind>"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PresentationSide:
+    """How people are shown the task and what their runner records (None everywhere: a model-only kind).
+
+    `runners`: the runners that implement it (each runner's own registry must agree: tests check);
+    `renderer`: "task" (a kinds/<kind>/view.py unit in the task window and the page's twinlab-task.js builder)
+    or a runner of its own ("rsvp": participants/rsvp.py); `renders_as`: another kind whose renderers present
+    this one; `recorded`: the columns a human session fills; `raw_fields`: the raw record's fields (every
+    record's, some records'); `types_text`: the typing keys are polled too.
+    """
+
+    runners: tuple[str, ...] = RUNNERS
+    renderer: str = "task"
+    renders_as: str | None = None
+    recorded: tuple[str, ...] = ("response", "correct", "rt_ms")
+    answers: Answers | None = None
+    person_response: PersonResponse | None = None  # None: a person's response is one of `answers`' values
+    derive: Derive | None = None
+    plan: Plan | None = None
+    human_settings: HumanSettings | None = None
+    option_order: OptionOrder | None = None  # None: the answers in the order `answers` lists them
+    page_view: PageView | None = None  # None: the answers in screen order
+    raw_fields: tuple[frozenset[str], frozenset[str]] = (ANSWER_FIELDS, frozenset())
+    record_keys: RecordKeys | None = None
+    types_text: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScoringSide:
+    """How a response is scored and how a model subject is asked.
+
+    `score`: right, wrong, or None where the trial has no right answer; `detection`: a yes/no kind's
+    (accepting, rejecting) values (`detection_by_settings`: only its settings decide them, a judgment's
+    labels); `model_protocols`: the protocols a model subject can be asked with, the first the default (the
+    protocols themselves are the kind's `model` part: model_subjects.tasks.registry.ModelKind).
+    """
+
+    score: Score = no_answer
+    detection: Detection | None = None
+    detection_by_settings: bool = False
+    model_protocols: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskKind(ItemsSide, PresentationSide, ScoringSide):
+    """One kind of task: its name and description, and its three sides (items and validation, presentation,
+    scoring), each a typed class with defaults, so a kind gives only what it has. Its fourth side, the
+    analysis, is its `analysis` part (analysis.kind_sections.AnalysisKind); its import rules its `importer`
+    part (participants.imports.kind_importer.KindImporter). Build it with keywords:
+    `TaskKind(name=..., description=..., materials=(...), score=..., ...)`.
     """
 
     name: str
     description: str
-    materials: tuple[str, ...]
-    optional_materials: tuple[str, ...] = ()
-    recorded: tuple[str, ...] = ("response", "correct", "rt_ms")
-    runners: tuple[str, ...] = RUNNERS
-    model_protocols: tuple[str, ...] = ()
-    score: Callable[[Trial, Any], bool | None] = field(default=_no_answer)
-    settings: Any = None  # a pydantic model class (config.py); None: the kind takes no settings of its own
-    # (materials, settings, where) -> None: refuse (TaskError naming the field) an item the kind cannot
-    # present or score under these settings (an answer no label has, regions that are not the sentence, ...)
-    check_item: Callable[[dict[str, Any], Any, str], None] | None = None
-    # the human runners' side (experiments/tasks/record.py dispatches to these; None: no human presentation):
-    # the answers on screen, the raw record -> row fields, the autopilot's plan
-    answers: Callable[..., list[Any]] | None = None
-    # (trial, human settings, response) -> why a person's `response` cannot be this trial's (None: it can), for a
-    # kind whose `response` column is not one of `answers`' values (the words picked beside distractors, not the
-    # side pressed); None: the response is one of the answers' values (model_subjects/person_answers.py)
-    person_response: Callable[[Any, Any, str], str | None] | None = None
-    derive: Callable[..., None] | None = None
-    plan: Callable[..., Any] | None = None
-    # ---- the kind's hooks: everything a runner, the page or `validate` would otherwise decide by the kind's
-    # name (docs/general_model/kinds.md "A kind brings its hooks"). Each is optional; None: the generic behaviour.
-    # keys: (settings, given, quit_key, n_options, n_question_options) -> None; raise keys.KeySettingError
-    # naming the field for keys no human runner can honour (None: the kind's keys need no check)
-    check_keys: Callable[..., None] | None = None
-    # the human runners' presentation: (settings, given, language, n_options) -> a dict of some of
-    # participants.tasks.settings.TaskSettings's fields (labels, keys, scale, anchors, question_keys, hint:
-    # the default hint when the spec gives none); raise keys.KeySettingError naming the field
-    human_settings: Callable[..., dict[str, Any]] | None = None
-    # detection: (settings: the kind's settings model, a dict as the spec gives them, or None) ->
-    # (accepting value, rejecting value), or None when the kind has no such pair (experiments.tasks.detection)
-    detection: Callable[[Any], tuple[str, str] | None] | None = None
-    # the settings decide the pair (a judgment's labels): without them no pair is claimed (detection.settled)
-    detection_by_settings: bool = False
-    # option order: (trial, seed, subject_id, human settings) -> the options' original indices in screen order
-    # (None: the answers are shown as `answers` lists them)
-    option_order: Callable[..., list[int]] | None = None
-    # the raw record a human runner reports for a trial (experiments/tasks/record.py): (fields every record
-    # has, fields some records have); `record_keys(s)`: keys the trial polls besides its answers' (the first
-    # is the key a tap stands for); `types_text`: the typing keys are polled too
-    raw_fields: tuple[frozenset[str], frozenset[str]] = (ANSWER_FIELDS, frozenset())
-    record_keys: Callable[[Any], tuple[str, ...]] | None = None
-    types_text: bool = False
-    # the page's view of a trial: (trial, s, order, listed) -> the kind's fields of the view (None: the answers
-    # in screen order, `listed(answers)`); `listed` turns Answers into the page's dicts (key label, correct)
-    page_view: Callable[..., dict[str, Any]] | None = None
-    # which renderer presents it to people: "task" (a kinds/<kind>/view.py unit in the task window;
-    # the page's twinlab-task.js builder) or a runner of its own ("rsvp": participants/rsvp.py, twinlab-rsvp.js; the
-    # kind's task part then declares the renderer's rules, read for the trial at hand: experiments.tasks.earned.rsvp_rules)
-    renderer: str = "task"
-    # a kind presented by another kind's renderers (its PsychoPy unit and page builder), e.g. a toy judgment
-    renders_as: str | None = None
-    # a design spec (items from a file) of this kind: (exp) -> None, ValueError naming what the kind cannot
-    # present (violation detection: the key response needs a critical word a design's items do not mark)
-    check_design: Callable[[Any], None] | None = None
-    # `validate` on a compiled sequence: (exp, trials) -> None, ValueError naming the item a runner would refuse
-    # (forced choice: a trial without the critical word's two forms); the caller compiles
-    check_sequence: Callable[[Any, Any], None] | None = None
-    # the words `validate`'s OK line says of the task: (the spec's Task) -> text (None: "task=<kind>")
-    summary: Callable[[Any], str] | None = None
 
     def check_materials(self, materials: dict[str, Any], where: str) -> None:
         missing = [k for k in self.materials if materials.get(k) in (None, "", ())]

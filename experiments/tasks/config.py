@@ -1,4 +1,4 @@
-"""The `task:` settings as the spec takes them: the pieces the kinds' settings models share (`_Settings`,
+"""The `task:` settings as the spec takes them: the pieces the kinds' settings models share (`KindSettings`,
 `Label`, `Scale`, the key check) and the one reader of them.
 
 Each kind declares its settings once, in its own unit (`<Kind>Settings` in kinds/<kind>/task.py,
@@ -21,7 +21,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-def _check_key(key: str) -> str:
+def valid_key(key: str) -> str:
     from experiments.psychopy_names import check_key
 
     problem = check_key(key)
@@ -40,7 +40,7 @@ class Label(_Strict):
     @field_validator("key")
     @classmethod
     def _key(cls, v: str | None) -> str | None:
-        return None if v is None else _check_key(v)
+        return None if v is None else valid_key(v)
 
 
 class Scale(_Strict):
@@ -54,7 +54,7 @@ class Scale(_Strict):
     @field_validator("keys")
     @classmethod
     def _keys(cls, v: list[str] | None) -> list[str] | None:
-        return None if v is None else [_check_key(k) for k in v]
+        return None if v is None else [valid_key(k) for k in v]
 
     @model_validator(mode="after")
     def _one_key_per_point(self) -> "Scale":
@@ -76,7 +76,7 @@ class Scale(_Strict):
         return list(range(1, self.points + 1))
 
 
-def _labels_differ(labels: list[Label]) -> list[Label]:
+def distinct_labels(labels: list[Label]) -> list[Label]:
     for attr in ("value", "text", "key"):
         got = [getattr(lab, attr) for lab in labels if getattr(lab, attr) is not None]
         dup = sorted({x for x in got if got.count(x) > 1})
@@ -85,7 +85,7 @@ def _labels_differ(labels: list[Label]) -> list[Label]:
     return labels
 
 
-class _Settings(_Strict):
+class KindSettings(_Strict):
     kind: str = ""
     mouse: bool = True  # humans: a click or tap on an answer counts (keys always do)
     hint: str | None = None  # humans: the text under the response (None: the kind's own, in the spec's language)
@@ -128,7 +128,7 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(error_lines(exc.errors(), ["task"], lambda loc: ".".join(str(p) for p in loc)))
 
 
-def settings_for(kind: str, given: dict[str, Any]) -> _Settings | None:
+def settings_for(kind: str, given: dict[str, Any]) -> KindSettings | None:
     """The kind's settings from the `task:` fields given (None values = not given); ValueError naming
     a field that is not the kind's, or a value its settings model refuses. A kind without a settings
     model (violation detection, forced choice) takes none of these."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from experiments.kinds import parts  # the registry itself (experiments/trials.py reads this module: no tasks.base)
+
 
 def label_field(settings: Any, field: str = "value") -> list[str] | None:
     labels = settings.get("labels") if isinstance(settings, dict) else getattr(settings, "labels", None)
@@ -62,18 +64,14 @@ def detection_values(kind: str, settings: Any = None) -> tuple[str, str] | None:
     """(accepting value, rejecting value) of `kind` under its `task:` settings (a dict as the spec gives
     them, or the kind's settings model; None or {}: the defaults), or None when the kind has no such pair:
     the kind's own rule (`TaskKind.detection`, in kinds/<kind>/task.py)."""
-    from experiments.tasks.base import registry
-
-    k = registry().get(kind)
+    k = parts("task", "KIND").get(kind)
     return k.detection(settings) if k is not None and k.detection is not None else None
 
 
 def settled_detection(kind: str) -> tuple[str, str] | None:
     """The (accepting, rejecting) pair a kind has whatever its settings (violation detection, lexical
     decision); None where the settings decide it (a judgment's labels) or the kind has none."""
-    from experiments.tasks.base import registry
-
-    k = registry().get(kind)
+    k = parts("task", "KIND").get(kind)
     if k is None or k.detection is None or k.detection_by_settings:
         return None
     return k.detection(None)

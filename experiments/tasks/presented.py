@@ -13,51 +13,17 @@ Key names are PsychoPy's (as everywhere in a spec).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.screen_texts import key_label
 from experiments.tasks import get_task
 from experiments.tasks.config import settings_for, task_fields
 from experiments.tasks.keys import KeySettingError
+from experiments.tasks.shown import TaskSettings
 from experiments.trials import Trial
 
 
 class SettingsError(ValueError):
     """A task setting that cannot be presented (names the field)."""
-
-
-@dataclass(frozen=True)
-class TaskSettings:
-    kind: str
-    language: str = "en"
-    labels: tuple[tuple[str, str], ...] = ()  # (value, shown label) in screen order: judgment, lexical_decision
-    keys: tuple[str, ...] = ()  # one per label / screen position / scale point
-    scale: int = 7
-    anchors: tuple[str, str] = ("", "")
-    question: str = ""
-    presentation: str = "whole"  # whole | rsvp
-    positions: str = "counterbalance"  # choice: counterbalance | fixed (experiments.tasks.choice.option_order)
-    reveal: str = "word"  # word | region
-    advance_key: str = "space"
-    question_keys: tuple[str, ...] = ("f", "j", "d", "k")
-    submit_key: str = "return"
-    mouse: bool = True
-    hint: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
-
-    def key_labels(self) -> list[str]:
-        return [key_label(k, self.language) for k in self.keys]
-
-    def to_dict(self) -> dict[str, Any]:
-        """What the browser page is given (JSON)."""
-        return {"kind": self.kind, "labels": [list(p) for p in self.labels], "keys": list(self.keys),
-                "key_labels": self.key_labels(), "scale": self.scale, "anchors": list(self.anchors),
-                "question": self.question, "presentation": self.presentation, "positions": self.positions,
-                "reveal": self.reveal,
-                "advance_key": self.advance_key, "question_keys": list(self.question_keys),
-                "question_key_labels": [key_label(k, self.language) for k in self.question_keys],
-                "submit_key": self.submit_key, "mouse": self.mouse, "hint": self.hint}
 
 
 def task_kind(exp: Any) -> str | None:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
 from typing import Any
 
+from experiments.tasks.shown import Answer, TaskPlan
 from experiments.trials import Trial
 
 # `s` below is the human runners' settings of a kind (participants.tasks.settings.TaskSettings: kind,
@@ -60,13 +60,6 @@ class TaskResultError(ValueError):
     """A raw record that cannot be a record of this trial; the message names the field."""
 
 
-@dataclass(frozen=True)
-class Answer:
-    value: str  # what goes in `response`
-    label: str  # what is shown
-    key: str  # PsychoPy key name
-
-
 def dashes(text: str) -> str:
     """The masked form of a unit: one dash per letter, spaces kept."""
     return "".join(" " if c == " " else "-" for c in text)
@@ -92,7 +85,7 @@ def typed_text(keys: list[str]) -> str:
 
 
 # ---- checking a raw record ---------------------------------------------------------------------
-def _t(v: Any, name: str, optional: bool = False) -> float | None:
+def event_time(v: Any, name: str, optional: bool = False) -> float | None:
     if v is None and optional:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not -60_000 <= v <= MAX_MS:
@@ -108,22 +101,22 @@ def _events(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, A
     for p in presses:
         if not isinstance(p, dict) or set(p) != {"key", "t"} or not isinstance(p["key"], str) or not 0 < len(p["key"]) <= 24:
             raise TaskResultError("presses: each press is {key: a key name, t: a time}")
-        ps.append({"key": p["key"], "t": _t(p["t"], "presses.t")})
+        ps.append({"key": p["key"], "t": event_time(p["t"], "presses.t")})
     pt = []
     for p in pointers:
         if (not isinstance(p, dict) or set(p) != {"type", "t", "target"} or p["type"] not in POINTERS
                 or isinstance(p["target"], bool) or not isinstance(p["target"], int)):
             raise TaskResultError("pointers: each click is {type: mouse|touch|pen, t: a time, target: a box index}")
-        pt.append({"type": p["type"], "t": _t(p["t"], "pointers.t"), "target": p["target"]})
+        pt.append({"type": p["type"], "t": event_time(p["t"], "pointers.t"), "target": p["target"]})
     if [p["t"] for p in ps] != sorted(p["t"] for p in ps):
         raise TaskResultError("presses: not in time order")
     return ps, pt
 
 
-def _answer(raw: dict[str, Any], ans: list[Answer], presses: list[dict[str, Any]], pointers: list[dict[str, Any]],
+def counted_answer(raw: dict[str, Any], ans: list[Answer], presses: list[dict[str, Any]], pointers: list[dict[str, Any]],
             onset: float, by_key: str, at_key: str, mouse: bool) -> tuple[int, float, str] | None:
     """(screen position, time, by) of the counted answer; checks it against the events that gave it."""
-    by, at = raw.get(by_key), _t(raw.get(at_key), at_key, optional=True)
+    by, at = raw.get(by_key), event_time(raw.get(at_key), at_key, optional=True)
     if (by is None) != (at is None):
         raise TaskResultError(f"{by_key}/{at_key}: both or neither")
     if by is None:
@@ -150,7 +143,7 @@ def _answer(raw: dict[str, Any], ans: list[Answer], presses: list[dict[str, Any]
     raise TaskResultError(f"{by_key}: expected key:<name>{', mouse, touch or pen' if mouse else ''}, got {by[:40]!r}")
 
 
-def _r(x: float | None) -> float | None:
+def round_ms(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
@@ -202,31 +195,18 @@ def derive_answer(trial: Trial, s: Any, order: list[int] | None, raw: dict[str, 
     from experiments.tasks.base import get_task
 
     ans = answers(trial, s, order)
-    onset = _t(raw.get("response_onset"), "response_onset")
-    got = _answer(raw, ans, presses, pointers, onset, "answered_by", "answer_time", s.mouse)  # type: ignore[arg-type]
+    onset = event_time(raw.get("response_onset"), "response_onset")
+    got = counted_answer(raw, ans, presses, pointers, onset, "answered_by", "answer_time", s.mouse)  # type: ignore[arg-type]
     if got is None:
         raise TaskResultError("answered_by: this task waits for an answer")
     pos, at, by = got
     a = ans[pos]
-    out.update(response=a.value, rt_ms=_r(at - onset), correct=get_task(s.kind).score(trial, a.value))  # type: ignore[operator]
+    out.update(response=a.value, rt_ms=round_ms(at - onset), correct=get_task(s.kind).score(trial, a.value))  # type: ignore[operator]
     extra["answered_by"] = by
     return pos, a
 
 
 # ---- the autopilot's plan ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TaskPlan:
-    """Presses per phase: (seconds after the phase's onset, key). Phases: answer, read, question, type."""
-
-    phases: dict[str, list[tuple[float, str]]]
-    intended: str
-    intended_correct: bool | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"intended_response": self.intended, "intended_correct": self.intended_correct,
-                "phases": {k: [[round(t, 3), key] for t, key in v] for k, v in self.phases.items()}}
-
-
 def plan(trial: Trial, s: Any, order: list[int] | None, *, seed: str, accuracy: float) -> TaskPlan:
     """A simulated participant's presses for a task trial (right with probability `accuracy`): the kind's
     own plan. Deterministic in (seed, trial index): the browser tests press the same keys as the

@@ -8,17 +8,30 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from typing import Annotated, Literal, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import _Settings, _check_key
-from experiments.tasks.scoring import equals_answer, normalize_answer
+from kinds.api import (
+    Answer,
+    KindSettings,
+    TaskError,
+    TaskKind,
+    TaskPlan,
+    TaskResultError,
+    TaskSettings,
+    Trial,
+    choice_keys,
+    clash,
+    derive_answer,
+    equals_answer,
+    normalize_answer,
+    plan_answer,
+    valid_key,
+)
 
 
-
-class ChoiceSettings(_Settings):
+class ChoiceSettings(KindSettings):
     question: str = "Which is better?"
     positions: Literal["counterbalance", "fixed"] = "counterbalance"
     option_keys: Annotated[list[str], Field(min_length=2)] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
@@ -28,7 +41,7 @@ class ChoiceSettings(_Settings):
     def _keys(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("option_keys: a key is given twice")
-        return [_check_key(k) for k in v]
+        return [valid_key(k) for k in v]
 
 
 def options_tie(options: Any) -> bool:
@@ -52,7 +65,7 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
         raise TaskError(f"{where}: answer {ans!r} is not one of the options ({' | '.join(opts)})")
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     """The chosen option's text against `answer`; never correct when two options tie."""
     ok = equals_answer(trial.mat.get("answer"), response)
     if ok and options_tie(trial.mat.get("options")):
@@ -104,10 +117,8 @@ def answer_position(order: list[int], options: list[str], answer: Any) -> int | 
     return order.index(idx) if idx is not None and idx in order else None
 
 
-def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The options in screen order (`order`: original indices, option_order) with the position keys."""
-    from experiments.tasks.record import Answer, TaskResultError
-
     opts = [str(o) for o in trial.mat.get("options") or ()]
     order = order if order is not None else list(range(len(opts)))
     if len(s.keys) < len(opts):
@@ -115,34 +126,27 @@ def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
     return [Answer(opts[i], opts[i], s.keys[p]) for p, i in enumerate(order)]
 
 
-def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
-    from experiments.tasks.record import derive_answer
-
+def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,
+           out: dict, extra: dict) -> None:
     pos, _ = derive_answer(trial, s, order, raw, presses, pointers, out, extra)
     out["option_order"] = json.dumps(order)
     out["chosen_position"] = pos
 
 
-def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
-    from experiments.tasks.record import plan_answer
-
+def plan(trial: Trial, s: TaskSettings, order: list[int] | None, rng: random.Random, right: bool) -> TaskPlan:
     return plan_answer(trial, s, order, rng, right)
 
 
 def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
-    from experiments.tasks.keys import choice_keys, clash
-
     clash("task.option_keys", choice_keys(settings, "option_keys" in given, max(2, n_options)), quit_key)
 
 
 def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
     """The key of each screen position (F, J for two options, the digits for more; `option_keys` if given)."""
-    from experiments.tasks.keys import choice_keys
-
     return {"keys": tuple(choice_keys(st, "option_keys" in given, n_options))}
 
 
-def screen_order(trial: Any, seed: int | None, subject_id: str, s: Any) -> list[int]:
+def screen_order(trial: Trial, seed: int | None, subject_id: str, s: TaskSettings | None) -> list[int]:
     """The human runners' option order of a trial (`trial_option_order` under the settings' `positions`)."""
     return trial_option_order(trial, seed, subject_id, s.positions if s is not None else "counterbalance")
 

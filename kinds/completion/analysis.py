@@ -11,8 +11,8 @@ import pandas as pd
 
 from analysis.kind_sections import AnalysisKind, SectionArgs
 from analysis.measures.cells import materials
+from kinds.api import normalize_answer
 from kinds.completion.task import accepted_answers
-from experiments.tasks.scoring import normalize_answer
 
 KIND = "completion"
 
@@ -73,7 +73,7 @@ def completion_rates(c: pd.DataFrame, by: list[str], seed: int, n_boot: int) -> 
 
 def completion_section(a: SectionArgs) -> None:
     """The report's completion section: accuracy against the target and its accepted variants; models' scores."""
-    from analysis.report.design import F1F2, _fmt_ci
+    from analysis.report.design import F1F2, fmt_ci
 
     by, res = a.by, a.res
     c = completion_rows(a.rows)
@@ -84,7 +84,7 @@ def completion_section(a: SectionArgs) -> None:
                 + NORMALISATION + ". " + F1F2 + ". Models (direct): mean log P(target | prefix), median rank of the "
                 "target's first token, share ranked first.",
                 [res.table("completion_rates", r.assign(**{"rate [CI subjects]": [
-                    _fmt_ci(*x) for x in zip(r["rate"], r["rate_ci_low"], r["rate_ci_high"])]})
+                    fmt_ci(*x) for x in zip(r["rate"], r["rate_ci_low"], r["rate_ci_high"])]})
                     [["score", "group"] + by + ["n_subjects", "n_items", "n_trials", "rate [CI subjects]",
                                                 "by_item_mean"]], "Completion accuracy"),
                  res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),

@@ -10,17 +10,35 @@ typed answer is incorrect.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal, Any
+import random
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, Strict, field_validator
 
-from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import _Settings, _check_key
-from experiments.tasks.scoring import missing, normalize_answer
+from kinds.api import (
+    CHAR_KEYS,
+    RULE,
+    KeySettingError,
+    KindSettings,
+    TaskError,
+    TaskKind,
+    TaskPlan,
+    TaskResultError,
+    TaskSettings,
+    Trial,
+    event_time,
+    is_text_key,
+    missing,
+    normalize_answer,
+    round_ms,
+    typeable,
+    typed_text,
+    types_text,
+    valid_key,
+)
 
 
-
-class CompletionSettings(_Settings):
+class CompletionSettings(KindSettings):
     question: str = "What word comes next?"
     max_chars: Annotated[int, Strict(), Field(ge=1, le=200)] = 40
     presentation: Literal["whole", "rsvp"] = "whole"
@@ -29,7 +47,7 @@ class CompletionSettings(_Settings):
     @field_validator("submit_key")
     @classmethod
     def _key(cls, v: str) -> str:
-        return _check_key(v)
+        return valid_key(v)
 
 
 def accepted_answers(mat: dict[str, Any]) -> list[str]:
@@ -44,8 +62,6 @@ def accepted_answers(mat: dict[str, Any]) -> list[str]:
 def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     """A target a person can type: within max_chars, of the characters the typing keys type (letters and
     the marks of experiments.tasks.record.CHAR_KEYS, the table the runners type by), not empty."""
-    from experiments.tasks.record import CHAR_KEYS, typeable
-
     for key in ("target",):
         t = str(mat.get(key) or "")
         if normalize_answer(t) == "":
@@ -59,7 +75,7 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
                             f"(letters and {marks!r} and space are typed)")
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     if missing(response):
         return None
     keys = accepted_answers(trial.mat)
@@ -74,13 +90,12 @@ def first_word(text: str) -> str:
     return words[0] if words else ""
 
 
-def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,
+           out: dict, extra: dict) -> None:
     """The typed text (what the keys pressed between the prompt and the submit key type), each keystroke's
     time, and the one scoring rule (`score`)."""
-    from experiments.tasks.record import TaskResultError, _r, _t, is_text_key, typed_text
-
-    onset = _t(raw.get("response_onset"), "response_onset")
-    submit = _t(raw.get("submit_time"), "submit_time")
+    onset = event_time(raw.get("response_onset"), "response_onset")
+    submit = event_time(raw.get("submit_time"), "submit_time")
     typed = [p for p in presses if onset <= p["t"] < submit and is_text_key(p["key"])]  # type: ignore[operator]
     sub = [p for p in presses if p["key"] == s.submit_key and p["t"] == submit]
     if not sub:
@@ -91,15 +106,13 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
     if not text.strip():
         raise TaskResultError("text: an empty answer is not submitted")
     out.update(response=text.strip(), response_text=text, correct=score(trial, text),
-               keystrokes=json.dumps([[p["key"], _r(p["t"] - onset)] for p in typed]),  # type: ignore[operator]
-               rt_ms=_r(typed[0]["t"] - onset) if typed else None)  # type: ignore[operator]
-    extra["submit_ms"] = _r(submit - onset)  # type: ignore[operator]
+               keystrokes=json.dumps([[p["key"], round_ms(p["t"] - onset)] for p in typed]),  # type: ignore[operator]
+               rt_ms=round_ms(typed[0]["t"] - onset) if typed else None)  # type: ignore[operator]
+    extra["submit_ms"] = round_ms(submit - onset)  # type: ignore[operator]
 
 
-def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+def plan(trial: Trial, s: TaskSettings, order: list[int] | None, rng: random.Random, right: bool) -> TaskPlan:
     """Typing the target (right) or a reversed, never accepted, word (wrong), then the submit key."""
-    from experiments.tasks.record import TaskPlan
-
     m = trial.mat
     target = str(m.get("target") or "word")
     word = target.lower() if right else ("".join(reversed(target.lower())) or "x")
@@ -116,8 +129,6 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
 
 def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
     """The submit key neither quits nor types; the quit key does not type."""
-    from experiments.tasks.keys import KeySettingError, types_text
-
     if settings.submit_key == quit_key:
         raise KeySettingError(f"task.submit_key: {quit_key!r} is the quit key (task.quit_key)")
     if types_text(settings.submit_key):
@@ -133,11 +144,9 @@ def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) ->
     return {"hint": kind_text("completion", lang, "hint", key=key_label(st.submit_key, lang))}
 
 
-def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+def page_view(trial: Trial, s: TaskSettings, order: list[int] | None, listed: Any) -> dict[str, Any]:
     """The submit key, the accepted answers already normalised and the one rule as data (scoring.RULE):
     the page's feedback compares the typed text by them."""
-    from experiments.tasks.scoring import RULE
-
     return {"submit_key": s.submit_key, "accepted": accepted_answers(trial.mat), "rule": RULE}
 
 

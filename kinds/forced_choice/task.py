@@ -2,7 +2,7 @@
 its number-flipped form; its rules are violation detection's (kinds/violation_detection/task.py)."""
 from __future__ import annotations
 
-from experiments.tasks.base import TaskKind
+from kinds.api import TaskKind
 from kinds.violation_detection.task import check_forced_choice, score_forced_choice
 
 KIND = TaskKind(

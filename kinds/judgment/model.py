@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.tasks.scoring import normalize_answer
-from experiments.trials import Trial
+from kinds.api import Trial, detection_values, normalize_answer
 from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, argmax, decision, need, sentence_of, signed_margin
 
@@ -51,8 +50,6 @@ class JudgmentDirect(TaskProtocol):
 
     def _values(self) -> tuple[str, str]:
         """(accepting, rejecting) label values: the one rule acceptance, d' and the page read too."""
-        from experiments.tasks.detection import detection_values
-
         vals = detection_values("judgment", self.settings)
         if vals is None:
             raise ProtocolError(f"protocol {self.name!r} answers accept or reject: it needs a judgment with two "
@@ -97,7 +94,7 @@ class JudgmentDirect(TaskProtocol):
                 "else the rejecting one"}
 
 
-from model_subjects.tasks.registry import ModelKind  
+from model_subjects.tasks.registry import ModelKind
 
 MODEL = ModelKind("judgment", surprisal=True, protocols={
     "meta": lambda s, q, n: LabelMeta("judgment", s, q, n), "direct": lambda s, q, n: JudgmentDirect(s, n)})

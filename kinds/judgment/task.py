@@ -3,18 +3,34 @@
 item's `answer`."""
 from __future__ import annotations
 
-from typing import Annotated, Literal, Any
+import random
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import Label, _Settings, _labels_differ
-from experiments.tasks.keys import POSITION_KEYS
-from experiments.tasks.scoring import equals_answer
+from kinds.api import (
+    POSITION_KEYS,
+    Answer,
+    KeySettingError,
+    KindSettings,
+    Label,
+    TaskError,
+    TaskKind,
+    TaskPlan,
+    TaskSettings,
+    Trial,
+    clash,
+    derive_answer,
+    distinct_labels,
+    equals_answer,
+    judgment_values,
+    label_field,
+    label_keys,
+    plan_answer,
+)
 
 
-
-class JudgmentSettings(_Settings):
+class JudgmentSettings(KindSettings):
     labels: Annotated[list[Label], Field(min_length=2)] = [Label(value="yes", text="Yes", key="f"),
                                                            Label(value="no", text="No", key="j")]
     question: str = "Is this sentence acceptable?"
@@ -23,7 +39,7 @@ class JudgmentSettings(_Settings):
     @field_validator("labels")
     @classmethod
     def _differ(cls, v: list[Label]) -> list[Label]:
-        return _labels_differ(v)
+        return distinct_labels(v)
 
 
 def check_answer_among(mat: dict[str, Any], values: list[str], what: str, where: str, key: str = "answer") -> None:
@@ -50,35 +66,28 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     check_label_answer(mat, label_values(settings), where)
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     """The chosen label's value against `answer` (None: no answer in the item, or no response)."""
     return equals_answer(trial.mat.get("answer"), response)
 
 
-def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The labels in screen order with their keys (the human runners' settings `s`)."""
-    from experiments.tasks.record import Answer
-
     return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
 
 
-def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
-    from experiments.tasks.record import derive_answer
-
+def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,
+           out: dict, extra: dict) -> None:
     derive_answer(trial, s, order, raw, presses, pointers, out, extra)
 
 
-def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
-    from experiments.tasks.record import plan_answer
-
+def plan(trial: Trial, s: TaskSettings, order: list[int] | None, rng: random.Random, right: bool) -> TaskPlan:
     return plan_answer(trial, s, order, rng, right)
 
 
 def label_key_checker(default_keys: tuple[str, ...]) -> Any:
     """The keys rule of a kind whose answers are labels (a label's own key, else `default_keys` by position)."""
     def check(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
-        from experiments.tasks.keys import clash, label_keys
-
         clash("task.labels", label_keys(settings, "labels" in given, default_keys), quit_key)
     return check
 
@@ -88,8 +97,6 @@ def label_settings(kind: str, default_values: tuple[str, str], default_keys: tup
     spec language's texts (the kind's `TEXTS`, `label_<value>`: experiments.screen_texts `kind_text`) on F, J."""
     def human(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
         from experiments.screen_texts import kind_text
-        from experiments.tasks.keys import KeySettingError, label_keys
-
         keys = tuple(label_keys(st, "labels" in given, default_keys))
         if "labels" in given:
             labels = [(lab.value, lab.text) for lab in st.labels]
@@ -103,8 +110,6 @@ def label_settings(kind: str, default_values: tuple[str, str], default_keys: tup
 
 def detection(settings: Any) -> tuple[str, str] | None:
     """The accepting and rejecting labels (experiments.tasks.detection.judgment_values); yes/no by default."""
-    from experiments.tasks.detection import judgment_values, label_field
-
     labels = label_field(settings or {})
     if labels is None:
         return ("yes", "no")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.trials import Trial
+from kinds.api import Trial
 from kinds.judgment.model import LabelMeta
 from model_subjects.protocol_base import Decision, Option, Query
 from model_subjects.tasks.base import TaskProtocol, decision, sentence_of

@@ -6,15 +6,19 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 
-from experiments.tasks.base import TaskKind
-from experiments.tasks.config import Label, _Settings, _labels_differ
-from kinds.judgment.task import (answers, check_label_answer, derive, label_key_checker, label_settings,
-                                        label_values, plan)
-from experiments.tasks.scoring import equals_answer
+from kinds.api import KindSettings, Label, TaskKind, Trial, distinct_labels, equals_answer
+from kinds.judgment.task import (
+    answers,
+    check_label_answer,
+    derive,
+    label_key_checker,
+    label_settings,
+    label_values,
+    plan,
+)
 
 
-
-class LexicalDecisionSettings(_Settings):
+class LexicalDecisionSettings(KindSettings):
     labels: Annotated[list[Label], Field(min_length=2, max_length=2)] = [
         Label(value="word", text="Word", key="j"), Label(value="nonword", text="Non-word", key="f")]
     question: str = "Is this an English word?"
@@ -25,14 +29,14 @@ class LexicalDecisionSettings(_Settings):
         if sorted(lab.value for lab in v) != ["nonword", "word"]:
             raise ValueError("lexical decision labels need the values word and nonword "
                              f"(got {', '.join(lab.value for lab in v)})")
-        return _labels_differ(v)
+        return distinct_labels(v)
 
 
 def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     check_label_answer(mat, label_values(settings), where)
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     return equals_answer(trial.mat.get("answer"), response)
 
 

@@ -40,9 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
-from experiments.tasks.base import TaskError
-from experiments.tasks.scoring import normalize_answer
-from experiments.trials import Trial
+from kinds.api import TaskError, Trial, normalize_answer
 from kinds.maze.task import (FIRST_FOIL, check_item, check_words, distractors, foils, picks_text, score, word_columns,
                              words_of)
 from model_subjects.protocol_base import Decision, Option, ProtocolError, Query

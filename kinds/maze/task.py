@@ -18,16 +18,29 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import _Settings, _check_key
-from experiments.tasks.scoring import normalize_answer
+from kinds.api import (
+    FRAME_SLACK_MS,
+    Answer,
+    KindSettings,
+    TaskError,
+    TaskKind,
+    TaskPlan,
+    TaskResultError,
+    TaskSettings,
+    Trial,
+    clash,
+    event_time,
+    normalize_answer,
+    regions,
+    valid_key,
+)
 
 FIRST_FOIL = "x-x-x"
 MAX_WORDS = 200  # words of one maze sentence: a longer one is a file's mistake (a paragraph), not a sentence
 MAX_WORD_CHARS = 60  # characters of one word or distractor (the longest English words are about 45)
 
 
-class MazeSettings(_Settings):
+class MazeSettings(KindSettings):
     error_mode: Literal["end", "redo"] = "end"  # after a wrong pick: the sentence ends, or waits for the right word
     option_keys: Annotated[list[str], Field(min_length=2, max_length=2)] = ["e", "i"]  # left, right (Ibex: e, i)
     first_foil: Annotated[str, Field(min_length=1)] = FIRST_FOIL  # shown beside the first word
@@ -39,7 +52,7 @@ class MazeSettings(_Settings):
     def _keys(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("option_keys: the left and right keys are the same key")
-        return [_check_key(k) for k in v]
+        return [valid_key(k) for k in v]
 
 
 def words_of(mat: dict[str, Any]) -> list[str]:
@@ -98,8 +111,6 @@ def check_words(field: str, words: list[str], where: str) -> None:
 
 def region_words(mat: dict[str, Any], where: str = "item") -> list[list[int]]:
     """The word indices of each region: the one reading of `regions` (experiments.tasks.regions)."""
-    from experiments.tasks.regions import regions
-
     try:
         return regions(mat)
     except TaskError as exc:
@@ -112,7 +123,7 @@ def sides(n: int, key: str) -> list[int]:
     return [0] + [rng.randrange(2) for _ in range(n - 1)]
 
 
-def screen_order(trial: Any, seed: int | None, subject_id: str, s: Any) -> list[int]:
+def screen_order(trial: Trial, seed: int | None, subject_id: str, s: TaskSettings | None) -> list[int]:
     """The option_order hook: the sides of a compiled trial for a subject's sequence (seed, subject, trial)."""
     return sides(len(words_of(trial.mat)), f"{seed if seed is not None else 0}:{subject_id}:{trial.trial_index}")
 
@@ -158,7 +169,7 @@ def word_correct_of(row: Any) -> list[bool | None] | None:
     return _parsed(extra.get("word_correct")) or _parsed(kept.get("word_correct"))
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     """Correct when the first picks are the whole sentence (no error at any word)."""
     ws = words_of(trial.mat)
     got = str(response or "").split()
@@ -195,15 +206,13 @@ def mode_of(s: Any) -> str:
     return str((getattr(s, "extra", None) or {}).get("error_mode", "end"))
 
 
-def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The two positions (left, right) with their keys; the words in them change per word (page_view)."""
-    from experiments.tasks.record import Answer
-
     return [Answer("left", "left", s.keys[0]), Answer("right", "right", s.keys[1])]
 
 
 
-def _responses(s: Any, presses: list, pointers: list) -> list[tuple[float, int, str]]:
+def maze_responses(s: Any, presses: list, pointers: list) -> list[tuple[float, int, str]]:
     """Every answer given, in time order: (t, side, by) from the left/right keys and (with `mouse`) taps on the
     two boxes (a click beside them is no answer)."""
     keys = list(s.keys[:2])
@@ -240,12 +249,11 @@ def walk(sides_: list[int], steps: list[float], responses: list[tuple[float, int
             "completed": pos == n, "ended": ended, "last": last}
 
 
-def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,
+           out: dict, extra: dict) -> None:
     """Per-word RTs (first answers) and region sums, the picks as `response`, `correct` = no error, per-word
     correctness and the first error's position (the kind's columns); the sides and (redo) the times to the
     right answer in `extra`."""
-    from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, _t
-
     ws = words_of(trial.mat)
     n, mode = len(ws), mode_of(s)
     if not isinstance(order, list) or len(order) != n or any(x not in (0, 1) for x in order):
@@ -253,10 +261,10 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
     steps = raw.get("steps")
     if not isinstance(steps, list) or not 1 <= len(steps) <= n:
         raise TaskResultError(f"steps: expected 1 to {n} onsets (one per word pair shown)")
-    steps = [_t(x, "steps") for x in steps]
+    steps = [event_time(x, "steps") for x in steps]
     if steps != sorted(steps):  # type: ignore[type-var]
         raise TaskResultError("steps: onsets out of order")
-    w = walk(order, steps, _responses(s, presses, pointers), mode)  # type: ignore[arg-type]
+    w = walk(order, steps, maze_responses(s, presses, pointers), mode)  # type: ignore[arg-type]
     if not (w["completed"] or w["ended"]):
         raise TaskResultError(f"steps: the sentence waits for an answer at word {w['reached'] + 1}")
     if len(steps) != w["reached"]:
@@ -289,11 +297,9 @@ def _right_times(w: dict[str, Any], steps: list[float]) -> list[float]:
     return out
 
 
-def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+def plan(trial: Trial, s: TaskSettings, order: list[int] | None, rng: random.Random, right: bool) -> TaskPlan:
     """A simulated reader: the right side at each word (paced by the word's length), or, when not `right`,
     one wrong pick at a word after the first (`end`: the presses stop there; `redo`: the right side follows)."""
-    from experiments.tasks.record import TaskPlan
-
     ws = words_of(trial.mat)
     keys, mode = list(s.keys[:2]), mode_of(s)
     wrong_at = rng.randrange(1, len(ws)) if not right else None
@@ -315,8 +321,6 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
 
 
 def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
-    from experiments.tasks.keys import clash
-
     clash("task.option_keys", list(settings.option_keys), quit_key)
 
 
@@ -330,7 +334,7 @@ def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) ->
             "extra": {"error_mode": st.error_mode, "first_foil": st.first_foil, "error_text": st.error_text}}
 
 
-def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+def page_view(trial: Trial, s: TaskSettings, order: list[int] | None, listed: Any) -> dict[str, Any]:
     """The words, the foils, the correct sides, the mode; the two keys as answers (boxes for taps)."""
     ex = s.extra or {}
     return {"words": words_of(trial.mat), "foils": foils(trial.mat, ex.get("first_foil", FIRST_FOIL)),

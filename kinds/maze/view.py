@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kinds.api import Answer
+from kinds.maze.task import FIRST_FOIL, foils, maze_responses, mode_of, walk, words_of
 from participants.tasks.window import FOREVER_MS, Buttons, TaskWindow
-from experiments.tasks.record import Answer
-from kinds.maze.task import FIRST_FOIL, foils, mode_of, walk, words_of, _responses
 
 
 def present(w: TaskWindow, order: list[int] | None) -> None:
@@ -40,11 +40,11 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
 
     def answers() -> list:
         if s.mouse:
-            w._click(pairs[len(steps) - 1])
-        return _responses(s, w.presses(), w.raw["pointers"])
+            w.record_click(pairs[len(steps) - 1])
+        return maze_responses(s, w.presses(), w.raw["pointers"])
 
     if s.mouse:
-        w._mouse_on()
+        w.mouse_on()
     errors: list[float] = []
     k = 0
     while True:

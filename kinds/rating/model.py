@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.trials import Trial
+from kinds.api import Trial
 from model_subjects.protocol_base import Decision, Option, Query
 from model_subjects.tasks.base import TaskProtocol, argmax, decision, sentence_of, softmax
 

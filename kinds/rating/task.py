@@ -2,21 +2,31 @@
 the chosen point goes to `rating` (and `response` as text)."""
 from __future__ import annotations
 
-from typing import Literal, Any
+import random
+from typing import Any, Literal
 
-from experiments.tasks.base import TaskKind
-from experiments.tasks.config import Scale, _Settings
-from experiments.tasks.scoring import missing
+from kinds.api import (
+    Answer,
+    KindSettings,
+    Scale,
+    TaskKind,
+    TaskPlan,
+    TaskSettings,
+    Trial,
+    clash,
+    derive_answer,
+    missing,
+    rt,
+)
 
 
-
-class RatingSettings(_Settings):
+class RatingSettings(KindSettings):
     scale: Scale = Scale(points=7, low_label="completely unacceptable", high_label="completely acceptable")
     question: str = "How acceptable is this sentence?"
     presentation: Literal["whole", "rsvp"] = "whole"
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     return None
 
 
@@ -31,32 +41,25 @@ def rating_value(response: Any, points: int) -> int | None:
     return int(v) if v.is_integer() and 1 <= v <= points else None
 
 
-def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The scale's points 1..k with their keys."""
-    from experiments.tasks.record import Answer
-
     return [Answer(str(p + 1), str(p + 1), s.keys[p]) for p in range(s.scale)]
 
 
-def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
-    from experiments.tasks.record import derive_answer
-
+def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,
+           out: dict, extra: dict) -> None:
     _, a = derive_answer(trial, s, order, raw, presses, pointers, out, extra)
     out["rating"] = float(a.value)
     out["correct"] = None
 
 
-def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
-    from experiments.tasks.record import TaskPlan, rt
-
+def plan(trial: Trial, s: TaskSettings, order: list[int] | None, rng: random.Random, right: bool) -> TaskPlan:
     ans = answers(trial, s)
     pick = ans[rng.randrange(len(ans))]
     return TaskPlan({"answer": [(rt(rng), pick.key)]}, pick.value, None)
 
 
 def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
-    from experiments.tasks.keys import clash
-
     clash("task.scale.keys", list(settings.scale.point_keys), quit_key)
 
 
@@ -66,7 +69,7 @@ def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) ->
             "anchors": (str(st.scale.low_label), str(st.scale.high_label))}
 
 
-def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+def page_view(trial: Trial, s: TaskSettings, order: list[int] | None, listed: Any) -> dict[str, Any]:
     """The scale's points as answers, with its labelled ends."""
     return {"answers": listed(answers(trial, s, order)), "anchors": list(s.anchors)}
 

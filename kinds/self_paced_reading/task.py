@@ -4,18 +4,37 @@ against `question_answer` (the trial is unscored without one)."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal, Any
+import random
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import Presentation, _Settings, _check_key
-from experiments.tasks.regions import regions  # noqa: F401 (the kind's name for the one reading of `regions`)
-from experiments.tasks.scoring import equals_answer, normalize_answer
+from kinds.api import (
+    FRAME_SLACK_MS,
+    Answer,
+    KeySettingError,
+    KindSettings,
+    Presentation,
+    TaskError,
+    TaskKind,
+    TaskPlan,
+    TaskResultError,
+    TaskSettings,
+    Trial,
+    clash,
+    counted_answer,
+    equals_answer,
+    event_time,
+    normalize_answer,
+    pick_answer,
+    regions,
+    round_ms,
+    rt,
+    valid_key,
+)
 
 
-
-class SelfPacedReadingSettings(_Settings):
+class SelfPacedReadingSettings(KindSettings):
     presentation: Presentation = "moving_window"
     reveal: Literal["word", "region"] = "word"  # humans: one word or one region per key press
     advance_key: str = "space"
@@ -44,17 +63,17 @@ class SelfPacedReadingSettings(_Settings):
     @field_validator("advance_key")
     @classmethod
     def _key(cls, v: str) -> str:
-        return _check_key(v)
+        return valid_key(v)
 
     @field_validator("option_keys")
     @classmethod
     def _keys(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("option_keys: a key is given twice")
-        return [_check_key(k) for k in v]
+        return [valid_key(k) for k in v]
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     return equals_answer(trial.mat.get("question_answer"), response)
 
 
@@ -111,24 +130,21 @@ def trial_units(trial: Any, reveal: str) -> tuple[list[str], list[list[int]]]:
     return units(m if m.get("sentence") else {**m, "sentence": " ".join(trial.words)}, reveal)
 
 
-def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The comprehension question's options with their keys (none: no question)."""
-    from experiments.tasks.record import Answer
-
     opts = [str(o) for o in trial.mat.get("question_options") or ()]
     return [Answer(o, o, k) for o, k in zip(opts, s.question_keys)]
 
 
-def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: list, out: dict, extra: dict) -> None:
+def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,
+           out: dict, extra: dict) -> None:
     """Key-to-key reading times from the advance key's own timestamps (per word and summed per region,
     or per region with `reveal: region`); the flips that showed each step beside them; the question."""
-    from experiments.tasks.record import FRAME_SLACK_MS, TaskResultError, _answer, _r, _t
-
     unit_texts, regs = trial_units(trial, s.reveal)
     steps = raw.get("steps")
     if not isinstance(steps, list) or len(steps) != len(unit_texts) + 1:
         raise TaskResultError(f"steps: expected {len(unit_texts) + 1} onsets (the dashes, then each unit)")
-    steps = [_t(x, "steps") for x in steps]
+    steps = [event_time(x, "steps") for x in steps]
     if steps != sorted(steps):  # type: ignore[type-var]
         raise TaskResultError("steps: onsets out of order")
     adv = [p for p in presses if p["key"] == s.advance_key and p["t"] >= steps[0]]  # type: ignore[operator]
@@ -141,35 +157,33 @@ def derive(trial: Any, s: Any, order: Any, raw: dict, presses: list, pointers: l
         # handled in that frame: up to two frames of slack)
         if steps[k] < adv[k - 1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
             raise TaskResultError(f"steps: unit {k - 1} shown before the press that reveals it")
-    rts = [_r(adv[k + 1]["t"] - adv[k]["t"]) for k in range(len(unit_texts))]
+    rts = [round_ms(adv[k + 1]["t"] - adv[k]["t"]) for k in range(len(unit_texts))]
     if s.reveal == "word":
         out["word_rts_ms"] = json.dumps(rts)
-        out["region_rts_ms"] = json.dumps([_r(sum(rts[w] for w in reg)) for reg in regs])  # type: ignore[misc]
+        out["region_rts_ms"] = json.dumps([round_ms(sum(rts[w] for w in reg)) for reg in regs])  # type: ignore[misc]
     else:
         out["region_rts_ms"] = json.dumps(rts)
-    extra["display_lag_ms"] = [_r(steps[k] - adv[k - 1]["t"]) for k in range(1, len(unit_texts) + 1)]  # type: ignore[operator]
+    extra["display_lag_ms"] = [round_ms(steps[k] - adv[k - 1]["t"]) for k in range(1, len(unit_texts) + 1)]  # type: ignore[operator]
     ans = answers(trial, s)
     if ans:
-        q_on = _t(raw.get("question_onset"), "question_onset")
+        q_on = event_time(raw.get("question_onset"), "question_onset")
         if q_on < adv[-1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
             raise TaskResultError("question_onset: the question comes after the sentence")
-        got = _answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",  # type: ignore[arg-type]
+        got = counted_answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",  # type: ignore[arg-type]
                       s.mouse)
         if got is None:
             raise TaskResultError("question_answered_by: the comprehension question waits for an answer")
         pos, at, by = got
         out["response"] = ans[pos].value
-        out["rt_ms"] = _r(at - q_on)  # type: ignore[operator]
+        out["rt_ms"] = round_ms(at - q_on)  # type: ignore[operator]
         out["correct"] = score(trial, ans[pos].value)
         extra["answered_by"] = by
     elif raw.get("question_onset") is not None:
         raise TaskResultError("question_onset: this trial has no comprehension question")
 
 
-def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
+def plan(trial: Trial, s: TaskSettings, order: list[int] | None, rng: random.Random, right: bool) -> TaskPlan:
     """Reading presses paced by the units' lengths, then the question's answer."""
-    from experiments.tasks.record import TaskPlan, pick_answer, rt
-
     unit_texts, _ = trial_units(trial, s.reveal)
     t, read = 0.0, []
     for u in range(len(unit_texts) + 1):
@@ -187,8 +201,6 @@ def plan(trial: Any, s: Any, order: Any, rng: Any, right: bool) -> Any:
 
 def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: int, n_question_options: int) -> None:
     """Enough comprehension keys, none shared, none the quit key; the advance key neither quits nor answers."""
-    from experiments.tasks.keys import KeySettingError, clash
-
     qk = list(settings.option_keys)
     if n_question_options > len(qk):
         raise KeySettingError(f"task.option_keys: comprehension questions with {n_question_options} options need "
@@ -209,7 +221,7 @@ def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) ->
             "hint": kind_text("self_paced_reading", lang, "hint", key=key_label(st.advance_key, lang))}
 
 
-def page_view(trial: Any, s: Any, order: Any, listed: Any) -> dict[str, Any]:
+def page_view(trial: Trial, s: TaskSettings, order: list[int] | None, listed: Any) -> dict[str, Any]:
     """The units one press reveals, the advance key and the comprehension question (none: no question)."""
     return {"units": trial_units(trial, s.reveal)[0], "advance_key": s.advance_key,
             "question_answers": listed(answers(trial, s)), "question": str(trial.mat.get("question") or "")}

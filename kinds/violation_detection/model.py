@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.trials import Trial
+from kinds.api import Trial
 from model_subjects.protocol_base import (Decision, Option, Protocol, ProtocolError, Query,  # noqa: F401 (re-exported)
                                           other_form, pair_missing)
-from model_subjects.parsing import parse_lenient, parse_strict
+from model_subjects.parsing import parse_lenient, parse_strict  # noqa: I001 (after protocol_base: the package's import order)
 
 QUESTION = "Does this sentence contain a grammatical error?"
 PROMPT_TYPES = ("Direct", "MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex")
@@ -54,14 +54,14 @@ COMPARISON_TEMPLATES = {
 def with_form(trial: Trial, form: str) -> str:
     """The trial's sentence with `form` at the critical position (keeps attached punctuation)."""
     words = list(trial.words)
-    w = words[trial.critical_index]
-    punct = w[len(trial.critical_word):] if w.startswith(trial.critical_word) else ""
-    words[trial.critical_index] = form + punct
+    w = words[trial.study_record.critical_index]
+    punct = w[len(trial.study_record.critical_word):] if w.startswith(trial.study_record.critical_word) else ""
+    words[trial.study_record.critical_index] = form + punct
     return " ".join(words)
 
 
 def grammatical_sentence(trial: Trial) -> str:
-    return with_form(trial, trial.correct_form)
+    return with_form(trial, trial.study_record.correct_form)
 
 
 def ungrammatical_sentence(trial: Trial) -> str:
@@ -69,7 +69,7 @@ def ungrammatical_sentence(trial: Trial) -> str:
 
 
 def rest_after_critical(trial: Trial) -> str:
-    rest = trial.words[trial.critical_index + 1:]
+    rest = trial.words[trial.study_record.critical_index + 1:]
     return (" " + " ".join(rest)) if rest else ""
 
 
@@ -86,14 +86,14 @@ class ForcedChoice(Protocol):
     needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
-        c, o = trial.correct_form, other_form(trial)
-        return [Query(" ".join(trial.prefix_words), (Option(c, " " + c), Option(o, " " + o)))]
+        c, o = trial.study_record.correct_form, other_form(trial)
+        return [Query(" ".join(trial.study_record.prefix_words), (Option(c, " " + c), Option(o, " " + o)))]
 
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
         lc, lo = scores[0]
-        chosen = trial.correct_form if lc > lo else other_form(trial)
-        return Decision(response=chosen, correct=lc > lo and trial.correct_form != other_form(trial),
-                        option_labels=[trial.correct_form, other_form(trial)], option_logprobs=[lc, lo],
+        chosen = trial.study_record.correct_form if lc > lo else other_form(trial)
+        return Decision(response=chosen, correct=lc > lo and trial.study_record.correct_form != other_form(trial),
+                        option_labels=[trial.study_record.correct_form, other_form(trial)], option_logprobs=[lc, lo],
                         margin=lc - lo, answer_text=" " + chosen + rest_after_critical(trial))
 
 
@@ -106,18 +106,19 @@ class Direct(Protocol):
     needs_pair = True
 
     def queries(self, trial: Trial) -> list[Query]:
-        p, a = trial.critical_word, trial.alternative_word
-        return [Query(" ".join(trial.prefix_words), (Option(p, " " + p), Option(a, " " + a)))]
+        r = trial.study_record
+        p, a = r.critical_word, r.alternative_word
+        return [Query(" ".join(r.prefix_words), (Option(p, " " + p), Option(a, " " + a)))]
 
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+        r = trial.study_record
         lp, la = scores[0]
         response = "violation" if lp < la else "no_violation"
-        l_correct = lp if trial.critical_word == trial.correct_form else la
-        l_other = la if trial.critical_word == trial.correct_form else lp
-        return Decision(response=response, correct=response == trial.correct_response,
-                        option_labels=[trial.critical_word, trial.alternative_word], option_logprobs=[lp, la],
-                        margin=l_correct - l_other,
-                        answer_text=" " + trial.critical_word + rest_after_critical(trial))
+        l_correct = lp if r.critical_word == r.correct_form else la
+        l_other = la if r.critical_word == r.correct_form else lp
+        return Decision(response=response, correct=response == r.correct_response,
+                        option_labels=[r.critical_word, r.alternative_word], option_logprobs=[lp, la],
+                        margin=l_correct - l_other, answer_text=" " + r.critical_word + rest_after_critical(trial))
 
     def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
         """A running history shows the task's question and the answer the log-probabilities chose (Yes:
@@ -142,9 +143,9 @@ class ViolationJudgment(Protocol):
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
         ly, ln = scores[0]
         response = "violation" if ly > ln else "no_violation"
-        correct_yes = trial.correct_response == "violation"
+        correct_yes = trial.study_record.correct_response == "violation"
         margin = (ly - ln) if correct_yes else (ln - ly)
-        return Decision(response=response, correct=response == trial.correct_response,
+        return Decision(response=response, correct=response == trial.study_record.correct_response,
                         option_labels=["Yes", "No"], option_logprobs=[ly, ln], margin=margin,
                         answer_text=" Yes" if ly > ln else " No")
 
@@ -179,9 +180,9 @@ class PanelJudgment(Protocol):
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
         lv, ln = scores[0]
         response = "violation" if lv > ln else "no_violation"
-        margin = (lv - ln) if trial.correct_response == "violation" else (ln - lv)
+        margin = (lv - ln) if trial.study_record.correct_response == "violation" else (ln - lv)
         label = self.panel.labels[response]
-        return Decision(response=response, correct=response == trial.correct_response,
+        return Decision(response=response, correct=response == trial.study_record.correct_response,
                         option_labels=[self.panel.labels["violation"], self.panel.labels["no_violation"]],
                         option_logprobs=[lv, ln], margin=margin, answer_text=" " + label)
 
@@ -207,22 +208,22 @@ class SentenceJudgment(Protocol):
 
     def queries(self, trial: Trial) -> list[Query]:
         if self.prompt_type == "Direct":
-            s_p, s_c = trial.sentence, with_form(trial, trial.alternative_word)
+            s_p, s_c = trial.sentence, with_form(trial, trial.study_record.alternative_word)
             return [Query("", (Option(s_p, s_p), Option(s_c, s_c)))]
         return [Query(JUDGMENT_TEMPLATES[self.prompt_type].format(s=trial.sentence), _yes_no())]
 
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
         a, b = scores[0]
         if self.prompt_type == "Direct":
-            s_p, s_c = trial.sentence, with_form(trial, trial.alternative_word)
+            s_p, s_c = trial.sentence, with_form(trial, trial.study_record.alternative_word)
             response = "violation" if a < b else "no_violation"
-            margin = (a - b) if trial.grammatical else (b - a)  # grammatical minus ungrammatical sentence
-            return Decision(response=response, correct=response == trial.correct_response,
+            margin = (a - b) if trial.study_record.grammatical else (b - a)  # grammatical minus ungrammatical sentence
+            return Decision(response=response, correct=response == trial.study_record.correct_response,
                             option_labels=[s_p, s_c], option_logprobs=[a, b], margin=margin,
                             answer_text=s_p)
         response = "no_violation" if a > b else "violation"  # Yes = a good sentence
-        margin = (a - b) if trial.grammatical else (b - a)
-        return Decision(response=response, correct=response == trial.correct_response,
+        margin = (a - b) if trial.study_record.grammatical else (b - a)
+        return Decision(response=response, correct=response == trial.study_record.correct_response,
                         option_labels=["Yes", "No"], option_logprobs=[a, b], margin=margin,
                         answer_text=" Yes" if a > b else " No")
 
@@ -255,7 +256,7 @@ class SentenceComparison(Protocol):
         return [Query(t.format(s1=g, s2=u), one_two), Query(t.format(s1=u, s2=g), one_two)]
 
     def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
-        c, o = trial.correct_form, other_form(trial)
+        c, o = trial.study_record.correct_form, other_form(trial)
         if self.prompt_type == "Direct":
             lg, lu = scores[0]
             chosen = c if lg > lu else o
@@ -306,8 +307,8 @@ class Production(Protocol):
 
     def queries(self, trial: Trial) -> list[Query]:
         if self.mode == "completion":
-            c, o = trial.correct_form, other_form(trial)
-            return [Query(" ".join(trial.prefix_words), (Option(c, " " + c), Option(o, " " + o)))]
+            c, o = trial.study_record.correct_form, other_form(trial)
+            return [Query(" ".join(trial.study_record.prefix_words), (Option(c, " " + c), Option(o, " " + o)))]
         return [Query(f"{trial.sentence}\n{self.question}\nAnswer:", _yes_no())]
 
     @property
@@ -329,9 +330,9 @@ class Production(Protocol):
             if label is None:
                 return "none", False
             if self.mode == "completion":
-                return label, label == trial.correct_form
+                return label, label == trial.study_record.correct_form
             resp = "violation" if label == "Yes" else "no_violation"
-            return resp, resp == trial.correct_response
+            return resp, resp == trial.study_record.correct_response
 
         r_strict, c_strict = outcome(strict)
         r_len, c_len = outcome(lenient)
@@ -340,7 +341,7 @@ class Production(Protocol):
         if self.mode == "completion":
             margin = a - b
         else:
-            margin = (a - b) if trial.correct_response == "violation" else (b - a)
+            margin = (a - b) if trial.study_record.correct_response == "violation" else (b - a)
         answer = text.strip().split("\n")[0]
         return Decision(response=response, correct=correct, option_labels=labels, option_logprobs=[a, b],
                         margin=margin, answer_text=(" " + answer) if answer else "",

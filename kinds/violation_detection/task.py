@@ -8,18 +8,15 @@ experiments.trials.record_keys); a design file's violation-detection item gives 
 """
 from __future__ import annotations
 
+import random
 from typing import Any, Literal
 
-from experiments.tasks.base import TaskError, TaskKind
-from experiments.tasks.config import _Settings
-from experiments.tasks.form_pair import pair_missing  # the one rule validate and the protocols read
-from experiments.trials import record_keys
-from experiments.tasks.scoring import missing
+from kinds.api import Answer, KindSettings, TaskError, TaskKind, TaskSettings, Trial, missing, pair_missing, record_keys
 
 ANSWERS = ("violation", "no_violation")
 
 
-class ViolationDetectionSettings(_Settings):
+class ViolationDetectionSettings(KindSettings):
     """Violation detection's settings: the `task:` fields every spec has had since the first release
     (declared on experiments.spec_model.Task, which checks them and hashes them in every spec; this
     model reads them from there). `response: key`: press `response_key` on noticing an error (go/no-go);
@@ -44,10 +41,8 @@ def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) ->
             "mouse": bool(panel["mouse"])}
 
 
-def answers(trial: Any, s: Any, order: list[int] | None = None) -> list[Any]:
+def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The answers on screen (human_settings): the panel's, left to right, or the violation key."""
-    from experiments.tasks.record import Answer
-
     return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
 
 
@@ -63,7 +58,7 @@ def outcome(trial: Any, response: str, answered: bool = True) -> bool | None:
     leaves fillers unscored, is the rule the analysis and the model runner read.)"""
     if not answered:
         return None
-    return response == trial.correct_response
+    return response == trial.study_record.correct_response
 
 
 def response_times(answer_at: float | None, critical_onset: float, sentence_end: float, panel_onset: float | None,
@@ -83,12 +78,10 @@ def autopilot_answer(trial: Any, seed: str, accuracy: float, window_ms: float, p
     after the critical word's onset (`window_ms`: the time left from there). Panel: the answer 250-900 ms
     after the panel's onset (`window_ms`: the response window), and on some violation answers an early
     press of the violation key during the sentence."""
-    import random
-
     rng = random.Random(f"{seed}:panel:{trial.trial_index}" if panel else f"{seed}:{trial.trial_index}")
     right = rng.random() < accuracy
-    wrong = "no_violation" if trial.correct_response == "violation" else "violation"
-    response = trial.correct_response if right else wrong
+    wrong = "no_violation" if trial.study_record.correct_response == "violation" else "violation"
+    response = trial.study_record.correct_response if right else wrong
     if panel:
         rt = round(rng.uniform(250.0, max(300.0, min(900.0, window_ms - 200.0))), 1)
         early = round(rng.uniform(100.0, 400.0), 1) if response == "violation" and rng.random() < 0.5 else None
@@ -118,16 +111,16 @@ def check_design(exp: Any) -> None:
                          "response times a critical word, which a design's items do not mark)")
 
 
-def score(trial: Any, response: Any) -> bool | None:
+def score(trial: Trial, response: Any) -> bool | None:
     """violation / no_violation against the trial's correct response; a filler (`other`) is never scored."""
-    if missing(response) or trial.violation_position == "other":
+    if missing(response) or trial.study_record.violation_position == "other":
         return None
-    return str(response) == trial.correct_response
+    return str(response) == trial.study_record.correct_response
 
 
 def score_forced_choice(trial: Any, response: Any) -> bool | None:
     """The chosen form against the grammatical form at the critical position."""
-    return None if missing(response) else str(response) == trial.correct_form
+    return None if missing(response) else str(response) == trial.study_record.correct_form
 
 
 def check_forced_choice(exp: Any, trials: Any) -> None:

@@ -143,7 +143,8 @@ class TaskWindow:
             for delay, key in self.plan.phases.get(phase, []):
                 self.pres.autopilot.press_in(delay, key)
 
-    def _mouse_on(self) -> Any:
+    def mouse_on(self) -> Any:
+        """Show the pointer and start counting clicks from now (a unit that takes clicks calls it once)."""
         if self._mouse is None:
             from psychopy import event
 
@@ -153,7 +154,8 @@ class TaskWindow:
         self._mouse_reset_at = self.pres.now()
         return self._mouse
 
-    def _click(self, buttons: Buttons) -> None:
+    def record_click(self, buttons: Buttons) -> None:
+        """Record a click since the last one (on which of `buttons`, -1 for none) in the raw record's pointers."""
         _, times = self._mouse.getPressed(getTime=True)
         if not times[0]:
             return
@@ -170,14 +172,14 @@ class TaskWindow:
         keys = {a.key for a in answers}
         mouse = self.s.mouse and buttons is not None
         if mouse:
-            self._mouse_on()
+            self.mouse_on()
         found: list[tuple[float, str]] = []
 
         def answered() -> bool:
             if found:
                 return True
             if mouse:
-                self._click(buttons)  # type: ignore[arg-type]
+                self.record_click(buttons)  # type: ignore[arg-type]
                 hits = [c for c in self.raw["pointers"] if c["t"] >= onset and c["target"] >= 0]
                 if hits:
                     found.append((hits[0]["t"], "mouse"))

@@ -59,8 +59,8 @@ def trial_payload(trial: Trial) -> dict[str, Any]:
     """One compiled trial as the page needs it (RSVP units, the answer that is right, feedback)."""
     return {
         "trial_index": trial.trial_index, "block": trial.block, "block_trial_index": trial.block_trial_index,
-        "item_id": trial.item_id, "units": list(trial.words), "critical_index": trial.critical_index,
-        "correct_response": trial.correct_response, "feedback": bool(trial.feedback),
+        "item_id": trial.item_id, "units": list(trial.words), "critical_index": trial.study_record.critical_index,
+        "correct_response": trial.study_record.correct_response, "feedback": bool(trial.feedback),
     }
 
 

@@ -312,7 +312,7 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
         "onset_frame_errors": [a - b for a, b in zip(r["onset_frames"], r["intended_onset_frames"])],
         "gap_durations_ms": [_ms(on[j + 1] - off[j]) for j in range(len(on) - 1)],
         "fixation_ms_measured": _ms(on[0] - t0),
-        "critical_onset_ms": rel(on[trial.critical_index]) if trial.critical_index >= 0 else None,  # -1: none marked
+        "critical_onset_ms": rel(on[crit_i]) if (crit_i := trial.study_record.critical_index) >= 0 else None,  # -1: none
         "sentence_end_ms": rel(end),
         "feedback_onset_ms": rel(r["feedback_onset"]),
         "iti_onset_ms": rel(r["iti_onset"]),
@@ -326,7 +326,7 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
     else:
         extra.update(prompt_onset_ms=rel(r["prompt_onset"]),
                      response_phase=phase(at) if answered else None)
-    crit = on[trial.critical_index] if not panel else on[0]  # (a panel's RT is from the panel's onset)
+    crit = on[trial.study_record.critical_index] if not panel else on[0]  # (a panel's RT is from the panel's onset)
     rt, rt_end = response_times(at if answered else None, crit, end, panel_on if panel else None, _ms)
     return TrialResult(
         response=r["response"], correct=correct,  # type: ignore[arg-type]

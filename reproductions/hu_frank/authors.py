@@ -188,10 +188,10 @@ def _paper_shown(paper: pd.DataFrame, n_orders: int) -> pd.DataFrame:
 def require_r(fits: bool) -> None:
     """With fits, R and lme4 must start before anything is written or run (else: say so, or --no-fits)."""
     if fits:
-        from analysis.stats.mixed import MixedModelError, _r
+        from analysis.stats.mixed import MixedModelError, r_fitter
 
         try:
-            _r()
+            r_fitter()
         except MixedModelError as exc:
             raise ReproError(f"{exc} (or pass --no-fits)") from None
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.report.figures import _plt, _save
+from analysis.report.figures import pyplot, save_figure
 from reproductions.hu_frank.gap import regression_band
 from reproductions.hu_frank.models import FAMILY_ORDER, MODEL_ORDER
 
@@ -20,7 +20,7 @@ TWINLAB_COLOR, TWINLAB_MARKER = "#222222", "*"
 
 
 def _setup():
-    plt = _plt()
+    plt = pyplot()
     plt.rcParams.update({"savefig.dpi": 150, "font.size": 10})
     return plt
 
@@ -70,7 +70,7 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     fig.supxlabel("Model size", fontsize=10)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def gap_vs_size(gaps: pd.DataFrame, ylabel: str, title: str, path: Path, n_boot: int = 1000, seed: int = 1) -> Path | None:
@@ -110,7 +110,7 @@ def gap_vs_size(gaps: pd.DataFrame, ylabel: str, title: str, path: Path, n_boot:
         ax.text(0, -0.2, "not drawn (infinite gap): " + ", ".join(inf["model"]), transform=ax.transAxes, fontsize=8,
                 color="#444444")
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def training_panels(means: pd.DataFrame, gaps: pd.DataFrame, ylabel: str, gap_label: str, title: str,
@@ -136,4 +136,4 @@ def training_panels(means: pd.DataFrame, gaps: pd.DataFrame, ylabel: str, gap_la
     b.set_ylabel(gap_label.replace(" (", "\n(", 1))
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.report.figures import _plt, _save
+from analysis.report.figures import pyplot, save_figure
 from reproductions.hu_levy.prompts import META, METHODS, TASK_LABELS
 
 # the authors' cubehelix hues: Direct stands out dark, the Meta methods lighter in order of distance
@@ -33,7 +33,7 @@ def figure2(perf: pd.DataFrame, path: Path, dataset: str = "all", title: str | N
     exps = [e for e in EXP_ORDER if e in set(t["experiment"])]
     if t.empty or not exps:
         return None
-    plt = _plt()
+    plt = pyplot()
     models = list(dict.fromkeys(perf["model"]))
     fig, axes = plt.subplots(1, len(exps), figsize=(max(3.3 * len(exps) + 0.4 * len(models), 6.5), 3.4),
                              squeeze=False)
@@ -61,7 +61,7 @@ def figure2(perf: pd.DataFrame, path: Path, dataset: str = "all", title: str | N
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.tight_layout(rect=(0, 0, 1, 0.86))
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.93), ncol=4, fontsize=8, frameon=False)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _short(model: str) -> str:
@@ -97,7 +97,7 @@ def figure3(overall: pd.DataFrame, path: Path, n_models: int) -> Path | None:
     exps = [e for e in EXP_ORDER if e in set(overall["experiment"])]
     if not exps:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.6, 4.4))
     im = _heat(ax, _matrix(overall, exps), exps)
     fig.colorbar(im, ax=ax, shrink=0.8, label="mean Pearson r")
@@ -105,7 +105,7 @@ def figure3(overall: pd.DataFrame, path: Path, n_models: int) -> Path | None:
     ax.set_ylabel("more distant task →", fontsize=8, color="slategrey")
     ax.set_title(f"Figure 3: internal consistency\n(mean over datasets and {n_models} model(s))", fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def figure6(by_model: pd.DataFrame, path: Path) -> Path | None:
@@ -114,7 +114,7 @@ def figure6(by_model: pd.DataFrame, path: Path) -> Path | None:
     if not models:
         return None
     exps = [e for e in EXP_ORDER if e in set(by_model["experiment"])]
-    plt = _plt()
+    plt = pyplot()
     ncol = min(3, len(models))
     nrow = (len(models) + ncol - 1) // ncol
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 3.5 * nrow), squeeze=False)
@@ -130,7 +130,7 @@ def figure6(by_model: pd.DataFrame, path: Path) -> Path | None:
     fig.subplots_adjust(wspace=0.06, hspace=0.18)
     fig.colorbar(im, ax=list(axes.flat[:len(models)]), shrink=0.7, label="Pearson r")
     fig.suptitle("Figure 6: internal consistency by model", fontsize=10, y=0.96)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 FIGURE_OF_EXPERIMENT = {"1": 7, "2": 8, "3a": 9, "3b": 10}
@@ -142,7 +142,7 @@ def scatter_figure(diffs: pd.DataFrame, ic: pd.DataFrame, experiment: str, path:
     d = diffs[diffs["experiment"] == experiment]
     if d.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     rank = {k: i for i, k in enumerate(DATASET_LABELS)}  # the paper's order: P18, News; SyntaxGym, BLiMP
     models = list(dict.fromkeys(d["model"]))
     cols = sorted(dict.fromkeys(zip(d["model"], d["dataset"])),
@@ -196,4 +196,4 @@ def scatter_figure(diffs: pd.DataFrame, ic: pd.DataFrame, experiment: str, path:
     fig.suptitle(f"Figure {FIGURE_OF_EXPERIMENT[experiment]}: {TASK_LABELS[experiment]}, item level\n{what}",
                  fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)

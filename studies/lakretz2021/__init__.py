@@ -60,6 +60,25 @@ REPORT_PLANS = (
      "cell": ("structure", "condition", "violation_position"), "positions": ("inner", "outer"),
      "default_focus": "long_nested:PSP:inner"},
 )
+# the `analyze` options only this study's data read, beside its report plan (analysis/cli.py adds them to the
+# command under this study's heading of `analyze --help`): `name` the parameter, `flag`, `type` (text | list |
+# flag), `default`, `choices` (text), `api` the keyword of analysis.api.report they set, `help`; `focus`: the
+# form of `--focus` this study's report plan reads (its learning cell, REPORT_PLANS' `cell`)
+ANALYSIS_OPTIONS = (
+    {"name": "training_block", "flag": "--training-block", "type": "list", "default": (), "api": "training_blocks",
+     "help": "Lakretz format: a block number to treat as training (repeatable)"},
+    {"name": "rejected_rule", "flag": "--rejected-rule", "type": "text", "default": "paper",
+     "choices": ("paper", "strict"), "api": "rejected_rule",
+     "help": "how a REJECTED trial (no answer) counts in the first-encounter and exposure analyses: paper = scored "
+             "by the prefix of its release code (WRONG_DDC an error, CORRECT_DDC correct; seeds/000's Table C1), "
+             "strict = left out (the subject leaves that first-encounter cell). Error rates leave REJECTED trials "
+             "out under either rule"},
+    {"name": "keep_outliers", "flag": "--keep-outliers", "type": "flag", "default": False, "api": "keep_outliers",
+     "help": "keep subjects the data's authors flag as outliers (Lakretz is_outlier; excluded by default, as "
+             "Lakretz et al. did; seeds/000 kept them)"},
+)
+FOCUS_FORM = ("STRUCTURE:CONDITION:inner|outer for a Lakretz design (default: the cell this study declares, the "
+              "paper's slope, long_nested:PSP:inner)")
 # the released results table `analyze --format` reads (auto: recognised by these columns): the module's
 # reader(path, training_blocks=, keep_outliers=) -> (frame, LoadInfo)
 FRAME_FORMATS = (

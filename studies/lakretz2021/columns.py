@@ -3,14 +3,15 @@
 Plain data (no imports): experiments/schema.py collects it through experiments/studies.py (`TABLE` in the
 study's `__init__` names this module). Three things:
 
-- `COLUMNS`: the Lakretz item record's columns (materials.KEYS beyond the core's `condition` and `words`):
-  the nested structure, the critical verb and its forms, the answer key, the lexicon. They are the
+- `COLUMNS`: the Lakretz item record's columns (materials.KEYS beyond the core's `condition`, `words` and
+  `correct_response`): the nested structure, the critical verb and its forms, the lexicon. They are the
   paradigm's, not violation detection's as a kind: what the RSVP runner measures and how a person answers
   (response_mode, early responses, word onsets, ...) is the kind's (kinds/violation_detection/__init__.py).
-  A general design's trial fills them with the values it has always written (materials.design_values).
-- `HEADER` and `GENERAL_HEADER`: the layout of every table written before the columns were declared, byte
-  for byte: a Lakretz session writes `HEADER`; a session of a general design (of any kind) writes
-  `GENERAL_HEADER`, then its kinds' columns that the layout does not name, then its factors' own columns.
+  Only this study's own tables carry them.
+- `HEADER`: the layout of every Lakretz session, byte for byte. `EARLIER_GENERAL_HEADER`: the layout general
+  designs' sessions were written with before their tables left this study's columns out (then their kinds'
+  columns it does not name, then their factors): such a session keeps it when resumed, its rows filled with
+  the values those sessions always held (materials.design_values).
 - `TABLE_REQUIRED`: what a Lakretz table must fill beyond the core's required columns; `DESCRIBED_AS`: the
   words the Psych-DS description of a dataset (experiments/session.py) has always carried for four core
   columns, whose meaning the core states generally.
@@ -25,7 +26,6 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("critical_word", "string", "critical word as presented"),
     ("correct_form", "string", "grammatical form at the critical position"),
     ("alternative_word", "string", "number-flipped form of the presented critical word"),
-    ("correct_response", "string", "violation or no_violation"),
     ("lexicon", "string", "lexicon the item was built from"),
 )
 
@@ -38,7 +38,7 @@ HEADER: tuple[str, ...] = (
     "protocol", "context_mode", "option_labels", "option_logprobs", "margin", "feedback_shown", "feedback_text",
     "started_at", "ended_at", "extra",
 )
-GENERAL_HEADER: tuple[str, ...] = HEADER + (
+EARLIER_GENERAL_HEADER: tuple[str, ...] = HEADER + (
     "item", "list", "task", "role", "materials", "option_order", "chosen_position", "rating", "rating_expected",
     "response_text", "keystrokes", "word_rts_ms", "region_rts_ms", "word_surprisal_bits", "option_mean_logprobs",
     "target_logprob", "target_rank", "sentence_logprob",
@@ -48,6 +48,7 @@ GENERAL_HEADER: tuple[str, ...] = HEADER + (
 TABLE_REQUIRED: tuple[str, ...] = ("structure", "dependency", "violation_position")
 
 DESCRIBED_AS: dict[str, str] = {
+    "correct_response": "violation or no_violation",
     "condition": "grammatical number of the nouns, e.g. PSP",
     "response": "the subject's response (violation, no_violation, a chosen form, or none)",
     "response_mode": "how the answer was given: key (go/no-go during the sentence) or panel (two-option panel after it)",

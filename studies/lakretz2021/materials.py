@@ -6,17 +6,18 @@ design has no such materials; its Lakretz columns are filled by `design_values` 
 designs have always written (structure = the experiment, critical_index = -1, ...), so recorded sessions
 keep their sequence hashes and stay resumable. Imports nothing of the trial (no import circle).
 
-This module is the study's trial record (`TRIAL_RECORD` in the study's `__init__`): the core's `Trial`
-(experiments/trials.py) builds, reads and writes every trial's flat record through the names below
-(`KEYS`, `FEEDBACK_AFTER`, `materials`, `is_record`, `design_values`, `read_columns`) and never imports
-this study.
+This module is the study's trial record adapter (`TRIAL_RECORD` in the study's `__init__`): the core's
+`Trial` (experiments/trials.py) builds, reads and writes every trial's flat record through the names below
+(`KEYS`, `FEEDBACK_AFTER`, `materials`, `is_record`, `design_values`, `read_columns`, `row_columns`, `view`)
+and never imports this study; what reads a trial's record reads it through `Trial.study_record` (a `Record`).
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from experiments.design import condition_label
+from experiments.trials import condition_label
 
 Dependency = Literal["inner", "outer"]
 ViolationPosition = Literal["none", "inner", "outer", "other"]  # other: a filler (a violation of another kind)
@@ -88,3 +89,57 @@ def design_values(experiment: str, factors: tuple[tuple[str, str], ...], task: s
         "words": tuple(text.split()), "critical_index": -1, "critical_word": "", "correct_form": "",
         "alternative_word": "", "correct_response": answer, "lexicon": "",
     }
+
+
+@dataclass(frozen=True)
+class Record:
+    """A trial's record, typed: the cell (structure, condition, dependency, violation position), the RSVP
+    units and the critical one, its forms, the answer key and the lexicon (`Trial.study_record`)."""
+
+    structure: str
+    condition: str
+    dependency: Dependency | None
+    violation_position: ViolationPosition
+    words: tuple[str, ...]
+    critical_index: int
+    critical_word: str
+    correct_form: str
+    alternative_word: str
+    correct_response: str
+    lexicon: str
+
+    @property
+    def grammatical(self) -> bool:
+        return self.violation_position == "none"
+
+    @property
+    def multiword_units(self) -> bool:
+        return any(" " in w for w in self.words)
+
+    @property
+    def prefix_words(self) -> tuple[str, ...]:
+        """Units before the critical one (the forced-choice context)."""
+        return self.words[: self.critical_index]
+
+
+def view(values: dict[str, Any]) -> Record:
+    """The typed view of a record's columns (a record trial's materials, or a general design's values)."""
+    return Record(**{k: values[k] for k in KEYS})
+
+
+def row_columns(values: dict[str, Any], feedback: bool) -> dict[str, Any]:
+    """The record's trial-table columns, in the order its tables have always held them (`feedback` after
+    the answer key): the units joined as `words`, `rsvp_units` when a unit holds several words, the critical
+    index counted in words of `words` (inside a Trial it counts units; -1: none), `grammatical` last."""
+    rec = view(values)
+    out: dict[str, Any] = {}
+    for k in KEYS:
+        out[k] = values[k]
+        if k == FEEDBACK_AFTER:
+            out["feedback"] = feedback
+    out["words"] = " ".join(rec.words)
+    out["critical_index"] = (sum(len(u.split(" ")) for u in rec.words[: rec.critical_index])
+                             if rec.critical_index >= 0 else rec.critical_index)
+    out["rsvp_units"] = json.dumps(list(rec.words), ensure_ascii=False) if rec.multiword_units else None
+    out["grammatical"] = rec.grammatical
+    return out

@@ -23,7 +23,7 @@ from analysis.load.rows import select_blocks
 from analysis.report.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes
 from analysis.options import Options
 from analysis.load.prepare import SIMULATED_HUMANS, order_known_rows, prepare, scored_rows
-from analysis.report.tables import ordered_groups, slug, _fmt_rate
+from analysis.report.tables import ordered_groups, slug, fmt_rate
 from analysis.report.results_folder import Results
 from analysis.report.sections import method_summary, with_progress
 
@@ -146,7 +146,7 @@ def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Pat
                     continue
                 c1 = ac.table_c1(fe, g, s)
                 if not c1.empty:
-                    tabs.append(res.table(f"table_c1_{slug(g)}_{s}", c1.map(_fmt_rate).reset_index(),
+                    tabs.append(res.table(f"table_c1_{slug(g)}_{s}", c1.map(fmt_rate).reset_index(),
                                           f"First-encounter error rates: {g}, {s}"))
             if fe["group"].nunique() > 1:
                 figs.append(res.figure(f"first_encounter_{s}", fig.first_encounter_bars(fe, s, out / "figures" / f"first_encounter_{s}.png"),

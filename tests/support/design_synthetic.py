@@ -1,7 +1,9 @@
 """Invented sessions of general designs, in exactly the trial-table format of docs/general_model.md.
 
-Header: experiments.schema COLUMNS + GENERIC_COLUMNS + one column per declared factor (those not named
-like a Lakretz column); the sidecar records `design.factors`, `list`, `lists`, `mode`. Answers are drawn
+Header: a general design's as its sessions were written before their tables left the Lakretz study's columns
+out (experiments.schema.table_columns(earlier=True): the earlier layout, which names the built-in kinds' columns,
+then one column per declared factor not named like a Lakretz column; the loader reads it as it reads today's);
+the sidecar records `design.factors`, `list`, `lists`, `mode`. Answers are drawn
 from a seeded generator with known parameters, so tests can compare the analyses with hand counts and
 with independent fits. Writes plain CSV (the format), not through the session writer (another part).
 """
@@ -14,14 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.schema import COLUMN_NAMES, GENERIC_COLUMN_NAMES
+from experiments.schema import table_columns
 
 FACTORS = {"head_number": ["sg", "pl"], "attractor_number": ["sg", "pl"], "grammatical": ["true", "false"]}
 LAKRETZ_NAMED = {"condition", "grammatical", "structure", "dependency"}
 
 
 def header(factors: dict[str, list[str]]) -> list[str]:
-    return COLUMN_NAMES + GENERIC_COLUMN_NAMES + [f for f in factors if f not in LAKRETZ_NAMED]
+    return table_columns([f for f in factors if f not in LAKRETZ_NAMED], generic=True, earlier=True)
 
 
 def base_row(experiment: str, subject: str, kind: str, trial: int, item: int, levels: dict[str, str], task: str,

@@ -44,7 +44,7 @@ def write_people(exp: Experiment, out: Path, ids: list[str], p_right: float = 0.
             opts = options_of(exp, t)
             ans = t.mat.get("answer", t.mat.get("target", t.mat.get("question_answer")))
             if (t.task or exp.task.kind) == "violation_detection":
-                ans = t.correct_response
+                ans = t.study_record.correct_response
             right = str(ans) if ans is not None and str(ans) in opts else None
             resp = right if right is not None and rng.random() < p_right else rng.choice(opts)
             accepted = {right, *(str(a) for a in t.mat.get("accepted") or ())}  # a typed answer's other spellings

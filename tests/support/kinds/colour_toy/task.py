@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from experiments.tasks import TaskError, TaskKind
-from experiments.tasks.config import _Settings
+from experiments.tasks.config import KindSettings
 from kinds.judgment.task import answers, derive, plan
 from experiments.tasks.keys import KeySettingError, clash
 from experiments.tasks.scoring import equals_answer
@@ -18,7 +18,7 @@ from experiments.tasks.scoring import equals_answer
 NAME = "colour_toy"
 
 
-class ToySettings(_Settings):
+class ToySettings(KindSettings):
     question: str = "Is the word a colour?"
     colour_text: str = "Colour"  # the answer texts people read (a setting only this kind has)
     other_text: str = "Other"

@@ -4,13 +4,13 @@ from __future__ import annotations
 from typing import Any
 
 from experiments.tasks import TaskError, TaskKind
-from experiments.tasks.config import _Settings
+from experiments.tasks.config import KindSettings
 from experiments.tasks.scoring import equals_answer
 
 NAME = "colour_toy_b"
 
 
-class ToySettings(_Settings):
+class ToySettings(KindSettings):
     question: str = "Is the word a colour?"
 
 
