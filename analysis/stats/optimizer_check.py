@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from analysis.stats.mixed import MixedModelError, _r, _r_frame
+from analysis.stats.mixed import MixedModelError, r_fitter, r_frame
 
 NEAR_MISS = 5.0  # a gradient up to this many times lme4's tolerance is checked; above it the fit is refused
 AGREE_TOL = 1e-3  # every estimate within this of the fit's, relative to max(1, |estimate|), for each optimizer
@@ -92,10 +92,10 @@ def check_optimizers(fit, data: pd.DataFrame) -> OptimizerCheck | None:
 
     global _REFIT
     if _REFIT is None:
-        _r()
+        r_fitter()
         _REFIT = ro.r(R_REFIT)
     try:
-        out = _REFIT(fit.fitted, _r_frame(data), fit.family, ro.StrVector(list(OPTIMIZERS)))
+        out = _REFIT(fit.fitted, r_frame(data), fit.family, ro.StrVector(list(OPTIMIZERS)))
     except Exception as exc:
         raise MixedModelError(f"the refits with lme4's other optimizers failed: {' '.join(str(exc).split())}") from exc
     mine = _estimates(fit)
