@@ -13,8 +13,11 @@
 # test files side by side on the same workers (--dist loadfile: a file's tests stay on one worker, so each file
 # starts its server once): the llama.cpp server's file beside the vLLM server's, each server mostly waiting on
 # its own client (one thread each).
+# Before the passes, `ruff check .` (the rules in pyproject.toml, ruff pinned in requirements.lock): findings fail
+# the command at the end like a failed pass (the passes still run).
 # TWINLAB_TEST_RUNNER (optional): the command that runs pytest instead of xvfb-run + .venv's pytest
-# (tests/test_test_script.py puts a stand-in there to check that every pass runs).
+# (tests/test_test_script.py puts a stand-in there to check that every pass runs); TWINLAB_RUFF (optional): the
+# linter instead of .venv/bin/ruff (the same test's stand-in).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -61,6 +64,9 @@ PARALLEL=()
 ((WORKERS > 1)) && PARALLEL=(-n "$WORKERS" --dist load)  # load: the workers take tests in order, the timing tests first (tests/conftest.py)
 
 ALL_START=$(date +%s)
+RUFF=${TWINLAB_RUFF:-.venv/bin/ruff}
+printf '\033[1m[test]\033[0m %s\n' 'lint: ruff check .'
+"$RUFF" check . || FAILED+=("lint (ruff check . has findings, at the top)")
 run_pass 'default run (all but the "long" and "server" marks)' "${PARALLEL[@]}" --durations=15 -m "not server and not long"
 run_pass 'marked run: long real-part tests (whole sessions in windows and Chromium, end-to-end commands)' \
   "${PARALLEL[@]}" --durations=10 -m "long and not server"
@@ -76,4 +82,4 @@ if ((${#FAILED[@]})); then
   printf '\033[1;31m[test] FAILED:\033[0m %s\n' "$(IFS=';'; echo "${FAILED[*]}")"
   exit 1
 fi
-printf '\033[1;32m[test] all three runs passed\033[0m\n'
+printf '\033[1;32m[test] ruff and all three runs passed\033[0m\n'

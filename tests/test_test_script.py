@@ -16,12 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PASSES = ["not server and not long", "long and not server", "server"]
 
 
-def _script(*args: str, runner: Path) -> subprocess.CompletedProcess:
+def _script(*args: str, runner: Path, ruff: str = "true") -> subprocess.CompletedProcess:
     """scripts/test.sh in its own process group, killed whole on a timeout (a script that ignored the
     stand-in would start the real suite)."""
     proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "test.sh"), *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "TWINLAB_TEST_RUNNER": str(runner)})
+                            env={**os.environ, "TWINLAB_TEST_RUNNER": str(runner), "TWINLAB_RUFF": ruff})
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -31,7 +31,8 @@ def _script(*args: str, runner: Path) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def _run(tmp_path: Path, fail: set[str], sleep_long: int = 0) -> tuple[subprocess.CompletedProcess, list[str]]:
+def _run(tmp_path: Path, fail: set[str], sleep_long: int = 0,
+         ruff: str = "true") -> tuple[subprocess.CompletedProcess, list[str]]:
     calls = tmp_path / "calls.txt"
     fake = tmp_path / "fake_pytest.sh"
     # a pass's -m expression -> its made-up summary line, and exit 1 for the ones in `fail`
@@ -47,7 +48,7 @@ def _run(tmp_path: Path, fail: set[str], sleep_long: int = 0) -> tuple[subproces
         + "  *) echo \"3 passed, 1 skipped in 0.5s ($mark)\" ;;\nesac\n",
         encoding="utf-8")
     fake.chmod(0o755)
-    r = _script(runner=fake)
+    r = _script(runner=fake, ruff=ruff)
     return r, calls.read_text(encoding="utf-8").splitlines() if calls.exists() else []
 
 
@@ -101,7 +102,7 @@ def _calls_with_workers(tmp_path: Path, workers: str | None) -> tuple[subprocess
     fake = tmp_path / "fake.sh"
     fake.write_text(f"#!/usr/bin/env bash\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(calls))}\necho '1 passed in 0.1s'\n")
     fake.chmod(0o755)
-    env = {**os.environ, "TWINLAB_TEST_RUNNER": str(fake)}
+    env = {**os.environ, "TWINLAB_TEST_RUNNER": str(fake), "TWINLAB_RUFF": "true"}
     env.pop("TWINLAB_TEST_WORKERS", None)
     if workers is not None:
         env["TWINLAB_TEST_WORKERS"] = workers
@@ -121,3 +122,17 @@ def test_one_worker_runs_each_pass_in_one_process_and_a_bad_count_is_refused(tmp
     assert r.returncode == 0 and len(calls) == 3 and not any("-n " in c for c in calls), calls
     r, calls = _calls_with_workers(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path, "two")
     assert r.returncode == 2 and not calls and "TWINLAB_TEST_WORKERS" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_ruff_runs_first_and_its_findings_fail_the_command_after_every_pass(tmp_path):
+    """`ruff check .` runs before the passes; a finding fails the command, and the three passes still run."""
+    lint_log = tmp_path / "ruff_calls.txt"
+    ruff = tmp_path / "fake_ruff.sh"
+    ruff.write_text(f"#!/usr/bin/env bash\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(lint_log))}\n"
+                    "echo 'x.py:1:1: F401 unused'; exit 1\n", encoding="utf-8")
+    ruff.chmod(0o755)
+    r, calls = _run(tmp_path, set(), ruff=str(ruff))
+    assert lint_log.read_text(encoding="utf-8").splitlines() == ["check ."]
+    assert r.stdout.index("F401 unused") < r.stdout.index("tests/test_x.py"), r.stdout  # before the first pass
+    assert len(calls) == 3 and r.returncode == 1, (r.returncode, r.stdout)
+    assert "FAILED:\x1b[0m lint" in r.stdout and "all three runs passed" not in r.stdout, r.stdout
