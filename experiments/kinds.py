@@ -24,7 +24,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from experiments.core_columns import CORE_COLUMNS, DTYPE_NAMES
 
@@ -212,12 +212,3 @@ def kind_attrs(name: str, part: str, *attributes: str) -> Any:
     return values[0] if len(values) == 1 else values
 
 
-def reexports(table: dict[str, tuple[str, str]]) -> Callable[[str], Any]:
-    """A module's `__getattr__` that keeps old names importable from a layer (attribute -> (kind, part)),
-    each imported from its kind when first asked (so the layer imports no kind when it is imported)."""
-    def __getattr__(attribute: str) -> Any:
-        if attribute in table:
-            return kind_attrs(*table[attribute], attribute)
-        raise AttributeError(attribute)
-
-    return __getattr__

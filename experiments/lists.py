@@ -58,18 +58,6 @@ def check_list(exp: Any, value: int | None, name: str = "--list") -> int | None:
     return value
 
 
-def participant_list(out: Path, experiment: str, subject_id: str) -> int | None:
-    """The list an earlier session of this participant read (any session's sidecar), else None."""
-    from experiments.session import session_stem
-
-    stem = session_stem(experiment, subject_id, 1).rsplit("_session-", 1)[0]
-    for p in sorted((Path(out) / "data").glob(f"{stem}_session-*_data.json")):
-        meta = read_sidecar(p)
-        if meta is not None and recorded_list(meta) is not None:
-            return recorded_list(meta)
-    return None
-
-
 def list_counts(out: Path, exp: Any, n: int, abandon_after_min: float, now: float | None = None
                 ) -> tuple[dict[int, int], dict[int, int]]:
     """(counted, abandoned) participants per list 1..n among the sessions of `exp` under `out`.

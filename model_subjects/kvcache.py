@@ -74,10 +74,6 @@ def growing_cache(num_layers: int, capacity: int = 512) -> DynamicCache:
     return cache
 
 
-def cache_length(cache: DynamicCache) -> int:
-    return cache.layers[0].get_seq_length() if cache.layers else 0
-
-
 def crop_cache(cache: DynamicCache, length: int) -> None:
     for layer in cache.layers:
         layer.crop(length)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -543,5 +542,3 @@ def reproduce(opt: Options, log=print) -> Path:
     return analyse(opt, subtasks, all_arms, results, models, started)
 
 
-def condition_counts(items) -> Counter:
-    return Counter(i.condition for i in items)

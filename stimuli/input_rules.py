@@ -35,13 +35,6 @@ _SIGNED_INT = re.compile(r"[+-]?[0-9]+")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def ensure_csv_field_limit() -> int:
-    """The process-wide CSV field limit, raised to CSV_FIELD_LIMIT (idempotent; import does it already)."""
-    if csv.field_size_limit() < CSV_FIELD_LIMIT:
-        csv.field_size_limit(CSV_FIELD_LIMIT)
-    return csv.field_size_limit()
-
-
 def is_ascii_digits(text: Any) -> bool:
     """True for a non-empty string of the ASCII digits 0-9 only ('²', '٣', ' 1' and '' are not)."""
     return isinstance(text, str) and _ASCII_INT.fullmatch(text) is not None

@@ -441,20 +441,6 @@ def likelihood_ratio(small: MixedFit, big: MixedFit) -> dict:
             "preferred_by_bic": "base" if small.bic <= big.bic else "extended"}
 
 
-def wald_interval(estimate: float, se: float, level: float = 0.95) -> tuple[float, float]:
-    from scipy.stats import norm  # late: scipy.stats stays out of start-up
-
-    z = norm.ppf(0.5 + level / 2)
-    return estimate - z * se, estimate + z * se
-
-
-def predicted_curve(fit: MixedFit, x: np.ndarray, term: str = "exposures") -> np.ndarray:
-    """Population-level predicted error (random effects at 0) along `term`, other terms at 0."""
-    b0 = fit.coef("(Intercept)")["estimate"]
-    b1 = fit.coef(term)["estimate"]
-    return 1.0 / (1.0 + np.exp(-(b0 + b1 * np.asarray(x, float))))
-
-
 def finite(x: float) -> bool:
     return x is not None and not (isinstance(x, float) and (math.isnan(x) or math.isinf(x)))
 

@@ -63,9 +63,3 @@ def equals_answer(answer: Any, response: Any) -> bool | None:
     return normalize_answer(response) == normalize_answer(answer)
 
 
-def in_answers(accepted: list[str], response: Any) -> bool | None:
-    """Whether `response` is among `accepted` (already normalised); None when there is no response or
-    no accepted answer."""
-    if missing(response) or not accepted:
-        return None
-    return normalize_answer(response) in accepted

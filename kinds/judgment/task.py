@@ -42,13 +42,6 @@ class JudgmentSettings(KindSettings):
         return distinct_labels(v)
 
 
-def check_answer_among(mat: dict[str, Any], values: list[str], what: str, where: str, key: str = "answer") -> None:
-    """Refuse an item whose `key` (given) is none of `values` under the one rule."""
-    ans = mat.get(key)
-    if ans not in (None, "") and not any(equals_answer(ans, v) for v in values):
-        raise TaskError(f"{where}: {key} {ans!r} is not {what} ({', '.join(values)})")
-
-
 def label_values(settings: Any) -> list[str]:
     return [lab.value for lab in settings.labels]
 

@@ -11,7 +11,6 @@ the raw responses themselves.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -260,5 +259,3 @@ def spec_dict(study: Study, items_file: str, description: str) -> dict[str, Any]
             **({"feedback": texts} if (texts := feedback_texts(study)) else {})}
 
 
-def level_counts(study: Study) -> dict[str, Counter]:
-    return {n: Counter(r[n] for r in study.items if r["role"] == "test") for n in study.factors}
