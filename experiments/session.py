@@ -223,6 +223,23 @@ def format_cell(value: Any) -> str:
     return str(value)
 
 
+def columns_into_extra(row: dict[str, Any], names: Any) -> dict[str, Any]:
+    """The row without the columns `names` that a table's header lacks; their values (None left out) kept in
+    the row's `extra.columns`, beside what is there, so nothing computed is lost. The one rule for every
+    writer: a session resumed with an older header (the kinds' declared columns it lacks), a model row's
+    general-model columns in a table that has only the Lakretz columns."""
+    moving = [c for c in names if c in row]
+    if not moving:
+        return row
+    kept = {k: v for k, v in row.items() if k not in moving}
+    moved = {c: row[c] for c in moving if row[c] is not None}
+    if moved:
+        extra = json.loads(row.get("extra") or "{}")
+        extra["columns"] = {**(extra.get("columns") or {}), **moved}
+        kept["extra"] = json.dumps(extra, sort_keys=True)
+    return kept
+
+
 @dataclass
 class SessionWriter:
     """Appends trial rows to one session's CSV and keeps its sidecar up to date."""
@@ -444,16 +461,7 @@ class SessionWriter:
         move into `extra.columns`, as the model runner keeps columns a table lacks (nothing measured is lost)."""
         if self.fill_from is not None:
             row = {**self._earlier_values(row), **row}
-        if not self.in_extra:
-            return row
-        moved = {c: row[c] for c in self.in_extra if row.get(c) is not None}
-        if not moved:
-            return {k: v for k, v in row.items() if k not in self.in_extra}
-        extra = json.loads(row.get("extra") or "{}")
-        extra["columns"] = {**(extra.get("columns") or {}), **moved}
-        kept = {k: v for k, v in row.items() if k not in self.in_extra}
-        kept["extra"] = json.dumps(extra, separators=(",", ":"))
-        return kept
+        return columns_into_extra(row, self.in_extra) if self.in_extra else row
 
     def _earlier_values(self, row: dict[str, Any]) -> dict[str, Any]:
         """The columns of an earlier general layout that a general design's row leaves out (the study's), as its
@@ -466,7 +474,7 @@ class SessionWriter:
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished trial (flushed and fsync'ed before returning)."""
-        checked = check_row(self._fit(row), self.columns)
+        checked = check_row(columns_into_extra(row, self.in_extra), self.columns)
         self._write_line([checked[c] for c in self.columns])
         self.n_rows += 1
 

@@ -1,9 +1,11 @@
 """What the runner and its variants (replays, weight learners) share below `runner.py`: the error a run stops
-with, and how a protocol's decision is taken from the backend's scores (`decide`, `unscorable`). Its own
-module so that model_subjects/weight_runs.py and replay.py use them without importing the runner back."""
+with, and the decision step: a protocol's decision from what the backend gave for one trial (`Scored`), with
+unscorable options never guessed. Its own module so that model_subjects/trial_step.py, weight_runs.py and
+replay.py use them without importing the runner back."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.trials import Trial
@@ -14,18 +16,29 @@ class RunError(RuntimeError):
     """A run that cannot start or continue; the message says why and what to do."""
 
 
-def decide(proto: Protocol, trial: Trial, scores: list[list[float]], results: list[list] | None = None,
-           generation: str = "", measured: dict[str, Any] | None = None) -> Decision:
-    """The protocol's decision, given what it asks for: the generation (production protocols), the
-    backend's results (task protocols: token counts) and the model-side measures (surprisal, rank)."""
-    kw: dict[str, Any] = {}
-    if getattr(proto, "uses_results", False):
-        kw["results"] = results
-    if getattr(proto, "measures", False):
-        kw["measured"] = measured
-    if proto.generates or kw:
-        return proto.decide(trial, scores, generation, **kw)  # type: ignore[call-arg]
-    return proto.decide(trial, scores)
+@dataclass
+class Scored:
+    """What the backend gave for one trial, in the protocol's query order.
+
+    `scores[q][o]`: the log-probabilities the decision reads (a near tie's re-scored alone, `rescored_alone`);
+    `results[q][o]`: the backend's LoglikelihoodResults of the batch or stream (token counts, unscorable
+    reasons); `generation`: a generating protocol's text; `measured`: a measuring protocol's columns."""
+
+    scores: list[list[float]]
+    results: list[list[Any]] = field(default_factory=list)
+    generation: str = ""
+    measured: dict[str, Any] | None = None
+    rescored_alone: bool = False
+
+
+def decide(proto: Protocol, trial: Trial, scored: Scored) -> Decision:
+    """The decision step: the protocol's decision (one signature for every protocol), unscorable options
+    never guessed (`unscorable`), a re-scored near tie marked (`extra.rescored_alone`)."""
+    d = proto.decide(trial, scored.scores, scored.generation, results=scored.results, measured=scored.measured)
+    d = unscorable(d, proto, [r for query in scored.results for r in query])
+    if scored.rescored_alone:
+        d.extra["rescored_alone"] = True
+    return d
 
 
 def unscorable(d: Decision, proto: Protocol, results: list) -> Decision:

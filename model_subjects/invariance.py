@@ -58,7 +58,7 @@ def decision_gap(protocol: Any, trial: Any, scores: Sequence[Sequence[float]]) -
     prompts) averages two differences, so a model that always answers "1" has wide per-query gaps
     and a margin near zero. Generating protocols (the generation decides) use the option gap.
     """
-    if getattr(protocol, "generates", False):
+    if protocol.generates:
         return closest_gap(scores)
     d = protocol.decide(trial, [list(x) for x in scores])
     return abs(d.margin) if d.margin is not None else closest_gap(scores)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from experiments.tasks.form_pair import other_form, pair_missing  # noqa: F401 (the one reading of the two forms)
 from experiments.trials import Trial
@@ -41,12 +41,25 @@ class Decision:
 
 
 class Protocol(ABC):
-    """Turns a trial into queries and scores into a Decision."""
+    """Turns a trial into queries and scores into a Decision.
+
+    Every protocol decides with one signature (`decide`), whatever it reads of it: the options' scores always;
+    the generation (a protocol that `generates`, greedy up to `until`, at most `max_new_tokens`); the backend's
+    results per query and option (token counts, for per-token means); the model-side measures (a protocol
+    that `measures` computes them from the model's full next-token distributions, `measure`)."""
 
     name: str = ""
     generates: bool = False  # production protocols generate text
+    measures: bool = False  # `measure` gives per-trial columns from the model's full distributions
+    max_new_tokens: int = 8  # a generating protocol's budget
     chat_ok: bool = True  # a question a chat model can answer in its own turn
     needs_pair: bool = False  # compares the critical word with its number-flipped form (Lakretz materials)
+    response_mode: str | None = None  # how the answer was given, as the table's `response_mode` records it
+
+    @property
+    def until(self) -> tuple[str, ...]:
+        """Where a generation stops."""
+        return ("\n",)
 
     def check(self, trial: Trial) -> None:
         """Refuse (ProtocolError naming what is missing) a trial this protocol cannot mean anything on."""
@@ -59,8 +72,14 @@ class Protocol(ABC):
     def queries(self, trial: Trial) -> list[Query]: ...
 
     @abstractmethod
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
-        """`scores[q][o]`: summed log-probability of option o of query q."""
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
+        """`scores[q][o]`: summed log-probability of option o of query q; `generation`: the generated text;
+        `results[q][o]`: the backend's LoglikelihoodResult; `measured`: this trial's `measure` columns."""
+
+    def measure(self, backend: Any, trials: Sequence[Trial], contexts: Sequence[str]) -> list[dict[str, Any]]:
+        """Per trial, columns computed from the model's full distributions after `contexts` (`measures` only)."""
+        return [{} for _ in trials]
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "class": type(self).__name__}

@@ -26,10 +26,12 @@ from typing import Any
 from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
-from model_subjects.context import REPLAY, ContextMode, History, history_entry, option_text, session_sizes
-from model_subjects.person_marks import answer_words, mark_person, person_answer_text, typed_word  # noqa: F401
-from model_subjects.people import LeftOut, Person, find_people  # noqa: F401 (the people, checked: people.py)
-from model_subjects.runner import RunConfig, Runner, RunError, SubjectState, decide, unscorable
+from model_subjects.context import REPLAY, ContextMode, History, history_entry, session_sizes
+from model_subjects.decisions import RunError
+from model_subjects.person_marks import mark_person
+from model_subjects.people import LeftOut, Person, find_people
+from model_subjects.runner import RunConfig, Runner, SubjectState
+from model_subjects.trial_step import on_stream, score_trial
 
 
 def model_slug(name: str) -> str:
@@ -113,7 +115,7 @@ class ReplayRunner(Runner):
 
     def _run_replay(self, st: SubjectState) -> None:
         """One person's trials in order; finished rows (a resumed session) replay the cache only."""
-        proto, exp, p = self.protocol, self.exp, st.person  # type: ignore[attr-defined]
+        proto, p = self.protocol, st.person  # type: ignore[attr-defined]
         hist = self.history(st)  # the person's block sizes fill {trials}, as the person read them (`sizes`)
         stream = self.backend.stream(reuse_cache=self.cfg.kv_cache)
         for _, seg in hist.segments:
@@ -134,17 +136,15 @@ class ReplayRunner(Runner):
     def _score_and_write(self, st: SubjectState, stream: Any, hist: History, trial: Trial, qs: list,
                          i: int, started: str) -> None:
         tctx = [hist.trial_context(q.prompt) for q in qs]
-        scores: list[list[float]] = [[] for _ in qs]
-        per_query: list[list] = [[] for _ in qs]
-        got: list = []
-        for qi in reversed(range(len(qs))):  # last query first, as `_run_running`
-            res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
-            scores[qi], per_query[qi] = [r.logprob for r in res], list(res)
-            got += res
-        d = unscorable(decide(self.protocol, trial, scores, per_query), self.protocol, got)
+        scored = on_stream(stream.loglikelihood, qs, tctx, self.chat)  # last query first, as `_run_running`
         p: Person = st.person  # type: ignore[attr-defined]
-        mark_person(self, p, i, trial, d, lambda word: stream.loglikelihood(tctx[0], [" " + word])[0].logprob)
-        self._write(st, self.make_row(st, trial, d, hist.text + tctx[0], p.feedback[i], started, qs[0].prompt))
+
+        def person(d: Any) -> str | None:
+            """The person's answer scored beside the model's; the feedback the person got."""
+            mark_person(self, p, i, trial, d, lambda word: stream.loglikelihood(tctx[0], [" " + word])[0].logprob)
+            return p.feedback[i]
+
+        score_trial(self, st, trial, qs, scored, context_text=hist.text + tctx[0], started=started, after=person)
         st.writer.save_sidecar()  # type: ignore[union-attr]
         self.progress(1, None)
 

@@ -13,23 +13,23 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from experiments.run_prep import RunPlan, hash_differences, prepare_run
 from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, check_rows_follow,
-                                 now_iso, read_rows, scan_table, session_paths)
+                                 columns_into_extra, now_iso, read_rows, scan_table, session_paths)
 from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
 from model_subjects.backend import Backend
-from model_subjects.decisions import RunError, decide, unscorable  # noqa: F401 (their home; named here too)
-from model_subjects.context import (RULE, RULES_READ, ContextMode, History, feedback_for, history_entry, option_text,
-                                    parse_context, record_block_sizes, row_entry, session_sizes, sha256,
+from model_subjects.decisions import RunError, Scored
+from model_subjects.context import (RULE, RULES_READ, ContextMode, History, feedback_for, history_entry, parse_context, record_block_sizes, row_entry, session_sizes, sha256,
                                     static_context)
 from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
 from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
+from model_subjects.trial_step import on_stream, option_texts, per_query, requests, score_trial
 
 RUNNER_VERSION = 1
 
@@ -362,7 +362,7 @@ class Runner:
             "spec_hash": st.seq.spec_hash, "sequence_hash": st.seq.sequence_hash,
             "response": d.response, "correct": None if d.correct is None else bool(d.correct),
             "protocol": self.protocol.name,
-            "response_mode": "panel" if self.protocol.name == "panel_judgment" else None,
+            "response_mode": self.protocol.response_mode,
             "context_mode": self.label(st), "option_labels": json.dumps(d.option_labels),
             "option_logprobs": json.dumps([None if math.isnan(float(x)) else round(float(x), 6)
                                            for x in d.option_logprobs]),
@@ -375,7 +375,7 @@ class Runner:
 
     def _write(self, st: SubjectState, row: dict[str, Any]) -> None:
         assert st.writer is not None
-        st.writer.append(fit_to_writer(st.writer, row))
+        st.writer.append(columns_into_extra(row, [c for c in row if c not in set(st.writer.header)]))
         st.done += 1
         st.n_run += 1
         st.n_correct += int(bool(row["correct"]))
@@ -455,29 +455,22 @@ class Runner:
             for st, trial in part:
                 qs = proto.queries(trial)
                 ctxs = [static_context(st.mode, q.prompt, self.chat) for q in qs]
-                spans = []
-                for q, ctx in zip(qs, ctxs):
-                    spans.append((len(reqs), len(q.options)))
-                    reqs += [LoglikelihoodRequest(ctx, option_text(o.continuation, self.chat)) for o in q.options]
+                own, spans = requests(qs, ctxs, self.chat)
+                plan.append((qs, ctxs, [(a + len(reqs), n) for a, n in spans]))
+                reqs += own
                 if proto.generates:
-                    gens.append(GenerationRequest(ctxs[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
+                    gens.append(GenerationRequest(ctxs[0], proto.until, proto.max_new_tokens,
                                                   skip_leading_whitespace=True))
-                plan.append((qs, ctxs, spans))
             results = self.backend.loglikelihood(reqs)
-            texts = self.backend.generate_until(gens) if gens else []
-            measured = (proto.measure(self.backend, [t for _, t in part], [p[1][0] for p in plan])  # type: ignore[attr-defined]
-                        if getattr(proto, "measures", False) else [None] * len(part))
+            texts = self.backend.generate_until(gens) if gens else [""] * len(part)
+            measured = (proto.measure(self.backend, [t for _, t in part], [p[1][0] for p in plan])
+                        if proto.measures else [None] * len(part))
             all_scores = [[[results[a + i].logprob for i in range(n)] for a, n in spans] for _, _, spans in plan]
             alone = self._rescore_near_ties(reqs, plan, all_scores, [r.n_tokens for r in results],
                                             [trial for _, trial in part])
             for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan)):
-                scores = all_scores[j]
-                d = decide(proto, trial, scores, [[results[a + i] for i in range(n)] for a, n in spans],
-                           texts[j] if proto.generates else "", measured[j])
-                d = unscorable(d, proto, [results[a + i] for a, n in spans for i in range(n)])
-                if j in alone:
-                    d.extra["rescored_alone"] = True
-                self._write(st, self.make_row(st, trial, d, ctxs[0], None, started, qs[0].prompt))
+                scored = Scored(all_scores[j], per_query(results, spans), texts[j], measured[j], j in alone)
+                score_trial(self, st, trial, qs, scored, context_text=ctxs[0], started=started)
             for sid in dict.fromkeys(id(st) for st, _ in part):  # the sidecar's n_trials_written follows the rows
                 next(st for st, _ in part if id(st) == sid).writer.save_sidecar()  # type: ignore[union-attr]
             self.progress(len(part), None)
@@ -503,9 +496,9 @@ class Runner:
         qs = self.protocol.queries(trial)
         tctx = [hist.trial_context(q.prompt) for q in qs]
         for qi in reversed(range(len(qs))):
-            stream.replay(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
+            stream.replay(tctx[qi], option_texts(qs[qi], self.chat))
         if self.protocol.generates:
-            stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,  # type: ignore[attr-defined]
+            stream.replay_generate(tctx[0], self.protocol.until, self.protocol.max_new_tokens,
                                    skip_leading_whitespace=True)
 
     def _rescore_running(self, committed: str, tctx: list[str], qs: list, scores: list[list[float]],
@@ -514,14 +507,14 @@ class Runner:
         if self.tie_margin <= 0 or decision_gap(self.protocol, trial, scores) > self.tie_margin:
             return False
         for qi, q in enumerate(qs):
-            reqs = [LoglikelihoodRequest(committed + tctx[qi], option_text(o.continuation, self.chat)) for o in q.options]
+            reqs = [LoglikelihoodRequest(committed + tctx[qi], text) for text in option_texts(q, self.chat)]
             scores[qi] = [r.logprob for r in self.backend.loglikelihood_alone(reqs)]
         return True
 
     def _can_run_together(self, st: SubjectState) -> bool:
         """Fresh, unwindowed running subjects of a scoring protocol share one batched cache."""
         return (self.cfg.parallel_running and self.cfg.kv_cache and st.done == 0 and not st.mode.window
-                and not self.protocol.generates and not getattr(self.protocol, "measures", False)
+                and not self.protocol.generates and not self.protocol.measures
                 and hasattr(self.backend, "stream_group"))
 
     def _run_running_together(self, states: list[SubjectState]) -> None:
@@ -546,29 +539,22 @@ class Runner:
                 for seg in hists[k].begin_trial(trials[k]):
                     group.extend(k, seg)
             tctx = {k: [hists[k].trial_context(q.prompt) for q in qs[k]] for k in live}
-            scores = {k: [[] for _ in qs[k]] for k in live}
-            got: dict[int, list] = {k: [] for k in live}
+            results: dict[int, list[list]] = {k: [[] for _ in qs[k]] for k in live}
             # last query first (as in one-at-a-time runs): the first query's prompt stays cached
             for qi in reversed(range(max(len(qs[k]) for k in live))):
-                ask = {k: (tctx[k][qi], [option_text(o.continuation, self.chat) for o in qs[k][qi].options])
-                       for k in live if qi < len(qs[k])}
+                ask = {k: (tctx[k][qi], option_texts(qs[k][qi], self.chat)) for k in live if qi < len(qs[k])}
                 for k, res in group.loglikelihood(ask).items():
-                    scores[k][qi] = [r.logprob for r in res]
-                    got[k] += res
+                    results[k][qi] = list(res)
             for k in live:
                 st, trial, hist = states[k], trials[k], hists[k]
-                alone = self._rescore_running(group.text(k), tctx[k], qs[k], scores[k], trial)
-                per_query = [got[k][sum(len(q.options) for q in qs[k][qi + 1:]):][:len(qs[k][qi].options)]
-                             for qi in range(len(qs[k]))]
-                d = unscorable(decide(proto, trial, scores[k], per_query), proto, got[k])
-                if alone:
-                    d.extra["rescored_alone"] = True
-                fb = feedback_for(exp, trial, d.correct)
-                context_text = hist.windowed_text(trial.trial_index) + tctx[k][0]
-                self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[k][0].prompt))
+                scored = Scored([[r.logprob for r in res] for res in results[k]], results[k])
+                scored.rescored_alone = self._rescore_running(group.text(k), tctx[k], qs[k], scored.scores, trial)
+                d, fb = score_trial(self, st, trial, qs[k], scored, started=started,
+                                    context_text=hist.windowed_text(trial.trial_index) + tctx[k][0],
+                                    after=lambda d, trial=trial: feedback_for(exp, trial, d.correct))
                 st.writer.save_sidecar()  # type: ignore[union-attr]
                 group.extend(k, hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text,
-                                                                               st.rule)))
+                                                                       st.rule)))
             self.progress(len(live), None)
 
     def _run_running(self, st: SubjectState) -> None:
@@ -604,30 +590,16 @@ class Runner:
                 stream.extend(hist.windowed_text(trial.trial_index))
             qs = proto.queries(trial)
             tctx = [hist.trial_context(q.prompt) for q in qs]
-            scores: list[list[float]] = [[] for _ in qs]
-            per_query: list[list] = [[] for _ in qs]
-            got: list = []
-            # last query first: the first query's prompt is what the history shows, so its tokens
-            # stay in the cache for the commit below
-            for qi in reversed(range(len(qs))):
-                res = stream.loglikelihood(tctx[qi], [option_text(o.continuation, self.chat) for o in qs[qi].options])
-                scores[qi] = [r.logprob for r in res]
-                per_query[qi] = list(res)
-                got += res
-            alone = self._rescore_running(stream.text, tctx, qs, scores, trial)
-            measured = (proto.measure(self.backend, [trial], [stream.text + tctx[0]])[0]  # type: ignore[attr-defined]
-                        if getattr(proto, "measures", False) else None)
-            text = ""
+            scored = on_stream(stream.loglikelihood, qs, tctx, self.chat)
+            scored.rescored_alone = self._rescore_running(stream.text, tctx, qs, scored.scores, trial)
+            if proto.measures:
+                scored.measured = proto.measure(self.backend, [trial], [stream.text + tctx[0]])[0]
             if proto.generates:
-                text = stream.generate(tctx[0], proto.until, proto.max_new_tokens,  # type: ignore[attr-defined]
-                                       skip_leading_whitespace=True)
-            d = decide(proto, trial, scores, per_query, text, measured)
-            d = unscorable(d, proto, got)
-            if alone:
-                d.extra["rescored_alone"] = True
-            fb = feedback_for(exp, trial, d.correct)
-            context_text = hist.windowed_text(trial.trial_index) + tctx[0]
-            self._write(st, self.make_row(st, trial, d, context_text, fb, started, qs[0].prompt))
+                scored.generation = stream.generate(tctx[0], proto.until, proto.max_new_tokens,
+                                                    skip_leading_whitespace=True)
+            d, fb = score_trial(self, st, trial, qs, scored, started=started,
+                                context_text=hist.windowed_text(trial.trial_index) + tctx[0],
+                                after=lambda d, trial=trial: feedback_for(exp, trial, d.correct))
             st.writer.save_sidecar()  # type: ignore[union-attr]
             stream.extend(hist.commit_entry(trial, history_entry(proto, trial, d.response, fb, d.answer_text, st.rule)))
             self.progress(1, None)
@@ -655,23 +627,6 @@ def generic_cells(columns: dict[str, Any]) -> dict[str, Any]:
             return None if math.isnan(v) else round(v, 6)
         return v
     return {k: cell(v) for k, v in columns.items() if v is not None}
-
-
-def fit_to_writer(writer: Any, row: dict[str, Any]) -> dict[str, Any]:
-    """Columns the session's table has stay; the others (general-model columns in a session whose
-    table has only the Lakretz columns) move into `extra.columns`, so nothing computed is lost."""
-    from experiments.schema import COLUMN_NAMES
-
-    known = set(getattr(writer, "columns", None) or COLUMN_NAMES)
-    rest = {k: row[k] for k in row if k not in known}
-    if not rest:
-        return row
-    kept = {k: v for k, v in row.items() if k in known}
-    extra = json.loads(kept.get("extra") or "{}")
-    extra["columns"] = {k: v for k, v in rest.items() if v is not None}
-    kept["extra"] = json.dumps(extra, sort_keys=True)
-    return kept
-
 
 
 def run_models(cfg: RunConfig, backend: Backend | None = None,

@@ -20,7 +20,9 @@ from experiments.session import now_iso, read_rows, session_paths
 from experiments.trials import Trial
 from model_subjects.context import (History, HistoryEntry, feedback_for, history_entry, option_text,
                                     static_context)
-from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
+from model_subjects.decisions import RunError, Scored, decide
+from model_subjects.requests import GenerationRequest, LoglikelihoodResult
+from model_subjects.trial_step import per_query, requests, score_trial
 from model_subjects.weights import LearningSettings, subject_seed
 
 
@@ -31,18 +33,15 @@ class ResumeMismatch(RuntimeError):
 def correct_entry(proto: Any, trial: Trial, rule: str) -> HistoryEntry | None:
     """The right answer of `trial` as the history shows an answer (question, answer in the task's words), found
     by the protocol's own decision: the option that, preferred, is scored correct. None: no right answer."""
+    if proto.measures:
+        return None  # a measuring protocol (surprisal) has no answer to teach
     qs = proto.queries(trial)
     n = min(len(q.options) for q in qs) if qs else 0
     for i in range(n):
         scores = [[0.0 if j == i else -10.0 for j in range(len(q.options))] for q in qs]
         results = [[LoglikelihoodResult(x, j == i, 1, (x,)) for j, x in enumerate(row)] for row in scores]
-        kw: dict[str, Any] = {}
-        if getattr(proto, "uses_results", False):
-            kw["results"] = results
-        if getattr(proto, "measures", False):
-            return None  # a measuring protocol (surprisal) has no answer to teach
         gen = qs[0].options[i].continuation if proto.generates else ""
-        d = proto.decide(trial, scores, gen, **kw) if (proto.generates or kw) else proto.decide(trial, scores)
+        d = decide(proto, trial, Scored(scores, results, gen))
         if d.correct:
             return history_entry(proto, trial, d.response, None, d.answer_text, rule)
     return None
@@ -108,30 +107,21 @@ class LearningSubject:
             self.commit(trial, row.get("response") or "", row.get("feedback_text") or None, extra.get("answer_text", ""))
 
     # ------------------------------------------------------------------ trials
-    def score(self, trial: Trial) -> tuple[Any, list[str], list]:
-        """The trial's Decision with the current weights, its contexts and queries."""
-        from model_subjects.decisions import decide, unscorable
-
+    def score(self, trial: Trial) -> tuple[list[str], list, Scored]:
+        """The trial's contexts, queries and scores with the current weights (the backend's own scorer)."""
         r, proto = self.r, self.r.protocol
         qs = proto.queries(trial)
         ctxs = [self.context(trial, q.prompt) for q in qs]
-        reqs, spans = [], []
-        for q, ctx in zip(qs, ctxs):
-            spans.append((len(reqs), len(q.options)))
-            reqs += [LoglikelihoodRequest(ctx, option_text(o.continuation, bool(self.chat))) for o in q.options]
+        reqs, spans = requests(qs, ctxs, bool(self.chat))
         results = r.backend.loglikelihood(reqs)
         text = ""
         if proto.generates:
             text = r.backend.generate_until([GenerationRequest(ctxs[0], proto.until, proto.max_new_tokens,
                                                                skip_leading_whitespace=True)])[0]
-        measured = proto.measure(r.backend, [trial], [ctxs[0]])[0] if getattr(proto, "measures", False) else None
+        measured = proto.measure(r.backend, [trial], [ctxs[0]])[0] if proto.measures else None
         scores = [[[results[a + i].logprob for i in range(n)] for a, n in spans]]
         alone = r._rescore_near_ties(reqs, [(qs, ctxs, spans)], scores, [x.n_tokens for x in results], [trial])
-        per_query = [[results[a + i] for i in range(n)] for a, n in spans]
-        d = unscorable(decide(proto, trial, scores[0], per_query, text, measured), proto, results)
-        if alone:
-            d.extra["rescored_alone"] = True
-        return d, ctxs, qs
+        return ctxs, qs, Scored(scores[0], per_query(results, spans), text, measured, bool(alone))
 
     def commit(self, trial: Trial, response: str, feedback: str | None, answer_text: str | None) -> None:
         """The finished trial into the running history (none: nothing): the answer given and its feedback."""
@@ -152,14 +142,18 @@ class LearningSubject:
         started = now_iso()
         if self.hist is not None:
             self.hist.begin_trial(trial)
-        d, ctxs, qs = self.score(trial)
-        fb = self.shown_feedback(trial, d)
-        self.annotate(trial, d, ctxs)
-        upd = self.update(trial)
-        d.extra["weights_sha256"] = self.learner.digest()
-        d.extra["weights_update"] = upd
-        row = self.r.make_row(st, trial, d, ctxs[0], fb, started, qs[0].prompt)
-        self.r._write(st, row)
+        ctxs, qs, scored = self.score(trial)
+
+        def learn(d: Any) -> str | None:
+            """The feedback the row records, then the trial's update: the weights the row's hash names."""
+            fb = self.shown_feedback(trial, d)
+            self.annotate(trial, d, ctxs)
+            upd = self.update(trial)
+            d.extra["weights_sha256"] = self.learner.digest()
+            d.extra["weights_update"] = upd
+            return fb
+
+        d, fb = score_trial(self.r, st, trial, qs, scored, context_text=ctxs[0], started=started, after=learn)
         st.writer.save_sidecar()
         self.commit(trial, d.response, fb, d.answer_text)
         self.r.progress(1, None)
@@ -205,7 +199,6 @@ def learning_metadata(settings: LearningSettings, learner: Any, dtype: str | Non
 def check_runnable(runner: Any) -> None:
     """The run's learning settings and a backend that has gradients (RunError naming what can)."""
     from experiments.options import OptionError
-    from model_subjects.decisions import RunError
     from model_subjects.weights import GRADIENT_BACKENDS, check_learning
 
     try:
@@ -227,7 +220,6 @@ def check_runnable(runner: Any) -> None:
 def verify_resumes(runner: Any, states: list) -> None:
     """Make the run's learner; replay every unfinished session's recorded steps (last subject first, so the
     weights left are those of the first to run, kept); RunError on a mismatch, before any file is opened."""
-    from model_subjects.decisions import RunError
     from model_subjects.weight_learner import WeightLearner
 
     runner.learner = WeightLearner(runner.backend, runner.learning)

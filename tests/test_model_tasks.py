@@ -18,7 +18,7 @@ from experiments.trials import Trial, TrialSequence, freeze_pairs  # noqa: E402
 from model_subjects.protocols import ProtocolError, get_protocol  # noqa: E402
 from model_subjects.registry import load_backend  # noqa: E402
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest as R  # noqa: E402
-from model_subjects.runner import decide  # noqa: E402
+from model_subjects.decisions import Scored, decide  # noqa: E402
 
 TOL = 1e-4
 
@@ -66,8 +66,8 @@ def ask(b, proto, t: Trial):
     scores = [[r.logprob for r in rs] for rs in res]
     text = b.generate_until([GenerationRequest(qs[0].prompt, proto.until, proto.max_new_tokens, True)])[0] \
         if proto.generates else ""
-    measured = proto.measure(b, [t], [qs[0].prompt])[0] if getattr(proto, "measures", False) else None
-    return qs, scores, decide(proto, t, scores, res, text, measured), text
+    measured = proto.measure(b, [t], [qs[0].prompt])[0] if proto.measures else None
+    return qs, scores, decide(proto, t, Scored(scores, res, text, measured)), text
 
 
 def proto(kind: str, name: str, **given):

@@ -11,7 +11,15 @@ from experiments.tasks.config import settings_for
 from experiments.trials import Trial, freeze_pairs
 from model_subjects.protocols import ProtocolError, get_protocol
 from model_subjects.requests import LoglikelihoodResult
-from model_subjects.runner import decide, fit_to_writer, generic_cells
+from experiments.schema import COLUMN_NAMES
+from experiments.session import columns_into_extra
+from model_subjects.decisions import Scored, decide as decision_step
+from model_subjects.runner import generic_cells
+
+
+def decide(p, t, scores, results=None, generation="", measured=None):
+    """The runners' decision step on hand-coded scores."""
+    return decision_step(p, t, Scored(scores, results or [], generation, measured))
 
 
 def trial(task: str, **mat) -> Trial:
@@ -101,14 +109,14 @@ def test_generic_cells_and_a_lakretz_only_table():
     cells = generic_cells({"word_surprisal_bits": [1.23456789, None], "rating": 3.0, "target_rank": 2, "x": None})
     assert cells == {"word_surprisal_bits": "[1.234568, null]", "rating": 3.0, "target_rank": 2}
 
-    class Writer:  # a session writer with only the Lakretz columns
-        pass
-
-    row = {"subject_id": "m01", "extra": json.dumps({"prompt": "p"}), "rating": 3.0, "item": "1"}
-    out = fit_to_writer(Writer(), row)
-    assert "rating" not in out and json.loads(out["extra"]) == {"prompt": "p", "columns": {"rating": 3.0, "item": "1"}}
-    Writer.columns = ["subject_id", "extra", "rating", "item"]
-    assert fit_to_writer(Writer(), row) == row
+    # a session table with only the Lakretz columns: the others move into extra.columns (None left out)
+    row = {"subject_id": "m01", "extra": json.dumps({"prompt": "p"}), "rating": 3.0, "item": "1", "text": None}
+    out = columns_into_extra(row, [c for c in row if c not in COLUMN_NAMES])
+    assert set(out) == {"subject_id", "extra"}
+    assert json.loads(out["extra"]) == {"prompt": "p", "columns": {"rating": 3.0, "item": "1"}}
+    assert columns_into_extra(row, []) == row
+    again = columns_into_extra({**out, "rating": 4.0}, ["rating"])  # beside what extra.columns holds
+    assert json.loads(again["extra"])["columns"] == {"rating": 4.0, "item": "1"}
 
 
 def test_every_kind_the_model_runner_presents_registers_its_model_unit():

@@ -24,7 +24,8 @@ from analysis.twins.answers import likelihood  # noqa: E402
 from experiments.session import read_rows  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
 from model_subjects.runner import RunConfig, RunError, run_models  # noqa: E402
-from model_subjects.replay import find_people, run_replay  # noqa: E402
+from model_subjects.people import find_people  # noqa: E402
+from model_subjects.replay import run_replay  # noqa: E402
 
 SPEC = "acceptability_yesno"
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,7 +203,7 @@ def test_a_persons_answer_in_the_task_words_for_each_protocol():
 
     from experiments.compiler import compile_sequence
     from model_subjects.protocols import get_protocol
-    from model_subjects.replay import answer_words
+    from model_subjects.person_marks import answer_words
 
     exp = load_spec(SPEC)
     t = compile_sequence(exp, "P01").trials[-1]

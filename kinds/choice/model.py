@@ -46,7 +46,8 @@ class ChoiceDirect(TaskProtocol):
         sep = " " if prefix and not prefix.endswith((" ", "\n")) else ""
         return [Query(prefix, tuple(Option(o, sep + o) for o in opts))]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         opts = options_of(trial, self.name)
         lps = list(scores[0])
         means = mean_logprobs(lps, results[0] if results else None)
@@ -95,7 +96,8 @@ class ChoiceMeta(TaskProtocol):
                 out[i] += sc[pos] / len(orders)
         return out
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         opts = options_of(trial, self.name)
         per = self.per_option(trial, scores)
         k = argmax(per)
@@ -139,7 +141,8 @@ class ChoiceProduction(ChoiceMeta):
     def queries(self, trial: Trial) -> list[Query]:
         return super().queries(trial)[:1]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         opts = options_of(trial, self.name)
         strict, lenient = parse_choice(generation, opts)
         response = strict if strict is not None else "none"

@@ -80,7 +80,8 @@ class CompletionProduction(TaskProtocol):
         t = _target(trial, self.name)
         return [Query(self.prompt(trial), (Option(t, " " + t),))]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         word = first_word(generation)
         lp = scores[0][0]
         return decision(word, self.score(trial, word), [_target(trial, self.name)], [lp], None,

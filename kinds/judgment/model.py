@@ -31,7 +31,8 @@ class LabelMeta(TaskProtocol):
     def queries(self, trial: Trial) -> list[Query]:
         return [Query(self.prompt(trial), tuple(Option(lab.value, " " + lab.text) for lab in self.settings.labels))]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         lps = list(scores[0])
         values = [lab.value for lab in self.settings.labels]
         k = argmax(lps)
@@ -71,7 +72,8 @@ class JudgmentDirect(TaskProtocol):
         s, p = sentence_of(trial), str(need(trial, "pair_sentence", self.name))
         return [Query("", (Option(s, s), Option(p, p)))]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         ls, lp = scores[0]
         accept, reject = self._values()
         chosen = accept if ls > lp else reject

@@ -25,7 +25,8 @@ class LexicalDirect(TaskProtocol):
         s = sentence_of(trial)
         return [Query("", (Option(s, s),))]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         lp = scores[0][0]
         s = sentence_of(trial)
         extra = {"logprob_per_char": lp / max(1, len(s))}

@@ -70,7 +70,8 @@ class MazeChoice(TaskProtocol):
             out.append(Query(" ".join(ws[:k]), (Option(ws[k], " " + ws[k]), Option(ds[k - 1], " " + ds[k - 1]))))
         return out
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         ws = words_of(trial.mat)
         fs = foils(trial.mat, str(getattr(self.settings, "first_foil", FIRST_FOIL)))
         picks, margins = [True], [None]  # the first word beside x-x-x is never wrong

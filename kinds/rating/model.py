@@ -37,7 +37,8 @@ class RatingMeta(TaskProtocol):
     def queries(self, trial: Trial) -> list[Query]:
         return [Query(self.prompt(trial), tuple(Option(str(v), f" {v}") for v in self.settings.scale.values))]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         lps = list(scores[0])
         values = self.settings.scale.values
         p = softmax(lps)
@@ -60,7 +61,8 @@ class RatingDirect(TaskProtocol):
         s = sentence_of(trial)
         return [Query("", (Option(s, s),))]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         lp = scores[0][0]
         s = sentence_of(trial)
         extra: dict[str, Any] = {}

@@ -89,7 +89,8 @@ class ForcedChoice(Protocol):
         c, o = trial.study_record.correct_form, other_form(trial)
         return [Query(" ".join(trial.study_record.prefix_words), (Option(c, " " + c), Option(o, " " + o)))]
 
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         lc, lo = scores[0]
         chosen = trial.study_record.correct_form if lc > lo else other_form(trial)
         return Decision(response=chosen, correct=lc > lo and trial.study_record.correct_form != other_form(trial),
@@ -110,7 +111,8 @@ class Direct(Protocol):
         p, a = r.critical_word, r.alternative_word
         return [Query(" ".join(r.prefix_words), (Option(p, " " + p), Option(a, " " + a)))]
 
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         r = trial.study_record
         lp, la = scores[0]
         response = "violation" if lp < la else "no_violation"
@@ -140,7 +142,8 @@ class ViolationJudgment(Protocol):
     def queries(self, trial: Trial) -> list[Query]:
         return [Query(self.prompt(trial), _yes_no())]
 
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         ly, ln = scores[0]
         response = "violation" if ly > ln else "no_violation"
         correct_yes = trial.study_record.correct_response == "violation"
@@ -162,6 +165,7 @@ class PanelJudgment(Protocol):
     screen order; the answer is the label with the higher log-probability (Lakretz et al. 2021)."""
 
     name = "panel_judgment"
+    response_mode = "panel"  # the answer is one of the panel's two labels, as a person's panel answer
 
     def __init__(self, panel: Any):
         self.panel = panel
@@ -177,7 +181,8 @@ class PanelJudgment(Protocol):
         labels = self.panel.labels
         return [Query(self.prompt(trial), tuple(Option(labels[a], " " + labels[a]) for a in ("violation", "no_violation")))]
 
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         lv, ln = scores[0]
         response = "violation" if lv > ln else "no_violation"
         margin = (lv - ln) if trial.study_record.correct_response == "violation" else (ln - lv)
@@ -212,7 +217,8 @@ class SentenceJudgment(Protocol):
             return [Query("", (Option(s_p, s_p), Option(s_c, s_c)))]
         return [Query(JUDGMENT_TEMPLATES[self.prompt_type].format(s=trial.sentence), _yes_no())]
 
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         a, b = scores[0]
         if self.prompt_type == "Direct":
             s_p, s_c = trial.sentence, with_form(trial, trial.study_record.alternative_word)
@@ -255,7 +261,8 @@ class SentenceComparison(Protocol):
         one_two = (Option("1", " 1"), Option("2", " 2"))
         return [Query(t.format(s1=g, s2=u), one_two), Query(t.format(s1=u, s2=g), one_two)]
 
-    def decide(self, trial: Trial, scores: list[list[float]]) -> Decision:
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         c, o = trial.study_record.correct_form, other_form(trial)
         if self.prompt_type == "Direct":
             lg, lu = scores[0]
@@ -315,7 +322,8 @@ class Production(Protocol):
     def until(self) -> tuple[str, ...]:
         return ("\n",)
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "") -> Decision:  # type: ignore[override]
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
         labels = [o.label for o in self.queries(trial)[0].options]
         text = generation
         if self.mode == "completion":

@@ -1,10 +1,7 @@
 """What every task protocol shares: the item's texts, margins, and the hooks the runner calls.
 
-A task protocol is a `Protocol` (queries -> scores -> Decision) with two optional hooks:
-  * `uses_results`: `decide(trial, scores, generation, results=...)` also gets the backend's
-    LoglikelihoodResults (token counts for per-token means);
-  * `measure(backend, trials, contexts)`: computations that need the model's full next-token
-    distributions (per-word surprisal, the target's rank), one dict of columns per trial.
+A task protocol is a `Protocol` (queries -> scores -> Decision, model_subjects/protocol_base.py: one `decide`
+signature, with the backend's results and, for a protocol that `measures`, its `measure` columns).
 """
 from __future__ import annotations
 
@@ -56,17 +53,11 @@ class TaskProtocol(Protocol):
 
     kind: str = ""
     short: str = ""
-    uses_results = True
-    measures = False
 
     def __init__(self, settings: Any = None, max_new_tokens: int = 8):
         self.settings = settings
         self.max_new_tokens = max_new_tokens
         self.name = f"{self.kind}:{self.short}"
-
-    @property
-    def until(self) -> tuple[str, ...]:
-        return ("\n",)
 
     def check(self, trial: Trial) -> None:
         """Refuse (ProtocolError) a trial this protocol cannot ask; default: building its queries."""
@@ -76,9 +67,6 @@ class TaskProtocol(Protocol):
         from experiments.tasks import get_task
 
         return get_task(self.kind).score(trial, response)
-
-    def measure(self, backend: Any, trials: Sequence[Trial], contexts: Sequence[str]) -> list[dict[str, Any]]:
-        return [{} for _ in trials]
 
     def describe(self) -> dict[str, Any]:
         d = {**super().describe(), "kind": self.kind}

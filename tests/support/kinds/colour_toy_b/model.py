@@ -17,7 +17,8 @@ class ToyMeta(TaskProtocol):
         prompt = f"{sentence_of(trial)}\n{self.settings.question}\nAnswer:"
         return [Query(prompt, (Option("colour", " colour"), Option("other", " other")))]
 
-    def decide(self, trial: Any, scores: list[list[float]], generation: str = "", results: Any = None):
+    def decide(self, trial: Any, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None):
         lps = list(scores[0])
         k = argmax(lps)
         value = ("colour", "other")[k]
