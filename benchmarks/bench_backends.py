@@ -63,7 +63,7 @@ def _timed_run(backend: Any, **cfg: Any) -> tuple[int, float]:
 
 def run_row(row: Row, subjects: int, running_subjects: int, running_trials: int) -> dict[str, Any]:
     """One row, in this process: load, items, running; the process's peak memory."""
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
 
     t0 = time.perf_counter()
     backend = load_backend(row.model, backend=row.backend, **row.settings)

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     import torch
 
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
     from model_subjects.requests import LoglikelihoodRequest
 
     t = time.perf_counter()

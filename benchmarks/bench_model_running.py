@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from experiments.session import read_rows
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
 
     backend = load_backend(args.model, threads=args.threads)
     exp = long_spec(args.trials)

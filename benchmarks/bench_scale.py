@@ -43,7 +43,7 @@ def build_backend(config: str, device: str, dtype: str, threads: int, seed: int 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
-    from model_subjects.hf_backend import DTYPES, TransformersBackend
+    from model_subjects.backends.hf import DTYPES, TransformersBackend
     from model_subjects.loading import ResolvedModel, resolve_model
 
     if config not in CONFIGS:

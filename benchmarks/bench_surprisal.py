@@ -38,7 +38,7 @@ def main() -> None:
     import torch
     from minicons import scorer
 
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
     from model_subjects.surprisal import SurprisalScorer, SurprisalSettings
 
     torch.set_num_threads(1)

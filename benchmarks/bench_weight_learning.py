@@ -66,7 +66,7 @@ def _session(backend, args, **learning) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> dict:
     args = _parser().parse_args(argv)
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
     from model_subjects.weight_learner import WeightLearner
 
     load0 = os.getloadavg()

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
 
     hf = load_backend(None, threads=args.threads)
     llama = load_backend(None, backend="llamacpp", threads=args.threads)

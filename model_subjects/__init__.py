@@ -2,7 +2,7 @@
 
 Public API (importing this package does not import torch):
     load_backend(model=None, backend="transformers"|"llamacpp"|..., dtype=, device=, add_bos=, batch_size=,
-                 threads=)  -> Backend        (model_subjects.registry: backends by name, loaded lazily)
+                 threads=)  -> Backend        (model_subjects.backends.registry: backends by name, loaded lazily)
     Backend.loglikelihood([LoglikelihoodRequest]) / .generate_until([GenerationRequest]) / .stream()
     get_protocol(name), PROTOCOL_NAMES                         response protocols
     parse_context(text, subject_index), rebuild_contexts(...)  context modes and recovery
@@ -10,10 +10,10 @@ Public API (importing this package does not import torch):
     RunConfig(learning="weights"|"both", lr=, steps=, update_on=, ...)  weights that learn (model_subjects/weights.py)
 CLI: `twinlab run-model` (model_subjects.cli.run_model). See docs/model_subjects.md.
 """
-from model_subjects.backend import Backend, ModelLoadError, Stream
+from model_subjects.backends.base import Backend, ModelLoadError, Stream
 from model_subjects.context import parse_context, rebuild_contexts
 from model_subjects.protocols import PROTOCOL_NAMES, get_protocol
-from model_subjects.registry import backend_names, load_backend, register_backend
+from model_subjects.backends.registry import backend_names, load_backend, register_backend
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
 from model_subjects.runner import RunConfig, Runner, run_models
 

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 import typer
 
+from model_subjects.backends.registry import DEFAULT_BACKEND
 
 # the weight-learning options (issue 51, model_subjects/weights.py), declared here to keep `run_model` short
 _LEARNING = typer.Option("context", "--learning", help="context (weights frozen) | weights (weights learn after "
@@ -27,7 +28,7 @@ def run_model(
     model: Optional[str] = typer.Option(None, "--model", "-m",
                                         help="model: bundled default (SmolLM2-135M-Instruct), a local folder, a "
                                              ".gguf file, or a Hugging Face id already in the local cache"),
-    backend: str = typer.Option("transformers", "--backend", "-b",
+    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b",
                                 help="model type: transformers (in process, full precision) | llamacpp (a GGUF "
                                      "run quantised by llama.cpp, in process) | openai (a served model)"),
     backend_option: list[str] = typer.Option([], "--backend-option", "-B",
@@ -75,11 +76,11 @@ def run_model(
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
     from experiments.cli_common import fail, prepare_run_or_exit
-    from model_subjects.backend import ModelLoadError
-    from model_subjects.registry import canonical_name
+    from experiments.options import OptionError
+    from experiments.options import batch_size as check_batch_size
+    from model_subjects.backends.base import ModelLoadError
+    from model_subjects.backends.registry import canonical_name
     from model_subjects.runner import RunConfig
-
-    from experiments.options import OptionError, batch_size as check_batch_size
 
     try:
         backend = canonical_name(backend)
@@ -163,7 +164,7 @@ def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet:
     from experiments.cli_common import fail, progress_bar, stderr_console
     from experiments.session import SessionError
     from experiments.spec import SpecError
-    from model_subjects.backend import ModelLoadError
+    from model_subjects.backends.base import ModelLoadError
     from model_subjects.context import ContextError
     from model_subjects.runner import RunError, Runner
 
@@ -210,8 +211,8 @@ def _load_model(cfg: Any, options: dict[str, Any], console: Any) -> Any:
     from contextlib import nullcontext
 
     from experiments.cli_common import fail, writes_to_terminal
-    from model_subjects.backend import ModelLoadError
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.base import ModelLoadError
+    from model_subjects.backends.registry import load_backend
 
     what = f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."
     if not writes_to_terminal():  # a log gets the line, not a spinner's carriage returns
@@ -229,7 +230,7 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
     import json
 
     from experiments.cli_common import fail
-    from model_subjects.registry import OWN_OPTIONS
+    from model_subjects.backends.registry import OWN_OPTIONS
 
     out: dict[str, Any] = {}
     for item in items:
@@ -253,7 +254,6 @@ def check_options(cfg, replay: bool = False) -> None:
     from experiments import options as o
     from experiments.cli_common import fail
     from experiments.run_options import run_options
-
     from model_subjects.weights import check_learning
 
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
-from model_subjects.backend import Stream
+from model_subjects.backends.base import Stream
 from model_subjects.requests import LoglikelihoodResult
 
 

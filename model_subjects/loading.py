@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model_subjects.backend import ModelLoadError
+from model_subjects.backends.base import ModelLoadError
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 DEFAULT_ALIASES = {"", "default", "smollm2", "smollm2-135m", "smollm2-135m-instruct"}

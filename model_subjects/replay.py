@@ -26,10 +26,11 @@ from typing import Any
 from experiments.session import now_iso
 from experiments.spec import Experiment
 from experiments.trials import Trial, TrialSequence
+from model_subjects.backends.registry import DEFAULT_BACKEND
 from model_subjects.context import REPLAY, ContextMode, History, history_entry, session_sizes
 from model_subjects.decisions import RunError
-from model_subjects.person_marks import mark_person
 from model_subjects.people import LeftOut, Person, find_people
+from model_subjects.person_marks import mark_person
 from model_subjects.runner import RunConfig, Runner, SubjectState
 from model_subjects.trial_step import on_stream, score_trial
 
@@ -160,7 +161,7 @@ def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, prog
     exp = load_spec(cfg.spec)
     people = find_people(people_dir, exp, left_out)
     if backend is None:
-        from model_subjects.registry import load_backend
+        from model_subjects.backends.registry import load_backend
 
         backend = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
                                add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads,
@@ -182,9 +183,9 @@ def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: boo
 
     from experiments.cli_common import fail
     from experiments.session import SessionError
-    from model_subjects.backend import ModelLoadError
+    from model_subjects.backends.base import ModelLoadError
+    from model_subjects.backends.registry import load_backend
     from model_subjects.context import ContextError
-    from model_subjects.registry import load_backend
     from model_subjects.runner import lock_sessions
 
     if cfg.subjects != 1 or cfg.first_subject != 1 or cfg.list_number is not None:
@@ -195,7 +196,7 @@ def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: boo
         people = find_people(people_dir, exp, left)
         for x in left:  # before the model loads: every session not replayed is named, with the reason
             typer.echo(f"left out {x.line()}", err=True)
-        lm = load_backend(cfg.model, backend=cfg.backend or "transformers", dtype=cfg.dtype, device=cfg.device,
+        lm = load_backend(cfg.model, backend=cfg.backend or DEFAULT_BACKEND, dtype=cfg.dtype, device=cfg.device,
                           add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads, **cfg.backend_options)
         runner = ReplayRunner(cfg, lm, people, exp=exp)
         locks = lock_sessions(cfg.out, exp.name, [replay_id(lm.name, p.subject_id) for p in people], cfg.session)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model_subjects.backends.registry import DEFAULT_BACKEND
+
 # The longest item a model subject reads (docs/validation.md "Item length for model subjects"): all of one item's texts
 # together (sentence, prefix, options, question, regions, ...). A 20,000-word item made a model subject
 # hang for minutes (a forward pass over a context far past the model's window); such an item is refused
@@ -77,10 +79,9 @@ def item_lengths(exp) -> None:
 def protocol_and_context(cfg, exp) -> None:
     """--protocol, --question and --context for every subject; OptionError naming the problem."""
     from experiments.options import OptionError
+    from experiments.tasks import TaskError, check_runner
     from model_subjects.context import ContextError, parse_context
     from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
-
-    from experiments.tasks import TaskError, check_runner
 
     try:
         check_runner(exp.task.kind, "model")
@@ -144,7 +145,7 @@ def device_available(device: str, backend: str, name: str = "--device") -> None:
     from experiments.options import OptionError
 
     dev = str(device).lower()
-    if backend != "transformers" or dev in ("cpu", "auto"):
+    if backend != DEFAULT_BACKEND or dev in ("cpu", "auto"):
         return  # llama.cpp refuses a device itself (CPU only here); a served model runs where the server runs
     import torch
 

@@ -18,14 +18,37 @@ from pathlib import Path
 from typing import Any, Callable
 
 from experiments.run_prep import RunPlan, hash_differences, prepare_run
-from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, check_rows_follow,
-                                 columns_into_extra, now_iso, read_rows, scan_table, session_paths)
+from experiments.session import (
+    SessionError,
+    SessionLock,
+    SessionWriter,
+    acquire_session_lock,
+    check_rows_follow,
+    columns_into_extra,
+    now_iso,
+    read_rows,
+    scan_table,
+    session_paths,
+)
 from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
-from model_subjects.backend import Backend
+from model_subjects.backends.base import Backend
+from model_subjects.backends.registry import DEFAULT_BACKEND
+from model_subjects.context import (
+    RULE,
+    RULES_READ,
+    ContextMode,
+    History,
+    feedback_for,
+    history_entry,
+    parse_context,
+    record_block_sizes,
+    row_entry,
+    session_sizes,
+    sha256,
+    static_context,
+)
 from model_subjects.decisions import RunError, Scored
-from model_subjects.context import (RULE, RULES_READ, ContextMode, History, feedback_for, history_entry, parse_context, record_block_sizes, row_entry, session_sizes, sha256,
-                                    static_context)
 from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
 from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
@@ -41,7 +64,7 @@ RUNNER_VERSION = 1
 class RunConfig:
     spec: str
     model: str | None = None
-    backend: str | None = None  # registered backend name (model_subjects.registry); None: transformers
+    backend: str | None = None  # registered backend name (model_subjects.backends.registry); None: transformers
     subjects: int = 1
     first_subject: int = 1
     subject_prefix: str = "m"
@@ -128,8 +151,8 @@ def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: Context
         "protocol": protocol.describe(), "context_mode": context_label(mode.label, learning), "add_bos": bool(d.get("add_bos", cfg.add_bos)),
         "chat": bool(cfg.chat), "context_rule": rule,
     }
-    name = getattr(backend, "backend_name", "") or "transformers"
-    if name != "transformers":  # sessions written before the registry carry no backend: they stay resumable
+    name = getattr(backend, "backend_name", "") or DEFAULT_BACKEND
+    if name != DEFAULT_BACKEND:  # sessions written before the registry carry no backend: they stay resumable
         ident["backend"] = name
     if learning.in_weights:  # sessions that learn in context keep today's identity
         ident["learning"] = learning_identity(learning, d.get("threads"))
@@ -638,7 +661,7 @@ def run_models(cfg: RunConfig, backend: Backend | None = None,
     locks = lock_sessions(cfg.out, exp.name, subject_ids(cfg), cfg.session)  # refused before the model loads
     try:
         if backend is None:
-            from model_subjects.registry import load_backend
+            from model_subjects.backends.registry import load_backend
 
             backend = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
                                    add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads,

@@ -30,6 +30,7 @@ from typing import Any, Optional, Union
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from model_subjects.backends.registry import DEFAULT_BACKEND
 from stimuli.input_rules import finite_number
 
 
@@ -41,7 +42,7 @@ class ModelEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: Optional[str] = None  # None: the bundled default
-    backend: str = "transformers"  # a name from model_subjects.registry (transformers, llamacpp, openai)
+    backend: str = DEFAULT_BACKEND  # a name from model_subjects.backends.registry (transformers, llamacpp, openai)
     options: dict[str, Any] = Field(default_factory=dict)  # backend-specific settings, by name
     dtype: str = "float32"
     device: str = "cpu"
@@ -60,7 +61,7 @@ class ModelEntry(BaseModel):
     @field_validator("options")
     @classmethod
     def _options(cls, v: dict[str, Any]) -> dict[str, Any]:
-        from model_subjects.registry import OWN_OPTIONS
+        from model_subjects.backends.registry import OWN_OPTIONS
 
         own = sorted(k for k in v if k in OWN_OPTIONS)
         if own:
@@ -71,8 +72,8 @@ class ModelEntry(BaseModel):
     @field_validator("backend")
     @classmethod
     def _backend(cls, v: str) -> str:
-        from model_subjects.backend import ModelLoadError
-        from model_subjects.registry import canonical_name
+        from model_subjects.backends.base import ModelLoadError
+        from model_subjects.backends.registry import canonical_name
 
         try:
             return canonical_name(v)
@@ -91,7 +92,7 @@ class ModelEntry(BaseModel):
         else:
             local = Path(self.model).expanduser()
             name = _slug(local.name if local.exists() else self.model)
-        return name if self.backend == "transformers" else f"{name}_{self.backend}"
+        return name if self.backend == DEFAULT_BACKEND else f"{name}_{self.backend}"
 
 
 class Subjects(BaseModel):
@@ -371,7 +372,7 @@ def cell_done(sweep: Sweep, cell: Cell, plan: Any = None) -> bool:
 
 def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
     """Every unfinished cell of one model, with the model loaded once (the unit of a Slurm job)."""
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
     from model_subjects.runner import Runner
 
     sweep, out = load_sweep(sweep_path)
@@ -423,7 +424,7 @@ def sweep_command(
     from experiments.cli_common import fail
     from experiments.session import SessionError
     from experiments.spec import SpecError
-    from model_subjects.backend import ModelLoadError
+    from model_subjects.backends.base import ModelLoadError
     from model_subjects.context import ContextError
     from model_subjects.runner import RunError
 

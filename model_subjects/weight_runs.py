@@ -18,8 +18,8 @@ from typing import Any
 from experiments.screen_texts import block_sizes
 from experiments.session import now_iso, read_rows, session_paths
 from experiments.trials import Trial
-from model_subjects.context import (History, HistoryEntry, feedback_for, history_entry, option_text,
-                                    static_context)
+from model_subjects.backends.registry import DEFAULT_BACKEND
+from model_subjects.context import History, HistoryEntry, feedback_for, history_entry, option_text, static_context
 from model_subjects.decisions import RunError, Scored, decide
 from model_subjects.requests import GenerationRequest, LoglikelihoodResult
 from model_subjects.trial_step import per_query, requests, score_trial
@@ -211,7 +211,7 @@ def check_runnable(runner: Any) -> None:
         check_learn_blocks(runner.cfg, runner.exp)
     except OptionError as exc:
         raise RunError(str(exc)) from None
-    name = getattr(runner.backend, "backend_name", "") or "transformers"
+    name = getattr(runner.backend, "backend_name", "") or DEFAULT_BACKEND
     if name not in GRADIENT_BACKENDS or not hasattr(runner.backend, "_units") or not hasattr(runner.backend, "model"):
         raise RunError(f"--learning {runner.learning.mode}: backend {name!r} gives no gradients; weights learn on: "
                        f"{', '.join(GRADIENT_BACKENDS)}")

@@ -27,6 +27,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+from model_subjects.backends.registry import DEFAULT_BACKEND
+
 LEARNING_MODES = ("context", "weights", "both")
 UPDATE_ON = ("feedback", "read")
 ADAPTERS = ("full", "lora")
@@ -117,7 +119,7 @@ def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
         raise OptionError(f"{name('steps')} must be from 1 to {MAX_STEPS} optimizer steps per trial, got {s.steps!r}")
     if isinstance(s.rank, bool) or not isinstance(s.rank, int) or not 1 <= s.rank <= MAX_RANK:
         raise OptionError(f"{name('rank')} (LoRA rank) must be from 1 to {MAX_RANK}, got {s.rank!r}")
-    backend = getattr(cfg, "backend", None) or "transformers"
+    backend = getattr(cfg, "backend", None) or DEFAULT_BACKEND
     if backend not in GRADIENT_BACKENDS:
         raise OptionError(f"{name('learning')} {s.mode}: backend {backend!r} gives no gradients (a quantised "
                           f"llama.cpp model or a served one cannot be trained here); weights learn on: "

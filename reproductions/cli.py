@@ -149,9 +149,9 @@ def _run(reproduce, opt, interrupted: str) -> None:
 
 def _backend_settings(backend: Optional[str], backend_option: Optional[list[str]]) -> tuple[Optional[str], dict]:
     """--backend and -B KEY=VALUE, by run-model's rules (an unknown backend or a malformed option: exit 2)."""
-    from model_subjects.backend import ModelLoadError
+    from model_subjects.backends.base import ModelLoadError
     from model_subjects.cli import parse_backend_options
-    from model_subjects.registry import canonical_name
+    from model_subjects.backends.registry import canonical_name
 
     name = None
     if backend:

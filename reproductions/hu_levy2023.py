@@ -198,7 +198,7 @@ def _backend_name(opt: Options, model: str | None) -> str | None:
 
 def run_model(opt: Options, model: str | None, queries: list, prog) -> tuple[pd.DataFrame, dict[str, Any], dict]:
     from model_subjects import ModelLoadError
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
     from reproductions.hu_levy.score import score_queries, unscorable
     from reproductions.pairs import ScoreCache
 

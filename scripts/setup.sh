@@ -79,7 +79,7 @@ if ((VENV_NEEDED)); then
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   $PIP install -q --upgrade pip >/dev/null
   if ! llama_built; then
-    # The AMX-safe loading (no weight repacking) is a load-time setting (model_subjects/llamacpp_backend.py).
+    # The AMX-safe loading (no weight repacking) is a load-time setting (model_subjects/backends/llamacpp.py).
     say "python: compiling llama-cpp-python $LLAMA_VERSION from source in the background (5-15 min on 2 cores)"
     bg_start llama-cpp-python build_llama_wheel
   fi

@@ -44,8 +44,8 @@ def r_ready():
 @pytest.fixture(scope="session")
 def bundled_backend():
     """The bundled model (SmolLM2-135M-Instruct, transformers, CPU), loaded once per test session."""
-    from model_subjects.backend import ModelLoadError
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.base import ModelLoadError
+    from model_subjects.backends.registry import load_backend
 
     try:
         return load_backend(None, threads=1)

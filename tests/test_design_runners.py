@@ -59,7 +59,7 @@ def test_browser_server_writes_the_design_table(tmp_path):
 @pytest.mark.slow
 def test_model_subjects_run_the_design_with_running_context(tmp_path):
     pytest.importorskip("torch")
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
     from model_subjects.runner import RunConfig, Runner
 
     backend = load_backend(None, threads=1)

@@ -59,7 +59,7 @@ def write_spec(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory):
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
     from model_subjects.runner import RunConfig, run_models
 
     out = tmp_path_factory.mktemp("hist")

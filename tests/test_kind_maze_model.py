@@ -38,7 +38,7 @@ def run_model(tmp: Path, *extra: str, mode: str = "end", feedback: bool = False)
 
 @pytest.fixture(scope="module")
 def backend():
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
 
     return load_backend(None)
 

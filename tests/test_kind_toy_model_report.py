@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from model_subjects.backend import Backend
+from model_subjects.backends.base import Backend
 from model_subjects.requests import LoglikelihoodResult
 
 sys.path.insert(0, str(Path(__file__).parent / "support"))

@@ -8,8 +8,8 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 torch = pytest.importorskip("torch")
 
-from model_subjects.backend import ModelLoadError
-from model_subjects.registry import load_backend  # noqa: E402
+from model_subjects.backends.base import ModelLoadError
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest as R  # noqa: E402
 from stimuli.prompts import get_prompt_set  # noqa: E402
 

@@ -20,11 +20,11 @@ llama_cpp = pytest.importorskip("llama_cpp")
 from experiments.compiler import compile_sequence  # noqa: E402
 from experiments.session import read_rows  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
-from model_subjects.backend import ModelLoadError  # noqa: E402
+from model_subjects.backends.base import ModelLoadError  # noqa: E402
 from model_subjects.context import parse_context, static_context  # noqa: E402
 from model_subjects.loading import bundled_gguf  # noqa: E402
 from model_subjects.protocols import get_protocol  # noqa: E402
-from model_subjects.registry import load_backend  # noqa: E402
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest as R  # noqa: E402
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
 
@@ -41,7 +41,7 @@ def backend():
 def plain_llama():
     """A second, independent llama.cpp context: the library's own completion code path (loaded without
     extra buffer types: with them, AMX CPUs crash on the first decode)."""
-    from model_subjects.llamacpp_backend import new_llama
+    from model_subjects.backends.llamacpp import new_llama
 
     return new_llama(bundled_gguf(), n_ctx=512, logits_all=True, n_threads=1, n_threads_batch=1, verbose=False)
 
@@ -83,7 +83,7 @@ LOAD_LOG = """
 import sys
 from model_subjects.loading import bundled_gguf
 if sys.argv[1] == "twinlab":
-    from model_subjects.llamacpp_backend import new_llama
+    from model_subjects.backends.llamacpp import new_llama
     llm = new_llama(bundled_gguf(), n_ctx=64, n_threads=1, verbose=True)
 else:
     import llama_cpp
@@ -265,7 +265,7 @@ def test_agreement_with_transformers_on_held_in_items_and_a_running_session():
 CRASH = """
 import os, signal, sys
 from pathlib import Path
-from model_subjects.registry import load_backend
+from model_subjects.backends.registry import load_backend
 from model_subjects.runner import RunConfig, Runner
 
 out, n = Path(sys.argv[1]), int(sys.argv[2])

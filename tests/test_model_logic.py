@@ -9,7 +9,7 @@ import pytest
 from experiments.compiler import compile_sequence
 from experiments.spec import load_spec
 from model_subjects.context import (ContextError, History, feedback_for, parse_context, static_context)
-from model_subjects.hf_backend import TransformersBackend
+from model_subjects.backends.hf import TransformersBackend
 from model_subjects.parsing import parse_lenient, parse_strict
 from model_subjects.protocols import (PROTOCOL_NAMES, ProtocolError, SentenceComparison, get_protocol,
                                       grammatical_sentence, other_form, ungrammatical_sentence)

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 from experiments.session import read_rows, session_paths  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
 from model_subjects.context import RULE  # noqa: E402
-from model_subjects.registry import load_backend  # noqa: E402
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
 
 SPEC = "lakretz2021_nested"

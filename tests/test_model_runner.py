@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 
 from experiments.session import read_rows, session_paths  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
-from model_subjects.registry import load_backend  # noqa: E402
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.context import parse_context, rebuild_contexts, sha256  # noqa: E402
 from model_subjects.protocols import get_protocol  # noqa: E402
 from model_subjects.runner import RunConfig, RunError, Runner  # noqa: E402

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 from experiments.session import SessionError, read_rows, session_paths  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
-from model_subjects.registry import load_backend  # noqa: E402
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.runner import RunConfig, RunError, Runner  # noqa: E402
 
 SPEC = "lakretz2021_nested"

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 from experiments.tasks.config import settings_for  # noqa: E402
 from experiments.trials import Trial, TrialSequence, freeze_pairs  # noqa: E402
 from model_subjects.protocols import ProtocolError, get_protocol  # noqa: E402
-from model_subjects.registry import load_backend  # noqa: E402
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest as R  # noqa: E402
 from model_subjects.decisions import Scored, decide  # noqa: E402
 

@@ -296,10 +296,10 @@ def test_yaml_tags_in_a_spec_or_a_sweep_run_nothing(tmp_path, tag):
 def test_a_backend_name_is_looked_up_never_imported_as_given():
     """registry.get_backend_class imports modules, but only those of its fixed table; any other name is
     refused unread (`antigravity` would open a web browser when imported)."""
-    from model_subjects.backend import ModelLoadError
-    from model_subjects.registry import BACKEND_MODULES, get_backend_class
+    from model_subjects.backends.base import ModelLoadError
+    from model_subjects.backends.registry import BACKEND_MODULES, get_backend_class
 
-    for name in ("antigravity", "os", "model_subjects.hf_backend", "subprocess"):
+    for name in ("antigravity", "os", "model_subjects.backends.hf", "subprocess"):
         with pytest.raises(ModelLoadError, match="unknown backend"):
             get_backend_class(name)
     assert "antigravity" not in sys.modules
@@ -336,8 +336,8 @@ def test_a_pickled_weights_file_runs_nothing(tmp_path):
     from tokenizers.pre_tokenizers import Whitespace
     from transformers import GPT2Config, PreTrainedTokenizerFast
 
-    from model_subjects.backend import ModelLoadError
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.base import ModelLoadError
+    from model_subjects.backends.registry import load_backend
 
     folder = tmp_path / "evil_model"
     folder.mkdir()

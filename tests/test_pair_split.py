@@ -27,7 +27,7 @@ def test_split_tokens_rules():
 
 
 def test_transformers_backend_scores_the_answer_after_the_blank_line():
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
     from model_subjects.requests import LoglikelihoodRequest
 
     lm = load_backend(None)
@@ -46,7 +46,7 @@ def test_transformers_backend_scores_the_answer_after_the_blank_line():
 
 def test_llamacpp_backend_splits_the_same_way():
     pytest.importorskip("llama_cpp")
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
 
     lm = load_backend(None, backend="llamacpp")
     context = "Respond with either Yes or No as your answer.\n\n"

@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from model_subjects.registry import canonical_name, load_backend  # noqa: E402
+from model_subjects.backends.registry import canonical_name, load_backend  # noqa: E402
 from model_subjects.requests import LoglikelihoodRequest  # noqa: E402
 
 FIX = Path(__file__).parent / "data" / "hu_levy2023" / "datasets"
@@ -107,7 +107,7 @@ def test_tiny_t5_scores_equal_the_plain_forward_pass_and_do_not_depend_on_the_ba
     r = plain.loglikelihood([REQUESTS[0]])[0]
     assert r.n_tokens == 1 and r.logprob != pytest.approx(got[0].logprob)
     assert lm.describe()["backend"] == "seq2seq" and lm.describe()["n_parameters"] > 0
-    from model_subjects.backend import ModelLoadError
+    from model_subjects.backends.base import ModelLoadError
 
     with pytest.raises(ModelLoadError, match="no BOS"):
         load_backend(str(folder), backend="seq2seq", add_bos=True)

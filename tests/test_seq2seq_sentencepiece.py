@@ -18,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 spm = pytest.importorskip("sentencepiece")
 
-from model_subjects.registry import load_backend  # noqa: E402
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.requests import LoglikelihoodRequest  # noqa: E402
 from reproductions.hu_levy.data import load_datasets  # noqa: E402
 from reproductions.hu_levy.prompts import all_queries  # noqa: E402

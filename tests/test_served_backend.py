@@ -58,7 +58,7 @@ def server(gguf, tmp_path_factory):
 def reference(gguf):
     """The same GGUF in process (llama_cpp.Llama with every position's logits): the independent reference
     (loaded without extra buffer types, as everything twinlab runs: AMX CPUs crash otherwise)."""
-    from model_subjects.llamacpp_backend import new_llama
+    from model_subjects.backends.llamacpp import new_llama
 
     return new_llama(gguf, n_ctx=4096, logits_all=True, n_threads=1, n_threads_batch=1, verbose=False)
 
@@ -332,8 +332,8 @@ def test_option_outside_top_logprobs_is_unscorable_not_guessed(server, tmp_path)
 
 
 def test_agrees_with_the_llamacpp_backend(server, tmp_path):
-    """The same items through the in-process llama.cpp backend (model_subjects.llamacpp_backend)."""
-    from model_subjects.registry import load_backend
+    """The same items through the in-process llama.cpp backend (model_subjects.backends.llamacpp)."""
+    from model_subjects.backends.registry import load_backend
 
     local = load_backend(None, backend="llamacpp", n_ctx=4096)
     b = backend_for(server, tmp_path)

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 torch = pytest.importorskip("torch")
 
-from model_subjects.registry import load_backend  # noqa: E402
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.surprisal import SurprisalScorer, SurprisalSettings, align, region_surprisals  # noqa: E402
 
 TOL_BITS = 1e-4

@@ -67,7 +67,7 @@ def vllm(model_dir, tmp_path_factory):
 @pytest.fixture(scope="module")
 def hf():
     """The same weights in process (transformers backend, fp32): the independent reference."""
-    from model_subjects.registry import load_backend
+    from model_subjects.backends.registry import load_backend
 
     return load_backend(None, threads=1)
 

@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
-from model_subjects.backend import Backend, Progress, Stream, TextStream
+from model_subjects.backends.base import Backend, Progress, Stream, TextStream
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, split_pair
 from model_subjects.served.cache import ResponseCache, canonical
 from model_subjects.served.client import RetryPolicy, ServerClient, ServerError

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import httpx
 
-from model_subjects.backend import ModelLoadError
+from model_subjects.backends.base import ModelLoadError
 from stimuli.input_rules import finite_number
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}

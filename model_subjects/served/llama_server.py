@@ -6,7 +6,7 @@ Every argument is llama-cpp-python's (`python -m llama_cpp.server --help`) excep
 `--use_extra_bufts false|true` (default false). Its server has no setting for llama.cpp's model
 parameter `use_extra_bufts`, and with it on, llama-cpp-python 0.3.36 repacks Q4 weights into the AMX
 buffer on Sapphire Rapids and later Xeons and the server dies on its first request (see
-`model_subjects.llamacpp_backend`). So this entry point turns the parameter off for every model the
+`model_subjects.backends.llamacpp`). So this entry point turns the parameter off for every model the
 server loads, says so on stderr, then runs llama-cpp-python's own `main()`.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ def split_args(argv: list[str]) -> tuple[bool, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from model_subjects.llamacpp_backend import cpu_amx_flags, extra_buffer_types_off
+    from model_subjects.backends.llamacpp import cpu_amx_flags, extra_buffer_types_off
 
     use, rest = split_args(list(sys.argv[1:] if argv is None else argv))
     sys.argv = [sys.argv[0], *rest]

@@ -94,7 +94,7 @@ PLL = "pll:"  # cache key prefix of a whole sentence's pseudo-log-likelihood (se
 def _score_chunk(backend: Any, part: list, refused: dict[str, str]) -> list:
     """Scores of a chunk; a request the backend refuses (a served model whose probe failed cannot give a
     whole-sentence score) is retried alone, and if refused again left unscored with the reason."""
-    from model_subjects.backend import ModelLoadError
+    from model_subjects.backends.base import ModelLoadError
 
     try:
         return backend.loglikelihood([r for _, r in part])

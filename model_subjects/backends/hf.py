@@ -29,10 +29,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from model_subjects.backend import Backend, ModelLoadError, Progress
+from model_subjects.backends.base import Backend, ModelLoadError, Progress
 from model_subjects.kv_stream import KVStream
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
-from model_subjects.registry import register_backend
+from model_subjects.backends.registry import register_backend
 from model_subjects.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, PairTokenizer,
                                      split_pair, split_tokens)
 from model_subjects.stream_group import StreamGroup

@@ -5,8 +5,8 @@ Two batch entry points, as in lm-evaluation-harness (`loglikelihood`, `generate_
 this class and every protocol, context mode and the runner work unchanged.
 
 This module is the contract only: it imports no implementation. Implementations register
-themselves by name (`model_subjects.registry.register_backend`) and are loaded through
-`model_subjects.registry.load_backend(model, backend=NAME, **settings)`.
+themselves by name (`model_subjects.backends.registry.register_backend`) and are loaded through
+`model_subjects.backends.registry.load_backend(model, backend=NAME, **settings)`.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from model_subjects.registry import register_backend
+from model_subjects.backends.registry import register_backend
 from model_subjects.served.backend import ServedBackend
 from model_subjects.served.client import RetryPolicy, ServerError
 

@@ -15,7 +15,7 @@ entry) and the model by `--model`, which each backend reads its own way:
 The table below names the module of each backend, so that importing the registry (the CLI, the
 runner, a sweep) imports none of them; a backend's module is imported the first time it is asked
 for, and registers its class with `@register_backend(name)` when it is imported. The contract
-(`Backend`, `Stream`, `ModelLoadError`) lives in `model_subjects.backend`, which imports no
+(`Backend`, `Stream`, `ModelLoadError`) lives in `model_subjects.backends.base`, which imports no
 implementation: dependencies point one way, implementations -> contract.
 
 Every backend class provides `load(model, **settings)`. The settings every runner passes are
@@ -30,15 +30,15 @@ import importlib
 import inspect
 from typing import Any, Callable, TypeVar
 
-from model_subjects.backend import Backend, ModelLoadError
+from model_subjects.backends.base import Backend, ModelLoadError
 
 DEFAULT_BACKEND = "transformers"
 # backend name -> module that defines (and registers) it; nothing is imported until a name is used
 BACKEND_MODULES: dict[str, str] = {
-    "transformers": "model_subjects.hf_backend",
-    "llamacpp": "model_subjects.llamacpp_backend",
-    "openai": "model_subjects.openai_backend",
-    "seq2seq": "model_subjects.seq2seq_backend",
+    "transformers": "model_subjects.backends.hf",
+    "llamacpp": "model_subjects.backends.llamacpp",
+    "openai": "model_subjects.backends.openai",
+    "seq2seq": "model_subjects.backends.seq2seq",
 }
 ALIASES = {"hf": "transformers", "huggingface": "transformers", "llama.cpp": "llamacpp", "llama-cpp": "llamacpp",
            "gguf": "llamacpp", "openai-compatible": "openai", "server": "openai",

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from model_subjects.backend import Backend, ModelLoadError, Progress
+from model_subjects.backends.base import Backend, ModelLoadError, Progress
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
-from model_subjects.registry import register_backend
+from model_subjects.backends.registry import register_backend
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
