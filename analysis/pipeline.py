@@ -28,15 +28,14 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from analysis.load import load
-from analysis.options import Options, check_options  # noqa: F401 (Options re-exported: analysis.pipeline.Options)
-from analysis.option_checks import check_by_and_formula, check_training_blocks  # noqa: F401 (importable from here)
+from analysis.options import Options, check_options
+from analysis.option_checks import check_by_and_formula, check_training_blocks
 from analysis.report.plan import Run, plan_for, with_focus
 from analysis.report.results_folder import Results, clean_json, json_default
 from analysis.stats.formula import merge_level_notes
 from analysis.stats.fit_items import grouped_notes
 from experiments.atomic import atomic_write_text
 # names other code imported from here before the split (kept importable from the pipeline)
-from analysis.report.data_section import drop_training_only_sessions, order_statement, outlier_text, sample_sizes  # noqa: F401,E402
 from analysis.report.render import render_report
 
 

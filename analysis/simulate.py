@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.load.prepare import is_training_block
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import SessionWriter
 from experiments.spec import load_spec
 from experiments.studies import declared, study_part

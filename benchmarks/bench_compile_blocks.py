@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     import yaml
 
-    from experiments.compiler import check_sizes, compile_sequence
+    from experiments.design_compiler import check_sizes, compile_sequence
     from experiments.spec import SpecError, bundled_spec_path, parse_spec
 
     base = yaml.safe_load(bundled_spec_path("lakretz2021_nested").read_text(encoding="utf-8"))

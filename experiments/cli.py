@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import json
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from experiments.cli_common import console, fail, load_spec_or_exit
 from experiments.commands import HELP_LAYOUT, lazy_group
-from experiments.cli_common import console, fail, load_spec_or_exit  # noqa: F401 (re-exported for old imports)
 from experiments.spec import SpecError
+from stimuli.input_rules import raise_csv_field_limit
 
 # each sub-app also lists the commands the kinds and studies declare (experiments/commands.py), lazily
+raise_csv_field_limit()  # the CLI's start: every command reads and writes long CSV fields
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=lazy_group(""), **HELP_LAYOUT,
                   help="twinlab: one experiment spec, human and model subjects, one analysis.")
 stimuli_app = typer.Typer(no_args_is_help=True, cls=lazy_group("stimuli"), help="Stimulus sets.", **HELP_LAYOUT)
@@ -37,7 +38,7 @@ app.add_typer(data_import_app, name="import")
 @app.command()
 def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec")) -> None:
     """Validate a spec; print its blocks, trial counts and hash."""
-    from experiments.compiler import check_sizes
+    from experiments.design_compiler import check_sizes
 
     exp = load_spec_or_exit(spec)
     from experiments.tasks import get_task, runner_problems, runs_on
@@ -50,7 +51,7 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
         check_sequence = get_task(exp.task.kind).check_sequence
         try:
             if check_sequence is not None:  # a runner would refuse an item: said here, before anyone runs it
-                from experiments.compiler import compile_sequence
+                from experiments.design_compiler import compile_sequence
 
                 check_sequence(exp, compile_sequence(exp, "validate1", exp.seed))
         except ValueError as exc:
@@ -70,7 +71,7 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
             console.print(f"  block [bold]{b.name}[/bold]: {per}, lexicon={b.lexicon}, feedback={b.feedback}, "
                           f"structures={', '.join(b.structure_names())}", highlight=False)
         if exp.design is not None:
-            from experiments.design_compiler import load_design
+            from experiments.sources.design_rows import load_design
 
             df = load_design(exp)
             factors = " x ".join(f"{k} ({', '.join(v)})" for k, v in exp.design.factors.items())
@@ -109,8 +110,7 @@ def plan(
     """Compile the trial sequence of one subject and print or save it with its hash."""
     import pandas as pd
 
-    from experiments.compiler import compile_sequence
-
+    from experiments.design_compiler import compile_sequence
     from experiments.options import OptionError, session_number, subject_id
 
     try:

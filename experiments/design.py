@@ -23,7 +23,6 @@ from typing import Any, Literal
 from experiments.tasks.base import material_keys
 from experiments.trials import condition_label
 from stimuli.textfile import read_text_file
-from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 ROLES = ("test", "filler", "practice")
 ListMode = Literal["latin_square", "column", "all", "given"]

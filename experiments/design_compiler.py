@@ -14,11 +14,6 @@ import random
 from typing import Any, Callable
 
 from experiments.sources import SubjectDraw, items_source
-# the design file's names where callers import them (experiments/cli.py, spec.py, run_checks, tests)
-from experiments.sources.design_order import SHUFFLE_ATTEMPTS  # noqa: F401
-from experiments.sources.design_order import order_rows as _order  # noqa: F401
-from experiments.sources.design_order import run_value as _value  # noqa: F401
-from experiments.sources.design_rows import check_design, load_design  # noqa: F401
 from experiments.spec_model import Block, Experiment, SpecError
 from experiments.trials import Trial, TrialSequence
 

@@ -11,7 +11,7 @@ in the runner; the steps they share are these:
 2. `RunPlan.list_for`: the list a session reads (given by hand, else the one a resumed session
    recorded in its sidecar, else None: the id rotation; the server's least-filled choice is
    `experiments.lists.choose_list`);
-3. `RunPlan.sequence`: the compiled sequence (experiments.compiler), kept for the run;
+3. `RunPlan.sequence`: the compiled sequence (experiments.design_compiler), kept for the run;
 4. `RunPlan.open_writer`: the session's writer, created or reopened with the sequence's identity
    (experiment, subject, session, spec and sequence hash) and its trial count.
 """
@@ -35,7 +35,7 @@ def checked_spec(spec: str | Experiment, list_number: int | None = None, list_na
     the pool can supply and whose `list_number` (None: the id rotation) is one of its lists.
 
     Raises SpecError (the spec) or OptionError (the list), each naming what is wrong."""
-    from experiments.compiler import check_sizes
+    from experiments.design_compiler import check_sizes
     from experiments.lists import check_list
 
     exp = spec if isinstance(spec, Experiment) else load_spec(spec)
@@ -82,7 +82,7 @@ class RunPlan:
 
     def sequence(self, subject_id: str, session: int | None = None, list_number: Any = _PLAN_LIST) -> TrialSequence:
         """The compiled sequence of `subject_id` (SpecError naming what is wrong); compiled once per plan."""
-        from experiments.compiler import compile_sequence
+        from experiments.design_compiler import compile_sequence
 
         ln = self.list_number if list_number is _PLAN_LIST else list_number
         key = (subject_id, self.session if session is None else session, ln)

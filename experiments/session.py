@@ -31,9 +31,8 @@ from experiments.atomic import check_rename_target
 from experiments.outputs import shared_file, unsafe_target
 from experiments.schema import (COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_earlier_header, is_table_header,
                                 unknown_columns)
-from experiments.session_errors import SessionError, SessionExistsError  # noqa: F401 (re-exported)
-from experiments.session_lock import SessionLock, SessionLockedError, acquire_session_lock, lock_path_for  # noqa: F401
-from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
+from experiments.session_errors import SessionError, SessionExistsError
+from experiments.session_lock import SessionLock, acquire_session_lock, lock_path_for
 
 SCHEMA_VERSION = 1
 _COLUMN_SET = frozenset(COLUMN_NAMES)

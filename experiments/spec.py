@@ -3,8 +3,8 @@
 Every error names the file, the field and the offending value, never a traceback (see
 `SpecError`). The validated spec is hashed from its canonical JSON, so a trivial reformatting of
 the YAML does not change the hash but any change of content does. This module reads a spec and runs
-the checks that need its files (the design file through experiments.design_compiler.check_design);
-the models live in experiments.spec_model, re-exported here.
+the checks that need its files (the design file through experiments.sources.design_rows.check_design);
+the models live in experiments.spec_model (callers import them from there).
 """
 from __future__ import annotations
 
@@ -16,12 +16,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from experiments.spec_model import *  # noqa: F401,F403 (the schema, re-exported)
-from experiments.screen_texts import SPEC_TEXT_KEYS  # noqa: F401
 from experiments.spec_errors import describe
-from experiments.spec_model import (MAX_BLOCK_TRIALS, MAX_ITEMS_PER_CONDITION, Block, Experiment, Feedback,  # noqa: F401
-                                    SpecError, Task, Texts)
-from stimuli.textfile import read_text_file  # noqa: F401 (re-exported)
+from experiments.spec_model import Experiment, SpecError
+from stimuli.textfile import read_text_file
+
 
 def _format_errors(exc: ValidationError, where: str, raw: Any) -> str:
     """Every problem on its own line, by its full path with the accepted form (experiments/spec_errors.py)."""
@@ -94,7 +92,7 @@ def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -
         if not f.exists():
             raise SpecError(f"{where}: design.file: stimulus file {str(f)!r} does not exist")
         exp = exp.model_copy(update={"design": exp.design.model_copy(update={"file": str(f)})})
-        from experiments.design_compiler import check_design
+        from experiments.sources.design_rows import check_design
 
         check_design(exp, where)
         return exp

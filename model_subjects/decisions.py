@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.trials import Trial
-from model_subjects.protocols import Decision, Protocol
+from model_subjects.protocols import Protocol
+from model_subjects.protocol_base import Decision
 
 
 class RunError(RuntimeError):

@@ -5,7 +5,7 @@ or one session's table); each session left out is named with the reason (`LeftOu
 empty or unfinished one, one of another spec). What a
 model reads, or a transcript shows, is never taken from a row: each person's sequence is compiled from the spec
 (the subject, or the browser slot it ran as, the seed, the session and the list, as the sidecar records them:
-experiments/compiler.py), and before any model loads or any file is written every row is checked against it
+experiments/design_compiler.py), and before any model loads or any file is written every row is checked against it
 (`read_person`). A difference is a RunError naming the file, the line, the column, what the spec gives and what
 the row holds:
 
@@ -204,7 +204,7 @@ def check_spec_hash(csv: Path, meta: dict[str, Any], scan: Any, exp: Experiment)
 def person_sequence(csv: Path, meta: dict[str, Any], exp: Experiment) -> TrialSequence:
     """The person's sequence compiled from the spec with the sidecar's subject (or browser slot), seed, session
     and list; refused unless it is the sequence the sidecar records (its sequence hash)."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.list_index import recorded_list
     from experiments.session import SessionError, check_subject_id
     from experiments.spec import SpecError

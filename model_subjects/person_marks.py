@@ -24,7 +24,7 @@ def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False)
 
 def typed_word(trial: Trial, response: str) -> str:
     """A typed answer as its kind scores it (completion: the first word, punctuation trimmed); '' otherwise."""
-    from model_subjects.tasks import typed_answer
+    from model_subjects.tasks.registry import typed_answer
 
     return typed_answer(trial, response)
 

@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from experiments.tasks.form_pair import other_form, pair_missing  # noqa: F401 (the one reading of the two forms)
+from experiments.tasks.form_pair import pair_missing
 from experiments.trials import Trial
 
 

@@ -33,6 +33,7 @@ from model_subjects.people import LeftOut, Person, find_people
 from model_subjects.person_marks import mark_person
 from model_subjects.runner import RunConfig, Runner, SubjectState
 from model_subjects.trial_step import on_stream, score_trial
+from stimuli.input_rules import raise_csv_field_limit
 
 
 def model_slug(name: str) -> str:
@@ -155,6 +156,7 @@ def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, prog
                left_out: list[LeftOut] | None = None) -> Any:
     """Load the model (unless given) and replay every person of `people_dir` (a folder, or one session's table;
     the API of `--replay`); the sessions not replayed are appended to `left_out`, each with the reason."""
+    raise_csv_field_limit()  # an API entry: resumed sessions with long kept columns
     from experiments.spec import load_spec
     from model_subjects.runner import lock_sessions
 

@@ -60,7 +60,7 @@ def item_lengths(exp) -> None:
     from experiments.options import OptionError
 
     if exp.design is not None:
-        from experiments.design_compiler import load_design
+        from experiments.sources.design_rows import load_design
 
         df = load_design(exp)
         for r in df.rows:
@@ -98,7 +98,7 @@ def protocol_and_context(cfg, exp) -> None:
 
 def candidate_protocols(exp) -> list[str]:
     """Every protocol name a spec's task kind offers (its model unit's registration: model_subjects.tasks)."""
-    from model_subjects.tasks import protocol_names
+    from model_subjects.tasks.registry import protocol_names
 
     return protocol_names(exp.task.kind, exp.task)
 
@@ -108,7 +108,7 @@ def protocol_meant(cfg, exp, proto) -> None:
     (e.g. forced choice on items with no critical word and flipped form), naming the protocol, what
     the items lack and the protocols that work on them; checked on every subject's compiled trials
     before any model loads (the list the run reads: --list, else the id rotation)."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from model_subjects.protocols import ProtocolError, get_protocol
     from model_subjects.runner import subject_ids
 

@@ -50,9 +50,11 @@ from model_subjects.context import (
 )
 from model_subjects.decisions import RunError, Scored
 from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
-from model_subjects.protocols import Decision, Protocol, ProtocolError, default_protocol, get_protocol
+from model_subjects.protocol_base import Decision
+from model_subjects.protocols import Protocol, ProtocolError, default_protocol, get_protocol
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
 from model_subjects.trial_step import on_stream, option_texts, per_query, requests, score_trial
+from stimuli.input_rules import raise_csv_field_limit
 
 RUNNER_VERSION = 1
 
@@ -656,6 +658,7 @@ def run_models(cfg: RunConfig, backend: Backend | None = None,
                progress: Callable[[int, int | None], None] | None = None) -> RunSummary:
     """Load the model (unless given) and run every subject of `cfg` (the spec and --list checked first:
     experiments/run_prep.py, SpecError or OptionError)."""
+    raise_csv_field_limit()  # an API entry: resumed sessions with long kept columns
     plan = prepare_run(cfg.spec, session=cfg.session, seed=cfg.seed, trials=cfg.trials, list_number=cfg.list_number)
     exp = plan.exp
     locks = lock_sessions(cfg.out, exp.name, subject_ids(cfg), cfg.session)  # refused before the model loads

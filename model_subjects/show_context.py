@@ -142,7 +142,7 @@ def _sizes(exp: Any, meta: dict[str, Any], rows: list[dict[str, Any]], trial: in
     if planned == len(rows):
         return session_sizes([row_trial(exp, r) for r in rows])
     if (rows[0].get("context_mode") or "") != REPLAY and isinstance(planned, int):
-        from experiments.compiler import compile_sequence
+        from experiments.design_compiler import compile_sequence
         from experiments.list_index import recorded_list
 
         seq = compile_sequence(exp, rows[0]["subject_id"], meta.get("seed"), session=int(rows[0].get("session") or 1),

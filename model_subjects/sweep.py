@@ -160,7 +160,8 @@ def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
     p = Path(path)
     if not p.exists():
         raise SweepError(f"{p}: no such sweep file")
-    from experiments.spec import read_text_file, yaml_load
+    from experiments.spec import yaml_load
+    from stimuli.textfile import read_text_file
 
     # the spec's reader: UTF-8 text only (line named), no key twice, no binary files
     data = yaml_load(read_text_file(p, SweepError, "sweep"), p, SweepError)

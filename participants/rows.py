@@ -17,7 +17,6 @@ from experiments import schema
 from experiments.schema import GENERAL_COLUMN_NAMES
 from experiments.trials import Trial, TrialSequence
 from participants.rsvp import TrialResult
-from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 PSYCHOPY_COLUMNS = [
     "participant", "session", "date", "expName", "psychopyVersion", "frameRate",

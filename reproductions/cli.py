@@ -62,7 +62,7 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
 
     Returns the batch size (a whole number or 'auto', as `run-model` takes it)."""
     from experiments import options as o
-    from experiments.spec import MAX_ITEMS_PER_CONDITION
+    from experiments.spec_model import MAX_ITEMS_PER_CONDITION
     from stimuli.textfile import regular_file_problem
 
     try:

@@ -5,18 +5,18 @@
   used. `ascii_int` is the one parser.
 - **finite numbers**: nan passes every comparison check (`nan < 1` is false) and inf passes `> 0`; both
   then crash deep inside a library or run without an end. `finite_number` refuses them and bools.
-- **text files** a person writes are read BOM-tolerant (`stimuli.textfile.read_text_file`, re-exported
-  here as `read_user_text`): a spreadsheet's "CSV UTF-8" starts with a BOM, which would otherwise become
-  part of the first column's name.
+- **text files** a person writes are read BOM-tolerant (`stimuli.textfile.read_text_file`): a spreadsheet's
+  "CSV UTF-8" starts with a BOM, which would otherwise become part of the first column's name.
 - **CSV cells safe for spreadsheets**: a cell starting with `= + - @` (or a tab or carriage return) is a
   formula when the table is opened in a spreadsheet (CSV injection). Tables written for people to open
   get such text cells prefixed with `'` (`spreadsheet_safe`, `spreadsheet_safe_frame`); names that end
   up in tables (a model's name) are refused instead (`name_problem`). Numbers such as -0.5 are left as
   they are.
 - **the CSV field limit**: Python's csv module refuses a field over 131,072 characters unless the
-  process-wide `csv.field_size_limit` is raised; it is raised ONCE, here, on import, for every reader and
-  writer (a kept column of 70,000 characters written by one part and read back by another must not be
-  refused by the second: issue 37). Every module that uses `csv` imports this module.
+  process-wide `csv.field_size_limit` is raised; `raise_csv_field_limit` raises it, once, at each entry point
+  (the CLI's start, experiments/cli.py; the APIs' entry functions: `analysis.load.load`, `run_models`,
+  `run_replay`), for every reader and writer behind it (a kept column of 70,000 characters written by one part
+  and read back by another must not be refused by the second).
 """
 from __future__ import annotations
 
@@ -25,14 +25,17 @@ import math
 import re
 from typing import Any
 
-from stimuli.textfile import read_text_file as read_user_text  # noqa: F401 (re-exported: BOM-tolerant reader)
 
 CSV_FIELD_LIMIT = 64 * 1024 * 1024  # characters in one CSV field (the session and stimulus file limits are below it)
-csv.field_size_limit(CSV_FIELD_LIMIT)
 
 _ASCII_INT = re.compile(r"[0-9]+")
 _SIGNED_INT = re.compile(r"[+-]?[0-9]+")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def raise_csv_field_limit() -> None:
+    """The process-wide CSV field limit raised to CSV_FIELD_LIMIT: what an entry point does first."""
+    csv.field_size_limit(CSV_FIELD_LIMIT)
 
 
 def is_ascii_digits(text: Any) -> bool:

@@ -110,7 +110,7 @@ def _protocols(exp, trials) -> list[str]:
 def _first_trials(exp, session: int = 1) -> list:
     """Into the second block when the first is short (at most 8 trials), else (one block, or a long first one)
     the first 3."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.screen_texts import block_sizes
 
     trials = list(compile_sequence(exp, "m01", None, session=session).trials)

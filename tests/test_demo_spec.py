@@ -9,7 +9,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_each_demo_subject_meets_every_long_nested_cell_six_times():
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.spec import load_spec
 
     exp = load_spec("lakretz2021_demo")

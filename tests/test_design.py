@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from experiments.cli import app
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import SpecError, bundled_spec_path, load_spec
 from tests.cli_refusal import refused
 
@@ -159,7 +159,7 @@ def test_list_column_and_all_modes(tmp_path):
     assert (s1.design["list"], s2.design["list"], s3.design["list"]) == (1, 2, 1)
     assert sorted((t.item, t.condition) for t in s1) == [("i0", "x-u"), ("i1", "x-v"), ("i2", "y-u"), ("i3", "y-v")]
     assert sorted((t.item, t.condition) for t in s2) == [("i0", "y-u"), ("i1", "y-v"), ("i2", "x-u"), ("i3", "x-v")]
-    from experiments.design_compiler import load_design
+    from experiments.sources.design_rows import load_design
 
     assert "every list has each condition equally often" in load_design(exp).summary()
     rows[1]["a"], rows[1]["b"] = "x", "u"  # list 2 now has x-u twice and y-u never
@@ -178,7 +178,7 @@ def test_list_column_and_all_modes(tmp_path):
     exp = load_spec(path)
     seq = compile_sequence(exp, "S1")
     assert sorted(t.item_id for t in seq) == sorted(f"{r['item']}:{r['a']}-{r['b']}" for r in rows)
-    from experiments.design_compiler import load_design
+    from experiments.sources.design_rows import load_design
 
     assert "4 of 4 items are not in every condition" in load_design(exp).summary()
 

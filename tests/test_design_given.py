@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import SpecError, load_spec
 
 ITEMS = """item,cond,role,list,sentence,answer

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.schema import GENERAL_COLUMN_NAMES, added_columns
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec

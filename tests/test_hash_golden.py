@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import bundled_spec_path, load_spec
 
 GOLDEN = {

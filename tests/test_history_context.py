@@ -158,7 +158,7 @@ def test_lakretz_direct_histories_show_the_question_and_the_chosen_answer():
     """The Lakretz `direct` (and Hu & Levy's sentence_judgment:Direct) read the sentence; their history
     entry asks the task's question and gives the answer the log-probabilities chose; a person's response
     value becomes the words of the question protocols (a replay)."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.spec import bundled_spec_path, load_spec
     from model_subjects.context import history_entry
     from model_subjects.protocols import QUESTION, get_protocol

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.screen_texts import screen_texts
 from experiments.spec import load_spec
 

@@ -20,7 +20,8 @@ from experiments.tasks import registry
 from experiments.trials import Trial, TrialSequence, freeze_pairs
 from participants.rows import table_columns
 from participants.tasks import PSYCHOPY, settings_for
-from participants.tasks.logic import TaskResultError, derive, screen_order, plan, typed_text
+from participants.tasks.logic import screen_order
+from experiments.tasks.record import TaskResultError, derive, plan, typed_text
 from kinds.self_paced_reading.task import trial_units
 from participants.tasks.settings import SettingsError, task_settings
 from participants.web.payload import BROWSER_KINDS, task_view
@@ -39,7 +40,7 @@ class Exp:  # the settings reader reads `task` and `language` only
     language = "en"
 
     def __init__(self, **task):
-        from experiments.spec import Task
+        from experiments.spec_model import Task
 
         self.task = Task(**task)  # the spec's own validation (experiments.tasks.config)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
 from participants.imports.api import import_study
 from participants.imports.records import ImportInputError

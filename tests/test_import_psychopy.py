@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import read_rows
 from experiments.spec import load_spec
 from participants.imports.api import import_study, show_map

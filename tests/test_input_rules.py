@@ -1,7 +1,8 @@
 """One helper for each input bug that kept coming back (issue 37, stimuli/input_rules.py), and a grep of the
 product code that keeps the raw patterns out: `.isdigit()` (true for '²', which `int()` refuses),
-`csv.field_size_limit(` outside the helper, a module using `csv` without the helper's limit, and a
-`read_text(encoding="utf-8")` of a file people write (no BOM tolerance).
+`csv.field_size_limit(` outside the helper, and a `read_text(encoding="utf-8")` of a file people write (no BOM
+tolerance); the CSV field limit raised at each entry point (the CLI's start, the APIs' entry functions), never by
+an import.
 
 Also the cases that brought them back: a models file from a spreadsheet (BOM), a step '²', a model named
 `=cmd|...` (a formula in three tables), slurm numbers nan/inf/90.5, and a session whose kept column
@@ -59,8 +60,6 @@ def test_the_product_code_holds_none_of_the_raw_patterns():
             if 'read_text(encoding="utf-8")' in t and not re.search(r"json\.loads\(|tomllib|# own_file", whole):
                 found.append(f'{rel}:{i}: read_text(encoding="utf-8") of a file people write '
                              "(use input_rules.read_user_text: BOM-tolerant, bounded)")
-        if re.search(r"^import csv\b|^from csv import", text, re.M) and f != HELPER and "stimuli.input_rules" not in text:
-            found.append(f"{rel}: uses csv without importing stimuli.input_rules (the field limit)")
     assert not found, "\n".join(found)
 
 
@@ -85,7 +84,21 @@ def test_the_helpers():
     assert R.name_problem("=cmd|x") and R.name_problem("@x") and R.name_problem("ok-model_1") is None
     import csv
 
+    R.raise_csv_field_limit()
     assert csv.field_size_limit() == R.CSV_FIELD_LIMIT >= 64 * 1024 * 1024
+
+
+@pytest.mark.parametrize("entry, raised", [
+    ("import stimuli.input_rules, experiments.session, analysis.load", False),  # an import changes nothing
+    ("import experiments.cli", True),  # the CLI's start
+    ("from analysis.load import load\ntry:\n    load([sys.argv[1]])\nexcept Exception:\n    pass", True),  # an API entry
+])
+def test_the_csv_field_limit_is_raised_by_the_entry_points_not_by_imports(tmp_path, entry, raised):
+    code = f"import csv, sys\n{entry}\nprint(csv.field_size_limit())"
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.split()[-1]) == (R.CSV_FIELD_LIMIT if raised else 131_072), out.stdout
 
 
 def test_tables_are_written_spreadsheet_safe(tmp_path):
@@ -153,7 +166,7 @@ def test_slurm_numbers_are_finite_and_whole(key, value, ok):
 def test_a_session_with_a_70000_character_cell_is_read_whole_in_a_fresh_process(tmp_path):
     """Written by the one session writer, read back by `analysis.load` in a new process (whose csv module
     starts at 131,072 characters): every row is kept, none is called torn."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.session import SessionWriter
     from experiments.spec import load_spec
     from participants.rows import trial_row

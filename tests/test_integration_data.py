@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from analysis.load import load
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import SessionWriter
 from experiments.spec import load_spec
 

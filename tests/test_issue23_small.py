@@ -74,7 +74,7 @@ def test_a_figure_too_small_for_its_panels_grows_instead_of_warning():
 
 
 def test_a_block_intro_says_the_number_of_trials_the_session_runs():
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     data = _data()
     data["blocks"][0]["intro_text"] = "First, a practice block of {trials} sentences."

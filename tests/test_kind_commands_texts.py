@@ -92,7 +92,7 @@ def test_a_kind_brings_its_own_screen_texts(toy, tmp_path):
     from experiments.screen_texts import kind_text, kind_text_problems
     from experiments.spec import load_spec
     from participants.tasks import settings_for
-    from participants.tasks.logic import answers
+    from experiments.tasks.record import answers
 
     assert [p for k in kind_names() for p in kind_text_problems(k)] == []
     assert kind_text("maze", "it-CH", "hint", left="E", right="I") == "E per la parola a sinistra, I per la parola a destra"
@@ -107,7 +107,7 @@ def test_a_kind_brings_its_own_screen_texts(toy, tmp_path):
         data = yaml.safe_load(p.read_text(encoding="utf-8")) | {"language": language}
         p.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
         exp = load_spec(p)
-        from experiments.compiler import compile_sequence
+        from experiments.design_compiler import compile_sequence
 
         t = compile_sequence(exp, "p01", 1)[0]
         assert [a.label for a in answers(t, settings_for(exp, t))][1] == label

@@ -45,7 +45,7 @@ def test_the_kind_is_one_folder_and_no_other_file_names_it():
     diff against main changes outside kinds/maze/, tests/, docs/ and README.md names it (a change to the core made
     for maze shows; another branch's changes to the core, or the README's list of kinds, do not fail this test)."""
     from experiments.kinds import kind_file, kind_names, kind_part
-    from model_subjects.tasks import model_kinds
+    from model_subjects.tasks.registry import model_kinds
     from participants.tasks import PSYCHOPY
     from participants.web.site import kind_pages
     from analysis.kind_sections import analysis_kinds

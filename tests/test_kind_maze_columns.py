@@ -22,7 +22,7 @@ PID = "p01"
 
 @pytest.fixture(scope="module")
 def design():
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.spec import load_spec
 
     exp = load_spec(SPEC)
@@ -34,7 +34,8 @@ def hand_record(t, seq, exp) -> tuple[dict, list]:
     shown 1 ms after the right answer to the one before, and the count of its first picks, walked here: for word
     k, the first press at or after its pair's onset is right when it is the key of the word's side."""
     from participants.tasks import settings_for
-    from participants.tasks.logic import plan, screen_order
+    from participants.tasks.logic import screen_order
+    from experiments.tasks.record import plan
 
     s = settings_for(exp, t)
     sides = screen_order(t, seq, s)

@@ -56,9 +56,10 @@ def held_out(tmp: Path) -> Path:
 def play(browser, sync_api, url: str, exp, pid: str, phone: bool) -> None:
     """One participant: each trial's planned answers, a press (or a tap on the box) at a time, each after the
     screen the previous one brought."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from participants.tasks import settings_for
-    from participants.tasks.logic import plan, screen_order
+    from participants.tasks.logic import screen_order
+    from experiments.tasks.record import plan
 
     ctx = browser.new_context(viewport={"width": 390, "height": 760}, has_touch=True, is_mobile=True) if phone \
         else browser.new_context(viewport={"width": 1024, "height": 768})

@@ -167,7 +167,7 @@ def test_a_toy_kind_is_its_folder_and_nothing_else(tmp_path):
     from analysis.kind_sections import analysis_kinds
     from experiments.kinds import kind_names
     from experiments.tasks import registry
-    from model_subjects.tasks import model_kinds
+    from model_subjects.tasks.registry import model_kinds
 
     before = kind_names()
     toy_files = {p.name for p in (ROOT / "tests" / "support" / "kinds" / "colour_toy_b").iterdir()

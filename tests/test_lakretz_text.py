@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from experiments.cli import app
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import parse_spec
 from stimuli.files import StimulusFileError, load_items
 from studies.lakretz2021.texts import import_lakretz_text

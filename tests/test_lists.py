@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.lists import check_list, list_counts, n_lists
 from experiments.options import OptionError
 from experiments.spec import load_spec

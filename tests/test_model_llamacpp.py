@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 llama_cpp = pytest.importorskip("llama_cpp")
 
-from experiments.compiler import compile_sequence  # noqa: E402
+from experiments.design_compiler import compile_sequence  # noqa: E402
 from experiments.session import read_rows  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
 from model_subjects.backends.base import ModelLoadError  # noqa: E402

@@ -6,13 +6,14 @@ import sys
 
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
 from model_subjects.context import (ContextError, History, feedback_for, parse_context, static_context)
 from model_subjects.backends.hf import TransformersBackend
 from model_subjects.parsing import parse_lenient, parse_strict
 from model_subjects.protocols import (PROTOCOL_NAMES, ProtocolError, SentenceComparison, get_protocol,
-                                      grammatical_sentence, other_form, ungrammatical_sentence)
+                                      grammatical_sentence, ungrammatical_sentence)
+from experiments.tasks.form_pair import other_form
 
 
 @pytest.fixture(scope="module")

@@ -98,7 +98,7 @@ def test_replayed_cache_gives_exactly_the_uninterrupted_logprobs(backend, exp):
     """Unrounded: the stream's log-probabilities after a replayed history equal the live ones bit for bit."""
     from model_subjects.context import History, option_text
     from model_subjects.protocols import get_protocol
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     proto = get_protocol("violation_judgment")
     seq = compile_sequence(exp, "m01")

@@ -211,9 +211,9 @@ def _runner(tmp_path, monkeypatch, backend, kind: str, trials: list[Trial], **cf
     data = yaml.safe_load(bundled_spec_path("lakretz2021_demo").read_text())
     data["task"] = {"kind": kind}
     exp = parse_spec(data)
-    import experiments.compiler  # the run's plan (experiments/run_prep.py) compiles through it
+    import experiments.design_compiler  # the run's plan (experiments/run_prep.py) compiles through it
 
-    monkeypatch.setattr(experiments.compiler, "compile_sequence", lambda exp, sid, seed, session=1, list_number=None: TrialSequence(
+    monkeypatch.setattr(experiments.design_compiler, "compile_sequence", lambda exp, sid, seed, session=1, list_number=None: TrialSequence(
         experiment=exp.name, subject_id=sid, seed=0, spec_hash=exp.spec_hash, trials=tuple(trials)))
     rc = runner_mod.RunConfig(spec="x", out=tmp_path, **cfg)
     return runner_mod.Runner(rc, backend, exp=exp)

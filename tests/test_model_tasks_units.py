@@ -124,7 +124,7 @@ def test_every_kind_the_model_runner_presents_registers_its_model_unit():
     has a registered model unit (violation detection and forced choice included), its declared protocols and
     its default are among the unit's names, and each name builds a protocol of that kind's unit."""
     from experiments.tasks import registry
-    from model_subjects.tasks import default_protocol, model_kinds, protocol_names, task_protocol
+    from model_subjects.tasks.registry import default_protocol, model_kinds, protocol_names, task_protocol
 
     presented = {name for name, k in registry().items() if "model" in k.runners}
     assert presented == set(model_kinds())

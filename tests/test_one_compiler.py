@@ -10,7 +10,7 @@ from collections import Counter
 import yaml
 
 from experiments import design_compiler
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from studies.lakretz2021 import order as lakretz_order
 from experiments.sources.orders import excess, runs_ok
 from experiments.spec import bundled_spec_path, load_spec, parse_spec

@@ -9,7 +9,7 @@ import pytest
 
 from analysis.load import load
 from analysis.load.prepare import prepare
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import SessionWriter
 from experiments.spec import load_spec
 from participants.rows import trial_row

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.compiler import compile_sequence, compile_sessions
+from experiments.design_compiler import compile_sequence, compile_sessions
 from experiments.spec import SpecError, bundled_spec_path, load_spec
 from experiments.trials import Trial, TrialSequence
 from stimuli.files import load_items, save_items

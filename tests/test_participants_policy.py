@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from experiments.cli import app
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.schema import COLUMN_NAMES
 from experiments.session import SessionWriter, read_rows, session_paths
 from experiments.spec import load_spec

@@ -75,7 +75,7 @@ def _sentence(cell: str, new: str) -> str:
 
 def test_the_untouched_people_are_the_spec_trials_and_the_rows_answers(made):
     """The reference: every checked person holds the compiled trials and the rows' own responses and feedback."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     exp = load_spec(YESNO)
     people = find_people(made / YESNO, exp)

@@ -195,7 +195,7 @@ def test_a_region_the_same_in_every_condition_gets_no_surprisal_fit():
 def test_region_names_setting_travels_from_the_spec_to_the_sidecar_record(tmp_path):
     import shutil
 
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.spec import SpecError, load_spec
     from tests.cli_refusal import ROOT
 

@@ -334,7 +334,7 @@ def test_run_human_bad_options_stop_before_any_work(opts):
 
 # ---- trial tables ------------------------------------------------------------------------------------
 def _table() -> bytes:
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.session import SessionWriter
     from experiments.spec import load_spec
     from participants.rows import trial_row
@@ -398,7 +398,7 @@ def mutated_tables(draw) -> bytes:
 def test_mutated_tables_load_or_are_refused(data):
     """The loader and the shared preparation: a LoadError naming the file, or a table (fast, many examples)."""
     from analysis.load import LoadError, load
-    from analysis.pipeline import drop_training_only_sessions
+    from analysis.report.data_section import drop_training_only_sessions
     from analysis.load.prepare import prepare
 
     with tempfile.TemporaryDirectory() as d:

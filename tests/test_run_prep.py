@@ -29,8 +29,8 @@ def test_a_list_the_design_lacks_and_a_missing_spec_are_refused_by_name():
 
 
 def _count_compiles(monkeypatch) -> list:
-    """Every call of the compiler from now on (experiments.compiler.compile_sequence), recorded."""
-    import experiments.compiler as compiler
+    """Every call of the compiler from now on (experiments.design_compiler.compile_sequence), recorded."""
+    import experiments.design_compiler as compiler
 
     calls: list = []
     real = compiler.compile_sequence
@@ -44,7 +44,7 @@ def _count_compiles(monkeypatch) -> list:
 
 
 def test_a_plan_compiles_each_subject_once_and_gives_the_compilers_sequence(monkeypatch):
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.run_prep import prepare_run
 
     plan = prepare_run(str(SPEC), trials=5, list_number=3)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from experiments import schema
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import bundled_spec_path, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]

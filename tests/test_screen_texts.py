@@ -13,7 +13,8 @@ import yaml
 
 from experiments.screen_texts import (DEFAULTS, FEEDBACK_KEYS, KEY_NAMES, SPEC_TEXT_KEYS, TEXT_KEYS, confirm_keys,
                                       fill, key_label, screen_bundle, screen_texts, untranslated)
-from experiments.spec import SpecError, Texts, bundled_spec_path, load_spec, parse_spec
+from experiments.spec import SpecError, bundled_spec_path, load_spec, parse_spec
+from experiments.spec_model import Texts
 
 ROOT = Path(__file__).resolve().parents[1]
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -204,7 +205,7 @@ def test_no_participant_facing_english_literal_is_left_in_participants():
 def test_model_subjects_get_block_intros_with_their_number_of_trials_but_no_break():
     """A model subject's running context shows each block's intro ({trials} filled in), never the pause
     screen between blocks (a rest, with a key press a model has no part in: docs/model_subjects.md)."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.screen_texts import block_sizes
     from model_subjects.context import block_start_segments
 

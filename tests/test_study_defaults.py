@@ -54,7 +54,7 @@ def test_a_trials_record_is_the_registered_one():
     assert records() == (materials,) and lakretz.TRIAL_RECORD == "materials"
     assert record_keys() == materials.KEYS
     t = load_spec(bundled_spec_path("lakretz2021_nested"))
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     trial = compile_sequence(t, "S01").trials[0]
     assert trial.record_module is materials and trial.record() == dict(trial.materials)

@@ -100,7 +100,7 @@ def test_submitit_local_executor_one_job_per_model(tmp_path):
 def test_a_cell_of_a_later_session_is_done_when_that_sessions_trials_are_written(tmp_path):
     """cell_done counts the sweep's own session (lakretz2021_replication: 310 trials in session 1, 270 in
     session 2; counted against session 1 a finished session 2 looked unfinished and was run again)."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.session import session_paths
     from experiments.spec import load_spec
 

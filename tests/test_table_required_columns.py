@@ -8,7 +8,7 @@ import csv
 import pytest
 
 from analysis.load import LoadError, load
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.schema import COLUMN_NAMES, REQUIRED, check_row, required_columns
 from experiments.spec import bundled_spec_path, load_spec
 from studies.lakretz2021.columns import TABLE_REQUIRED

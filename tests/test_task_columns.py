@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
 from experiments.tasks import detection_values
 from experiments.trials import freeze_pairs

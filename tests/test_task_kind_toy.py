@@ -41,7 +41,7 @@ def test_a_registered_toy_kind_is_a_whole_kind(toy, tmp_path):
     exp = load_spec(p)
     assert exp.task.kind == TOY and exp.task.settings().question == "Colour?"
     assert get_task(TOY) is toy and runs_on(TOY) == "model subjects (run-model) only"
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     seq = compile_sequence(exp, "p01", 1)
     t = seq[0]

@@ -33,7 +33,7 @@ def toy(tmp_path):
 
 
 def _seq(exp):
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     return compile_sequence(exp, "p01", 1)
 
@@ -48,7 +48,7 @@ def test_validate_and_the_spec_take_the_toys_own_setting(toy, tmp_path):
     exp = load_spec(p)
     assert exp.task.given_settings() == {"colour_text": "A colour", "question": "Colour?"}
     assert exp.task.settings().colour_text == "A colour" and exp.task.settings().other_text == "Other"
-    from experiments.spec import Task
+    from experiments.spec_model import Task
 
     assert Task.model_validate(exp.task.model_dump()) == exp.task  # a dumped Task holds its kind's settings
     # the kind's own setting is hashed where the spec gives it, as the built-in kinds' are
@@ -70,7 +70,7 @@ def test_without_the_toy_its_setting_is_an_unknown_field():
 
 def test_psychopy_presents_the_toy_with_its_answers_keys_and_plan(toy, tmp_path):
     from participants.tasks import PSYCHOPY, settings_for
-    from participants.tasks.logic import answers, derive, plan
+    from experiments.tasks.record import answers, derive, plan
 
     exp = load_spec(toy_kinds.toy_spec(tmp_path))
     seq = _seq(exp)
@@ -150,14 +150,14 @@ def test_a_session_of_the_toy_in_chromium(toy, tmp_path):
 
     from experiments.session import session_paths
     from participants.tasks import settings_for
-    from participants.tasks.logic import plan
+    from experiments.tasks.record import plan
     from participants.web.server import create_app
 
     exp = load_spec(toy_kinds.toy_spec(tmp_path))
     pid = "autopilot1"
     with ThreadedServer(create_app(exp, tmp_path / "web"), start_timeout_s=20.0, stop_timeout_s=10.0) as srv, \
             sync_api.sync_playwright() as p:
-        from experiments.compiler import compile_sequence
+        from experiments.design_compiler import compile_sequence
 
         seq = compile_sequence(exp, pid, exp.seed)
         b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
@@ -191,7 +191,7 @@ def test_the_toys_parts_are_found_through_the_one_registry(toy):
     """The toy is one folder: its task part is found by name, it has no view or page of its own (the judgment's
     present it), and the layers' registries all read the same discovery; without the folder it is unknown."""
     from experiments.kinds import kind_file, kind_names, kind_part
-    from model_subjects.tasks import model_kinds
+    from model_subjects.tasks.registry import model_kinds
     from participants.web.site import kind_pages
 
     assert "colour_toy" in kind_names() and kind_part("colour_toy", "task").KIND is toy

@@ -21,13 +21,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
 from experiments.tasks import detection_values, get_task
 from experiments.tasks.scoring import RULE, normalize_answer
 from experiments.trials import freeze_pairs
 from participants.tasks import settings_for
-from participants.tasks.logic import derive, screen_order
+from participants.tasks.logic import screen_order
+from experiments.tasks.record import derive
 from participants.web.results import web_task_row
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -67,7 +68,7 @@ def three_paths_keyed(exp, seq, t, pos_original: int, model_decision):
     """(psychopy, browser, model) rows' (response, correct) when the participant chooses the answer that is
     option/label `pos_original` of the item (original order) and the model's scores favour it too."""
     s = settings_for(exp, t)
-    from participants.tasks.logic import answers
+    from experiments.tasks.record import answers
 
     order = screen_order(t, seq, s) if t.task == "choice" else None
     ans = answers(t, s, order)
@@ -176,7 +177,7 @@ def test_completion_three_runners_agree(target, typed_word, pre, post_, sp, form
 
 def test_completion_bread_with_a_period_is_correct_and_empty_is_refused_or_wrong():
     from kinds.completion.model import CompletionProduction
-    from participants.tasks.logic import TaskResultError
+    from experiments.tasks.record import TaskResultError
 
     exp, seq, t = first_trial("cloze", "completion")
     t = with_materials(t, target="bread", accepted=["toast"])

@@ -159,7 +159,7 @@ def test_lakretz_hashes_unchanged():
 
 # ---------------------------------------------------------------------------------- registries
 def test_model_runner_registry_agrees_with_task_kinds():
-    from model_subjects.tasks import model_kinds, protocol_names
+    from model_subjects.tasks.registry import model_kinds, protocol_names
 
     tables = {name for name, mk in model_kinds().items() if mk.resolve is None}  # kinds named by short tables
     for name, kind in registry().items():
@@ -196,7 +196,7 @@ def test_violation_detection_answers_on_screen_and_its_outcome():
     """The kind's own answers (the panel's, its `left` answer first, or the one violation key) through the
     runners' settings, and the rows' correctness rule (a panel left unanswered is neither right nor wrong)."""
     from kinds.violation_detection.task import outcome
-    from participants.tasks.logic import Answer
+    from experiments.tasks.record import Answer
     from participants.tasks.settings import task_settings
 
     class Exp:

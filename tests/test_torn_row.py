@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import SessionError, SessionWriter, read_rows, recover_table, scan_table
 from experiments.spec import load_spec
 from participants.rows import trial_row

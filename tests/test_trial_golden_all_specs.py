@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.compiler import compile_sessions
+from experiments.design_compiler import compile_sessions
 from experiments.spec import load_spec
 from experiments.trials import Trial, TrialSequence
 

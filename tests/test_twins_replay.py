@@ -201,7 +201,7 @@ def test_a_persons_answer_in_the_task_words_for_each_protocol():
     a choice asked by number its number."""
     import dataclasses
 
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from model_subjects.protocols import get_protocol
     from model_subjects.person_marks import answer_words
 

@@ -22,7 +22,7 @@ import pytest
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
-from experiments.compiler import compile_sequence  # noqa: E402
+from experiments.design_compiler import compile_sequence  # noqa: E402
 from experiments.session import read_rows, session_paths  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
 from model_subjects.context import parse_context, rebuild_contexts, sha256, static_context  # noqa: E402

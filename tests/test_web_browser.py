@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.schema import COLUMN_NAMES
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec

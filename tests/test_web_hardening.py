@@ -17,7 +17,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import SessionError, check_subject_id, read_rows, session_paths
 from experiments.spec import load_spec
 from participants.web.server import create_app, host_allowed

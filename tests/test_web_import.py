@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec
 from participants.web.importer import WebImportError, import_web

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec
 

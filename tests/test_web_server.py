@@ -15,7 +15,7 @@ import time
 import pytest
 from starlette.testclient import TestClient
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.schema import COLUMN_NAMES
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec

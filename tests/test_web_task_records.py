@@ -21,7 +21,8 @@ from starlette.testclient import TestClient
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec
 from participants.tasks import settings_for
-from participants.tasks.logic import answers, screen_order
+from participants.tasks.logic import screen_order
+from experiments.tasks.record import answers
 from kinds.self_paced_reading.task import trial_units
 from participants.web.results import polled_keys
 from participants.web.server import create_app
@@ -230,7 +231,7 @@ def test_forged_violation_detection_records_are_refused(tmp_path):
     its last frame."""
     exp = load_spec(italian_spec(tmp_path, trials=2))
     out = tmp_path / "data"
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     seq = compile_sequence(exp, "H03", None)
     honest = page_report(seq[0], exp, answer="violation")

@@ -30,7 +30,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 from task_server import TaskServer  # noqa: E402
 
 from participants.tasks import settings_for  # noqa: E402
-from participants.tasks.logic import screen_order, plan  # noqa: E402
+from participants.tasks.logic import screen_order  # noqa: E402
+from experiments.tasks.record import plan  # noqa: E402
 
 # columns that hold times (or when, or how the runner measured): everything else must be equal
 TIMING = {"rt_ms", "rt_sentence_end_ms", "word_onsets_ms", "word_durations_ms", "keystrokes", "word_rts_ms",
@@ -126,7 +127,7 @@ def play(page, url: str, kind: str, exp, seq, *, pid: str, click_trial: int | No
 
 
 def _answers(t, s, order, phase):
-    from participants.tasks.logic import answers
+    from experiments.tasks.record import answers
     return answers(t, s, order)
 
 

@@ -111,7 +111,7 @@ def test_same_seed_twice_and_resume_equal_one_run(bundled_backend, tmp_path):
 def test_feedback_steps_make_the_right_answers_likelier(bundled_backend):
     """The loss a step records is the scorer's own -log P(answer) (an independent computation), and a few
     steps on the right answers raise their log-probability as the backend scores it."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.spec import load_spec
     from model_subjects.context import static_context, ContextMode
     from model_subjects.protocols import get_protocol

@@ -147,7 +147,7 @@ def test_an_output_folder_never_overlaps_a_folder_the_command_reads(tmp_path):
 
 
 def test_a_session_is_never_appended_through_a_link(tmp_path):
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
     from experiments.session import SessionError, SessionWriter, session_paths
     from experiments.spec import load_spec
 

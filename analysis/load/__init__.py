@@ -17,13 +17,13 @@ from typing import Iterable
 import pandas as pd
 
 from analysis.load.formats import frame_formats, frame_reader, sniff_study_format
-from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw  # noqa: F401 (re-exported)
+from stimuli.input_rules import raise_csv_field_limit
+from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw
 from analysis.load.spec_versions import check_versions, session_version
 from analysis.load.subjects import session_identity
 from experiments.schema import (COLUMN_NAMES, DTYPES, GENERAL_COLUMN_NAMES, GENERIC_COLUMN_NAMES, column_names,
                                 required_columns)
 from experiments.session import SessionError, scan_table, verified_session_problem
-from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 from stimuli.textfile import regular_file_problem
 
 Format = str  # auto | twinlab | a study's format name (analysis/load/formats.py)
@@ -410,6 +410,7 @@ def load(paths: Iterable[str | Path], fmt: Format = "auto", include_simulated: b
     sidecar) are excluded unless `keep_outliers`. Autopilot sessions of the human runner (sidecar
     `"autopilot": true`) are excluded unless `include_simulated`.
     """
+    raise_csv_field_limit()  # an API entry: sessions with long kept columns
     files = find_data_files(paths)
     info = LoadInfo()
     info.outliers["policy"] = "keep" if keep_outliers else "exclude"

@@ -11,9 +11,9 @@ import pandas as pd
 
 from analysis.report import design_figures as dfig
 from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table, rates
-from analysis.load.frames import is_general_design, model_frame  # noqa: F401 (is_general_design re-exported)
+from analysis.load.frames import model_frame
 from analysis.load.rows import block_kind, scope_text, select_blocks
-from analysis.report.tables import fmt_ci, slug
+from analysis.report.tables import fmt_ci
 from analysis.report.results_folder import Results
 from analysis.load.subjects import RULE as COPIES_RULE
 from analysis.measures.demand_gap import demand_gaps
@@ -50,7 +50,7 @@ def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
                                                                              t["by_item_ci_high"])]})
 
 
-from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note  # noqa: E402 (shared with reading_report)
+from analysis.stats.fit_items import fit_item  # noqa: E402 (shared with reading_report)
 
 
 def sample_table(d: pd.DataFrame) -> pd.DataFrame:

@@ -3,7 +3,7 @@ counterbalanced order (logic.screen_order), chosen by position keys or clicks.""
 from __future__ import annotations
 
 from participants.screens import PAGE_HEIGHT
-from participants.tasks.logic import answers
+from experiments.tasks.record import answers
 from participants.tasks.window import TaskWindow, answer_screen
 
 

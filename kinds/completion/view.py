@@ -5,7 +5,7 @@ Every key press (letters, space, backspace, a few marks) is kept with its own ti
 the PsychoPy and browser runners record the same text from the same keys."""
 from __future__ import annotations
 
-from participants.tasks.logic import TEXT_KEYS, typed_text
+from experiments.tasks.record import TEXT_KEYS, typed_text
 from participants.tasks.window import TaskWindow
 
 CURSOR = "_"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from participants.screens import PAGE_HEIGHT
-from participants.tasks.logic import answers, sentence_of
+from experiments.tasks.record import answers, sentence_of
 from participants.tasks.window import TaskWindow, answer_screen
 
 

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
 from kinds.api import TaskError, Trial, normalize_answer
 from kinds.maze.task import (FIRST_FOIL, check_item, check_words, distractors, foils, picks_text, score, word_columns,
                              words_of)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from kinds.judgment.view import sentence_and_question
-from participants.tasks.logic import answers
+from experiments.tasks.record import answers
 from participants.tasks.window import TaskWindow, answer_screen
 
 

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kinds.api import Trial
-from model_subjects.protocol_base import (Decision, Option, Protocol, ProtocolError, Query,  # noqa: F401 (re-exported)
-                                          other_form, pair_missing)
-from model_subjects.parsing import parse_lenient, parse_strict  # noqa: I001 (after protocol_base: the package's import order)
+from kinds.api import Trial, other_form
+from model_subjects.parsing import parse_lenient, parse_strict
+from model_subjects.protocol_base import Decision, Option, Protocol, ProtocolError, Query
 
 QUESTION = "Does this sentence contain a grammatical error?"
 PROMPT_TYPES = ("Direct", "MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex")

@@ -6,7 +6,3 @@ its default protocol, and the replay's typed answer. Every caller (the runner, `
 kind's name. A test checks it against `experiments.tasks` (`TaskKind.runners` contains "model" exactly for
 the kinds with a model part). `surprisal` applies to every kind that says so (`ModelKind.surprisal`).
 """
-from __future__ import annotations
-
-from model_subjects.tasks.registry import (Factory, ModelKind, default_protocol, model_kind,  # noqa: F401
-                                           model_kinds, protocol_names, task_protocol, typed_answer)

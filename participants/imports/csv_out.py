@@ -5,7 +5,6 @@ import csv
 import io
 from typing import Any
 
-import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
 
 
 def items_csv(study: Any) -> str:

@@ -109,7 +109,7 @@ def _short(x: Any) -> str:
 
 def kept_reason(earlier: Earlier, new_exp: Any, person: Any, files: list[dict[str, Any]]) -> Optional[str]:
     """None when the person's earlier session may stay as it is under the extended spec; else why not."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     meta = earlier.sessions.get(person.participant)
     if meta is None:

@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
-import stimuli.input_rules  # noqa: F401 (raises the CSV field limit for every reader: input_rules.CSV_FIELD_LIMIT)
-from participants.imports.jspsych_files import MISSING, flag, number, read_text, where
+from participants.imports.jspsych_files import MISSING, flag, number, where
 from participants.imports.jspsych_keys import KEY_CODE_FIELD, key_name
 from participants.imports.kinds import tool_kinds
+from participants.imports.text_input import read_text
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 
 TOOL = "jspsych"

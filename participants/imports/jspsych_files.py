@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from participants.imports.records import MAX_FILE_BYTES, ImportInputError, check_file_size  # noqa: F401
-from participants.imports.text_input import read_text  # noqa: F401 (the one reader of an import's text files)
+from participants.imports.records import ImportInputError
 
 MISSING = ("", "null", "undefined")  # what jsPsych writes for an absent value (its CSV writes JS null as "null")
 

@@ -37,7 +37,7 @@ def answer_record(answers: list[Any], value: str, t0: float, where: str) -> tupl
 
 def screen_answers(trial: Any, s: Any, order: Any) -> list[Any]:
     """The answers on the trial's screen, with their keys (the human runners' one reading)."""
-    from participants.tasks.logic import answers   # the human side loads PsychoPy-free task logic only when used
+    from experiments.tasks.record import answers
 
     return answers(trial, s, order)
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
-from participants.imports.jspsych_files import flag, number, read_text, where
+from participants.imports.jspsych_files import flag, number, where
+from participants.imports.text_input import read_text
 from participants.imports.kinds import tool_kinds
 from participants.imports.pcibex_format import NULLS, BadValue, Row, parse, unescape
 from participants.imports.pcibex_practice import PRACTICE_VALUES, describe, is_practice

@@ -104,7 +104,7 @@ def _check_tool_scoring(study: Study, t: SourceTrial, correct: Optional[bool]) -
 def plan_sessions(exp: Experiment, study: Study, out: Path, tool: str, versions: dict[str, str],
                   force: bool, add: bool = False, earlier: Any = None) -> list[Planned]:
     """Every person's sequence, rows and sidecar, and what writing would do to `out` (checked, nothing written)."""
-    from experiments.compiler import compile_sequence
+    from experiments.design_compiler import compile_sequence
 
     planned = []
     for p in study.people:

@@ -19,7 +19,6 @@ from pathlib import Path
 from participants.imports.cells import is_formula
 from participants.imports.records import MAX_FILE_BYTES, ImportInputError, check_file_size
 from participants.imports.text_input import read_text
-from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (sets the CSV field limit)
 
 _MARKUP = re.compile(r"<\s*/?\s*[A-Za-z!][^<>]*>")
 MARKUP_SHOWN = 5

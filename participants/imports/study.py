@@ -11,6 +11,7 @@ the raw responses themselves.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 

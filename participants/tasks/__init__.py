@@ -19,7 +19,8 @@ from experiments.tasks import registry
 from experiments.tasks.presented import TaskSettings, task_settings
 from experiments.tasks.presented import trial_settings as settings_for  # this package's name for it
 from experiments.trials import Trial, TrialSequence
-from participants.tasks.logic import plan, screen_order
+from participants.tasks.logic import screen_order
+from experiments.tasks.record import plan
 
 __all__ = ["PSYCHOPY", "TaskSettings", "implemented", "run_task_trial", "settings_for", "task_settings"]
 

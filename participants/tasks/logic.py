@@ -8,9 +8,6 @@ counterbalanced options), asked of the trial's own kind.
 """
 from __future__ import annotations
 
-from experiments.tasks.record import (CHAR_KEYS, FRAME_SLACK_MS, MAX_EVENTS, MAX_MS, POINTERS,  # noqa: F401
-                                      TEXT_KEYS, Answer, TaskPlan, TaskResultError, answers, dashes, derive,
-                                      is_text_key, plan, sentence_of, typed_text)
 from experiments.trials import Trial, TrialSequence
 from experiments.tasks.presented import TaskSettings
 

@@ -19,7 +19,7 @@ from experiments.trials import Trial
 from participants.rsvp import Presenter, TrialResult, _ms
 from participants.fonts import breakable, font_of
 from participants.screens import HINT_COLOR, PAGE_HEIGHT, TEXT_COLOR, WORD_HEIGHT
-from participants.tasks.logic import Answer, TaskPlan, derive
+from experiments.tasks.record import Answer, TaskPlan, derive
 
 FOREVER_MS = 30 * 60 * 1000.0  # a participant-paced screen: held until answered
 SENTENCE_HEIGHT = WORD_HEIGHT * 0.75

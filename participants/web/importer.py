@@ -21,14 +21,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import SessionError, SessionWriter, check_subject_id, session_paths, write_dataset_description
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
-from participants.rows import table_columns
 from participants.web.payload import BROWSER_KINDS
 from participants.web.results import ResultError, web_row, web_task_row
-from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 RUNNER = "twinlab import web"
 MAX_FILE_BYTES = 512 * 1024 * 1024

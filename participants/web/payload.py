@@ -1,6 +1,6 @@
 """What the browser page is given: the spec's paradigm (timing, keys, texts) and compiled trials.
 
-The trials always come from twinlab's compiler (`experiments.compiler.compile_sequence`); the page
+The trials always come from twinlab's compiler (`experiments.design_compiler.compile_sequence`); the page
 never builds or reorders a sequence. Build mode embeds precompiled sequences per participant slot;
 serve mode sends a participant's own sequence when the session starts.
 """
@@ -15,7 +15,8 @@ from experiments.tasks import get_task, registry
 from experiments.tasks.record import CHAR_KEYS, TYPING
 from experiments.trials import Trial, TrialSequence, thaw
 from participants.tasks import settings_for
-from participants.tasks.logic import answers, screen_order, sentence_of
+from participants.tasks.logic import screen_order
+from experiments.tasks.record import answers, sentence_of
 from participants.web.texts import page_texts
 
 class PageKinds(Collection[str]):

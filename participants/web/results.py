@@ -19,7 +19,7 @@ from experiments.tasks.earned import feedback_earned, rsvp_rules
 from experiments.trials import Trial, TrialSequence
 from participants.rows import trial_row
 from participants.rsvp import TrialResult
-from participants.tasks.logic import TaskResultError
+from experiments.tasks.record import TaskResultError
 from participants.web.task_record import RawRecordError, check_raw
 
 MAX_PRESSES = 200
@@ -358,7 +358,8 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
     from participants.tasks import settings_for
     from experiments.tasks.record import row_fields
-    from participants.tasks.logic import derive, screen_order
+    from participants.tasks.logic import screen_order
+    from experiments.tasks.record import derive
 
     _check_envelope(raw, trial, TASK_FIELDS)
     if raw["task"] != trial.task:

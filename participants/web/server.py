@@ -37,8 +37,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from experiments.lists import (DEFAULT_ABANDON_MIN, ListLockError, check_list, check_list_files, choose_list,
-                               rebuild_index, recorded_list)
+from experiments.lists import (DEFAULT_ABANDON_MIN, check_list, check_list_files, choose_list, rebuild_index,
+                               recorded_list)
+from experiments.list_index import ListLockError
 from experiments.options import OptionError
 from experiments.run_prep import RunPlan
 from experiments.session import (SessionError, SessionWriter, remove_stale_temporaries, scan_table,

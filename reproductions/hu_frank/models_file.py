@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reproductions.common import ReproError
-from stimuli.input_rules import ascii_int, name_problem, read_user_text  # (importing it sets the CSV field limit)
+from stimuli.input_rules import ascii_int, name_problem
+from stimuli.textfile import read_text_file as read_user_text
 
 FIELDS = ("path", "family", "size", "step", "name")
 MAX_MODELS = 1000  # entries in one models file (each is a model to load and score: the paper has 24)

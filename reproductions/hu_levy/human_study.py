@@ -15,7 +15,6 @@ import yaml
 
 from experiments.atomic import atomic_write_text
 from reproductions.hu_levy.data import load_datasets
-from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 
 SPEC_NAME = "hu_levy2023_human"
 DATASETS = ("dtfit", "blimp")  # the only corpora the study reads (exp2/dtfit, exp3/blimp)

@@ -6,8 +6,6 @@ reproductions read it through the registry (reproductions/common.py `cells_study
 """
 from __future__ import annotations
 
-from studies.lakretz2021.stimuli.generate import generate_items  # noqa: F401 (the reproductions' generator)
-from studies.lakretz2021.stimuli.structures import STRUCTURES  # noqa: F401 (the generator's structures)
 
 KEY_STRUCTURE = "long_nested"  # the structure the papers test (and humans' reference for the harder variants)
 KEY_CONDITION = "PSP"  # seeds/000's key condition (the most attraction), drawn thick with the humans' line

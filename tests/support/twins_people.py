@@ -9,7 +9,7 @@ import json
 import random
 from pathlib import Path
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.session import SessionWriter
 from experiments.spec import Experiment
 from experiments.tasks.detection import detection_for

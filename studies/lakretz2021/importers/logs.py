@@ -22,7 +22,6 @@ from studies.lakretz2021.importers.format import (
     CONDITIONS_OF_TYPE, KNOWN_EVENTS, LOG_FIELDS, LOG_GLOB, LOG_HEADER, LOG_NAME, SESSION_EVENTS, SINGLE_EVENTS,
     TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES, WIDE_EVENTS,
 )
-from stimuli.input_rules import CSV_FIELD_LIMIT  # noqa: F401 (importing it sets the CSV field limit, once)
 from stimuli.textfile import read_bytes_bounded
 
 

@@ -28,7 +28,7 @@ def generate(
     from experiments.cli import stimulus_table_name
     from experiments.options import OptionError, at_least
     from experiments.outputs import check_output_file
-    from experiments.spec import MAX_ITEMS_PER_CONDITION
+    from experiments.spec_model import MAX_ITEMS_PER_CONDITION
 
     unknown = [s for s in structure if s not in STRUCTURES]
     if unknown:
