@@ -9,7 +9,7 @@ reads exactly what a runner would have written. Responses come from a logistic e
 where `exposures` follows the definition in analysis/load/prepare.py (earlier post-training trials of
 the same structure x condition x violation position). A study's own simulation (its cells' error rates,
 rows in its release's format: e.g. `lampinen_like_model`, `simulate_lakretz_rows`) lives in the study
-(`SIMULATION` in its `__init__` names the module) and is importable from here by name.
+(`SIMULATION` in its `__init__` names the module: studies/lakretz2021/simulate.py) and is imported from there.
 """
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ from analysis.load.prepare import is_training_block
 from experiments.design_compiler import compile_sequence
 from experiments.session import SessionWriter
 from experiments.spec import load_spec
-from experiments.studies import declared, study_part
 
 
 def logistic(x: float) -> float:
@@ -141,14 +140,3 @@ def simulate_exposure_frame(n_subjects: int, n_exposures: int, slope: float, int
     p = 1.0 / (1.0 + np.exp(-(intercept + slope * x + u[subj])))
     return pd.DataFrame({"subject": [f"S{s:03d}" for s in subj], "exposures": x,
                          "error": (rng.random(len(x)) < p).astype(int)})
-
-
-def __getattr__(name: str):
-    """A name of a study's simulation module (`SIMULATION` in its `__init__`), e.g. `lampinen_like_model`:
-    looked up when first asked, so `from analysis.simulate import lampinen_like_model` keeps working."""
-    if not name.startswith("__"):
-        for study, part in declared("SIMULATION").items():
-            module = study_part(study, part)
-            if module is not None and hasattr(module, name):
-                return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ Public API (importing this package does not import torch):
     load_backend(model=None, backend="transformers"|"llamacpp"|..., dtype=, device=, add_bos=, batch_size=,
                  threads=)  -> Backend        (model_subjects.backends.registry: backends by name, loaded lazily)
     Backend.loglikelihood([LoglikelihoodRequest]) / .generate_until([GenerationRequest]) / .stream()
-    get_protocol(name), PROTOCOL_NAMES                         response protocols
+    get_protocol(name), protocol_names(kind)                  response protocols
     parse_context(text, subject_index), rebuild_contexts(...)  context modes and recovery
     RunConfig, Runner, run_models(cfg)                         sessions through SessionWriter
     RunConfig(learning="weights"|"both", lr=, steps=, update_on=, ...)  weights that learn (model_subjects/weights.py)
@@ -12,14 +12,15 @@ CLI: `twinlab run-model` (model_subjects.cli.run_model). See docs/model_subjects
 """
 from model_subjects.backends.base import Backend, ModelLoadError, Stream
 from model_subjects.context import parse_context, rebuild_contexts
-from model_subjects.protocols import PROTOCOL_NAMES, get_protocol
+from model_subjects.protocols import get_protocol
 from model_subjects.backends.registry import backend_names, load_backend, register_backend
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
 from model_subjects.runner import RunConfig, Runner, run_models
+from model_subjects.tasks.registry import protocol_names
 
 __all__ = [
     "Backend", "ModelLoadError", "Stream", "load_backend", "backend_names", "register_backend", "parse_context",
-    "rebuild_contexts", "PROTOCOL_NAMES",
+    "rebuild_contexts", "protocol_names",
     "get_protocol", "GenerationRequest", "LoglikelihoodRequest", "LoglikelihoodResult", "RunConfig", "Runner",
     "run_models",
 ]

@@ -2,9 +2,8 @@
 
 Each kind's protocols live in its folder's model part (kinds/<kind>/model.py); this module looks them up
 (model_subjects.tasks). Without a spec's task, `get_protocol` asks the kind a spec without a `task:` kind runs
-(`default_kind`: the one a registered study declares, as before the general model), and the names that kind's
-model part lists in `PROTOCOLS_REEXPORTS` (its protocol classes, templates and the names the `protocol` column
-records) stay importable from here, each imported from the kind when first asked.
+(`default_kind`: the one a registered study declares, as before the general model). A kind's protocol classes
+and templates are imported from its folder (kinds/<kind>/model.py).
 """
 from __future__ import annotations
 
@@ -22,17 +21,6 @@ def default_kind() -> str:
     from experiments.spec_model import source_default_kind
 
     return source_default_kind(DEFAULT_SOURCE)
-
-
-def __getattr__(attribute: str) -> Any:
-    """The default kind's model names (its `PROTOCOLS_REEXPORTS`), importable from here as before the general model."""
-    from experiments.kinds import kind_part
-
-    kind = "" if attribute.startswith("__") else default_kind()
-    model = kind_part(kind, "model") if kind else None
-    if model is None or attribute not in getattr(model, "PROTOCOLS_REEXPORTS", ()):
-        raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
-    return getattr(model, attribute)
 
 
 def default_protocol(task_kind: str, response: str = "key") -> str:

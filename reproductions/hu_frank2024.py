@@ -295,7 +295,7 @@ def _mixed_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
 def _provenance_section(rep: Report, opt: Options, models: list[dict], subtasks: list, results: list,
                         started: float) -> None:
     """The sessions run, and provenance.json with the prompt templates and every file read."""
-    from model_subjects.protocols import COMPARISON_TEMPLATES
+    from kinds.violation_detection.model import COMPARISON_TEMPLATES
 
     templates = {"sentence_comparison:MetaQuestionSimple": COMPARISON_TEMPLATES["MetaQuestionSimple"],
                  "paper prompt (2)": "Which of the following two sentences is more grammatically correct in English? "

@@ -78,7 +78,7 @@ case "$HUMAN_SOURCE" in
     echo "   (analysis/simulate.py: error rates near seeds/000's Table C1, exposure slope -0.25, subject SD 0.8,"
     echo "   slope SD 0.3); the report calls them 'human (simulated)' everywhere, never pooled with real data"
     if [ ! -d "$OUT/humans_simulated/data" ]; then
-      $PY -c "import sys; from analysis.simulate import lampinen_like_model, simulate_sessions; \
+      $PY -c "import sys; from analysis.simulate import simulate_sessions; from studies.lakretz2021.simulate import lampinen_like_model; \
 simulate_sessions(sys.argv[1], int(sys.argv[2]), spec='$SPEC', error_model=lampinen_like_model(slope_sd=0.3), \
 sessions=2, seed=2021, prefix='sim')" \
         "$OUT/humans_simulated" "$SIMULATED_HUMANS"

@@ -23,7 +23,7 @@ if [ -d "$SAMPLE" ]; then
     --out "$OUT/humans_sample" >/dev/null
   "${TL[@]}" analyze "$OUT/humans_sample" --out "$OUT/report_sample" >/dev/null
 fi
-"$PY" -c "import sys; from analysis.simulate import lampinen_like_model, simulate_sessions; \
+"$PY" -c "import sys; from analysis.simulate import simulate_sessions; from studies.lakretz2021.simulate import lampinen_like_model; \
 simulate_sessions(sys.argv[1], 12, spec='lakretz2021_demo', error_model=lampinen_like_model(slope_sd=0.3), \
 sessions=1, seed=2021, prefix='sim')" "$OUT/humans_simulated"
 "${TL[@]}" analyze "$OUT/sessions/lakretz2021_demo" "$OUT/humans_simulated" --out "$OUT/report_simulated" >/dev/null

@@ -161,7 +161,8 @@ def test_lakretz_direct_histories_show_the_question_and_the_chosen_answer():
     from experiments.design_compiler import compile_sequence
     from experiments.spec import bundled_spec_path, load_spec
     from model_subjects.context import history_entry
-    from model_subjects.protocols import QUESTION, get_protocol
+    from model_subjects.protocols import get_protocol
+    from kinds.violation_detection.model import QUESTION
 
     exp = load_spec(bundled_spec_path("lakretz2021_demo"))
     trial = next(t for t in compile_sequence(exp, "m01", 0).trials if t.study_record.critical_index >= 0)

@@ -11,8 +11,9 @@ from experiments.spec import load_spec
 from model_subjects.context import (ContextError, History, feedback_for, parse_context, static_context)
 from model_subjects.backends.hf import TransformersBackend
 from model_subjects.parsing import parse_lenient, parse_strict
-from model_subjects.protocols import (PROTOCOL_NAMES, ProtocolError, SentenceComparison, get_protocol,
-                                      grammatical_sentence, ungrammatical_sentence)
+from model_subjects.protocols import ProtocolError, get_protocol
+from kinds.violation_detection.model import (PROTOCOL_NAMES, SentenceComparison, grammatical_sentence,
+                                             ungrammatical_sentence)
 from experiments.tasks.form_pair import other_form
 
 

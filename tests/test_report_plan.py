@@ -62,7 +62,7 @@ def test_the_core_has_no_default_focus_and_a_lakretz_table_gets_its_study_s(tmp_
 
     from analysis import cli
     from analysis.pipeline import Options, run_analysis
-    from analysis.simulate import simulate_lakretz_rows
+    from studies.lakretz2021.simulate import simulate_lakretz_rows
 
     assert Options().focus == "" and inspect.signature(cli.analyze).parameters["focus"].default.default == ""
     csv = tmp_path / "results.csv"

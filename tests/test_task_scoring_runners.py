@@ -246,7 +246,8 @@ def test_positions_fixed_is_honoured_by_both_human_runners_and_counterbalance_st
 def test_ties_of_identical_options_are_never_correct_for_models():
     """Equal log-probabilities of identical options (or forms) can never make a trial correct: the choice
     kind scores it wrong, forced choice and judgment `direct` refuse the item."""
-    from model_subjects.protocols import ForcedChoice, ProtocolError
+    from model_subjects.protocols import ProtocolError
+    from kinds.violation_detection.model import ForcedChoice
     from kinds.choice.model import ChoiceDirect
     from kinds.judgment.model import JudgmentDirect
 

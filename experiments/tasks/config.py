@@ -94,19 +94,6 @@ class KindSettings(_Strict):
         return self.model_dump(mode="json", exclude={"kind"})
 
 
-def __getattr__(name: str) -> Any:
-    """The built-in kinds' settings models live in their units (kinds/<kind>/task.py); their old
-    names here still import."""
-    units = {"JudgmentSettings": "judgment", "ChoiceSettings": "choice", "RatingSettings": "rating",
-             "CompletionSettings": "completion", "SelfPacedReadingSettings": "self_paced_reading",
-             "LexicalDecisionSettings": "lexical_decision"}
-    if name in units:
-        import importlib
-
-        return getattr(importlib.import_module(f"experiments.tasks.{units[name]}"), name)
-    raise AttributeError(name)
-
-
 def task_fields() -> tuple[str, ...]:
     """Every field the spec's `task:` section takes for a kind's settings: the union of the registered kinds'
     settings models (`TaskKind.settings`), in registration order. A kind declares its settings once, in its

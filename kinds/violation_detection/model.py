@@ -371,12 +371,6 @@ PROTOCOL_NAMES = (
     + ["production", "production:lenient", "production:completion", "production:completion:lenient"]
 )
 PANEL_PROTOCOL = "panel_judgment"  # needs the spec's panel, so not in PROTOCOL_NAMES
-# the names importable from model_subjects.protocols (their home before the general model) while this is the kind
-# a spec without a `task:` kind runs (model_subjects.protocols.default_kind)
-PROTOCOLS_REEXPORTS = (
-    "COMPARISON_TEMPLATES", "JUDGMENT_TEMPLATES", "PANEL_PROTOCOL", "PROMPT_TYPES", "PROTOCOL_NAMES", "QUESTION",
-    "Direct", "ForcedChoice", "PanelJudgment", "Production", "SentenceComparison", "SentenceJudgment",
-    "ViolationJudgment", "grammatical_sentence", "rest_after_critical", "ungrammatical_sentence", "with_form")
 
 
 def offered(task: Any) -> list[str]:
