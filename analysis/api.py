@@ -31,21 +31,36 @@ from analysis.learning.general import first_encounter_table, learning_curve
 from analysis.load import load
 from analysis.load.frames import design_frame, with_order
 from analysis.load.rows import BlocksError, parse_blocks, select_blocks
-from analysis.measures.demand_gap import check_pairs, demand_gaps as _gaps
-from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table, rates as _rates
-from analysis.measures.reading import (REGIONS, ReadingRules, add_spillover, apply_rules, join_surprisal, plain,
-                                       region_means, with_rules,
-                                       region_rows, region_surprisal, target_rows, trim_rts, word_means, word_rows,
-                                       word_surprisal)
-from analysis.measures.scoring import apply_rule, RULES
-from analysis.options import check_options, distinct, flag, FORMATS, model_copies as check_copies, target, whole
-from analysis.pipeline import Options, run_analysis, run_loaded
-from analysis.power.settings import check_out_folder, check_settings, PowerSettings
+from analysis.measures.demand_gap import check_pairs
+from analysis.measures.demand_gap import demand_gaps as _gaps
+from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table
+from analysis.measures.design_rates import rates as _rates
+from analysis.measures.reading import (
+    REGIONS,
+    ReadingRules,
+    add_spillover,
+    apply_rules,
+    join_surprisal,
+    plain,
+    region_means,
+    region_rows,
+    region_surprisal,
+    target_rows,
+    trim_rts,
+    with_rules,
+    word_means,
+    word_rows,
+    word_surprisal,
+)
+from analysis.measures.scoring import RULES, apply_rule
+from analysis.options import FORMATS, check_options, distinct, flag, whole
+from analysis.options import model_copies as check_copies
+from analysis.pipeline import Options, analyse_checked, analyse_loaded_checked
+from analysis.power.settings import PowerSettings, check_out_folder, check_settings
 from analysis.power.main import run_power
 from analysis.report.results_folder import KINDS as RESULT_FOLDERS
 from analysis.stats.formula import FormulaError, parse
 from analysis.stats.formula_checks import check_fit_request
-from analysis.stats.formula_fit import fit_groups as _fit_groups
 from analysis.twins.answers import is_replay, likelihood
 from analysis.twins.effects import default_formula, twin_long
 from experiments.options import OptionError, output_folder
@@ -402,8 +417,8 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
         parse(opt.formula)
     if isinstance(data, pd.DataFrame):
         _check_frame(data)
-        return run_loaded(data, info, out, opt, log)
-    return run_analysis(paths, out, opt, log)
+        return analyse_loaded_checked(data, info, out, opt, log)
+    return analyse_checked(paths, out, opt, log)
 
 
 def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, term: str,

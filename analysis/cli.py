@@ -153,8 +153,9 @@ def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, reg
         fail(f"--model-copies must be merge or subjects, not {model_copies!r}")
     try:
         lo_ms, hi_ms = (float(x) for x in rt_trim.split(","))
-        assert 0 <= lo_ms < hi_ms and rt_sd >= 0
-    except (ValueError, AssertionError):
+        if not (0 <= lo_ms < hi_ms and rt_sd >= 0):
+            raise ValueError
+    except ValueError:
         fail(f"--rt-trim {rt_trim!r} / --rt-sd {rt_sd!r}: write --rt-trim LOW,HIGH in ms (LOW < HIGH) and --rt-sd >= 0")
     try:
         return by_list, (spr_lo, spr_hi), (lo_ms, hi_ms), [parse_pair(g) for g in gap]

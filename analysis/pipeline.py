@@ -41,19 +41,32 @@ from analysis.report.render import render_report
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,
                  log: Callable[[str], None] | None = None) -> dict:
-    """Run every analysis on the data and write the results folder; returns the results dict."""
-    opt = check_options(options or Options())
+    """Run every analysis on the data and write the results folder; returns the results dict. The options are
+    checked here (check_options), before any work."""
+    return analyse_checked(data, out, check_options(options or Options()), log)
+
+
+def analyse_checked(data: Iterable[str | Path], out: str | Path, opt: Options,
+                    log: Callable[[str], None] | None = None) -> dict:
+    """`run_analysis` with options `check_options` has checked already (api.report checks them before its own
+    work): an analysis checks its options once."""
     df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks,
                     allow_spec_versions=opt.allow_spec_versions)
     check_training_blocks(opt, info.formats)
-    return run_loaded(df, info, out, opt, log)
+    return analyse_loaded_checked(df, info, out, opt, log)
 
 
 def run_loaded(df: pd.DataFrame, info, out: str | Path, options: Options | None = None,
                log: Callable[[str], None] | None = None) -> dict:
     """The analysis of trials already loaded (analysis.load.load or analysis.api.load_sessions): the steps of
-    the plan the table calls for (analysis/report/plan.py), then results.json and report.html."""
-    opt = check_options(options or Options())
+    the plan the table calls for (analysis/report/plan.py), then results.json and report.html. The options are
+    checked here (check_options), before any work."""
+    return analyse_loaded_checked(df, info, out, check_options(options or Options()), log)
+
+
+def analyse_loaded_checked(df: pd.DataFrame, info, out: str | Path, opt: Options,
+                           log: Callable[[str], None] | None = None) -> dict:
+    """`run_loaded` with options `check_options` has checked already."""
     t0 = time.time()
     out = Path(out)
     plan = plan_for(df, info.factors)

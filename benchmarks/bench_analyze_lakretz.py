@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.support.lakretz_synthetic import release_plans, write_release
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -34,7 +36,6 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from studies.lakretz2021.importers.release import import_lakretz2021
-    from tests.support.lakretz_synthetic import release_plans, write_release
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 import time
 
+import yaml
+
 
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", type=int, nargs="+", default=[144, 288, 1000, 5000])
     args = ap.parse_args(argv)
 
-    import yaml
 
     from experiments.design_compiler import check_sizes, compile_sequence
     from experiments.spec import SpecError, bundled_spec_path, parse_spec

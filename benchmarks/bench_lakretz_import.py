@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.support.lakretz_synthetic import release_plans, write_release
+
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -27,7 +29,6 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from studies.lakretz2021.importers.release import import_lakretz2021
-    from tests.support.lakretz_synthetic import release_plans, write_release
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

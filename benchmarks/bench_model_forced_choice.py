@@ -19,10 +19,13 @@ import json
 import platform
 import time
 
+from minicons import scorer
+
+from stimuli.prompts import get_prompt_set
+from studies.lakretz2021.stimuli.generate import generate_items
+
 
 def items_and_requests(n: int | None, prompt_set: str | None = "eightshot_a"):
-    from studies.lakretz2021.stimuli.generate import generate_items
-    from stimuli.prompts import get_prompt_set
 
     items = generate_items("long_nested", "test", 512)
     if n:
@@ -72,7 +75,6 @@ def _compare_sharing(backend, reqs: list, res: list, n: int) -> dict:
 def _minicons(backend, rows: list[tuple[str, str, str]], ours: list[tuple[float, float]], tw_s: float,
               tw_cpu: float, args: argparse.Namespace) -> dict:
     """minicons on the same model and pairs (same warm-up), with the choices and log-probabilities compared."""
-    from minicons import scorer
 
     n = len(rows)
     mc = scorer.IncrementalLMScorer(backend.model, device="cpu", tokenizer=backend.tokenizer)

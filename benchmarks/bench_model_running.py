@@ -19,11 +19,13 @@ import statistics
 import tempfile
 import time
 
+from experiments.session import read_rows
+
 
 def long_spec(min_trials: int):
     """The bundled spec with its test block repeated until the session has `min_trials` trials."""
-    from studies.lakretz2021.cells import block_cells
     from experiments.spec import load_spec
+    from studies.lakretz2021.cells import block_cells
 
     exp = load_spec("lakretz2021_nested")
     test = exp.block("test")
@@ -119,7 +121,6 @@ def main(argv: list[str] | None = None) -> dict:
 
     import torch
 
-    from experiments.session import read_rows
     from model_subjects.backends.registry import load_backend
 
     backend = load_backend(args.model, threads=args.threads)

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.support.power_synthetic import pilot
+
 PLAIN = r"""
 function(d, beta, theta, n, seed) {
   set.seed(seed)
@@ -52,10 +54,9 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from analysis import api
-    from analysis.power.settings import PowerSettings, check_settings
     from analysis.power.pilot import build_pilot
     from analysis.power.run import coded_design
-    from tests.support.power_synthetic import pilot
+    from analysis.power.settings import PowerSettings, check_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "pilot"

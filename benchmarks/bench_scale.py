@@ -25,6 +25,9 @@ import tempfile
 import time
 from typing import Any
 
+from benchmarks.bench_model_forced_choice import items_and_requests
+from benchmarks.bench_model_running import long_spec
+
 CONFIGS: dict[str, dict[str, Any]] = {
     # a few million parameters: runs anywhere in seconds
     "tiny": dict(hidden_size=256, intermediate_size=768, num_hidden_layers=4, num_attention_heads=4,
@@ -71,7 +74,6 @@ def build_backend(config: str, device: str, dtype: str, threads: int, seed: int 
 
 
 def forced_choice_row(backend, n: int, prompt: str | None, minicons_batch: int, skip_minicons: bool) -> dict:
-    from benchmarks.bench_model_forced_choice import items_and_requests
     from model_subjects.requests import LoglikelihoodRequest
 
     _, rows = items_and_requests(n, prompt)
@@ -114,7 +116,6 @@ def forced_choice_row(backend, n: int, prompt: str | None, minicons_batch: int, 
 
 
 def running_row(backend, subjects: int, trials: int) -> dict:
-    from benchmarks.bench_model_running import long_spec
     from model_subjects.runner import RunConfig, Runner
 
     exp = long_spec(trials)

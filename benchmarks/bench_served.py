@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from served_support import LlamaServer, VllmServer, vllm_python
+
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -39,7 +41,6 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from served_support import LlamaServer, VllmServer, vllm_python
 
     from model_subjects.loading import bundled_gguf, resolve_model
     from model_subjects.runner import RunConfig, Runner

@@ -18,9 +18,12 @@ import json
 import platform
 import time
 
+from minicons import scorer
+
+from studies.lakretz2021.stimuli.generate import generate_items
+
 
 def sentences(n: int) -> list[str]:
-    from studies.lakretz2021.stimuli.generate import generate_items
 
     out: list[str] = []
     for structure in ("long_nested", "short_nested", "single", "long_successive"):
@@ -36,7 +39,6 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    from minicons import scorer
 
     from model_subjects.backends.registry import load_backend
     from model_subjects.surprisal import SurprisalScorer, SurprisalSettings

@@ -23,6 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from experiments.session import read_rows
+
 SPEC = "lakretz2021_nested"
 CASES = (  # (label, protocol, context)
     ("forced choice, no context", "forced_choice", "none"),
@@ -32,7 +34,6 @@ CASES = (  # (label, protocol, context)
 
 def run_rows(backend: Any, protocol: str, context: str, out: Path, trials: int | None, subjects: int = 1) -> list[dict]:
     """Run `subjects` model subjects of the bundled spec and return their rows (subject, trial order)."""
-    from experiments.session import read_rows
     from model_subjects.runner import RunConfig, Runner
 
     cfg = RunConfig(spec=SPEC, subjects=subjects, protocol=protocol, context=context, out=out, trials=trials,
