@@ -115,7 +115,7 @@ def test_lock_taken_over_after_release_race(tmp_path):
     """Three processes racing for one session (each takes it 15 times): never two holders at once."""
     csv_path = session_paths(tmp_path, SPEC, "m01", 1)[0]
     code = ("import sys, time; from experiments.session_lock import acquire_session_lock\n"
-            "from experiments.session import SessionLockedError\n"
+            "from experiments.session_lock import SessionLockedError\n"
             "got = 0\n"
             "t_end = time.time() + 120\n"
             "while got < 15 and time.time() < t_end:\n"
