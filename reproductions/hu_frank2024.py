@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.kinds import kind_attrs
 from reproductions.common import (Arm, ReproError, Report, RunOptions, cells_study, load_arms, progress_bar, sha256_text,
                                   slug, write_provenance, write_spec)
 
@@ -296,8 +295,10 @@ def _mixed_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
 def _provenance_section(rep: Report, opt: Options, models: list[dict], subtasks: list, results: list,
                         started: float) -> None:
     """The sessions run, and provenance.json with the prompt templates and every file read."""
-    comparison = kind_attrs("violation_detection", "model", "COMPARISON_TEMPLATES")  # the kind's own templates
-    templates = {"sentence_comparison:MetaQuestionSimple": comparison["MetaQuestionSimple"],
+    from model_subjects import get_protocol  # late: the model package loads only for a run
+
+    meta = "sentence_comparison:MetaQuestionSimple"  # its template, as the protocol that asks it records it
+    templates = {meta: get_protocol(meta).describe()["template"],
                  "paper prompt (2)": "Which of the following two sentences is more grammatically correct in English? "
                                      "Respond with 1 or 2 as your answer.\nSentence 1: [sentence1]\nSentence 2: "
                                      "[sentence2]\nAnswer:",
