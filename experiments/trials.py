@@ -10,7 +10,6 @@ from typing import Any, Collection, Iterator, Mapping
 
 from experiments.tasks.detection import settled_detection
 
-
 def records() -> tuple[ModuleType, ...]:
     """The registered trial records (a study's `TRIAL_RECORD`: the module of the study that holds it), in
     the studies' listing order: the columns a trial's flat and hashed record carries beyond the general
