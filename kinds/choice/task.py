@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal, Any
 
 from pydantic import Field, field_validator
 

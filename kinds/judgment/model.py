@@ -96,7 +96,7 @@ class JudgmentDirect(TaskProtocol):
                 "else the rejecting one"}
 
 
-from model_subjects.tasks.registry import ModelKind
+from model_subjects.tasks.registry import ModelKind  
 
 MODEL = ModelKind("judgment", surprisal=True, protocols={
     "meta": lambda s, q, n: LabelMeta("judgment", s, q, n), "direct": lambda s, q, n: JudgmentDirect(s, n)})

@@ -75,8 +75,8 @@ def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
 def rating_section(a: SectionArgs) -> None:
     """The report's rating section: distribution, means (people: the chosen point; models: expected value, the
     default, and argmax, both named) and, for people, a cumulative-link mixed model, or why none was fitted."""
-    from analysis.measures.design_rates import rates
     from analysis.report import design_figures as dfig
+    from analysis.measures.design_rates import rates
     from analysis.report.design import F1F2, shown_rates
 
     res, by, opt, out = a.res, a.by, a.opt, a.out
@@ -112,10 +112,9 @@ def _scale_points(r: pd.DataFrame) -> int | None:
 def rating_clmm(res, r: pd.DataFrame, by: list[str], factors: dict, opt, log, skipped: list[str],
                 tabs: list) -> tuple[list[dict], str]:
     """The people's cumulative-link mixed model; returns (fit items, the text saying what was fitted or why not)."""
-    from analysis.load.frames import model_frame
     from analysis.report.design import CLMM_FALLBACK
-    from analysis.stats.fit_items import fit_item
-    from analysis.stats.fit_items import fit_or_note as _fit_or_note
+    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
+    from analysis.load.frames import model_frame
 
     humans = r[r["subject_kind"] == "human"]
     varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]
