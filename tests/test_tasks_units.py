@@ -12,9 +12,10 @@ from experiments.tasks import get_task, registry, runner_problems
 from kinds.choice.task import chosen_position, option_order
 from kinds.completion.task import accepted_answers
 from kinds.rating.task import rating_value
+from experiments.tasks.regions import regions
 from experiments.tasks.scoring import normalize_answer
-from kinds.self_paced_reading.task import masked, region_sums, regions
 from experiments.trials import Trial, freeze_pairs
+from kinds.self_paced_reading.task import masked, region_sums
 
 
 def trial(task: str, **mat) -> Trial:

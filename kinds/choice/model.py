@@ -16,7 +16,6 @@ from typing import Any
 
 from kinds.api import Trial
 from kinds.choice.task import answer_index
-from experiments.trials import Trial
 from model_subjects.protocol_base import Decision, Option, Query
 from model_subjects.tasks.base import (TaskProtocol, argmax, decision, mean_logprobs, need, signed_margin)
 from stimuli.input_rules import ascii_int

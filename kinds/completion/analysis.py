@@ -13,7 +13,6 @@ from analysis.kind_sections import AnalysisKind, SectionArgs
 from analysis.measures.cells import materials
 from kinds.api import normalize_answer
 from kinds.completion.task import accepted_answers
-from experiments.tasks.scoring import normalize_answer
 
 KIND = "completion"
 

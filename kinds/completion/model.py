@@ -16,7 +16,6 @@ from typing import Any, Sequence
 
 from kinds.api import Trial
 from kinds.completion.task import first_word
-from experiments.trials import Trial
 from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, decision, need
 

@@ -10,8 +10,6 @@ from typing import Any
 from kinds.api import Answer
 from kinds.maze.task import FIRST_FOIL, foils, maze_responses, mode_of, walk, words_of
 from participants.tasks.window import FOREVER_MS, Buttons, TaskWindow
-from experiments.tasks.record import Answer
-from kinds.maze.task import FIRST_FOIL, foils, mode_of, walk, words_of, _responses
 
 
 def present(w: TaskWindow, order: list[int] | None) -> None:
