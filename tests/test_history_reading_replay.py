@@ -4,7 +4,7 @@ model's own row (answered with the sentence) as before; a session run under the 
 Expectations are written from the bundled spec's items (materials read directly)."""
 from __future__ import annotations
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
 from model_subjects.context import RULE, history_entry, protocol_for
 

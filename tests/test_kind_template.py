@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.kinds import kind_names
 from experiments.spec import SpecError, load_spec
 from experiments.tasks import get_task

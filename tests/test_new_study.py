@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from experiments.compiler import compile_sequence
+from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
 from experiments.trials import Trial
 

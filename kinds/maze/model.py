@@ -287,7 +287,7 @@ def main() -> None:
             if not rows or "sentence" not in rows[0]:
                 raise GenerateError(f"{items}: a CSV with a `sentence` column is needed")
             vocab = read_vocabulary(read_text_file(words, GenerateError, "the word list"), str(words))
-            from model_subjects.registry import load_backend  # (loads torch: only when asked to generate)
+            from model_subjects.backends.registry import load_backend  # (loads torch: only when asked to generate)
 
             backend = load_backend(model)
             done, record = generate_distractors(rows, backend_score(backend), vocab, seed=seed,

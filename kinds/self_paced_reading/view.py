@@ -8,8 +8,6 @@ from __future__ import annotations
 from kinds.self_paced_reading.task import trial_units
 from experiments.tasks.record import answers, dashes
 from participants.screens import PAGE_HEIGHT
-from kinds.self_paced_reading.task import trial_units
-from experiments.tasks.record import answers, dashes
 from participants.tasks.window import SENTENCE_HEIGHT, Buttons, TaskWindow
 
 MONO = "DejaVu Sans Mono"  # dashes line up with the letters they mask

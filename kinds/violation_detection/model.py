@@ -27,7 +27,6 @@ from typing import Any
 from kinds.api import Trial, other_form
 from model_subjects.parsing import parse_lenient, parse_strict
 from model_subjects.protocol_base import Decision, Option, Protocol, ProtocolError, Query
-from model_subjects.parsing import parse_lenient, parse_strict
 
 QUESTION = "Does this sentence contain a grammatical error?"
 PROMPT_TYPES = ("Direct", "MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex")
