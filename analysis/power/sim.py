@@ -270,7 +270,7 @@ class SizeModel:
 
     def responses(self, seed: int, sims: list[int]) -> list[np.ndarray]:
         """The simulated responses of simulations `sims` (1-based) of this size, drawn as `batch` draws them: any
-        one simulation can be rebuilt and refitted elsewhere (tests/test_power_fits.py does)."""
+        one simulation can be rebuilt and refitted elsewhere (tests/analysis/test_power_fits.py does)."""
         fns = _fns()
         out = []
         for k in sims:

@@ -5,7 +5,7 @@ easystats packages when it starts (~20-35 s on this machine) and computes tidy s
 values and residuals on every fit (~2.5 s a fit); the same glmer fit called directly takes ~0.1 s
 after a ~2 s start of R with lme4 alone. The Appendix C reanalysis fits ~20 models, so this is
 the difference between ~80 s and ~5 s. The numbers are lme4's own (`summary()` Wald z tests,
-`logLik`, `AIC`, `BIC`, `VarCorr`, `isSingular`), checked in tests/test_analysis_mixed.py against
+`logLik`, `AIC`, `BIC`, `VarCorr`, `isSingular`), checked in tests/analysis/test_analysis_mixed.py against
 an independent Laplace implementation and against lme4 run by Rscript.
 
 R is started lazily, only when a model is fitted. `R_LIBS_USER` points at the repository's `.rlib`

@@ -21,7 +21,7 @@ summed over tokens) is the distractor, with the word's trailing punctuation. Not
 (no frequency list is installed): without one in the word list the match is by length only, and the record says
 so. The record (seed, list, model, the candidates and their log-probabilities) is written beside the items.
 
-Here, beside the protocol, because a kind's folder holds only its parts (tests/test_kinds_one_folder.py).
+Here, beside the protocol, because a kind's folder holds only its parts (tests/kinds/test_kinds_one_folder.py).
 API: `generate_distractors(rows, score, vocabulary, seed=...)`; command line (a kind cannot add a `twinlab`
 subcommand from its folder: commands are entry points in pyproject.toml):
     python -m kinds.maze.model ITEMS.csv WORDS.txt OUT.csv [--model M] [--seed N] [--force]

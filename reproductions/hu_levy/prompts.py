@@ -12,7 +12,7 @@ Two texts of the same prompts:
 
 Chinese (Appendix D, `language="zh"`): the authors' `utils/llm_zh.py` texts (`prompts_zh.py`), one variant only.
 
-Both are tested character for character (tests/test_hu_levy_prompts.py): `paper` against the printed
+Both are tested character for character (tests/reproductions/test_hu_levy_prompts.py): `paper` against the printed
 examples, `authors` against the released code's `make_prompt` output, transcribed.
 
 Every prompt is a template whose last field is `{answer}`: the text before it is the context, the

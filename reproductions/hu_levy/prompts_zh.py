@@ -13,7 +13,7 @@ What differs from English (the released code's `zh` branches, `utils/models.py`,
 * Experiment 3a's answers are 是 (yes) and 否 (no), 3b's are 1 and 2 as in English;
 * the Mandarin minimal pairs are scored as the corpus holds them, words separated by spaces.
 
-tests/test_hu_levy_zh.py checks these texts against the prompts the authors stored in their outputs.
+tests/reproductions/test_hu_levy_zh.py checks these texts against the prompts the authors stored in their outputs.
 """
 from __future__ import annotations
 
