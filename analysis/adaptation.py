@@ -33,11 +33,10 @@ import numpy as np
 import pandas as pd
 
 from analysis.kind_sections import kinds_where
-from analysis.measures.reading import ReadingRules, apply_rules, find_region, reading_rules, region_rows, word_rows
-from analysis.load.prepare import learning_mode
-from analysis.twins.answers import is_replay
-from analysis.load.prepare import WEIGHTS_MARK
+from analysis.load.prepare import WEIGHTS_MARK, learning_mode
 from analysis.load.rows import add_order_columns
+from analysis.measures.reading import ReadingRules, apply_rules, find_region, reading_rules, region_rows, word_rows
+from analysis.twins.answers import is_replay
 
 KEYS = ["subject_key", "item_id", "words"]
 
@@ -89,7 +88,8 @@ def check_rows(d: pd.DataFrame) -> list[str]:
     tasks = set(rows["task"].dropna().astype(str)) if "task" in rows.columns else set()
     reading = reading_kinds()
     if not tasks & set(reading):
-        raise AdaptationError(f"the weight learners' trials are no reading task (task {' or '.join(reading)}: a sentence "
+        raise AdaptationError(f"the weight learners' trials are no reading task (task {' or '.join(reading)}: a "
+                              "sentence "
                               f"read in regions); their tasks: {', '.join(sorted(tasks)) or 'none recorded'}")
     if "word_surprisal_bits" not in rows.columns or not rows["word_surprisal_bits"].notna().any():
         raise AdaptationError("the weight learners' rows have no per-word surprisal (word_surprisal_bits): run them "

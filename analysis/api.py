@@ -15,20 +15,19 @@ argument), and report() never writes among the data it reads.
 """
 from __future__ import annotations
 
+import difflib
+from dataclasses import fields
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
-from dataclasses import fields
-import difflib
 
-from analysis.stats.bootstrap import N_BOOT
 from analysis.kind_sections import kind_function
-from analysis.load.base import LoadInfo
 from analysis.learning import general as ln
 from analysis.learning.general import first_encounter_table, learning_curve
 from analysis.load import load
+from analysis.load.base import LoadInfo
 from analysis.load.frames import design_frame, with_order
 from analysis.load.rows import BlocksError, parse_blocks, select_blocks
 from analysis.measures.demand_gap import check_pairs
@@ -56,9 +55,10 @@ from analysis.measures.scoring import RULES, apply_rule
 from analysis.options import FORMATS, check_options, distinct, flag, whole
 from analysis.options import model_copies as check_copies
 from analysis.pipeline import Options, analyse_checked, analyse_loaded_checked
-from analysis.power.settings import PowerSettings, check_out_folder, check_settings
 from analysis.power.main import run_power
+from analysis.power.settings import PowerSettings, check_out_folder, check_settings
 from analysis.report.results_folder import KINDS as RESULT_FOLDERS
+from analysis.stats.bootstrap import N_BOOT
 from analysis.stats.formula import FormulaError, parse
 from analysis.stats.formula_checks import check_fit_request
 from analysis.twins.answers import is_replay, likelihood
@@ -70,7 +70,11 @@ __all__ = ["load_sessions", "factors", "model_copies", "rates", "acceptance", "d
            "first_encounter", "learning_curves", "choice_bias",
            "rating_distribution", "reading_words", "reading_regions", "reading_times", "surprisal_rt", "completion",
            "demand_gaps", "power", "twins_likelihood", "twin_effects", "InputError"]
-from analysis.options import FAMILIES, MAX_BOOT, InputError  # noqa: E402 (one class, analysis/input_errors.py; re-exported)
+from analysis.options import (  # noqa: E402 (one class, analysis/input_errors.py; re-exported)
+    FAMILIES,
+    MAX_BOOT,
+    InputError,
+)
 
 
 def _check_frame(df) -> pd.DataFrame:
@@ -107,7 +111,8 @@ def _check_outcome(df: pd.DataFrame, outcome) -> str:
                          "rates are of correct, accepted or another 0/1 column")
     inf = ~np.isfinite(num.astype(float))
     if inf.any():
-        raise InputError(f"outcome {outcome!r} holds {int(inf.sum())} infinite value(s) (e.g. row {inf[inf].index[0]!r}: "
+        raise InputError(f"outcome {outcome!r} holds {int(inf.sum())} infinite value(s) (e.g. row "
+                         f"{inf[inf].index[0]!r}: "
                          f"{num[inf].iloc[0]!r}); a rate of an infinite value means nothing: drop or fix those rows")
     return outcome
 
@@ -240,9 +245,9 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
     """One fit per group of rows (people; each model · context · protocol), or one pooled fit when the
     formula names `group`: a GroupFits (analysis/stats/formula_fit.py). `region`/`word` as in fit()."""
     # late: the formula fits (R) load with the first fit, not with the API
+    from analysis.options import flag, target
     from analysis.stats.formula import parse
     from analysis.stats.formula_fit import fit_groups as _fit_groups
-    from analysis.options import flag, target
 
     _check_frame(df)
     flag("fallback", fallback)

@@ -15,27 +15,71 @@ from analysis.study_options import declared_options, problem, with_study_options
 
 
 def analyze(
-    data: List[Path] = typer.Argument(..., help="session folders (<root>/data/*_data.csv), session CSVs, or Lakretz et al. (2021) results CSVs"),
+    data: List[Path] = typer.Argument(..., help="session folders (<root>/data/*_data.csv), session CSVs, or Lakretz et "
+                                                "al. (2021) results CSVs"),
     out: Path = typer.Option(..., "--out", "-o", help="results folder (tables/, figures/, results.json, report.html)"),
     fmt: str = typer.Option("auto", "--format", help="auto | twinlab | lakretz (auto recognises the Lakretz columns)"),
     no_mixed: bool = typer.Option(False, "--no-mixed", help="skip the mixed-effects models (no R needed)"),
     seed: int = typer.Option(0, "--seed", help="seed of the bootstrap resampling"),
     n_boot: int = typer.Option(2000, "--n-boot", help="bootstrap resamples"),
-    focus: str = typer.Option("", "--focus", help="cell of the exposure (learning) models: FACTOR=LEVEL,... for a general design (e.g. attractor=mismatch,agreement=broken; default: every cell), or a study's own cell form (default: the cell the study declares); results.json records the cell used and where it came from"),
-    blocks: str = typer.Option("test", "--blocks", help="rows of the rates, acceptance, --formula and exposure-model fits: test (default; the test blocks, fillers out), training,test (training blocks and practice rows too), all (every row, fillers included); every table and fit says which blocks and roles it used"),
-    force: bool = typer.Option(False, "--force", help="replace the results of an earlier analysis in --out (never the data analysed)"),
-    by: str = typer.Option("", "--by", help="FACTOR,...: rates (bootstrap CIs over subjects and over items), acceptance and d' by these columns (default for a general design: its declared factors)"),
-    formula: str = typer.Option("", "--formula", help="an lme4 formula fitted with its diagnostics, e.g. \"correct ~ a * b + (1 + a | subject) + (1 | item)\" (glmer binomial for 0/1 outcomes, lmer with log RTs; factors sum-coded; random effects simplified when not converged or singular). Parsed by twinlab's grammar, never run as R code: columns (`backticked` names too), + - * / ^ : %in%, (... | g), (... || g), 0, 1, I(), log(), scale(), poly(x, k); anything else refused. With several groups (people, each model protocol) one fit per group, unless the formula names `group`"),
-    family: str = typer.Option("auto", "--family", help="family of --formula: auto (binomial for 0/1, else gaussian) | binomial | gaussian | ordinal (ordinal::clmm, for ratings)"),
-    gap: List[str] = typer.Option([], "--gap", help="LOW=>HIGH: two protocols whose demand gap to report, any names (LOW:HIGH when the names hold no ':'); repeatable; each must name two protocols one model and context ran; default: every pair of a model's protocols"),
-    model_copies: str = typer.Option("merge", "--model-copies", help="merge (default): model sessions that are deterministic copies (same model, protocol and context, no sampling, no running history) are one subject, items the unit; subjects: keep each session a subject"),
-    rt_trim: str = typer.Option("200,3000", "--rt-trim", help="LOW,HIGH: response times (ms) kept in the RT analyses of lexical decision, judgment and choice (inclusive)"),
-    rt_sd: float = typer.Option(2.5, "--rt-sd", help="RT analyses: also drop RTs beyond this many SDs of the subject's mean (after --rt-trim; 0: off)"),
-    region: str = typer.Option("", "--region", help="fit --formula on one region's rows (one per trial: region_rt_ms, surprisal_bits, length, length_prev1, n_words, ...): its number, R<k> or its task.region_names name"),
-    word: int = typer.Option(0, "--word", help="fit --formula on the N-th word's rows (one per trial: word_rt_ms, surprisal_bits, length, length_prev1, ...)"),
-    word_rt_range: str = typer.Option("100,5000", "--word-rt-range", help="LOW,HIGH: self-paced reading's word reading times (ms) kept (rule `rt_range`; the counts removed are reported)"),
-    exclude_wrong_answers: bool = typer.Option(False, "--exclude-wrong-answers", help="self-paced reading: leave out trials whose comprehension question was answered wrongly (rule `wrong_answer`, counted)"),
-    allow_spec_versions: bool = typer.Option(False, "--allow-spec-versions", help="analyse sessions run with different versions of the spec (another spec_hash or factor level order) together, coded by the current version (the newest session's); the report names every version. Without it they are refused"),
+    focus: str = typer.Option("", "--focus", help="cell of the exposure (learning) models: FACTOR=LEVEL,... for a "
+                                                  "general design (e.g. attractor=mismatch,agreement=broken; default: "
+                                                  "every cell), or a study's own cell form (default: the cell the "
+                                                  "study declares); results.json records the cell used and where it "
+                                                  "came from"),
+    blocks: str = typer.Option("test", "--blocks", help="rows of the rates, acceptance, --formula and exposure-model "
+                                                        "fits: test (default; the test blocks, fillers out), "
+                                                        "training,test (training blocks and practice rows too), all "
+                                                        "(every row, fillers included); every table and fit says which "
+                                                        "blocks and roles it used"),
+    force: bool = typer.Option(False, "--force", help="replace the results of an earlier analysis in --out (never the "
+                                                      "data analysed)"),
+    by: str = typer.Option("", "--by", help="FACTOR,...: rates (bootstrap CIs over subjects and over items), "
+                                            "acceptance and d' by these columns (default for a general design: its "
+                                            "declared factors)"),
+    formula: str = typer.Option("", "--formula", help="an lme4 formula fitted with its diagnostics, e.g. \"correct ~ a "
+                                                      "* b + (1 + a | subject) + (1 | item)\" (glmer binomial for 0/1 "
+                                                      "outcomes, lmer with log RTs; factors sum-coded; random effects "
+                                                      "simplified when not converged or singular). Parsed by twinlab's "
+                                                      "grammar, never run as R code: columns (`backticked` names too), "
+                                                      "+ - * / ^ : %in%, (... | g), (... || g), 0, 1, I(), log(), "
+                                                      "scale(), poly(x, k); anything else refused. With several groups "
+                                                      "(people, each model protocol) one fit per group, unless the "
+                                                      "formula names `group`"),
+    family: str = typer.Option("auto", "--family", help="family of --formula: auto (binomial for 0/1, else gaussian) | "
+                                                        "binomial | gaussian | ordinal (ordinal::clmm, for ratings)"),
+    gap: List[str] = typer.Option([], "--gap", help="LOW=>HIGH: two protocols whose demand gap to report, any names "
+                                                    "(LOW:HIGH when the names hold no ':'); repeatable; each must name "
+                                                    "two protocols one model and context ran; default: every pair of a "
+                                                    "model's protocols"),
+    model_copies: str = typer.Option("merge", "--model-copies", help="merge (default): model sessions that are "
+                                                                     "deterministic copies (same model, protocol and "
+                                                                     "context, no sampling, no running history) are "
+                                                                     "one subject, items the unit; subjects: keep each "
+                                                                     "session a subject"),
+    rt_trim: str = typer.Option("200,3000", "--rt-trim", help="LOW,HIGH: response times (ms) kept in the RT analyses "
+                                                              "of lexical decision, judgment and choice (inclusive)"),
+    rt_sd: float = typer.Option(2.5, "--rt-sd", help="RT analyses: also drop RTs beyond this many SDs of the subject's "
+                                                     "mean (after --rt-trim; 0: off)"),
+    region: str = typer.Option("", "--region", help="fit --formula on one region's rows (one per trial: region_rt_ms, "
+                                                    "surprisal_bits, length, length_prev1, n_words, ...): its number, "
+                                                    "R<k> or its task.region_names name"),
+    word: int = typer.Option(0, "--word", help="fit --formula on the N-th word's rows (one per trial: word_rt_ms, "
+                                               "surprisal_bits, length, length_prev1, ...)"),
+    word_rt_range: str = typer.Option("100,5000", "--word-rt-range", help="LOW,HIGH: self-paced reading's word reading "
+                                                                          "times (ms) kept (rule `rt_range`; the "
+                                                                          "counts removed are reported)"),
+    exclude_wrong_answers: bool = typer.Option(False, "--exclude-wrong-answers", help="self-paced reading: leave out "
+                                                                                      "trials whose comprehension "
+                                                                                      "question was answered wrongly "
+                                                                                      "(rule `wrong_answer`, counted)"),
+    allow_spec_versions: bool = typer.Option(False, "--allow-spec-versions", help="analyse sessions run with different "
+                                                                                  "versions of the spec (another "
+                                                                                  "spec_hash or factor level order) "
+                                                                                  "together, coded by the current "
+                                                                                  "version (the newest session's); the "
+                                                                                  "report names every version. Without "
+                                                                                  "it they are refused"),
     study_options: dict | None = None,
 ) -> None:
     """Analyse people's and models' trial tables by factor, task and your formula, and write report.html.
@@ -47,14 +91,15 @@ def analyze(
     blocks = _checked_rows_options(data, out, fmt, n_boot, force, study_options, focus, blocks)
     by_list, word_range, rt_range, pairs = _checked_fit_options(by, family, formula, no_mixed, region, word,
                                                                 word_rt_range, model_copies, rt_trim, rt_sd, gap)
-    from analysis.api import InputError, report as api_report
-    from analysis.measures.demand_gap import GapError
-    from analysis.stats.formula import FormulaError
+    from analysis.api import InputError
+    from analysis.api import report as api_report
     from analysis.learning.general import FocusError
-    from analysis.load.rows import BlocksError
     from analysis.load import LoadError
-    from analysis.stats.mixed import MixedModelError
+    from analysis.load.rows import BlocksError
+    from analysis.measures.demand_gap import GapError
     from analysis.report.render import ReportError
+    from analysis.stats.formula import FormulaError
+    from analysis.stats.mixed import MixedModelError
     from analysis.stats.ordinal import OrdinalError
     from experiments.options import OptionError
 
@@ -80,14 +125,17 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
                           focus: str, blocks: str):
     """--format, --n-boot, --out (never the data; an earlier analysis only with --force), the studies' declared
     options, --focus and --blocks, in that order; one line and exit 2. Returns the parsed --blocks."""
-    from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
-
     from analysis.load.formats import frame_format_names  # late: the CLI starts without the analysis (pandas, R)
+    from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
     formats = ("auto", "twinlab", *frame_format_names())
     if fmt not in formats:
         fail(f"--format must be {', '.join(formats[:-1])} or {formats[-1]}, not {fmt!r}")
-    from experiments.options import OptionError, at_least, output_folder  # late: the CLI starts without the analysis (pandas, R)
+    from experiments.options import (  # late: the CLI starts without the analysis (pandas, R)
+        OptionError,
+        at_least,
+        output_folder,
+    )
 
     try:
         at_least("--n-boot", n_boot, 1, 100_000)
@@ -99,7 +147,11 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
         why = problem(opt, study_values.get(opt["api"], opt["default"]))
         if why:
             fail(why)
-    from analysis.learning.general import FocusError, check_focus_path, parse_focus  # late: the CLI starts without the analysis (pandas, R)
+    from analysis.learning.general import (  # late: the CLI starts without the analysis (pandas, R)
+        FocusError,
+        check_focus_path,
+        parse_focus,
+    )
     from analysis.load.rows import BlocksError, parse_blocks  # late: the CLI starts without the analysis (pandas, R)
 
     try:
@@ -114,7 +166,10 @@ def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, reg
                          word_rt_range: str, model_copies: str, rt_trim: str, rt_sd: float, gap: List[str]):
     """--by, --family, --region/--word, --word-rt-range, --formula, --model-copies, --rt-trim/--rt-sd and --gap,
     in that order; one line and exit 2. Returns (--by columns, word RT range, RT trim, --gap pairs)."""
-    from analysis.measures.demand_gap import GapError, parse_pair  # late: the CLI starts without the analysis (pandas, R)
+    from analysis.measures.demand_gap import (  # late: the CLI starts without the analysis (pandas, R)
+        GapError,
+        parse_pair,
+    )
     from analysis.stats.formula import FormulaError, parse  # late: the CLI starts without the analysis (pandas, R)
     from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
@@ -192,9 +247,11 @@ def report(
     results: Path = typer.Argument(..., help="a results folder written by `twinlab analyze` (holds results.json)"),
 ) -> None:
     """Re-render report.html from a results folder (no data, no R needed)."""
+    from analysis.report.render import (  # late: the CLI starts without the analysis (pandas, R)
+        ReportError,
+        render_report,
+    )
     from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
-
-    from analysis.report.render import ReportError, render_report  # late: the CLI starts without the analysis (pandas, R)
 
     try:
         path = render_report(results)

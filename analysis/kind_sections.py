@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
+
 from experiments.kinds import parts
 
 if TYPE_CHECKING:  # the registry stays light: the kinds' analysis parts import it

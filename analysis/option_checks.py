@@ -8,18 +8,18 @@ what the data hold, instead of giving an empty or partial report.
 """
 from __future__ import annotations
 
+import difflib
 from typing import Iterable
 
 import pandas as pd
-import difflib
 
-from analysis.options import InputError, Options
 from analysis.learning.general import FocusError, parse_focus
 from analysis.load.formats import frame_format_names
 from analysis.load.prepare import is_training_block
-from analysis.load.rows import BlocksError, ORDER_COLUMNS, parse_blocks
+from analysis.load.rows import ORDER_COLUMNS, BlocksError, parse_blocks
 from analysis.measures.demand_gap import check_pairs
 from analysis.measures.reading import ReadingRules, check_target, kept_word_times
+from analysis.options import InputError, Options
 from analysis.stats import formula as fm
 from analysis.stats.formula_checks import check_fit_request
 
@@ -41,7 +41,8 @@ def check_by_and_formula(df: pd.DataFrame, opt: Options, general: bool = True,
     missing = [b for b in opt.by if b not in cols]
     if missing:
         guess = difflib.get_close_matches(missing[0], sorted(cols), n=1)
-        raise fm.FormulaError(f"--by: unknown column {missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
+        raise fm.FormulaError("--by: unknown column "
+                              f"{missing[0]!r}" + (f" (did you mean {guess[0]!r}?)" if guess else "")
                               + "; the design's factors and columns are named in `twinlab analyze --help`")
     if opt.region or opt.word:  # the reading rows' columns; an unknown region or word is refused here
         cols |= check_target(df, opt.region or None, opt.word or None)

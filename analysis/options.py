@@ -23,7 +23,8 @@ class Options:
     fmt: str = "auto"
     training_blocks: list[str] = field(default_factory=list)
     keep_outliers: bool = False
-    rejected_rule: str = "paper"  # analysis/measures/scoring.py: how REJECTED trials count in first encounters and exposures
+    # analysis/measures/scoring.py: how REJECTED trials count in first encounters and exposures
+    rejected_rule: str = "paper"
     show_progress: bool = True
     by: list[str] = field(default_factory=list)  # --by: the factors of the rates tables (default: the design's)
     formula: str = ""  # --formula: the analyst's lme4 formula
@@ -37,11 +38,11 @@ class Options:
     word_rt_range: tuple[float, float] = (100.0, 5000.0)  # --word-rt-range: self-paced reading's `rt_range` rule
     exclude_wrong_answers: bool = False  # --exclude-wrong-answers: self-paced reading's `wrong_answer` rule
     blocks: str = "test"  # --blocks: test | training,test | all -- the rows of the rates, --formula and learning fits
-    allow_spec_versions: bool = False  # --allow-spec-versions: pool sessions of different spec versions (coded by the current)
+    # --allow-spec-versions: pool sessions of different spec versions (coded by the current)
+    allow_spec_versions: bool = False
 
 
 from analysis.input_errors import InputError  # noqa: E402 (one class for the API, the options and power)
-
 
 COPIES = ("merge", "subjects")
 FAMILIES = ("auto", "binomial", "gaussian", "ordinal")

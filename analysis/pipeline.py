@@ -28,15 +28,16 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from analysis.load import load
-from analysis.options import Options, check_options
 from analysis.option_checks import check_by_and_formula, check_training_blocks
+from analysis.options import Options, check_options
 from analysis.report.plan import Run, plan_for, with_focus
-from analysis.report.results_folder import Results, clean_json, json_default
-from analysis.stats.formula import merge_level_notes
-from analysis.stats.fit_items import grouped_notes
-from experiments.atomic import atomic_write_text
+
 # names other code imported from here before the split (kept importable from the pipeline)
 from analysis.report.render import render_report
+from analysis.report.results_folder import Results, clean_json, json_default
+from analysis.stats.fit_items import grouped_notes
+from analysis.stats.formula import merge_level_notes
+from experiments.atomic import atomic_write_text
 
 
 def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options | None = None,

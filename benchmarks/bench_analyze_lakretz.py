@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> dict:
         }
     print(f"imported synthetic release: {res['sessions']} sessions, {res['rows_imported']} rows "
           f"({args.subjects} table subjects)")
-    print(f"analyze with mixed models: {res['glmer_fits']} glmer fits, {res['tables']} tables, {res['figures']} figures; "
+    print(f"analyze with mixed models: {res['glmer_fits']} glmer fits, {res['tables']} tables, {res['figures']} "
+          "figures; "
           f"time per run {res['analyze_s_runs']} s, median {res['analyze_s_median']} s wall, "
           f"{res['analyze_cpu_s_median']} s CPU (target < 60 s); load average {res['load_average_1min']} on "
           f"{res['cpus']} CPUs")

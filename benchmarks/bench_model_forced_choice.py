@@ -66,7 +66,7 @@ def _compare_sharing(backend, reqs: list, res: list, n: int) -> dict:
     res2 = backend.loglikelihood(reqs)
     o_s = time.perf_counter() - t
     backend.prefix_sharing = mine
-    diff = max(abs(a.logprob - b.logprob) for a, b in zip(res, res2))
+    diff = max(abs(a.logprob - b.logprob) for a, b in zip(res, res2, strict=False))
     print(f"twinlab ({other} sharing): {o_s:8.1f}s  {n / o_s:8.2f} items/s  max |dlogP| vs {mine} {diff:.1e}",
           flush=True)
     return {f"{other}_seconds": o_s, f"{other}_items_per_s": n / o_s, "sharing_max_abs_diff": diff}
@@ -89,10 +89,11 @@ def _minicons(backend, rows: list[tuple[str, str, str]], ours: list[tuple[float,
                                        reduction=lambda x: x.sum(0).item())
     mc_s, mc_cpu = time.perf_counter() - t, time.process_time() - c
     theirs = [(scores[2 * i], scores[2 * i + 1]) for i in range(n)]
-    same = sum((a > b) == (c > d) for (a, b), (c, d) in zip(ours, theirs))
-    maxdiff = max(max(abs(a - c), abs(b - d)) for (a, b), (c, d) in zip(ours, theirs))
+    same = sum((a > b) == (c > d) for (a, b), (c, d) in zip(ours, theirs, strict=False))
+    maxdiff = max(max(abs(a - c), abs(b - d)) for (a, b), (c, d) in zip(ours, theirs, strict=False))
     print(f"minicons: {mc_s:8.1f}s  {n / mc_s:8.2f} items/s", flush=True)
-    print(f"speed-up {mc_s / tw_s:.2f}x wall, {mc_cpu / tw_cpu:.2f}x CPU time   identical choices {same}/{n}   max |dlogP| {maxdiff:.2e}", flush=True)
+    print(f"speed-up {mc_s / tw_s:.2f}x wall, {mc_cpu / tw_cpu:.2f}x CPU time   identical choices {same}/{n}   max "
+          f"|dlogP| {maxdiff:.2e}", flush=True)
     return {"minicons_seconds": mc_s, "minicons_items_per_s": n / mc_s, "speedup": mc_s / tw_s,
             "minicons_cpu_seconds": mc_cpu, "speedup_cpu_time": mc_cpu / tw_cpu,
             "identical_choices": same, "max_abs_logprob_diff": maxdiff}
@@ -115,7 +116,8 @@ def main(argv: list[str] | None = None) -> dict:
     load_s = time.perf_counter() - t
     items, rows = items_and_requests(args.n, None if args.prompt == "none" else args.prompt)
     n = len(rows)
-    print(f"model {backend.name}  items {n}  threads {torch.get_num_threads()}  cpu {platform.processor() or platform.machine()}"
+    print(f"model {backend.name}  items {n}  threads {torch.get_num_threads()}  cpu "
+          f"{platform.processor() or platform.machine()}"
           f"  load {load_s:.1f}s", flush=True)
 
     reqs = [LoglikelihoodRequest(ctx, " " + w) for ctx, c, f in rows for w in (c, f)]

@@ -67,7 +67,7 @@ def _timed_session(args: argparse.Namespace, backend, exp) -> tuple[list[float],
 
     runner = Runner(cfg, backend, exp=exp, progress=tick)
     runner.run()
-    per = [b - a for a, b in zip(start[:1] + stamps[:-1], stamps)]
+    per = [b - a for a, b in zip(start[:1] + stamps[:-1], stamps, strict=False)]
     return per, runner, out_dir
 
 
@@ -84,7 +84,7 @@ def _naive(idx: list[int], runner, protocol, contexts: list[str], rows: list[dic
         out = backend.loglikelihood(reqs)  # one request pair: no shared-prefix reuse, whole context encoded
         times.append(time.perf_counter() - t)
         stored = json.loads(rows[i]["option_logprobs"])
-        diff = max(diff, max(abs(r.logprob - s) for r, s in zip(out, stored)))
+        diff = max(diff, max(abs(r.logprob - s) for r, s in zip(out, stored, strict=False)))
     return statistics.mean(times), diff
 
 

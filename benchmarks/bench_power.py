@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--subjects", type=int, default=24)
     ap.add_argument("--one-core-sims", type=int, default=0,
-                    help="also time twinlab with one core on this many sims (separates the parallel gain from the rest)")
+                    help="also time twinlab with one core on this many sims (separates the parallel gain from the "
+                         "rest)")
     args = ap.parse_args(argv)
 
     from analysis import api

@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> dict:
             s = Runner(cfg, b).run()
             dt = time.perf_counter() - t0
             results["items"][n] = {"items": s.trials_run, "seconds": dt, "items_per_s": s.trials_run / dt}
-            print(f"violation judgment, {s.trials_run} items, {n} in flight: {dt:.1f} s, {s.trials_run / dt:.2f} items/s",
+            print(f"violation judgment, {s.trials_run} items, {n} in flight: {dt:.1f} s, {s.trials_run / dt:.2f} "
+                  "items/s",
                   flush=True)
             b.close()
         if not args.skip_running:

@@ -74,7 +74,7 @@ def main() -> None:
                 out[name] = fn()
                 wall[name] = min(wall[name], time.perf_counter() - t0)
                 cpu[name] = min(cpu[name], time.process_time() - c0)
-        diff = max(abs(a - v) for o, t in zip(out["twinlab"], out["minicons"]) for a, (_, v) in zip(o, t))
+        diff = max(abs(a - v) for o, t in zip(out["twinlab"], out["minicons"], strict=False) for a, (_, v) in zip(o, t, strict=False))
         r = {"twinlab_sentences_per_s": len(sents) / wall["twinlab"],
              "minicons_sentences_per_s": len(sents) / wall["minicons"],
              "speed_ratio_wall": wall["minicons"] / wall["twinlab"],

@@ -93,7 +93,8 @@ def _page_html() -> str:
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             "<link rel='stylesheet' href='static/jspsych.css'><link rel='stylesheet' href='static/twinlab.css'>"
             "<script src='static/jspsych.js'></script><script src='static/plugin-html-keyboard-response.js'></script>"
-            "<script src='static/twinlab-frames.js'></script><script src='static/twinlab-rsvp.js'></script></head><body><div id='exp'></div></body></html>")
+            "<script src='static/twinlab-frames.js'></script><script "
+            "src='static/twinlab-rsvp.js'></script></head><body><div id='exp'></div></body></html>")
 
 
 def _serve(page, isolated: bool) -> None:
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> dict:
                 pg.keyboard.press("f")
             stamps = pg.evaluate("() => window.__stamps")
             now = r["now"]
-            diffs = sorted({round(b - a, 6) for a, b in zip(now, now[1:]) if b > a})
+            diffs = sorted({round(b - a, 6) for a, b in zip(now, now[1:], strict=False) if b > a})
             resolution["isolated (twinlab web serve)" if isolated else "not isolated (plain static host)"] = {
                 "crossOriginIsolated": r["isolated"], "performance_now_quantum_ms": _quantum(now),
                 "smallest_step_ms": diffs[0] if diffs else None,
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> dict:
     ours_err, ours_iv = [], []
     for r in raw["ours"]:
         ours_err += _errors(r["onsets"], frame, step)
-        ours_iv += [b - a for a, b in zip(r["onsets"], r["onsets"][1:])]
+        ours_iv += [b - a for a, b in zip(r["onsets"], r["onsets"][1:], strict=False)]
     # baseline: painted onset of each word = first frame after jsPsych wrote it
     base_err, base_iv = [], []
     paints = raw["paints"]
@@ -197,7 +198,7 @@ def main(argv: list[str] | None = None) -> dict:
         by_sentence.setdefault(w["s"], []).append(painted)
     for onsets in by_sentence.values():
         base_err += _errors(onsets, frame, step)
-        base_iv += [b - a for a, b in zip(onsets, onsets[1:])]
+        base_iv += [b - a for a, b in zip(onsets, onsets[1:], strict=False)]
     target = step * frame
     out = {
         "chromium": version, "frame_ms": round(frame, 4), "refresh_hz": round(1000 / frame, 3),

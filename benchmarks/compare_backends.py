@@ -54,7 +54,7 @@ def compare_rows(a: list[dict], b: list[dict]) -> dict[str, Any]:
     max_margin_d = 0.0
     flips: list[dict[str, Any]] = []
     first_divergence = None
-    for k, (x, y) in enumerate(zip(a, b)):
+    for k, (x, y) in enumerate(zip(a, b, strict=False)):
         ex, ey = json.loads(x["extra"]), json.loads(y["extra"])
         same = x["response"] == y["response"]
         same_choice += same
@@ -67,7 +67,7 @@ def compare_rows(a: list[dict], b: list[dict]) -> dict[str, Any]:
             continue
         compared += 1
         la, lb = json.loads(x["option_logprobs"]), json.loads(y["option_logprobs"])
-        max_d = max(max_d, max(abs(p - q) for p, q in zip(la, lb)))
+        max_d = max(max_d, max(abs(p - q) for p, q in zip(la, lb, strict=False)))
         max_margin_d = max(max_margin_d, abs(float(x["margin"]) - float(y["margin"])))
     return {"trials": len(a), "same_choice": same_choice, "agreement": same_choice / len(a) if a else 1.0,
             "compared_logprobs": compared, "max_abs_dlogp": max_d, "max_abs_dmargin": max_margin_d,
@@ -97,7 +97,8 @@ def table(results: list[dict[str, Any]]) -> str:
              "flipped choices: largest \\|margin\\| |",
              "|---|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r['case']} | {r['trials']} | {r['same_choice']}/{r['trials']} ({100 * r['agreement']:.1f}%) | "
+        lines.append(f"| {r['case']} | {r['trials']} | {r['same_choice']}/{r['trials']} ({100 * r['agreement']:.1f}%) "
+                     "| "
                      f"{r['max_abs_dlogp']:.3f} ({r['compared_logprobs']}) | {r['max_abs_dmargin']:.3f} | "
                      f"{r['max_flip_margin']:.3f} |")
     return "\n".join(lines)

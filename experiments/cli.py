@@ -103,9 +103,12 @@ def plan(
     subject: str = typer.Option(..., "--subject", "-s", help="subject id (letters and digits)"),
     seed: Optional[int] = typer.Option(None, help="override the spec's seed"),
     session: int = typer.Option(1, "--session", "-n", help="session number (multi-session specs)"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the sequence here (.csv or .json); default: print"),
-    force: bool = typer.Option(False, "--force", help="replace an existing --out file (never a session's data or the spec itself)"),
-    list_number: Optional[int] = typer.Option(None, "--list", help="the design's list N (1..L) instead of the id rotation (experiments/lists.py)"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the sequence here (.csv or .json); default: "
+                                                                 "print"),
+    force: bool = typer.Option(False, "--force", help="replace an existing --out file (never a session's data or the "
+                                                      "spec itself)"),
+    list_number: Optional[int] = typer.Option(None, "--list", help="the design's list N (1..L) instead of the id "
+                                                                   "rotation (experiments/lists.py)"),
 ) -> None:
     """Compile the trial sequence of one subject and print or save it with its hash."""
     import pandas as pd

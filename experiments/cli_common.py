@@ -136,8 +136,14 @@ def progress_bar(unit: str = "", eta: bool = False, disable: bool = False, trans
     (`PlainProgress`), so a log never holds the bar's carriage returns and escape codes."""
     if not writes_to_terminal():
         return PlainProgress(unit, disable=disable)
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     columns: list[Any] = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn()]
     columns += [TextColumn(unit)] if unit else []

@@ -53,7 +53,8 @@ def check_declaration(owner: str, package: str, entry: Any) -> Declared:
         raise CommandDeclarationError(f"{owner}: COMMANDS: group {entry['group']!r} is not one of "
                                       f"{', '.join(repr(g) for g in GROUPS)}")
     if not all(isinstance(entry[f], str) and entry[f] for f in FIELDS if f != "group"):
-        raise CommandDeclarationError(f"{owner}: COMMANDS: {entry!r}: name, module, function and help are non-empty texts")
+        raise CommandDeclarationError(f"{owner}: COMMANDS: {entry!r}: name, module, function and help are non-empty "
+                                      "texts")
     return Declared(owner, entry["group"], entry["name"], f"{package}.{entry['module']}", entry["function"],
                     entry["help"])
 
@@ -129,7 +130,8 @@ def lazy_group(group: str) -> type[TyperGroup]:
             self.commands = {d.name: LazyCommand(d) for d in declared_commands() if d.group == group}
             for name, cmd in own.items():
                 if name in self.commands:
-                    raise CommandDeclarationError(f"{self.commands[name].decl.owner}: COMMANDS: "  # type: ignore[attr-defined]
+                    raise CommandDeclarationError(f"{self.commands[name].decl.owner}: COMMANDS: "
+                                                  ""  # type: ignore[attr-defined]
                                                   f"`twinlab {group} {name}` is a command of twinlab itself")
                 self.commands[name] = cmd
 

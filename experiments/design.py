@@ -311,11 +311,11 @@ def _row_levels(line: int, r: dict[str, str], role: str, factors: dict[str, list
     if len(levels) < len(factors):
         return None
     if role == "test" and not all(levels):
-        empty = [n for n, lv in zip(factors, levels) if not lv]
+        empty = [n for n, lv in zip(factors, levels, strict=False) if not lv]
         problems.append(f"line {line}: a test row needs a level of every factor; empty: {', '.join(empty)}")
         return None
     if any(levels) and not all(levels):
-        empty = [n for n, lv in zip(factors, levels) if not lv]
+        empty = [n for n, lv in zip(factors, levels, strict=False) if not lv]
         problems.append(f"line {line}: a {role} row gives some factors but not {', '.join(empty)} "
                         "(give all or none)")
         return None

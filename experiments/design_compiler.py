@@ -45,7 +45,7 @@ def compile_sessions(exp: Experiment, subject_id: str, seed: int | None = None,
     per_session: list[list[Trial]] = [[] for _ in range(exp.sessions)]
     for b, block in enumerate(exp.blocks):
         sessions = exp.block_sessions(block)
-        for s, units in zip(sessions, _block_parts(draw, b, block, len(sessions), rng)):
+        for s, units in zip(sessions, _block_parts(draw, b, block, len(sessions), rng), strict=False):
             trials = per_session[s - 1]
             for k, unit in enumerate(units):
                 trials.append(draw.trial(block, unit, len(trials), k, rng))

@@ -75,7 +75,8 @@ def r_env() -> dict[str, str]:
 
 
 def _pymer4() -> str:
-    return _run([sys.executable, "-c", "import pymer4.models, importlib.metadata as m; print(m.version('pymer4'))"], timeout=300, env=r_env())
+    return _run([sys.executable, "-c", "import pymer4.models, importlib.metadata as m; "
+                                       "print(m.version('pymer4'))"], timeout=300, env=r_env())
 
 
 CHECKS: list[tuple[str, Callable[[], str]]] = [

@@ -26,8 +26,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterator
 
-from experiments.list_index import (LOCK_NAME, index_for, open_private_file,
-                                    read_sidecar, recorded_list)
+from experiments.list_index import LOCK_NAME, index_for, open_private_file, read_sidecar, recorded_list
 from experiments.options import OptionError
 
 DEFAULT_ABANDON_MIN = 60.0

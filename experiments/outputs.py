@@ -46,7 +46,8 @@ def is_session_file(path: Path) -> bool:
         _SESSION_FILE.match(side.name) is not None
 
 
-_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+_KINDS = ((stat.S_ISCHR, "a character "
+                         "device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 

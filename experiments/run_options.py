@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.options import (MAX_SESSION, at_least, batch_size, cli_name, device, dtype, model_path,
-                                 subject_id, threads)
+from experiments.options import (
+    MAX_SESSION,
+    at_least,
+    batch_size,
+    cli_name,
+    device,
+    dtype,
+    model_path,
+    subject_id,
+    threads,
+)
 from experiments.outputs import check_dataset_folder
 
 

@@ -29,8 +29,15 @@ from typing import Any
 
 from experiments.atomic import check_rename_target
 from experiments.outputs import shared_file, unsafe_target
-from experiments.schema import (COLUMN_NAMES, COLUMNS, SchemaError, check_row, is_earlier_header, is_table_header,
-                                unknown_columns)
+from experiments.schema import (
+    COLUMN_NAMES,
+    COLUMNS,
+    SchemaError,
+    check_row,
+    is_earlier_header,
+    is_table_header,
+    unknown_columns,
+)
 from experiments.session_errors import SessionError, SessionExistsError
 from experiments.session_lock import SessionLock, acquire_session_lock, lock_path_for
 
@@ -644,7 +651,7 @@ def scan_table(path: str | Path) -> TableScan:
             raise SessionError(f"{path} line {line}: {len(cells)} cells where the header has {len(header)}; "
                                "a row in the middle of a session is never partly written (the file was edited or "
                                "damaged): repair or remove that line")
-        rows.append(dict(zip(header, cells)))
+        rows.append(dict(zip(header, cells, strict=False)))
         lines.append(line)
         keep = end
     return TableScan(path, header, rows, keep, data[keep:], lines=tuple(lines))

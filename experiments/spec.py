@@ -126,7 +126,8 @@ def _check_structures(exp: Experiment, where: str) -> None:
         for j, s in enumerate(b.structure_names()):
             if s not in known:
                 loc = f"blocks.{k}.design.{j}.structure" if field == "design" else f"blocks.{k}.structures"
-                raise SpecError(f"{where}: {loc}: unknown structure {s!r} in {source}; known: {', '.join(sorted(known))}")
+                raise SpecError(f"{where}: {loc}: unknown structure {s!r} in {source}; known: "
+                                f"{', '.join(sorted(known))}")
 
 
 BUNDLED_SPECS = Path(__file__).parent / "specs"

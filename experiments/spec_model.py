@@ -13,13 +13,21 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, Strict, ValidationInfo, field_validator,
-                      model_serializer, model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    Strict,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from experiments import spec_errors
-from experiments.screen_texts import (FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text,
-                                     placeholder_problem)
+from experiments.screen_texts import FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text, placeholder_problem
 from experiments.tasks.config import settings_for
 
 CONDITION_LETTERS = {"S", "P"}
@@ -123,7 +131,8 @@ class Block(_Strict):
     across_sessions: bool = False
     # per structure x condition cell, how many grammatical trials per violation trial of each position
     grammatical_weight: Annotated[int, Strict(), Field(ge=0, le=MAX_WEIGHT)] = 1
-    trials: Annotated[int, Strict(), Field(ge=1, le=MAX_BLOCK_TRIALS)] | None = None  # take this many from the balanced design
+    # take this many from the balanced design
+    trials: Annotated[int, Strict(), Field(ge=1, le=MAX_BLOCK_TRIALS)] | None = None
     feedback: bool = True
     shuffle: bool = True
     max_consecutive_violations: Annotated[int, Strict(), Field(ge=1)] | None = 3
@@ -230,7 +239,8 @@ class Panel(_Strict):
     def _both_answers(cls, v: dict[str, str]) -> dict[str, str]:
         missing = [a for a in ("violation", "no_violation") if a not in v]
         if missing:
-            raise ValueError(f"needs an entry for both answers, violation and no_violation; missing: {', '.join(missing)}")
+            raise ValueError("needs an entry for both answers, violation and no_violation; missing: "
+                             f"{', '.join(missing)}")
         if v["violation"] == v["no_violation"]:
             raise ValueError(f"the two answers need different entries, both are {v['violation']!r}")
         return v

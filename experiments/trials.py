@@ -10,6 +10,7 @@ from typing import Any, Collection, Iterator, Mapping
 
 from experiments.tasks.detection import settled_detection
 
+
 def records() -> tuple[ModuleType, ...]:
     """The registered trial records (a study's `TRIAL_RECORD`: the module of the study that holds it), in
     the studies' listing order: the columns a trial's flat and hashed record carries beyond the general
@@ -247,7 +248,8 @@ def _level(value: Any) -> str:
     return str(value)
 
 
-BASE_FIELDS: tuple[str, ...] = ("experiment", "block", "trial_index", "block_trial_index", "item_id")  # feedback: see flat_dict
+# feedback: see flat_dict
+BASE_FIELDS: tuple[str, ...] = ("experiment", "block", "trial_index", "block_trial_index", "item_id")
 GENERIC_FIELDS: dict[str, Any] = {"item": "", "list_number": None, "factors": (), "task": "", "role": "",
                                   "materials": ()}
 # a general design's row (`Trial.to_row`) besides its factors' columns

@@ -11,9 +11,9 @@ Public API (importing this package does not import torch):
 CLI: `twinlab run-model` (model_subjects.cli.run_model). See docs/model_subjects.md.
 """
 from model_subjects.backends.base import Backend, ModelLoadError, Stream
+from model_subjects.backends.registry import backend_names, load_backend, register_backend
 from model_subjects.context import parse_context, rebuild_contexts
 from model_subjects.protocols import get_protocol
-from model_subjects.backends.registry import backend_names, load_backend, register_backend
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
 from model_subjects.runner import RunConfig, Runner, run_models
 from model_subjects.tasks.registry import protocol_names

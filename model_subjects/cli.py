@@ -42,9 +42,11 @@ def run_model(
     protocol: Optional[str] = typer.Option(None, "--protocol", "-p",
                                            help="forced_choice | direct | violation_judgment | "
                                                 "sentence_judgment:<type> | sentence_comparison:<type> | "
-                                                "production[:completion][:lenient] | surprisal[:bow][:nobos] (per-word surprisal, any spec) | "
+                                                "production[:completion][:lenient] | surprisal[:bow][:nobos] (per-word "
+                                                "surprisal, any spec) | "
                                                 "for judgment/choice/rating/completion/lexical_decision specs: "
-                                                "meta | direct | direct:mean | production  (default: from the spec's task)"),
+                                                "meta | direct | direct:mean | production  (default: from the spec's "
+                                                "task)"),
     out: Path = typer.Option(Path("sessions"), "--out", "-o", help="session folder (Psych-DS dataset root)"),
     trials: Optional[int] = typer.Option(None, "--trials", help="run only the first N trials of each subject"),
     session: int = typer.Option(1, "--session", help="session number"),
@@ -58,19 +60,22 @@ def run_model(
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto (device_map='auto')"),
     batch_size: str = typer.Option("auto", "--batch-size",
                                    help="rows per forward pass, or auto (a token budget for the device)"),
-    threads: int = typer.Option(1, "--threads", help="CPU threads for torch (1 is fastest on small CPUs; 0 = torch default)"),
+    threads: int = typer.Option(1, "--threads", help="CPU threads for torch (1 is fastest on small CPUs; 0 = torch "
+                                                     "default)"),
     chat: bool = typer.Option(False, "--chat/--no-chat", help="render contexts with the model's chat template"),
     kv_cache: bool = typer.Option(True, "--kv-cache/--no-kv-cache",
                                   help="running context: extend one KV cache (off: re-encode the history each trial)"),
     question: Optional[str] = typer.Option(None, "--question", help="question text for violation_judgment/production"),
     max_new_tokens: int = typer.Option(8, "--max-new-tokens", help="production: tokens to generate at most"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
-    list_number: Optional[int] = typer.Option(None, "--list", help="every subject reads the design's list N (1..L) instead of the id rotation"),
+    list_number: Optional[int] = typer.Option(None, "--list", help="every subject reads the design's list N (1..L) "
+                                                                   "instead of the id rotation"),
     replay: Optional[Path] = typer.Option(None, "--replay",
                                           help="a folder of people's sessions of this spec, or one session's "
                                                "table (.csv beside its .json): the model reads each "
                                                "person's trials in order with the person's answers and feedback in "
-                                               "its history and scores the person's answer (subjects <model>replay<person>)"),
+                                               "its history and scores the person's answer (subjects "
+                                               "<model>replay<person>)"),
     learning: str = _LEARNING, lr: float = _LR, steps: int = _STEPS, adapter: str = _ADAPTER,  # issue 51
     update_on: str = _UPDATE_ON, optimizer: str = _OPTIMIZER, rank: int = _RANK, learn_blocks: str = _LEARN_BLOCKS,
 ) -> None:
@@ -316,7 +321,8 @@ def register(app: typer.Typer) -> None:
 def context(
     session: Path = typer.Argument(..., help="a model subject's session CSV (<out>/data/*_data.csv)"),
     trial: int = typer.Option(..., "--trial", help="the trial's trial_index (0 = the first)"),
-    spec: Optional[Path] = typer.Option(None, "--spec", help="the spec the session ran (default: the bundled spec of its experiment)"),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="the spec the session ran (default: the bundled spec of "
+                                                             "its experiment)"),
     as_json: bool = typer.Option(False, "--json", help="print {text, sha256, protocol, context_mode, chat} as JSON"),
 ) -> None:
     """Print the exact text a model read before answering trial N of a session.

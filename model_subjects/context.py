@@ -369,7 +369,7 @@ def rebuild_contexts(exp: Experiment, rows: Sequence[dict[str, Any]], mode: Cont
     if mode.kind not in HISTORY_KINDS:
         return [static_context(mode, protocol.queries(t)[0].prompt, chat) for t in trials]
     hist = History(exp, chat=chat, window=mode.window, sizes=session_sizes(trials) if sizes is None else sizes)
-    for row, trial in zip(ordered, trials):
+    for row, trial in zip(ordered, trials, strict=False):
         hist.begin_trial(trial)
         out.append(hist.windowed_text(trial.trial_index) + hist.trial_context(protocol.queries(trial)[0].prompt))
         hist.commit_entry(trial, row_entry(protocol, trial, row))

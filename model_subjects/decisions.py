@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.trials import Trial
-from model_subjects.protocols import Protocol
 from model_subjects.protocol_base import Decision
+from model_subjects.protocols import Protocol
 
 
 class RunError(RuntimeError):

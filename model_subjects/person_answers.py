@@ -29,7 +29,8 @@ def free_text_problem(text: str) -> str | None:
         cat = unicodedata.category(ch)
         if cat in BAD_CATEGORIES:
             name = unicodedata.name(ch, "unnamed")
-            return (f"a typed answer holding U+{ord(ch):04X} {name} (category {cat}: control, format and line/paragraph "
+            return (f"a typed answer holding U+{ord(ch):04X} {name} (category {cat}: control, format and "
+                    "line/paragraph "
                     "separator characters are refused)")
         if ch in MARK_CHARS:
             return f"a typed answer holding {ch!r} (the transcript marks answers <<...>>; < and > are refused)"

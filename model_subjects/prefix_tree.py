@@ -330,7 +330,7 @@ class TreeScorer:
                 cc += range(P + T - lens[r], P + T)
                 ss += range(n.slot, n.slot + lens[r])
             rr_t, cc_t, ss_t = (torch.tensor(x, device=dev) for x in (rr, cc, ss))
-            for (pk, pv), layer in zip(pool, out.past_key_values.layers):
+            for (pk, pv), layer in zip(pool, out.past_key_values.layers, strict=False):
                 pk[ss_t] = layer.keys[rr_t, :, cc_t]
                 pv[ss_t] = layer.values[rr_t, :, cc_t]
         es = [(r, e) for r, k in enumerate(batch) for e in by_node.get(k, ())]
@@ -343,7 +343,7 @@ class TreeScorer:
         lp = torch.log_softmax(logits, dim=-1).gather(1, et[:, None])[:, 0]
         hit = logits.argmax(-1) == et
         values = torch.stack([lp.double(), hit.double()], 1).cpu().tolist()  # one device->host transfer
-        for (_, e), (v, h) in zip(es, values):
+        for (_, e), (v, h) in zip(es, values, strict=False):
             lps[e.unit][e.j] = v
             if not h:
                 greedy[e.unit] = False

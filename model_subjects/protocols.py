@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from model_subjects.protocol_base import Protocol, ProtocolError
-from model_subjects.tasks.registry import default_protocol as _default, task_protocol
+from model_subjects.tasks.registry import default_protocol as _default
+from model_subjects.tasks.registry import task_protocol
 
 DEFAULT_SOURCE = "stimuli"  # where the trials of a spec from before the general model come from (a study's cells)
 

@@ -44,7 +44,7 @@ def person_line(exp: Experiment, protocol: Any, p: Person) -> dict[str, Any]:
     """One person's transcript and trials, from the spec's trials and the person's checked answers
     (model_subjects/people.py); only the RTs come from the rows as recorded."""
     hist = History(exp, sizes=block_sizes(list(p.trials)))
-    for trial, response, feedback in zip(p.trials, p.responses, p.feedback):
+    for trial, response, feedback in zip(p.trials, p.responses, p.feedback, strict=False):
         hist.begin_trial(trial)
         e = history_entry(protocol, trial, response, feedback)
         hist.commit(trial, e.question, mark(e.answer), e.feedback)
@@ -52,7 +52,7 @@ def person_line(exp: Experiment, protocol: Any, p: Person) -> dict[str, Any]:
             "spec_hash": exp.spec_hash, "protocol": protocol.name, "source": str(p.csv),
             "trials": [{"trial_index": t.trial_index, "block": t.block, "item_id": t.item_id, "response": response,
                         "correct": correct, "rt_ms": _num(r.get("rt_ms"))}
-                       for t, response, correct, r in zip(p.trials, p.responses, p.correct, p.rows)]}
+                       for t, response, correct, r in zip(p.trials, p.responses, p.correct, p.rows, strict=False)]}
 
 
 def check_jsonl_out(out: str | Path, spec: str, people_dir: str | Path, force: bool) -> None:
@@ -76,9 +76,8 @@ def export_jsonl(spec: str, people_dir: str | Path, out: str | Path, protocol: s
     sessions not written are appended to `left_out` (model_subjects.people.LeftOut: the file and why)."""
     from experiments.atomic import atomic_write_text
     from experiments.spec import load_spec
-    from model_subjects.protocols import default_protocol, get_protocol
     from model_subjects.people import find_people
-    from model_subjects.runner import RunError
+    from model_subjects.protocols import default_protocol, get_protocol
 
     check_jsonl_out(out, spec, people_dir, force)
     exp = load_spec(spec)

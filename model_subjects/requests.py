@@ -115,6 +115,7 @@ class PairTokenizer:
             return self.prefix_ids  # type: ignore[attr-defined]
         if not ctx:
             if self.start_id is None:  # type: ignore[attr-defined]
-                raise ValueError(f"model {self.name!r} has neither BOS nor EOS to condition an empty context on")  # type: ignore[attr-defined]
+                raise ValueError(f"model {self.name!r} has neither BOS nor EOS to condition an empty context "
+                                 "on")  # type: ignore[attr-defined]
             return (self.start_id,)  # type: ignore[attr-defined]
         return ()

@@ -135,7 +135,8 @@ def protocol_meant(cfg, exp, proto) -> None:
                     except ProtocolError:
                         continue
                     works.append(name)
-                raise ProtocolError(f"{exc}. Protocols that work on these items: {', '.join(works) or 'none'}") from None
+                raise ProtocolError(f"{exc}. Protocols that work on these items: "
+                                    f"{', '.join(works) or 'none'}") from None
 
 
 def device_available(device: str, backend: str, name: str = "--device") -> None:

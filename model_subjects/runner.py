@@ -493,7 +493,7 @@ class Runner:
             all_scores = [[[results[a + i].logprob for i in range(n)] for a, n in spans] for _, _, spans in plan]
             alone = self._rescore_near_ties(reqs, plan, all_scores, [r.n_tokens for r in results],
                                             [trial for _, trial in part])
-            for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan)):
+            for j, ((st, trial), (qs, ctxs, spans)) in enumerate(zip(part, plan, strict=False)):
                 scored = Scored(all_scores[j], per_query(results, spans), texts[j], measured[j], j in alone)
                 score_trial(self, st, trial, qs, scored, context_text=ctxs[0], started=started)
             for sid in dict.fromkeys(id(st) for st, _ in part):  # the sidecar's n_trials_written follows the rows
@@ -511,7 +511,7 @@ class Runner:
             return set()
         idx = [a + i for j in near for a, n in plan[j][2] for i in range(n)]
         res = self.backend.loglikelihood_alone([reqs[k] for k in idx])
-        by = dict(zip(idx, res))
+        by = dict(zip(idx, res, strict=False))
         for j in near:
             all_scores[j] = [[by[a + i].logprob for i in range(n)] for a, n in plan[j][2]]
         return set(near)

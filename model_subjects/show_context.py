@@ -14,8 +14,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from model_subjects.context import (REPLAY, ContextError, ContextMode, parse_context, rebuild_contexts,
-                                    recorded_block_sizes, row_trial, session_sizes, sha256)
+from model_subjects.context import (
+    REPLAY,
+    ContextError,
+    ContextMode,
+    parse_context,
+    rebuild_contexts,
+    recorded_block_sizes,
+    row_trial,
+    session_sizes,
+    sha256,
+)
 
 INT_CELLS = ("trial_index", "block_trial_index", "critical_index")  # the cells a trial is rebuilt from as numbers
 JSON_CELLS = ("extra", "materials")  # JSON objects (an empty cell: none)
@@ -37,7 +46,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
         raise ShowContextError(str(exc)) from None
     if not scan.rows:
         raise ShowContextError(f"{path}: holds no trials")
-    for row, line in zip(scan.rows, scan.lines):
+    for row, line in zip(scan.rows, scan.lines, strict=False):
         _check_cells(path, row, line)
     return scan.rows
 
@@ -185,7 +194,8 @@ def session_context(path: str | Path, trial: int, spec: str | Path | None = None
     text = texts[-1]
     if sha256(text) != extra["context_sha256"]:
         raise ShowContextError(f"{path}: the rebuilt context of trial {trial} does not match the hash the run recorded "
-                               f"({sha256(text)[:12]} vs {extra['context_sha256'][:12]}): the spec, sidecar or rows differ "
+                               f"({sha256(text)[:12]} vs {extra['context_sha256'][:12]}): the spec, sidecar or rows "
+                               "differ "
                                "from the run's; not shown")
     return {"text": text, "sha256": extra["context_sha256"], "trial_index": trial, "protocol": proto.name,
             "context_mode": mode.label, "chat": chat, "spec": note}

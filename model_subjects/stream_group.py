@@ -138,7 +138,7 @@ class StreamGroup:
                 firsts = torch.tensor([cont[0] for _, _, cont in wanted], device=lp0.device)
                 # one device->host transfer for the step: first-token log-probs and argmax flags
                 vals = torch.stack([lp0[rows, firsts].double(), (lp0[rows].argmax(-1) == firsts).double()], 1)
-                for (i, j, cont), (v, hit) in zip(wanted, vals.cpu().tolist()):
+                for (i, j, cont), (v, hit) in zip(wanted, vals.cpu().tolist(), strict=False):
                     results[i][j] = ([v], bool(hit))
                     if len(cont) > 1:
                         multi.append((i, j, cont))
@@ -156,7 +156,7 @@ class StreamGroup:
         out: dict[int, list[LoglikelihoodResult]] = {}
         for i, res in results.items():
             out[i] = []
-            for (lps, greedy), (_, cont) in zip(res, plans[i]):
+            for (lps, greedy), (_, cont) in zip(res, plans[i], strict=False):
                 out[i].append(LoglikelihoodResult(float(sum(lps)), bool(greedy), len(cont), tuple(lps)))
         return out
 

@@ -125,7 +125,7 @@ class SurprisalScorer:
         """Surprisal (bits) of every word of every sentence; `contexts[i]` conditions sentence i."""
         contexts = list(contexts) if contexts is not None else [""] * len(sentences)
         seqs = []
-        for words, ctx in zip(sentences, contexts):
+        for words, ctx in zip(sentences, contexts, strict=False):
             ids, owner = align(self.tokenizer, words, ctx)
             if self.settings.bos:
                 ids, owner = [self.tokenizer.bos_token_id] + ids, [-1] + owner

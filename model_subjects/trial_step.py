@@ -25,7 +25,7 @@ def requests(queries: list[Query], contexts: list[str], chat: Any) -> tuple[list
     """Every query's options after its context, as one flat list of requests, and each query's (start, count)."""
     reqs: list[LoglikelihoodRequest] = []
     spans = []
-    for q, ctx in zip(queries, contexts):
+    for q, ctx in zip(queries, contexts, strict=False):
         spans.append((len(reqs), len(q.options)))
         reqs += [LoglikelihoodRequest(ctx, text) for text in option_texts(q, chat)]
     return reqs, spans

@@ -62,7 +62,7 @@ class WeightLearner:
                     elif "lora_B" in name:
                         p.zero_()
             else:
-                for p, base in zip(self.params, self._base):
+                for p, base in zip(self.params, self._base, strict=False):
                     p.copy_(base)
         for p in self.params:
             p.grad = None
@@ -77,7 +77,7 @@ class WeightLearner:
         torch = self.torch
         with torch.no_grad():
             if self.s.adapter != "lora":
-                for p, base in zip(self.params, self._base):
+                for p, base in zip(self.params, self._base, strict=False):
                     p.copy_(base)
                     p.grad = None
         self.b.model = self.frozen_model

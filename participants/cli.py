@@ -131,11 +131,13 @@ def run_human(
     autopilot: bool = typer.Option(
         False, "--autopilot",
         help="smoke demo: the runner presses the keys itself (data marked SIMULATED; id must start with 'autopilot')"),
-    autopilot_accuracy: float = typer.Option(0.8, "--autopilot-accuracy", help="share of autopilot answers that are right"),
+    autopilot_accuracy: float = typer.Option(0.8, "--autopilot-accuracy", help="share of autopilot answers that are "
+                                                                               "right"),
     screenshots: Optional[Path] = typer.Option(
         None, "--screenshots", help="save a PNG of each kind of screen (instructions, fixation, word, ...) here"),
     list_number: Optional[int] = typer.Option(
-        None, "--list", help="the design's list N (1..L) instead of the id rotation; --resume keeps the session's own list"),
+        None, "--list", help="the design's list N (1..L) instead of the id rotation; --resume keeps the session's own "
+                             "list"),
 ) -> None:
     """Run a human session in PsychoPy: instructions, training with feedback, test block(s); crash-safe."""
     from rich.console import Console

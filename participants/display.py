@@ -9,7 +9,6 @@ from participants.keys import Keys
 from participants.screens import BACKGROUND
 from participants.timing import RefreshMeasurement, TimingPolicy, decide_timing, measure_refresh
 
-
 # Test hook: time by frames at this rate whatever the measurement says, so the frame-counting path
 # (and dropped-frame counting) runs under Xvfb too. Recorded as a warning; never for real data.
 FORCE_FRAMES_ENV = "TWINLAB_TEST_FORCE_FRAMES_HZ"

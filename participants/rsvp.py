@@ -14,8 +14,8 @@ from typing import Any, Callable, Iterator
 
 from experiments.screen_texts import confirm_keys, page_hint
 from experiments.session import now_iso
-from experiments.tasks.earned import feedback_earned, kind_of, rsvp_rules
 from experiments.spec import Experiment
+from experiments.tasks.earned import feedback_earned, kind_of, rsvp_rules
 from experiments.trials import Trial
 from participants.autopilot import Autopilot
 from participants.keys import KeyEvent, Keys
@@ -316,7 +316,7 @@ class Presenter:
     def _word_fields(t0: float, onsets: list[float], offsets: list[float]) -> dict[str, Any]:
         """The TrialResult fields on the units' onsets and durations, the same in both response modes."""
         return {"word_onsets_ms": [_ms(o - t0) for o in onsets],
-                "word_durations_ms": [_ms(off - on) for on, off in zip(onsets, offsets)]}
+                "word_durations_ms": [_ms(off - on) for on, off in zip(onsets, offsets, strict=False)]}
 
     def _feedback_then_blank(self, trial: Trial, correct: bool | None,
                              log_feedback: bool = False) -> tuple[str | None, float | None, float]:
@@ -377,7 +377,8 @@ class Presenter:
     def _run_trial(self, trial: Trial) -> TrialResult:
         """A key trial: fixation, RSVP words, the response window (a press or none), feedback, blank."""
         tm = self.exp.timing
-        # the trial's kind's rules (violation detection's: kinds/violation_detection/task.py), looked up before it starts
+        # the trial's kind's rules (violation detection's: kinds/violation_detection/task.py), looked up before it
+        # starts
         key_response, outcome, response_times = rsvp_rules(self.exp, trial, "key_response", "outcome", "response_times")
         stims = self._start_trial(trial)
         ci = trial.study_record.critical_index

@@ -15,8 +15,16 @@ from typing import Any, Callable
 
 from experiments.lists import read_sidecar
 from experiments.run_prep import RunPlan, hash_differences, session_problem
-from experiments.session import (SessionError, SessionExistsError, SessionLock, SessionWriter, acquire_session_lock,
-                                 check_rows_follow, read_rows, scan_table)
+from experiments.session import (
+    SessionError,
+    SessionExistsError,
+    SessionLock,
+    SessionWriter,
+    acquire_session_lock,
+    check_rows_follow,
+    read_rows,
+    scan_table,
+)
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
 from participants.autopilot import AUTOPILOT_PREFIX
@@ -269,7 +277,8 @@ def _run_warnings(exp: Experiment, display: Any, log: Callable[[str], None]) -> 
     missing_texts = untranslated(exp)
     if missing_texts:
         warnings.append(f"language {exp.language!r} has no built-in screen texts: {len(missing_texts)} text(s) are "
-                        f"shown in English ({', '.join(missing_texts)}); give them under texts: / feedback: in the spec")
+                        f"shown in English ({', '.join(missing_texts)}); give them under texts: / feedback: in the "
+                        "spec")
     for w in warnings:
         log(f"WARNING: {w}")
     return warnings, texts

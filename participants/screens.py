@@ -67,7 +67,7 @@ class Screens:
                                                      text="", height=WORD_HEIGHT, color=TEXT_COLOR,
                                                      units="height"))
         stims = self._words[: len(words)]
-        for stim, word in zip(stims, words):
+        for stim, word in zip(stims, words, strict=False):
             stim.text = word
             stim.draw()  # the first draw of new text is slow: do it now, off screen
         self.win.clearBuffer()
@@ -126,7 +126,7 @@ class PanelScreen:
         self.boxes: dict[str, Any] = {}
         self.labels: dict[str, Any] = {}
         self.stims: list[Any] = []
-        for answer, x in zip(order, (-PANEL_X, PANEL_X)):
+        for answer, x in zip(order, (-PANEL_X, PANEL_X), strict=False):
             box = visual.Rect(win, width=PANEL_BOX[0], height=PANEL_BOX[1], pos=(x, 0), units="height",
                               lineColor=TEXT_COLOR, fillColor=(0.9, 0.9, 0.9), lineWidth=3)
             label = visual.TextStim(win, **font_of(win),

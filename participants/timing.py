@@ -178,7 +178,7 @@ def measure_refresh(win: Any, n_intervals: int = 120) -> RefreshMeasurement:
     stamps: list[float] = []
     for _ in range(n_intervals + 1):
         stamps.append(win.flip())
-    intervals = [(b - a) * 1000.0 for a, b in zip(stamps, stamps[1:])]
+    intervals = [(b - a) * 1000.0 for a, b in zip(stamps, stamps[1:], strict=False)]
     return RefreshMeasurement(psychopy_rate_hz=float(rate) if rate else None, intervals_ms=intervals)
 
 

@@ -150,8 +150,8 @@ def _run(reproduce, opt, interrupted: str) -> None:
 def _backend_settings(backend: Optional[str], backend_option: Optional[list[str]]) -> tuple[Optional[str], dict]:
     """--backend and -B KEY=VALUE, by run-model's rules (an unknown backend or a malformed option: exit 2)."""
     from model_subjects.backends.base import ModelLoadError
-    from model_subjects.cli import parse_backend_options
     from model_subjects.backends.registry import canonical_name
+    from model_subjects.cli import parse_backend_options
 
     name = None
     if backend:
@@ -175,21 +175,36 @@ def _served_batch(backend: Optional[str], batch_size: str) -> str:
 @app.command("lampinen2024", epilog=FILES["lampinen2024"])
 def lampinen2024(
     out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses finished work)"),
-    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="model (name, folder, .gguf); repeat for several; default: the bundled SmolLM2-135M-Instruct"),
-    items: Optional[list[Path]] = typer.Option(None, "--items", help="stimulus file(s) instead of the generated ones (e.g. from `stimuli import lakretz-text`); the dependency is that of each file's critical verb"),
-    humans: Optional[list[Path]] = typer.Option(None, "--humans", help="human session folder(s) or Lakretz results CSV: their error rates are drawn as dashed lines"),
-    items_per_condition: Optional[int] = typer.Option(None, "--items-per-condition", "-n", help="items per condition (default: 512 generated, or all of --items)"),
-    prompts: Optional[list[str]] = typer.Option(None, "--prompts", help="comma list of none, twoshot, eightshot, recombined, interp or single prompt sets (default: the paper's plan per subtask)"),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="model (name, folder, .gguf); repeat for "
+                                                                          "several; default: the bundled "
+                                                                          "SmolLM2-135M-Instruct"),
+    items: Optional[list[Path]] = typer.Option(None, "--items", help="stimulus file(s) instead of the generated ones "
+                                                                     "(e.g. from `stimuli import lakretz-text`); the "
+                                                                     "dependency is that of each file's critical verb"),
+    humans: Optional[list[Path]] = typer.Option(None, "--humans", help="human session folder(s) or Lakretz results "
+                                                                       "CSV: their error rates are drawn as dashed "
+                                                                       "lines"),
+    items_per_condition: Optional[int] = typer.Option(None, "--items-per-condition", "-n", help="items per condition "
+                                                                                                "(default: 512 "
+                                                                                                "generated, or all of "
+                                                                                                "--items)"),
+    prompts: Optional[list[str]] = typer.Option(None, "--prompts", help="comma list of none, twoshot, eightshot, "
+                                                                        "recombined, interp or single prompt sets "
+                                                                        "(default: the paper's plan per subtask)"),
     dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: only that part of the grid"),
     seed: int = typer.Option(1, "--seed", help="seed of the generated items, their subsample and the bootstrap"),
     n_boot: int = typer.Option(2000, "--n-boot", help="bootstrap resamples"),
     add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos", help="prepend the BOS token to every context"),
     dtype: str = typer.Option("float32", "--dtype", help="float32 | bfloat16 | float16"),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto"),
-    batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto (a token budget for the device)"),
+    batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto (a token budget for "
+                                                              "the device)"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
-    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | llamacpp | openai (a served model) | seq2seq"),
-    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | llamacpp | openai (a "
+                                                                        "served model) | seq2seq"),
+    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE "
+                                                                                            "(repeatable), e.g. -B "
+                                                                                            "url=http://127.0.0.1:8000"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars"),
 ) -> None:
     """seeds/000: Table B1 grid, harder variants, recombined prompts, Figure 5 and Figure B1 for any local model."""
@@ -209,21 +224,45 @@ def lampinen2024(
 
 @app.command("hu-levy2023", epilog=FILES["hu-levy2023"])
 def hu_levy2023(
-    out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses every scored request)"),
-    data: Optional[Path] = typer.Option(None, "--data", help="the authors' datasets/ folder (exp1/p18, exp1/news, exp2/dtfit, exp3/blimp, exp3/syntaxgym corpus.csv)"),
-    n_items: Optional[int] = typer.Option(None, "--items", help="sample N items per dataset (seeded by --seed; default: all)"),
-    experiments: Optional[list[str]] = typer.Option(None, "--experiments", "-e", help="comma list of 1, 2, 3a, 3b (default: all four)"),
-    prompt_text: str = typer.Option("authors", "--prompt-text", help="authors (default): the prompts as the released code assembles them (blank lines, '...'), which made the paper's numbers; paper: as Tables 2-4b print them"),
-    scoring: str = typer.Option("authors", "--scoring", help="authors (default): whole sentences as the authors scored them (seq2seq: pseudo-log-likelihood; a served model without BOS: every token after the first); exact: twinlab's rule (a whole sentence needs its first token's score: refused on a server without BOS); openai-last-token: the authors' OpenAI code, an answer counted by its last sub-token only (compatibility)"),
-    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="model(s); repeat for several; default: the bundled SmolLM2-135M-Instruct"),
-    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | seq2seq (Flan-T5 style) | llamacpp | openai (a served model)"),
-    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
-    pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="extra Experiment 3 minimal-pair file(s) in the BLiMP JSONL format"),
-    agreement: bool = typer.Option(False, "--agreement", help="add twinlab's own agreement pairs (long-nested items) to Experiment 3"),
-    no_agreement: bool = typer.Option(False, "--no-agreement", hidden=True, help="(the default now; kept for old command lines)"),
-    agreement_items: Optional[list[Path]] = typer.Option(None, "--agreement-items", help="agreement stimulus file(s) instead of the generated items (with --agreement)"),
-    items_per_condition: int = typer.Option(16, "--items-per-condition", "-n", help="generated agreement items per condition (with --agreement)"),
-    dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: agreement pairs of that verb only"),
+    out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses every scored "
+                                                      "request)"),
+    data: Optional[Path] = typer.Option(None, "--data", help="the authors' datasets/ folder (exp1/p18, exp1/news, "
+                                                             "exp2/dtfit, exp3/blimp, exp3/syntaxgym corpus.csv)"),
+    n_items: Optional[int] = typer.Option(None, "--items", help="sample N items per dataset (seeded by --seed; "
+                                                                "default: all)"),
+    experiments: Optional[list[str]] = typer.Option(None, "--experiments", "-e", help="comma list of 1, 2, 3a, 3b "
+                                                                                      "(default: all four)"),
+    prompt_text: str = typer.Option("authors", "--prompt-text", help="authors (default): the prompts as the released "
+                                                                     "code assembles them (blank lines, '...'), which "
+                                                                     "made the paper's numbers; paper: as Tables 2-4b "
+                                                                     "print them"),
+    scoring: str = typer.Option("authors", "--scoring", help="authors (default): whole sentences as the authors scored "
+                                                             "them (seq2seq: pseudo-log-likelihood; a served model "
+                                                             "without BOS: every token after the first); exact: "
+                                                             "twinlab's rule (a whole sentence needs its first token's "
+                                                             "score: refused on a server without BOS); "
+                                                             "openai-last-token: the authors' OpenAI code, an answer "
+                                                             "counted by its last sub-token only (compatibility)"),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="model(s); repeat for several; default: the "
+                                                                          "bundled SmolLM2-135M-Instruct"),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | seq2seq (Flan-T5 "
+                                                                        "style) | llamacpp | openai (a served model)"),
+    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE "
+                                                                                            "(repeatable), e.g. -B "
+                                                                                            "url=http://127.0.0.1:8000"),
+    pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="extra Experiment 3 minimal-pair file(s) in the "
+                                                                     "BLiMP JSONL format"),
+    agreement: bool = typer.Option(False, "--agreement", help="add twinlab's own agreement pairs (long-nested items) "
+                                                              "to Experiment 3"),
+    no_agreement: bool = typer.Option(False, "--no-agreement", hidden=True, help="(the default now; kept for old "
+                                                                                 "command lines)"),
+    agreement_items: Optional[list[Path]] = typer.Option(None, "--agreement-items", help="agreement stimulus file(s) "
+                                                                                         "instead of the generated "
+                                                                                         "items (with --agreement)"),
+    items_per_condition: int = typer.Option(16, "--items-per-condition", "-n", help="generated agreement items per "
+                                                                                    "condition (with --agreement)"),
+    dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: agreement pairs of that verb "
+                                                                        "only"),
     seed: int = typer.Option(1, "--seed", help="seed of the --items sample, the agreement items and the bootstrap"),
     n_boot: int = typer.Option(2000, "--n-boot"),
     add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos"),
@@ -277,7 +316,8 @@ def hu_levy2023(
         _fail(str(exc))
     for d in datasets:
         typer.echo(f"read {d.spec.label}: {d.all_count} items ({d.file}); running {len(d.items)}"
-                   + (f" for experiments {', '.join(e for e in exps if e in d.spec.experiments)}" if d.spec.experiments else ""),
+                   + (" for experiments "
+                      f"{', '.join(e for e in exps if e in d.spec.experiments)}" if d.spec.experiments else ""),
                    err=True)
     _run(reproduce, opt, "scored requests are cached")
 
@@ -309,12 +349,18 @@ def _hu_levy_authors(archive: Path, out: Path, n_boot: int, seed: int, quiet: bo
 @app.command("hu-frank2024", epilog=FILES["hu-frank2024"])
 def hu_frank2024(
     out: Path = typer.Option(..., "--out", "-o", help="reproduction folder (re-running with it reuses finished work)"),
-    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="models of different sizes: repeat --model A --model B ...; default: the bundled SmolLM2-135M-Instruct"),
-    pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="minimal-pair file(s) in the BLiMP JSONL format (sentence_good, sentence_bad)"),
-    items: Optional[list[Path]] = typer.Option(None, "--items", help="agreement stimulus file(s) instead of the generated long-nested items"),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="models of different sizes: repeat --model A "
+                                                                          "--model B ...; default: the bundled "
+                                                                          "SmolLM2-135M-Instruct"),
+    pairs: Optional[list[Path]] = typer.Option(None, "--pairs", help="minimal-pair file(s) in the BLiMP JSONL format "
+                                                                     "(sentence_good, sentence_bad)"),
+    items: Optional[list[Path]] = typer.Option(None, "--items", help="agreement stimulus file(s) instead of the "
+                                                                     "generated long-nested items"),
     items_per_condition: int = typer.Option(8, "--items-per-condition", "-n", help="agreement items per condition"),
-    dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: agreement items of that verb only"),
-    mixed: bool = typer.Option(True, "--mixed/--no-mixed", help="fit the glmer of correctness on method x log size (R)"),
+    dependency: Optional[str] = typer.Option(None, "--dependency", help="inner or outer: agreement items of that verb "
+                                                                        "only"),
+    mixed: bool = typer.Option(True, "--mixed/--no-mixed", help="fit the glmer of correctness on method x log size "
+                                                                "(R)"),
     seed: int = typer.Option(1, "--seed"),
     n_boot: int = typer.Option(2000, "--n-boot"),
     add_bos: bool = typer.Option(False, "--add-bos/--no-add-bos"),
@@ -322,25 +368,32 @@ def hu_frank2024(
     device: str = typer.Option("cpu", "--device"),
     batch_size: str = typer.Option("32", "--batch-size", help="sequences per forward pass, or auto"),
     threads: int = typer.Option(1, "--threads", help="CPU threads for torch (0 = torch default)"),
-    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | llamacpp | openai (a served model) | seq2seq"),
-    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE (repeatable), e.g. -B url=http://127.0.0.1:8000"),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="transformers (default) | llamacpp | openai (a "
+                                                                        "served model) | seq2seq"),
+    backend_option: Optional[list[str]] = typer.Option(None, "--backend-option", "-B", help="backend setting KEY=VALUE "
+                                                                                            "(repeatable), e.g. -B "
+                                                                                            "url=http://127.0.0.1:8000"),
     max_new_tokens: int = typer.Option(4, "--max-new-tokens", help="production: tokens to generate at most"),
     authors_outputs: Optional[Path] = typer.Option(None, "--authors-outputs", help="the authors' released outputs "
                                                    "(jennhu/lm-task-demands, or its output/ folder): recompute the "
-                                                   "paper's Figures 2-4 and equations (1)-(4) from them; no model is run"),
+                                                   "paper's Figures 2-4 and equations (1)-(4) from them; no model is "
+                                                   "run"),
     data: Optional[Path] = typer.Option(None, "--data", help="the release (jennhu/lm-task-demands: external_stimuli/, "
                                         "output/): run its four domains with both methods on --model(s); --items N "
                                         "for a seeded sample of N items per domain (per CRT condition)"),
     models_file: Optional[Path] = typer.Option(None, "--models", help="with --data: a YAML or CSV file naming each "
                                                "model's path, family, size (parameters) and optionally training step "
                                                "(a checkpoint series gives Figure 4)"),
-    fits: bool = typer.Option(True, "--fits/--no-fits", help="with --authors-outputs or --data: fit equations (1)-(4) in R/lme4"),
+    fits: bool = typer.Option(True, "--fits/--no-fits", help="with --authors-outputs or --data: fit equations (1)-(4) "
+                                                             "in R/lme4"),
     sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="with --authors-outputs: the "
                                      "sensitivity fits of every singular size model (several minutes)"),
     row_order: bool = typer.Option(True, "--row-order/--no-row-order", help="with --authors-outputs: refit the paper's "
-                                   "models with the rows reversed and in seeded shuffles (the range of each statistic); "
+                                   "models with the rows reversed and in seeded shuffles (the range of each "
+                                   "statistic); "
                                    "--no-row-order is --row-orders 1"),
-    row_orders: int = typer.Option(5, "--row-orders", help="with --authors-outputs: the number of row orders of each of "
+    row_orders: int = typer.Option(5, "--row-orders", help="with --authors-outputs: the number of row orders of each "
+                                                           "of "
                                    "the paper's fits (as read, reversed, then seeded shuffles; 1-20; 1 = one fit per "
                                    "model, the rows as read)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),

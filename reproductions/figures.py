@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.report.figures import HUMAN_COLOR, PALETTE, pyplot, save_figure
 from analysis.load.prepare import condition_order
+from analysis.report.figures import HUMAN_COLOR, PALETTE, pyplot, save_figure
 
 PSP_COLOR = "#C44E52"  # the key condition of seeds/000, drawn thick
 

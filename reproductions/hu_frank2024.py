@@ -30,11 +30,23 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from reproductions.common import (Arm, ReproError, Report, RunOptions, cells_study, load_arms, progress_bar, sha256_text,
-                                  slug, write_provenance, write_spec)
+from reproductions.common import (
+    Arm,
+    Report,
+    ReproError,
+    RunOptions,
+    cells_study,
+    load_arms,
+    progress_bar,
+    sha256_text,
+    slug,
+    write_provenance,
+    write_spec,
+)
 
 PAPER = "seeds/002: Hu & Frank (2024), Auxiliary task demands mask the capabilities of smaller language models"
 CONTRASTS = {
@@ -123,7 +135,7 @@ def run_model(opt: Options, model: str | None, subtasks, spec_for, pairs, prog) 
             cache.close()
         frames.append(pd.DataFrame([{"model": desc.get("name"), "protocol": name, "correct": bool(d.correct),
                                      "item": p.pair_id, "dataset": p.dataset, "subtask": p.category}
-                                    for (p, name), d in zip(meta, decisions)]))
+                                    for (p, name), d in zip(meta, decisions, strict=False)]))
     del backend
     out = pd.concat(frames, ignore_index=True)
     out["n_parameters"] = int(desc.get("n_parameters") or 0)
@@ -145,16 +157,16 @@ def unique_models(models: list[str | None]) -> tuple[list[str | None], list[str]
 
 def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     """analysis.measures.model_measures.demand_gap per dataset, restricted to the two contrasts."""
-    from analysis.measures.model_measures import demand_gap
-
     import warnings
+
+    from analysis.measures.model_measures import demand_gap
 
     df = rows.assign(subject_kind="model", context_mode=rows["dataset"])
     with warnings.catch_warnings():  # the unsmoothed gap beside the smoothed one may be infinite
         warnings.simplefilter("ignore", RuntimeWarning)
         g = demand_gap(df, seed=seed, n_boot=n_boot)
     keep = {(lo, hi): name for name, (lo, hi) in CONTRASTS.items()}
-    g["contrast"] = [keep.get((lo, hi)) for lo, hi in zip(g["low_demand"], g["high_demand"])]
+    g["contrast"] = [keep.get((lo, hi)) for lo, hi in zip(g["low_demand"], g["high_demand"], strict=False)]
     g = g[g["contrast"].notna()].rename(columns={"context_mode": "dataset"})
     sizes = rows.groupby("model")["n_parameters"].first()
     g.insert(1, "n_parameters", g["model"].map(sizes))
@@ -255,7 +267,7 @@ def _accuracy_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
         t = acc[acc["contrast"] == contrast]
         if t.empty:
             continue
-        t = t.assign(x=[f"{m} · {d}" for m, d in zip(t["model"], t["dataset"])], estimate=t["accuracy"])
+        t = t.assign(x=[f"{m} · {d}" for m, d in zip(t["model"], t["dataset"], strict=False)], estimate=t["accuracy"])
         rep.figure(accuracy_bars(t, "x", "method", opt.out / "figures" / f"accuracy_{slug(contrast)}.png", contrast),
                    f"{contrast}: accuracy of the low- and high-demand method per model (smallest model first)")
 
@@ -306,7 +318,8 @@ def _provenance_section(rep: Report, opt: Options, models: list[dict], subtasks:
                                           f"{opt.max_new_tokens} new tokens at most, first word parsed"}
     rep.heading("Provenance", anchor="provenance")
     rep.table("arms", pd.DataFrame([{"arm": r.arm.name, "trials": r.trials_total, "computed now": r.trials_run,
-                                     "seconds": round(r.seconds, 1)} for r in results]), "Sessions run (agreement items)")
+                                     "seconds": round(r.seconds, 1)} for r in results]), "Sessions run (agreement "
+                                                                                         "items)")
     opts = {k: (str(v) if isinstance(v, Path) else [str(x) for x in v] if isinstance(v, list) else v)
             for k, v in dataclasses.asdict(opt).items()}
     write_provenance(opt.out, PAPER, opts, models, {}, templates,

@@ -38,11 +38,11 @@ import numpy as np
 import pandas as pd
 
 from experiments.atomic import atomic_write_text
-from stimuli.input_rules import spreadsheet_safe_frame
-from reproductions.common import ReproError, Report, RunOptions, progress_bar, sha256_text, slug, write_provenance
-from reproductions.hu_levy.data import EXPERIMENTS, Dataset, DatasetSpec, Item, data_files, load_datasets
+from reproductions.common import Report, ReproError, RunOptions, progress_bar, sha256_text, slug, write_provenance
 from reproductions.hu_levy import conventions
+from reproductions.hu_levy.data import EXPERIMENTS, Dataset, DatasetSpec, Item, data_files, load_datasets
 from reproductions.hu_levy.prompts import META, METHODS, TASK_LABELS, all_queries, templates_text
+from stimuli.input_rules import spreadsheet_safe_frame
 
 PAPER = "seeds/003: Hu & Levy (2023), Prompting is not a substitute for probability measurements in LLMs"
 PAPER_MODELS = "Flan-T5 small/large/XL, text-curie-001, text-davinci-002, text-davinci-003"
@@ -138,7 +138,8 @@ def _check_language(opt: Options) -> None:
     if opt.pairs or opt.agreement:
         raise ReproError("--language zh: --pairs and --agreement add English sentences; leave them out")
     if opt.data is None:
-        raise ReproError("--language zh needs --data: the chinese branch's datasets/ folder (exp1/news_zh, exp3/mandarin)")
+        raise ReproError("--language zh needs --data: the chinese branch's datasets/ folder (exp1/news_zh, "
+                         "exp3/mandarin)")
 
 
 def extra_pair_datasets(opt: Options) -> list[Dataset]:
@@ -342,7 +343,8 @@ def _note_unscored(rep: Report, scores: pd.DataFrame) -> None:
         reasons = kinds.value_counts()
         rep.note(f"{len(bad)} request(s) have no score (NaN): their items are left out of the cells they belong to "
                  "(`n_scored` in tables/performance.csv), never counted wrong; each reason is in the `unscorable` "
-                 "column of tables/items_scores.csv. " + " ".join(f"{n} x: {why}." for why, n in reasons.head(6).items())
+                 "column of tables/items_scores.csv. "
+                 "" + " ".join(f"{n} x: {why}." for why, n in reasons.head(6).items())
                  + (f" {len(bad) - int(reasons.sum())} outside the served model's top log-probabilities."
                     if len(bad) > int(reasons.sum()) else ""))
 
@@ -364,8 +366,10 @@ def _performance_section(rep: Report, opt: Options, perf: pd.DataFrame, datasets
 
     rep.heading("Task performance (Figure 2)", anchor="performance")
     rep.text("Exp 1: mean log-probability of the ground-truth final word. Exp 2 and 3b: accuracy over items and both "
-             "answer orders (the mean of the two orders). Exp 3a: Direct accuracy; Meta balanced accuracy (TPR + TNR)/2. "
-             "Pooled over each experiment's datasets, as the paper's Figure 2; 95% percentile bootstrap CIs over items.")
+             "answer orders (the mean of the two orders). Exp 3a: Direct accuracy; Meta balanced accuracy (TPR + "
+             "TNR)/2. "
+             "Pooled over each experiment's datasets, as the paper's Figure 2; 95% percentile bootstrap CIs over "
+             "items.")
     shown = perf[perf["dataset"] == "all"].pivot_table(index=["model", "experiment"], columns="method",
                                                       values="estimate", sort=False)
     shown = shown[[m for m in METHODS if m in shown.columns]].round(3).reset_index()
@@ -385,7 +389,8 @@ def _consistency_section(rep: Report, opt: Options, diffs: pd.DataFrame, ic: pd.
 
     rep.heading("Internal consistency (Figures 3 and 6)", anchor="consistency")
     rep.text("Pearson r between the item-level Direct and Meta values (Exp 1: log P(word); Exp 2: the plausible-minus-"
-             "implausible differential; Exp 3a: Direct good-minus-bad sentence log-probability against log P(Yes | good) "
+             "implausible differential; Exp 3a: Direct good-minus-bad sentence log-probability against log P(Yes | "
+             "good) "
              "- log P(Yes | bad); Exp 3b: against the good-minus-bad label differential; Meta values averaged over the "
              "two answer orders), per dataset, then averaged over datasets (Figure 6) and models (Figure 3).")
     wide = mean_ic.pivot_table(index="experiment", columns="method", values="pearson_r", sort=False)

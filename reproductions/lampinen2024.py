@@ -28,9 +28,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reproductions.common import (Arm, ArmResult, ReproError, Report, RunOptions, backend_suffix, cells_study, load_arms,
-                                  progress_bar, prompt_provenance, run_arm, sha256_file, slug, write_provenance,
-                                  write_spec)
+from reproductions.common import (
+    Arm,
+    ArmResult,
+    Report,
+    ReproError,
+    RunOptions,
+    backend_suffix,
+    cells_study,
+    load_arms,
+    progress_bar,
+    prompt_provenance,
+    run_arm,
+    sha256_file,
+    slug,
+    write_provenance,
+    write_spec,
+)
 
 PAPER = "seeds/000: Lampinen (2024), Can language models handle recursively nested grammatical structures?"
 # the paper's subtasks (structure, critical verb), its harder variants and Table B1's column order: the cells
@@ -152,7 +166,8 @@ def plan_subtasks(opt: Options) -> list[Subtask]:
                 raise ReproError(str(exc)) from None
             for it in items:
                 if it.item_id in seen and seen[it.item_id] != f:
-                    raise ReproError(f"item id {it.item_id!r} is in both {seen[it.item_id]} and {f}; item ids must be unique")
+                    raise ReproError(f"item id {it.item_id!r} is in both {seen[it.item_id]} and {f}; item ids must be "
+                                     "unique")
                 seen[it.item_id] = f
                 for dep in it.verbs:
                     if opt.dependency in (None, dep):
@@ -182,7 +197,8 @@ def spec_for(st: Subtask, seed: int) -> dict[str, Any]:
     """A forced-choice spec whose one block shows every item once, with the critical verb of the subtask."""
     return {
         "name": f"lampinen2024_{st.name}",
-        "description": f"seeds/000 reproduction, {st.name}: {st.structure}, {st.dependency} verb; items sha256 {st.sha256}",
+        "description": f"seeds/000 reproduction, {st.name}: {st.structure}, {st.dependency} verb; items sha256 "
+                       f"{st.sha256}",
         "seed": seed,
         "stimuli": {"file": str(st.items_path.resolve())},
         "blocks": [{"name": "test", "lexicon": "test", "structures": [st.structure], "conditions": st.conditions,
@@ -222,7 +238,7 @@ def rates(df: pd.DataFrame, keys: list[str], n_boot: int, seed: int) -> pd.DataF
     for key, g in df.groupby(keys, sort=True, dropna=False):
         err = 1.0 - g["correct"].astype(float).to_numpy()
         ci = bootstrap_mean(err, rng, n_boot, unit="trial")
-        rows.append(dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        rows.append(dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False))
                     | {"n_trials": len(g), "n_errors": int(err.sum()), "error_rate": ci.estimate,
                        "ci_low": ci.low, "ci_high": ci.high})
     return pd.DataFrame(rows, columns=keys + ["n_trials", "n_errors", "error_rate", "ci_low", "ci_high"])
@@ -240,7 +256,7 @@ def wide(t: pd.DataFrame, index: list[str], with_ci: bool) -> pd.DataFrame:
 
     t = t.copy()
     t["cell"] = ([f"{e:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{e:.3f}"
-                  for e, lo, hi in zip(t["error_rate"], t["ci_low"], t["ci_high"])] if with_ci else t["error_rate"])
+                  for e, lo, hi in zip(t["error_rate"], t["ci_low"], t["ci_high"], strict=False)] if with_ci else t["error_rate"])
     w = t.pivot_table(index=index, columns="column", values="cell", aggfunc="first", sort=False)
     cols = [c for c in CONDITIONS if c in w.columns] + [c for c in condition_order(w.columns) if c not in CONDITIONS]
     return w[cols].reset_index().rename_axis(columns=None)
@@ -248,9 +264,9 @@ def wide(t: pd.DataFrame, index: list[str], with_ci: bool) -> pd.DataFrame:
 
 def human_rates(paths: list[Path], n_boot: int, seed: int) -> pd.DataFrame:
     """Error rates of the human sessions (analysis.measures.error_rates: post-training violations, CI over subjects)."""
-    from analysis.measures.error_rates import error_rates
     from analysis.load import LoadError, load
     from analysis.load.prepare import prepare
+    from analysis.measures.error_rates import error_rates
 
     try:
         df, _ = load(paths)
@@ -317,7 +333,7 @@ def _report_intro(rep: Report, opt: Options, subtasks: list[Subtask], arms: list
 def _table_b1(rep: Report, opt: Options, main: pd.DataFrame, subtasks: list[Subtask]) -> pd.DataFrame:
     """Table B1 (this run's, then the paper's as printed); returns the long table the figures draw from."""
     b1 = rates(main, ["model", "subtask", "structure", "prompt", "condition"], opt.n_boot, opt.seed)
-    b1["column"] = [column_condition(s, c) for s, c in zip(b1["structure"], b1["condition"])]
+    b1["column"] = [column_condition(s, c) for s, c in zip(b1["structure"], b1["condition"], strict=False)]
     b1["prompt_label"] = b1["prompt"].map(lambda p: PROMPT_LABELS.get(p, p))
     order = {n: i for i, n in enumerate(list(SUBTASKS) + [st.name for st in subtasks])}
     porder = {p: i for i, p in enumerate(PROMPT_LABELS)}
@@ -351,7 +367,7 @@ class _Bars:
     def bars(self, t: pd.DataFrame, group_col: str) -> pd.DataFrame:
         """Rows of a rates table labelled for error_rate_bars (group and dependency columns)."""
         t = t.copy()
-        t["group"] = [f"{m} · {g}" if len(self.model_names) > 1 else str(g) for m, g in zip(t["model"], t[group_col])]
+        t["group"] = [f"{m} · {g}" if len(self.model_names) > 1 else str(g) for m, g in zip(t["model"], t[group_col], strict=False)]
         t["dependency"] = t["subtask"].map(
             lambda s: next((st.dependency for st in self.subtasks if st.name == s), "inner"))
         return t
@@ -384,7 +400,8 @@ def _figures_2_and_4(rep: Report, b1: pd.DataFrame, plot: _Bars, figs: Path) -> 
             rep.figure(error_rate_bars(plot.with_humans(t, st.structure), st.structure,
                                        figs / f"figure4_{st.structure}.png"),
                        f"{st.name}: {HARDER[st.structure]}" + ("; dashed: human long-nested error rates (humans were "
-                                                              "not tested on the harder variants)" if human is not None else ""))
+                                                              "not tested on the harder "
+                                                              "variants)" if human is not None else ""))
 
 
 def _figures_per_prompt(rep: Report, opt: Options, main: pd.DataFrame, plot: _Bars, figs: Path) -> None:
@@ -395,7 +412,7 @@ def _figures_per_prompt(rep: Report, opt: Options, main: pd.DataFrame, plot: _Ba
                 opt.n_boot, opt.seed)
     if per.empty:
         return
-    per["column"] = [column_condition(s, c) for s, c in zip(per["structure"], per["condition"])]
+    per["column"] = [column_condition(s, c) for s, c in zip(per["structure"], per["condition"], strict=False)]
     rep.heading("Figure B1 and B2: error rates per prompt (long nested, inner dependency)", anchor="figure-b1")
     rep.table("per_prompt", wide(per, ["model", "subtask", "prompt_set"], with_ci=False),
               "Per prompt set (every subtask)", shown=wide(per, ["model", "subtask", "prompt_set"], with_ci=True))
@@ -452,7 +469,8 @@ def _provenance_section(rep: Report, opt: Options, df: pd.DataFrame, subtasks: l
         for n, p in prompts.items()))
     rep.text("The context of a trial is the prompt text above (each sentence on its own line, then a newline) "
              "followed by the sentence up to the critical verb; `none` is the prefix alone. Full record: "
-             "`provenance.json` (models with weight hashes, dtype, BOS, device, package versions, command line, seeds).")
+             "`provenance.json` (models with weight hashes, dtype, BOS, device, package versions, command line, "
+             "seeds).")
     files = {st.name: st.items_path for st in subtasks}
     write_provenance(opt.out, PAPER, _jsonable(opt), models, prompts,
                      {"context": "<prompt text + '\\n'><sentence words before the critical verb, space-joined>",

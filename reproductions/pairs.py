@@ -204,7 +204,7 @@ def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any
     for start in range(0, len(todo), chunk):
         part = todo[start:start + chunk]
         res = backend.loglikelihood([r for _, r in part])
-        for (k, _), r in zip(part, res):
+        for (k, _), r in zip(part, res, strict=False):
             cache.add(k, r.logprob)
         cache.flush()
         if progress:
@@ -217,19 +217,19 @@ def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any
         enc = getattr(backend, "encode_pair", None)
         return len(enc(r.context, r.continuation)[1]) if enc else len(r.continuation.split()) + 1
 
-    near = [j for j, ((trial, proto), spans) in enumerate(zip(jobs, plans))
+    near = [j for j, ((trial, proto), spans) in enumerate(zip(jobs, plans, strict=False))
             if eps > 0 and decision_gap(proto, trial, [[cache.scores[k] for k in keys] for keys in spans])
             <= margin_for_tokens(eps, max(n_tokens(k) for keys in spans for k in keys))]
     alone_keys = {k: ALONE + k for j in near for keys in plans[j] for k in keys}
     missing = [k for k, ak in alone_keys.items() if ak not in cache.scores]
     for start in range(0, len(missing), chunk):
         part = missing[start:start + chunk]
-        for k, r in zip(part, backend.loglikelihood_alone([every[k] for k in part])):
+        for k, r in zip(part, backend.loglikelihood_alone([every[k] for k in part]), strict=False):
             cache.add(alone_keys[k], r.logprob)
         cache.flush()
     decisions = []
     near_set = set(near)
-    for j, ((trial, proto), spans) in enumerate(zip(jobs, plans)):
+    for j, ((trial, proto), spans) in enumerate(zip(jobs, plans, strict=False)):
         key = (lambda k: alone_keys[k]) if j in near_set else (lambda k: k)
         d = proto.decide(trial, [[cache.scores[key(k)] for k in keys] for keys in spans])
         if j in near_set:

@@ -56,7 +56,7 @@ def compare_json(x, y, path: str, rtol: float) -> list[str]:
     if isinstance(x, list) and isinstance(y, list):
         if len(x) != len(y):
             return [f"results.json {path}: length {len(x)} != {len(y)}"]
-        return [d for i, (u, v) in enumerate(zip(x, y)) for d in compare_json(u, v, f"{path}[{i}]", rtol)]
+        return [d for i, (u, v) in enumerate(zip(x, y, strict=False)) for d in compare_json(u, v, f"{path}[{i}]", rtol)]
     if isinstance(x, float) and isinstance(y, (int, float)):
         same = (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=rtol, abs_tol=1e-12)
         return [] if same else [f"results.json {path}: {x} != {y}"]

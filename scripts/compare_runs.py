@@ -40,7 +40,7 @@ def compare_table(a: Path, b: Path, rel: str) -> list[str]:
     if len(ra) != len(rb):
         return [f"{rel}: {len(ra)} rows != {len(rb)}"]
     out = []
-    for i, (x, y) in enumerate(zip(ra, rb)):
+    for i, (x, y) in enumerate(zip(ra, rb, strict=False)):
         cols = [c for c in x if c not in CLOCK_COLUMNS and x[c] != y.get(c)]
         if cols:
             out.append(f"{rel} row {i + 2}: {', '.join(cols[:6])} differ")

@@ -20,4 +20,5 @@ if __name__ == "__main__":
     if target.exists():
         shutil.rmtree(target)
     rel = write_fixtures(target)
-    print(f"wrote {len(rel.log_files)} logs and {rel.table.name} ({sum(1 for _ in open(rel.table)) - 1} rows) to {target}")
+    print(f"wrote {len(rel.log_files)} logs and {rel.table.name} ({sum(1 for _ in open(rel.table)) - 1} rows) to "
+          f"{target}")

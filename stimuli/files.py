@@ -16,8 +16,8 @@ import csv
 import io
 from pathlib import Path
 
-from stimuli.items import Item
 from stimuli.input_rules import is_ascii_digits  # (importing it sets the CSV field limit, once)
+from stimuli.items import Item
 from stimuli.textfile import read_text_file
 
 REQUIRED_COLUMNS = ("item_id", "structure", "condition", "lexicon", "sentence")
@@ -63,7 +63,8 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
         header = reader.fieldnames or []
         doubled = sorted({c for c in header if header.count(c) > 1})
         if doubled:  # DictReader would keep the last of the two silently
-            raise StimulusFileError(f"{path}: line 1: column(s) {', '.join(map(repr, doubled))} appear twice in the header")
+            raise StimulusFileError(f"{path}: line 1: column(s) {', '.join(map(repr, doubled))} appear twice in the "
+                                    "header")
         missing = [c for c in REQUIRED_COLUMNS if c not in header]
         if missing:
             raise StimulusFileError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(header)})")
@@ -76,7 +77,8 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
             lineno = reader.line_num
             try:
                 if None in row:  # more cells than the header (a stray delimiter?)
-                    raise ValueError(f"has {len(header) + len(row[None])} cells but the header has "  # type: ignore[index]
+                    raise ValueError(f"has {len(header) + len(row[None])} cells but the header has "
+                                     ""  # type: ignore[index]
                                      f"{len(header)} (a stray {'tab' if delimiter == chr(9) else 'comma'}?)")
                 row = _visible_row(row)
                 items.append(_row_to_item(row, seen, english))
@@ -126,11 +128,11 @@ def _design_errors(items: list[Item], lines: list[int]) -> list[tuple[int, str]]
     structures = stimuli_part("structures")
     first: dict[str, tuple[int, Item]] = {}
     deps: dict[str, set[str]] = {}
-    for line, it in zip(lines, items):
+    for line, it in zip(lines, items, strict=False):
         first.setdefault(it.structure, (line, it))
         deps.setdefault(it.structure, set()).update(it.verbs)
     errors: list[tuple[int, str]] = []
-    for line, it in zip(lines, items):
+    for line, it in zip(lines, items, strict=False):
         known = structures.get(it.structure)
         if known is not None and len(it.condition) != len(known.letters):
             errors.append((line, f"condition {it.condition!r} has {len(it.condition)} letter(s) but structure "
@@ -192,7 +194,8 @@ def _row_to_item(row: dict[str, str], seen: set[str], english: bool = False) -> 
         raise ValueError(f"condition {cond!r} must be S/P letters such as PSP")
     words = split_units(row.get("sentence") or "")
     if not words or any(not w for w in words):
-        raise ValueError("sentence is empty" if not words else f"sentence has an empty RSVP unit (check the '{UNIT_SEPARATOR}'s)")
+        raise ValueError("sentence is "
+                         "empty" if not words else f"sentence has an empty RSVP unit (check the '{UNIT_SEPARATOR}'s)")
     verbs: dict[str, tuple[int, str, str]] = {}
     for dep in ("inner", "outer"):
         raw_idx = (row.get(f"{dep}_index") or "").strip()

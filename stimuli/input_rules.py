@@ -25,7 +25,6 @@ import math
 import re
 from typing import Any
 
-
 CSV_FIELD_LIMIT = 64 * 1024 * 1024  # characters in one CSV field (the session and stimulus file limits are below it)
 
 _ASCII_INT = re.compile(r"[0-9]+")

@@ -159,9 +159,9 @@ def stop(proc: subprocess.Popen) -> None:
 def http_participant(state: dict, pid: str, seq, exp: Experiment, acked: set, errors: list, seconds: float = 60.0) -> None:
     """A participant as plain HTTP calls (what the page sends): start, then every trial; retries while the
     server is down, resumes with its token, stops when the session is finished."""
-    import httpx
-
     import secrets
+
+    import httpx
 
     deadline = time.monotonic() + seconds
     token = secrets.token_urlsafe(32)  # made before the first start and kept, as the page does

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import pandas as pd
-from analysis.stats.mixed import fit_glmer, likelihood_ratio, MixedModelError
+
+from analysis.stats.mixed import MixedModelError, fit_glmer, likelihood_ratio
 
 BASE_FORMULA = "error ~ exposures + (1|subject)"
 

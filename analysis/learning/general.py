@@ -23,11 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, error_rate_ci
-from analysis.load.rows import block_kind
 from analysis.learning.exposures import model_rows
-from analysis.measures.levels import level_series, same_level
 from analysis.load.prepare import is_human_group, learning_mode
+from analysis.load.rows import block_kind
+from analysis.measures.levels import level_series, same_level
+from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, error_rate_ci
 from analysis.stats.logistic import logistic_fit
 from experiments.studies import declared
 
@@ -94,7 +94,7 @@ def first_encounter_table(d: pd.DataFrame, cfg: LearningConfig, seed: int = 0, n
     out = []
     for key, g in rows.groupby(keys, sort=True, observed=True):
         ci = error_rate_ci(g, rng, n_boot)
-        out.append(dict(zip(keys, key)) | {
+        out.append(dict(zip(keys, key, strict=False)) | {
             "n_subjects": g["subject_key"].nunique(), "n_errors": int(g["error"].sum()),
             "error_rate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
             "mean_trial": float(g["trials_before"].astype(float).mean())})
@@ -110,7 +110,7 @@ def first_rows(d: pd.DataFrame, cfg: LearningConfig) -> pd.DataFrame:
 def first_encounter_fits(d: pd.DataFrame, cfg: LearningConfig, x: str = "trials_before") -> pd.DataFrame:
     """Per cell and group: a plain logistic regression of first-encounter error on `x` (Figure C1's curves)."""
     keys = _keys(cfg)
-    out = [dict(zip(keys, key)) | {"x": x} | logistic_fit(g[x].astype(float), g["error"].astype(float))
+    out = [dict(zip(keys, key, strict=False)) | {"x": x} | logistic_fit(g[x].astype(float), g["error"].astype(float))
            for key, g in first_rows(d, cfg).groupby(keys, sort=True, observed=True)]
     return pd.DataFrame(out, columns=keys + ["x", "n", "intercept", "slope", "slope_se", "slope_p", "status", "note"])
 
@@ -144,7 +144,7 @@ def learning_curve(d: pd.DataFrame, cfg: LearningConfig, x: str, seed: int = 0, 
     keys = ["group", "subject_kind", "block_kind", x]
     for key, g in rows.groupby(keys, sort=True, observed=True):
         ci = error_rate_ci(g, rng, n_boot)
-        row = dict(zip(keys, key)) | {"n_subjects": g["subject_key"].nunique(), "n_trials": len(g),
+        row = dict(zip(keys, key, strict=False)) | {"n_subjects": g["subject_key"].nunique(), "n_trials": len(g),
                                       "n_errors": int(g["error"].sum()), "error_rate": ci.estimate,
                                       "ci_low": ci.low, "ci_high": ci.high,
                                       "rt_mean": np.nan, "rt_ci_low": np.nan, "rt_ci_high": np.nan}
@@ -172,7 +172,7 @@ def cell_points(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -
 def cell_fits(rows: pd.DataFrame, cfg: LearningConfig, x: str = "exposures") -> pd.DataFrame:
     """Per cell and group: a plain logistic regression (no random effects) of error on `x`, for the grids."""
     keys = _keys(cfg)
-    return pd.DataFrame([dict(zip(keys, k)) | logistic_fit(g[x].astype(float), g["error"].astype(float))
+    return pd.DataFrame([dict(zip(keys, k, strict=False)) | logistic_fit(g[x].astype(float), g["error"].astype(float))
                          for k, g in scored(rows, cfg).groupby(keys, observed=True)])
 
 
@@ -219,7 +219,7 @@ def parse_focus_path(text: str, cfg: LearningConfig) -> dict[str, str]:
         form = ":".join("|".join(cfg.positions) if c == last else c.upper() for c in cfg.cell)
         example = f", e.g. {cfg.default_focus}" if cfg.default_focus else ""
         raise ValueError(f"focus {text!r} must be {form}{example}")
-    return dict(zip(cfg.cell, parts))
+    return dict(zip(cfg.cell, parts, strict=False))
 
 
 def check_focus_path(text: str) -> None:
@@ -269,7 +269,8 @@ def sees_history(d: pd.DataFrame, group: str) -> bool:
     return any(c.startswith("running") or learning_mode(c) != "context" for c in ctx)
 
 
-NO_HISTORY = ("its context shows no earlier trial (context none or a fixed few-shot prompt) and its weights are frozen, "
+NO_HISTORY = ("its context shows no earlier trial (context none or a fixed few-shot prompt) and its weights are "
+              "frozen, "
               "so no answer can depend on earlier trials or their feedback: a learning slope would only fit noise")
 
 

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysis.report import design_figures as dfig
 from analysis.learning import general as ln
-from analysis.measures import scoring
-from analysis.load.rows import scope_text, select_blocks
-from analysis.report.tables import fmt_ci, slug
-from analysis.report.results_folder import Results
 from analysis.learning.exposures import BASE_FORMULA, fit_groups
+from analysis.load.rows import scope_text, select_blocks
+from analysis.measures import scoring
+from analysis.report import design_figures as dfig
+from analysis.report.results_folder import Results
+from analysis.report.tables import fmt_ci, slug
 from analysis.stats.mixed import status_of
 from analysis.twins.answers import is_replay
 
@@ -63,9 +63,10 @@ def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg:
     shown = both[keys].copy()
     shown["subjects"] = both["n_subjects"]
     shown["errors"] = both["n_errors"]
-    shown[f"error [CI] ({main} rule)"] = [fmt_ci(*r) for r in zip(both["error_rate"], both["ci_low"], both["ci_high"])]
+    shown[f"error [CI] ({main} "
+          "rule)"] = [fmt_ci(*r) for r in zip(both["error_rate"], both["ci_low"], both["ci_high"], strict=False)]
     shown[f"error [CI] ({other} rule)"] = [fmt_ci(*r) for r in zip(both[f"error_rate_{other}"], both[f"ci_low_{other}"],
-                                                                   both[f"ci_high_{other}"])]
+                                                                   both[f"ci_high_{other}"], strict=False)]
     shown["mean trials before"] = both["mean_trial"].round(1)
     miss = ln.unanswered_first(by_rule["strict"], cfg)
     n_miss = int(miss["unanswered_first_trials"].sum()) if len(miss) else 0
@@ -83,7 +84,8 @@ def first_encounter_section(res: Results, by_rule: dict[str, pd.DataFrame], cfg:
                 + " Rows: the first test trial of each cell (training trials before it count only as exposures)."
                 + note,
                 [res.table("learning_first_encounter", shown, "First encounter per cell"),
-                 res.table("learning_first_encounter_long", both, "First encounter (long format, both rules)", show=False),
+                 res.table("learning_first_encounter_long", both, "First encounter (long format, both "
+                                                                  "rules)", show=False),
                  res.table("learning_unanswered_first", miss, "Unanswered first trials") if n_miss else None])
 
 

@@ -16,14 +16,21 @@ from typing import Iterable
 
 import pandas as pd
 
+from analysis.load.base import LoadError, LoadInfo
+from analysis.load.base import read_raw_csv as _read_raw
 from analysis.load.formats import frame_formats, frame_reader, sniff_study_format
-from stimuli.input_rules import raise_csv_field_limit
-from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw
 from analysis.load.spec_versions import check_versions, session_version
 from analysis.load.subjects import session_identity
-from experiments.schema import (COLUMN_NAMES, DTYPES, GENERAL_COLUMN_NAMES, GENERIC_COLUMN_NAMES, column_names,
-                                required_columns)
+from experiments.schema import (
+    COLUMN_NAMES,
+    DTYPES,
+    GENERAL_COLUMN_NAMES,
+    GENERIC_COLUMN_NAMES,
+    column_names,
+    required_columns,
+)
 from experiments.session import SessionError, scan_table, verified_session_problem
+from stimuli.input_rules import raise_csv_field_limit
 from stimuli.textfile import regular_file_problem
 
 Format = str  # auto | twinlab | a study's format name (analysis/load/formats.py)
@@ -393,7 +400,8 @@ def load_twinlab_file(path: Path, info: LoadInfo, include_simulated: bool = Fals
     df["deterministic"] = pd.Series(deterministic, index=df.index, dtype="boolean")
     names = (meta.get("design") or {}).get("region_names") if isinstance(meta.get("design"), dict) else None
     df["region_names"] = pd.Series(json.dumps([str(x) for x in names]) if isinstance(names, list) and names else None,
-                                   index=df.index, dtype="string")  # task.region_names (kinds/self_paced_reading/analysis.py)
+                                   # task.region_names (kinds/self_paced_reading/analysis.py)
+                                   index=df.index, dtype="string")
     df.attrs["excluded"] = excluded  # emptied on purpose (outlier, autopilot): not a header-only file
     return df
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+
 from stimuli.archives import ArchiveLimitError, csv_source
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.load.prepare import prepare
+from analysis.load.rows import add_order_columns, select_blocks
+from analysis.load.subjects import merge_copies
 from analysis.measures.design_rates import add_accepted, design_rows, item_key
 from analysis.measures.judgments import fill_grammatical
-from analysis.load.prepare import prepare
-from analysis.load.subjects import merge_copies
-from analysis.load.rows import add_order_columns, select_blocks
 
 
 def is_general_design(d: pd.DataFrame, factors: dict) -> bool:

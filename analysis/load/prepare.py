@@ -79,7 +79,7 @@ def group_label(df: pd.DataFrame) -> pd.Series:
                  else [False] * len(df))
     labels = []
     for kind, model, context, protocol, sim in zip(df["subject_kind"].tolist(), col("model"), col("context_mode"),
-                                                   col("protocol"), simulated):
+                                                   col("protocol"), simulated, strict=False):
         if kind != "model":
             labels.append(SIMULATED_HUMANS if sim else "human")
         else:

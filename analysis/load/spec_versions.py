@@ -13,9 +13,9 @@ naming them (as text, "unknown" sorted newest and its level order flipped every 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import pandas as pd
-from datetime import datetime
 
 from analysis.load.base import LoadError, LoadInfo
 
@@ -83,7 +83,8 @@ def _differences(versions: list[SessionVersion]) -> list[str]:
     for v in versions:
         if v.n_other:
             lines = ", ".join(str(ln) for ln, _ in v.other_rows) + (", ..." if v.n_other > len(v.other_rows) else "")
-            rows.append(f"{v.file}: {v.n_other} row(s) carry another spec_hash than the sidecar's {_short(v.spec_hash)} "
+            rows.append(f"{v.file}: {v.n_other} row(s) carry another spec_hash than the sidecar's "
+                        f"{_short(v.spec_hash)} "
                         f"(line {lines}: {_short(v.other_rows[0][1])})")
     return levels + hashes + rows
 
@@ -113,7 +114,7 @@ def newest(versions: list[SessionVersion]) -> tuple[SessionVersion | None, str]:
             f"{v.file}: started_at {v.started_at!r}" for v in bad[:3]) + (", ..." if len(bad) > 3 else "") + ")")
     aware = [t.utcoffset() is not None for _, t in times]
     if any(aware) and not all(aware):
-        naive = [v.file for (v, _), a in zip(times, aware) if not a]
+        naive = [v.file for (v, _), a in zip(times, aware, strict=False) if not a]
         return None, (f"the start time of {', '.join(naive[:3])}{', ...' if len(naive) > 3 else ''} has no time zone "
                       "and others have one, so they cannot be ordered")
     last = max(t for _, t in times)

@@ -128,7 +128,8 @@ def merge_copies(d: pd.DataFrame, enabled: bool = True) -> tuple[pd.DataFrame, p
             rekey[k] = (new_key, f"copies:{ident}:{trials}")
         rows.append({"group": g, "identity": ident, "sessions": n, "trials": len(x),
                      "distinct_trials": int((~dup).sum()), "duplicates_dropped": int(dup.sum()),
-                     "treated_as": "one subject (items the unit)" if enabled else f"{n} subjects (--model-copies subjects)"})
+                     "treated_as": "one subject (items the "
+                                   "unit)" if enabled else f"{n} subjects (--model-copies subjects)"})
     for (g, ident), n in sorted(apart.items()):
         if n > 1:
             notes.append(f"{g}: {n} sessions of one deterministic model were given different trials (other lists); "
@@ -143,6 +144,7 @@ def merge_copies(d: pd.DataFrame, enabled: bool = True) -> tuple[pd.DataFrame, p
     out.loc[hit, "subject_id"] = sk[hit].map({k: v[1] for k, v in rekey.items()})
     for r in rows:
         notes.append(f"{r['group']}: {r['sessions']} sessions are deterministic copies of one model (same identity, "
-                     f"no sampling, no running context); analysed as one subject, items the unit, {r['duplicates_dropped']} "
+                     "no sampling, no running context); analysed as one subject, items the unit, "
+                     f"{r['duplicates_dropped']} "
                      "repeated trial(s) counted once")
     return out.reset_index(drop=True), table, notes

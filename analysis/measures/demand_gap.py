@@ -26,6 +26,7 @@ import pandas as pd
 
 from analysis.measures.model_measures import _log_odds, evaluation_method, gap_flag, smoothed_log_odds
 
+
 class GapError(ValueError):
     """A --gap pair that names no pair of protocols in the data; the message lists the protocols there are."""
 
@@ -68,7 +69,7 @@ def model_protocols(df: pd.DataFrame) -> dict[tuple[str, str], set[str]]:
     model = m["model"].fillna("model").astype(str) if "model" in m.columns else pd.Series("model", index=m.index)
     ctx = m["context_mode"].fillna("").astype(str) if "context_mode" in m.columns else pd.Series("", index=m.index)
     out: dict[tuple[str, str], set[str]] = {}
-    for (a, b), p in zip(zip(model, ctx), m["protocol"].astype(str)):
+    for (a, b), p in zip(zip(model, ctx, strict=False), m["protocol"].astype(str), strict=False):
         out.setdefault((a, b), set()).add(p)
     return out
 
@@ -88,7 +89,8 @@ def check_pairs(df: pd.DataFrame, pairs: list[tuple[str, str]] | None, option: s
             raise GapError(f"{option}: a pair is two protocol names (LOW, HIGH), not {pair!r}")
         low, high = pair
         if low == high:
-            raise GapError(f"{option} {low}=>{high}: a pair of one protocol has no gap; the protocols there are: {listing}")
+            raise GapError(f"{option} {low}=>{high}: a pair of one protocol has no gap; the protocols there are: "
+                           f"{listing}")
         for p in (low, high):
             if p not in there:
                 raise GapError(f"{option} {low}=>{high}: unknown protocol {p!r}; the protocols there are: {listing}")

@@ -25,10 +25,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, bootstrap_ratio
 from analysis.measures.detection import dprime_c
-from analysis.measures.judgments import JUDGMENT_KINDS
-from analysis.measures.judgments import add_judgment_columns, answer_label, judged_rows
+from analysis.measures.judgments import JUDGMENT_KINDS, add_judgment_columns, answer_label, judged_rows
+from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, bootstrap_ratio
 
 NON_DESIGN_ROLES = ("practice", "filler")
 BINARY_TASKS = JUDGMENT_KINDS
@@ -57,7 +56,7 @@ def add_accepted(df: pd.DataFrame) -> pd.DataFrame:
 def _cells(df: pd.DataFrame, by: list[str]):
     keys = ["group"] + by
     for key, g in df.groupby(keys, sort=True, observed=True, dropna=False):
-        yield dict(zip(keys, key if isinstance(key, tuple) else (key,))), g
+        yield dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False)), g
 
 
 def rates(df: pd.DataFrame, by: list[str], outcome: str = "correct", seed: int = 0,

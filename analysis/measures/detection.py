@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from analysis.stats.bootstrap import N_BOOT
 from analysis.load.prepare import SCORED_POSITIONS
 from analysis.measures.error_rates import sort_conditions
+from analysis.stats.bootstrap import N_BOOT
 
 CORRECTION = ("log-linear correction (Hautus 1995): H = (hits + 0.5) / (signal trials + 1), F = (false alarms + 0.5) / "
               "(noise trials + 1), in every cell")

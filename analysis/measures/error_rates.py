@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats.bootstrap import N_BOOT, error_rate_ci, make_progress
 from analysis.load.prepare import condition_order, scored_rows
+from analysis.stats.bootstrap import N_BOOT, error_rate_ci, make_progress
 
 KEYS = ["group", "subject_kind", "structure", "condition", "dependency"]
 
@@ -33,7 +33,7 @@ def error_rates(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, show_prog
     try:
         for key, g in cells:
             ci = error_rate_ci(g, rng, n_boot)
-            out.append(dict(zip(keys, key)) | {
+            out.append(dict(zip(keys, key, strict=False)) | {
                 "n_subjects": g["subject_key"].nunique(), "n_trials": len(g), "n_errors": int(g["error"].sum()),
                 "error_rate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "ci_unit": ci.unit,
                 "mean_subject_rate": float(g["error"].astype(float).groupby(g["subject_key"]).mean().mean()),

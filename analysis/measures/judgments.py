@@ -107,7 +107,7 @@ def judged_rows(df: pd.DataFrame) -> pd.DataFrame:
 def answer_label(d: pd.DataFrame) -> pd.Series:
     """The item's answer as a cell label for tables: 'accept (yes)' / 'reject (no)'."""
     return pd.Series(["reject (" + str(r) + ")" if s else "accept (" + str(a) + ")"
-                      for s, a, r in zip(d["signal"].astype(bool), d["accept_value"], d["reject_value"])],
+                      for s, a, r in zip(d["signal"].astype(bool), d["accept_value"], d["reject_value"], strict=False)],
                      index=d.index, dtype="string")
 
 

@@ -23,6 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
+
 def evaluation_method(protocol: str | None) -> str:
     """direct | metalinguistic | production | other, from a protocol name.
 
@@ -124,7 +125,7 @@ def demand_gap(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFr
     rng = np.random.default_rng(seed)
     out = []
     for (model, context), g in m.groupby(["model_label", "context"], sort=True):
-        protos = sorted(set(zip(g["protocol"], g["method"], g["family"])))
+        protos = sorted(set(zip(g["protocol"], g["method"], g["family"], strict=False)))
         for high, meth, fam in protos:
             if meth not in ("metalinguistic", "production"):
                 continue
@@ -163,7 +164,7 @@ def paired_differentials(df: pd.DataFrame) -> pd.DataFrame:
     m = m.assign(margin=m["margin"].astype(float))
     parts = []
     for (model, context), g in m.groupby(["model_label", "context"], sort=True):
-        protos = sorted(set(zip(g["protocol"], g["method"], g["family"])))
+        protos = sorted(set(zip(g["protocol"], g["method"], g["family"], strict=False)))
         for meta, meth, fam in protos:
             if meth != "metalinguistic":
                 continue

@@ -51,11 +51,11 @@ import numpy as np
 import pandas as pd
 
 from analysis.measures.cells import json_list, materials
+from analysis.stats.bootstrap import bootstrap_mean
 from analysis.stats.formula import FormulaError
 from experiments.tasks.base import TaskError
 from experiments.tasks.regions import regions
 from stimuli.input_rules import ascii_int
-from analysis.stats.bootstrap import bootstrap_mean
 
 RT_MIN, RT_MAX = 100.0, 5000.0
 RT_RULE = (f"reading times of one press (a word, or a region read at once) outside [{RT_MIN:g}, {RT_MAX:g}] ms are "
@@ -80,7 +80,8 @@ class ReadingRules:
         out = {"rt_range": f"reading times of one press (a word, or a region read at once) outside "
                            f"[{self.rt_min:g}, {self.rt_max:g}] ms are left out"}
         out["wrong_answer"] = ("trials whose comprehension question was answered wrongly are left out"
-                               if self.exclude_wrong_answers else "off: trials with a wrong comprehension answer are kept")
+                               if self.exclude_wrong_answers else "off: trials with a wrong comprehension answer are "
+                                                                  "kept")
         return out
 
 
@@ -148,7 +149,7 @@ def word_rows(df: pd.DataFrame, factors: list[str] | dict[str, list[str]]) -> pd
             has |= df[c].notna()
     d = df[has]
     out = []
-    for (_, row), mat in zip(d.iterrows(), materials(d)):
+    for (_, row), mat in zip(d.iterrows(), materials(d), strict=False):
         words = str(row["words"] or "").split() if isinstance(row["words"], str) else []
         rts = json_list(row.get("word_rts_ms"))
         sur = json_list(row.get("word_surprisal_bits"))
@@ -165,7 +166,7 @@ def word_rows(df: pd.DataFrame, factors: list[str] | dict[str, list[str]]) -> pd
             raise ReadingError(f"task.region_names names {len(names)} region(s) ({', '.join(names)}) but item "
                                f"{row.get('item')} ({row.get('item_id')}) has {max(regions)}: {mat.get('regions')!r}; "
                                "give one name per region of every item")
-        texts = {r: " ".join(w for w, rr in zip(words, regions) if rr == r) for r in set(regions)}
+        texts = {r: " ".join(w for w, rr in zip(words, regions, strict=False) if rr == r) for r in set(regions)}
         freqs = mat.get("frequencies")
         freqs = freqs if isinstance(freqs, list) and len(freqs) == n else None
         qc = row.get("correct") if mat.get("question") and "correct" in row.index else None
@@ -305,7 +306,7 @@ def kept_word_times(trials: pd.DataFrame, rules: ReadingRules) -> tuple[int, int
         rows = rows[rows["subject_kind"].astype(str) != "model"]
     times: list[float] = []
     kept = 0
-    for (_, row), ok in zip(rows.iterrows(), _answered_right(rows, rules)):
+    for (_, row), ok in zip(rows.iterrows(), _answered_right(rows, rules), strict=False):
         # the word times, else (a trial read region by region) the regions' times: each press's time once
         got = json_list(row.get("word_rts_ms")) or json_list(row.get("region_rts_ms")) or []
         for x in got:
@@ -319,7 +320,7 @@ def _answered_right(rows: pd.DataFrame, rules: ReadingRules) -> list[bool]:
     """Per trial: kept by the `wrong_answer` rule (always, when the rule is off)."""
     if not rules.exclude_wrong_answers or "correct" not in rows.columns:
         return [True] * len(rows)
-    return [not (mat.get("question") and answered_wrong(v)) for v, mat in zip(rows["correct"], materials(rows))]
+    return [not (mat.get("question") and answered_wrong(v)) for v, mat in zip(rows["correct"], materials(rows), strict=False)]
 
 
 def answered_wrong(v) -> bool:
@@ -388,7 +389,7 @@ def _means(rows: pd.DataFrame, keys: list[str], value: str, unit: str, seed: int
     for key, g in rows.groupby(keys, dropna=False, sort=True, observed=True):
         per = g.groupby(unit, observed=True)[value].mean().to_numpy()
         ci = bootstrap_mean(per, rng, n_boot, unit=unit)
-        out.append(dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        out.append(dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False))
                    | {f"n_{unit}s": len(per), "mean": ci.estimate, "ci_low": ci.low, "ci_high": ci.high})
     levels = rows.attrs.get("factors") or {}  # the table keeps the declared order (figures group by it again)
     return ordered(pd.DataFrame(out, columns=cols), {f: lv for f, lv in levels.items() if f in keys})
@@ -455,7 +456,8 @@ def region_formula(factors: list[str], r: pd.DataFrame) -> tuple[str, list[str]]
     fs, dropped_f = varying(rows, factors)
     nums, dropped_n = varying(rows, ["length"])
     preds = ([" * ".join(fs)] if fs else []) + nums + spill
-    return (f"region_rt_ms ~ {' + '.join(preds) or '1'} + (1 | subject_id) + (1 | item)", dropped_f + dropped_n + dropped)
+    return (f"region_rt_ms ~ {' + '.join(preds) or '1'} + (1 | subject_id) + (1 | "
+            "item)", dropped_f + dropped_n + dropped)
 
 
 def surprisal_region_formula(factors: list[str], r: pd.DataFrame) -> tuple[str | None, list[str], str]:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysis.report.results_folder import Results
 from analysis.kind_sections import logprob_tables
 from analysis.measures.task_measures import logprob_means, logprob_rows, rt_means, rt_rows, rt_rule
+from analysis.report.results_folder import Results
 
 if TYPE_CHECKING:
     from analysis.options import Options
@@ -50,4 +50,5 @@ def rt_section(res: Results, t: pd.DataFrame, by: list[str], opt: Options) -> No
                 "resampling subjects. A formula on RTs: `--formula \"rt_ms ~ ...\"` fits log RT on every answered "
                 "trial (errors included, no trimming) unless you subset the data yourself.",
                 [res.table("rt_exclusions", excl, "RT exclusions"),
-                 res.table("rt_means", means, "Response time by condition (ms, geometric mean)") if len(means) else None])
+                 res.table("rt_means", means, "Response time by condition (ms, geometric "
+                                              "mean)") if len(means) else None])

@@ -54,7 +54,7 @@ def logprob_rows(t: pd.DataFrame) -> pd.DataFrame:
         return d
     d["logprob"] = d["sentence_logprob"].astype(float)
     d["logprob_per_char"] = [_per_char(e, lp, w) for e, lp, w in zip(
-        d["extra"] if "extra" in d.columns else [None] * len(d), d["logprob"], d["words"])]
+        d["extra"] if "extra" in d.columns else [None] * len(d), d["logprob"], d["words"], strict=False)]
     if "unigram_logprob" in d.columns and d["unigram_logprob"].notna().any():
         n_words = d["words"].astype(str).str.split().str.len().clip(lower=1)
         d["slor"] = (d["logprob"] - pd.to_numeric(d["unigram_logprob"], errors="coerce")) / n_words
@@ -69,7 +69,7 @@ def logprob_means(d: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N
     out = []
     keys = ["group"] + by
     for key, g in d.groupby(keys, sort=True, observed=True, dropna=False):
-        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False))
         row = key | {"n_items": int(g["item"].nunique()), "n_trials": len(g)}
         for m in measures:
             ci = bootstrap_mean(g.groupby("item")[m].mean().to_numpy(), rng, n_boot, unit="item")
@@ -124,7 +124,7 @@ def rt_means(kept: pd.DataFrame, by: list[str], seed: int = 0, n_boot: int = N_B
     keys = ["group", "task"] + by
     out = []
     for key, g in kept.groupby(keys, sort=True, observed=True, dropna=False):
-        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False))
         subj = g.groupby("subject_key")["log_rt"].mean().to_numpy()
         ci = bootstrap_mean(subj, rng, n_boot, unit="subject")
         out.append(key | {"n_subjects": len(subj), "n_trials": len(g), "rt_ms": math.exp(ci.estimate),

@@ -108,7 +108,7 @@ def extend(t: Template, n_subjects: int, n_items: int | None = None) -> pd.DataF
     n_items = len(t.items) if n_items is None else n_items
     index = {it: k for k, it in enumerate(t.items)}
     per_list = []
-    for name, rows in zip(t.list_names, t.lists):
+    for name, rows in zip(t.list_names, t.lists, strict=False):
         reps = []
         for r in range((n_items + len(t.items) - 1) // len(t.items)):
             c = rows.copy()

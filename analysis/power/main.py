@@ -9,10 +9,10 @@ from typing import Callable
 
 import pandas as pd
 
-from analysis.stats import formula as fm
-from analysis.power.settings import PowerSettings
 from analysis.power.pilot import build_pilot
 from analysis.power.run import run_sizes
+from analysis.power.settings import PowerSettings
+from analysis.stats import formula as fm
 
 
 def run_power(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dict, out: str | Path | None = None,

@@ -7,21 +7,27 @@ the data (the term's coefficients, subjects against lists, --effect on a many-le
 """
 from __future__ import annotations
 
+import itertools
 from typing import Callable
 
 import pandas as pd
-import itertools
 
-from analysis.stats import formula as fm
-from analysis.power.settings import (MAX_ROWS, MODEL_LABEL, OBSERVED_POWER, Pilot, PowerInputError, PowerSettings,
-                                     pilot_rows)
 from analysis.power.design import DesignError, study_rows, template
+from analysis.power.settings import (
+    MAX_ROWS,
+    MODEL_LABEL,
+    OBSERVED_POWER,
+    Pilot,
+    PowerInputError,
+    PowerSettings,
+    pilot_rows,
+)
 from analysis.power.sim import Truth
-from analysis.power.terms import check_effect, resolve, TermError
+from analysis.power.terms import TermError, check_effect, resolve
+from analysis.stats import formula as fm
 from analysis.stats.formula_fit import _without_one_level_groups, fit_formula, prepare_data
+from analysis.stats.mixed import BOUNDARY_REL_SD, NOT_CONVERGED, MixedModelError, conditional_sds, degenerate_warnings
 from analysis.stats.optimizer_check import check_optimizers
-from analysis.stats.mixed import (BOUNDARY_REL_SD, conditional_sds, degenerate_warnings, MixedModelError,
-                                  NOT_CONVERGED)
 
 
 def _coded(f: fm.Formula, rows: pd.DataFrame, s: PowerSettings, declared: dict):
@@ -131,7 +137,8 @@ def zero_sd_sentences(rfx: list[dict], stated: dict) -> list[str]:
         name = next((a for a, c in fm.ALIASES.items() if c == col), col)
         if var == "(Intercept)" and col not in stated_cols:
             out.append(f"the pilot's {name} SD is {float(r['estimate']):.3g} (a boundary fit), simulated as 0: "
-                       f"simulated {name}s have no random intercept, so their fits sit at the boundary whatever the size; give "
+                       f"simulated {name}s have no random intercept, so their fits sit at the boundary whatever the "
+                       "size; give "
                        f"--sd {name}=X to simulate one")
         elif var != "(Intercept)":
             out.append(f"the pilot's SD of the {var} slope by {name} is {float(r['estimate']):.3g} (a boundary fit), "
@@ -145,7 +152,8 @@ def _check_rows(s: PowerSettings, tpl) -> None:
     n_items = max(s.items) if s.items else None
     rows = study_rows(tpl, max(s.subjects), n_items)
     if rows > MAX_ROWS:
-        raise PowerInputError(f"--subjects {max(s.subjects)} x --items {n_items or len(tpl.items)}: one simulated study "
+        raise PowerInputError(f"--subjects {max(s.subjects)} x --items {n_items or len(tpl.items)}: one simulated "
+                              "study "
                               f"would have {rows:,} trials; at most {MAX_ROWS:,} (fewer subjects or items)")
 
 
@@ -191,7 +199,8 @@ def _fit(rows: pd.DataFrame, f: fm.Formula, s: PowerSettings, declared: dict):
     if (fit.status == NOT_CONVERGED and check is None) or degenerate:  # degenerate whatever the status shows first
         why = "; ".join(degenerate) or "; ".join(fit.messages) or "no message"
         raise PowerInputError(f"the pilot fit of {f.text} is {'degenerate' if degenerate else fit.status} ({why}): its "
-                              "estimates are not parameters to simulate from (simplify the formula; a pilot whose answers "
+                              "estimates are not parameters to simulate from (simplify the formula; a pilot whose "
+                              "answers "
                               "follow the condition exactly gives no effect size)")
     if check is not None:
         fit.messages.append(f"optimizer check: {check.reason}")

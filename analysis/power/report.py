@@ -4,6 +4,7 @@ figures/power.png (power against subjects, one line per item count, the 95% Mont
 the analytic pass dashed, the target's line, 80% by default). Every file is written to a temporary name and renamed."""
 from __future__ import annotations
 
+import io
 import json
 import platform
 from dataclasses import asdict
@@ -11,15 +12,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
-import io
 
 from analysis.power.layout import layout_fixed
 from analysis.power.pilot import ROUNDING
 from analysis.power.settings import MODEL_LABEL, Pilot, PowerSettings
 from analysis.power.stats import IMPLAUSIBLE_SE
+from analysis.report.figures import PALETTE, pyplot
 from analysis.report.results_folder import clean_json, json_default
 from experiments.atomic import atomic_write_bytes, atomic_write_text
-from analysis.report.figures import pyplot, PALETTE
 
 TABLE_COLUMNS = ["pilot", "subjects", "items", "lists", "trials_per_subject", "sims_asked", "sims_run", "tests",
                  "rejected", "power", "ci_low", "ci_high", "failed", "unconverged", "implausible_se",
@@ -64,7 +64,8 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
                            "condition in each list (analysis/power/design.py)"},
         "simulated": {"term": s.term, "coefficients": pilot.coefficients, "beta": pilot.truth.beta,
                       "random_effects": pilot.truth.random_effects, "sigma": pilot.truth.sigma, "rounding": ROUNDING,
-                      "effect": "stated (--effect)" if s.effect is not None else "the pilot's estimate (observed power)"},
+                      "effect": "stated (--effect)" if s.effect is not None else "the pilot's estimate (observed "
+                                                                                 "power)"},
         "rules": {"power": "rejections / tests; a test is a converged fit with a plausible SE (boundary fits included "
                            "and counted); failed, unconverged and implausible-SE fits are counted apart, never as "
                            "'not significant' or as rejections",
@@ -73,11 +74,14 @@ def results_dict(s: PowerSettings, pilot: Pilot, rows: list[dict], analytic: dic
                                     "(power_incl_implausible: the share had they been counted)",
                   "mostly_failed": "a size where fewer than half of the simulations gave a test has no power",
                   "early_stop": f"after each batch of {s.batch}, from {s.min_sims} sims on, a size stops once the 99% "
-                                f"Wilson interval of its power lies above or below {s.target:g}" if s.early_stop else "off",
-                  "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column seed); "
+                                "Wilson interval of its power lies above or below "
+                                f"{s.target:g}" if s.early_stop else "off",
+                  "seeds": "simulation i of a size uses the i-th L'Ecuyer-CMRG stream of that size's seed (column "
+                           "seed); "
                            "within a run its numbers do not depend on --cores, --batch or early stopping",
                   "layout": ("fixed (ADDR_NO_RANDOMIZE): every run of this command gives the same bits"
-                             if layout_fixed() else "not fixed: lme4's last bits can differ between runs (docs/analysis.md)"),
+                             if layout_fixed() else "not fixed: lme4's last bits can differ between runs "
+                                                    "(docs/analysis.md)"),
                   "refit": "lme4 with the fixed effects started at the true ones and the random-effect parameters at "
                            "lme4's default start (1 on the diagonal, 0 off it), optimizer bobyqa; boundary counts are "
                            "those of that start"},

@@ -11,10 +11,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from analysis.stats import formula as fm
+from analysis.power.design import DesignError, balance_notes, extend
 from analysis.power.settings import Pilot, PowerInputError, PowerSettings
-from analysis.power.design import balance_notes, DesignError, extend
 from analysis.power.sim import SizeModel
+from analysis.stats import formula as fm
 from analysis.stats.mixed import MixedModelError
 
 

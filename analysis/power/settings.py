@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.stats import formula as fm
 from analysis.input_errors import InputError
 from analysis.options import flag
-from analysis.power.terms import check_in_formula, TermError
+from analysis.power.terms import TermError, check_in_formula
+from analysis.stats import formula as fm
 from experiments.options import OptionError
 from experiments.outputs import check_output_folder
 

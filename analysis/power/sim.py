@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.stats.mixed import MixedModelError, r_fitter, r_frame, boundary_reasons
+from analysis.stats.mixed import MixedModelError, boundary_reasons, r_fitter, r_frame
 
 R_SETUP = r"""
 function(design, fixed_rhs, random_text, family, beta_names, beta, vc_grp, vc_var1, vc_var2, vc_sdcor, sigma) {
@@ -265,7 +265,7 @@ class SizeModel:
         # a broken fit: an SE far below what the design allows (analysis/power/stats.py), never a test
         d["implausible_se"] = (~d["failed"] & (d["se_ratio"] < IMPLAUSIBLE_SE)).astype(bool)
         d["boundary"] = [not f and bool(boundary_reasons(s, _records(v)) if self.mixed else False)
-                         for f, s, v in zip(d["failed"], d["singular"], out.rx2("vc"))]
+                         for f, s, v in zip(d["failed"], d["singular"], out.rx2("vc"), strict=False)]
         return d
 
     def responses(self, seed: int, sims: list[int]) -> list[np.ndarray]:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.load.prepare import scored_rows
 from analysis.load import LoadError
+from analysis.load.prepare import scored_rows
 
 
 def drop_training_only_sessions(d: pd.DataFrame, info) -> pd.DataFrame:

@@ -9,18 +9,25 @@ from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 
-from analysis.report import design_figures as dfig
-from analysis.measures.design_rates import acceptance_rates, design_rows, dprime_table, rates
 from analysis.load.frames import model_frame
 from analysis.load.rows import block_kind, scope_text, select_blocks
-from analysis.report.tables import fmt_ci
-from analysis.report.results_folder import Results
 from analysis.load.subjects import RULE as COPIES_RULE
 from analysis.measures.demand_gap import demand_gaps
-from analysis.measures.design_rates import add_accepted, answer_confounded, item_key
-from analysis.measures.judgments import answer_label, judged_rows, RULE
+from analysis.measures.design_rates import (
+    acceptance_rates,
+    add_accepted,
+    answer_confounded,
+    design_rows,
+    dprime_table,
+    item_key,
+    rates,
+)
+from analysis.measures.judgments import RULE, answer_label, judged_rows
 from analysis.measures.reading import plain, reading_rules, target_rows
 from analysis.measures.sections import logprob_section, rt_section
+from analysis.report import design_figures as dfig
+from analysis.report.results_folder import Results
+from analysis.report.tables import fmt_ci
 from analysis.stats.formula import parse
 from analysis.stats.formula_fit import CONTRASTS_NOTE, fit_groups, fit_table
 from analysis.twins.answers import is_replay
@@ -40,14 +47,15 @@ def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         return t
     return pd.DataFrame({**{c: t[c] for c in ["group"] + by},
                          "subjects": t["n_subjects"], "items": t["n_items"], "trials": t["n_trials"],
-                         "rate [CI subjects]": [fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"])],
+                         "rate [CI subjects]": [fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"], strict=False)],
                          # one subject (a person, or merged model copies): the rate's CI resamples items
                          **({"rate CI over": t["ci_unit"].map({"subject": "subjects", "item": "items (one subject)"})}
                             if "ci_unit" in t.columns and (t["ci_unit"] == "item").any() else {}),
-                         "F1: by-subject mean [CI]": [fmt_ci(*r) for r in zip(t["by_subject_mean"], t["by_subject_ci_low"],
-                                                                                t["by_subject_ci_high"])],
+                         "F1: by-subject mean "
+                         "[CI]": [fmt_ci(*r) for r in zip(t["by_subject_mean"], t["by_subject_ci_low"],
+                                                                                t["by_subject_ci_high"], strict=False)],
                          "F2: by-item mean [CI]": [fmt_ci(*r) for r in zip(t["by_item_mean"], t["by_item_ci_low"],
-                                                                             t["by_item_ci_high"])]})
+                                                                             t["by_item_ci_high"], strict=False)]})
 
 
 from analysis.stats.fit_items import fit_item  # noqa: E402 (shared with reading_report)
@@ -135,7 +143,8 @@ def rates_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, o
                 [res.figure("interaction_accuracy", dfig.interaction_plot(
                     r, by, "rate", "rate_ci_low", "rate_ci_high", "accuracy",
                     out / "figures" / "interaction_accuracy.png", levels=factors),
-                    f"Interaction plot: accuracy by {' x '.join(by)} per group; bars: 95% bootstrap CIs over subjects.")])
+                    f"Interaction plot: accuracy by {' x '.join(by)} per group; bars: 95% bootstrap CIs over "
+                    "subjects.")])
 
 
 def acceptance_section(res: Results, t: pd.DataFrame, by: list[str], factors: dict, opt: Options, out: Path) -> None:
@@ -176,7 +185,8 @@ def demand_gap_section(res: Results, t: pd.DataFrame, opt: Options) -> None:
                     "log-odds(accuracy low) - log-odds(accuracy high), infinite at an accuracy of 0 or 1; "
                     "`gap_smoothed`: twinlab's, the same difference of smoothed log odds (k + 0.5) / (n - k + 0.5), "
                     "with a 95% bootstrap CI resampling items; `gap_logprob`: mean log P(target) low minus high "
-                    "(word prediction). A `flag` marks a task failure, a ceiling, or a protocol that gave one label on every trial (a response bias: no gap is a finding there).",
+                    "(word prediction). A `flag` marks a task failure, a ceiling, or a protocol that gave one label on "
+                    "every trial (a response bias: no gap is a finding there).",
                     [res.table("demand_gap_pairs", gp, "Demand gap")])
 
 
@@ -210,7 +220,8 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
                 "Fitted by lme4 (glmer binomial for a 0/1 outcome, lmer for a continuous one, response times on a log "
                 "scale; glm/lm without random effects; ordinal::clmm with --family ordinal), `subject` = the subject "
                 f"(unique across groups), `item` = the item group. Contrasts: {CONTRASTS_NOTE}. "
-                + (CLMM_FALLBACK if kind == "ordinal_fit" else "When the random effects as given do not converge or are "
+                + (CLMM_FALLBACK if kind == "ordinal_fit" else "When the random effects as given do not converge or "
+                                                               "are "
                    "singular, they are simplified step by step (correlations dropped, then random intercepts only) and "
                    "the report names the structure it shows."),
                 [res.table("formula_fit", tab, "Fixed effects", show=False)], [], items)
@@ -223,8 +234,13 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
     fs = [f for f in factors if f in d.columns]
     by = list(opt.by) or fs
     tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()
-    from analysis.kind_sections import SectionArgs, kind_closing_sections, kind_sections  # late: the kinds' registry, asked when a kind is present
-    kind_sections(SectionArgs(res, t, factors, by, opt, out, log, skipped), tasks)  # each kind's own (its unit registers it)
+    from analysis.kind_sections import (  # late: the kinds' registry, asked when a kind is present
+        SectionArgs,
+        kind_closing_sections,
+        kind_sections,
+    )
+    # each kind's own (its unit registers it)
+    kind_sections(SectionArgs(res, t, factors, by, opt, out, log, skipped), tasks)
     logprob_section(res, t, by, opt)
     rt_section(res, t, by, opt)
     # the kinds' closing sections on all rows (self-paced reading: word and region times beside surprisal)

@@ -3,11 +3,11 @@ reading times by region, surprisal against reading time, position bias. Each tak
 writes one PNG and returns its path (None when there is nothing to draw)."""
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import textwrap
 
 from analysis.report.figures import PALETTE, pyplot, save_figure
 
@@ -22,7 +22,7 @@ def _panels(t: pd.DataFrame, keys: list[str]) -> list[tuple[str, pd.DataFrame]]:
     out = []
     for k, g in t.groupby(keys, sort=True, dropna=False):
         k = k if isinstance(k, tuple) else (k,)
-        out.append((", ".join(f"{n} = {v}" for n, v in zip(keys, k)), g))
+        out.append((", ".join(f"{n} = {v}" for n, v in zip(keys, k, strict=False)), g))
     return out
 
 
@@ -63,7 +63,7 @@ def interaction_plot(t: pd.DataFrame, by: list[str], value: str, low: str, high:
     x, line = by[0], (by[1] if len(by) > 1 else None)
     panels = _panels(t, ["group"] + by[2:])
     fig, axes = panel_grid(plt, len(panels))
-    for ax, (name, g) in zip(axes, panels):
+    for ax, (name, g) in zip(axes, panels, strict=False):
         xs = _ordered(g[x], (levels or {}).get(x))
         pos = {v: i for i, v in enumerate(xs)}
         lines = _panels(g, [line]) if line else [("", g)]
@@ -116,7 +116,7 @@ def region_rts(t: pd.DataFrame, factors: list[str], path: Path) -> Path | None:
     plt = pyplot()
     panels = _panels(t, ["group"])
     fig, axes = panel_grid(plt, len(panels), width=4.2)
-    for ax, (name, g) in zip(axes, panels):
+    for ax, (name, g) in zip(axes, panels, strict=False):
         cells = _panels(g, factors) if factors else [("all", g)]
         for j, (cname, h) in enumerate(cells):
             h = h.sort_values("region")
@@ -139,7 +139,7 @@ def surprisal_scatter(points: dict[str, pd.DataFrame], path: Path) -> Path | Non
     plt = pyplot()
     items = list(points.items())
     fig, axes = panel_grid(plt, len(items), width=3.8)
-    for ax, (g, p) in zip(axes, items):
+    for ax, (g, p) in zip(axes, items, strict=False):
         ax.scatter(p["surprisal_bits"], p["mean_rt_ms"], s=12, alpha=0.6, color=PALETTE[0])
         if len(p) >= 2 and p["surprisal_bits"].std() > 0:
             b, a = np.polyfit(p["surprisal_bits"], p["mean_rt_ms"], 1)
@@ -157,7 +157,7 @@ def position_bias_bars(t: pd.DataFrame, path: Path) -> Path | None:
     plt = pyplot()
     panels = _panels(t, ["n_options"])
     fig, axes = panel_grid(plt, len(panels), width=4.0, height=3.2)
-    for ax, (name, g) in zip(axes, panels):
+    for ax, (name, g) in zip(axes, panels, strict=False):
         groups = list(dict.fromkeys(g["group"]))
         n = int(g["n_options"].iloc[0])
         w = 0.8 / len(groups)
@@ -205,7 +205,7 @@ def learning_curves(curves: pd.DataFrame, path: Path) -> Path | None:
             ax.set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     for ax in axes.flat:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=False):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)

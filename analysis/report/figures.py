@@ -5,18 +5,18 @@ when there is nothing to draw.
 """
 from __future__ import annotations
 
+import io
+import textwrap
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import io
-import textwrap
 
 from analysis.load.prepare import condition_order, is_human_group, structure_order
 from analysis.measures.levels import level_series
-from experiments.atomic import atomic_write_bytes
 from analysis.stats.mixed import status_of
+from experiments.atomic import atomic_write_bytes
 
 HUMAN_COLOR = "#222222"
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
@@ -108,7 +108,7 @@ def error_rate_bars(er: pd.DataFrame, structure: str, path: Path) -> Path | None
                         ecolor="black", capsize=2, lw=0.8)
             if not is_human_group(g) and not human.empty:
                 h = human[human["dependency"] == dep].set_index("condition").reindex(conds)["error_rate"]
-                for xi, hv in zip(x, h):
+                for xi, hv in zip(x, h, strict=False):
                     if pd.notna(hv):
                         ax.hlines(hv, xi - 0.42, xi + 0.42, colors=HUMAN_COLOR, linestyles="--", lw=1.3)
             ax.axhline(0.5, color="grey", lw=0.6, ls=":")
@@ -140,7 +140,7 @@ def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: s
     widths = [len(set(t.loc[t["structure"] == s, "condition"])) for s in structures]
     fig, axes = plt.subplots(1, len(structures), figsize=(0.44 * sum(widths) + 1.2, 3.4), squeeze=False, sharey=True,
                              gridspec_kw={"width_ratios": widths}, layout="constrained")
-    for ax, st in zip(axes[0], structures):
+    for ax, st in zip(axes[0], structures, strict=False):
         x_t = t[t["structure"] == st]
         conds = condition_order(x_t["condition"])
         x = np.arange(len(conds))
@@ -319,7 +319,7 @@ def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
     gap = d["demand_gap"].astype(float).to_numpy()
     colors = ["#BBBBBB" if f else PALETTE[0] for f in flags]
     ax.barh(y, gap, color=colors, hatch=None, height=0.6)
-    for yi, g, f in zip(y, gap, flags):
+    for yi, g, f in zip(y, gap, flags, strict=False):
         if f:
             ax.barh(yi, g, color="none", edgecolor="#666666", hatch="///", height=0.6, lw=0)
     err = np.vstack([(gap - d["ci_low"].astype(float)).clip(lower=0), (d["ci_high"].astype(float) - gap).clip(lower=0)])
@@ -329,7 +329,7 @@ def demand_gap_plot(dg: pd.DataFrame, path: Path) -> Path | None:
     xmin, xmax = min(0.0, float(np.nanmin(d["ci_low"]))), max(0.0, float(np.nanmax(d["ci_high"])))
     pad = 0.05 * (xmax - xmin or 1)
     ax.set_xlim(xmin - pad, xmax + pad)
-    for yi, f in zip(y, flags):
+    for yi, f in zip(y, flags, strict=False):
         if f:
             ax.text(xmin, yi - 0.42, f.split(":")[0] + " (not a result)", fontsize=7, color="#b00020", va="center")
     ax.set_xlabel("demand gap: log odds (low-demand) - log odds (high-demand), accuracy smoothed (k+0.5)/(n+1)",
@@ -349,7 +349,7 @@ def consistency_scatter(pairs: pd.DataFrame, ic: pd.DataFrame, path: Path) -> Pa
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 3.1 * nrow), squeeze=False)
     for ax in axes.flat[len(keys):]:
         ax.set_visible(False)
-    for ax, key in zip(axes.flat, keys):
+    for ax, key in zip(axes.flat, keys, strict=False):
         d = pairs[(pairs["model_label"] == key[0]) & (pairs["context"] == key[1]) & (pairs["protocol_direct"] == key[2])
                   & (pairs["protocol_meta"] == key[3])]
         ax.scatter(d["direct"], d["meta"], s=8, alpha=0.5, color=PALETTE[0], lw=0)
@@ -374,14 +374,14 @@ def training_bars(c4: pd.DataFrame, path: Path) -> Path | None:
     structures = list(dict.fromkeys(c4["structure"]))
     order = ["none", "inner", "outer", "other"]
     fig, axes = plt.subplots(1, len(structures), figsize=(2.3 * len(structures) + 1.0, 3.0), squeeze=False, sharey=True)
-    for ax, st in zip(axes[0], structures):
+    for ax, st in zip(axes[0], structures, strict=False):
         t = c4[c4["structure"] == st].set_index("violation_type")
         vs = [v for v in order if v in t.index] + sorted(v for v in t.index if v not in order)
         t = t.reindex(vs)
         x = np.arange(len(vs))
         ax.bar(x, t["error_rate"].fillna(0), color=[DEP_COLOR.get(v, "#8C8C8C") for v in vs], alpha=0.8, width=0.7)
         ax.errorbar(x, t["error_rate"].fillna(0), yerr=_yerr(t), fmt="none", ecolor="black", capsize=2, lw=0.8)
-        for xi, n in zip(x, t["n_trials"]):
+        for xi, n in zip(x, t["n_trials"], strict=False):
             ax.text(xi, 0.98, f"n={int(n)}", ha="center", va="top", fontsize=7, color="#555")
         ax.set_xticks(x, vs)
         ax.set_ylim(0, 1)
@@ -410,7 +410,7 @@ def dprime_criterion_plot(det: pd.DataFrame, path: Path, max_structures: int = 4
     for ax in axes.flat[len(structures):]:
         ax.set_visible(False)
     lim = max(2.5, float(np.nanmax(np.abs(det[["criterion_c", "c_ci_low", "c_ci_high"]].to_numpy(float)))) + 0.2)
-    for ax, st in zip(axes.flat, structures):
+    for ax, st in zip(axes.flat, structures, strict=False):
         t = det[det["structure"] == st]
         for k, g in enumerate(groups):
             color = HUMAN_COLOR if is_human_group(g) else PALETTE[k % len(PALETTE)]

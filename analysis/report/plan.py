@@ -24,11 +24,11 @@ import pandas as pd
 
 from analysis.adaptation import adaptation_step  # issue 51: the adaptation effect in reading
 from analysis.input_errors import InputError
+from analysis.learning.general import has_learning_data
+from analysis.learning.report import learning_sections
+from analysis.load.rows import ORDER_COLUMNS
 from analysis.options import Options
 from analysis.report.results_folder import Results
-from analysis.learning.report import learning_sections
-from analysis.learning.general import has_learning_data
-from analysis.load.rows import ORDER_COLUMNS
 from experiments.studies import declared, study_part
 
 

@@ -10,17 +10,36 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysis.report import design_figures as dfig
-from analysis.report.tables import slug
-from analysis.report.results_folder import Results
 from analysis.load.rows import select_blocks
-from analysis.measures.reading import (add_spillover, apply_rules, has_people_times, humans_beside_models,
-                                       join_region_surprisal, join_surprisal, plain, removed_text,
-                                       reading_rules, region_fit_rows, region_formula, region_means, region_order,
-                                       region_rows, region_surprisal, surprisal_beside_rt, surprisal_formula,
-                                       surprisal_region_formula, word_means, word_rows, word_surprisal)
+from analysis.measures.reading import (
+    add_spillover,
+    apply_rules,
+    has_people_times,
+    humans_beside_models,
+    join_region_surprisal,
+    join_surprisal,
+    plain,
+    reading_rules,
+    region_fit_rows,
+    region_formula,
+    region_means,
+    region_order,
+    region_rows,
+    region_surprisal,
+    removed_text,
+    surprisal_beside_rt,
+    surprisal_formula,
+    surprisal_region_formula,
+    word_means,
+    word_rows,
+    word_surprisal,
+)
+from analysis.report import design_figures as dfig
 from analysis.report.reading_figures import reading_by_region
-from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
+from analysis.report.results_folder import Results
+from analysis.report.tables import slug
+from analysis.stats.fit_items import fit_item
+from analysis.stats.fit_items import fit_or_note as _fit_or_note
 from analysis.stats.formula_fit import fit_formula
 
 if TYPE_CHECKING:
@@ -177,7 +196,8 @@ def reading_sections(res: Results, d: pd.DataFrame, factors: dict, opt: "Options
     fig = reading_by_region(rm, rs, cell, order, out / "figures" / "reading_regions.png")
     figs = [res.figure("reading_regions", fig, "By region (x, in reading order): people's mean reading time (ms; a "
                        "region's time is the sum of its words') and each model's mean surprisal (bits; the sum of its "
-                       "words'), one line per design cell; bars: 95% bootstrap CIs (people: over subjects; models: over "
+                       "words'), one line per design cell; bars: 95% bootstrap CIs (people: over subjects; models: "
+                       "over "
                        "items).")]
     fit_text = ""
     if has_s and opt.mixed:

@@ -34,7 +34,8 @@ def _cells(t: pd.DataFrame, factors: list[str]) -> list[tuple[str, pd.DataFrame]
 def reading_by_region(rt: pd.DataFrame, sur: pd.DataFrame, factors: list[str], order: list[str],
                       path: Path) -> Path | None:
     """rt: region_means (mean_rt_ms), sur: region_surprisal (mean_surprisal_bits); order: region names."""
-    panels = [(str(g), "mean_rt_ms", "reading time (ms)", t) for g, t in rt.groupby("group", sort=True, observed=True)] \
+    panels = [(str(g), "mean_rt_ms", "reading time "
+                                     "(ms)", t) for g, t in rt.groupby("group", sort=True, observed=True)] \
         if len(rt) else []
     panels += [(str(g), "mean_surprisal_bits", "surprisal (bits)", t)
                for g, t in sur.groupby("group", sort=True, observed=True)] if len(sur) else []
@@ -47,7 +48,7 @@ def reading_by_region(rt: pd.DataFrame, sur: pd.DataFrame, factors: list[str], o
     rows = (n + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(6.6 * cols if cols > 1 else 7.0, 3.6 * rows), squeeze=False)
     x_of = {name: i for i, name in enumerate(order)}
-    for ax, (title, col, ylabel, t) in zip(axes.flat, panels):
+    for ax, (title, col, ylabel, t) in zip(axes.flat, panels, strict=False):
         for j, (cname, g) in enumerate(_cells(t, factors)):
             g = g.assign(_x=g["region_name"].map(x_of)).dropna(subset=["_x"]).sort_values("_x")
             y = g[col].to_numpy(float)

@@ -101,7 +101,8 @@ def fit_status_html(fit: dict) -> str:
     status = status_of(fit)
     conv = fit.get("converged")
     diag = (f"converged: {'yes' if conv else 'no' if conv is not None else '?'}; singular: "
-            f"{'yes' if fit.get('singular') else 'no'}; optimiser: {html.escape(fit.get('optimizer') or 'lme4 default')}"
+            f"{'yes' if fit.get('singular') else 'no'}; optimiser: "
+            f"{html.escape(fit.get('optimizer') or 'lme4 default')}"
             + (f"; fallback: {html.escape(fit['fallback'])}" if fit.get("fallback") else "")
             + (f"; optimiser warnings: {html.escape('; '.join(fit['optimizer_warnings']))}"
                if fit.get("optimizer_warnings") else "")
@@ -147,7 +148,8 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
     if ordinal:
         diag = (f"<p class=small>{'' if status == 'ok' else f'<b class=bad>{html.escape(status)}</b> &mdash; '}"
                 f"fit diagnostics: converged: {'yes' if fit.get('converged') else 'no'} "
-                f"({html.escape(str(fit.get('optimizer_message', '')))}); scaled gradient = {_fmt_na(fit.get('scaled_grad'))} "
+                f"({html.escape(str(fit.get('optimizer_message', '')))}); scaled gradient = "
+                f"{_fmt_na(fit.get('scaled_grad'))} "
                 f"(lme4's check: &lt; 0.002); max.grad = {_fmt_na(fit.get('max_grad'))}; "
                 f"cond.H = {_fmt_na(fit.get('cond_h'))}; singular: {'yes' if fit.get('singular') else 'no'}"
                 + (f"; {html.escape(fit['fallback'])}" if fit.get("fallback") else "") + "</p>")
@@ -165,7 +167,8 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
                 + f"; AIC = {_fmt(fit.get('aic'))}, BIC = {_fmt(fit.get('bic'))}, logLik = {_fmt(fit.get('loglik'))}")
     contr = "".join(f"<li><code>{html.escape(c['factor'])}</code> ({html.escape(', '.join(c['levels']))}): "
                     f"{html.escape(c['coding'])}</li>" for c in fit.get("contrasts", []))
-    contr_html = (f"<p class=small>Contrasts: {html.escape(fit.get('contrasts_note', ''))}</p><ul class=small>{contr}</ul>"
+    contr_html = (f"<p class=small>Contrasts: {html.escape(fit.get('contrasts_note', ''))}</p><ul "
+                  f"class=small>{contr}</ul>"
                   if contr else "")
     attempts = fit.get("attempts") or []
     att_html = ""
@@ -176,7 +179,8 @@ def design_fit_html(title: str, fit: dict, ordinal: bool = False) -> str:
     dropped = "; ".join(f"{k}: {v}" for k, v in (fit.get("rows_dropped") or {}).items())
     msgs = "".join(f"<li class=note>{html.escape(m)}</li>" for m in fit.get("messages", []))
     return (f"<h3>{html.escape(title)}{mark}</h3><p><code>{html.escape(fit['formula'])}</code><br>fitted: "
-            f"<code>{html.escape(fit.get('fitted', ''))}</code><br>{head}<br>random effects: {html.escape(rfx) or 'none'}"
+            f"<code>{html.escape(fit.get('fitted', ''))}</code><br>{head}<br>random effects: "
+            f"{html.escape(rfx) or 'none'}"
             + (f"<br>rows left out: {html.escape(dropped)}" if dropped else "") + f"</p>{diag}{att_html}{contr_html}"
             + table_html(coef) + (f"<ul>{msgs}</ul>" if msgs else ""))
 
@@ -237,7 +241,8 @@ def load_results(out: Path) -> dict:
     or ReportError naming the file and the entry."""
     rpath = out / "results.json"
     if not rpath.exists():
-        raise ReportError(f"{out} is not a results folder (no results.json); run `twinlab analyze DATA --out {out}` first")
+        raise ReportError(f"{out} is not a results folder (no results.json); run `twinlab analyze DATA --out {out}` "
+                          "first")
     try:
         res = json.loads(read_text_file(rpath, ReportError, "results.json", 200_000_000))
     except json.JSONDecodeError as exc:

@@ -2,8 +2,9 @@
 (A study's tables in its paper's layout live in the study: studies/<name>/tables.py.)"""
 from __future__ import annotations
 
-import pandas as pd
 import re
+
+import pandas as pd
 
 from analysis.load.prepare import SIMULATED_HUMANS, is_human_group
 

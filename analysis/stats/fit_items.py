@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Callable
+
 from analysis.stats.formula import FormulaError, TooFewLevels, level_note
 from analysis.stats.mixed import MixedModelError
 from analysis.stats.ordinal import OrdinalError

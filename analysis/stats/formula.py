@@ -34,19 +34,20 @@ factors' levels (not simple effects at a reference level). Numeric predictors ar
 from __future__ import annotations
 
 import contextlib
+import difflib
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterator
 
 import pandas as pd
-import difflib
 
 from stimuli.input_rules import is_ascii_digits
 
 ALIASES = {"subject": "subject_id"}
 TRANSFORMS = {"I": "I(x): arithmetic as written", "log": "log(x): natural logarithm",
-              "scale": "scale(x): centred and divided by its SD", "poly": "poly(x, k): orthogonal polynomial of degree k"}
+              "scale": "scale(x): centred and divided by its "
+                       "SD", "poly": "poly(x, k): orthogonal polynomial of degree k"}
 ARITH_CALLS = ("I", "log", "scale")  # transformations allowed inside arithmetic (poly gives a matrix: a term only)
 MAX_POLY = 10
 MAX_LENGTH = 2000
@@ -59,8 +60,10 @@ R_RESERVED = {"if", "else", "repeat", "while", "function", "for", "next", "break
               "Inf", "NaN", "NA", "NA_integer_", "NA_real_", "NA_character_", "NA_complex_"}
 # characters with a meaning in R but none in a formula: refused with what they are
 REFUSED_CHARS = {";": "';' (ends an R expression)", "$": "'$' (R element access)", "@": "'@' (R slot access)",
-                 "\\": "a backslash", "'": "a quoted string", '"': "a quoted string", "<": "'<' (R assignment or comparison)",
-                 ">": "'>' (R assignment or comparison)", "=": "'=' (R assignment or argument)", "!": "'!' (R negation)",
+                 "\\": "a backslash", "'": "a quoted string", '"': "a quoted string", "<": "'<' (R assignment or "
+                                                                                           "comparison)",
+                 ">": "'>' (R assignment or "
+                      "comparison)", "=": "'=' (R assignment or argument)", "!": "'!' (R negation)",
                  "&": "'&' (R logic)", "{": "'{' (R code block)", "}": "'}' (R code block)", "[": "'[' (R indexing)",
                  "]": "']' (R indexing)", "#": "'#' (R comment)", "?": "'?' (R help)"}
 
@@ -597,7 +600,8 @@ class _Parser:
                 raise self.fail(t, "a backticked name is a column name, never a function: calling it is R code")
             allowed = TRANSFORMS if formula_level else ARITH_CALLS
             if t.text not in allowed:
-                hint = ("; columns of text are factors already (sum-coded)" if t.text in ("factor", "as.factor") else "")
+                hint = ("; columns of text are factors already "
+                        "(sum-coded)" if t.text in ("factor", "as.factor") else "")
                 raise self.fail(t, "not a transformation twinlab allows; allowed "
                                    + ("in a formula: " if formula_level else "inside a transformation: ")
                                    + ", ".join(f"{k}()" for k in allowed) + hint)
@@ -757,7 +761,8 @@ def parse(text: str) -> Formula:
     lhs, fixed, random = p.formula()
     deepest = max(tree_depth(n) for n in (lhs, fixed, *(r.expr for r in random)))
     if deepest > MAX_TREE_DEPTH:
-        raise FormulaDepthError(f"formula {text[:60]!r}...: its terms and operators are chained {deepest} deep; at most "
+        raise FormulaDepthError(f"formula {text[:60]!r}...: its terms and operators are chained {deepest} deep; at "
+                                "most "
                                 f"{MAX_TREE_DEPTH}")
     resp = node_names(lhs)
     if len(resp) != 1:
@@ -765,7 +770,8 @@ def parse(text: str) -> Formula:
     f = Formula(text, lhs, fixed, [RandomTerm(r.expr, r.group, r.double_bar) for r in random])
     grouping = grouping_depth(f.r_text())
     if grouping > MAX_GROUPING:
-        raise FormulaDepthError(f"formula {text[:60]!r}: parentheses grouping terms are nested {grouping} deep; at most "
+        raise FormulaDepthError(f"formula {text[:60]!r}: parentheses grouping terms are nested {grouping} deep; at "
+                                "most "
                                 f"{MAX_GROUPING} (lme4 reads each level twice over: 16 levels take minutes)")
     return f
 
@@ -896,7 +902,8 @@ def sum_code(data: pd.DataFrame, formula: Formula, declared: dict[str, list[str]
             assert sum_node is not None
             rename[v] = Paren(sum_node)
     coded = Formula(formula.text, formula.lhs, _substitute(formula.fixed_tree, rename),
-                    [RandomTerm(_substitute(r.expr, rename), r.group, r.double_bar) for r in formula.random])  # type: ignore[arg-type]
+                    # type: ignore[arg-type]
+                    [RandomTerm(_substitute(r.expr, rename), r.group, r.double_bar) for r in formula.random])
     return d, coded, codings
 
 

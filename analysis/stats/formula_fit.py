@@ -17,11 +17,19 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import formula as fm
-from analysis.stats.mixed import (MixedModelError, fit_converged, r_fitter, r_frame, boundary_messages, boundary_reasons, degenerate_warnings,
-                            fit_status, hessian_free)
-from analysis.stats.ordinal import OrdinalError, fit_clmm
-
 from analysis.stats.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
+from analysis.stats.mixed import (
+    MixedModelError,
+    boundary_messages,
+    boundary_reasons,
+    degenerate_warnings,
+    fit_converged,
+    fit_status,
+    hessian_free,
+    r_fitter,
+    r_frame,
+)
+from analysis.stats.ordinal import OrdinalError, fit_clmm
 
 R_FIT_ANY = r"""
 function(formula, d, family, mixed) {
@@ -125,8 +133,10 @@ class FormulaFit:
     rows_dropped: dict[str, int] = field(default_factory=dict)
     status: str = "ok"
     statistic: str = "z"
-    boundary_reasons: list[str] = field(default_factory=list)  # the boundary rule (analysis/stats/mixed.py), [] when none
-    group: str = ""  # the group of rows fitted (analysis/load/prepare.group_label), "" when all rows were fitted together
+    # the boundary rule (analysis/stats/mixed.py), [] when none
+    boundary_reasons: list[str] = field(default_factory=list)
+    # the group of rows fitted (analysis/load/prepare.group_label), "" when all rows were fitted together
+    group: str = ""
     opt_code: int = 0  # the optimiser's own return code (0: it converged by its own rule; lme4's checks aside)
     optimizer_check: dict = field(default_factory=dict)  # a near miss refitted with lme4's other optimizers
 
@@ -197,7 +207,8 @@ def prepare_data(df: pd.DataFrame, formula: fm.Formula, family: str = "auto",
     elif isinstance(formula.lhs, fm.Call) and formula.lhs.fn == "log":
         transform = "log"
     if fam == "binomial" and not set(d[formula.response_var].unique()) <= {0.0, 1.0}:
-        raise fm.FormulaError(f"--formula: family binomial needs a 0/1 response; {formula.response_var!r} has other values")
+        raise fm.FormulaError(f"--formula: family binomial needs a 0/1 response; {formula.response_var!r} has other "
+                              "values")
     for g in formula.groups:
         d[g] = d[g].astype(str)
     if d.empty:
@@ -260,7 +271,7 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
     coefs = []
     glmer = mixed and fam == "binomial"
     for t, e, se, st, p, cdf, shf in zip(get["term"], get["estimate"], get["se"], get["stat"], get["p"], get["coef_df"],
-                                         get["se_hf"]):
+                                         get["se_hf"], strict=False):
         e, se = _num(e), _num(se)
         coefs.append({"term": t, "estimate": e, "se": se, "z": _num(st), "p": _num(p), "df": _num(cdf),
                       "ci_low": e - zq * se, "ci_high": e + zq * se, **(hessian_free(e, _num(shf)) if glmer else {})})
@@ -283,7 +294,7 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
         formula=f.text, fitted=chosen[1].r_text(), family=fam,
         method=("glmer" if fam == "binomial" else "lmer") if mixed else ("glm" if fam == "binomial" else "lm"),
         response_transform=transform, n_obs=int(get["nobs"][0]),
-        n_groups={str(n): int(v) for n, v in zip(get["ngrps_names"], get["ngrps"])},
+        n_groups={str(n): int(v) for n, v in zip(get["ngrps_names"], get["ngrps"], strict=False)},
         coefficients=coefs, random_effects=rfx, aic=_num(get["aic"][0]), bic=_num(get["bic"][0]),
         loglik=_num(get["loglik"][0]), n_params=int(get["df"][0]), singular=singular, converged=converged,
         messages=messages, optimizer=str(get["optimizer"][0]) if get["optimizer"] else "",
@@ -299,7 +310,7 @@ def _rfx(get) -> list[dict]:
     """as.data.frame(VarCorr) as records (var1/var2 kept: the boundary rule reads correlations by them)."""
     return [{"group": g, "term": f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}", "estimate": _num(sd),
              "var1": str(v1), "var2": str(v2)}
-            for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"])]
+            for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"], strict=False)]
 
 
 GROUP = "group"  # the column naming who a row belongs to: 'human', or 'model · context · protocol'

@@ -14,9 +14,18 @@ import re
 import numpy as np
 import pandas as pd
 
-from analysis.stats.mixed import (MixedFit, MixedModelError, _f, r_fitter, r_frame, boundary_messages, boundary_reasons,
-                           convergence_failures, degenerate_warnings,
-                           fit_status)
+from analysis.stats.mixed import (
+    MixedFit,
+    MixedModelError,
+    _f,
+    boundary_messages,
+    boundary_reasons,
+    convergence_failures,
+    degenerate_warnings,
+    fit_status,
+    r_fitter,
+    r_frame,
+)
 
 _EXTRA = None
 
@@ -87,11 +96,12 @@ def _frame(data: pd.DataFrame, formula: str):
 
 
 def _coefs(get: dict, statistic: str) -> list[dict]:
-    from scipy.stats import norm, t as tdist  # late: scipy.stats stays out of start-up
+    from scipy.stats import norm  # late: scipy.stats stays out of start-up
+    from scipy.stats import t as tdist
 
     out = []
     dfs = get["df"] if len(get["df"]) == len(get["term"]) else [get["df"][0]] * len(get["term"])
-    for term, e, se, z, p, df in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], dfs):
+    for term, e, se, z, p, df in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], dfs, strict=False):
         e, se, z, p, df = _f(e), _f(se), _f(z), _f(p), _f(df)
         if statistic == "t" and np.isfinite(df):
             q = tdist.ppf(0.975, df)
@@ -115,7 +125,7 @@ def fit_lmer(data: pd.DataFrame, formula: str, group: str, reml: bool = True) ->
     get = {k: list(r.rx2(k)) for k in r.names}
     coefs = _coefs(get, "t")
     rfx = []
-    for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"]):
+    for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"], strict=False):
         name = "sd__Observation" if g == "Residual" else (f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}")
         rfx.append({"group": g, "term": name, "estimate": _f(sd), "var1": str(v1), "var2": str(v2)})
     singular = bool(get["singular"][0])
@@ -146,7 +156,8 @@ def fit_fixed(data: pd.DataFrame, formula: str, binomial: bool) -> MixedFit:
     try:
         r = fit_r(formula, rd, bool(binomial))
     except Exception as exc:
-        raise MixedModelError(f"{'glm' if binomial else 'lm'} failed for {formula}: {' '.join(str(exc).split())}") from exc
+        raise MixedModelError(f"{'glm' if binomial else 'lm'} failed for {formula}: "
+                              f"{' '.join(str(exc).split())}") from exc
     get = {k: list(r.rx2(k)) for k in r.names}
     coefs = _coefs(get, "z" if binomial else "t")
     if binomial:

@@ -242,7 +242,7 @@ def conditional_sds(random_effects: list[dict]) -> list[tuple[str, str, float]]:
                 r = 1.0 if i == j else cors.get((a, b), cors.get((b, a), 0.0))
                 cov[i, j] = r * sds[a] * sds[b]
         diag = _semidefinite_chol_diag(cov)
-        out += [(g, n, float(v)) for n, v in zip(names, diag)]
+        out += [(g, n, float(v)) for n, v in zip(names, diag, strict=False)]
     return out
 
 
@@ -338,7 +338,7 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
     se_hf = get.get("se_hf") or [None] * len(get["term"])
     coefs = [{"term": t, "estimate": _f(e), "se": _f(se), "z": _f(z), "p": _f(p),
               "ci_low": _f(e) - zq * _f(se), "ci_high": _f(e) + zq * _f(se), **hessian_free(_f(e), _f(hf))}
-             for t, e, se, z, p, hf in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], se_hf)]
+             for t, e, se, z, p, hf in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], se_hf, strict=False)]
     rfx = random_effect_rows(get)
     singular = bool(get["singular"][0])
     messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
@@ -380,7 +380,7 @@ def hessian_free(estimate: float, se: float) -> dict:
 def random_effect_rows(get: dict) -> list[dict]:
     """as.data.frame(VarCorr) as records: group, term (sd__X or cor__X.Y), estimate, var1, var2."""
     rfx = []
-    for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"]):
+    for g, v1, v2, sd in zip(get["vc_group"], get["vc_var1"], get["vc_var2"], get["vc_sdcor"], strict=False):
         if g == "Residual":
             continue
         rfx.append({"group": g, "term": f"sd__{v1}" if not v2 else f"cor__{v1}.{v2}", "estimate": _f(sd),
@@ -390,7 +390,7 @@ def random_effect_rows(get: dict) -> list[dict]:
 
 def theta_rows(get: dict) -> list[dict]:
     return [{"name": str(n), "value": _f(v), "lower": _f(lo)}
-            for n, v, lo in zip(get.get("theta_name", []), get.get("theta", []), get.get("theta_lower", []))]
+            for n, v, lo in zip(get.get("theta_name", []), get.get("theta", []), get.get("theta_lower", []), strict=False)]
 
 
 def significance_mark(p: float, status: str) -> str:

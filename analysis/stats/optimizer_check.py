@@ -106,7 +106,7 @@ def check_optimizers(fit, data: pd.DataFrame) -> OptimizerCheck | None:
             err = str(r.rx2("error")[0]) if not bool(r.rx2("ok")[0]) else f"optimiser code {int(r.rx2('code')[0])}"
             refits.append({"optimizer": name, "ran": False, "error": " ".join(err.split())})
             continue
-        theirs = dict(zip([str(n) for n in r.rx2("names")], [float(v) for v in r.rx2("values")]))
+        theirs = dict(zip([str(n) for n in r.rx2("names")], [float(v) for v in r.rx2("values")], strict=False))
         diff, par = 0.0, ""
         for key, value in mine.items():
             other = theirs.get(key)

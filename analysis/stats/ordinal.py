@@ -114,7 +114,7 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     trial used are named (`unused_points`; `points`: the scale's size, else the highest point used)."""
     # late: the R side (mixed) loads with the first fit
     from analysis.stats.formula import CONTRASTS_NOTE
-    from analysis.stats.mixed import r_frame, fit_status
+    from analysis.stats.mixed import fit_status, r_frame
 
     f = fm.parse(formula)
     if f.response_var != RESPONSE:
@@ -153,10 +153,10 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
         else:
             refit = f"refit with method=ucminf did not converge either (first fit: {first}); the first fit is reported"
     coefs = [{"term": t, "estimate": float(e), "se": float(se), "z": float(z), "p": float(p)}
-             for t, e, se, z, p in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"])]
+             for t, e, se, z, p in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], strict=False)]
     rfx = [{"group": n.split(".(", 1)[0] if ".(" in n else n.split(".", 1)[0],
             "term": "sd__" + (n[len(n.split(".(", 1)[0]) + 1:] if ".(" in n else n.split(".", 1)[-1]),
-            "estimate": float(sd)} for n, sd in zip(get["re_names"], get["re_sd"])]
+            "estimate": float(sd)} for n, sd in zip(get["re_names"], get["re_sd"], strict=False)]
     max_grad, cond_h = float(get["max_grad"][0]), float(get["cond_h"][0])
     used = sorted({int(v) for v in d[RESPONSE].dropna()})
     unused = [p for p in range(1, (points or (max(used) if used else 0)) + 1) if p not in used]

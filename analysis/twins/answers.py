@@ -125,7 +125,7 @@ def _model_table(m: pd.DataFrame) -> dict[str, tuple[list[str], np.ndarray, int,
     for item_id, x in m.groupby("item_id", sort=False):
         labs, probs, proto, sett = None, [], "", None
         for lab_cell, lp_cell, p, s in zip(x["option_labels"], x["option_logprobs"], x["protocol"],
-                                           x.get("task_settings", pd.Series([None] * len(x)))):
+                                           x.get("task_settings", pd.Series([None] * len(x))), strict=False):
             lab, lp = _labels(lab_cell), _floats(lp_cell)
             if lab is None or lp is None or len(lab) != len(lp) or len(lp) < 2:
                 continue
@@ -160,7 +160,8 @@ def _static_trials(people: pd.DataFrame, group: str, context: str, m: pd.DataFra
         hit = table.get(str(p["item_id"]))
         if hit is None:
             missing.append({"group": group, "person": p["subject_key"], "item_id": p["item_id"],
-                            "answer": str(person_answer(p)), "why": "the model group never ran this item in this condition"})
+                            "answer": str(person_answer(p)), "why": "the model group never ran this item in this "
+                                                                    "condition"})
             continue
         labels, probs, _, proto, sett = hit
         r = _trial_row(p, group, context, labels, probs, proto, sett, missing)

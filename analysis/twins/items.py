@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.load.prepare import is_human_group
-from analysis.report.figures import pyplot, save_figure, PALETTE
+from analysis.report.figures import PALETTE, pyplot, save_figure
 
 DOC = ("Per model group and item x condition: the people's share of each answer beside the model's renormalised "
        "probability of it (replay: the mean over the replays of the people who saw the item). `r_share_vs_p`: Pearson "
@@ -25,15 +25,24 @@ DOC = ("Per model group and item x condition: the people's share of each answer 
        "CI resampling items; `mean_jsd_bits`: the mean Jensen-Shannon divergence per item (bits: 0 the same "
        "distribution, 1 no overlap), CI over items; `r_mean_vs_expected`: a scale's people's mean answer against the "
        "model's expected value, over items. `items`, `people_trials`: what each number rests on.")
-from analysis.twins.answers import (_floats, _labels, _model_table, answer_index, context_of, is_replay, is_replay_context,
-                            person_answer, renormalised)
+from analysis.twins.answers import (
+    _floats,
+    _labels,
+    _model_table,
+    answer_index,
+    context_of,
+    is_replay,
+    is_replay_context,
+    person_answer,
+    renormalised,
+)
 
 
 def _replay_table(m: pd.DataFrame) -> dict:
     out: dict = {}
     for item_id, x in m.groupby("item_id", sort=False):
         labs, probs = None, []
-        for lab_cell, lp_cell in zip(x["option_labels"], x["option_logprobs"]):
+        for lab_cell, lp_cell in zip(x["option_labels"], x["option_logprobs"], strict=False):
             lab, lp = _labels(lab_cell), _floats(lp_cell)
             if lab is None or lp is None or len(lab) != len(lp) or len(lp) < 2 or (labs is not None and lab != labs):
                 continue

@@ -8,12 +8,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.load.prepare import is_human_group
+from analysis.report.figures import PALETTE, pyplot, save_figure
 from analysis.report.results_folder import Results
 from analysis.twins.answers import is_replay, likelihood
-from analysis.report.figures import pyplot, save_figure, PALETTE
 from analysis.twins.effects import default_formula, twin_long, twin_wide
-from analysis.twins.items import agreement, calibration, calibration_figure, DOC, item_shares
-from analysis.twins.reading_dll import DOC as DLL_DOC, delta_ll, dll_figure, joined_words
+from analysis.twins.items import DOC, agreement, calibration, calibration_figure, item_shares
+from analysis.twins.reading_dll import DOC as DLL_DOC
+from analysis.twins.reading_dll import delta_ll, dll_figure, joined_words
 
 if TYPE_CHECKING:
     from analysis.options import Options

@@ -85,7 +85,7 @@ def check_design(exp: Experiment, where: str) -> DesignFile:
                             f"but no block takes them; add {how}, or remove the rows")
     shared = None if df.mode == "given" else {"practice": df.role_rows("practice"), "filler": df.role_rows("filler")}
     for list_number in sorted(df.lists_by_number):  # linear in the rows: at most MAX_LISTS lists
-        for k, (b, pool) in enumerate(zip(exp.blocks, _block_pools(exp, df, list_number, shared))):
+        for k, (b, pool) in enumerate(zip(exp.blocks, _block_pools(exp, df, list_number, shared), strict=False)):
             if not pool:
                 raise SpecError(f"{where}: blocks.{k}: block {b.name!r} gets no rows from {df.path} "
                                 f"(list {list_number})")
@@ -124,7 +124,7 @@ def make_trial(exp: Experiment, block: Block, row: Row, index: int, block_index:
     """A generic trial (docs/general_model.md); its Lakretz columns follow from it
     (studies.lakretz2021.materials.design_values)."""
     factors = list(exp.design.factors)  # type: ignore[union-attr]
-    pairs = tuple(zip(factors, row.levels)) if row.levels else ()
+    pairs = tuple(zip(factors, row.levels, strict=False)) if row.levels else ()
     return Trial(
         experiment=exp.name, block=block.name, trial_index=index, block_trial_index=block_index,
         item_id=row.row_id, feedback=block.feedback,
@@ -147,7 +147,7 @@ def design_sizes(exp: Experiment) -> list[tuple[str, int]]:
     """Each block's trials (list 1; every list has as many), for `validate`."""
     df = check_design(exp, exp.source_path or exp.name)
     pools = _block_pools(exp, df, 1)
-    return [(b.name, b.trials if b.trials is not None else len(p)) for b, p in zip(exp.blocks, pools)]
+    return [(b.name, b.trials if b.trials is not None else len(p)) for b, p in zip(exp.blocks, pools, strict=False)]
 
 
 @dataclass

@@ -97,7 +97,7 @@ def guided_order(units: list[Any], limits: dict[str, int], value: Value, rng: ra
     lims = tuple(limits.values())
     keys = range(len(lims))
     groups: dict[tuple[Any, ...], list[Any]] = {}
-    for u, vs in zip(units, [tuple(value(u, k) for k in limits) for u in units]):
+    for u, vs in zip(units, [tuple(value(u, k) for k in limits) for u in units], strict=False):
         groups.setdefault(vs, []).append(u)
     for g in groups.values():
         rng.shuffle(g)

@@ -8,9 +8,18 @@ package named in the `twinlab.kinds` entry points), found by experiments/kinds.p
 """
 from __future__ import annotations
 
-from experiments.tasks.base import (RUNNERS, TaskError, TaskKind, check_runner, get_task, refuse_runner, registry,
-                                    runner_kinds, runner_problems, runs_on)
-
+from experiments.tasks.base import (
+                                    RUNNERS,
+                                    TaskError,
+                                    TaskKind,
+                                    check_runner,
+                                    get_task,
+                                    refuse_runner,
+                                    registry,
+                                    runner_kinds,
+                                    runner_problems,
+                                    runs_on,
+)
 from experiments.tasks.detection import detection_values
 
 __all__ = ["detection_values", "RUNNERS", "TaskKind", "TaskError", "registry", "get_task", "check_runner",

@@ -60,7 +60,8 @@ class Scale(_Strict):
     def _one_key_per_point(self) -> "Scale":
         if self.keys is not None:
             if len(self.keys) != self.points:
-                raise ValueError(f"scale.keys has {len(self.keys)} keys for {self.points} points: give one key per point")
+                raise ValueError(f"scale.keys has {len(self.keys)} keys for {self.points} points: give one key per "
+                                 "point")
             if len(set(self.keys)) != len(self.keys):
                 raise ValueError("scale.keys: a key is given twice")
         elif self.points > 9:

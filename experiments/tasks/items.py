@@ -31,7 +31,8 @@ def lookalike_materials(mat: dict[str, Any], where: str) -> None:
             raise TaskError(f"{where}: {problem}")
     pair = [mat.get("sentence"), mat.get("pair_sentence")]
     if all(isinstance(p, str) and p for p in pair) and visible_key(pair[0]) == visible_key(pair[1]):
-        problem = lookalike_problem(pair, "sentence and pair_sentence:") or "sentence and pair_sentence are the same text"
+        problem = lookalike_problem(pair, "sentence and "
+                                          "pair_sentence:") or "sentence and pair_sentence are the same text"
         raise TaskError(f"{where}: {problem}; a minimal pair must differ in what is read")
 
 

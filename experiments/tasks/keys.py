@@ -58,7 +58,8 @@ def clash(field: str, keys: list[str], quit_key: str) -> None:
     if dup:
         raise KeySettingError(f"{field}: key(s) {', '.join(dup)} given to two answers")
     if quit_key in keys:
-        raise KeySettingError(f"{field}: {quit_key!r} is the quit key (task.quit_key): pressing it would end the session")
+        raise KeySettingError(f"{field}: {quit_key!r} is the quit key (task.quit_key): pressing it would end the "
+                              "session")
 
 
 def check_keys(kind: str, settings: Any, given: dict[str, Any], quit_key: str, *, n_options: int = 2,

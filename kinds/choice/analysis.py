@@ -28,7 +28,7 @@ def choice_rows(df: pd.DataFrame) -> pd.DataFrame:
         return df.iloc[0:0]
     d = df[df["task"] == KIND].copy()
     n_opt, correct_pos = [], []
-    for order, mat in zip(d["option_order"].tolist() if "option_order" in d else [None] * len(d), materials(d)):
+    for order, mat in zip(d["option_order"].tolist() if "option_order" in d else [None] * len(d), materials(d), strict=False):
         order = json_list(order)
         opts = mat.get("options")
         n_opt.append(len(order) if order else (len(opts) if isinstance(opts, list) else np.nan))

@@ -17,7 +17,7 @@ from typing import Any
 from kinds.api import Trial
 from kinds.choice.task import answer_index
 from model_subjects.protocol_base import Decision, Option, Query
-from model_subjects.tasks.base import (TaskProtocol, argmax, decision, mean_logprobs, need, signed_margin)
+from model_subjects.tasks.base import TaskProtocol, argmax, decision, mean_logprobs, need, signed_margin
 from stimuli.input_rules import ascii_int
 
 
@@ -51,7 +51,8 @@ class ChoiceDirect(TaskProtocol):
         opts = options_of(trial, self.name)
         lps = list(scores[0])
         means = mean_logprobs(lps, results[0] if results else None)
-        basis = lps if self.by == "sum" or any(m is None for m in means) else [float(m) for m in means]  # type: ignore[arg-type]
+        # type: ignore[arg-type]
+        basis = lps if self.by == "sum" or any(m is None for m in means) else [float(m) for m in means]
         k = argmax(basis)
         cont = self.queries(trial)[0].options[k].continuation
         return decision(opts[k], self.score(trial, opts[k]), opts, lps, signed_margin(basis, correct_index(trial, opts)),
@@ -91,7 +92,7 @@ class ChoiceMeta(TaskProtocol):
         n = len(options_of(trial, self.name))
         out = [0.0] * n
         orders = self.orders(trial)
-        for order, sc in zip(orders, scores):
+        for order, sc in zip(orders, scores, strict=False):
             for pos, i in enumerate(order):
                 out[i] += sc[pos] / len(orders)
         return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from typing import Annotated, Literal, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -54,7 +54,8 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     """At least two options, none empty, no two the same text; the answer (if given) one of them."""
     opts = [str(o) for o in (mat.get("options") or ())]
     if len(opts) < 2:
-        raise TaskError(f"{where}: options: a choice needs at least two options (option_1, option_2, ...), got {len(opts)}")
+        raise TaskError(f"{where}: options: a choice needs at least two options (option_1, option_2, ...), got "
+                        f"{len(opts)}")
     if any(normalize_answer(o) == "" for o in opts):
         raise TaskError(f"{where}: options: an option is empty")
     if options_tie(opts):

@@ -2,8 +2,8 @@
 counterbalanced order (logic.screen_order), chosen by position keys or clicks."""
 from __future__ import annotations
 
-from participants.screens import PAGE_HEIGHT
 from experiments.tasks.record import answers
+from participants.screens import PAGE_HEIGHT
 from participants.tasks.window import TaskWindow, answer_screen
 
 

@@ -32,7 +32,7 @@ def completion_rows(df: pd.DataFrame) -> pd.DataFrame:
         return df.iloc[0:0]
     d = df[df["task"] == KIND].copy()
     strict, lenient = [], []
-    for text, mat in zip(d["response_text"].tolist(), materials(d)):
+    for text, mat in zip(d["response_text"].tolist(), materials(d), strict=False):
         target = normalise(mat.get("target"))
         if not isinstance(text, str) or not target:
             strict.append(float("nan"))
@@ -84,7 +84,7 @@ def completion_section(a: SectionArgs) -> None:
                 + NORMALISATION + ". " + F1F2 + ". Models (direct): mean log P(target | prefix), median rank of the "
                 "target's first token, share ranked first.",
                 [res.table("completion_rates", r.assign(**{"rate [CI subjects]": [
-                    fmt_ci(*x) for x in zip(r["rate"], r["rate_ci_low"], r["rate_ci_high"])]})
+                    fmt_ci(*x) for x in zip(r["rate"], r["rate_ci_low"], r["rate_ci_high"], strict=False)]})
                     [["score", "group"] + by + ["n_subjects", "n_items", "n_trials", "rate [CI subjects]",
                                                 "by_item_mean"]], "Completion accuracy"),
                  res.table("completion_rates_long", r, "Completion accuracy (long format)", show=False),

@@ -102,7 +102,8 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, pr
         raise TaskResultError(f"submit_time: no press of {s.submit_key!r} at that time")
     text = typed_text([p["key"] for p in typed])
     if raw.get("text") != text:
-        raise TaskResultError(f"text: the keys typed give {text[:60]!r}, the runner showed {str(raw.get('text'))[:60]!r}")
+        raise TaskResultError(f"text: the keys typed give {text[:60]!r}, the runner showed "
+                              f"{str(raw.get('text'))[:60]!r}")
     if not text.strip():
         raise TaskResultError("text: an empty answer is not submitted")
     out.update(response=text.strip(), response_text=text, correct=score(trial, text),

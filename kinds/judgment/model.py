@@ -42,7 +42,8 @@ class LabelMeta(TaskProtocol):
                         " " + self.settings.labels[k].text)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "question": self.question, "template": "{sentence}\\n{question} ({labels})\\nAnswer:"}
+        return {**super().describe(), "question": self.question, "template": "{sentence}\\n{question} "
+                                                                             "({labels})\\nAnswer:"}
 
 
 class JudgmentDirect(TaskProtocol):
@@ -60,7 +61,8 @@ class JudgmentDirect(TaskProtocol):
     def check(self, trial: Trial) -> None:
         self._values()
         if trial.mat.get("pair_sentence") in (None, ""):
-            raise ProtocolError(f"trial {trial.item_id!r} ({trial.role or 'test'}): protocol {self.name!r} compares the "
+            raise ProtocolError(f"trial {trial.item_id!r} ({trial.role or 'test'}): protocol {self.name!r} compares "
+                                "the "
                                 "sentence with its minimal-pair partner and needs `pair_sentence` in every item the "
                                 "run asks (practice and fillers too); use --protocol meta, or give the pairs")
         if normalize_answer(trial.mat["pair_sentence"]) == normalize_answer(sentence_of(trial)):
@@ -92,11 +94,12 @@ class JudgmentDirect(TaskProtocol):
         return meta.prompt(trial), words.get(str(response), "")
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "rule": "the accepting label (by its value) if log P(sentence) > log P(pair_sentence), "
+        return {**super().describe(), "rule": "the accepting label (by its value) if log P(sentence) > log "
+                                              "P(pair_sentence), "
                 "else the rejecting one"}
 
 
-from model_subjects.tasks.registry import ModelKind  
+from model_subjects.tasks.registry import ModelKind
 
 MODEL = ModelKind("judgment", surprisal=True, protocols={
     "meta": lambda s, q, n: LabelMeta("judgment", s, q, n), "direct": lambda s, q, n: JudgmentDirect(s, n)})

@@ -66,7 +66,7 @@ def score(trial: Trial, response: Any) -> bool | None:
 
 def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The labels in screen order with their keys (the human runners' settings `s`)."""
-    return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
+    return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys, strict=False)]
 
 
 def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,

@@ -1,8 +1,8 @@
 """judgment (PsychoPy): the sentence (whole, or word by word), an optional question, labelled answers."""
 from __future__ import annotations
 
-from participants.screens import PAGE_HEIGHT
 from experiments.tasks.record import answers, sentence_of
+from participants.screens import PAGE_HEIGHT
 from participants.tasks.window import TaskWindow, answer_screen
 
 

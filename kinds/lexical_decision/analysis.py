@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.measures.detection import dprime_c
 from analysis.kind_sections import AnalysisKind, KindTable
+from analysis.measures.detection import dprime_c
 
 KIND = "lexical_decision"
 

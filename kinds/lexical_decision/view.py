@@ -1,8 +1,8 @@
 """lexical_decision (PsychoPy): a letter string in the centre, word / non-word by keys (or clicks); RT from its flip."""
 from __future__ import annotations
 
-from participants.screens import WORD_HEIGHT
 from experiments.tasks.record import answers, sentence_of
+from participants.screens import WORD_HEIGHT
 from participants.tasks.window import TaskWindow, answer_screen
 
 

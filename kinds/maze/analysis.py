@@ -87,7 +87,8 @@ def errors_by_position(words: pd.DataFrame) -> pd.DataFrame:
     x = words[words["first_right"].notna()]
     if x.empty:
         return pd.DataFrame(columns=cols)
-    t = x.assign(_e=(x["first_right"] == False).astype(int)).groupby(["group", "position"], sort=True)["_e"]  # noqa: E712
+    # noqa: E712
+    t = x.assign(_e=(x["first_right"] == False).astype(int)).groupby(["group", "position"], sort=True)["_e"]
     t = t.agg(n_reached="size", n_errors="sum").reset_index()
     t["error_rate"] = t["n_errors"] / t["n_reached"]
     return t[cols]

@@ -40,8 +40,17 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from kinds.api import TaskError, Trial, normalize_answer
-from kinds.maze.task import (FIRST_FOIL, check_item, check_words, distractors, foils, picks_text, score, word_columns,
-                             words_of)
+from kinds.maze.task import (
+    FIRST_FOIL,
+    check_item,
+    check_words,
+    distractors,
+    foils,
+    picks_text,
+    score,
+    word_columns,
+    words_of,
+)
 from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, decision
 
@@ -58,7 +67,8 @@ class MazeChoice(TaskProtocol):
     def check(self, trial: Trial) -> None:
         ws = words_of(trial.mat)
         if len(ws) < 2 or len(distractors(trial.mat)) != len(ws) - 1:
-            raise ProtocolError(f"trial {trial.item_id!r}: protocol {self.name!r} needs a sentence of two or more words "
+            raise ProtocolError(f"trial {trial.item_id!r}: protocol {self.name!r} needs a sentence of two or more "
+                                "words "
                                 "and one distractor per word after the first (`distractors`)")
 
     def queries(self, trial: Trial) -> list[Query]:
@@ -97,7 +107,8 @@ class MazeChoice(TaskProtocol):
         return "", str(response)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "error_mode": self.mode(), "choice": "log P(word | prefix) >= log P(distractor | prefix)",
+        return {**super().describe(), "error_mode": self.mode(), "choice": "log P(word | prefix) >= log P(distractor | "
+                                                                           "prefix)",
                 "margin": "the smallest word margin asked", "surprisal": "bits, -log2 P(word | prefix), every word"}
 
 
@@ -278,7 +289,8 @@ def main() -> None:
     from experiments.cli_common import fail
     from stimuli.textfile import read_text_file  # bounded, BOM-tolerant, names the file
 
-    def run(items: Path, words: Path, out: Path, model: str = typer.Option(None, help="model (default: the bundled one)"),
+    def run(items: Path, words: Path, out: Path, model: str = typer.Option(None, help="model (default: the bundled "
+                                                                                      "one)"),
             seed: int = 0, n_candidates: int = 20, force: bool = False) -> None:
         """Fill the items' empty `distractors` the A-maze way; OUT.csv and OUT.distractors.json (the record)."""
         try:

@@ -85,7 +85,7 @@ def check_item(mat: dict[str, Any], settings: Any, where: str) -> None:
     if len(got) != len(ws) - 1:
         raise TaskError(f"{where}: distractors: one per word after the first ({len(ws) - 1} for "
                         f"{' '.join(ws)!r}), got {len(ds)} ({' '.join(ds)!r})")
-    same = [f"word {k + 1} {w!r}" for k, (w, d) in enumerate(zip(ws[1:], got), start=1)
+    same = [f"word {k + 1} {w!r}" for k, (w, d) in enumerate(zip(ws[1:], got, strict=False), start=1)
             if normalize_answer(w) == normalize_answer(d)]
     if same:
         raise TaskError(f"{where}: distractors: the distractor equals its word at {', '.join(same)}")
@@ -130,7 +130,7 @@ def screen_order(trial: Trial, seed: int | None, subject_id: str, s: TaskSetting
 
 def picks_text(words: list[str], fs: list[str], picks: list[bool]) -> str:
     """The `response`: the word the reader picked first at each position reached (True: the sentence's)."""
-    return " ".join(w if ok else f for w, f, ok in zip(words, fs, picks))
+    return " ".join(w if ok else f for w, f, ok in zip(words, fs, picks, strict=False))
 
 
 def word_columns(first: list[bool | None]) -> dict[str, Any]:
@@ -173,7 +173,7 @@ def score(trial: Trial, response: Any) -> bool | None:
     """Correct when the first picks are the whole sentence (no error at any word)."""
     ws = words_of(trial.mat)
     got = str(response or "").split()
-    return len(got) == len(ws) and all(normalize_answer(a) == normalize_answer(b) for a, b in zip(got, ws))
+    return len(got) == len(ws) and all(normalize_answer(a) == normalize_answer(b) for a, b in zip(got, ws, strict=False))
 
 
 def person_response(trial: Any, s: Any, response: str) -> str | None:

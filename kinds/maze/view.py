@@ -22,7 +22,7 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
     hint = w.hint(s.hint) if s.hint else None
     err = w.text(str(ex.get("error_text") or ""), y=-0.38, height=0.04, color=(0.8, -0.6, -0.6))
     pairs = []
-    for k, (word, foil) in enumerate(zip(ws, fs)):
+    for k, (word, foil) in enumerate(zip(ws, fs, strict=False)):
         left, right = (word, foil) if sides[k] == 0 else (foil, word)
         pairs.append(Buttons(w.win, [Answer("left", left, s.keys[0]), Answer("right", right, s.keys[1])], labels,
                              y=0.0, height=0.16))

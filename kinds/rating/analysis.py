@@ -75,8 +75,8 @@ def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
 def rating_section(a: SectionArgs) -> None:
     """The report's rating section: distribution, means (people: the chosen point; models: expected value, the
     default, and argmax, both named) and, for people, a cumulative-link mixed model, or why none was fitted."""
-    from analysis.report import design_figures as dfig
     from analysis.measures.design_rates import rates
+    from analysis.report import design_figures as dfig
     from analysis.report.design import F1F2, shown_rates
 
     res, by, opt, out = a.res, a.by, a.opt, a.out
@@ -84,12 +84,14 @@ def rating_section(a: SectionArgs) -> None:
     dist = distribution(r, by)
     rm = rating_measures(r)
     means = rates(rm, ["measure"] + by, "value", opt.seed, opt.n_boot).drop(columns=["n_outcome"])
-    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point; models: the argmax)"),
+    tabs = [res.table("rating_distribution", dist, "Rating distribution (share of each scale point; models: the "
+                                                   "argmax)"),
             res.table("rating_means", shown_rates(means, ["measure"] + by).rename(
                 columns={"rate [CI subjects]": "mean [CI subjects]"}), "Mean rating"),
             res.table("rating_means_long", means, "Mean rating (long format)", show=False)]
     items, why = rating_clmm(res, r, by, a.factors, opt, a.log, a.skipped, tabs)
-    res.section("task_rating", "Ratings: distributions, means" + (" and a cumulative-link mixed model" if items else ""),
+    res.section("task_rating", "Ratings: distributions, "
+                               "means" + (" and a cumulative-link mixed model" if items else ""),
                 "Share of each scale point per cell, and the mean rating (" + F1F2.replace("rate", "mean", 1) + "). "
                 "`measure`: people's chosen point; a model's rating is a distribution over the scale, reported as its "
                 "expected value (sum of point x probability, the default measure) and its argmax (the most probable "
@@ -112,9 +114,10 @@ def _scale_points(r: pd.DataFrame) -> int | None:
 def rating_clmm(res, r: pd.DataFrame, by: list[str], factors: dict, opt, log, skipped: list[str],
                 tabs: list) -> tuple[list[dict], str]:
     """The people's cumulative-link mixed model; returns (fit items, the text saying what was fitted or why not)."""
-    from analysis.report.design import CLMM_FALLBACK
-    from analysis.stats.fit_items import fit_item, fit_or_note as _fit_or_note
     from analysis.load.frames import model_frame
+    from analysis.report.design import CLMM_FALLBACK
+    from analysis.stats.fit_items import fit_item
+    from analysis.stats.fit_items import fit_or_note as _fit_or_note
 
     humans = r[r["subject_kind"] == "human"]
     varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]
@@ -130,9 +133,11 @@ def rating_clmm(res, r: pd.DataFrame, by: list[str], factors: dict, opt, log, sk
     log(f"fitting the cumulative-link mixed model {formula} (ordinal::clmm)")
     f = _fit_or_note(lambda: fit_clmm(model_frame(humans), formula, factors, _scale_points(humans)),
                      "rating clmm (humans)", skipped)
-    text = ("The cumulative-link mixed model of the people's ratings (R ordinal::clmm, logit link, flexible thresholds, "
+    text = ("The cumulative-link mixed model of the people's ratings (R ordinal::clmm, logit link, flexible "
+            "thresholds, "
             f"factors sum-coded) `{formula}` treats the scale as ordered categories; a positive effect shifts ratings "
-            "up. " + CLMM_FALLBACK + " Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < 0.002), "
+            "up. " + CLMM_FALLBACK + " Diagnostics: optimiser convergence, the scaled gradient (lme4's check, < "
+                                     "0.002), "
             "max.grad, cond.H (> 1e4: ill-defined), and scale points never used (no threshold between them).")
     if f is None:
         return [], text + " The fit failed: see the notes."

@@ -43,7 +43,7 @@ class RatingMeta(TaskProtocol):
         values = self.settings.scale.values
         p = softmax(lps)
         k = argmax(lps)
-        expected = sum(v * q for v, q in zip(values, p))
+        expected = sum(v * q for v, q in zip(values, p, strict=False))
         return decision(str(values[k]), None, [str(v) for v in values], lps, None, f" {values[k]}",
                         extra={"rating_distribution": p},
                         columns={"rating": float(values[k]), "rating_expected": expected})

@@ -1,8 +1,8 @@
 """rating (PsychoPy): the sentence, an optional question, a k-point scale with labelled ends (keys or clicks)."""
 from __future__ import annotations
 
-from kinds.judgment.view import sentence_and_question
 from experiments.tasks.record import answers
+from kinds.judgment.view import sentence_and_question
 from participants.tasks.window import TaskWindow, answer_screen
 
 

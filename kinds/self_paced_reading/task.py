@@ -133,7 +133,7 @@ def trial_units(trial: Any, reveal: str) -> tuple[list[str], list[list[int]]]:
 def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The comprehension question's options with their keys (none: no question)."""
     opts = [str(o) for o in trial.mat.get("question_options") or ()]
-    return [Answer(o, o, k) for o, k in zip(opts, s.question_keys)]
+    return [Answer(o, o, k) for o, k in zip(opts, s.question_keys, strict=False)]
 
 
 def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, presses: list, pointers: list,
@@ -163,13 +163,15 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, pr
         out["region_rts_ms"] = json.dumps([round_ms(sum(rts[w] for w in reg)) for reg in regs])  # type: ignore[misc]
     else:
         out["region_rts_ms"] = json.dumps(rts)
-    extra["display_lag_ms"] = [round_ms(steps[k] - adv[k - 1]["t"]) for k in range(1, len(unit_texts) + 1)]  # type: ignore[operator]
+    # type: ignore[operator]
+    extra["display_lag_ms"] = [round_ms(steps[k] - adv[k - 1]["t"]) for k in range(1, len(unit_texts) + 1)]
     ans = answers(trial, s)
     if ans:
         q_on = event_time(raw.get("question_onset"), "question_onset")
         if q_on < adv[-1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
             raise TaskResultError("question_onset: the question comes after the sentence")
-        got = counted_answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",  # type: ignore[arg-type]
+        # type: ignore[arg-type]
+        got = counted_answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",
                       s.mouse)
         if got is None:
             raise TaskResultError("question_answered_by: the comprehension question waits for an answer")

@@ -5,8 +5,8 @@ timestamps (logic.derive); the flips that show each step are recorded beside the
 comprehension question (the item's question and question_options) follows."""
 from __future__ import annotations
 
-from kinds.self_paced_reading.task import trial_units
 from experiments.tasks.record import answers, dashes
+from kinds.self_paced_reading.task import trial_units
 from participants.screens import PAGE_HEIGHT
 from participants.tasks.window import SENTENCE_HEIGHT, Buttons, TaskWindow
 

@@ -415,7 +415,8 @@ def resolve(name: str, *, question: str | None = None, max_new_tokens: int = 8, 
             raise ProtocolError(f"unknown production variant {name!r}; known: "
                                 + ", ".join(p for p in PROTOCOL_NAMES if p.startswith("production")))
         return Production(mode, scoring, q, max_new_tokens)
-    raise ProtocolError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOL_NAMES)}, {PANEL_PROTOCOL} (panel specs)")
+    raise ProtocolError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOL_NAMES)}, {PANEL_PROTOCOL} (panel "
+                        "specs)")
 
 
 from model_subjects.tasks.registry import ModelKind  # noqa: E402 (beside the kind's MODEL it builds)

@@ -43,7 +43,7 @@ def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) ->
 
 def answers(trial: Trial, s: TaskSettings, order: list[int] | None = None) -> list[Answer]:
     """The answers on screen (human_settings): the panel's, left to right, or the violation key."""
-    return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys)]
+    return [Answer(v, lab, k) for (v, lab), k in zip(s.labels, s.keys, strict=False)]
 
 
 # ---- what a person's answer means (the rules both renderers, RSVP in PsychoPy and the page, call) ----------

@@ -30,11 +30,16 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from model_subjects.backends.base import Backend, ModelLoadError, Progress
+from model_subjects.backends.registry import register_backend
 from model_subjects.kv_stream import KVStream
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
-from model_subjects.backends.registry import register_backend
-from model_subjects.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, PairTokenizer,
-                                     split_pair, split_tokens)
+from model_subjects.requests import (
+    GenerationRequest,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    PairTokenizer,
+    split_tokens,
+)
 from model_subjects.stream_group import StreamGroup
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -212,7 +217,7 @@ class TransformersBackend(PairTokenizer, Backend):
         todo = [t for t in dict.fromkeys(texts) if t not in self._enc_cache]
         for start in range(0, len(todo), 2048):
             chunk = todo[start:start + 2048]
-            for t, ids in zip(chunk, self.tokenizer(chunk, add_special_tokens=False)["input_ids"]):
+            for t, ids in zip(chunk, self.tokenizer(chunk, add_special_tokens=False)["input_ids"], strict=False):
                 self._enc_cache[t] = tuple(ids)
         return [self.encode(t) for t in texts]
 
@@ -221,7 +226,7 @@ class TransformersBackend(PairTokenizer, Backend):
         ctxs = self._encode_many([c for c, _ in pairs])
         wholes = self._encode_many([c + k for c, k in pairs])
         units = []
-        for (c, k), ctx, whole in zip(pairs, ctxs, wholes):
+        for (c, k), ctx, whole in zip(pairs, ctxs, wholes, strict=False):
             ctx, cont = split_tokens(ctx, whole, c, self.decode_ids)
             if not cont:
                 raise ValueError(f"continuation {k!r} encodes to no tokens after context {c[-40:]!r}")
@@ -236,7 +241,7 @@ class TransformersBackend(PairTokenizer, Backend):
         units = self._units(requests)
         token_lps = self._score_units(units, progress)
         out = []
-        for u, (lps, greedy) in zip(units, token_lps):
+        for u, (lps, greedy) in zip(units, token_lps, strict=False):
             out.append(LoglikelihoodResult(logprob=float(sum(lps)), is_greedy=bool(greedy), n_tokens=u.n_cont,
                                            token_logprobs=tuple(float(x) for x in lps)))
         return out

@@ -51,8 +51,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from model_subjects.backends.base import Backend, ModelLoadError, Progress, Stream
-from model_subjects.loading import ResolvedModel, resolve_gguf, sha256_file
 from model_subjects.backends.registry import register_backend
+from model_subjects.loading import ResolvedModel, resolve_gguf, sha256_file
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, PairTokenizer
 
 TOKENISATION = "lm-evaluation-harness pair split (whole string encoded, split at context length), llama.cpp tokenizer"

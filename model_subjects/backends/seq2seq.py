@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from model_subjects.backends.base import Backend, ModelLoadError, Progress
-from model_subjects.loading import ResolvedModel, go_offline, resolve_model
 from model_subjects.backends.registry import register_backend
+from model_subjects.loading import ResolvedModel, go_offline, resolve_model
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult
 
 DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -147,7 +147,7 @@ class Seq2SeqBackend(Backend):
                 units.append((enc, target, [t not in ignore for t in target]))
                 owner.append(n)
         totals = [0.0] * len(sentences)
-        for n, res in zip(owner, self._score(units)):
+        for n, res in zip(owner, self._score(units), strict=False):
             totals[n] += res.logprob
         return totals
 

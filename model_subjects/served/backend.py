@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -205,9 +205,9 @@ class ServedBackend(Backend):
         """Answers for `bodies` in order; each distinct body asked once, at most max_in_flight at a time."""
         ask = ask or self._complete
         keys = [canonical(b) for b in bodies]
-        by_key = dict(zip(keys, bodies))
+        by_key = dict(zip(keys, bodies, strict=False))
         unique = list(by_key)
-        answers = dict(zip(unique, self._parallel(lambda k: ask(by_key[k]), unique)))
+        answers = dict(zip(unique, self._parallel(lambda k: ask(by_key[k]), unique), strict=False))
         return [answers[k] for k in keys]
 
     def _next_token(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -288,7 +288,7 @@ class ServedBackend(Backend):
             bodies = [{"prompt": c + x, "max_tokens": 1, "temperature": 0, "logprobs": 1, "echo": True}
                       for c, x in pairs]
             answers = self._all(bodies)
-            out = [self._from_echo(a, len(c), len(c + x), c, x) for a, (c, x) in zip(answers, pairs)]
+            out = [self._from_echo(a, len(c), len(c + x), c, x) for a, (c, x) in zip(answers, pairs, strict=False)]
         else:
             chains = self._parallel(lambda p: self._chain(*p), pairs)
             bodies = [{"prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
@@ -368,7 +368,7 @@ class ServedBackend(Backend):
             return LoglikelihoodResult(float("nan"), False, 0, (), unscorable=chain.problem)
         values: list[float] = []
         greedy = True
-        for (_, piece), answer in zip(chain.steps, answers):
+        for (_, piece), answer in zip(chain.steps, answers, strict=False):
             top = _top(answer) or {}
             if piece not in top:
                 low = min((float(x) for x in top.values()), default=float("nan"))
@@ -393,7 +393,7 @@ class ServedBackend(Backend):
         toks, tops = lps.get("tokens") or [], lps.get("top_logprobs") or []
         picked: list[float] = []
         greedy = True
-        for i, (off, v) in enumerate(zip(offs, vals)):
+        for i, (off, v) in enumerate(zip(offs, vals, strict=False)):
             if off >= end:
                 break  # the generated token
             if off < start:
@@ -431,7 +431,7 @@ class ServedBackend(Backend):
             bodies.append(body)
         answers = self._all(bodies)
         out = [cut_generation(a["choices"][0].get("text") or "", r.until, r.skip_leading_whitespace)
-               for a, r in zip(answers, requests)]
+               for a, r in zip(answers, requests, strict=False)]
         if progress is not None:
             progress(len(requests))
         return out

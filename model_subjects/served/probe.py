@@ -49,7 +49,7 @@ def run_probe(complete: Callable[[dict[str, Any]], dict[str, Any]], server: str,
         values = lps.get("token_logprobs") or []
         tokens = lps.get("tokens") or []
         e = None
-        for off, tok, v in zip(offsets, tokens, values):
+        for off, tok, v in zip(offsets, tokens, values, strict=False):
             if off == len(p) and tok == token:
                 e = v
                 break

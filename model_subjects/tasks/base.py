@@ -89,4 +89,4 @@ def mean_logprobs(logprobs: Sequence[float], results: Sequence[Any] | None) -> l
     """Per-token means (Hu & Frank's multiple-choice score); None without token counts."""
     if not results:
         return [None] * len(logprobs)
-    return [lp / r.n_tokens if r.n_tokens else None for lp, r in zip(logprobs, results)]
+    return [lp / r.n_tokens if r.n_tokens else None for lp, r in zip(logprobs, results, strict=False)]

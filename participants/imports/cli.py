@@ -98,7 +98,8 @@ def _print(report) -> None:
     typer.echo(f"{report.people} people: {s.get('new', 0)} new session(s), {s.get('unchanged', 0)} unchanged, "
                f"{s.get('replaced', 0)} replaced, {s.get('kept', 0)} earlier kept as they are (another spec hash); "
                f"{report.rows_written} rows written to {report.out}")
-    typer.echo(f"spec {report.spec} (spec_hash {report.spec_hash})" + (f", also {report.spec_out}" if report.spec_out else "")
+    typer.echo(f"spec {report.spec} (spec_hash "
+               f"{report.spec_hash})" + (f", also {report.spec_out}" if report.spec_out else "")
                + f"; report {path}")
 
 

@@ -6,7 +6,6 @@ import io
 from typing import Any
 
 
-
 def items_csv(study: Any) -> str:
     """item, the factors, role, list, sentence and the kind's columns (answer, option_N, prefix, target, ...):
     one row per person's trial, lists in people's order."""

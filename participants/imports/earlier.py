@@ -87,7 +87,8 @@ def require_everyone(people: list[Any], earlier: Earlier) -> None:
     given = {p.participant for p in people}
     missing = sorted(set(earlier.lists) - given)
     if missing:
-        raise ImportInputError(f"{earlier.out}: {len(missing)} earlier imported participant(s) ({', '.join(missing[:5])}) "
+        raise ImportInputError(f"{earlier.out}: {len(missing)} earlier imported participant(s) "
+                               f"({', '.join(missing[:5])}) "
                                "are not in the files given; the design is read from every person's files: give "
                                "the earlier files too, with the new ones")
 

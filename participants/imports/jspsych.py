@@ -25,8 +25,8 @@ from typing import Optional
 from participants.imports.jspsych_files import MISSING, flag, number, where
 from participants.imports.jspsych_keys import KEY_CODE_FIELD, key_name
 from participants.imports.kinds import tool_kinds
-from participants.imports.text_input import read_text
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
+from participants.imports.text_input import read_text
 
 TOOL = "jspsych"
 # role -> the data fields an unedited study uses for it, first present wins (jsPsych 6 names after 7/8 names)

@@ -92,7 +92,7 @@ class KindImporter:
 
     def task_section(self, labels: list[tuple[str, str]], items: list[dict[str, str]]) -> dict[str, Any]:
         """The spec's `task:` read from the data: the labels, each with its raw key where every raw is a key name."""
-        from experiments.psychopy_names import check_key   # PsychoPy's key names, read only when a spec is written
+        from experiments.psychopy_names import check_key  # PsychoPy's key names, read only when a spec is written
 
         keys_ok = all(check_key(r) is None for r, _ in labels) and len({r for r, _ in labels}) == len(labels)
         task: dict[str, Any] = {"kind": self.kind,

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Optional
 
 from participants.imports.jspsych_files import flag, number, where
-from participants.imports.text_input import read_text
 from participants.imports.kinds import tool_kinds
 from participants.imports.pcibex_format import NULLS, BadValue, Row, parse, unescape
 from participants.imports.pcibex_practice import PRACTICE_VALUES, describe, is_practice
 from participants.imports.pcibex_rows import TOOL, Found, read_trial
 from participants.imports.pcibex_scoring import implied_answers, question_options
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
+from participants.imports.text_input import read_text
 
 ROLES: dict[str, tuple[str, ...]] = {
     "reception": ("Results reception time", "Time results were received"),

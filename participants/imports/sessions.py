@@ -44,7 +44,7 @@ def check_sequence(seq: TrialSequence, person: Person, task: str) -> None:
     if len(seq) != len(person.trials):
         raise ImportInputError(f"internal error: the read spec compiles {len(seq)} trials for {person.participant}, "
                                f"who has {len(person.trials)}")
-    for tr, t in zip(seq, person.trials):
+    for tr, t in zip(seq, person.trials, strict=False):
         if tr.role != t.phase or (tr.mat.get("sentence") or "") != importer_for(task).sentence(t):
             raise ImportInputError(f"internal error: trial {tr.trial_index} of {person.participant} compiles as "
                                    f"{tr.item_id} but the person's line {t.line} is another trial")
@@ -71,7 +71,7 @@ def person_rows(exp: Experiment, study: Study, seq: TrialSequence, person: Perso
     from participants.rsvp import TrialResult
 
     rows = []
-    for trial, t in zip(seq, person.trials):
+    for trial, t in zip(seq, person.trials, strict=False):
         fields = task_fields(exp, seq, trial, t, study.value_of(t.response))
         correct = fields["correct"]
         _check_tool_scoring(study, t, correct)
@@ -178,5 +178,5 @@ def write_session(out: Path, exp: Experiment, plan: Planned) -> None:
         raise ImportInputError(str(exc)) from None
     if plan.state == "replace":
         for new, old in zip(session_paths(target_root, exp.name, p.subject_id, 1),
-                            session_paths(out, exp.name, p.subject_id, 1)):
+                            session_paths(out, exp.name, p.subject_id, 1), strict=False):
             os.replace(new, old)

@@ -63,7 +63,8 @@ def _parse(path: Path, text: str, delim: str) -> tuple[list[str], list[tuple[int
         header = [h.strip() for h in next(reader)]
         doubled = sorted({h for h in header if header.count(h) > 1 and h})
         if doubled:
-            raise ImportInputError(f"{path}: line 1: column(s) {', '.join(map(repr, doubled))} appear twice in the header")
+            raise ImportInputError(f"{path}: line 1: column(s) {', '.join(map(repr, doubled))} appear twice in the "
+                                   "header")
         rows: list[tuple[int, dict[str, str]]] = []
         start = reader.line_num + 1
         for cells in reader:

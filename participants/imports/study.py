@@ -133,7 +133,8 @@ def factors_of(people: list[Person], m: Mapping) -> dict[str, list[str]]:
             raise ImportInputError(f"{t.source_file}: line {t.line}: a test trial without a {name} (column "
                                    f"{names[name]!r} is empty)")
         if len(levels) < 2:
-            raise ImportInputError(f"factor {name} (column {names[name]!r}) has one level ({levels[0]!r}) over all test "
+            raise ImportInputError(f"factor {name} (column {names[name]!r}) has one level ({levels[0]!r}) over all "
+                                   "test "
                                    "trials; a design needs two or more (map another column)")
         factors[name] = levels
     return factors
@@ -214,7 +215,8 @@ def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tu
     if key in seen and t.phase == "test":
         raise ImportInputError(f"{t.source_file}: line {t.line}: participant {p.participant!r} got item {item!r}"
                                f"{' in ' + key[1] if key[1] else ''} again (first on line {seen[key]}); twinlab shows "
-                               "an item once per condition and person (map `item` to a column that tells repeats apart)")
+                               "an item once per condition and person (map `item` to a column that tells repeats "
+                               "apart)")
     if key in seen:
         # practice shown again (a second training pass): each later showing is its own item <item>#<n>, in the
         # person's order, counted in the notes

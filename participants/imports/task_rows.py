@@ -22,9 +22,9 @@ INVENTED = ("answered_by", "display_lag_ms", "submit_ms")
 
 def task_fields(exp: Any, seq: Any, trial: Any, t: SourceTrial, value: Optional[str]) -> dict[str, Any]:
     """response, correct, rt_ms and the kind's columns (GENERIC) of an imported trial, by the kind's derive."""
+    from experiments.tasks.record import TaskResultError, derive
     from participants.tasks import settings_for
     from participants.tasks.logic import screen_order
-    from experiments.tasks.record import TaskResultError, derive
 
     rules = importer_for(trial.task)
     s = settings_for(exp, trial, None)

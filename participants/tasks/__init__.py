@@ -18,9 +18,9 @@ from experiments.kinds import kind_part
 from experiments.tasks import registry
 from experiments.tasks.presented import TaskSettings, task_settings
 from experiments.tasks.presented import trial_settings as settings_for  # this package's name for it
+from experiments.tasks.record import plan
 from experiments.trials import Trial, TrialSequence
 from participants.tasks.logic import screen_order
-from experiments.tasks.record import plan
 
 __all__ = ["PSYCHOPY", "TaskSettings", "implemented", "run_task_trial", "settings_for", "task_settings"]
 

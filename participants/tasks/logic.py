@@ -8,8 +8,8 @@ counterbalanced options), asked of the trial's own kind.
 """
 from __future__ import annotations
 
-from experiments.trials import Trial, TrialSequence
 from experiments.tasks.presented import TaskSettings
+from experiments.trials import Trial, TrialSequence
 
 
 def screen_order(trial: Trial, seq: TrialSequence | None, s: TaskSettings | None) -> list[int] | None:

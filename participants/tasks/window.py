@@ -14,12 +14,11 @@ from typing import Any, Callable
 from experiments.session import now_iso
 from experiments.tasks.earned import feedback_earned
 from experiments.tasks.presented import TaskSettings
-from experiments.tasks.record import row_fields
+from experiments.tasks.record import Answer, TaskPlan, derive, row_fields
 from experiments.trials import Trial
-from participants.rsvp import Presenter, TrialResult, _ms
 from participants.fonts import breakable, font_of
+from participants.rsvp import Presenter, TrialResult, _ms
 from participants.screens import HINT_COLOR, PAGE_HEIGHT, TEXT_COLOR, WORD_HEIGHT
-from experiments.tasks.record import Answer, TaskPlan, derive
 
 FOREVER_MS = 30 * 60 * 1000.0  # a participant-paced screen: held until answered
 SENTENCE_HEIGHT = WORD_HEIGHT * 0.75
@@ -40,7 +39,7 @@ class Buttons:
         self.boxes: list[Any] = []
         self.stims: list[Any] = []
         x0 = -(n * w + (n - 1) * gap) / 2 + w / 2
-        for i, (a, kl) in enumerate(zip(answers, key_labels)):
+        for i, (a, kl) in enumerate(zip(answers, key_labels, strict=False)):
             x = x0 + i * (w + gap)
             box = visual.Rect(win, width=w, height=height, pos=(x, y), units="height", lineColor=TEXT_COLOR,
                               fillColor=(0.9, 0.9, 0.9), lineWidth=3)

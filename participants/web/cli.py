@@ -91,7 +91,6 @@ def serve(
     """Serve the experiment and write each trial as it arrives (fsync'ed, one writer per session)."""
     from experiments import options as o
     from experiments.cli_common import fail
-
     from experiments.outputs import check_dataset_folder
 
     try:

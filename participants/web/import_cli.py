@@ -20,13 +20,12 @@ def import_web(
 
     from rich.table import Table
 
-    from experiments.cli_common import console, fail, load_spec_or_exit
-    from participants.web.importer import WebImportError, count_table
-    from participants.web.importer import import_web as run
-
     from experiments.atomic import atomic_write_text
+    from experiments.cli_common import console, fail, load_spec_or_exit
     from experiments.options import OptionError
     from experiments.outputs import check_dataset_folder
+    from participants.web.importer import WebImportError, count_table
+    from participants.web.importer import import_web as run
 
     try:  # data/ a real folder without links or devices, and not among the files read
         check_dataset_folder("--out", out, [("the results", p) for p in results])

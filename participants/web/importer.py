@@ -187,12 +187,14 @@ def import_web(paths: list[Path], exp: Experiment, out: Path, *, seed: int | Non
                 raise WebImportError(f"{rec.where}: sequence_hash {rec.sequence_hash} is not the one twinlab compiles "
                                      f"for slot {rec.slot} ({seq.sequence_hash}); check --seed and the spec")
             if rec.asked_list is not None and rec.asked_list != (seq.design or {}).get("list"):
-                raise WebImportError(f"{rec.where}: the link asked for list {str(rec.asked_list)[:20]} but slot {rec.slot} "
+                raise WebImportError(f"{rec.where}: the link asked for list {str(rec.asked_list)[:20]} but slot "
+                                     f"{rec.slot} "
                                      f"reads list {(seq.design or {}).get('list')}")
             i = rec.result.get("trial_index") if isinstance(rec.result, dict) else None
             if i in seen:
                 if seen[i] != rec.result:
-                    raise WebImportError(f"{rec.where}: trial {i} of {pid} session {session} twice, with different data")
+                    raise WebImportError(f"{rec.where}: trial {i} of {pid} session {session} twice, with different "
+                                         "data")
                 summary.duplicates_dropped += 1
                 continue
             if not isinstance(i, int) or i != len(rows) or i >= len(seq):

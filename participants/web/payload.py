@@ -12,12 +12,12 @@ from typing import Any
 from experiments.screen_texts import key_label
 from experiments.spec import Experiment
 from experiments.tasks import get_task, registry
-from experiments.tasks.record import CHAR_KEYS, TYPING
+from experiments.tasks.record import CHAR_KEYS, TYPING, answers, sentence_of
 from experiments.trials import Trial, TrialSequence, thaw
 from participants.tasks import settings_for
 from participants.tasks.logic import screen_order
-from experiments.tasks.record import answers, sentence_of
 from participants.web.texts import page_texts
+
 
 class PageKinds(Collection[str]):
     """The kinds the page's task plugin presents (the kinds' page.js builders registered into twinlab-task.js; a test checks

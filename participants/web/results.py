@@ -16,10 +16,10 @@ from typing import Any
 
 from experiments.spec import Experiment
 from experiments.tasks.earned import feedback_earned, rsvp_rules
+from experiments.tasks.record import TaskResultError
 from experiments.trials import Trial, TrialSequence
 from participants.rows import trial_row
 from participants.rsvp import TrialResult
-from experiments.tasks.record import TaskResultError
 from participants.web.task_record import RawRecordError, check_raw
 
 MAX_PRESSES = 200
@@ -86,7 +86,8 @@ def _check_envelope(raw: Any, trial: Trial, fields: frozenset[str] | set[str]) -
     if _int(raw, "trial_index", 0, 10**6) != trial.trial_index:
         raise ResultError(f"trial_index: this is trial {trial.trial_index}, got {raw['trial_index']}")
     if raw["item_id"] != trial.item_id:
-        raise ResultError(f"item_id: trial {trial.trial_index} shows item {trial.item_id!r}, got {str(raw['item_id'])[:80]!r}")
+        raise ResultError(f"item_id: trial {trial.trial_index} shows item {trial.item_id!r}, got "
+                          f"{str(raw['item_id'])[:80]!r}")
 
 
 def _check_units(raw: dict[str, Any], n: int) -> dict[str, Any]:
@@ -105,7 +106,7 @@ def _check_units(raw: dict[str, Any], n: int) -> dict[str, Any]:
                                                             and 0 <= x <= 10**6 for x in v):
             raise ResultError(f"{k}: expected {n} whole frame numbers")
         r[k] = v
-    if any(b < a for a, b in zip(r["unit_onsets"], r["unit_offsets"])) or r["unit_onsets"] != sorted(r["unit_onsets"]):
+    if any(b < a for a, b in zip(r["unit_onsets"], r["unit_offsets"], strict=False)) or r["unit_onsets"] != sorted(r["unit_onsets"]):
         raise ResultError("unit_onsets/unit_offsets: units must appear in order and end after they start")
     return r
 
@@ -154,7 +155,8 @@ def _check_pointers(raw: dict[str, Any], lo: float, last: float) -> list[dict[st
     for p in pointers:
         if (not isinstance(p, dict) or set(p) != {"type", "t", "answer"} or p["type"] not in POINTER_TYPES
                 or p["answer"] not in ("violation", "no_violation")):
-            raise ResultError("pointers: each click is {type: mouse|touch|pen, t: a time, answer: violation|no_violation}")
+            raise ResultError("pointers: each click is {type: mouse|touch|pen, t: a time, answer: "
+                              "violation|no_violation}")
         checked.append({"type": p["type"], "t": _in_trial(p, lo, last, "pointers.t"), "answer": p["answer"]})
     return checked
 
@@ -235,7 +237,8 @@ def _in_trial(p: dict[str, Any], lo: float, hi: float, name: str) -> float:
     if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
         raise ResultError(f"{name}: expected a time, got {str(t)[:40]!r}")
     if not lo <= t <= hi:
-        raise ResultError(f"{name}: {t:g} lies outside this trial (its fixation's onset {lo:g} to its last frame {hi:g})")
+        raise ResultError(f"{name}: {t:g} lies outside this trial (its fixation's onset {lo:g} to its last frame "
+                          f"{hi:g})")
     return float(t)
 
 
@@ -309,10 +312,11 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
         "word_ms_planned": round(r["unit_frames"] * r["frame_ms"], 3), "word_frames": r["unit_frames"],
         "gap_frames": r["gap_frames"], "dropped_frames": r["dropped_frames"],
         "intended_onset_frames": r["intended_onset_frames"], "onset_frames": r["onset_frames"],
-        "onset_frame_errors": [a - b for a, b in zip(r["onset_frames"], r["intended_onset_frames"])],
+        "onset_frame_errors": [a - b for a, b in zip(r["onset_frames"], r["intended_onset_frames"], strict=False)],
         "gap_durations_ms": [_ms(on[j + 1] - off[j]) for j in range(len(on) - 1)],
         "fixation_ms_measured": _ms(on[0] - t0),
-        "critical_onset_ms": rel(on[crit_i]) if (crit_i := trial.study_record.critical_index) >= 0 else None,  # -1: none
+        # -1: none
+        "critical_onset_ms": rel(on[crit_i]) if (crit_i := trial.study_record.critical_index) >= 0 else None,
         "sentence_end_ms": rel(end),
         "feedback_onset_ms": rel(r["feedback_onset"]),
         "iti_onset_ms": rel(r["iti_onset"]),
@@ -331,7 +335,7 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
     return TrialResult(
         response=r["response"], correct=correct,  # type: ignore[arg-type]
         rt_ms=rt, rt_sentence_end_ms=rt_end,
-        word_onsets_ms=[_ms(o - t0) for o in on], word_durations_ms=[_ms(b - a) for a, b in zip(on, off)],
+        word_onsets_ms=[_ms(o - t0) for o in on], word_durations_ms=[_ms(b - a) for a, b in zip(on, off, strict=False)],
         feedback_shown=bool(trial.feedback), feedback_text=r["feedback_text"],
         started_at=r["started_at"], ended_at=r["ended_at"], iti_onset=r["iti_onset"], extra=extra,
         response_mode="panel" if panel else "key",
@@ -356,10 +360,9 @@ TASK_FIELDS = {"trial_index", "item_id", "task", "frame_ms", "raw", "word_onsets
 def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *, subject_id: str, session: int,
                  overrides: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
+    from experiments.tasks.record import derive, row_fields
     from participants.tasks import settings_for
-    from experiments.tasks.record import row_fields
     from participants.tasks.logic import screen_order
-    from experiments.tasks.record import derive
 
     _check_envelope(raw, trial, TASK_FIELDS)
     if raw["task"] != trial.task:
@@ -371,12 +374,14 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     words = raw["word_onsets"]
     if not isinstance(words, list) or len(words) > 200 or not all(
             isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                        and 0 <= x <= end for x in w) and w[0] <= w[1]  # type: ignore[operator]
+                                                        # type: ignore[operator]
+                                                        and 0 <= x <= end for x in w) and w[0] <= w[1]
             for w in words):
         raise ResultError("word_onsets: expected [onset, offset] pairs (RSVP presentation) within the trial")
     s = settings_for(exp, trial, overrides)
     if words and (s.presentation != "rsvp" or len(words) != len(trial.words)):
-        raise ResultError(f"word_onsets: this trial shows {len(trial.words) if s.presentation == 'rsvp' else 0} RSVP words")
+        raise ResultError(f"word_onsets: this trial shows {len(trial.words) if s.presentation == 'rsvp' else 0} RSVP "
+                          "words")
     order = screen_order(trial, seq, s)
     try:  # only what the trial can produce (fields, keys, boxes, times in its window), then what it means
         check_raw(raw["raw"], trial, s, order, end)  # type: ignore[arg-type]
@@ -399,7 +404,8 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
         word_onsets_ms=[_ms(a) for a, _ in words], word_durations_ms=[_ms(b - a) for a, b in words],
         feedback_shown=raw["feedback_onset"] is not None, feedback_text=raw["feedback_text"], started_at=started,
         ended_at=ended, iti_onset=raw["iti_onset"],
-        extra={"runner": "web", "task": trial.task, "timing_mode": "frames", "frame_ms": round(frame_ms, 4),  # type: ignore[arg-type]
+        # type: ignore[arg-type]
+        extra={"runner": "web", "task": trial.task, "timing_mode": "frames", "frame_ms": round(frame_ms, 4),
                **task_extra, "raw": raw["raw"], "feedback_onset_ms": rel(raw["feedback_onset"]),
                "iti_onset_ms": rel(raw["iti_onset"]),
                "keyboard_backend": "browser (KeyboardEvent/PointerEvent.timeStamp, rAF timestamps)"},

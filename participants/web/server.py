@@ -37,13 +37,18 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from experiments.lists import (DEFAULT_ABANDON_MIN, check_list, check_list_files, choose_list, rebuild_index,
-                               recorded_list)
 from experiments.list_index import ListLockError
+from experiments.lists import (
+    DEFAULT_ABANDON_MIN,
+    check_list,
+    check_list_files,
+    choose_list,
+    rebuild_index,
+    recorded_list,
+)
 from experiments.options import OptionError
 from experiments.run_prep import RunPlan
-from experiments.session import (SessionError, SessionWriter, remove_stale_temporaries, scan_table,
-                                 session_paths)
+from experiments.session import SessionError, SessionWriter, remove_stale_temporaries, scan_table, session_paths
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
 from participants.rows import table_columns
@@ -66,7 +71,8 @@ SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
-    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; "
+    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self' data:; "
+                               "object-src 'none'; "
                                "base-uri 'none'; frame-ancestors 'none'",
 }
 
@@ -206,7 +212,8 @@ class WebSessions:
         with self._key_lock((pid, session)), contextlib.ExitStack() as hold:
             live = self._open(pid, session, offered)
             token = None
-            if live is None:  # a new session: its list (least filled, or ?list=N) chosen under one lock with its creation
+            # a new session: its list (least filled, or ?list=N) chosen under one lock with its creation
+            if live is None:
                 try:
                     ln, how = hold.enter_context(self._list_for(pid, session, body))
                 except ListLockError as exc:  # a link or a folder at the lock's name: said, not a traceback

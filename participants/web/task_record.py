@@ -14,8 +14,8 @@ import math
 from typing import Any
 
 from experiments.tasks import get_task
-from experiments.trials import Trial
 from experiments.tasks.record import POINTERS, answers, is_text_key
+from experiments.trials import Trial
 
 MAX_EVENTS = 400  # presses and clicks together (the page stops recording at 390 of each)
 MAX_TEXT = 400  # characters of a completion's text

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reproductions.common import ReproError, Report, write_provenance
+from reproductions.common import Report, ReproError, write_provenance
 from reproductions.hu_frank import fits as F
 from reproductions.hu_frank.gap import demand_gap, method_means, slopes
 from reproductions.hu_frank.models import table2_frame
@@ -98,13 +98,15 @@ def analyse(rel: Released, opt: AuthorsOptions, rep: Report) -> dict:
         rep.figure(accuracy_panels(acc, f"{LABEL[domain]}: {ylabel.lower()} by method and model", ylabel,
                                    figs / f"fig{fa}_{domain}_accuracy.png"),
                    f"Figure {fa}: {ylabel.lower()} per model and method (95% bootstrap CI over rows).")
-        rep.figure(gap_vs_size(gaps, gap_label, f"{LABEL[domain]}: demand gap by size", figs / f"fig{fb}_{domain}_gap_size.png",
+        rep.figure(gap_vs_size(gaps, gap_label, f"{LABEL[domain]}: demand gap by "
+                                                "size", figs / f"fig{fb}_{domain}_gap_size.png",
                                n_boot=opt.n_boot, seed=opt.seed),
                    f"Figure {fb}: the demand gap against model size; coloured lines: OLS within family; black line and "
                    "grey band: OLS over the paper's models with its 95% bootstrap band (models resampled); stars: "
                    "models run by twinlab (not in the line).")
         for r in gaps[gaps["flag"] != ""].itertuples():
-            rep.note(f"{r.model}: {r.flag} (low {r.low_demand:.3f}, high {r.high_demand:.3f}); the paper leaves it out of "
+            rep.note(f"{r.model}: {r.flag} (low {r.low_demand:.3f}, high {r.high_demand:.3f}); the paper leaves it out "
+                     "of "
                      "the figure too.")
         if opt.fits:
             _say(opt, f"{domain}: equation {'(1)' if BINARY[domain] else '(2)'} (lme4)")
@@ -177,7 +179,8 @@ def _paper_shown(paper: pd.DataFrame, n_orders: int) -> pd.DataFrame:
     if n_orders < 2:
         cols = [c for c in cols if not c.startswith("row_order")]
     shown = paper[[c for c in cols if c in paper.columns]].rename(
-        columns={"matches_printed_digits": "printed digits", "fit_status": "twinlab's fit", "authors_fit": "authors' fit",
+        columns={"matches_printed_digits": "printed digits", "fit_status": "twinlab's "
+                                                                           "fit", "authors_fit": "authors' fit",
                  "z_hessian_free": "Hessian-free z", "row_order_z": f"z over {n_orders} row orders",
                  "row_order_loglik": f"logLik over {n_orders} row orders"})
     if "Hessian-free z" in shown:
@@ -284,7 +287,8 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
     for name, t in res["tables"].items():
         rep.table(name, t, {"accuracy": "Each method per model (Figures 2A/C, 3A/C)", "demand_gap":
                             "The demand gap per model (Figures 2B/D, 3B/D)", "gap_slopes":
-                            "Slope of the gap on log10 size per family and overall (the lines drawn)"}[name], show=False)
+                            "Slope of the gap on log10 size per family and overall (the lines "
+                            "drawn)"}[name], show=False)
     rep.table("models", table2_frame(), "The paper's Table 2 (the sizes and families used)")
     _authors_provenance(opt, rel, fits, started)
     return rep.write()
@@ -296,7 +300,8 @@ def _r_versions() -> dict[str, str]:
 
         out = {"R": str(ro.r("R.version.string")[0])}
         for p in ("lme4", "lmerTest", "Matrix"):
-            out[p] = str(ro.r(f"if (requireNamespace('{p}', quietly=TRUE)) as.character(packageVersion('{p}')) else ''")[0])
+            out[p] = str(ro.r(f"if (requireNamespace('{p}', quietly=TRUE)) as.character(packageVersion('{p}')) else "
+                              "''")[0])
         return out
     except Exception:  # provenance only: never fail a finished analysis for it
         return {}

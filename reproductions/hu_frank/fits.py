@@ -263,7 +263,8 @@ def paper_table(fits: list[Fit]) -> pd.DataFrame:
         ptxt = f"p = {p:.3g}" if p >= 1e-4 else "p < 0.0001"
         df = f", df = {c['df']:.2f}" if np.isfinite(c.get("df", np.nan)) and not BINARY[domain] and analysis == "size" else ""
         ro = f.row_order or {}
-        rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, {ptxt}", "estimate": c["estimate"],
+        rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, "
+                                       f"{ptxt}", "estimate": c["estimate"],
                      "se": c["se"], "term": f.term, "matches_printed_digits": match,
                      "se_hessian_free": c.get("se_hessian_free", np.nan), "z_hessian_free": c.get("z_hessian_free", np.nan),
                      "row_order_z": _range(ro, "z", 3), "row_order_z_min": ro.get("z_min", np.nan),
@@ -304,12 +305,14 @@ def verdict(stat: str, printed: float | None, c: dict, fit, ro: dict) -> str:
             parts.append(f"|{stat}| moves from {lo:.3f} to {hi:.3f} over {ro['n_orders']} row orders"
                          f" (log-likelihood {_range(ro, 'loglik', 2)})"
                          + (f"; the printed {printed} lies in that range" if within else
-                            f"; the printed {printed} is outside it (a Wald SE at a boundary optimum belongs to one row order)"
+                            f"; the printed {printed} is outside it (a Wald SE at a boundary optimum belongs to one "
+                            "row order)"
                             if printed is not None else ""))
     hf = c.get("z_hessian_free", np.nan)
     if np.isfinite(hf):
         hf_range = _range(ro, "z_hessian_free", 3) if ro else ""
-        parts.append(f"Hessian-free z = {hf:.3f}" + (f" (row orders: {hf_range})" if hf_range and " to " in hf_range else
+        parts.append("Hessian-free z = "
+                     f"{hf:.3f}" + (f" (row orders: {hf_range})" if hf_range and " to " in hf_range else
                                                        " in every row order" if hf_range else ""))
     if fit.status != "ok":
         why = "; ".join(getattr(fit, "boundary_reasons", [])) or fit.status
@@ -353,7 +356,8 @@ def sensitivity_verdicts(sens: pd.DataFrame) -> list[str]:
             line += "; no simpler random-effects structure gave a fit that is neither singular nor unconverged"
         else:
             b = best.iloc[0]
-            line += (f"; under the richest random effects the data support, {b['statistic']} = {float(b['value']):.3f}, "
+            line += (f"; under the richest random effects the data support, {b['statistic']} = "
+                     f"{float(b['value']):.3f}, "
                      f"p = {float(b['p']):.3g}")
         out.append(line + ".")
     return out

@@ -42,9 +42,10 @@ def method_means(rows: pd.DataFrame, domain: str, by: list[str], n_boot: int, se
             lo = hi = float("nan")
         low, high = METHODS[domain]
         method = key[-1]
-        out.append({**dict(zip(by, key[:-1])), "method": method, "method_name": METHOD_NAME[method],
+        out.append({**dict(zip(by, key[:-1], strict=False)), "method": method, "method_name": METHOD_NAME[method],
                     "demand": "low" if method == low else "high", "measure": "proportion correct" if BINARY[domain]
-                    else "final-word log-probability", "n_rows": n, "mean": est, "ci_low": float(lo), "ci_high": float(hi)})
+                    else "final-word "
+                         "log-probability", "n_rows": n, "mean": est, "ci_low": float(lo), "ci_high": float(hi)})
     return pd.DataFrame(out)
 
 

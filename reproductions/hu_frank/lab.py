@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reproductions.common import ReproError, Report, slug, write_provenance
+from reproductions.common import Report, ReproError, slug, write_provenance
 from reproductions.hu_frank import fits as F
 from reproductions.hu_frank import stimuli as st
 from reproductions.hu_frank.authors import PAPER, AuthorsOptions, analyse, require_r, training_section
@@ -82,9 +82,12 @@ def _run_models(opt: LabOptions, items: dict[str, list[st.Item]]) -> tuple[pd.Da
 def _report_intro(rep: Report, opt: LabOptions, items: dict[str, list[st.Item]], models: list[dict],
                   rel: Released, root: Path) -> None:
     """What ran (models, items, the authors' outputs beside them) and how each domain is scored."""
-    rep.text(f"Models run by twinlab: {', '.join(str(d.get('label') or d.get('name')) + ' (' + str(d.get('backend')) + ')' for d in models)} (marked 'twinlab' in every "
+    rep.text("Models run by twinlab: "
+             f"{', '.join(str(d.get('label') or d.get('name')) + ' (' + str(d.get('backend')) + ')' for d in models)} "
+             "(marked 'twinlab' in every "
              f"figure). Items: {', '.join(f'{LABEL[d]} {len(v)}' for d, v in items.items())}"
-             + (f" (a seeded sample, --items {opt.items}" + (" per CRT condition" if opt.items else "") + f", seed {opt.seed})"
+             + (" (a seeded sample, --items "
+                f"{opt.items}" + (" per CRT condition" if opt.items else "") + f", seed {opt.seed})"
                 if opt.items else "") + ". The authors' models: "
              + ("their released outputs in " + str(root / 'output') if rel.size else "none (DIR has no output/)") + ".")
     rep.text("Scoring as the authors': digit matrices, production = the generated digits up to ']' (10 new tokens, "
@@ -200,7 +203,8 @@ def lab_fits(size_rows: pd.DataFrame, series: dict, rel: Released, opt: LabOptio
             both = pd.concat([theirs[theirs["source"] == "authors"], ours], ignore_index=True)
             _say(opt, f"{domain}: equation {'(1)' if F.BINARY[domain] else '(2)'} on yours and the authors' 13")
             out.append(F.checked_fit(domain, F.model_frame(both, domain), False,
-                                     f"your {n} + the authors' {theirs[theirs['source'] == 'authors']['model'].nunique()}"))
+                                     f"your {n} + the authors' "
+                                     f"{theirs[theirs['source'] == 'authors']['model'].nunique()}"))
     for (fam, size), rows in series.items():
         for domain in ("digit_mat", "lambada"):
             r = rows[rows["domain"] == domain]

@@ -81,14 +81,16 @@ def _entry(where: str, raw: dict) -> ModelEntry:
         try:
             size_v = parse_size(size)
         except ValueError:
-            raise ReproError(f"{where}.size: {size!r} is not a number of parameters (e.g. 135000000, 1.35e8, 135M, 1.4B)") from None
+            raise ReproError(f"{where}.size: {size!r} is not a number of parameters (e.g. 135000000, 1.35e8, 135M, "
+                             "1.4B)") from None
     step = raw.get("step")
     if step is None or str(step).strip() == "":
         step_v = None
     else:
         step_v = ascii_int(step) if isinstance(step, (int, str)) else None
         if step_v is None or step_v < 1:
-            raise ReproError(f"{where}.step: {step!r} is not a whole number of at least 1 (the training axis is log10 of the step)")
+            raise ReproError(f"{where}.step: {step!r} is not a whole number of at least 1 (the training axis is log10 "
+                             "of the step)")
     name = "" if raw.get("name") is None else str(raw.get("name")).strip()
     entry = ModelEntry(str(path).strip(), str(family).strip(), size_v, step_v, name)
     for what, value in (("family", entry.family), ("name", entry.label)):

@@ -51,7 +51,7 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
     widths = [max(acc[acc["family"] == f]["model"].nunique(), 1) for f in fams]
     fig, axes = plt.subplots(1, len(fams), sharey=True, figsize=(max(7.0, 0.55 * sum(widths) + 1.5), 3.0),
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
-    for ax, fam in zip(axes[0], fams):
+    for ax, fam in zip(axes[0], fams, strict=False):
         d = acc[acc["family"] == fam]
         models = _model_order(d)
         x = np.arange(len(models))
@@ -86,8 +86,10 @@ def gap_vs_size(gaps: pd.DataFrame, ylabel: str, title: str, path: Path, n_boot:
     grid = np.linspace(base["lx"].min(), base["lx"].max(), 50)
     if len(base) >= 3:
         line, lo, hi = regression_band(base["lx"], base["gap"], grid, n_boot, seed)
-        ax.fill_between(grid, lo, hi, color="silver", alpha=0.45, lw=0, label="paper's models: 95% bootstrap band" if len(base) < len(fin) else "all models: 95% bootstrap band")
-        ax.plot(grid, line, color="k", lw=1.6, label="paper's models: OLS line" if len(base) < len(fin) else "all models: OLS line")
+        ax.fill_between(grid, lo, hi, color="silver", alpha=0.45, lw=0, label="paper's models: 95% bootstrap "
+                                                                              "band" if len(base) < len(fin) else "all models: 95% bootstrap band")
+        ax.plot(grid, line, color="k", lw=1.6, label="paper's models: OLS "
+                                                     "line" if len(base) < len(fin) else "all models: OLS line")
     for r in fin[fin["source"] == "twinlab"].itertuples():
         ax.scatter([r.lx], [r.gap], marker=TWINLAB_MARKER, s=140, color=TWINLAB_COLOR, zorder=6, label=r.model)
     for fam in _families(fin[fin["source"] != "twinlab"]):

@@ -233,7 +233,8 @@ def read_released(path: Path) -> Released:
     unl = [n.split("\t") for n in notes if n.startswith("unlabeled\t")]
     notes = [n for n in notes if not n.startswith("unlabeled\t")]
     if unl:
-        notes.append(f"reflective reasoning: {sum(int(u[1]) for u in unl)} of {sum(int(u[2]) for u in unl)} productions "
+        notes.append(f"reflective reasoning: {sum(int(u[1]) for u in unl)} of {sum(int(u[2]) for u in unl)} "
+                     "productions "
                      f"in {len(unl)} files have an empty generated_response_label (neither correct nor intuitive): "
                      "not correct, as in the authors' data")
     out_size = {d: pd.concat(v, ignore_index=True) for d, v in size.items() if v}

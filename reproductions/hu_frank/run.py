@@ -70,7 +70,7 @@ def run_digit(backend, items: list[Item]) -> pd.DataFrame:
     plans = [_choice_requests(backend, it) for it in items]
     res = _ll(backend, [r for reqs, _ in plans for r in reqs])
     rows, k = [], 0
-    for it, g, (_, merged) in zip(items, gens, plans):
+    for it, g, (_, merged) in zip(items, gens, plans, strict=False):
         lps = []
         for m in merged:
             if m:
@@ -94,7 +94,7 @@ def run_crt(backend, items: list[Item]) -> pd.DataFrame:
     gens = _gen(backend, [it.prompt for it in items], ("\n",), CRT_TOKENS)
     res = _ll(backend, [(it.prompt + " ", it.options[lab]) for it in items for lab in ("correct", "intuitive")])
     rows = []
-    for i, (it, g) in enumerate(zip(items, gens)):
+    for i, (it, g) in enumerate(zip(items, gens, strict=False)):
         c, n = res[2 * i], res[2 * i + 1]
         label, cleaned = S.crt_label(g, it.options, it.condition)
         code = S.crt_code(label)

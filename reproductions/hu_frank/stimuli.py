@@ -30,7 +30,8 @@ MAX_PROBLEM_TYPES = 1000  # the release has 32
 MAX_ITEMS = 100_000  # items built from one archive (the release: 1216)
 MAX_JSONL_BYTES = 200_000_000  # one BLiMP paradigm file, inflated (the release's: about 0.5 MB)
 META_PROMPT_LAMBADA = "What word is most likely to come next in the following text?\nText: {prefix}\nPrediction:"
-META_PROMPT_PAIR = ("\nWhich of the following two sentences is more grammatically correct in English? Respond with 1 or "
+META_PROMPT_PAIR = ("\nWhich of the following two sentences is more grammatically correct in English? Respond with 1 "
+                    "or "
                     "2 as your answer.\nSentence 1: {sentence1}\nSentence 2: {sentence2}\nAnswer:")
 
 
@@ -147,7 +148,8 @@ def crt(path: Path) -> list[Item]:
                     text = str(r[lab])
                 opts[lab] = text
         except ValueError:
-            raise ReproError(f"{path}: line {i + 2}: field {lab}: {r[lab.removesuffix('_alt')]!r} is not an amount") from None
+            raise ReproError(f"{path}: line {i + 2}: field {lab}: {r[lab.removesuffix('_alt')]!r} is not an "
+                             "amount") from None
         if any(v in ("", "nan") for v in opts.values()):
             bad = next(k for k, v in opts.items() if v in ("", "nan"))
             raise ReproError(f"{path}: line {i + 2}: field {bad} is empty")

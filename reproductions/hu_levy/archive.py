@@ -45,7 +45,8 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: Path) -> A
     except UnicodeDecodeError as exc:
         raise ArchiveError(f"{archive}: member {info.filename}: byte {exc.start} is not UTF-8 text") from None
     except (ValueError, RecursionError) as exc:
-        raise ArchiveError(f"{archive}: member {info.filename}: not JSON ({' '.join(str(exc).split())[:200]})") from None
+        raise ArchiveError(f"{archive}: member {info.filename}: not JSON "
+                           f"({' '.join(str(exc).split())[:200]})") from None
 
 
 def _json_only(info: zipfile.ZipInfo) -> bool:

@@ -90,7 +90,8 @@ def statements(perf: pd.DataFrame, model: str = FIGURE_MODEL) -> pd.DataFrame:
                      + ("" if above else " (every Meta 95% CI includes chance: the claim does not apply)"),
                      "holds": bool(all(est[("3b", m)] > est[("3a", m)] for m in META)) if above else "n/a"})
         rows.append({"claim": "3b: Direct underperforms the metalinguistic prompts (Direct 0.6; others 0.8)",
-                     "ours": f"Direct {est[('3b', 'Direct')]:.3f}; " + ", ".join(f"{m} {est[('3b', m)]:.3f}" for m in META)
+                     "ours": f"Direct {est[('3b', 'Direct')]:.3f}; "
+                             "" + ", ".join(f"{m} {est[('3b', m)]:.3f}" for m in META)
                      + ("" if above else " (every Meta 95% CI includes chance: the claim does not apply)"),
                      "holds": bool(all(est[("3b", "Direct")] < est[("3b", m)] for m in META)) if above else "n/a"})
     return pd.DataFrame(rows)
@@ -128,7 +129,7 @@ def _prompt_check(scores: pd.DataFrame) -> str:
     for member, g in bad.groupby("member", sort=True):
         r = g.iloc[0]
         ours = r["context"] + r["continuation"]
-        k = next((i for i, (a, b) in enumerate(zip(r["prompt"], ours)) if a != b), min(len(r["prompt"]), len(ours)))
+        k = next((i for i, (a, b) in enumerate(zip(r["prompt"], ours, strict=False)) if a != b), min(len(r["prompt"]), len(ours)))
         text += (f" {member}: {len(g)} differ; item {r['item']}: the stored prompt has {r['prompt'][k - 4:k + 4]!r} "
                  f"where the templates give {ours[k - 4:k + 4]!r} (character {k}).")
     return text

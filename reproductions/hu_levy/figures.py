@@ -38,7 +38,7 @@ def figure2(perf: pd.DataFrame, path: Path, dataset: str = "all", title: str | N
     fig, axes = plt.subplots(1, len(exps), figsize=(max(3.3 * len(exps) + 0.4 * len(models), 6.5), 3.4),
                              squeeze=False)
     width = 0.8 / len(METHODS)
-    for ax, exp, letter in zip(axes[0], exps, "abcd"):
+    for ax, exp, letter in zip(axes[0], exps, "abcd", strict=False):
         d = t[t["experiment"] == exp]
         for j, m in enumerate(METHODS):
             dm = d[d["method"] == m].set_index("model").reindex(models)
@@ -120,7 +120,7 @@ def figure6(by_model: pd.DataFrame, path: Path) -> Path | None:
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 3.5 * nrow), squeeze=False)
     for ax in axes.flat[len(models):]:
         ax.set_visible(False)
-    for k, (ax, model) in enumerate(zip(axes.flat, models)):
+    for k, (ax, model) in enumerate(zip(axes.flat, models, strict=False)):
         im = _heat(ax, _matrix(by_model[by_model["model"] == model], exps), exps, annotate_size=9)
         ax.set_title(_short(model), fontsize=9)
         if k % ncol:  # task names on the first column only, method names on the bottom panels only
@@ -145,7 +145,7 @@ def scatter_figure(diffs: pd.DataFrame, ic: pd.DataFrame, experiment: str, path:
     plt = pyplot()
     rank = {k: i for i, k in enumerate(DATASET_LABELS)}  # the paper's order: P18, News; SyntaxGym, BLiMP
     models = list(dict.fromkeys(d["model"]))
-    cols = sorted(dict.fromkeys(zip(d["model"], d["dataset"])),
+    cols = sorted(dict.fromkeys(zip(d["model"], d["dataset"], strict=False)),
                   key=lambda md: (models.index(md[0]), rank.get(md[1], len(rank)), md[1]))
     blocks = [cols[i:i + max_cols] for i in range(0, len(cols), max_cols)]
     ncol = min(len(cols), max_cols)

@@ -108,7 +108,7 @@ def performance(items: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     for pooled in (True, False):
         keys = ["model", "experiment", "method"] + ([] if pooled else ["dataset"])
         for k, g in items.groupby(keys, sort=False):
-            d = dict(zip(keys, k))
+            d = dict(zip(keys, k, strict=False))
             exp, method = d["experiment"], d["method"]
             measure, num, den = _units(exp, method, g)
             n = len(den)

@@ -160,7 +160,8 @@ def item_queries(experiment: str, it: Item, method: str, variant: str, language:
     """The requests of one item under one method (both answer orders where the paper uses them).
 
     In Chinese (`language="zh"`) 3a's answers are 是/否 (their options keep the names Yes/No)."""
-    q = lambda order, shown, option, ctx_ans: Query(experiment, it.dataset, it.item_id, method, order, shown,  # noqa: E731
+    # noqa: E731
+    q = lambda order, shown, option, ctx_ans: Query(experiment, it.dataset, it.item_id, method, order, shown,
                                                    option, *ctx_ans)
     render = functools.partial(_render, language=language)
     if experiment == "1":

@@ -56,7 +56,7 @@ def score_queries(backend: Any, cache: Any, queries: list[Query], chunk: int = 5
                 reqs[k] = r
         keys.append(k)
     if whole:
-        for k, v in zip(whole, pll(list(whole.values()))):
+        for k, v in zip(whole, pll(list(whole.values())), strict=False):
             cache.add(k, v)
         cache.flush()
     todo = sorted(reqs.items(), key=lambda kv: (kv[1].context, kv[1].continuation))
@@ -66,7 +66,7 @@ def score_queries(backend: Any, cache: Any, queries: list[Query], chunk: int = 5
     refused: dict[str, str] = {}
     for start in range(0, len(todo), chunk):
         part = todo[start:start + chunk]
-        for (k, _), res in zip(part, _score_chunk(backend, part, refused)):
+        for (k, _), res in zip(part, _score_chunk(backend, part, refused), strict=False):
             if res is None:
                 continue
             if math.isnan(res.logprob):  # unscorable: its reason kept, not cached (a re-run asks again)
@@ -82,7 +82,7 @@ def score_queries(backend: Any, cache: Any, queries: list[Query], chunk: int = 5
     rows = [{"experiment": q.experiment, "dataset": q.dataset, "item": q.item, "method": q.method, "order": q.order,
              "shown": q.shown, "option": q.option, "context": q.context, "continuation": q.continuation,
              "prompt": q.prompt, "logprob": cache.scores.get(k, math.nan), "request": k,
-             "unscorable": refused.get(k, "")} for q, k in zip(queries, keys)]
+             "unscorable": refused.get(k, "")} for q, k in zip(queries, keys, strict=False)]
     df = pd.DataFrame(rows)
     df["logprob"] = df["logprob"].astype(float)
     return df, len(todo) + len(whole), secs

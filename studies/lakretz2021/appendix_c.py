@@ -11,21 +11,21 @@ so its inner row is PSS .618 and PSP .537. The tables here use that column order
 """
 from __future__ import annotations
 
-import pandas as pd
 import numpy as np
+import pandas as pd
+
 from analysis.learning import general as ln
-from studies.lakretz2021.learning import LAKRETZ
 from analysis.learning.exposures import BASE_FORMULA, usable
 from analysis.load.prepare import condition_order
 from analysis.load.rows import select_blocks
 from analysis.stats.bootstrap import error_rate_ci
-from analysis.stats.mixed import fit_glmer, MixedModelError, significance_mark
-
+from analysis.stats.mixed import MixedModelError, fit_glmer, significance_mark
+from studies.lakretz2021.learning import LAKRETZ
 
 LONG_NESTED_ORDER = ("SSS", "SSP", "SPP", "SPS", "PPP", "PPS", "PSS", "PSP")
 TABLE_C1_PAPER = {
-    "inner": dict(zip(LONG_NESTED_ORDER, (0.145, 0.327, 0.400, 0.273, 0.109, 0.200, 0.618, 0.537))),
-    "outer": dict(zip(LONG_NESTED_ORDER, (0.236, 0.327, 0.291, 0.255, 0.255, 0.345, 0.182, 0.345))),
+    "inner": dict(zip(LONG_NESTED_ORDER, (0.145, 0.327, 0.400, 0.273, 0.109, 0.200, 0.618, 0.537), strict=False)),
+    "outer": dict(zip(LONG_NESTED_ORDER, (0.236, 0.327, 0.291, 0.255, 0.255, 0.345, 0.182, 0.345), strict=False)),
 }
 TABLE_C1_PAPER_N = 55
 PSP_SLOPE_PAPER = {"estimate": -0.23, "z": -1.86, "p": 0.063}
@@ -39,7 +39,8 @@ DEFINITIONS = {
     "first_encounter": "first encounter: for each subject, the first trial after training (counting across "
                        "session 1 then session 2) with a violation at that position (inner = the embedded verb, "
                        "outer = the main verb) in that long-nested condition. The cell's error rate is the share of "
-                       "subjects who missed that violation; k/n = errors / subjects. A first trial without a usable answer "
+                       "subjects who missed that violation; k/n = errors / subjects. A first trial without a usable "
+                       "answer "
                        "(REJECTED) is scored by the chosen rule: the paper rule scores it by the prefix of its release "
                        "code (WRONG_DDC an error, CORRECT_DDC correct), the strict rule leaves the subject out of that "
                        "cell; under either rule the next trial is never promoted to 'first'. Fillers are left out.",

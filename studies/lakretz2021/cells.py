@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from studies.lakretz2021.order import check_orderable, order_cells
 from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
 from experiments.subjects import subject_number
 from experiments.trials import Trial
-from studies.lakretz2021.stimuli.generate import generate_items
 from stimuli.items import Item
+from studies.lakretz2021.order import check_orderable, order_cells
+from studies.lakretz2021.stimuli.generate import generate_items
 from studies.lakretz2021.stimuli.structures import STRUCTURES
 
 VERSION_TO_VIOLATION = {"grammatical": "none", "inner": "inner", "outer": "outer", "filler": "other"}

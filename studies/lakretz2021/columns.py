@@ -21,7 +21,8 @@ study's `__init__` names this module). Three things:
 COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("structure", "string", "sentence structure (long_nested, short_nested, ...)"),
     ("dependency", "string", "critical dependency: inner or outer"),
-    ("violation_position", "string", "none, inner or outer (other: an imported filler with a violation elsewhere, never scored)"),
+    ("violation_position", "string", "none, inner or outer (other: an imported filler with a violation elsewhere, "
+                                     "never scored)"),
     ("critical_index", "Int64", "0-based index of the critical word"),
     ("critical_word", "string", "critical word as presented"),
     ("correct_form", "string", "grammatical form at the critical position"),
@@ -51,6 +52,7 @@ DESCRIBED_AS: dict[str, str] = {
     "correct_response": "violation or no_violation",
     "condition": "grammatical number of the nouns, e.g. PSP",
     "response": "the subject's response (violation, no_violation, a chosen form, or none)",
-    "response_mode": "how the answer was given: key (go/no-go during the sentence) or panel (two-option panel after it)",
+    "response_mode": "how the answer was given: key (go/no-go during the sentence) or panel (two-option panel after "
+                     "it)",
     "rt_ms": "humans: response time (ms) from critical-word onset (key mode) or from panel onset (panel mode)",
 }

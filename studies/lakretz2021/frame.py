@@ -26,7 +26,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from analysis.load.base import LoadError, LoadInfo, read_raw_csv as _read_raw
+from analysis.load.base import LoadError, LoadInfo
+from analysis.load.base import read_raw_csv as _read_raw
 from experiments.schema import COLUMN_NAMES, DTYPES
 
 LAKRETZ_COLUMNS = (
@@ -175,7 +176,7 @@ def _answers(path: Path, raw: pd.DataFrame, info: LoadInfo) -> dict[str, pd.Seri
     ttype = raw["trial_type"].str.strip().str.lower()
     _require_values(path, raw, "trial_type", ttype, ["acceptable", "violation", "filler"],
                     "Acceptable, Violation or Filler")
-    vpos = [_position(s, t, v) for s, t, v in zip(structure, ttype, raw["violation_type"].str.strip())]
+    vpos = [_position(s, t, v) for s, t, v in zip(structure, ttype, raw["violation_type"].str.strip(), strict=False)]
     vpos = pd.Series(vpos, index=raw.index)
     answer = raw["valid_answer"].str.strip().str.upper()
     _require_values(path, raw, "valid_answer", answer, ["CORRECT", "WRONG", "REJECTED"], "CORRECT, WRONG or REJECTED")

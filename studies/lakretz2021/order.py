@@ -62,6 +62,7 @@ def order_cells(cells: list[Any], block: Block, rng: random.Random) -> list[Any]
     if seq is None:
         raise SpecError(
             f"block {block.name!r}: cannot order {len(cells)} trials under max_consecutive_violations="
-            f"{block.max_consecutive_violations}, max_consecutive_same_structure={block.max_consecutive_same_structure}")
+            f"{block.max_consecutive_violations}, "
+            f"max_consecutive_same_structure={block.max_consecutive_same_structure}")
     assert runs_ok(seq, limits, cell_value)
     return seq

@@ -6,7 +6,6 @@ reproductions read it through the registry (reproductions/common.py `cells_study
 """
 from __future__ import annotations
 
-
 KEY_STRUCTURE = "long_nested"  # the structure the papers test (and humans' reference for the harder variants)
 KEY_CONDITION = "PSP"  # seeds/000's key condition (the most attraction), drawn thick with the humans' line
 # seeds/000's subtasks (BIG-bench names) -> the structure and the critical verb

@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import pandas as pd
 
-from studies.lakretz2021.report import (data_section, error_rates_section, exposures_section,
-                                        first_encounter_section, lakretz_rows, model_measures_section)
-from studies.lakretz2021.sections import detection_section, exposure_models_section, training_section
 from analysis.load.prepare import order_known_rows
 from analysis.measures import scoring
 from analysis.measures.demand_gap import GapError
 from analysis.report.plan import ReportPlan, Run, is_general
 from analysis.twins.answers import is_replay
+from studies.lakretz2021.report import (
+    data_section,
+    error_rates_section,
+    exposures_section,
+    first_encounter_section,
+    lakretz_rows,
+    model_measures_section,
+)
+from studies.lakretz2021.sections import detection_section, exposure_models_section, training_section
 
 
 def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:

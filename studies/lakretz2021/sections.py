@@ -8,9 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from studies.lakretz2021 import appendix_c as ac
-from studies.lakretz2021.learning import LAKRETZ
-from studies.lakretz2021.tables import ordered_structures, wide_detection, wide_training
 from analysis.learning import exposures as ex_mod
 from analysis.learning import general as ln
 from analysis.load.prepare import scored_rows
@@ -21,6 +18,9 @@ from analysis.report.results_folder import Results
 from analysis.report.sections import with_progress
 from analysis.report.tables import ordered_groups, slug
 from analysis.stats.mixed import status_of
+from studies.lakretz2021 import appendix_c as ac
+from studies.lakretz2021.learning import LAKRETZ
+from studies.lakretz2021.tables import ordered_structures, wide_detection, wide_training
 
 
 def exposure_models_section(res: Results, od: pd.DataFrame, focus: dict[str, str], opt: Options, group_fits: dict, log,
@@ -78,7 +78,8 @@ def exposure_models_section(res: Results, od: pd.DataFrame, focus: dict[str, str
                       "for humans and for model subjects with a running context (trial history with feedback) "
                       "or whose weights learn after trials (context_mode `...+weights:...`)."})
     figs = [res.figure("exposures_focus", fig.exposure_focus(pts, group_fits, glm, focus, out / "figures" / "exposures_focus.png"),
-                       f"Error on {ftext} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean over "
+                       f"Error on {ftext} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean "
+                       "over "
                        "subjects (size: n); solid: glmer fixed-effect prediction; dashed: plain logistic fit.")]
     res.section("exposure_models", f"Exposure models on {ftext} (Tables C2, C3)",
                 "Definition: " + ac.DEFINITIONS["exposures"] + f" Rows: the answered post-training trials of {ftext}. "
@@ -137,7 +138,8 @@ def detection_section(res: Results, d: pd.DataFrame, er: pd.DataFrame, opt: Opti
                  res.table("detection_by_condition", per_cell, "Signal detection per condition (long format)",
                            show=False)],
                 [res.figure("detection", fig.dprime_criterion_plot(pooled, out / "figures" / "detection.png"),
-                            "d' against the criterion c per group and violated dependency (filled: inner, open: outer), "
+                            "d' against the criterion c per group and violated dependency (filled: inner, open: "
+                            "outer), "
                             "conditions pooled; bars: 95% bootstrap CIs. A subject answering 'violation' to everything "
                             "sits far left at d' near 0; one answering 'no violation' to everything far right.")])
 
@@ -160,10 +162,12 @@ def training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd
             for g in ordered_groups(pts_s[pts_s["structure"] == s]):  # one figure per group, none dropped (issue 38)
                 figs.append(res.figure(f"exposures_structure_{slug(g)}_{s}",
                                        fig.grid_by_cell(pts_s, glm_s, g, s, "exposures",
-                                                        "earlier encounters with the structure (any violation, incl. training)",
+                                                        "earlier encounters with the structure (any violation, incl. "
+                                                        "training)",
                                                         "Error by encounters with the structure",
                                                         out / "figures" / f"exposures_structure_{slug(g)}_{s}.png"),
-                                       f"{g}: error by earlier encounters with the structure and condition, any violation or "
+                                       f"{g}: error by earlier encounters with the structure and condition, any "
+                                       "violation or "
                                        f"none, training included, {s} (seeds/000 Fig. C3); {len(both)} subject(s) with "
                                        "training and test trials."))
         texts.append(f"Figure C3 uses the {len(both)} subject(s) that have both a training block and test trials.")
@@ -181,13 +185,15 @@ def training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd
         tabs.append(res.table("training_error_rates", c4, "Figure C4 (long format)", show=False))
         g4 = ordered_groups(c4)[0]
         figs.append(res.figure("training_error_rates", fig.training_bars(c4[c4["group"] == g4], out / "figures" / "training_error_rates.png"),
-                               f"{g4}: error rates on the training trials of the first session by structure and violation "
+                               f"{g4}: error rates on the training trials of the first session by structure and "
+                               "violation "
                                f"(none: errors are false alarms), {c4['n_subjects'].max()} subject(s) at most per bar; "
                                "95% bootstrap CIs (seeds/000 Fig. C4)."))
         texts.append("Figure C4: error rates on the training trials of session 1, by structure and violation position "
                      "(none = no violation; an error there is a false alarm, hard to interpret as seeds/000 notes)"
                      + (f"; from subject(s) {', '.join(pilots)}, who have a training log but no row in the results "
-                        "table (pilot subjects in the public release), not from the analysed subjects." if pilots else "."))
+                        "table (pilot subjects in the public release), not from the analysed "
+                        "subjects." if pilots else "."))
     else:
         texts.append("Figure C4 is not drawn: no training trials with answers in session 1 (it needs training logs).")
     res.section("training", "Training (Figures C3, C4)", " ".join(texts), tabs, figs)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from studies.lakretz2021 import appendix_c as ac
 from analysis.load.prepare import condition_order, scored_rows, structure_order
 from analysis.measures.scoring import apply_rule
 from analysis.report.tables import ordered_groups
 from analysis.stats.mixed import significance_mark
+from studies.lakretz2021 import appendix_c as ac
 
 
 def _rate_ci(r: pd.Series) -> str:
@@ -182,4 +182,4 @@ def rule_differences(d: pd.DataFrame, fe_by_rule: dict[str, pd.DataFrame]) -> di
             "first_encounter_trials_scored_from_code": int(r["first_encounter"].sum()),
             "first_encounter_cells_that_differ": int(len(diff)),
             "table_c1_cells_that_differ": int(sum(1 for k in diff.index if k[0] == "human" and k[1] == "long_nested")),
-            "cells": [dict(zip(keys, k)) | {c: int(v) for c, v in row.items()} for k, row in diff.iterrows()]}
+            "cells": [dict(zip(keys, k, strict=False)) | {c: int(v) for c, v in row.items()} for k, row in diff.iterrows()]}

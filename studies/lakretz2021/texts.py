@@ -139,7 +139,7 @@ def derive(words: tuple[str, ...], index: int, correct: str, flipped: str) -> tu
         subject = nouns[SUBJECT[shape.structure][dependency]]
         number = verb_number(correct, flipped)
         if number is not None and number != subject:
-            noun = [w for w, t in zip(words, tags) if t == "N"][SUBJECT[shape.structure][dependency]]
+            noun = [w for w, t in zip(words, tags, strict=False) if t == "N"][SUBJECT[shape.structure][dependency]]
             raise LineError(f"the correct form {correct!r} is {_NUMBER[number]} but its subject {_bare(noun)!r} "
                             f"({dependency} dependency of a {shape.structure} sentence) is {_NUMBER[subject]}")
         return shape.structure, condition, dependency
@@ -174,7 +174,7 @@ def verb_number(correct: str, flipped: str) -> str | None:
 
 def _shape_text(words: tuple[str, ...], tags: str) -> str:
     names = {"D": "the", "C": "that", "N": "N", "W": "w"}
-    return "'" + " ".join(names[t] if t != "N" else f"N({_bare(w)})" for w, t in zip(words, tags)) + "'"
+    return "'" + " ".join(names[t] if t != "N" else f"N({_bare(w)})" for w, t in zip(words, tags, strict=False)) + "'"
 
 
 def parse_gold(line: str) -> tuple[int, str, str]:
@@ -223,7 +223,7 @@ def import_lakretz_text(text_path: str | Path, gold_path: str | Path, id_prefix:
     prefix = id_prefix or text_path.stem
     items: list[Item] = []
     errors: list[str] = []
-    for lineno, (sentence, gold) in enumerate(zip(sentences, golds), start=1):
+    for lineno, (sentence, gold) in enumerate(zip(sentences, golds, strict=False), start=1):
         try:
             items.append(_item(sentence, gold, f"{prefix}-{lineno:05d}", lexicon))
         except LineError as exc:

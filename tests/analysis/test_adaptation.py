@@ -7,7 +7,6 @@ on self_paced_reading (frozen and `--learning weights --update-on read`, 4 trial
 from __future__ import annotations
 
 import json
-import math
 
 import pandas as pd
 import pytest

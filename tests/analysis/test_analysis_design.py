@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import norm
 
 from analysis import api
-from analysis.stats import formula as fm
 from analysis.load import LoadError
+from analysis.stats import formula as fm
 from tests.cli_refusal import refused
 from tests.support import design_synthetic as ds
 

@@ -41,7 +41,8 @@ def test_glm_without_random_effects_equals_statsmodels_with_sum_coding(r_ready, 
     assert [c["term"] for c in f.coefficients][:4] == ["(Intercept)", "head_number", "attractor_number", "grammatical"]
     np.testing.assert_allclose([c["estimate"] for c in f.coefficients], ref.params.to_numpy(), rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose([c["se"] for c in f.coefficients], ref.bse.to_numpy(), rtol=1e-6)
-    assert f.contrasts[0] == {"factor": "head_number", "levels": ["sg", "pl"], "coding": "head_number: sg = +1, pl = -1"}
+    assert f.contrasts[0] == {"factor": "head_number", "levels": ["sg", "pl"], "coding": "head_number: sg = +1, pl = "
+                                                                                         "-1"}
     assert "sum-coded" in f.contrasts_note
 
 

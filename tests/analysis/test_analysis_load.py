@@ -7,12 +7,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from studies.lakretz2021.frame import import_lakretz_frame
 from analysis.load import LoadError, load
 from analysis.load.prepare import prepare
 from analysis.simulate import simulate_sessions
-from studies.lakretz2021.simulate import simulate_lakretz_rows
 from experiments.schema import COLUMN_NAMES, DTYPES
+from studies.lakretz2021.frame import import_lakretz_frame
+from studies.lakretz2021.simulate import simulate_lakretz_rows
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -200,8 +200,8 @@ def _significant_data() -> pd.DataFrame:
 
 
 def test_an_unconverged_fit_is_marked_and_never_starred(mixed):
-    from studies.lakretz2021.tables import wide_slopes
     from analysis.report.render import fit_html
+    from studies.lakretz2021.tables import wide_slopes
 
     df = _significant_data()
     ok = mixed.fit_glmer(df, FORMULA)

@@ -7,15 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.stats.bootstrap import bootstrap_mean, error_rate_ci
-from analysis.measures.error_rates import error_rates
-from studies.lakretz2021.appendix_c import table_c1
-from studies.lakretz2021.learning import LAKRETZ
 from analysis.learning.general import first_encounter_fits as _fits
 from analysis.learning.general import first_encounter_table as _fe
-from analysis.measures.model_measures import demand_gap, evaluation_method, internal_consistency, task_family
 from analysis.load.prepare import prepare
+from analysis.measures.error_rates import error_rates
+from analysis.measures.model_measures import demand_gap, evaluation_method, internal_consistency, task_family
+from analysis.stats.bootstrap import bootstrap_mean, error_rate_ci
 from experiments.schema import COLUMN_NAMES, DTYPES
+from studies.lakretz2021.appendix_c import table_c1
+from studies.lakretz2021.learning import LAKRETZ
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
@@ -166,7 +166,7 @@ def test_protocol_methods():
 def _model_rows(protocol: str, corrects, margins, items) -> list[dict]:
     return [trial("M1", k, "test", "long_nested", "PSP", "inner", bool(c), subject_kind="model", protocol=protocol,
                   margin=float(m), item_id=it, context_mode="none", model="lm")
-            for k, (c, m, it) in enumerate(zip(corrects, margins, items))]
+            for k, (c, m, it) in enumerate(zip(corrects, margins, items, strict=False))]
 
 
 def test_demand_gap_is_the_log_odds_difference():

@@ -103,7 +103,8 @@ def test_demand_gap_paper_and_smoothed_definitions(tmp_path):
     assert row["gap_paper"] == pytest.approx(lo(a.mean()) - lo(b.mean()))
     sm = lambda k, n: math.log((k + 0.5) / (n - k + 0.5))  # noqa: E731
     assert row["gap_smoothed"] == pytest.approx(sm(a.sum(), len(a)) - sm(b.sum(), len(b)))
-    assert row["ci_low"] < row["gap_smoothed"] < row["ci_high"] and row["n_items"] == 128  # item x condition (item_id): 32 items in 4 lists
+    # item x condition (item_id): 32 items in 4 lists
+    assert row["ci_low"] < row["gap_smoothed"] < row["ci_high"] and row["n_items"] == 128
     # named pairs, and items answered by one protocol only are left out of both
     df2 = df[~((df["protocol"] == "meta") & (df["item"] == "0"))]
     gp2 = api.demand_gaps(df2, pairs=[("meta", "direct")], n_boot=50)
@@ -118,8 +119,8 @@ def test_demand_gap_paper_and_smoothed_definitions(tmp_path):
 def test_task_sections_honour_blocks(tmp_path):
     """The choice section counts the rows --blocks names (issue 38): the default `test` leaves the trials
     marked training out, `all` keeps them; counted against the frame."""
-    from analysis.report.design import task_sections
     from analysis.options import Options
+    from analysis.report.design import task_sections
     from analysis.report.results_folder import Results
 
     ds.choice_sessions(tmp_path / "data", n_subjects=6, n_items=40, bias=0.4)

@@ -53,8 +53,8 @@ def test_clmm_recovers_the_effect_and_reports_diagnostics(ordinal_ready, tmp_pat
 
 
 def test_surprisal_model_recovers_known_coefficients(ordinal_ready, tmp_path):
-    from analysis.stats.formula_fit import fit_formula
     from analysis.measures.reading import surprisal_formula
+    from analysis.stats.formula_fit import fit_formula
 
     ds.reading_sessions(tmp_path, n_subjects=16, n_items=16, beta_surprisal=12.0)
     (g, j), = api.surprisal_rt(api.load_sessions(tmp_path)).items()
@@ -82,7 +82,8 @@ def test_task_sections_of_the_report(ordinal_ready, tmp_path):
     model_fits = [i["fit"] for i in sec["task_reading"]["items"] if i["fit"]["formula"].startswith("surprisal_bits")]
     assert len(model_fits) == 4  # the model's region surprisal on the factors, one per region
     # one row per trial and region: log region time on the factors, length and (after the first region) spillover
-    assert len(region_fits) == 4 and all(f["fitted"].startswith("log(region_rt_ms) ~ ambiguity + length") for f in region_fits)
+    assert len(region_fits) == 4 and all(f["fitted"].startswith("log(region_rt_ms) ~ ambiguity + "
+                                                                "length") for f in region_fits)
     assert "length_prev1" not in region_fits[0]["fitted"] and all("+ length_prev1" in f["fitted"] for f in region_fits[1:])
     assert json.loads((tmp_path / "out_s" / "results.json").read_text())["design"] == "general"
     assert (tmp_path / "out_s" / "figures" / "surprisal_rt.png").exists()

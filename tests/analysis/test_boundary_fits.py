@@ -10,8 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.stats.mixed import (BOUNDARY, SINGULAR, boundary_reasons, conditional_sds, fit_status, significance_mark,
-                            status_of)
+from analysis.stats.mixed import (
+    BOUNDARY,
+    SINGULAR,
+    boundary_reasons,
+    conditional_sds,
+    fit_status,
+    significance_mark,
+    status_of,
+)
 
 
 def _block(group: str, sds: dict[str, float], cors: dict[tuple[str, str], float], keep_vars: bool = True) -> list[dict]:
@@ -59,7 +66,8 @@ def test_a_variance_component_near_zero_relative_to_the_others_and_the_residual_
     assert boundary_reasons(False, _block("subject", {"(Intercept)": 1.0}, {}) + _block("item", {"(Intercept)": 2e-3}, {})) == []
     # one variance component alone has nothing to be small relative to: lme4's isSingular decides
     assert boundary_reasons(False, _block("subject", {"(Intercept)": 1e-6}, {})) == []
-    assert boundary_reasons(True, _block("subject", {"(Intercept)": 0.0}, {})) == ["lme4: boundary (singular) fit (isSingular)"]
+    assert boundary_reasons(True, _block("subject", {"(Intercept)": 0.0}, {})) == ["lme4: boundary (singular) fit "
+                                                                                   "(isSingular)"]
 
 
 def test_old_records_without_var_names_and_dotted_names_are_read():
@@ -101,7 +109,7 @@ BOUNDARY_SEED = 8  # a seed whose fit has |cor| >= 0.99 with isSingular FALSE (f
 def test_a_real_glmer_boundary_by_correlation_but_not_by_isSingular():
     import rpy2.robjects as ro
 
-    from analysis.stats.mixed import r_fitter, r_frame, fit_glmer, row_order_sensitivity
+    from analysis.stats.mixed import fit_glmer, r_fitter, r_frame, row_order_sensitivity
 
     d = _boundary_data(BOUNDARY_SEED)
     fit = fit_glmer(d, "y ~ x + (x | g)", group="g")
@@ -160,7 +168,7 @@ def test_a_numerically_singular_hessian_is_a_failed_convergence_check_not_a_boun
     """lme4's "Hessian is numerically singular" note says the parameters are not determined: the fit is not
     converged (it was dropped with the boundary note for the word "singular"). The boundary note alone is not a
     convergence failure (it is reported as singular on its own)."""
-    from analysis.stats.mixed import fit_converged, needs_fallback, convergence_failures
+    from analysis.stats.mixed import convergence_failures, fit_converged, needs_fallback
 
     hessian = "Hessian is numerically singular: parameters are not uniquely determined"
     boundary = "boundary (singular) fit: see help('isSingular')"

@@ -44,7 +44,8 @@ def test_no_pause_after_a_block_unless_asked(tmp_path):
 def test_the_lakretz_study_keeps_its_pauses_and_every_bundled_spec_its_hash():
     nested = load_spec(SPECS / "lakretz2021_nested.yaml")
     assert nested.blocks[0].break_after is True  # the study declares pauses by default (SPEC_DEFAULTS)
-    # tests/experiments/test_trial_golden_all_specs.py pins every bundled spec's hash; the one-block specs hash as before
+    # tests/experiments/test_trial_golden_all_specs.py pins every bundled spec's hash; the one-block specs hash as
+    # before
     assert load_spec(SPECS / "cloze.yaml").spec_hash == "28faf36cd6474477"
 
 

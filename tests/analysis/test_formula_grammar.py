@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from analysis import api
-from analysis.stats import formula as fm
 from analysis.measures.demand_gap import GapError, check_pairs, parse_pair
+from analysis.stats import formula as fm
 from tests.support import design_synthetic as ds
 
 RUN = CliRunner()
@@ -25,7 +25,8 @@ ACCEPTED = [
     ("y ~ -1 + x", "y ~ -1 + x", ["y", "x"]),
     ("y ~ a/b", "y ~ a/b", ["y", "a", "b"]),
     ("y ~ poly(x, 2) + scale(z) + log(x + 1)", "y ~ poly(x, 2) + scale(z) + log(x + 1)", ["y", "x", "z"]),
-    ("y ~ I(x^2 / 2 - 3*z) + I(-x^2) + I((x+1)^2) + I(2^-x)", "y ~ I(x^2/2 - 3 * z) + I(-x^2) + I((x + 1)^2) + I(2^(-x))",
+    ("y ~ I(x^2 / 2 - 3*z) + I(-x^2) + I((x+1)^2) + "
+     "I(2^-x)", "y ~ I(x^2/2 - 3 * z) + I(-x^2) + I((x + 1)^2) + I(2^(-x))",
      ["y", "x", "z"]),
     ("y ~ I(log(x) * scale(z))", "y ~ I(log(x) * scale(z))", ["y", "x", "z"]),
     ("I(rt_ms / 1000) ~ `odd name` + `if` + `_x` + .b", "I(rt_ms/1000) ~ `odd name` + `if` + `_x` + `.b`",

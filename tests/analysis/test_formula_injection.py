@@ -46,23 +46,23 @@ def cases(target: Path) -> list[tuple[str, str]]:
         (f"correct ~ grammatical + ({P} -> x)", "'system'"),
         (f"correct ~ base::{P}", "'::'"),
         (f"correct ~ base:::{P}", "'::'"),
-        (f"correct ~ grammatical + x$y", "'$'"),
-        (f"correct ~ grammatical + x@y", "'@'"),
+        ("correct ~ grammatical + x$y", "'$'"),
+        ("correct ~ grammatical + x@y", "'@'"),
         ("correct ~ grammatical + I(x\\u0073ystem)", "a backslash"),
         ("correct ~ grammatical + `x\\`", "backticked name"),
         (f"correct ~ grammatical + I(system('{cmd}'))", "'system'"),
         (f"correct ~ grammatical + '{cmd}'", "a quoted string"),
         (f'correct ~ grammatical + "{cmd}"', "a quoted string"),
         (f"correct ~ grammatical + ｓystem(intToUtf8(c({_codes(cmd)})))", "FULLWIDTH LATIN SMALL LETTER S"),
-        (f"correct ~ grammatical + \u0441ystem(1)", "CYRILLIC SMALL LETTER ES"),  # Cyrillic 'с'
+        ("correct ~ grammatical + \u0441ystem(1)", "CYRILLIC SMALL LETTER ES"),  # Cyrillic 'с'
         ("correct ~ gr\u0430mmatical", "CYRILLIC SMALL LETTER A"),
         (f"correct ~ grammatical + ~{P}", "'~'"),  # ~ inside a term
         (f"correct ~ grammatical + I(~{P})", "'~'"),
         (f"correct ~ grammatical + x[{P}]", "'['"),
         (f"correct ~ grammatical + {{{P}}}", "'{'"),
         (f"correct ~ grammatical + x %o% {P}", "'%o%'"),
-        (f"correct ~ grammatical + (function(x) x)(1)", "'function'"),
-        (f"correct ~ grammatical + do.call(intToUtf8(c(115,121,115,116,101,109)), list(1))", "'do.call'"),
+        ("correct ~ grammatical + (function(x) x)(1)", "'function'"),
+        ("correct ~ grammatical + do.call(intToUtf8(c(115,121,115,116,101,109)), list(1))", "'do.call'"),
         (f"correct ~ grammatical + local({P})", "'local'"),
         (f"correct ~ grammatical + factor({P})", "'factor'"),
         (f"correct ~ grammatical + log({P})", "'system'"),  # an allowed transformation around a call
@@ -79,8 +79,7 @@ def cases(target: Path) -> list[tuple[str, str]]:
 @pytest.fixture()
 def no_r(monkeypatch):
     """A tripwire on every way twinlab starts R: a refusal must come before it."""
-    from analysis.stats import formula_fit
-    from analysis.stats import mixed, ordinal
+    from analysis.stats import formula_fit, mixed, ordinal
 
     def tripped(*a, **k):
         raise AssertionError("R was started: the formula reached R")

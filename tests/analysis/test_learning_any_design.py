@@ -106,7 +106,6 @@ def test_a_design_without_training_or_feedback_has_no_learning_section(tmp_path)
 
 def test_order_columns_pass_the_formula_and_by_checks(df):
     from analysis.pipeline import Options, check_by_and_formula
-
     from analysis.stats.formula import FormulaError
 
     check_by_and_formula(df, Options(formula="correct ~ exposures * block + trial_position + (1|subject)",
@@ -120,9 +119,9 @@ def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
     hand-checked Table C1 cells of the sample under both rules, and the focus rows are the post-training
     answered trials of the cell counted directly on the frame."""
     from analysis.learning import general as ln
-    from studies.lakretz2021.report import lakretz_rows
     from analysis.load import load
     from analysis.options import Options
+    from studies.lakretz2021.report import lakretz_rows
     from tests.reproductions.test_appendix_c import SAMPLE
 
     if not SAMPLE.exists():
@@ -272,10 +271,10 @@ def _lakretz_sample_rows():
     import tempfile
     from pathlib import Path
 
-    from studies.lakretz2021.importers.release import import_lakretz2021
-    from studies.lakretz2021.report import lakretz_rows
     from analysis.load import load
     from analysis.options import Options
+    from studies.lakretz2021.importers.release import import_lakretz2021
+    from studies.lakretz2021.report import lakretz_rows
     from tests.reproductions.test_appendix_c import SAMPLE
 
     if not SAMPLE.exists():
@@ -303,9 +302,9 @@ def test_general_fits_on_the_lakretz_cells_give_figure_c2_and_tables_c2_c3(r_rea
     base, extended, their comparison) and the general per-cell base fits (Figure C2's slopes) equal the
     direct lme4 fits on the same rows (mixed.fit_glmer) and the Figure C2 slopes (appendix_c.fit_cell_slopes)."""
     from analysis.learning import general as ln
-    from studies.lakretz2021.appendix_c import fit_cell_slopes
     from analysis.learning.exposures import BASE_FORMULA, extended_formula, fit_models_on
     from analysis.stats.mixed import fit_glmer
+    from studies.lakretz2021.appendix_c import fit_cell_slopes
 
     r = _lakretz_sample_rows()
     focus = {"structure": "long_nested", "condition": "PSP", "violation_position": "inner"}

@@ -15,9 +15,9 @@ from analysis import api
 from analysis.learning.general import FocusError
 from analysis.load.rows import BlocksError
 from analysis.load.spec_versions import SpecVersionError, start_time
+from tests.project.test_shared_checks import cli
 from tests.support import design_synthetic as ds
 from tests.support import learning_synthetic as ls
-from tests.project.test_shared_checks import cli
 
 
 @pytest.fixture(scope="module")

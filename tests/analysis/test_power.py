@@ -96,8 +96,8 @@ def test_a_degenerate_pilot_fit_is_refused_not_simulated(tmp_path, r_ready, monk
 
 
 def test_term_resolution_by_variables():
-    from analysis.stats.formula import Coding
     from analysis.power.terms import resolve
+    from analysis.stats.formula import Coding
 
     cod = [Coding("a", ["x", "y", "z"], {"a1": {}, "a2": {}}), Coding("b", ["p", "q"], {"b": {}})]
     names = ["(Intercept)", "a1", "a2", "b", "a1:b", "a2:b"]

@@ -4,7 +4,6 @@ named as the cause, boundary counts are those of glmer's own start, and the figu
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -147,9 +146,9 @@ def test_boundary_counts_match_a_plain_glmer_refit(boundary_pilot, r_ready):
     the true SD of 0 left many more singular in issue 48), and the estimates are those data's."""
     import rpy2.robjects as ro
 
-    from analysis.power.settings import PowerSettings, check_settings
     from analysis.power.pilot import build_pilot
     from analysis.power.run import coded_design, size_seed
+    from analysis.power.settings import PowerSettings, check_settings
     from analysis.power.sim import SizeModel
 
     res = _power(boundary_pilot, sims=16, batch=16, early_stop=False)

@@ -10,8 +10,17 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from analysis.measures.reading import (ReadingError, ReadingRules, apply_rules, check_target, region_formula,
-                                    region_rows, target_rows, varying, word_rows)
+from analysis.measures.reading import (
+    ReadingError,
+    ReadingRules,
+    apply_rules,
+    check_target,
+    region_formula,
+    region_rows,
+    target_rows,
+    varying,
+    word_rows,
+)
 from tests.cli_refusal import refused
 from tests.support import reading_synthetic as rs
 
@@ -114,7 +123,7 @@ def test_means_people_over_subjects_models_over_items(data):
     for _, t_row in raw.iterrows():
         bits = json.loads(t_row["word_surprisal_bits"])
         if t_row["cue"] == "weak" and t_row["load"] == "high":
-            per_item[t_row["item"]] = sum(b for b, k in zip(bits, reg3) if k == 2)
+            per_item[t_row["item"]] = sum(b for b, k in zip(bits, reg3, strict=False) if k == 2)
     mrow = m[(m["cue"] == "weak") & (m["load"] == "high")].iloc[0]
     assert mrow["n_items"] == len(per_item) and mrow["mean_surprisal_bits"] == pytest.approx(np.mean(list(per_item.values())))
     assert mrow["ci_low"] < mrow["mean_surprisal_bits"] < mrow["ci_high"]
@@ -208,7 +217,8 @@ def test_region_names_setting_travels_from_the_spec_to_the_sidecar_record(tmp_pa
     assert exp.task.settings().region_names == ["subject", "verb", "pp", "critical", "spillover"]
     assert compile_sequence(exp, "P01").design["region_names"] == ["subject", "verb", "pp", "critical", "spillover"]
     assert "region_names" not in compile_sequence(load_spec("self_paced_reading"), "P01").design  # unchanged without
-    (tmp_path / "bad.yaml").write_text(text.replace("  option_keys: [f, j]\n", "  option_keys: [f, j]\n  region_names: 3\n"))
+    (tmp_path / "bad.yaml").write_text(text.replace("  option_keys: [f, "
+                                                    "j]\n", "  option_keys: [f, j]\n  region_names: 3\n"))
     with pytest.raises(SpecError, match="region_names"):
         load_spec(str(tmp_path / "bad.yaml"))
 

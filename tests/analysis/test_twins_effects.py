@@ -61,7 +61,8 @@ def test_a_fit_not_ok_is_never_read_as_a_finding():
          "status": "singular", "differs_from_0": None, "sign_agrees_with_people": None, "n_obs": 10}])
     w = twin_wide(long).iloc[0]
     assert w["human: estimate [95% CI]"] == "1.000 [0.500, 1.500]"
-    assert "singular" in w["lm · none · meta: estimate [95% CI]"] and "9.0" not in w["lm · none · meta: estimate [95% CI]"]
+    assert "singular" in w["lm · none · meta: estimate [95% "
+                           "CI]"] and "9.0" not in w["lm · none · meta: estimate [95% CI]"]
     assert w["lm · none · meta: sign as people's"] == "—" and w["lm · none · meta: differs from 0"] == "—"
 
 

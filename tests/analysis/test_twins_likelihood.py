@@ -108,8 +108,8 @@ def test_item_shares_jsd_and_calibration_against_hand_counts(frame):
     y = s[s["item_id"] == "2:false"].sort_values("option_index")
     assert y["people_share"].tolist() == [0.0, 1.0] and y["people"].tolist() == [1, 1]
     q = np.exp(LP[(2, "false")]) / np.exp(LP[(2, "false")]).sum()
-    hand = 0.5 * sum(a * np.log2(a / ((a + b) / 2)) for a, b in zip([0.0, 1.0], q) if a > 0) \
-        + 0.5 * sum(b * np.log2(b / ((a + b) / 2)) for a, b in zip([0.0, 1.0], q))
+    hand = 0.5 * sum(a * np.log2(a / ((a + b) / 2)) for a, b in zip([0.0, 1.0], q, strict=False) if a > 0) \
+        + 0.5 * sum(b * np.log2(b / ((a + b) / 2)) for a, b in zip([0.0, 1.0], q, strict=False))
     assert jsd_bits(np.array([0.0, 1.0]), q) == pytest.approx(hand)
     agree, per = agreement(s, n_boot=100)
     assert per.set_index("item_id").loc["2:false", "jsd_bits"] == pytest.approx(hand)

@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from analysis.twins.reading_dll import delta_ll, delta_ll_words, predictors
 

@@ -23,9 +23,9 @@ from analysis import api  # noqa: E402
 from analysis.twins.answers import likelihood  # noqa: E402
 from experiments.session import read_rows  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
-from model_subjects.runner import RunConfig, RunError, run_models  # noqa: E402
 from model_subjects.people import find_people  # noqa: E402
 from model_subjects.replay import run_replay  # noqa: E402
+from model_subjects.runner import RunConfig, RunError, run_models  # noqa: E402
 
 SPEC = "acceptability_yesno"
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,7 +189,7 @@ def test_replay_scores_a_typed_word_as_typed_in_the_persons_history(bundled_back
     rows = read_rows(next((tmp_path / "r" / "data").glob("*.csv")))
     proto = get_protocol("direct", panel=exp.task.panel, task=exp.task)
     ctx = rebuild_contexts(exp, rows, ContextMode("running"), proto)
-    for c, r in zip(ctx, rows):
+    for c, r in zip(ctx, rows, strict=False):
         extra = json.loads(r["extra"])
         want = bundled_backend.loglikelihood_alone([LoglikelihoodRequest(c, " " + extra["person_word"])])[0].logprob
         assert extra["person_word_logprob"] == pytest.approx(want, abs=2e-4)
@@ -202,8 +202,8 @@ def test_a_persons_answer_in_the_task_words_for_each_protocol():
     import dataclasses
 
     from experiments.design_compiler import compile_sequence
-    from model_subjects.protocols import get_protocol
     from model_subjects.person_marks import answer_words
+    from model_subjects.protocols import get_protocol
 
     exp = load_spec(SPEC)
     t = compile_sequence(exp, "P01").trials[-1]

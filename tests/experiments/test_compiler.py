@@ -6,9 +6,9 @@ import collections
 import pytest
 
 from experiments.design_compiler import compile_sequence
-from studies.lakretz2021.cells import block_cells
 from experiments.spec import bundled_spec_path, load_spec, parse_spec
 from experiments.trials import TrialSequence
+from studies.lakretz2021.cells import block_cells
 from studies.lakretz2021.stimuli.lexicon import TEST, TRAINING
 
 

@@ -50,7 +50,7 @@ def test_agreement_attraction_latin_square_by_hand(tmp_path):
         assert len(test) == 32
         assert sorted(test["item"], key=int) == [str(i) for i in range(1, 33)]  # every item once
         # the factor columns (grammatical fills the boolean column as True/False)
-        cells = Counter(zip(test["head_number"], test["attractor_number"], test["grammatical"]))
+        cells = Counter(zip(test["head_number"], test["attractor_number"], test["grammatical"], strict=False))
         assert len(cells) == 8 and set(cells.values()) == {4}, cells
         assert set(df["list"]) == {str(k)}  # subject k reads list k (rotation)
         lists.append(int(df["list"].iloc[0]))
@@ -240,7 +240,7 @@ def test_generic_session_table_header_resume_and_loader(tmp_path):
     df, _ = load([csv_path])
     assert len(df) == len(seq) == 40
     test = df[df["role"] == "test"]
-    assert Counter(zip(test["head_number"], test["attractor_number"], test["grammatical"])) == \
+    assert Counter(zip(test["head_number"], test["attractor_number"], test["grammatical"], strict=False)) == \
         Counter({(h, a, g): 4 for h in ("sg", "pl") for a in ("sg", "pl") for g in (True, False)})
     assert set(df["list"]) == {5} and test["item"].nunique() == 32
 
@@ -289,7 +289,7 @@ def test_a_session_written_with_the_earlier_general_layout_resumes_with_it(tmp_p
     rows = list(csv_module.DictReader(csv_path.read_text(encoding="utf-8").splitlines()))
     assert csv_path.read_text(encoding="utf-8").splitlines()[0] == ",".join(earlier)
     assert len(rows) == 6
-    for r, t in zip(rows, seq.trials):
+    for r, t in zip(rows, seq.trials, strict=False):
         assert {k: r[k] for k in by_hand(t)} == {k: "" if v is None else str(v) for k, v in by_hand(t).items()}
         assert r["correct_response"] == t.mat["answer"]
 
@@ -323,7 +323,8 @@ REFUSALS = [
     ("unknown role", lambda: _crossed(4) + [{"item": "z", "role": "warmup", "sentence": "s", "answer": "violation"}],
      {}, ["line 18: role 'warmup' is not one of test, filler, practice"]),
     ("undeclared level", lambda: _crossed(4) + [{"item": "i9", "a": "w", "b": "u", "sentence": "s",
-                                                  "answer": "violation"}], {}, ["line 18: a 'w' is not a declared level"]),
+                                                  "answer": "violation"}], {}, ["line 18: a 'w' is not a declared "
+                                                                                "level"]),
     ("violation task without answer", lambda: [{**r, "answer": ""} for r in _crossed(4)], {},
      ["needs an `answer` column of violation or no_violation", "line(s) 2, 3"]),
     ("max_run unknown factor", lambda: _crossed(4), {"blocks": [{"name": "t", "role": "test", "max_run": {"zz": 1}}]},
@@ -349,7 +350,7 @@ def test_design_refusals(tmp_path, what, rows, extra, match):
         seq = compile_sequence(load_spec(path), "S1")
         for key in ("a", "b"):
             levels = [t.factor_levels[key] for t in seq]
-            assert all(x != y for x, y in zip(levels, levels[1:])), levels
+            assert all(x != y for x, y in zip(levels, levels[1:], strict=False)), levels
         return
     with pytest.raises(SpecError) as err:
         load_spec(path)
@@ -392,7 +393,7 @@ def test_max_run_on_item_and_answer_in_a_within_subject_design(tmp_path):
         seq = compile_sequence(exp, sid)
         assert len(seq) == 6 * 4 + 4
         items = [t.item for t in seq]
-        assert all(x != y for x, y in zip(items, items[1:])), items
+        assert all(x != y for x, y in zip(items, items[1:], strict=False)), items
         answers = [t.study_record.correct_response for t in seq]
         assert all(len(set(answers[i:i + 3])) > 1 for i in range(len(answers) - 2)), answers
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from experiments import design as D
-from experiments.design_compiler import check_sizes, compile_sequence
 from experiments.design import Row
+from experiments.design_compiler import check_sizes, compile_sequence
 from experiments.sources.design_order import order_rows
 from experiments.spec import SpecError, load_spec
 from tests.cli_refusal import refused, twinlab

@@ -59,10 +59,10 @@ def browser():
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_compiled_example_gives_equal_rows_in_psychopy_and_chromium(browser, kind, tmp_path):
     import uvicorn
-
-    from participants.web.server import create_app
     from task_server import free_port
     from test_web_tasks_browser import TIMING, play
+
+    from participants.web.server import create_app
 
     spec = copy_example(KINDS[kind], tmp_path / "spec")
     exp = load_spec(spec)
@@ -100,6 +100,6 @@ def test_compiled_example_gives_equal_rows_in_psychopy_and_chromium(browser, kin
     assert len(psy) == len(web) == n
     assert [r["item_id"] for r in psy] == [t.item_id for t in four]
     assert {r["task"] for r in psy} == {kind} and all(r["item"] and r["list"] for r in psy)
-    for a, b in zip(psy, web):
+    for a, b in zip(psy, web, strict=False):
         differ = {c: (a[c], b[c]) for c in a if c not in TIMING and a[c] != b.get(c)}
         assert not differ, differ

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from cli_refusal import refused, tree, twinlab
+
 from experiments.spec import SpecError, bundled_spec_path, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]

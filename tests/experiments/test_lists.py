@@ -55,7 +55,8 @@ def test_cli_list_options_are_checked_before_work(tmp_path):
             timeout=120)
     refused("run-human", str(SPEC), "-p", "P01", "--list", "12", "--out", str(tmp_path / "h"),
             match="--list must be from 1 to 8", timeout=120)
-    refused("web", "build", str(SPEC), "--out", str(tmp_path / "site"), "--list", "0", match="--list must be from 1 to 8",
+    refused("web", "build", str(SPEC), "--out", str(tmp_path / "site"), "--list", "0", match="--list must be from 1 to "
+                                                                                             "8",
             timeout=120)
     refused("web", "serve", str(SPEC), "--out", str(tmp_path / "w"), "--abandon-after", "0",
             match="--abandon-after must be from 0.5 minutes", timeout=120)

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from cli_refusal import refused, tree, twinlab
+
 from experiments.atomic import write_atomically
 from experiments.spec import bundled_spec_path
 
@@ -34,7 +35,8 @@ def test_plan_out_never_replaces_a_session_table_even_with_force(tmp_path):
 def test_plan_out_onto_an_existing_file_needs_force_and_never_its_spec(tmp_path):
     out = tmp_path / "plan.csv"
     out.write_text("keep me\n")
-    refused("plan", "lakretz2021_nested", "-s", "S1", "--out", str(out), match="exists; choose another file or pass --force")
+    refused("plan", "lakretz2021_nested", "-s", "S1", "--out", str(out), match="exists; choose another file or pass "
+                                                                               "--force")
     assert out.read_text() == "keep me\n"
     r = twinlab("plan", "lakretz2021_nested", "-s", "S1", "--out", str(out), "--force")
     assert r.returncode == 0, r.stderr
@@ -147,5 +149,6 @@ def test_analyze_on_a_full_disk_is_one_line(tmp_path, monkeypatch):
 def test_analyze_header_only_results_file(tmp_path):
     f = tmp_path / "results.csv"
     f.write_text(SAMPLE.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
-    refused("analyze", str(f), "--out", str(tmp_path / "o"), "--no-mixed", match=["no trials to analyse", "results.csv"])
+    refused("analyze", str(f), "--out", str(tmp_path / "o"), "--no-mixed", match=["no trials to "
+                                                                                  "analyse", "results.csv"])
     assert not (tmp_path / "o" / "results.json").exists()

@@ -139,7 +139,8 @@ def _replication_data():
     ("block in a session that does not exist", lambda d: d["blocks"][0].update(sessions=[3]),
      ["'training'", "sessions [3]", "sessions: 2"]),
     ("language with the English generator", lambda d: d.update(language="it"), ["language 'it'", "stimuli.file"]),
-    ("panel key is the quit key", lambda d: d["task"]["panel"].update(keys={"violation": "escape", "no_violation": "j"}),
+    ("panel key is the quit "
+     "key", lambda d: d["task"]["panel"].update(keys={"violation": "escape", "no_violation": "j"}),
      ["escape", "quit"]),
     ("structures and design", lambda d: d["blocks"][1].update(structures=["long_nested"]), ["blocks.1", "either"]),
     ("unknown version", lambda d: d["blocks"][1]["design"][0]["versions"].update(fillers=1),

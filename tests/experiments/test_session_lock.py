@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from experiments.session import SessionWriter, acquire_session_lock, read_rows, session_paths
-from experiments.session_lock import SessionLockedError
-from experiments.session_lock import lock_path_for
+from experiments.session_lock import SessionLockedError, lock_path_for
 from experiments.spec import load_spec
 
 try:  # the GUI tests' private Xvfb display and short-timing spec

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_refusal import refused
 
-from cli_refusal import refused, twinlab
 from experiments.screen_texts import block_intro, block_sizes, key_label, page_hint, screen_texts
 from experiments.spec import SpecError, bundled_spec_path, load_spec, parse_spec
 

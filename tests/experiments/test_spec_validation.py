@@ -27,7 +27,8 @@ CASES = [
     ("bad condition letters", lambda d: d["blocks"][1].update(conditions=["PXP"]), ["PXP", "S and P"]),
     ("missing instructions", lambda d: d["texts"].pop("instructions"), ["texts.instructions", "Field required"]),
     ("duplicate block names", lambda d: d["blocks"][1].update(name="training"), ["unique", "training"]),
-    ("missing stimulus file", lambda d: d.update(stimuli={"file": "nowhere.csv"}), ["stimuli.file", "nowhere.csv", "does not exist"]),
+    ("missing stimulus "
+     "file", lambda d: d.update(stimuli={"file": "nowhere.csv"}), ["stimuli.file", "nowhere.csv", "does not exist"]),
     ("bad lexicon", lambda d: d["blocks"][0].update(lexicon="french"), ["blocks.0.lexicon", "french"]),
 ]
 

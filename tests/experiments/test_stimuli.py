@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from stimuli.prompts import NESTED_SHOTS, PROMPT_GROUPS, PROMPT_SETS, SUCCESSIVE_SHOTS, SWAP_ORDER, interpolated_shots
 from studies.lakretz2021.stimuli.generate import generate_items
 from studies.lakretz2021.stimuli.lexicon import TEST, TRAINING
-from stimuli.prompts import NESTED_SHOTS, PROMPT_GROUPS, PROMPT_SETS, SUCCESSIVE_SHOTS, SWAP_ORDER, interpolated_shots
 from studies.lakretz2021.stimuli.structures import STRUCTURES
 
 # Independent of the builders: where each structure's subjects sit (word index), per condition letter.
@@ -45,7 +45,7 @@ def test_every_sentence_agrees_and_violations_disagree_exactly_at_the_verb(struc
     for it in items:
         pos = SUBJECT_POSITIONS[structure]
         # the condition letters are the numbers of the nouns at the known positions
-        for role, letter in zip(st.letters, it.condition):
+        for role, letter in zip(st.letters, it.condition, strict=False):
             assert number_of(it.words[pos[role]], lex) == letter, (it.sentence, role)
         for dep, (idx, correct, flipped) in it.verbs.items():
             subj_num = number_of(it.words[pos[dep]], lex)
@@ -130,7 +130,7 @@ def test_prompt_shapes_and_interpolation():
     assert all(len(PROMPT_SETS[n].lines) == 8 for n in PROMPT_GROUPS["eightshot"])
     assert interpolated_shots(0) == SUCCESSIVE_SHOTS and interpolated_shots(8) == NESTED_SHOTS
     one = interpolated_shots(1)
-    assert one[5] == NESTED_SHOTS[5] and sum(a != b for a, b in zip(one, SUCCESSIVE_SHOTS)) == 1
+    assert one[5] == NESTED_SHOTS[5] and sum(a != b for a, b in zip(one, SUCCESSIVE_SHOTS, strict=False)) == 1
     # plural and singular roughly balanced in the written prompts (subject = second word)
     for n in PROMPT_GROUPS["twoshot"] + PROMPT_GROUPS["eightshot"]:
         lines = PROMPT_SETS[n].lines

@@ -19,7 +19,7 @@ from experiments.cli import app
 from experiments.design_compiler import compile_sequence
 from experiments.psychopy_names import COLOR_NAMES, KEY_NAMES, check_color, check_key
 from experiments.session import SessionWriter
-from experiments.spec import SpecError, bundled_spec_path, load_spec
+from experiments.spec import bundled_spec_path, load_spec
 from experiments.spec_model import MAX_BLOCK_TRIALS
 from stimuli.files import StimulusFileError, load_items, save_items
 from studies.lakretz2021.stimuli.generate import generate_items

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from pathlib import Path
@@ -128,8 +127,8 @@ def test_digit_matrix_items_are_counted_before_any_is_built(tmp_path, monkeypatc
 
 # ---- least-filled lists on the real server ----------------------------------------------------------------
 def _server(out: Path, **kw):
-    from participants.web.server import create_app
     from experiments.spec import load_spec
+    from participants.web.server import create_app
     from tests.support.task_server import ThreadedServer
 
     return ThreadedServer(create_app(load_spec(str(SPEC)), out, **kw))
@@ -191,7 +190,7 @@ def test_a_start_reads_no_old_sidecar_and_counts_stay_true(tmp_path):
 
 
 def test_the_list_lock_never_follows_a_link_and_a_folder_there_is_a_clean_error(tmp_path):
-    from experiments.list_index import ListLockError, LOCK_NAME
+    from experiments.list_index import LOCK_NAME, ListLockError
     from tests.cli_refusal import refused
 
     out, outside = tmp_path / "data_root", tmp_path / "outside"

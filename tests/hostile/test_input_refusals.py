@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from cli_refusal import refused, tree, twinlab
+
 from experiments.spec import bundled_spec_path
 from stimuli.files import StimulusFileError, load_items, save_items
 from studies.lakretz2021.stimuli.generate import generate_items
@@ -79,21 +79,24 @@ def test_item_lacking_a_dependency_the_other_items_of_its_structure_have(tmp_pat
     def edit(rows):
         rows[4][col(rows, "outer_index")] = ""
         rows[4][col(rows, "outer_alternative")] = ""
-    with pytest.raises(StimulusFileError, match=r"line 5: outer_index is empty but other items of structure 'long_nested'"):
+    with pytest.raises(StimulusFileError, match=r"line 5: outer_index is empty but other items of structure "
+                                                r"'long_nested'"):
         load_items(items_file(tmp_path, edit))
 
 
 def test_condition_of_the_wrong_length_for_its_structure(tmp_path):
     def edit(rows):
         rows[3][col(rows, "condition")] = "PS"
-    with pytest.raises(StimulusFileError, match=r"line 4: condition 'PS' has 2 letter\(s\) but structure 'long_nested' has 3 nouns"):
+    with pytest.raises(StimulusFileError, match=r"line 4: condition 'PS' has 2 letter\(s\) but structure 'long_nested' "
+                                                r"has 3 nouns"):
         load_items(items_file(tmp_path, edit))
 
     def own_structure(rows):  # a structure of the file's own: its items agree with its first
         for r in rows[1:]:
             r[col(rows, "structure")] = "mine"
         rows[5][col(rows, "condition")] = "PSPS"
-    with pytest.raises(StimulusFileError, match=r"line 6: condition 'PSPS' has 4 letter\(s\) but structure 'mine' has 3 on line 2"):
+    with pytest.raises(StimulusFileError, match=r"line 6: condition 'PSPS' has 4 letter\(s\) but structure 'mine' has "
+                                                r"3 on line 2"):
         load_items(items_file(tmp_path, own_structure))
 
 
@@ -166,14 +169,17 @@ SWEEP = "spec: lakretz2021_nested\nout: out\nmodels: [smollm2]\ncontexts: [none]
 
 @pytest.mark.parametrize("change, match", [
     (("subjects: 2", "subjects: 0"), "field 'subjects' must be from 1 to 10000, got 0"),
-    (("[smollm2]", "[smollm2, {model: smollm2, threads: -5, label: b}]"), "field 'models.1.threads' must be from 0 to 1024, got -5"),
+    (("[smollm2]", "[smollm2, {model: smollm2, threads: -5, label: "
+                   "b}]"), "field 'models.1.threads' must be from 0 to 1024, got -5"),
     (("[smollm2]", "[smollm2, {model: smollm2, device: tpu, label: b}]"), "field 'models.1.device' must be cpu, cuda"),
     (("[smollm2]", "[smollm2, {model: smollm2, dtype: int3, label: b}]"), "field 'models.1.dtype' must be one of"),
-    (("[smollm2]", "[smollm2, {model: smollm2, label: b}, {model: smollm2, label: b}]"), "entries 1 and 2 both write to 'b'"),
+    (("[smollm2]", "[smollm2, {model: smollm2, label: b}, {model: smollm2, label: "
+                   "b}]"), "entries 1 and 2 both write to 'b'"),
     (("[smollm2]", "[smollm2, {model: smollm2}]"), "entries 0 and 1 both write to 'smollm2'"),
     (("[smollm2]", "[{model: smollm2, label: ..}]"), "field 'models.0.label' '..' must be one folder name"),
     (("[smollm2]", "[{model: smollm2, label: a/b}]"), "field 'models.0.label' 'a/b' must be one folder name"),
-    (("[smollm2]", "[smollm2, ./no_such_model]"), "field 'models.1.model': model path './no_such_model' does not exist"),
+    (("[smollm2]", "[smollm2, "
+                   "./no_such_model]"), "field 'models.1.model': model path './no_such_model' does not exist"),
     (("contexts: [none]", "contexts: [none, 'fewshot:nope']"), "unknown prompt set 'nope'"),
     (("contexts: [none]", "contexts: [none, none]"), "field 'contexts': entries 0 and 1 both write to 'none'"),
     (("spec: lakretz2021_nested", "spec: ./missing.yaml"), "field 'spec': spec file './missing.yaml' does not exist"),
@@ -207,7 +213,8 @@ def test_sweep_executor_slurm_without_slurm_or_with_a_bad_parameter(tmp_path):
     p.write_text(SWEEP + "slurm: {timeout_min: 10, partiton: gpu}\n", encoding="utf-8")
     refused("sweep", str(p), "--executor", "slurm", match="field 'slurm.partiton': not a submitit/Slurm parameter")
     p.write_text(SWEEP + "slurm: {timeout_min: -1}\n", encoding="utf-8")
-    refused("sweep", str(p), "--executor", "submitit-local", match="field 'slurm.timeout_min': must be a positive number")
+    refused("sweep", str(p), "--executor", "submitit-local", match="field 'slurm.timeout_min': must be a positive "
+                                                                   "number")
     refused("sweep", str(p), "--executor", "pbs", match="--executor must be local, slurm or submitit-local")
     assert not (tmp_path / "out").exists()
 
@@ -226,7 +233,8 @@ def test_run_model_applies_the_same_rules(tmp_path, opts, match):
 def test_reproduce_refuses_bad_inputs_before_writing(tmp_path):
     out = tmp_path / "repro"
     latin1 = tmp_path / "pairs.jsonl"
-    latin1.write_bytes('{"sentence_good": "The cat sleeps .", "sentence_bad": "The cat sle\u00e9p ."}\n'.encode("latin-1"))
+    latin1.write_bytes('{"sentence_good": "The cat sleeps .", "sentence_bad": "The cat sle\u00e9p '
+                       '."}\n'.encode("latin-1"))
     refused("reproduce", "hu-levy2023", "--out", str(out), "--pairs", str(latin1), "--no-agreement",
             match=["--pairs", "pairs.jsonl", "line 1, column 67: byte 0xe9 is not UTF-8"])
     refused("reproduce", "hu-levy2023", "--out", str(out), "--pairs", str(tmp_path), "--no-agreement",
@@ -274,13 +282,12 @@ def test_read_only_out_is_refused_before_work(tmp_path):
     """Root may write anywhere, so the commands run as the unprivileged user `nobody` (a real
     read-only folder, not a simulated one)."""
     import pwd
+    import shutil
     import subprocess
     import sys
     import tempfile
 
     from cli_refusal import ROOT
-
-    import shutil
 
     as_nobody: list[str] = []
     if os.geteuid() == 0:  # else: already unprivileged, the read-only folder is read-only for us
@@ -295,7 +302,8 @@ def test_read_only_out_is_refused_before_work(tmp_path):
         ro.mkdir(mode=0o555)
         ro.chmod(0o555)
         cases = [(["run-model", "lakretz2021_nested", "--out", str(ro / "sessions")], "is not writable"),
-                 (["plan", "lakretz2021_nested", "-s", "S1", "--out", str(ro / "p.csv")], f"--out {ro / 'p.csv'}: {ro} is not writable"),
+                 (["plan", "lakretz2021_nested", "-s", "S1", "--out", str(ro / "p.csv")], f"--out {ro / 'p.csv'}: {ro} "
+                                                                                          "is not writable"),
                  (["stimuli", "generate", "--out", str(ro / "i.csv"), "--per-condition", "2"], "is not writable"),
                  (["analyze", str(ro), "--out", str(ro / "results"), "--no-mixed"], "is not writable")]
         for args, match in cases:
@@ -339,8 +347,10 @@ def test_run_human_without_a_display_leaves_no_session(tmp_path):
 def test_fifo_or_device_as_data_or_lakretz_text_input(tmp_path):
     fifo = tmp_path / "results.csv"
     os.mkfifo(fifo)
-    refused("analyze", str(fifo), "--out", str(tmp_path / "o"), "--no-mixed", match=[str(fifo), "is a pipe (FIFO)"], timeout=20)
-    refused("analyze", "/dev/zero", "--out", str(tmp_path / "o"), "--no-mixed", match="/dev/zero: is a device", timeout=20)
+    refused("analyze", str(fifo), "--out", str(tmp_path / "o"), "--no-mixed", match=[str(fifo), "is a pipe "
+                                                                                                "(FIFO)"], timeout=20)
+    refused("analyze", "/dev/zero", "--out", str(tmp_path / "o"), "--no-mixed", match="/dev/zero: is a "
+                                                                                      "device", timeout=20)
     gold = tmp_path / "x.gold"
     gold.write_text("8\tare\tis\tx\n")
     refused("stimuli", "import", "lakretz-text", str(fifo), "--gold", str(gold), "--out", str(tmp_path / "i.csv"),

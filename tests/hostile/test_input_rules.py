@@ -91,7 +91,8 @@ def test_the_helpers():
 @pytest.mark.parametrize("entry, raised", [
     ("import stimuli.input_rules, experiments.session, analysis.load", False),  # an import changes nothing
     ("import experiments.cli", True),  # the CLI's start
-    ("from analysis.load import load\ntry:\n    load([sys.argv[1]])\nexcept Exception:\n    pass", True),  # an API entry
+    ("from analysis.load import load\ntry:\n    load([sys.argv[1]])\nexcept Exception:\n    "
+     "pass", True),  # an API entry
 ])
 def test_the_csv_field_limit_is_raised_by_the_entry_points_not_by_imports(tmp_path, entry, raised):
     code = f"import csv, sys\n{entry}\nprint(csv.field_size_limit())"

@@ -360,8 +360,8 @@ def test_an_importer_name_is_a_registered_command_never_a_module():
     """`twinlab import NAME` offers the importer registry's fixed commands; any other name is a usage error."""
     from typer.testing import CliRunner
 
-    from participants.imports.registry import importers
     from experiments.cli import app
+    from participants.imports.registry import importers
 
     r = CliRunner().invoke(app, ["import", "antigravity"])
     assert r.exit_code == 2 and "antigravity" not in sys.modules

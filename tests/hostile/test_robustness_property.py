@@ -398,8 +398,8 @@ def mutated_tables(draw) -> bytes:
 def test_mutated_tables_load_or_are_refused(data):
     """The loader and the shared preparation: a LoadError naming the file, or a table (fast, many examples)."""
     from analysis.load import LoadError, load
-    from analysis.report.data_section import drop_training_only_sessions
     from analysis.load.prepare import prepare
+    from analysis.report.data_section import drop_training_only_sessions
 
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "study-x_subject-P1_session-1_data.csv"

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from participants.imports.records import MAX_FILE_BYTES
 from participants.imports.jspsych import default_mapping, read_jspsych
-from participants.imports.records import ImportInputError
+from participants.imports.records import MAX_FILE_BYTES, ImportInputError
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "imports" / "jspsych"

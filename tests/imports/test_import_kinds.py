@@ -146,7 +146,7 @@ def ibex_file(tmp_path: Path, maze: bool = False) -> tuple[Path, list[tuple]]:
             words = sentences[cond].split()
             rts = [300 + 10 * i + 7 * k + s for i in range(len(words))]
             text += head(spr) + "".join(f"{when},{md5},DashedSentence,{item},0,{cond},{item},{i + 1},{w},{rt},false,"
-                                        f"{sentences[cond]}\n" for i, (w, rt) in enumerate(zip(words, rts)))
+                                        f"{sentences[cond]}\n" for i, (w, rt) in enumerate(zip(words, rts, strict=False)))
             answer, ok = ("Yes", 1) if (k + s) % 3 else ("No", 0)
             text += head(question) + f"{when},{md5},Question,{item},1,{cond},{item},Did the boy leave?,{answer},{ok},{900 + k}\n"
             truth.append((md5, str(item), cond, words, rts, answer, bool(ok), 900.0 + k))
@@ -208,7 +208,7 @@ def maze_file(tmp_path: Path) -> Path:
             cond = ("subj", "obj")[(item + s) % 2]
             sentence, foils = MAZE_SENTENCES[cond]
             wrong = errors.get((md5, item))
-            for k, (w, f) in enumerate(zip(sentence.split(), foils.split())):
+            for k, (w, f) in enumerate(zip(sentence.split(), foils.split(), strict=False)):
                 side = 0 if k == 0 else (k + item) % 2
                 ok = "no" if wrong is not None and k >= wrong else "yes"
                 rt = "None" if wrong is not None and k > wrong else str(400 + 37 * k + 11 * item + 5 * s)
@@ -245,7 +245,7 @@ def test_old_ibex_maze_word_times_and_errors_equal_a_hand_count(tmp_path):
         assert "word_correct" not in extra and "first_error" not in extra  # the kind's columns, not `extra`
         mat = json.loads(r["materials"])
         assert mat["sentence"] == MAZE_SENTENCES[h["cond"]][0] and mat["distractors"] == " ".join(h["foils"][1:])
-    by = lambda rts, oks: [t for t, ok in zip(rts, oks) if ok]  # noqa: E731  the right picks' times
+    by = lambda rts, oks: [t for t, ok in zip(rts, oks, strict=False) if ok]  # noqa: E731  the right picks' times
     for person in ("aaa111", "bbb222"):
         for cond in ("subj", "obj"):
             mine = [(by(json.loads(r["word_rts_ms"]), json.loads(r["word_correct"])),

@@ -101,7 +101,7 @@ def test_every_original_field_is_kept_in_extra(imported):
     f = FILES[0]
     rows = loop_rows(f)
     table = read_rows(next((out / "sessions" / "data").glob(f"*subject-{rows[0]['participant']}_session-1_data.csv")))
-    for src, row in zip(rows, table):
+    for src, row in zip(rows, table, strict=False):
         assert json.loads(row["extra"])["source"] == {**{k: v for k, v in src.items() if v != ""},
                                                      "psychopy.loop": "practice" if src.get("practice.thisN") else "trials"}
 

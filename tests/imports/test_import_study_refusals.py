@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from cli_refusal import refused, tree, twinlab
+
 from participants.imports.api import import_study
 from participants.imports.records import ImportInputError
 
@@ -67,7 +67,8 @@ def test_a_participant_with_two_sessions_files(tmp_path):
 def test_a_response_not_among_the_labels(tmp_path):
     f = write(tmp_path / "t.csv", GOOD_TABLE.replace("S2,1,2,a,Sentence two!,yes", "S2,1,2,a,Sentence two!,maybe"))
     m = write(tmp_path / "map.yaml", "labels: {'yes': 'yes', 'no': 'no'}\n")
-    check_refused(tmp_path, ["table", str(f), "--map", str(m)], [f"{f}: line 5", "response 'maybe' is not among the labels"])
+    check_refused(tmp_path, ["table", str(f), "--map", str(m)], [f"{f}: line "
+                                                                 "5", "response 'maybe' is not among the labels"])
 
 
 def test_rows_out_of_order_in_a_builder_file(tmp_path):

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from tests.support.lakretz_synthetic import VERBS, write_fixtures
 from analysis.load import load
 from experiments.cli import app
+from tests.support.lakretz_synthetic import VERBS, write_fixtures
 
 FIX = Path(__file__).parent.parent / "fixtures" / "lakretz2021"
 TABLE = FIX / "dataframe_results_all_trials.csv"
@@ -175,7 +175,8 @@ def test_rerun_into_the_same_folder_refuses_and_skip_existing_skips(tmp_path):
     assert run("--results", str(TABLE), "--logs", str(FIX / "logs"), "--out", str(out)).exit_code == 0
     before = {p: p.read_bytes() for p in (out / "data").iterdir()}
     r = run("--results", str(TABLE), "--logs", str(FIX / "logs"), "--out", str(out))
-    assert r.exit_code == 2 and flat("already exists") in flat(r.output) and flat("nothing was written") in flat(r.output)
+    assert r.exit_code == 2 and flat("already exists") in flat(r.output) and flat("nothing was "
+                                                                                  "written") in flat(r.output)
     assert "Traceback" not in r.output
     r = run("--results", str(TABLE), "--logs", str(FIX / "logs"), "--out", str(out), "--skip-existing")
     assert r.exit_code == 0, r.output

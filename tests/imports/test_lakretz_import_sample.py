@@ -132,7 +132,7 @@ def test_answers_rts_and_early_presses_equal_the_raw_log_lines(imported):
     rows = df[(df["subject_id"] == "L43") & (df["session"] == 1)]
     assert len(rows) == len(per_trial) == 270
     n_keys = 0
-    for (trial, t), row in zip(per_trial.items(), rows.itertuples()):
+    for (trial, t), row in zip(per_trial.items(), rows.itertuples(), strict=False):
         assert row.x["log_trial"] == int(trial)
         assert row.words == " ".join(w for w, _ in t["words"])
         assert row.response == {"VIOLATION": "violation", "ACCEPTABLE": "no_violation", "": "none"}[t["answer"]]

@@ -91,8 +91,8 @@ def test_a_kind_brings_its_own_screen_texts(toy, tmp_path):
     from experiments.kinds import kind_names
     from experiments.screen_texts import kind_text, kind_text_problems
     from experiments.spec import load_spec
-    from participants.tasks import settings_for
     from experiments.tasks.record import answers
+    from participants.tasks import settings_for
 
     assert [p for k in kind_names() for p in kind_text_problems(k)] == []
     assert kind_text("maze", "it-CH", "hint", left="E", right="I") == "E per la parola a sinistra, I per la parola a destra"

@@ -44,11 +44,11 @@ def test_the_kind_is_one_folder_and_no_other_file_names_it():
     """Found through the one registry; no product file outside kinds/maze/ names it; on a branch, no file the
     diff against main changes outside kinds/maze/, tests/, docs/ and README.md names it (a change to the core made
     for maze shows; another branch's changes to the core, or the README's list of kinds, do not fail this test)."""
+    from analysis.kind_sections import analysis_kinds
     from experiments.kinds import kind_file, kind_names, kind_part
     from model_subjects.tasks.registry import model_kinds
     from participants.tasks import PSYCHOPY
     from participants.web.site import kind_pages
-    from analysis.kind_sections import analysis_kinds
 
     assert "maze" in kind_names() and kind_part("maze", "task").KIND.name == "maze"
     assert "maze" in PSYCHOPY and "kind-maze.js" in kind_pages() and kind_file("maze", "README.md")
@@ -168,7 +168,7 @@ def test_the_plan_read_back_by_derive_is_the_plan(mode):
     """The autopilot's presses, stamped at their planned times with the pairs shown as they reveal them, are
     derived back to the plan's intended picks by the one rule."""
     from experiments.tasks.record import plan as record_plan
-    from kinds.maze.task import walk, maze_responses
+    from kinds.maze.task import maze_responses, walk
 
     s = settings(error_mode=mode)
     for seed in range(12):
@@ -236,7 +236,8 @@ def test_the_analysis_tables_equal_a_hand_count():
     kept, n = kept_rts(words)
     assert n == {"words_with_rt": 11, "first_words_dropped": 3, "wrong_first_picks_dropped": 1, "kept": 7}
     t = region_rts(kept).set_index(["group", "condition", "region"])["mean_rt_ms"].to_dict()
-    # region 1 = words 1-2 (word 1 dropped): a: 800, 750; b: 700. region 2 = words 3-4: a: 880 (600 wrong), 610; b: 650, 900
+    # region 1 = words 1-2 (word 1 dropped): a: 800, 750; b: 700. region 2 = words 3-4: a: 880 (600 wrong), 610; b: 650,
+    # 900
     assert t == {("people", "a", 1): 775.0, ("people", "a", 2): (610 + 880) / 2, ("people", "b", 1): 700.0,
                  ("people", "b", 2): 775.0}
     e = errors_by_position(words).set_index(["group", "position"])

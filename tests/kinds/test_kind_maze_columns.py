@@ -33,9 +33,9 @@ def hand_record(t, seq, exp) -> tuple[dict, list]:
     """A trial's raw record from the autopilot's planned presses (accuracy 0.5: some sentences err), each pair
     shown 1 ms after the right answer to the one before, and the count of its first picks, walked here: for word
     k, the first press at or after its pair's onset is right when it is the key of the word's side."""
+    from experiments.tasks.record import plan
     from participants.tasks import settings_for
     from participants.tasks.logic import screen_order
-    from experiments.tasks.record import plan
 
     s = settings_for(exp, t)
     sides = screen_order(t, seq, s)
@@ -137,7 +137,7 @@ def test_the_columns_equal_a_hand_count_of_the_choices(sessions):
     rows = read_rows(new)
     assert len(rows) == len(counts) == 4  # one list of the latin square: 4 items
     assert any(False in c for c in counts) and any(False not in c for c in counts)  # both kinds of sentence
-    for row, first in zip(rows, counts):
+    for row, first in zip(rows, counts, strict=False):
         assert json.loads(row["word_correct"]) == first
         assert row["first_error"] == (str(first.index(False)) if False in first else "")
         assert row["correct"] == str(False not in first)

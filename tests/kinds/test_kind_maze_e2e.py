@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -57,9 +56,9 @@ def play(browser, sync_api, url: str, exp, pid: str, phone: bool) -> None:
     """One participant: each trial's planned answers, a press (or a tap on the box) at a time, each after the
     screen the previous one brought."""
     from experiments.design_compiler import compile_sequence
+    from experiments.tasks.record import plan
     from participants.tasks import settings_for
     from participants.tasks.logic import screen_order
-    from experiments.tasks.record import plan
 
     ctx = browser.new_context(viewport={"width": 390, "height": 760}, has_touch=True, is_mobile=True) if phone \
         else browser.new_context(viewport={"width": 1024, "height": 768})
@@ -80,7 +79,8 @@ def play(browser, sync_api, url: str, exp, pid: str, phone: bool) -> None:
                                    f"+s.dataset.trial === {t.trial_index} && s.dataset.screen === 'maze'; }}",
                                    timeout=20_000)
         except sync_api.TimeoutError:
-            state = page.evaluate("() => { const s = document.querySelector('.tl-stage'); return [s && s.dataset.trial, "
+            state = page.evaluate("() => { const s = document.querySelector('.tl-stage'); return [s && "
+                                  "s.dataset.trial, "
                                   "s && s.dataset.screen, document.body.innerText.slice(0, 300)]; }")
             raise AssertionError(f"trial {t.trial_index}: the page shows {state}; errors {errors}") from None
         for _, key in p.phases["read"]:

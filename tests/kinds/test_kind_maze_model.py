@@ -5,8 +5,8 @@ shows the picks."""
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
 import shutil
 import subprocess
 import sys

@@ -60,11 +60,10 @@ def write_spec(tmp: Path) -> Path:
 
 def test_a_toy_kind_runs_in_the_model_runner_and_has_its_section_in_the_report(toy, tmp_path):
     from analysis import api
-    from model_subjects.runner import RunConfig, run_models
-
     from experiments.spec import load_spec
     from model_subjects.context import protocol_for
     from model_subjects.run_checks import candidate_protocols
+    from model_subjects.runner import RunConfig, run_models
 
     spec = write_spec(tmp_path)
     exp = load_spec(spec)  # run-model's checks and `twinlab context` find the toy's protocol by lookup
@@ -91,8 +90,8 @@ def test_a_toy_kind_runs_in_the_model_runner_and_has_its_section_in_the_report(t
     assert f"task_{TOY}" in sec
     got = pd.read_csv(tmp_path / "out" / "tables" / "toy_answers.csv")
     by_answer = rows.groupby("correct_response")["response"].agg(lambda r: int((r == "colour").sum()))
-    assert dict(zip(got["correct_response"], got["n_colour"])) == by_answer.to_dict() == {"colour": 4, "other": 0}
-    assert dict(zip(got["correct_response"], got["n_trials"])) == {"colour": 4, "other": 4}
+    assert dict(zip(got["correct_response"], got["n_colour"], strict=False)) == by_answer.to_dict() == {"colour": 4, "other": 0}
+    assert dict(zip(got["correct_response"], got["n_trials"], strict=False)) == {"colour": 4, "other": 4}
 
 
 def test_without_its_folder_the_kind_has_no_model_protocol():

@@ -53,7 +53,8 @@ def kind_comparisons(tree: ast.AST, kinds: set[str]) -> list[tuple[int, str]]:
 
 
 def test_the_scan_sees_a_kind_import_and_a_branch_on_a_kind():
-    tree = ast.parse("def f(t):\n    from kinds.judgment.task import KIND\n    importlib.import_module('kinds.choice')\n"
+    tree = ast.parse("def f(t):\n    from kinds.judgment.task import KIND\n    "
+                     "importlib.import_module('kinds.choice')\n"
                      "    return t.task == 'judgment' or t.task in ('rating', 'x')\n")
     assert imported_names(tree) == ["kinds.judgment.task", "kinds.choice"]
     assert kind_comparisons(tree, {"judgment", "rating"}) == [(4, "judgment"), (4, "rating")]

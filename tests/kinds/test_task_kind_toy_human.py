@@ -69,8 +69,8 @@ def test_without_the_toy_its_setting_is_an_unknown_field():
 
 
 def test_psychopy_presents_the_toy_with_its_answers_keys_and_plan(toy, tmp_path):
-    from participants.tasks import PSYCHOPY, settings_for
     from experiments.tasks.record import answers, derive, plan
+    from participants.tasks import PSYCHOPY, settings_for
 
     exp = load_spec(toy_kinds.toy_spec(tmp_path))
     seq = _seq(exp)
@@ -149,8 +149,8 @@ def test_a_session_of_the_toy_in_chromium(toy, tmp_path):
     from task_server import ThreadedServer
 
     from experiments.session import session_paths
-    from participants.tasks import settings_for
     from experiments.tasks.record import plan
+    from participants.tasks import settings_for
     from participants.web.server import create_app
 
     exp = load_spec(toy_kinds.toy_spec(tmp_path))

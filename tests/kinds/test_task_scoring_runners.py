@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
 from experiments.tasks import detection_values, get_task
+from experiments.tasks.record import derive
 from experiments.tasks.scoring import RULE, normalize_answer
 from experiments.trials import freeze_pairs
 from participants.tasks import settings_for
 from participants.tasks.logic import screen_order
-from experiments.tasks.record import derive
 from participants.web.results import web_task_row
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -176,8 +176,8 @@ def test_completion_three_runners_agree(target, typed_word, pre, post_, sp, form
 
 
 def test_completion_bread_with_a_period_is_correct_and_empty_is_refused_or_wrong():
-    from kinds.completion.model import CompletionProduction
     from experiments.tasks.record import TaskResultError
+    from kinds.completion.model import CompletionProduction
 
     exp, seq, t = first_trial("cloze", "completion")
     t = with_materials(t, target="bread", accepted=["toast"])
@@ -246,10 +246,10 @@ def test_positions_fixed_is_honoured_by_both_human_runners_and_counterbalance_st
 def test_ties_of_identical_options_are_never_correct_for_models():
     """Equal log-probabilities of identical options (or forms) can never make a trial correct: the choice
     kind scores it wrong, forced choice and judgment `direct` refuse the item."""
-    from model_subjects.protocols import ProtocolError
-    from kinds.violation_detection.model import ForcedChoice
     from kinds.choice.model import ChoiceDirect
     from kinds.judgment.model import JudgmentDirect
+    from kinds.violation_detection.model import ForcedChoice
+    from model_subjects.protocols import ProtocolError
 
     exp, seq, t = first_trial("minimal_pairs_2afc", "choice")
     tie = with_materials(t, options=["The cat sleeps.", "the cat sleeps"], answer="The cat sleeps.")

@@ -9,12 +9,12 @@ import yaml
 
 from experiments.spec import SpecError, bundled_spec_path, parse_spec
 from experiments.tasks import get_task, registry, runner_problems
-from kinds.choice.task import chosen_position, option_order
-from kinds.completion.task import accepted_answers
-from kinds.rating.task import rating_value
 from experiments.tasks.regions import regions
 from experiments.tasks.scoring import normalize_answer
 from experiments.trials import Trial, freeze_pairs
+from kinds.choice.task import chosen_position, option_order
+from kinds.completion.task import accepted_answers
+from kinds.rating.task import rating_value
 from kinds.self_paced_reading.task import masked, region_sums
 
 
@@ -24,7 +24,8 @@ def trial(task: str, **mat) -> Trial:
 
 
 @pytest.mark.parametrize("text,norm", [("Dog", "dog"), (" dog. ", "dog"), ("«Dog»!", "dog"), ("DON'T", "don't"),
-                                       ("...", ""), ("Straße", "straße"), ("STRASSE", "strasse"), ("  two \u00a0 words. ", "two words"), ("two words", "two words")])
+                                       ("...", ""), ("Straße", "straße"), ("STRASSE", "strasse"), ("  two \u00a0 "
+                                                                                                   "words. ", "two words"), ("two words", "two words")])
 def test_normalize_answer(text, norm):
     assert normalize_answer(text) == norm
 
@@ -139,7 +140,8 @@ def test_task_settings_defaults_and_values():
     ({"kind": "violation_detection", "question": "?"}, "question: not a setting of task kind 'violation_detection'"),
     ({"kind": "rating", "scale": {"points": 5, "keys": ["1", "2"]}}, "2 keys for 5 points"),
     ({"kind": "rating", "scale": {"points": 11}}, "needs scale.keys"),
-    ({"kind": "judgment", "labels": [{"value": "a", "text": "A"}, {"value": "a", "text": "B"}]}, "value 'a' given twice"),
+    ({"kind": "judgment", "labels": [{"value": "a", "text": "A"}, {"value": "a", "text": "B"}]}, "value 'a' given "
+                                                                                                 "twice"),
     ({"kind": "lexical_decision", "labels": [{"value": "yes", "text": "A"}, {"value": "no", "text": "B"}]}, "word and nonword"),
     ({"kind": "judgment", "presentation": "moving_window"}, "presentation"),
     ({"kind": "cloze"}, "task.kind"),
@@ -196,8 +198,8 @@ def test_a_model_only_task_validates_and_the_human_runners_refuse_it(tmp_path: P
 def test_violation_detection_answers_on_screen_and_its_outcome():
     """The kind's own answers (the panel's, its `left` answer first, or the one violation key) through the
     runners' settings, and the rows' correctness rule (a panel left unanswered is neither right nor wrong)."""
-    from kinds.violation_detection.task import outcome
     from experiments.tasks.record import Answer
+    from kinds.violation_detection.task import outcome
     from participants.tasks.settings import task_settings
 
     class Exp:

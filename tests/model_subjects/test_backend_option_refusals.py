@@ -4,7 +4,6 @@ from the backend's `load` receiving the setting twice (issue 23: `-B model=smoll
 from __future__ import annotations
 
 import pytest
-
 from cli_refusal import refused, tree
 
 

@@ -160,9 +160,9 @@ def test_lakretz_direct_histories_show_the_question_and_the_chosen_answer():
     value becomes the words of the question protocols (a replay)."""
     from experiments.design_compiler import compile_sequence
     from experiments.spec import bundled_spec_path, load_spec
+    from kinds.violation_detection.model import QUESTION
     from model_subjects.context import history_entry
     from model_subjects.protocols import get_protocol
-    from kinds.violation_detection.model import QUESTION
 
     exp = load_spec(bundled_spec_path("lakretz2021_demo"))
     trial = next(t for t in compile_sequence(exp, "m01", 0).trials if t.study_record.critical_index >= 0)

@@ -10,7 +10,8 @@ torch = pytest.importorskip("torch")
 
 from model_subjects.backends.base import ModelLoadError
 from model_subjects.backends.registry import load_backend  # noqa: E402
-from model_subjects.requests import GenerationRequest, LoglikelihoodRequest as R  # noqa: E402
+from model_subjects.requests import GenerationRequest  # noqa: E402
+from model_subjects.requests import LoglikelihoodRequest as R
 from stimuli.prompts import get_prompt_set  # noqa: E402
 
 TOL = 1e-4
@@ -74,10 +75,10 @@ def test_loglikelihood_matches_unbatched_reference_for_any_batch_and_padding(bac
             backend.prefix_sharing, backend.batch_size = sharing, batch_size
             backend.padding_side, backend.min_prefix = side, min_prefix
             res = backend.loglikelihood(REQUESTS)
-            for req, r, ref in zip(REQUESTS, res, refs):
+            for req, r, ref in zip(REQUESTS, res, refs, strict=False):
                 assert r.n_tokens == len(ref), req
                 assert abs(r.logprob - sum(ref)) < TOL, (sharing, batch_size, side, min_prefix, req, r.logprob)
-                assert max(abs(a - b) for a, b in zip(r.token_logprobs, ref)) < TOL
+                assert max(abs(a - b) for a, b in zip(r.token_logprobs, ref, strict=False)) < TOL
     finally:
         (backend.add_bos, backend.prefix_ids, backend.batch_size, backend.padding_side, backend.min_prefix,
          backend.prefix_sharing) = saved
@@ -112,7 +113,7 @@ def test_prompt_scheme_shares_one_pass_for_alternatives_and_encodes_prompt_once(
     assert len(calls) == 2, calls
     assert calls[0][0] == 1 and calls[0][1] >= n_prompt
     assert calls[1][0] == len(prefixes) and calls[1][1] < 12
-    for r, q in zip(res, reqs):
+    for r, q in zip(res, reqs, strict=False):
         assert abs(r.logprob - sum(reference(backend, q.context, q.continuation, False))) < TOL
 
 
@@ -138,7 +139,7 @@ def test_prefix_tree_encodes_each_shared_opening_once_and_equals_plain_passes(ba
     finally:
         backend.batch_size, backend.prefix_sharing = saved
         h.remove()
-    for r, q in zip(res, reqs):
+    for r, q in zip(res, reqs, strict=False):
         assert abs(r.logprob - sum(reference(backend, q.context, q.continuation, False))) < TOL, q
     # tokens run = distinct prefixes of all inputs (inputs: context + all but the last scored token)
     inputs = {backend.encode(c) + backend.encode_pair(c, w)[1][:-1] for c in ctxs for w in (" is", " are not")}
@@ -181,7 +182,7 @@ def test_kv_stream_equals_reencoding_and_encodes_each_token_once(backend):
         conts = [" Yes", " Maybe not"]
         a = fast.loglikelihood(prompt, conts)
         b = naive.loglikelihood(prompt, conts)
-        for ra, rb, cont in zip(a, b, conts):
+        for ra, rb, cont in zip(a, b, conts, strict=False):
             ref = sum(reference(backend, text + prompt, cont, False))
             assert abs(ra.logprob - ref) < TOL and abs(rb.logprob - ref) < TOL
         # the segment tokens concatenate to the whole-text tokens (newline boundaries)
@@ -217,8 +218,8 @@ def test_agrees_with_minicons(backend):
     pre = [PROMPT + "The boy that the farmers", "The girls near the house"]
     stim = ["watches", "is happy."]
     theirs = mc.conditional_score(pre, stim, reduction=lambda x: x.sum(0).item())
-    ours = backend.loglikelihood([R(p, " " + s) for p, s in zip(pre, stim)])
-    for a, b in zip(ours, theirs):
+    ours = backend.loglikelihood([R(p, " " + s) for p, s in zip(pre, stim, strict=False)])
+    for a, b in zip(ours, theirs, strict=False):
         assert abs(a.logprob - b) < TOL
 
 

@@ -21,11 +21,12 @@ from experiments.design_compiler import compile_sequence  # noqa: E402
 from experiments.session import read_rows  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
 from model_subjects.backends.base import ModelLoadError  # noqa: E402
+from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.context import parse_context, static_context  # noqa: E402
 from model_subjects.loading import bundled_gguf  # noqa: E402
 from model_subjects.protocols import get_protocol  # noqa: E402
-from model_subjects.backends.registry import load_backend  # noqa: E402
-from model_subjects.requests import GenerationRequest, LoglikelihoodRequest as R  # noqa: E402
+from model_subjects.requests import GenerationRequest  # noqa: E402
+from model_subjects.requests import LoglikelihoodRequest as R
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +77,8 @@ def test_token_logprobs_equal_llamacpps_own_generated_token_logprobs(backend, pl
     assert backend.loglikelihood([R("The keys to the cabinet", " are")])[0].logprob == pytest.approx(-1.773, abs=2e-3)
     # a trailing space of the context moves into the continuation: " are" is one token either way
     moved = backend.loglikelihood([R("The keys to the cabinet ", "are")])[0]
-    assert moved.n_tokens == 1 and moved.logprob == backend.loglikelihood([R("The keys to the cabinet", " are")])[0].logprob
+    assert moved.n_tokens == 1 and moved.logprob == backend.loglikelihood([R("The keys to the "
+                                                                             "cabinet", " are")])[0].logprob
 
 
 LOAD_LOG = """

@@ -8,13 +8,17 @@ import pytest
 
 from experiments.design_compiler import compile_sequence
 from experiments.spec import load_spec
-from model_subjects.context import (ContextError, History, feedback_for, parse_context, static_context)
+from experiments.tasks.form_pair import other_form
+from kinds.violation_detection.model import (
+    PROTOCOL_NAMES,
+    SentenceComparison,
+    grammatical_sentence,
+    ungrammatical_sentence,
+)
 from model_subjects.backends.hf import TransformersBackend
+from model_subjects.context import ContextError, History, feedback_for, parse_context, static_context
 from model_subjects.parsing import parse_lenient, parse_strict
 from model_subjects.protocols import ProtocolError, get_protocol
-from kinds.violation_detection.model import (PROTOCOL_NAMES, SentenceComparison, grammatical_sentence,
-                                             ungrammatical_sentence)
-from experiments.tasks.form_pair import other_form
 
 
 @pytest.fixture(scope="module")

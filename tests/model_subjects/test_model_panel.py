@@ -15,6 +15,7 @@ from experiments.spec import load_spec  # noqa: E402
 from model_subjects.context import parse_context, rebuild_contexts, sha256  # noqa: E402
 from model_subjects.protocols import get_protocol  # noqa: E402
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
+
 try:  # shared helpers and fixtures (the repository root, or tests/, is on sys.path)
     from tests.model_subjects.test_model_runner import backend, plain_logprob  # noqa: E402,F401
 except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path
@@ -32,7 +33,7 @@ def test_running_context_reads_like_the_panel_screen(backend, tmp_path):  # noqa
     proto = get_protocol("panel_judgment", panel=panel)
     texts = rebuild_contexts(exp, rows, parse_context("running"), proto)
     assert [sha256(t) for t in texts] == [json.loads(r["extra"])["context_sha256"] for r in rows]
-    for k, (r, text) in enumerate(zip(rows, texts)):
+    for k, (r, text) in enumerate(zip(rows, texts, strict=False)):
         assert r["protocol"] == "panel_judgment" and r["response_mode"] == "panel"
         assert json.loads(r["option_labels"]) == ["VIOLATION", "ACCEPTABLE"]
         assert r["response"] in ("violation", "no_violation")

@@ -11,8 +11,14 @@ from typing import Any, Sequence
 import pytest
 
 from model_subjects.backends.base import Backend, ModelLoadError
-from model_subjects.backends.registry import (BACKEND_MODULES, backend_names, canonical_name, get_backend_class,
-                                     load_backend, register_backend)
+from model_subjects.backends.registry import (
+    BACKEND_MODULES,
+    backend_names,
+    canonical_name,
+    get_backend_class,
+    load_backend,
+    register_backend,
+)
 from model_subjects.requests import LoglikelihoodResult
 from model_subjects.sweep import SweepError, cells, load_sweep, run_config
 
@@ -57,7 +63,8 @@ def test_backend_contract_imports_no_implementation_and_there_is_no_circle():
 
 
 def test_registry_imports_nothing_heavy_until_a_backend_is_asked_for():
-    code = ("import sys, model_subjects, model_subjects.backends.registry as r, model_subjects.cli, model_subjects.sweep;"
+    code = ("import sys, model_subjects, model_subjects.backends.registry as r, model_subjects.cli, "
+            "model_subjects.sweep;"
             "r.canonical_name('llamacpp'); r.backend_names();"
             "bad=[m for m in ('torch','transformers','llama_cpp','model_subjects.backends.hf',"
             "'model_subjects.backends.llamacpp') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")

@@ -16,8 +16,8 @@ torch = pytest.importorskip("torch")
 
 from experiments.session import read_rows, session_paths  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
-from model_subjects.context import RULE  # noqa: E402
 from model_subjects.backends.registry import load_backend  # noqa: E402
+from model_subjects.context import RULE  # noqa: E402
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
 
 SPEC = "lakretz2021_nested"
@@ -72,8 +72,8 @@ def test_torn_last_row_is_run_again_once_and_scores_match_an_uninterrupted_run(b
         # only the trials left), and batch composition moves scores in the last float bits
         # (docs/model_subjects.md); choices are the same and scores agree within 1e-4
         assert [r["response"] for r in rows] == [r["response"] for r in straight]
-        diffs = [abs(a - b) for r, s in zip(rows, straight)
-                 for a, b in zip(json.loads(r["option_logprobs"]), json.loads(s["option_logprobs"]))]
+        diffs = [abs(a - b) for r, s in zip(rows, straight, strict=False)
+                 for a, b in zip(json.loads(r["option_logprobs"]), json.loads(s["option_logprobs"]), strict=False)]
         assert max(diffs) < 1e-4
 
 
@@ -89,16 +89,16 @@ def test_running_subjects_run_together_resume_within_the_batching_tolerance(back
         straight = read_rows(session_paths(tmp_path / "b", exp.name, sid, 1)[0])
         assert [int(r["trial_index"]) for r in resumed] == list(range(8))
         assert [r["response"] for r in resumed] == [r["response"] for r in straight]
-        diffs = [abs(a - b) for r, s in zip(resumed, straight)
-                 for a, b in zip(json.loads(r["option_logprobs"]), json.loads(s["option_logprobs"]))]
+        diffs = [abs(a - b) for r, s in zip(resumed, straight, strict=False)
+                 for a, b in zip(json.loads(r["option_logprobs"]), json.loads(s["option_logprobs"]), strict=False)]
         assert max(diffs) < 1e-4
 
 
 def test_replayed_cache_gives_exactly_the_uninterrupted_logprobs(backend, exp):
     """Unrounded: the stream's log-probabilities after a replayed history equal the live ones bit for bit."""
+    from experiments.design_compiler import compile_sequence
     from model_subjects.context import History, option_text
     from model_subjects.protocols import get_protocol
-    from experiments.design_compiler import compile_sequence
 
     proto = get_protocol("violation_judgment")
     seq = compile_sequence(exp, "m01")

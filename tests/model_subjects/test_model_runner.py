@@ -76,7 +76,7 @@ def test_forced_choice_sessions_batched_across_subjects(backend, exp, tmp_path):
         rows, texts = check_recoverable(tmp_path, sid, exp, "none", "forced_choice")
         assert [int(r["trial_index"]) for r in rows] == list(range(10))
         assert rows[0]["block"] == "training"  # training block first, as for humans
-        for r, text in zip(rows, texts):
+        for r, text in zip(rows, texts, strict=False):
             labels, lps = json.loads(r["option_labels"]), json.loads(r["option_logprobs"])
             assert r["subject_kind"] == "model" and r["protocol"] == "forced_choice" and r["context_mode"] == "none"
             assert labels[0] == r["correct_form"] and len(lps) == 2
@@ -96,7 +96,7 @@ def test_forced_choice_sessions_batched_across_subjects(backend, exp, tmp_path):
 
 def test_fewshot_group_assigns_prompt_sets_and_scores_like_unbatched(backend, exp, tmp_path):
     run(backend, tmp_path, subjects=3, context="fewshot:twoshot", protocol="direct", trials=4)
-    for sid, ps in zip(("m01", "m02", "m03"), ("twoshot_a", "twoshot_b", "twoshot_c")):
+    for sid, ps in zip(("m01", "m02", "m03"), ("twoshot_a", "twoshot_b", "twoshot_c"), strict=False):
         rows, texts = check_recoverable(tmp_path, sid, exp, f"fewshot:{ps}", "direct")
         assert {r["context_mode"] for r in rows} == {f"fewshot:{ps}"}
         r, text = rows[1], texts[1]
@@ -122,9 +122,9 @@ def test_running_context_holds_own_answers_and_their_feedback_and_matches_reenco
             # context(k) = context(k-1) + answer(k-1) + feedback(k-1) + prompt(k)
             assert texts[k] == texts[k - 1] + extra["answer_text"] + "\n" + fb + "\n" + json.loads(rows[k]["extra"])["prompt"]
     kv, naive = rows_of(tmp_path / "kv", "m01", exp), rows_of(tmp_path / "naive", "m01", exp)
-    for a, b in zip(kv, naive):
+    for a, b in zip(kv, naive, strict=False):
         assert a["response"] == b["response"]
-        for x, y in zip(json.loads(a["option_logprobs"]), json.loads(b["option_logprobs"])):
+        for x, y in zip(json.loads(a["option_logprobs"]), json.loads(b["option_logprobs"]), strict=False):
             assert abs(x - y) < 1e-4
     # and an independent full forward pass over the last context agrees
     last = kv[-1]
@@ -154,7 +154,7 @@ def test_resume_continues_without_recomputing_finished_trials(backend, exp, tmp_
     assert after.startswith(before)
     run(backend, tmp_path / "b", subjects=1, context="running", trials=7)
     resumed, straight = rows_of(tmp_path / "a", "m01", exp), rows_of(tmp_path / "b", "m01", exp)
-    for a, b in zip(resumed, straight):
+    for a, b in zip(resumed, straight, strict=False):
         assert json.loads(a["extra"])["context_sha256"] == json.loads(b["extra"])["context_sha256"]
         assert a["response"] == b["response"]
     meta = sidecar(tmp_path / "a", "m01", exp)

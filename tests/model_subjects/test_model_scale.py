@@ -63,7 +63,7 @@ def assert_rescored_alike(runs: dict, eps: float) -> None:
     sizes = sorted(runs)
     for a in sizes:
         for b in sizes:
-            for i, ((fa, sa, _), (fb, _sb, mb)) in enumerate(zip(runs[a], runs[b])):
+            for i, ((fa, sa, _), (fb, _sb, mb)) in enumerate(zip(runs[a], runs[b], strict=False)):
                 if fa and fb:
                     assert sa == _sb, (a, b, i)
                 elif fa:  # re-scored at batch a only: at batch b it was no near tie
@@ -106,7 +106,8 @@ def fp32():
 # tie margins that flag some trials but not all: the comparison's decision margin averages both answer
 # orders, and this model answers "1" to nearly everything, so its margins are small
 @pytest.mark.long
-@pytest.mark.parametrize("protocol, margin", [("violation_judgment", 0.5), ("sentence_comparison:MetaQuestionSimple", 0.05)])
+@pytest.mark.parametrize("protocol, "
+                         "margin", [("violation_judgment", 0.5), ("sentence_comparison:MetaQuestionSimple", 0.05)])
 def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol, margin):
     exp = load_spec(SPEC)
     calls = []
@@ -130,14 +131,14 @@ def test_running_subjects_together_equal_one_at_a_time(fp32, tmp_path, protocol,
     assert set(par_calls) <= {1, 3} and set(seq_calls) == {1}
     assert par_calls.count(1) == n_alone  # the only single-row passes: near ties scored alone
     assert len(group) * 3 >= len(seq_calls) - n_alone >= 2 * len(group)
-    for rows_p, rows_s in zip(par, seq):
+    for rows_p, rows_s in zip(par, seq, strict=False):
         assert [r["response"] for r in rows_p] == [r["response"] for r in rows_s]
-        for a, b in zip(rows_p, rows_s):
+        for a, b in zip(rows_p, rows_s, strict=False):
             ea, eb = json.loads(a["extra"]), json.loads(b["extra"])
             assert ea.get("rescored_alone") == eb.get("rescored_alone")  # near ties: re-scored alone in both
             assert ea["context_sha256"] == eb["context_sha256"]  # each subject saw only its own history
             la, lb = json.loads(a["option_logprobs"]), json.loads(b["option_logprobs"])
-            assert max(abs(x - y) for x, y in zip(la, lb)) < 1e-4
+            assert max(abs(x - y) for x, y in zip(la, lb, strict=False)) < 1e-4
     flags = [json.loads(r["extra"]).get("rescored_alone", False) for rows in par for r in rows]
     assert any(flags) and not all(flags)
     # the subjects' sequences differ, so their histories do
@@ -165,7 +166,7 @@ def test_out_of_memory_backs_off_and_loses_nothing(fp32):
         fp32.batch_size = "auto"
     assert backoffs >= 1
     alone = fp32.loglikelihood_alone(reqs)
-    assert max(abs(a.logprob - b.logprob) for a, b in zip(res, alone)) < 1e-4
+    assert max(abs(a.logprob - b.logprob) for a, b in zip(res, alone, strict=False)) < 1e-4
 
 
 @pytest.mark.long  # about a minute: the long pass (scripts/test.sh)

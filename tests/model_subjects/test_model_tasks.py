@@ -15,10 +15,11 @@ torch = pytest.importorskip("torch")
 
 from experiments.tasks.config import settings_for  # noqa: E402
 from experiments.trials import Trial, TrialSequence, freeze_pairs  # noqa: E402
-from model_subjects.protocols import ProtocolError, get_protocol  # noqa: E402
 from model_subjects.backends.registry import load_backend  # noqa: E402
-from model_subjects.requests import GenerationRequest, LoglikelihoodRequest as R  # noqa: E402
 from model_subjects.decisions import Scored, decide  # noqa: E402
+from model_subjects.protocols import ProtocolError, get_protocol  # noqa: E402
+from model_subjects.requests import GenerationRequest  # noqa: E402
+from model_subjects.requests import LoglikelihoodRequest as R
 
 TOL = 1e-4
 
@@ -246,7 +247,8 @@ def test_runner_writes_generic_columns_and_running_history_describes_the_trial(t
     # the second trial's context holds the first one: its prefix, the model's answer, the feedback
     extra = json.loads(rows[1]["extra"])
     assert json.loads(rows[0]["extra"])["answer_text"] in (" mat.", " moon.")
-    hist.commit(trials[0], "The cat sat on the", json.loads(rows[0]["extra"])["answer_text"], rows[0]["feedback_text"] or None)
+    hist.commit(trials[0], "The cat sat on "
+                           "the", json.loads(rows[0]["extra"])["answer_text"], rows[0]["feedback_text"] or None)
     hist.begin_trial(trials[1])
     assert rows[0]["feedback_text"] and rows[0]["feedback_text"] in hist.text
     assert sha256(hist.text + "The cat sat on the") == extra["context_sha256"]
@@ -270,8 +272,8 @@ def test_running_subjects_together_equal_one_at_a_time(tmp_path, monkeypatch, ba
         _runner(out, monkeypatch, backend, "judgment", trials, context="running", protocol="meta", subjects=2,
                 parallel_running=together).run()
         got[together] = [list(csv.DictReader(p.open())) for p in sorted(out.rglob("*.csv"))]
-    for a_rows, b_rows in zip(got[True], got[False]):
+    for a_rows, b_rows in zip(got[True], got[False], strict=False):
         assert [r["response"] for r in a_rows] == [r["response"] for r in b_rows]
-        for a, b in zip(a_rows, b_rows):
+        for a, b in zip(a_rows, b_rows, strict=False):
             assert json.loads(a["option_logprobs"]) == pytest.approx(json.loads(b["option_logprobs"]), abs=1e-4)
             assert a["protocol"] == "judgment:meta" and a["correct"] in ("True", "False")

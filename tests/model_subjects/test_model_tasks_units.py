@@ -7,13 +7,14 @@ import math
 
 import pytest
 
-from experiments.tasks.config import settings_for
-from experiments.trials import Trial, freeze_pairs
-from model_subjects.protocols import ProtocolError, get_protocol
-from model_subjects.requests import LoglikelihoodResult
 from experiments.schema import COLUMN_NAMES
 from experiments.session import columns_into_extra
-from model_subjects.decisions import Scored, decide as decision_step
+from experiments.tasks.config import settings_for
+from experiments.trials import Trial, freeze_pairs
+from model_subjects.decisions import Scored
+from model_subjects.decisions import decide as decision_step
+from model_subjects.protocols import ProtocolError, get_protocol
+from model_subjects.requests import LoglikelihoodResult
 from model_subjects.runner import generic_cells
 
 

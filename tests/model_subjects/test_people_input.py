@@ -93,7 +93,8 @@ def test_the_untouched_people_are_the_spec_trials_and_the_rows_answers(made):
     (3, {"item_id": "zz99"}, "column item_id"),
     (0, {"feedback_text": "Correct! Hint: the next answer is yes"}, "column feedback_text"),
     (4, {"trial_index": "x4"}, "column trial_index: 'x4' is not a trial number"),
-    (4, {"trial_index": "3"}, "column trial_index: expected 4 (the person's trials in order from 0), found 3 (a repeat"),
+    (4, {"trial_index": "3"}, "column trial_index: expected 4 (the person's trials in order from 0), found 3 (a "
+                              "repeat"),
     (5, {"spec_hash": "0" * 64}, "column spec_hash"),
     (6, {"response": "maybe"}, "column response: response 'maybe' is not one of this trial's answers ('yes', 'no')"),
     (6, {"block": "practice2"}, "column block"),

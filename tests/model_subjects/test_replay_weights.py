@@ -57,7 +57,7 @@ def _scores(rows) -> list[list[float]]:
 
 
 def _close(a, b, tol: float) -> bool:
-    return all(math.isclose(x, y, abs_tol=tol) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+    return all(math.isclose(x, y, abs_tol=tol) for ra, rb in zip(a, b, strict=False) for x, y in zip(ra, rb, strict=False))
 
 
 def _alone(backend, exp, rows) -> list[list[float]]:
@@ -71,7 +71,7 @@ def _alone(backend, exp, rows) -> list[list[float]]:
     ctxs = rebuild_contexts(exp, rows, ContextMode("running"), proto)
     assert [sha256(c) for c in ctxs] == _extra(rows, "context_sha256")
     out = []
-    for c, r in zip(ctxs, rows):
+    for c, r in zip(ctxs, rows, strict=False):
         options = proto.queries(row_trial(exp, r))[0].options
         out.append([x.logprob for x in backend.loglikelihood_alone([LoglikelihoodRequest(c, option_text(o.continuation,
                                                                                                         False))

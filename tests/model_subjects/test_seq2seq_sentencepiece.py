@@ -101,7 +101,7 @@ def test_sentinel_scores_equal_the_authors_forward_pass(t5, plain):
     assert {q.experiment for q in qs} == {"1", "2", "3a", "3b"} and len(qs) > 40
     got = lm.loglikelihood([LoglikelihoodRequest(q.context, q.continuation) for q in qs])
     multi = 0
-    for q, res in zip(qs, got):
+    for q, res in zip(qs, got, strict=False):
         ref, n = authors_answer(plain, q.prompt, q.continuation)
         assert res.logprob == pytest.approx(ref, abs=2e-4), q.prompt
         assert res.n_tokens == n  # the answer's pieces and </s>
@@ -114,7 +114,7 @@ def test_pseudo_loglikelihood_equals_the_authors_loop(t5, plain):
     sentences = sorted({q.continuation for q in queries() if not q.context})
     assert len(sentences) >= 8
     got = lm.pseudo_loglikelihood(sentences)
-    for s, v in zip(sentences, got):
+    for s, v in zip(sentences, got, strict=False):
         assert v == pytest.approx(authors_sentence(plain, s), abs=5e-4), s
 
 

@@ -8,7 +8,6 @@ trials on resume; a finished session not rebuilt from the cache without asking t
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -22,6 +21,8 @@ pytestmark = [pytest.mark.server, pytest.mark.slow]
 llama_cpp = pytest.importorskip("llama_cpp")
 pytest.importorskip("llama_cpp.server.app")
 
+from served_support import LlamaServer  # noqa: E402
+
 from experiments.design_compiler import compile_sequence  # noqa: E402
 from experiments.session import read_rows, session_paths  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
@@ -31,7 +32,6 @@ from model_subjects.protocols import get_protocol  # noqa: E402
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest  # noqa: E402
 from model_subjects.served import ServedBackend, ServerError  # noqa: E402
 from model_subjects.served.backend import cut_generation, split_pair  # noqa: E402
-from served_support import LlamaServer  # noqa: E402
 
 SPEC = "lakretz2021_nested"
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,8 +127,8 @@ def test_probe_catches_the_shifted_echo(server, reference, tmp_path):
     right = [float(lp[i - 1][toks[i]]) for i in range(1, len(toks))]  # log P(token i | tokens < i)
     shifted = [float(lp[i][toks[i]]) for i in range(1, len(toks))]  # log P(token i | tokens <= i)
     assert len(got) == len(toks)
-    assert max(abs(a - b_) for a, b_ in zip(got[1:], shifted)) < TOL
-    assert max(abs(a - b_) for a, b_ in zip(got[1:], right)) > 1.0
+    assert max(abs(a - b_) for a, b_ in zip(got[1:], shifted, strict=False)) < TOL
+    assert max(abs(a - b_) for a, b_ in zip(got[1:], right, strict=False)) > 1.0
     # the generated-token log-probability is right, and the probe used exactly that
     assert abs(check["generated_logprob"] - ref_next(reference, check["text"], check["token"])) < TOL
     with pytest.raises(ServerError, match="shift"):
@@ -173,7 +173,7 @@ def test_next_token_scores_and_choices_agree_with_in_process_model(server, refer
     flat = [r for rs in groups for r in rs]
     got = b.loglikelihood(flat)
     ref = [ref_next(reference, r.context, r.continuation) for r in flat]
-    diffs = [abs(g.logprob - x) for g, x in zip(got, ref) if g.unscorable is None]
+    diffs = [abs(g.logprob - x) for g, x in zip(got, ref, strict=False) if g.unscorable is None]
     k = same = scored = 0
     for rs in groups:
         part = got[k:k + len(rs)]
@@ -235,7 +235,7 @@ def test_running_session_with_feedback_end_to_end(server, reference, tmp_path):
         ctxs = rebuild_contexts(exp, rows, parse_context("running", 0), proto)
         assert [sha256(c) for c in ctxs] == [json.loads(x["extra"])["context_sha256"] for x in rows]
         # and each score is the in-process model's on that whole context
-        for row, ctx in list(zip(rows, ctxs))[::5]:
+        for row, ctx in list(zip(rows, ctxs, strict=False))[::5]:
             lp = json.loads(row["option_logprobs"])
             assert abs(lp[0] - ref_next(reference, ctx, " Yes")) < TOL
             assert abs(lp[1] - ref_next(reference, ctx, " No")) < TOL
@@ -283,7 +283,7 @@ def test_server_killed_mid_session_then_restarted_resumes(gguf, reference, tmp_p
         ctxs = rebuild_contexts(exp, rows, parse_context("running", 0), proto)
         assert [sha256(c) for c in ctxs] == [json.loads(x["extra"])["context_sha256"] for x in rows]
         boundary = len(kept[sid])  # the first trial run after the restart, and every third one
-        for i, (row, ctx) in enumerate(zip(rows, ctxs)):
+        for i, (row, ctx) in enumerate(zip(rows, ctxs, strict=False)):
             if i % 3 and abs(i - boundary) > 1:
                 continue
             lp = json.loads(row["option_logprobs"])
@@ -340,7 +340,7 @@ def test_agrees_with_the_llamacpp_backend(server, tmp_path):
     groups = [rs for name, rs in held_in_requests(16) if name == "violation_judgment"]
     flat = [r for rs in groups for r in rs]
     got, ref = b.loglikelihood(flat), local.loglikelihood(flat)
-    diffs = [abs(g.logprob - x.logprob) for g, x in zip(got, ref)]
+    diffs = [abs(g.logprob - x.logprob) for g, x in zip(got, ref, strict=False)]
     same = sum((got[2 * i].logprob > got[2 * i + 1].logprob) == (ref[2 * i].logprob > ref[2 * i + 1].logprob)
                for i in range(len(groups)))
     print(f"\nserver vs llamacpp backend: {same}/{len(groups)} choices identical, max |dlogP| {max(diffs):.2e}")

@@ -17,10 +17,11 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+from served_support import FakeServer, completion, free_port, models_list  # noqa: E402
+
 from model_subjects.requests import LoglikelihoodRequest  # noqa: E402
 from model_subjects.served import RetryPolicy, ServedBackend, ServerError  # noqa: E402
 from model_subjects.served.cache import ResponseCache, request_key  # noqa: E402
-from served_support import FakeServer, completion, free_port, models_list  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = RetryPolicy(attempts=4, backoff_s=0.01, max_backoff_s=0.05, timeout_s=5)

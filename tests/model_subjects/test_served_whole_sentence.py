@@ -19,10 +19,11 @@ import pytest
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 torch = pytest.importorskip("torch")
 
+from served_support import FakeServer, models_list  # noqa: E402
+
 from model_subjects.loading import resolve_model  # noqa: E402
 from model_subjects.requests import LoglikelihoodRequest  # noqa: E402
 from model_subjects.served import ServedBackend, ServerError  # noqa: E402
-from served_support import FakeServer, models_list  # noqa: E402
 
 SENTENCES = ["Every child has studied.", "The window that the boy wiped shattered."]
 
@@ -85,7 +86,7 @@ def test_whole_sentences_after_the_first_token_or_refused(lm, tmp_path):
         assert b.echo_ok, b.probe.reason  # the stand-in's echo agrees with its generations, as vLLM's does
         assert b.describe()["whole_sentence"] == "after-first"
         got = b.loglikelihood([LoglikelihoodRequest("", s) for s in SENTENCES])
-        for s, res in zip(SENTENCES, got):
+        for s, res in zip(SENTENCES, got, strict=False):
             want, n = after_first(lm, s)
             assert res.logprob == pytest.approx(want, abs=1e-6) and res.n_tokens == n >= 4
         assert b.n_first_token_skipped == len(SENTENCES)

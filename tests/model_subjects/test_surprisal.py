@@ -43,7 +43,7 @@ def test_equals_minicons_word_score_tokenized(backend, bow):
                                      bos_token=True, surprisal=True, base_two=True)
     ours = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bow_correction=bow)).score(
         [s.split() for s in SENTENCES])
-    for s, o, t in zip(SENTENCES, ours, theirs):
+    for s, o, t in zip(SENTENCES, ours, theirs, strict=False):
         assert [w for w, _ in t] == s.split()
         assert o == pytest.approx([v for _, v in t], abs=TOL_BITS), s
 
@@ -53,7 +53,7 @@ def test_against_a_plain_forward_pass(backend):
     after BOS: tokens found by encoding the growing prefix, one unpadded pass per sentence."""
     tok = backend.tokenizer
     ours = SurprisalScorer(backend.model, tok).score([s.split() for s in SENTENCES])
-    for s, got in zip(SENTENCES, ours):
+    for s, got in zip(SENTENCES, ours, strict=False):
         words = s.split()
         ids = tok(s, add_special_tokens=False)["input_ids"]
         with torch.no_grad():
@@ -74,14 +74,14 @@ def test_output_layer_on_real_positions_equals_the_full_forward_pass(backend, mo
     monkeypatch.setattr(mod, "PLAIN_HEAD_TYPES", set())
     full = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bow_correction=True)).score(
         [s.split() for s in SENTENCES])
-    for a, b in zip(fast, full):
+    for a, b in zip(fast, full, strict=False):
         assert a == pytest.approx(b, abs=1e-4)
 
 
 def test_batching_does_not_change_scores(backend):
     one = [SurprisalScorer(backend.model, backend.tokenizer).score([s.split()])[0] for s in SENTENCES]
     small = SurprisalScorer(backend.model, backend.tokenizer, max_batch_tokens=40).score([s.split() for s in SENTENCES])
-    for a, b in zip(one, small):
+    for a, b in zip(one, small, strict=False):
         assert a == pytest.approx(b, abs=1e-4)
 
 
@@ -131,7 +131,7 @@ def test_bundled_self_paced_reading_surprisal_equals_minicons(tmp_path, backend)
     mc = scorer.IncrementalLMScorer(backend.model, device="cpu", tokenizer=copy.deepcopy(backend.tokenizer))
     theirs = mc.word_score_tokenized([r["words"] for r in rows], tokenize_function=lambda s: s.split(),
                                      bos_token=True, surprisal=True, base_two=True)
-    for row, t in zip(rows, theirs):
+    for row, t in zip(rows, theirs, strict=False):
         cells = json.loads(row["extra"]).get("columns") or row
         bits = json.loads(cells["word_surprisal_bits"])
         assert len(bits) == len(row["words"].split(" ")) == len(t)

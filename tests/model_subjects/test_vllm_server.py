@@ -22,13 +22,14 @@ import pytest
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
+from served_support import VllmServer, vllm_python  # noqa: E402
+
 from experiments.design_compiler import compile_sequence  # noqa: E402
 from experiments.session import read_rows, session_paths  # noqa: E402
 from experiments.spec import load_spec  # noqa: E402
 from model_subjects.context import parse_context, rebuild_contexts, sha256, static_context  # noqa: E402
 from model_subjects.protocols import get_protocol  # noqa: E402
 from model_subjects.requests import LoglikelihoodRequest as R  # noqa: E402
-from served_support import VllmServer, vllm_python  # noqa: E402
 
 SPEC = "lakretz2021_nested"
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,7 +127,7 @@ def test_forced_choice_agrees_with_in_process_transformers(vllm, hf, tmp_path):
                    for o in q.options] for t in seq.trials[:40]]
         flat = [r for g in groups for r in g]
         got, ref = b.loglikelihood(flat), hf.loglikelihood(flat)
-        diffs = [abs(a.logprob - x.logprob) for a, x in zip(got, ref)]
+        diffs = [abs(a.logprob - x.logprob) for a, x in zip(got, ref, strict=False)]
         assert [a.n_tokens for a in got] == [x.n_tokens for x in ref]
         k = same = 0
         for g in groups:

@@ -39,7 +39,7 @@ def _hashes(rows: list[dict[str, str]]) -> list[str]:
 
 
 def _close(a: list[list[float]], b: list[list[float]], tol: float) -> bool:
-    return all(math.isclose(x, y, abs_tol=tol) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+    return all(math.isclose(x, y, abs_tol=tol) for ra, rb in zip(a, b, strict=False) for x, y in zip(ra, rb, strict=False))
 
 
 def _alone(backend, rows: list[dict[str, str]]) -> list[list[float]]:
@@ -113,7 +113,7 @@ def test_feedback_steps_make_the_right_answers_likelier(bundled_backend):
     steps on the right answers raise their log-probability as the backend scores it."""
     from experiments.design_compiler import compile_sequence
     from experiments.spec import load_spec
-    from model_subjects.context import static_context, ContextMode
+    from model_subjects.context import ContextMode, static_context
     from model_subjects.protocols import get_protocol
     from model_subjects.requests import LoglikelihoodRequest
     from model_subjects.weight_learner import WeightLearner
@@ -126,7 +126,8 @@ def test_feedback_steps_make_the_right_answers_likelier(bundled_backend):
     pairs = []
     for t in trials:
         entry = correct_entry(proto, t, "twinlab-context-v3")
-        assert entry.answer == (" Yes" if t.study_record.correct_response == "violation" else " No")  # hand rule of the task
+        # hand rule of the task
+        assert entry.answer == (" Yes" if t.study_record.correct_response == "violation" else " No")
         pairs.append((static_context(ContextMode("none"), entry.question), entry.answer))
 
     def logps() -> list[float]:
@@ -145,7 +146,7 @@ def test_feedback_steps_make_the_right_answers_likelier(bundled_backend):
         after = logps()
     finally:
         learner.close()
-    assert all(x > y for x, y in zip(after, before)) and sum(after) > sum(before) + 1.0, (before, after)
+    assert all(x > y for x, y in zip(after, before, strict=False)) and sum(after) > sum(before) + 1.0, (before, after)
     assert logps() == pytest.approx(before, abs=1e-5)  # closed: the frozen model again
 
 

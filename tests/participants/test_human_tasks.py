@@ -17,17 +17,17 @@ import pytest
 from experiments.schema import GENERAL_COLUMN_NAMES
 from experiments.session import SessionWriter, read_rows
 from experiments.tasks import registry
+from experiments.tasks.record import TaskResultError, derive, plan, typed_text
 from experiments.trials import Trial, TrialSequence, freeze_pairs
+from kinds.self_paced_reading.task import trial_units
 from participants.rows import table_columns
 from participants.tasks import PSYCHOPY, settings_for
 from participants.tasks.logic import screen_order
-from experiments.tasks.record import TaskResultError, derive, plan, typed_text
-from kinds.self_paced_reading.task import trial_units
-from participants.tasks.settings import SettingsError, task_settings
+from participants.tasks.settings import task_settings
 from participants.web.payload import BROWSER_KINDS, task_view
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "support"))
-from task_examples import EXAMPLES, ROOT, base_spec, example_sequence, load, task_section  # noqa: E402
+from task_examples import EXAMPLES, base_spec, example_sequence, load, task_section  # noqa: E402
 
 
 def trial(task: str, i: int = 0, feedback: bool = False, **materials) -> Trial:
@@ -103,7 +103,7 @@ def test_judgment_records_that_cannot_be_this_trial_are_refused(bad, message):
 
 def test_lexical_decision_and_rating():
     s = task_settings(Exp(kind="violation_detection"), "lexical_decision")
-    assert [(v, k) for (v, _), k in zip(s.labels, s.keys)] == [("nonword", "f"), ("word", "j")]
+    assert [(v, k) for (v, _), k in zip(s.labels, s.keys, strict=False)] == [("nonword", "f"), ("word", "j")]
     out = derive(trial("lexical_decision", sentence="tible", answer="nonword"), s, None,
                  {"response_onset": 0.0, "presses": [{"key": "f", "t": 512.25}], "answered_by": "key:f",
                   "answer_time": 512.25})
@@ -133,7 +133,7 @@ def test_choice_positions_are_counterbalanced_deterministic_and_recorded():
     pos = Counter((p, o) for t in three for p, o in enumerate(screen_order(t, seq_of(three), None)))
     assert set(pos.values()) == {2}  # 6 trials: each of 3 options twice in each of 3 positions
     s = settings_for(Exp(kind="choice"), trials[0])
-    t = next(t for t, o in zip(trials, orders) if o == [1, 0])  # the bad one on the left
+    t = next(t for t, o in zip(trials, orders, strict=False) if o == [1, 0])  # the bad one on the left
     out = derive(t, s, [1, 0], {"response_onset": 0.0, "presses": [{"key": "j", "t": 400.0}],
                                 "answered_by": "key:j", "answer_time": 400.0})
     assert (out["response"], out["correct"], out["chosen_position"], json.loads(out["option_order"])) == \

@@ -21,7 +21,7 @@ from PIL import Image
 from experiments.session import read_rows, session_paths
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "support"))
-from task_examples import EXAMPLES, ROOT, base_spec, example_sequence, load, task_section  # noqa: E402
+from task_examples import EXAMPLES, ROOT, base_spec, example_sequence, load  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.long]
 try:  # from an injected press leaving the autopilot to its time on the keyboard clock (measured there)
@@ -52,7 +52,8 @@ def run_psychopy(display: str, kind: str, spec: Path, out: Path, pid: str, shots
     args = [sys.executable, str(ROOT / "tests" / "support" / "run_task_session.py"), kind, str(spec), str(out), pid,
             str(seed), "4"] + ([str(shots)] if shots else [])
     env = {**os.environ, "DISPLAY": display, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env}
-    return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)  # hangs only: a loaded machine is slow
+    # hangs only: a loaded machine is slow
+    return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 def ink(path: Path) -> float:
@@ -72,7 +73,7 @@ def test_a_four_trial_psychopy_session_of_each_task_kind(xdisplay, kind, tmp_pat
     seq = example_sequence(kind, exp, "autopilot1", 25, 4, feedback_first=1)
     assert [r["item_id"] for r in rows] == [t.item_id for t in seq]
     assert {r["task"] for r in rows} == {kind} and {r["sequence_hash"] for r in rows} == {seq.sequence_hash}
-    for r, t in zip(rows, seq):
+    for r, t in zip(rows, seq, strict=False):
         extra = json.loads(r["extra"])
         plan = extra["autopilot"]
         phases = plan["phases"]
@@ -96,10 +97,10 @@ def test_a_four_trial_psychopy_session_of_each_task_kind(xdisplay, kind, tmp_pat
         if kind == "self_paced_reading":
             advance = phases["read"][0][1]
             left = [ms for k, ms in sent if k == advance][: len(phases["read"])]  # the reading presses as they left
-            want = [b - a for a, b in zip(left, left[1:])]
+            want = [b - a for a, b in zip(left, left[1:], strict=False)]
             got = json.loads(r["word_rts_ms"])
             assert len(got) == len(want) == len(t.mat["sentence"].split())
-            assert max(abs(g - w) for g, w in zip(got, want)) < 2 * PATH_LATENCY_MS, (got, want)
+            assert max(abs(g - w) for g, w in zip(got, want, strict=False)) < 2 * PATH_LATENCY_MS, (got, want)
             regions = [len(p.split()) for p in t.mat["regions"].split("|")]
             sums, k = [], 0
             for n in regions:

@@ -166,7 +166,8 @@ def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_s
         # plan: on a loaded machine the poll that sends it can come tens of ms late, 34 ms seen at load 3)
         if r["response"] == "violation":
             sent = [t for key, t in plan["sent_ms"] if key == spec.task.response_key]
-            assert sent and sent[0] - extra["critical_onset_ms"] >= plan["rt_ms"] - 1, (sent, extra, plan)  # never early
+            # never early
+            assert sent and sent[0] - extra["critical_onset_ms"] >= plan["rt_ms"] - 1, (sent, extra, plan)
             assert abs(float(r["rt_ms"]) - (sent[0] - extra["critical_onset_ms"])) < PATH_LATENCY_MS, (r["rt_ms"], sent, extra)
             span = extra["sentence_end_ms"] - extra["critical_onset_ms"]
             assert float(r["rt_ms"]) - float(r["rt_sentence_end_ms"]) == pytest.approx(span, abs=0.01)
@@ -180,7 +181,7 @@ def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_s
         all_durations += durations
         soa = FAST_TIMING["word_ms"] + FAST_TIMING["gap_ms"]
         if r["trial_index"] != "0":  # trial 0's critical word waited for its screenshot (taken before its flip)
-            soa_errors += [abs((b - a) - soa) for a, b in zip(onsets, onsets[1:])]
+            soa_errors += [abs((b - a) - soa) for a, b in zip(onsets, onsets[1:], strict=False)]
         fixation_errors.append(abs(onsets[0] - FAST_TIMING["fixation_ms"]))
         assert extra["timing_mode"] == "clock"
     # clock-timed word durations within 5 ms of the spec (frame counting here would show ~13 flips of

@@ -23,11 +23,18 @@ import yaml
 from experiments.design_compiler import compile_sequence
 from experiments.session import read_rows, session_paths
 from experiments.spec import bundled_spec_path, load_spec
+
 try:  # shared helpers and fixtures (the repository root, or tests/, is on sys.path)
-    from tests.participants.test_participants_gui import (ROOT, PATH_LATENCY_MS, env_for, n_rows, wait_for,  # noqa: E402,F401
-                                             xdisplay)
+    from tests.participants.test_participants_gui import (  # noqa: E402,F401
+        PATH_LATENCY_MS,
+        ROOT,
+        env_for,
+        n_rows,
+        wait_for,
+        xdisplay,
+    )
 except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path
-    from test_participants_gui import ROOT, PATH_LATENCY_MS, env_for, n_rows, wait_for, xdisplay  # noqa: E402,F401
+    from test_participants_gui import PATH_LATENCY_MS, ROOT, env_for, n_rows, wait_for, xdisplay  # noqa: E402,F401
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
@@ -133,7 +140,7 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
     rows = read_rows(csv_path)
     seq = compile_sequence(spec, pid)
     assert [r["item_id"] for r in rows] == [seq[i].item_id for i in range(n)]
-    for r, (early, answer, how, delay), lag in zip(rows, plan, sent):
+    for r, (early, answer, how, delay), lag in zip(rows, plan, sent, strict=False):
         extra = json.loads(r["extra"])
         assert r["response_mode"] == "panel"
         if answer is None:  # no answer within response_ms: rejected, as the release's REJECTED trials

@@ -21,6 +21,7 @@ import yaml
 from experiments.screen_texts import DEFAULTS, fill, screen_texts
 from experiments.session import read_rows, session_paths
 from experiments.spec import bundled_spec_path, load_spec
+
 try:  # shared helpers and fixtures (the repository root, or tests/, is on sys.path)
     from tests.participants.test_participants_gui import ROOT, env_for, n_rows, wait_for, xdisplay  # noqa: F401
 except ModuleNotFoundError:  # plain `pytest` puts tests/ itself on sys.path

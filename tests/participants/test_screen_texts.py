@@ -11,8 +11,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.screen_texts import (DEFAULTS, FEEDBACK_KEYS, KEY_NAMES, SPEC_TEXT_KEYS, TEXT_KEYS, confirm_keys,
-                                      fill, key_label, screen_bundle, screen_texts, untranslated)
+from experiments.screen_texts import (
+    DEFAULTS,
+    FEEDBACK_KEYS,
+    KEY_NAMES,
+    SPEC_TEXT_KEYS,
+    TEXT_KEYS,
+    confirm_keys,
+    fill,
+    key_label,
+    screen_bundle,
+    screen_texts,
+    untranslated,
+)
 from experiments.spec import SpecError, bundled_spec_path, load_spec, parse_spec
 from experiments.spec_model import Texts
 
@@ -92,7 +103,8 @@ def test_texts_override_the_language_set_and_change_the_hash_only_when_given():
     base = _spec("lakretz2021_italian_example")
     exp = _parse(base)
     with_default = _parse({**base, "texts": {**base["texts"], "quit_prompt": DEFAULTS["it"]["quit_prompt"]}})
-    changed = _parse({**base, "texts": {**base["texts"], "quit_prompt": "Basta?", "resume_text": "Di nuovo: {trial}/{total}"}})
+    changed = _parse({**base, "texts": {**base["texts"], "quit_prompt": "Basta?", "resume_text": "Di nuovo: "
+                                                                                                 "{trial}/{total}"}})
     assert with_default.spec_hash == exp.spec_hash  # a text equal to the language's is not a change
     assert changed.spec_hash != exp.spec_hash
     texts = screen_texts(changed)
@@ -109,7 +121,8 @@ def test_hashes_of_specs_without_the_new_texts_are_unchanged():
     data = _spec()
     data["texts"] = {"instructions": data["texts"]["instructions"]}
     data.pop("feedback")
-    explicit = {**data, "texts": {**data["texts"], "break_text": "Take a short break. Press the response key to continue.",
+    explicit = {**data, "texts": {**data["texts"], "break_text": "Take a short break. Press the response key to "
+                                                                 "continue.",
                                   "end_text": "Thank you! The session is over."},
                 "feedback": {"correct_text": "Correct!", "incorrect_text": "Wrong!"}}
     assert parse_spec(data).spec_hash == parse_spec(explicit).spec_hash == "fa4ded1de3023d1d"

@@ -239,7 +239,7 @@ def test_go_no_go_keys_in_chromium(browser, tmp_path):
     assert phases == ["sentence", None, "response"]
     assert 0 <= float(rows[0]["rt_ms"]) < 300 and float(rows[0]["rt_sentence_end_ms"]) < 0
     assert float(rows[2]["rt_sentence_end_ms"]) > 100
-    for r, t in zip(rows, seq):
+    for r, t in zip(rows, seq, strict=False):
         assert r["correct"] == str(r["response"] == t.study_record.correct_response)
 
 

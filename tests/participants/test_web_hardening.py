@@ -117,7 +117,8 @@ def test_a_keys_only_panel_refuses_clicks(tmp_path):
         assert _start(client, token=TOKEN_A).status_code == 200
         page = client.get("/").text
         cfg = json.loads(page.split('type="application/json">', 1)[1].split("</script>", 1)[0])
-        assert cfg["panel"]["mouse"] is False  # the page is told (tests/participants/test_web_pages.py: it ignores clicks)
+        # the page is told (tests/participants/test_web_pages.py: it ignores clicks)
+        assert cfg["panel"]["mouse"] is False
         for by in ("mouse", "touch", "pen"):
             r = _post(client, "P01", TOKEN_A, page_report(seq[0], exp, answer="violation", by=by))
             assert r.status_code == 422 and "keys only" in r.json()["error"], r.text

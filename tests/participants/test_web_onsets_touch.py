@@ -146,7 +146,7 @@ def test_rsvp_onsets_are_the_frames_that_present_each_change(browser, tmp_path):
             assert on > max(f for f in frames if f <= made)  # never the frame whose callback made the change
             checked += 1
         if rep["dropped_frames"] == 0:  # frame-locked: each word exactly its whole number of frames
-            durations = [b - a for a, b in zip(rep["unit_onsets"], rep["unit_offsets"])]
+            durations = [b - a for a, b in zip(rep["unit_onsets"], rep["unit_offsets"], strict=False)]
             assert all(abs(d - rep["unit_frames"] * rep["frame_ms"]) < 0.6 * rep["frame_ms"] for d in durations), durations
             assert rep["onset_frames"] == rep["intended_onset_frames"]
     assert checked >= 10

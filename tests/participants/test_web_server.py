@@ -112,7 +112,8 @@ def test_hostile_and_malformed_posts_are_refused_with_a_clear_status(served):
         "a token for P01 used on P02": (post(pid="P02"), 403),
         "path traversal id": (post(pid="../../etc"), 400),
         "unknown session": (post(pid="P09"), 404),
-        "session out of range": (client.post("/api/trial", json={"participant": "P01", "session": 7, "token": tok}), 400),
+        "session out of "
+        "range": (client.post("/api/trial", json={"participant": "P01", "session": 7, "token": tok}), 400),
         "unknown field": (post({**good, "admin": True}), 422),
         "missing field": (post({k: v for k, v in good.items() if k != "presses"}), 422),
         "wrong item": (post({**good, "item_id": "x"}), 422),
@@ -126,7 +127,8 @@ def test_hostile_and_malformed_posts_are_refused_with_a_clear_status(served):
         "trial out of order": (post({**good, "trial_index": 2}), 409),
         "not JSON": (client.post("/api/trial", content=b"{nope", headers={"content-type": "application/json"}), 400),
         "NaN": (client.post("/api/trial", content=b'{"participant": NaN}', headers={"content-type": "application/json"}), 400),
-        "not a JSON content type": (client.post("/api/trial", content=b"{}", headers={"content-type": "text/plain"}), 415),
+        "not a JSON content "
+        "type": (client.post("/api/trial", content=b"{}", headers={"content-type": "text/plain"}), 415),
         "too large": (client.post("/api/trial", content=b"[" + b"1," * 200_000 + b"1]",
                                   headers={"content-type": "application/json"}), 413),
         "a start with a bad id": (_start(client, pid="a/b"), 400),

@@ -20,10 +20,10 @@ from starlette.testclient import TestClient
 
 from experiments.session import read_rows, session_paths
 from experiments.spec import load_spec
-from participants.tasks import settings_for
-from participants.tasks.logic import screen_order
 from experiments.tasks.record import answers
 from kinds.self_paced_reading.task import trial_units
+from participants.tasks import settings_for
+from participants.tasks.logic import screen_order
 from participants.web.results import polled_keys
 from participants.web.server import create_app
 
@@ -119,15 +119,18 @@ COMMON = [
     ("an unknown raw field", _set("raw.note", "<script>"), "raw.unknown field(s) note"),
     ("a key no key of the trial has", _press("tab", 300.0), "raw.presses: 'tab' is not a key of this trial"),
     ("a press long before the trial began", _press("tab", -60_000.0), "raw.presses"),
-    ("an answer key pressed before the trial began", _first_press("t", -5000.0), "raw.presses.t: -5000 ms lies outside"),
+    ("an answer key pressed before the trial "
+     "began", _first_press("t", -5000.0), "raw.presses.t: -5000 ms lies outside"),
     ("a press after the trial's last frame", _first_press("t", 10_000_000.0), "raw.presses.t"),
     ("a press time as text", _first_press("t", "640.5"), "raw.presses.t: expected a time"),
     ("a key name as a number", _first_press("key", 70), "raw.presses"),
     ("a press with an extra field", lambda r: r["raw"]["presses"][0].update(code="KeyF"), "raw.presses: each press"),
     ("a click on a box the trial does not show", _set("raw.pointers", [{"type": "mouse", "t": 300.0, "target": 9}]),
      "raw.pointers.target: 9"),
-    ("a click on box True", _set("raw.pointers", [{"type": "touch", "t": 300.0, "target": True}]), "raw.pointers.target"),
-    ("a pointer of an unknown type", _set("raw.pointers", [{"type": "stylus", "t": 300.0, "target": 0}]), "raw.pointers"),
+    ("a click on box "
+     "True", _set("raw.pointers", [{"type": "touch", "t": 300.0, "target": True}]), "raw.pointers.target"),
+    ("a pointer of an unknown "
+     "type", _set("raw.pointers", [{"type": "stylus", "t": 300.0, "target": 0}]), "raw.pointers"),
     ("presses as an object", _set("raw.presses", {"key": "f"}), "raw.presses/pointers"),
     ("a raw record that is a list", _set("raw", []), "raw: expected a JSON object"),
     ("the trial's end before its blank", lambda r: r.update(end=r["iti_onset"] - 1.0), "iti_onset"),

@@ -29,9 +29,9 @@ if not Path(CHROMIUM).exists():
 sync_api = pytest.importorskip("playwright.sync_api")
 from task_server import TaskServer  # noqa: E402
 
+from experiments.tasks.record import plan  # noqa: E402
 from participants.tasks import settings_for  # noqa: E402
 from participants.tasks.logic import screen_order  # noqa: E402
-from experiments.tasks.record import plan  # noqa: E402
 
 # columns that hold times (or when, or how the runner measured): everything else must be equal
 TIMING = {"rt_ms", "rt_sentence_end_ms", "word_onsets_ms", "word_durations_ms", "keystrokes", "word_rts_ms",
@@ -187,11 +187,11 @@ def test_each_kind_in_chromium_gives_the_rows_psychopy_gives(browser, kind, tmp_
     if psy is None:
         pytest.skip("xvfb-run is not installed: the PsychoPy half of the comparison cannot run")
     assert len(psy) == len(web) == 4
-    for a, b in zip(psy, web):
+    for a, b in zip(psy, web, strict=False):
         differ = {c: (a[c], b[c]) for c in a if c not in TIMING and a[c] != b.get(c)}
         assert not differ, differ
     if kind == "self_paced_reading":  # both runners: one reading time per word, one per region
-        for a, b in zip(psy, web):
+        for a, b in zip(psy, web, strict=False):
             assert len(json.loads(a["word_rts_ms"])) == len(json.loads(b["word_rts_ms"])) == len(a["words"].split())
     if kind == "completion":
         assert [[k for k, _ in json.loads(r["keystrokes"])] for r in psy] == \

@@ -11,9 +11,9 @@ import yaml
 
 from experiments import design_compiler
 from experiments.design_compiler import compile_sequence
-from studies.lakretz2021 import order as lakretz_order
 from experiments.sources.orders import excess, runs_ok
 from experiments.spec import bundled_spec_path, load_spec, parse_spec
+from studies.lakretz2021 import order as lakretz_order
 
 
 def _spy(monkeypatch, module, name, calls):

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from kinds.completion.analysis import completion_rows
-from kinds.completion import task as completion
 from experiments.tasks.base import TaskError
 from experiments.tasks.record import CHAR_KEYS, is_text_key, typed_text
+from kinds.completion import task as completion
+from kinds.completion.analysis import completion_rows
 from participants.web.task_record import typing_key
 
 
@@ -24,7 +24,7 @@ def test_the_analysis_lenient_match_is_the_kinds_score():
     df = pd.DataFrame({"task": "completion", "response_text": [t for t, _ in rows],
                        "materials": [json.dumps(m) for _, m in rows]})
     got = completion_rows(df)
-    for (t, m), lenient, strict in zip(rows, got["match_accepted"], got["match_target"]):
+    for (t, m), lenient, strict in zip(rows, got["match_accepted"], got["match_target"], strict=False):
         kind = completion.score(SimpleNamespace(mat=m), t)
         if kind is None:
             assert pd.isna(lenient) and pd.isna(strict), (t, m)
@@ -55,8 +55,8 @@ def test_a_target_holds_what_the_typing_keys_type():
 def test_the_analysis_finds_the_answer_option_by_the_kinds_rule():
     """The screen position of the correct option is the option the kind scores correct ("Dog." is the
     option "dog"), not an exact string match."""
-    from kinds.choice.analysis import choice_rows
     from kinds.choice import task as choice
+    from kinds.choice.analysis import choice_rows
 
     cases = [({"options": ["dog", "cat"], "answer": "Dog."}, [1, 0], 1),
              ({"options": ["a cat", "a dog", "a cow"], "answer": "a  COW"}, [2, 0, 1], 0),
@@ -66,7 +66,7 @@ def test_the_analysis_finds_the_answer_option_by_the_kinds_rule():
                        "materials": [json.dumps(m) for m, _, _ in cases]})
     got = choice_rows(df)["correct_position"].tolist()
     assert [None if pd.isna(g) else int(g) for g in got] == [p for _, _, p in cases]
-    for (m, order, pos), g in zip(cases, got):
+    for (m, order, pos), g in zip(cases, got, strict=False):
         if pos is not None:  # the option shown there is the one the kind scores correct
             assert choice.score(SimpleNamespace(mat=m), m["options"][order[pos]]) is True
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from analysis import api
-from analysis.stats import formula as fm
 from analysis.options import InputError
+from analysis.stats import formula as fm
 from tests.support import design_synthetic as ds
 
 F = "correct ~ head_number + (1 | subject)"

@@ -78,8 +78,8 @@ def test_no_core_module_names_the_study_beyond_the_listed_exceptions():
 
 
 def test_the_registry_finds_the_study_and_its_importer():
-    from participants.imports.registry import get_importer
     from experiments.studies import declared, study_names, study_part
+    from participants.imports.registry import get_importer
 
     assert "lakretz2021" in study_names()
     assert study_part("lakretz2021", "no_such_part") is None

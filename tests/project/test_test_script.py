@@ -56,11 +56,12 @@ def _run(tmp_path: Path, fail: set[str], sleep_long: int = 0,
                          ids=lambda s: " + ".join(sorted(s)) or "none")  # sorted: the same ids on every xdist worker
 def test_every_pass_runs_and_a_failure_fails_at_the_end(tmp_path, fail):
     r, calls = _run(tmp_path, fail)
-    assert len(calls) == 3 and all(f"-m {m}" in c for m, c in zip(PASSES, calls)), calls  # all three, in order
+    # all three, in order
+    assert len(calls) == 3 and all(f"-m {m}" in c for m, c in zip(PASSES, calls, strict=False)), calls
     assert (r.returncode != 0) == bool(fail), (r.returncode, r.stdout)
     tail = r.stdout[r.stdout.index("summary\n"):]
     lines = [ln.strip() for ln in tail.splitlines()[1:4]]
-    for k, (m, ln) in enumerate(zip(PASSES, lines)):  # each pass's own summary line, in pass order
+    for k, (m, ln) in enumerate(zip(PASSES, lines, strict=False)):  # each pass's own summary line, in pass order
         if m in fail:
             assert f"{k + 1} failed, {10 * (k + 1)} passed in 1.0s (exit 1; wall 0 min 0" in ln, ln
         else:
@@ -100,7 +101,8 @@ def test_each_pass_prints_its_wall_time_beside_its_summary_and_the_total_at_the_
 def _calls_with_workers(tmp_path: Path, workers: str | None) -> tuple[subprocess.CompletedProcess, list[str]]:
     calls = tmp_path / "calls.txt"
     fake = tmp_path / "fake.sh"
-    fake.write_text(f"#!/usr/bin/env bash\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(calls))}\necho '1 passed in 0.1s'\n")
+    fake.write_text(f"#!/usr/bin/env bash\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(calls))}\necho '1 passed in "
+                    "0.1s'\n")
     fake.chmod(0o755)
     env = {**os.environ, "TWINLAB_TEST_RUNNER": str(fake), "TWINLAB_RUFF": "true"}
     env.pop("TWINLAB_TEST_WORKERS", None)

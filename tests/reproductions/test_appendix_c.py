@@ -167,8 +167,8 @@ def test_the_table_alone_states_once_what_needs_the_logs(analysed):
 
 
 def test_sessions_imported_from_the_table_alone_are_treated_the_same(release, tmp_path):
-    from studies.lakretz2021.importers.release import import_lakretz2021
     from analysis.pipeline import Options, run_analysis
+    from studies.lakretz2021.importers.release import import_lakretz2021
 
     import_lakretz2021(release["table_path"], None, tmp_path / "imp")
     res = run_analysis([tmp_path / "imp"], tmp_path / "rep", Options(n_boot=50, mixed=False, show_progress=False))
@@ -387,8 +387,8 @@ def test_glmer_slopes_and_models_agree_with_lme4_run_by_rscript(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(not SAMPLE.exists(), reason="the shared Lakretz sample is not here")
 def test_shared_sample_import_then_analyze(tmp_path):
-    from studies.lakretz2021.importers.release import import_lakretz2021
     from analysis.pipeline import Options, run_analysis
+    from studies.lakretz2021.importers.release import import_lakretz2021
 
     table_path = SAMPLE / "dataframe_results_all_trials_sample.csv"
     table = pd.read_csv(table_path)
@@ -429,8 +429,8 @@ def test_shared_sample_table_c1_under_both_rules_equals_a_hand_count(tmp_path):
     Hand count: subject 66's first PSP inner violation (session 1, the table's trial_num 43) is
     WRONG_DDC, the only REJECTED first encounter of the sample; the paper rule scores it as an error
     (PSP inner 3/5), the strict rule leaves subject 66 out of that cell (2/4); the other 15 cells agree."""
-    from studies.lakretz2021.importers.release import import_lakretz2021
     from analysis.pipeline import Options, run_analysis
+    from studies.lakretz2021.importers.release import import_lakretz2021
 
     table_path = SAMPLE / "dataframe_results_all_trials_sample.csv"
     table = pd.read_csv(table_path)

@@ -154,8 +154,8 @@ def test_report_tables_figures_and_provenance_accumulate(release, tmp_path):
 @pytest.mark.r
 @pytest.mark.slow
 def test_training_time_models_equal_statsmodels(rel):
-    import statsmodels.formula.api as smf
     import statsmodels.api as sm
+    import statsmodels.formula.api as smf
 
     from reproductions.hu_frank import fits as F
 

@@ -3,8 +3,6 @@ against hand-coded answers (and, with ../shared, against every production the au
 forced-choice scores against a plain transformers forward pass, and the --data run end to end."""
 from __future__ import annotations
 
-import gzip
-import math
 import os
 import subprocess
 import sys
@@ -85,10 +83,12 @@ def test_crt_blimp_dgl_importers(tmp_path):
     ext = write_stimuli(tmp_path) / "external_stimuli"
     crt = st.crt(ext / "crt" / "stimuli.csv")
     assert crt[0].options["correct"] == "$20.00" and crt[0].options["correct_alt"] == "$20"
-    assert crt[0].options["more"] == "$100.00" and crt[0].prompt.startswith("Question: A pear") and crt[0].prompt.endswith("\nAnswer:")
+    assert crt[0].options["more"] == "$100.00" and crt[0].prompt.startswith("Question: A "
+                                                                            "pear") and crt[0].prompt.endswith("\nAnswer:")
     assert crt[2].options == {"correct": "47 days", "intuitive": "24 days", "t": "12 days"}
     dgl = st.dgl(ext / "dgl" / "stimuli.csv")
-    assert len(dgl) == 1 and dgl[0].options == {"good": "The executive doubted himself.", "bad": "The executive doubted themselves."}
+    assert len(dgl) == 1 and dgl[0].options == {"good": "The executive doubted "
+                                                        "himself.", "bad": "The executive doubted themselves."}
     assert dgl[0].extra["bad_first"].endswith("Sentence 1: The executive doubted themselves.\n"
                                               "Sentence 2: The executive doubted himself.\nAnswer:")
     assert dgl[0].extra["good_first"].startswith("\nWhich of the following two sentences is more grammatically correct")
@@ -192,7 +192,7 @@ def test_forced_choice_scores_equal_a_plain_forward_pass(backend, tmp_path):
     ext = write_stimuli(tmp_path) / "external_stimuli"
     dig = st.digit_matrices(ext / "digit_mat" / "all_problems.npz")[:2]
     out = R.run_digit(backend, dig)
-    for it, r in zip(dig, out.itertuples()):
+    for it, r in zip(dig, out.itertuples(), strict=False):
         want = [sum(_plain(backend, it.prompt, it.options[str(a)])) for a in range(8)]
         assert np.allclose(r.mc_answer_logprobs, want, atol=1e-4)
         assert r.mc_response_index == int(np.argmax(want))
@@ -209,13 +209,13 @@ def test_forced_choice_scores_equal_a_plain_forward_pass(backend, tmp_path):
     assert out["mc_answer_logprobs"].iloc[0][1] == pytest.approx(sum(_plain(backend, ctx, "1]")), abs=1e-4)
     crt = st.crt(ext / "crt" / "stimuli.csv")
     out = R.run_crt(backend, crt)
-    for it, r in zip(crt, out.itertuples()):
+    for it, r in zip(crt, out.itertuples(), strict=False):
         c = _plain(backend, it.prompt + " ", it.options["correct"])
         assert r.mc_correct_logprob == pytest.approx(np.mean(c), abs=1e-4)  # mean per token, as the paper
         assert r.mc_intuitive_logprob == pytest.approx(np.mean(_plain(backend, it.prompt + " ", it.options["intuitive"])), abs=1e-4)
     pairs = st.dgl(ext / "dgl" / "stimuli.csv") + st.blimp(ext / "blimp" / "stimuli.csv")
     out = R.run_syntax(backend, pairs)
-    for it, r in zip(pairs, out.itertuples()):
+    for it, r in zip(pairs, out.itertuples(), strict=False):
         assert r.direct_sum_logprob_good_sentence == pytest.approx(sum(_plain(backend, "", it.options["good"])), abs=1e-3)
         g1 = sum(_plain(backend, it.extra["good_first"] + " ", "1"))
         g2 = sum(_plain(backend, it.extra["good_first"] + " ", "2"))

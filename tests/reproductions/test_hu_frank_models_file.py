@@ -3,15 +3,16 @@ model's path, family, size (parameters) and optional step; every error names the
 from __future__ import annotations
 
 import pytest
-
 from cli_refusal import refused
+
 from reproductions.common import ReproError
 from reproductions.hu_frank.models_file import parse_size, read_models_file
 
 
 def test_yaml_and_csv_give_the_same_entries(tmp_path):
     y = tmp_path / "m.yaml"
-    y.write_text("models:\n  - {path: a/t5, family: t5, size: 60M}\n  - {path: run/step1000, family: mine, size: 1.2e9, step: 1000, name: r1}\n")
+    y.write_text("models:\n  - {path: a/t5, family: t5, size: 60M}\n  - {path: run/step1000, family: mine, size: "
+                 "1.2e9, step: 1000, name: r1}\n")
     c = tmp_path / "m.csv"
     c.write_text("path,family,size,step,name\na/t5,t5,60000000,,\nrun/step1000,mine,1.2B,1000,r1\n")
     for f in (y, c):

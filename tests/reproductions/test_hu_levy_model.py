@@ -43,7 +43,7 @@ def reference(lm, context: str, continuation: str) -> float:
     enc = tok(context + continuation, add_special_tokens=False, return_offsets_mapping=True)
     whole, offsets = enc["input_ids"], enc["offset_mapping"]
     assert not any(a < len(context) < b for a, b in offsets), "a token spans the context's end"
-    ctx = [t for t, (a, _) in zip(whole, offsets) if a < len(context)]
+    ctx = [t for t, (a, _) in zip(whole, offsets, strict=False) if a < len(context)]
     if not ctx:
         ctx, whole = [tok.bos_token_id], [tok.bos_token_id] + whole
     with torch.no_grad():

@@ -19,12 +19,13 @@ pytestmark = [pytest.mark.server, pytest.mark.slow]
 llama_cpp = pytest.importorskip("llama_cpp")
 pytest.importorskip("llama_cpp.server.app")
 
+from served_support import LlamaServer  # noqa: E402
+from test_served_backend import TOL, ref_next  # noqa: E402
+
 from experiments.cli import app  # noqa: E402
 from model_subjects.loading import bundled_gguf  # noqa: E402
 from model_subjects.requests import LoglikelihoodRequest  # noqa: E402
 from model_subjects.served import ServedBackend  # noqa: E402
-from served_support import LlamaServer  # noqa: E402
-from test_served_backend import TOL, ref_next  # noqa: E402
 
 FIX = Path(__file__).parent.parent / "data" / "hu_levy2023" / "datasets"
 

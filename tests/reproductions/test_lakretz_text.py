@@ -29,7 +29,7 @@ def test_fixture_conditions_and_dependency_are_derived_from_the_words(dep, index
     assert [i.condition for i in items] == CONDITIONS
     assert {i.structure for i in items} == {"long_nested"}
     gold_rows = [ln.split("\t") for ln in gold.read_text().splitlines()]
-    for it, sentence, g in zip(items, text.read_text().splitlines(), gold_rows):
+    for it, sentence, g in zip(items, text.read_text().splitlines(), gold_rows, strict=False):
         assert list(it.verbs) == [dep]
         assert it.verbs[dep] == (int(g[0]), g[1], g[2]) and int(g[0]) == index
         assert it.sentence == sentence

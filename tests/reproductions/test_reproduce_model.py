@@ -52,7 +52,7 @@ def test_zero_shot_forced_choice_on_imported_fixture_matches_plain_forward_pass(
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
     rows = []
-    for f, subtask in zip(files, ("long_nested_inner_english", "long_nested_outer_english")):
+    for f, subtask in zip(files, ("long_nested_inner_english", "long_nested_outer_english"), strict=False):
         for it in pd.read_csv(f).itertuples():
             dep = "inner" if pd.notna(it.inner_index) else "outer"
             idx = int(getattr(it, f"{dep}_index"))

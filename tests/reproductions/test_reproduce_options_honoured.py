@@ -13,7 +13,6 @@ from __future__ import annotations
 import inspect
 
 import pytest
-
 from cli_refusal import ROOT, refused
 
 MODEL_OPTIONS = {"model", "backend", "backend_option", "models_file"}

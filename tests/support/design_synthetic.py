@@ -58,7 +58,7 @@ def write_session(root: Path, experiment: str, subject: str, rows: list[dict], f
 
 
 def conditions(factors: dict[str, list[str]]) -> list[dict[str, str]]:
-    return [dict(zip(factors, lv)) for lv in itertools.product(*factors.values())]
+    return [dict(zip(factors, lv, strict=False)) for lv in itertools.product(*factors.values())]
 
 
 def agreement_judgments(root: Path, n_subjects: int = 8, n_items: int = 32, seed: int = 0,
@@ -155,7 +155,7 @@ def completion_sessions(root: Path) -> list[Path]:
     out = []
     for s, ans in answers.items():
         rows = []
-        for t, ((prefix, target, acc), a) in enumerate(zip(items, ans)):
+        for t, ((prefix, target, acc), a) in enumerate(zip(items, ans, strict=False)):
             lv = {"constraint": "high" if t < 2 else "low"}
             r = base_row("cloze", s, "human", t, t, lv, "completion", {"prefix": prefix, "target": target, "accepted": acc})
             r |= {"response_text": a if a else "", "response": a}

@@ -119,9 +119,12 @@ def write_stimuli(root: Path) -> Path:
     (ext / "crt").mkdir(exist_ok=True)
     (ext / "crt" / "stimuli.csv").write_text(
         "condition,item_id,question,total_cost,more,correct,intuitive,t\n"
-        "crt1,1,A pear and a fridge together cost $140. The pear costs $100 more than the fridge. How much does the fridge cost?,140,100,$20.0,$40.0,\n"
-        "crt2,1,How long does it take 5 machines to make 5 widgets if 1 machine takes 5 minutes for 1 widget?,,,5 minutes,1 minute,\n"
-        "crt3,1,A lily patch doubles every day and covers the lake in 48 days. When does it cover half?,,,47 days,24 days,12 days\n",
+        "crt1,1,A pear and a fridge together cost $140. The pear costs $100 more than the fridge. How much does the "
+        "fridge cost?,140,100,$20.0,$40.0,\n"
+        "crt2,1,How long does it take 5 machines to make 5 widgets if 1 machine takes 5 minutes for 1 widget?,,,5 "
+        "minutes,1 minute,\n"
+        "crt3,1,A lily patch doubles every day and covers the lake in 48 days. When does it cover half?,,,47 days,24 "
+        "days,12 days\n",
         encoding="utf-8")
     (ext / "blimp").mkdir(exist_ok=True)
     (ext / "blimp" / "stimuli.csv").write_text(

@@ -17,7 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from studies.lakretz2021.importers.format import (
-    LOG_HEADER, LOG_TYPE_OF_TABLE, TABLE_COLUMNS, VALID_ANSWER_OF_OUTCOME, dependency_of, num2str,
+    LOG_HEADER,
+    LOG_TYPE_OF_TABLE,
+    TABLE_COLUMNS,
+    VALID_ANSWER_OF_OUTCOME,
+    dependency_of,
+    num2str,
 )
 
 # invented lexicon: (singular, plural) with article, and with the preposition "a" + article

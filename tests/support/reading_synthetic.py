@@ -47,7 +47,7 @@ def reading_design(root: Path, n_subjects: int = 12, n_items: int = 16, seed: in
             words = sent.split()
             reg = [k + 1 for k, chunk in enumerate(regions.split("|")) for _ in chunk.split()]
             rts = []
-            for w, rr in zip(words, reg):
+            for w, rr in zip(words, reg, strict=False):
                 extra = (cue_ms if lv["cue"] == "weak" else 0.0) + (effect_ms if lv["load"] == "high" else 0.0)
                 rts.append(round(float(280 + 9 * len(w.strip(".")) + u + item_u[i] + (extra if rr == CRITICAL else 0)
                                        + rng.normal(0, 20)), 1))
@@ -66,7 +66,7 @@ def reading_design(root: Path, n_subjects: int = 12, n_items: int = 16, seed: in
                 reg = [k + 1 for k, chunk in enumerate(regions.split("|")) for _ in chunk.split()]
                 noise = np.random.default_rng([seed, i, conds.index(lv)]).normal(0, 0.5, len(reg))  # per item x cell
                 bits = [round(float(x) + e + (cue_bits if lv["cue"] == "weak" and rr == CRITICAL else 0.0), 4)
-                        for x, e, rr in zip(sur[i], noise, reg)]
+                        for x, e, rr in zip(sur[i], noise, reg, strict=False)]
                 r |= {"word_surprisal_bits": json.dumps(bits), "protocol": "surprisal",
                       "context_mode": "none"}
                 rows.append(r)

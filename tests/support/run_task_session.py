@@ -12,8 +12,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from participants.runner import HumanRunConfig, run  # noqa: E402
 from task_examples import example_sequence, load, task_section  # noqa: E402
+
+from participants.runner import HumanRunConfig, run  # noqa: E402
 
 
 def main() -> int:

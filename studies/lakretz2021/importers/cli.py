@@ -22,11 +22,12 @@ def import_lakretz2021(
 ) -> None:
     """Import the Lakretz et al. (2021) release as twinlab sessions: the logs give the order, the table is matched to them."""
     from analysis.importers import ImportDataError  # late: the CLI starts without the analysis (pandas, R)
-    from studies.lakretz2021.importers.release import import_lakretz2021 as run  # late: the CLI starts without the analysis (pandas, R)
     from experiments.cli_common import fail, progress_bar  # late: the CLI starts without the analysis (pandas, R)
-
     from experiments.options import OptionError  # late: the CLI starts without the analysis (pandas, R)
     from experiments.outputs import check_dataset_folder  # late: the CLI starts without the analysis (pandas, R)
+    from studies.lakretz2021.importers.release import (
+        import_lakretz2021 as run,  # late: the CLI starts without the analysis (pandas, R)
+    )
 
     try:  # data/ a real folder without links or devices, and not among the files read
         check_dataset_folder("--out", out, [(f"--{k}", p) for k, p in (("results", results), ("logs", logs)) if p])

@@ -18,11 +18,21 @@ import numpy as np
 import pandas as pd
 
 from analysis.importers import ImportDataError
-from studies.lakretz2021.importers.format import (
-    CONDITIONS_OF_TYPE, KNOWN_EVENTS, LOG_FIELDS, LOG_GLOB, LOG_HEADER, LOG_NAME, SESSION_EVENTS, SINGLE_EVENTS,
-    TABLE_TYPE_OF_LOG, TRIAL_EVENTS, VIOLATION_TYPES, WIDE_EVENTS,
-)
 from stimuli.textfile import read_bytes_bounded
+from studies.lakretz2021.importers.format import (
+    CONDITIONS_OF_TYPE,
+    KNOWN_EVENTS,
+    LOG_FIELDS,
+    LOG_GLOB,
+    LOG_HEADER,
+    LOG_NAME,
+    SESSION_EVENTS,
+    SINGLE_EVENTS,
+    TABLE_TYPE_OF_LOG,
+    TRIAL_EVENTS,
+    VIOLATION_TYPES,
+    WIDE_EVENTS,
+)
 
 
 @dataclass(frozen=True)
@@ -177,7 +187,8 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
     except pd.errors.ParserError as exc:
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if m:
-            raise ImportDataError(f"{path}: line {m[2]}: {m[3]} tab-separated fields, at most {m[1]} expected") from None
+            raise ImportDataError(f"{path}: line {m[2]}: {m[3]} tab-separated fields, at most {m[1]} "
+                                  "expected") from None
         raise ImportDataError(f"{path}: not a readable session log ({str(exc).strip()})") from None
     except pd.errors.EmptyDataError:  # the header and nothing else: a session that was never started
         raw = pd.DataFrame(columns=_USED, dtype=object)
@@ -196,7 +207,8 @@ def read_log(lf: LogFile, notes: LogNotes) -> pd.DataFrame:
                 notes.unknown_events[ev] = notes.unknown_events.get(ev, 0) + int(n)
             first = raw.loc[unknown].iloc[0]
             notes.notes.append(f"{path.name}: {int(unknown.sum())} line(s) with unknown event name(s) "
-                               f"{', '.join(repr(e) for e in counts.index)} set aside (first at line {int(first['line'])})")
+                               f"{', '.join(repr(e) for e in counts.index)} set aside (first at line "
+                               f"{int(first['line'])})")
             raw = raw[~unknown]
         raw = raw.reset_index(drop=True)
     notes.event_lines += len(raw)
@@ -392,7 +404,7 @@ def _add_units(logs: list[LogFile], trials: pd.DataFrame, te: _TrialEvents) -> N
                        ("offs", np.split(t_off, cut[1:]) if len(on) else [])):
         col = np.empty(n, dtype=object)
         col[:] = None
-        for t, v in zip(owners, vals):
+        for t, v in zip(owners, vals, strict=False):
             col[t] = v
         trials[name] = col
     last = np.r_[cut[1:] - 1, len(on) - 1] if len(on) else cut
@@ -462,7 +474,7 @@ def read_logs(folder: str | Path, notes: LogNotes,
     events = check_events(logs, pd.concat(raws, ignore_index=True))
     trials = assemble_trials(logs, events)
     with_trials = set(trials["file"].tolist())
-    for i, (lf, raw) in enumerate(zip(logs, raws)):
+    for i, (lf, raw) in enumerate(zip(logs, raws, strict=False)):
         if i in with_trials or lf.path.name in notes.no_trials:
             continue
         why = ("header only, no events (a session that was never started)" if raw.empty else

@@ -22,13 +22,20 @@ from typing import Callable
 import pandas as pd
 
 from analysis.importers import ImportDataError
+from experiments.atomic import atomic_write_text
+from experiments.session import (
+    SessionError,
+    SessionLock,
+    SessionWriter,
+    acquire_session_lock,
+    session_paths,
+    verified_session_problem,
+    write_dataset_description,
+)
 from studies.lakretz2021.importers.logs import LogFile, LogNotes, read_logs
 from studies.lakretz2021.importers.match import match_rows
 from studies.lakretz2021.importers.rows import EXPERIMENT, RowKey, log_rows, table_rows
 from studies.lakretz2021.importers.table import read_table
-from experiments.atomic import atomic_write_text
-from experiments.session import (SessionError, SessionLock, SessionWriter, acquire_session_lock, session_paths,
-                                 verified_session_problem, write_dataset_description)
 
 RUNNER = "twinlab import lakretz2021"
 Tick = Callable[[str, int, int], None]
@@ -90,7 +97,8 @@ def _label_trials(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFrame
         no_logs = sorted(set(table["subject"]) - set(trials["subject"]))
         if no_logs:
             summary.notes.append(f"subject(s) {', '.join(map(str, no_logs))} of the results table have no log: their "
-                                 f"{int(table['subject'].isin(no_logs).sum())} row(s) are written with the order unknown "
+                                 f"{int(table['subject'].isin(no_logs).sum())} row(s) are written with the order "
+                                 "unknown "
                                  "(session-unknown, extra.match = table_only)")
         if counts.ambiguous:
             summary.notes.append(f"{counts.ambiguous} table row(s) matched inside groups of rows that share the key "
@@ -114,7 +122,7 @@ def _sessions(rows: list[dict], keys: list[RowKey]) -> dict[tuple[str, int | Non
     so trial_index and block_trial_index are positions in that order, 0-based.
     """
     sessions: dict[tuple[str, int | None], Session] = {}
-    for r, k in zip(rows, keys):
+    for r, k in zip(rows, keys, strict=False):
         sessions.setdefault((r["subject_id"], k.session), []).append((r, k))
     for g in sessions.values():
         per_block: dict[str, int] = {}
@@ -204,7 +212,7 @@ def import_lakretz2021(results: str | Path | None, logs: str | Path | None, out:
 
 def _count_not_scored(rows: list[dict], keys: list[RowKey], summary: ImportSummary) -> None:
     n = {"other": 0, "no_answer": 0, "unfinished": 0, "training": 0, "outlier": 0}
-    for r, k in zip(rows, keys):
+    for r, k in zip(rows, keys, strict=False):
         n["other"] += r["violation_position"] == "other"
         n["no_answer"] += r["correct"] is None and r["response"] == "none"
         n["unfinished"] += k.unfinished
@@ -347,7 +355,8 @@ def _write_locked(planned: list, partial: set, locks: dict, log_files: list[LogF
                     **({"incomplete_reason": "the log ends inside its last trial (kept, with extra.unfinished = true)"}
                        if unfinished else {}))
         except SessionError as exc:
-            raise ImportDataError(f"{exc} ({summary.sessions_written} session(s) written before it are complete)") from None
+            raise ImportDataError(f"{exc} ({summary.sessions_written} session(s) written before it are "
+                                  "complete)") from None
         summary.sessions_written += 1
         summary.rows_written += len(g)
         summary.sessions.append({"file": w.csv_path.name, "subject": sid, "session": session, "rows": len(g),

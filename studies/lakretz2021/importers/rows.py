@@ -32,7 +32,12 @@ import numpy as np
 import pandas as pd
 
 from studies.lakretz2021.importers.format import (
-    CRITICAL_UNIT, PANEL_RESPONSE, STRUCTURE_OF_TYPE, VALID_ANSWER_OF_OUTCOME, dependency_of, trial_type_of_slide,
+    CRITICAL_UNIT,
+    PANEL_RESPONSE,
+    STRUCTURE_OF_TYPE,
+    VALID_ANSWER_OF_OUTCOME,
+    dependency_of,
+    trial_type_of_slide,
 )
 from studies.lakretz2021.importers.logs import LogFile
 
@@ -70,7 +75,7 @@ def _plain(x):
 
 
 def _positions(stype: pd.Series, trial_type: pd.Series, vtype: pd.Series) -> pd.Series:
-    dep = pd.Series([dependency_of(s, v) for s, v in zip(stype, vtype)], index=stype.index, dtype=object)
+    dep = pd.Series([dependency_of(s, v) for s, v in zip(stype, vtype, strict=False)], index=stype.index, dtype=object)
     return pd.Series(np.where(trial_type == "Acceptable", "none", np.where(trial_type == "Violation", dep, "other")),
                      index=stype.index)
 

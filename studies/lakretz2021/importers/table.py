@@ -12,10 +12,16 @@ import numpy as np
 import pandas as pd
 
 from analysis.importers import ImportDataError
-from studies.lakretz2021.importers.format import (
-    CONDITIONS_OF_TYPE, OUTCOMES, STRUCTURE_OF_TYPE, TABLE_REQUIRED, TABLE_TYPE_OF_LOG, TRIAL_TYPES, VIOLATION_TYPES,
-)
 from stimuli.textfile import read_bytes_bounded
+from studies.lakretz2021.importers.format import (
+    CONDITIONS_OF_TYPE,
+    OUTCOMES,
+    STRUCTURE_OF_TYPE,
+    TABLE_REQUIRED,
+    TABLE_TYPE_OF_LOG,
+    TRIAL_TYPES,
+    VIOLATION_TYPES,
+)
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no", ""}
@@ -86,7 +92,7 @@ def _required_columns(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
         raise _bad(path, raw, bad, "sentence_type", f"is not a sentence type of the release "
                    f"({', '.join(STRUCTURE_OF_TYPE)})")
     cond = raw["condition"].str.strip()
-    ok = np.array([c in CONDITIONS_OF_TYPE[t] for t, c in zip(stype, cond)], dtype=bool)
+    ok = np.array([c in CONDITIONS_OF_TYPE[t] for t, c in zip(stype, cond, strict=False)], dtype=bool)
     bad = pd.Series(~ok, index=raw.index)
     if bad.any():
         i = bad[bad].index[0]

@@ -20,15 +20,14 @@ def generate(
     force: bool = typer.Option(False, "--force", help="replace an existing --out file"),
 ) -> None:
     """Generate an agreement stimulus set and write it as CSV/TSV (the format `stimuli.file` reads)."""
-    from stimuli.files import save_items
-    from studies.lakretz2021.stimuli.generate import generate_items
-    from studies.lakretz2021.stimuli.structures import STRUCTURES
-
     from experiments.atomic import write_atomically
     from experiments.cli import stimulus_table_name
     from experiments.options import OptionError, at_least
     from experiments.outputs import check_output_file
     from experiments.spec_model import MAX_ITEMS_PER_CONDITION
+    from stimuli.files import save_items
+    from studies.lakretz2021.stimuli.generate import generate_items
+    from studies.lakretz2021.stimuli.structures import STRUCTURES
 
     unknown = [s for s in structure if s not in STRUCTURES]
     if unknown:
@@ -54,21 +53,22 @@ def generate(
 
 def import_text(
     text: Path = typer.Argument(..., help="the .text file: one sentence per line, words separated by single spaces"),
-    gold: Path = typer.Option(..., "--gold", help="the line-aligned .gold file: verb index, correct form, flipped form, (ignored)"),
+    gold: Path = typer.Option(..., "--gold", help="the line-aligned .gold file: verb index, correct form, flipped "
+                                                  "form, (ignored)"),
     out: Path = typer.Option(..., "--out", "-o", help="output stimulus file (CSV or TSV), as `stimuli.file` reads it"),
-    id_prefix: Optional[str] = typer.Option(None, "--id-prefix", help="item id prefix (default: the .text file's name)"),
+    id_prefix: Optional[str] = typer.Option(None, "--id-prefix", help="item id prefix (default: the .text file's "
+                                                                      "name)"),
     force: bool = typer.Option(False, "--force", help="overwrite an existing output file"),
 ) -> None:
     """Import Lakretz et al.'s released English nested-agreement stimuli (.text + .gold) as a stimulus file."""
     from collections import Counter
 
-    from stimuli.files import StimulusFileError, load_items, save_items
-    from studies.lakretz2021.texts import import_lakretz_text
-
+    from experiments.atomic import write_atomically
     from experiments.cli import stimulus_table_name
     from experiments.options import OptionError
-    from experiments.atomic import write_atomically
     from experiments.outputs import check_output_file
+    from stimuli.files import StimulusFileError, load_items, save_items
+    from studies.lakretz2021.texts import import_lakretz_text
 
     try:
         check_output_file("--out", out, force, [("the .text file", text), ("the --gold file", gold)])

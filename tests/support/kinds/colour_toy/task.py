@@ -11,9 +11,9 @@ from typing import Any
 
 from experiments.tasks import TaskError, TaskKind
 from experiments.tasks.config import KindSettings
-from kinds.judgment.task import answers, derive, plan
 from experiments.tasks.keys import KeySettingError, clash
 from experiments.tasks.scoring import equals_answer
+from kinds.judgment.task import answers, derive, plan
 
 NAME = "colour_toy"
 
