@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from stimuli.input_rules import is_ascii_digits
+
 LABELS_FORM = "labels: [{value: yes, text: Yes, key: f}, {value: no, text: No, key: j}]"
 # a field's accepted form, as the spec writes it (a list position is N)
 EXAMPLES: dict[str, str] = {
@@ -45,7 +47,7 @@ UNKNOWN_HINTS: dict[str, str] = {
 
 def pattern_of(parts: list[str]) -> str:
     """`blocks.2.trials` -> `blocks.N.trials` (the key of EXAMPLES)."""
-    return ".".join("N" if p.isdigit() else p for p in parts)
+    return ".".join("N" if is_ascii_digits(p) else p for p in parts)
 
 
 def _unwrap(ann: Any) -> Any:
@@ -97,7 +99,7 @@ def annotation_at(parts: list[str]) -> Any:
             if field is None:
                 return None
             ann = field.annotation
-        elif typing.get_origin(ann) in (list, tuple) and p.isdigit():
+        elif typing.get_origin(ann) in (list, tuple) and is_ascii_digits(p):
             ann = (typing.get_args(ann) or (Any,))[0]
         elif typing.get_origin(ann) is dict:
             ann = (typing.get_args(ann) or (Any, Any))[-1]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from stimuli.input_rules import is_ascii_digits
+
 # jsPsych 6.0.4 jspsych.js `keylookup`, code -> its first name there
 KEY_NAMES: dict[int, str] = {
     8: "backspace", 9: "tab", 13: "enter", 16: "shift", 17: "ctrl", 18: "alt", 19: "pause", 20: "capslock", 27: "esc",
@@ -27,6 +29,6 @@ def key_name(value: Optional[str]) -> Optional[str]:
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit() and int(text) in KEY_NAMES:
+    if is_ascii_digits(text) and int(text) in KEY_NAMES:
         return KEY_NAMES[int(text)]
     return value

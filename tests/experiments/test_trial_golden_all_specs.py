@@ -60,6 +60,13 @@ GOLDEN: dict[str, tuple[str, str, str, str]] = {
     'self_paced_reading/S01/1': ('7fd87a5038febd1f', 'ab73d2cbf50531d0', '6964eab35b682d69', 'e8941ee75921a937'),
     'self_paced_reading/S02/1': ('7fd87a5038febd1f', 'cd5474cae8a24050', '6964eab35b682d69', '205ce7047d41edfc'),
     'self_paced_reading/S03/1': ('7fd87a5038febd1f', '93eddef9984a3dc3', '6964eab35b682d69', 'bc7640b1c4ebe5f8'),
+    # bundled later (recorded when added)
+    'lakretz2021_forced_choice/S01/1': ('058e0ce1983de8ad', 'f4348f9d77ef9bd5', '219b9ca21aeff685', '428a71d0f8770232'),
+    'lakretz2021_forced_choice/S02/1': ('058e0ce1983de8ad', '48ca463bb2ec087a', '219b9ca21aeff685', '7e737dc9be2ee3d2'),
+    'lakretz2021_forced_choice/S03/1': ('058e0ce1983de8ad', 'ceae154a049b47f3', '219b9ca21aeff685', '55308954991e7c7b'),
+    'maze/S01/1': ('89a4b7b8c907d51f', 'dda7d26f3ca1f875', 'c2476924e822bb19', 'e36b1cfa3a754242'),
+    'maze/S02/1': ('89a4b7b8c907d51f', 'b60bf8255fa2946d', 'c2476924e822bb19', '585dacbebf4c7c52'),
+    'maze/S03/1': ('89a4b7b8c907d51f', 'ec2ad2c8abb479f1', 'c2476924e822bb19', '3842075a22a300db'),
 }
 
 

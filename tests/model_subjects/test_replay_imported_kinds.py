@@ -89,7 +89,8 @@ def test_a_reading_replay_shows_the_sentences_and_the_persons_answers(tmp_path, 
         lines = texts[2].splitlines()
         want = []
         for row in person[:2]:
-            want += [json.loads(row["materials"])["sentence"], f"Answer: {row['response']}"]
+            mat = json.loads(row["materials"])  # the item's own question where the reader found it, else "Answer:"
+            want += [mat["sentence"], f"{mat.get('question') or 'Answer:'} {row['response']}"]
         assert lines[-4:] == want and all(r["response"] in ("Yes", "No") for r in person[:2])
 
 
