@@ -1,4 +1,4 @@
-"""A template task kind: copy this folder to start a kind of your own (docs/general_model.md "How to add a kind").
+"""A template task kind: copy this folder to start a kind of your own (docs/general_model/kinds.md "How to add a kind").
 
 The folder `_template` is not registered (the registry skips folders whose name starts with "_"). Copied as
 `kinds/<your_kind>/`, or into your own package named by a `twinlab.kinds` entry point, it is a working
