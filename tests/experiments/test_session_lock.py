@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from experiments.session import SessionWriter, acquire_session_lock, read_rows, session_paths
+from experiments.session_errors import SessionError
 from experiments.session_lock import SessionLockedError, lock_path_for
 from experiments.spec import load_spec
 
@@ -246,7 +247,7 @@ def test_two_run_human_resume_on_one_session(xdisplay, fast_spec, tmp_path):
 def test_a_refused_writer_leaves_no_folder_behind(tmp_path):
     """The lock's folder is made when needed and removed again when nothing was written in it."""
     out = tmp_path / "new" / "sessions"
-    with pytest.raises(Exception):
+    with pytest.raises(SessionError):
         SessionWriter.create(out, experiment=SPEC, subject_id="m-1", session=1, subject_kind="model",
                              spec_hash="s", sequence_hash="q", n_trials=1)  # a bad id: refused before the lock
     lock = acquire_session_lock(session_paths(out, SPEC, "m01", 1)[0])

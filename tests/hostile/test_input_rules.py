@@ -51,7 +51,6 @@ def test_the_product_code_holds_none_of_the_raw_patterns():
     for f in product_files():
         rel = f.relative_to(ROOT)
         lines = _code_lines(f)
-        text = "\n".join(t for _, t, _ in lines)
         for i, t, whole in lines:
             if ".isdigit()" in t:
                 found.append(f"{rel}:{i}: .isdigit() (use input_rules.ascii_int / is_ascii_digits)")

@@ -112,9 +112,9 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
                     t0 = time.monotonic()
                 time.sleep(0.05)
             if early:
-                wait_for(lambda: events.seen("WORD_ON", i, 2), 30, f"trial {i} unit 2", proc)
+                wait_for(lambda i=i: events.seen("WORD_ON", i, 2), 30, f"trial {i} unit 2", proc)
                 xdo(xdisplay, "key", "f")
-            wait_for(lambda: events.seen("PanelOn", i), 30, f"trial {i} panel", proc)
+            wait_for(lambda i=i: events.seen("PanelOn", i), 30, f"trial {i} panel", proc)
             seen_at = time.monotonic()
             if answer is None:
                 sent.append(float("nan"))
@@ -140,7 +140,7 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
     rows = read_rows(csv_path)
     seq = compile_sequence(spec, pid)
     assert [r["item_id"] for r in rows] == [seq[i].item_id for i in range(n)]
-    for r, (early, answer, how, delay), lag in zip(rows, plan, sent, strict=False):
+    for r, (early, answer, how, _delay), lag in zip(rows, plan, sent, strict=False):
         extra = json.loads(r["extra"])
         assert r["response_mode"] == "panel"
         if answer is None:  # no answer within response_ms: rejected, as the release's REJECTED trials
