@@ -151,7 +151,8 @@ def test_two_run_model_on_one_session(tmp_path):
                              text=True)
     try:
         deadline = time.time() + 300
-        while time.time() < deadline and first.poll() is None and len(read_rows(csv_path) if csv_path.exists() else []) < 2:
+        while (time.time() < deadline and first.poll() is None
+               and len(read_rows(csv_path) if csv_path.exists() else []) < 2):
             time.sleep(0.1)
         assert first.poll() is None, first.communicate()[1][-2000:]
         os.kill(first.pid, signal.SIGSTOP)  # still holding its lock, but leaving the CPU to the others
@@ -188,7 +189,8 @@ def test_two_sweeps_over_one_folder(tmp_path):
                              stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 300
-        while time.time() < deadline and first.poll() is None and len(read_rows(csv_path) if csv_path.exists() else []) < 2:
+        while (time.time() < deadline and first.poll() is None
+               and len(read_rows(csv_path) if csv_path.exists() else []) < 2):
             time.sleep(0.1)
         assert first.poll() is None, first.communicate()[1][-2000:]
         os.kill(first.pid, signal.SIGSTOP)  # still holding its lock, but leaving the CPU to the second
