@@ -152,7 +152,8 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
         assert extra["answered_by"] == ("mouse" if how == "mouse" else f"key:{spec.task.panel.keys[answer]}")
         # RT from panel onset: at least the wait after the panel appeared in the log, plus a little latency
         assert lag * 1000 - 5 <= float(r["rt_ms"]) <= lag * 1000 + 400, (r["rt_ms"], lag)
-        assert r["feedback_text"] == (spec.feedback.correct_text if r["correct"] == "True" else spec.feedback.incorrect_text)
+        assert r["feedback_text"] == (
+            spec.feedback.correct_text if r["correct"] == "True" else spec.feedback.incorrect_text)
         # every panel press is listed, mouse clicks as key presses are: time from fixation onset, unit, answer
         panel_presses = [p for p in extra["presses"] if p["phase"] == "panel"]
         assert all(p["t_ms"] >= extra["panel_onset_ms"] and p["unit"] == len(json.loads(r["word_onsets_ms"])) - 1
