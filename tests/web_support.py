@@ -108,7 +108,8 @@ def page_report(trial: Trial, exp: Experiment, *, answer: str | None, by: str = 
     correct = None if (panel and answer is None) else rep["response"] == trial.study_record.correct_response
     if trial.feedback:
         fb = exp.feedback
-        rep["feedback_text"] = fb.no_response_text if correct is None else fb.correct_text if correct else fb.incorrect_text
+        rep["feedback_text"] = (fb.no_response_text if correct is None
+                                else fb.correct_text if correct else fb.incorrect_text)
         rep["feedback_onset"] = fb_on
         rep["iti_onset"] = round(fb_on + _frames(tm.feedback_ms) * FRAME_MS, 3)
     else:
@@ -156,7 +157,8 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def http_participant(state: dict, pid: str, seq, exp: Experiment, acked: set, errors: list, seconds: float = 60.0) -> None:
+def http_participant(state: dict, pid: str, seq, exp: Experiment, acked: set, errors: list,
+                     seconds: float = 60.0) -> None:
     """A participant as plain HTTP calls (what the page sends): start, then every trial; retries while the
     server is down, resumes with its token, stops when the session is finished."""
     import secrets

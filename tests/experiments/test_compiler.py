@@ -60,7 +60,9 @@ def test_bundled_spec_mirrors_the_human_study(exp, seq):
 
 def test_test_block_is_fully_crossed_and_balanced(seq):
     test = [tr for tr in seq if tr.block == "test"]
-    cells = collections.Counter((tr.study_record.structure, tr.condition, tr.study_record.violation_position) for tr in test)
+    cells = collections.Counter(
+        (tr.study_record.structure, tr.condition, tr.study_record.violation_position) for tr in test
+    )
     assert len(test) == 144
     for (structure, cond, viol), n in cells.items():
         assert n == 2, (structure, cond, viol)
@@ -76,9 +78,11 @@ def test_trial_fields_are_consistent(seq):
     for tr in seq:
         assert tr.words[tr.study_record.critical_index].rstrip(".") == tr.study_record.critical_word
         if tr.study_record.violation_position == "none":
-            assert tr.study_record.critical_word == tr.study_record.correct_form and tr.study_record.correct_response == "no_violation"
+            assert (tr.study_record.critical_word == tr.study_record.correct_form
+                    and tr.study_record.correct_response == "no_violation")
         else:
-            assert tr.study_record.critical_word != tr.study_record.correct_form and tr.study_record.correct_response == "violation"
+            assert (tr.study_record.critical_word != tr.study_record.correct_form
+                    and tr.study_record.correct_response == "violation")
             assert tr.study_record.alternative_word == tr.study_record.correct_form
             assert tr.study_record.dependency == tr.study_record.violation_position
     assert [tr.trial_index for tr in seq] == list(range(len(seq)))

@@ -362,7 +362,8 @@ def test_design_refusals(tmp_path, what, rows, extra, match):
 def test_refusals_through_the_cli_exit_2(tmp_path):
     path = _write(tmp_path, _crossed(4)[:-1])
     refused("plan", str(path), "-s", "S1", match=["items.csv", "item 'i4'", "y-v"])
-    path = _write(tmp_path, _crossed(4), {"design": {"file": "items.csv", "factors": {"a": ["x", "y"], "b": ["u", "v"]}},
+    path = _write(tmp_path, _crossed(4), {"design": {"file": "items.csv",
+                                                     "factors": {"a": ["x", "y"], "b": ["u", "v"]}},
                                           "blocks": [{"name": "t", "role": "test", "structures": ["single"]}]})
     refused("validate", str(path), match=["blocks.0", "`role` or `structures`"])
 

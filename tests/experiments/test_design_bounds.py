@@ -151,7 +151,8 @@ def _runs_ok(seq: list, key, limit: int) -> bool:
 def test_a_5000_trial_block_under_max_run_plans_in_seconds(tmp_path):
     """The largest block (5,000 trials) with three run limits: before, each step scanned every row against
     every value (hours); now a plan takes seconds, and the order keeps every limit (counted here)."""
-    rows = [{"item": f"i{i}", "a": "xy"[(i // 2) % 2], "sentence": f"s {i}", "answer": ("violation", "no_violation")[i % 3 == 0]}
+    rows = [{"item": f"i{i}", "a": "xy"[(i // 2) % 2], "sentence": f"s {i}",
+             "answer": ("violation", "no_violation")[i % 3 == 0]}
             for i in range(5000)]
     spec = _write(tmp_path, rows, lists="all",
                   blocks=[{"name": "test", "role": "test", "max_run": {"a": 2, "answer": 3, "item": 1}}])
@@ -233,7 +234,8 @@ def test_the_array_search_makes_the_same_orders_as_the_row_by_row_greedy():
             else:
                 rows.append(Row(j, f"i{gen.randint(0, n // 2)}", "test", (gen.choice("abc"), gen.choice("uv")), None,
                                 (("answer", gen.choice("xy")),)))
-        block = _Block({k: gen.randint(1, 3) for k in gen.sample(["A", "B", "condition", "item", "answer"], gen.randint(1, 3))})
+        block = _Block({k: gen.randint(1, 3)
+                        for k in gen.sample(["A", "B", "condition", "item", "answer"], gen.randint(1, 3))})
         want = _reference_order(rows, block, ["A", "B"], random.Random(case))
         try:
             got = order_rows(rows, block, ["A", "B"], random.Random(case))  # type: ignore[arg-type]

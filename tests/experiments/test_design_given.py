@@ -24,7 +24,8 @@ p2,,practice,2,Practice two.,no
 
 def spec(tmp_path: Path, lists: str, items: str = ITEMS) -> Path:
     (tmp_path / "items.csv").write_text(items, encoding="utf-8")
-    d = {"name": "given_demo", "seed": 1, "design": {"file": "items.csv", "factors": {"cond": ["a", "b"]}, "lists": lists},
+    d = {"name": "given_demo", "seed": 1,
+         "design": {"file": "items.csv", "factors": {"cond": ["a", "b"]}, "lists": lists},
          "blocks": [{"name": "practice", "role": "practice", "feedback": True, "shuffle": False},
                     {"name": "test", "role": "test", "feedback": False, "shuffle": False}],
          "task": {"kind": "judgment"}, "texts": {"instructions": ["x"]}}

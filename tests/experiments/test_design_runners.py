@@ -39,7 +39,8 @@ def test_browser_server_writes_the_design_table(tmp_path):
         assert s["status"] == "run" and s["sequence_hash"] == seq.sequence_hash
         for i in range(10):  # the 8 practice trials and 2 test trials, answered right
             r = client.post("/api/trial", json={"participant": "P06", "session": 1, "token": s["token"],
-                                                "result": page_report(seq[i], exp, answer=seq[i].study_record.correct_response,
+                                                "result": page_report(seq[i], exp,
+                                                                      answer=seq[i].study_record.correct_response,
                                                                       by="key")})
             assert r.status_code == 200, r.text
     csv_path, json_path = session_paths(out, exp.name, "P06", 1)

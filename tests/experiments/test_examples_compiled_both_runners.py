@@ -75,7 +75,8 @@ def test_compiled_example_gives_equal_rows_in_psychopy_and_chromium(browser, kin
                          timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)},
                          ) if os.environ.get("DISPLAY") else subprocess.run(
         ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", sys.executable,
-         str(ROOT / "tests" / "support" / "run_example_session.py"), str(spec), str(tmp_path / "psychopy"), pid, str(n)],
+         str(ROOT / "tests" / "support" / "run_example_session.py"), str(spec), str(tmp_path / "psychopy"), pid,
+         str(n)],
         cwd=ROOT, capture_output=True, text=True, timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert res.returncode == 0, res.stderr[-3000:]
     psy = read_rows(session_paths(tmp_path / "psychopy", exp.name, pid, 1)[0])

@@ -42,7 +42,7 @@ def test_a_duration_shorter_than_one_frame_is_refused_naming_the_field(tmp_path)
 
 def test_a_blank_instruction_page_is_refused(tmp_path):
     for pages in ([""], ["Read this.", "  \n "]):
-        p = _spec(tmp_path, lambda d: d["texts"].update(instructions=pages))
+        p = _spec(tmp_path, lambda d, pages=pages: d["texts"].update(instructions=pages))
         refused("validate", str(p), match=["texts.instructions", f"page(s) {len(pages)}", "blank"])
 
 
@@ -54,7 +54,7 @@ def test_a_generator_and_a_file_together_are_refused_naming_both(tmp_path):
                                           "lakretz2021_italian_example.tsv", "not both"])
     # the file alone, or the file with `generator: null`, is a spec
     for stimuli in ({"file": tsv}, {"file": tsv, "generator": None}):
-        p = _spec(tmp_path, lambda d: d.update(stimuli=stimuli), "lakretz2021_italian_example")
+        p = _spec(tmp_path, lambda d, stimuli=stimuli: d.update(stimuli=stimuli), "lakretz2021_italian_example")
         r = twinlab("validate", str(p))
         assert r.returncode == 0, r.stderr
 

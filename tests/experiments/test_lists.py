@@ -206,9 +206,10 @@ def test_import_web_checks_the_list_a_built_page_was_asked_for(tmp_path):
 
     def records(asked):
         return "".join(json.dumps({"twinlab_web": 1, "experiment": exp.name, "spec_hash": seq.spec_hash,
-                                   "sequence_hash": seq.sequence_hash, "slot_subject_id": "web002", "participant": "P77",
-                                   "session": 1, "info": {}, "client": {}, "list": asked,
-                                   "result": page_report(seq[i], exp, answer=seq[i].study_record.correct_response, by="key")}) + "\n"
+                                   "sequence_hash": seq.sequence_hash, "slot_subject_id": "web002",
+                                   "participant": "P77", "session": 1, "info": {}, "client": {}, "list": asked,
+                                   "result": page_report(seq[i], exp, answer=seq[i].study_record.correct_response,
+                                                         by="key")}) + "\n"
                        for i in range(2))
 
     (tmp_path / "bad.jsonl").write_text(records(3))

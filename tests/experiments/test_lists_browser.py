@@ -61,7 +61,8 @@ def test_served_page_sends_the_list_and_the_server_checks_it(browser, tmp_path):
 
 def test_built_site_refuses_a_list_it_does_not_have(browser, tmp_path):
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "experiments.cli", "web", "build", str(SPEC), "--out", str(site), "--slots", "4"],
+    subprocess.run([sys.executable, "-m", "experiments.cli", "web", "build", str(SPEC), "--out", str(site),
+                    "--slots", "4"],
                    check=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True)
     port = free_port()
     http = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=site,

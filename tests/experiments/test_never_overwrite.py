@@ -76,7 +76,8 @@ def test_lakretz_text_force_never_writes_over_its_own_input(tmp_path):
             str(tmp_path / "." / "nested.gold"), "--force", match="own input")
     assert tree(tmp_path) == before
     out = tmp_path / "items.csv"
-    assert twinlab("stimuli", "import", "lakretz-text", str(text), "--gold", str(gold), "--out", str(out)).returncode == 0
+    assert twinlab("stimuli", "import", "lakretz-text", str(text), "--gold", str(gold),
+                   "--out", str(out)).returncode == 0
     refused("stimuli", "import", "lakretz-text", str(text), "--gold", str(gold), "--out", str(out), match="exists")
 
 

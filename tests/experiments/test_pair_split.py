@@ -33,7 +33,8 @@ def test_transformers_backend_scores_the_answer_after_the_blank_line():
     lm = load_backend(None)
     tok, model = lm.tokenizer, lm.model
     context, answer = "Respond with either Yes or No as your answer.\n\n", "Yes"
-    assert tok(context, add_special_tokens=False)["input_ids"][-1] != tok("\n", add_special_tokens=False)["input_ids"][0]
+    assert (tok(context, add_special_tokens=False)["input_ids"][-1]
+            != tok("\n", add_special_tokens=False)["input_ids"][0])
     whole = tok(context + answer, add_special_tokens=False)["input_ids"]  # the prompt as written, one pass
     with torch.no_grad():
         lp = torch.log_softmax(model(input_ids=torch.tensor([whole])).logits[0].double(), -1)

@@ -95,7 +95,8 @@ def test_one_report_for_both(folders, tmp_path):
     from analysis.load import sidecar_in_results_table
 
     outside = [s for s in summary.sessions
-               if not sidecar_in_results_table(json.loads((imported / "data" / s["file"]).with_suffix(".json").read_text()))]
+               if not sidecar_in_results_table(
+                   json.loads((imported / "data" / s["file"]).with_suffix(".json").read_text()))]
     assert outside, "the fixture has subjects outside the results table"
     sizes = pd.read_csv(out / "tables" / "sample_sizes.csv")
     (human,) = sizes.to_dict("records")

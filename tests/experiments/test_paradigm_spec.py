@@ -18,8 +18,10 @@ ITALIAN = bundled_spec_path("lakretz2021_italian_example")
 ITALIAN_TSV = Path(__file__).resolve().parents[2] / "stimuli" / "examples" / "lakretz2021_italian_example.tsv"
 # per participant over both sessions, from the released logs (see the spec's header)
 RELEASE_COUNTS = {
-    ("long_nested", "none"): 80, ("long_nested", "inner"): 40, ("long_nested", "outer"): 40, ("long_nested", "other"): 80,
-    ("short_nested", "none"): 40, ("short_nested", "inner"): 20, ("short_nested", "outer"): 20, ("short_nested", "other"): 40,
+    ("long_nested", "none"): 80, ("long_nested", "inner"): 40, ("long_nested", "outer"): 40,
+    ("long_nested", "other"): 80,
+    ("short_nested", "none"): 40, ("short_nested", "inner"): 20, ("short_nested", "outer"): 20,
+    ("short_nested", "other"): 40,
     ("long_successive", "none"): 40, ("long_successive", "inner"): 40, ("long_successive", "other"): 40,
     ("short_successive", "none"): 20, ("short_successive", "inner"): 20, ("short_successive", "other"): 20,
 }
@@ -44,11 +46,13 @@ def test_replication_spec_mirrors_the_release(replication, sessions):
     assert (s1.session, s2.session) == (1, 2)
     main = [tr for tr in s1 if tr.block == "main"] + list(s2)
     assert sum(tr.block == "main" for tr in s1) == len(s2) == 270  # two sessions of 270 trials
-    assert [tr.block for tr in s1[:40]] == ["training"] * 40 and all(tr.study_record.lexicon == "training" for tr in s1[:40])
+    assert ([tr.block for tr in s1[:40]] == ["training"] * 40
+            and all(tr.study_record.lexicon == "training" for tr in s1[:40]))
     counts = collections.Counter((tr.study_record.structure, tr.study_record.violation_position) for tr in main)
     assert counts == RELEASE_COUNTS
     # each condition gets its share: long_nested 8 conditions x 10 acceptable over both sessions
-    ln = collections.Counter(tr.condition for tr in main if tr.study_record.structure == "long_nested" and tr.study_record.grammatical)
+    ln = collections.Counter(tr.condition for tr in main
+                             if tr.study_record.structure == "long_nested" and tr.study_record.grammatical)
     assert set(ln.values()) == {10} and len(ln) == 8
     assert all(tr.feedback for tr in s1) and all(tr.feedback for tr in s2)
     # the design is dealt out over the sessions: per session the type counts differ (as in the logs)
@@ -71,10 +75,13 @@ def test_no_item_repeats_across_sessions_and_sessions_are_separate_sequences(rep
 
 def test_fillers_are_violations_of_another_kind(sessions):
     fillers = [tr for s in sessions for tr in s if tr.study_record.violation_position == "other"]
-    assert fillers and all(tr.study_record.correct_response == "violation" and tr.study_record.dependency is None for tr in fillers)
+    assert fillers and all(tr.study_record.correct_response == "violation" and tr.study_record.dependency is None
+                           for tr in fillers)
     for tr in fillers:
-        assert tr.words[tr.study_record.critical_index].rstrip(".") == tr.study_record.critical_word != tr.study_record.correct_form
-        assert tr.study_record.critical_word.endswith("ing") or tr.study_record.critical_index == 1 or tr.study_record.critical_index == 4
+        assert (tr.words[tr.study_record.critical_index].rstrip(".") == tr.study_record.critical_word
+                != tr.study_record.correct_form)
+        assert (tr.study_record.critical_word.endswith("ing") or tr.study_record.critical_index == 1
+                or tr.study_record.critical_index == 4)
     kinds = collections.Counter(tr.study_record.critical_word.endswith("ing") for tr in fillers)
     assert kinds[True] > 3 * kinds[False] > 0  # mostly verb-form fillers, some inanimate subjects
 

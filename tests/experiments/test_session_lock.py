@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from experiments.session import SessionWriter, acquire_session_lock, read_rows, session_paths
+from experiments.session_errors import SessionError
 from experiments.session_lock import SessionLockedError, lock_path_for
 from experiments.spec import load_spec
 
@@ -150,7 +151,8 @@ def test_two_run_model_on_one_session(tmp_path):
                              text=True)
     try:
         deadline = time.time() + 300
-        while time.time() < deadline and first.poll() is None and len(read_rows(csv_path) if csv_path.exists() else []) < 2:
+        while (time.time() < deadline and first.poll() is None
+               and len(read_rows(csv_path) if csv_path.exists() else []) < 2):
             time.sleep(0.1)
         assert first.poll() is None, first.communicate()[1][-2000:]
         os.kill(first.pid, signal.SIGSTOP)  # still holding its lock, but leaving the CPU to the others
@@ -187,7 +189,8 @@ def test_two_sweeps_over_one_folder(tmp_path):
                              stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 300
-        while time.time() < deadline and first.poll() is None and len(read_rows(csv_path) if csv_path.exists() else []) < 2:
+        while (time.time() < deadline and first.poll() is None
+               and len(read_rows(csv_path) if csv_path.exists() else []) < 2):
             time.sleep(0.1)
         assert first.poll() is None, first.communicate()[1][-2000:]
         os.kill(first.pid, signal.SIGSTOP)  # still holding its lock, but leaving the CPU to the second
@@ -246,7 +249,7 @@ def test_two_run_human_resume_on_one_session(xdisplay, fast_spec, tmp_path):
 def test_a_refused_writer_leaves_no_folder_behind(tmp_path):
     """The lock's folder is made when needed and removed again when nothing was written in it."""
     out = tmp_path / "new" / "sessions"
-    with pytest.raises(Exception):
+    with pytest.raises(SessionError):
         SessionWriter.create(out, experiment=SPEC, subject_id="m-1", session=1, subject_kind="model",
                              spec_hash="s", sequence_hash="q", n_trials=1)  # a bad id: refused before the lock
     lock = acquire_session_lock(session_paths(out, SPEC, "m01", 1)[0])

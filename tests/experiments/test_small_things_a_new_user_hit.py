@@ -82,7 +82,8 @@ def test_a_block_intro_says_the_number_of_trials_the_session_runs():
     seq = compile_sequence(exp, "P01", None)
     intro = exp.block("training").intro_text
     assert block_intro(intro, block_sizes(seq.trials).get("training")) == "First, a practice block of 40 sentences."
-    assert block_intro(intro, block_sizes(seq.trials[:12]).get("training")) == "First, a practice block of 12 sentences."
+    assert (block_intro(intro, block_sizes(seq.trials[:12]).get("training"))
+            == "First, a practice block of 12 sentences.")
     assert block_intro("No number here.", 12) == "No number here."
 
 

@@ -118,7 +118,7 @@ FUNCTION_WORDS = {"the", "that", "is", "are", "to", "a", "by", "on", "at"}
 def test_prompts_of_one_type_have_disjoint_vocabularies_except_paper_prompt_a(group):
     names = PROMPT_GROUPS[group]
     assert len(names) == 3
-    vocab = {n: set().union(*(_content_words(l) for l in PROMPT_SETS[n].lines)) - FUNCTION_WORDS for n in names}
+    vocab = {n: set().union(*(_content_words(line) for line in PROMPT_SETS[n].lines)) - FUNCTION_WORDS for n in names}
     for a in names:
         for b in names:
             if a < b:
@@ -134,15 +134,15 @@ def test_prompt_shapes_and_interpolation():
     # plural and singular roughly balanced in the written prompts (subject = second word)
     for n in PROMPT_GROUPS["twoshot"] + PROMPT_GROUPS["eightshot"]:
         lines = PROMPT_SETS[n].lines
-        plural = sum(l.split()[1].endswith("s") or l.split()[1] == "children" for l in lines)
+        plural = sum(line.split()[1].endswith("s") or line.split()[1] == "children" for line in lines)
         assert abs(plural - len(lines) / 2) <= 1, n
 
 
 def test_recombined_prompts_reshuffle_the_three_handwritten_eightshot_prompts():
     import random
 
-    pool = [l for n in PROMPT_GROUPS["eightshot"] for l in PROMPT_SETS[n].lines]
-    rec = [l for n in PROMPT_GROUPS["recombined"] for l in PROMPT_SETS[n].lines]
+    pool = [line for n in PROMPT_GROUPS["eightshot"] for line in PROMPT_SETS[n].lines]
+    rec = [line for n in PROMPT_GROUPS["recombined"] for line in PROMPT_SETS[n].lines]
     assert sorted(rec) == sorted(pool) and len(PROMPT_GROUPS["recombined"]) == 3
     random.Random(2024).shuffle(pool)  # the documented recipe
     assert rec == pool

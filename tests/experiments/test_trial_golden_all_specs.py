@@ -39,9 +39,12 @@ GOLDEN: dict[str, tuple[str, str, str, str]] = {
     'lakretz2021_demo/S01/1': ('7c1ead8a14ac9b7b', '120dafec0937a2b5', '219b9ca21aeff685', '987b0bbebf13d6e6'),
     'lakretz2021_demo/S02/1': ('7c1ead8a14ac9b7b', '195274d3d78d49fc', '219b9ca21aeff685', '34712547ef406853'),
     'lakretz2021_demo/S03/1': ('7c1ead8a14ac9b7b', '72a30341b804e6af', '219b9ca21aeff685', '1ad07e9b95c19fef'),
-    'lakretz2021_italian_example/S01/1': ('a8f248a0bc6a06ec', 'fdcddb6793279cdb', '219b9ca21aeff685', 'c13f007f09372edb'),
-    'lakretz2021_italian_example/S02/1': ('a8f248a0bc6a06ec', '27936c419545a4b7', '219b9ca21aeff685', '87c5f95078e52bec'),
-    'lakretz2021_italian_example/S03/1': ('a8f248a0bc6a06ec', '53806b7a49313480', '219b9ca21aeff685', '059840400f2154cf'),
+    'lakretz2021_italian_example/S01/1': (
+        'a8f248a0bc6a06ec', 'fdcddb6793279cdb', '219b9ca21aeff685', 'c13f007f09372edb'),
+    'lakretz2021_italian_example/S02/1': (
+        'a8f248a0bc6a06ec', '27936c419545a4b7', '219b9ca21aeff685', '87c5f95078e52bec'),
+    'lakretz2021_italian_example/S03/1': (
+        'a8f248a0bc6a06ec', '53806b7a49313480', '219b9ca21aeff685', '059840400f2154cf'),
     'lakretz2021_nested/S01/1': ('91d1347b4fcbc6bb', '5fe1f29c0babda64', '219b9ca21aeff685', '45ffcc4af7865c58'),
     'lakretz2021_nested/S02/1': ('91d1347b4fcbc6bb', '4d4d2fdaf7b31630', '219b9ca21aeff685', 'e1f30956de28cddd'),
     'lakretz2021_nested/S03/1': ('91d1347b4fcbc6bb', '14dd2918be1f4f75', '219b9ca21aeff685', 'abf6f1b2e904bd97'),

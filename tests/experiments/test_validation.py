@@ -268,7 +268,8 @@ def human_session(root: Path, sid: str, n: int, status: str = "completed") -> Pa
     for i in range(n):
         t = seq[i]
         ok = i % 3 != 0
-        resp = t.study_record.correct_response if ok else ({"violation": "no_violation"}.get(t.study_record.correct_response, "violation"))
+        resp = t.study_record.correct_response if ok else (
+            {"violation": "no_violation"}.get(t.study_record.correct_response, "violation"))
         w.append(trial_row(t, TrialResult(response=resp, correct=ok, rt_ms=400.0, rt_sentence_end_ms=1.0,
                                           word_onsets_ms=[], word_durations_ms=[], feedback_shown=True,
                                           feedback_text="x", started_at="t0", ended_at="t1", iti_onset=0.0,
@@ -302,7 +303,8 @@ def test_analyze_skips_sessions_without_trials_and_reports_the_rest(sessions, tm
     results = json.loads((out / "results.json").read_text())
     notes = " ".join(results["notes"])
     assert f"{sessions['header_only'].name}: skipped, holds no complete trial" in notes
-    assert f"{sessions['training_only'].name} (subject P4, session 1): skipped, it holds only training trials (5)" in notes
+    assert (f"{sessions['training_only'].name} (subject P4, session 1): skipped, it holds only training trials (5)"
+            in notes)
     assert f"{sessions['empty'].name}: skipped, the file is empty" in notes
     assert f"{sessions['torn'].name}: dropped a partly written row 60" in notes
     assert (out / "report.html").exists()

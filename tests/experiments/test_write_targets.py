@@ -208,7 +208,8 @@ def test_analyze_refuses_a_results_folder_with_a_link_inside_before_any_work(tmp
     (out / "tables").symlink_to(outside)
     refused("analyze", str(tmp_path / "humans"), "--out", str(out), "--no-mixed", "--force",
             match=["results/tables is a symbolic link", "never writes through a link"])
-    assert sorted(p.name for p in outside.iterdir()) == ["keep.csv"] and sorted(p.name for p in out.iterdir()) == ["tables"]
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["tables"]
 
 
 def test_power_and_report_refuse_a_link_where_they_write(tmp_path):

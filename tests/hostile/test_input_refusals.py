@@ -308,7 +308,8 @@ def test_read_only_out_is_refused_before_work(tmp_path):
                  (["analyze", str(ro), "--out", str(ro / "results"), "--no-mixed"], "is not writable")]
         for args, match in cases:
             r = subprocess.run([*as_nobody, sys.executable, "-c", "from experiments.cli import app; app()", *args],
-                               cwd=base, env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(base), "COLUMNS": "400"},
+                               cwd=base,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(base), "COLUMNS": "400"},
                                capture_output=True, text=True, timeout=60)
             assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
             assert match in r.stderr and r.stderr.count("\n") == 1, r.stderr

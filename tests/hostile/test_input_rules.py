@@ -51,7 +51,6 @@ def test_the_product_code_holds_none_of_the_raw_patterns():
     for f in product_files():
         rel = f.relative_to(ROOT)
         lines = _code_lines(f)
-        text = "\n".join(t for _, t, _ in lines)
         for i, t, whole in lines:
             if ".isdigit()" in t:
                 found.append(f"{rel}:{i}: .isdigit() (use input_rules.ascii_int / is_ascii_digits)")
@@ -75,7 +74,8 @@ def test_the_helpers():
     assert R.ascii_int("٣") is None and R.ascii_int("") is None and R.ascii_int(True) is None
     assert R.ascii_int(" 12 ") == 12 and R.ascii_int(" 12 ", strip=False) is None and R.ascii_int("-3") is None
     assert R.ascii_int("-3", signed=True) == -3 and R.ascii_int(7) == 7
-    assert [R.finite_number(v) for v in (1, 2.5, float("nan"), float("inf"), True, "3")] == [1.0, 2.5, None, None, None, None]
+    assert ([R.finite_number(v) for v in (1, 2.5, float("nan"), float("inf"), True, "3")]
+            == [1.0, 2.5, None, None, None, None])
     assert [R.whole_number(v) for v in (90, 90.0, 90.5, float("nan"), False)] == [90, 90, None, None, None]
     for cell in ("=cmd|' /C calc'!A0", "@SUM(A1)", "+x", "-2+3+cmd|' /C calc'!A0", "\tx"):
         assert R.starts_like_formula(cell) and R.spreadsheet_safe(cell) == "'" + cell, cell

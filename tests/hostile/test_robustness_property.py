@@ -166,7 +166,8 @@ def mutated_bytes(draw, data: bytes) -> bytes:
             lines.insert(k, lines[k] if lines else b"")
             data = b"\n".join(lines)
         else:
-            data = data[:pos] + draw(st.sampled_from([b"\t", b":", b"- ", b"{", b"&a", b"*a", b"!!python/object:os.system",
+            data = data[:pos] + draw(st.sampled_from([b"\t", b":", b"- ", b"{", b"&a", b"*a",
+                                                      b"!!python/object:os.system",
                                                       b"\xff", b"\xc3", b"\r", b"'", b'"'])) + data[pos + 1:]
     return data
 
@@ -248,7 +249,8 @@ def test_mutated_stimulus_files(data):
 @given(subject=st.one_of(st.text(max_size=8), st.sampled_from(["S1", "s01", "", "-", "P 1", "é1"])),
        session=st.integers(-3, 3), seed=st.one_of(st.none(), st.integers(-(2**70), 2**70)))
 def test_plan_options(subject, session, seed):
-    args = ["plan", bundled_spec_path("lakretz2021_nested").parent / "lakretz2021_nested.yaml", "-s", subject, "--session", str(session)]
+    args = ["plan", bundled_spec_path("lakretz2021_nested").parent / "lakretz2021_nested.yaml", "-s", subject,
+            "--session", str(session)]
     if seed is not None:
         args += ["--seed", str(seed)]
     with tempfile.TemporaryDirectory() as d:
@@ -269,7 +271,8 @@ MODEL_OPTS = {
     "--device": (st.sampled_from(["cpu"]), st.sampled_from(["tpu", "", "cuda:x", "gpu"])),
     "--dtype": (st.sampled_from(["float32"]), st.sampled_from(["float8", "", "int4"])),
     "--subject-prefix": (st.sampled_from(["m", "gpt"]), st.sampled_from(["", "m-", "m 1", "é"])),
-    "--protocol": (st.sampled_from(["forced_choice", "direct"]), st.sampled_from(["nonsense", "production:x", "sentence_judgment:x"])),
+    "--protocol": (st.sampled_from(["forced_choice", "direct"]),
+                   st.sampled_from(["nonsense", "production:x", "sentence_judgment:x"])),
     "--context": (st.sampled_from(["none", "running"]), st.sampled_from(["fewshot:nope", "running:-1", "sometimes"])),
 }
 
@@ -348,7 +351,8 @@ def _table() -> bytes:
         for i in range(48):
             t = seq[i]
             ok = i % 3 != 0
-            resp = t.study_record.correct_response if ok else ("no_violation" if t.study_record.correct_response == "violation" else "violation")
+            resp = t.study_record.correct_response if ok else (
+                "no_violation" if t.study_record.correct_response == "violation" else "violation")
             w.append(trial_row(t, TrialResult(response=resp, correct=ok, rt_ms=400.0 + i, rt_sentence_end_ms=1.0,
                                               word_onsets_ms=[], word_durations_ms=[], feedback_shown=True,
                                               feedback_text="ok", started_at="t0", ended_at="t1", iti_onset=0.0,

@@ -4,7 +4,8 @@ One rule decides which rows are complete (`experiments.session.scan_table`): the
 resume check, the session writer's reopen (truncate, record, then count) and the loaders all use
 it. These tests cut a real session file at many byte offsets inside its last row and check that the
 resume point, the truncated file and the sidecar's record agree. The end-to-end runs (a real
-PsychoPy window, the real model) are in tests/participants/test_participants_gui.py and tests/model_subjects/test_model_runner.py.
+PsychoPy window, the real model) are in tests/participants/test_participants_gui.py and
+tests/model_subjects/test_model_runner.py.
 """
 from __future__ import annotations
 

@@ -175,7 +175,8 @@ def test_completion_text_keystrokes_and_accepted_variants():
     t = trial("completion", prefix="She spread butter on her", target="bread", accepted=["toast"])
     s = task_settings(Exp(kind="completion"), "completion")
     keys = [("t", 500.0), ("o", 600.0), ("a", 700.0), ("s", 800.0), ("t", 900.0)]
-    raw = {"response_onset": 100.0, "presses": [{"key": k, "t": tt} for k, tt in keys] + [{"key": "return", "t": 1200.0}],
+    raw = {"response_onset": 100.0,
+           "presses": [{"key": k, "t": tt} for k, tt in keys] + [{"key": "return", "t": 1200.0}],
            "submit_time": 1200.0, "text": "toast"}
     out = derive(t, s, None, raw)
     assert (out["response"], out["response_text"], out["correct"], out["rt_ms"]) == ("toast", "toast", True, 400.0)

@@ -115,7 +115,8 @@ def test_a_four_trial_psychopy_session_of_each_task_kind(xdisplay, kind, tmp_pat
             assert r["response_text"] == plan["intended_response"]
     # the first trial gives feedback where there is a right answer (not on a rating, nor without a question)
     fb = exp.feedback
-    assert rows[0]["feedback_text"] == ({"True": fb.correct_text, "False": fb.incorrect_text}.get(rows[0]["correct"]) or "")
+    assert rows[0]["feedback_text"] == (
+        {"True": fb.correct_text, "False": fb.incorrect_text}.get(rows[0]["correct"]) or "")
     assert all(r["feedback_text"] == "" for r in rows[1:])
     shot = shots / f"{SHOTS[kind]}.png"
     assert shot.exists() and ink(shot) > 0.002, sorted(p.name for p in shots.iterdir())

@@ -42,7 +42,8 @@ PATH_LATENCY_MS = 25
 # 90th percentile under 40, one 201 ms stall; fixation -11..+28 ms. So the busy limits bound the median and
 # the 90th percentile, not the largest error; a runner that missed the spec's durations by a frame (17 ms)
 # every time still fails both.
-TIMING_LIMITS = {"quiet": dict(fixation=8, dur_median=2, dur_within_5=0.95, dur_max=15, soa_median=3, soa_max=20, mean=2),
+TIMING_LIMITS = {"quiet": dict(fixation=8, dur_median=2, dur_within_5=0.95, dur_max=15, soa_median=3, soa_max=20,
+                               mean=2),
                  "busy": dict(fixation=60, dur_median=8, dur_within_5=0.4, dur_max=None, soa_median=10, soa_max=None,
                               p90=40, mean=8)}
 
@@ -54,7 +55,8 @@ def p90(values: list[float]) -> float:
 def machine_state() -> str:
     """quiet or busy (see TIMING_LIMITS), from the load average of the last minute."""
     return "busy" if os.getloadavg()[0] > (os.cpu_count() or 1) else "quiet"
-SHOTS = ["block_intro", "break", "instructions", "fixation", "word", "response_prompt", "feedback_correct", "feedback_incorrect"]
+SHOTS = ["block_intro", "break", "instructions", "fixation", "word", "response_prompt", "feedback_correct",
+         "feedback_incorrect"]
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +170,8 @@ def test_autopilot_session_rows_timing_feedback_and_screenshots(xdisplay, fast_s
             sent = [t for key, t in plan["sent_ms"] if key == spec.task.response_key]
             # never early
             assert sent and sent[0] - extra["critical_onset_ms"] >= plan["rt_ms"] - 1, (sent, extra, plan)
-            assert abs(float(r["rt_ms"]) - (sent[0] - extra["critical_onset_ms"])) < PATH_LATENCY_MS, (r["rt_ms"], sent, extra)
+            assert abs(float(r["rt_ms"]) - (sent[0] - extra["critical_onset_ms"])) < PATH_LATENCY_MS, (
+                r["rt_ms"], sent, extra)
             span = extra["sentence_end_ms"] - extra["critical_onset_ms"]
             assert float(r["rt_ms"]) - float(r["rt_sentence_end_ms"]) == pytest.approx(span, abs=0.01)
         else:

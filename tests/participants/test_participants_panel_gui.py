@@ -112,9 +112,9 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
                     t0 = time.monotonic()
                 time.sleep(0.05)
             if early:
-                wait_for(lambda: events.seen("WORD_ON", i, 2), 30, f"trial {i} unit 2", proc)
+                wait_for(lambda i=i: events.seen("WORD_ON", i, 2), 30, f"trial {i} unit 2", proc)
                 xdo(xdisplay, "key", "f")
-            wait_for(lambda: events.seen("PanelOn", i), 30, f"trial {i} panel", proc)
+            wait_for(lambda i=i: events.seen("PanelOn", i), 30, f"trial {i} panel", proc)
             seen_at = time.monotonic()
             if answer is None:
                 sent.append(float("nan"))
@@ -140,7 +140,7 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
     rows = read_rows(csv_path)
     seq = compile_sequence(spec, pid)
     assert [r["item_id"] for r in rows] == [seq[i].item_id for i in range(n)]
-    for r, (early, answer, how, delay), lag in zip(rows, plan, sent, strict=False):
+    for r, (early, answer, how, _delay), lag in zip(rows, plan, sent, strict=False):
         extra = json.loads(r["extra"])
         assert r["response_mode"] == "panel"
         if answer is None:  # no answer within response_ms: rejected, as the release's REJECTED trials
@@ -152,7 +152,8 @@ def test_xdotool_participant_panel_keys_mouse_early_press_and_timeout(xdisplay, 
         assert extra["answered_by"] == ("mouse" if how == "mouse" else f"key:{spec.task.panel.keys[answer]}")
         # RT from panel onset: at least the wait after the panel appeared in the log, plus a little latency
         assert lag * 1000 - 5 <= float(r["rt_ms"]) <= lag * 1000 + 400, (r["rt_ms"], lag)
-        assert r["feedback_text"] == (spec.feedback.correct_text if r["correct"] == "True" else spec.feedback.incorrect_text)
+        assert r["feedback_text"] == (
+            spec.feedback.correct_text if r["correct"] == "True" else spec.feedback.incorrect_text)
         # every panel press is listed, mouse clicks as key presses are: time from fixation onset, unit, answer
         panel_presses = [p for p in extra["presses"] if p["phase"] == "panel"]
         assert all(p["t_ms"] >= extra["panel_onset_ms"] and p["unit"] == len(json.loads(r["word_onsets_ms"])) - 1

@@ -181,10 +181,10 @@ def test_italian_spec_draws_only_italian_screen_texts(xdisplay, tmp_path):
         wait_for(lambda: resume in drawn.texts(), 60, "the resume page", proc)
         press_until(xdisplay, "space", lambda: events.count("FIX_ON", 2) == 2, proc, "trial 2 again")
         for k in (2, 3):
-            wait_for(lambda: events.count("PanelOn", k), 30, f"panel {k}", proc)
+            wait_for(lambda k=k: events.count("PanelOn", k), 30, f"panel {k}", proc)
             time.sleep(0.3)
             xkey(xdisplay, "j")
-            wait_for(lambda: n_rows(csv_path) == k + 1, 60, f"trial {k}", proc)
+            wait_for(lambda k=k: n_rows(csv_path) == k + 1, 60, f"trial {k}", proc)
         wait_for(lambda: texts["end_text"] in drawn.texts(), 30, "the end page", proc)
         press_until(xdisplay, "space", lambda: proc.poll() is not None, proc, "the end", every=1.0)
         stdout, stderr = proc.communicate(timeout=60)

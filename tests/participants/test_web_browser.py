@@ -168,7 +168,8 @@ def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_
     assert list(rows[0]) == COLUMN_NAMES
     assert [int(r["trial_index"]) for r in rows] == list(range(6))  # once each, across the reload
     for i, row in enumerate(rows):
-        assert {k: row[k] for k in seq[i].to_row()} == {k: "" if v is None else str(v) for k, v in seq[i].to_row().items()}
+        assert {k: row[k] for k in seq[i].to_row()} == {
+            k: "" if v is None else str(v) for k, v in seq[i].to_row().items()}
         answer, how, early = plan[i]
         extra = json.loads(row["extra"])
         assert row["response"] == (answer or "none")
@@ -178,7 +179,8 @@ def test_a_whole_italian_session_with_keys_clicks_early_presses_a_timeout_and_a_
             assert row["correct"] == "" and row["rt_ms"] == "" and row["feedback_text"] == "Troppo lento!"
         else:
             assert row["correct"] == str(answer == seq[i].study_record.correct_response)
-            assert row["feedback_text"] == ("Corretto!" if answer == seq[i].study_record.correct_response else "Sbagliato!")
+            assert row["feedback_text"] == (
+                "Corretto!" if answer == seq[i].study_record.correct_response else "Sbagliato!")
             assert 150 <= float(row["rt_ms"]) < 2000  # we waited 150 ms after the panel was seen
         if early is not None:
             assert row["early_response"] == "violation" and int(row["early_response_unit"]) in (early, early + 1)
@@ -476,7 +478,8 @@ def test_touch_taps_answer_the_panel_and_turn_the_pages(browser, tmp_path):
     assert [json.loads(r["extra"])["answered_by"] for r in rows] == ["touch", "touch"]
     assert [r["response"] for r in rows] == ["violation", "violation"]
     assert [p["key"] for r in rows for p in json.loads(r["extra"])["presses"]] == ["touch", "touch"]
-    warnings = json.loads(session_paths(tmp_path / "data", exp.name, "T01", 1)[1].read_text())["runs"][0]["client"]["warnings"]
+    sidecar = json.loads(session_paths(tmp_path / "data", exp.name, "T01", 1)[1].read_text())
+    warnings = sidecar["runs"][0]["client"]["warnings"]
     assert [w.split(" ms is ")[0] for w in warnings] == ["word_ms=246"] and "15 frames" in warnings[0]
 
 

@@ -134,7 +134,8 @@ def test_stale_sidecar_temporaries_of_dead_writers_are_removed_when_the_server_o
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stem = ".study-x_subject-P01_session-1_data.json"
-    stale = [out / "data" / f"{stem}.{dead.pid}-0123abcd.tmp", out / f".dataset_description.json.{dead.pid}-89abcdef.tmp"]
+    stale = [out / "data" / f"{stem}.{dead.pid}-0123abcd.tmp",
+             out / f".dataset_description.json.{dead.pid}-89abcdef.tmp"]
     live = out / "data" / f"{stem}.{os.getpid()}-0123abcd.tmp"  # a live writer's: it may be writing it now
     other = out / "data" / ".notes.tmp"  # not a sidecar temporary: not ours to remove
     for p in (*stale, live, other):

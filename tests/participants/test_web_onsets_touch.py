@@ -113,7 +113,8 @@ def test_rsvp_onsets_are_the_frames_that_present_each_change(browser, tmp_path):
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     page.add_init_script(PROBE)
     posted: list[dict] = []
-    page.on("request", lambda r: posted.append(json.loads(r.post_data)["result"]) if r.url.endswith("/api/trial") else None)
+    page.on("request",
+            lambda r: posted.append(json.loads(r.post_data)["result"]) if r.url.endswith("/api/trial") else None)
     try:
         page.goto(f"{url}/?participant=K01")
         while True:
@@ -147,7 +148,8 @@ def test_rsvp_onsets_are_the_frames_that_present_each_change(browser, tmp_path):
             checked += 1
         if rep["dropped_frames"] == 0:  # frame-locked: each word exactly its whole number of frames
             durations = [b - a for a, b in zip(rep["unit_onsets"], rep["unit_offsets"], strict=False)]
-            assert all(abs(d - rep["unit_frames"] * rep["frame_ms"]) < 0.6 * rep["frame_ms"] for d in durations), durations
+            assert all(abs(d - rep["unit_frames"] * rep["frame_ms"]) < 0.6 * rep["frame_ms"]
+                       for d in durations), durations
             assert rep["onset_frames"] == rep["intended_onset_frames"]
     assert checked >= 10
     rows = read_rows(session_paths(out, exp.name, "K01", 1)[0])
@@ -176,7 +178,8 @@ def test_a_phone_types_a_cloze_answer_into_a_text_field(browser, tmp_path):
                                "enterkeyhint: e.getAttribute('enterkeyhint'), autocomplete: e.autocomplete})")
         hint_shown = page.locator(".tl-stage .tl-hint").count()
         button = page.locator(".tl-stage .tl-submit")
-        label = page.evaluate("() => JSON.parse(document.getElementById('twinlab-config').textContent).texts.continue_button")
+        label = page.evaluate(
+            "() => JSON.parse(document.getElementById('twinlab-config').textContent).texts.continue_button")
         assert button.is_visible() and label and button.inner_text() == label
         field.tap()
         focused = page.evaluate("() => document.activeElement && document.activeElement.classList.contains('tl-typed')")

@@ -106,11 +106,17 @@ def _long_spec(tmp_path: Path) -> Path:
 # everything the participant must see whole: in the window, and no text wider than its own box
 GEOMETRY = """() => {
   const W = innerWidth, H = innerHeight, r = (e) => e.getBoundingClientRect();
-  const inside = (e) => { const b = r(e); return b.left >= -0.5 && b.top >= -0.5 && b.right <= W + 0.5 && b.bottom <= H + 0.5; };
+  const inside = (e) => {
+    const b = r(e);
+    return b.left >= -0.5 && b.top >= -0.5 && b.right <= W + 0.5 && b.bottom <= H + 0.5;
+  };
   const out = {W, H};
   const boxes = [...document.querySelectorAll('.tl-box')];
   out.boxes_inside = boxes.map(inside);
-  out.labels_fit = boxes.map((b) => { const l = b.querySelector('.tl-box-label'); return l.scrollWidth <= b.clientWidth + 0.5 && inside(l); });
+  out.labels_fit = boxes.map((b) => {
+    const l = b.querySelector('.tl-box-label');
+    return l.scrollWidth <= b.clientWidth + 0.5 && inside(l);
+  });
   out.keys_inside = [...document.querySelectorAll('.tl-box-key')].map(inside);
   out.keys_shown = [...document.querySelectorAll('.tl-box-key')].map((e) => getComputedStyle(e).display !== 'none');
   const q = document.querySelector('.tl-question');
@@ -121,7 +127,8 @@ GEOMETRY = """() => {
     out.question_above_boxes = r(q).bottom <= Math.min(...boxes.map((b) => r(b).top)) + 0.5;
     out.question_lines = Math.round(r(q).height / parseFloat(cs.lineHeight));
   }
-  out.boxes_apart = boxes.length === 2 && (r(boxes[0]).right <= r(boxes[1]).left || r(boxes[1]).right <= r(boxes[0]).left);
+  out.boxes_apart = boxes.length === 2 &&
+    (r(boxes[0]).right <= r(boxes[1]).left || r(boxes[1]).right <= r(boxes[0]).left);
   return out;
 }"""
 
@@ -167,7 +174,8 @@ def test_a_phone_or_tablet_held_upright_shows_the_panel_and_long_units_whole(bro
     finally:
         stop(proc)
         _publish(shots)
-    assert LONG_UNIT in unit["text"] and unit["left"] >= 0 and unit["right"] <= unit["W"] and unit["sw"] <= unit["cw"] + 1, unit
+    assert (LONG_UNIT in unit["text"] and unit["left"] >= 0 and unit["right"] <= unit["W"]
+            and unit["sw"] <= unit["cw"] + 1), unit
     assert geo["boxes_inside"] == [True, True] and geo["labels_fit"] == [True, True], geo
     assert geo["keys_inside"] == [True, True] and geo["boxes_apart"], geo
     assert geo["keys_shown"] == [False, False], geo  # a touch screen names no keys

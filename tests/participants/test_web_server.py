@@ -66,14 +66,16 @@ def test_a_served_session_writes_each_trial_through_the_session_writer(served):
     assert [t["item_id"] for t in s["trials"]] == [t.item_id for t in seq.trials[:4]]
     plan = [("violation", "key", None), ("no_violation", "mouse", 2), (None, "key", None), ("violation", "touch", None)]
     for i, (answer, by, early) in enumerate(plan):
-        r = _post(client, "P01", s["token"], page_report(seq[i], exp, answer=answer, by=by, rt_ms=321.5, early_unit=early))
+        r = _post(client, "P01", s["token"],
+                  page_report(seq[i], exp, answer=answer, by=by, rt_ms=321.5, early_unit=early))
         assert r.status_code == 200, r.text
         assert r.json() == {"saved": i, "next": i + 1, "finished": i == 3}
     csv_path, json_path = session_paths(out, exp.name, "P01", 1)
     rows = read_rows(csv_path)
     assert list(rows[0]) == COLUMN_NAMES
     for i, row in enumerate(rows):  # the trial's own columns are the compiler's, as in a PsychoPy session
-        assert {k: row[k] for k in seq[i].to_row()} == {k: "" if v is None else str(v) for k, v in seq[i].to_row().items()}
+        assert {k: row[k] for k in seq[i].to_row()} == {
+            k: "" if v is None else str(v) for k, v in seq[i].to_row().items()}
         assert row["subject_kind"] == "human" and row["context_mode"] == "human" and row["response_mode"] == "panel"
     assert [r["response"] for r in rows] == ["violation", "no_violation", "none", "violation"]
     assert rows[2]["correct"] == "" and rows[2]["feedback_text"] == "Troppo lento!" and rows[2]["rt_ms"] == ""
@@ -84,7 +86,8 @@ def test_a_served_session_writes_each_trial_through_the_session_writer(served):
     assert clicks == [{"key": "mouse", "t_ms": clicks[0]["t_ms"], "phase": "panel", "unit": len(seq[1].words) - 1,
                        "answer": "no_violation"}]
     meta = json.loads(json_path.read_text())
-    assert meta["status"] == "completed" and meta["n_trials_written"] == 4 and meta["runner"] == "twinlab.participants.web"
+    assert (meta["status"] == "completed" and meta["n_trials_written"] == 4
+            and meta["runner"] == "twinlab.participants.web")
     assert meta["participant_info"] == {"participant": "P01", "session": 1, "PROLIFIC_PID": "P01", "STUDY_ID": "S1",
                                         "SESSION_ID": "X9"}
     assert s["token"] not in json_path.read_text()  # only its hash is kept
@@ -126,7 +129,8 @@ def test_hostile_and_malformed_posts_are_refused_with_a_clear_status(served):
         "a string for a time": (post({**good, "fixation_onset": "soon"}), 422),
         "trial out of order": (post({**good, "trial_index": 2}), 409),
         "not JSON": (client.post("/api/trial", content=b"{nope", headers={"content-type": "application/json"}), 400),
-        "NaN": (client.post("/api/trial", content=b'{"participant": NaN}', headers={"content-type": "application/json"}), 400),
+        "NaN": (client.post("/api/trial", content=b'{"participant": NaN}',
+                            headers={"content-type": "application/json"}), 400),
         "not a JSON content "
         "type": (client.post("/api/trial", content=b"{}", headers={"content-type": "text/plain"}), 415),
         "too large": (client.post("/api/trial", content=b"[" + b"1," * 200_000 + b"1]",
@@ -187,10 +191,12 @@ def test_web_build_writes_a_self_contained_site_with_the_compilers_sequences(tmp
     site = tmp_path / "site"
     assert summary["slots"] == 3
     assert sorted(p.name for p in (site / "static").iterdir()) == sorted(
-        ["jspsych.js", "jspsych.css", "plugin-html-keyboard-response.js", "twinlab-frames.js", "twinlab-rsvp.js", "twinlab-task.js",
-         "twinlab-experiment.js", "twinlab.css",
-         *(f"kind-{k}.js" for k in kind_names() if kind_file(k, "page.js"))])  # every kind's page, a new kind's too
-    assert {"kind-judgment.js", "kind-rating.js", "kind-self_paced_reading.js"} <= {p.name for p in (site / "static").iterdir()}
+        ["jspsych.js", "jspsych.css", "plugin-html-keyboard-response.js", "twinlab-frames.js", "twinlab-rsvp.js",
+         "twinlab-task.js", "twinlab-experiment.js", "twinlab.css",
+         # every kind's page, a new kind's too
+         *(f"kind-{k}.js" for k in kind_names() if kind_file(k, "page.js"))])
+    assert ({"kind-judgment.js", "kind-rating.js", "kind-self_paced_reading.js"}
+            <= {p.name for p in (site / "static").iterdir()})
     html = (site / "index.html").read_text()
     assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing loaded from the network
     seqs = json.loads((site / "sequences.js").read_text().split("=", 1)[1].rstrip().rstrip(";"))
@@ -260,7 +266,8 @@ def test_multi_session_specs_serve_each_session_its_own_sequence(tmp_path):
         assert _start(client, session=3).status_code == 400
     s1, s2 = compile_sequence(exp, "P01", None, session=1), compile_sequence(exp, "P01", None, session=2)
     assert (one["sequence_hash"], two["sequence_hash"]) == (s1.sequence_hash, s2.sequence_hash)
-    assert [t["block"] for t in one["trials"]] == ["training"] * 2 and [t["block"] for t in two["trials"]] == ["main"] * 2
+    assert [t["block"] for t in one["trials"]] == ["training"] * 2
+    assert [t["block"] for t in two["trials"]] == ["main"] * 2
     assert one["token"] != two["token"] and one["n_trials"] == two["n_trials"] == 2
 
 
@@ -268,7 +275,8 @@ def test_a_second_server_on_the_same_folder_cannot_write_an_open_session(tmp_pat
     exp = load_spec(italian_spec(tmp_path, trials=4))
     out = tmp_path / "data"
     seq = compile_sequence(exp, "P01", None)
-    with TestClient(create_app(exp, out), base_url=LOCAL) as first, TestClient(create_app(exp, out), base_url=LOCAL) as second:
+    with (TestClient(create_app(exp, out), base_url=LOCAL) as first,
+          TestClient(create_app(exp, out), base_url=LOCAL) as second):
         tok = _start(first).json()["token"]
         assert _post(first, "P01", tok, page_report(seq[0], exp, answer=None)).status_code == 200
         r = _start(second, token=tok)

@@ -212,8 +212,8 @@ def test_every_kind_on_a_phone_in_portrait_with_taps(browser, tmp_path):
                                       has_touch=True)
             page = ctx.new_page()
             errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
             try:
                 fit = play(page, srv.url, kind, exp, seq, pid="phone1", click_trial=None, tap=True, shots=shots,
                            prefix="phone_", named=named)

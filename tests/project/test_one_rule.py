@@ -66,7 +66,7 @@ def test_the_analysis_finds_the_answer_option_by_the_kinds_rule():
                        "materials": [json.dumps(m) for m, _, _ in cases]})
     got = choice_rows(df)["correct_position"].tolist()
     assert [None if pd.isna(g) else int(g) for g in got] == [p for _, _, p in cases]
-    for (m, order, pos), g in zip(cases, got, strict=False):
+    for (m, order, pos), _g in zip(cases, got, strict=False):
         if pos is not None:  # the option shown there is the one the kind scores correct
             assert choice.score(SimpleNamespace(mat=m), m["options"][order[pos]]) is True
 

@@ -196,8 +196,9 @@ MANDARIN = [{"good_sentence": "我 很 喜欢 一 位 国内 的 明星 。", "b
 @pytest.mark.parametrize("bad, said", [
     ("他 养 了 一 匹 马 。" + ZWSP, "line 3: bad_sentence: holds invisible or control character(s) U+200B ZERO WIDTH "
                                  "SPACE (character 14)"),
-    ("他 养 了 一 匹 马 。 ", "line 3: good_sentence and bad_sentence: '他 养 了 一 匹 马 。' and '他 养 了 一 匹 马 。 ' "
-                          "look the same (they differ only by U+0020 SPACE)"),
+    ("他 养 了 一 匹 马 。 ",
+     "line 3: good_sentence and bad_sentence: '他 养 了 一 匹 马 。' and '他 养 了 一 匹 马 。 ' "
+     "look the same (they differ only by U+0020 SPACE)"),
 ])
 def test_mandarin_pairs_that_differ_only_invisibly_are_not_scored_as_minimal_pairs(tmp_path, bad, said):
     from reproductions.hu_levy.data import DATASETS_ZH, DataError, read_corpus

@@ -21,7 +21,8 @@ def _hold(folder: str, exclusive: bool, start_after: float, hold: float, log: mp
 def _events(tmp_path: Path, plan: list[tuple[str, bool, float, float]]) -> list[tuple[str, str]]:
     ctx = mp.get_context("fork")
     log = ctx.Queue()
-    procs = [ctx.Process(target=_hold, args=(str(tmp_path), ex, after, hold, log, name)) for name, ex, after, hold in plan]
+    procs = [ctx.Process(target=_hold, args=(str(tmp_path), ex, after, hold, log, name))
+             for name, ex, after, hold in plan]
     for p in procs:
         p.start()
     for p in procs:
@@ -59,7 +60,8 @@ def test_windows_and_browsers_are_timing_unless_marked_untimed():
     import sys
 
     root = Path(__file__).resolve().parents[2]
-    files = ["tests/experiments/test_lists.py", "tests/reproductions/test_hu_levy_mandarin_study.py", "tests/participants/test_human_tasks_gui.py"]
+    files = ["tests/experiments/test_lists.py", "tests/reproductions/test_hu_levy_mandarin_study.py",
+             "tests/participants/test_human_tasks_gui.py"]
 
     def collected(mark: str) -> list[str]:
         r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
@@ -69,8 +71,10 @@ def test_windows_and_browsers_are_timing_unless_marked_untimed():
 
     timing, every = collected("timing"), collected("long or not long")
     assert "tests/experiments/test_lists.py::test_run_human_reads_the_list_given" in every
-    assert not any(t.startswith(("tests/experiments/test_lists.py", "tests/reproductions/test_hu_levy_mandarin_study.py::test_psychopy_draws",
-                                 "tests/reproductions/test_hu_levy_mandarin_study.py::test_chromium_draws")) for t in timing), timing
+    assert not any(t.startswith(("tests/experiments/test_lists.py",
+                                 "tests/reproductions/test_hu_levy_mandarin_study.py::test_psychopy_draws",
+                                 "tests/reproductions/test_hu_levy_mandarin_study.py::test_chromium_draws"))
+                   for t in timing), timing
     gui_sessions = [t for t in every if "test_a_four_trial_psychopy_session_of_each_task_kind" in t]
     assert gui_sessions and set(gui_sessions) <= set(timing)
     assert every[: len(timing)] == timing  # the timing tests first, in collection order

@@ -33,7 +33,8 @@ def base_row(experiment: str, subject: str, kind: str, trial: int, item: int, le
     return {"subject_id": subject, "subject_kind": kind, "session": 1, "experiment": experiment, "spec_hash": "h",
             "sequence_hash": "s", "block": "test", "trial_index": trial, "block_trial_index": trial,
             "item_id": f"{item}:{cond}", "structure": experiment, "condition": cond, "dependency": "",
-            "violation_position": "none", "grammatical": "" if gram is None else ("True" if gram == "true" else "False"),
+            "violation_position": "none",
+            "grammatical": "" if gram is None else ("True" if gram == "true" else "False"),
             "words": materials.get("sentence") or materials.get("prefix") or "", "critical_index": -1,
             "lexicon": "", "feedback": "False", "item": str(item), "list": lst, "task": task, "role": "test",
             "materials": json.dumps(materials, sort_keys=True), **{k: v for k, v in levels.items()
@@ -84,8 +85,9 @@ def agreement_judgments(root: Path, n_subjects: int = 8, n_items: int = 32, seed
             yes = rng.random() < 1 / (1 + np.exp(-eta))
             answer = "yes" if g else "no"
             response = "yes" if yes else "no"
-            sent = f"The key{'s' if lv['head_number'] == 'pl' else ''} to the cabinet{'s' if lv['attractor_number'] == 'pl' else ''} " \
-                   f"{'is' if (lv['head_number'] == 'sg') == g else 'are'} rusty ."
+            sent = (f"The key{'s' if lv['head_number'] == 'pl' else ''} "
+                    f"to the cabinet{'s' if lv['attractor_number'] == 'pl' else ''} "
+                    f"{'is' if (lv['head_number'] == 'sg') == g else 'are'} rusty .")
             r = base_row("agreement_attraction", f"S{s:02d}", kind, t, int(item), lv, "judgment",
                          {"sentence": sent, "answer": answer}, lst)
             r |= {"correct_response": answer, "response": response, "correct": str(response == answer),
@@ -98,7 +100,8 @@ def agreement_judgments(root: Path, n_subjects: int = 8, n_items: int = 32, seed
     return paths
 
 
-def choice_sessions(root: Path, n_subjects: int = 6, n_items: int = 20, seed: int = 1, bias: float = 0.25) -> list[Path]:
+def choice_sessions(root: Path, n_subjects: int = 6, n_items: int = 20, seed: int = 1,
+                    bias: float = 0.25) -> list[Path]:
     """2AFC minimal pairs, positions counterbalanced; subjects know the answer with p 0.5 and otherwise
     pick screen position 0 with probability 0.5 + bias."""
     f = {"pair_type": ["agreement", "npi"]}
@@ -157,7 +160,8 @@ def completion_sessions(root: Path) -> list[Path]:
         rows = []
         for t, ((prefix, target, acc), a) in enumerate(zip(items, ans, strict=False)):
             lv = {"constraint": "high" if t < 2 else "low"}
-            r = base_row("cloze", s, "human", t, t, lv, "completion", {"prefix": prefix, "target": target, "accepted": acc})
+            r = base_row("cloze", s, "human", t, t, lv, "completion",
+                         {"prefix": prefix, "target": target, "accepted": acc})
             r |= {"response_text": a if a else "", "response": a}
             rows.append(r)
         out.append(write_session(root, "cloze", s, rows, f))

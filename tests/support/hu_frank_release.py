@@ -12,12 +12,42 @@ from pathlib import Path
 import numpy as np
 
 HEAD = {
-    "digit_mat": "problem_type,problem_ind,problem_id,perm_invariant,correct_answer,generated_response,generated_response_sum_logprob,generated_response_pred_set,generated_response_correct,mc_answer_logprobs,mc_response_index,mc_response,mc_response_sum_logprob,mc_response_correct,model,revision",
-    "crt": "condition,item_id,question,correct,intuitive,total_cost,more,correct_alt,intuitive_alt,total_cost_alt,more_alt,generated_response_raw,generated_response,generated_response_naive_label,generated_response_label,mc_answer_logprobs,mc_answer_labels,mc_correct_logprob,mc_intuitive_logprob,mc_response_index,mc_response_label,mc_response,mc_response_mean_logprob,mc_response_correct,mc_correct_alt_logprob,mc_intuitive_alt_logprob,mc_response_correct_alt,model,revision",
-    "crt_quirk": "condition,item_id,question,correct,intuitive,t,generated_response_raw,generated_response,generated_response_naive_label,generated_response_naive_label,mc_answer_logprobs,mc_answer_labels,mc_correct_logprob,mc_intuitive_logprob,mc_response_index,mc_response_label,mc_response,mc_response_mean_logprob,mc_response_correct,model,revision",
-    "lambada": "item_id,prefix,final_word,direct_logprob,meta_logprob,kl_divergence,spearman_r_all,spearman_p_all,spearman_r_top100,spearman_p_top100,model,revision",
-    "blimp": "good_sentence,bad_sentence,category,category_fine,blimp_UID,blimp_pairID,item_id,condition,direct_sum_logprob_good_sentence,direct_sum_logprob_bad_sentence,direct_correct,meta_sum_logprob_good_first_1,meta_sum_logprob_good_first_2,meta_sum_logprob_bad_first_1,meta_sum_logprob_bad_first_2,meta_1_correct,meta_2_correct,meta_good_correct,meta_bad_correct,meta_correct,meta_correct_lenient,model,revision",
-    "dgl": "item_id,phenomenon,test_item,original_condition,sentence_grammatical,sentence_ungrammatical,condition,direct_sum_logprob_good_sentence,direct_sum_logprob_bad_sentence,direct_correct,meta_sum_logprob_good_first_1,meta_sum_logprob_good_first_2,meta_sum_logprob_bad_first_1,meta_sum_logprob_bad_first_2,meta_1_correct,meta_2_correct,meta_good_correct,meta_bad_correct,meta_correct,meta_correct_lenient,model,revision",
+    "digit_mat": (
+        "problem_type,problem_ind,problem_id,perm_invariant,correct_answer,generated_response,"
+        "generated_response_sum_logprob,generated_response_pred_set,generated_response_correct,mc_answer_logprobs,"
+        "mc_response_index,mc_response,mc_response_sum_logprob,mc_response_correct,model,revision"
+    ),
+    "crt": (
+        "condition,item_id,question,correct,intuitive,total_cost,more,correct_alt,intuitive_alt,total_cost_alt,"
+        "more_alt,generated_response_raw,generated_response,generated_response_naive_label,generated_response_label,"
+        "mc_answer_logprobs,mc_answer_labels,mc_correct_logprob,mc_intuitive_logprob,mc_response_index,"
+        "mc_response_label,mc_response,mc_response_mean_logprob,mc_response_correct,mc_correct_alt_logprob,"
+        "mc_intuitive_alt_logprob,mc_response_correct_alt,model,revision"
+    ),
+    "crt_quirk": (
+        "condition,item_id,question,correct,intuitive,t,generated_response_raw,generated_response,"
+        "generated_response_naive_label,generated_response_naive_label,mc_answer_logprobs,mc_answer_labels,"
+        "mc_correct_logprob,mc_intuitive_logprob,mc_response_index,mc_response_label,mc_response,"
+        "mc_response_mean_logprob,mc_response_correct,model,revision"
+    ),
+    "lambada": (
+        "item_id,prefix,final_word,direct_logprob,meta_logprob,kl_divergence,spearman_r_all,spearman_p_all,"
+        "spearman_r_top100,spearman_p_top100,model,revision"
+    ),
+    "blimp": (
+        "good_sentence,bad_sentence,category,category_fine,blimp_UID,blimp_pairID,item_id,condition,"
+        "direct_sum_logprob_good_sentence,direct_sum_logprob_bad_sentence,direct_correct,"
+        "meta_sum_logprob_good_first_1,meta_sum_logprob_good_first_2,meta_sum_logprob_bad_first_1,"
+        "meta_sum_logprob_bad_first_2,meta_1_correct,meta_2_correct,meta_good_correct,meta_bad_correct,meta_correct,"
+        "meta_correct_lenient,model,revision"
+    ),
+    "dgl": (
+        "item_id,phenomenon,test_item,original_condition,sentence_grammatical,sentence_ungrammatical,condition,"
+        "direct_sum_logprob_good_sentence,direct_sum_logprob_bad_sentence,direct_correct,"
+        "meta_sum_logprob_good_first_1,meta_sum_logprob_good_first_2,meta_sum_logprob_bad_first_1,"
+        "meta_sum_logprob_bad_first_2,meta_1_correct,meta_2_correct,meta_good_correct,meta_bad_correct,meta_correct,"
+        "meta_correct_lenient,model,revision"
+    ),
 }
 MODELS = {  # file stem -> (model id, probability of a correct answer, low / high demand)
     "pythia-1b-deduped": ("EleutherAI/pythia-1b-deduped", 0.6, 0.3),
@@ -111,8 +141,10 @@ def write_stimuli(root: Path) -> Path:
         "row_constant": {"prob": np.array([[[[6], [6], [6]], [[1], [1], [1]], [[3], [3], [3]]]] * 3),
                          "answer_choices": np.array([[[9], [7], [0], [3], [2], [6], [1], [5]]] * 3),
                          "correct_ind": np.array([3, 3, 3]), "perm_invariant": False},
-        "c2_set_union": {"prob": np.array([[[[1, 2], [3, -1], [1, 3]], [[4, 5], [6, -1], [4, 6]], [[7, 8], [9, -1], [7, 9]]]] * 2),
-                         "answer_choices": np.array([[[9, 7], [7, 8], [8, 9], [1, 2], [3, 4], [5, 6], [7, 9], [0, 1]]] * 2),
+        "c2_set_union": {"prob": np.array([[[[1, 2], [3, -1], [1, 3]], [[4, 5], [6, -1], [4, 6]],
+                                             [[7, 8], [9, -1], [7, 9]]]] * 2),
+                         "answer_choices": np.array([[[9, 7], [7, 8], [8, 9], [1, 2], [3, 4], [5, 6], [7, 9],
+                                                      [0, 1]]] * 2),
                          "correct_ind": np.array([0, 6]), "perm_invariant": True},
     }
     np.savez(ext / "digit_mat" / "all_problems.npz", all_problems=np.array(probs, dtype=object))
@@ -134,7 +166,8 @@ def write_stimuli(root: Path) -> Path:
         encoding="utf-8")
     (ext / "blimp" / "raw").mkdir(exist_ok=True)
     (ext / "blimp" / "raw" / "causative.jsonl.gz").write_bytes(gzip.compress(
-        b'{"sentence_good": "Aaron breaks the glass.", "sentence_bad": "Aaron appeared the glass.", "UID": "causative", "pairID": "0"}\n',
+        b'{"sentence_good": "Aaron breaks the glass.", "sentence_bad": "Aaron appeared the glass.", '
+        b'"UID": "causative", "pairID": "0"}\n',
         mtime=0))
     (ext / "dgl").mkdir(exist_ok=True)
     (ext / "dgl" / "stimuli.csv").write_text(

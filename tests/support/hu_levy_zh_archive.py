@@ -42,7 +42,8 @@ def build_archive(path: Path, seed: int = 0, models: tuple[str, ...] = ("text-da
     model = models[0]
     for m in METHODS:
         if m == "direct":
-            res = [{"item_id": int(r["item_id"]), "good_sentence": r["good_sentence"], "bad_sentence": r["bad_sentence"],
+            res = [{"item_id": int(r["item_id"]), "good_sentence": r["good_sentence"],
+                    "bad_sentence": r["bad_sentence"],
                     "logprob_of_good_sentence": lp(), "logprob_of_bad_sentence": lp()} for r in pairs]
         else:
             res = [{"item_id": int(r["item_id"]), "good_prompt_yes": "", "good_sentence": r["good_sentence"],

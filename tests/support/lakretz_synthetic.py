@@ -27,11 +27,13 @@ from studies.lakretz2021.importers.format import (
 
 # invented lexicon: (singular, plural) with article, and with the preposition "a" + article
 NOUNS = [("il cuoco", "i cuochi", "al cuoco", "ai cuochi"), ("la sarta", "le sarte", "alla sarta", "alle sarte"),
-         ("il pittore", "i pittori", "al pittore", "ai pittori"), ("la maestra", "le maestre", "alla maestra", "alle maestre"),
+         ("il pittore", "i pittori", "al pittore", "ai pittori"),
+         ("la maestra", "le maestre", "alla maestra", "alle maestre"),
          ("l' autista", "gli autisti", "all' autista", "agli autisti"), ("il nonno", "i nonni", "al nonno", "ai nonni"),
          ("la vicina", "le vicine", "alla vicina", "alle vicine"), ("lo zio", "gli zii", "allo zio", "agli zii"),
          ("il pilota", "i piloti", "al pilota", "ai piloti"), ("la cugina", "le cugine", "alla cugina", "alle cugine")]
-THINGS = [("il tavolo", "i tavoli"), ("la lampada", "le lampade"), ("il cappello", "i cappelli"), ("la bussola", "le bussole")]
+THINGS = [("il tavolo", "i tavoli"), ("la lampada", "le lampade"), ("il cappello", "i cappelli"),
+          ("la bussola", "le bussole")]
 VERBS = [("aiuta", "aiutano", "aiutare"), ("chiama", "chiamano", "chiamare"), ("saluta", "salutano", "salutare"),
          ("segue", "seguono", "seguire"), ("cerca", "cercano", "cercare"), ("ascolta", "ascoltano", "ascoltare")]
 MENTAL = [("pensa", "pensano"), ("afferma", "affermano"), ("racconta", "raccontano")]
@@ -47,7 +49,8 @@ N_CONDITION_LETTERS = {"objrel": 2, "embedding_mental_SR": 2, "objrel_nounpp": 3
 # (1-based) slide of each verb as the release codes it in Viol_on_slide (objrel_nounpp: one more)
 SLIDE_OF = {("objrel", "V1"): 4, ("objrel", "V2"): 5, ("objrel_nounpp", "V1"): 7, ("objrel_nounpp", "V2"): 8,
             ("embedding_mental_LR", "V2"): 7, ("embedding_mental_SR", "V2"): 5}
-FILLER_KINDS = {"objrel": [("V1", -4), ("V2", -5), ("N1", -1)], "objrel_nounpp": [("V1", -7), ("V2", -8), ("N1", -1), ("N2", -3)],
+FILLER_KINDS = {"objrel": [("V1", -4), ("V2", -5), ("N1", -1)],
+                "objrel_nounpp": [("V1", -7), ("V2", -8), ("N1", -1), ("N2", -3)],
                 "embedding_mental_LR": [("V2", -7), ("N2", -4)], "embedding_mental_SR": [("V2", -5), ("N1", -1)]}
 
 
@@ -98,7 +101,8 @@ def _sentence(rng: np.random.Generator, stype: str, cond: str, vtype: str, trial
     else:
         outer, inner = MENTAL[int(rng.integers(len(MENTAL)))][num[0]], v_in[num[1]]
     if trial_type == "Violation":  # flip the number of the violated verb
-        if (stype in ("objrel", "objrel_nounpp") and vtype == "V1") or (stype.startswith("embedding") and vtype == "V2"):
+        if ((stype in ("objrel", "objrel_nounpp") and vtype == "V1")
+                or (stype.startswith("embedding") and vtype == "V2")):
             inner = v_in[1 - num[1]]
         else:
             outer = v_out[1 - num[0]]

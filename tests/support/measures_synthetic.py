@@ -122,9 +122,10 @@ def lexical_sessions(root: Path, n_items: int = 12, people: int = 3) -> dict:
     rows = []
     for t in range(n_items * 2):
         lv = {"lexicality": "word" if t % 2 == 0 else "nonword"}
-        r = base_row("ld", "Q0", "model", t, t // 2, lv, "lexical_decision", {"sentence": f"s{t}", "answer": lv["lexicality"]})
-        r |= {"correct_response": lv["lexicality"], "response": "nonword", "correct": str(lv["lexicality"] == "nonword"),
-              "protocol": "meta", "context_mode": "none"}
+        r = base_row("ld", "Q0", "model", t, t // 2, lv, "lexical_decision",
+                     {"sentence": f"s{t}", "answer": lv["lexicality"]})
+        r |= {"correct_response": lv["lexicality"], "response": "nonword",
+              "correct": str(lv["lexicality"] == "nonword"), "protocol": "meta", "context_mode": "none"}
         rows.append(r)
     write_session(root, "ld", "Q0", rows, LEX, model_meta())
     for s in range(people):
@@ -137,7 +138,8 @@ def lexical_sessions(root: Path, n_items: int = 12, people: int = 3) -> dict:
             if t == 5:
                 rt = 4200.0  # a long pause: outside the trim
             resp = lv["lexicality"] if rng.random() < 0.85 else ("nonword" if lv["lexicality"] == "word" else "word")
-            r = base_row("ld", f"P{s}", "human", t, t // 2, lv, "lexical_decision", {"sentence": f"s{t}", "answer": lv["lexicality"]})
+            r = base_row("ld", f"P{s}", "human", t, t // 2, lv, "lexical_decision",
+                         {"sentence": f"s{t}", "answer": lv["lexicality"]})
             r |= {"correct_response": lv["lexicality"], "response": resp, "correct": str(resp == lv["lexicality"]),
                   "rt_ms": rt, "response_mode": "key"}
             rows.append(r)

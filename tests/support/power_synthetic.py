@@ -17,7 +17,8 @@ from tests.support.design_synthetic import base_row, write_session
 
 def pilot(root: Path, n_subjects: int = 8, n_items: int = 12, seed: int = 0, intercept: float = 0.5,
           effect: float = 0.4, subject_sd: float = 0.6, item_sd: float = 0.4, kind: str = "human",
-          model: str | None = None, rt_effect: float = 0.05, rt_slope_sd: float = 0.15, levels: tuple[str, ...] = ("a", "b")) -> list[Path]:
+          model: str | None = None, rt_effect: float = 0.05, rt_slope_sd: float = 0.15,
+          levels: tuple[str, ...] = ("a", "b")) -> list[Path]:
     """Sessions of `n_subjects` (list = subject mod L + 1 for L levels; item i is in condition
     levels[(i + list) mod L]); x is the first sum-coded column (+1 first level, -1 last, else 0)."""
     rng = np.random.default_rng(seed)

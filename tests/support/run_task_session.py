@@ -24,7 +24,8 @@ def main() -> int:
     seq = example_sequence(kind, exp, pid, int(seed), int(n), feedback_first=1)
     cfg = HumanRunConfig(spec=exp, participant=pid, out=Path(out), autopilot=True, autopilot_accuracy=0.75,
                          sequence=seq, task_settings=task_section(kind), screenshots=shots, seed=int(seed),
-                         trials=int(os.environ["TWINLAB_TEST_TRIALS"]) if os.environ.get("TWINLAB_TEST_TRIALS") else None,
+                         trials=(int(os.environ["TWINLAB_TEST_TRIALS"]) if os.environ.get("TWINLAB_TEST_TRIALS")
+                                 else None),
                          resume=os.environ.get("TWINLAB_TEST_RESUME") == "1")
     outcome = run(cfg, log=lambda m: print(m, file=sys.stderr))
     print(outcome.status, outcome.n_written, outcome.csv_path)

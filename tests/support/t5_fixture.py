@@ -3,8 +3,8 @@
 Why: Flan-T5's scoring depends on how T5's SentencePiece tokenizer treats the sentinel tokens
 (`<extra_id_0>` ... `<extra_id_99>`), the word-start marker "▁" after a special token and the `</s>` it
 appends; a word-level toy tokenizer exercises none of that. So the fixture trains a unigram
-SentencePiece model (T5's kind, T5's special ids: <pad> 0, </s> 1, <unk> 2, no BOS; T5's `nmt_nfkc` normalisation, which turns
-a newline into a space) on the texts the tests will score, reads it with transformers' `T5Tokenizer`
+SentencePiece model (T5's kind, T5's special ids: <pad> 0, </s> 1, <unk> 2, no BOS; T5's `nmt_nfkc` normalisation,
+which turns a newline into a space) on the texts the tests will score, reads it with transformers' `T5Tokenizer`
 (`from_pretrained` on the folder's spiece.model, as for a T5 checkpoint; transformers' converter
 needs `protobuf`) with `extra_ids=100` (the 100 sentinels at
 the end of the vocabulary, as every T5 checkpoint has them), and saves it beside a seeded random

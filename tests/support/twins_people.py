@@ -34,7 +34,7 @@ def write_people(exp: Experiment, out: Path, ids: list[str], p_right: float = 0.
     from participants.rows import table_columns
 
     paths = []
-    for k, pid in enumerate(ids):
+    for _k, pid in enumerate(ids):
         rng = random.Random(f"{seed}:{pid}")
         seq = compile_sequence(exp, pid)
         w = SessionWriter.create(out, experiment=exp.name, subject_id=pid, session=1, subject_kind="human",
