@@ -26,7 +26,7 @@ from model_subjects.context import parse_context, static_context  # noqa: E402
 from model_subjects.loading import bundled_gguf  # noqa: E402
 from model_subjects.protocols import get_protocol  # noqa: E402
 from model_subjects.requests import GenerationRequest  # noqa: E402
-from model_subjects.requests import LoglikelihoodRequest as R
+from model_subjects.requests import LoglikelihoodRequest as R  # noqa: E402
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

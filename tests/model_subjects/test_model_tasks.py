@@ -19,7 +19,7 @@ from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.decisions import Scored, decide  # noqa: E402
 from model_subjects.protocols import ProtocolError, get_protocol  # noqa: E402
 from model_subjects.requests import GenerationRequest  # noqa: E402
-from model_subjects.requests import LoglikelihoodRequest as R
+from model_subjects.requests import LoglikelihoodRequest as R  # noqa: E402
 
 TOL = 1e-4
 
