@@ -1,6 +1,7 @@
 """Self-paced reading without R (analysis/measures/reading.py, self-paced reading's numbers): regions named,
 the declared factor order kept through every API call, region rows and rules with counts, means with CIs for
-people (over subjects) and models (over items) against hand computations, --region/--word rows and refusals, and the report's figure."""
+people (over subjects) and models (over items) against hand computations, --region/--word rows and refusals,
+and the report's figure."""
 from __future__ import annotations
 
 import json
