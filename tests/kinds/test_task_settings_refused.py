@@ -99,5 +99,5 @@ def test_forced_choice_without_a_critical_word_is_refused_before_a_model_loads(t
 
 def test_judgment_direct_without_pairs_is_refused_before_a_model_loads(tmp_path):
     refused("run-model", "acceptability_yesno", "--protocol", "direct", "--out", str(tmp_path / "out"),
-              match=["'judgment:direct'", "pair_sentence", "Protocols that work", "meta"])
+            match=["'judgment:direct'", "pair_sentence", "Protocols that work", "meta"])
     assert not (tmp_path / "out").exists()
