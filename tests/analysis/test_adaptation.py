@@ -15,7 +15,8 @@ from analysis.adaptation import AdaptationError, adaptation, adaptation_figure
 
 FROZEN, LEARNER = "M · none · surprisal", "M · none+weights:read · surprisal"
 FACTORS = {"ambiguity": ["amb", "unamb"]}
-ORDERS = {1: [(1, "amb"), (2, "unamb"), (3, "amb"), (4, "unamb")], 2: [(2, "amb"), (1, "unamb"), (4, "amb"), (3, "unamb")]}
+ORDERS = {1: [(1, "amb"), (2, "unamb"), (3, "amb"), (4, "unamb")],
+          2: [(2, "amb"), (1, "unamb"), (4, "amb"), (3, "unamb")]}
 
 
 def _base(k: int, lv: str) -> float:

@@ -142,7 +142,8 @@ def test_sum_coding_of_a_three_level_factor():
 
 
 def test_cli_refuses_an_unknown_formula_column_and_by(agreement, tmp_path):
-    refused("analyze", str(agreement / "humans"), "--out", str(tmp_path / "o1"), "--no-mixed", "--by", "head,attractor_number",
+    refused("analyze", str(agreement / "humans"), "--out", str(tmp_path / "o1"), "--no-mixed",
+            "--by", "head,attractor_number",
             match=["--by: unknown column 'head'"])
     refused("analyze", str(agreement / "humans"), "--out", str(tmp_path / "o2"),
             "--formula", "correct ~ head_number * atractor + (1 | subject)",

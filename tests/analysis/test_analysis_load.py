@@ -83,7 +83,8 @@ def test_bad_values_name_column_and_line(sessions, tmp_path):
     bad = _copy(f, tmp_path / "a", lambda t: "\n".join(lines[:3] + [buf.getvalue().rstrip("\n")] + lines[4:]) + "\n")
     with pytest.raises(LoadError, match=r"column 'trial_index', line 4: 'two' is not a number"):
         load([bad])
-    bad2 = _copy(f, tmp_path / "b", lambda t: t.replace(",long_nested,", ",long_nested,", 1).replace(",inner,", ",middle,", 1))
+    bad2 = _copy(f, tmp_path / "b",
+                 lambda t: t.replace(",long_nested,", ",long_nested,", 1).replace(",inner,", ",middle,", 1))
     with pytest.raises(LoadError, match=r"'middle' is not one of .*inner"):
         load([bad2])
     bad3 = _copy(f, tmp_path / "c", lambda t: t.replace(",True,", ",maybe,", 1))
@@ -149,7 +150,8 @@ def test_lakretz_synthetic_file_maps_onto_the_schema():
     succ = merged[merged["structure"].isin(["long_successive", "short_successive"]) & (merged["vt"] != "None")]
     assert set(succ.loc[succ["vt"] == "V1", "violation_position"]) == {"outer"}
     assert set(succ.loc[succ["vt"] == "V2", "violation_position"]) == {"inner"}
-    assert set(df.loc[df["violation_position"] == "other", "extra"].map(lambda e: json.loads(e)["trial_type"])) == {"Filler"}
+    assert set(df.loc[df["violation_position"] == "other", "extra"].map(
+        lambda e: json.loads(e)["trial_type"])) == {"Filler"}
     assert (df.loc[df["violation_position"] == "none", "correct_response"] == "no_violation").all()
     # a correct violation trial means the subject reported the violation
     v = df[(df["violation_position"] == "inner") & df["correct"].fillna(False)]

@@ -194,7 +194,8 @@ def test_lexical_decision_hits_false_alarms_bias_auc_and_rts(tmp_path):
     crit = np.median(lp["per_char"])
     hits, fas = int((non < crit).sum()), int((words < crit).sum())
     assert ld["hits"] == hits and ld["false_alarms"] == fas
-    assert ld["dprime"] == pytest.approx(norm.ppf((hits + .5) / (len(non) + 1)) - norm.ppf((fas + .5) / (len(words) + 1)))
+    assert ld["dprime"] == pytest.approx(
+        norm.ppf((hits + .5) / (len(non) + 1)) - norm.ppf((fas + .5) / (len(words) + 1)))
     # RTs: correct trials, 200-3000 ms, then 2.5 SD per subject; counts and geometric means by hand
     rt = pd.DataFrame(w["rt"])
     ex = pd.read_csv(tmp_path / "out" / "tables" / "rt_exclusions.csv").iloc[0]

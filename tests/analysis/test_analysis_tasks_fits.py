@@ -84,6 +84,7 @@ def test_task_sections_of_the_report(ordinal_ready, tmp_path):
     # one row per trial and region: log region time on the factors, length and (after the first region) spillover
     assert len(region_fits) == 4 and all(f["fitted"].startswith("log(region_rt_ms) ~ ambiguity + "
                                                                 "length") for f in region_fits)
-    assert "length_prev1" not in region_fits[0]["fitted"] and all("+ length_prev1" in f["fitted"] for f in region_fits[1:])
+    assert ("length_prev1" not in region_fits[0]["fitted"]
+            and all("+ length_prev1" in f["fitted"] for f in region_fits[1:]))
     assert json.loads((tmp_path / "out_s" / "results.json").read_text())["design"] == "general"
     assert (tmp_path / "out_s" / "figures" / "surprisal_rt.png").exists()

@@ -63,7 +63,8 @@ def test_a_variance_component_near_zero_relative_to_the_others_and_the_residual_
            + [{"group": "Residual", "term": "sd__Observation", "estimate": 1e-9}])
     reasons = boundary_reasons(False, rfx)
     assert len(reasons) == 1 and "(Intercept) (item)" in reasons[0] and "0.0004" in reasons[0]
-    assert boundary_reasons(False, _block("subject", {"(Intercept)": 1.0}, {}) + _block("item", {"(Intercept)": 2e-3}, {})) == []
+    assert boundary_reasons(False, _block("subject", {"(Intercept)": 1.0}, {})
+                            + _block("item", {"(Intercept)": 2e-3}, {})) == []
     # one variance component alone has nothing to be small relative to: lme4's isSingular decides
     assert boundary_reasons(False, _block("subject", {"(Intercept)": 1e-6}, {})) == []
     assert boundary_reasons(True, _block("subject", {"(Intercept)": 0.0}, {})) == ["lme4: boundary (singular) fit "

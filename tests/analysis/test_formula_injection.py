@@ -129,12 +129,12 @@ def test_the_api_refuses_every_injection_before_r(humans, tmp_path, no_r):
     target = tmp_path / "pwned"
     df = api.load_sessions(humans)
     for k, (text, token) in enumerate(cases(target)):
-        calls = [lambda: api.fit(df, text), lambda: api.fit(df, text, family="ordinal"),
-                 lambda: api.fit_groups(df, text), lambda: fit_formula(df, text),
-                 lambda: fit_groups(df, text), lambda: fit_clmm(df, text)]
+        calls = [lambda text=text: api.fit(df, text), lambda text=text: api.fit(df, text, family="ordinal"),
+                 lambda text=text: api.fit_groups(df, text), lambda text=text: fit_formula(df, text),
+                 lambda text=text: fit_groups(df, text), lambda text=text: fit_clmm(df, text)]
         if k % 5 == 0:  # the report: a few (each loads nothing before refusing, but is the longest path)
-            calls.append(lambda: api.report(df, tmp_path / f"rep{k}", formula=text))
-            calls.append(lambda: api.report(humans, tmp_path / f"rep{k}b", formula=text, mixed=True))
+            calls.append(lambda k=k, text=text: api.report(df, tmp_path / f"rep{k}", formula=text))
+            calls.append(lambda k=k, text=text: api.report(humans, tmp_path / f"rep{k}b", formula=text, mixed=True))
         for call in calls:
             with pytest.raises(fm.FormulaError, match=r"refused|random term|unbalanced") as e:
                 call()

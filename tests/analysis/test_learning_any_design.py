@@ -88,7 +88,8 @@ def test_learning_curves_hold_people_and_each_model_group_training_included(stud
     # a point of the curve equals the plain mean of its rows (people, training, first trial of the block)
     raw = pd.concat(pd.read_csv(f, dtype=str) for f in (study / "data").glob("study-*_subject-P*_data.csv"))
     first = raw[(raw["block"] == "training") & (raw["block_trial_index"] == "0")]
-    pt = curves[(curves["group"] == HUMAN) & (curves["x_name"] == "trial_position") & (curves["block_kind"] == "training")
+    pt = curves[(curves["group"] == HUMAN) & (curves["x_name"] == "trial_position")
+                & (curves["block_kind"] == "training")
                 & (curves["x"] == 1)].iloc[0]
     assert pt["error_rate"] == pytest.approx((first["correct"] == "False").mean()) and pt["n_subjects"] == 6
     assert curves["rt_mean"].notna().any() and (tmp_path / "out" / "figures" / "learning_curves.png").exists()
@@ -144,7 +145,8 @@ def test_lakretz_cells_through_the_general_functions_give_the_lakretz_numbers():
         raw, info = load([tmp / "imp"], keep_outliers=True)
     r = lakretz_rows(raw, info, Options(keep_outliers=True))
     c1 = ln.first_encounter_table(r.od, LAKRETZ, n_boot=20)
-    c1 = c1[(c1["group"] == "human") & (c1["structure"] == "long_nested")].set_index(["violation_position", "condition"])
+    c1 = c1[(c1["group"] == "human") & (c1["structure"] == "long_nested")].set_index(
+        ["violation_position", "condition"])
     assert len(c1) == 16 and tuple(c1.loc[("inner", "PSP"), ["n_errors", "n_subjects"]]) == (3, 5)  # paper rule
     strict = ln.first_encounter_table(r.od_other, LAKRETZ, n_boot=20).set_index(
         ["group", "structure", "violation_position", "condition"])
@@ -213,7 +215,8 @@ def test_a_figure_never_drops_a_group_and_wraps_long_titles(monkeypatch, tmp_pat
 
     groups = ["human"] + [f"SmolLM2-135M-Instruct · running · judgment:protocol{k}" for k in range(4)]
     t = pd.DataFrame([dict(group=g, answer=a, attractor=x, agreement=y, rate=0.5, lo=0.4, hi=0.6)
-                      for g in groups for a in ("yes", "no") for x in ("match", "mismatch") for y in ("intact", "broken")])
+                      for g in groups for a in ("yes", "no") for x in ("match", "mismatch")
+                      for y in ("intact", "broken")])
     shown = {}
     monkeypatch.setattr(dfig, "save_figure", lambda fig, path: shown.setdefault("fig", fig) and path)
     dfig.interaction_plot(t, ["attractor", "answer", "agreement"], "rate", "lo", "hi", "acceptance", tmp_path / "f.png")

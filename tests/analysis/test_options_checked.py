@@ -160,4 +160,5 @@ def test_a_word_rt_range_that_trims_every_word_is_refused_with_the_times(tmp_pat
     assert f"from {min(times):g} to {max(times):g} ms" in text and not (tmp_path / "out").exists()
     # the API's reading tables under such a rule: empty, not a crash
     tabs = api.reading_times(df, n_boot=10, rules=ReadingRules(0, 1))
-    assert tabs["region_rt"].empty and int(tabs["rules"].set_index("rule").loc["rt_range", "words_removed"]) == len(times)
+    assert (tabs["region_rt"].empty
+            and int(tabs["rules"].set_index("rule").loc["rt_range", "words_removed"]) == len(times))

@@ -159,9 +159,9 @@ def test_cli_run_exits_1_when_every_size_fails(study, tmp_path, r_ready):
 
     from experiments.cli import app
 
-    r = CliRunner().invoke(app, ["power", str(study / "pilot"), "--formula", SLOPES, "--term", "cond", "--subjects", "2",
-                                 "--items", "2", "--sims", "3", "--group", "human", "--effect", "0.1", "--out",
-                                 str(tmp_path / "o")])
+    r = CliRunner().invoke(app, ["power", str(study / "pilot"), "--formula", SLOPES, "--term", "cond",
+                                 "--subjects", "2", "--items", "2", "--sims", "3", "--group", "human", "--effect",
+                                 "0.1", "--out", str(tmp_path / "o")])
     assert r.exit_code == 1 and r.exception is None or isinstance(r.exception, SystemExit), r.output
     assert "no study size gave a power" in " ".join(r.output.split())
     assert pd.read_csv(tmp_path / "o" / "tables" / "power.csv").loc[0, "failed"] == 3
@@ -196,7 +196,8 @@ function(n, ns, ni, b0, b1, sds, sdi, seed) {
     d$x <- ifelse((as.integer(d$i) - 1 + lst) %% 2 == 0, 1, -1)
     d$y <- suppressMessages(stats::simulate(~ x + (1 | s) + (1 | i), newdata = d, family = stats::binomial,
              newparams = list(beta = c(b0, b1), theta = c(sds, sdi)))[[1]])
-    m <- tryCatch(suppressMessages(suppressWarnings(lme4::glmer(y ~ x + (1 | s) + (1 | i), d, family = stats::binomial))),
+    m <- tryCatch(suppressMessages(suppressWarnings(lme4::glmer(y ~ x + (1 | s) + (1 | i), d,
+                                                                family = stats::binomial))),
                   error = function(e) NULL)
     if (is.null(m) || length(m@optinfo$conv$lme4$messages[!grepl("singular", m@optinfo$conv$lme4$messages)])) next
     ok <- ok + 1

@@ -38,7 +38,8 @@ def test_boundary_status_names_the_pilot_not_the_size():
     cause = ("the pilot's subject SD is 0 (a boundary fit), simulated as 0: simulated subjects have no random "
              "intercept, so their fits sit at the boundary whatever the size; give --sd subject=X to simulate one")
     with_cause = summarize(sims, 0.05, "wilson", cause)["status"]
-    assert with_cause == f"most fits are boundary (singular): 8 of 10; the cause is the pilot, not the study's size: {cause}"
+    assert with_cause == ("most fits are boundary (singular): 8 of 10; the cause is the pilot, not the study's size: "
+                          f"{cause}")
     assert "at this size" not in with_cause
     assert "cannot be estimated at this size" in summarize(sims, 0.05)["status"]
 

@@ -1,6 +1,7 @@
-"""Self-paced reading without R (analysis/measures/reading.py, self-paced reading's numbers): regions named, the declared factor order kept
-through every API call, region rows and rules with counts, means with CIs for people (over subjects) and
-models (over items) against hand computations, --region/--word rows and refusals, and the report's figure."""
+"""Self-paced reading without R (analysis/measures/reading.py, self-paced reading's numbers): regions named,
+the declared factor order kept through every API call, region rows and rules with counts, means with CIs for
+people (over subjects) and models (over items) against hand computations, --region/--word rows and refusals,
+and the report's figure."""
 from __future__ import annotations
 
 import json
@@ -125,7 +126,8 @@ def test_means_people_over_subjects_models_over_items(data):
         if t_row["cue"] == "weak" and t_row["load"] == "high":
             per_item[t_row["item"]] = sum(b for b, k in zip(bits, reg3, strict=False) if k == 2)
     mrow = m[(m["cue"] == "weak") & (m["load"] == "high")].iloc[0]
-    assert mrow["n_items"] == len(per_item) and mrow["mean_surprisal_bits"] == pytest.approx(np.mean(list(per_item.values())))
+    assert (mrow["n_items"] == len(per_item)
+            and mrow["mean_surprisal_bits"] == pytest.approx(np.mean(list(per_item.values()))))
     assert mrow["ci_low"] < mrow["mean_surprisal_bits"] < mrow["ci_high"]
     assert (m["n_items"] > 0).all() and "n_subjects" not in m.columns
     assert len(t["word_rt"]) and len(t["word_surprisal"]) and t["rules"]["rule"].tolist() == ["rt_range"]
@@ -191,7 +193,8 @@ def test_report_section_and_figure_without_r(data, tmp_path):
 def test_a_region_the_same_in_every_condition_gets_no_surprisal_fit():
     from analysis.measures.reading import surprisal_region_formula
 
-    same = pd.DataFrame({"item": ["1", "1", "2", "2"], "cue": ["weak", "strong"] * 2, "surprisal_bits": [5.0, 5.0, 7.0, 7.0]})
+    same = pd.DataFrame({"item": ["1", "1", "2", "2"], "cue": ["weak", "strong"] * 2,
+                         "surprisal_bits": [5.0, 5.0, 7.0, 7.0]})
     formula, _, why = surprisal_region_formula(["cue"], same)
     assert formula is None and "same in all its conditions" in why
     differ = same.assign(surprisal_bits=[5.0, 6.0, 7.0, 7.5])

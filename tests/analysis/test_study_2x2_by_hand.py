@@ -47,7 +47,8 @@ task:
     - {value: "no", text: "Not acceptable", key: j}
 texts:
   instructions:
-    - "Decide whether each sentence is acceptable English. Press F for acceptable and J for not acceptable. Press SPACE to begin."
+    - "Decide whether each sentence is acceptable English. Press F for acceptable and J for not acceptable.
+      Press SPACE to begin."
 """
 
 
@@ -60,7 +61,8 @@ def write_study(folder: Path) -> tuple[Path, dict[str, tuple[str, str, int]]]:
         for i, (noun, good, bad, attractor) in enumerate(NOUNS, 1):
             for agr in ("match", "mismatch"):
                 for dist in ("near", "far"):
-                    s = f"The {noun}{'' if dist == 'near' else ' next to the ' + attractor} {good if agr == 'match' else bad}."
+                    s = (f"The {noun}{'' if dist == 'near' else ' next to the ' + attractor} "
+                         f"{good if agr == 'match' else bad}.")
                     w.writerow([i, agr, dist, s, "yes" if agr == "match" else "no"])
                     sentences[s] = (agr, dist, i)
     (folder / "study.yaml").write_text(SPEC, encoding="utf-8")
@@ -164,7 +166,8 @@ def test_a_2x2_study_of_our_own_by_models_and_people_checked_by_hand(tmp_path):
     people = read_rows(tmp_path / "people")
     assert len(people) == 16 and {r["subject_kind"] for r in people} == {"human"}
     for r in people:  # what the page recorded is what the person pressed
-        agr, dist, item = sentences[r["words"]] if r["words"] in sentences else sentences[json.loads(r["materials"])["sentence"]]
+        agr, dist, item = (sentences[r["words"]] if r["words"] in sentences
+                           else sentences[json.loads(r["materials"])["sentence"]])
         assert r["response"] == person_answer(r["subject_id"], agr, dist, item)
     models = read_rows(tmp_path / "models")
     assert len(models) == 64
@@ -191,9 +194,10 @@ def test_a_2x2_study_of_our_own_by_models_and_people_checked_by_hand(tmp_path):
             assert got["ci_unit"] == ("subject" if is_human else "item")
         for dist, k in hand_dp.items():
             got = dps[(is_human, dist)]
-            assert (int(got["hits"]), int(got["signal_trials"]), int(got["false_alarms"]), int(got["noise_trials"])) == \
-                   (k["hits"], k["signal"], k["fas"], k["noise"])
-            assert float(got["dprime"]) == pytest.approx(k["dprime"]) and float(got["criterion_c"]) == pytest.approx(k["c"])
+            assert (int(got["hits"]), int(got["signal_trials"]), int(got["false_alarms"]),
+                    int(got["noise_trials"])) == (k["hits"], k["signal"], k["fas"], k["noise"])
+            assert (float(got["dprime"]) == pytest.approx(k["dprime"])
+                    and float(got["criterion_c"]) == pytest.approx(k["c"]))
     # the people's numbers as designed: P1 and P2 accept every match and reject every near mismatch
     assert hand_counts(people)[0][("match", "near")] == 1.0 and hand_counts(people)[0][("mismatch", "near")] == 0.0
     # the people's RTs: correct trials, 200-3000 ms, then 2.5 SD per subject; each rule's count by hand

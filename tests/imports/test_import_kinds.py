@@ -146,9 +146,11 @@ def ibex_file(tmp_path: Path, maze: bool = False) -> tuple[Path, list[tuple]]:
             words = sentences[cond].split()
             rts = [300 + 10 * i + 7 * k + s for i in range(len(words))]
             text += head(spr) + "".join(f"{when},{md5},DashedSentence,{item},0,{cond},{item},{i + 1},{w},{rt},false,"
-                                        f"{sentences[cond]}\n" for i, (w, rt) in enumerate(zip(words, rts, strict=False)))
+                                        f"{sentences[cond]}\n"
+                                        for i, (w, rt) in enumerate(zip(words, rts, strict=False)))
             answer, ok = ("Yes", 1) if (k + s) % 3 else ("No", 0)
-            text += head(question) + f"{when},{md5},Question,{item},1,{cond},{item},Did the boy leave?,{answer},{ok},{900 + k}\n"
+            text += head(question) + (f"{when},{md5},Question,{item},1,{cond},{item},Did the boy leave?,"
+                                      f"{answer},{ok},{900 + k}\n")
             truth.append((md5, str(item), cond, words, rts, answer, bool(ok), 900.0 + k))
         if maze:
             text += head(spr[:7] + ["Word number", "Word", "Alternative", "Word on (0=left, 1=right)", "Correct",
@@ -193,7 +195,8 @@ MAZE_SENTENCES = {"subj": ("The dog that chased the cat ran.", "x-x-x eat pay ho
 
 def maze_file(tmp_path: Path) -> Path:
     """Two submissions of an old-Ibex Maze study (4 items, 2 conditions) in server.py's layout (the Maze rows of
-    tests/imports/test_import_pcibex.py's old_ibex_file): a wrong pick ends the sentence, its later words have no time."""
+    tests/imports/test_import_pcibex.py's old_ibex_file): a wrong pick ends the sentence, its later words have no
+    time."""
     from tests.imports.test_import_pcibex import IBEX_HEADER, numbered
 
     base = ["Time results were received", "MD5 hash of participant's IP address", "Controller name",

@@ -65,7 +65,7 @@ def test_ratings_and_rts_equal_a_count_of_the_file():
     by_group, hand = defaultdict(list), defaultdict(list)
     for t in result.trials:
         by_group[t.extra["Group"]].append(t.rt_ms)
-    for response, rt, group in last.values():
+    for _response, rt, group in last.values():
         hand[group].append(rt)
     assert {g: mean(v) for g, v in by_group.items()} == pytest.approx({g: mean(v) for g, v in hand.items()})
     assert {t.task for t in result.trials} == {"rating"}

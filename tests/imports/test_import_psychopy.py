@@ -43,7 +43,8 @@ def test_the_fixtures_are_psychopys_own_files():
     assert len(FILES) == 3
     for f in FILES:
         rows = original(f)
-        assert {r["psychopyVersion"] for r in rows} == {"2026.2.5"} and {r["expName"] for r in rows} == {"acceptability"}
+        assert ({r["psychopyVersion"] for r in rows} == {"2026.2.5"}
+                and {r["expName"] for r in rows} == {"acceptability"})
 
 
 def test_every_row_is_accounted_for(imported):
@@ -79,7 +80,8 @@ def test_the_spec_compiles_each_persons_items_in_the_persons_order(imported):
     out, report = imported
     exp = load_spec(out / "spec" / "builder_study.yaml")
     assert exp.spec_hash == report.spec_hash and exp.design.lists == "given"
-    assert [b.name for b in exp.blocks] == ["practice", "test"] and exp.blocks[0].feedback and not exp.blocks[1].feedback
+    assert ([b.name for b in exp.blocks] == ["practice", "test"]
+            and exp.blocks[0].feedback and not exp.blocks[1].feedback)
     for k, f in enumerate(FILES, start=1):
         rows = loop_rows(f)
         pid = rows[0]["participant"]
@@ -102,13 +104,15 @@ def test_every_original_field_is_kept_in_extra(imported):
     rows = loop_rows(f)
     table = read_rows(next((out / "sessions" / "data").glob(f"*subject-{rows[0]['participant']}_session-1_data.csv")))
     for src, row in zip(rows, table, strict=False):
-        assert json.loads(row["extra"])["source"] == {**{k: v for k, v in src.items() if v != ""},
-                                                     "psychopy.loop": "practice" if src.get("practice.thisN") else "trials"}
+        assert json.loads(row["extra"])["source"] == {
+            **{k: v for k, v in src.items() if v != ""},
+            "psychopy.loop": "practice" if src.get("practice.thisN") else "trials"}
 
 
 def test_a_reimport_changes_nothing(imported):
     out, _ = imported
-    before = {p: p.read_bytes() for p in sorted((out / "sessions").rglob("*")) if p.is_file() and "import_" not in p.name}
+    before = {p: p.read_bytes() for p in sorted((out / "sessions").rglob("*"))
+              if p.is_file() and "import_" not in p.name}
     again = import_study("psychopy", [DATA], MAP, out / "sessions", spec_out=out / "spec" / "builder_study.yaml")
     assert again.sessions == {"new": 0, "unchanged": 3, "replaced": 0, "kept": 0} and again.rows_written == 0
     assert {p: p.read_bytes() for p in before} == before

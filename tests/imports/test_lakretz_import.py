@@ -390,7 +390,8 @@ def test_a_table_subject_without_logs_is_written_with_the_order_unknown(copy, tm
     t = pd.read_csv(TABLE)
     n103 = int((t.subject == 103).sum())
     assert flat(f"subject(s) 103 of the results table have no log: their {n103} row(s)") in flat(r.output)
-    side = json.loads((tmp_path / "o" / "data" / "study-lakretz2021_subject-L103_session-unknown_data.json").read_text())
+    side = json.loads(
+        (tmp_path / "o" / "data" / "study-lakretz2021_subject-L103_session-unknown_data.json").read_text())
     assert side["order_known"] is False and side["n_trials_written"] == n103
 
 

@@ -55,7 +55,7 @@ def test_every_table_row_matches_a_log_trial_and_rows_per_subject(imported):
 
 def test_rows_are_in_log_order_session_1_then_2(imported):
     _, df, _ = imported
-    for (sid, sess), g in df.groupby(["subject_id", "session"]):
+    for (_sid, _sess), g in df.groupby(["subject_id", "session"]):
         assert g["trial_index"].tolist() == list(range(len(g)))
         assert g["started_at"].is_monotonic_increasing
         lines = g["x"].map(lambda e: e["log_line"]).tolist()
@@ -71,7 +71,8 @@ def test_rows_are_in_log_order_session_1_then_2(imported):
 def test_error_rates_equal_a_plain_pandas_computation_on_the_table(imported):
     _, df, _ = imported
     t = pd.read_csv(TABLE)
-    v = t[(t.sentence_type == "objrel_nounpp") & (t.trial_type == "Violation") & t.valid_answer.isin(["CORRECT", "WRONG"])]
+    v = t[(t.sentence_type == "objrel_nounpp") & (t.trial_type == "Violation")
+          & t.valid_answer.isin(["CORRECT", "WRONG"])]
     ref = (v.valid_answer == "WRONG").groupby([v.violation_position, v.condition]).mean()
     d = df[df["x"].map(lambda e: e["source"] == "log+table") & (df["structure"] == "long_nested")
            & df["dependency"].isin(["inner", "outer"]) & df["correct"].notna()]
@@ -138,7 +139,8 @@ def test_answers_rts_and_early_presses_equal_the_raw_log_lines(imported):
         assert row.response == {"VIOLATION": "violation", "ACCEPTABLE": "no_violation", "": "none"}[t["answer"]]
         if t["answer"]:
             assert row.rt_ms == pytest.approx(t["rt"] * 1000, abs=1e-6)
-        assert json.loads(row.word_onsets_ms) == pytest.approx([(o - t["fix"]) * 1000 for _, o in t["words"]], abs=0.051)
+        assert json.loads(row.word_onsets_ms) == pytest.approx([(o - t["fix"]) * 1000 for _, o in t["words"]],
+                                                               abs=0.051)
         if t["keys"]:
             n_keys += 1
             slide, at = t["keys"][0]

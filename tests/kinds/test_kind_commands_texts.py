@@ -95,7 +95,8 @@ def test_a_kind_brings_its_own_screen_texts(toy, tmp_path):
     from participants.tasks import settings_for
 
     assert [p for k in kind_names() for p in kind_text_problems(k)] == []
-    assert kind_text("maze", "it-CH", "hint", left="E", right="I") == "E per la parola a sinistra, I per la parola a destra"
+    assert kind_text("maze", "it-CH", "hint", left="E", right="I") == (
+        "E per la parola a sinistra, I per la parola a destra")
     assert kind_text("completion", "zh", "hint", key="ENTER") == "Type your answer and press ENTER"  # no zh set
     assert kind_text("lexical_decision", "it", "label_nonword") == "Non parola"
     with pytest.raises(LookupError, match="task kind 'maze' declares no English text 'nope'"):

@@ -99,7 +99,8 @@ def test_validate_names_the_bad_line_of_a_design(tmp_path):
     (tmp_path / "maze_items.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     r = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "experiments.cli", "validate", str(spec)],
                        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert r.returncode == 2 and "line 4" in r.stdout + r.stderr and "'lawyer'" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert (r.returncode == 2 and "line 4" in r.stdout + r.stderr
+            and "'lawyer'" in r.stdout + r.stderr), r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
 
 

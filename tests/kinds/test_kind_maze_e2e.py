@@ -145,7 +145,8 @@ def test_people_in_chromium_and_models_then_analyze_equal_a_hand_count(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     models = [row for f in sorted((tmp_path / "models").rglob("*_data.csv")) for row in read_rows(f)]
     r = subprocess.run([sys.executable, "-m", "experiments.cli", "analyze", str(tmp_path / "web" / "data"),
-                        str(tmp_path / "models" / "data"), "--out", str(tmp_path / "res"), "--no-mixed", "--n-boot", "20"],
+                        str(tmp_path / "models" / "data"), "--out", str(tmp_path / "res"), "--no-mixed",
+                        "--n-boot", "20"],
                        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     tables = tmp_path / "res" / "tables"
@@ -162,7 +163,8 @@ def test_people_in_chromium_and_models_then_analyze_equal_a_hand_count(tmp_path)
     _, model_reach = hand_count(models)
     mg = {row["group"] for row in errors} - human
     assert len(mg) == 1  # two copies of one deterministic model: one group (each on its own list)
-    got_m = {int(row["position"]): (int(row["n_reached"]), int(row["n_errors"])) for row in errors if row["group"] in mg}
+    got_m = {int(row["position"]): (int(row["n_reached"]), int(row["n_errors"]))
+             for row in errors if row["group"] in mg}
     assert got_m == {k: tuple(v) for k, v in model_reach.items()}
     # RT against surprisal: the people's kept words beside the models' mean surprisal of the same word
     bits = defaultdict(list)
@@ -180,6 +182,7 @@ def test_people_in_chromium_and_models_then_analyze_equal_a_hand_count(tmp_path)
     slope, intercept = np.polyfit([x for x, _ in pairs], [y for _, y in pairs], 1)
     fit = next(csv.DictReader(open(tables / "maze_rt_by_surprisal.csv", encoding="utf-8")))
     assert int(fit["n_words"]) == len(pairs) > 10
-    assert float(fit["slope_ms_per_bit"]) == pytest.approx(slope) and float(fit["intercept_ms"]) == pytest.approx(intercept)
+    assert (float(fit["slope_ms_per_bit"]) == pytest.approx(slope)
+            and float(fit["intercept_ms"]) == pytest.approx(intercept))
     html = (tmp_path / "res" / "report.html").read_text(encoding="utf-8")
     assert "Maze: word RTs, errors, surprisal" in html

@@ -99,8 +99,8 @@ def test_the_learning_sections_take_a_maze_design_with_feedback(tmp_path):
     the kind's own section, found through the registry."""
     run_model(tmp_path, "--context", "running", feedback=True)
     r = subprocess.run([sys.executable, "-m", "experiments.cli", "analyze", str(tmp_path / "out" / "data"), "--out",
-                        str(tmp_path / "res"), "--no-mixed", "--n-boot", "20"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                        str(tmp_path / "res"), "--no-mixed", "--n-boot", "20"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stdout + r.stderr
     ids = [s["id"] for s in json.loads((tmp_path / "res" / "results.json").read_text(encoding="utf-8"))["sections"]]
     assert {"task_maze", "learning_first_encounter", "learning_curves"} <= set(ids), ids

@@ -47,7 +47,8 @@ def test_an_autopilot_session_in_psychopy(tmp_path, mode):
         right = json.loads(row["word_correct"])
         assert first_error == (right.index(False) if False in right else None) and len(right) == n
         reached = n if mode == "redo" or first_error is None else first_error + 1
-        assert len(rts) == n and all(x is not None and x > 0 for x in rts[:reached]) and rts[reached:] == [None] * (n - reached)
+        assert (len(rts) == n and all(x is not None and x > 0 for x in rts[:reached])
+                and rts[reached:] == [None] * (n - reached))
         assert [x is not None for x in right] == [k < reached for k in range(n)]
         # the column is a count of the picks: the response's word k is the sentence's where its first pick was right
         sentence = json.loads(row["materials"])["sentence"].split()

@@ -90,7 +90,8 @@ def test_a_toy_kind_runs_in_the_model_runner_and_has_its_section_in_the_report(t
     assert f"task_{TOY}" in sec
     got = pd.read_csv(tmp_path / "out" / "tables" / "toy_answers.csv")
     by_answer = rows.groupby("correct_response")["response"].agg(lambda r: int((r == "colour").sum()))
-    assert dict(zip(got["correct_response"], got["n_colour"], strict=False)) == by_answer.to_dict() == {"colour": 4, "other": 0}
+    assert dict(zip(got["correct_response"], got["n_colour"], strict=False)) == by_answer.to_dict() == {
+        "colour": 4, "other": 0}
     assert dict(zip(got["correct_response"], got["n_trials"], strict=False)) == {"colour": 4, "other": 4}
 
 

@@ -86,7 +86,8 @@ def named_kind_lookups(tree: ast.AST, kinds: set[str]) -> list[tuple[int, str]]:
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
             if name in REGISTRY_LOOKUPS and node.args[0].value in kinds:
                 found.append((node.lineno, node.args[0].value))
-        elif isinstance(node, ast.Tuple) and len(node.elts) == 2 and all(isinstance(e, ast.Constant) for e in node.elts):
+        elif (isinstance(node, ast.Tuple) and len(node.elts) == 2
+              and all(isinstance(e, ast.Constant) for e in node.elts)):
             kind, part = (e.value for e in node.elts)
             if kind in kinds and part in {"task", "view", "model", "analysis", "importer"}:
                 found.append((node.lineno, kind))

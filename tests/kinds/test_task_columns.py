@@ -42,7 +42,8 @@ def test_judgment_like_kinds_fill_it_from_the_answer():
     det = detection_values("judgment", {"labels": [{"value": "ok", "text": "OK"}, {"value": "bad", "text": "B"}]})
     assert det == ("ok", "bad")
     assert no_factor.to_row(det)["grammatical"] is False
-    assert dataclasses.replace(no_factor, materials=freeze_pairs({**t.mat, "answer": "ok"})).to_row(det)["grammatical"] is True
+    assert dataclasses.replace(no_factor, materials=freeze_pairs({**t.mat, "answer": "ok"})).to_row(
+        det)["grammatical"] is True
     assert no_factor.to_row(None)["grammatical"] is None  # judgment without its labels: no claim
 
 

@@ -1,6 +1,7 @@
 """A new kind is one folder: a toy kind installed here (tests/support/kinds/colour_toy_b/, as a third party's
-package: settings, materials, its item check, scoring, runners) is validated in a spec, its items checked, scored by the one rule, and refused by the runners
-that do not implement it, naming the one that does; nothing else in twinlab was edited for it."""
+package: settings, materials, its item check, scoring, runners) is validated in a spec, its items checked, scored
+by the one rule, and refused by the runners that do not implement it, naming the one that does; nothing else in
+twinlab was edited for it."""
 from __future__ import annotations
 
 import sys
@@ -56,7 +57,8 @@ def test_the_toy_kinds_item_check_runs_at_validate_time(toy, tmp_path):
     with pytest.raises(SpecError, match="line 3: answer 'maybe' is not colour or other"):
         load_spec(p)
     with pytest.raises(TaskError, match="line 9"):
-        check_items(load_spec(spec(tmp_path, ["1,c,red,colour", "1,o,table,other", "2,c,blue,colour", "2,o,chair,other"])).task, [(9, {"sentence": "s"})], "f")
+        check_items(load_spec(spec(tmp_path, ["1,c,red,colour", "1,o,table,other", "2,c,blue,colour",
+                                              "2,o,chair,other"])).task, [(9, {"sentence": "s"})], "f")
 
 
 def test_an_unregistered_kind_is_refused_naming_the_known_ones():

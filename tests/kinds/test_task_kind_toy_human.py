@@ -52,7 +52,8 @@ def test_validate_and_the_spec_take_the_toys_own_setting(toy, tmp_path):
 
     assert Task.model_validate(exp.task.model_dump()) == exp.task  # a dumped Task holds its kind's settings
     # the kind's own setting is hashed where the spec gives it, as the built-in kinds' are
-    other = load_spec(toy_kinds.toy_spec(tmp_path, {"kind": "colour_toy", "colour_text": "Colourful", "question": "Colour?"}))
+    other = load_spec(toy_kinds.toy_spec(tmp_path, {"kind": "colour_toy", "colour_text": "Colourful",
+                                                    "question": "Colour?"}))
     assert other.spec_hash != exp.spec_hash
     # its key check is the kind's own; its setting is no other kind's
     with pytest.raises(SpecError, match="task.colour_key: .*'escape' is the quit key"):
@@ -79,7 +80,7 @@ def test_psychopy_presents_the_toy_with_its_answers_keys_and_plan(toy, tmp_path)
     s = settings_for(exp, t)
     assert [(a.value, a.label, a.key) for a in answers(t, s)] == [("colour", "A colour", "c"), ("other", "Other", "m")]
     assert s.question == "Colour?"
-    for i, trial in enumerate(seq):  # the autopilot's presses, derived back by the one rule, are its intention
+    for _i, trial in enumerate(seq):  # the autopilot's presses, derived back by the one rule, are its intention
         p = plan(trial, s, None, seed="x", accuracy=1.0)
         (at, key), = p.phases["answer"]
         raw = {"response_onset": 100.0, "presses": [{"key": key, "t": 100.0 + at * 1000}], "pointers": [],
@@ -100,7 +101,8 @@ def test_the_page_payload_and_the_server_present_the_toy(toy, tmp_path):
     view = first["view"]
     assert first["task"] == "colour_toy" and view["builder"] == "judgment" and view["question"] == "Colour?"
     assert [(a["label"], a["key"]) for a in view["answers"]] == [("A colour", "c"), ("Other", "m")]
-    assert [a["correct"] for a in view["answers"]] == [seq[0].mat["answer"] == "colour", seq[0].mat["answer"] == "other"]
+    assert [a["correct"] for a in view["answers"]] == [seq[0].mat["answer"] == "colour",
+                                                       seq[0].mat["answer"] == "other"]
     # the page's record of a right answer becomes the row the PsychoPy runner would write
     t = seq[0]
     key = "c" if t.mat["answer"] == "colour" else "m"
@@ -119,7 +121,8 @@ def test_the_page_payload_and_the_server_present_the_toy(toy, tmp_path):
 @pytest.mark.slow
 @pytest.mark.long
 def test_a_two_trial_psychopy_session_of_the_toy(tmp_path):
-    """run-human, in a real window under Xvfb, with the toy installed as a package (its entry point on the child process's path)."""
+    """run-human, in a real window under Xvfb, with the toy installed as a package (its entry point on the child
+    process's path)."""
     if shutil.which("xvfb-run") is None:
         pytest.skip("xvfb-run is not installed")
     spec, out, shots = toy_kinds.toy_spec(tmp_path), tmp_path / "data", tmp_path / "shots"

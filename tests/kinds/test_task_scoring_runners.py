@@ -260,7 +260,8 @@ def test_ties_of_identical_options_are_never_correct_for_models():
     with pytest.raises(ProtocolError, match="sentence itself"):
         JudgmentDirect(exp.task.settings()).check(same)
     lak = compile_sequence(load_spec("lakretz2021_demo"), "p01", 1)[0]
-    flat = lak.with_materials(alternative_word=lak.study_record.correct_form, critical_word=lak.study_record.correct_form)
+    flat = lak.with_materials(alternative_word=lak.study_record.correct_form,
+                              critical_word=lak.study_record.correct_form)
     with pytest.raises(ProtocolError, match="identical"):
         ForcedChoice().check(flat)
     assert ForcedChoice().decide(flat, [[-2.0, -2.0]]).correct is False

@@ -89,7 +89,8 @@ def test_the_bundled_task_examples_still_validate(tmp_path):
 
 def test_forced_choice_without_a_critical_word_is_refused_before_a_model_loads(tmp_path):
     """agreement_attraction's items have no marked critical word: forced choice would compare "" with ""
-    and score every trial correct. Refused at once, before the default model loads, naming the protocol, what the items lack and the protocols that work."""
+    and score every trial correct. Refused at once, before the default model loads, naming the protocol, what the
+    items lack and the protocols that work."""
     msg = refused("run-model", "agreement_attraction", "--protocol", "forced_choice", "--out", str(tmp_path / "out"),
                   match=["'forced_choice'", "critical word", "Protocols that work", "panel_judgment"])
     assert "'direct'" not in msg.split("Protocols that work")[1]
@@ -97,6 +98,6 @@ def test_forced_choice_without_a_critical_word_is_refused_before_a_model_loads(t
 
 
 def test_judgment_direct_without_pairs_is_refused_before_a_model_loads(tmp_path):
-    msg = refused("run-model", "acceptability_yesno", "--protocol", "direct", "--out", str(tmp_path / "out"),
-                  match=["'judgment:direct'", "pair_sentence", "Protocols that work", "meta"])
+    refused("run-model", "acceptability_yesno", "--protocol", "direct", "--out", str(tmp_path / "out"),
+            match=["'judgment:direct'", "pair_sentence", "Protocols that work", "meta"])
     assert not (tmp_path / "out").exists()

@@ -24,8 +24,8 @@ def trial(task: str, **mat) -> Trial:
 
 
 @pytest.mark.parametrize("text,norm", [("Dog", "dog"), (" dog. ", "dog"), ("«Dog»!", "dog"), ("DON'T", "don't"),
-                                       ("...", ""), ("Straße", "straße"), ("STRASSE", "strasse"), ("  two \u00a0 "
-                                                                                                   "words. ", "two words"), ("two words", "two words")])
+                                       ("...", ""), ("Straße", "straße"), ("STRASSE", "strasse"),
+                                       ("  two \u00a0 words. ", "two words"), ("two words", "two words")])
 def test_normalize_answer(text, norm):
     assert normalize_answer(text) == norm
 
@@ -47,11 +47,14 @@ def test_judgment_choice_lexical_scoring():
     assert get_task("judgment").score(j, None) is None
     assert get_task("judgment").score(trial("judgment", sentence="s"), "yes") is None  # a filler: no answer
     c = trial("choice", options=["The cat sleeps.", "The cat sleep."], answer="The cat sleeps.")
-    assert get_task("choice").score(c, "The cat sleeps.") is True and get_task("choice").score(c, "The cat sleep.") is False
+    assert (get_task("choice").score(c, "The cat sleeps.") is True
+            and get_task("choice").score(c, "The cat sleep.") is False)
     ld = trial("lexical_decision", sentence="blick", answer="nonword")
-    assert get_task("lexical_decision").score(ld, "nonword") is True and get_task("lexical_decision").score(ld, "word") is False
+    assert (get_task("lexical_decision").score(ld, "nonword") is True
+            and get_task("lexical_decision").score(ld, "word") is False)
     assert get_task("rating").score(trial("rating", sentence="s"), "5") is None
-    spr = trial("self_paced_reading", sentence="a b", question="q?", question_options=["yes", "no"], question_answer="yes")
+    spr = trial("self_paced_reading", sentence="a b", question="q?", question_options=["yes", "no"],
+                question_answer="yes")
     assert get_task("self_paced_reading").score(spr, "yes") is True
     assert get_task("self_paced_reading").score(trial("self_paced_reading", sentence="a b"), "yes") is None
 
@@ -74,16 +77,18 @@ def test_violation_detection_scoring_skips_fillers():
 
 def test_lakretz_trial_reads_its_record_from_violation_detections_materials():
     t = lakretz_trial("none", "no_violation")
-    assert (t.study_record.critical_word, t.study_record.critical_index, t.words, t.study_record.prefix_words) == ("runs", 2, ("the", "boy", "runs"), ("the", "boy"))
+    assert (t.study_record.critical_word, t.study_record.critical_index, t.words, t.study_record.prefix_words) == (
+        "runs", 2, ("the", "boy", "runs"), ("the", "boy"))
     assert t.mat["critical_word"] == "runs" and not t.is_generic and t.study_record.grammatical
     flipped = t.with_materials(critical_word="run", violation_position="inner", correct_response="violation")
-    assert flipped.study_record.critical_word == "run" and not flipped.study_record.grammatical and flipped.study_record.lexicon == "x"
+    assert (flipped.study_record.critical_word == "run" and not flipped.study_record.grammatical
+            and flipped.study_record.lexicon == "x")
     with pytest.raises(TypeError, match="unknown"):
         t.with_materials(nonsense=1)
     # a general design's trial: no Lakretz materials, its Lakretz columns follow from it (as always written)
     g = trial("judgment", sentence="The dog barks .", answer="yes")
-    assert g.is_generic and (g.study_record.structure, g.study_record.critical_index, g.words, g.study_record.correct_response) == \
-        ("x", -1, ("The", "dog", "barks", "."), "yes")
+    assert g.is_generic and (g.study_record.structure, g.study_record.critical_index, g.words,
+                             g.study_record.correct_response) == ("x", -1, ("The", "dog", "barks", "."), "yes")
 
 
 def test_rating_value():
@@ -142,7 +147,8 @@ def test_task_settings_defaults_and_values():
     ({"kind": "rating", "scale": {"points": 11}}, "needs scale.keys"),
     ({"kind": "judgment", "labels": [{"value": "a", "text": "A"}, {"value": "a", "text": "B"}]}, "value 'a' given "
                                                                                                  "twice"),
-    ({"kind": "lexical_decision", "labels": [{"value": "yes", "text": "A"}, {"value": "no", "text": "B"}]}, "word and nonword"),
+    ({"kind": "lexical_decision", "labels": [{"value": "yes", "text": "A"}, {"value": "no", "text": "B"}]},
+     "word and nonword"),
     ({"kind": "judgment", "presentation": "moving_window"}, "presentation"),
     ({"kind": "cloze"}, "task.kind"),
 ])

@@ -140,7 +140,8 @@ def test_context_command_prints_the_verified_text_and_refuses_a_changed_row(sess
         w.writeheader()
         w.writerows(rows)
     bad.with_suffix(".json").write_text(path.with_suffix(".json").read_text(encoding="utf-8"), encoding="utf-8")
-    p = subprocess.run(env_cmd[:4] + [str(bad), "--trial", "2"] + spec, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(env_cmd[:4] + [str(bad), "--trial", "2"] + spec, cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
     assert p.returncode == 2 and "does not match" in p.stdout + p.stderr and "Traceback" not in p.stderr
 
 

@@ -8,10 +8,10 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 torch = pytest.importorskip("torch")
 
-from model_subjects.backends.base import ModelLoadError
+from model_subjects.backends.base import ModelLoadError  # noqa: E402
 from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.requests import GenerationRequest  # noqa: E402
-from model_subjects.requests import LoglikelihoodRequest as R
+from model_subjects.requests import LoglikelihoodRequest as R  # noqa: E402
 from stimuli.prompts import get_prompt_set  # noqa: E402
 
 TOL = 1e-4

@@ -1,5 +1,5 @@
-"""The longest item a model subject reads (docs/validation.md "Item length for model subjects"): a 20,000-word item used to
-hold a model subject for minutes; it is refused before any model loads, naming the file, line, item and
+"""The longest item a model subject reads (docs/validation.md "Item length for model subjects"): a 20,000-word item
+used to hold a model subject for minutes; it is refused before any model loads, naming the file, line, item and
 the limit, for `run-model` and `sweep` alike. Items within the limit run as before."""
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def _spec(tmp_path: Path, long_words: int) -> Path:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
-    spec = {"name": "longitem", "seed": 1, "design": {"file": "items.csv", "factors": {"a": ["x", "y"]}, "lists": "all"},
+    spec = {"name": "longitem", "seed": 1,
+            "design": {"file": "items.csv", "factors": {"a": ["x", "y"]}, "lists": "all"},
             "blocks": [{"name": "test", "role": "test"}],
             "task": {"kind": "violation_detection", "response": "panel",
                      "panel": {"labels": {"violation": "BAD", "no_violation": "GOOD"}}},

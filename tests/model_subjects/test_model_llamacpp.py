@@ -26,7 +26,7 @@ from model_subjects.context import parse_context, static_context  # noqa: E402
 from model_subjects.loading import bundled_gguf  # noqa: E402
 from model_subjects.protocols import get_protocol  # noqa: E402
 from model_subjects.requests import GenerationRequest  # noqa: E402
-from model_subjects.requests import LoglikelihoodRequest as R
+from model_subjects.requests import LoglikelihoodRequest as R  # noqa: E402
 from model_subjects.runner import RunConfig, Runner  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,7 +225,8 @@ def test_run_model_cli_end_to_end_and_sidecar(tmp_path):
     # the same session through the transformers backend is refused (another backend, other weights)
     cmd2 = [c for c in cmd if c not in ("--backend", "llamacpp")]
     r2 = subprocess.run(cmd2, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
-    assert r2.returncode == 2 and "other settings" in r2.stderr and "backend" in r2.stderr and "Traceback" not in r2.stderr
+    assert (r2.returncode == 2 and "other settings" in r2.stderr and "backend" in r2.stderr
+            and "Traceback" not in r2.stderr)
 
 
 def test_resumed_running_session_is_bit_identical(backend, tmp_path):
@@ -240,7 +241,8 @@ def test_resumed_running_session_is_bit_identical(backend, tmp_path):
     b = read_rows(next((tmp_path / "resumed" / "data").glob("*_data.csv")))
     assert len(a) == len(b) == 14
     assert [x["option_logprobs"] for x in a] == [x["option_logprobs"] for x in b]
-    assert [json.loads(x["extra"])["context_sha256"] for x in a] == [json.loads(x["extra"])["context_sha256"] for x in b]
+    assert ([json.loads(x["extra"])["context_sha256"] for x in a]
+            == [json.loads(x["extra"])["context_sha256"] for x in b])
 
 
 @pytest.mark.long

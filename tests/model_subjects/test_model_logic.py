@@ -163,8 +163,9 @@ def test_running_history_is_previous_context_plus_trial_and_its_feedback(exp, se
         # the feedback in the context is the one earned by the subject's own answer
         t_prev = seq.trials[k - 1]
         said_violation = answer == " Yes"
-        expected = exp.feedback.correct_text if said_violation == (t_prev.study_record.correct_response == "violation") \
-            else exp.feedback.incorrect_text
+        expected = (exp.feedback.correct_text
+                    if said_violation == (t_prev.study_record.correct_response == "violation")
+                    else exp.feedback.incorrect_text)
         assert fb == expected
 
 

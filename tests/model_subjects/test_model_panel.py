@@ -44,7 +44,8 @@ def test_running_context_reads_like_the_panel_screen(backend, tmp_path):  # noqa
         # every earlier trial with the label the model chose and the feedback that earned
         for prev in rows[:k]:
             label = panel.labels[prev["response"]]
-            assert f"{prev['words']}\n{panel.question}\nVIOLATION / ACCEPTABLE: {label}\n{prev['feedback_text']}\n" in text
+            assert (f"{prev['words']}\n{panel.question}\nVIOLATION / ACCEPTABLE: {label}\n"
+                    f"{prev['feedback_text']}\n") in text
         # scores: the two labels after exactly that text (independent single forward pass)
         lv, la = json.loads(r["option_logprobs"])
         assert lv == pytest.approx(plain_logprob(backend, text, " VIOLATION"), abs=2e-3)

@@ -85,7 +85,8 @@ def test_forced_choice_sessions_batched_across_subjects(backend, exp, tmp_path):
             assert r["feedback_shown"] == "False" and r["feedback_text"] == ""
             assert text == " ".join(r["words"].split()[: int(r["critical_index"])])
         r = rows[3]
-        assert abs(json.loads(r["option_logprobs"])[1] - plain_logprob(backend, texts[3], " " + json.loads(r["option_labels"])[1])) < 1e-4
+        assert abs(json.loads(r["option_logprobs"])[1]
+                   - plain_logprob(backend, texts[3], " " + json.loads(r["option_labels"])[1])) < 1e-4
     meta = sidecar(tmp_path, "m01", exp)
     assert meta["status"] == "completed" and meta["subject_kind"] == "model"
     assert meta["model"]["name"] == "SmolLM2-135M-Instruct" and len(meta["model"]["weights_sha256"]) == 64
@@ -120,7 +121,8 @@ def test_running_context_holds_own_answers_and_their_feedback_and_matches_reenco
             fb = exp.feedback.correct_text if prev["correct"] == "True" else exp.feedback.incorrect_text
             assert prev["feedback_text"] == fb and prev["feedback_shown"] == "True"
             # context(k) = context(k-1) + answer(k-1) + feedback(k-1) + prompt(k)
-            assert texts[k] == texts[k - 1] + extra["answer_text"] + "\n" + fb + "\n" + json.loads(rows[k]["extra"])["prompt"]
+            assert texts[k] == (texts[k - 1] + extra["answer_text"] + "\n" + fb + "\n"
+                                + json.loads(rows[k]["extra"])["prompt"])
     kv, naive = rows_of(tmp_path / "kv", "m01", exp), rows_of(tmp_path / "naive", "m01", exp)
     for a, b in zip(kv, naive, strict=False):
         assert a["response"] == b["response"]

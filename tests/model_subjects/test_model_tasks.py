@@ -19,7 +19,7 @@ from model_subjects.backends.registry import load_backend  # noqa: E402
 from model_subjects.decisions import Scored, decide  # noqa: E402
 from model_subjects.protocols import ProtocolError, get_protocol  # noqa: E402
 from model_subjects.requests import GenerationRequest  # noqa: E402
-from model_subjects.requests import LoglikelihoodRequest as R
+from model_subjects.requests import LoglikelihoodRequest as R  # noqa: E402
 
 TOL = 1e-4
 
@@ -94,7 +94,8 @@ def test_judgment_direct_compares_the_minimal_pair(backend):
         _, scores, d, _ = ask(backend, p, trial("judgment", sentence=s, pair_sentence=pair, answer=answer))
         ls, lp = sum(ref_tokens(backend, "", s)), sum(ref_tokens(backend, "", pair))
         assert scores[0] == pytest.approx([ls, lp], abs=TOL)
-        assert d.response == ("yes" if ls > lp else "no") and d.columns["sentence_logprob"] == pytest.approx(ls, abs=TOL)
+        assert (d.response == ("yes" if ls > lp else "no")
+                and d.columns["sentence_logprob"] == pytest.approx(ls, abs=TOL))
     assert d.correct is True  # the model prefers the grammatical sentence of this pair
     with pytest.raises(ProtocolError, match="pair_sentence"):
         p.queries(trial("judgment", sentence=good))
@@ -193,10 +194,12 @@ def test_completion_production_and_meta_score_the_first_word(backend):
 
 
 def test_lexical_decision_direct_and_meta(backend):
-    _, _, d, _ = ask(backend, proto("lexical_decision", "direct"), trial("lexical_decision", sentence="blick", answer="nonword"))
+    _, _, d, _ = ask(backend, proto("lexical_decision", "direct"),
+                     trial("lexical_decision", sentence="blick", answer="nonword"))
     assert d.columns["sentence_logprob"] == pytest.approx(sum(ref_tokens(backend, "", "blick")), abs=TOL)
     assert d.correct is None
-    qs, scores, d, _ = ask(backend, proto("lexical_decision", "meta"), trial("lexical_decision", sentence="table", answer="word"))
+    qs, scores, d, _ = ask(backend, proto("lexical_decision", "meta"),
+                           trial("lexical_decision", sentence="table", answer="word"))
     assert [o.continuation for o in qs[0].options] == [" Word", " Non-word"]
     ref = [sum(ref_tokens(backend, qs[0].prompt, c)) for c in (" Word", " Non-word")]
     assert d.response == ("word" if ref[0] > ref[1] else "nonword")
@@ -214,8 +217,10 @@ def _runner(tmp_path, monkeypatch, backend, kind: str, trials: list[Trial], **cf
     exp = parse_spec(data)
     import experiments.design_compiler  # the run's plan (experiments/run_prep.py) compiles through it
 
-    monkeypatch.setattr(experiments.design_compiler, "compile_sequence", lambda exp, sid, seed, session=1, list_number=None: TrialSequence(
-        experiment=exp.name, subject_id=sid, seed=0, spec_hash=exp.spec_hash, trials=tuple(trials)))
+    monkeypatch.setattr(experiments.design_compiler, "compile_sequence",
+                        lambda exp, sid, seed, session=1, list_number=None: TrialSequence(
+                            experiment=exp.name, subject_id=sid, seed=0, spec_hash=exp.spec_hash,
+                            trials=tuple(trials)))
     rc = runner_mod.RunConfig(spec="x", out=tmp_path, **cfg)
     return runner_mod.Runner(rc, backend, exp=exp)
 

@@ -2,8 +2,8 @@
 replay leaves out named with the reason.
 
 The people are made by the real CLI (`twinlab import pcibex`) from results files in Ibex's layout (the files of
-tests/imports/test_import_kinds.py). Expectations come from the people's own tables read with the csv module: the person's
-response on each trial, the sentence of the trial's materials, the files a folder holds."""
+tests/imports/test_import_kinds.py). Expectations come from the people's own tables read with the csv module: the
+person's response on each trial, the sentence of the trial's materials, the files a folder holds."""
 from __future__ import annotations
 
 import csv

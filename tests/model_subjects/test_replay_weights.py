@@ -57,7 +57,8 @@ def _scores(rows) -> list[list[float]]:
 
 
 def _close(a, b, tol: float) -> bool:
-    return all(math.isclose(x, y, abs_tol=tol) for ra, rb in zip(a, b, strict=False) for x, y in zip(ra, rb, strict=False))
+    return all(math.isclose(x, y, abs_tol=tol)
+               for ra, rb in zip(a, b, strict=False) for x, y in zip(ra, rb, strict=False))
 
 
 def _alone(backend, exp, rows) -> list[list[float]]:

@@ -57,7 +57,8 @@ def test_against_a_plain_forward_pass(backend):
         words = s.split()
         ids = tok(s, add_special_tokens=False)["input_ids"]
         with torch.no_grad():
-            lp = torch.log_softmax(backend.model(input_ids=torch.tensor([[tok.bos_token_id] + ids])).logits[0].double(), -1)
+            lp = torch.log_softmax(
+                backend.model(input_ids=torch.tensor([[tok.bos_token_id] + ids])).logits[0].double(), -1)
         bounds = [len(tok(" ".join(words[:k + 1]), add_special_tokens=False)["input_ids"]) for k in range(len(words))]
         start = 0
         for k, end in enumerate(bounds):
@@ -89,7 +90,8 @@ def test_bos_choice_and_context(backend):
     words = "The cat sleeps.".split()
     nobos = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bos=False)).score([words])[0]
     assert nobos[0] is None and all(v is not None for v in nobos[1:])
-    ctx = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bos=False)).score([words], ["Hello.\n"])[0]
+    ctx = SurprisalScorer(backend.model, backend.tokenizer, SurprisalSettings(bos=False)).score(
+        [words], ["Hello.\n"])[0]
     assert ctx[0] is not None
     ids, owner = align(backend.tokenizer, words, "Hello.\n")
     assert owner[0] == -1 and owner[-1] == 2 and len(ids) == len(owner)

@@ -39,7 +39,8 @@ def _hashes(rows: list[dict[str, str]]) -> list[str]:
 
 
 def _close(a: list[list[float]], b: list[list[float]], tol: float) -> bool:
-    return all(math.isclose(x, y, abs_tol=tol) for ra, rb in zip(a, b, strict=False) for x, y in zip(ra, rb, strict=False))
+    return all(math.isclose(x, y, abs_tol=tol)
+               for ra, rb in zip(a, b, strict=False) for x, y in zip(ra, rb, strict=False))
 
 
 def _alone(backend, rows: list[dict[str, str]]) -> list[list[float]]:
@@ -93,7 +94,8 @@ def test_same_seed_twice_and_resume_equal_one_run(bundled_backend, tmp_path):
     keys = ("response", "option_logprobs", "context_mode", "feedback_text")
     assert [[r[k] for k in keys] for r in a] == [[r[k] for k in keys] for r in b]
     assert _hashes(a) == _hashes(b) and len(set(_hashes(a))) == 4
-    assert [json.loads(r["extra"])["context_sha256"] for r in a] == [json.loads(r["extra"])["context_sha256"] for r in b]
+    assert ([json.loads(r["extra"])["context_sha256"] for r in a]
+            == [json.loads(r["extra"])["context_sha256"] for r in b])
     # a row whose recorded weights differ from what replaying its steps gives: the resume is refused, nothing written
     path = next((tmp_path / "b" / "data").glob("*_data.csv"))
     text = path.read_text(encoding="utf-8")

@@ -187,7 +187,7 @@ def first_encounters_from_logs(logs: Path, subjects: set[int], rule: str = "pape
     position and condition after training, session 1 then 2; no usable answer -> scored by its code's
     prefix (paper rule) or left out (strict rule)."""
     counts: dict[tuple[str, str], list[int]] = {}
-    for subj, trials in subject_trials(logs, subjects).items():
+    for _subj, trials in subject_trials(logs, subjects).items():
         seen = set()
         for _, t, pos in long_nested_violations(trials):
             key = (pos, t["cond"])

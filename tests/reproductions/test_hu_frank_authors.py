@@ -328,7 +328,8 @@ def test_sensitivity_verdicts_read_the_table():
                          "estimate": [-0.28, -0.15, -0.12, 1.0, -0.5], "statistic": ["z"] * 5,
                          "value": [-2.63, -2.52, -2.53, 2.0, -1.0], "p": [0.0085, 0.0116, 0.011, 0.04, 0.3]})
     a, b = sensitivity_verdicts(sens)
-    assert a == "a: the interaction has the same sign under all 3 fits; under the richest random effects the data support, z = -2.520, p = 0.0116."
+    assert a == ("a: the interaction has the same sign under all 3 fits; under the richest random effects the data "
+                 "support, z = -2.520, p = 0.0116.")
     assert b.startswith("b: the interaction has different signs under all 2 fits; no simpler")
 
 

@@ -83,8 +83,8 @@ def test_crt_blimp_dgl_importers(tmp_path):
     ext = write_stimuli(tmp_path) / "external_stimuli"
     crt = st.crt(ext / "crt" / "stimuli.csv")
     assert crt[0].options["correct"] == "$20.00" and crt[0].options["correct_alt"] == "$20"
-    assert crt[0].options["more"] == "$100.00" and crt[0].prompt.startswith("Question: A "
-                                                                            "pear") and crt[0].prompt.endswith("\nAnswer:")
+    assert (crt[0].options["more"] == "$100.00" and crt[0].prompt.startswith("Question: A pear")
+            and crt[0].prompt.endswith("\nAnswer:"))
     assert crt[2].options == {"correct": "47 days", "intuitive": "24 days", "t": "12 days"}
     dgl = st.dgl(ext / "dgl" / "stimuli.csv")
     assert len(dgl) == 1 and dgl[0].options == {"good": "The executive doubted "
@@ -119,7 +119,8 @@ def test_digit_parser_equals_every_released_production():
         df = pd.read_csv(f)
         for r in df.itertuples():
             ans = [int(c) for c in str(r.correct_answer) if c.isdigit()]
-            assert S.digit_correct(str(r.generated_response), ans, bool(r.perm_invariant)) == bool(r.generated_response_correct), (f.name, r.problem_id)
+            assert S.digit_correct(str(r.generated_response), ans, bool(r.perm_invariant)) == bool(
+                r.generated_response_correct), (f.name, r.problem_id)
             n += 1
     assert n > 5000
 
@@ -132,7 +133,8 @@ def test_crt_parser_equals_the_authors_naive_labels():
         naive = [c for c in df.columns if c.startswith("generated_response_naive_label")][0]
         cond = f.parent.name
         labels = [c for c in ("correct", "intuitive", "total_cost", "more", "correct_alt", "intuitive_alt",
-                              "total_cost_alt", "more_alt", "t") if c in df.columns and (cond != "crt2" or c in ("correct", "intuitive"))]
+                              "total_cost_alt", "more_alt", "t")
+                  if c in df.columns and (cond != "crt2" or c in ("correct", "intuitive"))]
         for r in df.to_dict("records"):
             opts = {k: r[k] for k in labels if r[k] != ""}
             label, cleaned = S.crt_label(r["generated_response_raw"], opts, cond)
@@ -212,11 +214,13 @@ def test_forced_choice_scores_equal_a_plain_forward_pass(backend, tmp_path):
     for it, r in zip(crt, out.itertuples(), strict=False):
         c = _plain(backend, it.prompt + " ", it.options["correct"])
         assert r.mc_correct_logprob == pytest.approx(np.mean(c), abs=1e-4)  # mean per token, as the paper
-        assert r.mc_intuitive_logprob == pytest.approx(np.mean(_plain(backend, it.prompt + " ", it.options["intuitive"])), abs=1e-4)
+        assert r.mc_intuitive_logprob == pytest.approx(
+            np.mean(_plain(backend, it.prompt + " ", it.options["intuitive"])), abs=1e-4)
     pairs = st.dgl(ext / "dgl" / "stimuli.csv") + st.blimp(ext / "blimp" / "stimuli.csv")
     out = R.run_syntax(backend, pairs)
     for it, r in zip(pairs, out.itertuples(), strict=False):
-        assert r.direct_sum_logprob_good_sentence == pytest.approx(sum(_plain(backend, "", it.options["good"])), abs=1e-3)
+        assert r.direct_sum_logprob_good_sentence == pytest.approx(sum(_plain(backend, "", it.options["good"])),
+                                                                   abs=1e-3)
         g1 = sum(_plain(backend, it.extra["good_first"] + " ", "1"))
         g2 = sum(_plain(backend, it.extra["good_first"] + " ", "2"))
         assert r.meta_sum_logprob_good_first_1 == pytest.approx(g1, abs=1e-4) and r.meta_good_correct == (g1 > g2)
@@ -316,7 +320,8 @@ def test_data_with_seq2seq_t5_runs_the_four_domains_and_fits_the_equations(tmp_p
     assert set(rows["domain"]) == {"digit_mat", "crt", "lambada", "syntax"}
     fam = rows.groupby("model")[["family", "n_params_b", "training_step"]].first()
     assert fam.loc["t5-b (twinlab)", "family"] == "t5-wide" and fam.loc["t5-b (twinlab)", "n_params_b"] == 0.25
-    assert fam.loc["run-2000 (twinlab)", "training_step"] == 2000 and fam.loc["run-2000 (twinlab)", "family"] == "t5-run"
+    assert (fam.loc["run-2000 (twinlab)", "training_step"] == 2000
+            and fam.loc["run-2000 (twinlab)", "family"] == "t5-run")
     assert len(rows[(rows["domain"] == "digit_mat") & (rows["model"] == "t5-a (twinlab)")]) == 2 * 5
     fits = pd.read_csv(out / "tables" / "your_fits.csv")
     size = fits[fits["analysis"] == "size"]

@@ -21,7 +21,8 @@ def test_yaml_and_csv_give_the_same_entries(tmp_path):
         assert (b.family, b.size, b.step, b.label) == ("mine", 1.2e9, 1000, "r1")
 
 
-@pytest.mark.parametrize("value, params", [(135000000, 135e6), ("135M", 135e6), ("1.4B", 1.4e9), ("7e9", 7e9), ("350k", 350e3)])
+@pytest.mark.parametrize("value, params", [(135000000, 135e6), ("135M", 135e6), ("1.4B", 1.4e9), ("7e9", 7e9),
+                                           ("350k", 350e3)])
 def test_sizes(value, params):
     assert parse_size(value) == pytest.approx(params)
 

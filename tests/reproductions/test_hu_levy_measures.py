@@ -24,7 +24,8 @@ def scores() -> pd.DataFrame:
     # Exp 2: 3 items. Direct: good - bad = +1, -1, +2. MetaInstruct per order (goodFirst, badFirst) differentials:
     # item0 (+1, -3) -> mean -1; item1 (+2, +2) -> 2; item2 (-1, +0.5) -> -0.25
     for k, dd in enumerate([1, -1, 2]):
-        rows += [row("2", "dtfit", k, "Direct", "none", "pair", "good", -5 + dd), row("2", "dtfit", k, "Direct", "none", "pair", "bad", -5)]
+        rows += [row("2", "dtfit", k, "Direct", "none", "pair", "good", -5 + dd),
+                 row("2", "dtfit", k, "Direct", "none", "pair", "bad", -5)]
     for k, (a, b) in enumerate([(1, -3), (2, 2), (-1, 0.5)]):
         for order, diff in (("goodFirst", a), ("badFirst", b)):
             rows += [row("2", "dtfit", k, "MetaInstruct", order, "pair", "good", -3 + diff),
@@ -79,7 +80,8 @@ def test_differentials_average_the_orders_and_r_is_pearsons():
     assert ic.loc[("1", "MetaQuestionSimple"), "pearson_r"] == pytest.approx(
         pearsonr([-1, -2, -3, -4], [-2.5, -4, -6.5, -8]).statistic)
     assert ic.loc[("3a", "MetaQuestionComplex"), "pearson_r"] == pytest.approx(
-        pearsonr([0.5, -0.5, -1.5, -4], np.subtract(yes := [-0.5, -0.6, -0.7, -2.0], [-1.5, -0.2, -0.3, -1.9])).statistic)
+        pearsonr([0.5, -0.5, -1.5, -4],
+                 np.subtract(yes := [-0.5, -0.6, -0.7, -2.0], [-1.5, -0.2, -0.3, -1.9])).statistic)
     assert yes
 
 

@@ -162,7 +162,8 @@ def test_authors_text_is_the_released_codes(key):
 def test_the_two_texts_differ_only_in_whitespace_ellipsis_and_two_table3_wordings():
     for exp, item in (("1", BUTTERFLY), ("2", ARCHER), ("3a", CHILD), ("3b", CHILD)):
         for method in METHODS:
-            for p, a in zip(item_queries(exp, item, method, "paper"), item_queries(exp, item, method, "authors"), strict=False):
+            for p, a in zip(item_queries(exp, item, method, "paper"), item_queries(exp, item, method, "authors"),
+                            strict=False):
                 norm = " ".join(a.prompt.split()).replace("...", "\u2026")
                 if (exp, method) == ("2", "MetaQuestionSimple"):
                     norm = norm.replace("?)?", ")?")

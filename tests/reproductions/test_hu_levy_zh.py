@@ -56,7 +56,8 @@ def test_synthetic_archive_gives_the_independent_numbers_and_refuses_tampering(t
     base = "results_zh/exp3b_sentence-comparison/mandarin_text-davinci-003_metaInstruct_badFirst.json"
     doc = json.loads(members[base])
     cases = {
-        "nan": {base: members[base].replace(b'"logprob_of_good_continuation": ', b'"logprob_of_good_continuation": NaN, "x": ', 1)},
+        "nan": {base: members[base].replace(b'"logprob_of_good_continuation": ',
+                                            b'"logprob_of_good_continuation": NaN, "x": ', 1)},
         "renamed": {base.replace("badFirst", "goodFirst"): members[base], base: None},
         "missing_order": {base: None},
         "pickle": {"results_zh/exp1_word-prediction/evil.pkl": b"\x80\x04N."},
@@ -109,7 +110,8 @@ def test_real_archive_figure11_numbers_and_the_authors_prompts(tmp_path):
                                                          ("MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex"))
     assert pd.read_csv(out / "tables" / "statements.csv")["holds"].astype(str).tolist() == ["True"] * 3
     comp = pd.read_csv(out / "tables" / "paper_comparison.csv")
-    assert comp["agrees_with_paper"].dropna().astype(bool).all() and comp["agrees_with_notebook"].dropna().astype(bool).all()
+    assert (comp["agrees_with_paper"].dropna().astype(bool).all()
+            and comp["agrees_with_notebook"].dropna().astype(bool).all())
     # every text-davinci-003 prompt the authors stored equals twinlab's Chinese templates
     scores = pd.read_csv(out / "tables" / "items_scores.csv", dtype=str, keep_default_na=False)
     stored = scores[(scores["prompt_source"] == "authors") & (scores["model"] == "text-davinci-003")]

@@ -108,7 +108,8 @@ def test_hu_frank_cli_end_to_end_tables_agree_with_sessions(tmp_path):
     for proto, g in df.groupby("protocol"):
         assert abs(acc.loc[proto, "accuracy"] - g["correct"].astype(float).mean()) < 1e-9
     gap = pd.read_csv(out / "tables" / "demand_gap.csv").set_index("high_demand")
-    lo, hi = acc.loc["sentence_comparison:Direct", "accuracy"], acc.loc["sentence_comparison:MetaQuestionSimple", "accuracy"]
+    lo, hi = (acc.loc["sentence_comparison:Direct", "accuracy"],
+              acc.loc["sentence_comparison:MetaQuestionSimple", "accuracy"])
     if 0 < lo < 1 and 0 < hi < 1:
         expected = np.log(lo / (1 - lo)) - np.log(hi / (1 - hi))
         assert abs(gap.loc["sentence_comparison:MetaQuestionSimple", "demand_gap_unsmoothed"] - expected) < 1e-9

@@ -27,7 +27,8 @@ def _hu_frank_release(tmp_path):
 
 # command (as typed), the mode's own arguments (a function of tmp_path), the model options it accepts
 MODES = {
-    "lampinen2024": (lambda t: ["lampinen2024", "-n", "1", "--prompts", "none"], {"model", "backend", "backend_option"}),
+    "lampinen2024": (lambda t: ["lampinen2024", "-n", "1", "--prompts", "none"],
+                     {"model", "backend", "backend_option"}),
     "hu-levy2023": (lambda t: ["hu-levy2023", "--data", str(ROOT / "tests" / "data" / "hu_levy2023" / "datasets"),
                                "--items", "1"], {"model", "backend", "backend_option"}),
     "hu-frank2024": (lambda t: ["hu-frank2024", "-n", "1"], {"model", "backend", "backend_option"}),

@@ -66,7 +66,8 @@ def test_demand_gap_and_mixed_model_need_two_sizes():
     assert list(gaps["contrast"]) == ["production vs forced choice"]
     assert gaps["demand_gap_unsmoothed"].iloc[0] == pytest.approx(expected)
     ka, kb = a * 200, b * 200  # smoothed: log odds of (k + 0.5) / (n + 1)
-    assert gaps["demand_gap"].iloc[0] == pytest.approx(np.log((ka + .5) / (200 - ka + .5)) - np.log((kb + .5) / (200 - kb + .5)))
+    assert gaps["demand_gap"].iloc[0] == pytest.approx(
+        np.log((ka + .5) / (200 - ka + .5)) - np.log((kb + .5) / (200 - kb + .5)))
     assert set(accuracies(rows, 200, 0)["method"]) == {"low demand", "high demand"}
     coefs, notes = mixed_models(rows)
     assert coefs.empty and "at least two sizes" in notes[0]
