@@ -69,7 +69,10 @@ def show_pair(want: str, got: str | None) -> tuple[str, str]:
         return show(want), show(got)
     at = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got)))
     start = max(0, at - 20)
-    cut = (lambda t: ("..." if start else "") + t[start:start + 70] + ("..." if len(t) > start + 70 else ""))
+
+    def cut(t):
+        return ("..." if start else "") + t[start:start + 70] + ("..." if len(t) > start + 70 else "")
+
     return repr(cut(want)), repr(cut(got))
 
 

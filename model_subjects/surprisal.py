@@ -182,7 +182,6 @@ class SurprisalScorer:
         bow_lp = bow_lp.double().cpu() if bow_lp is not None else None
         for r, i in enumerate(batch):
             tokens, owner, n_words = seqs[i]
-            logp = [0.0] * n_words
             first = [None] * n_words
             last = [None] * n_words
             for t in range(len(tokens)):

@@ -176,7 +176,7 @@ def plan_subtasks(opt: Options) -> list[Subtask]:
             raise ReproError(f"no items with an {opt.dependency} verb in {', '.join(map(str, opt.items))}")
     else:
         n = opt.items_per_condition or GENERATED_PER_CONDITION
-        for name, (structure, dep) in SUBTASKS.items():
+        for _name, (structure, dep) in SUBTASKS.items():
             if opt.dependency in (None, dep):
                 groups[(structure, dep)] = generate_items(structure, "test", n, opt.seed)
     out = []
