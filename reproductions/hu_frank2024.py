@@ -328,7 +328,8 @@ def _provenance_section(rep: Report, opt: Options, models: list[dict], subtasks:
 
 
 def reproduce(opt: Options) -> Path:
-    """Plan the sessions, run every model, then accuracy, demand gap, mixed model and provenance; returns report.html."""
+    """Plan the sessions, run every model, then accuracy, demand gap, mixed model and provenance;
+    returns report.html."""
     from reproductions.pairs import load_blimp_jsonl
 
     started = time.time()
