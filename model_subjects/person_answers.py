@@ -48,7 +48,8 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
     if kind.types_text:
         return None
     if renders_rsvp(exp, trial):  # the RSVP kind's answers (violation detection's ANSWERS)
-        return tuple(rsvp_rules(exp, trial, "ANSWERS")) + ((NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
+        return tuple(rsvp_rules(exp, trial, "ANSWERS")) + (
+            (NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
     if kind.answers is None or kind.human_settings is None:
         raise ValueError(f"task kind {kind.name!r} is not presented to people (no human runner implements it)")
     from experiments.tasks.presented import trial_settings  # the human runners' settings (labels, scale)

@@ -89,8 +89,9 @@ class Seq2SeqBackend(Backend):
             torch.set_num_threads(int(threads))
         try:
             tok = AutoTokenizer.from_pretrained(resolved.path, local_files_only=True, trust_remote_code=False)
-            lm = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=getattr(torch, dname), local_files_only=True,
-                                                       weights_only=True, trust_remote_code=False)  # data, not code
+            lm = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=getattr(torch, dname),
+                                                       local_files_only=True, weights_only=True,
+                                                       trust_remote_code=False)  # data, not code
         except Exception as exc:
             raise ModelLoadError(f"could not load sequence-to-sequence model {resolved.name!r} from {resolved.path}: "
                                  f"{type(exc).__name__}: {exc}") from None

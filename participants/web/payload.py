@@ -65,7 +65,8 @@ def trial_payload(trial: Trial) -> dict[str, Any]:
     }
 
 
-def task_view(trial: Trial, seq: TrialSequence, exp: Experiment, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def task_view(trial: Trial, seq: TrialSequence, exp: Experiment,
+              overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the page shows for a task trial: texts, the answers in screen order with their keys (the
     choice options already counterbalanced, logic.screen_order), and the kind's own view (TaskKind.page_view:
     the self-paced reading units, the completion's accepted answers and rule, the rating's scale ends)."""
