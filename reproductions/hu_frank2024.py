@@ -284,7 +284,8 @@ def _demand_gap_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
     for r in gaps[gaps["flag"].fillna("") != ""].itertuples():
         rep.note(f"{r.model} · {r.dataset} · {r.contrast}: {r.flag}. The gap is finite (smoothed) but measures the "
                  "task failure, not a difference in capability: do not read it as a result.")
-    rep.figure(demand_gap_plot(gaps.rename(columns={"dataset": "context_mode"}), opt.out / "figures" / "demand_gap.png"),
+    rep.figure(demand_gap_plot(gaps.rename(columns={"dataset": "context_mode"}),
+                               opt.out / "figures" / "demand_gap.png"),
                "Demand gap per model, contrast and dataset: " + SMOOTHING + ". Hatched bars: a method never (or "
                "always) right, flagged as a task failure (or ceiling), not a result.")
 

@@ -259,7 +259,8 @@ def _choose_item(exp: Experiment, block: Block, cell: Cell, rotation: int, used:
     versions = ["none"] + list(STRUCTURES[cell.structure].dependencies) if exp.stimuli.file is None else None
     if versions is not None and cell.violation != "other":
         vi = versions.index(cell.violation)
-        candidates = [it for k, it in enumerate(pool) if (k + rotation) % len(versions) == vi and it.item_id not in used]
+        candidates = [it for k, it in enumerate(pool)
+                      if (k + rotation) % len(versions) == vi and it.item_id not in used]
     else:
         candidates = [it for it in pool if it.item_id not in used]
     if not candidates:  # small pools: fall back to any unused item, then to any item
