@@ -4,9 +4,8 @@ change what a model or a transcript reads (issue 47).
 A label kind (judgment, lexical decision), a choice, a rating, a reading trial's question, violation detection:
 the response is exactly one of the values the human runners offer on this trial (kinds/<kind>/task.py
 `answers`, with the settings the runners present it with: experiments/tasks/presented.py), or for violation detection's
-panel the
-unanswered `none`. A typed answer (completion) is free text, refused (never rewritten) when it holds a character
-of Unicode categories Cc (control characters: line ends, tab, ESC, BEL), Cf (format characters: zero-width
+panel the unanswered `none`. A typed answer (completion) is free text, refused (never rewritten) when it holds a
+character of Unicode categories Cc (control characters: line ends, tab, ESC, BEL), Cf (format characters: zero-width
 spaces, direction overrides), Zl/Zp (U+2028, U+2029), Cs/Co/Cn (surrogates, private use, unassigned), or `<` or `>`
 (which would open or close the Psych-201 transcript's answer marks `<<...>>`), or is longer than MAX_FREE_TEXT.
 twinlab's own runners cannot produce any of these (their typing rule types letters, space and ' - . ,
