@@ -1,8 +1,8 @@
 """Time of the full `twinlab reproduce hu-frank2024 --authors-outputs` on the real release, with the paper's fits
 in 5 row orders (the documented command; 33-34 min on 2 cores), and the row-order ranges it measures.
 
-The test suite fits each model once (`--row-orders 1`, tests/reproductions/test_hu_frank_authors.py); the refits in several row
-orders, which show how far a singular fit's Wald z moves, are measured here, not in CI.
+The test suite fits each model once (`--row-orders 1`, tests/reproductions/test_hu_frank_authors.py); the refits in
+several row orders, which show how far a singular fit's Wald z moves, are measured here, not in CI.
 
     python -m benchmarks.bench_hu_frank_authors                      # ../shared/data/hu_frank2024, 5 orders
     python -m benchmarks.bench_hu_frank_authors --row-orders 2 --no-sensitivity --out /tmp/hf

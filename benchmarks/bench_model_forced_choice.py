@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> dict:
     tw_s, tw_cpu = time.perf_counter() - t, time.process_time() - c
     ours = [(res[2 * i].logprob, res[2 * i + 1].logprob) for i in range(n)]
     ours_choice = [a > b for a, b in ours]
-    out = {"items": n, "model": backend.name, "prompt": args.prompt, "sharing": backend.prefix_sharing, "threads": torch.get_num_threads(),
+    out = {"items": n, "model": backend.name, "prompt": args.prompt, "sharing": backend.prefix_sharing,
+           "threads": torch.get_num_threads(),
            "twinlab_seconds": tw_s, "twinlab_cpu_seconds": tw_cpu, "twinlab_items_per_s": n / tw_s,
            "twinlab_accuracy": sum(ours_choice) / n, "prefix_cache": not args.no_prefix_cache}
     print(f"twinlab : {tw_s:8.1f}s  {n / tw_s:8.2f} items/s  accuracy {out['twinlab_accuracy']:.3f}"

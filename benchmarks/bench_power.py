@@ -33,7 +33,8 @@ function(d, beta, theta, n, seed) {
   for (k in seq_len(n)) {
     d$y <- suppressMessages(stats::simulate(~ cond + (1 | subject_id) + (1 | item), newdata = d,
              family = stats::binomial, newparams = list(beta = beta, theta = theta))[[1]])
-    m <- tryCatch(suppressMessages(suppressWarnings(lme4::glmer(f, d, family = stats::binomial))), error = function(e) NULL)
+    m <- tryCatch(suppressMessages(suppressWarnings(lme4::glmer(f, d, family = stats::binomial))),
+                  error = function(e) NULL)
     if (is.null(m)) next
     ok <- ok + 1
     hits <- hits + (stats::coef(summary(m))["cond", 4] < 0.05)

@@ -65,7 +65,8 @@ def main() -> None:
         print(f"{kind:70s} {n:7d} {s:7.1f} {n / s:9.1f}" + (f" {c:7.1f}" if cpu_known else ""))
         full += s / n * (FULL_PER_CONDITION * 8 * len(xs))
         full_cpu += c / n * (FULL_PER_CONDITION * 8 * len(xs))
-    grid = f"full grid ({FULL_PER_CONDITION} items per condition, {len(arms)} arms, {FULL_PER_CONDITION * 8 * len(arms)} trials)"
+    grid = (f"full grid ({FULL_PER_CONDITION} items per condition, {len(arms)} arms, "
+            f"{FULL_PER_CONDITION * 8 * len(arms)} trials)")
     print(f"{grid} at these wall-clock rates: {full / 60:.0f} min ({full / 3600:.1f} h)")
     if cpu_known:
         print(f"{grid} in CPU time at these rates: {full_cpu / 60:.0f} CPU-min (the wall time on an otherwise idle "

@@ -109,8 +109,8 @@ def forced_choice_row(backend, n: int, prompt: str | None, minicons_batch: int, 
                                            reduction=lambda x: x.sum(0).item())
         _sync(backend)
         out["minicons"] = n / (time.perf_counter() - t)
-        out["choices_same_vs_minicons"] = sum((a[2 * i].logprob > a[2 * i + 1].logprob) == (scores[2 * i] > scores[2 * i + 1])
-                                              for i in range(n))
+        out["choices_same_vs_minicons"] = sum(
+            (a[2 * i].logprob > a[2 * i + 1].logprob) == (scores[2 * i] > scores[2 * i + 1]) for i in range(n))
         out["max_abs_dlogp_vs_minicons"] = max(abs(r.logprob - s) for r, s in zip(a, scores, strict=False))
     return out
 

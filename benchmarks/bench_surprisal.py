@@ -4,8 +4,8 @@ Sentences: `--n` generated nested-agreement sentences of mixed structures (studi
 with BOS, in bits, with and without the beginning-of-word correction. Both sides get the same batch
 size (`--batch`, sentences per forward pass) and one thread; each is timed over `--repeat` runs
 (interleaved; the best wall and CPU time of each is kept: the CPU time of this one-thread process is
-the steadier figure on a shared machine). twinlab is called as the runner calls it (all sentences at once: it sorts them by
-length into batches of the same token budget); minicons in batches of `--batch` in the given order, as
+the steadier figure on a shared machine). twinlab is called as the runner calls it (all sentences at once: it sorts
+them by length into batches of the same token budget); minicons in batches of `--batch` in the given order, as
 its documentation does. Prints sentences/s for both, the speed ratio (twinlab / minicons) and the largest
 difference (bits). Example:
     python -m benchmarks.bench_surprisal --n 256
@@ -55,13 +55,14 @@ def main() -> None:
         ours_scorer = SurprisalScorer(b.model, b.tokenizer, SurprisalSettings(bow_correction=bow),
                                       max_batch_tokens=budget)
 
-        def run_ours():  # as the runner calls it: every trial of a chunk at once (length-sorted batches)
+        # as the runner calls it: every trial of a chunk at once (length-sorted batches)
+        def run_ours(ours_scorer=ours_scorer):
             return ours_scorer.score([s.split() for s in sents])
 
-        def run_mc():
+        def run_mc(bow=bow):
             out = []
             for k in range(0, len(sents), args.batch):
-                out += mc.word_score_tokenized(sents[k:k + args.batch], tokenize_function=lambda s: s.split(),
+                out += mc.word_score_tokenized(sents[k:k + args.batch], tokenize_function=lambda text: text.split(),
                                                bow_correction=bow, bos_token=True, surprisal=True, base_two=True)
             return out
 
@@ -74,7 +75,8 @@ def main() -> None:
                 out[name] = fn()
                 wall[name] = min(wall[name], time.perf_counter() - t0)
                 cpu[name] = min(cpu[name], time.process_time() - c0)
-        diff = max(abs(a - v) for o, t in zip(out["twinlab"], out["minicons"], strict=False) for a, (_, v) in zip(o, t, strict=False))
+        diff = max(abs(a - v) for o, t in zip(out["twinlab"], out["minicons"], strict=False)
+                   for a, (_, v) in zip(o, t, strict=False))
         r = {"twinlab_sentences_per_s": len(sents) / wall["twinlab"],
              "minicons_sentences_per_s": len(sents) / wall["minicons"],
              "speed_ratio_wall": wall["minicons"] / wall["twinlab"],

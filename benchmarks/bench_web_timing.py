@@ -45,7 +45,10 @@ async (p) => {
   };
   requestAnimationFrame(loop);
   // the frame period, as the experiment page measures it
-  const ts = await new Promise((res) => { const a = []; const f = (t) => { a.push(t); a.length > 120 ? res(a) : requestAnimationFrame(f); }; requestAnimationFrame(f); });
+  const ts = await new Promise((res) => {
+    const a = []; const f = (t) => { a.push(t); a.length > 120 ? res(a) : requestAnimationFrame(f); };
+    requestAnimationFrame(f);
+  });
   const iv = ts.slice(1).map((t, i) => t - ts[i]).sort((a, b) => a - b);
   const F = iv[iv.length - 1] < 1.5 * iv[iv.length >> 1] ? (ts[ts.length - 1] - ts[0]) / iv.length : iv[iv.length >> 1];
   const cfg = { frame_ms: F, response: "key", respond_during_sentence: true,

@@ -69,7 +69,10 @@ def show_pair(want: str, got: str | None) -> tuple[str, str]:
         return show(want), show(got)
     at = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got)))
     start = max(0, at - 20)
-    cut = (lambda t: ("..." if start else "") + t[start:start + 70] + ("..." if len(t) > start + 70 else ""))
+
+    def cut(t):
+        return ("..." if start else "") + t[start:start + 70] + ("..." if len(t) > start + 70 else "")
+
     return repr(cut(want)), repr(cut(got))
 
 
@@ -167,7 +170,8 @@ def read_person(csv: Path, exp: Experiment) -> Person | LeftOut:
     if len(rows) > len(seq):
         raise RunError(f"{csv} line {scan.lines[len(seq)]}: row {len(seq) + 1}, but the spec's sequence for this "
                        f"person has {len(seq)} trials")
-    answers = [check_row(csv, line, i, row, seq, exp, meta) for i, (line, row) in enumerate(zip(scan.lines, rows, strict=False))]
+    answers = [check_row(csv, line, i, row, seq, exp, meta)
+               for i, (line, row) in enumerate(zip(scan.lines, rows, strict=False))]
     digest = hashlib.sha256(csv.read_bytes()).hexdigest()
     return Person(str(meta["subject_id"]), int(meta["session"]), csv, rows, meta, seq.trials[:len(rows)],
                   tuple(a[0] for a in answers), tuple(a[2] for a in answers), tuple(a[1] for a in answers), digest)

@@ -3,9 +3,9 @@ change what a model or a transcript reads (issue 47).
 
 A label kind (judgment, lexical decision), a choice, a rating, a reading trial's question, violation detection:
 the response is exactly one of the values the human runners offer on this trial (kinds/<kind>/task.py
-`answers`, with the settings the runners present it with: experiments/tasks/presented.py), or for violation detection's panel the
-unanswered `none`. A typed answer (completion) is free text, refused (never rewritten) when it holds a character
-of Unicode categories Cc (control characters: line ends, tab, ESC, BEL), Cf (format characters: zero-width
+`answers`, with the settings the runners present it with: experiments/tasks/presented.py), or for violation detection's
+panel the unanswered `none`. A typed answer (completion) is free text, refused (never rewritten) when it holds a
+character of Unicode categories Cc (control characters: line ends, tab, ESC, BEL), Cf (format characters: zero-width
 spaces, direction overrides), Zl/Zp (U+2028, U+2029), Cs/Co/Cn (surrogates, private use, unassigned), or `<` or `>`
 (which would open or close the Psych-201 transcript's answer marks `<<...>>`), or is longer than MAX_FREE_TEXT.
 twinlab's own runners cannot produce any of these (their typing rule types letters, space and ' - . ,
@@ -47,7 +47,8 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
     if kind.types_text:
         return None
     if renders_rsvp(exp, trial):  # the RSVP kind's answers (violation detection's ANSWERS)
-        return tuple(rsvp_rules(exp, trial, "ANSWERS")) + ((NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
+        return tuple(rsvp_rules(exp, trial, "ANSWERS")) + (
+            (NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
     if kind.answers is None or kind.human_settings is None:
         raise ValueError(f"task kind {kind.name!r} is not presented to people (no human runner implements it)")
     from experiments.tasks.presented import trial_settings  # the human runners' settings (labels, scale)

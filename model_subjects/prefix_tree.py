@@ -231,7 +231,6 @@ class TreeScorer:
     # ------------------------------------------------------------------ forward passes
     def _run_tree(self, tree: Tree, entries: list[Entry], lps, greedy, by_seq, chunk, progress) -> None:
         torch = self.torch
-        model = self.b.model
         nodes = tree.nodes
         slots = 1  # slot 0: an all-zero key/value for padding
         for n in nodes:

@@ -57,7 +57,8 @@ class ReplayLearningSubject(LearningSubject):
         """The history holds the person's answer and the feedback it earned (never the model's, as replay.py)."""
         if self.hist is not None:
             i = trial.trial_index
-            self.hist.commit_entry(trial, history_entry(self.r.protocol, trial, self.p.responses[i], self.p.feedback[i]))
+            self.hist.commit_entry(trial, history_entry(self.r.protocol, trial, self.p.responses[i],
+                                                        self.p.feedback[i]))
 
     def shown_feedback(self, trial: Trial, d: Any) -> str | None:
         return self.p.feedback[trial.trial_index]

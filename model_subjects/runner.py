@@ -150,7 +150,8 @@ def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: Context
     learning = settings_of(cfg)
     ident = {
         "model": d.get("name"), "weights": d.get("revision"), "dtype": d.get("dtype"),
-        "protocol": protocol.describe(), "context_mode": context_label(mode.label, learning), "add_bos": bool(d.get("add_bos", cfg.add_bos)),
+        "protocol": protocol.describe(), "context_mode": context_label(mode.label, learning),
+        "add_bos": bool(d.get("add_bos", cfg.add_bos)),
         "chat": bool(cfg.chat), "context_rule": rule,
     }
     name = getattr(backend, "backend_name", "") or DEFAULT_BACKEND
@@ -458,7 +459,8 @@ class Runner:
         for st in states:
             summary.subjects.append({"subject_id": st.subject_id, "context_mode": self.label(st),
                                      "trials": st.done, "planned": st.planned, "run_now": st.n_run,
-                                     "correct_now": st.n_correct, "scored_now": st.n_scored, "unscorable_now": st.n_unscorable,
+                                     "correct_now": st.n_correct, "scored_now": st.n_scored,
+                                     "unscorable_now": st.n_unscorable,
                                      "csv": str(session_paths(self.out, self.exp.name, st.subject_id,
                                                               self.cfg.session)[0])})
             summary.trials_run += st.n_run

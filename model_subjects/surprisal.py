@@ -121,7 +121,8 @@ class SurprisalScorer:
     def describe(self) -> dict[str, Any]:
         return self.settings.describe(self.tokenizer)
 
-    def score(self, sentences: Sequence[Sequence[str]], contexts: Sequence[str] | None = None) -> list[list[float | None]]:
+    def score(self, sentences: Sequence[Sequence[str]],
+              contexts: Sequence[str] | None = None) -> list[list[float | None]]:
         """Surprisal (bits) of every word of every sentence; `contexts[i]` conditions sentence i."""
         contexts = list(contexts) if contexts is not None else [""] * len(sentences)
         seqs = []
@@ -151,7 +152,8 @@ class SurprisalScorer:
         m = self.model
         head = m.get_output_embeddings() if hasattr(m, "get_output_embeddings") else None
         base = getattr(m, "base_model", None)
-        if getattr(m.config, "model_type", "") in PLAIN_HEAD_TYPES and head is not None and base is not None and base is not m:
+        if (getattr(m.config, "model_type", "") in PLAIN_HEAD_TYPES and head is not None and base is not None
+                and base is not m):
             hidden = base(input_ids=ids, attention_mask=mask).last_hidden_state
             return head(hidden[real]).float()
         return m(input_ids=ids, attention_mask=mask).logits[real].float()
@@ -182,7 +184,6 @@ class SurprisalScorer:
         bow_lp = bow_lp.double().cpu() if bow_lp is not None else None
         for r, i in enumerate(batch):
             tokens, owner, n_words = seqs[i]
-            logp = [0.0] * n_words
             first = [None] * n_words
             last = [None] * n_words
             for t in range(len(tokens)):

@@ -239,7 +239,8 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
             for c in sweep.contexts:
                 for pr in sweep.protocols:
                     cfg = run_config(sweep, Cell(k, c, pr, out))
-                    run_options(cfg, lambda f, k=k: f"field '{names.get(f) or (f if f in ('trials', 'out') else f'models.{k}.{f}')}'")
+                    run_options(cfg, lambda f, k=k: (
+                        f"field '{names.get(f) or (f if f in ('trials', 'out') else f'models.{k}.{f}')}'"))
                     check_learning(cfg, lambda f, k=k: f"field '{_learning_field(f, k)}'")
                     check_learn_blocks(cfg, exp, lambda f, k=k: f"field '{_learning_field(f, k)}'")
                     try:
@@ -308,7 +309,8 @@ def check_slurm_number(key: str, value: Any) -> None:
     elif key in SLURM_WHOLE or key.startswith(("gpus_", "slurm_gpus_", "slurm_cpus_")):
         n = value if isinstance(value, int) and not isinstance(value, bool) else None
         if n is None or n < (0 if "gpus" in key else 1):
-            what = "a whole number of at least 0" if "gpus" in key else "a positive number (a whole number of at least 1)"
+            what = ("a whole number of at least 0" if "gpus" in key
+                    else "a positive number (a whole number of at least 1)")
             raise OptionError(f"field 'slurm.{key}': must be {what}, got {value!r}")
 
 

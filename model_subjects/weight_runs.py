@@ -104,7 +104,8 @@ class LearningSubject:
                 raise ResumeMismatch(f"trial {trial.trial_index} ({trial.item_id}): the row records weights "
                                      f"{str(extra.get('weights_sha256'))[:12]}..., replaying its steps gives "
                                      f"{got[:12]}...")
-            self.commit(trial, row.get("response") or "", row.get("feedback_text") or None, extra.get("answer_text", ""))
+            self.commit(trial, row.get("response") or "", row.get("feedback_text") or None,
+                        extra.get("answer_text", ""))
 
     # ------------------------------------------------------------------ trials
     def score(self, trial: Trial) -> tuple[list[str], list, Scored]:

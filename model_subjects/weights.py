@@ -112,7 +112,8 @@ def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
     _choice(name("adapter"), s.adapter, ADAPTERS)
     _choice(name("optimizer"), s.optimizer, OPTIMIZERS)
     lr = s.lr
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(float(lr)) or not 0 <= lr <= MAX_LR:
+    if (isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(float(lr))
+            or not 0 <= lr <= MAX_LR):
         raise OptionError(f"{name('lr')} must be a number from 0 to {MAX_LR:g} (0: the frozen model's answers), "
                           f"got {lr!r}")
     if isinstance(s.steps, bool) or not isinstance(s.steps, int) or not 1 <= s.steps <= MAX_STEPS:

@@ -68,7 +68,8 @@ def open_display(cfg: Any, log: Callable[[str], None] = print) -> Display:
         keys = Keys(keyboard.Keyboard())
         log("measuring the display refresh rate ...")
         measurement = measure_refresh(win)
-        expected = cfg.expected_refresh_hz if cfg.expected_refresh_hz is not None else cfg.spec.timing.expected_refresh_hz
+        expected = (cfg.expected_refresh_hz if cfg.expected_refresh_hz is not None
+                    else cfg.spec.timing.expected_refresh_hz)
         policy = decide_timing(measurement, expected_hz=expected, tolerance_hz=cfg.spec.timing.refresh_tolerance_hz,
                                allow_mismatch=cfg.allow_refresh_mismatch)
         forced = os.environ.get(FORCE_FRAMES_ENV)

@@ -27,8 +27,8 @@ class EventLog:
             self._fh.flush()
 
     def write(self, event: str, block: str, trial: int, unit: Any = "", text: str = "", t: float | None = None) -> None:
-        cells = [event, block, str(trial), "" if unit is None else str(unit), text.replace("\t", " ").replace("\n", " "),
-                 "" if t is None else f"{t:.4f}"]
+        cells = [event, block, str(trial), "" if unit is None else str(unit),
+                 text.replace("\t", " ").replace("\n", " "), "" if t is None else f"{t:.4f}"]
         self._fh.write("\t".join(cells) + "\n")
         self._fh.flush()
 

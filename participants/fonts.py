@@ -86,7 +86,7 @@ def breakable(win: Any, text: str, width: float, height: float) -> str:
     lines = []
     for para in text.split("\n"):
         line, used = "", 0.0
-        for k, ch in enumerate(para):
+        for _k, ch in enumerate(para):
             w = CJK_ADVANCE if _cjk(ch) else OTHER_ADVANCE
             can_break = bool(line) and ch not in NO_LINE_START and (
                 ch == " " or (_cjk(ch) and _cjk(line[-1])) or _cjk(ch) != _cjk(line[-1]))

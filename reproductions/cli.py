@@ -212,7 +212,8 @@ def lampinen2024(
 
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
-    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=_local(backend_name, model), items=items,
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads,
+                                models=_local(backend_name, model), items=items,
                                 humans=humans, items_per_condition=items_per_condition, seed=seed)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []),
                   backend=backend_name, backend_options=options,
@@ -292,7 +293,8 @@ def hu_levy2023(
 
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
-    batch = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, models=_local(backend_name, model),
+    batch = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads,
+                           models=_local(backend_name, model),
                            items=agreement_items, pairs=pairs, items_per_condition=items_per_condition, seed=seed)
     from experiments import options as o
 
@@ -306,7 +308,8 @@ def hu_levy2023(
 
         exps = tuple(_split(experiments) or EXPERIMENTS_ZH)
     opt = Options(models=list(model) if model else [None], out=out, data=data, n_items=n_items, experiments=exps,
-                  prompt_text=prompt_text, language=language, scoring=scoring, backend=backend_name, backend_options=options,
+                  prompt_text=prompt_text, language=language, scoring=scoring, backend=backend_name,
+                  backend_options=options,
                   items=list(agreement_items or []), pairs=list(pairs or []), agreement=agreement,
                   items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
                   add_bos=add_bos, dtype=dtype, device=device, batch_size=batch, threads=threads or None, quiet=quiet)
@@ -507,7 +510,8 @@ def _hu_frank_agreement(out: Path, model: Optional[list[str]], items: Optional[l
 
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
-    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens, models=_local(backend_name, model),
+    batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens,
+                                models=_local(backend_name, model),
                                 items=items, pairs=pairs, items_per_condition=items_per_condition, seed=seed)
     opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
                   backend=backend_name, backend_options=options,

@@ -284,7 +284,8 @@ def _demand_gap_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
     for r in gaps[gaps["flag"].fillna("") != ""].itertuples():
         rep.note(f"{r.model} · {r.dataset} · {r.contrast}: {r.flag}. The gap is finite (smoothed) but measures the "
                  "task failure, not a difference in capability: do not read it as a result.")
-    rep.figure(demand_gap_plot(gaps.rename(columns={"dataset": "context_mode"}), opt.out / "figures" / "demand_gap.png"),
+    rep.figure(demand_gap_plot(gaps.rename(columns={"dataset": "context_mode"}),
+                               opt.out / "figures" / "demand_gap.png"),
                "Demand gap per model, contrast and dataset: " + SMOOTHING + ". Hatched bars: a method never (or "
                "always) right, flagged as a task failure (or ceiling), not a result.")
 
@@ -328,7 +329,8 @@ def _provenance_section(rep: Report, opt: Options, models: list[dict], subtasks:
 
 
 def reproduce(opt: Options) -> Path:
-    """Plan the sessions, run every model, then accuracy, demand gap, mixed model and provenance; returns report.html."""
+    """Plan the sessions, run every model, then accuracy, demand gap, mixed model and provenance;
+    returns report.html."""
     from reproductions.pairs import load_blimp_jsonl
 
     started = time.time()

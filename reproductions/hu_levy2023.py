@@ -353,7 +353,8 @@ def _write_item_tables(rep: Report, opt: Options, scores: pd.DataFrame, items: p
     """The per-item tables (every prompt, option and log-probability), written before any summary."""
     score_cols = ["model", "experiment", "dataset", "item", "method", "order", "shown", "option", "prompt", "context",
                   "continuation", "logprob", "unscorable", "request"]
-    atomic_write_text(opt.out / "tables" / "items_scores.csv", spreadsheet_safe_frame(scores[score_cols]).to_csv(index=False))
+    atomic_write_text(opt.out / "tables" / "items_scores.csv",
+                      spreadsheet_safe_frame(scores[score_cols]).to_csv(index=False))
     atomic_write_text(opt.out / "tables" / "items.csv", spreadsheet_safe_frame(items).to_csv(index=False))
     rep.text("Per-item tables: `tables/items_scores.csv` (every prompt, option and log-probability) and "
              "`tables/items.csv` (per item, method and answer order: correct, differential, the prompts, options "
@@ -464,7 +465,8 @@ def _provenance_section(rep: Report, opt: Options, scores: pd.DataFrame, models:
     files = {}
     if opt.data is not None:
         files = {f"data:{k}": p for k, p in data_files(opt.data).items()}
-    files |= {f"pairs:{Path(f).name}": Path(f) for f in opt.pairs} | {f"items:{Path(f).name}": Path(f) for f in opt.items}
+    files |= ({f"pairs:{Path(f).name}": Path(f) for f in opt.pairs}
+              | {f"items:{Path(f).name}": Path(f) for f in opt.items})
     prompts_hash = sha256_text("\n".join(sorted(set(scores["prompt"]))))
     write_provenance(opt.out, PAPER, opts, models, {}, templates, files, [], started, extra={
         "timings": timings, "prompt_text": opt.prompt_text, "language": opt.language, "prompts_sha256": prompts_hash,

@@ -176,7 +176,7 @@ def plan_subtasks(opt: Options) -> list[Subtask]:
             raise ReproError(f"no items with an {opt.dependency} verb in {', '.join(map(str, opt.items))}")
     else:
         n = opt.items_per_condition or GENERATED_PER_CONDITION
-        for name, (structure, dep) in SUBTASKS.items():
+        for _name, (structure, dep) in SUBTASKS.items():
             if opt.dependency in (None, dep):
                 groups[(structure, dep)] = generate_items(structure, "test", n, opt.seed)
     out = []
@@ -256,7 +256,8 @@ def wide(t: pd.DataFrame, index: list[str], with_ci: bool) -> pd.DataFrame:
 
     t = t.copy()
     t["cell"] = ([f"{e:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{e:.3f}"
-                  for e, lo, hi in zip(t["error_rate"], t["ci_low"], t["ci_high"], strict=False)] if with_ci else t["error_rate"])
+                  for e, lo, hi in zip(t["error_rate"], t["ci_low"], t["ci_high"], strict=False)]
+                 if with_ci else t["error_rate"])
     w = t.pivot_table(index=index, columns="column", values="cell", aggfunc="first", sort=False)
     cols = [c for c in CONDITIONS if c in w.columns] + [c for c in condition_order(w.columns) if c not in CONDITIONS]
     return w[cols].reset_index().rename_axis(columns=None)
@@ -367,7 +368,8 @@ class _Bars:
     def bars(self, t: pd.DataFrame, group_col: str) -> pd.DataFrame:
         """Rows of a rates table labelled for error_rate_bars (group and dependency columns)."""
         t = t.copy()
-        t["group"] = [f"{m} · {g}" if len(self.model_names) > 1 else str(g) for m, g in zip(t["model"], t[group_col], strict=False)]
+        t["group"] = [f"{m} · {g}" if len(self.model_names) > 1 else str(g)
+                      for m, g in zip(t["model"], t[group_col], strict=False)]
         t["dependency"] = t["subtask"].map(
             lambda s: next((st.dependency for st in self.subtasks if st.name == s), "inner"))
         return t

@@ -3,10 +3,10 @@
 numpy stores an object array (a dict of arrays, an array of Python ints) in an .npy member as a pickle,
 and unpickling calls whatever the pickle names: `np.load(..., allow_pickle=True)` on a tampered archive
 runs its payload. Here every member's header is read by numpy's format reader; a plain array's bytes become
-numbers with `np.frombuffer` (what `allow_pickle=False` allows); an object array is read by an unpickler that resolves exactly the names numpy writes for arrays (its array
-reconstructor, `ndarray`, `dtype`, `scalar`) to twinlab's own stand-ins, which only record their
-arguments. The arrays are then built here from those records: numbers from bytes with `np.frombuffer`
-(bool, integer, unsigned, float and complex dtypes only), object arrays from their lists. Any other
+numbers with `np.frombuffer` (what `allow_pickle=False` allows); an object array is read by an unpickler that resolves
+exactly the names numpy writes for arrays (its array reconstructor, `ndarray`, `dtype`, `scalar`) to twinlab's own
+stand-ins, which only record their arguments. The arrays are then built here from those records: numbers from bytes with
+`np.frombuffer` (bool, integer, unsigned, float and complex dtypes only), object arrays from their lists. Any other
 name, dtype, shape or size refuses the file, naming it. Nothing supplied by the file is ever called.
 """
 from __future__ import annotations

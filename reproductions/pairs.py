@@ -79,7 +79,8 @@ def load_blimp_jsonl(path: Path) -> list[Pair]:
             errors.append(f"  line {lineno}: expected a JSON object")
             continue
         good, bad = d.get("sentence_good"), d.get("sentence_bad")
-        missing = [k for k, v in (("sentence_good", good), ("sentence_bad", bad)) if not isinstance(v, str) or not v.strip()]
+        missing = [k for k, v in (("sentence_good", good), ("sentence_bad", bad))
+                   if not isinstance(v, str) or not v.strip()]
         if missing:
             errors.append(f"  line {lineno}: missing or empty {', '.join(missing)}")
             continue

@@ -49,7 +49,8 @@ def compare_table(a: Path, b: Path, rel: str) -> list[str]:
 
 def load_json(path: Path, root: Path):
     """A JSON file with its run folder's path written as <ROOT> (paths are keys and values in results.json)."""
-    return json.loads(path.read_text(encoding="utf-8").replace(str(root.resolve()), "<ROOT>").replace(str(root), "<ROOT>"))
+    return json.loads(path.read_text(encoding="utf-8").replace(str(root.resolve()), "<ROOT>")
+                      .replace(str(root), "<ROOT>"))
 
 
 def compare_file(a: Path, b: Path, rel: str, roots: tuple[Path, Path]) -> list[str]:

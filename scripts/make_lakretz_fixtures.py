@@ -1,4 +1,5 @@
-"""Write the Lakretz et al. (2021) format fixtures: tests/fixtures/lakretz2021/{logs/, dataframe_results_all_trials.csv}.
+"""Write the Lakretz et al. (2021) format fixtures:
+tests/fixtures/lakretz2021/{logs/, dataframe_results_all_trials.csv}.
 
 Invented trials in exactly the release's format (tests/support/lakretz_synthetic.py); the
 tests regenerate them and check the committed files are byte-identical, so edit the generator,

@@ -44,15 +44,16 @@ class Stream(ABC):
     def text(self) -> str:
         """The committed context as text."""
 
-    def replay(self, context: str, continuations: Sequence[str]) -> None:
+    def replay(self, context: str, continuations: Sequence[str]) -> None:  # noqa: B027 (a deliberate no-op default)
         """Redo a finished trial's `loglikelihood` for its side effects on the stream's state only.
 
         A stream without a cache has none; a cached stream overrides this to run the same forward
         passes in the same chunks, so a resumed session's cache is bit-identical to an uninterrupted one.
         """
 
-    def replay_generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
-                        skip_leading_whitespace: bool = False) -> None:
+    def replay_generate(  # noqa: B027 (a deliberate no-op default)
+            self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
+            skip_leading_whitespace: bool = False) -> None:
         """As `replay`, for a finished trial's `generate`."""
 
 

@@ -186,7 +186,8 @@ class TransformersBackend(PairTokenizer, Backend):
             "device_map": getattr(self.model, "hf_device_map", None),
             "add_bos": self.add_bos,
             "bos_token": self.tokenizer.bos_token,
-            "empty_context_token": self.tokenizer.convert_ids_to_tokens(self.start_id) if self.start_id is not None else None,
+            "empty_context_token": (self.tokenizer.convert_ids_to_tokens(self.start_id)
+                                    if self.start_id is not None else None),
             "padding_side": self.padding_side,
             "batch_size": self.batch_size,
             "batching": self.sizer.describe(),

@@ -227,7 +227,7 @@ class LlamaCppBackend(PairTokenizer, Backend):
                                  "is not available")
         resolved = resolve_gguf(model)
         try:
-            import llama_cpp
+            import llama_cpp  # noqa: F401 (imported only to check that the package is installed)
         except ImportError:
             raise ModelLoadError("the llamacpp backend needs the Python package llama-cpp-python "
                                  "(scripts/setup.sh installs llama-cpp-python[server]==0.3.36)") from None

@@ -15,8 +15,8 @@ The answer is tokenised on its own, without the leading space the causal backend
 (SentencePiece marks a word start itself). The paper's full-sentence pseudo-log-likelihood for the
 Direct sentence measurements is `pseudo_loglikelihood` (not part of the contract: the Hu & Levy
 reproduction uses it for whole-sentence requests when the backend has it); through `loglikelihood`,
-an empty context scores the whole sentence after a lone sentinel. `add_bos` is refused (T5 has no BOS). Weights are loaded offline
-(`AutoModelForSeq2SeqLM`) from a local folder or the local Hugging Face cache, as the transformers
+an empty context scores the whole sentence after a lone sentinel. `add_bos` is refused (T5 has no BOS). Weights are
+loaded offline (`AutoModelForSeq2SeqLM`) from a local folder or the local Hugging Face cache, as the transformers
 backend loads causal models (`model_subjects.loading.resolve_model`).
 """
 from __future__ import annotations
@@ -89,8 +89,9 @@ class Seq2SeqBackend(Backend):
             torch.set_num_threads(int(threads))
         try:
             tok = AutoTokenizer.from_pretrained(resolved.path, local_files_only=True, trust_remote_code=False)
-            lm = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=getattr(torch, dname), local_files_only=True,
-                                                       weights_only=True, trust_remote_code=False)  # data, not code
+            lm = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=getattr(torch, dname),
+                                                       local_files_only=True, weights_only=True,
+                                                       trust_remote_code=False)  # data, not code
         except Exception as exc:
             raise ModelLoadError(f"could not load sequence-to-sequence model {resolved.name!r} from {resolved.path}: "
                                  f"{type(exc).__name__}: {exc}") from None

@@ -390,7 +390,7 @@ class ServedBackend(Backend):
                    continuation: str) -> LoglikelihoodResult:
         lps = answer["choices"][0].get("logprobs") or {}
         offs, vals = lps.get("text_offset") or [], lps.get("token_logprobs") or []
-        toks, tops = lps.get("tokens") or [], lps.get("top_logprobs") or []
+        tops = lps.get("top_logprobs") or []
         picked: list[float] = []
         greedy = True
         for i, (off, v) in enumerate(zip(offs, vals, strict=False)):

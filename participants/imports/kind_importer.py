@@ -96,7 +96,8 @@ class KindImporter:
 
         keys_ok = all(check_key(r) is None for r, _ in labels) and len({r for r, _ in labels}) == len(labels)
         task: dict[str, Any] = {"kind": self.kind,
-                                "labels": [{"value": v, "text": v, **({"key": r} if keys_ok else {})} for r, v in labels]}
+                                "labels": [{"value": v, "text": v, **({"key": r} if keys_ok else {})}
+                                           for r, v in labels]}
         if keys_ok and any(r == CONTINUE_KEY for r, _ in labels):
             # the people answered with the spec's default continue key: pages continue on another key instead
             task["response_key"] = next(k for k in SPARE_CONTINUE_KEYS if k not in {r for r, _ in labels})

@@ -254,7 +254,8 @@ def spec_dict(study: Study, items_file: str, description: str) -> dict[str, Any]
     the people had practice, the test block, the task with its labels."""
     blocks = []
     if any(t.phase == "practice" for p in study.people for t in p.trials):
-        blocks.append({"name": "practice", "role": "practice", "feedback": study.feedback["practice"], "shuffle": False})
+        blocks.append({"name": "practice", "role": "practice", "feedback": study.feedback["practice"],
+                       "shuffle": False})
     blocks.append({"name": "test", "role": "test", "feedback": study.feedback["test"], "shuffle": False})
     return {"name": study.name, "description": description, "seed": 1,
             "design": {"file": items_file, "factors": study.factors, "lists": "given"},

@@ -2,8 +2,8 @@
 
 `PSYCHOPY` is this runner's view of the one registry of kinds (kind -> unit), read from `experiments.tasks`
 when asked: every kind whose `TaskKind.runners` names psychopy is presented by its folder's `view` part,
-kinds/<kind>/view.py (or by the view of the kind it `renders_as`). A unit either draws into the task window (`present(w, order)`) or runs
-the trial its own way (`run(pres, trial, seq, exp, overrides)`: violation detection's RSVP trial,
+kinds/<kind>/view.py (or by the view of the kind it `renders_as`). A unit either draws into the task window (`present(w,
+order)`) or runs the trial its own way (`run(pres, trial, seq, exp, overrides)`: violation detection's RSVP trial,
 participants/rsvp.py). The browser's builders are the kinds' page.js (registered into twinlab-task.js's `TASKS`) and
 `participants.web.payload.BROWSER_KINDS`; a test checks both against `experiments.tasks`. What an
 answer means is decided once, for both runners, in the kind's own unit (participants/tasks/logic.py).

@@ -122,7 +122,7 @@ class TaskWindow:
         """Word by word with the spec's word_ms and gap_ms (as the violation task shows them)."""
         p, tm = self.pres, self.pres.exp.timing
         stims = p.screens.prepare_words(tuple(words))
-        for i, stim in enumerate(stims):
+        for _i, stim in enumerate(stims):
             on = p.flip(stim.draw)
             p.hold(stim.draw, on, tm.word_ms)
             off = p.flip()

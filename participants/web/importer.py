@@ -71,7 +71,8 @@ def _files(paths: list[Path]) -> list[Path]:
         if not p.exists():
             raise WebImportError(f"{p}: does not exist")
         if p.is_dir():
-            out += sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in (".jsonl", ".json", ".txt", ".csv"))
+            out += sorted(f for f in p.rglob("*")
+                          if f.is_file() and f.suffix.lower() in (".jsonl", ".json", ".txt", ".csv"))
         else:
             out.append(p)
     if not out:
@@ -221,7 +222,8 @@ def import_web(paths: list[Path], exp: Experiment, out: Path, *, seed: int | Non
                 **({"list_assignment": {"method": "given", "list": first.asked_list,
                                         "by": "the page's list URL parameter (?list=N), slot " + first.slot}}
                    if first.asked_list is not None else {}),
-                "client": first.client, "imported_from": sorted({r.where.rsplit(",", 1)[0] for r in by_session[(pid, session)]})}
+                "client": first.client,
+                "imported_from": sorted({r.where.rsplit(",", 1)[0] for r in by_session[(pid, session)]})}
         _write_session(out, exp, pid, session, seq, rows, meta, complete)
         summary.sessions_written += 1
         summary.rows_written += len(rows)

@@ -20,8 +20,8 @@ from participants.web.texts import page_texts
 
 
 class PageKinds(Collection[str]):
-    """The kinds the page's task plugin presents (the kinds' page.js builders registered into twinlab-task.js; a test checks
-    the page has a builder for each): every kind whose TaskKind.runners names browser and whose renderer is
+    """The kinds the page's task plugin presents (the kinds' page.js builders registered into twinlab-task.js; a test
+    checks the page has a builder for each): every kind whose TaskKind.runners names browser and whose renderer is
     the task plugin's (a kind with a renderer of its own, violation detection's RSVP, has its own plugin,
     twinlab-rsvp.js). Read from the task registry at each look-up (a kind registered later is found too)."""
 
@@ -65,7 +65,8 @@ def trial_payload(trial: Trial) -> dict[str, Any]:
     }
 
 
-def task_view(trial: Trial, seq: TrialSequence, exp: Experiment, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def task_view(trial: Trial, seq: TrialSequence, exp: Experiment,
+              overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the page shows for a task trial: texts, the answers in screen order with their keys (the
     choice options already counterbalanced, logic.screen_order), and the kind's own view (TaskKind.page_view:
     the self-paced reading units, the completion's accepted answers and rule, the rating's scale ends)."""

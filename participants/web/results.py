@@ -106,7 +106,8 @@ def _check_units(raw: dict[str, Any], n: int) -> dict[str, Any]:
                                                             and 0 <= x <= 10**6 for x in v):
             raise ResultError(f"{k}: expected {n} whole frame numbers")
         r[k] = v
-    if any(b < a for a, b in zip(r["unit_onsets"], r["unit_offsets"], strict=False)) or r["unit_onsets"] != sorted(r["unit_onsets"]):
+    if (any(b < a for a, b in zip(r["unit_onsets"], r["unit_offsets"], strict=False))
+            or r["unit_onsets"] != sorted(r["unit_onsets"])):
         raise ResultError("unit_onsets/unit_offsets: units must appear in order and end after they start")
     return r
 
@@ -138,7 +139,8 @@ def _check_presses(raw: dict[str, Any], exp: Experiment, lo: float, last: float)
     polled = polled_keys(exp)
     checked = []
     for p in presses:
-        if not isinstance(p, dict) or set(p) != {"key", "t"} or not isinstance(p["key"], str) or not _KEY.match(p["key"]):
+        if (not isinstance(p, dict) or set(p) != {"key", "t"} or not isinstance(p["key"], str)
+                or not _KEY.match(p["key"])):
             raise ResultError("presses: each press is {key: a key name, t: a time}")
         if p["key"] not in polled:
             raise ResultError(f"presses: {p['key']!r} is not a key of this trial ({', '.join(sorted(polled))})")
@@ -293,7 +295,8 @@ def trial_result(r: dict[str, Any], trial: Trial, exp: Experiment) -> TrialResul
 
     unit = lambda t: max((j for j, o in enumerate(on) if o <= t), default=None)  # noqa: E731
     presses: list[dict[str, Any]] = []
-    events = [(p["t"], p["key"], None) for p in r["presses"]] + [(p["t"], p["type"], p["answer"]) for p in r["pointers"]]
+    events = ([(p["t"], p["key"], None) for p in r["presses"]]
+              + [(p["t"], p["type"], p["answer"]) for p in r["pointers"]])
     early = None
     for t, name, clicked in sorted(events, key=lambda e: e[0]):
         entry: dict[str, Any] = {"key": name, "t_ms": _ms(t - t0), "phase": phase(t)}

@@ -101,7 +101,8 @@ class WebSessions:
     """The sessions this server writes: opened, resumed and closed here, one writer each."""
 
     def __init__(self, exp: Experiment, out: Path, *, seed: int | None = None, trials: int | None = None,
-                 compile: Callable[[str, int], TrialSequence] | None = None, task_settings: dict[str, Any] | None = None,
+                 compile: Callable[[str, int], TrialSequence] | None = None,
+                 task_settings: dict[str, Any] | None = None,
                  abandon_after_min: float = DEFAULT_ABANDON_MIN):
         self.exp, self.out, self.seed, self.trials = exp, Path(out), seed, trials
         # experiments/run_prep.py: the sequences and writers of this server's sessions (a live session keeps

@@ -1,7 +1,7 @@
 """A browser task trial's raw record holds only what that trial can produce (checked before `derive`).
 
-twinlab-task.js reports, per kind, a fixed set of raw fields (the kind's `TaskKind.raw_fields`). Every key press names one
-of the trial's keys (the answers' keys, the advance or submit key, and for completion the typing keys),
+twinlab-task.js reports, per kind, a fixed set of raw fields (the kind's `TaskKind.raw_fields`). Every key press names
+one of the trial's keys (the answers' keys, the advance or submit key, and for completion the typing keys),
 every click hits one of the trial's answer boxes, and every time lies in the trial's window: from its
 first frame (0, the fixation's onset) to its last (`end`). A record with anything else cannot have
 come from the page (a forged, edited or damaged record): the server refuses it (HTTP 422, nothing

@@ -55,7 +55,8 @@ AUTHORS_FIXED = {
                "eval_methodmeta": (-2.17708, 0.30528, -7.132),
                "model_n_params_log:eval_methodmeta": (1.09493, 0.54889, 1.995)},
     "lambada": {"(Intercept)": (-1.8430, 0.1119, -16.470), "model_n_params_log": (0.6539, 0.1214, 5.387),
-                "eval_methodmeta": (-4.9230, 0.5721, -8.605), "model_n_params_log:eval_methodmeta": (1.8368, 0.2400, 7.654)},
+                "eval_methodmeta": (-4.9230, 0.5721, -8.605),
+                "model_n_params_log:eval_methodmeta": (1.8368, 0.2400, 7.654)},
 }
 
 
@@ -72,9 +73,11 @@ def authors_fixed_table(fits: list) -> pd.DataFrame:
         for term, (est, se, stat) in terms.items():
             c = f.fit.coef(term)
             digits = decimals(est)
-            rows.append({"domain": LABEL[domain], "term": term, "authors_estimate": est, "twinlab_estimate": c["estimate"],
-                         "difference": c["estimate"] - est, "matches_printed_digits": "yes" if round(c["estimate"], digits) == est else "no",
-                         "authors_se": se, "twinlab_se": c["se"], "twinlab_se_hessian_free": c.get("se_hessian_free", np.nan),
+            rows.append({"domain": LABEL[domain], "term": term, "authors_estimate": est,
+                         "twinlab_estimate": c["estimate"], "difference": c["estimate"] - est,
+                         "matches_printed_digits": "yes" if round(c["estimate"], digits) == est else "no",
+                         "authors_se": se, "twinlab_se": c["se"],
+                         "twinlab_se_hessian_free": c.get("se_hessian_free", np.nan),
                          "authors_statistic": stat, "twinlab_statistic": c["z"], "fit_status": f.fit.status})
     return pd.DataFrame(rows)
 
@@ -214,7 +217,8 @@ def fits_table(fits: list[Fit]) -> pd.DataFrame:
             continue
         m = f.fit
         diag = {"n_obs": m.n_obs, "status": m.status, "converged": m.converged, "singular": m.singular,
-                "boundary": getattr(m, "boundary", m.singular), "boundary_reasons": "; ".join(getattr(m, "boundary_reasons", [])),
+                "boundary": getattr(m, "boundary", m.singular),
+                "boundary_reasons": "; ".join(getattr(m, "boundary_reasons", [])),
                 "optimizer": m.optimizer, "aic": m.aic, "bic": m.bic, "loglik": m.loglik,
                 "messages": "; ".join(m.messages)}
         for c in m.coefficients:
@@ -261,14 +265,17 @@ def paper_table(fits: list[Fit]) -> pd.DataFrame:
         match = "" if printed is None else ("yes" if round(abs(c["z"]), decimals(printed)) == printed else "NO")
         p = c["p"]
         ptxt = f"p = {p:.3g}" if p >= 1e-4 else "p < 0.0001"
-        df = f", df = {c['df']:.2f}" if np.isfinite(c.get("df", np.nan)) and not BINARY[domain] and analysis == "size" else ""
+        df = (f", df = {c['df']:.2f}"
+              if np.isfinite(c.get("df", np.nan)) and not BINARY[domain] and analysis == "size" else "")
         ro = f.row_order or {}
         rows.append({**row, "twinlab": f"{c.get('statistic', 'z')} = {c['z']:.4g}{df}, "
                                        f"{ptxt}", "estimate": c["estimate"],
                      "se": c["se"], "term": f.term, "matches_printed_digits": match,
-                     "se_hessian_free": c.get("se_hessian_free", np.nan), "z_hessian_free": c.get("z_hessian_free", np.nan),
+                     "se_hessian_free": c.get("se_hessian_free", np.nan),
+                     "z_hessian_free": c.get("z_hessian_free", np.nan),
                      "row_order_z": _range(ro, "z", 3), "row_order_z_min": ro.get("z_min", np.nan),
-                     "row_order_z_max": ro.get("z_max", np.nan), "row_order_z_hessian_free": _range(ro, "z_hessian_free", 3),
+                     "row_order_z_max": ro.get("z_max", np.nan),
+                     "row_order_z_hessian_free": _range(ro, "z_hessian_free", 3),
                      "row_order_loglik": _range(ro, "loglik", 1), "row_order_loglik_min": ro.get("loglik_min", np.nan),
                      "row_order_loglik_max": ro.get("loglik_max", np.nan), "row_orders": ro.get("n_orders", 0),
                      "fit_status": f.fit.status, "singular": f.fit.singular, "converged": f.fit.converged,
@@ -351,7 +358,8 @@ def sensitivity_verdicts(sens: pd.DataFrame) -> list[str]:
     for dom, g in sens[sens["estimate"].notna()].groupby("domain", sort=False):
         signs = set(np.sign(g["estimate"].astype(float)))
         best = g[g["fit"].astype(str).str.contains("richest the data support")]
-        line = f"{dom}: the interaction has {'the same sign' if len(signs) == 1 else 'different signs'} under all {len(g)} fits"
+        line = (f"{dom}: the interaction has {'the same sign' if len(signs) == 1 else 'different signs'} "
+                f"under all {len(g)} fits")
         if best.empty:
             line += "; no simpler random-effects structure gave a fit that is neither singular nor unconverged"
         else:
@@ -396,7 +404,8 @@ def checked_fit(domain: str, data: pd.DataFrame, training: bool, label: str) -> 
     if why:
         eq = ("(3)" if BINARY[domain] else "(4)") if training else ("(1)" if BINARY[domain] else "(2)")
         x = "training_step_log" if training else "model_n_params_log"
-        return Fit(domain, "training" if training else "size", label, formula(domain, training, None if training else "full"),
+        return Fit(domain, "training" if training else "size", label,
+                   formula(domain, training, None if training else "full"),
                    None, f"not fitted: equation {eq} {why}", interaction(domain, x))
     f = paper_fit(domain, data, training)
     f.label = label
@@ -412,10 +421,12 @@ def lab_fits_table(fits: list[Fit]) -> pd.DataFrame:
     for f in fits:
         row = {"domain": LABEL[f.domain], "analysis": f.analysis, "models": f.label, "formula": f.formula}
         if f.fit is None:
-            rows.append({**row, "status": "refused" if f.error.startswith("not fitted") else "failed", "messages": f.error})
+            rows.append({**row, "status": "refused" if f.error.startswith("not fitted") else "failed",
+                         "messages": f.error})
             continue
         c = f.fit.coef(f.term)
-        rows.append({**row, "term": f.term, "estimate": c["estimate"], "se": c["se"], "statistic": c.get("statistic", "z"),
+        rows.append({**row, "term": f.term, "estimate": c["estimate"], "se": c["se"],
+                     "statistic": c.get("statistic", "z"),
                      "value": c["z"], "p": c["p"], "signif": significance_mark(c["p"], f.fit.status),
                      "z_hessian_free": c.get("z_hessian_free", np.nan), "n_obs": f.fit.n_obs, "status": f.fit.status,
                      "converged": f.fit.converged, "singular": f.fit.singular,

@@ -45,7 +45,8 @@ def _say(opt: LabOptions, msg: str) -> None:
 
 def plan_items(opt: LabOptions) -> dict[str, list[st.Item]]:
     all_items = st.load_all(opt.data)
-    return {d: st.sample(its, opt.items, opt.seed, by="condition" if d == "crt" else "") for d, its in all_items.items()}
+    return {d: st.sample(its, opt.items, opt.seed, by="condition" if d == "crt" else "")
+            for d, its in all_items.items()}
 
 
 def model_entries(opt: LabOptions) -> list:
@@ -112,8 +113,8 @@ def _fits_section(rep: Report, size_rows: pd.DataFrame, series: dict, rel: Relea
                  "not "
                  "interpretable gets no star; a fit that cannot mean anything on the models given is refused, "
                  "naming what is missing.")
-        shown = table[[c for c in ("domain", "analysis", "models", "statistic", "value", "p", "signif", "z_hessian_free",
-                                   "status", "messages") if c in table.columns]]
+        shown = table[[c for c in ("domain", "analysis", "models", "statistic", "value", "p", "signif",
+                                   "z_hessian_free", "status", "messages") if c in table.columns]]
         rep.table("your_fits", table, "The interaction of size (or step) and method per fit", shown=shown)
         for r in table.itertuples():
             if r.status == "refused":
@@ -125,8 +126,9 @@ def _lab_provenance(opt: LabOptions, root: Path, rel: Released, models: list[dic
                     started: float) -> None:
     """provenance.json: the stimulus and release files read, the options, prompts, timings and each fit's status."""
     ext = root / "external_stimuli" if (root / "external_stimuli").is_dir() else root
-    files = {f"stimuli:{p.relative_to(ext)}": p for p in (ext / "digit_mat" / "all_problems.npz", ext / "crt" / "stimuli.csv",
-                                                           ext / "dgl" / "stimuli.csv", ext / "blimp" / "stimuli.csv")}
+    files = {f"stimuli:{p.relative_to(ext)}": p
+             for p in (ext / "digit_mat" / "all_problems.npz", ext / "crt" / "stimuli.csv",
+                       ext / "dgl" / "stimuli.csv", ext / "blimp" / "stimuli.csv")}
     lam = sorted((root / "output" / "lambada").glob("*.csv*"))
     if lam:
         files["lambada items"] = lam[0]
@@ -163,7 +165,8 @@ def reproduce_lab(opt: LabOptions) -> Path:
     for key, rows in series.items():
         for domain in ("digit_mat", "lambada"):
             training_section(domain, rows[rows["domain"] == domain], f"{key[0]} ({key[1]:.3g}B parameters)",
-                             AuthorsOptions(root, opt.out, fits=False, n_boot=opt.n_boot, seed=opt.seed, quiet=opt.quiet), rep,
+                             AuthorsOptions(root, opt.out, fits=False, n_boot=opt.n_boot, seed=opt.seed,
+                                            quiet=opt.quiet), rep,
                              slug(f"{key[0]}-{key[1]:.3g}"))
     fits = _fits_section(rep, size_rows, series, rel, opt)
     for name, t in res["tables"].items():

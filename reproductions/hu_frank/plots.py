@@ -57,10 +57,12 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
         x = np.arange(len(models))
         for k, (demand, color) in enumerate((("low", LOW), ("high", HIGH))):
             s = d[d["demand"] == demand].set_index("model").reindex(models)
-            err = np.vstack([(s["mean"] - s["ci_low"]).clip(lower=0).fillna(0), (s["ci_high"] - s["mean"]).clip(lower=0).fillna(0)])
+            err = np.vstack([(s["mean"] - s["ci_low"]).clip(lower=0).fillna(0),
+                             (s["ci_high"] - s["mean"]).clip(lower=0).fillna(0)])
             ax.bar(x + (k - 0.5) * 0.4, s["mean"], 0.4, yerr=err, color=color, edgecolor="white", capsize=2,
-                   error_kw={"lw": 0.8}, label=f"{s['method_name'].dropna().iloc[0] if s['method_name'].notna().any() else demand} "
-                                              f"({demand} task demands)")
+                   error_kw={"lw": 0.8},
+                   label=f"{s['method_name'].dropna().iloc[0] if s['method_name'].notna().any() else demand} "
+                         f"({demand} task demands)")
         ax.set_xticks(x)
         ax.set_xticklabels([m.split(" ", 1)[1] if m.startswith(fam + " ") else _wrap(m.removesuffix(" (twinlab)"))
                             for m in models], rotation=0 if len(models) < 6 else 30, fontsize=9)
@@ -73,7 +75,8 @@ def accuracy_panels(acc: pd.DataFrame, title: str, ylabel: str, path: Path) -> P
     return save_figure(fig, path)
 
 
-def gap_vs_size(gaps: pd.DataFrame, ylabel: str, title: str, path: Path, n_boot: int = 1000, seed: int = 1) -> Path | None:
+def gap_vs_size(gaps: pd.DataFrame, ylabel: str, title: str, path: Path, n_boot: int = 1000,
+                seed: int = 1) -> Path | None:
     """Figures 2B/D, 3B/D: the gap against log10(parameters), per-family lines, the overall OLS line and its
     bootstrapped 95% band (resampling models). Infinite gaps are listed under the axes, not drawn."""
     if gaps.empty:
@@ -86,8 +89,9 @@ def gap_vs_size(gaps: pd.DataFrame, ylabel: str, title: str, path: Path, n_boot:
     grid = np.linspace(base["lx"].min(), base["lx"].max(), 50)
     if len(base) >= 3:
         line, lo, hi = regression_band(base["lx"], base["gap"], grid, n_boot, seed)
-        ax.fill_between(grid, lo, hi, color="silver", alpha=0.45, lw=0, label="paper's models: 95% bootstrap "
-                                                                              "band" if len(base) < len(fin) else "all models: 95% bootstrap band")
+        ax.fill_between(grid, lo, hi, color="silver", alpha=0.45, lw=0,
+                        label=("paper's models: 95% bootstrap band" if len(base) < len(fin)
+                               else "all models: 95% bootstrap band"))
         ax.plot(grid, line, color="k", lw=1.6, label="paper's models: OLS "
                                                      "line" if len(base) < len(fin) else "all models: OLS line")
     for r in fin[fin["source"] == "twinlab"].itertuples():
@@ -96,7 +100,8 @@ def gap_vs_size(gaps: pd.DataFrame, ylabel: str, title: str, path: Path, n_boot:
         g = fin[fin["family"] == fam]
         twin = False
         color = TWINLAB_COLOR if twin else FAMILY_COLOR.get(fam, "#555555")
-        ax.scatter(g["lx"], g["gap"], marker=TWINLAB_MARKER if twin else FAMILY_MARKER.get(fam, "o"), s=90 if twin else 60,
+        ax.scatter(g["lx"], g["gap"], marker=TWINLAB_MARKER if twin else FAMILY_MARKER.get(fam, "o"),
+                   s=90 if twin else 60,
                    color=color, zorder=5, label=fam + (" (twinlab)" if twin else ""), edgecolor="white", lw=0.5)
         if g["lx"].nunique() >= 2:
             b, a = np.polyfit(g["lx"], g["gap"], 1)

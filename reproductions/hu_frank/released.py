@@ -88,7 +88,8 @@ def _files(folder: Path) -> list[Path]:
         stem = f.name.removesuffix(".gz").removesuffix(".csv")
         return rank.get(stem, len(rank)), stem
 
-    files = sorted((f for f in folder.iterdir() if f.is_file() and (f.name.endswith(".csv") or f.name.endswith(".csv.gz"))),
+    files = sorted((f for f in folder.iterdir()
+                    if f.is_file() and (f.name.endswith(".csv") or f.name.endswith(".csv.gz"))),
                    key=key)
     stems: dict[str, Path] = {}
     for f in files:

@@ -81,9 +81,11 @@ def run_digit(backend, items: list[Item]) -> pd.DataFrame:
                 k += 1
         pred, valid = S.digit_answer_set(g)
         choice = S.argmax_choice(lps)
-        rows.append({"item": it.item, "problem_type": it.extra["problem_type"], "correct_answer": it.extra["correct_answer"],
+        rows.append({"item": it.item, "problem_type": it.extra["problem_type"],
+                     "correct_answer": it.extra["correct_answer"],
                      "generated_response": g, "generated_response_pred_set": pred, "generated_response_valid": valid,
-                     "generated_response_correct": S.digit_correct(g, it.extra["correct_answer"], it.extra["perm_invariant"]),
+                     "generated_response_correct": S.digit_correct(g, it.extra["correct_answer"],
+                                                                   it.extra["perm_invariant"]),
                      "mc_answer_logprobs": lps, "mc_response_index": choice, "mc_response": it.options[str(choice)],
                      "mc_response_correct": choice == int(it.correct),
                      "mc_choices_merging_with_bracket": sum(merged)})
@@ -108,7 +110,8 @@ def run_crt(backend, items: list[Item]) -> pd.DataFrame:
 
 
 def run_lambada(backend, items: list[Item]) -> pd.DataFrame:
-    res = _ll(backend, [p for it in items for p in ((it.prompt + " ", it.correct), (it.extra["meta_prompt"] + " ", it.correct))])
+    res = _ll(backend, [p for it in items
+                        for p in ((it.prompt + " ", it.correct), (it.extra["meta_prompt"] + " ", it.correct))])
     return pd.DataFrame([{"item": it.item, "final_word": it.correct, "direct_logprob": res[2 * i].logprob,
                           "meta_logprob": res[2 * i + 1].logprob} for i, it in enumerate(items)])
 
@@ -123,9 +126,11 @@ def run_syntax(backend, items: list[Item]) -> pd.DataFrame:
     rows = []
     for i, it in enumerate(items):
         good, bad, g1, g2, b1, b2 = (r.logprob for r in res[6 * i:6 * i + 6])
-        rows.append({"item": it.item, "task": it.task, "good_sentence": it.options["good"], "bad_sentence": it.options["bad"],
+        rows.append({"item": it.item, "task": it.task, "good_sentence": it.options["good"],
+                     "bad_sentence": it.options["bad"],
                      "direct_sum_logprob_good_sentence": good, "direct_sum_logprob_bad_sentence": bad,
-                     "direct_correct": good > bad, "meta_sum_logprob_good_first_1": g1, "meta_sum_logprob_good_first_2": g2,
+                     "direct_correct": good > bad, "meta_sum_logprob_good_first_1": g1,
+                     "meta_sum_logprob_good_first_2": g2,
                      "meta_sum_logprob_bad_first_1": b1, "meta_sum_logprob_bad_first_2": b2,
                      "meta_good_correct": g1 > g2, "meta_bad_correct": b2 > b1})
     return pd.DataFrame(rows)
@@ -161,7 +166,8 @@ def long_rows(domain: str, wide: pd.DataFrame, model: dict) -> pd.DataFrame:
             part("direct", wide["direct_correct"], order=order)
         for order in ("good", "bad"):
             part("meta", wide[f"meta_{order}_correct"], order=order)
-    out = pd.concat(parts, ignore_index=True).sort_values(["_row", "_part"], kind="stable").drop(columns=["_row", "_part"])
+    out = (pd.concat(parts, ignore_index=True).sort_values(["_row", "_part"], kind="stable")
+           .drop(columns=["_row", "_part"]))
     name = f"{model.get('label') or model['name']} (twinlab)"
     step = model.get("training_step")
     out = out.assign(domain=domain, model=name, model_id=model["name"], family=model.get("family") or "twinlab",
@@ -182,7 +188,8 @@ def model_key(desc: dict) -> str:
     return hashlib.sha256(json.dumps([str(desc.get(k)) for k in keys]).encode()).hexdigest()
 
 
-def run_model(backend, items: dict[str, list[Item]], out: Path, say=print, entry=None) -> tuple[pd.DataFrame, dict, list[dict]]:
+def run_model(backend, items: dict[str, list[Item]], out: Path, say=print,
+              entry=None) -> tuple[pd.DataFrame, dict, list[dict]]:
     """All domains on one loaded backend; a domain finished earlier with the same items is reused.
 
     `entry` (models_file.ModelEntry): the family, size, training step and label the user gave the model."""
@@ -205,7 +212,8 @@ def run_model(backend, items: dict[str, list[Item]], out: Path, say=print, entry
         stored = json.loads(meta.read_text()) if path.exists() and meta.exists() else {}
         if stored.get("items_sha256") == h and stored.get("model_key") == model_key(desc):
             wide = pd.read_csv(path)
-            timings.append({"model": desc.get("name"), "domain": domain, "items": len(its), "seconds": 0.0, "reused": True})
+            timings.append({"model": desc.get("name"), "domain": domain, "items": len(its), "seconds": 0.0,
+                            "reused": True})
             say(f"{desc.get('name')}: {domain}: reused {path}")
         else:
             say(f"{desc.get('name')}: {domain}: {len(its)} items")

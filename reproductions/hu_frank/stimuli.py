@@ -94,7 +94,8 @@ def digit_matrices(path: Path) -> list[Item]:
                 choices = p["answer_choices"][ind]
                 correct = int(p["correct_ind"][ind])
                 items.append(Item("digit_mat", "digit_mat", f"{ptype}_{ind}", prompt=matrix_prompt(p["prob"][ind]),
-                                  options={str(a): choice_text(choices[a]) for a in range(len(choices))}, correct=str(correct),
+                                  options={str(a): choice_text(choices[a]) for a in range(len(choices))},
+                                  correct=str(correct),
                                   extra={"correct_answer": [int(v) for v in np.ravel(choices[correct])],
                                          "perm_invariant": bool(p["perm_invariant"]), "problem_type": ptype}))
     except (TypeError, ValueError, IndexError, AttributeError, KeyError) as exc:  # a dict, but not of problems
@@ -190,7 +191,8 @@ def blimp_jsonl(path: Path) -> list[Item]:
 
     raw = _need(path).read_bytes()
     try:  # inflated under the caps of stimuli/archives.py: a small .gz never becomes gigabytes
-        text = gunzip(raw, MAX_JSONL_BYTES, str(path)).decode("utf-8") if path.name.endswith(".gz") else raw.decode("utf-8")
+        text = (gunzip(raw, MAX_JSONL_BYTES, str(path)).decode("utf-8") if path.name.endswith(".gz")
+                else raw.decode("utf-8"))
     except ArchiveLimitError as exc:
         raise ReproError(str(exc)) from None
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:  # a damaged .gz, or not UTF-8

@@ -129,7 +129,8 @@ def _prompt_check(scores: pd.DataFrame) -> str:
     for member, g in bad.groupby("member", sort=True):
         r = g.iloc[0]
         ours = r["context"] + r["continuation"]
-        k = next((i for i, (a, b) in enumerate(zip(r["prompt"], ours, strict=False)) if a != b), min(len(r["prompt"]), len(ours)))
+        k = next((i for i, (a, b) in enumerate(zip(r["prompt"], ours, strict=False)) if a != b),
+                 min(len(r["prompt"]), len(ours)))
         text += (f" {member}: {len(g)} differ; item {r['item']}: the stored prompt has {r['prompt'][k - 4:k + 4]!r} "
                  f"where the templates give {ours[k - 4:k + 4]!r} (character {k}).")
     return text

@@ -98,4 +98,5 @@ def describe(scoring: str, prompt_text: str) -> dict[str, Any]:
     return {"prompt_text": prompt_text, "prompt_text_means": PROMPT_TEXTS[prompt_text], "scoring": scoring,
             "scoring_means": SCORING[scoring],
             "defaults": {"prompt_text": DEFAULT_PROMPT_TEXT, "scoring": DEFAULT_SCORING},
-            "differences": [dict(zip(("what", "authors_code", "twinlab", "default_follows"), d, strict=False)) for d in DIFFERENCES]}
+            "differences": [dict(zip(("what", "authors_code", "twinlab", "default_follows"), d, strict=False))
+                            for d in DIFFERENCES]}

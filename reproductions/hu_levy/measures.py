@@ -58,7 +58,8 @@ def item_table(scores: pd.DataFrame) -> pd.DataFrame:
             t["correct"] = _gt(t["logprob_good"], t["logprob_bad"])
             if exp == "3a":
                 m = g[g["method"] != "Direct"]
-                yg, ng, yb, nb = (_lp(m, s, o) for s, o in (("good", "Yes"), ("good", "No"), ("bad", "Yes"), ("bad", "No")))
+                yg, ng, yb, nb = (_lp(m, s, o)
+                                  for s, o in (("good", "Yes"), ("good", "No"), ("bad", "Yes"), ("bad", "No")))
                 tm = pd.DataFrame({"logprob_yes_good": yg, "logprob_no_good": ng, "logprob_yes_bad": yb,
                                    "logprob_no_bad": nb})
                 tm["tp"] = _gt(tm["logprob_yes_good"], tm["logprob_no_good"])

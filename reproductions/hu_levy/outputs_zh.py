@@ -71,7 +71,8 @@ def identify(member: str, data: Any) -> OutputFile:
     if folder_problem(member):
         raise _refuse(member, folder_problem(member) or "")
     exp, task = FOLDERS[parts[-2]]
-    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) or not isinstance(data.get("results"), list):
+    if (not isinstance(data, dict) or not isinstance(data.get("meta"), dict)
+            or not isinstance(data.get("results"), list)):
         raise _refuse(member, 'not an object with "meta" (object) and "results" (list)')
     meta = data["meta"]
     model, eval_type, order = meta.get("model"), meta.get("eval_type"), meta.get("option_order")

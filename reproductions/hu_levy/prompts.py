@@ -160,9 +160,10 @@ def item_queries(experiment: str, it: Item, method: str, variant: str, language:
     """The requests of one item under one method (both answer orders where the paper uses them).
 
     In Chinese (`language="zh"`) 3a's answers are 是/否 (their options keep the names Yes/No)."""
-    # noqa: E731
-    q = lambda order, shown, option, ctx_ans: Query(experiment, it.dataset, it.item_id, method, order, shown,
-                                                   option, *ctx_ans)
+
+    def q(order, shown, option, ctx_ans):
+        return Query(experiment, it.dataset, it.item_id, method, order, shown, option, *ctx_ans)
+
     render = functools.partial(_render, language=language)
     if experiment == "1":
         return [q("none", "item", "word", render(variant, "1", method, it.continuation, prefix=it.prefix))]

@@ -26,15 +26,18 @@ _12 = "请用1或者2来回答。"
 TEMPLATES_ZH: dict[tuple[str, str], str] = {
     ("word_pred", "Direct"): "{prefix}{answer}",
     ("word_pred", "MetaQuestionSimple"): "哪一个词最有可能接在下面这句话之后？\n\n{prefix}{answer}",
-    ("word_pred", "MetaInstruct"): "你是一个善于帮助的写作助理。请告诉我哪一个词最有可能接在下面这句话之后：\n\n{prefix}{answer}",
+    ("word_pred", "MetaInstruct"):
+        "你是一个善于帮助的写作助理。请告诉我哪一个词最有可能接在下面这句话之后：\n\n{prefix}{answer}",
     ("word_pred", "MetaQuestionComplex"): "以下是一句话的开头： {prefix}…… 哪一个词最适合接在其后？\n\n答案：{answer}",
     ("sentence_judge", "Direct"): "{answer}",
     ("sentence_judge", "MetaQuestionSimple"): "下面这句话在中文里是否通顺？ {sentence} " + _YN + "\n\n{answer}",
     ("sentence_judge", "MetaInstruct"):
         "你是一个善于帮助的写作助理。请告诉我以下这句话在中文里是否通顺。\n\n{sentence} " + _YN + "\n\n{answer}",
-    ("sentence_judge", "MetaQuestionComplex"): "以下是一句话：\n\n{sentence} 这句话在中文里是否通顺？" + _YN + "\n\n答案：{answer}",
+    ("sentence_judge", "MetaQuestionComplex"):
+        "以下是一句话：\n\n{sentence} 这句话在中文里是否通顺？" + _YN + "\n\n答案：{answer}",
     ("sentence_comparison", "Direct"): "{answer}",
-    ("sentence_comparison", "MetaQuestionSimple"): "以下哪一句话在中文里更为通顺？1) {s1} 2) {s2} " + _12 + "\n\n{answer}",
+    ("sentence_comparison", "MetaQuestionSimple"):
+        "以下哪一句话在中文里更为通顺？1) {s1} 2) {s2} " + _12 + "\n\n{answer}",
     ("sentence_comparison", "MetaInstruct"):
         "你是一个善于帮助的写作助理。请告诉我以下哪一句话在中文里更为通顺？\n\n1) {s1} 2) {s2} " + _12 + "\n\n{answer}",
     ("sentence_comparison", "MetaQuestionComplex"):

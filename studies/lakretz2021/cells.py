@@ -1,7 +1,7 @@
 """The Lakretz items as a source of the one compiler: the crossed cells of a block and the items for them.
 
-The items come from the nested-agreement generator (studies/lakretz2021/stimuli/generate.py) or from a stimulus file (the
-released Lakretz et al. 2021 materials or a hand-written file, stimuli/files.py). A block's units are its
+The items come from the nested-agreement generator (studies/lakretz2021/stimuli/generate.py) or from a stimulus file
+(the released Lakretz et al. 2021 materials or a hand-written file, stimuli/files.py). A block's units are its
 cells (structure x condition x version, with repetitions and weights); the compiler samples (balanced over
 structures) and orders them (order.py), and an item is then chosen for each cell: the versions
 of an item (grammatical, inner violation, outer violation) are rotated across subjects in a Latin square,
@@ -259,7 +259,8 @@ def _choose_item(exp: Experiment, block: Block, cell: Cell, rotation: int, used:
     versions = ["none"] + list(STRUCTURES[cell.structure].dependencies) if exp.stimuli.file is None else None
     if versions is not None and cell.violation != "other":
         vi = versions.index(cell.violation)
-        candidates = [it for k, it in enumerate(pool) if (k + rotation) % len(versions) == vi and it.item_id not in used]
+        candidates = [it for k, it in enumerate(pool)
+                      if (k + rotation) % len(versions) == vi and it.item_id not in used]
     else:
         candidates = [it for it in pool if it.item_id not in used]
     if not candidates:  # small pools: fall back to any unused item, then to any item

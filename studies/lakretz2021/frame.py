@@ -167,7 +167,8 @@ def _ordered_rows(path: Path, raw: pd.DataFrame, info: LoadInfo) -> tuple[pd.Dat
             f"{path.name}: no session column, and trial_num repeats within {n_dup} subject(s) (e.g. subject "
             f"{r['_subject']}, block {r['block']}, trial_num {r['trial_num']}): the file merges sessions, so the "
             "trial order of this file is unknown")
-    return raw.sort_values(["_subject", "_session", "_block", "_trial"], kind="stable").reset_index(drop=True), order_known
+    return (raw.sort_values(["_subject", "_session", "_block", "_trial"], kind="stable").reset_index(drop=True),
+            order_known)
 
 
 def _answers(path: Path, raw: pd.DataFrame, info: LoadInfo) -> dict[str, pd.Series]:
@@ -196,7 +197,8 @@ def _schema_frame(path: Path, raw: pd.DataFrame, ans: dict[str, pd.Series], is_t
                   order_known: bool) -> pd.DataFrame:
     """The rows in the trial-table schema (plus the loader's extra columns)."""
     vpos = ans["vpos"]
-    rt = pd.to_numeric(raw["RT"].str.strip(), errors="coerce") if "RT" in raw.columns else pd.Series(np.nan, index=raw.index)
+    rt = (pd.to_numeric(raw["RT"].str.strip(), errors="coerce") if "RT" in raw.columns
+          else pd.Series(np.nan, index=raw.index))
     trial_index = raw.groupby(["_subject", "_session"]).cumcount()
     block_trial_index = raw.groupby(["_subject", "_session", "_block"]).cumcount()
     block_name = np.where(is_train, "training", "block" + raw["block"].str.strip())

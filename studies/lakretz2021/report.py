@@ -107,7 +107,8 @@ def error_rates_section(res: Results, d: pd.DataFrame, opt: Options, out: Path) 
         tabs.append(res.table(f"error_rates_wide_{s}", wide_error_rates(er, s),
                               f"Error rates, {s}: error rate [95% CI] by condition"))
         if not one_group:
-            figs.append(res.figure(f"error_rates_{s}", fig.error_rate_bars(er, s, out / "figures" / f"error_rates_{s}.png"),
+            figs.append(res.figure(f"error_rates_{s}",
+                                   fig.error_rate_bars(er, s, out / "figures" / f"error_rates_{s}.png"),
                                    f"Error rates by condition and dependency, {s}. Bars: errors / trials with 95% "
                                    "bootstrap "
                                    "CIs over subjects; dashed lines: humans (seeds/000 Fig. 2)."))
@@ -160,7 +161,8 @@ def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Pat
                     tabs.append(res.table(f"table_c1_{slug(g)}_{s}", c1.map(fmt_rate).reset_index(),
                                           f"First-encounter error rates: {g}, {s}"))
             if fe["group"].nunique() > 1:
-                figs.append(res.figure(f"first_encounter_{s}", fig.first_encounter_bars(fe, s, out / "figures" / f"first_encounter_{s}.png"),
+                figs.append(res.figure(f"first_encounter_{s}",
+                                       fig.first_encounter_bars(fe, s, out / "figures" / f"first_encounter_{s}.png"),
                                        f"Error on the first post-training encounter of each condition, {s} (seeds/000 "
                                        "Fig. 6a); "
                                        "95% bootstrap CIs over subjects; dotted line: chance (0.5)."))
@@ -203,7 +205,8 @@ def exposures_section(res: Results, r: LakretzRows, opt: Options, out: Path, log
         glm = ln.cell_fits(test, LAKRETZ)
         slopes = pd.DataFrame()
         tabs = []
-        if opt.mixed and "human" in set(scored_rows(od)["group"]) and (scored_rows(od)["structure"] == "long_nested").any():
+        if (opt.mixed and "human" in set(scored_rows(od)["group"])
+                and (scored_rows(od)["structure"] == "long_nested").any()):
             log("fitting the Figure C2 slopes: error ~ exposures + (1|subject) per condition x violation "
                 "(R with lme4 starts in a few seconds)")
             slopes = with_progress(opt, "glmer slopes (Figure C2)", 18,
@@ -261,7 +264,8 @@ def model_measures_section(res: Results, d: pd.DataFrame, opt: Options, out: Pat
                      res.table("internal_consistency", ic, "Internal consistency") if len(ic) else None],
                     [res.figure("demand_gap", fig.demand_gap_plot(dg, out / "figures" / "demand_gap.png"),
                                 "Demand gap per model and context (error bars: 95% bootstrap CI)."),
-                     res.figure("internal_consistency", fig.consistency_scatter(pairs, ic, out / "figures" / "internal_consistency.png"),
+                     res.figure("internal_consistency",
+                                fig.consistency_scatter(pairs, ic, out / "figures" / "internal_consistency.png"),
                                 "Item-level differentials: direct (x) vs metalinguistic (y).")])
         if dg.empty:
             notes.append("demand gap: no model has both a direct and a metalinguistic (or production) protocol")

@@ -77,7 +77,8 @@ def exposure_models_section(res: Results, od: pd.DataFrame, focus: dict[str, str
                       "earlier exposures and an exposure slope would only fit noise; the exposure models are fitted "
                       "for humans and for model subjects with a running context (trial history with feedback) "
                       "or whose weights learn after trials (context_mode `...+weights:...`)."})
-    figs = [res.figure("exposures_focus", fig.exposure_focus(pts, group_fits, glm, focus, out / "figures" / "exposures_focus.png"),
+    figs = [res.figure("exposures_focus",
+                       fig.exposure_focus(pts, group_fits, glm, focus, out / "figures" / "exposures_focus.png"),
                        f"Error on {ftext} by the number of earlier exposures to it (seeds/000 Fig. 6c). Points: mean "
                        "over "
                        "subjects (size: n); solid: glmer fixed-effect prediction; dashed: plain logistic fit.")]
@@ -178,13 +179,15 @@ def training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd
                      f"training logs of the analysed subjects, and here {why}. (The public Lakretz et al. release has "
                      "training logs only for pilot subjects 06-09, none for the 55 analysed subjects.)")
     c4 = ac.training_error_rates(od_all, seed=opt.seed, n_boot=opt.n_boot)
-    pilots = sorted(set(od_all.loc[od_all["training"] & ~od_all["in_results_table"].fillna(True).astype(bool), "subject_id"]))
+    pilots = sorted(set(od_all.loc[od_all["training"] & ~od_all["in_results_table"].fillna(True).astype(bool),
+                                   "subject_id"]))
     if len(c4):
         tabs.append(res.table("training_error_rates_wide", wide_training(c4[c4["group"] == ordered_groups(c4)[0]]),
                               "Figure C4: error rates during training (session 1), rate (errors/trials)"))
         tabs.append(res.table("training_error_rates", c4, "Figure C4 (long format)", show=False))
         g4 = ordered_groups(c4)[0]
-        figs.append(res.figure("training_error_rates", fig.training_bars(c4[c4["group"] == g4], out / "figures" / "training_error_rates.png"),
+        figs.append(res.figure("training_error_rates",
+                               fig.training_bars(c4[c4["group"] == g4], out / "figures" / "training_error_rates.png"),
                                f"{g4}: error rates on the training trials of the first session by structure and "
                                "violation "
                                f"(none: errors are false alarms), {c4['n_subjects'].max()} subject(s) at most per bar; "

@@ -44,7 +44,7 @@ def simulate_lakretz_rows(n_subjects: int, seed: int = 0, error_model: ErrorMode
                 for _ in range(reps):
                     for ttype, vtype in (("Acceptable", "None"), ("Violation", "V1"), ("Violation", "V2")):
                         trials.append((stype, cond, ttype, vtype))
-        for k in range(n_fillers):
+        for _k in range(n_fillers):
             trials.append(("objrel", "SS", "Filler", "None"))
         order = rng.permutation(len(trials))
         counts: dict = {}

@@ -96,7 +96,8 @@ def wide_training(c4: pd.DataFrame) -> pd.DataFrame:
         row = {"group": x["group"].iloc[0], "structure": st}
         x = x.set_index("violation_type")
         for v in ("none", "inner", "outer", "other"):
-            row[v] = f"{x.loc[v, 'error_rate']:.3f} ({x.loc[v, 'n_errors']}/{x.loc[v, 'n_trials']})" if v in x.index else ""
+            row[v] = (f"{x.loc[v, 'error_rate']:.3f} ({x.loc[v, 'n_errors']}/{x.loc[v, 'n_trials']})"
+                      if v in x.index else "")
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -182,4 +183,5 @@ def rule_differences(d: pd.DataFrame, fe_by_rule: dict[str, pd.DataFrame]) -> di
             "first_encounter_trials_scored_from_code": int(r["first_encounter"].sum()),
             "first_encounter_cells_that_differ": int(len(diff)),
             "table_c1_cells_that_differ": int(sum(1 for k in diff.index if k[0] == "human" and k[1] == "long_nested")),
-            "cells": [dict(zip(keys, k, strict=False)) | {c: int(v) for c, v in row.items()} for k, row in diff.iterrows()]}
+            "cells": [dict(zip(keys, k, strict=False)) | {c: int(v) for c, v in row.items()}
+                      for k, row in diff.iterrows()]}

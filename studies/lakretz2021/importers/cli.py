@@ -20,7 +20,8 @@ def import_lakretz2021(
     skip_existing: bool = typer.Option(False, "--skip-existing",
                                        help="leave sessions already in --out as they are and write the others"),
 ) -> None:
-    """Import the Lakretz et al. (2021) release as twinlab sessions: the logs give the order, the table is matched to them."""
+    """Import the Lakretz et al. (2021) release as twinlab sessions: the logs give the order, the table is matched
+    to them."""
     from analysis.importers import ImportDataError  # late: the CLI starts without the analysis (pandas, R)
     from experiments.cli_common import fail, progress_bar  # late: the CLI starts without the analysis (pandas, R)
     from experiments.options import OptionError  # late: the CLI starts without the analysis (pandas, R)

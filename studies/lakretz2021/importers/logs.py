@@ -109,7 +109,8 @@ def scan_logs(folder: str | Path, notes: LogNotes) -> list[LogFile]:
                               f"(logLocalGlobalParadigm_<date>_<time>_Subj_<n>_sess_<k>.csv){what}")
     if notes.ignored_files:
         notes.notes.append(f"{folder}: {len(notes.ignored_files)} file(s) not named like a session log were not "
-                           f"read: {', '.join(notes.ignored_files[:5])}" + (" ..." if len(notes.ignored_files) > 5 else ""))
+                           f"read: {', '.join(notes.ignored_files[:5])}"
+                           + (" ..." if len(notes.ignored_files) > 5 else ""))
     seen: dict[tuple, LogFile] = {}
     for lf in logs:
         key = (lf.subject, lf.session, lf.training)
@@ -281,7 +282,8 @@ def check_events(logs: list[LogFile], raw: pd.DataFrame) -> pd.DataFrame:
         raise _first_bad(paths, raw, bad, f"is not a known sentence type ({', '.join(TABLE_TYPE_OF_LOG)})",
                          "Sentence_type")
     stype = stype_log.map(TABLE_TYPE_OF_LOG)
-    cond = _stripped(raw["Condition"].where(fix, ""), sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}) + [""])
+    cond = _stripped(raw["Condition"].where(fix, ""),
+                     sorted({c for cs in CONDITIONS_OF_TYPE.values() for c in cs}) + [""])
     bad = (~(stype[fix].fillna("") + "|" + cond[fix]).isin(_VALID_CELLS)).reindex(raw.index, fill_value=False)
     if bad.any():
         raise _first_bad(paths, raw, bad, "is not a condition of its sentence type", "Condition")

@@ -84,7 +84,8 @@ def match_rows(table: pd.DataFrame, trials: pd.DataFrame) -> tuple[pd.Series, pd
         if len(multi):
             other = [c for c in t.columns if c not in full and c not in ("line",)]
             grp = _keys(t.loc[multi], full).astype(str).agg("|".join, axis=1)  # few rows: twins only
-            same = t.loc[multi, other].astype("string").fillna("<NA>").groupby(grp.to_numpy()).nunique().max(axis=1) <= 1
+            same = (t.loc[multi, other].astype("string").fillna("<NA>").groupby(grp.to_numpy()).nunique()
+                    .max(axis=1) <= 1)
             n_same = grp.map(same).fillna(False).astype(bool)
             counts.interchangeable = int(n_same.sum())
             counts.ambiguous = int((~n_same).sum())

@@ -137,12 +137,14 @@ def _trial_columns(trials: pd.DataFrame, logs: list[LogFile], table: pd.DataFram
         has = tidx.notna().to_numpy()
         table_line[has] = table["line"].to_numpy()[tidx[has].astype("int64").to_numpy()]
     started = trials["file"].map(lambda f: logs[f].started)
-    t_end = trials["t_feedback_off"].fillna(trials["t_feedback_on"]).fillna(trials["t_panel_on"]).fillna(trials["t_last_off"])
+    t_end = (trials["t_feedback_off"].fillna(trials["t_feedback_on"]).fillna(trials["t_panel_on"])
+             .fillna(trials["t_last_off"]))
     started_at = _local_iso(started, trials["t_fix"] - trials["t_grand_start"])
     ended_at = _local_iso(started, t_end - trials["t_grand_start"])
     rel = {"rel_" + c: ((trials[c] - trials["t_fix"]).to_numpy(dtype="float64") * 1000.0).tolist()
            for c in ("t_last_off", "t_fix2panel", "t_panel_on", "t_feedback_on", "t_feedback_off")}
-    rt_end = ((trials["t_panel_on"] + trials["panel_rt_s"] - trials["t_last_off"]) * 1000.0).to_numpy(dtype="float64").tolist()
+    rt_end = ((trials["t_panel_on"] + trials["panel_rt_s"] - trials["t_last_off"]) * 1000.0
+              ).to_numpy(dtype="float64").tolist()
     c = {name: _array(trials, name).tolist() for name in (
         "file", "units", "onsets", "offs", "panel_word", "finished", "stype", "vtype", "table_idx", "match",
         "vslide", "outcome", "release_rt_s", "line", "block", "trial", "n_keys", "n_keys_total", "key_phase",
