@@ -10,7 +10,7 @@ sides of it (model protocols, analysis sections) are its other parts, found thro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -31,7 +31,9 @@ from experiments.tasks.hooks import (
     Score,
     Summary,
 )
-from experiments.trials import Trial
+
+if TYPE_CHECKING:  # annotations only: experiments.trials imports the tasks package (a real cycle)
+    from experiments.trials import Trial
 
 RUNNERS: tuple[str, ...] = ("psychopy", "browser", "model")
 RUNNER_NAMES = {"psychopy": "the PsychoPy runner (run-human)", "browser": "the browser runner (web serve)",

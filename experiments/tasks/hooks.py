@@ -15,12 +15,14 @@ Each Protocol is structural: any function with these parameters fits (names as w
 from __future__ import annotations
 
 import random
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
 from experiments.tasks.shown import Answer, TaskPlan, TaskSettings
-from experiments.trials import Trial
+
+if TYPE_CHECKING:  # annotations only: experiments.trials imports the tasks package (a real cycle)
+    from experiments.trials import Trial
 
 JSON = Any  # a JSON value (what a spec, an item's materials or a response holds)
 
@@ -102,7 +104,7 @@ class RecordKeys(Protocol):
 
 class PersonResponse(Protocol):
     """Why a person's recorded `response` cannot be this trial's (None: it can), for a kind whose response column is
-    not one of `answers`' values (Maze: the words picked beside their distractors, not the side pressed)."""
+    not one of `answers`' values (the words picked beside their distractors, say, not the side pressed)."""
 
     def __call__(self, trial: Trial, s: TaskSettings, response: str) -> str | None: ...
 

@@ -6,6 +6,13 @@ reproductions read it through the registry (reproductions/common.py `cells_study
 """
 from __future__ import annotations
 
+from studies.lakretz2021.stimuli.generate import generate_items
+from studies.lakretz2021.stimuli.structures import STRUCTURES
+
+# what the reproductions read through the registry: the cells, their names, and the generator with its structures
+__all__ = ["KEY_STRUCTURE", "KEY_CONDITION", "SUBTASKS", "HARDER", "TABLE_B1_CONDITIONS", "generate_items",
+           "STRUCTURES"]
+
 KEY_STRUCTURE = "long_nested"  # the structure the papers test (and humans' reference for the harder variants)
 KEY_CONDITION = "PSP"  # seeds/000's key condition (the most attraction), drawn thick with the humans' line
 # seeds/000's subtasks (BIG-bench names) -> the structure and the critical verb

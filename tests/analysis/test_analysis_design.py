@@ -60,7 +60,10 @@ def test_a_lakretz_table_still_refuses_an_unknown_column(agreement, tmp_path):
     raw = pd.read_csv(f, dtype=str, keep_default_na=False)
     from experiments.schema import GENERIC_COLUMN_NAMES
 
+    from studies.lakretz2021.columns import HEADER
+
     raw = raw.drop(columns=GENERIC_COLUMN_NAMES + ["attractor_number"]).rename(columns={"head_number": "violation_pos"})
+    raw = raw[[c for c in raw.columns if c in HEADER or c == "violation_pos"]]  # a Lakretz table but for the typo
     raw.to_csv(tmp_path / "study-x_subject-1_session-1_data.csv", index=False)
     with pytest.raises(LoadError, match="unknown column 'violation_pos'"):
         api.load_sessions(tmp_path)
