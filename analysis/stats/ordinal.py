@@ -181,11 +181,10 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     for name, v in (("cond.H", cond_h), ("max.grad", max_grad), ("scaled gradient", scaled)):
         if not np.isfinite(v):
             messages.append(f"{name}: not available (R returned no value)")
-    return OrdinalFit(formula=formula, fitted=coded.r_text(), n_obs=int(get["nobs"][0]),
-                      n_thresholds=int(get["n_thresholds"][0]), coefficients=coefs, random_effects=rfx,
-                      loglik=float(get["loglik"][0]), aic=float(get["aic"][0]), converged=converged, singular=singular,
-                      max_grad=max_grad, scaled_grad=scaled, cond_h=cond_h,
-                      optimizer_message=str(get["opt_message"][0]), messages=messages,
-                      contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
-                      contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill), fallback=refit,
-                      unused_points=unused)
+    return OrdinalFit(
+        formula=formula, fitted=coded.r_text(), n_obs=int(get["nobs"][0]), n_thresholds=int(get["n_thresholds"][0]),
+        coefficients=coefs, random_effects=rfx, loglik=float(get["loglik"][0]), aic=float(get["aic"][0]),
+        converged=converged, singular=singular, max_grad=max_grad, scaled_grad=scaled, cond_h=cond_h,
+        optimizer_message=str(get["opt_message"][0]), messages=messages, unused_points=unused,
+        contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
+        contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill), fallback=refit)
