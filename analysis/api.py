@@ -330,7 +330,8 @@ def reading_times(df: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT, rules=N
     fs = list(w.attrs.get("factors") or {})
     h, counts = apply_rules(w, rules or ReadingRules())
     return {"region_rt": region_means(h, fs, seed, n_boot), "word_rt": word_means(h, fs, seed, n_boot),
-            "region_surprisal": region_surprisal(w, fs, seed, n_boot), "word_surprisal": word_surprisal(w, fs, seed, n_boot),
+            "region_surprisal": region_surprisal(w, fs, seed, n_boot),
+            "word_surprisal": word_surprisal(w, fs, seed, n_boot),
             "rules": pd.DataFrame([{"rule": k, "words_removed": v, "regions_removed": counts.get(k + REGIONS, 0)}
                                    for k, v in counts.items() if not k.endswith(REGIONS)])}
 

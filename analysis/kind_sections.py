@@ -128,7 +128,8 @@ def value_option_protocols() -> set[str]:
 
 
 def logprob_tables(rows: pd.DataFrame) -> list[KindTable]:
-    """The kinds' own tables from log-probability rows (each kind's `logprob_table`), those with rows, in listing order."""
+    """The kinds' own tables from log-probability rows (each kind's `logprob_table`), those with rows, in listing
+    order."""
     made = [k.logprob_table(rows) for k in analysis_kinds().values() if k.logprob_table is not None]
     return [t for t in made if len(t.table)]
 

@@ -120,7 +120,8 @@ def simulate_sessions(
                     if subject_kind == "human":
                         row["rt_ms"] = float(np.round(rng.normal(650, 120), 1)) if said_violation else None
                     else:
-                        m = margin_fn(rng, correct) if margin_fn else (abs(rng.normal(1.5, 1.0)) * (1 if correct else -1))
+                        m = (margin_fn(rng, correct) if margin_fn
+                             else (abs(rng.normal(1.5, 1.0)) * (1 if correct else -1)))
                         row |= {"protocol": protocol or "forced_choice", "margin": float(m),
                                 "option_labels": json.dumps([rec.correct_form, rec.alternative_word if rec.grammatical
                                                              else rec.critical_word]),

@@ -152,7 +152,8 @@ def given_record(ln: int, how: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def choose_list(out: Path, exp: Any, subject_id: str, asked: Any = None,
-                abandon_after_min: float = DEFAULT_ABANDON_MIN, session: int = 1) -> Iterator[tuple[int | None, dict[str, Any] | None]]:
+                abandon_after_min: float = DEFAULT_ABANDON_MIN,
+                session: int = 1) -> Iterator[tuple[int | None, dict[str, Any] | None]]:
     """The list of a participant starting a session on a server, as (list, sidecar record); (None, None)
     for a spec without lists. A list asked for (`?list=N`) is checked (OptionError naming 1..L); a
     participant with an earlier session keeps its list; anyone else gets the least-filled list, and the

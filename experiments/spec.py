@@ -142,7 +142,8 @@ def resolve_spec_path(spec: str | Path) -> Path:
     as ambiguous (write `./name` for the file).
     """
     text = str(spec)
-    bare = "/" not in text and "\\" not in text and not text.lower().endswith((".yaml", ".yml")) and text not in ("", ".", "..")
+    bare = ("/" not in text and "\\" not in text and not text.lower().endswith((".yaml", ".yml"))
+            and text not in ("", ".", ".."))
     if not bare:
         path = Path(text).expanduser()
         if not path.exists():

@@ -85,7 +85,8 @@ class DesignEntry(_Strict):
 
     structure: str
     conditions: Literal["all"] | list[str] = "all"
-    versions: dict[Version, Annotated[int, Strict(), Field(ge=0, le=MAX_WEIGHT)]] = {"grammatical": 1, "inner": 1, "outer": 1}
+    versions: dict[Version, Annotated[int, Strict(), Field(ge=0, le=MAX_WEIGHT)]] = {
+        "grammatical": 1, "inner": 1, "outer": 1}
     repetitions: Annotated[int, Strict(), Field(ge=1, le=MAX_REPETITIONS)] = 1
 
     @field_validator("conditions")

@@ -253,7 +253,8 @@ def focus_source(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str],
     return r if groups is None else r[r["group"].isin(groups)]
 
 
-def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str], groups: list[str] | None = None) -> pd.DataFrame:
+def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str],
+               groups: list[str] | None = None) -> pd.DataFrame:
     """Model rows (analysis.learning.exposures.model_rows) of the focus cell: the scored rows of `d`
     (the caller selects the blocks) whose factors take the focus levels; no focus: every cell."""
     r = focus_source(d, cfg, focus, groups)

@@ -17,7 +17,8 @@ def is_general_design(d: pd.DataFrame, factors: dict) -> bool:
     return bool(factors) or ("task" in d.columns and d["task"].notna().any())
 
 
-def design_frame(df: pd.DataFrame, factors: dict, copies: str = "merge") -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+def design_frame(df: pd.DataFrame, factors: dict,
+                 copies: str = "merge") -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """(rows, deterministic-copies table, notes) of loaded trials; copies merged only for a general design."""
     d = prepare(df)
     d["item"] = item_key(d)

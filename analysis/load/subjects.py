@@ -130,7 +130,7 @@ def merge_copies(d: pd.DataFrame, enabled: bool = True) -> tuple[pd.DataFrame, p
                      "distinct_trials": int((~dup).sum()), "duplicates_dropped": int(dup.sum()),
                      "treated_as": "one subject (items the "
                                    "unit)" if enabled else f"{n} subjects (--model-copies subjects)"})
-    for (g, ident), n in sorted(apart.items()):
+    for (g, _ident), n in sorted(apart.items()):
         if n > 1:
             notes.append(f"{g}: {n} sessions of one deterministic model were given different trials (other lists); "
                          "each stays a subject (only sessions given the same trials are merged as copies)")

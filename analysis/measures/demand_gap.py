@@ -155,7 +155,8 @@ def demand_gaps(df: pd.DataFrame, pairs: list[tuple[str, str]] | None = None, se
                         "gap_paper": _log_odds(acc_a) - _log_odds(acc_b), "gap_smoothed": smooth,
                         "ci_low": float(np.quantile(boots, 0.025)), "ci_high": float(np.quantile(boots, 0.975)),
                         "gap_logprob": lp, "flag": "; ".join(f for f in [gap_flag(acc_a, acc_b, low, high)]
-                                                              + [one_label_flag(g, p, items) for p in (low, high)] if f)})
+                                                              + [one_label_flag(g, p, items) for p in (low, high)]
+                                                              if f)})
     return pd.DataFrame(out, columns=COLUMNS)
 
 

@@ -186,8 +186,8 @@ def internal_consistency(df: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (model, context, low, proto), g in pairs.groupby(["model_label", "context", "protocol_direct", "protocol_meta"],
                                                          sort=True):
-        row = {"model": model, "context_mode": context, "direct_protocol": low, "meta_protocol": proto, "n_items": len(g),
-               "pearson_r": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan}
+        row = {"model": model, "context_mode": context, "direct_protocol": low, "meta_protocol": proto,
+               "n_items": len(g), "pearson_r": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan}
         if len(g) >= 3 and g["direct"].std() > 0 and g["meta"].std() > 0:
             res = pearsonr(g["direct"], g["meta"])
             ci = res.confidence_interval(0.95) if len(g) > 3 else None

@@ -177,7 +177,8 @@ def word_rows(df: pd.DataFrame, factors: list[str] | dict[str, list[str]]) -> pd
                                "region_text": texts[regions[i]],
                                "word_rt_ms": float(rts[i]) if rts and len(rts) == n and rts[i] is not None else np.nan,
                                "region_read_ms": by_region[regions[i] - 1] if by_region else np.nan,
-                               "surprisal_bits": float(sur[i]) if sur and len(sur) == n and sur[i] is not None else np.nan,
+                               "surprisal_bits": (float(sur[i]) if sur and len(sur) == n and sur[i] is not None
+                                                  else np.nan),
                                "log_frequency": math.log10(float(freqs[i]) + 1) if freqs else np.nan,
                                "question_correct": qc if qc is not None and not pd.isna(qc) else np.nan})
     cols = keep + ["words", "position", "word", "length", "region", "region_given_name", "region_text", "word_rt_ms",
@@ -320,7 +321,8 @@ def _answered_right(rows: pd.DataFrame, rules: ReadingRules) -> list[bool]:
     """Per trial: kept by the `wrong_answer` rule (always, when the rule is off)."""
     if not rules.exclude_wrong_answers or "correct" not in rows.columns:
         return [True] * len(rows)
-    return [not (mat.get("question") and answered_wrong(v)) for v, mat in zip(rows["correct"], materials(rows), strict=False)]
+    return [not (mat.get("question") and answered_wrong(v))
+            for v, mat in zip(rows["correct"], materials(rows), strict=False)]
 
 
 def answered_wrong(v) -> bool:
@@ -499,7 +501,8 @@ def join_surprisal(w: pd.DataFrame) -> dict[str, pd.DataFrame]:
     models = w[(w["subject_kind"] == "model") & w["surprisal_bits"].notna()]
     out = {}
     for g, m in models.groupby("group", sort=True, observed=True):
-        s = m.groupby(["item", "words", "position"], dropna=False, observed=True)["surprisal_bits"].mean().rename("surprisal")
+        s = (m.groupby(["item", "words", "position"], dropna=False, observed=True)["surprisal_bits"].mean()
+             .rename("surprisal"))
         j = humans.drop(columns=["surprisal_bits"]).join(s, on=["item", "words", "position"], how="inner")
         if len(j):
             j.attrs = dict(w.attrs)
@@ -599,7 +602,8 @@ def target_rows(trials: pd.DataFrame, factors: list[str] | dict[str, list[str]],
 REGION_COLUMNS = {"region", "region_name", "region_text", "region_rt_ms", "surprisal_bits", "length", "n_words",
                   "region_rt_ms_prev1", "surprisal_bits_prev1", "length_prev1", "words"}
 WORD_COLUMNS = {"region", "region_name", "region_text", "position", "word", "word_rt_ms", "surprisal_bits", "length",
-                "log_frequency", "question_correct", "word_rt_ms_prev1", "surprisal_bits_prev1", "length_prev1", "words"}
+                "log_frequency", "question_correct", "word_rt_ms_prev1", "surprisal_bits_prev1", "length_prev1",
+                "words"}
 
 
 def check_target(trials: pd.DataFrame, region: str | None, word: int | None) -> set[str]:

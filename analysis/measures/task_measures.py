@@ -85,7 +85,8 @@ def rt_rule(trim: tuple[float, float], sd: float) -> str:
             + "; means of log RT shown back in ms (geometric means)")
 
 
-def rt_rows(t: pd.DataFrame, trim: tuple[float, float] = (200.0, 3000.0), sd: float = 2.5) -> tuple[pd.DataFrame, pd.DataFrame]:
+def rt_rows(t: pd.DataFrame, trim: tuple[float, float] = (200.0, 3000.0),
+            sd: float = 2.5) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(kept rows, exclusions table): human trials of an RT task with an RT, correct only, trimmed, SD-cut.
     The exclusions table counts what each rule removed, per group and task."""
     if "rt_ms" not in t.columns or "task" not in t.columns:

@@ -80,7 +80,8 @@ def power(
     except OSError as exc:
         fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc})")
     for r in res["rows"]:
-        shown = "no power" if r["power"] != r["power"] else f"power {r['power']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        shown = ("no power" if r["power"] != r["power"]
+                 else f"power {r['power']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]")
         typer.echo(f"{r['subjects']} subjects x {r['items']} items: {shown} ({r['tests']} tests of {r['sims_run']} "
                    "sims; "
                    f"failed {r['failed']}, unconverged {r['unconverged']}, implausible SE {r['implausible_se']}, "

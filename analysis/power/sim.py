@@ -109,7 +109,8 @@ function(seed, first, n) {
 
 R_DRAW = r"""
 function(S, stream) {
-  # one simulated response from its own stream alone (simulate.merMod's rule); the session's RNG is put back""" + R_KEEP_SESSION_RNG + r"""  assign(".Random.seed", stream, envir = globalenv())
+  # one simulated response from its own stream alone (simulate.merMod's rule); the session's RNG is put back""" \
+    + R_KEEP_SESSION_RNG + r"""  assign(".Random.seed", stream, envir = globalenv())
   u <- stats::rnorm(S$q)
   zb <- if (S$q) as.vector(Matrix::crossprod(S$Zt, Matrix::crossprod(S$Lambdat, u))) * S$sigma else 0
   eta <- as.vector(S$X %*% S$beta) + zb
@@ -122,7 +123,8 @@ function(S, streams, draw, cols, ref, test, cores, maxfun) {
   n <- length(streams)
   keep <- setdiff(seq_along(S$xn), cols)
   form <- function(idx) stats::as.formula(paste("y__ ~", paste(c(paste("0 +", paste(S$xn[idx], collapse = " + ")),
-                                                                  if (nzchar(S$random_text)) S$random_text), collapse = " + ")))
+                                                                  if (nzchar(S$random_text)) S$random_text),
+                                                                collapse = " + ")))
   f_full <- form(seq_along(S$xn)); f_red <- if (length(keep)) form(keep) else NULL
   fit <- function(d, f, fixef, reml) {
     msgs <- character(0)
@@ -172,7 +174,8 @@ function(S, streams, draw, cols, ref, test, cores, maxfun) {
     }
     # the tested coefficients' SEs against the SEs the design allows (ref): the smallest ratio
     se_ratio <- min(sqrt(pmax(diag(V)[cols], 0)) / ref)
-    list(num = c(est, se, stat, p, 0, as.numeric(conv), as.numeric(sing), se_ratio), msg = paste(msgs, collapse = " | "),
+    list(num = c(est, se, stat, p, 0, as.numeric(conv), as.numeric(sing), se_ratio),
+         msg = paste(msgs, collapse = " | "),
          grp = as.character(vc$grp), var1 = as.character(vc$var1),
          var2 = ifelse(is.na(vc$var2), "", as.character(vc$var2)), sdcor = as.numeric(vc$sdcor))
   }, error = function(e) list(num = c(NA, NA, NA, NA, 1, 0, 0, NA), msg = conditionMessage(e),
@@ -183,7 +186,8 @@ function(S, streams, draw, cols, ref, test, cores, maxfun) {
     list(num = c(NA, NA, NA, NA, 1, 0, 0, NA), msg = paste("worker failed:", as.character(r)), grp = character(0),
          var1 = character(0), var2 = character(0), sdcor = numeric(0)) else r)
   num <- do.call(rbind, lapply(res, `[[`, "num"))
-  vcs <- vapply(res, function(r) paste(r$grp, r$var1, r$var2, format(r$sdcor, digits = 17), sep = "\t", collapse = "\n"),
+  vcs <- vapply(res, function(r) paste(r$grp, r$var1, r$var2, format(r$sdcor, digits = 17),
+                                       sep = "\t", collapse = "\n"),
                 character(1))
   list(num = as.vector(t(num)), msg = vapply(res, `[[`, character(1), "msg"), vc = vcs)
 }
@@ -259,7 +263,8 @@ class SizeModel:
             d[c] = d[c].fillna(0).astype(bool)
         d["message"] = [str(m) for m in out.rx2("msg")]
         # quasi-separation in a binomial fit: the tested coefficient's |estimate| or SE above 8 on the log-odds scale
-        # (analysis/stats/mixed.degenerate_warnings' rule); its Wald test barely rejects (Hauck-Donner), so it is counted
+        # (analysis/stats/mixed.degenerate_warnings' rule); its Wald test barely rejects (Hauck-Donner), so it is
+        # counted
         d["degenerate"] = (~d["failed"] & (self.family == "binomial")
                            & ((d["estimate"].abs() > 8) | (d["se"] > 8))).astype(bool)
         # a broken fit: an SE far below what the design allows (analysis/power/stats.py), never a test

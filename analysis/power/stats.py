@@ -9,8 +9,8 @@ fit fails (simr issues 91, 110, 267). Here each simulation is one of
   falls no faster than that as trials are added). lme4 can call such a fit converged (issue 48: SE 0.002 where
   the others were 0.18, p about 0); it is a broken fit, never a rejection, so no test is read from it;
   `power_incl_implausible` shows the share had they been counted;
-- a **test**: converged, with a plausible SE; it **rejects** when p < alpha. Boundary (singular) fits are tests too, counted
-  (`boundary`), and `power_no_boundary` repeats the share without them; so are degenerate binomial fits
+- a **test**: converged, with a plausible SE; it **rejects** when p < alpha. Boundary (singular) fits are tests too,
+  counted (`boundary`), and `power_no_boundary` repeats the share without them; so are degenerate binomial fits
   (quasi-separation, `degenerate`: the tested coefficient's |estimate| or SE above 8), counted and named in the
   status when more than a tenth.
 Power is rejections / tests, with its 95% Wilson interval (Clopper-Pearson on request). A size where fewer
@@ -72,7 +72,8 @@ def counts(sims: pd.DataFrame, alpha: float) -> dict:
     boundary = test & sims["boundary"]
     degenerate = test & sims["degenerate"] if "degenerate" in sims.columns else test & False
     return {"sims_run": int(len(sims)), "failed": int(failed.sum()), "unconverged": int(unconv.sum()),
-            "implausible_se": int(implausible.sum()), "rejected_implausible": int((implausible & (sims["p"] < alpha)).sum()),
+            "implausible_se": int(implausible.sum()),
+            "rejected_implausible": int((implausible & (sims["p"] < alpha)).sum()),
             "tests": int(test.sum()), "rejected": int(reject.sum()), "boundary": int(boundary.sum()),
             "degenerate": int(degenerate.sum()),
             "tests_no_boundary": int((test & ~sims["boundary"]).sum()),

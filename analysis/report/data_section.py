@@ -16,7 +16,7 @@ def drop_training_only_sessions(d: pd.DataFrame, info) -> pd.DataFrame:
     keys = ["source_file", "subject_key", "session"]
     only = d.groupby(keys, dropna=False, sort=False)["training"].transform("all")
     if only.any():
-        for (src, subj, sess), g in d[only].groupby(keys, dropna=False, sort=False):
+        for (src, _subj, sess), g in d[only].groupby(keys, dropna=False, sort=False):
             what = f"{Path(str(src)).name} (subject {g['subject_id'].iloc[0]}, session {sess})"
             info.notes.append(f"{what}: skipped, it holds only training trials ({len(g)}); nothing is scored "
                               "before the training block ends")

@@ -47,7 +47,8 @@ def shown_rates(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         return t
     return pd.DataFrame({**{c: t[c] for c in ["group"] + by},
                          "subjects": t["n_subjects"], "items": t["n_items"], "trials": t["n_trials"],
-                         "rate [CI subjects]": [fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"], strict=False)],
+                         "rate [CI subjects]": [fmt_ci(*r) for r in zip(t["rate"], t["rate_ci_low"], t["rate_ci_high"],
+                                                                        strict=False)],
                          # one subject (a person, or merged model copies): the rate's CI resamples items
                          **({"rate CI over": t["ci_unit"].map({"subject": "subjects", "item": "items (one subject)"})}
                             if "ci_unit" in t.columns and (t["ci_unit"] == "item").any() else {}),
@@ -228,7 +229,8 @@ def formula_section(res: Results, d: pd.DataFrame, factors: dict, opt: Options, 
     return fits
 
 
-def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, out: Path, log, skipped: list[str]) -> None:
+def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, out: Path, log,
+                  skipped: list[str]) -> None:
     """One section per task kind present in the data, on the rows of --blocks (default test: design_rows)."""
     t = select_blocks(d, opt.blocks)
     fs = [f for f in factors if f in d.columns]

@@ -163,8 +163,8 @@ def position_bias_bars(t: pd.DataFrame, path: Path) -> Path | None:
         w = 0.8 / len(groups)
         for j, gr in enumerate(groups):
             h = g[g["group"] == gr].sort_values("position")
-            ax.bar(h["position"] + (j - (len(groups) - 1) / 2) * w, h["share"], width=w, color=PALETTE[j % len(PALETTE)],
-                   label=gr)
+            ax.bar(h["position"] + (j - (len(groups) - 1) / 2) * w, h["share"], width=w,
+                   color=PALETTE[j % len(PALETTE)], label=gr)
         ax.axhline(1 / n, ls=":", color="k")
         ax.set_xticks(range(n))
         ax.set_xlabel("screen position chosen (0 = first)")

@@ -151,7 +151,8 @@ def rates_by_structure(t: pd.DataFrame, position_col: str, title: str, ylabel: s
             xs = x + (k - 0.5) * 0.4
             ax.bar(xs, d["error_rate"].fillna(0), width=0.4, color=DEP_COLOR[pos], alpha=0.8, label=pos)
             ok = d["error_rate"].notna().to_numpy()
-            ax.errorbar(xs[ok], d.loc[ok, "error_rate"], yerr=_yerr(d[ok]), fmt="none", ecolor="black", capsize=1.5, lw=0.7)
+            ax.errorbar(xs[ok], d.loc[ok, "error_rate"], yerr=_yerr(d[ok]), fmt="none", ecolor="black", capsize=1.5,
+                        lw=0.7)
         ax.axhline(0.5, color="grey", lw=0.7, ls=":")
         ax.set_xticks(x, conds, rotation=90, fontsize=9)
         ax.set_ylim(0, 1)
@@ -187,7 +188,8 @@ def first_encounter_bars(fe: pd.DataFrame, structure: str, path: Path) -> Path |
             ax.bar(x, d["error_rate"].fillna(0), width=width, color=color, alpha=0.6 if is_human_group(g) else 0.85,
                    label=g)
             ok = d["error_rate"].notna().to_numpy()
-            ax.errorbar(x[ok], d.loc[ok, "error_rate"], yerr=_yerr(d[ok]), fmt="none", ecolor="black", capsize=2, lw=0.8)
+            ax.errorbar(x[ok], d.loc[ok, "error_rate"], yerr=_yerr(d[ok]), fmt="none", ecolor="black", capsize=2,
+                        lw=0.8)
         ax.axhline(0.5, color="grey", lw=0.8, ls=":")
         ax.set_xticks(np.arange(len(conds)), conds)
         ax.set_ylim(0, 1)

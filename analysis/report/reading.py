@@ -82,7 +82,7 @@ def _model_region_fits(w: pd.DataFrame, cell: list[str], declared: list[str], sk
                        f"{r_mod['region'].nunique()}); fit one with --formula and --region NAME")
     pairs = [(g, region, r) for g, rg in r_mod.groupby("group", sort=True, observed=True)
              for region, r in list(rg.groupby("region", sort=True))[:MAX_REGION_FITS]]
-    for g, region, r in pairs:
+    for g, _region, r in pairs:
         name = str(r["region_name"].iloc[0])
         # items are the unit: one value per item and cell (the mean over the group's subjects, so copies of a
         # deterministic model count once)
@@ -91,7 +91,8 @@ def _model_region_fits(w: pd.DataFrame, cell: list[str], declared: list[str], sk
         if formula is None:
             skipped.append(f"surprisal of region {name} ({g}): no fit, {why}")
             continue
-        f = _fit_or_note(lambda: fit_formula(plain(r), formula, "gaussian", declared, log_rt=False),
+        f = _fit_or_note(lambda r=r, formula=formula: fit_formula(plain(r), formula, "gaussian", declared,
+                                                                  log_rt=False),
                          f"surprisal of region {name} ({g})", skipped)
         if f is not None:
             items.append(fit_item("formula_fit", f"{g}, region {name}: surprisal (bits)" + (
@@ -116,7 +117,8 @@ def _people_region_fits(res: Results, h: pd.DataFrame, cell: list[str], declared
         rows = plain(region_fit_rows(r, formula))
         name = str(r["region_name"].iloc[0])
         log(f"fitting reading times of region {name}")
-        f = _fit_or_note(lambda: fit_formula(rows, formula, "gaussian", declared), f"reading region {name}", skipped)
+        f = _fit_or_note(lambda rows=rows, formula=formula: fit_formula(rows, formula, "gaussian", declared),
+                         f"reading region {name}", skipped)
         if f is not None:
             title = f"Region {name}: log reading time" + (f" (dropped, constant in these rows: "
                                                           f"{', '.join(dropped)})" if dropped else "")
@@ -148,7 +150,8 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
         formula = surprisal_formula(j)
         if opt.mixed:
             log(f"fitting the surprisal model for {g}")
-            f = _fit_or_note(lambda: fit_formula(plain(j), formula, "gaussian", declared, log_rt=False),
+            f = _fit_or_note(lambda j=j, formula=formula: fit_formula(plain(j), formula, "gaussian", declared,
+                                                                      log_rt=False),
                              f"surprisal model ({g})", skipped)
             if f is not None:
                 items.append(fit_item("formula_fit", f"People's reading times and {g}'s surprisal", f))
@@ -165,7 +168,8 @@ def _surprisal_rt_section(res: Results, h: pd.DataFrame, w: pd.DataFrame, declar
                     f"link): surprisal and the previous {unit}'s surprisal (spillover), length and the previous "
                     f"{unit}'s length, log frequency where the items give it, random intercepts of subjects and items. "
                     "Rules: " + rule_text + ".",
-                    tabs, [res.figure("surprisal_rt", dfig.surprisal_scatter(points, out / "figures" / "surprisal_rt.png"),
+                    tabs, [res.figure("surprisal_rt",
+                                      dfig.surprisal_scatter(points, out / "figures" / "surprisal_rt.png"),
                                       f"Per {unit}: people's mean reading time against the model's surprisal.")], items)
     else:
         skipped.append("surprisal and reading time: no model surprisals of the sentences the people read")

@@ -19,14 +19,18 @@ from experiments.outputs import unsafe_target
 from stimuli.textfile import read_text_file, regular_file_problem
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}h3{font-size:1.05em;margin-top:1.4em}
-table{border-collapse:collapse;font-size:.82em;margin:.5em 0 1em}th,td{border:1px solid #ddd;padding:2px 6px;text-align:right}
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;\
+padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}\
+h3{font-size:1.05em;margin-top:1.4em}
+table{border-collapse:collapse;font-size:.82em;margin:.5em 0 1em}\
+th,td{border:1px solid #ddd;padding:2px 6px;text-align:right}
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
 code{background:#f4f4f4;padding:1px 4px;border-radius:3px}.note{color:#7a4b00}.small{font-size:.85em;color:#555}
 details{margin:.3em 0 1em}summary{cursor:pointer;color:#345}
-.callout{background:#fff7e0;border-left:4px solid #e0a800;padding:.6em .9em}.paper{background:#eef4fb;border-left:4px solid #4C72B0;padding:.4em .8em}
+.callout{background:#fff7e0;border-left:4px solid #e0a800;padding:.6em .9em}\
+.paper{background:#eef4fb;border-left:4px solid #4C72B0;padding:.4em .8em}
 table{display:block;overflow-x:auto;max-width:100%}td .ci{display:block;font-size:.85em;color:#666;white-space:nowrap}
 td.num{white-space:nowrap}td.txt{text-align:left}.bad{color:#b00020;font-weight:bold}
 """
@@ -115,7 +119,8 @@ def fit_status_html(fit: dict) -> str:
 def fit_html(title: str, fit: dict) -> str:
     status = status_of(fit)
     coef = pd.DataFrame(fit["coefficients"])
-    coef = coef[[c for c in ("term", "estimate", "se", "z", "p", "ci_low", "ci_high", "se_hessian_free", "z_hessian_free")
+    coef = coef[[c for c in ("term", "estimate", "se", "z", "p", "ci_low", "ci_high", "se_hessian_free",
+                             "z_hessian_free")
                  if c in coef.columns]]
     if "p" in coef.columns:  # a fit without fixed effects has an empty table, never a crash of the page
         coef["signif"] = [significance_mark(p, status) for p in coef["p"]]
@@ -372,7 +377,8 @@ LONG_TABLE_ROWS = 20  # a table longer than this comes after the section's figur
 
 
 def _shown_table(meta: dict, df: pd.DataFrame) -> str:
-    return (f"<h3>{_esc(meta.get('title', ''))}</h3>{table_html(df, meta.get('index', False), meta.get('transpose', False))}"
+    return (f"<h3>{_esc(meta.get('title', ''))}</h3>"
+            f"{table_html(df, meta.get('index', False), meta.get('transpose', False))}"
             f"<p class=small>CSV: <a href='{_esc(href(meta['file']))}'>{_esc(meta['file'])}</a></p>")
 
 

@@ -845,7 +845,8 @@ def factor_levels(s: pd.Series, declared: list[str] | None = None) -> list[str]:
     if pd.api.types.is_bool_dtype(vals) or str(vals.dtype) == "boolean":
         vals = vals.map(lambda b: "true" if bool(b) else "false")
     present = sorted(set(vals.astype(str)))
-    order = [lv for lv in (declared or (["true", "false"] if set(present) <= {"true", "false"} else [])) if lv in present]
+    order = [lv for lv in (declared or (["true", "false"] if set(present) <= {"true", "false"} else []))
+             if lv in present]
     return order + [lv for lv in present if lv not in order]
 
 

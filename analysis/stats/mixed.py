@@ -48,7 +48,8 @@ function(formula, d, optimizer, maxfun) {
   list(term = rownames(cf), estimate = unname(cf[, 1]), se = unname(cf[, 2]), z = unname(cf[, 3]), se_hf = se_hf,
        theta = unname(th), theta_name = names(th), theta_lower = unname(lme4::getME(m, "lower")),
        p = unname(cf[, 4]), vc_group = as.character(vc$grp), vc_var1 = as.character(vc$var1),
-       vc_var2 = ifelse(is.na(vc$var2), "", as.character(vc$var2)), vc_sdcor = vc$sdcor, aic = stats::AIC(m), bic = stats::BIC(m),
+       vc_var2 = ifelse(is.na(vc$var2), "", as.character(vc$var2)), vc_sdcor = vc$sdcor, aic = stats::AIC(m),
+       bic = stats::BIC(m),
        loglik = as.numeric(ll), df = as.integer(attr(ll, "df")), nobs = as.integer(stats::nobs(m)),
        singular = lme4::isSingular(m), messages = unique(c(msgs, if (is.null(conv)) character(0) else conv)),
        opt_code = as.integer(m@optinfo$conv$opt), check_messages = if (is.null(conv)) character(0) else conv,
@@ -338,7 +339,8 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
     se_hf = get.get("se_hf") or [None] * len(get["term"])
     coefs = [{"term": t, "estimate": _f(e), "se": _f(se), "z": _f(z), "p": _f(p),
               "ci_low": _f(e) - zq * _f(se), "ci_high": _f(e) + zq * _f(se), **hessian_free(_f(e), _f(hf))}
-             for t, e, se, z, p, hf in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], se_hf, strict=False)]
+             for t, e, se, z, p, hf in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], se_hf,
+                                           strict=False)]
     rfx = random_effect_rows(get)
     singular = bool(get["singular"][0])
     messages = list(dict.fromkeys(" ".join(str(m).split()) for m in get["messages"]))
@@ -390,7 +392,8 @@ def random_effect_rows(get: dict) -> list[dict]:
 
 def theta_rows(get: dict) -> list[dict]:
     return [{"name": str(n), "value": _f(v), "lower": _f(lo)}
-            for n, v, lo in zip(get.get("theta_name", []), get.get("theta", []), get.get("theta_lower", []), strict=False)]
+            for n, v, lo in zip(get.get("theta_name", []), get.get("theta", []), get.get("theta_lower", []),
+                                strict=False)]
 
 
 def significance_mark(p: float, status: str) -> str:

@@ -149,7 +149,8 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
         second = run("ucminf")
         first = f"scaled gradient {float(get['scaled_grad'][0]):.2g}, optimiser code {int(get['convergence'][0])}"
         if ok(second):
-            get, refit = second, f"refitted with method=ucminf after the default (nlminb) fit did not converge ({first})"
+            get, refit = second, ("refitted with method=ucminf after the default (nlminb) fit did not converge "
+                                  f"({first})")
         else:
             refit = f"refit with method=ucminf did not converge either (first fit: {first}); the first fit is reported"
     coefs = [{"term": t, "estimate": float(e), "se": float(se), "z": float(z), "p": float(p)}
@@ -180,9 +181,10 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     for name, v in (("cond.H", cond_h), ("max.grad", max_grad), ("scaled gradient", scaled)):
         if not np.isfinite(v):
             messages.append(f"{name}: not available (R returned no value)")
-    return OrdinalFit(formula=formula, fitted=coded.r_text(), n_obs=int(get["nobs"][0]),
-                      n_thresholds=int(get["n_thresholds"][0]), coefficients=coefs, random_effects=rfx,
-                      loglik=float(get["loglik"][0]), aic=float(get["aic"][0]), converged=converged, singular=singular,
-                      max_grad=max_grad, scaled_grad=scaled, cond_h=cond_h, optimizer_message=str(get["opt_message"][0]), messages=messages,
-                      contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
-                      contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill), fallback=refit, unused_points=unused)
+    return OrdinalFit(
+        formula=formula, fitted=coded.r_text(), n_obs=int(get["nobs"][0]), n_thresholds=int(get["n_thresholds"][0]),
+        coefficients=coefs, random_effects=rfx, loglik=float(get["loglik"][0]), aic=float(get["aic"][0]),
+        converged=converged, singular=singular, max_grad=max_grad, scaled_grad=scaled, cond_h=cond_h,
+        optimizer_message=str(get["opt_message"][0]), messages=messages, unused_points=unused,
+        contrasts=[{"factor": c.factor, "levels": c.levels, "coding": c.text()} for c in codings],
+        contrasts_note=CONTRASTS_NOTE, status=fit_status(converged, singular, ill), fallback=refit)

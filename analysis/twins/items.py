@@ -18,13 +18,6 @@ import pandas as pd
 
 from analysis.load.prepare import is_human_group
 from analysis.report.figures import PALETTE, pyplot, save_figure
-
-DOC = ("Per model group and item x condition: the people's share of each answer beside the model's renormalised "
-       "probability of it (replay: the mean over the replays of the people who saw the item). `r_share_vs_p`: Pearson "
-       "r over items' options (each item's first k-1 options: the last share follows from the others), 95% bootstrap "
-       "CI resampling items; `mean_jsd_bits`: the mean Jensen-Shannon divergence per item (bits: 0 the same "
-       "distribution, 1 no overlap), CI over items; `r_mean_vs_expected`: a scale's people's mean answer against the "
-       "model's expected value, over items. `items`, `people_trials`: what each number rests on.")
 from analysis.twins.answers import (
     _floats,
     _labels,
@@ -36,6 +29,13 @@ from analysis.twins.answers import (
     person_answer,
     renormalised,
 )
+
+DOC = ("Per model group and item x condition: the people's share of each answer beside the model's renormalised "
+       "probability of it (replay: the mean over the replays of the people who saw the item). `r_share_vs_p`: Pearson "
+       "r over items' options (each item's first k-1 options: the last share follows from the others), 95% bootstrap "
+       "CI resampling items; `mean_jsd_bits`: the mean Jensen-Shannon divergence per item (bits: 0 the same "
+       "distribution, 1 no overlap), CI over items; `r_mean_vs_expected`: a scale's people's mean answer against the "
+       "model's expected value, over items. `items`, `people_trials`: what each number rests on.")
 
 
 def _replay_table(m: pd.DataFrame) -> dict:

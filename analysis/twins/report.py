@@ -103,7 +103,8 @@ def effects_section(res: Results, d: pd.DataFrame, fits, factors: dict) -> None:
                  res.table("twins_effects_long", long, "Effects side by side (long)", show=False)])
 
 
-def twins_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fits=None, factors: dict | None = None) -> None:
+def twins_section(res: Results, d: pd.DataFrame, opt: Options, out: Path, fits=None,
+                  factors: dict | None = None) -> None:
     """Add the Twins sections when the data hold at least one model group."""
     if not (d["subject_kind"] == "model").any():
         return

@@ -42,7 +42,8 @@ def _block_pools(exp: Experiment, df: DesignFile, list_number: int,
     that take them, in block order, as consecutive nearly equal parts of the file's order. `shared`: the
     practice and filler rows (the same in every list), when the caller has them already."""
     pools: list[list[Row]] = [[] for _ in exp.blocks]
-    shared = shared or {"practice": df.shared_rows("practice", list_number), "filler": df.shared_rows("filler", list_number)}
+    shared = shared or {"practice": df.shared_rows("practice", list_number),
+                        "filler": df.shared_rows("filler", list_number)}
     sources = {"test": df.test_rows(list_number), "practice": shared["practice"], "filler": shared["filler"]}
     for role, rows in sources.items():
         takers = [k for k, b in enumerate(exp.blocks) if b.role == role or (role == "filler" and b.fillers)]

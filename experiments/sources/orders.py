@@ -115,7 +115,7 @@ def guided_order(units: list[Any], limits: dict[str, int], value: Value, rng: ra
         if not options:
             return None
         pick = rng.randrange(sum(w for _, w in options))
-        for vs, w in options:
+        for vs, w in options:  # noqa: B007 - `vs` is the pick, used after the loop breaks
             if pick < w:
                 break
             pick -= w

@@ -5,7 +5,8 @@ Each kind declares its settings once, in its own unit (`<Kind>Settings` in kinds
 named in `TaskKind.settings`). The spec's `task:` section holds the kind and its settings flat
 (`task: {kind: rating, scale: {points: 7}}`); `task_fields()` is every registered kind's fields (what
 experiments.spec_model.Task takes), and `settings_for(kind, given)` builds the kind's own settings model
-from the fields the spec gave, with the kind's defaults for the rest. A field that belongs to another kind is refused, naming the kind's own.
+from the fields the spec gave, with the kind's defaults for the rest. A field that belongs to another kind is
+refused, naming the kind's own.
 Defaults are English; a spec in another language gives its texts (labels, question, scale ends).
 """
 from __future__ import annotations

@@ -14,7 +14,8 @@ Each runner reports the same *raw record* of a task trial (times in ms on the tr
     text, submit_time   completion: the text on screen when the submit key was pressed
 
 `derive` (the kind's own, through `derive` here) turns a raw record into the trial-table fields
-(response, correct, rt_ms and the generic columns), refusing a record that cannot have come from the trial (the browser server's check).
+(response, correct, rt_ms and the generic columns), refusing a record that cannot have come from the trial (the
+browser server's check).
 The PsychoPy runner calls it too, so the two runners cannot disagree about what an answer means.
 """
 from __future__ import annotations
@@ -99,7 +100,8 @@ def _events(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, A
         raise TaskResultError(f"presses/pointers: lists of at most {MAX_EVENTS} events")
     ps = []
     for p in presses:
-        if not isinstance(p, dict) or set(p) != {"key", "t"} or not isinstance(p["key"], str) or not 0 < len(p["key"]) <= 24:
+        if (not isinstance(p, dict) or set(p) != {"key", "t"} or not isinstance(p["key"], str)
+                or not 0 < len(p["key"]) <= 24):
             raise TaskResultError("presses: each press is {key: a key name, t: a time}")
         ps.append({"key": p["key"], "t": event_time(p["t"], "presses.t")})
     pt = []
@@ -113,8 +115,9 @@ def _events(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, A
     return ps, pt
 
 
-def counted_answer(raw: dict[str, Any], ans: list[Answer], presses: list[dict[str, Any]], pointers: list[dict[str, Any]],
-            onset: float, by_key: str, at_key: str, mouse: bool) -> tuple[int, float, str] | None:
+def counted_answer(raw: dict[str, Any], ans: list[Answer], presses: list[dict[str, Any]],
+                   pointers: list[dict[str, Any]], onset: float, by_key: str, at_key: str,
+                   mouse: bool) -> tuple[int, float, str] | None:
     """(screen position, time, by) of the counted answer; checks it against the events that gave it."""
     by, at = raw.get(by_key), event_time(raw.get(at_key), at_key, optional=True)
     if (by is None) != (at is None):

@@ -28,7 +28,8 @@ def choice_rows(df: pd.DataFrame) -> pd.DataFrame:
         return df.iloc[0:0]
     d = df[df["task"] == KIND].copy()
     n_opt, correct_pos = [], []
-    for order, mat in zip(d["option_order"].tolist() if "option_order" in d else [None] * len(d), materials(d), strict=False):
+    for order, mat in zip(d["option_order"].tolist() if "option_order" in d else [None] * len(d), materials(d),
+                          strict=False):
         order = json_list(order)
         opts = mat.get("options")
         n_opt.append(len(order) if order else (len(opts) if isinstance(opts, list) else np.nan))
@@ -81,7 +82,8 @@ def choice_section(a: SectionArgs) -> None:
                 "shows as higher accuracy there). From `chosen_position`, `option_order` and the item's options.",
                 [res.table("choice_position_bias", pb, "Position bias"),
                  res.table("choice_accuracy_by_position", ap, "Accuracy by the correct option's position")],
-                [res.figure("choice_position_bias", dfig.position_bias_bars(pb, a.out / "figures" / "choice_position_bias.png"),
+                [res.figure("choice_position_bias",
+                            dfig.position_bias_bars(pb, a.out / "figures" / "choice_position_bias.png"),
                             "Share of choices per screen position; dotted: chance.")])
 
 

@@ -55,9 +55,11 @@ class ChoiceDirect(TaskProtocol):
         basis = lps if self.by == "sum" or any(m is None for m in means) else [float(m) for m in means]
         k = argmax(basis)
         cont = self.queries(trial)[0].options[k].continuation
-        return decision(opts[k], self.score(trial, opts[k]), opts, lps, signed_margin(basis, correct_index(trial, opts)),
+        return decision(opts[k], self.score(trial, opts[k]), opts, lps,
+                        signed_margin(basis, correct_index(trial, opts)),
                         cont, extra={"decided_by": self.by},
-                        columns={"option_mean_logprobs": means, "chosen_position": k, "option_order": list(range(len(opts)))})
+                        columns={"option_mean_logprobs": means, "chosen_position": k,
+                                 "option_order": list(range(len(opts)))})
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "decided_by": self.by}

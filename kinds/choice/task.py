@@ -156,7 +156,8 @@ KIND = TaskKind(
     name="choice", description="2 to n options shown together, position counterbalanced",
     materials=("options",), optional_materials=("prefix", "answer", "question"),
     recorded=("response", "correct", "rt_ms", "option_order", "chosen_position"),
-    runners=("psychopy", "browser", "model"), model_protocols=("direct", "direct:mean", "meta", "production", "surprisal"), score=score, settings=ChoiceSettings,
+    runners=("psychopy", "browser", "model"),
+    model_protocols=("direct", "direct:mean", "meta", "production", "surprisal"), score=score, settings=ChoiceSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
     check_keys=check_keys, human_settings=human_settings, option_order=screen_order,
 )

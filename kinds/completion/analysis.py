@@ -3,7 +3,8 @@
 Why both scores: a strict match (the target only) and a lenient one (the target or an accepted variant,
 e.g. a synonym or a spelling variant the item lists) can differ a lot for humans; the report shows both,
 with the rule named. Normalisation before matching: surrounding white space and punctuation removed,
-lower case (experiments.tasks.scoring), inner white space collapsed. Models (`direct`): log P(target | prefix) and its rank.
+lower case (experiments.tasks.scoring), inner white space collapsed. Models (`direct`): log P(target | prefix) and
+its rank.
 """
 from __future__ import annotations
 

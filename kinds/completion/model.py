@@ -48,7 +48,8 @@ class CompletionDirect(TaskProtocol):
                         columns={"target_logprob": lp, "target_rank": rank})
 
     def measure(self, backend: Any, trials: Sequence[Trial], contexts: Sequence[str]) -> list[dict[str, Any]]:
-        return [next_token_rank(backend, ctx, " " + _target(t, self.name)) for t, ctx in zip(trials, contexts, strict=False)]
+        return [next_token_rank(backend, ctx, " " + _target(t, self.name))
+                for t, ctx in zip(trials, contexts, strict=False)]
 
 
 def next_token_rank(backend: Any, context: str, continuation: str) -> dict[str, Any]:

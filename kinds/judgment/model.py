@@ -13,6 +13,7 @@ from typing import Any
 from kinds.api import Trial, detection_values, normalize_answer
 from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, argmax, decision, need, sentence_of, signed_margin
+from model_subjects.tasks.registry import ModelKind
 
 
 class LabelMeta(TaskProtocol):
@@ -98,8 +99,6 @@ class JudgmentDirect(TaskProtocol):
                                               "P(pair_sentence), "
                 "else the rejecting one"}
 
-
-from model_subjects.tasks.registry import ModelKind
 
 MODEL = ModelKind("judgment", surprisal=True, protocols={
     "meta": lambda s, q, n: LabelMeta("judgment", s, q, n), "direct": lambda s, q, n: JudgmentDirect(s, n)})

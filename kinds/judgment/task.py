@@ -112,8 +112,10 @@ def detection(settings: Any) -> tuple[str, str] | None:
 KIND = TaskKind(
     name="judgment", description="one sentence (whole or word by word), two or more labelled answers",
     materials=("sentence",), optional_materials=("answer", "pair_sentence", "question"),
-    runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score, settings=JudgmentSettings,
+    runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"), score=score,
+    settings=JudgmentSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
-    check_keys=label_key_checker(POSITION_KEYS), human_settings=label_settings("judgment", ("yes", "no"), POSITION_KEYS),
+    check_keys=label_key_checker(POSITION_KEYS),
+    human_settings=label_settings("judgment", ("yes", "no"), POSITION_KEYS),
     detection=detection, detection_by_settings=True,
 )

@@ -43,8 +43,10 @@ def score(trial: Trial, response: Any) -> bool | None:
 KIND = TaskKind(
     name="lexical_decision", description="a letter string; word / non-word keys",
     materials=("sentence", "answer"), recorded=("response", "correct", "rt_ms"),
-    runners=("psychopy", "browser", "model"), model_protocols=("direct", "meta", "surprisal"), score=score, settings=LexicalDecisionSettings,
+    runners=("psychopy", "browser", "model"), model_protocols=("direct", "meta", "surprisal"), score=score,
+    settings=LexicalDecisionSettings,
     check_item=check_item, answers=answers, derive=derive, plan=plan,
-    check_keys=label_key_checker(("f", "j")), human_settings=label_settings("lexical_decision", ("nonword", "word"), ("f", "j")),
+    check_keys=label_key_checker(("f", "j")),
+    human_settings=label_settings("lexical_decision", ("nonword", "word"), ("f", "j")),
     detection=lambda settings: ("word", "nonword"),
 )

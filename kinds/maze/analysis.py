@@ -87,8 +87,9 @@ def errors_by_position(words: pd.DataFrame) -> pd.DataFrame:
     x = words[words["first_right"].notna()]
     if x.empty:
         return pd.DataFrame(columns=cols)
-    # noqa: E712
-    t = x.assign(_e=(x["first_right"] == False).astype(int)).groupby(["group", "position"], sort=True)["_e"]
+    # elementwise on a pandas column (`~` would differ on an object column)
+    wrong = (x["first_right"] == False).astype(int)  # noqa: E712
+    t = x.assign(_e=wrong).groupby(["group", "position"], sort=True)["_e"]
     t = t.agg(n_reached="size", n_errors="sum").reset_index()
     t["error_rate"] = t["n_errors"] / t["n_reached"]
     return t[cols]

@@ -173,7 +173,8 @@ def score(trial: Trial, response: Any) -> bool | None:
     """Correct when the first picks are the whole sentence (no error at any word)."""
     ws = words_of(trial.mat)
     got = str(response or "").split()
-    return len(got) == len(ws) and all(normalize_answer(a) == normalize_answer(b) for a, b in zip(got, ws, strict=False))
+    return len(got) == len(ws) and all(normalize_answer(a) == normalize_answer(b)
+                                       for a, b in zip(got, ws, strict=False))
 
 
 def person_response(trial: Any, s: Any, response: str) -> str | None:
@@ -279,7 +280,8 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, pr
     out["correct"] = score(trial, out["response"])
     out["word_rts_ms"] = json.dumps(w["rt_first"])
     out["region_rts_ms"] = json.dumps([None if any(w["rt_first"][i] is None for i in r)
-                                       else round(sum(w["rt_first"][i] for i in r), 3) for r in region_words(trial.mat)])
+                                       else round(sum(w["rt_first"][i] for i in r), 3)
+                                       for r in region_words(trial.mat)])
     out["rt_ms"] = round(w["last"] - steps[0], 3)  # type: ignore[operator]
     out.update(word_columns(w["first"]))
     extra.update(maze_sides=list(order), error_mode=mode, completed=w["completed"], word_answered_by=w["by"],

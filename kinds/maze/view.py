@@ -53,7 +53,7 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
             w.autopress("read")
         shown_error = False
         while True:
-            def moved() -> bool:
+            def moved(k: int = k, shown_error: bool = shown_error) -> bool:
                 state["w"] = walk(sides, steps, answers(), mode)
                 return state["w"]["reached"] > k or state["w"]["ended"] or \
                     (not shown_error and state["w"]["first"][k] is False)

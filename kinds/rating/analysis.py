@@ -96,7 +96,8 @@ def rating_section(a: SectionArgs) -> None:
                 "`measure`: people's chosen point; a model's rating is a distribution over the scale, reported as its "
                 "expected value (sum of point x probability, the default measure) and its argmax (the most probable "
                 "point), both named. " + why, tabs,
-                [res.figure("rating_distribution", dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
+                [res.figure("rating_distribution",
+                            dfig.rating_distribution(dist, out / "figures" / "rating_distribution.png"),
                             "Share of each rating per group and cell.")], items)
 
 

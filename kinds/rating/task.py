@@ -77,7 +77,8 @@ def page_view(trial: Trial, s: TaskSettings, order: list[int] | None, listed: An
 KIND = TaskKind(
     name="rating", description="a k-point scale",
     materials=("sentence",), optional_materials=("question",),
-    recorded=("response", "rating", "rt_ms"), runners=("psychopy", "browser", "model"), model_protocols=("meta", "direct", "surprisal"),
+    recorded=("response", "rating", "rt_ms"), runners=("psychopy", "browser", "model"),
+    model_protocols=("meta", "direct", "surprisal"),
     score=score, settings=RatingSettings, answers=answers, derive=derive, plan=plan,
     check_keys=check_keys, human_settings=human_settings, page_view=page_view,
 )

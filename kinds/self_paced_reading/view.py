@@ -43,7 +43,7 @@ def present(w: TaskWindow, order: list[int] | None) -> None:
         return sum(1 for e in p.events if e.name == s.advance_key and e.t * 1000.0 >= steps[0])
 
     for k in range(1, len(units) + 2):
-        p.hold(drawer(k - 1), w.t0 + steps[-1] / 1000.0, 30 * 60 * 1000.0, stop=lambda: count() >= k)
+        p.hold(drawer(k - 1), w.t0 + steps[-1] / 1000.0, 30 * 60 * 1000.0, stop=lambda k=k: count() >= k)
         if k <= len(units):
             steps.append(w.show(drawer(k), "self_paced_reading_word" if k == 2 else None))
     w.raw["steps"] = steps

@@ -1,11 +1,11 @@
 """Violation detection (and its model-only sibling, forced choice) for models: the Lakretz protocols.
 
-The kind's unit on the model side, beside the other kinds' (model_subjects/tasks/); its `MODEL` is
-read through the kinds' registry (experiments/kinds.py); forced choice's (kinds/forced_choice/model.py) reuses it. Each protocol is a small class with one job. It turns a Trial into one
-or more queries (a prompt and the answer options scored after it), and the options' log-probabilities
-(or a generation) into a Decision: the response, whether it is correct, the scores, the margin, and the answer
-text that a running context shows after the prompt. Prompts are plain text; the context builder
-puts them after the instructions, few-shot prompt or session history.
+The kind's unit on the model side, beside the other kinds' (model_subjects/tasks/); its `MODEL` is read through the
+kinds' registry (experiments/kinds.py); forced choice's (kinds/forced_choice/model.py) reuses it. Each protocol is
+a small class with one job. It turns a Trial into one or more queries (a prompt and the answer options scored after
+it), and the options' log-probabilities (or a generation) into a Decision: the response, whether it is correct, the
+scores, the margin, and the answer text that a running context shows after the prompt. Prompts are plain text; the
+context builder puts them after the instructions, few-shot prompt or session history.
 
 Names (the `protocol` column):
   forced_choice                      log P(correct form) vs log P(number-flipped form) after the prefix
@@ -178,7 +178,8 @@ class PanelJudgment(Protocol):
 
     def queries(self, trial: Trial) -> list[Query]:
         labels = self.panel.labels
-        return [Query(self.prompt(trial), tuple(Option(labels[a], " " + labels[a]) for a in ("violation", "no_violation")))]
+        return [Query(self.prompt(trial),
+                      tuple(Option(labels[a], " " + labels[a]) for a in ("violation", "no_violation")))]
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:

@@ -72,7 +72,8 @@ def response_times(answer_at: float | None, critical_onset: float, sentence_end:
     return ms(answer_at - ref), ms(answer_at - sentence_end)
 
 
-def autopilot_answer(trial: Any, seed: str, accuracy: float, window_ms: float, panel: bool) -> tuple[str, bool, float | None, float | None]:
+def autopilot_answer(trial: Any, seed: str, accuracy: float, window_ms: float,
+                     panel: bool) -> tuple[str, bool, float | None, float | None]:
     """A simulated participant's answer (right with probability `accuracy`), drawn from (seed, trial index):
     (response, right, rt_ms, early_ms). Key response: a violation is pressed 250 ms to the end of the window
     after the critical word's onset (`window_ms`: the time left from there). Panel: the answer 250-900 ms
