@@ -1,4 +1,5 @@
-"""The public contract of a task kind: what a kind's `task` part imports (docs/general_model/kinds.md "How to add a kind").
+"""The public contract of a task kind: what a kind's `task` part imports
+(docs/general_model/kinds.md "How to add a kind").
 
 A kind fills `TaskKind` (its three typed sides, each with defaults: items and validation, presentation,
 scoring) and gives plain functions whose signatures are the Protocols of experiments/tasks/hooks.py. The

@@ -59,7 +59,6 @@ def test_a_lakretz_table_still_refuses_an_unknown_column(agreement, tmp_path):
     f = sorted((agreement / "humans" / "data").glob("*.csv"))[0]
     raw = pd.read_csv(f, dtype=str, keep_default_na=False)
     from experiments.schema import GENERIC_COLUMN_NAMES
-
     from studies.lakretz2021.columns import HEADER
 
     raw = raw.drop(columns=GENERIC_COLUMN_NAMES + ["attractor_number"]).rename(columns={"head_number": "violation_pos"})
