@@ -903,7 +903,6 @@ def sum_code(data: pd.DataFrame, formula: Formula, declared: dict[str, list[str]
             assert sum_node is not None
             rename[v] = Paren(sum_node)
     coded = Formula(formula.text, formula.lhs, _substitute(formula.fixed_tree, rename),
-                    # type: ignore[arg-type]
                     [RandomTerm(_substitute(r.expr, rename), r.group, r.double_bar) for r in formula.random])
     return d, coded, codings
 

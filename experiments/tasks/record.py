@@ -199,13 +199,11 @@ def derive_answer(trial: Trial, s: Any, order: list[int] | None, raw: dict[str, 
 
     ans = answers(trial, s, order)
     onset = event_time(raw.get("response_onset"), "response_onset")
-    # type: ignore[arg-type]
     got = counted_answer(raw, ans, presses, pointers, onset, "answered_by", "answer_time", s.mouse)
     if got is None:
         raise TaskResultError("answered_by: this task waits for an answer")
     pos, at, by = got
     a = ans[pos]
-    # type: ignore[operator]
     out.update(response=a.value, rt_ms=round_ms(at - onset), correct=get_task(s.kind).score(trial, a.value))
     extra["answered_by"] = by
     return pos, a

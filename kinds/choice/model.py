@@ -51,7 +51,6 @@ class ChoiceDirect(TaskProtocol):
         opts = options_of(trial, self.name)
         lps = list(scores[0])
         means = mean_logprobs(lps, results[0] if results else None)
-        # type: ignore[arg-type]
         basis = lps if self.by == "sum" or any(m is None for m in means) else [float(m) for m in means]
         k = argmax(basis)
         cont = self.queries(trial)[0].options[k].continuation

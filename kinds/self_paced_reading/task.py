@@ -163,14 +163,12 @@ def derive(trial: Trial, s: TaskSettings, order: list[int] | None, raw: dict, pr
         out["region_rts_ms"] = json.dumps([round_ms(sum(rts[w] for w in reg)) for reg in regs])  # type: ignore[misc]
     else:
         out["region_rts_ms"] = json.dumps(rts)
-    # type: ignore[operator]
     extra["display_lag_ms"] = [round_ms(steps[k] - adv[k - 1]["t"]) for k in range(1, len(unit_texts) + 1)]
     ans = answers(trial, s)
     if ans:
         q_on = event_time(raw.get("question_onset"), "question_onset")
         if q_on < adv[-1]["t"] - FRAME_SLACK_MS:  # type: ignore[operator]
             raise TaskResultError("question_onset: the question comes after the sentence")
-        # type: ignore[arg-type]
         got = counted_answer(raw, ans, presses, pointers, q_on, "question_answered_by", "question_answer_time",
                       s.mouse)
         if got is None:

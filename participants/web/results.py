@@ -377,7 +377,6 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
     words = raw["word_onsets"]
     if not isinstance(words, list) or len(words) > 200 or not all(
             isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                        # type: ignore[operator]
                                                         and 0 <= x <= end for x in w) and w[0] <= w[1]
             for w in words):
         raise ResultError("word_onsets: expected [onset, offset] pairs (RSVP presentation) within the trial")
@@ -407,7 +406,6 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
         word_onsets_ms=[_ms(a) for a, _ in words], word_durations_ms=[_ms(b - a) for a, b in words],
         feedback_shown=raw["feedback_onset"] is not None, feedback_text=raw["feedback_text"], started_at=started,
         ended_at=ended, iti_onset=raw["iti_onset"],
-        # type: ignore[arg-type]
         extra={"runner": "web", "task": trial.task, "timing_mode": "frames", "frame_ms": round(frame_ms, 4),
                **task_extra, "raw": raw["raw"], "feedback_onset_ms": rel(raw["feedback_onset"]),
                "iti_onset_ms": rel(raw["iti_onset"]),

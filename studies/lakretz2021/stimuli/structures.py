@@ -64,7 +64,6 @@ def _sentence(words: list[str]) -> tuple[str, ...]:
 def _long_nested(slots: Slots, cond: str, lex: Lexicon, extra_pps: int = 0) -> Built:
     L = ("outer", "inner", "distractor")
     o, i, d = (_num(cond, L, r) for r in L)
-    # type: ignore[list-item]
     words = _np(slots, "n1", o, lex) + ["that"] + _np(slots, "n2", i, lex) + [slots["p1"]] + _np(slots, "n3", d, lex)
     for k in range(extra_pps):
         words += [slots[f"xp{k}"]] + _np(slots, f"xn{k}", "P", lex)  # type: ignore[list-item]
