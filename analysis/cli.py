@@ -12,6 +12,7 @@ from typing import List
 import typer
 
 from analysis.study_options import declared_options, problem, with_study_options
+from experiments.commands import PanelledCommand
 
 
 def analyze(
@@ -266,6 +267,6 @@ def register(app: typer.Typer) -> None:
     participants/imports/registry.py)."""
     from analysis.power.cli import power  # late: the CLI starts without the analysis (pandas, R)
 
-    app.command("analyze")(with_study_options(analyze))
+    app.command("analyze", cls=PanelledCommand)(with_study_options(analyze))
     app.command("report")(report)
     app.command("power")(power)

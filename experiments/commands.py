@@ -20,12 +20,34 @@ from typing import Any
 
 import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 # every typer app of twinlab takes these: click's plain help, which wraps a long value onto the next line where
 # rich's tables cut it with "..." in a narrow terminal (80 columns), and writes no box drawing into a log
 HELP_LAYOUT: dict[str, Any] = {"rich_markup_mode": None}
-GROUPS = ("", "stimuli", "stimuli import", "import")  # the sub-apps a declared command may join
+GROUPS = ("", "stimuli", "stimuli import", "import")
+
+class PanelledCommand(TyperCommand):
+    """A command whose plain help lists its options by panel (an option's `rich_help_panel`: a study's options
+    under the study's heading), as rich's help would, without rich's tables."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        args, panels = [], {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                args.append(record)
+            else:
+                panels.setdefault(getattr(param, "rich_help_panel", None) or "Options", []).append(record)
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        for panel, records in panels.items():
+            with formatter.section(panel):
+                formatter.write_dl(records)
+  # the sub-apps a declared command may join
 FIELDS = ("group", "name", "module", "function", "help")
 
 

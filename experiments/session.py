@@ -480,7 +480,7 @@ class SessionWriter:
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished trial (flushed and fsync'ed before returning)."""
-        checked = check_row(columns_into_extra(row, self.in_extra), self.columns)
+        checked = check_row(self._fit(row), self.columns)
         self._write_line([checked[c] for c in self.columns])
         self.n_rows += 1
 

@@ -61,7 +61,7 @@ def test_release_variants_eos_and_detached_period(tmp_path):
                  "The people whom the boys that the girl behind the sons greets know are famous\n")
     g.write_text("8\tknow\tknows\t1\n11\tgreets\tgreet\t2\n")
     a, b = import_lakretz_text(t, g)
-    assert a.words[-1] == "sister." and (a.study_record.structure, a.condition) == ("long_nested", "SPS")
+    assert a.words[-1] == "sister." and (a.structure, a.condition) == ("long_nested", "SPS")
     assert (b.structure, b.condition, list(b.verbs)) == ("long_nested_deeper", "PPSP", ["inner"])
 
 
