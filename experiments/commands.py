@@ -15,6 +15,7 @@ experiments/studies.py), never by an entry point of its own, and a listing must 
 from __future__ import annotations
 
 import importlib
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,10 @@ class PanelledCommand(TyperCommand):
             with formatter.section("Arguments"):
                 formatter.write_dl(args)
         for panel, records in panels.items():
-            with formatter.section(panel):
+            formatter.write_paragraph()  # a long heading (a study's title) wraps as the rest of the help does
+            for line in textwrap.wrap(f"{panel}:", width=max((formatter.width or 80) - 1, 40)):
+                formatter.write(f"{line}\n")
+            with formatter.indentation():
                 formatter.write_dl(records)
   # the sub-apps a declared command may join
 FIELDS = ("group", "name", "module", "function", "help")
