@@ -24,7 +24,8 @@ def twinlab(*args: str) -> subprocess.CompletedProcess:
 
 def kind_folders() -> list[str]:
     # a folder named with a leading underscore (the copyable template) is no registered kind
-    return sorted(p.name for p in (ROOT / "kinds").iterdir() if (p / "task.py").is_file() and not p.name.startswith("_"))
+    return sorted(p.name for p in (ROOT / "kinds").iterdir()
+                  if (p / "task.py").is_file() and not p.name.startswith("_"))
 
 
 def test_every_kind_folder_has_a_bundled_example_that_validates():
