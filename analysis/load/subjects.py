@@ -10,7 +10,7 @@ participants. The rule (docs/analysis/general-designs.md, "Subjects"):
   kind `none` or a fixed few-shot prompt, not `running`);
 - sessions of one group with the same **identity** (the sidecar's `identity`: model, weights, dtype,
   protocol and its settings, exact context label, BOS, chat; else those fields as recorded) that were
-  given **the same trials** (the same list: the same presentations in the same order) are copies of each
+  given **the same trials** (the same list: the same presentations, in any order) are copies of each
   other, and are merged into one subject when their answers agree (a disagreement means they are not
   copies, and they stay subjects, said in the notes); sessions on different lists answered different
   trials, so they stay subjects, each with its own order columns;
@@ -27,7 +27,7 @@ import json
 import pandas as pd
 
 RULE = ("model sessions with no sampling and no running context, identical in model, protocol (with its "
-        "settings) and context and given the same trials (one list, one order), are deterministic copies: merged "
+        "settings) and context and given the same trials (one list), are deterministic copies: merged "
         "into one subject whose repeated trials count once, items the unit of its CIs; sessions on other lists, "
         "sampled or running-context subjects stay subjects")
 PRESENTATION = ("item_id", "materials", "option_order", "words")
@@ -87,14 +87,15 @@ def _agree(rows: pd.DataFrame) -> bool:
 
 
 def _same_trials(model: pd.DataFrame) -> pd.DataFrame:
-    """`model` with `_trials`: a digest of each session's presentations in trial order, so that only sessions
-    given the same trials (one list, one order) are taken for copies of each other."""
+    """`model` with `_trials`: a digest of the set of trials each session was given (its presentations, in any
+    order: a deterministic model without a history answers a trial the same way wherever it comes), so that only
+    sessions given the same trials (one list) are taken for copies of each other."""
     keys = [c for c in PRESENTATION if c in model.columns]
-    order = [c for c in ("session", "trial_index") if c in model.columns]
     digest: dict[object, str] = {}
     for key, x in model.groupby("subject_key", sort=False):
-        seq = x.sort_values(order, kind="stable")[keys].astype("string").fillna("") if keys else x.iloc[0:0]
-        digest[key] = hashlib.sha256(seq.to_csv(index=False).encode()).hexdigest()[:12]
+        shown = x[keys].astype("string").fillna("") if keys else x.iloc[0:0]
+        rows = sorted(map(tuple, shown.itertuples(index=False, name=None)))
+        digest[key] = hashlib.sha256(repr(rows).encode()).hexdigest()[:12]
     return model.assign(_trials=model["subject_key"].map(digest))
 
 

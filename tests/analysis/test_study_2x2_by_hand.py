@@ -2,7 +2,7 @@
 `grammatical`), run by 8 model subjects (the bundled SmolLM2 through `twinlab run-model`) and by 2 people in
 Debian's Chromium against `twinlab web serve`, analysed by `twinlab analyze`; acceptance and d' by the
 design's factors are checked against counts made here by hand from the session files (plain csv reading,
-model copies counted once by their item x condition)."""
+model copies, sessions given the same list, counted once by their item x condition)."""
 from __future__ import annotations
 
 import csv
@@ -190,8 +190,9 @@ def test_a_2x2_study_of_our_own_by_models_and_people_checked_by_hand(tmp_path):
         for (agr, dist), v in hand_acc.items():
             got = acc[(is_human, agr, dist)]
             assert float(got["rate"]) == pytest.approx(v), (is_human, agr, dist)
-            assert int(got["n_subjects"]) == (2 if is_human else 1)
-            assert got["ci_unit"] == ("subject" if is_human else "item")
+            # people: 2; models: 8 deterministic sessions on 4 lists, each list's two copies one subject
+            assert int(got["n_subjects"]) == (2 if is_human else len({r["list"] for r in models}))
+            assert got["ci_unit"] == "subject"
         for dist, k in hand_dp.items():
             got = dps[(is_human, dist)]
             assert (int(got["hits"]), int(got["signal_trials"]), int(got["false_alarms"]),
@@ -211,4 +212,6 @@ def test_a_2x2_study_of_our_own_by_models_and_people_checked_by_hand(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert any("deterministic copies" in n for n in results["notes"])
     copies = list(csv.DictReader(open(out / "tables" / "model_copies.csv", newline="")))
-    assert copies[0]["sessions"] == "8" and copies[0]["duplicates_dropped"] == "32"
+    n_lists = len({r["list"] for r in models})
+    assert len(copies) == n_lists and sum(int(c["sessions"]) for c in copies) == 8
+    assert sum(int(c["duplicates_dropped"]) for c in copies) == 64 - 32
