@@ -23,6 +23,7 @@ from served_support import LlamaServer  # noqa: E402
 from test_served_backend import TOL, ref_next  # noqa: E402
 
 from experiments.cli import app  # noqa: E402
+from model_subjects.backends.llamacpp import new_llama  # noqa: E402
 from model_subjects.loading import bundled_gguf  # noqa: E402
 from model_subjects.requests import LoglikelihoodRequest  # noqa: E402
 from model_subjects.served import ServedBackend  # noqa: E402
@@ -64,8 +65,8 @@ def test_served_model_runs_every_experiment_after_the_probe(tmp_path):
     assert (scores.loc[scores["logprob"].isna(), "unscorable"] != "").all()
     meta = scores[~whole & scores["logprob"].notna()]
     assert set(meta["experiment"]) == {"1", "2", "3a", "3b"} and len(meta) > 0.5 * (~whole).sum()
-    ref = llama_cpp.Llama(model_path=str(gguf), n_ctx=4096, logits_all=True, n_threads=1, n_threads_batch=1,
-                          verbose=False)
+    # loaded as twinlab loads it, without extra buffer types (AMX repacking of Q4 weights crashes on AMX CPUs)
+    ref = new_llama(gguf, n_ctx=4096, logits_all=True, n_threads=1, n_threads_batch=1, verbose=False)
     for r in meta.groupby(["experiment", "method", "option"]).head(1).itertuples():
         assert abs(r.logprob - ref_next(ref, r.context, r.continuation)) < TOL, r.prompt
     # whole sentences (Direct 3a/3b) under --scoring authors: every token after the first, read token by token
