@@ -27,3 +27,13 @@ rpy2, only in `stats.mixed` when a model is fitted; the map is in docs/analysis/
 - `simulate`: subjects with known parameters, for tests, dry runs and the demo's simulated humans
   (labelled 'human (simulated)')
 """
+
+# this package's `twinlab` commands (experiments/commands.py mounts them; the module is imported when one runs)
+COMMANDS = (
+    {"group": "", "name": "analyze", "module": "cli", "function": "analyze_command",
+     "help": "Analyse people's and models' trial tables by factor, task and your formula, and write report.html."},
+    {"group": "", "name": "report", "module": "cli", "function": "report",
+     "help": "Re-render report.html from a results folder (no data, no R needed)."},
+    {"group": "", "name": "power", "module": "power.cli", "function": "power",
+     "help": "Estimate power by simulation from a pilot of people or of model subjects taken as a hypothesis."},
+)

@@ -1,4 +1,4 @@
-"""`twinlab analyze` and `twinlab report` (registered by experiments/cli.py).
+"""`twinlab analyze` and `twinlab report` (declared in analysis/__init__.py's `COMMANDS`).
 
 Nothing heavy is imported at module level: pandas/matplotlib load when a command runs, R (lme4 via rpy2)
 only when a mixed model is fitted.
@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import List
 
 import typer
+from typer.core import TyperCommand
 
 from analysis.study_options import declared_options, problem, with_study_options
-from experiments.commands import PanelledCommand
+from experiments.commands import HELP_LAYOUT, PanelledCommand
 
 
 def analyze(
@@ -261,12 +262,11 @@ def report(
     typer.echo(f"wrote {path}")
 
 
-def register(app: typer.Typer) -> None:
-    """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml):
-    `analyze`, `report`, `power` (`twinlab import <format>` is mounted by the one registry of import formats,
-    participants/imports/registry.py)."""
-    from analysis.power.cli import power  # late: the CLI starts without the analysis (pandas, R)
+def built_analyze() -> TyperCommand:
+    """`analyze` as the CLI mounts it: the study's own options added and listed under its heading."""
+    one = typer.Typer(add_completion=False, **HELP_LAYOUT)
+    one.command("analyze", cls=PanelledCommand)(with_study_options(analyze))
+    return typer.main.get_command(one)
 
-    app.command("analyze", cls=PanelledCommand)(with_study_options(analyze))
-    app.command("report")(report)
-    app.command("power")(power)
+
+analyze_command = built_analyze()

@@ -1,27 +1,35 @@
-"""The commands kinds and studies add to `twinlab`, declared as data and mounted lazily.
+"""Every `twinlab` command, declared as data and mounted lazily: twinlab's own packages, kinds and studies alike.
 
-A kind's or a study's light `__init__` may say `COMMANDS`: a tuple of plain records,
+A package, a kind or a study says `COMMANDS` in its light `__init__`: a tuple of plain records,
 
     {"group": "stimuli import", "name": "lakretz-text", "module": "stimuli.commands", "function": "import_text",
      "help": "one line for the listing"}
 
 `group` is the sub-app the command joins ("" for `twinlab` itself, "stimuli", "stimuli import", "import"),
-`module` is dotted inside the kind's or study's package, `function` a typer command function there. The
-CLI lists each command with its `help` without importing anything (`twinlab stimuli --help` stays fast);
-the module is imported, and its options read, only when the command runs or its own `--help` is asked.
-Why data and not `register(app)`: a kind or study is found by the one registry (experiments/kinds.py,
-experiments/studies.py), never by an entry point of its own, and a listing must not import it.
+`module` is dotted inside the package, `function` names there a typer command function, a typer app (a group of
+commands: `twinlab reproduce ...`) or a built click command. The CLI lists each command with its `help` without
+importing anything (`twinlab --help` stays fast); the module is imported, and its options read, only when the
+command runs or its own `--help` is asked. So a command module imports what it uses at its top.
+twinlab's packages are found through the entry points of the group `twinlab.commands` (pyproject.toml: a package
+name), kinds and studies through their one registry (experiments/kinds.py, experiments/studies.py).
 """
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import textwrap
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import click
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+from experiments.kinds import kind_module, kind_names
+from experiments.studies import study_module, study_names
 
 # every typer app of twinlab takes these: click's plain help, which wraps a long value onto the next line where
 # rich's tables cut it with "..." in a narrow terminal (80 columns), and writes no box drawing into a log
@@ -85,14 +93,44 @@ def check_declaration(owner: str, package: str, entry: Any) -> Declared:
                     entry["help"])
 
 
-def declared_commands() -> list[Declared]:
-    """Every command the registered kinds and studies declare, kinds first, each in listing order; a name
-    declared twice in one group is refused (naming both owners)."""
-    from experiments.kinds import kind_module, kind_names
-    from experiments.studies import study_module, study_names
+COMMANDS_GROUP = "twinlab.commands"
+REPO = Path(__file__).resolve().parents[1]
 
-    owners = [(f"kind {k}", kind_module(k)) for k in kind_names()]
+
+def command_packages() -> list[tuple[str, str]]:
+    """(entry point name, package) of every package that adds commands to `twinlab`, sorted by name.
+
+    The ground floor names no package above it: each vertical declares its package in pyproject.toml under
+    `[project.entry-points."twinlab.commands"]` (a new one adds one line there and `COMMANDS` in its
+    `__init__`). Read from the installed metadata, plus the same table of this checkout's pyproject.toml, so a
+    source checkout whose editable install predates a new entry still gets it."""
+    found = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=COMMANDS_GROUP)}
+    pyproject = REPO / "pyproject.toml"
+    if pyproject.is_file():
+        table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        found |= table.get("entry-points", {}).get(COMMANDS_GROUP, {})
+    return sorted(found.items())
+
+
+def command_owners() -> list[tuple[str, ModuleType]]:
+    """(owner, package) of every package declaring `COMMANDS`, in listing order: the ground floor (`experiments`),
+    the packages of the entry points (a package that is not installed is skipped), the kinds, the studies."""
+    owners: list[tuple[str, ModuleType]] = [("package experiments", importlib.import_module("experiments"))]
+    for name, value in command_packages():
+        try:
+            owners.append((f"package {name}", importlib.import_module(value)))
+        except ModuleNotFoundError as exc:
+            if not (exc.name and value.startswith(exc.name)):
+                raise
+    owners += [(f"kind {k}", kind_module(k)) for k in kind_names()]
     owners += [(f"study {s}", study_module(s)) for s in study_names()]
+    return owners
+
+
+def declared_commands() -> list[Declared]:
+    """Every command twinlab's packages, the registered kinds and the studies declare, in listing order; a name
+    declared twice in one group is refused (naming both owners)."""
+    owners = command_owners()
     out: list[Declared] = []
     seen: dict[tuple[str, str], str] = {}
     for owner, package in owners:
@@ -117,10 +155,7 @@ class LazyCommand(click.Command):
 
     def real(self) -> click.Command:
         if self._real is None:
-            func = getattr(importlib.import_module(self.decl.module), self.decl.function)
-            one = typer.Typer(add_completion=False, **HELP_LAYOUT)
-            one.command(self.decl.name, help=self.decl.help)(func)
-            self._real = typer.main.get_command(one)  # one command: typer returns the command itself
+            self._real = built_command(self.decl)
         return self._real
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
@@ -132,6 +167,19 @@ class LazyCommand(click.Command):
 
     def invoke(self, ctx: click.Context) -> Any:
         return self.real().invoke(ctx)
+
+
+def built_command(decl: Declared) -> click.Command:
+    """The click command a declaration names: a typer app (a group), a click command as built, or a typer command
+    function (its docstring its help; the declared help where it has none)."""
+    obj = getattr(importlib.import_module(decl.module), decl.function)
+    if isinstance(obj, (TyperCommand, TyperGroup)):
+        return obj
+    if isinstance(obj, typer.Typer):
+        return typer.main.get_group(obj)  # as a sub-app: no shell-completion options of its own
+    one = typer.Typer(add_completion=False, **HELP_LAYOUT)
+    one.command(decl.name, help=None if obj.__doc__ else decl.help)(obj)
+    return typer.main.get_command(one)  # one command: typer returns the command itself
 
 
 class ListingGroup(TyperGroup):

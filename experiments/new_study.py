@@ -132,8 +132,3 @@ def new(name: str = typer.Argument(..., help="the study's name (letters, digits,
         atomic_write_text(folder / file_name, text)
     console.print(f"wrote {folder}/: study.yaml, items.csv, README.md. Next: "
                   f"twinlab validate {folder / 'study.yaml'}", highlight=False, soft_wrap=True)
-
-
-def register(app: typer.Typer) -> None:
-    """Add `twinlab new` (entry point group `twinlab.commands`, pyproject.toml)."""
-    app.command("new")(new)

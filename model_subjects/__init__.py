@@ -24,3 +24,15 @@ __all__ = [
     "get_protocol", "GenerationRequest", "LoglikelihoodRequest", "LoglikelihoodResult", "RunConfig", "Runner",
     "run_models",
 ]
+
+# this package's `twinlab` commands (experiments/commands.py mounts them; the module is imported when one runs)
+COMMANDS = (
+    {"group": "", "name": "run-model", "module": "cli", "function": "run_model",
+     "help": "Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."},
+    {"group": "", "name": "people-jsonl", "module": "cli", "function": "people_jsonl",
+     "help": "Write each person's session as one Psych-201-style JSONL line of the transcript a model would read."},
+    {"group": "", "name": "sweep", "module": "sweep", "function": "sweep_command",
+     "help": "Run a sweep of model subjects; finished sessions are skipped, unfinished ones continue."},
+    {"group": "", "name": "context", "module": "cli", "function": "context",
+     "help": "Print the exact text a model read before answering trial N of a session."},
+)

@@ -308,15 +308,6 @@ def people_jsonl(
     typer.echo(f"wrote {n} session(s) to {out}" + (f"; {len(left)} left out (named above)" if left else ""))
 
 
-def register(app: typer.Typer) -> None:
-    """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml)."""
-    from model_subjects.sweep import sweep_command
-
-    app.command("run-model")(run_model)
-    app.command("people-jsonl")(people_jsonl)
-    app.command("sweep")(sweep_command)
-    app.command("context")(context)
-
 
 def context(
     session: Path = typer.Argument(..., help="a model subject's session CSV (<out>/data/*_data.csv)"),

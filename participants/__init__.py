@@ -7,3 +7,12 @@ key injection), `autopilot` (simulated answers for demos and tests), `rows` (tri
 PsychoPy-style CSV), `dialog` (participant info). Nothing here imports PsychoPy at module level
 except through functions that run a session.
 """
+
+# this package's `twinlab` commands (experiments/commands.py mounts them; the module is imported when one runs)
+COMMANDS = (
+    {"group": "", "name": "run-human", "module": "cli", "function": "run_human",
+     "help": "Run a human session in PsychoPy: instructions, training with feedback, test block(s); crash-safe."},
+    {"group": "", "name": "import", "module": "imports.cli", "function": "import_app",
+     "help": "Import people's results into twinlab sessions: files from PsychoPy, jsPsych, PCIbex/Ibex or a plain "
+             "table, twinlab's own browser sessions, and released datasets."},
+)

@@ -236,12 +236,3 @@ def _run_and_report(cfg, spec: str, console) -> None:
     for p in outcome.screenshots:
         console.print(f"screenshot: {p}", highlight=False)
     typer.echo(f"{outcome.status} {outcome.csv_path}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add this package's commands to `twinlab` (entry point group `twinlab.commands`, pyproject.toml)."""
-    app.command("run-human")(run_human)
-    from experiments.cli import data_import_app
-    from participants.imports.cli import register_imports
-
-    register_imports(data_import_app)  # `twinlab import psychopy|jspsych|pcibex|table`

@@ -13,3 +13,9 @@ Modules:
   hu_frank2024  seeds/002: forced choice vs production / metalinguistic judgment over model sizes
   cli           `twinlab reproduce ...` (typer; imports nothing heavy until a command runs)
 """
+
+# this package's `twinlab` commands (experiments/commands.py mounts them; the module is imported when one runs)
+COMMANDS = (
+    {"group": "", "name": "reproduce", "module": "cli", "function": "app",
+     "help": "Reproduce the seeds' model experiments in the papers' own layout."},
+)

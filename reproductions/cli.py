@@ -566,8 +566,3 @@ def out_folder(out: Path, input_folders: list[tuple[str, Path]] | None = None) -
     from experiments.outputs import check_output_folder
 
     return check_output_folder("--out", out, OUT_FOLDERS, OUT_FILES, input_folders or [])
-
-
-def register(root: typer.Typer) -> None:
-    """Add `twinlab reproduce ...` (entry point group `twinlab.commands`, pyproject.toml)."""
-    root.add_typer(app, name="reproduce")

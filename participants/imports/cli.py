@@ -9,6 +9,9 @@ from typing import Any, Callable, List, Optional
 
 import typer
 
+from experiments.commands import HELP_LAYOUT, lazy_group
+from participants.imports.registry import ToolImporter, importers
+
 
 def tool_command(imp: Any) -> Callable[..., None]:
     """The typer command of a ToolImporter (`imp.name`, `imp.description`)."""
@@ -103,11 +106,17 @@ def _print(report) -> None:
                + f"; report {path}")
 
 
-def register_imports(data_import_app: typer.Typer) -> None:
+def register_imports(import_app: typer.Typer) -> None:
     """`twinlab import NAME` for every format of the one registry (registry.py): the shared command for each
     tool read into source trials, the format's own command for the others (the one registration)."""
-    from participants.imports.registry import ToolImporter, importers
-
     for imp in importers().values():
         cmd = tool_command(imp) if isinstance(imp, ToolImporter) else imp.command()
-        data_import_app.command(imp.name, help=imp.help)(cmd)
+        import_app.command(imp.name, help=imp.help)(cmd)
+
+
+# `twinlab import <format>` (declared in participants/__init__.py's `COMMANDS`): every format of the one registry,
+# and the commands kinds and studies declare in the group "import"
+import_app = typer.Typer(no_args_is_help=True, cls=lazy_group("import"), **HELP_LAYOUT,
+                         help="Import people's results into twinlab sessions: files from PsychoPy, jsPsych, "
+                              "PCIbex/Ibex or a plain table, twinlab's own browser sessions, and released datasets.")
+register_imports(import_app)

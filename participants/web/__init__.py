@@ -4,3 +4,9 @@
 page shows, `results` turns what the page measured into the shared trial-table row, `server` saves
 each trial through the one session writer as it arrives, `cli` is `twinlab web build|serve`.
 """
+
+# this package's `twinlab` commands (experiments/commands.py mounts them; the module is imported when one runs)
+COMMANDS = (
+    {"group": "", "name": "web", "module": "cli", "function": "app",
+     "help": "Browser sessions (jsPsych): a static site, or a local server saving every trial."},
+)

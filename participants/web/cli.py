@@ -145,9 +145,3 @@ def _is_address(host: str) -> bool:
         return True
     except ValueError:
         return False
-
-
-def register(root: typer.Typer) -> None:
-    """Add `twinlab web ...` (entry point group `twinlab.commands`, pyproject.toml); `twinlab import web` is
-    mounted with every import format by the one registry (participants/imports/registry.py)."""
-    root.add_typer(app, name="web")

@@ -54,22 +54,52 @@ def test_participants_and_model_subjects_never_import_each_other():
                 assert n.split(".")[0] != other, f"{path.relative_to(REPO)} imports {n}"
 
 
-def test_every_vertical_registers_its_commands():
+def test_every_vertical_declares_its_commands():
     from typer.main import get_command
 
-    from experiments.cli import app, command_registrars
+    from experiments.cli import app
+    from experiments.commands import command_packages
 
-    assert dict(command_registrars()) == {"analysis": "analysis.cli:register",
-                                          "model_subjects": "model_subjects.cli:register",
-                                          "participants": "participants.cli:register",
-                                          "participants_web": "participants.web.cli:register",
-                                          "reproductions": "reproductions.cli:register",
-                                          "new_study": "experiments.new_study:register"}
+    assert dict(command_packages()) == {"analysis": "analysis", "model_subjects": "model_subjects",
+                                        "participants": "participants", "participants_web": "participants.web",
+                                        "reproductions": "reproductions"}
     commands = get_command(app).commands
-    assert {"validate", "plan", "stimuli", "doctor", "analyze", "report", "import", "run-model", "sweep", "run-human",
-            "reproduce", "web"} <= set(commands)
-    assert {"lakretz2021", "web"} <= set(commands["import"].commands)  # two packages add to one sub-app
+    assert {"validate", "plan", "new", "stimuli", "doctor", "analyze", "report", "power", "import", "run-model",
+            "sweep", "context", "people-jsonl", "run-human", "reproduce", "web"} <= set(commands)
+    imports = commands["import"].real()
+    assert {"lakretz2021", "web", "psychopy", "jspsych", "pcibex", "table"} <= set(imports.commands)
     assert set(commands["stimuli"].commands["import"].commands) == {"lakretz-text"}
+
+
+def test_each_listing_says_what_the_command_itself_says():
+    """A command is listed from its declaration without importing it: the declared line is the first paragraph of
+    the command's own help, for every command of every group (a changed docstring must change its declaration)."""
+    from experiments.commands import built_command, declared_commands, listing_help
+
+    for decl in declared_commands():
+        assert decl.help == listing_help(built_command(decl)), f"{decl.owner}: {decl.group} {decl.name}"
+
+
+HEAVY = ("pandas", "numpy", "scipy", "matplotlib", "torch", "transformers", "rpy2", "psychopy", "vllm", "llama_cpp",
+         "playwright")
+
+
+def test_the_listing_imports_no_command_module():
+    """`twinlab --help` reads the declarations only: no command's module, nothing heavy (the packages' light
+    `__init__`s hold the declarations)."""
+    import subprocess
+    import sys
+
+    from experiments.commands import declared_commands
+
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom experiments.cli import app\n"
+            "r = CliRunner().invoke(app, ['--help'])\nassert r.exit_code == 0, r.output\n"
+            "print(' '.join(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    loaded = set(r.stdout.split())
+    assert not {m for m in loaded if m.split(".")[0] in HEAVY}
+    assert not loaded & {d.module for d in declared_commands()}
 
 
 def test_python_m_runs_the_registered_app():
