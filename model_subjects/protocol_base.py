@@ -40,13 +40,24 @@ class Decision:
     columns: dict[str, Any] = field(default_factory=dict)  # the row's other columns (experiments/schema.py)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A trial's right answer as the protocol would give it (`Protocol.correct_answer`): what a weight learner
+    takes its step on and a running history shows, named by the protocol rather than found by trying scores."""
+
+    response: str  # as the table's `response` records it (a Decision's `response`)
+    answer_text: str  # shown after the prompt in a running context (a Decision's `answer_text`)
+
+
 class Protocol(ABC):
     """Turns a trial into queries and scores into a Decision.
 
     Every protocol decides with one signature (`decide`), whatever it reads of it: the options' scores always;
     the generation (a protocol that `generates`, greedy up to `until`, at most `max_new_tokens`); the backend's
     results per query and option (token counts, for per-token means); the model-side measures (a protocol
-    that `measures` computes them from the model's full next-token distributions, `measure`)."""
+    that `measures` computes them from the model's full next-token distributions, `measure`). It names its right
+    answer (`correct_answer`, what a weight learner's step teaches) from the trial and its own options, so nothing
+    has to call `decide` with made-up scores to find it."""
 
     name: str = ""
     generates: bool = False  # production protocols generate text
@@ -70,6 +81,24 @@ class Protocol(ABC):
 
     @abstractmethod
     def queries(self, trial: Trial) -> list[Query]: ...
+
+    def correct_option_index(self, trial: Trial) -> int | None:
+        """The option of the first query that is the trial's right answer, for a protocol whose response is that
+        option's label and whose answer text is its continuation (`correct_answer` builds on it). None: no option
+        is right; the default, so a protocol names its right answer only where it has one."""
+        return None
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The trial's right answer as this protocol would give it: the response and answer text of a decision
+        scored correct (a weight learner's step teaches it). None: the trial has no right answer here (a measuring
+        protocol, a rating, an item without an answer, or one this protocol can never score correct). Default: the
+        option `correct_option_index` names, its label and continuation; a protocol whose response or answer text
+        is not the option's overrides this."""
+        k = self.correct_option_index(trial)
+        if k is None:
+            return None
+        option = self.queries(trial)[0].options[k]
+        return Answer(option.label, option.continuation)
 
     @abstractmethod
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,

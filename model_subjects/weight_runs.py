@@ -20,8 +20,9 @@ from experiments.session import now_iso, read_rows, session_paths
 from experiments.trials import Trial
 from model_subjects.backends.registry import DEFAULT_BACKEND
 from model_subjects.context import History, HistoryEntry, feedback_for, history_entry, option_text, static_context
-from model_subjects.decisions import RunError, Scored, decide
-from model_subjects.requests import GenerationRequest, LoglikelihoodResult
+from model_subjects.decisions import RunError, Scored
+from model_subjects.protocol_base import Protocol
+from model_subjects.requests import GenerationRequest
 from model_subjects.trial_step import per_query, requests, score_trial
 from model_subjects.weights import LearningSettings, subject_seed
 
@@ -30,21 +31,13 @@ class ResumeMismatch(RuntimeError):
     """Replaying a session's recorded steps did not give the weights its rows record."""
 
 
-def correct_entry(proto: Any, trial: Trial, rule: str) -> HistoryEntry | None:
-    """The right answer of `trial` as the history shows an answer (question, answer in the task's words), found
-    by the protocol's own decision: the option that, preferred, is scored correct. None: no right answer."""
-    if proto.measures:
-        return None  # a measuring protocol (surprisal) has no answer to teach
-    qs = proto.queries(trial)
-    n = min(len(q.options) for q in qs) if qs else 0
-    for i in range(n):
-        scores = [[0.0 if j == i else -10.0 for j in range(len(q.options))] for q in qs]
-        results = [[LoglikelihoodResult(x, j == i, 1, (x,)) for j, x in enumerate(row)] for row in scores]
-        gen = qs[0].options[i].continuation if proto.generates else ""
-        d = decide(proto, trial, Scored(scores, results, gen))
-        if d.correct:
-            return history_entry(proto, trial, d.response, None, d.answer_text, rule)
-    return None
+def correct_entry(proto: Protocol, trial: Trial, rule: str) -> HistoryEntry | None:
+    """The right answer of `trial` as the history shows an answer (question, answer in the task's words), as the
+    protocol names it (`correct_answer`). None: no right answer."""
+    answer = proto.correct_answer(trial)
+    if answer is None:
+        return None
+    return history_entry(proto, trial, answer.response, None, answer.answer_text, rule)
 
 
 class LearningSubject:

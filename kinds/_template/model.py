@@ -22,7 +22,17 @@ class Meta(TaskProtocol):
         prompt = f"{sentence_of(trial)}\n{self.settings.question}\nAnswer:"
         return [Query(prompt, tuple(Option(a, " " + a) for a in ANSWERS))]
 
-    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None) -> Decision:
+    def correct_option_index(self, trial: Trial) -> int | None:
+        """The answer the kind scores correct (the item's `answer`): a weight learner's step teaches that option
+        (its label as the response, its continuation as the answer text; `Protocol.correct_answer`). A protocol
+        whose response or answer text is not an option's overrides `correct_answer` instead; one without a right
+        answer (a rating, a measure) leaves both out."""
+        return self.first_scored_correct(trial, ANSWERS)
+
+    def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
+               measured: dict[str, Any] | None = None) -> Decision:
+        """The more probable answer is the response. The signature is every protocol's (the runner passes each
+        argument by name); this protocol reads the scores alone (`scores[0][k]`: option k's log-probability)."""
         lps = list(scores[0])
         value = ANSWERS[argmax(lps)]
         return decision(value, self.score(trial, value), list(ANSWERS), lps, None, " " + value,

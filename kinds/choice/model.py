@@ -16,7 +16,7 @@ from typing import Any
 
 from kinds.api import Trial
 from kinds.choice.task import answer_index
-from model_subjects.protocol_base import Decision, Option, Query
+from model_subjects.protocol_base import Answer, Decision, Option, Query
 from model_subjects.tasks.base import TaskProtocol, argmax, decision, mean_logprobs, need, signed_margin
 from stimuli.input_rules import ascii_int
 
@@ -45,6 +45,10 @@ class ChoiceDirect(TaskProtocol):
         prefix = str(trial.mat.get("prefix") or "")
         sep = " " if prefix and not prefix.endswith((" ", "\n")) else ""
         return [Query(prefix, tuple(Option(o, sep + o) for o in opts))]
+
+    def correct_option_index(self, trial: Trial) -> int | None:
+        """The option the kind scores correct: the response is its text, the answer text its continuation."""
+        return self.first_scored_correct(trial, options_of(trial, self.name))
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
@@ -87,6 +91,13 @@ class ChoiceMeta(TaskProtocol):
         prefix = str(trial.mat.get("prefix") or "")
         nums = tuple(Option(str(i + 1), f" {i + 1}") for i in range(len(opts)))
         return [Query(meta_prompt(q, prefix, [opts[i] for i in order]), nums) for order in self.orders(trial)]
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The option the kind scores correct, answered by its number in the first order (the options as given),
+        the prompt a running history shows; production's generation is that number too."""
+        opts = options_of(trial, self.name)
+        k = self.first_scored_correct(trial, opts)
+        return None if k is None else Answer(opts[k], f" {k + 1}")
 
     def per_option(self, trial: Trial, scores: list[list[float]]) -> list[float]:
         """Each option's number log-probability averaged over the orders."""

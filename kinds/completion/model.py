@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from kinds.api import Trial
 from kinds.completion.task import first_word
-from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
+from model_subjects.protocol_base import Answer, Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, decision, need
 
 
@@ -80,6 +80,12 @@ class CompletionProduction(TaskProtocol):
     def queries(self, trial: Trial) -> list[Query]:
         t = _target(trial, self.name)
         return [Query(self.prompt(trial), (Option(t, " " + t),))]
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The target's first word (the response is the generation's first word), when the kind scores it correct;
+        `direct` measures the target's rank and names no answer (the base's None)."""
+        word = first_word(_target(trial, self.name))
+        return Answer(word, " " + word) if word and self.score(trial, word) else None
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:

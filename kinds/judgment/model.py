@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kinds.api import Trial, detection_values, normalize_answer
-from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
+from model_subjects.protocol_base import Answer, Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, argmax, decision, need, sentence_of, signed_margin
 from model_subjects.tasks.registry import ModelKind
 
@@ -31,6 +31,10 @@ class LabelMeta(TaskProtocol):
 
     def queries(self, trial: Trial) -> list[Query]:
         return [Query(self.prompt(trial), tuple(Option(lab.value, " " + lab.text) for lab in self.settings.labels))]
+
+    def correct_option_index(self, trial: Trial) -> int | None:
+        """The label whose value the kind scores correct (the item's answer): its value is the response."""
+        return self.first_scored_correct(trial, [lab.value for lab in self.settings.labels])
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
@@ -74,6 +78,13 @@ class JudgmentDirect(TaskProtocol):
     def queries(self, trial: Trial) -> list[Query]:
         s, p = sentence_of(trial), str(need(trial, "pair_sentence", self.name))
         return [Query("", (Option(s, s), Option(p, p)))]
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The accepting or rejecting value the kind scores correct; the answer text is the sentence, as the
+        decision's is whichever it chose (the history words it as `meta` would: `history_entry`)."""
+        values = self._values()
+        k = self.first_scored_correct(trial, values)
+        return None if k is None else Answer(values[k], sentence_of(trial))
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:

@@ -51,7 +51,7 @@ from kinds.maze.task import (
     word_columns,
     words_of,
 )
-from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
+from model_subjects.protocol_base import Answer, Decision, Option, ProtocolError, Query
 from model_subjects.tasks.base import TaskProtocol, decision
 
 LN2 = math.log(2.0)
@@ -78,6 +78,13 @@ class MazeChoice(TaskProtocol):
         for k in range(1, len(ws)):
             out.append(Query(" ".join(ws[:k]), (Option(ws[k], " " + ws[k]), Option(ds[k - 1], " " + ds[k - 1]))))
         return out
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """Every word picked over its distractor: the sentence's words, both the response and the history's answer."""
+        ws = words_of(trial.mat)
+        fs = foils(trial.mat, str(getattr(self.settings, "first_foil", FIRST_FOIL)))
+        response = picks_text(ws, fs, [True] * len(ws))
+        return Answer(response, response) if score(trial, response) else None
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:

@@ -26,7 +26,7 @@ from typing import Any
 
 from kinds.api import Trial, other_form
 from model_subjects.parsing import parse_lenient, parse_strict
-from model_subjects.protocol_base import Decision, Option, Protocol, ProtocolError, Query
+from model_subjects.protocol_base import Answer, Decision, Option, Protocol, ProtocolError, Query
 
 QUESTION = "Does this sentence contain a grammatical error?"
 PROMPT_TYPES = ("Direct", "MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex")
@@ -76,6 +76,16 @@ def _yes_no() -> tuple[Option, Option]:
     return Option("Yes", " Yes"), Option("No", " No")
 
 
+def right_response(trial: Trial) -> str | None:
+    """The response a judgment of the trial is scored correct on (violation / no_violation); None for any other
+    record, which no judgment answers right."""
+    r = trial.study_record.correct_response
+    return r if r in ("violation", "no_violation") else None
+
+
+YES_NO = {"violation": " Yes", "no_violation": " No"}  # the question "is there an error?" answered
+
+
 # ---------------------------------------------------------------------------------- protocols
 class ForcedChoice(Protocol):
     """Lakretz/Lampinen: at the critical verb, does the model prefer the correct form?"""
@@ -87,6 +97,12 @@ class ForcedChoice(Protocol):
     def queries(self, trial: Trial) -> list[Query]:
         c, o = trial.study_record.correct_form, other_form(trial)
         return [Query(" ".join(trial.study_record.prefix_words), (Option(c, " " + c), Option(o, " " + o)))]
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The correct form and the rest of the sentence after it; none where the two forms are one word (no
+        choice between them is scored correct)."""
+        c = trial.study_record.correct_form
+        return None if c == other_form(trial) else Answer(c, " " + c + rest_after_critical(trial))
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
@@ -110,6 +126,13 @@ class Direct(Protocol):
         p, a = r.critical_word, r.alternative_word
         return [Query(" ".join(r.prefix_words), (Option(p, " " + p), Option(a, " " + a)))]
 
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The record's right response; the answer text is the presented sentence's rest, whatever the response
+        (the history words it as a question: `history_entry`)."""
+        response = right_response(trial)
+        return None if response is None else Answer(response, " " + trial.study_record.critical_word
+                                                    + rest_after_critical(trial))
+
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
         r = trial.study_record
@@ -124,7 +147,7 @@ class Direct(Protocol):
     def history_entry(self, trial: Trial, response: str) -> tuple[str, str]:
         """A running history shows the task's question and the answer the log-probabilities chose (Yes:
         a violation), as violation_judgment words them; the scored text itself is the sentence."""
-        return ViolationJudgment().prompt(trial), {"violation": " Yes", "no_violation": " No"}.get(response, "")
+        return ViolationJudgment().prompt(trial), YES_NO.get(response, "")
 
 
 class ViolationJudgment(Protocol):
@@ -141,6 +164,11 @@ class ViolationJudgment(Protocol):
     def queries(self, trial: Trial) -> list[Query]:
         return [Query(self.prompt(trial), _yes_no())]
 
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The record's right response, answered Yes (a violation) or No."""
+        response = right_response(trial)
+        return None if response is None else Answer(response, self.answer_words(trial, response))
+
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
         ly, ln = scores[0]
@@ -153,7 +181,7 @@ class ViolationJudgment(Protocol):
 
     def answer_words(self, trial: Trial, response: str) -> str:
         """A response value (violation / no_violation: a person's, in a replay) as this protocol's answer."""
-        return {"violation": " Yes", "no_violation": " No"}.get(response, "")
+        return YES_NO.get(response, "")
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "question": self.question}
@@ -180,6 +208,11 @@ class PanelJudgment(Protocol):
         labels = self.panel.labels
         return [Query(self.prompt(trial),
                       tuple(Option(labels[a], " " + labels[a]) for a in ("violation", "no_violation")))]
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The record's right response, answered with its panel label."""
+        response = right_response(trial)
+        return None if response is None else Answer(response, self.answer_words(trial, response))
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
@@ -216,6 +249,16 @@ class SentenceJudgment(Protocol):
             s_p, s_c = trial.sentence, with_form(trial, trial.study_record.alternative_word)
             return [Query("", (Option(s_p, s_p), Option(s_c, s_c)))]
         return [Query(JUDGMENT_TEMPLATES[self.prompt_type].format(s=trial.sentence), _yes_no())]
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The record's right response; Direct's answer text is the presented sentence (whatever the response),
+        the Meta prompts' Yes (a good sentence: no violation) or No."""
+        response = right_response(trial)
+        if response is None:
+            return None
+        if self.prompt_type == "Direct":
+            return Answer(response, trial.sentence)
+        return Answer(response, " Yes" if response == "no_violation" else " No")
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
@@ -260,6 +303,12 @@ class SentenceComparison(Protocol):
         t = COMPARISON_TEMPLATES[self.prompt_type]
         one_two = (Option("1", " 1"), Option("2", " 2"))
         return [Query(t.format(s1=g, s2=u), one_two), Query(t.format(s1=u, s2=g), one_two)]
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The correct form; Direct's answer text is the grammatical sentence, the Meta prompts' is " 1": the
+        grammatical sentence's number in the first prompt (grammatical first), the one a running history shows."""
+        c = trial.study_record.correct_form
+        return Answer(c, grammatical_sentence(trial) if self.prompt_type == "Direct" else " 1")
 
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
@@ -322,28 +371,44 @@ class Production(Protocol):
     def until(self) -> tuple[str, ...]:
         return ("\n",)
 
+    def parsed(self, text: str, labels: list[str]) -> tuple[str | None, str | None]:
+        """(strict, lenient) readings of a generation as one of the option labels (None: it names none); a
+        completion's strict reading is its first word, the lenient one its first three."""
+        if self.mode == "completion":
+            words = text.split()
+            first = words[0] if words else ""
+            return parse_strict(first, labels), parse_lenient(" ".join(words[:3]), labels)
+        return parse_strict(text, labels), parse_lenient(text, labels)
+
+    def outcome(self, trial: Trial, label: str | None) -> tuple[str, bool]:
+        """The response a reading gives and whether it is right."""
+        if label is None:
+            return "none", False
+        if self.mode == "completion":
+            return label, label == trial.study_record.correct_form
+        resp = "violation" if label == "Yes" else "no_violation"
+        return resp, resp == trial.study_record.correct_response
+
+    def correct_answer(self, trial: Trial) -> Answer | None:
+        """The right option written as the answer (the correct form; Yes or No), when this protocol's own reading
+        of it is right: strict reading takes a completion's first word, so a form of two words has none."""
+        labels = [o.label for o in self.queries(trial)[0].options]
+        right = trial.study_record.correct_form if self.mode == "completion" else YES_NO.get(
+            trial.study_record.correct_response, "").strip()
+        if not right:
+            return None
+        text = " " + right
+        strict, lenient = self.parsed(text, labels)
+        response, correct = self.outcome(trial, strict if self.scoring == "strict" else lenient)
+        return Answer(response, text) if correct else None
+
     def decide(self, trial: Trial, scores: list[list[float]], generation: str = "", results: Any = None,
                measured: dict[str, Any] | None = None) -> Decision:
         labels = [o.label for o in self.queries(trial)[0].options]
         text = generation
-        if self.mode == "completion":
-            words = text.split()
-            first = words[0] if words else ""
-            strict = parse_strict(first, labels)
-            lenient = parse_lenient(" ".join(words[:3]), labels)
-        else:
-            strict, lenient = parse_strict(text, labels), parse_lenient(text, labels)
-
-        def outcome(label: str | None) -> tuple[str, bool]:
-            if label is None:
-                return "none", False
-            if self.mode == "completion":
-                return label, label == trial.study_record.correct_form
-            resp = "violation" if label == "Yes" else "no_violation"
-            return resp, resp == trial.study_record.correct_response
-
-        r_strict, c_strict = outcome(strict)
-        r_len, c_len = outcome(lenient)
+        strict, lenient = self.parsed(text, labels)
+        r_strict, c_strict = self.outcome(trial, strict)
+        r_len, c_len = self.outcome(trial, lenient)
         response, correct = (r_strict, c_strict) if self.scoring == "strict" else (r_len, c_len)
         a, b = scores[0]
         if self.mode == "completion":

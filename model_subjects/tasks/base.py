@@ -68,6 +68,11 @@ class TaskProtocol(Protocol):
 
         return get_task(self.kind).score(trial, response)
 
+    def first_scored_correct(self, trial: Trial, values: Sequence[str]) -> int | None:
+        """The first of `values` the kind scores correct (`score`, the rule a decision's `correct` follows): the
+        right answer among a protocol's options. None: the kind scores none of them correct."""
+        return next((k for k, value in enumerate(values) if self.score(trial, value)), None)
+
     def describe(self) -> dict[str, Any]:
         d = {**super().describe(), "kind": self.kind}
         if self.settings is not None and hasattr(self.settings, "describe"):

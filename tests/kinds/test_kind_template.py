@@ -4,6 +4,7 @@ it through `validate` (the spec, the items' check naming a bad line), the compil
 of the trial and the session's header; the folder itself is never registered."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,10 @@ from experiments.design_compiler import compile_sequence
 from experiments.kinds import kind_names
 from experiments.spec import SpecError, load_spec
 from experiments.tasks import get_task
+from experiments.trials import freeze_pairs
+from model_subjects.decisions import Scored, decide
+from model_subjects.protocol_base import Answer
+from tests.model_subjects.test_correct_answer import probed
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "support"))
 from toy_kinds import site_folder  # noqa: E402
@@ -80,6 +85,27 @@ def test_a_copy_of_the_template_is_a_working_kind(copied):
     assert q.prompt.endswith("Is it good English?\nAnswer:") and [o.label for o in q.options] == ["yes", "no"]
     d = proto.decide(t, [[-1.0, -3.0]])
     assert d.response == "yes" and d.correct is (t.mat["answer"] == "yes")
+
+
+def test_a_copy_names_its_right_answer_and_decides_through_the_decision_step(copied):
+    """The copy's protocol names the item's answer (`correct_answer`: what a weight learner teaches), the one the
+    decision step scores correct (the old probe, tests/model_subjects/test_correct_answer.py), and none without an
+    answer; the runner's decision step passes every argument by name, `measured` too."""
+    from model_subjects.tasks.registry import task_protocol
+
+    exp = load_spec(spec(copied, ITEMS))
+    proto = task_protocol(NAME, "meta", task=exp.task)
+    answers = []
+    for t in [*compile_sequence(exp, "p01", 1), *compile_sequence(exp, "p02", 1)]:
+        answer = t.mat["answer"]
+        answers.append(answer)
+        assert proto.correct_answer(t) == Answer(answer, " " + answer)  # the hand rule: the item's answer
+        assert probed(proto, t) == (answer, " " + answer)
+        bare = dataclasses.replace(t, materials=freeze_pairs({k: v for k, v in t.mat.items() if k != "answer"}))
+        assert proto.correct_answer(bare) is None and probed(proto, bare) is None
+        d = decide(proto, t, Scored([[-1.0, -3.0]], measured=None))
+        assert d.response == "yes" and d.correct is (answer == "yes")
+    assert sorted(set(answers)) == ["no", "yes"]
 
 
 def test_validate_names_the_bad_line_of_a_copy(copied):
