@@ -21,9 +21,9 @@ def generate(
 ) -> None:
     """Generate an agreement stimulus set and write it as CSV/TSV (the format `stimuli.file` reads)."""
     from experiments.atomic import write_atomically
-    from experiments.spec_commands import stimulus_table_name
     from experiments.options import OptionError, at_least
     from experiments.outputs import check_output_file
+    from experiments.spec_commands import stimulus_table_name
     from experiments.spec_model import MAX_ITEMS_PER_CONDITION
     from stimuli.files import save_items
     from studies.lakretz2021.stimuli.generate import generate_items
@@ -64,9 +64,9 @@ def import_text(
     from collections import Counter
 
     from experiments.atomic import write_atomically
-    from experiments.spec_commands import stimulus_table_name
     from experiments.options import OptionError
     from experiments.outputs import check_output_file
+    from experiments.spec_commands import stimulus_table_name
     from stimuli.files import StimulusFileError, load_items, save_items
     from studies.lakretz2021.texts import import_lakretz_text
 
