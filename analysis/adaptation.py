@@ -36,6 +36,7 @@ from analysis.kind_sections import kinds_where
 from analysis.load.prepare import WEIGHTS_MARK, learning_mode
 from analysis.load.rows import add_order_columns
 from analysis.measures.reading import ReadingRules, apply_rules, find_region, reading_rules, region_rows, word_rows
+from analysis.report.figures import PALETTE, pyplot, save_figure
 from analysis.twins.answers import is_replay
 
 KEYS = ["subject_key", "item_id", "words"]
@@ -229,7 +230,6 @@ def _people(r: pd.DataFrame, fs: list[str], split: list[str]) -> pd.DataFrame:
 def adaptation_figure(t: pd.DataFrame, fs: list[str], region: str, path: Path) -> Path | None:
     """One region: surprisal by exposures (frozen dashed, adapted solid; one colour per cell and learner) and,
     where there are people, their reading time by exposures."""
-    from analysis.report.figures import PALETTE, pyplot, save_figure  # late: matplotlib loads with the first figure
 
     t = t[t["region_name"].astype(str) == region]
     if t.empty:

@@ -52,7 +52,7 @@ from analysis.measures.reading import (
     word_surprisal,
 )
 from analysis.measures.scoring import RULES, apply_rule
-from analysis.options import FORMATS, check_options, distinct, flag, whole
+from analysis.options import FORMATS, check_options, distinct, flag, target, whole
 from analysis.options import model_copies as check_copies
 from analysis.pipeline import Options, analyse_checked, analyse_loaded_checked
 from analysis.power.main import run_power
@@ -61,6 +61,7 @@ from analysis.report.results_folder import KINDS as RESULT_FOLDERS
 from analysis.stats.bootstrap import N_BOOT
 from analysis.stats.formula import FormulaError, parse
 from analysis.stats.formula_checks import check_fit_request
+from analysis.stats.formula_fit import fit_groups as _fit_groups
 from analysis.twins.answers import is_replay, likelihood
 from analysis.twins.effects import default_formula, twin_long
 from experiments.options import OptionError, output_folder
@@ -244,11 +245,6 @@ def fit_groups(df: pd.DataFrame, formula: str, family: str = "auto", fallback: b
                region: str | None = None, word: int | None = None, blocks: str = "test"):
     """One fit per group of rows (people; each model · context · protocol), or one pooled fit when the
     formula names `group`: a GroupFits (analysis/stats/formula_fit.py). `region`/`word` as in fit()."""
-    # late: the formula fits (R) load with the first fit, not with the API
-    from analysis.options import flag, target
-    from analysis.stats.formula import parse
-    from analysis.stats.formula_fit import fit_groups as _fit_groups
-
     _check_frame(df)
     flag("fallback", fallback)
     if family not in FAMILIES:

@@ -12,8 +12,21 @@ from typing import List
 import typer
 from typer.core import TyperCommand
 
+from analysis.api import check_out
+from analysis.api import report as api_report
+from analysis.learning.general import FocusError, check_focus_path, parse_focus
+from analysis.load import LoadError
+from analysis.load.formats import frame_format_names
+from analysis.load.rows import BlocksError, parse_blocks
+from analysis.measures.demand_gap import GapError, parse_pair
+from analysis.report.render import ReportError, render_report
+from analysis.stats.formula import FormulaError, parse
+from analysis.stats.mixed import MixedModelError
+from analysis.stats.ordinal import OrdinalError
 from analysis.study_options import declared_options, problem, with_study_options
+from experiments.cli_common import console, fail
 from experiments.commands import HELP_LAYOUT, PanelledCommand
+from experiments.options import OptionError, at_least, output_folder
 
 
 def analyze(
@@ -87,23 +100,12 @@ def analyze(
     """Analyse people's and models' trial tables by factor, task and your formula, and write report.html.
 
     A study's own designs add its report plan's sections (the options it declares are under its heading)."""
-    from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
     study_options = study_options or {}
     blocks = _checked_rows_options(data, out, fmt, n_boot, force, study_options, focus, blocks)
     by_list, word_range, rt_range, pairs = _checked_fit_options(by, family, formula, no_mixed, region, word,
                                                                 word_rt_range, model_copies, rt_trim, rt_sd, gap)
     from analysis.api import InputError
-    from analysis.api import report as api_report
-    from analysis.learning.general import FocusError
-    from analysis.load import LoadError
-    from analysis.load.rows import BlocksError
-    from analysis.measures.demand_gap import GapError
-    from analysis.report.render import ReportError
-    from analysis.stats.formula import FormulaError
-    from analysis.stats.mixed import MixedModelError
-    from analysis.stats.ordinal import OrdinalError
-    from experiments.options import OptionError
 
     t0 = time.time()
     try:  # the command is the API's report() (analysis/api.py); --out was checked above (--force)
@@ -127,17 +129,10 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
                           focus: str, blocks: str):
     """--format, --n-boot, --out (never the data; an earlier analysis only with --force), the studies' declared
     options, --focus and --blocks, in that order; one line and exit 2. Returns the parsed --blocks."""
-    from analysis.load.formats import frame_format_names  # late: the CLI starts without the analysis (pandas, R)
-    from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
     formats = ("auto", "twinlab", *frame_format_names())
     if fmt not in formats:
         fail(f"--format must be {', '.join(formats[:-1])} or {formats[-1]}, not {fmt!r}")
-    from experiments.options import (  # late: the CLI starts without the analysis (pandas, R)
-        OptionError,
-        at_least,
-        output_folder,
-    )
 
     try:
         at_least("--n-boot", n_boot, 1, 100_000)
@@ -149,12 +144,6 @@ def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, fo
         why = problem(opt, study_values.get(opt["api"], opt["default"]))
         if why:
             fail(why)
-    from analysis.learning.general import (  # late: the CLI starts without the analysis (pandas, R)
-        FocusError,
-        check_focus_path,
-        parse_focus,
-    )
-    from analysis.load.rows import BlocksError, parse_blocks  # late: the CLI starts without the analysis (pandas, R)
 
     try:
         if focus:  # none given: every cell of a general design, or the default of a study's plan
@@ -168,12 +157,6 @@ def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, reg
                          word_rt_range: str, model_copies: str, rt_trim: str, rt_sd: float, gap: List[str]):
     """--by, --family, --region/--word, --word-rt-range, --formula, --model-copies, --rt-trim/--rt-sd and --gap,
     in that order; one line and exit 2. Returns (--by columns, word RT range, RT trim, --gap pairs)."""
-    from analysis.measures.demand_gap import (  # late: the CLI starts without the analysis (pandas, R)
-        GapError,
-        parse_pair,
-    )
-    from analysis.stats.formula import FormulaError, parse  # late: the CLI starts without the analysis (pandas, R)
-    from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
     by_list = [b.strip() for b in by.split(",") if b.strip()]
     if by and not by_list:
@@ -223,7 +206,6 @@ def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, reg
 def _say_results(res: dict, out: Path, seconds: float) -> None:
     """The notes, the trial-order statement and one line of what was written; exit 1 when a result asked for
     is missing (said at the top of the report too)."""
-    from experiments.cli_common import console  # late: the CLI starts without the analysis (pandas, R)
 
     for n in res["notes"] + res["skipped"]:
         console.print(f"[yellow]note:[/yellow] {n}", highlight=False)
@@ -240,7 +222,6 @@ def _say_results(res: dict, out: Path, seconds: float) -> None:
 def check_results_folder(out: Path, data: List[Path], force: bool) -> None:
     """--out may hold an earlier analysis only with --force, and never the data being analysed (the rule
     lives in analysis.api.check_out, which api.report() applies too)."""
-    from analysis.api import check_out  # late: the CLI starts without the analysis (pandas, R)
 
     check_out(out, data, force)
 
@@ -249,11 +230,6 @@ def report(
     results: Path = typer.Argument(..., help="a results folder written by `twinlab analyze` (holds results.json)"),
 ) -> None:
     """Re-render report.html from a results folder (no data, no R needed)."""
-    from analysis.report.render import (  # late: the CLI starts without the analysis (pandas, R)
-        ReportError,
-        render_report,
-    )
-    from experiments.cli_common import fail  # late: the CLI starts without the analysis (pandas, R)
 
     try:
         path = render_report(results)

@@ -12,7 +12,10 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from experiments.options import OptionError
+from experiments.run_prep import prepare_run
 from experiments.spec import SpecError, load_spec
 
 
@@ -56,8 +59,6 @@ def checked_spec_or_exit(spec: Any, list_number: int | None = None):
 def prepare_run_or_exit(spec: Any, **settings: Any):
     """`experiments.run_prep.prepare_run` for a command (load, sizes, --list; `settings`: session, seed,
     trials, list_number): the run's plan, or one line naming what is wrong and exit 2."""
-    from experiments.options import OptionError
-    from experiments.run_prep import prepare_run
 
     try:
         return prepare_run(spec, **settings)
@@ -136,14 +137,6 @@ def progress_bar(unit: str = "", eta: bool = False, disable: bool = False, trans
     (`PlainProgress`), so a log never holds the bar's carriage returns and escape codes."""
     if not writes_to_terminal():
         return PlainProgress(unit, disable=disable)
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     columns: list[Any] = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn()]
     columns += [TextColumn(unit)] if unit else []

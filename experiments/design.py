@@ -23,6 +23,7 @@ from typing import Any, Literal
 from experiments.tasks.base import material_keys
 from experiments.trials import condition_label
 from stimuli.textfile import read_text_file
+from stimuli.visible_text import nfc, text_problem
 
 ROLES = ("test", "filler", "practice")
 ListMode = Literal["latin_square", "column", "all", "given"]
@@ -256,7 +257,6 @@ def _read_cells(where: str, text: str, delim: str) -> tuple[list[str], list[tupl
 def _text_problems(header: list[str], raw: list[tuple[int, dict[str, str]]]) -> list[str]:
     """Every cell (and header name) made NFC in place; a hidden or control character or a mixed-script
     look-alike word is a problem naming the line, column and characters (stimuli/visible_text.py)."""
-    from stimuli.visible_text import nfc, text_problem
 
     problems = [f"line 1, column {k + 1} ({h!r}): {p}" for k, h in enumerate(header) if (p := text_problem(h))]
     col = {h: k + 1 for k, h in enumerate(header)}

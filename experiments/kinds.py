@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import pkgutil
 import sys
 from functools import lru_cache
+from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -43,7 +45,6 @@ def discover(builtin: str, group: str, what: str) -> dict[str, str]:
     `entry_point_refusal`, in listing order (`ORDER` of each package, then the name): the one discovery of kinds
     and studies. A third party's entry point that is refused is named in one warning line on stderr and left
     out, so a broken or hostile installed package never replaces a built-in nor stops the other commands."""
-    import pkgutil
 
     found: dict[str, str] = {}
     package = importlib.import_module(builtin)
@@ -67,7 +68,6 @@ def discover(builtin: str, group: str, what: str) -> dict[str, str]:
 
 def _entry_points(group: str) -> list:
     """The installed entry points of `group`, each (name, value) once (a dist seen twice on the path is one)."""
-    from importlib.metadata import entry_points
 
     return list({(ep.name, ep.value): ep for ep in entry_points(group=group)}.values())
 
@@ -121,7 +121,6 @@ def entry_point_refusal(name: str, value: str, builtins: dict[str, str], found: 
 def reserved_columns() -> dict[str, str]:
     """column -> owner of the columns no third party may declare: the core's, the built-in kinds' `COLUMNS` and
     the built-in studies' `TABLE` modules' (read from their light packages, without the schema)."""
-    import pkgutil
 
     out = {c: "the core" for c, _, _ in CORE_COLUMNS}
     for builtin, label in ((BUILTIN, "kind"), ("studies", "study")):

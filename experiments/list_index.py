@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.options import OptionError
+from experiments.session import keyword_value, session_paths
 
 LOCK_NAME = ".twinlab-lists.lock"
 JOURNAL_NAME = ".twinlab-lists.jsonl"
@@ -82,7 +83,6 @@ class ListIndex:
     """Participants -> lists for one experiment under one data folder (see the module docstring)."""
 
     def __init__(self, out: Path, experiment: str, n: int):
-        from experiments.session import keyword_value
 
         self.out, self.experiment, self.n = Path(out), experiment, n
         self.prefix = f"study-{keyword_value(experiment)}_subject-"
@@ -131,7 +131,6 @@ class ListIndex:
             self._journal_entry(line)
 
     def _journal_entry(self, line: bytes) -> None:
-        from experiments.session import session_paths
 
         try:
             rec = json.loads(line) if len(line) <= MAX_JOURNAL_LINE else None
@@ -179,7 +178,6 @@ class ListIndex:
 
     def record(self, pid: str, session: int, ln: int) -> None:
         """A session just created on list `ln`: into this index and the journal other servers read."""
-        from experiments.session import session_paths
 
         self.people.setdefault(pid, _Person(ln)).sidecars.add(session_paths(self.out, self.experiment, pid, session)[1])
         line = json.dumps({"experiment": self.experiment, "participant": pid, "session": session, "list": ln}) + "\n"

@@ -26,8 +26,9 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterator
 
-from experiments.list_index import LOCK_NAME, index_for, open_private_file, read_sidecar, recorded_list
+from experiments.list_index import JOURNAL_NAME, LOCK_NAME, index_for, open_private_file, read_sidecar, recorded_list
 from experiments.options import OptionError
+from experiments.session import keyword_value
 
 DEFAULT_ABANDON_MIN = 60.0
 _THREAD_LOCK = threading.Lock()
@@ -63,7 +64,6 @@ def list_counts(out: Path, exp: Any, n: int, abandon_after_min: float, now: floa
 
     A participant counts on its list when one of its sessions is complete or was active (its table or
     sidecar written) within the last `abandon_after_min` minutes; otherwise it is abandoned (not counted)."""
-    from experiments.session import keyword_value
 
     now = time.time() if now is None else now
     limit = abandon_after_min * 60.0
@@ -113,7 +113,6 @@ def assignment_lock(out: Path) -> Iterator[None]:
 
 def check_list_files(out: Path) -> None:
     """At a server's start: the lock and journal can be used (ListLockError naming the path otherwise)."""
-    from experiments.list_index import JOURNAL_NAME
 
     for name in (LOCK_NAME, JOURNAL_NAME):
         p = Path(out) / name

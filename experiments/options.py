@@ -5,10 +5,12 @@ turns it into one line and exit code 2 before any work starts (no model loaded, 
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from stimuli.input_rules import ascii_int
+from stimuli.textfile import regular_file_problem
 
 _DEVICE = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
 DTYPES = ("float32", "bfloat16", "float16", "auto")
@@ -111,7 +113,6 @@ def model_path(name: str, value: str | None) -> str | None:
     Checked before any work so a model folder without weights says so, instead of a tokenizer
     error deep inside transformers, and a sweep's second model fails before the first one runs.
     """
-    from stimuli.textfile import regular_file_problem
 
     text = (value or "").strip()
     if text.lower() in ("", "default", "smollm2", "smollm2-135m", "smollm2-135m-instruct", "smollm2-135m-instruct"):
@@ -156,7 +157,6 @@ def output_folder(name: str, path: Path) -> Path:
 def _writable(name: str, path: Path, shown: Path | None = None) -> None:
     """The folder `path` (or the nearest existing folder above it, where it would be created) can
     be written: checked before work starts, not found out at the first row."""
-    import os
 
     here = Path(os.path.abspath(path))
     while not here.exists() and here != here.parent:

@@ -21,7 +21,7 @@ import stat
 from pathlib import Path
 from typing import Iterable
 
-from experiments.options import OptionError
+from experiments.options import OptionError, output_file, output_folder
 
 # Psych-DS data files of a session (experiments/session.py names them so)
 _SESSION_FILE = re.compile(r"^study-.+_subject-.+_data\.(csv|json)$")
@@ -117,7 +117,6 @@ def check_output_folder(name: str, out: Path, subfolders: Iterable[str] = (), fi
     holding no link, device or other non-regular file, each of the `files` it writes at its top (`power.json`,
     `report.html`) absent or a regular file, and nothing of it inside `input_folders` (nor an input inside
     a sub-folder it writes). Called before any work, with the command's option name."""
-    from experiments.options import output_folder
 
     out = Path(out)
     output_folder(name, out)
@@ -158,7 +157,6 @@ def check_output_file(name: str, path: Path, force: bool, inputs: Iterable[tuple
     """A file this command may write: not a folder, a link, a device or anything but a regular file
     (even with --force), not an input of the command nor inside a folder it reads (even with --force),
     not a recorded session's data, and not an existing file unless `force`."""
-    from experiments.options import output_file
 
     output_file(name, path)
     for what, src in inputs:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from experiments.session import SessionError, SessionWriter, session_paths
 from experiments.spec import Experiment, load_spec
 from experiments.trials import TrialSequence
 
@@ -101,7 +102,6 @@ class RunPlan:
 
     def paths(self, out: str | Path, subject_id: str, session: int | None = None) -> tuple[Path, Path]:
         """The session's table and sidecar (SessionError for an id or session that cannot name a file)."""
-        from experiments.session import session_paths
 
         return session_paths(out, self.exp.name, subject_id, self.session if session is None else session)
 
@@ -109,7 +109,6 @@ class RunPlan:
         """The list this subject's session reads: the plan's --list, else on a resume the list the session's
         sidecar records (a session keeps its list), else None (the id rotation)."""
         from experiments.lists import read_sidecar, recorded_list
-        from experiments.session import SessionError
 
         if self.list_number is not None or not resume or self.exp.design is None:
             return self.list_number
@@ -124,7 +123,6 @@ class RunPlan:
         """The session's SessionWriter, created (or reopened: resume=True) with `seq`'s identity (spec and
         sequence hash, its header and design record); `kw` go to SessionWriter.create (metadata, resume,
         lock, columns). SessionError as the writer raises it."""
-        from experiments.session import SessionWriter
 
         return SessionWriter.create(
             out, experiment=self.exp.name, subject_id=subject_id, session=self.session if session is None

@@ -24,6 +24,9 @@ from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping
 
 from experiments.core_columns import CORE_COLUMNS, DTYPE_NAMES  # noqa: F401 (plain data; re-exported)
+from experiments.kinds import declared as kinds_declared
+from experiments.kinds import kind_attrs, kind_names
+from experiments.studies import declared_modules
 
 # the columns every table must have and fill (a study may require more of its own sessions' tables)
 CORE_REQUIRED: tuple[str, ...] = ("subject_id", "subject_kind", "experiment", "block", "trial_index", "condition",
@@ -52,7 +55,6 @@ class Layout:
 
 def _study_tables() -> dict[str, Any]:
     """name -> each study's plain-data table module (its `TABLE`), in listing order."""
-    from experiments.studies import declared_modules
 
     return declared_modules("TABLE")
 
@@ -110,7 +112,6 @@ def _entries(owner: str, cols: Any) -> list[tuple[str, str, str]]:
 @lru_cache(maxsize=8)
 def _union(kinds: tuple[str, ...]) -> Declared:
     """The columns of the core, the studies and the kinds `kinds` (the registry's, at the time), each once."""
-    from experiments.kinds import declared as kinds_declared
 
     sources = [("the core", CORE_COLUMNS)] + [(f"study {n}", getattr(m, "COLUMNS", ())) for n, m in _TABLES.items()]
     kind_cols = {n: c for n, c in kinds_declared("COLUMNS").items() if n in kinds}
@@ -134,7 +135,6 @@ def _union(kinds: tuple[str, ...]) -> Declared:
 
 def declared() -> Declared:
     """Every declared column now (the kinds' registry as it stands: a kind installed later counts)."""
-    from experiments.kinds import kind_names
 
     return _union(kind_names())
 
@@ -204,7 +204,6 @@ def table_columns(factors: tuple[str, ...] | list[str] = (), generic: bool = Fal
 def kind_columns(kinds: Iterable[str]) -> list[str]:
     """The columns of the kinds `kinds`, in the registry's order: each kind's declared ones, then the declared
     columns it records (`TaskKind.recorded`: one kind may record another's column, e.g. per-word times)."""
-    from experiments.kinds import kind_attrs, kind_names
 
     wanted = set(kinds)
     d = declared()
@@ -259,12 +258,10 @@ def check_row(row: dict[str, Any], columns: list[str] | None = None) -> dict[str
     return {c: row.get(c) for c in columns}
 
 
-def __getattr__(name: str) -> Any:
-    """COLUMNS, read when first asked: the layout's own header as (column, dtype, meaning), the meaning in the
-    words its datasets' Psych-DS descriptions have always carried (experiments/session.py); GENERIC_COLUMNS:
-    the same of what the general layout adds."""
-    if name in ("COLUMNS", "GENERIC_COLUMNS"):
-        d = declared()
-        names = COLUMN_NAMES if name == "COLUMNS" else GENERIC_COLUMN_NAMES
-        return [(c, d.dtypes[c], LAYOUT.described_as.get(c, d.descriptions[c])) for c in names]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def described_columns(generic: bool = False) -> list[tuple[str, str, str]]:
+    """The layout's own header as (column, dtype, meaning), the meaning in the words its datasets' Psych-DS
+    descriptions have always carried (experiments/session.py); `generic`: the same of what the general layout
+    adds. Read from the registry when asked, since the kinds declare their columns."""
+    d = declared()
+    names = GENERIC_COLUMN_NAMES if generic else COLUMN_NAMES
+    return [(c, d.dtypes[c], LAYOUT.described_as.get(c, d.descriptions[c])) for c in names]

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from experiments.kinds import kind_module
+
 # The spec's schema (experiments.spec_model) imports this module for its defaults, so the functions
 # below take the validated spec as `Experiment`, a name for "any object with the spec's fields" only.
 Experiment = Any
@@ -308,7 +310,6 @@ def screen_bundle(exp: "Experiment") -> dict[str, Any]:
 def kind_text(kind: str, language: str, name: str, **values: Any) -> str:
     """The kind's text `name` in `language` (the tag, its primary subtag, else English), `{placeholders}` named
     in `values` filled. A name the kind's English set lacks is a defect of the kind: LookupError names it."""
-    from experiments.kinds import kind_module
 
     texts: dict[str, dict[str, str]] = getattr(kind_module(kind), "TEXTS", None) or {}
     english = texts.get("en", {})
@@ -321,7 +322,6 @@ def kind_text(kind: str, language: str, name: str, **values: Any) -> str:
 def kind_text_problems(kind: str) -> list[str]:
     """What is wrong with a kind's declared `TEXTS`: not a mapping of language -> name -> text, no English set,
     a language with a name English lacks (a test runs it over every registered kind)."""
-    from experiments.kinds import kind_module
 
     texts = getattr(kind_module(kind), "TEXTS", None)
     if texts is None:

@@ -31,9 +31,9 @@ from experiments.atomic import check_rename_target
 from experiments.outputs import shared_file, unsafe_target
 from experiments.schema import (
     COLUMN_NAMES,
-    COLUMNS,
     SchemaError,
     check_row,
+    described_columns,
     is_earlier_header,
     is_table_header,
     unknown_columns,
@@ -113,7 +113,7 @@ def write_dataset_description(root: str | Path, name: str = "twinlab sessions") 
         "running the same compiled trial sequences).",
         "schemaVersion": "Psych-DS 1.0.0",
         "variableMeasured": [
-            {"@type": "PropertyValue", "name": c, "description": d} for c, _, d in COLUMNS
+            {"@type": "PropertyValue", "name": c, "description": d} for c, _, d in described_columns()
         ],
     }
     _atomic_write_json(path, desc)

@@ -5,18 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+import pandas as pd
 import typer
 
 from experiments.cli_common import console, fail, load_spec_or_exit
+from experiments.design_compiler import check_sizes, compile_sequence
+from experiments.doctor import run_doctor
+from experiments.lists import check_list
+from experiments.options import OptionError, session_number, subject_id
+from experiments.screen_texts import base_language, untranslated
 from experiments.spec import SpecError
+from experiments.tasks import get_task, runner_problems, runs_on
+from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS
 
 
 def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the name of a bundled spec")) -> None:
     """Validate a spec; print its blocks, trial counts and hash."""
-    from experiments.design_compiler import check_sizes
 
     exp = load_spec_or_exit(spec)
-    from experiments.tasks import get_task, runner_problems, runs_on
 
     problems = runner_problems(exp.task.kind)  # a runner that cannot present the task: said, not refused
     if not get_task(exp.task.kind).runners:
@@ -56,7 +62,6 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
                               f"{', '.join(df.unknown_columns)}", highlight=False, soft_wrap=True)
     except SpecError as exc:
         fail(str(exc))
-    from experiments.screen_texts import base_language, untranslated
 
     missing = untranslated(exp)
     if missing:  # valid, but participants would read English: say which texts the spec should give
@@ -85,10 +90,7 @@ def plan(
                                                                    "rotation (experiments/lists.py)"),
 ) -> None:
     """Compile the trial sequence of one subject and print or save it with its hash."""
-    import pandas as pd
 
-    from experiments.design_compiler import compile_sequence
-    from experiments.options import OptionError, session_number, subject_id
 
     try:
         subject_id("--subject", subject)
@@ -98,7 +100,6 @@ def plan(
     if out is not None and out.is_dir():
         fail(f"--out {out} is a folder; give a file name ending in .csv or .json")
     exp = load_spec_or_exit(spec)
-    from experiments.lists import check_list
 
     try:
         check_list(exp, list_number)
@@ -155,7 +156,6 @@ STIMULUS_TABLE_SUFFIXES = (".csv", ".tsv", ".tab")  # what stimuli.files.load_it
 def stimulus_table_name(name: str, path: Path) -> Path:
     """A stimulus file is written as CSV or TSV, chosen by its suffix: anything else (items.json) would be a
     CSV under a misleading name, so it is refused before anything is written."""
-    from experiments.options import OptionError
 
     if path.suffix.lower() not in STIMULUS_TABLE_SUFFIXES:
         raise OptionError(f"{name} {path}: a stimulus file is written as CSV or TSV; give a name ending in "
@@ -165,7 +165,6 @@ def stimulus_table_name(name: str, path: Path) -> Path:
 
 def stimuli_prompts(name: Optional[str] = typer.Argument(None, help="a prompt set to print")) -> None:
     """List the bundled prompt sets (seeds/000), or print one."""
-    from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS
 
     if name is None:
         for p in PROMPT_SETS.values():
@@ -181,7 +180,6 @@ def stimuli_prompts(name: Optional[str] = typer.Argument(None, help="a prompt se
 
 def doctor() -> None:
     """Report what is installed and working (Python, torch, model, PsychoPy window, R, lme4, pymer4)."""
-    from experiments.doctor import run_doctor
 
     ok = run_doctor()
     raise typer.Exit(0 if ok else 1)

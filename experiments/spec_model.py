@@ -12,6 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -27,8 +28,11 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from experiments import spec_errors
+from experiments.schema import column_names
 from experiments.screen_texts import FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text, placeholder_problem
-from experiments.tasks.config import settings_for
+from experiments.studies import declared
+from experiments.tasks.base import get_task, registry
+from experiments.tasks.config import settings_for, task_fields
 
 CONDITION_LETTERS = {"S", "P"}
 # bounds that keep `plan` fast and memory small; a block beyond them is a typo, not an experiment
@@ -105,7 +109,6 @@ class DesignEntry(_Strict):
 def study_block_fields() -> frozenset[str]:
     """The block fields the registered studies' cells read (a study's `BLOCK_FIELDS`): a block of a design
     spec (with `role`) refuses them when given, its rows bring their own conditions."""
-    from experiments.studies import declared
 
     return frozenset(f for fields in declared("BLOCK_FIELDS").values() for f in fields)
 
@@ -281,7 +284,6 @@ class Task(_Strict):
     def _collect_settings(cls, data: Any, handler: Any) -> "Task":
         """Take the fields of the registered kinds' settings out of the `task:` mapping (a field no kind
         declares stays, and is refused as an unknown field); they are checked by the kind's model."""
-        from experiments.tasks.config import task_fields
 
         if not isinstance(data, dict):
             return handler(data)
@@ -314,7 +316,6 @@ class Task(_Strict):
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Task":
         """A copy; settings fields in `update` are validated by the kind's model as the spec's are."""
-        from experiments.tasks.config import task_fields
 
         update = dict(update or {})
         own = {k: update.pop(k) for k in list(update) if k in task_fields() and k not in type(self).model_fields}
@@ -326,7 +327,6 @@ class Task(_Strict):
     @field_validator("kind")
     @classmethod
     def _registered_kind(cls, v: str) -> str:
-        from experiments.tasks.base import registry
 
         if v == "":  # (a "missing" error: the message, without the empty value)
             raise PydanticCustomError("missing", f"name the task kind (one of: {', '.join(registry())}); only a "
@@ -339,7 +339,6 @@ class Task(_Strict):
     def settings(self) -> Any:
         """The kind's settings with its defaults (None for a kind without settings: forced_choice). A kind's
         model may read the Task's own fields (violation detection's: response, panel, response_key, ...)."""
-        from experiments.tasks.base import registry
 
         cls = getattr(registry().get(self.kind), "settings", None)
         own = {f: getattr(self, f) for f in (cls.model_fields if cls is not None else ())
@@ -472,7 +471,6 @@ class Online(_Strict):
     def _http_url(cls, v: str | None) -> str | None:
         if v is None:
             return v
-        from urllib.parse import urlsplit
 
         parts = urlsplit(v)
         if parts.scheme not in ("https", "http") or not parts.netloc or any(c.isspace() for c in v):
@@ -506,7 +504,6 @@ class DesignSpec(_Strict):
     @classmethod
     def _factor_names(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
         from experiments.design import LAKRETZ_FACTOR_COLUMNS, RESERVED
-        from experiments.schema import column_names
 
         for name, levels in v.items():
             if name in ("item", *RESERVED) or (name in column_names() and name not in LAKRETZ_FACTOR_COLUMNS):
@@ -670,7 +667,6 @@ FIRST_RELEASE_BREAK_TEXT = "Take a short break. Press the response key to contin
 def source_default(source: str, key: str, fallback: Any) -> Any:
     """What the study whose cells a spec's trials come from (`stimuli`, `design`) declares for `key` in its
     `SPEC_DEFAULTS`; `fallback` when no registered study, or more than one, declares it."""
-    from experiments.studies import declared
 
     values = [d[key] for d in declared("SPEC_DEFAULTS").values() if d.get("source") == source and key in d]
     return values[0] if len(values) == 1 else fallback
@@ -680,7 +676,6 @@ def source_default_kind(source: str) -> str:
     """The task kind a spec whose trials come from `source` (`stimuli`, `design`) runs when it names none: the
     one a registered study declares for that source (`SPEC_DEFAULTS` in its `__init__`); "" when none does
     (or several do: which one is meant is not for the core to choose)."""
-    from experiments.studies import declared
 
     kinds = {d["task_kind"] for d in declared("SPEC_DEFAULTS").values()
              if d.get("source") == source and d.get("task_kind")}
@@ -689,7 +684,6 @@ def source_default_kind(source: str) -> str:
 
 def _check_design_blocks(exp: "Experiment") -> None:
     """The parts of a design spec that only make sense together (checked before the file is read)."""
-    from experiments.tasks.base import get_task
 
     assert exp.design is not None
     if exp.stimuli.file is not None:

@@ -8,6 +8,8 @@ from functools import cached_property, lru_cache
 from types import ModuleType
 from typing import Any, Collection, Iterator, Mapping
 
+from experiments.schema import table_columns
+from experiments.studies import declared, study_names, study_part
 from experiments.tasks.detection import settled_detection
 
 
@@ -15,14 +17,12 @@ def records() -> tuple[ModuleType, ...]:
     """The registered trial records (a study's `TRIAL_RECORD`: the module of the study that holds it), in
     the studies' listing order: the columns a trial's flat and hashed record carries beyond the general
     model's fields (for the Lakretz study, studies/lakretz2021/materials.py)."""
-    from experiments.studies import study_names
 
     return _records(study_names())
 
 
 @lru_cache(maxsize=4)
 def _records(names: tuple[str, ...]) -> tuple[ModuleType, ...]:
-    from experiments.studies import declared, study_part
 
     return tuple(study_part(name, part) for name, part in declared("TRIAL_RECORD").items())
 
@@ -345,7 +345,6 @@ class TrialSequence:
         sequence keeps its study's columns byte for byte; a general design has the core's columns, its kinds'
         and one column per declared factor (a factor named like a core column fills that column). `earlier`:
         the header a general design's session was written with under a study's earlier general layout."""
-        from experiments.schema import table_columns
 
         if not self.is_generic:
             return table_columns(())

@@ -1,12 +1,31 @@
 """`twinlab run-model`: model subjects on a spec. Imports nothing heavy until the command runs."""
 from __future__ import annotations
 
+import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from model_subjects.backends.registry import DEFAULT_BACKEND
+from experiments import options as o
+from experiments.cli_common import fail, prepare_run_or_exit, progress_bar, stderr_console, writes_to_terminal
+from experiments.options import OptionError
+from experiments.options import batch_size as check_batch_size
+from experiments.outputs import check_dataset_folder
+from experiments.run_options import run_options
+from experiments.run_prep import session_problem
+from experiments.session import SessionError
+from experiments.spec import SpecError
+from model_subjects.backends.base import ModelLoadError
+from model_subjects.backends.registry import DEFAULT_BACKEND, OWN_OPTIONS, canonical_name, load_backend
+from model_subjects.context import ContextError
+from model_subjects.protocols import ProtocolError
+from model_subjects.psych201 import export_jsonl
+from model_subjects.run_checks import device_available, protocol_and_context
+from model_subjects.runner import RunConfig, RunError, Runner, bos_prepended, lock_sessions, subject_ids
+from model_subjects.show_context import context_command
+from model_subjects.weights import check_learn_blocks, check_learning
 
 # the weight-learning options (issue 51, model_subjects/weights.py), declared here to keep `run_model` short
 _LEARNING = typer.Option("context", "--learning", help="context (weights frozen) | weights (weights learn after "
@@ -80,12 +99,6 @@ def run_model(
     update_on: str = _UPDATE_ON, optimizer: str = _OPTIMIZER, rank: int = _RANK, learn_blocks: str = _LEARN_BLOCKS,
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
-    from experiments.cli_common import fail, prepare_run_or_exit
-    from experiments.options import OptionError
-    from experiments.options import batch_size as check_batch_size
-    from model_subjects.backends.base import ModelLoadError
-    from model_subjects.backends.registry import canonical_name
-    from model_subjects.runner import RunConfig
 
     try:
         backend = canonical_name(backend)
@@ -105,7 +118,6 @@ def run_model(
                     rank=rank)
     check_options(cfg, replay is not None)
     plan = prepare_run_or_exit(spec, session=session, seed=seed, trials=trials, list_number=list_number)
-    from model_subjects.weights import check_learn_blocks
 
     try:
         check_learn_blocks(cfg, plan.exp)
@@ -123,9 +135,6 @@ def run_model(
 
 def _replay_out(out: Path, replay: Path) -> None:
     """The model's sessions are never written into the people's folder, nor theirs into its data/ (one line, exit 2)."""
-    from experiments.cli_common import fail
-    from experiments.options import OptionError
-    from experiments.outputs import check_dataset_folder
 
     if not replay.exists():
         fail(f"--replay {replay}: no such folder or session file")
@@ -137,10 +146,6 @@ def _replay_out(out: Path, replay: Path) -> None:
 
 def _checked(cfg: Any, exp: Any) -> None:
     """The checks that need the spec: session, protocol and context, device."""
-    from experiments.cli_common import fail
-    from experiments.options import OptionError
-    from experiments.run_prep import session_problem
-    from model_subjects.run_checks import device_available
 
     if session_problem(exp, cfg.session):
         fail(session_problem(exp, cfg.session) or "")
@@ -153,9 +158,6 @@ def _checked(cfg: Any, exp: Any) -> None:
 
 def _checked_and_locked(cfg: Any, exp: Any) -> Any:
     """`_checked`, then the session locks: a second run on these sessions stops here, before the model loads."""
-    from experiments.cli_common import fail
-    from experiments.session import SessionError
-    from model_subjects.runner import RunError, lock_sessions, subject_ids
 
     _checked(cfg, exp)
     try:
@@ -166,12 +168,6 @@ def _checked_and_locked(cfg: Any, exp: Any) -> Any:
 
 def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet: bool) -> None:
     """Load the model, run every subject with a progress bar, print one line per subject and a summary."""
-    from experiments.cli_common import fail, progress_bar, stderr_console
-    from experiments.session import SessionError
-    from experiments.spec import SpecError
-    from model_subjects.backends.base import ModelLoadError
-    from model_subjects.context import ContextError
-    from model_subjects.runner import RunError, Runner
 
     console = stderr_console()
     lm = _load_model(cfg, options, console)
@@ -204,7 +200,6 @@ def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet:
                if s["run_now"] else "nothing left to run")
         console.print(f"  {s['subject_id']} [{s['context_mode']}] {s['trials']}/{s['planned']} trials "
                       f"({acc}) -> {s['csv']}", highlight=False, markup=False, soft_wrap=True)
-    from model_subjects.runner import bos_prepended
 
     bos = "BOS prepended" if bos_prepended(runner.protocol, lm, cfg) else "no BOS"
     typer.echo(f"ran {summary.trials_run} trial(s) for {len(summary.subjects)} subject(s) in {summary.seconds:.1f}s "
@@ -213,11 +208,7 @@ def _run_loaded(cfg: Any, plan: Any, locks: Any, options: dict[str, Any], quiet:
 
 def _load_model(cfg: Any, options: dict[str, Any], console: Any) -> Any:
     """The backend of `cfg`, loaded under a spinner; a model that cannot load is one line and exit 2."""
-    from contextlib import nullcontext
 
-    from experiments.cli_common import fail, writes_to_terminal
-    from model_subjects.backends.base import ModelLoadError
-    from model_subjects.backends.registry import load_backend
 
     what = f"loading model {cfg.model or 'SmolLM2-135M-Instruct (bundled)'} ({cfg.backend})..."
     if not writes_to_terminal():  # a log gets the line, not a spinner's carriage returns
@@ -232,10 +223,7 @@ def _load_model(cfg: Any, options: dict[str, Any], console: Any) -> Any:
 
 def parse_backend_options(items: list[str]) -> dict[str, Any]:
     """`KEY=VALUE` strings -> settings; a value that reads as JSON (4096, true, 0.5) is taken as such."""
-    import json
 
-    from experiments.cli_common import fail
-    from model_subjects.backends.registry import OWN_OPTIONS
 
     out: dict[str, Any] = {}
     for item in items:
@@ -256,10 +244,6 @@ def parse_backend_options(items: list[str]) -> dict[str, Any]:
 def check_options(cfg, replay: bool = False) -> None:
     """The options, by the rules (experiments/options.py) `sweep`, `reproduce` and `run-human` share;
     exit 2 before the model loads."""
-    from experiments import options as o
-    from experiments.cli_common import fail
-    from experiments.run_options import run_options
-    from model_subjects.weights import check_learning
 
     try:
         run_options(cfg)
@@ -270,9 +254,6 @@ def check_options(cfg, replay: bool = False) -> None:
 
 def check_protocol_and_context(cfg, exp) -> None:
     """--protocol, --question and --context for every subject, checked before the model loads."""
-    from experiments.cli_common import fail
-    from experiments.options import OptionError
-    from model_subjects.run_checks import protocol_and_context
 
     try:
         protocol_and_context(cfg, exp)
@@ -291,12 +272,6 @@ def people_jsonl(
     """Write each person's session as one Psych-201-style JSONL line of the transcript a model would read.
 
     The person's answers are marked <<...>>; each trial carries its item, answer, correctness and RT."""
-    from experiments.cli_common import fail
-    from experiments.session import SessionError
-    from experiments.spec import SpecError
-    from model_subjects.protocols import ProtocolError
-    from model_subjects.psych201 import export_jsonl
-    from model_subjects.runner import RunError
 
     left: list = []
     try:
@@ -319,6 +294,5 @@ def context(
     """Print the exact text a model read before answering trial N of a session.
 
     Rebuilt from the session, its sidecar and the spec, and verified against the row's context_sha256."""
-    from model_subjects.show_context import context_command
 
     context_command(session, trial, spec, as_json)

@@ -40,6 +40,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from experiments.screen_texts import block_sizes
 from experiments.spec import Experiment
 from experiments.tasks.earned import feedback_earned
 from experiments.trials import Trial
@@ -301,7 +302,6 @@ def session_sizes(planned: Sequence[Trial]) -> dict[str, int]:
     """The block sizes a session's block intros fill `{trials}` with: the trials per block of the trials the
     run plans (its sequence cut to --trials, or a person's trials for a replay). Recorded in the sidecar
     (`record_block_sizes`) so that `twinlab context` rebuilds with the very numbers the run used."""
-    from experiments.screen_texts import block_sizes
 
     return block_sizes(planned)
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from model_subjects.backends.base import ModelLoadError
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
@@ -235,7 +237,6 @@ def _converted(gguf: Path, name: str, kind: str) -> ResolvedModel:
 def convert_gguf(gguf: Path, target: Path) -> dict[str, Any]:
     """De-quantise a GGUF file with transformers and save it as a normal model folder (atomically)."""
     go_offline()
-    from rich.console import Console
 
     console = Console(stderr=True)
     console.print(f"[dim]converting {gguf.name} to a transformers folder in {target} (once)...[/dim]")

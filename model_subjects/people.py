@@ -34,8 +34,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.spec import Experiment
+import pandas as pd
+
+from analysis.load.spec_versions import session_version
+from experiments.design_compiler import compile_sequence
+from experiments.list_index import recorded_list
+from experiments.session import SessionError, check_subject_id, format_cell, scan_table
+from experiments.spec import Experiment, SpecError
+from experiments.tasks.detection import detection_for
+from experiments.tasks.earned import person_feedback, person_outcome
 from experiments.trials import Trial, TrialSequence
+from model_subjects.person_answers import response_problem
 from model_subjects.runner import RunError
 
 _NUMBER = re.compile(r"[0-9]{1,9}")
@@ -142,7 +151,6 @@ def read_sidecar(csv: Path) -> dict[str, Any]:
 def read_person(csv: Path, exp: Experiment) -> Person | LeftOut:
     """One session file checked against the spec; a LeftOut (with the reason) when it is not a person's finished
     session of this spec: a model's, an autopilot's, an empty one, one not completed, one of another spec."""
-    from experiments.session import SessionError, scan_table
 
     try:
         scan = scan_table(csv)
@@ -181,9 +189,7 @@ def check_spec_hash(csv: Path, meta: dict[str, Any], scan: Any, exp: Experiment)
     """The sidecar's spec hash, on every row (`analyze`'s check, analysis/load/spec_versions.py), is the spec's:
     a table whose rows disagree with their sidecar is refused (RunError); a session run on another spec is named
     (the returned reason) and left out."""
-    import pandas as pd
 
-    from analysis.load.spec_versions import session_version
 
     side = csv.with_suffix(".json")
     if not meta.get("spec_hash"):
@@ -208,10 +214,6 @@ def check_spec_hash(csv: Path, meta: dict[str, Any], scan: Any, exp: Experiment)
 def person_sequence(csv: Path, meta: dict[str, Any], exp: Experiment) -> TrialSequence:
     """The person's sequence compiled from the spec with the sidecar's subject (or browser slot), seed, session
     and list; refused unless it is the sequence the sidecar records (its sequence hash)."""
-    from experiments.design_compiler import compile_sequence
-    from experiments.list_index import recorded_list
-    from experiments.session import SessionError, check_subject_id
-    from experiments.spec import SpecError
 
     side = csv.with_suffix(".json")
     sid, slot, seed, session = (meta.get("subject_id"), meta.get("slot_subject_id") or meta.get("subject_id"),
@@ -241,8 +243,6 @@ def person_sequence(csv: Path, meta: dict[str, Any], exp: Experiment) -> TrialSe
 def expected_cells(exp: Experiment, trial: Trial, seq: TrialSequence, meta: dict[str, Any]) -> dict[str, str]:
     """The cells a person's row of `trial` holds, as the session writer formats them (the trial's own columns,
     the hashes, the subject)."""
-    from experiments.session import format_cell
-    from experiments.tasks.detection import detection_for
 
     row = trial.to_row(detection_for(trial.task, exp.task) if trial.task else None)
     row.update(spec_hash=seq.spec_hash, sequence_hash=seq.sequence_hash, subject_id=meta["subject_id"],
@@ -253,8 +253,6 @@ def expected_cells(exp: Experiment, trial: Trial, seq: TrialSequence, meta: dict
 def check_row(csv: Path, line: int, i: int, row: dict[str, str], seq: TrialSequence, exp: Experiment,
               meta: dict[str, Any]) -> tuple[str, bool | None, str | None]:
     """Row `i` (file line `line`) against trial `i` of the spec's sequence; (response, correct, feedback)."""
-    from experiments.tasks.earned import person_feedback, person_outcome
-    from model_subjects.person_answers import response_problem
 
     where = f"{csv} line {line}"
     raw = row.get("trial_index") or ""

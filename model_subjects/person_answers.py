@@ -16,6 +16,10 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from experiments.tasks import get_task
+from experiments.tasks.earned import NO_ANSWER, kind_of, renders_rsvp, rsvp_rules
+from experiments.tasks.presented import trial_settings
+
 MAX_FREE_TEXT = 1_000  # characters of one typed answer (a typed word or phrase; longer is not an answer)
 BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 MARK_CHARS = "<>"
@@ -40,8 +44,6 @@ def free_text_problem(text: str) -> str | None:
 def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
     """The responses a person's row may hold on `trial` (None: free text); ValueError when no human runner
     presents its kind."""
-    from experiments.tasks import get_task
-    from experiments.tasks.earned import NO_ANSWER, kind_of, renders_rsvp, rsvp_rules
 
     kind = get_task(kind_of(exp, trial))
     if kind.types_text:
@@ -51,7 +53,6 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
             (NO_ANSWER,) if getattr(exp.task, "response", "") == "panel" else ())
     if kind.answers is None or kind.human_settings is None:
         raise ValueError(f"task kind {kind.name!r} is not presented to people (no human runner implements it)")
-    from experiments.tasks.presented import trial_settings  # the human runners' settings (labels, scale)
 
     values = tuple(str(a.value) for a in kind.answers(trial, trial_settings(exp, trial), None))
     return values or ("",)  # a trial that asks nothing (reading without a question): no response
@@ -60,9 +61,6 @@ def answer_values(exp: Any, trial: Any) -> tuple[str, ...] | None:
 def response_problem(exp: Any, trial: Any, response: str) -> str | None:
     """Why `response` cannot be this trial's answer (None: it can). A kind whose `response` column is not one
     of its answers' values (the words picked beside distractors) says so itself (its `person_response`)."""
-    from experiments.tasks import get_task
-    from experiments.tasks.earned import kind_of
-    from experiments.tasks.presented import trial_settings
 
     own = get_task(kind_of(exp, trial)).person_response
     if own is not None:

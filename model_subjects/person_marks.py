@@ -9,6 +9,7 @@ from typing import Any
 from experiments.trials import Trial
 from model_subjects.context import history_entry, option_text
 from model_subjects.people import Person
+from model_subjects.tasks.registry import typed_answer
 
 
 def person_answer_text(runner: Any, trial: Trial, response: str) -> str:
@@ -24,7 +25,6 @@ def answer_words(protocol: Any, trial: Trial, response: str, chat: bool = False)
 
 def typed_word(trial: Trial, response: str) -> str:
     """A typed answer as its kind scores it (completion: the first word, punctuation trimmed); '' otherwise."""
-    from model_subjects.tasks.registry import typed_answer
 
     return typed_answer(trial, response)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from experiments.spec_model import source_default_kind
 from model_subjects.protocol_base import Protocol, ProtocolError
 from model_subjects.tasks.registry import default_protocol as _default
 from model_subjects.tasks.registry import task_protocol
@@ -19,7 +20,6 @@ DEFAULT_SOURCE = "stimuli"  # where the trials of a spec from before the general
 def default_kind() -> str:
     """The kind a spec whose trials come from a study's cells runs when its `task:` names none (the study's
     `SPEC_DEFAULTS`, experiments.spec_model.source_default_kind); "" when no registered study declares one."""
-    from experiments.spec_model import source_default_kind
 
     return source_default_kind(DEFAULT_SOURCE)
 

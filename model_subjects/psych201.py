@@ -16,10 +16,15 @@ import math
 from pathlib import Path
 from typing import Any
 
+from experiments.atomic import atomic_write_text
+from experiments.options import OptionError
+from experiments.outputs import check_output_file
 from experiments.screen_texts import block_sizes
-from experiments.spec import Experiment
+from experiments.spec import Experiment, load_spec
 from model_subjects.context import History, history_entry
-from model_subjects.people import Person
+from model_subjects.people import Person, find_people
+from model_subjects.protocols import default_protocol, get_protocol
+from model_subjects.runner import RunError
 
 OPEN, CLOSE = "<<", ">>"
 
@@ -58,9 +63,6 @@ def person_line(exp: Experiment, protocol: Any, p: Person) -> dict[str, Any]:
 def check_jsonl_out(out: str | Path, spec: str, people_dir: str | Path, force: bool) -> None:
     """--out a regular file (or a new one) outside the people's folder, not the spec, not a session's table or
     sidecar, not a link or a device, an existing file only with --force (experiments/outputs.py); RunError."""
-    from experiments.options import OptionError
-    from experiments.outputs import check_output_file
-    from model_subjects.runner import RunError
 
     try:
         folder = Path(people_dir) if Path(people_dir).is_dir() else Path(people_dir).parent  # or one session's
@@ -74,10 +76,6 @@ def export_jsonl(spec: str, people_dir: str | Path, out: str | Path, protocol: s
                  force: bool = False, left_out: list | None = None) -> int:
     """Write one line per person's session to `out` (atomically; an existing file only with `force`); the
     sessions not written are appended to `left_out` (model_subjects.people.LeftOut: the file and why)."""
-    from experiments.atomic import atomic_write_text
-    from experiments.spec import load_spec
-    from model_subjects.people import find_people
-    from model_subjects.protocols import default_protocol, get_protocol
 
     check_jsonl_out(out, spec, people_dir, force)
     exp = load_spec(spec)

@@ -23,16 +23,22 @@ import re
 from pathlib import Path
 from typing import Any
 
-from experiments.session import now_iso
-from experiments.spec import Experiment
+import typer
+
+from experiments.cli_common import fail
+from experiments.session import SessionError, now_iso
+from experiments.spec import Experiment, load_spec
 from experiments.trials import Trial, TrialSequence
-from model_subjects.backends.registry import DEFAULT_BACKEND
-from model_subjects.context import REPLAY, ContextMode, History, history_entry, session_sizes
+from model_subjects.backends.base import ModelLoadError
+from model_subjects.backends.registry import DEFAULT_BACKEND, load_backend
+from model_subjects.context import REPLAY, ContextError, ContextMode, History, history_entry, session_sizes
 from model_subjects.decisions import RunError
 from model_subjects.people import LeftOut, Person, find_people
 from model_subjects.person_marks import mark_person
-from model_subjects.runner import RunConfig, Runner, SubjectState
+from model_subjects.replay_weights import ReplayLearningSubject
+from model_subjects.runner import RunConfig, Runner, SubjectState, lock_sessions
 from model_subjects.trial_step import on_stream, score_trial
+from model_subjects.weights import replay_label
 from stimuli.input_rules import raise_csv_field_limit
 
 
@@ -73,13 +79,11 @@ class ReplayRunner(Runner):
 
     def label(self, st: SubjectState) -> str:
         """`replay`, or with weights that learn `replay+weights:<update-on>` / `replay:none+weights:<update-on>`."""
-        from model_subjects.weights import replay_label
 
         return replay_label(self.learning)
 
     def learning_subject(self, st: SubjectState) -> Any:
         """A replay subject whose weights learn the person's trials (model_subjects/replay_weights.py)."""
-        from model_subjects.replay_weights import ReplayLearningSubject
 
         return ReplayLearningSubject(self, st, self.learner, self.learning)
 
@@ -157,8 +161,6 @@ def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, prog
     """Load the model (unless given) and replay every person of `people_dir` (a folder, or one session's table;
     the API of `--replay`); the sessions not replayed are appended to `left_out`, each with the reason."""
     raise_csv_field_limit()  # an API entry: resumed sessions with long kept columns
-    from experiments.spec import load_spec
-    from model_subjects.runner import lock_sessions
 
     exp = load_spec(cfg.spec)
     people = find_people(people_dir, exp, left_out)
@@ -181,14 +183,7 @@ def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, prog
 def replay_command(cfg: RunConfig, exp: Experiment, people_dir: Path, quiet: bool = False) -> None:
     """`run-model SPEC --replay PEOPLE` (a folder or one session's table): every input checked (people, spec hash,
     locks) before the model loads."""
-    import typer
 
-    from experiments.cli_common import fail
-    from experiments.session import SessionError
-    from model_subjects.backends.base import ModelLoadError
-    from model_subjects.backends.registry import load_backend
-    from model_subjects.context import ContextError
-    from model_subjects.runner import lock_sessions
 
     if cfg.subjects != 1 or cfg.first_subject != 1 or cfg.list_number is not None:
         fail("--replay runs one subject per person, on that person's own trials: --subjects, --first-subject "

@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from experiments.design_compiler import compile_sequence
+from experiments.options import OptionError
+from experiments.tasks import TaskError, check_runner
 from model_subjects.backends.registry import DEFAULT_BACKEND
+from model_subjects.context import ContextError, parse_context
+from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
+from model_subjects.runner import subject_ids
+from model_subjects.tasks.registry import protocol_names
 
 # The longest item a model subject reads (docs/validation.md "Item length for model subjects"): all of one item's texts
 # together (sentence, prefix, options, question, regions, ...). A 20,000-word item made a model subject
@@ -57,7 +64,6 @@ def item_length_problem(texts: Iterable[str]) -> str | None:
 def item_lengths(exp) -> None:
     """Every item the spec can show (the design file's rows, or the stimulus file's items) within the
     limits above; OptionError naming the file, line or item, and the limit."""
-    from experiments.options import OptionError
 
     if exp.design is not None:
         from experiments.sources.design_rows import load_design
@@ -78,10 +84,6 @@ def item_lengths(exp) -> None:
 
 def protocol_and_context(cfg, exp) -> None:
     """--protocol, --question and --context for every subject; OptionError naming the problem."""
-    from experiments.options import OptionError
-    from experiments.tasks import TaskError, check_runner
-    from model_subjects.context import ContextError, parse_context
-    from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
 
     try:
         check_runner(exp.task.kind, "model")
@@ -98,7 +100,6 @@ def protocol_and_context(cfg, exp) -> None:
 
 def candidate_protocols(exp) -> list[str]:
     """Every protocol name a spec's task kind offers (its model unit's registration: model_subjects.tasks)."""
-    from model_subjects.tasks.registry import protocol_names
 
     return protocol_names(exp.task.kind, exp.task)
 
@@ -108,9 +109,6 @@ def protocol_meant(cfg, exp, proto) -> None:
     (e.g. forced choice on items with no critical word and flipped form), naming the protocol, what
     the items lack and the protocols that work on them; checked on every subject's compiled trials
     before any model loads (the list the run reads: --list, else the id rotation)."""
-    from experiments.design_compiler import compile_sequence
-    from model_subjects.protocols import ProtocolError, get_protocol
-    from model_subjects.runner import subject_ids
 
     check = getattr(proto, "check", None)
     if check is None:
@@ -143,7 +141,6 @@ def device_available(device: str, backend: str, name: str = "--device") -> None:
     """The device the run asks for exists here (OptionError otherwise), checked before any session file
     is written: a CUDA run on a machine without a GPU used to fail only when the model loaded, after the
     session locks were created."""
-    from experiments.options import OptionError
 
     dev = str(device).lower()
     if backend != DEFAULT_BACKEND or dev in ("cpu", "auto"):

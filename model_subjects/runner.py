@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,8 @@ from experiments.session import (
     session_paths,
 )
 from experiments.spec import Experiment, load_spec
+from experiments.tasks import TaskError, check_runner
+from experiments.tasks.detection import detection_for
 from experiments.trials import Trial, TrialSequence
 from model_subjects.backends.base import Backend
 from model_subjects.backends.registry import DEFAULT_BACKEND
@@ -190,7 +193,6 @@ class Runner:
         # plan across its cells); a plan given must be this config's spec, session, seed, trials and list
         self.plan = plan or RunPlan(self.exp, session=cfg.session, seed=cfg.seed, trials=cfg.trials,
                                     list_number=cfg.list_number)
-        from experiments.tasks import TaskError, check_runner
 
         try:
             check_runner(self.exp.task.kind, "model")
@@ -376,7 +378,6 @@ class Runner:
     # ------------------------------------------------------------------ rows
     def make_row(self, st: SubjectState, trial: Trial, d: Decision, context_text: str, feedback_text: str | None,
                  started: str, prompt: str) -> dict[str, Any]:
-        from experiments.tasks.detection import detection_for
 
         row = trial.to_row(detection_for(trial.task, self.exp.task) if trial.task else None)
         extra = {"context_sha256": sha256(context_text), "context_chars": len(context_text), "context_rule": st.rule,
@@ -639,7 +640,6 @@ def spec_file(exp: Experiment) -> str | None:
 
 
 def _to_stderr(message: str) -> None:
-    import sys
 
     print(message, file=sys.stderr, flush=True)
 

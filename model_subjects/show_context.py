@@ -14,17 +14,26 @@ import json
 from pathlib import Path
 from typing import Any
 
+import typer
+
+from experiments.cli_common import fail
+from experiments.session import SessionError, scan_table
+from experiments.spec import BUNDLED_SPECS, SpecError, load_spec
 from model_subjects.context import (
     REPLAY,
     ContextError,
     ContextMode,
     parse_context,
+    protocol_for,
     rebuild_contexts,
     recorded_block_sizes,
     row_trial,
     session_sizes,
     sha256,
 )
+from model_subjects.protocol_base import ProtocolError
+from model_subjects.weights import context_part
+from stimuli.input_rules import ascii_int
 
 INT_CELLS = ("trial_index", "block_trial_index", "critical_index")  # the cells a trial is rebuilt from as numbers
 JSON_CELLS = ("extra", "materials")  # JSON objects (an empty cell: none)
@@ -36,7 +45,6 @@ class ShowContextError(ValueError):
 
 def _rows(path: Path) -> list[dict[str, Any]]:
     """The session's complete rows, every cell the rebuild reads checked (line and column named)."""
-    from experiments.session import SessionError, scan_table
 
     if not path.is_file():
         raise ShowContextError(f"{path}: no such session file")
@@ -52,7 +60,6 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _check_cells(path: Path, row: dict[str, Any], line: int) -> None:
-    from stimuli.input_rules import ascii_int
 
     for col in INT_CELLS:
         if col in row and ascii_int(row[col], signed=True) is None:
@@ -83,7 +90,6 @@ def _sidecar(path: Path) -> dict[str, Any]:
 
 def _spec_path(rows: list[dict[str, Any]], meta: dict[str, Any], given: Path | None) -> tuple[Path, str]:
     """The spec file to read and where it comes from: --spec, the file the run read, or the bundled spec."""
-    from experiments.spec import BUNDLED_SPECS
 
     if given is not None:
         return given, "--spec"
@@ -101,7 +107,6 @@ def _spec_path(rows: list[dict[str, Any]], meta: dict[str, Any], given: Path | N
 
 def _spec(rows: list[dict[str, Any]], meta: dict[str, Any], given: Path | None):
     """(the spec the session ran, a note saying where it was read from); refused unless its hash is the session's."""
-    from experiments.spec import SpecError, load_spec
 
     path, how = _spec_path(rows, meta, given)
     try:
@@ -132,7 +137,6 @@ def _chat_renderer(meta: dict[str, Any]):
 
 def _mode(row: dict[str, Any], meta: dict[str, Any]) -> ContextMode:
     """The context mode the run recorded (a replay: the person's history, the running rule)."""
-    from model_subjects.weights import context_part  # a weight learner's label: `<context>+weights:<update-on>`
 
     label = context_part(row.get("context_mode") or meta.get("context_mode") or "none")
     return ContextMode(REPLAY) if label == REPLAY else parse_context(label)
@@ -166,9 +170,6 @@ def _sizes(exp: Any, meta: dict[str, Any], rows: list[dict[str, Any]], trial: in
 def session_context(path: str | Path, trial: int, spec: str | Path | None = None) -> dict[str, Any]:
     """{'text', 'sha256', 'trial_index', 'protocol', 'context_mode', 'chat', 'spec'} for trial `trial` (its
     `trial_index`), verified against the row's recorded hash (ShowContextError when it differs)."""
-    from experiments.spec import SpecError
-    from model_subjects.context import protocol_for
-    from model_subjects.protocol_base import ProtocolError
 
     path = Path(path)
     rows = _rows(path)
@@ -203,9 +204,7 @@ def session_context(path: str | Path, trial: int, spec: str | Path | None = None
 
 def context_command(session: Path, trial: int, spec: Path | None = None, as_json: bool = False) -> None:
     """Print trial N's context as the model read it (the hash verified), or a refusal naming the problem."""
-    import typer
 
-    from experiments.cli_common import fail
 
     try:
         got = session_context(session, trial, spec)

@@ -21,8 +21,10 @@ job per model through submitit (`--executor submitit-local` runs the same jobs a
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -30,8 +32,21 @@ from typing import Any, Optional, Union
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from model_subjects.backends.registry import DEFAULT_BACKEND
+from experiments import options as o
+from experiments.cli_common import fail
+from experiments.options import OptionError
+from experiments.run_options import run_options
+from experiments.run_prep import prepare_run
+from experiments.session import SessionError
+from experiments.spec import SpecError, yaml_load
+from model_subjects.backends.base import ModelLoadError
+from model_subjects.backends.registry import DEFAULT_BACKEND, OWN_OPTIONS, canonical_name, load_backend
+from model_subjects.context import ContextError
+from model_subjects.run_checks import protocol_and_context
+from model_subjects.runner import RunConfig, RunError, Runner, subject_ids
+from model_subjects.weights import LearningSettings, check_learn_blocks, check_learning, context_label
 from stimuli.input_rules import finite_number
+from stimuli.textfile import read_text_file
 
 
 class SweepError(ValueError):
@@ -61,7 +76,6 @@ class ModelEntry(BaseModel):
     @field_validator("options")
     @classmethod
     def _options(cls, v: dict[str, Any]) -> dict[str, Any]:
-        from model_subjects.backends.registry import OWN_OPTIONS
 
         own = sorted(k for k in v if k in OWN_OPTIONS)
         if own:
@@ -72,8 +86,6 @@ class ModelEntry(BaseModel):
     @field_validator("backend")
     @classmethod
     def _backend(cls, v: str) -> str:
-        from model_subjects.backends.base import ModelLoadError
-        from model_subjects.backends.registry import canonical_name
 
         try:
             return canonical_name(v)
@@ -160,8 +172,6 @@ def load_sweep(path: str | Path) -> tuple[Sweep, Path]:
     p = Path(path)
     if not p.exists():
         raise SweepError(f"{p}: no such sweep file")
-    from experiments.spec import yaml_load
-    from stimuli.textfile import read_text_file
 
     # the spec's reader: UTF-8 text only (line named), no key twice, no binary files
     data = yaml_load(read_text_file(p, SweepError, "sweep"), p, SweepError)
@@ -193,7 +203,6 @@ def cells(sweep: Sweep, out: Path) -> list[Cell]:
 
 def _cell_context(sweep: Sweep, context: str) -> str:
     """A cell's context folder name: the context, and `+weights:<update-on>` when weights learn."""
-    from model_subjects.weights import LearningSettings, context_label
 
     ln = sweep.learning
     return context_label(context, LearningSettings(mode=ln.mode, update_on=ln.update_on, blocks=tuple(ln.learn_blocks)))
@@ -203,8 +212,6 @@ def sweep_plan(sweep: Sweep, where: Path | None = None):
     """The sweep's run plan (experiments/run_prep.py): its spec loaded and checked once, each subject's
     sequence compiled once for every cell (all cells share the spec, session, seed and trials).
     SweepError naming the file and field 'spec' when `where` is given; else SpecError as it comes."""
-    from experiments.run_prep import prepare_run
-    from experiments.spec import SpecError
 
     try:
         return prepare_run(sweep.spec, session=sweep.session, seed=sweep.seed, trials=sweep.trials)
@@ -219,10 +226,6 @@ def validate_sweep(sweep: Sweep, out: Path, where: Path, executor: str = "local"
     (path, weights, dtype, device, threads, batch size), labels, contexts and protocols for every
     subject, the executor and its Slurm parameters. SweepError naming the file and field.
     Returns the sweep's plan (`sweep_plan`)."""
-    from experiments import options as o
-    from experiments.run_options import run_options
-    from model_subjects.run_checks import protocol_and_context
-    from model_subjects.weights import check_learn_blocks, check_learning
 
     plan = sweep_plan(sweep, where)
     exp = plan.exp
@@ -266,10 +269,7 @@ def _learning_field(field: str, model_index: int) -> str:
 
 def check_executor(executor: str, slurm: dict[str, Any]) -> None:
     """The executor exists here and every Slurm parameter is one submitit knows, with a sane value."""
-    import importlib.util
-    import shutil
 
-    from experiments.options import OptionError
 
     if executor not in ("local", "slurm", "submitit-local"):
         raise OptionError(f"--executor must be local, slurm or submitit-local, not {executor!r}")
@@ -299,7 +299,6 @@ SLURM_MAX_GB = 1_000_000.0  # a bound, so that an absurd request is refused here
 def check_slurm_number(key: str, value: Any) -> None:
     """submitit's numeric parameters: whole numbers (timeout_min 90.5 would crash inside submitit), memory a
     finite number of GB (nan passes `< 1` and inf runs); checked here, before any job is written."""
-    from experiments.options import OptionError
 
     if key == "mem_gb":
         gb = finite_number(value)
@@ -321,7 +320,6 @@ def _no_shell(key: str, value: Any) -> None:
     """A sweep file is data: submitit writes `setup`/`teardown` lines (and `srun_args`) into the job's shell
     script as they are, and `#SBATCH` lines from the parameters, so those three are refused, and every
     other value must be a number, a truth value or one line of text (a newline would start a shell line)."""
-    from experiments.options import OptionError
 
     if key in SHELL_PARAMETERS:
         raise OptionError(f"field 'slurm.{key}': submitit writes it into the job script as shell commands; a "
@@ -337,7 +335,6 @@ def _no_shell(key: str, value: Any) -> None:
 
 
 def run_config(sweep: Sweep, cell: Cell):
-    from model_subjects.runner import RunConfig
 
     m = sweep.model_entries()[cell.model_index]
     s = sweep.subject_settings()
@@ -355,7 +352,6 @@ def run_config(sweep: Sweep, cell: Cell):
 def cell_done(sweep: Sweep, cell: Cell, plan: Any = None) -> bool:
     """All sessions of the cell are completed (read from the sidecars; no model needed). `plan`: the
     sweep's (`sweep_plan`), shared by its cells so that each subject's sequence is compiled once."""
-    from model_subjects.runner import subject_ids
 
     cfg = run_config(sweep, cell)
     plan = plan or sweep_plan(sweep)
@@ -375,8 +371,6 @@ def cell_done(sweep: Sweep, cell: Cell, plan: Any = None) -> bool:
 
 def run_model_cells(sweep_path: str, model_index: int) -> dict[str, Any]:
     """Every unfinished cell of one model, with the model loaded once (the unit of a Slurm job)."""
-    from model_subjects.backends.registry import load_backend
-    from model_subjects.runner import Runner
 
     sweep, out = load_sweep(sweep_path)
     plan = sweep_plan(sweep)
@@ -424,12 +418,6 @@ def sweep_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="list the cells and whether they are done; run nothing"),
 ) -> None:
     """Run a sweep of model subjects; finished sessions are skipped, unfinished ones continue."""
-    from experiments.cli_common import fail
-    from experiments.session import SessionError
-    from experiments.spec import SpecError
-    from model_subjects.backends.base import ModelLoadError
-    from model_subjects.context import ContextError
-    from model_subjects.runner import RunError
 
     try:
         sweep, out = load_sweep(file)

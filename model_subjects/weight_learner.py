@@ -8,6 +8,7 @@ torch is imported by the backend already; this module only runs where a model is
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 from typing import Any
 
@@ -37,7 +38,6 @@ class WeightLearner:
         self.opt: Any = None
 
     def _lora_model(self) -> Any:
-        import copy
 
         from peft import LoraConfig, inject_adapter_in_model
 

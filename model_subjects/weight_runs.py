@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from experiments.options import OptionError
 from experiments.screen_texts import block_sizes
 from experiments.session import now_iso, read_rows, session_paths
 from experiments.trials import Trial
@@ -24,7 +25,15 @@ from model_subjects.decisions import RunError, Scored
 from model_subjects.protocol_base import Protocol
 from model_subjects.requests import GenerationRequest
 from model_subjects.trial_step import per_query, requests, score_trial
-from model_subjects.weights import LearningSettings, subject_seed
+from model_subjects.weight_learner import WeightLearner
+from model_subjects.weights import (
+    GRADIENT_BACKENDS,
+    OPTIMIZER_TEXT,
+    LearningSettings,
+    check_learn_blocks,
+    check_learning,
+    subject_seed,
+)
 
 
 class ResumeMismatch(RuntimeError):
@@ -173,7 +182,6 @@ def done_rows(runner: Any, st: Any) -> list[dict[str, str]]:
 
 def learning_metadata(settings: LearningSettings, learner: Any, dtype: str | None, threads: int) -> dict[str, Any]:
     """The sidecar's `learning` block: what a reader needs to know which weights answered."""
-    from model_subjects.weights import OPTIMIZER_TEXT
 
     return {"mode": settings.mode, "update_on": settings.update_on, "lr": float(settings.lr),
             "steps": settings.steps, "adapter": settings.adapter,
@@ -192,14 +200,11 @@ def learning_metadata(settings: LearningSettings, learner: Any, dtype: str | Non
 
 def check_runnable(runner: Any) -> None:
     """The run's learning settings and a backend that has gradients (RunError naming what can)."""
-    from experiments.options import OptionError
-    from model_subjects.weights import GRADIENT_BACKENDS, check_learning
 
     try:
         check_learning(runner.cfg, replay=bool(getattr(runner, "is_replay", False)))
     except OptionError as exc:
         raise RunError(str(exc)) from None
-    from model_subjects.weights import check_learn_blocks
 
     try:
         check_learn_blocks(runner.cfg, runner.exp)
@@ -214,7 +219,6 @@ def check_runnable(runner: Any) -> None:
 def verify_resumes(runner: Any, states: list) -> None:
     """Make the run's learner; replay every unfinished session's recorded steps (last subject first, so the
     weights left are those of the first to run, kept); RunError on a mismatch, before any file is opened."""
-    from model_subjects.weight_learner import WeightLearner
 
     runner.learner = WeightLearner(runner.backend, runner.learning)
     runner._kept_subject = None

@@ -22,11 +22,13 @@ the history, never on the scores), checking each row's hash; a mismatch refuses 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import math
 import numbers
 from dataclasses import dataclass
 from typing import Any
 
+from experiments.options import OptionError, cli_name
 from model_subjects.backends.registry import DEFAULT_BACKEND
 
 LEARNING_MODES = ("context", "weights", "both")
@@ -82,7 +84,6 @@ def settings_of(cfg: Any) -> LearningSettings:
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-    from experiments.options import OptionError
 
     if value not in allowed:
         raise OptionError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -93,7 +94,6 @@ def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
     option. Checked before any model loads: a bad value, a backend without gradients, LoRA without `peft`,
     a context that contradicts the mode. `replay` (run-model --replay): the context is the person's history
     (`both`) or the prompt alone (`weights`), never --context (model_subjects/replay_weights.py)."""
-    from experiments.options import OptionError, cli_name
 
     name = name or cli_name
     s = settings_of(cfg)
@@ -141,7 +141,6 @@ def check_learning(cfg: Any, name: Any = None, replay: bool = False) -> None:
 
 def check_learn_blocks(cfg: Any, exp: Any, name: Any = None) -> None:
     """--learn-blocks names blocks of the spec (OptionError naming the option and the spec's blocks)."""
-    from experiments.options import OptionError, cli_name
 
     name = name or cli_name
     names = [b.name for b in exp.blocks]
@@ -153,7 +152,6 @@ def check_learn_blocks(cfg: Any, exp: Any, name: Any = None) -> None:
 
 def peft_missing() -> str | None:
     """Why LoRA cannot run here (None: the `peft` package imports)."""
-    import importlib.util
 
     if importlib.util.find_spec("peft") is None:
         return "the `peft` package is not installed (pip install peft, pinned in requirements.lock)"

@@ -13,6 +13,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
+from experiments.kinds import kind_attrs
 from experiments.trials import Trial
 from participants.keys import Injector
 
@@ -34,7 +35,6 @@ class AutopilotPlan:
 
 def _answer_rule(kind: str) -> Callable[..., tuple[str, bool, float | None, float | None]]:
     """The RSVP kind's simulated answer (its task part's `autopilot_answer`; violation detection's)."""
-    from experiments.kinds import kind_attrs
 
     return kind_attrs(kind, "task", "autopilot_answer")
 

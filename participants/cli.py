@@ -4,14 +4,25 @@ Imports nothing heavy at module level: PsychoPy is imported when a session start
 """
 from __future__ import annotations
 
+import math
+import os
+import re
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.console import Console
+
+from experiments import options as o
+from experiments.cli_common import checked_spec_or_exit, fail
+from experiments.session import session_paths
+from experiments.spec import SpecError
+from participants.runner import HumanRunConfig, RunError, info_problem, run
+from participants.tasks import PSYCHOPY
 
 
 def _parse_info(pairs: list[str]) -> dict[str, str]:
-    from experiments.cli_common import fail
 
     info: dict[str, str] = {}
     for p in pairs:
@@ -29,7 +40,6 @@ def _parse_info(pairs: list[str]) -> dict[str, str]:
 
 
 def _window_size(text: str) -> tuple[int, int]:
-    from experiments.cli_common import fail
 
     try:
         w, h = (int(x) for x in text.lower().split("x"))
@@ -44,9 +54,6 @@ def display_problem() -> str | None:
     """Why no window can open here (no X/Wayland display, or an X display nobody serves), or None.
 
     Checked before anything else so a missing display is one line and never leaves a session behind."""
-    import os
-    import re
-    import sys
 
     if not sys.platform.startswith("linux"):
         return None
@@ -71,8 +78,6 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 def _check_who(participant: str | None, session: int) -> None:
     """--participant and --session (as given, or as the dialog answered), by run-model's rules; exit 2."""
-    from experiments import options as o
-    from experiments.cli_common import fail
 
     try:
         o.session_number(session)
@@ -85,10 +90,7 @@ def _check_who(participant: str | None, session: int) -> None:
 def _check_options(session: int, trials: int | None, out: Path, screen: int, accuracy: float,
                    refresh_hz: float | None, participant: str | None, screenshots: Path | None = None) -> None:
     """The options, with the rules `run-model` uses for the ones they share; exit 2 before a window opens."""
-    import math
 
-    from experiments import options as o
-    from experiments.cli_common import fail
 
     try:
         o.session_number(session)
@@ -140,20 +142,15 @@ def run_human(
                              "list"),
 ) -> None:
     """Run a human session in PsychoPy: instructions, training with feedback, test block(s); crash-safe."""
-    from rich.console import Console
 
-    from experiments.cli_common import checked_spec_or_exit, fail
-    from participants.runner import HumanRunConfig
 
     console = Console(stderr=True)
     _check_options(session, trials, out, screen, autopilot_accuracy, expected_refresh_hz, participant, screenshots)
     exp = checked_spec_or_exit(spec, list_number)  # load, sizes, --list (experiments/run_prep.py)
     fields = _parse_info(info)
-    from participants.runner import info_problem
 
     if info_problem(exp, fields):
         fail(info_problem(exp, fields) or "")
-    from participants.tasks import PSYCHOPY
 
     if exp.task.kind not in PSYCHOPY:  # a spec matter: said before the display's
         from experiments.tasks import refuse_runner
@@ -178,7 +175,6 @@ def run_human(
 def _who(exp, participant: str | None, session: int, autopilot: bool,
          fields: dict[str, str]) -> tuple[str | None, int, dict[str, str]]:
     """The participant, session and --info fields: as given, 'autopilot' for a smoke run, else from the dialog."""
-    from experiments.cli_common import fail
 
     if participant is None and autopilot:
         participant = "autopilot"
@@ -202,10 +198,6 @@ def _who(exp, participant: str | None, session: int, autopilot: bool,
 
 def _run_and_report(cfg, spec: str, console) -> None:
     """Run the session; say how it ended (and how to continue), or why it could not start, in one line each."""
-    from experiments.cli_common import fail
-    from experiments.session import session_paths
-    from experiments.spec import SpecError
-    from participants.runner import RunError, run
 
     exp, participant, session, out = cfg.spec, cfg.participant, cfg.session, cfg.out
 

@@ -13,8 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from experiments.lists import read_sidecar
+from experiments.lists import check_list, read_sidecar
+from experiments.options import OptionError
 from experiments.run_prep import RunPlan, hash_differences, session_problem
+from experiments.screen_texts import base_language, block_intro, block_sizes, fill, screen_texts, untranslated
 from experiments.session import (
     SessionError,
     SessionExistsError,
@@ -26,8 +28,17 @@ from experiments.session import (
     scan_table,
 )
 from experiments.spec import Experiment
+from experiments.tasks.detection import detection_for
 from experiments.trials import TrialSequence
-from participants.autopilot import AUTOPILOT_PREFIX
+from participants.autopilot import AUTOPILOT_PREFIX, Autopilot
+from participants.eventlog import EventLog
+from participants.fonts import missing_font
+from participants.keys import make_injector
+from participants.rows import PsychopyCsv, table_columns, trial_row
+from participants.rsvp import Presenter, QuitRequested, TrialInterrupted
+from participants.screens import Screens, Screenshots
+from participants.tasks import PSYCHOPY, run_task_trial
+from participants.timing import duration_errors, frame_quantisation_warnings
 
 RUNNER = "twinlab.participants"
 DEFAULT_WINDOW = (1024, 768)
@@ -94,9 +105,6 @@ def plan_for(cfg: HumanRunConfig) -> RunPlan:
 
 def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print, plan: RunPlan | None = None) -> Prepared:
     """Compile the sequence and check the data files; raises RunError before anything is written."""
-    from experiments.lists import check_list
-    from experiments.options import OptionError
-    from participants.tasks import PSYCHOPY
 
     exp, plan = cfg.spec, plan or plan_for(cfg)
     presentable = tuple(PSYCHOPY)  # every kind with a PsychoPy unit (violation detection's is the RSVP one)
@@ -215,10 +223,6 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
 
 def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[str], None],
               lock: SessionLock) -> RunOutcome:
-    from participants.autopilot import Autopilot
-    from participants.keys import make_injector
-    from participants.rsvp import Presenter, QuitRequested
-    from participants.screens import Screens, Screenshots
 
     exp, seq, policy = cfg.spec, prep.seq, display.policy
     warnings, texts = _run_warnings(exp, display, log)
@@ -262,14 +266,11 @@ def _run_open(cfg: HumanRunConfig, prep: Prepared, display: Any, log: Callable[[
 
 def _run_warnings(exp: Experiment, display: Any, log: Callable[[str], None]) -> tuple[list[str], dict[str, str]]:
     """The run's warnings (timing policy, frame quantisation, untranslated texts), logged, and its screen texts."""
-    from experiments.screen_texts import screen_texts, untranslated
-    from participants.timing import frame_quantisation_warnings
 
     policy, tm = display.policy, exp.timing
     warnings = list(policy.warnings) + frame_quantisation_warnings(
         policy, {"fixation_ms": tm.fixation_ms, "word_ms": tm.word_ms, "gap_ms": tm.gap_ms,
                  "response_ms": tm.response_ms, "feedback_ms": tm.feedback_ms})
-    from participants.fonts import missing_font
 
     if missing_font(exp.language):  # e.g. Chinese screens without a CJK font: boxes, said before the session
         warnings.append(missing_font(exp.language))
@@ -287,7 +288,6 @@ def _run_warnings(exp: Experiment, display: Any, log: Callable[[str], None]) -> 
 def _session_metadata(cfg: HumanRunConfig, seq: TrialSequence, display: Any, autopilot: Any, warnings: list[str],
                       texts: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """This run's record (run_info), the timing summary and the sidecar metadata of a new session."""
-    from experiments.screen_texts import base_language
 
     exp, policy = cfg.spec, display.policy
     run_info = {
@@ -327,7 +327,6 @@ def _session_metadata(cfg: HumanRunConfig, seq: TrialSequence, display: Any, aut
 def _open_writer(cfg: HumanRunConfig, prep: Prepared, lock: SessionLock, run_info: dict[str, Any],
                  timing_summary: dict[str, Any], metadata: dict[str, Any]) -> SessionWriter:
     """The session's writer: a new file, or the checked one reopened for a resume (this run added to its sidecar)."""
-    from participants.rows import table_columns
 
     seq = prep.seq
     try:
@@ -352,8 +351,6 @@ def _open_writer(cfg: HumanRunConfig, prep: Prepared, lock: SessionLock, run_inf
 
 def _open_side_files(cfg: HumanRunConfig, display: Any, writer: SessionWriter) -> tuple[Any, Any]:
     """The PsychoPy-style CSV and the event log beside the session (named in its sidecar)."""
-    from participants.eventlog import EventLog
-    from participants.rows import PsychopyCsv
 
     exp = cfg.spec
     psy_info = {
@@ -372,12 +369,6 @@ def _open_side_files(cfg: HumanRunConfig, display: Any, writer: SessionWriter) -
 def _run_trials(cfg: HumanRunConfig, prep: Prepared, pres: Any, writer: SessionWriter, psy_csv: Any,
                 texts: dict[str, str], policy: Any) -> None:
     """The opening page(s), then trials `prep.start`..`prep.n_planned`, each row written as it ends."""
-    from experiments.screen_texts import block_intro, block_sizes, fill
-    from experiments.tasks.detection import detection_for
-    from participants.rows import trial_row
-    from participants.rsvp import TrialInterrupted
-    from participants.tasks import PSYCHOPY, run_task_trial
-    from participants.timing import duration_errors
 
     exp, seq, tm = cfg.spec, prep.seq, cfg.spec.timing
     word_durations: list[float] = []  # all words of the session (a resumed run starts with the saved ones)
@@ -427,8 +418,6 @@ def _run_trials(cfg: HumanRunConfig, prep: Prepared, pres: Any, writer: SessionW
 
 def _last_page(cfg: HumanRunConfig, pres: Any, texts: dict[str, str], status: str) -> None:
     """The end page (with the next session's hint) or the aborted page; a quit key here ends nothing more."""
-    from experiments.screen_texts import fill
-    from participants.rsvp import QuitRequested
 
     exp = cfg.spec
     try:

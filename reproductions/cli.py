@@ -6,7 +6,24 @@ from typing import Optional
 
 import typer
 
+from experiments import options as o
+from experiments.cli_common import fail
 from experiments.commands import HELP_LAYOUT, ListingGroup
+from experiments.outputs import check_output_folder
+from experiments.spec_model import MAX_ITEMS_PER_CONDITION
+from model_subjects.backends.base import ModelLoadError
+from model_subjects.backends.registry import canonical_name
+from model_subjects.cli import parse_backend_options
+from reproductions.common import ReproError
+from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
+from reproductions.hu_frank.lab import LabOptions, reproduce_lab
+from reproductions.hu_frank.models_file import read_models_file
+from reproductions.hu_levy.authors_zh import AuthorsZhOptions, read_outputs, reproduce_authors_zh
+from reproductions.hu_levy.human_study import write_study
+from reproductions.pairs import load_blimp_jsonl
+from stimuli.files import StimulusFileError, load_items
+from stimuli.input_rules import ascii_int
+from stimuli.textfile import regular_file_problem
 
 app = typer.Typer(no_args_is_help=True, cls=ListingGroup, **HELP_LAYOUT,
                   help="Reproduce the seeds' model experiments in the papers' own layout.")
@@ -40,7 +57,6 @@ FILES = {
 
 
 def _fail(message: str, code: int = 2) -> None:
-    from experiments.cli_common import fail
 
     fail(message, code)
 
@@ -61,9 +77,6 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
     before anything is written (not even the --out folder); exit 2 with one message.
 
     Returns the batch size (a whole number or 'auto', as `run-model` takes it)."""
-    from experiments import options as o
-    from experiments.spec_model import MAX_ITEMS_PER_CONDITION
-    from stimuli.textfile import regular_file_problem
 
     try:
         out_folder(out)
@@ -106,9 +119,6 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
     except o.OptionError as exc:
         _fail(str(exc))
     # the contents: a broken stimulus or pair file is refused before the run writes anything
-    from reproductions.common import ReproError
-    from reproductions.pairs import load_blimp_jsonl
-    from stimuli.files import StimulusFileError, load_items
 
     for f in items or []:
         try:
@@ -129,14 +139,12 @@ MAX_SEED = 2**32 - 1
 
 def _seed(seed: int) -> int:
     """--seed: numpy's generators take 0 .. 2**32 - 1 here (a negative seed is their traceback otherwise)."""
-    from experiments import options as o
 
     return o.at_least("--seed", seed, 0, MAX_SEED)  # type: ignore[return-value]
 
 
 def _run(reproduce, opt, interrupted: str) -> None:
     """Run one reproduction; its errors and Ctrl-C become one line (finished work stays saved)."""
-    from reproductions.common import ReproError
 
     try:
         report = reproduce(opt)
@@ -149,9 +157,6 @@ def _run(reproduce, opt, interrupted: str) -> None:
 
 def _backend_settings(backend: Optional[str], backend_option: Optional[list[str]]) -> tuple[Optional[str], dict]:
     """--backend and -B KEY=VALUE, by run-model's rules (an unknown backend or a malformed option: exit 2)."""
-    from model_subjects.backends.base import ModelLoadError
-    from model_subjects.backends.registry import canonical_name
-    from model_subjects.cli import parse_backend_options
 
     name = None
     if backend:
@@ -281,7 +286,6 @@ def hu_levy2023(
 ) -> None:
     """seeds/003: Experiments 1, 2, 3a, 3b x Direct, MetaQuestionSimple, MetaInstruct, MetaQuestionComplex.
     --language zh: Appendix D in Chinese; --authors-outputs results_zh.zip: Figure 11 from the authors' outputs."""
-    from reproductions.common import ReproError
     from reproductions.hu_levy2023 import Options, check_inputs, reproduce
 
     if authors_outputs is not None:
@@ -296,7 +300,6 @@ def hu_levy2023(
     batch = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads,
                            models=_local(backend_name, model),
                            items=agreement_items, pairs=pairs, items_per_condition=items_per_condition, seed=seed)
-    from experiments import options as o
 
     try:
         o.at_least("--items", n_items, 1, MAX_ITEMS)
@@ -327,9 +330,6 @@ def hu_levy2023(
 
 def _hu_levy_authors(archive: Path, out: Path, n_boot: int, seed: int, quiet: bool, **model_options) -> None:
     """`reproduce hu-levy2023 --authors-outputs results_zh.zip`: Figure 11 from the authors' outputs (no model)."""
-    from experiments import options as o
-    from reproductions.common import ReproError
-    from reproductions.hu_levy.authors_zh import AuthorsZhOptions, read_outputs, reproduce_authors_zh
 
     try:
         out_folder(out)
@@ -427,7 +427,6 @@ def hu_frank2024(
 
 def _lab_n_items(items: Optional[list[Path]]) -> Optional[int]:
     """With --data, --items is a count of items per domain (not stimulus files): the one whole number, or None."""
-    from stimuli.input_rules import ascii_int
 
     n_items = None
     if items:
@@ -455,9 +454,6 @@ def _hu_frank_lab(data: Path, out: Path, model: Optional[list[str]], n_items: Op
                   batch_size: str, threads: int, max_new_tokens: int, n_boot: int, seed: int, add_bos: bool,
                   dtype: str, device: str, fits: bool, quiet: bool) -> None:
     """`--data`: the release's four domains on --model(s) or a --models file, every input checked before writing."""
-    from reproductions.common import ReproError
-    from reproductions.hu_frank.lab import LabOptions, reproduce_lab
-    from reproductions.hu_frank.models_file import read_models_file
 
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
@@ -480,8 +476,6 @@ def _hu_frank_lab(data: Path, out: Path, model: Optional[list[str]], n_items: Op
 def _hu_frank_authors(authors_outputs: Path, out: Path, *, n_boot: int, row_orders: int, row_order: bool, seed: int,
                       fits: bool, sensitivity: bool, quiet: bool, runs_a_model: bool) -> None:
     """`--authors-outputs`: the paper's analysis from the authors' outputs; a model option is refused by name."""
-    from experiments import options as o
-    from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
 
     try:
         out_folder(out)
@@ -534,9 +528,6 @@ def hu_levy2023_human(
 ) -> None:
     """seeds/003's word comparison (DTFit) and sentence comparison (BLiMP) as a `choice` study for
     people (and model subjects): writes its spec and items from your copy of the release."""
-    from experiments import options as o
-    from reproductions.common import ReproError
-    from reproductions.hu_levy.human_study import write_study
 
     try:
         o.at_least("--items", n_items, 0, MAX_ITEMS)
@@ -563,6 +554,5 @@ def out_folder(out: Path, input_folders: list[tuple[str, Path]] | None = None) -
     """--out a folder whose sub-folders hold no link, device or other non-regular file (nothing written
     through a link, nothing cleaned up outside --out) and which is not inside the data read
     (experiments/outputs.py); an OptionError naming it."""
-    from experiments.outputs import check_output_folder
 
     return check_output_folder("--out", out, OUT_FOLDERS, OUT_FILES, input_folders or [])

@@ -30,8 +30,17 @@ from typing import Any, Callable
 import pandas as pd
 import yaml
 
+from analysis.load import load
 from analysis.report.render import CSS, table_html
+from experiments.atomic import atomic_write_text
+from experiments.cli_common import progress_bar as bar
+from experiments.session import SessionError
+from experiments.spec import SpecError, load_spec
+from experiments.studies import study_part
+from model_subjects import RunConfig, Runner
+from model_subjects.runner import RunError
 from stimuli.input_rules import spreadsheet_safe_frame
+from stimuli.prompts import get_prompt_set
 
 # the study whose cells the reproduced papers re-used; its `papers` module names them (and holds its generator)
 CELLS_STUDY = "lakretz2021"
@@ -40,7 +49,6 @@ CELLS_STUDY = "lakretz2021"
 def cells_study() -> Any:
     """The study's `papers` module (studies/<study>/papers.py), through the registry (experiments/studies.py):
     the cells the papers test, their names for them, the generator; no reproduction names a cell."""
-    from experiments.studies import study_part
 
     return study_part(CELLS_STUDY, "papers")
 
@@ -132,10 +140,6 @@ def write_spec(path: Path, spec: dict[str, Any]) -> Path:
 def run_arm(arm: Arm, backend: Any, run_options: dict[str, Any],
             progress: Callable[[int, int | None], None] | None = None) -> ArmResult:
     """Run (or resume, or skip when finished) one arm through the model_subjects runner."""
-    from experiments.session import SessionError
-    from experiments.spec import SpecError, load_spec
-    from model_subjects import RunConfig, Runner
-    from model_subjects.runner import RunError
 
     t0, c0 = time.perf_counter(), time.process_time()
     try:
@@ -155,7 +159,6 @@ def run_arm(arm: Arm, backend: Any, run_options: dict[str, Any],
 
 def load_arms(arms: list[Arm]) -> pd.DataFrame:
     """The trial tables of the arms (analysis.load), each row tagged with its arm's labels."""
-    from analysis.load import load
 
     frames = []
     for arm in arms:
@@ -195,7 +198,6 @@ def git_commit() -> str | None:
 
 def prompt_provenance(names: list[str]) -> dict[str, dict[str, str]]:
     """Each prompt set used: its exact text (as it precedes a trial, with the newline) and SHA-256."""
-    from stimuli.prompts import get_prompt_set
 
     out = {}
     for n in names:
@@ -250,7 +252,6 @@ def write_provenance(out: Path, paper: str, options: dict[str, Any], models: lis
     A re-run appends its arms, timings, inputs' hashes and versions to the runs of earlier
     invocations instead of replacing them; the file is replaced atomically (temporary file, rename).
     """
-    from experiments.atomic import atomic_write_text
 
     doc = {
         "paper": paper,
@@ -314,7 +315,6 @@ class Report:
               show: bool = True) -> Path:
         """Write tables/<name>.csv and show `shown` (default: the same frame) in the report (or only link it)."""
         path = self.out / "tables" / f"{name}.csv"
-        from experiments.atomic import atomic_write_text
 
         atomic_write_text(path, spreadsheet_safe_frame(df).to_csv(index=False))  # no cell runs as a formula
         self.files.append(str(path.relative_to(self.out)))
@@ -339,13 +339,11 @@ class Report:
         page = (f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(self.title)}</title>"
                 f"<style>{CSS}</style></head><body><h1>{html.escape(self.title)}</h1>"
                 + "\n".join(self.blocks) + "</body></html>")
-        from experiments.atomic import atomic_write_text
 
         return atomic_write_text(self.out / "report.html", page)
 
 
 def progress_bar(disable: bool = False):
     """The trials' progress on stderr (a bar on a terminal, plain lines in a log)."""
-    from experiments.cli_common import progress_bar as bar
 
     return bar("trials", eta=True, disable=disable)

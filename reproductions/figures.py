@@ -8,6 +8,7 @@ import pandas as pd
 
 from analysis.load.prepare import condition_order
 from analysis.report.figures import HUMAN_COLOR, PALETTE, pyplot, save_figure
+from reproductions.common import cells_study
 
 PSP_COLOR = "#C44E52"  # the key condition of seeds/000, drawn thick
 
@@ -23,7 +24,6 @@ def interpolation_lines(t: pd.DataFrame, human: pd.DataFrame | None, path: Path,
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     conds = condition_order(t["condition"])
-    from reproductions.common import cells_study
 
     key_condition = cells_study().KEY_CONDITION  # the study's name of the paper's key condition
     others = [c for c in PALETTE if c != PSP_COLOR]

@@ -28,25 +28,36 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from analysis.measures.model_measures import SMOOTHING, demand_gap
+from analysis.report.figures import demand_gap_plot
+from analysis.stats.bootstrap import bootstrap_mean
+from analysis.stats.mixed import MixedModelError, fit_glmer, significance_mark
+from model_subjects import ModelLoadError, get_protocol, load_backend
+from reproductions import lampinen2024 as lp
 from reproductions.common import (
     Arm,
     Report,
     ReproError,
     RunOptions,
+    backend_suffix,
     cells_study,
     load_arms,
     progress_bar,
+    run_arm,
     sha256_text,
     slug,
     write_provenance,
     write_spec,
 )
+from reproductions.figures import accuracy_bars
+from reproductions.pairs import ScoreCache, load_blimp_jsonl, pair_trials, score_protocols
 
 PAPER = "seeds/002: Hu & Frank (2024), Auxiliary task demands mask the capabilities of smaller language models"
 CONTRASTS = {
@@ -70,7 +81,6 @@ class Options(RunOptions):
 
 
 def _subtasks(opt: Options, out: Path):
-    from reproductions import lampinen2024 as lp
 
     lopt = lp.Options(models=opt.models, out=out, items=opt.items, items_per_condition=opt.items_per_condition,
                       prompts=["none"], dependency=opt.dependency, seed=opt.seed)
@@ -81,9 +91,6 @@ def _subtasks(opt: Options, out: Path):
 
 
 def run_model(opt: Options, model: str | None, subtasks, spec_for, pairs, prog) -> tuple[pd.DataFrame, dict, list]:
-    from model_subjects import ModelLoadError, get_protocol, load_backend
-    from reproductions.common import run_arm
-    from reproductions.pairs import ScoreCache, pair_trials, score_protocols
 
     try:
         backend = load_backend(model, backend=opt.backend, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
@@ -91,7 +98,6 @@ def run_model(opt: Options, model: str | None, subtasks, spec_for, pairs, prog) 
     except ModelLoadError as exc:
         raise ReproError(str(exc)) from None
     desc = backend.describe()
-    from reproductions.common import backend_suffix
 
     mslug = slug(desc.get("name") or model or "model") + backend_suffix(opt.backend)
     arms, results = [], []
@@ -157,9 +163,7 @@ def unique_models(models: list[str | None]) -> tuple[list[str | None], list[str]
 
 def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     """analysis.measures.model_measures.demand_gap per dataset, restricted to the two contrasts."""
-    import warnings
 
-    from analysis.measures.model_measures import demand_gap
 
     df = rows.assign(subject_kind="model", context_mode=rows["dataset"])
     with warnings.catch_warnings():  # the unsmoothed gap beside the smoothed one may be infinite
@@ -174,7 +178,6 @@ def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
 
 
 def accuracies(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
-    from analysis.stats.bootstrap import bootstrap_mean
 
     rng = np.random.default_rng(seed)
     out = []
@@ -195,7 +198,6 @@ def mixed_models(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if len(sizes) < 2:
         return pd.DataFrame(), [f"mixed model skipped: it needs models of at least two sizes (got {len(sizes)}: "
                                 + ", ".join(f"{int(s):,}" for s in sizes) + " parameters)"]
-    from analysis.stats.mixed import MixedModelError, fit_glmer, significance_mark
 
     out = []
     for name, (low, high) in CONTRASTS.items():
@@ -258,7 +260,6 @@ def _report_intro(rep: Report, opt: Options, rows: pd.DataFrame, subtasks: list,
 
 def _accuracy_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
     """Accuracy per model, dataset and protocol, and one bar figure per contrast (Figures 2A/C, 3C)."""
-    from reproductions.figures import accuracy_bars
 
     acc = accuracies(rows, opt.n_boot, opt.seed)
     rep.heading("Accuracy by evaluation method (Figures 2A/C, 3C)", anchor="accuracy")
@@ -274,12 +275,10 @@ def _accuracy_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
 
 def _demand_gap_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
     """The demand gaps with their CIs; a gap from a method never (or always) right is flagged, not read."""
-    from analysis.report.figures import demand_gap_plot
 
     gaps = demand_gaps(rows, opt.n_boot, opt.seed)
     rep.heading("Demand gap (Figures 2B/D, 3D)", anchor="demand-gap")
     rep.table("demand_gap", gaps, "logit(low-demand accuracy) - logit(high-demand accuracy), 95% bootstrap CI")
-    from analysis.measures.model_measures import SMOOTHING
 
     for r in gaps[gaps["flag"].fillna("") != ""].itertuples():
         rep.note(f"{r.model} · {r.dataset} · {r.contrast}: {r.flag}. The gap is finite (smoothed) but measures the "
@@ -308,7 +307,6 @@ def _mixed_section(rep: Report, opt: Options, rows: pd.DataFrame) -> None:
 def _provenance_section(rep: Report, opt: Options, models: list[dict], subtasks: list, results: list,
                         started: float) -> None:
     """The sessions run, and provenance.json with the prompt templates and every file read."""
-    from model_subjects import get_protocol  # late: the model package loads only for a run
 
     meta = "sentence_comparison:MetaQuestionSimple"  # its template, as the protocol that asks it records it
     templates = {meta: get_protocol(meta).describe()["template"],
@@ -331,7 +329,6 @@ def _provenance_section(rep: Report, opt: Options, models: list[dict], subtasks:
 def reproduce(opt: Options) -> Path:
     """Plan the sessions, run every model, then accuracy, demand gap, mixed model and provenance;
     returns report.html."""
-    from reproductions.pairs import load_blimp_jsonl
 
     started = time.time()
     opt.out.mkdir(parents=True, exist_ok=True)

@@ -38,10 +38,27 @@ import numpy as np
 import pandas as pd
 
 from experiments.atomic import atomic_write_text
-from reproductions.common import Report, ReproError, RunOptions, progress_bar, sha256_text, slug, write_provenance
+from model_subjects import ModelLoadError
+from model_subjects.backends.registry import load_backend
+from reproductions.common import (
+    Report,
+    ReproError,
+    RunOptions,
+    progress_bar,
+    sha256_file,
+    sha256_text,
+    slug,
+    write_provenance,
+)
 from reproductions.hu_levy import conventions
+from reproductions.hu_levy import figures as F
 from reproductions.hu_levy.data import EXPERIMENTS, Dataset, DatasetSpec, Item, data_files, load_datasets
-from reproductions.hu_levy.prompts import META, METHODS, TASK_LABELS, all_queries, templates_text
+from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
+from reproductions.hu_levy.phenomena import table5
+from reproductions.hu_levy.prompts import LANGUAGES, META, METHODS, TASK_LABELS, all_queries, templates_text
+from reproductions.hu_levy.prompts_zh import EXPERIMENTS_ZH
+from reproductions.hu_levy.score import score_queries, unscorable
+from reproductions.pairs import ScoreCache, load_blimp_jsonl, pairs_from_items
 from stimuli.input_rules import spreadsheet_safe_frame
 
 PAPER = "seeds/003: Hu & Levy (2023), Prompting is not a substitute for probability measurements in LLMs"
@@ -117,8 +134,6 @@ def _prompt_text_said(opt: Options) -> str:
 
 def _check_language(opt: Options) -> None:
     """Chinese runs: the authors' Chinese prompts (the paper prints none), Experiments 1, 3a and 3b only."""
-    from reproductions.hu_levy.prompts import LANGUAGES
-    from reproductions.hu_levy.prompts_zh import EXPERIMENTS_ZH
 
     if opt.language not in LANGUAGES:
         raise ReproError(f"--language must be one of {', '.join(LANGUAGES)}, not {opt.language!r}")
@@ -144,8 +159,6 @@ def _check_language(opt: Options) -> None:
 
 def extra_pair_datasets(opt: Options) -> list[Dataset]:
     """--pairs JSONL files and (when asked) twinlab's agreement pairs as Experiment 3 datasets."""
-    from reproductions.common import sha256_file
-    from reproductions.pairs import load_blimp_jsonl, pairs_from_items
 
     out = []
     for f in opt.pairs:
@@ -198,10 +211,6 @@ def _backend_name(opt: Options, model: str | None) -> str | None:
 
 
 def run_model(opt: Options, model: str | None, queries: list, prog) -> tuple[pd.DataFrame, dict[str, Any], dict]:
-    from model_subjects import ModelLoadError
-    from model_subjects.backends.registry import load_backend
-    from reproductions.hu_levy.score import score_queries, unscorable
-    from reproductions.pairs import ScoreCache
 
     t0 = time.perf_counter()
     name = _backend_name(opt, model)
@@ -363,7 +372,6 @@ def _write_item_tables(rep: Report, opt: Options, scores: pd.DataFrame, items: p
 
 def _performance_section(rep: Report, opt: Options, perf: pd.DataFrame, datasets: list[Dataset]) -> None:
     """Figure 2: task performance pooled over datasets, then one figure per dataset (Appendix B)."""
-    from reproductions.hu_levy import figures as F
 
     rep.heading("Task performance (Figure 2)", anchor="performance")
     rep.text("Exp 1: mean log-probability of the ground-truth final word. Exp 2 and 3b: accuracy over items and both "
@@ -386,7 +394,6 @@ def _performance_section(rep: Report, opt: Options, perf: pd.DataFrame, datasets
 def _consistency_section(rep: Report, opt: Options, diffs: pd.DataFrame, ic: pd.DataFrame, by_model: pd.DataFrame,
                          mean_ic: pd.DataFrame, n_models: int) -> None:
     """Figures 3 and 6 (internal consistency) and the item-level scatters of Figures 7-10."""
-    from reproductions.hu_levy import figures as F
 
     rep.heading("Internal consistency (Figures 3 and 6)", anchor="consistency")
     rep.text("Pearson r between the item-level Direct and Meta values (Exp 1: log P(word); Exp 2: the plausible-minus-"
@@ -411,7 +418,6 @@ def _consistency_section(rep: Report, opt: Options, diffs: pd.DataFrame, ic: pd.
 
 def _table5_section(rep: Report, datasets: list[Dataset]) -> None:
     """Table 5 (the phenomena of Experiment 3) beside the items of the files read, when there are any."""
-    from reproductions.hu_levy.phenomena import table5
 
     t5 = table5(datasets)
     if not t5.empty:
@@ -479,7 +485,6 @@ def _provenance_section(rep: Report, opt: Options, scores: pd.DataFrame, models:
 
 def reproduce(opt: Options) -> Path:
     """Check the inputs, score every model, then write the report section by section; returns report.html."""
-    from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
 
     started = time.time()
     datasets, notes = check_inputs(opt)

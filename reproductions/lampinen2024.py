@@ -19,6 +19,7 @@ bootstrap CIs over items (the paper: "across task examples, and three different 
 from __future__ import annotations
 
 import dataclasses
+import html
 import random
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.load import LoadError, load
+from analysis.load.prepare import condition_order, prepare
+from analysis.measures.error_rates import error_rates
+from analysis.report.figures import error_rate_bars
+from analysis.stats.bootstrap import bootstrap_mean
+from model_subjects import ModelLoadError, load_backend
 from reproductions.common import (
     Arm,
     ArmResult,
@@ -45,6 +52,9 @@ from reproductions.common import (
     write_provenance,
     write_spec,
 )
+from reproductions.figures import interpolation_lines
+from stimuli.files import StimulusFileError, load_items, save_items
+from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS
 
 PAPER = "seeds/000: Lampinen (2024), Can language models handle recursively nested grammatical structures?"
 # the paper's subtasks (structure, critical verb), its harder variants and Table B1's column order: the cells
@@ -109,7 +119,6 @@ GENERATED_PER_CONDITION = 512
 
 # ---------------------------------------------------------------------------------- plan
 def check_prompts(tokens: list[str]) -> list[str]:
-    from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS
 
     bad = [t for t in tokens if t != "none" and t not in PROMPT_GROUPS and t not in PROMPT_SETS]
     if bad:
@@ -150,7 +159,6 @@ def _subsample(items: list, n: int | None, seed: int, key: str) -> tuple[list, i
 
 def plan_subtasks(opt: Options) -> list[Subtask]:
     """The stimulus files of the run: generated (the paper's four subtasks) or from --items files."""
-    from stimuli.files import StimulusFileError, load_items, save_items
 
     generate_items = cells_study().generate_items
 
@@ -210,7 +218,6 @@ def spec_for(st: Subtask, seed: int) -> dict[str, Any]:
 
 
 def arms_for(opt: Options, model: str | None, subtasks: list[Subtask]) -> list[Arm]:
-    from stimuli.prompts import PROMPT_GROUPS
 
     mslug = slug(model or "SmolLM2-135M-Instruct") + backend_suffix(opt.backend)
     arms = []
@@ -231,7 +238,6 @@ def arms_for(opt: Options, model: str | None, subtasks: list[Subtask]) -> list[A
 # ---------------------------------------------------------------------------------- analysis
 def rates(df: pd.DataFrame, keys: list[str], n_boot: int, seed: int) -> pd.DataFrame:
     """Error rate per cell with a 95% percentile bootstrap CI over the cell's trials (items x prompts)."""
-    from analysis.stats.bootstrap import bootstrap_mean
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -252,7 +258,6 @@ def column_condition(structure: str, condition: str) -> str:
 
 
 def wide(t: pd.DataFrame, index: list[str], with_ci: bool) -> pd.DataFrame:
-    from analysis.load.prepare import condition_order
 
     t = t.copy()
     t["cell"] = ([f"{e:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{e:.3f}"
@@ -265,9 +270,6 @@ def wide(t: pd.DataFrame, index: list[str], with_ci: bool) -> pd.DataFrame:
 
 def human_rates(paths: list[Path], n_boot: int, seed: int) -> pd.DataFrame:
     """Error rates of the human sessions (analysis.measures.error_rates: post-training violations, CI over subjects)."""
-    from analysis.load import LoadError, load
-    from analysis.load.prepare import prepare
-    from analysis.measures.error_rates import error_rates
 
     try:
         df, _ = load(paths)
@@ -384,7 +386,6 @@ class _Bars:
 
 def _figures_2_and_4(rep: Report, b1: pd.DataFrame, plot: _Bars, figs: Path) -> None:
     """Figure 2/B3 (long nested by prompt) and Figure 4 (the harder variants, when they ran)."""
-    from analysis.report.figures import error_rate_bars
 
     human, key = plot.human, cells_study().KEY_STRUCTURE
     rep.heading("Figure 2 and B3: error rates by prompt (long nested, inner and outer dependency)", anchor="figure-2")
@@ -408,7 +409,6 @@ def _figures_2_and_4(rep: Report, b1: pd.DataFrame, plot: _Bars, figs: Path) -> 
 
 def _figures_per_prompt(rep: Report, opt: Options, main: pd.DataFrame, plot: _Bars, figs: Path) -> None:
     """Figure B1 (each hand-written prompt) and B2 (each recombined prompt), with their table."""
-    from analysis.report.figures import error_rate_bars
 
     per = rates(main[main["prompt"] != "none"], ["model", "subtask", "structure", "prompt", "prompt_set", "condition"],
                 opt.n_boot, opt.seed)
@@ -433,7 +433,6 @@ def _figures_per_prompt(rep: Report, opt: Options, main: pd.DataFrame, plot: _Ba
 
 def _figure_5(rep: Report, opt: Options, df: pd.DataFrame, human: pd.DataFrame | None, figs: Path) -> None:
     """Figure 5 (the interp prompts: 0..8 nested examples), its table and one figure per model and subtask."""
-    from reproductions.figures import interpolation_lines
 
     interp = df[df["prompt"] == "interp"]
     if interp.empty:
@@ -508,7 +507,6 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
 
 
 def _esc(s: str) -> str:
-    import html
 
     return html.escape(s)
 
@@ -522,7 +520,6 @@ def _jsonable(opt: Options) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------- run
 def reproduce(opt: Options, log=print) -> Path:
     """Plan, run every arm of every model (reusing finished sessions), analyse; returns report.html."""
-    from model_subjects import ModelLoadError, load_backend
 
     started = time.time()
     if opt.humans:  # bad human data fails before hours of model runs, and before anything is written

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 from numpy.lib import format as npformat
 
+from stimuli.archives import ArchiveLimitError, ZipLimits, check_zip
+
 MAX_MEMBER_BYTES = 500_000_000  # one member, uncompressed (the released digit-matrix archive: 1.25 MB)
 MAX_TOTAL_BYTES = 500_000_000  # all members together, uncompressed (five 470 MB members are not five small ones)
 MAX_MEMBERS = 1000  # members in one archive (the released one has 1)
@@ -233,7 +235,6 @@ def _check_totals(zf: zipfile.ZipFile, where: str) -> list[zipfile.ZipInfo]:
     """The .npy members, after every check of stimuli/archives.py on every member (names, links, duplicates,
     the count, each declared size, the total and the inflation ratio), before any member is read; zipfile
     then reads no more than a member declares."""
-    from stimuli.archives import ArchiveLimitError, ZipLimits, check_zip
 
     limits = ZipLimits(members=MAX_MEMBERS, member_bytes=MAX_MEMBER_BYTES, total_bytes=MAX_TOTAL_BYTES, ratio=MAX_RATIO)
     try:

@@ -18,8 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from experiments.session import SessionError, acquire_session_lock
 from experiments.trials import Trial
+from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
+from model_subjects.requests import LoglikelihoodRequest
+from model_subjects.run_checks import item_length_problem
 from reproductions.common import ReproError
+from stimuli.textfile import read_text_file
+from stimuli.visible_text import lookalike_problem, text_problem
 
 
 @dataclass(frozen=True)
@@ -43,8 +49,6 @@ def _text_problem(good: str, bad: str) -> str | None:
     """Hidden characters or a look-alike word in a sentence, a pair longer than a model subject reads
     (model_subjects/run_checks.py: checked before any model loads), or a pair that differs only invisibly
     (a zero-width or trailing space: no minimal pair), by the one rule (stimuli/visible_text.py)."""
-    from model_subjects.run_checks import item_length_problem
-    from stimuli.visible_text import lookalike_problem, text_problem
 
     for name, text in (("sentence_good", good), ("sentence_bad", bad)):
         problem = text_problem(text)
@@ -59,7 +63,6 @@ def _text_problem(good: str, bad: str) -> str | None:
 
 def load_blimp_jsonl(path: Path) -> list[Pair]:
     """BLiMP JSONL: one JSON object per line with `sentence_good` and `sentence_bad`; errors name the line."""
-    from stimuli.textfile import read_text_file
 
     path = Path(path)
     if not path.exists():
@@ -129,7 +132,6 @@ class ScoreCache:
     """log-probabilities of requests already scored, one JSON line each (append-only, flushed)."""
 
     def __init__(self, path: Path):
-        from experiments.session import SessionError, acquire_session_lock
 
         self.path = path
         self.scores: dict[str, float] = {}
@@ -179,8 +181,6 @@ def score_protocols(backend: Any, cache: ScoreCache, jobs: list[tuple[Trial, Any
     batch it was scored in. Returns the decisions (in job order) and the number of requests
     computed now.
     """
-    from model_subjects.invariance import decision_gap, margin_for_tokens, tie_margin_for
-    from model_subjects.requests import LoglikelihoodRequest
 
     plans = []
     reqs: dict[str, LoglikelihoodRequest] = {}

@@ -19,6 +19,7 @@ from pathlib import Path
 from stimuli.input_rules import is_ascii_digits  # (importing it sets the CSV field limit, once)
 from stimuli.items import Item
 from stimuli.textfile import read_text_file
+from stimuli.visible_text import nfc, text_problem
 
 REQUIRED_COLUMNS = ("item_id", "structure", "condition", "lexicon", "sentence")
 FILLER_COLUMNS = ("filler_index", "filler_word", "filler_kind")
@@ -103,7 +104,6 @@ def load_items(path: str | Path, language: str | None = None) -> list[Item]:
 def _visible_row(row: dict) -> dict:
     """The row's cells NFC; a hidden or control character or a mixed-script look-alike word is a
     ValueError naming the column and characters (stimuli/visible_text.py)."""
-    from stimuli.visible_text import nfc, text_problem
 
     out = {}
     for k, v in row.items():
@@ -121,8 +121,8 @@ def _design_errors(items: list[Item], lines: list[int]) -> list[tuple[int, str]]
     structure's (the generator's structures have a fixed number of nouns), or fewer critical
     verbs than the structure's other items have (the compiler would pick it for a dependency it
     lacks)."""
-    # late, and the one import of experiments here: the generator's structures are the study's that supplies
-    # a spec's `stimuli:` items (experiments/studies.py; pure lookups, nothing of experiments runs)
+    # late, and the one import of experiments here (stimuli sits below it): the generator's structures are the
+    # study's that supplies a spec's `stimuli:` items (experiments/studies.py; pure lookups)
     from experiments.studies import stimuli_part
 
     structures = stimuli_part("structures")

@@ -26,11 +26,10 @@ import numpy as np
 import pandas as pd
 
 from analysis.measures.detection import dprime_c
-from analysis.measures.judgments import JUDGMENT_KINDS, add_judgment_columns, answer_label, judged_rows
+from analysis.measures.judgments import add_judgment_columns, answer_label, judged_rows
 from analysis.stats.bootstrap import N_BOOT, bootstrap_mean, bootstrap_ratio
 
 NON_DESIGN_ROLES = ("practice", "filler")
-BINARY_TASKS = JUDGMENT_KINDS
 
 
 def item_key(df: pd.DataFrame) -> pd.Series:

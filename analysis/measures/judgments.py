@@ -19,6 +19,7 @@ import json
 
 import pandas as pd
 
+from analysis.kind_sections import kinds_where, untyped_kind
 from experiments.tasks import detection_values  # the one place the labels' meaning lives
 
 RULE = ("acceptance = trials answered with the task's accepting label / trials answered with either label; "
@@ -29,21 +30,13 @@ RULE = ("acceptance = trials answered with the task's accepting label / trials a
 
 def judgment_kinds() -> tuple[str, ...]:
     """The judgment-like kinds: each registers `detection` (analysis/kind_sections.py)."""
-    from analysis.kind_sections import kinds_where  # late: a kind's unit, loaded when its kind is asked for
 
     return kinds_where("detection")
-
-
-def __getattr__(name: str):
-    if name == "JUDGMENT_KINDS":  # the old constant, read from the registry when first asked
-        return judgment_kinds()
-    raise AttributeError(name)
 
 
 def row_kind(df: pd.DataFrame) -> pd.Series:
     """The task kind of each row (a table without `task`, a Lakretz release: the kind that claims such
     tables, violation detection; analysis/kind_sections.untyped_kind)."""
-    from analysis.kind_sections import untyped_kind  # late: a kind's unit, loaded when its kind is asked for
 
     default = untyped_kind()
     if "task" not in df.columns:

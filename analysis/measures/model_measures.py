@@ -22,6 +22,9 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.stats import pearsonr
+
+from analysis.kind_sections import low_demand_protocols, protocol_family, protocol_method
 
 
 def evaluation_method(protocol: str | None) -> str:
@@ -33,7 +36,6 @@ def evaluation_method(protocol: str | None) -> str:
     """
     if protocol is None or protocol is pd.NA or (isinstance(protocol, float) and math.isnan(protocol)):
         return "other"
-    from analysis.kind_sections import protocol_method  # late: a kind's unit, loaded when its kind is asked for
 
     p = str(protocol).lower()
     if "meta" in p:
@@ -55,7 +57,6 @@ def task_family(protocol: str | None) -> str:
     their own; a kind registers its other families (analysis/kind_sections.py; violation detection:
     direct with violation_judgment, the human's question, and forced choice with production, Hu & Frank).
     """
-    from analysis.kind_sections import protocol_family  # late: a kind's unit, loaded when its kind is asked for
 
     p = "" if protocol is None or protocol is pd.NA else str(protocol)
     head = p.split(":")[0].lower()
@@ -111,7 +112,6 @@ def low_demand_partner(protocols: list[tuple[str, str, str]], family: str) -> st
     same = [p for p, meth, fam in protocols if meth == "direct" and fam == family]
     if same:
         return sorted(same)[0]
-    from analysis.kind_sections import low_demand_protocols  # late: a kind's unit, loaded when its kind is asked for
 
     preferred = [p for p in low_demand_protocols() if p in direct]
     if preferred:
@@ -180,7 +180,6 @@ def paired_differentials(df: pd.DataFrame) -> pd.DataFrame:
 
 def internal_consistency(df: pd.DataFrame) -> pd.DataFrame:
     """Pearson r (95% CI by Fisher z) between direct and each metalinguistic protocol's differentials."""
-    from scipy.stats import pearsonr  # late: scipy.stats stays out of start-up
 
     pairs = paired_differentials(df)
     out = []

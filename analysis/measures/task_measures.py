@@ -22,12 +22,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from analysis.kind_sections import kinds_where
 from analysis.stats.bootstrap import N_BOOT, bootstrap_mean
 
 
 def rt_tasks() -> tuple[str, ...]:
     """The kinds whose people's response times are analysed (each kind registers it: analysis/kind_sections.py)."""
-    from analysis.kind_sections import kinds_where  # late: a kind's unit, loaded when its kind is asked for
 
     return kinds_where("rt")
 

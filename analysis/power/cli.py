@@ -9,6 +9,12 @@ from typing import List, Optional
 
 import typer
 
+from analysis.api import power as api_power
+from analysis.load import LoadError
+from analysis.power.layout import run_with_fixed_layout
+from analysis.stats.mixed import MixedModelError
+from experiments.cli_common import console, fail
+
 
 def power(
     data: List[Path] = typer.Argument(..., help="the pilot: session folders or CSVs, loaded as `twinlab analyze` loads "
@@ -56,11 +62,6 @@ def power(
     Power curves with Monte Carlo CIs over subjects and items, failed and boundary fits counted apart, in parallel
     with early stopping."""
     from analysis.api import InputError  # late: the CLI starts without the analysis (pandas, R)
-    from analysis.api import power as api_power
-    from analysis.load import LoadError  # late: the CLI starts without the analysis (pandas, R)
-    from analysis.power.layout import run_with_fixed_layout  # late: the CLI starts without the analysis
-    from analysis.stats.mixed import MixedModelError  # late: the CLI starts without the analysis (pandas, R)
-    from experiments.cli_common import console, fail  # late: the CLI starts without the analysis (pandas, R)
 
     unfixed = run_with_fixed_layout()  # returns only when the layout is fixed, or cannot be (then said)
     if unfixed:

@@ -10,6 +10,7 @@ from typing import Callable
 import pandas as pd
 
 from analysis.power.pilot import build_pilot
+from analysis.power.report import results_dict, write_outputs
 from analysis.power.run import run_sizes
 from analysis.power.settings import PowerSettings
 from analysis.stats import formula as fm
@@ -19,7 +20,6 @@ def run_power(s: PowerSettings, f: fm.Formula, df: pd.DataFrame, declared: dict,
               log: Callable[[str], None] | None = None) -> dict:
     """The run after the checks (api.power calls check_settings, the --out rules and the loader first): the
     pilot built, every size simulated, the results returned and written to `out` when given."""
-    from analysis.power.report import results_dict, write_outputs  # late: scipy.stats stays out of start-up
     log = log or (lambda m: None)
     t0 = time.time()
     pilot = build_pilot(s, f, df, declared, log)

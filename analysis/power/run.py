@@ -11,9 +11,11 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from analysis.power.analytic import analytic_power
 from analysis.power.design import DesignError, balance_notes, extend
 from analysis.power.settings import Pilot, PowerInputError, PowerSettings
 from analysis.power.sim import SizeModel
+from analysis.power.stats import boundary_by_size, reference_se, stop_decision, summarize
 from analysis.stats import formula as fm
 from analysis.stats.mixed import MixedModelError
 
@@ -39,8 +41,6 @@ def coded_design(pilot: Pilot, n_subjects: int, n_items: int | None) -> tuple[pd
 
 def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
     """(power table rows, every simulation's row, analytic results) over subjects x items."""
-    from analysis.power.analytic import analytic_power  # late: scipy.stats stays out of start-up
-    from analysis.power.stats import boundary_by_size  # late: scipy.stats stays out of start-up
 
     items = s.items or [len(pilot.template.items)]
     sizes = [(n_subj, n_items) for n_items in items for n_subj in s.subjects]
@@ -62,7 +62,6 @@ def run_sizes(s: PowerSettings, pilot: Pilot, log: Callable[[str], None]):
 def run_size(s: PowerSettings, pilot: Pilot, design: pd.DataFrame, n_subj: int, n_items: int,
              log: Callable[[str], None]) -> tuple[dict, pd.DataFrame]:
     """Batches of simulations of one size until done or stopped early (analysis/power/stats.py)."""
-    from analysis.power.stats import stop_decision, summarize  # late: scipy.stats stays out of start-up
 
     t0 = time.time()
     random_text = " + ".join(r.text() for r in pilot.coded.random)
@@ -103,7 +102,6 @@ def run_size(s: PowerSettings, pilot: Pilot, design: pd.DataFrame, n_subj: int, 
 def reference_ses(pilot: Pilot, simulated_trials: int) -> list[float]:
     """Per tested coefficient, the smallest SE the simulated design allows (analysis/power/stats.reference_se),
     from the pilot's SE (the Hessian-free one where lme4 gave it: steadier at a boundary)."""
-    from analysis.power.stats import reference_se  # late: scipy.stats stays out of start-up
 
     by_term = {c["term"]: c for c in pilot.fit.coefficients}
     out = []

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.input_errors import InputError
+from analysis.load.frames import model_frame
 from analysis.options import flag
 from analysis.power.terms import TermError, check_in_formula
 from analysis.stats import formula as fm
@@ -153,7 +154,6 @@ def check_settings(s: PowerSettings) -> fm.Formula:
 
 def pilot_rows(df: pd.DataFrame, group: str | None) -> tuple[pd.DataFrame, str, str]:
     """(rows, group label, subject kind) of one group's test trials; several groups need --group."""
-    from analysis.load.frames import model_frame  # late: scipy.stats stays out of start-up
 
     d = model_frame(df)
     groups = sorted(set(d["group"].dropna().astype(str))) if "group" in d.columns else []

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.power.stats import IMPLAUSIBLE_SE
 from analysis.stats.mixed import MixedModelError, boundary_reasons, r_fitter, r_frame
 
 R_SETUP = r"""
@@ -247,7 +248,6 @@ class SizeModel:
         tested coefficient's design allows (analysis/power/stats.reference_se)."""
         import rpy2.robjects as ro  # late: R starts only when a model is fitted
 
-        from analysis.power.stats import IMPLAUSIBLE_SE  # late: scipy.stats stays out of start-up
 
         fns = _fns()
         try:

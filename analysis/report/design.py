@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 
+from analysis.kind_sections import SectionArgs, kind_closing_sections, kind_sections
 from analysis.load.frames import model_frame
 from analysis.load.rows import block_kind, scope_text, select_blocks
 from analysis.load.subjects import RULE as COPIES_RULE
@@ -236,11 +237,6 @@ def task_sections(res: Results, d: pd.DataFrame, factors: dict, opt: Options, ou
     fs = [f for f in factors if f in d.columns]
     by = list(opt.by) or fs
     tasks = set(t["task"].dropna().astype(str)) if "task" in t.columns else set()
-    from analysis.kind_sections import (  # late: the kinds' registry, asked when a kind is present
-        SectionArgs,
-        kind_closing_sections,
-        kind_sections,
-    )
     # each kind's own (its unit registers it)
     kind_sections(SectionArgs(res, t, factors, by, opt, out, log, skipped), tasks)
     logprob_section(res, t, by, opt)

@@ -26,8 +26,10 @@ from analysis.adaptation import adaptation_step  # issue 51: the adaptation effe
 from analysis.input_errors import InputError
 from analysis.learning.general import has_learning_data
 from analysis.learning.report import learning_sections
+from analysis.load.frames import design_frame, is_general_design, with_order
 from analysis.load.rows import ORDER_COLUMNS
 from analysis.options import Options
+from analysis.report.design import design_sections
 from analysis.report.results_folder import Results
 from experiments.studies import declared, study_part
 
@@ -73,7 +75,6 @@ class ReportPlan:
 
 # ------------------------------------------------------------------------------ a general design
 def design_frame_step(df: pd.DataFrame, run: Run) -> None:
-    from analysis.load.frames import design_frame, with_order  # late: scipy.stats stays out of start-up
     d, copies, copy_notes = design_frame(df, dict(run.info.factors), run.opt.model_copies)
     if copies.empty and df.attrs.get("model_copies"):
         copies = pd.DataFrame(df.attrs["model_copies"])  # a frame of api.load_sessions: merged there (records)
@@ -88,7 +89,6 @@ def design_frame_step(df: pd.DataFrame, run: Run) -> None:
 
 
 def design_step(run: Run) -> None:
-    from analysis.report.design import design_sections  # late: scipy.stats stays out of start-up
 
     design_sections(run.res, run.d, dict(run.info.factors), run.opt, run.out, run.log, run.notes, run.skipped,
                     general=True, copies=run.copies)
@@ -108,7 +108,6 @@ def exclusions_step(run: Run) -> None:
 
 
 def is_general(df: pd.DataFrame, factors: dict) -> bool:
-    from analysis.load.frames import is_general_design  # late: scipy.stats stays out of start-up
 
     return is_general_design(df, factors)
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from analysis.stats import formula as fm
 from analysis.stats.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
@@ -234,7 +235,6 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
                 declared: dict[str, list[str]] | None = None, fallback: bool = True, log_rt: bool = True) -> FormulaFit:
     """Fit `formula` to `df` (columns checked first); with random effects, simplify them step by step while
     the fit is not converged or singular, and report which structure is shown."""
-    from scipy.stats import norm  # late: scipy.stats stays out of start-up
 
     f = fm.parse(formula) if isinstance(formula, str) else formula
     d, coded, codings, fam, transform, dropped = prepare_data(df, f, family, declared, log_rt)

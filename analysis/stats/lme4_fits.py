@@ -13,6 +13,8 @@ import re
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
+from scipy.stats import t as tdist
 
 from analysis.stats.mixed import (
     MixedFit,
@@ -96,8 +98,6 @@ def _frame(data: pd.DataFrame, formula: str):
 
 
 def _coefs(get: dict, statistic: str) -> list[dict]:
-    from scipy.stats import norm  # late: scipy.stats stays out of start-up
-    from scipy.stats import t as tdist
 
     out = []
     dfs = get["df"] if len(get["df"]) == len(get["term"]) else [get["df"][0]] * len(get["term"])

@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import formula as fm
+from analysis.stats.formula import CONTRASTS_NOTE
+from analysis.stats.mixed import fit_status, r_frame
 
 R_CLMM = r"""
 function(formula, d, method) {
@@ -112,10 +114,6 @@ def fit_clmm(df: pd.DataFrame, formula: str, declared: dict[str, list[str]] | No
     are fitted as given (no simplification); a fit whose default optimiser does not converge is refitted
     once with ucminf (one grouping factor only), and the fit says which it reports. Scale points that no
     trial used are named (`unused_points`; `points`: the scale's size, else the highest point used)."""
-    # late: the R side (mixed) loads with the first fit
-    from analysis.stats.formula import CONTRASTS_NOTE
-    from analysis.stats.mixed import fit_status, r_frame
-
     f = fm.parse(formula)
     if f.response_var != RESPONSE:
         raise fm.FormulaError(f"a cumulative-link model needs the response {RESPONSE!r}, not {f.response_var!r}")

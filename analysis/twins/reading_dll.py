@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from analysis.kind_sections import kinds_where
 from analysis.measures.reading import add_spillover, join_region_surprisal, join_surprisal, trim_rts, word_rows
 from analysis.report.figures import PALETTE, pyplot, save_figure
 
@@ -108,7 +109,6 @@ def delta_ll(joined: dict[str, pd.DataFrame], seed: int = 0, n_boot: int = 2000)
 
 def joined_words(d: pd.DataFrame, factors: dict) -> dict[str, pd.DataFrame]:
     """People's word rows (the rt_range rule applied) with each model group's surprisal and spillover columns."""
-    from analysis.kind_sections import kinds_where  # late: a kind's unit, loaded when its kind is asked for
     from analysis.load.frames import model_frame  # late: frames imports the twins' answers (a circle at import)
 
     m = model_frame(d)

@@ -19,6 +19,7 @@ import random
 from typing import Any, Protocol
 
 from experiments.spec_model import Block, Experiment
+from experiments.studies import stimuli_part
 from experiments.trials import Trial
 
 
@@ -63,6 +64,5 @@ def items_source(exp: Experiment) -> ItemSource:
         from experiments.sources.design_rows import DesignRows
 
         return DesignRows(exp)
-    from experiments.studies import stimuli_part
 
     return stimuli_part("source")(exp)

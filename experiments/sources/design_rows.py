@@ -17,6 +17,9 @@ from typing import Any
 from experiments.design import DesignError, DesignFile, Row, check_factors, read_design
 from experiments.sources.design_order import check_orderable, order_rows
 from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
+from experiments.subjects import subject_number
+from experiments.tasks import TaskError, registry
+from experiments.tasks.items import line_list
 from experiments.trials import Trial
 
 
@@ -103,7 +106,6 @@ def check_design(exp: Experiment, where: str) -> DesignFile:
 
 def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
     """Every row through its kind's own item check (experiments.tasks.items: every bad line named)."""
-    from experiments.tasks import TaskError, registry
 
     if exp.task.kind in registry():  # the kind's own checks, and the keys the largest item needs
         from experiments.tasks.items import check_items
@@ -115,7 +117,6 @@ def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
 
 
 def _lines(numbers: list[int]) -> str:
-    from experiments.tasks.items import line_list
 
     return line_list(numbers)
 
@@ -165,7 +166,6 @@ class DesignRows:
 
     def subject(self, subject_id: str, list_number: int | None) -> "RowDraw":
         """The subject's list: `list_number`, else the id rotation (DesignFile.list_for)."""
-        from experiments.subjects import subject_number
 
         df = check_design(self.exp, self.exp.source_path or self.exp.name)
         if list_number is None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from experiments.kinds import UnknownKind, kind_part, parts
 from experiments.tasks.hooks import (
     Answers,
     CheckDesign,
@@ -143,7 +144,6 @@ class TaskKind(ItemsSide, PresentationSide, ScoringSide):
 
 def registry() -> dict[str, TaskKind]:
     """Every kind's TaskKind (its folder's `task` part, `KIND`), in listing order (experiments/kinds.py)."""
-    from experiments.kinds import parts
 
     return parts("task", "KIND")  # type: ignore[return-value]
 
@@ -155,7 +155,6 @@ def material_keys() -> frozenset[str]:
 
 
 def get_task(name: str) -> TaskKind:
-    from experiments.kinds import UnknownKind, kind_part
 
     try:
         task = kind_part(name, "task")

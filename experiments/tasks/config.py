@@ -15,6 +15,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
+from experiments.spec_errors import error_lines
+from experiments.tasks.base import registry
+
 Presentation = Literal["whole", "rsvp", "moving_window"]
 
 
@@ -100,7 +103,6 @@ def task_fields() -> tuple[str, ...]:
     """Every field the spec's `task:` section takes for a kind's settings: the union of the registered kinds'
     settings models (`TaskKind.settings`), in registration order. A kind declares its settings once, in its
     model; the spec, the runners and the hash read them from here."""
-    from experiments.tasks.base import registry
 
     out: dict[str, None] = {}
     for kind in registry().values():
@@ -112,7 +114,6 @@ def task_fields() -> tuple[str, ...]:
 def _problems(exc: ValidationError) -> str:
     """A settings model's errors by their full path under `task.`, each with its accepted form, joined
     (experiments/spec_errors.py, the spec's one formatter)."""
-    from experiments.spec_errors import error_lines
 
     return "; ".join(error_lines(exc.errors(), ["task"], lambda loc: ".".join(str(p) for p in loc)))
 
@@ -121,7 +122,6 @@ def settings_for(kind: str, given: dict[str, Any]) -> KindSettings | None:
     """The kind's settings from the `task:` fields given (None values = not given); ValueError naming
     a field that is not the kind's, or a value its settings model refuses. A kind without a settings
     model (violation detection, forced choice) takes none of these."""
-    from experiments.tasks.base import registry
 
     given = {k: v for k, v in given.items() if v is not None}
     cls = getattr(registry().get(kind), "settings", None)

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from experiments.kinds import kind_attrs
+from experiments.tasks import get_task
+
 NO_ANSWER = "none"  # the response of a violation-detection panel left unanswered (participants/rsvp.py)
 
 
@@ -27,7 +30,6 @@ def kind_of(exp: Any, trial: Any) -> str:
 
 def renders_rsvp(exp: Any, trial: Any) -> bool:
     """Whether the RSVP renderer presents the trial (its own outcome and no-response rules)."""
-    from experiments.tasks import get_task
 
     return get_task(kind_of(exp, trial)).renderer == "rsvp"
 
@@ -36,14 +38,12 @@ def rsvp_rules(exp: Any, trial: Any, *names: str) -> Any:
     """The RSVP renderer's rules of the trial's own kind, from its task part (kinds/<kind>/task.py): a kind whose
     `renderer` is "rsvp" declares `ANSWERS`, `key_response`, `outcome`, `response_times` and `autopilot_answer`
     there (violation detection does); one value, or a tuple in the order asked."""
-    from experiments.kinds import kind_attrs
 
     return kind_attrs(kind_of(exp, trial), "task", *names)
 
 
 def person_outcome(exp: Any, trial: Any, response: str) -> bool | None:
     """Whether `response` (as the table records it) is right on `trial`; None: not scored."""
-    from experiments.tasks import get_task
 
     if renders_rsvp(exp, trial):
         return rsvp_rules(exp, trial, "outcome")(trial, response, answered=response != NO_ANSWER)

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from experiments.tasks.base import TaskError, get_task
 from experiments.tasks.keys import KeySettingError, check_keys
+from stimuli.visible_text import lookalike_problem, visible_key
 
 
 def given_settings(task: Any) -> dict[str, Any]:
@@ -23,7 +24,6 @@ def lookalike_materials(mat: dict[str, Any], where: str) -> None:
     """Two options (or a sentence and its pair_sentence) that differ only invisibly -- a zero-width space, a
     full-width letter, a trailing space -- are no choice and no minimal pair: TaskError naming both
     (stimuli/visible_text.py)."""
-    from stimuli.visible_text import lookalike_problem, visible_key
 
     for key, what in LOOKALIKE_SETS:
         problem = lookalike_problem([str(o) for o in mat.get(key) or ()], what)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from experiments.tasks.base import get_task
+
 POSITION_KEYS = ("f", "j", "d", "k", "s", "l", "a")
 TEXT_MARKS = ("space", "apostrophe", "minus", "period", "comma", "backspace")
 
@@ -68,7 +70,6 @@ def check_keys(kind: str, settings: Any, given: dict[str, Any], quit_key: str, *
     settings; `n_options`/`n_question_options`: the most options/comprehension options an item has.
     The rule is the kind's own (`TaskKind.check_keys`, in kinds/<kind>/task.py); then no answer may be on the
     continue key (`continue_key`, task.response_key), which also ends the instruction and break screens."""
-    from experiments.tasks.base import get_task
 
     hook = get_task(kind).check_keys
     if settings is None or hook is None:
@@ -93,7 +94,6 @@ def check_continue_key(kind: str, settings: Any, given: dict[str, Any], continue
     """Refuse an answer key that is the continue key: a press meant to answer would also end a break or
     instruction screen (and the break would swallow an answer). A kind that answers with the continue key
     itself (violation detection's go/no-go key: its settings hold `response_key`) is exempt."""
-    from experiments.tasks.base import get_task
 
     hook = get_task(kind).human_settings
     fields = type(settings).model_fields if hasattr(type(settings), "model_fields") else {}

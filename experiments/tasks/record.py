@@ -24,6 +24,7 @@ import math
 import random
 from typing import Any
 
+from experiments.tasks.base import get_task
 from experiments.tasks.shown import Answer, TaskPlan
 from experiments.trials import Trial
 
@@ -163,7 +164,6 @@ def row_fields(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _kind(s: Any) -> Any:
-    from experiments.tasks.base import get_task
 
     k = get_task(s.kind)
     if k.derive is None:  # a model-only kind, or one whose renderer runs its own trial (violation detection: rsvp)
@@ -195,7 +195,6 @@ def derive_answer(trial: Trial, s: Any, order: list[int] | None, raw: dict[str, 
                   out: dict[str, Any], extra: dict[str, Any]) -> tuple[int, Answer]:
     """The answer-screen kinds (judgment, choice, rating, lexical decision): the counted answer, its RT
     and whether it is correct (the kind's `score`); returns (screen position, answer)."""
-    from experiments.tasks.base import get_task
 
     ans = answers(trial, s, order)
     onset = event_time(raw.get("response_onset"), "response_onset")
@@ -229,7 +228,6 @@ def rt(rng: random.Random) -> float:
 def pick_answer(trial: Trial, ans: list[Answer], rng: random.Random, right: bool, kind: str,
                 wrong_at_random: bool = True) -> Answer:
     """The answer a simulated participant gives: a correct one when `right` (and there is one), else a wrong one."""
-    from experiments.tasks.base import get_task
 
     score = get_task(kind).score
     good = [a for a in ans if score(trial, a.value)]
@@ -241,7 +239,6 @@ def pick_answer(trial: Trial, ans: list[Answer], rng: random.Random, right: bool
 
 def plan_answer(trial: Trial, s: Any, order: list[int] | None, rng: random.Random, right: bool) -> TaskPlan:
     """The answer-screen kinds' plan: one press of the chosen answer's key."""
-    from experiments.tasks.base import get_task
 
     ans = answers(trial, s, order)
     pick = pick_answer(trial, ans, rng, right, s.kind)

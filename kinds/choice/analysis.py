@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
 from analysis.kind_sections import AnalysisKind, SectionArgs
 from analysis.measures.cells import json_list, materials
+from analysis.report import design_figures as dfig
 from kinds.choice.task import answer_position
 
 KIND = "choice"
@@ -42,7 +44,6 @@ def choice_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 def position_bias(d: pd.DataFrame) -> pd.DataFrame:
     """Share of choices per screen position against chance 1/n (exact binomial test), per group."""
-    from scipy.stats import binomtest
 
     cols = ["group", "n_options", "position", "n_trials", "n_chosen", "share", "chance", "p_binomial"]
     x = d[d["chosen_position"].notna() & d["n_options"].notna()] if len(d) else d
@@ -71,7 +72,6 @@ def accuracy_by_position(d: pd.DataFrame) -> pd.DataFrame:
 
 def choice_section(a: SectionArgs) -> None:
     """The report's choice section: position bias and accuracy by the correct option's position."""
-    from analysis.report import design_figures as dfig
 
     c = choice_rows(a.rows)
     pb, ap = position_bias(c), accuracy_by_position(c)

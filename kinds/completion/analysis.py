@@ -12,6 +12,8 @@ import pandas as pd
 
 from analysis.kind_sections import AnalysisKind, SectionArgs
 from analysis.measures.cells import materials
+from analysis.measures.design_rates import rates
+from analysis.report.design import F1F2, fmt_ci
 from kinds.api import normalize_answer
 from kinds.completion.task import accepted_answers
 
@@ -65,7 +67,6 @@ def model_target_scores(d: pd.DataFrame) -> pd.DataFrame:
 def completion_rates(c: pd.DataFrame, by: list[str], seed: int, n_boot: int) -> pd.DataFrame:
     """Strict (target) and lenient (accepted variants) match rates of completion rows per cell of `by` (long:
     `score` names which)."""
-    from analysis.measures.design_rates import rates
 
     parts = [rates(c, by, "match_target", seed, n_boot).assign(score="target"),
              rates(c, by, "match_accepted", seed, n_boot).assign(score="target or accepted")]
@@ -74,7 +75,6 @@ def completion_rates(c: pd.DataFrame, by: list[str], seed: int, n_boot: int) -> 
 
 def completion_section(a: SectionArgs) -> None:
     """The report's completion section: accuracy against the target and its accepted variants; models' scores."""
-    from analysis.report.design import F1F2, fmt_ci
 
     by, res = a.by, a.res
     c = completion_rows(a.rows)

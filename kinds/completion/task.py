@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, Strict, field_validator
 
+from experiments.screen_texts import key_label, kind_text
 from kinds.api import (
     CHAR_KEYS,
     RULE,
@@ -140,7 +141,6 @@ def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: i
 
 def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
     """The hint that names the submit key."""
-    from experiments.screen_texts import key_label, kind_text
 
     return {"hint": kind_text("completion", lang, "hint", key=key_label(st.submit_key, lang))}
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
+from experiments.screen_texts import kind_text
 from kinds.api import (
     POSITION_KEYS,
     Answer,
@@ -89,7 +90,6 @@ def label_settings(kind: str, default_values: tuple[str, str], default_keys: tup
     """The human runners' labels and keys of a label kind: the spec's labels, else `default_values` with the
     spec language's texts (the kind's `TEXTS`, `label_<value>`: experiments.screen_texts `kind_text`) on F, J."""
     def human(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
-        from experiments.screen_texts import kind_text
         keys = tuple(label_keys(st, "labels" in given, default_keys))
         if "labels" in given:
             labels = [(lab.value, lab.text) for lab in st.labels]

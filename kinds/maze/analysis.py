@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.kind_sections import AnalysisKind, SectionArgs
+from kinds.maze.task import region_words, word_correct_of
 
 KIND = "maze"
 WORD_COLUMNS = ["group", "subject_kind", "subject_id", "item_id", "condition", "sentence", "position", "word",
@@ -40,7 +41,6 @@ def condition_of(row: pd.Series, factors: list[str]) -> str:
 
 def word_rows(df: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
     """One row per word shown (people) or scored (models) of every maze trial."""
-    from kinds.maze.task import region_words, word_correct_of
 
     if "task" not in df.columns:
         return pd.DataFrame(columns=WORD_COLUMNS)

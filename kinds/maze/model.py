@@ -39,6 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import typer
+
+from experiments.atomic import atomic_write_text
+from experiments.cli_common import fail
 from kinds.api import TaskError, Trial, normalize_answer
 from kinds.maze.task import (
     FIRST_FOIL,
@@ -52,7 +56,9 @@ from kinds.maze.task import (
     words_of,
 )
 from model_subjects.protocol_base import Answer, Decision, Option, ProtocolError, Query
+from model_subjects.requests import LoglikelihoodRequest
 from model_subjects.tasks.base import TaskProtocol, decision
+from stimuli.textfile import read_text_file
 
 LN2 = math.log(2.0)
 
@@ -244,7 +250,6 @@ def generate_distractors(rows: list[dict[str, str]], score: Score, vocab: list[E
 
 def backend_score(backend: Any) -> Score:
     """A model backend's log P(continuation | context) (model_subjects' requests), summed over tokens."""
-    from model_subjects.requests import LoglikelihoodRequest
 
     def score(context: str, conts: Sequence[str]) -> list[float]:
         return [r.logprob for r in backend.loglikelihood([LoglikelihoodRequest(context, c) for c in conts])]
@@ -275,7 +280,6 @@ def check_outputs(out: Path, inputs: dict[str, Path]) -> None:
 
 
 def _write(path: Path, rows: list[dict[str, str]], record: dict[str, Any], force: bool) -> None:
-    from experiments.atomic import atomic_write_text
 
     side = record_path(path)
     for p in (path, side):
@@ -291,10 +295,7 @@ def _write(path: Path, rows: list[dict[str, str]], record: dict[str, Any], force
 
 
 def main() -> None:
-    import typer
 
-    from experiments.cli_common import fail
-    from stimuli.textfile import read_text_file  # bounded, BOM-tolerant, names the file
 
     def run(items: Path, words: Path, out: Path, model: str = typer.Option(None, help="model (default: the bundled "
                                                                                       "one)"),

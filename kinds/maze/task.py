@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
+from experiments.screen_texts import key_label, kind_text
 from kinds.api import (
     FRAME_SLACK_MS,
     Answer,
@@ -328,7 +329,6 @@ def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: i
 
 def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
     """The left and right keys, the error mode and texts (in `extra`), the hint naming the keys."""
-    from experiments.screen_texts import key_label, kind_text
 
     left, right = st.option_keys
     hint = kind_text("maze", lang, "hint", left=key_label(left, lang), right=key_label(right, lang))

@@ -9,6 +9,12 @@ import json
 import pandas as pd
 
 from analysis.kind_sections import AnalysisKind, SectionArgs
+from analysis.load.frames import model_frame
+from analysis.measures.design_rates import rates
+from analysis.report import design_figures as dfig
+from analysis.report.design import CLMM_FALLBACK, F1F2, shown_rates
+from analysis.stats.fit_items import fit_item
+from analysis.stats.fit_items import fit_or_note as _fit_or_note
 from analysis.stats.ordinal import fit_clmm
 
 KIND = "rating"
@@ -75,9 +81,6 @@ def unused_points(r: pd.DataFrame, points: int | None = None) -> list[int]:
 def rating_section(a: SectionArgs) -> None:
     """The report's rating section: distribution, means (people: the chosen point; models: expected value, the
     default, and argmax, both named) and, for people, a cumulative-link mixed model, or why none was fitted."""
-    from analysis.measures.design_rates import rates
-    from analysis.report import design_figures as dfig
-    from analysis.report.design import F1F2, shown_rates
 
     res, by, opt, out = a.res, a.by, a.opt, a.out
     r = rating_rows(a.rows)
@@ -115,10 +118,6 @@ def _scale_points(r: pd.DataFrame) -> int | None:
 def rating_clmm(res, r: pd.DataFrame, by: list[str], factors: dict, opt, log, skipped: list[str],
                 tabs: list) -> tuple[list[dict], str]:
     """The people's cumulative-link mixed model; returns (fit items, the text saying what was fitted or why not)."""
-    from analysis.load.frames import model_frame
-    from analysis.report.design import CLMM_FALLBACK
-    from analysis.stats.fit_items import fit_item
-    from analysis.stats.fit_items import fit_or_note as _fit_or_note
 
     humans = r[r["subject_kind"] == "human"]
     varying = [f for f in by if f in humans.columns and humans[f].nunique() > 1]

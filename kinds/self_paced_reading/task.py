@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
+from experiments.screen_texts import key_label, kind_text
 from kinds.api import (
     FRAME_SLACK_MS,
     Answer,
@@ -215,7 +216,6 @@ def check_keys(settings: Any, given: dict[str, Any], quit_key: str, n_options: i
 
 def human_settings(st: Any, given: dict[str, Any], lang: str, n_options: int) -> dict[str, Any]:
     """The comprehension answers' keys, and the hint that names the advance key."""
-    from experiments.screen_texts import key_label, kind_text
 
     return {"question_keys": tuple(st.option_keys),
             "hint": kind_text("self_paced_reading", lang, "hint", key=key_label(st.advance_key, lang))}

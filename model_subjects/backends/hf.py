@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 from model_subjects.backends.base import Backend, ModelLoadError, Progress
 from model_subjects.backends.registry import register_backend
+from model_subjects.batching import sizer_for
 from model_subjects.kv_stream import KVStream
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
 from model_subjects.requests import (
@@ -113,7 +114,6 @@ class TransformersBackend(PairTokenizer, Backend):
     @batch_size.setter
     def batch_size(self, value: int | str) -> None:
         """A row limit or "auto"; setting it rebuilds the batch policy for this model and device."""
-        from model_subjects.batching import sizer_for
 
         auto = str(value).lower() == "auto"
         self._batch_size = "auto" if auto else max(1, int(value))

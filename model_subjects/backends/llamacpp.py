@@ -50,6 +50,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+import numpy as np
+from jinja2.ext import loopcontrols
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
 from model_subjects.backends.base import Backend, ModelLoadError, Progress, Stream
 from model_subjects.backends.registry import register_backend
 from model_subjects.loading import ResolvedModel, resolve_gguf, sha256_file
@@ -127,7 +131,6 @@ class _LlamaState:
     BLOCK = 32  # positions per eval call; a cached prefix is reused up to a multiple of this
 
     def __init__(self, llm: Any):
-        import numpy as np
 
         self.np = np
         self.llm = llm
@@ -391,8 +394,6 @@ class LlamaCppBackend(PairTokenizer, Backend):
         template = self.llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise ValueError(f"model {self.name!r} has no chat template")
-        from jinja2.ext import loopcontrols
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
 
         def raise_exception(message: str) -> None:
             raise ValueError(message)

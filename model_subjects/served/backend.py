@@ -28,6 +28,7 @@ whole with every query (the server's prefix cache is what makes that cheap).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from model_subjects.backends.base import Backend, Progress, Stream, TextStream
+from model_subjects.loading import cache_root
 from model_subjects.requests import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, split_pair
 from model_subjects.served.cache import ResponseCache, canonical
 from model_subjects.served.client import RetryPolicy, ServerClient, ServerError
@@ -47,7 +49,6 @@ COMPLETIONS = "/v1/completions"
 
 
 def default_cache_dir() -> Path:
-    from model_subjects.loading import cache_root
 
     return cache_root() / "served"
 
@@ -149,7 +150,6 @@ class ServedBackend(Backend):
                               f"(was {canonical(self.model_entry)}, now {canonical(now)}); refusing")
 
     def describe(self) -> dict[str, Any]:
-        import hashlib
 
         return {
             "name": self.model_id,

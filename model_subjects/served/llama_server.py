@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sys
 
+from model_subjects.backends.llamacpp import cpu_amx_flags, extra_buffer_types_off
+
 
 def split_args(argv: list[str]) -> tuple[bool, list[str]]:
     """(use_extra_bufts, the remaining arguments); `--use_extra_bufts X` or `--use_extra_bufts=X`."""
@@ -33,7 +35,6 @@ def split_args(argv: list[str]) -> tuple[bool, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from model_subjects.backends.llamacpp import cpu_amx_flags, extra_buffer_types_off
 
     use, rest = split_args(list(sys.argv[1:] if argv is None else argv))
     sys.argv = [sys.argv[0], *rest]

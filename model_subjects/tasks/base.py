@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from experiments.tasks import get_task
 from experiments.trials import Trial
 from model_subjects.protocol_base import Decision, Protocol, ProtocolError
 
@@ -64,7 +65,6 @@ class TaskProtocol(Protocol):
         self.queries(trial)
 
     def score(self, trial: Trial, response: Any) -> bool | None:
-        from experiments.tasks import get_task
 
         return get_task(self.kind).score(trial, response)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from experiments.kinds import UnknownKind, kind_part, parts
+from experiments.tasks import get_task
 from model_subjects.protocol_base import Protocol, ProtocolError
 
 Factory = Callable[[Any, str | None, int], Protocol]  # (kind settings, question, max_new_tokens)
@@ -33,13 +35,11 @@ class ModelKind:
 
 def model_kinds() -> dict[str, ModelKind]:
     """Every kind's ModelKind (its folder's `model` part, `MODEL`), in listing order (experiments/kinds.py)."""
-    from experiments.kinds import parts
 
     return parts("model", "MODEL")  # type: ignore[return-value]
 
 
 def _model(kind: str) -> ModelKind | None:
-    from experiments.kinds import UnknownKind, kind_part
 
     try:
         mod = kind_part(kind, "model")
@@ -69,7 +69,6 @@ def default_protocol(kind: str, response: str = "key") -> str:
     mk = _model(kind)
     if mk is not None and mk.default is not None:
         return mk.default(response)
-    from experiments.tasks import get_task
 
     return get_task(kind).model_protocols[0]
 

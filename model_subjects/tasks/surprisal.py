@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from experiments.trials import Trial
-from model_subjects.protocol_base import Decision, Option, Query
+from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.surprisal import SurprisalScorer, SurprisalSettings, region_surprisals
 from model_subjects.tasks.base import TaskProtocol, decision, sentence_of
 
@@ -83,7 +83,6 @@ class Surprisal(TaskProtocol):
 
 
 def parse_surprisal(name: str) -> SurprisalSettings:
-    from model_subjects.protocol_base import ProtocolError
 
     parts = name.split(":")[1:]
     unknown = set(parts) - {"bow", "nobos"}

@@ -17,6 +17,8 @@ from typing import Any, Optional, Union
 
 from participants.imports.pipeline import BAD_TRIALS, ImportReport, prepare, reader_for, resolve_mapping, run_import
 from participants.imports.records import ImportArgumentError, ImportInputError, Mapping
+from participants.imports.registry import tool_names
+from participants.imports.show_map import show_map_text
 
 MappingLike = Union[None, str, Path, dict, Mapping]
 
@@ -70,7 +72,6 @@ def _text(name: str, value: Any) -> Optional[str]:
 
 
 def _tool(value: Any) -> str:
-    from participants.imports.registry import tool_names
 
     return _choice("tool", value, tool_names())
 
@@ -93,7 +94,6 @@ def show_map(tool: str, paths: list[Any], mapping: MappingLike = None, encoding:
              bad_trials: str = "exclude") -> str:
     """The text `--show-map` prints: what the import would make of the files, with counts and where each value
     of the mapping came from; where the import would stop, the last line says why."""
-    from participants.imports.show_map import show_map_text
 
     tool, files = _tool(tool), _paths(paths)
     enc, bad = _text("encoding", encoding), _choice("bad_trials", bad_trials, BAD_TRIALS)

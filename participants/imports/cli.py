@@ -4,13 +4,21 @@ twinlab sessions (only typer at module level). The commands are made here for ev
 registry (registry.py), which also mounts the formats with commands of their own (web, a study's release)."""
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, List, Optional
 
 import typer
 
+from experiments.atomic import atomic_write_text
+from experiments.cli_common import fail
 from experiments.commands import HELP_LAYOUT, lazy_group
+from participants.imports.pipeline import BAD_TRIALS, prepare, resolve_mapping, run_import
+from participants.imports.records import ImportInputError
 from participants.imports.registry import ToolImporter, importers
+from participants.imports.show_map import show_map_text
+from participants.imports.text_input import check_encoding
 
 
 def tool_command(imp: Any) -> Callable[..., None]:
@@ -48,11 +56,6 @@ def tool_command(imp: Any) -> Callable[..., None]:
 def run(tool: str, files: list[Path], out: Optional[Path], map_file: Optional[Path], spec_out: Optional[Path],
         show_map: bool, force: bool, add: bool = False, *, encoding: Optional[str] = None,
         bad_trials: str = "exclude") -> None:
-    from experiments.cli_common import fail
-    from participants.imports.pipeline import BAD_TRIALS, prepare, resolve_mapping, run_import
-    from participants.imports.records import ImportInputError
-    from participants.imports.show_map import show_map_text
-    from participants.imports.text_input import check_encoding
 
     try:
         if bad_trials not in BAD_TRIALS:
@@ -77,10 +80,7 @@ def run(tool: str, files: list[Path], out: Optional[Path], map_file: Optional[Pa
 
 
 def _print(report) -> None:
-    import json
-    from datetime import datetime, timezone
 
-    from experiments.atomic import atomic_write_text
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = Path(report.out) / f"import_{report.tool}_{stamp}.json"

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from experiments.design_compiler import compile_sequence
+from experiments.session import keyword_value
+from experiments.spec import SpecError, load_spec
 from participants.imports.records import ImportInputError
 
 VERSIONS = "versions"
@@ -31,7 +34,6 @@ class Earlier:
 
     def spec(self, spec_hash: str) -> Any:
         """The earlier spec of this hash: OUT/spec/<name>.yaml, else OUT/spec/versions/<hash>/ (None: neither)."""
-        from experiments.spec import SpecError, load_spec
 
         if spec_hash not in self.specs:
             self.specs[spec_hash] = None
@@ -53,7 +55,6 @@ def read_earlier(out: Path, name: str) -> Earlier:
     data = out / "data"
     if not data.is_dir():
         return found
-    from experiments.session import keyword_value
 
     for side in sorted(data.glob(f"study-{keyword_value(name)}_subject-*_session-1_data.json")):
         try:
@@ -110,7 +111,6 @@ def _short(x: Any) -> str:
 
 def kept_reason(earlier: Earlier, new_exp: Any, person: Any, files: list[dict[str, Any]]) -> Optional[str]:
     """None when the person's earlier session may stay as it is under the extended spec; else why not."""
-    from experiments.design_compiler import compile_sequence
 
     meta = earlier.sessions.get(person.participant)
     if meta is None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from experiments.psychopy_names import check_key
+from experiments.tasks.record import answers
 from participants.imports.records import ImportInputError, Mapping, SourceTrial
 
 MAX_LABELS = 9
@@ -37,7 +39,6 @@ def answer_record(answers: list[Any], value: str, t0: float, where: str) -> tupl
 
 def screen_answers(trial: Any, s: Any, order: Any) -> list[Any]:
     """The answers on the trial's screen, with their keys (the human runners' one reading)."""
-    from experiments.tasks.record import answers
 
     return answers(trial, s, order)
 
@@ -92,7 +93,6 @@ class KindImporter:
 
     def task_section(self, labels: list[tuple[str, str]], items: list[dict[str, str]]) -> dict[str, Any]:
         """The spec's `task:` read from the data: the labels, each with its raw key where every raw is a key name."""
-        from experiments.psychopy_names import check_key  # PsychoPy's key names, read only when a spec is written
 
         keys_ok = all(check_key(r) is None for r, _ in labels) and len({r for r, _ in labels}) == len(labels)
         task: dict[str, Any] = {"kind": self.kind,

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import replace
 from functools import lru_cache
 
+from experiments.kinds import kind_names, parts
 from participants.imports.kind_importer import KindImporter
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult
 
@@ -24,14 +25,12 @@ STATED_WITHOUT_KIND: dict[str, dict[str, str]] = {}
 
 def importers() -> dict[str, KindImporter]:
     """name -> the importer of every registered kind that has one, in the import's listing order."""
-    from experiments.kinds import kind_names
 
     return _importers(kind_names())
 
 
 @lru_cache(maxsize=4)
 def _importers(names: tuple[str, ...]) -> dict[str, KindImporter]:
-    from experiments.kinds import parts
 
     found: dict[str, KindImporter] = {}
     for name, imp in parts("importer", "IMPORTER").items():
@@ -48,7 +47,6 @@ def import_kinds() -> tuple[str, ...]:
 
 def refuse_kind(kind: str, where: str = "") -> None:
     """Refuse a kind the import cannot write: the message names it and lists those it can."""
-    from experiments.kinds import kind_names
 
     writable = import_kinds()
     if kind in writable:
@@ -82,7 +80,6 @@ def default_kind() -> str:
 def tool_kinds(tool: str) -> dict[str, str]:
     """element or plugin -> the kind it states, in `tool`'s files: every registered kind's `tool_hints`, over
     the tasks the tools state that may have no kind (STATED_WITHOUT_KIND)."""
-    from experiments.kinds import kind_names
 
     return _tool_kinds(tool, kind_names())
 

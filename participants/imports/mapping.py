@@ -21,8 +21,10 @@ import reprlib
 from pathlib import Path
 from typing import Any
 
+from experiments.spec import yaml_load
 from participants.imports.kinds import refuse_kind
 from participants.imports.records import MAPPING_ORIGIN, ImportInputError, Mapping
+from participants.imports.text_input import read_text
 
 FIELDS = {f.name: f for f in dataclasses.fields(Mapping) if f.name not in MAPPING_ORIGIN}
 _LISTS = ("practice_values", "loops")
@@ -35,8 +37,6 @@ __all__ = ["load_mapping", "mapping_from_dict", "mapped_columns"]
 
 def load_mapping(path: Path, base: Mapping) -> Mapping:
     """The mapping of `path` over `base` (the tool's defaults)."""
-    from experiments.spec import yaml_load  # safe YAML, unique keys, aliases bounded before they are expanded
-    from participants.imports.text_input import read_text
 
     text = read_text(Path(path), what="mapping (YAML)", max_bytes=MAX_MAP_BYTES, fallback=False)
     data = yaml_load(text, path, ImportInputError)

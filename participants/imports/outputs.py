@@ -13,6 +13,7 @@ from typing import Optional
 
 from experiments.options import OptionError
 from experiments.outputs import check_not_in_inputs, check_output_folder, check_target, same_file
+from experiments.session import keyword_value
 from participants.imports.records import ImportInputError, Mapping
 
 SAME_NAME = ("; a study's name is --spec-out's file name, else the study's own (PsychoPy's expName) or "
@@ -49,7 +50,6 @@ def check_outputs(paths: list[Path], mapping: Optional[Mapping], out: Path, spec
 def check_one_study(out: Path, name: str) -> None:
     """--out holds no other study's sessions or spec (with or without --add or --force: a dataset folder is one
     study's; import another study into its own --out)."""
-    from experiments.session import keyword_value
 
     mine = f"study-{keyword_value(name)}_"
     data = out / "data"

@@ -16,19 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from participants.imports.cells import check_cells
+from participants.imports.earlier import Earlier, read_earlier
+from participants.imports.kinds import decide_task
+from participants.imports.mapping import load_mapping
+from participants.imports.outputs import check_outputs
 from participants.imports.records import MAPPING_ORIGIN, Excluded, ImportInputError, Mapping, ReadResult
+from participants.imports.registry import tool_importer
+from participants.imports.study import derive_study
+from participants.imports.text_input import input_problem
+from participants.imports.writing import write_all
 
 MAX_FILES = 10_000
 DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".jsonl")
 BAD_TRIALS = ("exclude", "refuse")
-
-
-def __getattr__(name: str) -> Any:
-    if name == "TOOLS":   # the tools read through this pipeline, from the one registry (registry.py)
-        from participants.imports.registry import tool_names
-
-        return tool_names()
-    raise AttributeError(name)
 
 
 @dataclass
@@ -72,7 +73,6 @@ class ImportReport:
 
 def reader_for(tool: str) -> tuple[Callable[[list[Path], Optional[Mapping]], ReadResult], Callable[[], Mapping]]:
     """The tool's reader and defaults, from the one registry (registry.py)."""
-    from participants.imports.registry import tool_importer
 
     imp = tool_importer(tool)
     return imp.read, imp.default_mapping
@@ -80,7 +80,6 @@ def reader_for(tool: str) -> tuple[Callable[[list[Path], Optional[Mapping]], Rea
 
 def expand_files(paths: list[Path]) -> list[Path]:
     """The files given, folders read for .csv/.tsv/.txt/.json/.jsonl files (sorted); each must exist."""
-    from participants.imports.text_input import input_problem
 
     out: list[Path] = []
     for p in paths:
@@ -113,7 +112,6 @@ def resolve_mapping(tool: str, map_path: Optional[Path]) -> Optional[Mapping]:
     """None (the tool's defaults, as the reader infers them per file) or the --map over the defaults."""
     if map_path is None:
         return None
-    from participants.imports.mapping import load_mapping
 
     _, defaults = reader_for(tool)
     return load_mapping(map_path, defaults())
@@ -133,7 +131,6 @@ def study_name(tool: str, spec_out: Optional[Path], result: ReadResult) -> str:
 def read_all(tool: str, paths: list[Path], mapping: Optional[Mapping],
              encoding: Optional[str] = None) -> tuple[list[Path], ReadResult]:
     """Every file of `paths` (folders expanded) read by the tool's importer (`encoding`: --encoding)."""
-    from participants.imports.registry import tool_importer
 
     imp = tool_importer(tool)
     files = expand_files(paths)
@@ -188,10 +185,6 @@ def prepare(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Optio
     """Read, check every cell, apply --bad-trials, decide the task and read the design: the one set of rules
     `--show-map` shows and the import writes (`keep_refusal`: a refusal after the reading is kept in
     `Prepared.refusal` instead of raised, so that `--show-map` shows the counts with it)."""
-    from participants.imports.cells import check_cells
-    from participants.imports.earlier import Earlier, read_earlier
-    from participants.imports.kinds import decide_task
-    from participants.imports.study import derive_study
 
     if bad_trials not in BAD_TRIALS:
         raise ImportInputError(f"--bad-trials {str(bad_trials)[:20]!r}: one of {', '.join(BAD_TRIALS)}")
@@ -227,8 +220,6 @@ def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Pa
                spec_out: Optional[Path] = None, force: bool = False, add: bool = False,
                encoding: Optional[str] = None, bad_trials: str = "exclude") -> ImportReport:
     """Import `paths` (see the module docstring); ImportInputError before anything is written."""
-    from participants.imports.earlier import read_earlier
-    from participants.imports.outputs import check_outputs
 
     if force and add:
         raise ImportInputError("--add and --force: give one (--add leaves earlier sessions as they are, --force "
@@ -242,7 +233,6 @@ def run_import(tool: str, paths: list[Path], mapping: Optional[Mapping], out: Pa
     report.labels, report.factors = dict(study.labels), study.factors
     report.feedback = {ph: list(c) for ph, c in study.feedback_counts.items()}
     report.people = len(study.people)
-    from participants.imports.writing import write_all
 
     write_all(report, study, tool, prep.result, out, spec_out, force, add, read_earlier(out, study.name))
     return report

@@ -38,6 +38,8 @@ from participants.imports.psychopy_psyexp import SUFFIX as PSYEXP
 from participants.imports.psychopy_psyexp import BuilderStudy, read_psyexp
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 from participants.imports.source_csv import SourceTable, read_source_table, require_columns
+from participants.imports.values import bool_cell, rt_ms
+from stimuli.input_rules import ascii_int
 
 TOOL = "psychopy"
 # what Builder itself writes: a file with none of these is not a Builder data file
@@ -274,7 +276,6 @@ def _practice_loop(loop: str, m: Mapping) -> bool:
 def _bad_value(table: SourceTable, line: int, row: dict[str, str], m: Mapping) -> str | None:
     """The trial's own broken value (an RT below 0 or not a number, a correctness cell that is neither) as the
     reason it is excluded; None when its values are readable."""
-    from participants.imports.values import bool_cell, rt_ms
 
     for read in (lambda: rt_ms(table, line, row, m.rt, m.rt_unit), lambda: bool_cell(table, line, row, m.correct)):
         try:
@@ -289,7 +290,6 @@ def _check_order(table: SourceTable, line: int, row: dict[str, str], loop: str, 
     """A loop's thisN counts 0, 1, 2, ... in the file (0 again when the loop runs anew); anything else
     means rows out of order (a sorted or edited file)."""
     col = f"{loop}.thisN"
-    from stimuli.input_rules import ascii_int
 
     n = ascii_int(row[col])
     if n is None:
@@ -311,7 +311,6 @@ def _cell(row: dict[str, str], col: str | None) -> str | None:
 
 
 def _trial(table: SourceTable, line: int, row: dict[str, str], loop: str, m: Mapping, order: int) -> SourceTrial:
-    from participants.imports.values import bool_cell, rt_ms
 
     practice = (row.get(m.practice, "") in m.practice_values) if m.practice else _practice_loop(loop, m)
     response = _cell(row, m.response)

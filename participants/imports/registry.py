@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from experiments.studies import declared, study_module
 from participants.imports.records import ImportInputError, Mapping, ReadResult
+from participants.imports.text_input import ReadingOptions, check_encoding, deepest_json_file, input_problem, reading
 
 SNIFF_BYTES = 64 * 1024   # what `sniff` reads of a file's head: enough for a header or the first records
 
@@ -83,7 +85,6 @@ class ToolImporter(Importer):
         """The files' trials and excluded rows, as the tool wrote them (`mapping` None: the tool's defaults,
         as the reader applies them to each file). Every file is read by text_input.read_text, in `encoding`
         (--encoding; None: UTF-8 with each other line read as cp1252), its notes put first in the result's."""
-        from participants.imports.text_input import ReadingOptions, check_encoding, deepest_json_file, reading
 
         read = getattr(self._module(), f"read_{self.name}")
         with reading(ReadingOptions(encoding=check_encoding(encoding))) as options:
@@ -142,7 +143,6 @@ BUILT_IN: tuple[Importer, ...] = (
 def _declared() -> list[Importer]:
     """The released formats the registered studies declare (their `IMPORTERS`, experiments/studies.py: each
     {"name", "description", "module", "command"} and optionally "signs", the columns only that format has)."""
-    from experiments.studies import declared, study_module
 
     found: list[Importer] = []
     for study, entries in declared("IMPORTERS").items():
@@ -192,7 +192,6 @@ def sniff_file(path: Path) -> list[tuple[str, float]]:
 def head_fields(path: Path) -> set[str]:
     """The column or field names in the first SNIFF_BYTES of a file: a CSV/TSV header's cells, JSON keys, and
     the comment lines' phrases of an Ibex results file. Empty when the file is not a readable regular file."""
-    from participants.imports.text_input import input_problem
 
     if input_problem(path):
         return set()

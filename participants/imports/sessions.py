@@ -16,11 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from experiments.design_compiler import compile_sequence
 from experiments.session import SessionError, SessionWriter, session_paths
 from experiments.spec import Experiment
+from experiments.tasks.detection import detection_for
+from experiments.tasks.earned import person_feedback
+from experiments.tasks.record import row_fields
 from experiments.trials import Trial, TrialSequence
+from participants.imports.kinds import importer_for
 from participants.imports.records import ImportInputError, SourceTrial
 from participants.imports.study import Person, Study
+from participants.imports.task_rows import task_fields
+from participants.rows import trial_row
+from participants.rsvp import TrialResult
 
 
 @dataclass
@@ -39,7 +47,6 @@ def file_record(path: str) -> dict[str, Any]:
 
 def check_sequence(seq: TrialSequence, person: Person, task: str) -> None:
     """The compiled sequence is the person's trials, in the person's order (the spec's promise)."""
-    from participants.imports.kinds import importer_for
 
     if len(seq) != len(person.trials):
         raise ImportInputError(f"internal error: the read spec compiles {len(seq)} trials for {person.participant}, "
@@ -54,7 +61,6 @@ def _feedback_text(exp: Experiment, trial: Trial, t: SourceTrial, response: Opti
     """The feedback the spec's rule gives this answer (experiments.tasks.earned.person_feedback: one rule, the
     one `run-model --replay` checks), on the trials the tool showed feedback on; the tool's own text (the spec's
     texts are read from it where it is one text per outcome: study.feedback_texts) stays in extra.tool_feedback."""
-    from experiments.tasks.earned import person_feedback
 
     if not (trial.feedback and t.feedback):
         return None
@@ -64,11 +70,6 @@ def _feedback_text(exp: Experiment, trial: Trial, t: SourceTrial, response: Opti
 def person_rows(exp: Experiment, study: Study, seq: TrialSequence, person: Person) -> list[dict[str, Any]]:
     """The person's rows: each trial's task fields by the kind's own derive (task_rows.py), the tool's own
     scoring checked against them, the feedback and every original cell kept."""
-    from experiments.tasks.detection import detection_for
-    from experiments.tasks.record import row_fields
-    from participants.imports.task_rows import task_fields
-    from participants.rows import trial_row
-    from participants.rsvp import TrialResult
 
     rows = []
     for trial, t in zip(seq, person.trials, strict=False):
@@ -104,7 +105,6 @@ def _check_tool_scoring(study: Study, t: SourceTrial, correct: Optional[bool]) -
 def plan_sessions(exp: Experiment, study: Study, out: Path, tool: str, versions: dict[str, str],
                   force: bool, add: bool = False, earlier: Any = None) -> list[Planned]:
     """Every person's sequence, rows and sidecar, and what writing would do to `out` (checked, nothing written)."""
-    from experiments.design_compiler import compile_sequence
 
     planned = []
     for p in study.people:

@@ -14,6 +14,7 @@ from participants.imports.cells import printable
 from participants.imports.kinds import default_kind
 from participants.imports.pipeline import Prepared
 from participants.imports.records import Mapping
+from participants.imports.registry import tool_importer
 
 FIELDS = ("participant", "session", "item", "condition", "stimulus", "response", "expected", "correct", "rt_ms",
           "phase", "feedback")
@@ -23,7 +24,6 @@ COLUMN_OF = {"rt_ms": "rt", "phase": "practice"}
 def applied_mappings(tool: str, prep: Prepared, mapping: Optional[Mapping]) -> list[Mapping]:
     """The mapping as the reader applied it to each file (the reader's own record, else the defaults made
     concrete for the first file's header, else the mapping given or the defaults)."""
-    from participants.imports.registry import tool_importer
 
     if prep.result.mappings:
         return list(prep.result.mappings.values())
@@ -60,7 +60,6 @@ def origin(name: str, applied: list[Mapping], defaults: Mapping, mapping: Option
 
 
 def show_map_text(tool: str, mapping: Optional[Mapping], prep: Prepared) -> str:
-    from participants.imports.registry import tool_importer
 
     result, report = prep.result, prep.report
     defaults = tool_importer(tool).default_mapping()

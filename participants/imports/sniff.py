@@ -3,10 +3,11 @@
 The columns only one tool writes are each importer's `signs` (registry.py, the one list of formats)."""
 from __future__ import annotations
 
+from participants.imports.registry import importers
+
 
 def other_tool(header: list[str]) -> str | None:
     """The format whose own columns the header holds (at least two of them), else None."""
-    from participants.imports.registry import importers
 
     have = set(header)
     counts = {name: len(have & set(imp.signs)) for name, imp in importers().items() if imp.signs}

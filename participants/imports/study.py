@@ -10,11 +10,13 @@ the raw responses themselves.
 """
 from __future__ import annotations
 
+import html
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from participants.imports.earlier import keep_lists, require_everyone
 from participants.imports.kind_importer import KindImporter
 from participants.imports.kinds import importer_for
 from participants.imports.records import ImportInputError, Mapping, SourceTrial
@@ -155,7 +157,6 @@ def feedback_texts(study: Study) -> dict[str, str]:
     """The spec's feedback texts read from the data: where the tool showed one text after every correct answer
     (and one after every wrong one), that text, markup dropped (the tool's own stays in each row's extra);
     a time (PsychoPy's feedback.started) or texts that vary leave the spec language's texts."""
-    import html
 
     seen: dict[str, set[str]] = {"correct_text": set(), "incorrect_text": set()}
     for p in study.people:
@@ -235,7 +236,6 @@ def _item_row(study: Study, m: Mapping, p: Person, t: SourceTrial, seen: dict[tu
 def derive_study(trials: list[SourceTrial], m: Mapping, name: str, task: str, earlier: Any = None) -> Study:
     """People, labels, factors, feedback and the items file: everything the spec and the sessions need
     (`task`: the study's one kind, kinds.decide_task; `earlier`: an earlier import's people keep their lists)."""
-    from participants.imports.earlier import keep_lists, require_everyone
 
     people = group_people(trials)
     if earlier is not None and earlier.lists:

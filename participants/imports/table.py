@@ -14,6 +14,8 @@ from pathlib import Path
 from participants.imports.kinds import default_kind
 from participants.imports.records import BadTrialValue, Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
 from participants.imports.source_csv import SourceTable, read_source_table, require_columns
+from participants.imports.values import bool_cell, rt_ms
+from stimuli.input_rules import ascii_int
 
 TOOL = "table"
 NO_RESPONSE = ("", "None", "none", "NA", "nan")
@@ -55,7 +57,6 @@ def read_table(paths: list[Path], mapping: Mapping | None) -> ReadResult:
 
 
 def _read_file(table: SourceTable, m: Mapping, result: ReadResult) -> None:
-    from participants.imports.values import bool_cell, rt_ms
 
     name = str(table.path)
     result.rows_read[name] = len(table.rows)
@@ -99,7 +100,6 @@ def _cell(row: dict[str, str], col: str | None) -> str | None:
 def _check_order(table: SourceTable, line: int, row: dict[str, str], col: str,
                  last: dict[tuple[str, str], tuple[int, int]], who: tuple[str, str]) -> None:
     """The order column, a whole number, increases within each participant's rows."""
-    from stimuli.input_rules import ascii_int
 
     n = ascii_int(row.get(col, ""))
     where = f"{table.path}: line {line}, column {table.column_number(col)} ({col})"

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from experiments.tasks.record import TaskResultError, derive
 from participants.imports.kinds import importer_for
 from participants.imports.records import ImportInputError, SourceTrial
+from participants.tasks import settings_for
+from participants.tasks.logic import screen_order
 
 GENERIC = ("option_order", "chosen_position", "rating", "response_text", "keystrokes", "word_rts_ms", "region_rts_ms")
 INVENTED = ("answered_by", "display_lag_ms", "submit_ms")
@@ -22,9 +25,6 @@ INVENTED = ("answered_by", "display_lag_ms", "submit_ms")
 
 def task_fields(exp: Any, seq: Any, trial: Any, t: SourceTrial, value: Optional[str]) -> dict[str, Any]:
     """response, correct, rt_ms and the kind's columns (GENERIC) of an imported trial, by the kind's derive."""
-    from experiments.tasks.record import TaskResultError, derive
-    from participants.tasks import settings_for
-    from participants.tasks.logic import screen_order
 
     rules = importer_for(trial.task)
     s = settings_for(exp, trial, None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import contextvars
+import json
 import os
 import stat
 from dataclasses import dataclass, field
@@ -183,7 +184,6 @@ def read_text(path: Path, *, what: str = "results", max_bytes: int = MAX_FILE_BY
 
 def deepest_json_file(paths: list[Path]) -> str:
     """The file whose JSON (whole, or one record a line) nests too deeply to read (else every file given)."""
-    import json
 
     for f in paths:
         try:
@@ -204,7 +204,6 @@ def deepest_json_file(paths: list[Path]) -> str:
 def parse_json(text: str, where: str) -> object:
     """JSON text as Python values; nesting deeper than the parser can follow (a hostile file: arrays within
     arrays thousands deep) is refused naming `where` (the file), never a RecursionError."""
-    import json
 
     try:
         return json.loads(text)

@@ -13,7 +13,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
+import yaml
+
+from experiments.atomic import atomic_write_bytes, atomic_write_text
+from experiments.session import session_paths, write_dataset_description
+from experiments.spec import SpecError, load_spec
+from participants.imports.csv_out import items_csv
+from participants.imports.earlier import VERSIONS
 from participants.imports.records import ImportInputError, ReadResult
+from participants.imports.sessions import plan_sessions, write_session
+from participants.imports.study import spec_dict
 
 STAGING = ".twinlab-import-staging"   # where a --force replacement is written before it is renamed over
 
@@ -21,10 +30,7 @@ STAGING = ".twinlab-import-staging"   # where a --force replacement is written b
 def staged_spec(study: Any, tool: str, folder: Path) -> tuple[Path, Path, str, str]:
     """Write the spec and items file into `folder` and load them with the project's loader (SpecError -> an
     ImportInputError naming what the data could not give). Returns (spec, items, spec text, items text)."""
-    import yaml
 
-    from experiments.spec import SpecError, load_spec
-    from participants.imports.csv_out import items_csv
 
     items_name = f"{study.name}_items.csv"
     spec = _spec_dict(study, tool, items_name)
@@ -40,7 +46,6 @@ def staged_spec(study: Any, tool: str, folder: Path) -> tuple[Path, Path, str, s
 
 
 def _spec_dict(study: Any, tool: str, items_name: str) -> dict[str, Any]:
-    from participants.imports.study import spec_dict
 
     d = spec_dict(study, items_name, f"Read from {tool} data by `twinlab import {tool}`: {len(study.people)} "
                                      "people, each a list of the design (the items in the order the person got them).")
@@ -64,9 +69,6 @@ def _target_state(path: Path, text: str, force: bool) -> str:
 def keep_version(spec_path: Path) -> None:
     """Before OUT/spec/<name>.yaml is replaced, its spec and items file are kept in OUT/spec/versions/<hash>/ (the
     spec earlier sessions name stays loadable: `run-model --replay` replays a person with the spec they ran)."""
-    from experiments.atomic import atomic_write_bytes
-    from experiments.spec import SpecError, load_spec
-    from participants.imports.earlier import VERSIONS
 
     try:
         old = load_spec(spec_path)
@@ -81,8 +83,6 @@ def keep_version(spec_path: Path) -> None:
 
 def write_all(report: Any, study: Any, tool: str, result: ReadResult, out: Path, spec_out: Optional[Path],
               force: bool, add: bool = False, earlier: Any = None) -> None:
-    from experiments.spec import load_spec
-    from participants.imports.sessions import plan_sessions
 
     if out.exists() and not out.is_dir():
         raise ImportInputError(f"--out {out} is a file; give a folder")
@@ -122,10 +122,6 @@ def excluded_provenance(result: ReadResult, files: list[str], policy: str) -> di
 
 def _write(report: Any, out: Path, spec_out: Optional[Path], spec_path: Path, spec_hash: str,
            states: list[tuple[Path, str, str]], planned: list[Any], created: list[Path]) -> None:
-    from experiments.atomic import atomic_write_text
-    from experiments.session import session_paths, write_dataset_description
-    from experiments.spec import load_spec
-    from participants.imports.sessions import write_session
 
     created += [p for p, _, state in states if state == "new"]
     if states[0][2] == "replace":

@@ -8,6 +8,7 @@ counterbalanced options), asked of the trial's own kind.
 """
 from __future__ import annotations
 
+from experiments.tasks import get_task
 from experiments.tasks.presented import TaskSettings
 from experiments.trials import Trial, TrialSequence
 
@@ -15,7 +16,6 @@ from experiments.trials import Trial, TrialSequence
 def screen_order(trial: Trial, seq: TrialSequence | None, s: TaskSettings | None) -> list[int] | None:
     """The answers' order on screen where the kind decides one (its `TaskKind.option_order`: the choice's
     counterbalanced options), the same in both runners; None: as `answers` lists them."""
-    from experiments.tasks import get_task
 
     hook = get_task(trial.task).option_order
     if hook is None:

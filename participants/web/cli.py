@@ -4,13 +4,21 @@ Imports nothing heavy at module level (the server stack is imported when `serve`
 """
 from __future__ import annotations
 
+import ipaddress
 import re
+import socket
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from experiments import options as o
+from experiments.cli_common import checked_spec_or_exit, fail
 from experiments.commands import HELP_LAYOUT, ListingGroup
+from experiments.options import OptionError
+from experiments.outputs import check_dataset_folder, check_target, inside_or_same
+from experiments.tasks import runner_kinds
+from participants.web.site import MAX_SLOTS, SiteError, build_site
 
 app = typer.Typer(no_args_is_help=True, cls=ListingGroup, **HELP_LAYOUT,
                   help="Browser sessions (jsPsych): a static site, or a local server saving every trial.")
@@ -18,10 +26,8 @@ app = typer.Typer(no_args_is_help=True, cls=ListingGroup, **HELP_LAYOUT,
 
 def _spec(spec: str, list_number: Optional[int] = None):
     """The checked spec (experiments/run_prep.py: load, sizes), a task kind the page presents, then --list."""
-    from experiments.cli_common import checked_spec_or_exit, fail
 
     exp = checked_spec_or_exit(spec)
-    from experiments.tasks import runner_kinds
 
     presentable = runner_kinds("browser")  # the task page's kinds and violation detection's RSVP page
     if exp.task.kind not in presentable:
@@ -43,13 +49,9 @@ def build(
                                               "without it slots rotate through the lists and ?list=N picks one"),
 ) -> None:
     """Write a self-contained static site (any static host, JATOS, Pavlovia); runs with no network."""
-    from experiments.cli_common import fail
-    from participants.web.site import MAX_SLOTS, SiteError, build_site
 
     if not 1 <= slots <= MAX_SLOTS:
         fail(f"--slots must be from 1 to {MAX_SLOTS}, got {slots}")
-    from experiments.options import OptionError
-    from experiments.outputs import check_target, inside_or_same
 
     try:  # --force replaces the folder: never a link, a device or a folder holding the spec
         if out.exists() and not out.is_dir():
@@ -89,9 +91,6 @@ def serve(
                                       "when a new participant gets the least-filled list (experiments/lists.py)"),
 ) -> None:
     """Serve the experiment and write each trial as it arrives (fsync'ed, one writer per session)."""
-    from experiments import options as o
-    from experiments.cli_common import fail
-    from experiments.outputs import check_dataset_folder
 
     try:
         check_dataset_folder("--out", out)  # data/ a real folder, no link or device in it
@@ -110,7 +109,6 @@ def serve(
     import uvicorn
 
     from participants.web.server import create_app
-    from participants.web.site import SiteError
 
     try:
         hosts = tuple(allow_host) + ((host,) if not _is_address(host) else ())  # --host NAME answers for NAME
@@ -118,7 +116,6 @@ def serve(
                                  abandon_after_min=abandon_after)
     except (SiteError, o.OptionError) as exc:  # OptionError: ListLockError (a link or folder at the list lock)
         fail(str(exc))
-    import socket
 
     try:  # a busy port or a wrong address is one clear line, before uvicorn starts
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
@@ -138,7 +135,6 @@ def serve(
 
 
 def _is_address(host: str) -> bool:
-    import ipaddress
 
     try:
         ipaddress.ip_address(host)

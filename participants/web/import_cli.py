@@ -1,10 +1,20 @@
 """`twinlab import web`: the command and its summary (only typer at module level)."""
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich.table import Table
+
+from experiments.atomic import atomic_write_text
+from experiments.cli_common import console, fail, load_spec_or_exit
+from experiments.options import OptionError
+from experiments.outputs import check_dataset_folder
+from participants.web.importer import WebImportError, count_table
+from participants.web.importer import import_web as run
 
 
 def import_web(
@@ -15,17 +25,8 @@ def import_web(
     seed: Optional[int] = typer.Option(None, "--seed", help="the --seed the site was built with, if any"),
 ) -> None:
     """Import browser sessions saved by a `twinlab web build` site (JATOS, Pavlovia, a download) as twinlab sessions."""
-    import json
-    from datetime import datetime, timezone
 
-    from rich.table import Table
 
-    from experiments.atomic import atomic_write_text
-    from experiments.cli_common import console, fail, load_spec_or_exit
-    from experiments.options import OptionError
-    from experiments.outputs import check_dataset_folder
-    from participants.web.importer import WebImportError, count_table
-    from participants.web.importer import import_web as run
 
     try:  # data/ a real folder without links or devices, and not among the files read
         check_dataset_folder("--out", out, [("the results", p) for p in results])

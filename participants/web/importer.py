@@ -25,6 +25,8 @@ from experiments.design_compiler import compile_sequence
 from experiments.session import SessionError, SessionWriter, check_subject_id, session_paths, write_dataset_description
 from experiments.spec import Experiment
 from experiments.trials import TrialSequence
+from participants.imports.records import ImportInputError
+from participants.imports.text_input import read_text
 from participants.web.payload import BROWSER_KINDS
 from participants.web.results import ResultError, web_row, web_task_row
 
@@ -105,8 +107,6 @@ def _from_jspsych_row(d: dict[str, Any], where: str) -> _Record | None:
 
 
 def read_records(path: Path, summary: WebImportSummary) -> Iterator[_Record]:
-    from participants.imports.records import ImportInputError
-    from participants.imports.text_input import read_text  # the imports' one reader: FIFO, device, size, NUL
 
     try:
         text = read_text(path, what="browser results", max_bytes=MAX_FILE_BYTES, fallback=False)

@@ -15,11 +15,14 @@ from datetime import datetime
 from typing import Any
 
 from experiments.spec import Experiment
+from experiments.tasks.detection import detection_for
 from experiments.tasks.earned import feedback_earned, rsvp_rules
-from experiments.tasks.record import TaskResultError
+from experiments.tasks.record import TaskResultError, derive, row_fields
 from experiments.trials import Trial, TrialSequence
 from participants.rows import trial_row
 from participants.rsvp import TrialResult
+from participants.tasks import settings_for
+from participants.tasks.logic import screen_order
 from participants.web.task_record import RawRecordError, check_raw
 
 MAX_PRESSES = 200
@@ -363,9 +366,6 @@ TASK_FIELDS = {"trial_index", "item_id", "task", "frame_ms", "raw", "word_onsets
 def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *, subject_id: str, session: int,
                  overrides: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a task trial's report against the compiled trial and build its row (logic.derive, as PsychoPy)."""
-    from experiments.tasks.record import derive, row_fields
-    from participants.tasks import settings_for
-    from participants.tasks.logic import screen_order
 
     _check_envelope(raw, trial, TASK_FIELDS)
     if raw["task"] != trial.task:
@@ -412,7 +412,6 @@ def web_task_row(raw: Any, trial: Trial, seq: TrialSequence, exp: Experiment, *,
                "keyboard_backend": "browser (KeyboardEvent/PointerEvent.timeStamp, rAF timestamps)"},
         response_mode="task",
         generic=row_fields(fields))  # the generic columns and the kind's own (its declared COLUMNS)
-    from experiments.tasks.detection import detection_for
 
     return trial_row(trial, result, seq, subject_id=subject_id, session=session, extra=extra,
                      detection=detection_for(trial.task, exp.task, overrides))

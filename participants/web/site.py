@@ -14,6 +14,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from experiments.kinds import kind_file, kind_names
+from experiments.lists import n_lists
+from experiments.outputs import unsafe_target
+from experiments.run_prep import RunPlan
 from experiments.spec import Experiment
 from participants.web.payload import page_config, sequence_payload, slot_subject
 
@@ -40,7 +44,6 @@ class SiteError(RuntimeError):
 
 def kind_pages() -> dict[str, Path]:
     """Each registered kind's page code (its folder's page.js), as the page names it, in listing order."""
-    from experiments.kinds import kind_file, kind_names
 
     pages = {name: kind_file(name, "page.js") for name in kind_names()}
     return {f"kind-{name}.js": path for name, path in pages.items() if path is not None}
@@ -96,14 +99,11 @@ def build_site(exp: Experiment, out: Path, *, slots: int, seed: int | None = Non
     files = assets()
     if not 1 <= slots <= MAX_SLOTS:
         raise SiteError(f"--slots must be from 1 to {MAX_SLOTS}, got {slots}")
-    from experiments.outputs import unsafe_target
 
     if out.exists() and not force:
         raise SiteError(f"{out} exists; choose another --out or pass --force to replace it")
     if unsafe_target(out, folder=True):  # rmtree and rename below: never a link or a device
         raise SiteError(f"--out {out} {unsafe_target(out, folder=True)}")
-    from experiments.lists import n_lists
-    from experiments.run_prep import RunPlan
 
     n = n_lists(exp)
     numbers = list(range(1, slots + 1)) if list_number is None or n is None else \

@@ -16,6 +16,7 @@ from typing import Any
 from experiments.tasks import get_task
 from experiments.tasks.record import POINTERS, answers, is_text_key
 from experiments.trials import Trial
+from participants.web.payload import BROWSER_KINDS
 
 MAX_EVENTS = 400  # presses and clicks together (the page stops recording at 390 of each)
 MAX_TEXT = 400  # characters of a completion's text
@@ -67,7 +68,6 @@ def check_raw(raw: Any, trial: Trial, s: Any, order: list[int] | None, end: floa
 
     `s` is the trial's task settings, `order` the choice options' screen order, `end` the trial's last
     frame (ms from its first)."""
-    from participants.web.payload import BROWSER_KINDS
 
     kind = trial.task
     if kind not in BROWSER_KINDS:

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from reproductions.hu_frank.released import BINARY
+from analysis.stats.lme4_fits import fit_fixed, fit_lmer
+from analysis.stats.mixed import MixedModelError, fit_glmer, row_order_sensitivity, significance_mark
+from reproductions.hu_frank.released import BINARY, LABEL
 
 LEVEL = {"digit_mat": "mc", "crt": "mc", "lambada": "meta", "syntax": "meta"}  # R's non-reference level
 # domain, analysis, the paper's statistic and its printed value (seeds/002 sections 4.1-4.2)
@@ -62,7 +64,6 @@ AUTHORS_FIXED = {
 
 def authors_fixed_table(fits: list) -> pd.DataFrame:
     """Every fixed effect of the paper's four size models beside the authors' printed one."""
-    from reproductions.hu_frank.released import LABEL
 
     by = {f.domain: f for f in fits if f.analysis == "size" and f.label.startswith("paper") and f.fit is not None}
     rows = []
@@ -137,8 +138,6 @@ class Fit:
 
 
 def _fit(domain: str, data: pd.DataFrame, f: str, mixed: bool, group: str = "model_family"):
-    from analysis.stats.lme4_fits import fit_fixed, fit_lmer
-    from analysis.stats.mixed import fit_glmer
 
     if mixed:
         return fit_glmer(data, f, group=group) if BINARY[domain] else fit_lmer(data, f, group=group)
@@ -147,7 +146,6 @@ def _fit(domain: str, data: pd.DataFrame, f: str, mixed: bool, group: str = "mod
 
 def run_fit(domain: str, analysis: str, label: str, data: pd.DataFrame, f: str, mixed: bool,
             group: str = "model_family") -> Fit:
-    from analysis.stats.mixed import MixedModelError
 
     term = interaction(domain, "training_step_log" if analysis == "training" else "model_n_params_log")
     try:
@@ -173,7 +171,6 @@ def row_order_seeds(n_orders: int) -> tuple[int, ...]:
 def add_row_order(fit: Fit, data: pd.DataFrame, n_orders: int = 5) -> Fit:
     """The paper's fit refitted in n_orders - 1 more row orders (reversed, then seeded shuffles;
     analysis.stats.mixed.row_order_sensitivity): the range of its statistic and log-likelihood, stored on the Fit."""
-    from analysis.stats.mixed import row_order_sensitivity
 
     if fit.fit is None or n_orders < 2:
         return fit
@@ -248,7 +245,6 @@ def decimals(value: float) -> int:
 def paper_table(fits: list[Fit]) -> pd.DataFrame:
     """The paper's printed statistic beside twinlab's, whether it matches to the printed digits, and the fit's
     diagnostics next to it."""
-    from reproductions.hu_frank.released import LABEL
 
     by = {(f.domain, f.analysis): f for f in fits if f.label.startswith("paper")}
     rows = []
@@ -414,8 +410,6 @@ def checked_fit(domain: str, data: pd.DataFrame, training: bool, label: str) -> 
 
 def lab_fits_table(fits: list[Fit]) -> pd.DataFrame:
     """One row per fit of the user's models: the interaction with its diagnostics, or the refusal."""
-    from analysis.stats.mixed import significance_mark
-    from reproductions.hu_frank.released import LABEL
 
     rows = []
     for f in fits:

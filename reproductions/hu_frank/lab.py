@@ -9,11 +9,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from model_subjects import ModelLoadError, load_backend
 from reproductions.common import Report, ReproError, slug, write_provenance
 from reproductions.hu_frank import fits as F
 from reproductions.hu_frank import stimuli as st
 from reproductions.hu_frank.authors import PAPER, AuthorsOptions, analyse, require_r, training_section
+from reproductions.hu_frank.models_file import ModelEntry
 from reproductions.hu_frank.released import LABEL, Released, read_released
+from reproductions.hu_frank.run import run_model
+from reproductions.hu_frank.stimuli import META_PROMPT_LAMBADA, META_PROMPT_PAIR
 
 
 @dataclass
@@ -50,7 +54,6 @@ def plan_items(opt: LabOptions) -> dict[str, list[st.Item]]:
 
 
 def model_entries(opt: LabOptions) -> list:
-    from reproductions.hu_frank.models_file import ModelEntry
 
     if opt.entries:
         return list(opt.entries)
@@ -59,8 +62,6 @@ def model_entries(opt: LabOptions) -> list:
 
 def _run_models(opt: LabOptions, items: dict[str, list[st.Item]]) -> tuple[pd.DataFrame, list[dict], list]:
     """Each model, loaded one at a time, runs every domain; returns the rows, the models and the timings."""
-    from model_subjects import ModelLoadError, load_backend
-    from reproductions.hu_frank.run import run_model
 
     frames, models, timings = [], [], []
     for e in model_entries(opt):
@@ -133,7 +134,6 @@ def _lab_provenance(opt: LabOptions, root: Path, rel: Released, models: list[dic
     if lam:
         files["lambada items"] = lam[0]
     files |= {f"release:{f.relative_to(root)}": f for f in rel.files}
-    from reproductions.hu_frank.stimuli import META_PROMPT_LAMBADA, META_PROMPT_PAIR
 
     opts = {"data": str(opt.data), "out": str(opt.out), "models": [e.path for e in model_entries(opt)],
             "models_file": [e.__dict__ for e in opt.entries] if opt.entries else None, "items_per_domain": opt.items,

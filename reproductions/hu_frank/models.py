@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pandas as pd
+
 FAMILY_ORDER = ("Pythia", "OLMo", "Gemma", "Llama-2", "Mistral")
 FINAL_OLMO_7B_STEP = 557_000  # the authors' training_time notebook: revision NaN -> step 557000
 FINAL_OLMO_7B_TOKENS_B = 2_500.0  # Table 2: OLMo 7B, 2.5 T tokens
@@ -62,7 +64,6 @@ def checkpoint(revision: object) -> tuple[int, float]:
 
 def table2_frame():
     """Table 2 as a frame (recorded in the report and in tables/models.csv)."""
-    import pandas as pd
 
     return pd.DataFrame([{"model": m.name, "model_id": m.model_id, "family": m.family, "n_params_b": m.n_params_b,
                           "training_tokens_b": m.training_tokens_b, "data_cutoff": m.data_cutoff}

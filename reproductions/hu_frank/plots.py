@@ -4,6 +4,7 @@ checkpoints against training step). Models a lab ran through twinlab are drawn i
 a star marker and labelled "twinlab"."""
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,6 @@ def _model_order(t: pd.DataFrame) -> list[str]:
 
 
 def _wrap(name: str, width: int = 12) -> str:
-    import textwrap
 
     return "\n".join(textwrap.wrap(name.replace("-", "- "), width)).replace("- ", "-")
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 from reproductions.common import ReproError
 from reproductions.hu_frank.models import TABLE2, checkpoint
+from stimuli.archives import csv_source
 
 DOMAINS = ("digit_mat", "crt", "lambada", "syntax")
 LABEL = {"digit_mat": "analogical reasoning", "crt": "reflective reasoning", "lambada": "word prediction",
@@ -104,7 +105,6 @@ MAX_TABLE_BYTES = 500_000_000  # one released table, inflated (the largest .csv.
 
 
 def _read(path: Path, required: tuple[str, ...], header_only: bool = False) -> pd.DataFrame:
-    from stimuli.archives import csv_source
 
     try:  # a .gz inflated under the caps of stimuli/archives.py (pandas alone would inflate it without bound)
         source = path if header_only else csv_source(path, MAX_TABLE_BYTES)

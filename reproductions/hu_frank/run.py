@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.atomic import atomic_write_text
+from model_subjects.requests import GenerationRequest, LoglikelihoodRequest
 from reproductions.common import ReproError, slug
 from reproductions.hu_frank import scoring as S
 from reproductions.hu_frank.released import COLUMNS
@@ -26,13 +28,11 @@ DIGIT_TOKENS, CRT_TOKENS = 10, 100
 
 
 def _ll(backend, pairs: list[tuple[str, str]]):
-    from model_subjects.requests import LoglikelihoodRequest
 
     return backend.loglikelihood([LoglikelihoodRequest(c, x) for c, x in pairs])
 
 
 def _gen(backend, contexts: list[str], until: tuple[str, ...], n: int) -> list[str]:
-    from model_subjects.requests import GenerationRequest
 
     return backend.generate_until([GenerationRequest(c, until, n) for c in contexts])
 
@@ -193,7 +193,6 @@ def run_model(backend, items: dict[str, list[Item]], out: Path, say=print,
     """All domains on one loaded backend; a domain finished earlier with the same items is reused.
 
     `entry` (models_file.ModelEntry): the family, size, training step and label the user gave the model."""
-    from experiments.atomic import atomic_write_text
 
     desc = dict(backend.describe())
     desc.setdefault("backend", getattr(backend, "backend_name", ""))

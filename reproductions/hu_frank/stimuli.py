@@ -24,6 +24,7 @@ import pandas as pd
 
 from reproductions.common import ReproError
 from reproductions.npz import NpzError, read_npz
+from stimuli.archives import ArchiveLimitError, gunzip
 
 N_PER_TYPE = 40  # the authors' loop: the first 40 problems of each type
 MAX_PROBLEM_TYPES = 1000  # the release has 32
@@ -187,7 +188,6 @@ def blimp(path: Path) -> list[Item]:
 
 def blimp_jsonl(path: Path) -> list[Item]:
     """An official BLiMP paradigm file (.jsonl or .jsonl.gz): sentence_good, sentence_bad, pairID."""
-    from stimuli.archives import ArchiveLimitError, gunzip
 
     raw = _need(path).read_bytes()
     try:  # inflated under the caps of stimuli/archives.py: a small .gz never becomes gigabytes

@@ -21,8 +21,10 @@ import pandas as pd
 
 from experiments.atomic import atomic_write_text
 from reproductions.common import Report, sha256_file, write_provenance
+from reproductions.hu_levy import figures as F
+from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
 from reproductions.hu_levy.outputs_zh import FIGURE_MODEL, checkpoint_table, read_outputs
-from reproductions.hu_levy.prompts import META, METHODS
+from reproductions.hu_levy.prompts import META, METHODS, templates_text
 
 __all__ = ["AuthorsZhOptions", "read_outputs", "reproduce_authors_zh", "statements", "paper_comparison"]
 
@@ -139,8 +141,6 @@ def _prompt_check(scores: pd.DataFrame) -> str:
 # ------------------------------------------------------------------------------------ the run
 def reproduce_authors_zh(opt: AuthorsZhOptions) -> Path:
     """Figure 11 and its numbers from the archive; everything is read and checked before OUT is written."""
-    from reproductions.hu_levy import figures as F
-    from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
 
     started = time.time()
     scores, files, aside, notes = read_outputs(Path(opt.authors_outputs))
@@ -191,7 +191,6 @@ def reproduce_authors_zh(opt: AuthorsZhOptions) -> Path:
     rep.table("consistency", ic, "Per model, experiment and Meta method")
     rep.table("consistency_mean", mean_ic, "Mean over models", show=False)
     opts = {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(opt).items()}
-    from reproductions.hu_levy.prompts import templates_text
 
     write_provenance(opt.out, PAPER, opts, [], {}, templates_text("authors", "zh"),
                      {"authors_outputs": Path(opt.authors_outputs)}, [], started,

@@ -22,7 +22,12 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from model_subjects.run_checks import item_length_problem
 from reproductions.common import ReproError
+from stimuli.textfile import decode_utf8, read_bytes_bounded
+from stimuli.visible_text import lookalike_problem, nfc, text_problem
 
 MAX_CORPUS_BYTES = 50_000_000
 
@@ -156,8 +161,6 @@ def _text_error(spec: DatasetSpec, values: dict[str, str]) -> str | None:
     model subject reads (model_subjects/run_checks.py, checked before any model loads: a 200,000-character
     prefix ran the model out of memory), or a good/bad pair that differs only invisibly (a zero-width or
     trailing space: no minimal pair)."""
-    from model_subjects.run_checks import item_length_problem
-    from stimuli.visible_text import lookalike_problem, nfc, text_problem
 
     for c in spec.columns:
         values[c] = nfc(values[c])
@@ -193,7 +196,6 @@ def read_corpus(spec: DatasetSpec, file: Path) -> tuple[list[Item], str, list[st
     corpus has three rows of one article, two of them identical in every column but item_id, and the
     paper's 222 counts them).
     """
-    from stimuli.textfile import decode_utf8, read_bytes_bounded
 
     raw = read_bytes_bounded(file, DataError, "corpus CSV", MAX_CORPUS_BYTES)
     text = decode_utf8(raw, file, DataError, "corpus CSV")
@@ -244,7 +246,6 @@ def load_datasets(folder: Path, experiments: tuple[str, ...] = EXPERIMENTS, n_it
     The sample is drawn without replacement by `numpy.random.default_rng(seed)` and kept in file
     order, so the same seed gives the same items on every machine.
     """
-    import numpy as np
 
     folder = Path(folder)
     if not folder.is_dir():

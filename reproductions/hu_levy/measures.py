@@ -23,8 +23,11 @@ cell (`n_scored` says how many remain), never counted wrong.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
+from scipy.stats import pearsonr
 
 from reproductions.hu_levy.prompts import META, METHODS
 
@@ -43,7 +46,6 @@ def _gt(a: pd.Series, b: pd.Series) -> pd.Series:
 
 def item_table(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per item x method x order (see the module doc); prompts and options kept as JSON lists."""
-    import json
 
     frames = []
     for exp, g in scores.groupby("experiment", sort=True):
@@ -147,7 +149,6 @@ def differentials(items: pd.DataFrame) -> pd.DataFrame:
 
 def consistency(diffs: pd.DataFrame) -> pd.DataFrame:
     """Pearson r (with p and 95% CI) per model x experiment x dataset x Meta method."""
-    from scipy.stats import pearsonr
 
     rows = []
     for (model, exp, ds, m), g in diffs.groupby(["model", "experiment", "dataset", "method"], sort=False):

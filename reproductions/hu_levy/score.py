@@ -26,6 +26,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from model_subjects.backends.base import ModelLoadError
+from model_subjects.requests import LoglikelihoodRequest
+from reproductions.hu_levy.conventions import LAST, uses_pseudo_loglikelihood
 from reproductions.hu_levy.prompts import Query
 
 
@@ -33,8 +36,6 @@ def score_queries(backend: Any, cache: Any, queries: list[Query], chunk: int = 5
                   progress: Callable[[int, int | None], None] | None = None,
                   scoring: str = "authors") -> tuple[pd.DataFrame, int, float]:
     """(one row per query with its log-probability, requests computed now, seconds spent scoring)."""
-    from model_subjects.requests import LoglikelihoodRequest
-    from reproductions.hu_levy.conventions import LAST, uses_pseudo_loglikelihood
 
     pll = getattr(backend, "pseudo_loglikelihood", None)  # seq2seq: the paper's whole-sentence score
     if not uses_pseudo_loglikelihood(scoring):
@@ -94,7 +95,6 @@ PLL = "pll:"  # cache key prefix of a whole sentence's pseudo-log-likelihood (se
 def _score_chunk(backend: Any, part: list, refused: dict[str, str]) -> list:
     """Scores of a chunk; a request the backend refuses (a served model whose probe failed cannot give a
     whole-sentence score) is retried alone, and if refused again left unscored with the reason."""
-    from model_subjects.backends.base import ModelLoadError
 
     try:
         return backend.loglikelihood([r for _, r in part])

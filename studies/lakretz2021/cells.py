@@ -18,6 +18,7 @@ from typing import Any
 from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
 from experiments.subjects import subject_number
 from experiments.trials import Trial
+from stimuli.files import load_items
 from stimuli.items import Item
 from studies.lakretz2021.order import check_orderable, order_cells
 from studies.lakretz2021.stimuli.generate import generate_items
@@ -52,7 +53,6 @@ def _item_pool(exp: Experiment, structure: str, lexicon: str) -> tuple[Item, ...
 
 @lru_cache(maxsize=16)
 def _file_items(path: str) -> tuple[Item, ...]:
-    from stimuli.files import load_items
 
     return tuple(load_items(path))
 

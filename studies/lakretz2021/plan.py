@@ -10,6 +10,7 @@ import pandas as pd
 from analysis.load.prepare import order_known_rows
 from analysis.measures import scoring
 from analysis.measures.demand_gap import GapError
+from analysis.report.design import design_sections
 from analysis.report.plan import ReportPlan, Run, is_general
 from analysis.twins.answers import is_replay
 from studies.lakretz2021.report import (
@@ -83,7 +84,6 @@ def model_measures_step(run: Run) -> None:
 
 def requested_step(run: Run) -> None:
     """The design sections --by or --formula ask for."""
-    from analysis.report.design import design_sections  # late: scipy.stats stays out of start-up
 
     if run.opt.by or run.opt.formula:
         design_sections(run.res, run.d, {}, run.opt, run.out, run.log, run.notes, run.skipped, general=False)

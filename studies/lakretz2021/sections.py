@@ -12,6 +12,7 @@ from analysis.learning import exposures as ex_mod
 from analysis.learning import general as ln
 from analysis.load.prepare import scored_rows
 from analysis.load.rows import select_blocks
+from analysis.measures import detection as det_mod
 from analysis.options import Options
 from analysis.report import figures as fig
 from analysis.report.results_folder import Results
@@ -118,7 +119,6 @@ def _slope_text(fit: dict | None, rule: str) -> str:
 
 def detection_section(res: Results, d: pd.DataFrame, er: pd.DataFrame, opt: Options, out: Path) -> None:
     """Hits, false alarms, d' and c for every group that answered violation / no violation."""
-    from analysis.measures import detection as det_mod  # late: scipy.stats stays out of start-up
 
     pooled = det_mod.detection_table(d, seed=opt.seed, n_boot=opt.n_boot, pooled=True)
     if pooled.empty:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.load.prepare import condition_order, scored_rows, structure_order
+from analysis.measures.detection import bias_label
 from analysis.measures.scoring import apply_rule
 from analysis.report.tables import ordered_groups
 from analysis.stats.mixed import significance_mark
@@ -148,7 +149,6 @@ def wide_slopes(sl: pd.DataFrame) -> pd.DataFrame:
 def wide_detection(pooled: pd.DataFrame) -> pd.DataFrame:
     """The shown signal-detection table: per group x structure x dependency (conditions pooled), the
     counts, the miss rate (the error rate) beside d' and c with their CIs, and the bias in words."""
-    from analysis.measures.detection import bias_label  # late: scipy.stats stays out of start-up
 
     rows = []
     for r in pooled.itertuples():

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from stimuli.files import StimulusFileError
 from stimuli.items import Item
+from stimuli.textfile import read_text_file
 from studies.lakretz2021.stimuli.lexicon import LEXICONS
 from studies.lakretz2021.stimuli.structures import DEEPER_PREFIXES
 
@@ -199,7 +200,6 @@ MAX_TEXT_BYTES = 100_000_000  # the released files are a few hundred kB
 
 def read_lines(path: Path) -> list[str]:
     """The file's lines: a regular UTF-8 file (FIFO, device, folder, bad byte refused by name)."""
-    from stimuli.textfile import read_text_file
 
     if not path.exists():
         raise StimulusFileError(f"{path}: no such file")

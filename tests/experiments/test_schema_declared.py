@@ -67,9 +67,9 @@ def test_the_declared_layout_is_every_built_in_column_once():
     assert set(schema.DTYPES) == set(schema.DESCRIPTIONS) == set(earlier) | set(added)
     assert schema.DTYPES["critical_index"] == "Int64" and schema.DTYPES["rating"] == "Float64"
     # the dataset description keeps the words it has always carried for the core's columns
-    described = {c: d for c, _, d in schema.COLUMNS}
+    described = {c: d for c, _, d in schema.described_columns()}
     assert described["condition"] == "grammatical number of the nouns, e.g. PSP" != schema.DESCRIPTIONS["condition"]
-    assert [c for c, _, _ in schema.COLUMNS] == schema.COLUMN_NAMES
+    assert [c for c, _, _ in schema.described_columns()] == schema.COLUMN_NAMES
 
 
 def test_what_a_table_must_fill():

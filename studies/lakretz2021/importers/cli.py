@@ -9,6 +9,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.table import Table
+
+from analysis.importers import ImportDataError
+from experiments.cli_common import console, fail, progress_bar
+from experiments.options import OptionError
+from experiments.outputs import check_dataset_folder
+from studies.lakretz2021.importers.release import import_lakretz2021 as run
 
 
 def import_lakretz2021(
@@ -22,13 +29,6 @@ def import_lakretz2021(
 ) -> None:
     """Import the Lakretz et al. (2021) release as twinlab sessions: the logs give the order, the table is matched
     to them."""
-    from analysis.importers import ImportDataError  # late: the CLI starts without the analysis (pandas, R)
-    from experiments.cli_common import fail, progress_bar  # late: the CLI starts without the analysis (pandas, R)
-    from experiments.options import OptionError  # late: the CLI starts without the analysis (pandas, R)
-    from experiments.outputs import check_dataset_folder  # late: the CLI starts without the analysis (pandas, R)
-    from studies.lakretz2021.importers.release import (
-        import_lakretz2021 as run,  # late: the CLI starts without the analysis (pandas, R)
-    )
 
     try:  # data/ a real folder without links or devices, and not among the files read
         check_dataset_folder("--out", out, [(f"--{k}", p) for k, p in (("results", results), ("logs", logs)) if p])
@@ -51,9 +51,7 @@ def import_lakretz2021(
 
 
 def print_summary(summary, seconds: float) -> None:
-    from rich.table import Table  # late: the CLI starts without the analysis (pandas, R)
 
-    from experiments.cli_common import console  # late: the CLI starts without the analysis (pandas, R)
 
     table = Table(title=f"lakretz2021 import -> {summary.out}", show_header=True, header_style="bold")
     table.add_column("what")

@@ -3,12 +3,22 @@ import lakretz-text` (the released English stimuli). Declared in the study's `CO
 experiments/commands.py mounts them and imports this module only when one of them runs."""
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from experiments.atomic import write_atomically
 from experiments.cli_common import console, fail
+from experiments.options import OptionError, at_least
+from experiments.outputs import check_output_file
+from experiments.spec_commands import stimulus_table_name
+from experiments.spec_model import MAX_ITEMS_PER_CONDITION
+from stimuli.files import StimulusFileError, load_items, save_items
+from studies.lakretz2021.stimuli.generate import generate_items
+from studies.lakretz2021.stimuli.structures import STRUCTURES
+from studies.lakretz2021.texts import import_lakretz_text
 
 
 def generate(
@@ -20,14 +30,6 @@ def generate(
     force: bool = typer.Option(False, "--force", help="replace an existing --out file"),
 ) -> None:
     """Generate an agreement stimulus set and write it as CSV/TSV (the format `stimuli.file` reads)."""
-    from experiments.atomic import write_atomically
-    from experiments.options import OptionError, at_least
-    from experiments.outputs import check_output_file
-    from experiments.spec_commands import stimulus_table_name
-    from experiments.spec_model import MAX_ITEMS_PER_CONDITION
-    from stimuli.files import save_items
-    from studies.lakretz2021.stimuli.generate import generate_items
-    from studies.lakretz2021.stimuli.structures import STRUCTURES
 
     unknown = [s for s in structure if s not in STRUCTURES]
     if unknown:
@@ -61,14 +63,7 @@ def import_text(
     force: bool = typer.Option(False, "--force", help="overwrite an existing output file"),
 ) -> None:
     """Import Lakretz et al.'s released English nested-agreement stimuli (.text + .gold) as a stimulus file."""
-    from collections import Counter
 
-    from experiments.atomic import write_atomically
-    from experiments.options import OptionError
-    from experiments.outputs import check_output_file
-    from experiments.spec_commands import stimulus_table_name
-    from stimuli.files import StimulusFileError, load_items, save_items
-    from studies.lakretz2021.texts import import_lakretz_text
 
     try:
         check_output_file("--out", out, force, [("the .text file", text), ("the --gold file", gold)])
