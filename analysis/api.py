@@ -52,7 +52,7 @@ from analysis.measures.reading import (
     word_surprisal,
 )
 from analysis.measures.scoring import RULES, apply_rule
-from analysis.options import FORMATS, check_options, distinct, flag, target, whole
+from analysis.options import API, FORMATS, Names, check_options, distinct, flag, target, whole
 from analysis.options import model_copies as check_copies
 from analysis.pipeline import Options, analyse_checked, analyse_loaded_checked
 from analysis.power.main import run_power
@@ -399,24 +399,28 @@ def report(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Pa
     the data (a frame's data: the files it was loaded from). Returns the results dict; its `failures` lists
     results asked for that could not be computed (a --formula group not fitted: `analyze` exits 1), also
     stated at the top of report.html."""
-    out = Path(out)
     known = {f.name for f in fields(Options)} - {"by", "formula"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise InputError(f"report(): unknown option {unknown[0]!r}; the options are {', '.join(sorted(known))}")
+    by_given = by if isinstance(by, str) else list(by or [])  # text A,B: read by check_options
+    return report_options(data, out, Options(by=by_given, formula=formula or "", **options), force, log)
+
+
+def report_options(data: pd.DataFrame | Iterable[str | Path] | str | Path, out: str | Path, options: Options,
+                   force: bool = False, log=None, names: Names = API) -> dict:
+    """report() given its options as one Options, unchecked: `twinlab analyze` builds one from its flags as
+    typed (`names`: its messages name the flags). `out`, then the options (check_options, once in the run),
+    are checked before any work; the pipeline gets them checked."""
+    out = Path(out)
     if isinstance(data, pd.DataFrame):
         info = data.attrs.get("load_info") or LoadInfo(factors=dict(factors(data)))
         paths: list = list(info.files)  # the files the frame was read from
     else:
         paths = [data] if isinstance(data, (str, Path)) else list(data)
-    output_folder("out", out)
+    output_folder(names("out"), out)
     check_out(out, paths, force, frame=isinstance(data, pd.DataFrame))
-    by_list = [b.strip() for b in by.split(",")] if isinstance(by, str) else list(by or [])
-    if "blocks" in options:
-        options["blocks"] = _blocks(options["blocks"])
-    opt = check_options(Options(by=by_list, formula=formula or "", **options))  # before any work
-    if opt.formula:
-        parse(opt.formula)
+    opt = check_options(options, names)  # before any work
     if isinstance(data, pd.DataFrame):
         _check_frame(data)
         return analyse_loaded_checked(data, info, out, opt, log)

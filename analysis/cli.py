@@ -1,7 +1,6 @@
-"""`twinlab analyze` and `twinlab report` (declared in analysis/__init__.py's `COMMANDS`).
+"""`twinlab analyze` and `twinlab report` (declared in analysis/__init__.py's `COMMANDS`; imported when one runs).
 
-Nothing heavy is imported at module level: pandas/matplotlib load when a command runs, R (lme4 via rpy2)
-only when a mixed model is fitted.
+R (lme4 via rpy2) starts only when a mixed model is fitted, matplotlib with the first figure.
 """
 from __future__ import annotations
 
@@ -12,21 +11,20 @@ from typing import List
 import typer
 from typer.core import TyperCommand
 
-from analysis.api import check_out
-from analysis.api import report as api_report
-from analysis.learning.general import FocusError, check_focus_path, parse_focus
+from analysis.api import InputError, report_options
+from analysis.learning.general import FocusError
 from analysis.load import LoadError
-from analysis.load.formats import frame_format_names
-from analysis.load.rows import BlocksError, parse_blocks
-from analysis.measures.demand_gap import GapError, parse_pair
+from analysis.load.rows import BlocksError
+from analysis.measures.demand_gap import GapError
+from analysis.options import COMMAND_LINE, Options
 from analysis.report.render import ReportError, render_report
-from analysis.stats.formula import FormulaError, parse
+from analysis.stats.formula import FormulaError
 from analysis.stats.mixed import MixedModelError
 from analysis.stats.ordinal import OrdinalError
-from analysis.study_options import declared_options, problem, with_study_options
+from analysis.study_options import with_study_options
 from experiments.cli_common import console, fail
 from experiments.commands import HELP_LAYOUT, PanelledCommand
-from experiments.options import OptionError, at_least, output_folder
+from experiments.options import OptionError
 
 
 def analyze(
@@ -101,21 +99,15 @@ def analyze(
 
     A study's own designs add its report plan's sections (the options it declares are under its heading)."""
 
-    study_options = study_options or {}
-    blocks = _checked_rows_options(data, out, fmt, n_boot, force, study_options, focus, blocks)
-    by_list, word_range, rt_range, pairs = _checked_fit_options(by, family, formula, no_mixed, region, word,
-                                                                word_rt_range, model_copies, rt_trim, rt_sd, gap)
-    from analysis.api import InputError
-
+    # the flags as typed (`--rt-trim 200,3000` stays text): check_options checks and reads them, as the API's
+    opt = Options(seed=seed, n_boot=n_boot, mixed=not no_mixed, focus=focus, fmt=fmt, by=by, formula=formula,
+                  family=family, gap_pairs=list(gap), model_copies=model_copies, rt_trim=rt_trim, rt_sd=rt_sd,
+                  region=region, word=word, word_rt_range=word_rt_range, exclude_wrong_answers=exclude_wrong_answers,
+                  allow_spec_versions=allow_spec_versions, blocks=blocks, **(study_options or {}))
     t0 = time.time()
-    try:  # the command is the API's report() (analysis/api.py); --out was checked above (--force)
-        res = api_report(list(data), out, by=by_list, formula=formula, force=True,
-                         log=lambda s: console.print(s, highlight=False), seed=seed, n_boot=n_boot,
-                         mixed=not no_mixed, focus=focus, fmt=fmt, **study_options, family=family, gap_pairs=pairs,
-                         model_copies=model_copies, rt_trim=rt_range, rt_sd=rt_sd,
-                         region=region, word=word, word_rt_range=word_range,
-                         exclude_wrong_answers=exclude_wrong_answers, allow_spec_versions=allow_spec_versions,
-                         blocks=blocks)
+    try:  # the command is the API's report (analysis/api.py): it checks --out and every option, once
+        res = report_options(list(data), out, opt, force=force, log=lambda s: console.print(s, highlight=False),
+                             names=COMMAND_LINE)
     except (LoadError, MixedModelError, ReportError, FormulaError, OrdinalError, GapError, InputError,
             OptionError, FocusError, BlocksError) as exc:
         fail(str(exc))
@@ -123,84 +115,6 @@ def analyze(
         fail(f"--out {out}: cannot write {exc.filename or ''} ({exc.strerror or exc}); "
              "free space or choose another --out, then run the analysis again")
     _say_results(res, out, time.time() - t0)
-
-
-def _checked_rows_options(data: List[Path], out: Path, fmt: str, n_boot: int, force: bool, study_values: dict,
-                          focus: str, blocks: str):
-    """--format, --n-boot, --out (never the data; an earlier analysis only with --force), the studies' declared
-    options, --focus and --blocks, in that order; one line and exit 2. Returns the parsed --blocks."""
-
-    formats = ("auto", "twinlab", *frame_format_names())
-    if fmt not in formats:
-        fail(f"--format must be {', '.join(formats[:-1])} or {formats[-1]}, not {fmt!r}")
-
-    try:
-        at_least("--n-boot", n_boot, 1, 100_000)
-        output_folder("--out", out)
-        check_results_folder(out, data, force)
-    except OptionError as exc:
-        fail(str(exc))
-    for _, opt in declared_options():
-        why = problem(opt, study_values.get(opt["api"], opt["default"]))
-        if why:
-            fail(why)
-
-    try:
-        if focus:  # none given: every cell of a general design, or the default of a study's plan
-            parse_focus(focus) if "=" in focus else check_focus_path(focus)
-        return parse_blocks(blocks)
-    except (ValueError, FocusError, BlocksError) as exc:
-        fail(str(exc))
-
-
-def _checked_fit_options(by: str, family: str, formula: str, no_mixed: bool, region: str, word: int,
-                         word_rt_range: str, model_copies: str, rt_trim: str, rt_sd: float, gap: List[str]):
-    """--by, --family, --region/--word, --word-rt-range, --formula, --model-copies, --rt-trim/--rt-sd and --gap,
-    in that order; one line and exit 2. Returns (--by columns, word RT range, RT trim, --gap pairs)."""
-
-    by_list = [b.strip() for b in by.split(",") if b.strip()]
-    if by and not by_list:
-        fail("--by names no column (e.g. --by head_number,attractor_number)")
-    from analysis.options import InputError, distinct  # late: the CLI starts without the analysis (pandas, R)
-
-    try:
-        distinct("--by", by_list)
-    except InputError as exc:
-        fail(str(exc))
-    if family not in ("auto", "binomial", "gaussian", "ordinal"):
-        fail(f"--family must be auto, binomial, gaussian or ordinal, not {family!r}")
-    if (region or word) and not formula:
-        fail("--region/--word choose the rows of --formula: give a --formula too (e.g. --formula "
-             "\"region_rt_ms ~ ambiguity + length + (1 | subject) + (1 | item)\")")
-    if region and word:
-        fail("--region and --word: give one of them")
-    if word < 0:
-        fail(f"--word must be 1 or more, got {word}")
-    try:
-        spr_lo, spr_hi = (float(x) for x in word_rt_range.split(","))
-        if not 0 <= spr_lo < spr_hi:
-            raise ValueError
-    except ValueError:
-        fail(f"--word-rt-range {word_rt_range!r}: write LOW,HIGH in ms with 0 <= LOW < HIGH (e.g. 100,5000)")
-    if formula and no_mixed:
-        fail("--formula is fitted by R (lme4) and --no-mixed means no R: drop one of them")
-    try:
-        if formula:
-            parse(formula)
-    except FormulaError as exc:
-        fail(f"--formula: {exc}")
-    if model_copies not in ("merge", "subjects"):
-        fail(f"--model-copies must be merge or subjects, not {model_copies!r}")
-    try:
-        lo_ms, hi_ms = (float(x) for x in rt_trim.split(","))
-        if not (0 <= lo_ms < hi_ms and rt_sd >= 0):
-            raise ValueError
-    except ValueError:
-        fail(f"--rt-trim {rt_trim!r} / --rt-sd {rt_sd!r}: write --rt-trim LOW,HIGH in ms (LOW < HIGH) and --rt-sd >= 0")
-    try:
-        return by_list, (spr_lo, spr_hi), (lo_ms, hi_ms), [parse_pair(g) for g in gap]
-    except GapError as exc:
-        fail(str(exc))
 
 
 def _say_results(res: dict, out: Path, seconds: float) -> None:
@@ -217,13 +131,6 @@ def _say_results(res: dict, out: Path, seconds: float) -> None:
         for f in res["failures"]:
             typer.echo(f"failed: {f}", err=True)
         raise typer.Exit(1)
-
-
-def check_results_folder(out: Path, data: List[Path], force: bool) -> None:
-    """--out may hold an earlier analysis only with --force, and never the data being analysed (the rule
-    lives in analysis.api.check_out, which api.report() applies too)."""
-
-    check_out(out, data, force)
 
 
 def report(

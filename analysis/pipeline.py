@@ -49,8 +49,8 @@ def run_analysis(data: Iterable[str | Path], out: str | Path, options: Options |
 
 def analyse_checked(data: Iterable[str | Path], out: str | Path, opt: Options,
                     log: Callable[[str], None] | None = None) -> dict:
-    """`run_analysis` with options `check_options` has checked already (api.report checks them before its own
-    work): an analysis checks its options once."""
+    """`run_analysis` with options `check_options` has checked already (api.report_options, which api.report and
+    `twinlab analyze` call, checks them before its own work): an analysis checks its options once."""
     df, info = load(data, opt.fmt, keep_outliers=opt.keep_outliers, training_blocks=opt.training_blocks,
                     allow_spec_versions=opt.allow_spec_versions)
     check_training_blocks(opt, info.formats)

@@ -1,6 +1,7 @@
 """The `analyze` options a study declares beside its report plans (`ANALYSIS_OPTIONS`, `FOCUS_FORM` in its
-`__init__`): the command shows them under the study's heading of `--help`, checks their values and passes them
-to analysis.api.report by the keyword each names. The core's `analyze` names none of them.
+`__init__`): the command shows them under the study's heading of `--help` and passes them to analysis.api by
+the keyword each names (analysis/options.py: check_options checks their values). The core's `analyze` names
+none of them.
 
 Light on purpose (typer and the studies' light `__init__` only): `twinlab --help` builds the command.
 """
@@ -28,14 +29,6 @@ def declared_options() -> list[tuple[str, dict[str, Any]]]:
 def focus_forms() -> str:
     """The studies' own forms of `--focus`, for its help ("" when no study declares one)."""
     return "; ".join(str(v) for v in declared("FOCUS_FORM").values())
-
-
-def problem(opt: dict[str, Any], value: Any) -> str | None:
-    """Why a value of a declared option cannot be used (None: it can): a text option outside its `choices`."""
-    choices = opt.get("choices")
-    if opt["type"] == "text" and choices and value not in choices:
-        return f"{opt['flag']} must be {' or '.join(choices)}, not {value!r}"
-    return None
 
 
 def with_study_options(command: Callable[..., Any]) -> Callable[..., Any]:

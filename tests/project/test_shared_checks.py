@@ -86,7 +86,7 @@ def test_the_other_api_functions_share_the_rules(data, df):
 
 def test_analyze_seed_minus_one_is_refused(data, tmp_path):
     code, out = cli("analyze", str(data), "--out", str(tmp_path / "o"), "--no-mixed", "--seed", "-1")
-    assert code == 2 and "error: seed (--seed) must be from 0" in out and "Traceback" not in out
+    assert code == 2 and "error: --seed must be from 0" in out and "Traceback" not in out
 
 
 @pytest.mark.parametrize("formula, named", [
