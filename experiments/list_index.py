@@ -83,7 +83,6 @@ class ListIndex:
     """Participants -> lists for one experiment under one data folder (see the module docstring)."""
 
     def __init__(self, out: Path, experiment: str, n: int):
-
         self.out, self.experiment, self.n = Path(out), experiment, n
         self.prefix = f"study-{keyword_value(experiment)}_subject-"
         self.people: dict[str, _Person] = {}
@@ -131,7 +130,6 @@ class ListIndex:
             self._journal_entry(line)
 
     def _journal_entry(self, line: bytes) -> None:
-
         try:
             rec = json.loads(line) if len(line) <= MAX_JOURNAL_LINE else None
         except ValueError:

@@ -29,6 +29,7 @@ from typing import Any, Iterator
 from experiments.list_index import JOURNAL_NAME, LOCK_NAME, index_for, open_private_file, read_sidecar, recorded_list
 from experiments.options import OptionError
 from experiments.session import keyword_value
+from experiments.sources import items_source
 
 DEFAULT_ABANDON_MIN = 60.0
 _THREAD_LOCK = threading.Lock()
@@ -40,8 +41,6 @@ def n_lists(exp: Any) -> int | None:
     cells: their counterbalancing is the rotation of each item's versions, experiments/sources)."""
     held = _N_LISTS.get(id(exp))
     if held is None or held[0]() is not exp:  # the design file is read once per loaded spec, not at every start
-        from experiments.sources import items_source
-
         held = _N_LISTS[id(exp)] = (weakref.ref(exp), items_source(exp).n_lists())
     return held[1]
 

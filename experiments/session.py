@@ -24,6 +24,7 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +91,6 @@ def software_versions() -> dict[str, str]:
         if m is not None and getattr(m, "__version__", None):
             versions[mod] = str(m.__version__)
     try:
-        from importlib.metadata import version
-
         versions["twinlab"] = version("twinlab")
     except Exception:
         pass

@@ -8,12 +8,15 @@ from typing import Optional
 import pandas as pd
 import typer
 
+from experiments.atomic import write_atomically
 from experiments.cli_common import console, fail, load_spec_or_exit
 from experiments.design_compiler import check_sizes, compile_sequence
 from experiments.doctor import run_doctor
 from experiments.lists import check_list
 from experiments.options import OptionError, session_number, subject_id
+from experiments.outputs import check_output_file
 from experiments.screen_texts import base_language, untranslated
+from experiments.sources.design_rows import load_design
 from experiments.spec import SpecError
 from experiments.tasks import get_task, runner_problems, runs_on
 from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS
@@ -32,8 +35,6 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
         check_sequence = get_task(exp.task.kind).check_sequence
         try:
             if check_sequence is not None:  # a runner would refuse an item: said here, before anyone runs it
-                from experiments.design_compiler import compile_sequence
-
                 check_sequence(exp, compile_sequence(exp, "validate1", exp.seed))
         except ValueError as exc:
             fail(f"{spec}: {exc}")
@@ -52,8 +53,6 @@ def validate(spec: str = typer.Argument(..., help="experiment spec (YAML) or the
             console.print(f"  block [bold]{b.name}[/bold]: {per}, lexicon={b.lexicon}, feedback={b.feedback}, "
                           f"structures={', '.join(b.structure_names())}", highlight=False)
         if exp.design is not None:
-            from experiments.sources.design_rows import load_design
-
             df = load_design(exp)
             factors = " x ".join(f"{k} ({', '.join(v)})" for k, v in exp.design.factors.items())
             console.print(f"  design: {factors}; {df.summary()}", highlight=False, soft_wrap=True)
@@ -106,8 +105,6 @@ def plan(
     except (OptionError, SpecError) as exc:
         fail(str(exc))
     if out is not None:
-        from experiments.outputs import check_output_file
-
         inputs = [("the spec", Path(exp.source_path or spec))]
         if exp.stimuli.file:
             inputs.append(("the stimulus file", Path(exp.stimuli.file)))
@@ -131,8 +128,6 @@ def plan(
         with pd.option_context("display.max_rows", 60, "display.width", 200, "display.max_colwidth", 90):
             typer.echo(df[cols].to_string(index=False))
     else:
-        from experiments.atomic import write_atomically
-
         try:
             if out.suffix.lower() == ".json":
                 write_atomically(out, lambda tmp: tmp.write_text(seq.to_json(), encoding="utf-8"))

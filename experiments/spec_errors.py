@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from experiments.tasks.base import registry
 from stimuli.input_rules import is_ascii_digits
 
 LABELS_FORM = "labels: [{value: yes, text: Yes, key: f}, {value: no, text: No, key: j}]"
@@ -69,8 +70,6 @@ def _model_fields(model: Any, path: list[str]) -> dict[str, Any]:
     """The fields of `model`; the spec's `task:` also takes the registered kinds' settings."""
     fields = dict(model.model_fields)
     if path == ["task"]:
-        from experiments.tasks.base import registry
-
         for kind in registry().values():
             if kind.settings is not None:
                 fields.update({k: f for k, f in kind.settings.model_fields.items() if k != "kind" and k not in fields})

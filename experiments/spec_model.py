@@ -252,7 +252,7 @@ class Panel(_Strict):
     @field_validator("keys")
     @classmethod
     def _psychopy_keys(cls, v: dict[str, str]) -> dict[str, str]:
-        from experiments.psychopy_names import check_key
+        from experiments.psychopy_names import check_key  # late: `twinlab --help` loads this module
 
         for answer, key in v.items():
             problem = check_key(key)
@@ -327,7 +327,6 @@ class Task(_Strict):
     @field_validator("kind")
     @classmethod
     def _registered_kind(cls, v: str) -> str:
-
         if v == "":  # (a "missing" error: the message, without the empty value)
             raise PydanticCustomError("missing", f"name the task kind (one of: {', '.join(registry())}); only a "
                                       "spec whose trials come from a study's `stimuli:` takes that study's default "
@@ -346,7 +345,7 @@ class Task(_Strict):
         return settings_for(self.kind, {**own, **self._given})
 
     def _check_settings(self) -> None:
-        from experiments.tasks.keys import check_keys
+        from experiments.tasks.keys import check_keys  # late: `twinlab --help` loads this module
 
         # a field of another kind, or an invalid combination, is refused here; and keys no human runner
         # can honour (the quit key as an answer, two answers on one key, too few keys)
@@ -355,7 +354,7 @@ class Task(_Strict):
     @field_validator("response_key", "quit_key")
     @classmethod
     def _psychopy_key(cls, v: str) -> str:
-        from experiments.psychopy_names import check_key
+        from experiments.psychopy_names import check_key  # late: `twinlab --help` loads this module
 
         problem = check_key(v)
         if problem:
@@ -393,7 +392,7 @@ class Feedback(_Strict):
     @field_validator("correct_color", "incorrect_color")
     @classmethod
     def _psychopy_color(cls, v: str) -> str:
-        from experiments.psychopy_names import check_color
+        from experiments.psychopy_names import check_color  # late: `twinlab --help` loads this module
 
         problem = check_color(v)
         if problem:
@@ -494,7 +493,7 @@ class DesignSpec(_Strict):
     @field_validator("factors", mode="before")
     @classmethod
     def _levels_as_strings(cls, v: Any) -> Any:
-        from experiments.design import normalise_level
+        from experiments.design import normalise_level  # late: `twinlab --help` loads this module
 
         if isinstance(v, dict):
             return {k: [normalise_level(x) for x in lv] if isinstance(lv, list) else lv for k, lv in v.items()}
@@ -503,6 +502,7 @@ class DesignSpec(_Strict):
     @field_validator("factors")
     @classmethod
     def _factor_names(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        # late: `twinlab --help` loads this module
         from experiments.design import LAKRETZ_FACTOR_COLUMNS, RESERVED
 
         for name, levels in v.items():

@@ -23,7 +23,6 @@ def records() -> tuple[ModuleType, ...]:
 
 @lru_cache(maxsize=4)
 def _records(names: tuple[str, ...]) -> tuple[ModuleType, ...]:
-
     return tuple(study_part(name, part) for name, part in declared("TRIAL_RECORD").items())
 
 

@@ -109,7 +109,7 @@ def sizer_for(model: Any, device: str, batch_size: int | str, max_batch_tokens: 
     `batch_size` is a row limit, or "auto" (CUDA: start at 32 rows and grow while throughput
     improves, within a token budget from free memory; CPU: up to 256 rows within 8192 tokens).
     """
-    import torch
+    import torch  # torch loads only when a model runs
 
     auto = str(batch_size).lower() == "auto"
     rows = AUTO_START_ROWS if auto else max(1, int(batch_size))

@@ -22,6 +22,7 @@ from model_subjects.backends.registry import DEFAULT_BACKEND, OWN_OPTIONS, canon
 from model_subjects.context import ContextError
 from model_subjects.protocols import ProtocolError
 from model_subjects.psych201 import export_jsonl
+from model_subjects.replay import replay_command
 from model_subjects.run_checks import device_available, protocol_and_context
 from model_subjects.runner import RunConfig, RunError, Runner, bos_prepended, lock_sessions, subject_ids
 from model_subjects.show_context import context_command
@@ -124,8 +125,6 @@ def run_model(
     except OptionError as exc:
         fail(str(exc))
     if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
-        from model_subjects.replay import replay_command
-
         _replay_out(out, replay)
         _checked(cfg, plan.exp)
         return replay_command(cfg, plan.exp, replay, quiet)

@@ -40,7 +40,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from experiments.screen_texts import block_sizes
+from experiments.screen_texts import block_intro, block_sizes
 from experiments.spec import Experiment
 from experiments.tasks.earned import feedback_earned
 from experiments.trials import Trial
@@ -81,6 +81,7 @@ class ContextMode:
 
 def parse_context(text: str, subject_index: int = 0) -> ContextMode:
     """'none' | 'fewshot:<set or group>' | 'running' | 'running:<window>' -> ContextMode."""
+    # late: `twinlab --help` loads this module
     from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS, resolve_prompt_sets
 
     t = (text or "none").strip()
@@ -105,7 +106,7 @@ def parse_context(text: str, subject_index: int = 0) -> ContextMode:
 
 
 def fewshot_text(mode: ContextMode) -> str:
-    from stimuli.prompts import get_prompt_set
+    from stimuli.prompts import get_prompt_set  # late: `twinlab --help` loads this module
 
     return get_prompt_set(mode.prompt_set).text + "\n" if mode.prompt_set else ""
 
@@ -130,8 +131,6 @@ def block_start_segments(exp: Experiment, trial: Trial, previous_block: str | No
     except KeyError:
         intro = None
     if intro:
-        from experiments.screen_texts import block_intro
-
         return [block_intro(intro, (sizes or {}).get(trial.block)).strip() + "\n"]
     return []
 
@@ -380,6 +379,7 @@ def protocol_for(exp: Experiment, name: str, question: str | None = None) -> Any
     """The protocol `run-model --protocol NAME` runs on this spec: a task kind's short name ('meta') or
     its recorded name ('judgment:meta', as the table's `protocol` column holds it), a Lakretz protocol,
     'surprisal'; ProtocolError lists the names when it is none of them."""
+    # model_subjects.protocols imports this module back (an import circle)
     from model_subjects.protocols import get_protocol
 
     return get_protocol(name, question=question, panel=getattr(exp.task, "panel", None), task=exp.task)

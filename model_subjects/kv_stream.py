@@ -45,7 +45,7 @@ class KVStream(Stream):
     """
 
     def __init__(self, backend: TorchLM, reuse_cache: bool = True, start: Sequence[int] | None = None):
-        from model_subjects.kvcache import growing_cache
+        from model_subjects.kvcache import growing_cache  # model_subjects.kvcache loads torch
 
         self.b = backend
         self.reuse_cache = reuse_cache
@@ -79,7 +79,7 @@ class KVStream(Stream):
 
     def _prepare(self, ctx: Sequence[int]) -> Any:
         """Put committed + ctx into the cache; return log-probs of the next token."""
-        from model_subjects.kvcache import crop_cache
+        from model_subjects.kvcache import crop_cache  # model_subjects.kvcache loads torch
 
         if not self.reuse_cache:
             self.n_valid = 0
@@ -101,7 +101,7 @@ class KVStream(Stream):
         return lp
 
     def loglikelihood(self, context: str, continuations: Sequence[str]) -> list[LoglikelihoodResult]:
-        from model_subjects.kvcache import crop_cache
+        from model_subjects.kvcache import crop_cache  # model_subjects.kvcache loads torch
 
         torch = self.b.torch
         pairs = [self.b.encode_pair(context, c) for c in continuations]
@@ -143,7 +143,7 @@ class KVStream(Stream):
     def generate(self, context: str, until: Sequence[str] = ("\n",), max_new_tokens: int = 16,
                  skip_leading_whitespace: bool = False) -> str:
         """Greedy continuation, cut before the first stop string (after leading whitespace if asked)."""
-        from model_subjects.kvcache import crop_cache
+        from model_subjects.kvcache import crop_cache  # model_subjects.kvcache loads torch
 
         torch = self.b.torch
         tok = self.b.tokenizer

@@ -18,6 +18,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,7 @@ def resolve_model(model: str | None) -> ResolvedModel:
         raise ModelLoadError(f"model path {text!r} does not exist")
     # a hub id: only if it is already in the local Hugging Face cache
     try:
-        from huggingface_hub import snapshot_download
+        from huggingface_hub import snapshot_download  # the hub client loads only when a model is looked up
 
         local = snapshot_download(text, local_files_only=True)
     except Exception as exc:  # not cached, bad id, ...
@@ -226,7 +227,6 @@ def _converted(gguf: Path, name: str, kind: str) -> ResolvedModel:
             problem = cache_problem(target, _cache_files(gguf, target, meta))
             if problem is None:
                 return ResolvedModel(name=name, path=str(target), kind=kind, info=meta)
-            from rich.console import Console
 
             Console(stderr=True).print(f"[yellow]the converted model in {target} failed its check ({problem}); "
                                        "converting it again[/yellow]", highlight=False)
@@ -240,8 +240,8 @@ def convert_gguf(gguf: Path, target: Path) -> dict[str, Any]:
 
     console = Console(stderr=True)
     console.print(f"[dim]converting {gguf.name} to a transformers folder in {target} (once)...[/dim]")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch  # torch loads only when a model runs
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # transformers loads only when a model runs
 
     t0 = time.perf_counter()
     try:
@@ -291,8 +291,6 @@ def convert_gguf(gguf: Path, target: Path) -> dict[str, Any]:
 
 def _version(dist: str) -> str | None:
     try:
-        from importlib.metadata import version
-
         return version(dist)
     except Exception:
         return None

@@ -285,7 +285,7 @@ class TreeScorer:
                  torch.zeros((slots, n_kv, head), dtype=dtype, device=dev)) for _ in range(self.b.num_layers)]
 
     def _run_batch(self, tree: Tree, batch: list[int], pool, by_node, lps, greedy) -> None:
-        from transformers.cache_utils import DynamicCache
+        from transformers.cache_utils import DynamicCache  # transformers loads only when a model runs
 
         torch = self.torch
         nodes = tree.nodes

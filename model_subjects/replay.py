@@ -165,8 +165,6 @@ def run_replay(cfg: RunConfig, people_dir: str | Path, backend: Any = None, prog
     exp = load_spec(cfg.spec)
     people = find_people(people_dir, exp, left_out)
     if backend is None:
-        from model_subjects.backends.registry import load_backend
-
         backend = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,
                                add_bos=cfg.add_bos, batch_size=cfg.batch_size, threads=cfg.threads,
                                **cfg.backend_options)

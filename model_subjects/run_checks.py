@@ -9,12 +9,14 @@ from typing import Any
 
 from experiments.design_compiler import compile_sequence
 from experiments.options import OptionError
+from experiments.sources.design_rows import load_design
 from experiments.tasks import TaskError, check_runner
 from model_subjects.backends.registry import DEFAULT_BACKEND
 from model_subjects.context import ContextError, parse_context
 from model_subjects.protocols import ProtocolError, default_protocol, get_protocol
 from model_subjects.runner import subject_ids
 from model_subjects.tasks.registry import protocol_names
+from stimuli.files import load_items
 
 # The longest item a model subject reads (docs/validation.md "Item length for model subjects"): all of one item's texts
 # together (sentence, prefix, options, question, regions, ...). A 20,000-word item made a model subject
@@ -66,16 +68,12 @@ def item_lengths(exp) -> None:
     limits above; OptionError naming the file, line or item, and the limit."""
 
     if exp.design is not None:
-        from experiments.sources.design_rows import load_design
-
         df = load_design(exp)
         for r in df.rows:
             problem = item_length_problem(_texts(read_materials(dict(r.materials))))
             if problem:
                 raise OptionError(f"{df.path}: line {r.line}: item {r.item!r}: {problem}; shorten or split it")
     elif exp.stimuli.file is not None:
-        from stimuli.files import load_items
-
         for it in load_items(exp.stimuli.file):
             problem = item_length_problem(it.words)
             if problem:
@@ -145,7 +143,7 @@ def device_available(device: str, backend: str, name: str = "--device") -> None:
     dev = str(device).lower()
     if backend != DEFAULT_BACKEND or dev in ("cpu", "auto"):
         return  # llama.cpp refuses a device itself (CPU only here); a served model runs where the server runs
-    import torch
+    import torch  # torch loads only when a model runs
 
     if dev.startswith("cuda"):
         if not torch.cuda.is_available():

@@ -17,6 +17,8 @@ from typing import Any
 import typer
 
 from experiments.cli_common import fail
+from experiments.design_compiler import compile_sequence
+from experiments.list_index import recorded_list
 from experiments.session import SessionError, scan_table
 from experiments.spec import BUNDLED_SPECS, SpecError, load_spec
 from model_subjects.context import (
@@ -60,7 +62,6 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _check_cells(path: Path, row: dict[str, Any], line: int) -> None:
-
     for col in INT_CELLS:
         if col in row and ascii_int(row[col], signed=True) is None:
             raise ShowContextError(f"{path}: line {line}, column {col}: {row[col]!r} is not a whole number")
@@ -125,7 +126,7 @@ def _spec(rows: list[dict[str, Any]], meta: dict[str, Any], given: Path | None):
 def _chat_renderer(meta: dict[str, Any]):
     name = (meta.get("model") or {}).get("name") if isinstance(meta.get("model"), dict) else meta.get("model")
     try:
-        from transformers import AutoTokenizer
+        from transformers import AutoTokenizer  # transformers loads only when a model runs
 
         tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
     except Exception as exc:  # not in the local cache, no template
@@ -155,9 +156,6 @@ def _sizes(exp: Any, meta: dict[str, Any], rows: list[dict[str, Any]], trial: in
     if planned == len(rows):
         return session_sizes([row_trial(exp, r) for r in rows])
     if (rows[0].get("context_mode") or "") != REPLAY and isinstance(planned, int):
-        from experiments.design_compiler import compile_sequence
-        from experiments.list_index import recorded_list
-
         seq = compile_sequence(exp, rows[0]["subject_id"], meta.get("seed"), session=int(rows[0].get("session") or 1),
                                list_number=recorded_list(meta))
         if seq.sequence_hash == rows[0].get("sequence_hash"):

@@ -30,7 +30,7 @@ class StreamGroup:
     """N growing contexts on one batched KV cache (the transformers backend's `stream_group`)."""
 
     def __init__(self, backend: TorchLM, n: int, capacity: int = 1024):
-        from model_subjects.kvcache import growing_cache
+        from model_subjects.kvcache import growing_cache  # model_subjects.kvcache loads torch
 
         self.b = backend
         self.torch = backend.torch
@@ -69,7 +69,7 @@ class StreamGroup:
         """Drop trailing columns that no row uses."""
         used = max((m.cols[-1] + 1 for m in self.members if m.cols), default=0)
         if used < self.ncols:
-            from model_subjects.kvcache import crop_cache
+            from model_subjects.kvcache import crop_cache  # model_subjects.kvcache loads torch
 
             self.mask[:, used:self.ncols] = 0
             crop_cache(self.cache, used)

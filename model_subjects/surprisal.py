@@ -97,7 +97,7 @@ class SurprisalScorer:
 
     def __init__(self, model: Any, tokenizer: Any, settings: SurprisalSettings = SurprisalSettings(),
                  max_batch_tokens: int = 8192):
-        import torch
+        import torch  # torch loads only when a model runs
 
         self.torch = torch
         self.model = model

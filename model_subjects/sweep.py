@@ -76,7 +76,6 @@ class ModelEntry(BaseModel):
     @field_validator("options")
     @classmethod
     def _options(cls, v: dict[str, Any]) -> dict[str, Any]:
-
         own = sorted(k for k in v if k in OWN_OPTIONS)
         if own:
             raise ValueError(f"{', '.join(own)} is a field of the model entry itself, not a backend option; "
@@ -86,7 +85,6 @@ class ModelEntry(BaseModel):
     @field_validator("backend")
     @classmethod
     def _backend(cls, v: str) -> str:
-
         try:
             return canonical_name(v)
         except ModelLoadError as exc:
@@ -277,8 +275,8 @@ def check_executor(executor: str, slurm: dict[str, Any]) -> None:
         return
     if importlib.util.find_spec("submitit") is None:
         raise OptionError(f"--executor {executor} needs the submitit package, which is not installed")
-    from submitit import AutoExecutor
-    from submitit.slurm.slurm import SlurmExecutor
+    from submitit import AutoExecutor  # the cluster runner loads only when a sweep is submitted
+    from submitit.slurm.slurm import SlurmExecutor  # the cluster runner loads only when a sweep is submitted
 
     known = set(AutoExecutor._valid_parameters()) | {f"slurm_{p}" for p in SlurmExecutor._valid_parameters()}
     for key, value in slurm.items():
@@ -335,7 +333,6 @@ def _no_shell(key: str, value: Any) -> None:
 
 
 def run_config(sweep: Sweep, cell: Cell):
-
     m = sweep.model_entries()[cell.model_index]
     s = sweep.subject_settings()
     return RunConfig(spec=sweep.spec, model=m.model, backend=m.backend, backend_options=dict(m.options),
@@ -400,7 +397,7 @@ def run_sweep(sweep_path: str | Path, executor: str = "local", validated: bool =
     n = len(sweep.model_entries())
     if executor == "local":
         return [run_model_cells(path, k) for k in range(n)]
-    import submitit
+    import submitit  # the cluster runner loads only when a sweep is submitted
 
     ex = submitit.AutoExecutor(folder=out / "submitit", cluster="slurm" if executor == "slurm" else "local")
     params = dict(sweep.slurm)

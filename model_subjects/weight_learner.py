@@ -38,8 +38,7 @@ class WeightLearner:
         self.opt: Any = None
 
     def _lora_model(self) -> Any:
-
-        from peft import LoraConfig, inject_adapter_in_model
+        from peft import LoraConfig, inject_adapter_in_model  # peft loads only for adapters
 
         model = copy.deepcopy(self.frozen_model)
         cfg = LoraConfig(r=self.s.rank, lora_alpha=2 * self.s.rank, lora_dropout=0.0, bias="none",

@@ -24,6 +24,7 @@ from model_subjects.context import History, HistoryEntry, feedback_for, history_
 from model_subjects.decisions import RunError, Scored
 from model_subjects.protocol_base import Protocol
 from model_subjects.requests import GenerationRequest
+from model_subjects.tasks.base import sentence_of
 from model_subjects.trial_step import per_query, requests, score_trial
 from model_subjects.weight_learner import WeightLearner
 from model_subjects.weights import (
@@ -76,8 +77,6 @@ class LearningSubject:
         if s.blocks and trial.block not in s.blocks:
             return {"on": None, "why": f"block {trial.block!r} does not teach (--learn-blocks {','.join(s.blocks)})"}
         if s.update_on == "read":
-            from model_subjects.tasks.base import sentence_of
-
             text = sentence_of(trial).strip()
             if not text:
                 return {"on": None, "why": "the trial has no sentence to read"}

@@ -84,7 +84,6 @@ def settings_of(cfg: Any) -> LearningSettings:
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-
     if value not in allowed:
         raise OptionError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
 

@@ -16,14 +16,16 @@ from rich.console import Console
 
 from experiments import options as o
 from experiments.cli_common import checked_spec_or_exit, fail
+from experiments.outputs import check_dataset_folder
 from experiments.session import session_paths
 from experiments.spec import SpecError
+from experiments.tasks import refuse_runner
+from participants.dialog import DialogUnavailable, ask_participant_info
 from participants.runner import HumanRunConfig, RunError, info_problem, run
 from participants.tasks import PSYCHOPY
 
 
 def _parse_info(pairs: list[str]) -> dict[str, str]:
-
     info: dict[str, str] = {}
     for p in pairs:
         if "=" not in p:
@@ -40,7 +42,6 @@ def _parse_info(pairs: list[str]) -> dict[str, str]:
 
 
 def _window_size(text: str) -> tuple[int, int]:
-
     try:
         w, h = (int(x) for x in text.lower().split("x"))
         assert 0 < w <= 16384 and 0 < h <= 16384
@@ -95,7 +96,6 @@ def _check_options(session: int, trials: int | None, out: Path, screen: int, acc
     try:
         o.session_number(session)
         o.trials_limit(trials)
-        from experiments.outputs import check_dataset_folder
 
         check_dataset_folder("--out", out)  # data/ a real folder, no link or device in it
         if screenshots is not None:
@@ -153,8 +153,6 @@ def run_human(
         fail(info_problem(exp, fields) or "")
 
     if exp.task.kind not in PSYCHOPY:  # a spec matter: said before the display's
-        from experiments.tasks import refuse_runner
-
         fail(f"{spec}: " + (refuse_runner(exp.task.kind, "psychopy") or f"task.kind {exp.task.kind!r}"))
     problem = display_problem()
     if problem:
@@ -179,8 +177,6 @@ def _who(exp, participant: str | None, session: int, autopilot: bool,
     if participant is None and autopilot:
         participant = "autopilot"
     if participant is None:
-        from participants.dialog import DialogUnavailable, ask_participant_info
-
         try:
             answers = ask_participant_info(exp, session=session)
         except DialogUnavailable as exc:

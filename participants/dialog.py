@@ -46,7 +46,7 @@ def dialog_fields(exp: Experiment, participant: str = "", session: int = 1) -> d
 def ask_participant_info(exp: Experiment, participant: str = "", session: int = 1) -> dict[str, Any] | None:
     """Show the dialog; returns the answers, or None when the experimenter cancels."""
     check_dialog_possible()
-    from psychopy import gui
+    from psychopy import gui  # PsychoPy loads only when a window opens
 
     info = dialog_fields(exp, participant, session)
     order = list(info)

@@ -41,7 +41,7 @@ class Display:
 
 def _gl_info() -> dict[str, str]:
     try:
-        from pyglet import gl
+        from pyglet import gl  # pyglet loads only when a window opens
 
         return {"gl_vendor": gl.gl_info.get_vendor(), "gl_renderer": gl.gl_info.get_renderer(),
                 "gl_version": gl.gl_info.get_version()}
@@ -51,12 +51,12 @@ def _gl_info() -> dict[str, str]:
 
 def open_display(cfg: Any, log: Callable[[str], None] = print) -> Display:
     """Window + keyboard + refresh measurement + policy (the caller checks `policy.refuse`)."""
-    import psychopy
-    from psychopy import logging
+    import psychopy  # PsychoPy loads only when a window opens
+    from psychopy import logging  # PsychoPy loads only when a window opens
 
     logging.console.setLevel(logging.ERROR)  # our own warnings are clearer; PsychoPy's go to its log
-    from psychopy import visual
-    from psychopy.hardware import keyboard
+    from psychopy import visual  # PsychoPy loads only when a window opens
+    from psychopy.hardware import keyboard  # PsychoPy loads only when a window opens
 
     win = visual.Window(
         size=cfg.window_size, fullscr=cfg.fullscreen, screen=cfg.screen, units="height", color=BACKGROUND,

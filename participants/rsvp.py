@@ -74,7 +74,7 @@ class Presenter:
 
     def __init__(self, win: Any, keys: Keys, policy: TimingPolicy, screens: Screens, shots: Screenshots,
                  exp: Experiment, autopilot: Autopilot | None = None):
-        from psychopy import logging
+        from psychopy import logging  # PsychoPy loads only when a window opens
 
         self.win, self.keys, self.policy, self.screens, self.shots = win, keys, policy, screens, shots
         self.exp = exp
@@ -446,7 +446,7 @@ class Presenter:
     def _show_mouse(self) -> None:
         """Show the pointer for a panel answered by clicks (its Mouse is made once per window)."""
         if self._mouse is None:
-            from psychopy import event
+            from psychopy import event  # PsychoPy loads only when a window opens
 
             self._mouse = event.Mouse(win=self.win)
         self.win.mouseVisible = True

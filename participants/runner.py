@@ -28,9 +28,11 @@ from experiments.session import (
     scan_table,
 )
 from experiments.spec import Experiment
+from experiments.tasks import refuse_runner
 from experiments.tasks.detection import detection_for
 from experiments.trials import TrialSequence
 from participants.autopilot import AUTOPILOT_PREFIX, Autopilot
+from participants.display import open_display
 from participants.eventlog import EventLog
 from participants.fonts import missing_font
 from participants.keys import make_injector
@@ -109,8 +111,6 @@ def prepare(cfg: HumanRunConfig, log: Callable[[str], None] = print, plan: RunPl
     exp, plan = cfg.spec, plan or plan_for(cfg)
     presentable = tuple(PSYCHOPY)  # every kind with a PsychoPy unit (violation detection's is the RSVP one)
     if exp.task.kind not in presentable:
-        from experiments.tasks import refuse_runner
-
         raise RunError(f"run-human (PsychoPy) cannot present task.kind {exp.task.kind!r}; it presents "
                        f"{', '.join(presentable)}. " + (refuse_runner(exp.task.kind, "psychopy") or ""))
     if cfg.autopilot and not cfg.participant.lower().startswith(AUTOPILOT_PREFIX):
@@ -208,7 +208,6 @@ def run(cfg: HumanRunConfig, log: Callable[[str], None] = print) -> RunOutcome:
         raise RunError(str(exc)) from None
     try:
         prep = prepare(cfg, lambda msg: None, plan)  # again (the same sequence), now that no one else can write
-        from participants.display import open_display
 
         display = open_display(cfg, log)
         try:

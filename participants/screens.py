@@ -30,7 +30,7 @@ class Screens:
     """
 
     def __init__(self, win: Any, exp: Experiment):
-        from psychopy import visual
+        from psychopy import visual  # PsychoPy loads only when a window opens
 
         self.win = win
         self.exp = exp
@@ -117,7 +117,7 @@ class PanelScreen:
     """
 
     def __init__(self, win: Any, exp: Experiment, texts: dict[str, str]):
-        from psychopy import visual
+        from psychopy import visual  # PsychoPy loads only when a window opens
 
         panel = exp.task.panel
         assert panel is not None

@@ -14,12 +14,16 @@ from experiments.spec_model import MAX_ITEMS_PER_CONDITION
 from model_subjects.backends.base import ModelLoadError
 from model_subjects.backends.registry import canonical_name
 from model_subjects.cli import parse_backend_options
-from reproductions.common import ReproError
+from reproductions import hu_frank2024 as hu_frank_run
+from reproductions import hu_levy2023 as hu_levy_run
+from reproductions import lampinen2024 as lampinen_run
+from reproductions.common import ReproError, slug
 from reproductions.hu_frank.authors import AuthorsOptions, reproduce_authors
 from reproductions.hu_frank.lab import LabOptions, reproduce_lab
 from reproductions.hu_frank.models_file import read_models_file
 from reproductions.hu_levy.authors_zh import AuthorsZhOptions, read_outputs, reproduce_authors_zh
 from reproductions.hu_levy.human_study import write_study
+from reproductions.hu_levy.prompts_zh import EXPERIMENTS_ZH
 from reproductions.pairs import load_blimp_jsonl
 from stimuli.files import StimulusFileError, load_items
 from stimuli.input_rules import ascii_int
@@ -57,7 +61,6 @@ FILES = {
 
 
 def _fail(message: str, code: int = 2) -> None:
-
     fail(message, code)
 
 
@@ -93,7 +96,6 @@ def _check_options(out: Path, dependency: Optional[str], n_boot: int, dtype: str
         if items_per_condition is not None and items_per_condition < 1:
             raise o.OptionError("--items-per-condition must be at least 1")
         o.at_least("--items-per-condition", items_per_condition, 1, MAX_ITEMS_PER_CONDITION)
-        from reproductions.common import slug
 
         for m in models or []:
             o.model_path("--model", m)
@@ -213,19 +215,17 @@ def lampinen2024(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars"),
 ) -> None:
     """seeds/000: Table B1 grid, harder variants, recombined prompts, Figure 5 and Figure B1 for any local model."""
-    from reproductions.lampinen2024 import Options, reproduce
-
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
     batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads,
                                 models=_local(backend_name, model), items=items,
                                 humans=humans, items_per_condition=items_per_condition, seed=seed)
-    opt = Options(models=list(model) if model else [None], out=out, items=list(items or []),
+    opt = lampinen_run.Options(models=list(model) if model else [None], out=out, items=list(items or []),
                   backend=backend_name, backend_options=options,
                   humans=list(humans or []), items_per_condition=items_per_condition, prompts=_split(prompts),
                   dependency=dependency, seed=seed, n_boot=n_boot, add_bos=add_bos, dtype=dtype, device=device,
                   batch_size=batch_size, threads=threads or None, quiet=quiet)
-    _run(reproduce, opt, "finished sessions are saved")
+    _run(lampinen_run.reproduce, opt, "finished sessions are saved")
 
 
 @app.command("hu-levy2023", epilog=FILES["hu-levy2023"])
@@ -286,8 +286,6 @@ def hu_levy2023(
 ) -> None:
     """seeds/003: Experiments 1, 2, 3a, 3b x Direct, MetaQuestionSimple, MetaInstruct, MetaQuestionComplex.
     --language zh: Appendix D in Chinese; --authors-outputs results_zh.zip: Figure 11 from the authors' outputs."""
-    from reproductions.hu_levy2023 import Options, check_inputs, reproduce
-
     if authors_outputs is not None:
         _hu_levy_authors(authors_outputs, out, n_boot, seed, quiet, data=data, model=model, backend=backend,
                          pairs=pairs, agreement=agreement, n_items=n_items, experiments=experiments)
@@ -307,17 +305,17 @@ def hu_levy2023(
         _fail(str(exc))
     exps = tuple(_split(experiments) or ("1", "2", "3a", "3b"))
     if language == "zh":
-        from reproductions.hu_levy.prompts_zh import EXPERIMENTS_ZH
-
         exps = tuple(_split(experiments) or EXPERIMENTS_ZH)
-    opt = Options(models=list(model) if model else [None], out=out, data=data, n_items=n_items, experiments=exps,
-                  prompt_text=prompt_text, language=language, scoring=scoring, backend=backend_name,
-                  backend_options=options,
-                  items=list(agreement_items or []), pairs=list(pairs or []), agreement=agreement,
-                  items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
-                  add_bos=add_bos, dtype=dtype, device=device, batch_size=batch, threads=threads or None, quiet=quiet)
+    opt = hu_levy_run.Options(models=list(model) if model else [None], out=out, data=data, n_items=n_items,
+                              experiments=exps,
+                              prompt_text=prompt_text, language=language, scoring=scoring, backend=backend_name,
+                              backend_options=options,
+                              items=list(agreement_items or []), pairs=list(pairs or []), agreement=agreement,
+                              items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
+                              add_bos=add_bos, dtype=dtype, device=device, batch_size=batch,
+                              threads=threads or None, quiet=quiet)
     try:  # every dataset read and checked before the model loads or --out is written
-        datasets, _ = check_inputs(opt)
+        datasets, _ = hu_levy_run.check_inputs(opt)
     except ReproError as exc:
         _fail(str(exc))
     for d in datasets:
@@ -325,7 +323,7 @@ def hu_levy2023(
                    + (" for experiments "
                       f"{', '.join(e for e in exps if e in d.spec.experiments)}" if d.spec.experiments else ""),
                    err=True)
-    _run(reproduce, opt, "scored requests are cached")
+    _run(hu_levy_run.reproduce, opt, "scored requests are cached")
 
 
 def _hu_levy_authors(archive: Path, out: Path, n_boot: int, seed: int, quiet: bool, **model_options) -> None:
@@ -500,19 +498,18 @@ def _hu_frank_agreement(out: Path, model: Optional[list[str]], items: Optional[l
                         threads: int, max_new_tokens: int, n_boot: int, seed: int, add_bos: bool, dtype: str,
                         device: str, quiet: bool) -> None:
     """The default mode: agreement items (and --pairs) with both methods on --model(s), inputs checked first."""
-    from reproductions.hu_frank2024 import Options, reproduce
-
     backend_name, options = _backend_settings(backend, backend_option)
     batch_size = _served_batch(backend_name, batch_size)
     batch_size = _check_options(out, dependency, n_boot, dtype, device, batch_size, threads, max_new_tokens,
                                 models=_local(backend_name, model),
                                 items=items, pairs=pairs, items_per_condition=items_per_condition, seed=seed)
-    opt = Options(models=list(model) if model else [None], out=out, items=list(items or []), pairs=list(pairs or []),
-                  backend=backend_name, backend_options=options,
-                  items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
-                  mixed=mixed, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
-                  threads=threads or None, max_new_tokens=max_new_tokens, quiet=quiet)
-    _run(reproduce, opt, "finished sessions and scores are saved")
+    opt = hu_frank_run.Options(models=list(model) if model else [None], out=out, items=list(items or []),
+                               pairs=list(pairs or []),
+                               backend=backend_name, backend_options=options,
+                               items_per_condition=items_per_condition, dependency=dependency, seed=seed, n_boot=n_boot,
+                               mixed=mixed, add_bos=add_bos, dtype=dtype, device=device, batch_size=batch_size,
+                               threads=threads or None, max_new_tokens=max_new_tokens, quiet=quiet)
+    _run(hu_frank_run.reproduce, opt, "finished sessions and scores are saved")
 
 
 @app.command("hu-levy2023-human", epilog=FILES["hu-levy2023-human"])

@@ -131,8 +131,6 @@ def write_spec(path: Path, spec: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
     if not path.exists() or path.read_text(encoding="utf-8") != text:  # own_file (twinlab wrote it)
-        from experiments.atomic import atomic_write_text
-
         atomic_write_text(path, text)
     return path
 

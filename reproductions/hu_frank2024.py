@@ -81,7 +81,6 @@ class Options(RunOptions):
 
 
 def _subtasks(opt: Options, out: Path):
-
     lopt = lp.Options(models=opt.models, out=out, items=opt.items, items_per_condition=opt.items_per_condition,
                       prompts=["none"], dependency=opt.dependency, seed=opt.seed)
     subs = lp.plan_subtasks(lopt)
@@ -91,7 +90,6 @@ def _subtasks(opt: Options, out: Path):
 
 
 def run_model(opt: Options, model: str | None, subtasks, spec_for, pairs, prog) -> tuple[pd.DataFrame, dict, list]:
-
     try:
         backend = load_backend(model, backend=opt.backend, dtype=opt.dtype, device=opt.device, add_bos=opt.add_bos,
                                batch_size=opt.batch_size, threads=opt.threads, **opt.backend_options)
@@ -178,7 +176,6 @@ def demand_gaps(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
 
 
 def accuracies(rows: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
-
     rng = np.random.default_rng(seed)
     out = []
     for (model, dataset, proto), g in rows.groupby(["model", "dataset", "protocol"], sort=False):

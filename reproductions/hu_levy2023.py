@@ -44,6 +44,7 @@ from reproductions.common import (
     Report,
     ReproError,
     RunOptions,
+    cells_study,
     progress_bar,
     sha256_file,
     sha256_text,
@@ -52,13 +53,15 @@ from reproductions.common import (
 )
 from reproductions.hu_levy import conventions
 from reproductions.hu_levy import figures as F
+from reproductions.hu_levy.authors_zh import statements
 from reproductions.hu_levy.data import EXPERIMENTS, Dataset, DatasetSpec, Item, data_files, load_datasets
 from reproductions.hu_levy.measures import consistency, consistency_means, differentials, item_table, performance
 from reproductions.hu_levy.phenomena import table5
 from reproductions.hu_levy.prompts import LANGUAGES, META, METHODS, TASK_LABELS, all_queries, templates_text
-from reproductions.hu_levy.prompts_zh import EXPERIMENTS_ZH
+from reproductions.hu_levy.prompts_zh import EXPERIMENTS_ZH, SOURCE
 from reproductions.hu_levy.score import score_queries, unscorable
 from reproductions.pairs import ScoreCache, load_blimp_jsonl, pairs_from_items
+from stimuli.files import StimulusFileError, load_items
 from stimuli.input_rules import spreadsheet_safe_frame
 
 PAPER = "seeds/003: Hu & Levy (2023), Prompting is not a substitute for probability measurements in LLMs"
@@ -126,8 +129,6 @@ def check_inputs(opt: Options) -> tuple[list[Dataset], list[str]]:
 
 def _prompt_text_said(opt: Options) -> str:
     if opt.language == "zh":
-        from reproductions.hu_levy.prompts_zh import SOURCE
-
         return f"the authors' Chinese prompts ({SOURCE}); the sentences as the corpus holds them"
     return f"{opt.prompt_text} ({conventions.PROMPT_TEXTS[opt.prompt_text]})"
 
@@ -165,9 +166,6 @@ def extra_pair_datasets(opt: Options) -> list[Dataset]:
         pairs = load_blimp_jsonl(f)
         out.append(_pairs_dataset(Path(f).stem, str(f), pairs, sha256_file(Path(f)), opt))
     if opt.agreement:
-        from reproductions.common import cells_study
-        from stimuli.files import StimulusFileError, load_items
-
         if opt.items:
             items = []
             for f in opt.items:
@@ -211,7 +209,6 @@ def _backend_name(opt: Options, model: str | None) -> str | None:
 
 
 def run_model(opt: Options, model: str | None, queries: list, prog) -> tuple[pd.DataFrame, dict[str, Any], dict]:
-
     t0 = time.perf_counter()
     name = _backend_name(opt, model)
     try:
@@ -433,8 +430,6 @@ def _paper_section(rep: Report, opt: Options, datasets: list[Dataset], perf: pd.
                    names: list[str]) -> None:
     """The paper's claims checked on this run: Appendix D's for Chinese, the four English results otherwise."""
     if opt.language == "zh":
-        from reproductions.hu_levy.authors_zh import statements
-
         rep.heading("Appendix D beside ours", anchor="paper_zh")
         rep.text("Appendix D's claims (GPT-3.5, text-davinci-003, on the same Chinese materials), checked on this "
                  "run's numbers; `--authors-outputs results_zh.zip` gives the authors' own numbers.")

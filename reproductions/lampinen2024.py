@@ -119,7 +119,6 @@ GENERATED_PER_CONDITION = 512
 
 # ---------------------------------------------------------------------------------- plan
 def check_prompts(tokens: list[str]) -> list[str]:
-
     bad = [t for t in tokens if t != "none" and t not in PROMPT_GROUPS and t not in PROMPT_SETS]
     if bad:
         raise ReproError(f"--prompts: unknown {', '.join(repr(b) for b in bad)}; use none, a group "
@@ -218,7 +217,6 @@ def spec_for(st: Subtask, seed: int) -> dict[str, Any]:
 
 
 def arms_for(opt: Options, model: str | None, subtasks: list[Subtask]) -> list[Arm]:
-
     mslug = slug(model or "SmolLM2-135M-Instruct") + backend_suffix(opt.backend)
     arms = []
     for st in subtasks:
@@ -258,7 +256,6 @@ def column_condition(structure: str, condition: str) -> str:
 
 
 def wide(t: pd.DataFrame, index: list[str], with_ci: bool) -> pd.DataFrame:
-
     t = t.copy()
     t["cell"] = ([f"{e:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else f"{e:.3f}"
                   for e, lo, hi in zip(t["error_rate"], t["ci_low"], t["ci_high"], strict=False)]
@@ -507,7 +504,6 @@ def analyse(opt: Options, subtasks: list[Subtask], arms: list[Arm], results: lis
 
 
 def _esc(s: str) -> str:
-
     return html.escape(s)
 
 

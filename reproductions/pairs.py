@@ -132,14 +132,11 @@ class ScoreCache:
     """log-probabilities of requests already scored, one JSON line each (append-only, flushed)."""
 
     def __init__(self, path: Path):
-
         self.path = path
         self.scores: dict[str, float] = {}
         try:  # one writer, as for session tables: a second reproduction on this folder is refused at once
             self._lock = acquire_session_lock(path)
         except SessionError as exc:
-            from reproductions.common import ReproError
-
             raise ReproError(str(exc)) from None
         torn = False
         if path.exists():

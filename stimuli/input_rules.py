@@ -96,7 +96,7 @@ def spreadsheet_safe(value: Any) -> Any:
 
 def spreadsheet_safe_frame(df: Any) -> Any:
     """A copy of a pandas table with every text cell (and column name) made spreadsheet-safe."""
-    from pandas.api.types import is_numeric_dtype
+    from pandas.api.types import is_numeric_dtype  # keeps `twinlab --help` light
 
     out = df.copy()
     for i in range(out.shape[1]):  # by position: column names may repeat

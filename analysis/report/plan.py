@@ -89,7 +89,6 @@ def design_frame_step(df: pd.DataFrame, run: Run) -> None:
 
 
 def design_step(run: Run) -> None:
-
     design_sections(run.res, run.d, dict(run.info.factors), run.opt, run.out, run.log, run.notes, run.skipped,
                     general=True, copies=run.copies)
 
@@ -108,7 +107,6 @@ def exclusions_step(run: Run) -> None:
 
 
 def is_general(df: pd.DataFrame, factors: dict) -> bool:
-
     return is_general_design(df, factors)
 
 

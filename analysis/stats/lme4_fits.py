@@ -98,7 +98,6 @@ def _frame(data: pd.DataFrame, formula: str):
 
 
 def _coefs(get: dict, statistic: str) -> list[dict]:
-
     out = []
     dfs = get["df"] if len(get["df"]) == len(get["term"]) else [get["df"][0]] * len(get["term"])
     for term, e, se, z, p, df in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], dfs, strict=False):

@@ -19,7 +19,7 @@ from experiments.sources.design_order import check_orderable, order_rows
 from experiments.spec_model import MAX_BLOCK_TRIALS, Block, Experiment, SpecError
 from experiments.subjects import subject_number
 from experiments.tasks import TaskError, registry
-from experiments.tasks.items import line_list
+from experiments.tasks.items import check_items, line_list
 from experiments.trials import Trial
 
 
@@ -108,8 +108,6 @@ def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
     """Every row through its kind's own item check (experiments.tasks.items: every bad line named)."""
 
     if exp.task.kind in registry():  # the kind's own checks, and the keys the largest item needs
-        from experiments.tasks.items import check_items
-
         try:
             check_items(exp.task, ((r.line, dict(r.materials)) for r in df.rows), str(df.path))
         except TaskError as exc:
@@ -117,7 +115,6 @@ def _check_task_materials(exp: Experiment, df: DesignFile, where: str) -> None:
 
 
 def _lines(numbers: list[int]) -> str:
-
     return line_list(numbers)
 
 

@@ -155,7 +155,6 @@ def material_keys() -> frozenset[str]:
 
 
 def get_task(name: str) -> TaskKind:
-
     try:
         task = kind_part(name, "task")
     except UnknownKind:

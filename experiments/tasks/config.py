@@ -26,7 +26,7 @@ class _Strict(BaseModel):
 
 
 def valid_key(key: str) -> str:
-    from experiments.psychopy_names import check_key
+    from experiments.psychopy_names import check_key  # late: `twinlab --help` loads this module
 
     problem = check_key(key)
     if problem:

@@ -164,7 +164,6 @@ def row_fields(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _kind(s: Any) -> Any:
-
     k = get_task(s.kind)
     if k.derive is None:  # a model-only kind, or one whose renderer runs its own trial (violation detection: rsvp)
         raise TaskResultError(f"task: kind {s.kind!r} is not presented in the task window"

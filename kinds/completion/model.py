@@ -57,7 +57,7 @@ def next_token_rank(backend: Any, context: str, continuation: str) -> dict[str, 
     if not (hasattr(backend, "model") and hasattr(backend, "encode_pair")):
         raise ProtocolError("completion:direct ranks the target in the full next-token distribution; this backend "
                             "does not give it (use the transformers backend)")
-    import torch
+    import torch  # torch loads only when a model runs
 
     ctx, cont = backend.encode_pair(context, continuation)
     ids = list(backend.sequence_start(ctx)) + list(ctx)

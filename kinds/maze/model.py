@@ -280,7 +280,6 @@ def check_outputs(out: Path, inputs: dict[str, Path]) -> None:
 
 
 def _write(path: Path, rows: list[dict[str, str]], record: dict[str, Any], force: bool) -> None:
-
     side = record_path(path)
     for p in (path, side):
         if p.exists() and not force:

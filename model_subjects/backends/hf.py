@@ -34,6 +34,7 @@ from model_subjects.backends.registry import register_backend
 from model_subjects.batching import sizer_for
 from model_subjects.kv_stream import KVStream
 from model_subjects.loading import ResolvedModel, go_offline, resolve_model
+from model_subjects.prefix_tree import TreeScorer
 from model_subjects.requests import (
     GenerationRequest,
     LoglikelihoodRequest,
@@ -71,7 +72,7 @@ class TransformersBackend(PairTokenizer, Backend):
                  device: str = "cpu", dtype: str = "float32", batch_size: int | str = "auto",
                  max_batch_tokens: int | None = None, min_prefix: int = 16, padding_side: str = "left",
                  threads: int | None = 1, prefix_sharing: str = "tree"):
-        import torch
+        import torch  # torch loads only when a model runs
 
         if padding_side not in ("left", "right"):
             raise ValueError(f"padding_side must be 'left' or 'right', not {padding_side!r}")
@@ -127,9 +128,9 @@ class TransformersBackend(PairTokenizer, Backend):
              prefix_sharing: str = "tree") -> "TransformersBackend":
         go_offline()
         resolved = resolve_model(model)
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
+        import torch  # torch loads only when a model runs
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # transformers loads only when a model runs
+        from transformers.utils import logging as hf_logging  # transformers loads only when a model runs
 
         hf_logging.disable_progress_bar()
         dname = DTYPES.get(str(dtype).lower())
@@ -168,7 +169,7 @@ class TransformersBackend(PairTokenizer, Backend):
                    max_batch_tokens=max_batch_tokens, prefix_sharing=prefix_sharing)
 
     def describe(self) -> dict[str, Any]:
-        import transformers
+        import transformers  # transformers loads only when a model runs
 
         torch = self.torch
         info = dict(self.resolved.info)
@@ -264,8 +265,6 @@ class TransformersBackend(PairTokenizer, Backend):
 
     def _score_units(self, units: list[_Unit], progress: Progress | None) -> list[tuple[list[float], bool]]:
         if self.prefix_sharing == "tree":
-            from model_subjects.prefix_tree import TreeScorer
-
             scorer = TreeScorer(self, self.sizer)
             out = scorer.score_units([u.full for u in units], [u.n_cont for u in units], progress)
             self.last_tree_tokens, self.last_forward_calls = scorer.tokens_run, scorer.forward_calls
@@ -330,7 +329,7 @@ class TransformersBackend(PairTokenizer, Backend):
 
     def _run_group(self, carriers, first_needed, members, p, units, owners, results, progress) -> None:
         torch = self.torch
-        from model_subjects.kvcache import snapshot
+        from model_subjects.kvcache import snapshot  # model_subjects.kvcache loads torch
 
         prefix = None
         with torch.inference_mode():
@@ -361,7 +360,7 @@ class TransformersBackend(PairTokenizer, Backend):
 
     def _run_batch(self, carriers, first_needed, batch, p, prefix, units, owners, results) -> None:
         torch = self.torch
-        from model_subjects.kvcache import expanded
+        from model_subjects.kvcache import expanded  # model_subjects.kvcache loads torch
 
         suffixes = [carriers[c][p:] for c in batch]
         t = max(len(s) for s in suffixes)

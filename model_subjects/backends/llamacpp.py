@@ -86,7 +86,7 @@ def extra_buffer_types_off() -> Iterator[None]:
     `Llama.__init__` starts from `llama_cpp.llama_model_default_params()` and sets the fields it has
     arguments for; this wraps that function so the struct it returns already has the field off.
     """
-    import llama_cpp.llama_cpp as lc
+    import llama_cpp.llama_cpp as lc  # llama.cpp loads only when its backend runs
 
     if "use_extra_bufts" not in {f[0] for f in lc.llama_model_params._fields_}:
         raise ModelLoadError("this llama-cpp-python has no model parameter use_extra_bufts (0.3.36 has); "
@@ -108,7 +108,7 @@ def extra_buffer_types_off() -> Iterator[None]:
 
 def new_llama(path: str | Path, **kwargs: Any) -> Any:
     """`llama_cpp.Llama(path, **kwargs)` without extra buffer types (see the module docstring); checked."""
-    import llama_cpp
+    import llama_cpp  # llama.cpp loads only when its backend runs
 
     with extra_buffer_types_off():
         llm = llama_cpp.Llama(str(path), **kwargs)
@@ -119,7 +119,7 @@ def new_llama(path: str | Path, **kwargs: Any) -> Any:
 
 
 def _ftype_names() -> dict[int, str]:
-    import llama_cpp
+    import llama_cpp  # llama.cpp loads only when its backend runs
 
     return {int(v): k[len("LLAMA_FTYPE_MOSTLY_"):] if k.startswith("LLAMA_FTYPE_MOSTLY_") else k[len("LLAMA_FTYPE_"):]
             for k, v in vars(llama_cpp).items() if k.startswith("LLAMA_FTYPE_") and isinstance(v, int)}
@@ -131,7 +131,6 @@ class _LlamaState:
     BLOCK = 32  # positions per eval call; a cached prefix is reused up to a multiple of this
 
     def __init__(self, llm: Any):
-
         self.np = np
         self.llm = llm
         self.tokens_evaluated = 0  # tokens run through the model (benchmarks)
@@ -248,7 +247,7 @@ class LlamaCppBackend(PairTokenizer, Backend):
                    load_seconds=time.perf_counter() - t0)
 
     def describe(self) -> dict[str, Any]:
-        import llama_cpp
+        import llama_cpp  # llama.cpp loads only when its backend runs
 
         md = self.llm.metadata
         try:
@@ -291,7 +290,7 @@ class LlamaCppBackend(PairTokenizer, Backend):
 
     def _is_eog(self, tid: int) -> bool:
         """End of generation, by llama.cpp's vocabulary (EOS, and EOT-like tokens the GGUF marks)."""
-        import llama_cpp
+        import llama_cpp  # llama.cpp loads only when its backend runs
 
         return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, tid))
 

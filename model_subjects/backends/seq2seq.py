@@ -40,7 +40,7 @@ class Seq2SeqBackend(Backend):
     def __init__(self, model: Any, tokenizer: Any, resolved: ResolvedModel, *, device: str = "cpu",
                  dtype: str = "float32", batch_size: int | str = "auto", sentinel: bool = True,
                  score_eos: bool = True):
-        import torch
+        import torch  # torch loads only when a model runs
 
         self.torch = torch
         self.model = model
@@ -72,9 +72,9 @@ class Seq2SeqBackend(Backend):
             raise ModelLoadError("--backend seq2seq needs --model: a local Flan-T5/T5 folder or a Hugging Face id "
                                  "in the local cache (the bundled default is a causal model)")
         resolved = resolve_model(model)
-        import torch
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
+        import torch  # torch loads only when a model runs
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer  # transformers loads only when a model runs
+        from transformers.utils import logging as hf_logging  # transformers loads only when a model runs
 
         hf_logging.disable_progress_bar()
         dname = DTYPES.get(str(dtype).lower())
@@ -100,7 +100,7 @@ class Seq2SeqBackend(Backend):
                    score_eos=score_eos)
 
     def describe(self) -> dict[str, Any]:
-        import transformers
+        import transformers  # transformers loads only when a model runs
 
         info = dict(self.resolved.info)
         return {"name": self.name, "backend": "seq2seq", "kind": self.resolved.kind, "path": self.resolved.path,

@@ -49,7 +49,6 @@ COMPLETIONS = "/v1/completions"
 
 
 def default_cache_dir() -> Path:
-
     return cache_root() / "served"
 
 
@@ -150,7 +149,6 @@ class ServedBackend(Backend):
                               f"(was {canonical(self.model_entry)}, now {canonical(now)}); refusing")
 
     def describe(self) -> dict[str, Any]:
-
         return {
             "name": self.model_id,
             "kind": "server",

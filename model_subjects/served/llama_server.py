@@ -35,10 +35,9 @@ def split_args(argv: list[str]) -> tuple[bool, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-
     use, rest = split_args(list(sys.argv[1:] if argv is None else argv))
     sys.argv = [sys.argv[0], *rest]
-    from llama_cpp.server.__main__ import main as server_main
+    from llama_cpp.server.__main__ import main as server_main  # llama.cpp loads only when its backend runs
 
     print(f"twinlab llama_server: use_extra_bufts={use} (CPU AMX flags: {' '.join(cpu_amx_flags()) or 'none'})",
           file=sys.stderr, flush=True)

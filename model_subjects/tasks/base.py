@@ -65,7 +65,6 @@ class TaskProtocol(Protocol):
         self.queries(trial)
 
     def score(self, trial: Trial, response: Any) -> bool | None:
-
         return get_task(self.kind).score(trial, response)
 
     def first_scored_correct(self, trial: Trial, values: Sequence[str]) -> int | None:

@@ -7,6 +7,7 @@ from typing import Any, Callable, Mapping
 
 from experiments.kinds import UnknownKind, kind_part, parts
 from experiments.tasks import get_task
+from experiments.tasks.config import settings_for
 from model_subjects.protocol_base import Protocol, ProtocolError
 
 Factory = Callable[[Any, str | None, int], Protocol]  # (kind settings, question, max_new_tokens)
@@ -40,7 +41,6 @@ def model_kinds() -> dict[str, ModelKind]:
 
 
 def _model(kind: str) -> ModelKind | None:
-
     try:
         mod = kind_part(kind, "model")
     except UnknownKind:
@@ -84,6 +84,7 @@ def task_protocol(kind: str, name: str, *, task: Any = None, question: str | Non
     """The protocol `name` of task kind `kind` (the spec's `task:` settings from `task`); a recorded name
     (`judgment:meta`, as the table's `protocol` column holds it) is accepted too."""
     if name == "surprisal" or name.startswith("surprisal:"):
+        # model_subjects.tasks.surprisal imports this module back (an import circle)
         from model_subjects.tasks.surprisal import Surprisal, parse_surprisal
 
         return Surprisal(kind, parse_surprisal(name))
@@ -98,8 +99,6 @@ def task_protocol(kind: str, name: str, *, task: Any = None, question: str | Non
                             f"{', '.join(protocol_names(kind, task))}")
     settings = task.settings() if task is not None else None
     if settings is None:
-        from experiments.tasks.config import settings_for
-
         settings = settings_for(kind, {})
     return table[name](settings, question, max_new_tokens)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from experiments.tasks.regions import regions
 from experiments.trials import Trial
 from model_subjects.protocol_base import Decision, Option, ProtocolError, Query
 from model_subjects.surprisal import SurprisalScorer, SurprisalSettings, region_surprisals
@@ -67,8 +68,6 @@ class Surprisal(TaskProtocol):
         bits = (measured or {}).get("word_surprisal_bits")
         extra: dict[str, Any] = {}
         if bits is not None and trial.mat.get("regions"):  # the one reading of any kind's regions
-            from experiments.tasks.regions import regions
-
             extra["region_surprisal_bits"] = region_surprisals(bits, regions({**trial.mat, "sentence": s}))
         return decision("", None, [s], [lp], None, s, extra=extra,
                         columns={"word_surprisal_bits": bits, "sentence_logprob": lp})
@@ -83,7 +82,6 @@ class Surprisal(TaskProtocol):
 
 
 def parse_surprisal(name: str) -> SurprisalSettings:
-
     parts = name.split(":")[1:]
     unknown = set(parts) - {"bow", "nobos"}
     if unknown:

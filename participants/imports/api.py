@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from participants.imports.mapping import mapping_from_dict
 from participants.imports.pipeline import BAD_TRIALS, ImportReport, prepare, reader_for, resolve_mapping, run_import
 from participants.imports.records import ImportArgumentError, ImportInputError, Mapping
 from participants.imports.registry import tool_names
@@ -29,8 +30,6 @@ def as_mapping(tool: str, mapping: MappingLike) -> Optional[Mapping]:
     if mapping is None or isinstance(mapping, Mapping):
         return mapping
     if isinstance(mapping, dict):
-        from participants.imports.mapping import mapping_from_dict
-
         _, defaults = reader_for(tool)
         return mapping_from_dict(mapping, defaults())
     if isinstance(mapping, (str, os.PathLike)):
@@ -72,7 +71,6 @@ def _text(name: str, value: Any) -> Optional[str]:
 
 
 def _tool(value: Any) -> str:
-
     return _choice("tool", value, tool_names())
 
 

@@ -31,7 +31,6 @@ def importers() -> dict[str, KindImporter]:
 
 @lru_cache(maxsize=4)
 def _importers(names: tuple[str, ...]) -> dict[str, KindImporter]:
-
     found: dict[str, KindImporter] = {}
     for name, imp in parts("importer", "IMPORTER").items():
         if not isinstance(imp, KindImporter) or imp.kind != name:

@@ -37,6 +37,7 @@ from participants.imports.psychopy_loops import (
 from participants.imports.psychopy_psyexp import SUFFIX as PSYEXP
 from participants.imports.psychopy_psyexp import BuilderStudy, read_psyexp
 from participants.imports.records import Excluded, ImportInputError, Mapping, ReadResult, SourceTrial
+from participants.imports.sniff import other_tool
 from participants.imports.source_csv import SourceTable, read_source_table, require_columns
 from participants.imports.values import bool_cell, rt_ms
 from stimuli.input_rules import ascii_int
@@ -166,8 +167,6 @@ def _check_builder(table: SourceTable) -> None:
     loops = loop_names(table.header)
     have = [c for c in BUILDER_COLUMNS if c in table.header]
     if not loops or len(have) < 2:
-        from participants.imports.sniff import other_tool
-
         guess = other_tool(table.header)
         raise ImportInputError(
             f"{table.path}: line 1: not a PsychoPy Builder data file (Builder writes loop columns such as "
@@ -311,7 +310,6 @@ def _cell(row: dict[str, str], col: str | None) -> str | None:
 
 
 def _trial(table: SourceTable, line: int, row: dict[str, str], loop: str, m: Mapping, order: int) -> SourceTrial:
-
     practice = (row.get(m.practice, "") in m.practice_values) if m.practice else _practice_loop(loop, m)
     response = _cell(row, m.response)
     kind = component_kind(m.response)

@@ -23,6 +23,7 @@ from experiments.tasks.detection import detection_for
 from experiments.tasks.earned import person_feedback
 from experiments.tasks.record import row_fields
 from experiments.trials import Trial, TrialSequence
+from participants.imports.earlier import kept_reason
 from participants.imports.kinds import importer_for
 from participants.imports.records import ImportInputError, SourceTrial
 from participants.imports.study import Person, Study
@@ -143,8 +144,6 @@ def _state(out: Path, exp: Experiment, plan: Planned, force: bool, add: bool, ea
     if force:
         return "replace"
     if add:
-        from participants.imports.earlier import kept_reason
-
         why = kept_reason(earlier, exp, plan.person, plan.meta["imported"]["source_files"])
         if why is None:
             return "kept"

@@ -15,6 +15,7 @@ from participants.imports.kinds import default_kind
 from participants.imports.pipeline import Prepared
 from participants.imports.records import Mapping
 from participants.imports.registry import tool_importer
+from participants.imports.source_csv import read_source_table
 
 FIELDS = ("participant", "session", "item", "condition", "stimulus", "response", "expected", "correct", "rt_ms",
           "phase", "feedback")
@@ -33,8 +34,6 @@ def applied_mappings(tool: str, prep: Prepared, mapping: Optional[Mapping]) -> l
     if hasattr(reader, "files_mapping") and files:  # a reader whose defaults depend on the files' contents
         return [reader.files_mapping(files, mapping)]
     if files and files[0].suffix.lower() in (".csv", ".tsv", ".txt"):
-        from participants.imports.source_csv import read_source_table
-
         try:
             eff = imp.effective_mapping(read_source_table(files[0], f"{tool} results").header, mapping)
         except Exception:   # a file the reader read its own way: the mapping as given  # noqa: BLE001
@@ -60,7 +59,6 @@ def origin(name: str, applied: list[Mapping], defaults: Mapping, mapping: Option
 
 
 def show_map_text(tool: str, mapping: Optional[Mapping], prep: Prepared) -> str:
-
     result, report = prep.result, prep.report
     defaults = tool_importer(tool).default_mapping()
     applied = applied_mappings(tool, prep, mapping)

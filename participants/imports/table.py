@@ -57,7 +57,6 @@ def read_table(paths: list[Path], mapping: Mapping | None) -> ReadResult:
 
 
 def _read_file(table: SourceTable, m: Mapping, result: ReadResult) -> None:
-
     name = str(table.path)
     result.rows_read[name] = len(table.rows)
     result.tool_version[name] = ""

@@ -46,7 +46,6 @@ def staged_spec(study: Any, tool: str, folder: Path) -> tuple[Path, Path, str, s
 
 
 def _spec_dict(study: Any, tool: str, items_name: str) -> dict[str, Any]:
-
     d = spec_dict(study, items_name, f"Read from {tool} data by `twinlab import {tool}`: {len(study.people)} "
                                      "people, each a list of the design (the items in the order the person got them).")
     d["texts"] = {"instructions": [f"(Imported from {tool}: the study's own instructions are not in its data files.)"]}

@@ -30,7 +30,7 @@ class Buttons:
 
     def __init__(self, win: Any, answers: list[Answer], key_labels: list[str], *, y: float = -0.2,
                  height: float = 0.14, anchors: tuple[str, str] = ("", "")):
-        from psychopy import visual
+        from psychopy import visual  # PsychoPy loads only when a window opens
 
         n = max(1, len(answers))
         gap = 0.03
@@ -76,7 +76,7 @@ class TaskWindow:
     """One task trial in the PsychoPy window (used by the kinds' units)."""
 
     def __init__(self, pres: Presenter, trial: Trial, settings: TaskSettings, plan: TaskPlan | None):
-        from psychopy import visual
+        from psychopy import visual  # PsychoPy loads only when a window opens
 
         self.pres, self.trial, self.s, self.plan = pres, trial, settings, plan
         self.win, self.visual = pres.win, visual
@@ -145,7 +145,7 @@ class TaskWindow:
     def mouse_on(self) -> Any:
         """Show the pointer and start counting clicks from now (a unit that takes clicks calls it once)."""
         if self._mouse is None:
-            from psychopy import event
+            from psychopy import event  # PsychoPy loads only when a window opens
 
             self._mouse = event.Mouse(win=self.win)
         self.win.mouseVisible = True

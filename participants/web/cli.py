@@ -17,7 +17,7 @@ from experiments.cli_common import checked_spec_or_exit, fail
 from experiments.commands import HELP_LAYOUT, ListingGroup
 from experiments.options import OptionError
 from experiments.outputs import check_dataset_folder, check_target, inside_or_same
-from experiments.tasks import runner_kinds
+from experiments.tasks import refuse_runner, runner_kinds
 from participants.web.site import MAX_SLOTS, SiteError, build_site
 
 app = typer.Typer(no_args_is_help=True, cls=ListingGroup, **HELP_LAYOUT,
@@ -31,8 +31,6 @@ def _spec(spec: str, list_number: Optional[int] = None):
 
     presentable = runner_kinds("browser")  # the task page's kinds and violation detection's RSVP page
     if exp.task.kind not in presentable:
-        from experiments.tasks import refuse_runner
-
         fail(f"the browser runner cannot present task.kind {exp.task.kind!r} ({exp.name}); it presents "
              f"{', '.join(presentable)}. " + (refuse_runner(exp.task.kind, "browser") or ""))
     return checked_spec_or_exit(exp, list_number) if list_number is not None else exp
@@ -106,9 +104,9 @@ def serve(
     except o.OptionError as exc:
         fail(str(exc))
     exp = _spec(spec)
-    import uvicorn
+    import uvicorn  # the server stack loads only when it serves
 
-    from participants.web.server import create_app
+    from participants.web.server import create_app  # participants.web.server loads starlette
 
     try:
         hosts = tuple(allow_host) + ((host,) if not _is_address(host) else ())  # --host NAME answers for NAME
@@ -135,7 +133,6 @@ def serve(
 
 
 def _is_address(host: str) -> bool:
-
     try:
         ipaddress.ip_address(host)
         return True

@@ -107,7 +107,6 @@ def _from_jspsych_row(d: dict[str, Any], where: str) -> _Record | None:
 
 
 def read_records(path: Path, summary: WebImportSummary) -> Iterator[_Record]:
-
     try:
         text = read_text(path, what="browser results", max_bytes=MAX_FILE_BYTES, fallback=False)
     except ImportInputError as exc:

@@ -3,6 +3,7 @@ authors' released per-item outputs (Figures 2-4, equations (1)-(4), the sensitiv
 OUT/tables/*.csv, OUT/figures/*.png and OUT/provenance.json."""
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.stats.mixed import MixedModelError, r_fitter
 from reproductions.common import Report, ReproError, write_provenance
 from reproductions.hu_frank import fits as F
 from reproductions.hu_frank.gap import demand_gap, method_means, slopes
@@ -41,8 +43,6 @@ class AuthorsOptions:
 
 def _say(opt: AuthorsOptions, msg: str) -> None:
     if not opt.quiet:
-        import sys
-
         print(f"[hu-frank2024] {msg}", file=sys.stderr, flush=True)
 
 
@@ -191,8 +191,6 @@ def _paper_shown(paper: pd.DataFrame, n_orders: int) -> pd.DataFrame:
 def require_r(fits: bool) -> None:
     """With fits, R and lme4 must start before anything is written or run (else: say so, or --no-fits)."""
     if fits:
-        from analysis.stats.mixed import MixedModelError, r_fitter
-
         try:
             r_fitter()
         except MixedModelError as exc:
@@ -296,7 +294,7 @@ def reproduce_authors(opt: AuthorsOptions) -> Path:
 
 def _r_versions() -> dict[str, str]:
     try:
-        import rpy2.robjects as ro
+        import rpy2.robjects as ro  # R starts only when a model is fitted
 
         out = {"R": str(ro.r("R.version.string")[0])}
         for p in ("lme4", "lmerTest", "Matrix"):

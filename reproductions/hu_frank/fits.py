@@ -138,7 +138,6 @@ class Fit:
 
 
 def _fit(domain: str, data: pd.DataFrame, f: str, mixed: bool, group: str = "model_family"):
-
     if mixed:
         return fit_glmer(data, f, group=group) if BINARY[domain] else fit_lmer(data, f, group=group)
     return fit_fixed(data, f, binomial=BINARY[domain])
@@ -331,7 +330,6 @@ def sensitivity_summary(fits: list[Fit]) -> pd.DataFrame:
     for f in fits:
         if f.analysis != "size":
             continue
-        from reproductions.hu_frank.released import LABEL
 
         row = {"domain": LABEL[f.domain], "fit": f.label, "formula": f.formula}
         if f.fit is None:

@@ -3,6 +3,7 @@ user's models, from the release's stimuli (stimuli.py), scored as the authors sc
 into the paper's figures beside the authors' 13 models when DIR holds their outputs (marked "twinlab")."""
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +43,6 @@ class LabOptions:
 
 def _say(opt: LabOptions, msg: str) -> None:
     if not opt.quiet:
-        import sys
-
         print(f"[hu-frank2024] {msg}", file=sys.stderr, flush=True)
 
 
@@ -54,7 +53,6 @@ def plan_items(opt: LabOptions) -> dict[str, list[st.Item]]:
 
 
 def model_entries(opt: LabOptions) -> list:
-
     if opt.entries:
         return list(opt.entries)
     return [ModelEntry(str(m) if m is not None else "", "twinlab", None) for m in opt.models]

@@ -21,6 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from reproductions.common import ReproError
 from stimuli.input_rules import ascii_int, name_problem
 from stimuli.textfile import read_text_file as read_user_text
@@ -113,8 +115,6 @@ def read_models_file(path: Path) -> list[ModelEntry]:
     text = read_user_text(p, ReproError, "models", MAX_FILE_BYTES)  # BOM-tolerant (a spreadsheet's CSV)
     entries = []
     if p.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
         try:
             doc = yaml.safe_load(text)
         except yaml.YAMLError as exc:

@@ -38,7 +38,6 @@ def _model_order(t: pd.DataFrame) -> list[str]:
 
 
 def _wrap(name: str, width: int = 12) -> str:
-
     return "\n".join(textwrap.wrap(name.replace("-", "- "), width)).replace("- ", "-")
 
 

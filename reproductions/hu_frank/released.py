@@ -105,7 +105,6 @@ MAX_TABLE_BYTES = 500_000_000  # one released table, inflated (the largest .csv.
 
 
 def _read(path: Path, required: tuple[str, ...], header_only: bool = False) -> pd.DataFrame:
-
     try:  # a .gz inflated under the caps of stimuli/archives.py (pandas alone would inflate it without bound)
         source = path if header_only else csv_source(path, MAX_TABLE_BYTES)
         df = pd.read_csv(source, nrows=0 if header_only else None, keep_default_na=True)

@@ -28,12 +28,10 @@ DIGIT_TOKENS, CRT_TOKENS = 10, 100
 
 
 def _ll(backend, pairs: list[tuple[str, str]]):
-
     return backend.loglikelihood([LoglikelihoodRequest(c, x) for c, x in pairs])
 
 
 def _gen(backend, contexts: list[str], until: tuple[str, ...], n: int) -> list[str]:
-
     return backend.generate_until([GenerationRequest(c, until, n) for c in contexts])
 
 

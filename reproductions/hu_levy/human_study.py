@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from experiments.atomic import atomic_write_text
+from reproductions.common import ReproError
 from reproductions.hu_levy.data import load_datasets
 
 SPEC_NAME = "hu_levy2023_human"
@@ -113,8 +114,6 @@ def write_study(data: Path, out: Path, n_items: int | None, seed: int, force: bo
         cols = ["item", "phenomenon", "option_1", "option_2", "answer", "words_1", "words_2", "dataset", "source_line"]
         phenomena = sorted({r["phenomenon"] for r in rows})
         if len(phenomena) < 2:  # the design's factor needs two levels; one would be no design at all
-            from reproductions.common import ReproError
-
             raise ReproError(f"--data {data}: the pairs chosen hold one phenomenon only ({', '.join(phenomena)}); "
                              "the study's factor `phenomenon` needs two: give more --items (0 = all)")
         spec = spec_dict_zh(phenomena)

@@ -29,6 +29,7 @@ import functools
 from dataclasses import dataclass
 
 from reproductions.hu_levy.data import Dataset, Item
+from reproductions.hu_levy.prompts_zh import TEMPLATES_ZH, YES_NO_ZH
 
 METHODS = ("Direct", "MetaQuestionSimple", "MetaInstruct", "MetaQuestionComplex")
 META = METHODS[1:]
@@ -122,8 +123,6 @@ LANGUAGES = ("en", "zh")
 def template(variant: str, experiment: str, method: str, language: str = "en") -> str:
     """The template of one experiment and method: English by variant, Chinese (`prompts_zh`) the authors' only."""
     if language == "zh":
-        from reproductions.hu_levy.prompts_zh import TEMPLATES_ZH
-
         return TEMPLATES_ZH[(TASKS[experiment], method)]
     return TEMPLATES[(variant, TASKS[experiment], method)]
 
@@ -197,8 +196,6 @@ _render = render
 
 def _yes_no(language: str) -> dict[str, str]:
     if language == "zh":
-        from reproductions.hu_levy.prompts_zh import YES_NO_ZH
-
         return YES_NO_ZH
     return {"Yes": "Yes", "No": "No"}
 
@@ -219,7 +216,5 @@ def all_queries(datasets: list[Dataset], experiments: tuple[str, ...], variant: 
 def templates_text(variant: str, language: str = "en") -> dict[str, str]:
     """The templates of a variant, for provenance (name -> text)."""
     if language == "zh":
-        from reproductions.hu_levy.prompts_zh import TEMPLATES_ZH
-
         return {f"{task}:{method}": t for (task, method), t in TEMPLATES_ZH.items()}
     return {f"{task}:{method}": t for (v, task, method), t in TEMPLATES.items() if v == variant}

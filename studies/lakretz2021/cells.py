@@ -53,7 +53,6 @@ def _item_pool(exp: Experiment, structure: str, lexicon: str) -> tuple[Item, ...
 
 @lru_cache(maxsize=16)
 def _file_items(path: str) -> tuple[Item, ...]:
-
     return tuple(load_items(path))
 
 
