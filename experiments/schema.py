@@ -23,7 +23,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping
 
-from experiments.core_columns import CORE_COLUMNS, DTYPE_NAMES  # noqa: F401 (plain data; re-exported)
+from experiments.core_columns import CORE_COLUMNS, DTYPE_NAMES
 from experiments.kinds import declared as kinds_declared
 from experiments.kinds import kind_attrs, kind_names
 from experiments.studies import declared_modules

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import schema
+from experiments import core_columns, schema
 from experiments.design_compiler import compile_sequence
 from experiments.spec import bundled_spec_path, load_spec
 
@@ -39,7 +39,7 @@ def test_the_core_schema_names_no_column_of_the_study_nor_of_a_kind():
     kinds = {c for cols in declared("COLUMNS").values() for c, _, _ in cols}
     assert {"structure", "dependency", "violation_position", "critical_word", "lexicon"} <= study
     assert {"rating", "option_order", "word_rts_ms", "early_response"} <= kinds
-    core = {c for c, _, _ in schema.CORE_COLUMNS}
+    core = {c for c, _, _ in core_columns.CORE_COLUMNS}
     assert not core & study and not core & kinds
     # nor as a literal anywhere in the module (a rule on a study's column would need one)
     assert not string_constants(ROOT / "experiments" / "schema.py") & (study | kinds)
@@ -58,7 +58,7 @@ def test_the_declared_layout_is_every_built_in_column_once():
     table = study_table()
     assert schema.COLUMN_NAMES == list(table.HEADER) and len(schema.COLUMN_NAMES) == 44
     earlier = list(table.EARLIER_GENERAL_HEADER)
-    assert schema.GENERAL_COLUMN_NAMES == [c for c, _, _ in schema.CORE_COLUMNS]
+    assert schema.GENERAL_COLUMN_NAMES == [c for c, _, _ in core_columns.CORE_COLUMNS]
     added = [c for cols in ADDED_BY_BUILT_IN.values() for c in cols]
     assert sorted(schema.column_names()) == sorted(earlier + added)
     assert schema.added_columns(schema.declared().by_kind, earlier) == added
