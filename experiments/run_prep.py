@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from experiments.design_compiler import check_sizes, compile_sequence
+from experiments.lists import check_list, read_sidecar, recorded_list
 from experiments.session import SessionError, SessionWriter, session_paths
 from experiments.spec import Experiment, load_spec
 from experiments.trials import TrialSequence
@@ -36,8 +38,6 @@ def checked_spec(spec: str | Experiment, list_number: int | None = None, list_na
     the pool can supply and whose `list_number` (None: the id rotation) is one of its lists.
 
     Raises SpecError (the spec) or OptionError (the list), each naming what is wrong."""
-    from experiments.design_compiler import check_sizes  # late: `twinlab --help` loads this module
-    from experiments.lists import check_list  # late: `twinlab --help` loads this module
 
     exp = spec if isinstance(spec, Experiment) else load_spec(spec)
     check_sizes(exp)
@@ -83,7 +83,6 @@ class RunPlan:
 
     def sequence(self, subject_id: str, session: int | None = None, list_number: Any = _PLAN_LIST) -> TrialSequence:
         """The compiled sequence of `subject_id` (SpecError naming what is wrong); compiled once per plan."""
-        from experiments.design_compiler import compile_sequence  # late: `twinlab --help` loads this module
 
         ln = self.list_number if list_number is _PLAN_LIST else list_number
         key = (subject_id, self.session if session is None else session, ln)
@@ -108,8 +107,7 @@ class RunPlan:
     def list_for(self, out: str | Path, subject_id: str, resume: bool = False) -> int | None:
         """The list this subject's session reads: the plan's --list, else on a resume the list the session's
         sidecar records (a session keeps its list), else None (the id rotation)."""
-        # late: `twinlab --help` loads this module
-        from experiments.lists import read_sidecar, recorded_list
+
 
         if self.list_number is not None or not resume or self.exp.design is None:
             return self.list_number

@@ -18,6 +18,8 @@ from pydantic import ValidationError
 
 from experiments.spec_errors import describe
 from experiments.spec_model import Experiment, SpecError
+from experiments.spec_texts import checked_texts
+from stimuli.files import StimulusFileError, load_items
 from stimuli.textfile import read_text_file
 
 
@@ -68,7 +70,6 @@ _BRANCH = re.compile(r"^[a-z][a-z0-9_-]*\[.*\]$|^(int|str|float|bool|none|dict|l
 def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -> Experiment:
     if not isinstance(data, dict):
         raise SpecError(f"{where}: the spec must be a YAML mapping at the top level, got {type(data).__name__}")
-    from experiments.spec_texts import checked_texts  # late: `twinlab --help` loads this module
 
     try:  # every text NFC; hidden characters, look-alikes and over-long texts refused naming the field
         data = checked_texts(data, where, SpecError)
@@ -92,7 +93,7 @@ def parse_spec(data: Any, where: str = "<spec>", base_dir: Path | None = None) -
         if not f.exists():
             raise SpecError(f"{where}: design.file: stimulus file {str(f)!r} does not exist")
         exp = exp.model_copy(update={"design": exp.design.model_copy(update={"file": str(f)})})
-        from experiments.sources.design_rows import check_design  # late: `twinlab --help` loads this module
+        from experiments.sources.design_rows import check_design  # late: loads numpy, which `twinlab --help` lacks
 
         check_design(exp, where)
         return exp
@@ -109,8 +110,6 @@ def _check_structures(exp: Experiment, where: str) -> None:
         lexicons = set(stimuli_part("lexicons"))
         source = "the generator"
     else:
-        from stimuli.files import StimulusFileError, load_items  # late: `twinlab --help` loads this module
-
         try:
             items = load_items(exp.stimuli.file, language=exp.language)
         except StimulusFileError as exc:

@@ -28,11 +28,14 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from experiments import spec_errors
+from experiments.design import LAKRETZ_FACTOR_COLUMNS, RESERVED, normalise_level
+from experiments.psychopy_names import check_color, check_key
 from experiments.schema import column_names
 from experiments.screen_texts import FEEDBACK_KEYS, SPEC_TEXT_KEYS, confirm_keys, default_text, placeholder_problem
 from experiments.studies import declared
 from experiments.tasks.base import get_task, registry
 from experiments.tasks.config import settings_for, task_fields
+from experiments.tasks.keys import check_keys
 
 CONDITION_LETTERS = {"S", "P"}
 # bounds that keep `plan` fast and memory small; a block beyond them is a typo, not an experiment
@@ -252,8 +255,6 @@ class Panel(_Strict):
     @field_validator("keys")
     @classmethod
     def _psychopy_keys(cls, v: dict[str, str]) -> dict[str, str]:
-        from experiments.psychopy_names import check_key  # late: `twinlab --help` loads this module
-
         for answer, key in v.items():
             problem = check_key(key)
             if problem:
@@ -345,8 +346,6 @@ class Task(_Strict):
         return settings_for(self.kind, {**own, **self._given})
 
     def _check_settings(self) -> None:
-        from experiments.tasks.keys import check_keys  # late: `twinlab --help` loads this module
-
         # a field of another kind, or an invalid combination, is refused here; and keys no human runner
         # can honour (the quit key as an answer, two answers on one key, too few keys)
         check_keys(self.kind, self.settings(), self.given_settings(), self.quit_key, continue_key=self.response_key)
@@ -354,8 +353,6 @@ class Task(_Strict):
     @field_validator("response_key", "quit_key")
     @classmethod
     def _psychopy_key(cls, v: str) -> str:
-        from experiments.psychopy_names import check_key  # late: `twinlab --help` loads this module
-
         problem = check_key(v)
         if problem:
             raise ValueError(problem)
@@ -392,8 +389,6 @@ class Feedback(_Strict):
     @field_validator("correct_color", "incorrect_color")
     @classmethod
     def _psychopy_color(cls, v: str) -> str:
-        from experiments.psychopy_names import check_color  # late: `twinlab --help` loads this module
-
         problem = check_color(v)
         if problem:
             raise ValueError(problem)
@@ -493,8 +488,6 @@ class DesignSpec(_Strict):
     @field_validator("factors", mode="before")
     @classmethod
     def _levels_as_strings(cls, v: Any) -> Any:
-        from experiments.design import normalise_level  # late: `twinlab --help` loads this module
-
         if isinstance(v, dict):
             return {k: [normalise_level(x) for x in lv] if isinstance(lv, list) else lv for k, lv in v.items()}
         return v
@@ -502,8 +495,7 @@ class DesignSpec(_Strict):
     @field_validator("factors")
     @classmethod
     def _factor_names(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
-        # late: `twinlab --help` loads this module
-        from experiments.design import LAKRETZ_FACTOR_COLUMNS, RESERVED
+
 
         for name, levels in v.items():
             if name in ("item", *RESERVED) or (name in column_names() and name not in LAKRETZ_FACTOR_COLUMNS):

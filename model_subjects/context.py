@@ -45,6 +45,7 @@ from experiments.spec import Experiment
 from experiments.tasks.earned import feedback_earned
 from experiments.trials import Trial
 from stimuli.input_rules import ascii_int
+from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS, get_prompt_set, resolve_prompt_sets
 
 # v4: a reading protocol's history (surprisal) shows a replayed person's trial as the sentence read, then the
 # comprehension question and the person's answer (v3 showed the answer alone)
@@ -81,8 +82,7 @@ class ContextMode:
 
 def parse_context(text: str, subject_index: int = 0) -> ContextMode:
     """'none' | 'fewshot:<set or group>' | 'running' | 'running:<window>' -> ContextMode."""
-    # late: `twinlab --help` loads this module
-    from stimuli.prompts import PROMPT_GROUPS, PROMPT_SETS, resolve_prompt_sets
+
 
     t = (text or "none").strip()
     if t == "none":
@@ -106,8 +106,6 @@ def parse_context(text: str, subject_index: int = 0) -> ContextMode:
 
 
 def fewshot_text(mode: ContextMode) -> str:
-    from stimuli.prompts import get_prompt_set  # late: `twinlab --help` loads this module
-
     return get_prompt_set(mode.prompt_set).text + "\n" if mode.prompt_set else ""
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
+from experiments.psychopy_names import check_key
 from experiments.spec_errors import error_lines
 from experiments.tasks.base import registry
 
@@ -26,8 +27,6 @@ class _Strict(BaseModel):
 
 
 def valid_key(key: str) -> str:
-    from experiments.psychopy_names import check_key  # late: `twinlab --help` loads this module
-
     problem = check_key(key)
     if problem:
         raise ValueError(problem)
