@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from analysis.stats import formula as fm
 from analysis.stats.formula import CONTRASTS_NOTE  # noqa: E402,F401 (re-exported: the coding is the formula's)
@@ -235,6 +234,7 @@ def fit_formula(df: pd.DataFrame, formula: str | fm.Formula, family: str = "auto
                 declared: dict[str, list[str]] | None = None, fallback: bool = True, log_rt: bool = True) -> FormulaFit:
     """Fit `formula` to `df` (columns checked first); with random effects, simplify them step by step while
     the fit is not converged or singular, and report which structure is shown."""
+    from scipy.stats import norm  # scipy.stats (~0.5 s) loads with the first test statistic
 
     f = fm.parse(formula) if isinstance(formula, str) else formula
     d, coded, codings, fam, transform, dropped = prepare_data(df, f, family, declared, log_rt)

@@ -13,8 +13,6 @@ import re
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
-from scipy.stats import t as tdist
 
 from analysis.stats.mixed import (
     MixedFit,
@@ -98,6 +96,8 @@ def _frame(data: pd.DataFrame, formula: str):
 
 
 def _coefs(get: dict, statistic: str) -> list[dict]:
+    from scipy.stats import norm  # scipy.stats (~0.5 s) loads with the first test statistic
+    from scipy.stats import t as tdist  # scipy.stats (~0.5 s) loads with the first test statistic
     out = []
     dfs = get["df"] if len(get["df"]) == len(get["term"]) else [get["df"][0]] * len(get["term"])
     for term, e, se, z, p, df in zip(get["term"], get["estimate"], get["se"], get["z"], get["p"], dfs, strict=False):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import statsmodels.api as sm
 
 
 def logistic_fit(x: np.ndarray, y: np.ndarray) -> dict:
     """error ~ x by maximum likelihood (statsmodels GLM, binomial); a note instead of a fit when impossible."""
+    import statsmodels.api as sm  # statsmodels (~0.6 s) loads only for this fit
 
     x = np.asarray(x, float)
     y = np.asarray(y, float)

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import chi2, norm
 
 REPO = Path(__file__).resolve().parents[1]
 _R = None
@@ -306,6 +305,7 @@ def fit_glmer(data: pd.DataFrame, formula: str, group: str = "subject", optimize
               maxfun: int = 10_000, fallback: bool = True) -> MixedFit:
     """Fit a binomial glmer and record its diagnostics (converged, singular, optimiser warnings, the
     fallback refit if one was needed); raise MixedModelError with R's message when it fails."""
+    from scipy.stats import norm  # scipy.stats (~0.5 s) loads with the first test statistic
 
     fit_r = r_fitter()
     tokens = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", formula))
@@ -431,6 +431,7 @@ def degenerate_warnings(coefs: list[dict], rfx: list[dict]) -> list[str]:
 
 def likelihood_ratio(small: MixedFit, big: MixedFit) -> dict:
     """LR test of nested fits on the same rows: chi2 = 2 (logLik_big - logLik_small), df = extra parameters."""
+    from scipy.stats import chi2  # scipy.stats (~0.5 s) loads with the first test statistic
 
     if small.n_obs != big.n_obs:
         raise MixedModelError(f"models were fitted on different rows ({small.n_obs} vs {big.n_obs})")

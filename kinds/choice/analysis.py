@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 from analysis.kind_sections import AnalysisKind, SectionArgs
 from analysis.measures.cells import json_list, materials
@@ -44,6 +43,7 @@ def choice_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 def position_bias(d: pd.DataFrame) -> pd.DataFrame:
     """Share of choices per screen position against chance 1/n (exact binomial test), per group."""
+    from scipy.stats import binomtest  # scipy.stats (~0.5 s) loads with the first test statistic
 
     cols = ["group", "n_options", "position", "n_trials", "n_chosen", "share", "chance", "p_binomial"]
     x = d[d["chosen_position"].notna() & d["n_options"].notna()] if len(d) else d

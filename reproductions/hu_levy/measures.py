@@ -27,7 +27,6 @@ import json
 
 import numpy as np
 import pandas as pd
-from scipy.stats import pearsonr
 
 from reproductions.hu_levy.prompts import META, METHODS
 
@@ -149,6 +148,7 @@ def differentials(items: pd.DataFrame) -> pd.DataFrame:
 
 def consistency(diffs: pd.DataFrame) -> pd.DataFrame:
     """Pearson r (with p and 95% CI) per model x experiment x dataset x Meta method."""
+    from scipy.stats import pearsonr  # scipy.stats (~0.5 s) loads with the first test statistic
 
     rows = []
     for (model, exp, ds, m), g in diffs.groupby(["model", "experiment", "dataset", "method"], sort=False):

@@ -9,6 +9,7 @@ import pytest
 from experiments.options import OptionError
 from experiments.run_prep import checked_spec
 from experiments.spec import SpecError, load_spec
+from tests.support.patching import patch_everywhere
 
 SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "agreement_attraction.yaml"
 
@@ -39,7 +40,7 @@ def _count_compiles(monkeypatch) -> list:
         calls.append((args[1], kw.get("session"), kw.get("list_number")))
         return real(*args, **kw)
 
-    monkeypatch.setattr(compiler, "compile_sequence", counted)
+    patch_everywhere(monkeypatch, compiler, "compile_sequence", counted)
     return calls
 
 

@@ -13,6 +13,7 @@ from cli_refusal import refused, tree, twinlab
 
 from participants.imports.api import import_study
 from participants.imports.records import ImportArgumentError, ImportInputError
+from tests.support.patching import patch_everywhere
 
 JSPSYCH = Path(__file__).parent.parent / "data" / "imports" / "jspsych"
 TABLE = """participant,session,item,condition,sentence,response,answer,rt
@@ -196,7 +197,7 @@ def test_an_import_that_fails_while_writing_leaves_nothing_behind(tmp_path, monk
             raise ImportInputError("no space left on device (simulated)")
         return real(out, exp, plan)
 
-    monkeypatch.setattr(sessions, "write_session", failing)
+    patch_everywhere(monkeypatch, sessions, "write_session", failing)
     with pytest.raises(ImportInputError, match="simulated"):
         import_study("table", [f], None, tmp_path / "out")
     assert len(calls) == 2 and [p.name for p in tmp_path.iterdir()] == ["t.csv"]

@@ -20,6 +20,7 @@ from model_subjects.decisions import Scored, decide  # noqa: E402
 from model_subjects.protocols import ProtocolError, get_protocol  # noqa: E402
 from model_subjects.requests import GenerationRequest  # noqa: E402
 from model_subjects.requests import LoglikelihoodRequest as R  # noqa: E402
+from tests.support.patching import patch_everywhere  # noqa: E402
 
 TOL = 1e-4
 
@@ -217,10 +218,10 @@ def _runner(tmp_path, monkeypatch, backend, kind: str, trials: list[Trial], **cf
     exp = parse_spec(data)
     import experiments.design_compiler  # the run's plan (experiments/run_prep.py) compiles through it
 
-    monkeypatch.setattr(experiments.design_compiler, "compile_sequence",
-                        lambda exp, sid, seed, session=1, list_number=None: TrialSequence(
-                            experiment=exp.name, subject_id=sid, seed=0, spec_hash=exp.spec_hash,
-                            trials=tuple(trials)))
+    patch_everywhere(monkeypatch, experiments.design_compiler, "compile_sequence",
+                     lambda exp, sid, seed, session=1, list_number=None: TrialSequence(
+                         experiment=exp.name, subject_id=sid, seed=0, spec_hash=exp.spec_hash,
+                         trials=tuple(trials)))
     rc = runner_mod.RunConfig(spec="x", out=tmp_path, **cfg)
     return runner_mod.Runner(rc, backend, exp=exp)
 
