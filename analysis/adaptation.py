@@ -1,4 +1,4 @@
-"""The adaptation effect in reading (issue 51): surprisal of a region by exposure to its structure, frozen vs adapted.
+"""The adaptation effect in reading: surprisal of a region by exposure to its structure, frozen vs adapted.
 
 van Schijndel & Linzen (2018) adapt a language model to each sentence of a reading experiment and find that its
 surprisal at the critical region falls with exposure to the structure, as people's reading times do (Fine et al.

@@ -461,7 +461,7 @@ def power(data: pd.DataFrame | Iterable[str | Path] | str | Path, formula: str, 
     return run_power(s, f, df, factors(df), out, log)
 
 
-# ---- twins (issue 40): the model as a model of the people (analysis/twins/answers.py, effects.py) ------------------
+# ---- twins: the model as a model of the people (analysis/twins/answers.py, effects.py) ------------------
 def twins_likelihood(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000):
     """log P(each person's answer) under every model group and context (none, few-shot, replay): a
     TwinLikelihood with `.trials` (per person and trial), `.summary` (per group and trials used: people,

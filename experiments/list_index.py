@@ -2,7 +2,7 @@
 in memory beside the data folder and rebuilt from the sidecars only when a server starts.
 
 Why: counting by re-reading every sidecar at every start made each start cost O(sessions) under one
-lock (30 starts over 20,000 sessions: 35 s, issue 37). Now a start costs O(1) reads: the index knows
+lock (30 starts over 20,000 sessions: 35 s). Now a start costs O(1) reads: the index knows
 every participant's list; a participant whose session is complete stays counted without being looked at
 again; only participants still running (not completed) are looked at, by `stat` (their sidecar re-read
 only when it changed), because the abandoned rule depends on their last activity.

@@ -28,7 +28,7 @@ from model_subjects.runner import RunConfig, RunError, Runner, bos_prepended, lo
 from model_subjects.show_context import context_command
 from model_subjects.weights import check_learn_blocks, check_learning
 
-# the weight-learning options (issue 51, model_subjects/weights.py), declared here to keep `run_model` short
+# the weight-learning options (model_subjects/weights.py), declared here to keep `run_model` short
 _LEARNING = typer.Option("context", "--learning", help="context (weights frozen) | weights (weights learn after "
                          "trials; context none/fewshot) | both (weights learn, --context running)")
 _LR = typer.Option(1e-4, "--lr", help="learning rate of the weight updates (0 to 1; 0: the frozen model)")
@@ -96,7 +96,7 @@ def run_model(
                                                "person's trials in order with the person's answers and feedback in "
                                                "its history and scores the person's answer (subjects "
                                                "<model>replay<person>)"),
-    learning: str = _LEARNING, lr: float = _LR, steps: int = _STEPS, adapter: str = _ADAPTER,  # issue 51
+    learning: str = _LEARNING, lr: float = _LR, steps: int = _STEPS, adapter: str = _ADAPTER,
     update_on: str = _UPDATE_ON, optimizer: str = _OPTIMIZER, rank: int = _RANK, learn_blocks: str = _LEARN_BLOCKS,
 ) -> None:
     """Run language-model subjects through the spec's trials (same sequences, context and feedback as humans)."""
@@ -124,7 +124,7 @@ def run_model(
         check_learn_blocks(cfg, plan.exp)
     except OptionError as exc:
         fail(str(exc))
-    if replay is not None:  # twins (issue 40): model_subjects/replay.py (its locks follow the model's name)
+    if replay is not None:  # twins: model_subjects/replay.py (its locks follow the model's name)
         _replay_out(out, replay)
         _checked(cfg, plan.exp)
         return replay_command(cfg, plan.exp, replay, quiet)

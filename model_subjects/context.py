@@ -377,7 +377,7 @@ def protocol_for(exp: Experiment, name: str, question: str | None = None) -> Any
     """The protocol `run-model --protocol NAME` runs on this spec: a task kind's short name ('meta') or
     its recorded name ('judgment:meta', as the table's `protocol` column holds it), a Lakretz protocol,
     'surprisal'; ProtocolError lists the names when it is none of them."""
-    # model_subjects.protocols imports this module back (an import circle)
+    # model_subjects.protocols loads this module back (an import circle)
     from model_subjects.protocols import get_protocol
 
     return get_protocol(name, question=question, panel=getattr(exp.task, "panel", None), task=exp.task)

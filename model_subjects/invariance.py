@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 # margins (nats) at or below which a choice is re-scored alone, by dtype: about twice the largest
 # batch-vs-alone margin difference measured on the bundled model (CPU; float32 3e-5,
-# bfloat16 0.25), and the H100 bf16 figure of issue 13 (|dlogP| up to 0.29)
+# bfloat16 0.25), and a bf16 run on an H100 (|dlogP| up to 0.29)
 TIE_MARGIN = {"float32": 1e-3, "bfloat16": 0.5, "float16": 0.0625}
 
 

@@ -1,4 +1,4 @@
-"""A people's folder is input: each person's trials are rebuilt from the spec and checked against the rows (issue 47).
+"""A people's folder is input: each person's trials are rebuilt from the spec and checked against the rows.
 
 `run-model --replay PEOPLE` and `people-jsonl SPEC PEOPLE` read every person's session of the spec (PEOPLE a folder,
 or one session's table); each session left out is named with the reason (`LeftOut`: a model's, an autopilot's, an

@@ -1,5 +1,5 @@
 """Which answers a person's row may hold: the trial's own answers, or for a typed answer, text that can never
-change what a model or a transcript reads (issue 47).
+change what a model or a transcript reads.
 
 A label kind (judgment, lexical decision), a choice, a rating, a reading trial's question, violation detection:
 the response is exactly one of the values the human runners offer on this trial (kinds/<kind>/task.py

@@ -1,4 +1,4 @@
-"""Each person's session as one Psych-201-style JSONL line (issue 40, part 6), as Psych-101 gives Centaur.
+"""Each person's session as one Psych-201-style JSONL line, as Psych-101 gives Centaur.
 
 `text` is the transcript a model subject would read in a replay (model_subjects/replay.py): the instructions,
 block intros, every trial's prompt (the protocol's first query, as `twinlab context` shows), the person's answer

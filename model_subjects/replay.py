@@ -1,4 +1,4 @@
-"""Replay: a model reads each person's session (issue 40), as Centaur scores Psych-101.
+"""Replay: a model reads each person's session, as Centaur scores Psych-101.
 
 `twinlab run-model SPEC --replay PEOPLE_DIR` takes every person's session of SPEC and runs the model through
 that person's trials in the person's order. The trials are the spec's, compiled for that person and checked

@@ -1,4 +1,4 @@
-"""Twins whose weights learn (issue 51 with issue 40): `run-model SPEC --replay PEOPLE --learning weights|both`.
+"""Twins whose weights learn: `run-model SPEC --replay PEOPLE --learning weights|both`.
 
 A replay subject (model_subjects/replay.py) reads one person's trials in the person's order; here its weights
 also take the steps a model's own weight-learning run takes (model_subjects/weight_runs.py, the same

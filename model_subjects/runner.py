@@ -92,7 +92,7 @@ class RunConfig:
     parallel_running: bool = True  # running subjects advance together (one forward pass per step)
     tie_margin: float | None = None  # re-score choices this close alone (None: by dtype; 0: never)
     backend_options: dict[str, Any] = field(default_factory=dict)  # backend-specific settings, by name
-    # learning in the weights (issue 51, model_subjects/weights.py); `context`: the weights never change
+    # learning in the weights (model_subjects/weights.py); `context`: the weights never change
     learning: str = "context"  # context | weights | both
     lr: float = 1e-4
     steps: int = 1
@@ -147,7 +147,7 @@ def bos_prepended(protocol: Any, backend: Any, cfg: Any) -> bool:
 def identity(cfg: RunConfig, backend: Backend, protocol: Protocol, mode: ContextMode,
              rule: str = RULE) -> dict[str, Any]:
     """Settings that must not change within one session (checked when resuming)."""
-    # model_subjects.weights imports this module back (an import circle)
+    # model_subjects.weights loads this module back (an import circle)
     from model_subjects.weights import context_label, learning_identity, settings_of
 
     d = backend.describe()
@@ -212,13 +212,13 @@ class Runner:
             self.chat = backend.chat_template
         self.out = Path(cfg.out)
         self.tie_margin = tie_margin_for(backend, cfg.tie_margin)
-        # model_subjects.weights imports this module back (an import circle)
+        # model_subjects.weights loads this module back (an import circle)
         from model_subjects.weights import settings_of
 
-        self.learning = settings_of(cfg)  # issue 51: weights that learn (model_subjects/weight_runs.py)
+        self.learning = settings_of(cfg)  # weights that learn (model_subjects/weight_runs.py)
         self.learner: Any = None
         if self.learning.in_weights:
-            # model_subjects.weight_runs imports this module back (an import circle)
+            # model_subjects.weight_runs loads this module back (an import circle)
             from model_subjects.weight_runs import check_runnable
 
             check_runnable(self)
@@ -239,7 +239,7 @@ class Runner:
 
     def label(self, st: SubjectState) -> str:
         """The `context_mode` the subject's rows record (its context, and `+weights:...` when weights learn)."""
-        # model_subjects.weights imports this module back (an import circle)
+        # model_subjects.weights loads this module back (an import circle)
         from model_subjects.weights import context_label
 
         return context_label(st.mode.label, self.learning)
@@ -247,7 +247,7 @@ class Runner:
     def _metadata(self, st: SubjectState) -> dict[str, Any]:
         meta = self._context_metadata(st)
         if self.learning.in_weights:
-            # model_subjects.weight_runs imports this module back (an import circle)
+            # model_subjects.weight_runs loads this module back (an import circle)
             from model_subjects.weight_runs import learning_metadata
 
             meta["learning"] = learning_metadata(self.learning, self.learner, getattr(self.backend, "dtype_name", None),
@@ -430,7 +430,7 @@ class Runner:
             for st in states:  # every subject checked before any session is opened
                 self.check_existing(st)
             if self.learning.in_weights:  # replays every unfinished session's steps: a mismatch refuses here
-                # model_subjects.weight_runs imports this module back (an import circle)
+                # model_subjects.weight_runs loads this module back (an import circle)
                 from model_subjects.weight_runs import verify_resumes
 
                 verify_resumes(self, states)
@@ -440,7 +440,7 @@ class Runner:
             total = sum(st.planned - st.done for st in todo)
             self.progress(0, total)
             if self.learning.in_weights:
-                # model_subjects.weight_runs imports this module back (an import circle)
+                # model_subjects.weight_runs loads this module back (an import circle)
                 from model_subjects.weight_runs import run_learning
 
                 run_learning(self, todo)
@@ -672,7 +672,7 @@ def run_models(cfg: RunConfig, backend: Backend | None = None,
     locks = lock_sessions(cfg.out, exp.name, subject_ids(cfg), cfg.session)  # refused before the model loads
     try:
         if backend is None:
-            # model_subjects.backends.registry imports this module back (an import circle)
+            # model_subjects.backends.registry loads this module back (an import circle)
             from model_subjects.backends.registry import load_backend
 
             backend = load_backend(cfg.model, backend=cfg.backend, dtype=cfg.dtype, device=cfg.device,

@@ -10,7 +10,7 @@
     contexts: [none, "fewshot:eightshot", running]
     protocols: [forced_choice, violation_judgment]
     subjects: 4                          # or {count: 4, first: 1, prefix: m}
-    learning: {mode: weights, lr: 1e-4, steps: 1, update_on: feedback}   # optional (issue 51; default: context)
+    learning: {mode: weights, lr: 1e-4, steps: 1, update_on: feedback}   # optional (default: context)
     trials: 40                           # optional: first N trials of each subject
     slurm: {timeout_min: 120, gpus_per_node: 1, slurm_partition: gpu}   # submitit parameters
 
@@ -114,7 +114,7 @@ class Subjects(BaseModel):
 
 
 class Learning(BaseModel):
-    """How every cell's subjects learn (issue 51, model_subjects/weights.py); checked by run-model's rules."""
+    """How every cell's subjects learn (model_subjects/weights.py); checked by run-model's rules."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,4 +1,4 @@
-"""Running model subjects that learn in their weights (issue 51), trial by trial; `Runner` calls in here.
+"""Running model subjects that learn in their weights, trial by trial; `Runner` calls in here.
 
 Each trial: score it with the weights as they are (the trial's requests through the backend's own scorer,
 with the context the subject's mode gives: the prompt alone, a few-shot prompt, or the running history

@@ -1,4 +1,4 @@
-"""Model subjects that learn in their weights (issue 51): the settings, their checks, and one subject's weights.
+"""Model subjects that learn in their weights: the settings, their checks, and one subject's weights.
 
 A person learns from the training block's feedback and adapts to what they read; a model subject learns
 in context (`--context running`) and, with `--learning weights|both`, in its weights too: after each trial

@@ -1,7 +1,7 @@
 """Compare two `twinlab analyze` output folders: every tables/*.csv and results.json, number by number.
 
-Why: issue 39 (one analysis pipeline) moves the Lakretz report onto the general pipeline and nothing may
-move. Run the current code into a reference folder first, then the changed code, then
+Why: a change that moves code (the Lakretz report onto the general pipeline, imports, a contract) must
+move no number. Run the current code into a reference folder first, then the changed code, then
 `python scripts/compare_reports.py REF NEW`; exit 0 when every table and result is equal (floats to
 `--rtol`), else 1 with one line per difference. Wall-clock fields (created, runtime_s) are ignored.
 """

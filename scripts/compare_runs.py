@@ -1,4 +1,4 @@
-"""Compare two folders written by scripts/reference_runs.sh: nothing may move (issue 49's rule).
+"""Compare two folders written by scripts/reference_runs.sh: a change that moves code moves no number.
 
 Plans byte for byte; session tables with the same header line and the same cells except wall-clock columns
 (started_at, ended_at); sidecars and other JSON equal but for wall-clock and path keys; every report folder

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reference runs for "no number moves" (issue 49): run the current tree into OUT, then a changed tree into
+# Reference runs for "no number moves": run the current tree into OUT, then a changed tree into
 # another folder, then `python scripts/compare_runs.py OLD NEW`. Covers every bundled spec's plans (two
 # subjects), model subjects on every bundled spec (two subjects, the first trials), the Lakretz sample
 # imported and analysed, simulated Lakretz humans with the demo's models analysed, and each general spec's

@@ -1,4 +1,4 @@
-"""One helper for each input bug that kept coming back (issue 37): every reader of user input uses these.
+"""One helper for each input bug that kept coming back: every reader of user input uses these.
 
 - **whole numbers** from text: ASCII digits only. `str.isdigit()` is true for '²', '٣' or '①', which
   `int()` then refuses (or reads as another number): a traceback, or a wrong value, every time it was

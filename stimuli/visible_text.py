@@ -1,4 +1,4 @@
-"""Text that reads one way and is another: invisible, control and look-alike characters (issue 47).
+"""Text that reads one way and is another: invisible, control and look-alike characters.
 
 Why one module: two options that differ only by a zero-width space look the same on the screen but are
 two strings to every comparison (a "minimal pair" the reader cannot see); a right-to-left override shows

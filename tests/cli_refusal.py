@@ -1,6 +1,6 @@
 """Run the real `twinlab` command in a subprocess and check a refusal: exit 2, one line, no traceback.
 
-Shared by the tests of issue 17's refusals (bad input, nothing overwritten, nothing substituted).
+Shared by the tests of the refusals (bad input, nothing overwritten, nothing substituted).
 """
 from __future__ import annotations
 

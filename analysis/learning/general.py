@@ -1,4 +1,4 @@
-"""Learning from training with feedback, for any design (seeds/000 appendix C, generalised; issue 38).
+"""Learning from training with feedback, for any design (seeds/000 appendix C, generalised).
 
 Three analyses, each a function of a prepared trial frame and a `LearningConfig` (which factors make a
 cell, which trials are scored, how an unanswered trial counts); the Lakretz sections are the
@@ -263,7 +263,7 @@ def focus_data(d: pd.DataFrame, cfg: LearningConfig, focus: dict[str, str],
 
 def sees_history(d: pd.DataFrame, group: str) -> bool:
     """Can earlier trials (and their feedback) influence this group's answers? People: yes; models: in a
-    running context (the trial history in the prompt) or when their weights learn after trials (issue 51)."""
+    running context (the trial history in the prompt) or when their weights learn after trials."""
     if is_human_group(group):
         return True
     ctx = set(d.loc[d["group"] == group, "context_mode"].dropna().astype(str)) if "context_mode" in d else set()

@@ -28,7 +28,7 @@ CELL_TEXT = ("A cell is one combination of {cell}; `exposures` counts the subjec
 
 
 def replay_note(d: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The rows without replays (issue 40: a replay is neither a person nor an ordinary model subject, and its
+    """The rows without replays (a replay is neither a person nor an ordinary model subject, and its
     answers are the person's, so it would count the person's learning twice) and the sentence saying so."""
     rep = is_replay(d)
     n = int(rep.sum())

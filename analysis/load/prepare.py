@@ -48,7 +48,7 @@ def context_family(context: str) -> str:
     return context
 
 
-WEIGHTS_MARK = "+weights"  # model_subjects/weights.py `context_label`: `<context>+weights:<update-on>` (issue 51)
+WEIGHTS_MARK = "+weights"  # model_subjects/weights.py `context_label`: `<context>+weights:<update-on>`
 
 
 def learning_mode(context: str) -> str:

@@ -1,7 +1,7 @@
 """Which rows an analysis uses (`--blocks`) and the order columns every table of a design has.
 
-Why one module: a fit that silently drops the training block answers "did they learn?" with "no"
-(issue 38). Which blocks and roles a table, fit or figure used is one rule here, and every section
+Why one module: a fit that silently drops the training block answers "did they learn?" with "no".
+Which blocks and roles a table, fit or figure used is one rule here, and every section
 says it in words (`scope_text`).
 
 Blocks (`--blocks`, `api.report(blocks=...)`, `api.fit(..., blocks=...)`):

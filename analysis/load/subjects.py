@@ -70,8 +70,8 @@ def session_identity(meta: dict) -> tuple[str | None, bool]:
     if not isinstance(ident, dict):
         ident = {k: meta.get(k) for k in ("model", "protocol", "protocol_settings", "context_mode", "add_bos")}
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:12]
-    # a replay (issue 40) reads a person's history: each is its own subject, never a copy of another; a subject
-    # whose weights learn (issue 51, sidecar `learning`) answers from its own updates: never a copy either
+    # a replay reads a person's history: each is its own subject, never a copy of another; a subject
+    # whose weights learn (sidecar `learning`) answers from its own updates: never a copy either
     learns = isinstance(meta.get("learning"), dict) and meta["learning"].get("mode") in ("weights", "both")
     deterministic = not _sampled(meta) and not learns and _context_kind(meta) not in ("running", "replay")
     return digest, deterministic

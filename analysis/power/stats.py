@@ -6,7 +6,7 @@ fit fails (simr issues 91, 110, 267). Here each simulation is one of
 - **unconverged**: the fit ran but lme4's convergence checks failed (no test is read from it);
 - **implausible SE**: converged, but a tested coefficient's SE is below a fifth (IMPLAUSIBLE_SE) of the smallest
   SE the design allows: the pilot's SE scaled by sqrt(pilot trials / simulated trials) (`reference_se`; an SE
-  falls no faster than that as trials are added). lme4 can call such a fit converged (issue 48: SE 0.002 where
+  falls no faster than that as trials are added). lme4 can call such a fit converged (SE 0.002 where
   the others were 0.18, p about 0); it is a broken fit, never a rejection, so no test is read from it;
   `power_incl_implausible` shows the share had they been counted;
 - a **test**: converged, with a plausible SE; it **rejects** when p < alpha. Boundary (singular) fits are tests too,

@@ -11,7 +11,7 @@ import pandas as pd
 
 from analysis.report.figures import PALETTE, pyplot, save_figure
 
-GRID_COLUMNS = 4  # panels per row; more panels add rows (a figure never drops a group, issue 38)
+GRID_COLUMNS = 4  # panels per row; more panels add rows (a figure never drops a group)
 TITLE_WIDTH = 30  # characters per line of a panel title (longer titles wrap instead of overlapping)
 
 

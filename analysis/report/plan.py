@@ -22,7 +22,7 @@ from typing import Callable
 
 import pandas as pd
 
-from analysis.adaptation import adaptation_step  # issue 51: the adaptation effect in reading
+from analysis.adaptation import adaptation_step  # the adaptation effect in reading
 from analysis.input_errors import InputError
 from analysis.learning.general import has_learning_data
 from analysis.learning.report import learning_sections

@@ -39,7 +39,7 @@ def reading_by_region(rt: pd.DataFrame, sur: pd.DataFrame, factors: list[str], o
         if len(rt) else []
     panels += [(str(g), "mean_surprisal_bits", "surprisal (bits)", t)
                for g, t in sur.groupby("group", sort=True, observed=True)] if len(sur) else []
-    # every group is drawn (a grid of 2 columns grows; issue 38: a figure never drops a group)
+    # every group is drawn (a grid of 2 columns grows; a figure never drops a group)
     if not panels:
         return None
     plt = pyplot()

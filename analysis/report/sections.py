@@ -13,7 +13,7 @@ from analysis.stats.bootstrap import make_progress
 if TYPE_CHECKING:
     from analysis.options import Options
 
-MAX_GROUP_FIGURES = 8  # kept for imports; per-group figures are no longer capped (issue 38: no figure drops a group)
+MAX_GROUP_FIGURES = 8  # kept for imports; per-group figures are no longer capped (no figure drops a group)
 
 
 def with_progress(opt: Options, label: str, total: int, work: Callable[[Callable[[], None]], object]):

@@ -1,4 +1,4 @@
-"""Twins: how well each model group predicts each person's answers (issue 40, part 1).
+"""Twins: how well each model group predicts each person's answers.
 
 For every model group and context, every person's trial gets log P(the person's answer), the model's
 option scores renormalised over the task's options (softmax of `option_logprobs`: the labels of a
@@ -113,7 +113,7 @@ def context_of(group_rows: pd.DataFrame) -> str:
 
 
 def is_replay_context(context: str) -> bool:
-    """A replay's context_mode: `replay`, or with weights that learn (issue 51, model_subjects/weights.py
+    """A replay's context_mode: `replay`, or with weights that learn (model_subjects/weights.py
     `replay_label`) `replay+weights:<update-on>` and `replay:none+weights:<update-on>`."""
     c = str(context)
     return c == REPLAY or c.startswith(REPLAY + "+weights:") or c.startswith(REPLAY + ":none+weights:")

@@ -61,7 +61,7 @@ def items_source(exp: Experiment) -> ItemSource:
     """The source the spec names: its `design:` file, else its `stimuli:` (generator or stimulus file), whose
     source the study supplying that section declares."""
     if getattr(exp, "design", None) is not None:
-        # experiments.sources.design_rows imports this module back (an import circle)
+        # experiments.sources.design_rows loads this module back (an import circle)
         from experiments.sources.design_rows import DesignRows
 
         return DesignRows(exp)

@@ -7,8 +7,8 @@ entry) and the model by `--model`, which each backend reads its own way:
                             transformers folder, or a Hugging Face id in the local cache
     llamacpp                the bundled default's GGUF, a .gguf file, or a folder holding one .gguf;
                             runs it quantised through llama-cpp-python
-    openai                  a model served by an OpenAI-compatible server (module by issue 20's
-                            served backend)
+    openai                  a model served by an OpenAI-compatible server (the served
+                            backend)
     seq2seq                 an encoder-decoder model (Flan-T5, T5) from a local folder or the local
                             Hugging Face cache; a continuation is scored by the decoder given the encoder's input
 

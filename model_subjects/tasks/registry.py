@@ -84,7 +84,7 @@ def task_protocol(kind: str, name: str, *, task: Any = None, question: str | Non
     """The protocol `name` of task kind `kind` (the spec's `task:` settings from `task`); a recorded name
     (`judgment:meta`, as the table's `protocol` column holds it) is accepted too."""
     if name == "surprisal" or name.startswith("surprisal:"):
-        # model_subjects.tasks.surprisal imports this module back (an import circle)
+        # model_subjects.tasks.surprisal loads this module back (an import circle)
         from model_subjects.tasks.surprisal import Surprisal, parse_surprisal
 
         return Surprisal(kind, parse_surprisal(name))

@@ -58,7 +58,7 @@ def implemented() -> tuple[str, ...]:
 def run_task_trial(pres: Any, trial: Trial, seq: TrialSequence, exp: Any,
                    overrides: dict[str, Any] | None = None) -> Any:
     """Present one task trial in the PsychoPy window; returns its TrialResult (the caller writes the row)."""
-    # participants.tasks.window imports this module back (an import circle)
+    # participants.tasks.window loads this module back (an import circle)
     from participants.tasks.window import TaskWindow
 
     unit = PSYCHOPY[trial.task]

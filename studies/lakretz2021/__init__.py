@@ -45,7 +45,7 @@ COMMANDS = (
      "help": "Import Lakretz et al.'s released English nested-agreement stimuli (.text + .gold) as a stimulus file."},
 )
 
-# ---- what analysis/ collects from this study (issue 49 (c); experiments.studies.declared), as data ----
+# ---- what analysis/ collects from this study (experiments.studies.declared), as data ----
 # display order of the cells: the structures, then the conditions in Table C1's order (congruent subjects
 # first, then the incongruent; the deeper variant of seeds/000 appendix A puts its plural prefix before
 # the first eight)

@@ -25,7 +25,7 @@ from studies.lakretz2021.sections import detection_section, exposure_models_sect
 
 
 def lakretz_frame_step(df: pd.DataFrame, run: Run) -> None:
-    """The paper's rows (studies/lakretz2021/report.py `lakretz_rows`); a replay (issue 40) is neither a person
+    """The paper's rows (studies/lakretz2021/report.py `lakretz_rows`); a replay is neither a person
     nor a model subject, and --gap pairs protocols of a general design."""
     if run.opt.gap_pairs:  # never silently ignored
         raise GapError("--gap applies to a general design's protocols; a Lakretz design's demand gap pairs each "

@@ -177,7 +177,7 @@ def first_encounter_section(res: Results, r: LakretzRows, opt: Options, out: Pat
                  res.table("first_encounter_fits", fe_fits, "Logistic fits: first-encounter error ~ trial "
                                                             "number", show=False)]
         for s in ordered_structures(od)[:1]:  # Figure C1 is about the long-nested sentences
-            for g in ordered_groups(fe_pts[fe_pts["structure"] == s]):  # one figure per group, none dropped (issue 38)
+            for g in ordered_groups(fe_pts[fe_pts["structure"] == s]):  # one figure per group, none dropped
                 figs.append(res.figure(
                     f"first_encounter_trial_{slug(g)}_{s}",
                     fig.grid_by_cell(fe_pts, fe_fits, g, s, "trials_before", "trial number of the first encounter",
@@ -223,7 +223,7 @@ def exposures_section(res: Results, r: LakretzRows, opt: Options, out: Path, log
                  res.table("exposure_fits", glm, "Plain logistic fits per cell: error ~ exposures", show=False)]
         figs = []
         for s in ordered_structures(od)[:1]:
-            for g in ordered_groups(pts[pts["structure"] == s]):  # one figure per group, none dropped (issue 38)
+            for g in ordered_groups(pts[pts["structure"] == s]):  # one figure per group, none dropped
                 curves = _drawable(slopes) if (g == "human" and not slopes.empty) else glm
                 kind = "glmer fixed effects (subject effect 0)" if curves is not glm else "plain logistic regression"
                 figs.append(res.figure(f"exposures_grid_{slug(g)}_{s}",

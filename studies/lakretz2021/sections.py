@@ -160,7 +160,7 @@ def training_section(res: Results, d: pd.DataFrame, od: pd.DataFrame, od_all: pd
         glm_s = ln.cell_fits(sub, LAKRETZ, "exposures_structure")
         tabs.append(res.table("exposure_points_structure", pts_s, "Figure C3 points (long format)", show=False))
         for s in ordered_structures(sub)[:1]:
-            for g in ordered_groups(pts_s[pts_s["structure"] == s]):  # one figure per group, none dropped (issue 38)
+            for g in ordered_groups(pts_s[pts_s["structure"] == s]):  # one figure per group, none dropped
                 figs.append(res.figure(f"exposures_structure_{slug(g)}_{s}",
                                        fig.grid_by_cell(pts_s, glm_s, g, s, "exposures",
                                                         "earlier encounters with the structure (any violation, incl. "

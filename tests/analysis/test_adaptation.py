@@ -1,4 +1,4 @@
-"""The adaptation effect in reading (issue 51, analysis/adaptation.py): surprisal of a region by exposure, frozen
+"""The adaptation effect in reading (analysis/adaptation.py): surprisal of a region by exposure, frozen
 vs adapted, beside people's reading time.
 
 Synthetic trials with hand-computed means (a frozen model group of 2 subjects, a weight learner of 2, 2 people,

@@ -1,4 +1,4 @@
-"""The analysis package's modules import one way (issue 31.7): no module reaches back, even lazily, into a
+"""The analysis package's modules import one way: no module reaches back, even lazily, into a
 module that imports it. Read from the source with `ast` (function-level imports included, `if
 TYPE_CHECKING:` blocks left out), so a circle cannot hide inside a function."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The analysis reaches a kind through what it declares (issue 49: no analysis file names a kind): the API's
+"""The analysis reaches a kind through what it declares (no analysis file names a kind): the API's
 per-kind functions are the kinds' `AnalysisKind.api`, the log-probability section's own tables their
 `logprob_table`, the adaptation effect's reading kinds their `word_by_word`."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 32: measures read from the task, honest subjects, ratings, decisions and RTs as a reviewer reads
+"""Measures read from the task, honest subjects, ratings, decisions and RTs as a reviewer reads
 them. Each number is checked against a hand count on tables built by tests/support/measures_synthetic.py
 (or an independent bootstrap / scipy computation), never against the code under test."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 32.6, the ordinal fit as a reviewer reads it (R ordinal::clmm): scale points that never occur are
+"""The ordinal fit as a reviewer reads it (R ordinal::clmm): scale points that never occur are
 flagged (only 1 and 7 used: one threshold), every diagnostic is printed or "not available", and the effect
 equals statsmodels' logistic regression on the same two points (no subject or item variance)."""
 from __future__ import annotations

@@ -117,7 +117,7 @@ def test_demand_gap_paper_and_smoothed_definitions(tmp_path):
 
 
 def test_task_sections_honour_blocks(tmp_path):
-    """The choice section counts the rows --blocks names (issue 38): the default `test` leaves the trials
+    """The choice section counts the rows --blocks names: the default `test` leaves the trials
     marked training out, `all` keeps them; counted against the frame."""
     from analysis.options import Options
     from analysis.report.design import task_sections

@@ -1,5 +1,5 @@
-"""twinlab's formula grammar (analysis/stats/formula.py) without R: what it accepts and how it writes it for R,
-the tree's parts (variables, groups, slopes), sum coding on the tree; and issue 30 point 6: `--gap`
+"""Twinlab's formula grammar (analysis/stats/formula.py) without R: what it accepts and how it writes it for R,
+the tree's parts (variables, groups, slopes), sum coding on the tree; and `--gap`
 pairs parsed and checked against the protocols there are, the API checking its inputs as the CLI does
 and never writing among the data."""
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_sum_coding_rewrites_the_tree_and_refuses_a_factor_inside_a_transformati
         fm.sum_code(d.assign(c1=1.0), fm.parse("y ~ c"), {})
 
 
-# ---- --gap and the API (issue 30 point 6) -------------------------------------------------------------------
+# ---- --gap and the API -------------------------------------------------------------------
 def test_gap_pairs_any_protocol_name():
     assert parse_pair("direct=>meta") == ("direct", "meta")
     assert parse_pair("direct:meta") == ("direct", "meta")

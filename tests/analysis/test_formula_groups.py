@@ -1,4 +1,4 @@
-"""One fit per comparison (issue 32 point 2): with people and two model protocols in the data, `--formula`
+"""One fit per comparison: with people and two model protocols in the data, `--formula`
 fits each group separately (named in the table and the report), or once with `group` in the formula;
 each fit keeps its diagnostics and the "do not interpret" rule. One group's estimates are checked against
 an independent refit of that subset (a direct lme4 call on hand-coded columns; statsmodels' GLM), and

@@ -1,4 +1,4 @@
-"""Formulas are data, never code (issue 30, point 1): a table of injection attempts, each refused before
+"""Formulas are data, never code (point 1): a table of injection attempts, each refused before
 R starts — by the parser, by `twinlab analyze --formula` (exit 2, the token named, nothing written), by
 `--family ordinal`, by `analysis.api.fit` and `api.report`, and by the fits twinlab builds from factor
 names — and in every case the payload's file was never created.

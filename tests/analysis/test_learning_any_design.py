@@ -1,4 +1,4 @@
-"""Issue 38: learning from training with feedback, analysed for any design (not only the Lakretz one).
+"""Learning from training with feedback, analysed for any design (not only the Lakretz one).
 
 A 2 x 2 mini-grammar study (tests/support/learning_synthetic.py): a training block with feedback, then a
 test block; people learn, one model group has a running context, one has context `none`. Checked against

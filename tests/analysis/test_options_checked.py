@@ -1,4 +1,4 @@
-"""Issue 47, options taken silently: every analysis option is checked against what it must name before any
+"""Options taken silently: every analysis option is checked against what it must name before any
 work, by the one function the CLI and the API share (analysis/options.py without data,
 analysis/option_checks.py with the loaded table). A focus naming a column that is no factor, a factor
 given twice, `--blocks training` on sessions without training rows, a flag given as text, a "newest"

@@ -1,4 +1,4 @@
-"""`twinlab power` / api.power (issue 41): bad input refused before any simulation, the numbers reproducible from
+"""`twinlab power` / api.power: bad input refused before any simulation, the numbers reproducible from
 the seed, failures never folded into "not significant", power rising with subjects, the null's rejection rate
 at alpha and the power agreeing with an independent lme4 loop (the last two under `long`)."""
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _power(frame, **kw):
     ({"sd": {"subject": "big"}}, "an SD is a number"),
     ({"effect": "0.3"}, "--effect must be a finite number"),
     ({"max_sims": 20_000}, "unknown option 'max_sims'"),
-    ({"subjects": "100000"}, "at most 5,000; refused '100000'"),  # issue 47: a hang, then a traceback
+    ({"subjects": "100000"}, "at most 5,000; refused '100000'"),  # a hang, then a traceback
     ({"items": [100_000]}, "at most 5,000; refused '100000'"),
     ({"subjects": list(range(4, 56))}, "52 sizes; at most 50"),
     ({"subjects": "2000", "items": "2000"}, "would have 4,000,000 trials; at most 500,000"),

@@ -1,4 +1,4 @@
-"""Power's second pass (issue 48 items 4-8, issue 47's power bounds): a broken fit is never a rejection, the same
+"""Power's second pass (and power's bounds): a broken fit is never a rejection, the same
 seed gives the same per-simulation numbers whatever --cores, --batch or early stopping, a boundary pilot is
 named as the cause, boundary counts are those of glmer's own start, and the figure says what it shows."""
 from __future__ import annotations
@@ -144,7 +144,7 @@ def test_a_collapsed_se_on_separated_data_is_not_a_rejection(tmp_path, r_ready):
 def test_boundary_counts_match_a_plain_glmer_refit(boundary_pilot, r_ready):
     """Every simulated response rebuilt from its seed and refitted by glmer with all its defaults: the singular
     flags agree with the simulation's (its start: lme4's default theta; 13 against 11 of 16 here, where a start at
-    the true SD of 0 left many more singular in issue 48), and the estimates are those data's."""
+    the true SD of 0 left many more singular before), and the estimates are those data's."""
     import rpy2.robjects as ro
 
     from analysis.power.pilot import build_pilot

@@ -1,4 +1,4 @@
-"""Issue 39.3: one analysis pipeline. `run_loaded` runs the report plan the trial table calls for
+"""One analysis pipeline. `run_loaded` runs the report plan the trial table calls for
 (analysis/report/plan.py); a plan is data (which rows, which sections), chosen by the table's columns, not by
 a design's name: a toy plan put first in `PLANS` is run by the same pipeline, and nothing else is."""
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_a_plan_added_as_data_is_run_by_the_one_pipeline(loaded, tmp_path, monke
 
 
 def test_the_core_has_no_default_focus_and_a_lakretz_table_gets_its_study_s(tmp_path):
-    """Issue 49 (c): `--focus` defaults to nothing in the core (the CLI, Options); the Lakretz study declares
+    """`--focus` defaults to nothing in the core (the CLI, Options); the Lakretz study declares
     its default cell (REPORT_PLANS), applied when the table is that study's; results.json records the cell
     used and where it came from, the report says so, and the exposure section is on that cell."""
     import inspect

@@ -1,4 +1,4 @@
-"""Issue 32, "Done when": a 2 x 2 judgment study of our own naming (agreement x distance; no factor is called
+""""Done when": a 2 x 2 judgment study of our own naming (agreement x distance; no factor is called
 `grammatical`), run by 8 model subjects (the bundled SmolLM2 through `twinlab run-model`) and by 2 people in
 Debian's Chromium against `twinlab web serve`, analysed by `twinlab analyze`; acceptance and d' by the
 design's factors are checked against counts made here by hand from the session files (plain csv reading,
@@ -25,7 +25,7 @@ NOUNS = [("key", "is rusty", "are rusty", "cabinets"), ("dog", "is barking", "ar
          ("box", "is heavy", "are heavy", "books"), ("car", "is fast", "are fast", "drivers"),
          ("girl", "sings loudly", "sing loudly", "concerts"), ("letter", "was long", "were long", "friends")]
 SPEC = """name: agreement_distance
-description: A 2 x 2 judgment study (agreement x distance), issue 32's hand-checked study.
+description: A 2 x 2 judgment study (agreement x distance), checked by hand.
 seed: 7
 design:
   file: items.csv

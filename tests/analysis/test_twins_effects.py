@@ -1,4 +1,4 @@
-"""Twins (issue 40), part 3: the people's estimates in the twin table are a direct lme4 fit on the people's rows;
+"""Twins, part 3: the people's estimates in the twin table are a direct lme4 fit on the people's rows;
 signs and CIs are read only from fits whose status is ok."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Twins (issue 40), part 1: log P(each person's answer) under each model group, against hand arithmetic.
+"""Twins, part 1: log P(each person's answer) under each model group, against hand arithmetic.
 
 Invented sessions in the table format (tests/support/design_synthetic.py), with option log-probabilities chosen
 by hand, so every number here is checked against a computation written out in the test."""

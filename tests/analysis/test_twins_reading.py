@@ -1,4 +1,4 @@
-"""Twins (issue 40), parts 5 and 6: reading ΔLL against an independent OLS (statsmodels), and the Psych-201 lines."""
+"""Twins, parts 5 and 6: reading ΔLL against an independent OLS (statsmodels), and the Psych-201 lines."""
 from __future__ import annotations
 
 import math

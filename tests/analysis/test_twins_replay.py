@@ -1,4 +1,4 @@
-"""Twins (issue 40), with the bundled model's real scores: context `none` likelihoods equal the model's own
+"""Twins, with the bundled model's real scores: context `none` likelihoods equal the model's own
 sessions, replay sessions read the people's own answers and feedback, a replay of another spec is refused.
 
 One shared set-up (module scope): two people of acceptability_yesno, two `none` model subjects, a replay of
@@ -130,7 +130,7 @@ def test_replay_likelihood_and_never_counted_as_people_or_models(runs):
     assert set(tw["context"]) == {"none", "replay"}
     html = (out / "report" / "report.html").read_text()
     assert "Twins: the model as a model of the people" in html and res is not None
-    # the learning sections are people's and model groups' (issue 47): the 2 replays (8 rows) are named, not shown
+    # the learning sections are people's and model groups': the 2 replays (8 rows) are named, not shown
     for name in ("learning_first_encounter", "learning_curves"):
         groups = set(pd.read_csv(out / "report" / "tables" / f"{name}.csv")["group"].astype(str))
         assert "human" in groups and not any("replay" in g for g in groups), (name, groups)
@@ -197,7 +197,7 @@ def test_replay_scores_a_typed_word_as_typed_in_the_persons_history(bundled_back
 
 def test_a_persons_answer_in_the_task_words_for_each_protocol():
     """What a replay's history shows for the person's answer: the model's own history rule (context.history_entry)
-    with the person's answer: meta the label's text, direct the task's question answered with the label (issue 38),
+    with the person's answer: meta the label's text, direct the task's question answered with the label,
     a choice asked by number its number."""
     import dataclasses
 
@@ -222,7 +222,7 @@ def test_a_persons_answer_in_the_task_words_for_each_protocol():
 
 
 def test_a_direct_replay_shows_the_persons_answers_and_its_table_rebuilds_every_context(tmp_path, bundled_backend):
-    """`direct` (issue 38's history: the task's question, then the answer): a replay's history holds the person's
+    """`direct`: a replay's history holds the person's
     answer, never the model's own best option (the row's `response`), and the table recovers every context."""
     from experiments.session import read_rows
     from model_subjects.context import ContextMode, rebuild_contexts, sha256

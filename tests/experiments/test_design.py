@@ -1,4 +1,4 @@
-"""Designs of any shape (issue 24): Latin-square lists, the file's lists, every item in every
+"""Designs of any shape: Latin-square lists, the file's lists, every item in every
 condition, role blocks, max_run, refusals, and the bundled agreement_attraction example.
 
 Counts are made by hand from the `plan --out` tables and the stimulus file, never from the
@@ -421,7 +421,7 @@ def test_tsv_file_with_spreadsheet_booleans_and_an_extra_column(tmp_path):
 
 
 def test_violation_items_are_checked_by_the_kind_naming_every_bad_line(tmp_path):
-    """Issue 48 item 9: the kind's own item check (experiments/tasks/violation_detection.py), not a branch on the
+    """the kind's own item check (experiments/tasks/violation_detection.py), not a branch on the
     kind's name in design_rows.py, refuses the file, naming every bad line grouped by what each lacks."""
     rows = _crossed(4)
     for k in (0, 1, 6):  # lines 2, 3 and 8: no answer

@@ -173,7 +173,7 @@ class _Block:
 
 
 def _reference_order(rows, block, factors, rng):
-    """The row-by-row greedy the array version replaced (experiments/design_compiler.py before issue 30),
+    """The row-by-row greedy the array version replaced (an earlier experiments/design_compiler.py),
     kept here as the reference: the new one must make the same random draws and so the same orders."""
     from experiments.sources.design_order import SHUFFLE_ATTEMPTS, run_value
 

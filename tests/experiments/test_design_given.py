@@ -1,4 +1,4 @@
-"""`design.lists: given` (issue 50): each list's rows in the file's own order, practice and filler rows that name
+"""`design.lists: given`: each list's rows in the file's own order, practice and filler rows that name
 a list belong to it alone; `lists: column` keeps its order (the file order of items) and its hashes."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 23 part 3: the seven held-out bad inputs that were accepted (or ended in a traceback).
+"""The seven held-out bad inputs that were accepted (or ended in a traceback).
 
 Each is refused before any work, as one line naming the field or option, exit 2, nothing written.
 Spec cases go through `validate` (the real command); the others through their own commands.

@@ -1,4 +1,4 @@
-"""Issue 17: no command replaces an existing file without --force, --force never writes over an
+"""No command replaces an existing file without --force, --force never writes over an
 input of the same command or a recorded session, and outputs appear whole (temporary name, renamed).
 Every case runs the real `twinlab` command."""
 from __future__ import annotations

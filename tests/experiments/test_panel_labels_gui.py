@@ -1,4 +1,4 @@
-"""Issue 23: in PsychoPy a long panel label ("UNGRAMMATICAL") ran over its answer box. Drawn here in a real
+"""In PsychoPy a long panel label ("UNGRAMMATICAL") ran over its answer box. Drawn here in a real
 window (private Xvfb): every dark pixel of a label lies inside its box, both labels share one height, and a
 short label keeps the design's height."""
 from __future__ import annotations

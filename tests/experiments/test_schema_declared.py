@@ -1,5 +1,5 @@
 """The trial-table schema is the core's columns plus the columns the registered studies and kinds declare
-(issue 49, part 1): the core names no Lakretz column (the study adds them and declares the header layout every
+(part 1): the core names no Lakretz column (the study adds them and declares the header layout every
 session has written); a kind's columns are plain data in its folder's `__init__.py`; a third party's kind adds
 a column to its own sessions' headers only, and a session of a bundled kind keeps its header."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 37: sessions of two versions of a spec are never pooled silently. A different spec_hash or factor
+"""Sessions of two versions of a spec are never pooled silently. A different spec_hash or factor
 level order across sidecars (or a row whose spec_hash is not its sidecar's) is refused naming them, unless
 `--allow-spec-versions` / `allow_spec_versions=True`: then every session is coded by the current version
 (the newest session's), whatever order the files are read in, and the notes name every version."""

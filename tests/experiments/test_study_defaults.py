@@ -1,4 +1,4 @@
-"""The core's defaults are general (issue 49 part 2, step (c)): a spec's default task kind, a trial's flat
+"""The core's defaults are general: a spec's default task kind, a trial's flat
 record and the block fields of a study's cells come from what the study declares in its `__init__`
 (studies/lakretz2021/__init__.py: SPEC_DEFAULTS, TRIAL_RECORD, BLOCK_FIELDS), read through the registry of
 studies; the core names none of them. Each test changes the declaration and sees the core follow it."""

@@ -1,4 +1,4 @@
-"""Issue 31 point 2: the Lakretz columns (structure, dependency, violation_position) are violation
+"""The Lakretz columns (structure, dependency, violation_position) are violation
 detection's. A Lakretz session's table must fill them; a general design's table keeps them in its header
 (byte for byte, for recorded sessions) but is not refused when they are empty."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every command checks all of its input before it starts work (issue 10's cases, each reproduced).
+"""Every command checks all of its input before it starts work.
 
 Commands run in-process through typer's CliRunner: a clean refusal is exit code 2 with one message
 naming the file, field, line or option; a traceback would surface as another exception.

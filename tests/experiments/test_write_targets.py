@@ -1,4 +1,4 @@
-"""Issue 47: everything written goes only where it was asked: a regular file under the output, never through a
+"""Everything written goes only where it was asked: a regular file under the output, never through a
 symbolic link, never over a device, FIFO or socket (not even with --force), never into a folder the same command
 reads (experiments/outputs.py, the rename target checked again in experiments/atomic.py).
 

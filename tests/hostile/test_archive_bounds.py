@@ -1,4 +1,4 @@
-"""Issue 47: an archive within the size limits never costs much more: names, links, duplicates, the member count
+"""An archive within the size limits never costs much more: names, links, duplicates, the member count
 and the DECLARED sizes (each, in all, and the inflation ratio) are checked before any member is read, members
 are read streaming under a hard cap, and a gzip is inflated under the same caps (stimuli/archives.py; the
 limits in docs/guarantees.md, "Archives").

@@ -1,4 +1,4 @@
-"""Issue 37 part 4, meaning: a judgment's accepting label is read from the labels' values, never their
+"""Meaning: a judgment's accepting label is read from the labels' values, never their
 order (a layout listing "no" first, F = Not acceptable, must not flip the `direct` protocol's answers);
 `region_names` must name the regions the items have; `task.kind: forced_choice` on items without a
 critical word is refused by `validate`, as `run-model` would refuse it. (The word limit that counts

@@ -1,4 +1,4 @@
-"""Issue 37 part 1: files twinlab wrote are input too. `twinlab report DIR` re-renders a results folder
+"""Files twinlab wrote are input too. `twinlab report DIR` re-renders a results folder
 from its results.json, which anyone may have edited: every file it names must lie inside the folder
 (no `../`, no absolute path, no symlink out, no `javascript:`), and every string is escaped.
 

@@ -1,4 +1,4 @@
-"""Limits on totals and depth, and costs linear in the input (issue 37, point 3).
+"""Limits on totals and depth, and costs linear in the input (point 3).
 
 - the formula grammar: nesting beyond MAX_NESTING (parentheses, I() calls, unary signs) and grouping
   parentheses beyond MAX_GROUPING in the text R reads are a named FormulaDepthError, never a

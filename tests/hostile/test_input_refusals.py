@@ -1,4 +1,4 @@
-"""Issue 17: hostile or broken input is refused before any work, as one line naming the file, field
+"""Hostile or broken input is refused before any work, as one line naming the file, field
 or line, exit 2, no traceback, nothing written. Every case runs the real `twinlab` command."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One helper for each input bug that kept coming back (issue 37, stimuli/input_rules.py), and a grep of the
+"""One helper for each input bug that kept coming back (stimuli/input_rules.py), and a grep of the
 product code that keeps the raw patterns out: `.isdigit()` (true for '²', which `int()` refuses),
 `csv.field_size_limit(` outside the helper, and a `read_text(encoding="utf-8")` of a file people write (no BOM
 tolerance); the CSV field limit raised at each entry point (the CLI's start, the APIs' entry functions), never by

@@ -1,4 +1,4 @@
-"""Issue 47: a bad row never silently ends a session. Only a true torn LAST row (the final record without a line
+"""A bad row never silently ends a session. Only a true torn LAST row (the final record without a line
 end, or cut inside a quoted cell at the end of the file) is "partly written"; a stray quote, a cell over the field
 limit or a row with the wrong number of cells before the end is an error naming the file and line
 (experiments/session.py `scan_table`, which every reader of a session table uses), and `analyze`,

@@ -1,5 +1,5 @@
-"""No import circles among the modules of analysis/, experiments/, model_subjects/, participants/ and stimuli/
-(issue 31 point 7): every import statement counts, at module level, inside a function or under
+"""No import circles among the modules of analysis/, experiments/, model_subjects/, participants/ and stimuli/:
+every import statement counts, at module level, inside a function or under
 TYPE_CHECKING, so a circle cannot hide behind a late import. The graph is read from the source (ast)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End to end on jsPsych's own files (issue 50): the imported pilot (three people, the real jsPsych 8 run), a
+"""End to end on jsPsych's own files: the imported pilot (three people, the real jsPsych 8 run), a
 model subject on the spec read from their data, a replay of each person, `analyze` (whose twins section scores
 the people's answers) and `power` planning the next study from the imported pilot. A person with an unanswered
 (timed-out) trial is imported but not replayed: `run-model --replay` refuses an empty response."""

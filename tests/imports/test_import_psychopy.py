@@ -1,7 +1,7 @@
 """`twinlab import psychopy` on files the real PsychoPy 2026.2.5 wrote (tests/support/psychopy_builder_study.py):
 every row accounted for, the people's accuracy and RTs equal a count of the original CSV made here with the csv
 module, the spec read from the data compiles each person's own trials in the person's order, a re-import
-changes nothing (issue 50)."""
+changes nothing."""
 from __future__ import annotations
 
 import csv

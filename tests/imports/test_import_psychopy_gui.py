@@ -1,4 +1,4 @@
-"""The fixtures' generator re-run (issue 50): the real PsychoPy compiles and runs the Builder study under Xvfb
+"""The fixtures' generator re-run: the real PsychoPy compiles and runs the Builder study under Xvfb
 for one participant, and the import of the file it writes accounts for every row."""
 from __future__ import annotations
 

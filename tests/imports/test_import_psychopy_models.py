@@ -1,4 +1,4 @@
-"""End to end on PsychoPy's own files (issue 50): the imported people, a model subject on the spec read from
+"""End to end on PsychoPy's own files: the imported people, a model subject on the spec read from
 their data, a replay of each person, and `analyze`, whose twins section scores the people's answers."""
 from __future__ import annotations
 

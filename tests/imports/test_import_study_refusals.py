@@ -1,4 +1,4 @@
-"""Bad input to `twinlab import psychopy|table` (issue 50): one message naming the file, line and column, exit 2,
+"""Bad input to `twinlab import psychopy|table`: one message naming the file, line and column, exit 2,
 nothing written; or an honest import that states what it did (markup kept as text, rows excluded)."""
 from __future__ import annotations
 

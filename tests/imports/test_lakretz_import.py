@@ -183,7 +183,7 @@ def test_rerun_into_the_same_folder_refuses_and_skip_existing_skips(tmp_path):
     assert {p: p.read_bytes() for p in (out / "data").iterdir()} == before
 
 
-# ---- bad input (issue 9 part 4) ---------------------------------------------------------------
+# ---- bad input ---------------------------------------------------------------
 @pytest.fixture()
 def copy(tmp_path):
     shutil.copytree(FIX, tmp_path / "rel")

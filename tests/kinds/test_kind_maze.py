@@ -56,7 +56,7 @@ def test_the_kind_is_one_folder_and_no_other_file_names_it():
     product = ["experiments", "participants", "model_subjects", "analysis", "stimuli", "scripts"]
     hits = subprocess.run(["grep", "-rliw", "--include=*.py", "--include=*.js", "maze", *product], cwd=ROOT,
                           capture_output=True, text=True).stdout.split()
-    # the importers (issue 50) name the Maze of PCIbex and jsPsych files they read; nothing else does
+    # the importers name the Maze of PCIbex and jsPsych files they read; nothing else does
     assert all(h.startswith("participants/imports/") for h in hits), hits
     base = subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True)
     if base.returncode != 0:

@@ -1,4 +1,4 @@
-"""A kind is one folder (issue 49, part 1): the layers find kinds through one registry (experiments/kinds.py)
+"""A kind is one folder: the layers find kinds through one registry (experiments/kinds.py)
 and never import a kind's module by name nor branch on a kind's name; each built-in kind's folder holds its
 parts; a toy kind's folder (tests/support/kinds/) is the only thing a test adds for it. Read from the source
 (ast), so a late import or an import by a literal name counts."""
@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("analysis", "experiments", "model_subjects", "participants", "reproductions", "stimuli")
 PARTS = {"__init__.py", "task.py", "view.py", "page.js", "model.py", "analysis.py", "importer.py", "README.md"}
 # none: the Lakretz study's materials (which name violation detection) left the core for studies/ (a study
-# stands above the kinds it uses and may name them; issue 49, part 2)
+# stands above the kinds it uses and may name them)
 ALLOWED_COMPARISONS: set[tuple[str, str]] = set()
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "support"))
@@ -96,7 +96,7 @@ def named_kind_lookups(tree: ast.AST, kinds: set[str]) -> list[tuple[int, str]]:
     return found
 
 
-# layer files that still reach a named kind through the registry (issue 49: "kind names in core code: none"),
+# layer files that still reach a named kind through the registry ("kind names in core code: none"),
 # each with the reason; an entry no longer needed fails the test, so the list only shrinks
 NAMED_KINDS_LEFT: dict[str, str] = {}  # none left; a new entry needs a reason a reviewer accepts
 

@@ -1,4 +1,4 @@
-"""No column of the trial table claims a value the items do not give (issue 32 point 1, the table part):
+"""No column of the trial table claims a value the items do not give:
 `grammatical` comes from a declared factor named grammatical, else from the item's answer for the
 judgment-like kinds (accepting value -> True, rejecting -> False: experiments.tasks.detection_values),
 else it is empty. References: the items' own answers and factor levels, read from the files here."""

@@ -1,4 +1,4 @@
-"""Every task setting and every item checked at validate time (issue 30 point 3): a table of bad specs and
+"""Every task setting and every item checked at validate time: a table of bad specs and
 bad items, each refused by `twinlab validate` with exit 2, no traceback, one message naming the field; and
 a protocol that cannot mean anything on the items refused by `run-model` before any model loads."""
 from __future__ import annotations

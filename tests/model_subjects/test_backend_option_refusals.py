@@ -1,6 +1,6 @@
 """`-B KEY=VALUE` (and a sweep entry's `options:`) never carry a setting that has an option of its own:
 refused before any work (exit 2, one line naming the option to use), never a TypeError traceback
-from the backend's `load` receiving the setting twice (issue 23: `-B model=smollm2`)."""
+from the backend's `load` receiving the setting twice (`-B model=smollm2`)."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 48: `twinlab context` rebuilds every trial's context by the run's own rule and verifies it against the
+"""`twinlab context` rebuilds every trial's context by the run's own rule and verifies it against the
 hash the run recorded: every bundled example (running with `direct`/`meta`, `none`, few-shot), a spec with
 block intros that say `{trials}`, instructions of several screens and its own feedback texts (also resumed
 with another --trials), a second session, and replays (the person's history). A session of a spec that is

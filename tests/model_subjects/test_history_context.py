@@ -1,4 +1,4 @@
-"""Issue 38: a model's running history reads as a person's -- every earlier trial shows the question, the
+"""A model's running history reads as a person's -- every earlier trial shows the question, the
 answer given in the task's words, then the feedback -- for `direct` as for `meta`; `twinlab context` prints
 the exact text a trial read, verified against the row's hash. Run with the bundled model on the bundled
 acceptability_yesno spec (2 practice trials with feedback, then test trials without)."""
@@ -101,7 +101,7 @@ def test_every_earlier_trial_shows_its_answer_before_its_feedback(sessions, prot
 
 
 def test_the_person_replay_entry_takes_the_persons_answer(sessions):
-    """The history entry is a function of the answer: a person's answer in place of the model's (issue 40)."""
+    """The history entry is a function of the answer: a person's answer in place of the model's."""
     from experiments.session import read_rows
     from experiments.spec import load_spec
     from experiments.trials import Trial

@@ -55,7 +55,7 @@ def test_the_sweep_refuses_it_too(tmp_path):
 
 def test_the_limit_by_hand(tmp_path):
     """The limit counts what the model reads: a sentence of exactly 2,000 words runs (its answer, which the
-    model is scored against and never reads, is not counted: issue 37 found it refused as 2,001)."""
+    model is scored against and never reads, is not counted: it was once refused as 2,001)."""
     RC.item_lengths(load_spec(_spec(tmp_path, RC.MAX_ITEM_WORDS)))
     with pytest.raises(OptionError, match=f"{RC.MAX_ITEM_WORDS + 1} words"):
         RC.item_lengths(load_spec(_spec(tmp_path, RC.MAX_ITEM_WORDS + 1)))

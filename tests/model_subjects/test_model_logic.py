@@ -1,4 +1,4 @@
-"""model_subjects without a model: protocols, parsing, contexts, the light CLI import."""
+"""Model_subjects without a model: protocols, parsing, contexts, the light CLI import."""
 from __future__ import annotations
 
 import subprocess

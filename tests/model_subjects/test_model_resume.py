@@ -144,7 +144,7 @@ def test_sidecar_counts_trials_as_they_are_written(backend, exp, tmp_path):
 
 
 def test_a_session_started_under_the_older_context_rule_resumes_under_it(backend, exp, tmp_path):
-    """Issue 38 bumped the context rule (v3: a `direct` history shows its answer); a session begun under v2
+    """A change bumped the context rule (v3: a `direct` history shows its answer); a session begun under v2
     is still resumable, and keeps v2 for the rest of its trials (its identity and rows say so)."""
     run(backend, tmp_path / "a", context="running", protocol="direct", trials=3)
     csv_path, json_path = session_paths(tmp_path / "a", exp.name, "m01", 1)

@@ -1,4 +1,4 @@
-"""A people's folder is input (issue 47): `run-model --replay` and `people-jsonl` rebuild each person's trials from the
+"""A people's folder is input: `run-model --replay` and `people-jsonl` rebuild each person's trials from the
 spec and refuse a row that differs, naming file, line and column, before any model loads or any file is written.
 
 The people are written by the project's own session writer (tests/support/twins_people.py), then one cell of one

@@ -1,4 +1,4 @@
-"""Twins whose weights learn (issue 51, model_subjects/replay_weights.py): `--replay --learning both|weights`.
+"""Twins whose weights learn (model_subjects/replay_weights.py): `--replay --learning both|weights`.
 
 One shared set-up (module scope): two people of acceptability_yesno (2 practice trials with feedback, then test),
 replays of their first 4 trials with the bundled model: frozen, `both` at lr 0, `both` at lr 1e-3 (and the same

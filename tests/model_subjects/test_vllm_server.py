@@ -33,7 +33,7 @@ from model_subjects.requests import LoglikelihoodRequest as R  # noqa: E402
 
 SPEC = "lakretz2021_nested"
 ROOT = Path(__file__).resolve().parents[2]
-TOL = 1e-3  # nats: fp32 on both sides, different kernels (measured: 3.8e-5 at most, issue 23)
+TOL = 1e-3  # nats: fp32 on both sides, different kernels (measured: 3.8e-5 at most)
 
 
 def readme_lines() -> tuple[list[str], list[str]]:

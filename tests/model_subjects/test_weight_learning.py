@@ -1,4 +1,4 @@
-"""Model subjects that learn in their weights (issue 51): exact (lr 0 = frozen), repeatable, resumable, learning.
+"""Model subjects that learn in their weights: exact (lr 0 = frozen), repeatable, resumable, learning.
 
 The bundled model (tests/conftest.py `bundled_backend`) on a few trials of the demo spec's training block
 (feedback on every trial); each run restores the backend's frozen weights when it ends.

@@ -27,7 +27,7 @@ def synced(hz: float, n: int = 120, jitter_ms: float = 0.05, seed: int = 0) -> R
 
 
 def xvfb_like(seed: int = 0) -> RefreshMeasurement:
-    """What issue 5 measured under Xvfb: ~270 Hz reported, flips every 1.1-3.4 ms (mean 1.6)."""
+    """What was measured under Xvfb: ~270 Hz reported, flips every 1.1-3.4 ms (mean 1.6)."""
     rng = random.Random(seed)
     return RefreshMeasurement(270.0, [rng.choice([1.1, 1.2, 1.3, 1.5, 1.6, 2.0, 3.4]) for _ in range(120)])
 

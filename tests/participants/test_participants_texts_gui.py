@@ -138,7 +138,7 @@ def test_italian_spec_draws_only_italian_screen_texts(xdisplay, tmp_path):
         # instructions (two pages), then the first block's intro: SPACE until the first panel is up
         wait_for(lambda: pages[0] in drawn.texts(), 60, "the first instruction page", proc)
         press_until(xdisplay, "space", lambda: pages[1] in drawn.texts(), proc, "the second page")
-        # the intro's {trials}: the block's 2 trials (issue 23)
+        # the intro's {trials}: the block's 2 trials
         press_until(xdisplay, "space", lambda: "Prima parte: 2 frasi." in drawn.texts(), proc, "the block intro")
         press_until(xdisplay, "space", lambda: events.count("FIX_ON", 0), proc, "trial 0")
         # trial 0: answered with F (VIOLAZIONE); trial 1: no answer (Troppo lento!)

@@ -1,4 +1,4 @@
-"""Issue 23 part 4 over HTTP: the browser runner's server against an outside tester's findings.
+"""The browser runner's server against an outside tester's findings.
 
 In-process (Starlette's TestClient) where a request is enough; a real `twinlab web serve` process
 (uvicorn) where the finding is about connections: a client that disconnects mid-body, a body that

@@ -1,6 +1,4 @@
-"""Issue 31 points 5 and 6 in Debian's Chromium (headless, Playwright) against the real server.
-
-- An onset is the frame that presents the change (participants/web/js/twinlab-frames.js): over a whole
+"""Over a whole
   self-paced reading session no word appears before the press that asked for it (no negative
   `display_lag_ms`); in an RSVP trial every recorded onset is the timestamp of the first frame at or
   after the DOM change that showed it (the page's frames and mutations are logged independently of

@@ -1,4 +1,4 @@
-"""Issue 23 part 4 in Chromium (Playwright, Debian's chromium): the page-side findings of an outside tester.
+"""The page-side findings of an outside tester.
 
 A phone and a tablet held upright (390x844, 768x1024, touch): the answer boxes, their labels, the panel
 question and a long RSVP unit stay on screen, whole; `task.panel.mouse: false` is honoured by the page;

@@ -152,7 +152,7 @@ def test_hostile_and_malformed_posts_are_refused_with_a_clear_status(served):
     assert dup.status_code == 409 and dup.json()["next"] == 1
     assert len(read_rows(session_paths(out, exp.name, "P01", 1)[0])) == 1
     assert _start(client, pid="P01").status_code == 403  # a session with a trial in it needs its token
-    # nor can a session with no trial yet be taken over: its first participant keeps it (issue 23)
+    # nor can a session with no trial yet be taken over: its first participant keeps it
     assert _start(client, pid="P02").status_code == 403
     assert _post(client, "P02", other["token"], page_report(compile_sequence(exp, "P02", None)[0], exp,
                                                             answer=None)).status_code == 200

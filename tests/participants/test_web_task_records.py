@@ -1,4 +1,4 @@
-"""Issue 30 point 5: the browser server keeps only what a trial can produce.
+"""The browser server keeps only what a trial can produce.
 
 A hostile client (Starlette's TestClient against the real app) starts a session and posts forged
 trial records: unknown raw fields, key names that no key of the trial has, presses before the trial's

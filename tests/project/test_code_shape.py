@@ -1,6 +1,6 @@
 """The shape rules of the code (the lab's style): no function over 80 lines in the product, and in analysis/ an
 import inside a function only with its reason in one line (a comment on it, on the line above, or on the first
-import of the group it belongs to: issue 49, "analysis/ gets rooms"). Read from the source (ast)."""
+import of the group it belongs to: "analysis/ gets rooms"). Read from the source (ast)."""
 from __future__ import annotations
 
 import ast

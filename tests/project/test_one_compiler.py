@@ -1,4 +1,4 @@
-"""One compiler (issue 39 point 2): a Lakretz spec and a design-file spec go through the same path
+"""One compiler: a Lakretz spec and a design-file spec go through the same path
 (pool -> balanced sample -> the source's order -> trials), the order strategies are the ones the
 recorded sessions were made with (a pinned sequence of a block that needs the guided search), and the
 shared pieces (counting bound, run check, balanced sample) against hand counts."""

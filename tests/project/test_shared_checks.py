@@ -1,4 +1,4 @@
-"""Issue 37 part 2: every check of an analysis lives in the function the API, the CLI and the pipeline all
+"""Every check of an analysis lives in the function the API, the CLI and the pipeline all
 call (analysis/options.py: check_options; analysis/stats/formula_checks.py: check_fit_request), so the API
 refuses what `twinlab analyze` refuses: a named error (a ValueError the CLI turns into exit 2), never a
 numpy/pandas traceback or a silently different analysis. A fit the user asked for that fails is an error

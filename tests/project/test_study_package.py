@@ -1,4 +1,4 @@
-"""A study is a package (issue 49, part 2): the Lakretz et al. (2021) paradigm lives in studies/lakretz2021/,
+"""A study is a package: the Lakretz et al. (2021) paradigm lives in studies/lakretz2021/,
 found through the one registry of studies (experiments/studies.py), and no core module names it: neither an
 import of the study's modules nor the literal names of its cells. What still does is listed below with the
 reason, each entry a piece of the move still to do; an entry no longer needed fails the test, so the lists
@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = ("analysis", "experiments", "kinds", "model_subjects", "participants", "reproductions", "stimuli")
 STUDY = "studies.lakretz2021"
 
-# core files that still import the study, each with the reason (none left: issue 49's steps (b) and (c) are done;
+# core files that still import the study, each with the reason (none left;
 # a new entry needs a reason a reviewer accepts)
 IMPORTS_LEFT: dict[str, str] = {}
 # core files that still hold the literal name of a Lakretz cell, each with the reason

@@ -1,4 +1,4 @@
-"""Issue 47, invisible and look-alike characters: text is NFC, and a hidden or control character, a
+"""Invisible and look-alike characters: text is NFC, and a hidden or control character, a
 mixed-script look-alike word, or two texts of one set that differ only invisibly are refused naming the
 file, the line or field, and each character by code point and name -- in a spec, a design file, a
 stimulus file, a reproduction's corpus and a BLiMP pairs file. Over-long texts are refused before any

@@ -1,4 +1,4 @@
-"""seeds/000 Appendix C on the Lakretz et al. (2021) release format, cross-checked independently.
+"""Seeds/000 Appendix C on the Lakretz et al. (2021) release format, cross-checked independently.
 
 A small release in the exact public format (tests/support/lakretz_synthetic.py: raw session
 logs + results table, invented words and answers) is imported with `twinlab import lakretz2021`

@@ -1,4 +1,4 @@
-"""seeds/002 from the authors' released outputs: the reader (hand counts on a synthetic release in the exact
+"""Seeds/002 from the authors' released outputs: the reader (hand counts on a synthetic release in the exact
 format), the demand gap (by hand), the refusals, the report; the fits against statsmodels (R); and on the real
 release (../shared, skipped when absent) the printed statistics."""
 from __future__ import annotations
@@ -246,8 +246,8 @@ def test_real_release_reproduces_the_printed_statistics(tmp_path):
     # the word-prediction lmer is singular and lmerTest finds a negative eigenvalue: flagged, not interpreted
     assert t.loc[("word prediction", "model size"), "fit_status"] != "ok"
     assert str(t.loc[("analogical reasoning", "model size"), "fit_status"]).startswith("singular")
-    # issue 33: the grammaticality fit's correlation is -0.998 with its last theta at 1.6e-4, which lme4's isSingular
-    # passed (issue 33's run) or, in another run on this machine, -1.000 with theta below 1e-4: boundary either way
+    # the grammaticality fit's correlation is -0.998 with its last theta at 1.6e-4, which lme4's isSingular
+    # passed or, in another run on this machine, -1.000 with theta below 1e-4: boundary either way
     g = t.loc[("grammaticality judgment", "model size")]
     assert bool(g["boundary"]) and g["fit_status"] in ("boundary, do not interpret", "singular, do not interpret")
     assert "correlation (Intercept).model_n_params_log" in g["boundary_reasons"]

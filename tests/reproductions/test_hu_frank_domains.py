@@ -1,4 +1,4 @@
-"""seeds/002's four domains on a user's model: the importers of the released stimuli, the authors' parsers
+"""Seeds/002's four domains on a user's model: the importers of the released stimuli, the authors' parsers
 against hand-coded answers (and, with ../shared, against every production the authors parsed), the
 forced-choice scores against a plain transformers forward pass, and the --data run end to end."""
 from __future__ import annotations
@@ -288,7 +288,7 @@ def test_data_mode_refuses_a_broken_stimulus_file_before_loading_a_model(tmp_pat
 @pytest.mark.slow
 @pytest.mark.long
 def test_data_with_seq2seq_t5_runs_the_four_domains_and_fits_the_equations(tmp_path):
-    """Issue 33: `--data DIR --items 5 --backend seq2seq` with T5 checkpoints built here (a SentencePiece tokenizer
+    """`--data DIR --items 5 --backend seq2seq` with T5 checkpoints built here (a SentencePiece tokenizer
     with T5's sentinels, random weights): the four domains run on those models (not the bundled SmolLM2), the
     models file's families, sizes and steps reach the rows, equations (1)-(2) are fitted on these models alone
     and with the authors', (3)-(4) on the checkpoint series, and a fit on one size is refused, naming it."""

@@ -1,4 +1,4 @@
-"""Every model option of every `twinlab reproduce` command is honoured or refused, never ignored (issue 33:
+"""Every model option of every `twinlab reproduce` command is honoured or refused, never ignored (
 `reproduce hu-frank2024 --data` once ran SmolLM2 under `--backend seq2seq`).
 
 Each case gives one option a value that only works if the option reaches the model loader, and asserts the

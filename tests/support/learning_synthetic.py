@@ -1,4 +1,4 @@
-"""Invented sessions of a learning design (issue 38): a 2 x 2 (attractor x agreement) judgment study with a
+"""Invented sessions of a learning design: a 2 x 2 (attractor x agreement) judgment study with a
 16-trial training block with feedback, then 24 test trials (Latin square). People learn: the log odds of an
 error fall by `slope` per earlier trial of the same cell. Model groups: one with a running context (it
 learns more slowly) and one with context `none` (it cannot learn: its answers ignore the order).

@@ -1,4 +1,4 @@
-"""Built trial tables for the measures of issue 32: a 2 x 2 judgment design whose factors are not called
+"""Built trial tables for the measures of a 2 x 2 judgment design whose factors are not called
 `grammatical` (agreement x distance; the answer is `yes` for agreement match, `no` for mismatch), run by
 people and by model subjects whose sidecars say what they are (deterministic copies, running context,
 sampled), plus rating and lexical-decision sessions. Every number the tests check is computable by hand

@@ -1,4 +1,4 @@
-"""A small PsychoPy Builder study, run by the real PsychoPy, whose data files are the import fixtures (issue 50).
+"""A small PsychoPy Builder study, run by the real PsychoPy, whose data files are the import fixtures.
 
 Why: `twinlab import psychopy` must read the CSV that Builder's own compiled script writes, not a file
 written here to look like one. This script
