@@ -1,7 +1,7 @@
 """Model subjects at lab scale, without downloading anything: a random-weight model of a named shape.
 
 Builds `AutoModelForCausalLM.from_config` from a named config (random weights: speed does not
-depend on the weights) with the bundled SmolLM2 tokenizer, and runs the three rows of issue 13's
+depend on the weights) with the bundled SmolLM2 tokenizer, and runs the three rows of the GPU speed
 table in one process:
 
   1. forced choice, long-nested items (inner dependency), eight-shot prompt `eightshot_a`;
