@@ -34,7 +34,9 @@ from experiments.studies import study_module, study_names
 # every typer app of twinlab takes these: click's plain help, which wraps a long value onto the next line where
 # rich's tables cut it with "..." in a narrow terminal (80 columns), and writes no box drawing into a log
 HELP_LAYOUT: dict[str, Any] = {"rich_markup_mode": None}
-GROUPS = ("", "stimuli", "stimuli import", "import")
+GROUPS = ("", "stimuli", "stimuli import", "import")  # the sub-apps a declared command may join
+FIELDS = ("group", "name", "module", "function", "help")
+
 
 class PanelledCommand(TyperCommand):
     """A command whose plain help lists its options by panel (an option's `rich_help_panel`: a study's options
@@ -59,8 +61,6 @@ class PanelledCommand(TyperCommand):
                 formatter.write(f"{line}\n")
             with formatter.indentation():
                 formatter.write_dl(records)
-  # the sub-apps a declared command may join
-FIELDS = ("group", "name", "module", "function", "help")
 
 
 class CommandDeclarationError(ValueError):
@@ -169,8 +169,8 @@ class LazyCommand(click.Command):
         return self.real().invoke(ctx)
 
 
-def built_command(decl: Declared) -> click.Command:
-    """The click command a declaration names: a typer app (a group), a click command as built, or a typer command
+def built_command(decl: Declared) -> TyperCommand | TyperGroup:
+    """The command a declaration names: a typer app (a group), a command as built, or a typer command
     function (its docstring its help; the declared help where it has none)."""
     obj = getattr(importlib.import_module(decl.module), decl.function)
     if isinstance(obj, (TyperCommand, TyperGroup)):
